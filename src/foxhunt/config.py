@@ -1,0 +1,280 @@
+"""Typed, frozen, torch-free configuration.
+
+Three dataclasses describe a run: :class:`TFTConfig` (the network), :class:`DataConfig` (how bars
+become windows) and :class:`TrainConfig` (the optimisation). :class:`RunConfig` bundles them and is
+what a run directory stores in ``config.json``. Named sizes are plain functions (``demo``,
+``tft_225``), looked up by :func:`preset`.
+
+Every field has a default and a one-line doc; ``__post_init__`` validates; derived values are
+properties. Nothing here imports torch, so the CLI can parse and validate before paying for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Precision = Literal["fp32", "bf16", "fp16"]
+VSNMode = Literal["fused", "faithful"]
+
+TFT_QUANTILES: tuple[float, ...] = (0.02, 0.1, 0.25, 0.4, 0.5, 0.6, 0.75, 0.9, 0.98)
+
+
+class ConfigError(ValueError):
+    """A configuration value is out of range or inconsistent."""
+
+
+def _require(cond: bool, message: str) -> None:
+    if not cond:
+        raise ConfigError(message)
+
+
+@dataclass(frozen=True)
+class TFTConfig:
+    """The network's shape. Only the top-level ``TFT`` module sees this object."""
+
+    n_static: int = 5
+    """Static (per-symbol) real-valued inputs, S."""
+    n_historical: int = 210
+    """Observed (past-only) real-valued inputs, V_h."""
+    n_known: int = 10
+    """Known-future real-valued inputs (calendar/session), V_k."""
+    hidden: int = 256
+    """Model width d (the paper's d_model)."""
+    n_heads: int = 8
+    """Attention heads nh; ``hidden`` must divide by it."""
+    lstm_layers: int = 2
+    """Stacked LSTM layers in the encoder and in the decoder."""
+    encoder_length: int = 50
+    """Past bars the model sees, T_enc."""
+    horizon: int = 10
+    """Future bars forecast, T_dec (= H in the data docs)."""
+    quantiles: tuple[float, ...] = TFT_QUANTILES
+    """Quantile levels predicted, strictly increasing in (0, 1)."""
+    dropout: float = 0.1
+    """Dropout rate in GRNs and attention."""
+    vsn_mode: VSNMode = "fused"
+    """Variable selection: ``fused`` (narrow per-variable GRNs, lift fused into the weighted sum)
+    or ``faithful`` (per-variable GRNs at full width, as in the paper)."""
+    variable_width: int = 16
+    """Per-variable width inside the VSN (pytorch-forecasting's hidden_continuous_size)."""
+    vsn_chunk: int = 64
+    """Variables processed per chunk by the streaming VSN (recomputed in backward)."""
+
+    def __post_init__(self) -> None:
+        for name in ("n_static", "n_historical", "n_known"):
+            _require(getattr(self, name) >= 1, f"{name} must be >= 1, got {getattr(self, name)}")
+        _require(self.hidden >= 1, f"hidden must be >= 1, got {self.hidden}")
+        _require(self.n_heads >= 1, f"n_heads must be >= 1, got {self.n_heads}")
+        _require(
+            self.hidden % self.n_heads == 0,
+            f"hidden ({self.hidden}) must be divisible by n_heads ({self.n_heads})",
+        )
+        _require(self.lstm_layers >= 1, f"lstm_layers must be >= 1, got {self.lstm_layers}")
+        _require(self.encoder_length >= 1, f"encoder_length must be >= 1, got {self.encoder_length}")
+        _require(self.horizon >= 1, f"horizon must be >= 1, got {self.horizon}")
+        q = self.quantiles
+        _require(len(q) >= 1, "quantiles must not be empty")
+        _require(all(0.0 < x < 1.0 for x in q), f"quantiles must lie in (0, 1), got {q}")
+        _require(all(a < b for a, b in zip(q, q[1:], strict=False)), f"quantiles must increase: {q}")
+        _require(0.0 <= self.dropout < 1.0, f"dropout must be in [0, 1), got {self.dropout}")
+        _require(self.vsn_mode in ("fused", "faithful"), f"unknown vsn_mode {self.vsn_mode!r}")
+        _require(self.variable_width >= 1, f"variable_width must be >= 1, got {self.variable_width}")
+        _require(self.vsn_chunk >= 1, f"vsn_chunk must be >= 1, got {self.vsn_chunk}")
+
+    @property
+    def head_dim(self) -> int:
+        """Width of one attention head, hidden // n_heads."""
+        return self.hidden // self.n_heads
+
+    @property
+    def n_quantiles(self) -> int:
+        """Q, the number of quantile outputs per horizon step."""
+        return len(self.quantiles)
+
+    @property
+    def total_length(self) -> int:
+        """T_enc + T_dec, the length of the known-input sequence."""
+        return self.encoder_length + self.horizon
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """How bars become features, splits and windows."""
+
+    val_fraction: float = 0.15
+    """Share of each symbol's bars (by time) for validation."""
+    test_fraction: float = 0.15
+    """Share of each symbol's bars (by time) for test."""
+    embargo: int | None = None
+    """Bars dropped between splits; None means encoder_length + horizon (the minimum allowed)."""
+    stride: int = 1
+    """Distance in bars between consecutive training window origins."""
+
+    def __post_init__(self) -> None:
+        _require(0.0 <= self.val_fraction < 1.0, f"val_fraction out of range: {self.val_fraction}")
+        _require(0.0 <= self.test_fraction < 1.0, f"test_fraction out of range: {self.test_fraction}")
+        _require(
+            self.val_fraction + self.test_fraction < 1.0,
+            "val_fraction + test_fraction must leave bars for training",
+        )
+        _require(self.embargo is None or self.embargo >= 0, f"embargo must be >= 0: {self.embargo}")
+        _require(self.stride >= 1, f"stride must be >= 1, got {self.stride}")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Optimisation settings for ``foxhunt train``."""
+
+    batch_size: int = 32
+    """Effective batch size (samples per optimizer step)."""
+    micro_batch_size: int | None = None
+    """Samples per forward/backward; None means batch_size (no accumulation)."""
+    validation_batch_size: int = 256
+    """Samples per validation forward pass (no autograd state, so it can be larger)."""
+    epochs: int = 5
+    """Passes over the training windows."""
+    max_steps: int | None = None
+    """Stop after this many optimizer steps in total (quick runs); None means no limit."""
+    lr: float = 1e-3
+    """Peak learning rate of the warm-up + cosine schedule."""
+    weight_decay: float = 1e-2
+    """AdamW decoupled weight decay, applied only to weights with >= 2 dimensions."""
+    warmup_steps: int = 50
+    """Linear warm-up steps before cosine decay."""
+    grad_clip: float = 1.0
+    """Clip the global gradient norm to this value (0 disables)."""
+    precision: Precision = "fp32"
+    """fp32, bf16 autocast (CPU and CUDA) or fp16 autocast + GradScaler (CUDA only)."""
+    checkpointing: bool = False
+    """Recompute block activations in backward (torch.utils.checkpoint)."""
+    patience: int = 3
+    """Early stopping: epochs without validation improvement before stopping."""
+    seed: int = 0
+    """Seed for parameter init, shuffling and dropout."""
+    device: str = "cpu"
+    """torch device string: cpu, cuda, cuda:1, ..."""
+    num_threads: int | None = None
+    """torch intra-op threads on CPU; None leaves torch's default."""
+    log_every: int = 10
+    """Log metrics and take a memory snapshot every this many optimizer steps."""
+
+    def __post_init__(self) -> None:
+        _require(self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}")
+        mb = self.micro_batch_size
+        _require(mb is None or 1 <= mb <= self.batch_size, f"micro_batch_size must be in [1, batch_size], got {mb}")
+        _require(
+            self.validation_batch_size >= 1,
+            f"validation_batch_size must be >= 1, got {self.validation_batch_size}",
+        )
+        _require(self.epochs >= 1, f"epochs must be >= 1, got {self.epochs}")
+        _require(self.max_steps is None or self.max_steps >= 1, f"max_steps must be >= 1: {self.max_steps}")
+        _require(self.lr > 0, f"lr must be > 0, got {self.lr}")
+        _require(self.weight_decay >= 0, f"weight_decay must be >= 0, got {self.weight_decay}")
+        _require(self.warmup_steps >= 0, f"warmup_steps must be >= 0, got {self.warmup_steps}")
+        _require(self.grad_clip >= 0, f"grad_clip must be >= 0, got {self.grad_clip}")
+        _require(self.precision in ("fp32", "bf16", "fp16"), f"unknown precision {self.precision!r}")
+        _require(self.patience >= 1, f"patience must be >= 1, got {self.patience}")
+        _require(self.log_every >= 1, f"log_every must be >= 1, got {self.log_every}")
+
+    @property
+    def micro_batch(self) -> int:
+        """Samples per forward/backward pass."""
+        return self.micro_batch_size or self.batch_size
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that defines a run; saved as ``config.json`` in the run directory."""
+
+    model: TFTConfig = field(default_factory=TFTConfig)
+    """The network."""
+    data: DataConfig = field(default_factory=DataConfig)
+    """Features, splits and windows."""
+    train: TrainConfig = field(default_factory=TrainConfig)
+    """Optimisation."""
+    preset: str = "tft-225"
+    """Name of the preset this config started from (informational)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able dict (tuples become lists)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunConfig:
+        """Inverse of :meth:`to_dict`; unknown keys raise ConfigError."""
+        try:
+            model = dict(d.get("model", {}))
+            if "quantiles" in model:
+                model["quantiles"] = tuple(float(x) for x in model["quantiles"])
+            return cls(
+                model=TFTConfig(**model),
+                data=DataConfig(**d.get("data", {})),
+                train=TrainConfig(**d.get("train", {})),
+                preset=d.get("preset", "custom"),
+            )
+        except TypeError as e:  # unknown or missing field names
+            raise ConfigError(f"invalid config: {e}") from e
+
+    def save(self, path: Path) -> None:
+        """Write as JSON (atomically: temp file, then rename)."""
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path) -> RunConfig:
+        """Read a config written by :meth:`save` (or by hand, same schema)."""
+        try:
+            return cls.from_dict(json.loads(Path(path).read_text()))
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"{path}: not valid JSON ({e.msg} at line {e.lineno})") from e
+
+    def replace(self, **sections: Any) -> RunConfig:
+        """Return a copy with whole sections or fields replaced, e.g. ``train={"lr": 1e-3}``."""
+        out: dict[str, Any] = {}
+        for name, value in sections.items():
+            current = getattr(self, name)
+            out[name] = dataclasses.replace(current, **value) if isinstance(value, dict) else value
+        return dataclasses.replace(self, **out)
+
+
+# --- presets: named sizes as functions -------------------------------------------------------
+
+
+def tft_225() -> RunConfig:
+    """TFT-225: 5 static, 210 observed, 10 known features; d=256, 8 heads, 2 LSTM layers,
+    encoder 50, horizon 10, 9 quantiles, dropout 0.1, batch 32."""
+    return RunConfig(model=TFTConfig(), train=TrainConfig(batch_size=32), preset="tft-225")
+
+
+def demo() -> RunConfig:
+    """Small enough to train on the bundled demo bars in about a minute on 2 CPU cores.
+
+    Same feature pipeline as TFT-225 (5/210/10 inputs); narrower network and shorter encoder.
+    """
+    model = TFTConfig(
+        hidden=32,
+        n_heads=4,
+        lstm_layers=1,
+        encoder_length=32,
+        horizon=10,
+        dropout=0.1,
+        variable_width=8,
+    )
+    train = TrainConfig(batch_size=64, validation_batch_size=256, epochs=3, lr=3e-3, warmup_steps=20)
+    return RunConfig(model=model, train=train, data=DataConfig(stride=2), preset="demo")
+
+
+PRESETS = {"demo": demo, "tft-225": tft_225}
+
+
+def preset(name: str) -> RunConfig:
+    """Look up a preset by name (``demo`` or ``tft-225``; ``tft_225`` is accepted too)."""
+    key = name.replace("_", "-").lower()
+    if key not in PRESETS:
+        raise ConfigError(f"unknown preset {name!r}; choose from {', '.join(PRESETS)}")
+    return PRESETS[key]()

@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import pytest
+
+from foxhunt.config import ConfigError, RunConfig, TFTConfig, demo, preset, tft_225
+
+
+def test_tft_225_sizes() -> None:
+    m = tft_225().model
+    assert (m.n_static, m.n_historical, m.n_known) == (5, 210, 10)
+    assert (m.hidden, m.n_heads, m.lstm_layers, m.encoder_length, m.horizon) == (256, 8, 2, 50, 10)
+    assert m.quantiles == (0.02, 0.1, 0.25, 0.4, 0.5, 0.6, 0.75, 0.9, 0.98)
+    assert m.dropout == 0.1 and m.head_dim == 32 and m.total_length == 60
+    assert tft_225().train.batch_size == 32
+
+
+def test_roundtrip(tmp_path) -> None:
+    cfg = demo().replace(train={"lr": 0.01})
+    cfg.save(tmp_path / "config.json")
+    assert RunConfig.load(tmp_path / "config.json") == cfg
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"hidden": 30, "n_heads": 8}, {"quantiles": (0.5, 0.1)}, {"dropout": 1.0}, {"horizon": 0}],
+)
+def test_invalid_model_config(kwargs) -> None:
+    with pytest.raises(ConfigError):
+        TFTConfig(**kwargs)
+
+
+def test_unknown_preset_and_field() -> None:
+    with pytest.raises(ConfigError, match="unknown preset"):
+        preset("tft-9000")
+    with pytest.raises(ConfigError, match="invalid config"):
+        RunConfig.from_dict({"model": {"hiden": 3}})
+    assert preset("tft_225") == tft_225()
