@@ -1,0 +1,282 @@
+"""Bars -> the model's feature table: 210 observed, 10 known-future, 5 static, H targets.
+
+The output has ``ts``, ``symbol``, then ``obs__*`` (Float32), ``known__*`` (Float32),
+``static__*`` (Float32) and ``target__h1..hH`` (Float64) columns. Every feature is causal (row
+t reads bars <= t); targets read the future by definition: ``target__h{h}`` at row t is
+``log(close[t+h] / close[t])`` of the same symbol. The first :data:`WARMUP` rows of each
+symbol are dropped (their look-back is incomplete), and with targets so are its last H rows.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from foxhunt.data.bars import BAR_COLUMNS, VALUE_COLUMNS
+from foxhunt.data.calendar import KNOWN_FEATURES, known_features
+from foxhunt.data.observed import WARMUP, base_columns, observed_features, partition_of
+from foxhunt.data.static import STATIC_FEATURES, ContractSpec, static_table_for
+from foxhunt.errors import DataError
+
+log = logging.getLogger(__name__)
+
+_IDX = "__i"
+_LEN = "__n"
+_CHUNK = 40  # feature columns computed per pass (bounds peak memory)
+
+
+@dataclass(frozen=True)
+class FeatureSpec:
+    """Names of the model's inputs and targets, in order, and the warm-up length.
+
+    Attributes:
+        historical: observed feature names (``obs__``), 210 in the standard set.
+        known: known-future feature names (``known__``), 10.
+        static: static feature names (``static__``), 5.
+        targets: ``target__h1`` .. ``target__hH``.
+        warmup: rows dropped at the start of each symbol.
+    """
+
+    historical: tuple[str, ...]
+    known: tuple[str, ...]
+    static: tuple[str, ...]
+    targets: tuple[str, ...]
+    warmup: int
+
+    @property
+    def horizon(self) -> int:
+        """H, the number of target horizons."""
+        return len(self.targets)
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """All model input columns: historical, known, static."""
+        return (*self.historical, *self.known, *self.static)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able dict (lists of names)."""
+        return {
+            "historical": list(self.historical),
+            "known": list(self.known),
+            "static": list(self.static),
+            "targets": list(self.targets),
+            "warmup": self.warmup,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> FeatureSpec:
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            DataError: a key is missing or a name has the wrong group prefix.
+        """
+        try:
+            spec = cls(
+                historical=tuple(d["historical"]),
+                known=tuple(d["known"]),
+                static=tuple(d["static"]),
+                targets=tuple(d["targets"]),
+                warmup=int(d["warmup"]),
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise DataError(f"invalid feature spec: {e!r}") from e
+        for group, prefix in (
+            (spec.historical, "obs__"),
+            (spec.known, "known__"),
+            (spec.static, "static__"),
+            (spec.targets, "target__h"),
+        ):
+            bad = [n for n in group if not n.startswith(prefix)]
+            if bad:
+                raise DataError(f"invalid feature spec: {bad[0]!r} should start with {prefix!r}")
+        return spec
+
+
+def target_names(horizon: int) -> tuple[str, ...]:
+    """``target__h1`` .. ``target__h{horizon}``."""
+    return tuple(f"target__h{h}" for h in range(1, horizon + 1))
+
+
+def feature_spec(horizon: int = 10) -> FeatureSpec:
+    """The standard feature set (210 observed, 10 known, 5 static) with ``horizon`` targets.
+
+    Args:
+        horizon: H, number of forward-return targets.
+
+    Returns:
+        The spec; ``warmup`` is :data:`foxhunt.data.observed.WARMUP`.
+    """
+    if horizon < 1:
+        raise ValueError(f"horizon must be >= 1, got {horizon}")
+    return FeatureSpec(
+        historical=tuple(name for name, _ in observed_features()),
+        known=KNOWN_FEATURES,
+        static=STATIC_FEATURES,
+        targets=target_names(horizon),
+        warmup=WARMUP,
+    )
+
+
+def _static_exprs(symbols: pl.Series, table: Mapping[str, ContractSpec] | None) -> list[pl.Expr]:
+    values = static_table_for(symbols.unique().to_list(), table)
+    return [
+        pl.col("symbol")
+        .replace_strict({s: v[i] for s, v in values.items()}, return_dtype=pl.Float64)
+        .alias(name)
+        for i, name in enumerate(STATIC_FEATURES)
+    ]
+
+
+def _check_finite(df: pl.DataFrame, columns: tuple[str, ...]) -> None:
+    bad = df.select([(~pl.col(c).is_finite()).fill_null(True).any().alias(c) for c in columns]).row(
+        0, named=True
+    )
+    for c in columns:
+        if bad[c]:
+            hit = df.filter((~pl.col(c).is_finite()).fill_null(True)).row(0, named=True)
+            raise DataError(
+                f"feature {c!r} is {hit[c]} for symbol {hit['symbol']!r} at {hit['ts']}: "
+                "the bars are degenerate there"
+            )
+
+
+def compute_features(
+    bars: pl.DataFrame,
+    horizon: int = 10,
+    *,
+    with_targets: bool = True,
+    static_table: Mapping[str, ContractSpec] | None = None,
+) -> pl.DataFrame:
+    """Compute the standard feature set from validated bars.
+
+    Args:
+        bars: output of :func:`foxhunt.data.bars.read_bars` (sorted by symbol, ts).
+        horizon: H, number of forward-return targets.
+        with_targets: add ``target__h1..hH`` and drop each symbol's last H rows (whose
+            targets are incomplete); False keeps every row after the warm-up.
+        static_table: root -> :class:`ContractSpec`, replacing the built-in table.
+
+    Returns:
+        Columns ``ts``, ``symbol``, the 210 ``obs__``, 10 ``known__`` and 5 ``static__``
+        columns (Float32) and, if ``with_targets``, the H ``target__`` columns (Float64).
+        No null, NaN or inf.
+
+    Raises:
+        DataError: missing bar columns, an unknown symbol root, a symbol too short to leave
+            any row after the warm-up, or a feature that would be non-finite.
+    """
+    missing = [c for c in BAR_COLUMNS if c not in bars.columns]
+    if missing:
+        raise DataError(f"bars lack column {missing[0]!r}")
+    spec = feature_spec(horizon)
+    sorted_ok = bars.select(
+        ((pl.col("symbol").shift(1) < pl.col("symbol")) | (pl.col("ts").diff() > pl.duration()))
+        .fill_null(True)
+        .all()
+    ).item()
+    if not sorted_ok:
+        bars = bars.sort(["symbol", "ts"])
+    static = _static_exprs(bars["symbol"], static_table)
+
+    f32 = pl.Float32
+    obs = [e.over(partition_of(n)).cast(f32).alias(n) for n, e in observed_features()]
+    known = [e.cast(f32) for e in known_features(pl.col("ts"))]
+    lc = pl.col("_lc")
+    targets = [
+        (lc.shift(-h) - lc).over("symbol").alias(name)
+        for h, name in enumerate(spec.targets, start=1)
+    ]
+    keep = pl.col(_IDX) >= spec.warmup
+    if with_targets:
+        keep = keep & (pl.col(_IDX) < pl.col(_LEN) - horizon)
+    columns = ["ts", "symbol", *spec.historical, *spec.known, *spec.static]
+    columns += list(spec.targets) if with_targets else []
+
+    # Base columns once, then the features in column chunks, each filtered as it is made:
+    # peak memory is about the output plus one chunk, not two copies of the whole table.
+    base = (
+        bars.lazy()
+        .select("ts", "symbol", *[pl.col(c).cast(pl.Float64) for c in VALUE_COLUMNS])
+        .with_columns(base_columns())
+        .with_columns(
+            pl.int_range(pl.len()).over("symbol").alias(_IDX),
+            pl.len().over("symbol").alias(_LEN),
+        )
+        .collect()
+    )
+    exprs = [*obs, *known, *[e.cast(f32) for e in static], *targets]
+    parts = [base.filter(keep).select("ts", "symbol")]
+    for start in range(0, len(exprs), _CHUNK):
+        chunk = exprs[start : start + _CHUNK]
+        names = [e.meta.output_name() for e in chunk]
+        parts.append(base.lazy().with_columns(chunk).filter(keep).select(names).collect())
+    del base
+    out = pl.concat(parts, how="horizontal").select(columns)
+
+    n_in = bars.group_by("symbol").len()
+    n_out = out.group_by("symbol").len()
+    empty = n_in.join(n_out, on="symbol", how="anti")
+    if empty.height:
+        row = empty.sort("symbol").row(0, named=True)
+        need = spec.warmup + (horizon if with_targets else 0) + 1
+        raise DataError(
+            f"symbol {row['symbol']!r} has {row['len']} bars; features need at least {need} "
+            f"(warm-up {spec.warmup}{f' + horizon {horizon}' if with_targets else ''} + 1)"
+        )
+    _check_finite(out, tuple(columns[2:]))
+    dropped = bars.height - out.height
+    log.info(
+        "features: %d rows x %d inputs from %d bars (%d warm-up rows per symbol%s dropped, %d total)",
+        out.height,
+        len(spec.inputs),
+        bars.height,
+        spec.warmup,
+        f" and last {horizon}" if with_targets else "",
+        dropped,
+    )
+    return out
+
+
+def write_features(bars: Path, out: Path, horizon: int = 10) -> None:
+    """``foxhunt features``: read bars, compute features and targets, write a parquet file.
+
+    Args:
+        bars: bars file, directory or glob.
+        out: destination ``.parquet`` (or ``.csv``), written atomically.
+        horizon: H, number of target horizons.
+
+    Raises:
+        InputError/DataError: bad bars, horizon or output path.
+    """
+    from rich.console import Console
+
+    from foxhunt.data.bars import read_bars
+    from foxhunt.data.files import write_table
+    from foxhunt.errors import InputError
+
+    if horizon < 1:
+        raise InputError(f"--horizon must be >= 1, got {horizon}")
+    console = Console(stderr=True)  # progress on stderr, the result on stdout
+    spec = feature_spec(horizon)
+    with console.status(f"reading bars from {bars}"):
+        frame = read_bars(
+            bars,
+            min_bars=spec.warmup + horizon + 1,
+            min_bars_reason=f"warm-up {spec.warmup} + horizon {horizon} + 1",
+        )
+    with console.status(f"computing {len(spec.inputs)} features for {frame.height:,} bars"):
+        feats = compute_features(frame, horizon)
+    with console.status(f"writing {out}"):
+        write_table(feats, Path(out))
+    Console().print(
+        f"wrote {feats.height:,} rows x ({len(spec.historical)} observed + {len(spec.known)} "
+        f"known + {len(spec.static)} static features, {len(spec.targets)} targets) to {out} "
+        f"({spec.warmup} warm-up rows and the last {horizon} rows of each symbol dropped)",
+        soft_wrap=True,
+        highlight=False,
+    )

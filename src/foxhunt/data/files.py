@@ -1,0 +1,87 @@
+"""Where tables come from and how they are written: path resolution and atomic writes.
+
+A bars path may be a file, a directory (every ``*.parquet``/``*.csv`` in it) or a glob. Tables are
+written to ``<name>.tmp`` first and renamed, so a failed write never leaves a half-written file.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+
+import polars as pl
+
+from foxhunt.errors import DataError, InputError
+
+TABLE_SUFFIXES = (".parquet", ".pq", ".csv")
+"""File name endings read as tables (``.csv`` as CSV, the others as parquet)."""
+
+_GLOB_CHARS = set("*?[")
+
+
+def is_parquet(path: Path) -> bool:
+    """True for ``.parquet``/``.pq`` names, False for ``.csv``."""
+    return path.suffix.lower() in (".parquet", ".pq")
+
+
+def resolve_table_paths(path: str | Path) -> list[Path]:
+    """Expand a file, directory or glob into a sorted list of table files.
+
+    Args:
+        path: a ``.parquet``/``.pq``/``.csv`` file, a directory holding such files
+            (not recursive), or a glob pattern such as ``data/ES*.parquet``.
+
+    Returns:
+        The files, sorted by name.
+
+    Raises:
+        DataError: nothing exists at ``path``, the pattern or directory matches no table file,
+            or a file has an unsupported extension.
+    """
+    text = str(path)
+    if any(ch in _GLOB_CHARS for ch in text):
+        files = sorted(Path(p) for p in glob.glob(text) if Path(p).is_file())
+        files = [f for f in files if f.suffix.lower() in TABLE_SUFFIXES]
+        if not files:
+            raise DataError(f"{text}: the pattern matches no .parquet or .csv file")
+        return files
+    p = Path(path)
+    if p.is_dir():
+        files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in TABLE_SUFFIXES)
+        if not files:
+            raise DataError(f"{p}: directory holds no .parquet or .csv file")
+        return files
+    if not p.exists():
+        raise DataError(f"{p}: no such file or directory")
+    if p.suffix.lower() not in TABLE_SUFFIXES:
+        raise DataError(f"{p}: unsupported file type {p.suffix!r} (use .parquet or .csv)")
+    return [p]
+
+
+def write_table(df: pl.DataFrame, path: Path) -> None:
+    """Write ``df`` as parquet or CSV (by extension), atomically.
+
+    Args:
+        df: the table.
+        path: destination; ``.parquet``/``.pq`` or ``.csv``.
+
+    Raises:
+        InputError: the extension is neither parquet nor CSV, or the folder does not exist.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in TABLE_SUFFIXES:
+        raise InputError(f"{path}: output must end in .parquet or .csv, not {suffix or '(none)'!r}")
+    if not path.parent.exists():
+        raise InputError(f"{path}: folder {path.parent} does not exist")
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        if suffix == ".csv":
+            df.write_csv(tmp)
+        else:
+            df.write_parquet(tmp, compression="zstd", statistics=True)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()

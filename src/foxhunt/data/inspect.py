@@ -1,0 +1,175 @@
+"""``foxhunt data inspect``: what is in a bars file, and is it valid?
+
+Per symbol: bar count, first and last bar, bar interval, trading sessions, session breaks
+(daily halt, weekends), gaps inside sessions (missing bars) and bars at times Globex is
+normally closed; then the validation verdict (the first error ``read_bars`` would raise).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from foxhunt.data.bars import LoadedBars, load_bars, validate_bars
+from foxhunt.data.calendar import closed_time, infer_interval, trading_date
+from foxhunt.data.observed import WARMUP
+from foxhunt.errors import DataError
+
+DEFAULT_HORIZON = 10
+"""Horizon assumed when saying whether a file is long enough for ``foxhunt features``."""
+
+
+def _fmt_td(td: timedelta) -> str:
+    secs = int(td.total_seconds())
+    if secs % 86400 == 0:
+        return f"{secs // 86400}d"
+    if secs % 3600 == 0:
+        return f"{secs // 3600}h"
+    if secs % 60 == 0:
+        return f"{secs // 60}m"
+    return f"{secs}s"
+
+
+def summarize(loaded: LoadedBars) -> list[dict[str, Any]]:
+    """One dict per symbol describing its bars (rows with a null timestamp are ignored).
+
+    Args:
+        loaded: bars from :func:`foxhunt.data.bars.load_bars`.
+
+    Returns:
+        Dicts with keys symbol, bars, first, last, interval, sessions, session_breaks,
+        intra_session_gaps, largest_gap, missing_bars, closed_time_bars.
+    """
+    df = (
+        loaded.frame.select("ts", "symbol")
+        .drop_nulls()
+        .unique(maintain_order=True)
+        .sort(["symbol", "ts"])
+        .with_columns(trading_date(pl.col("ts")).alias("session"))
+    )
+    out = []
+    for (sym,), g in df.group_by("symbol", maintain_order=True):
+        ts = g["ts"]
+        interval = infer_interval(ts) if g.height > 1 else None
+        gaps = g.select(
+            pl.col("ts").diff().alias("gap"),
+            (pl.col("session") != pl.col("session").shift(1)).alias("new_session"),
+        ).slice(1)
+        within = gaps.filter(~pl.col("new_session"))
+        if interval is not None:
+            within = within.filter(pl.col("gap") > interval)
+        else:
+            within = within.clear()
+        missing = 0
+        if interval is not None and within.height:
+            step = interval // timedelta(microseconds=1)
+            per_gap = within["gap"].dt.total_microseconds() // step - 1
+            missing = int(per_gap.sum())
+        closed = g.select(closed_time(pl.col("ts")).sum()).item()
+        largest = within["gap"].max() if within.height else None
+        out.append(
+            {
+                "symbol": sym,
+                "bars": g.height,
+                "first": ts[0].isoformat(),
+                "last": ts[-1].isoformat(),
+                "interval": _fmt_td(interval) if interval else None,
+                "sessions": g["session"].n_unique(),
+                "session_breaks": int(gaps["new_session"].sum()),
+                "intra_session_gaps": within.height,
+                "largest_gap": _fmt_td(largest) if largest is not None else None,
+                "missing_bars": missing,
+                "closed_time_bars": int(closed),
+            }
+        )
+    return out
+
+
+def inspect_command(path: Path, as_json: bool = False) -> int:
+    """Print a summary of a bars file/directory/glob and its validation verdict.
+
+    Args:
+        path: bars file, directory or glob.
+        as_json: print one JSON object instead of tables.
+
+    Returns:
+        0 when the bars are valid, 2 when they are not.
+
+    Raises:
+        DataError: (human output only) the bars cannot be read at all: missing file or
+            column, empty file. With ``as_json`` the error is part of the JSON instead.
+    """
+    try:
+        loaded = load_bars(path)
+    except DataError as e:
+        if not as_json:
+            raise
+        print(json.dumps({"path": str(path), "valid": False, "error": str(e), "symbols": []}))
+        return 2
+    symbols = summarize(loaded)
+    try:
+        validate_bars(loaded)
+        error = None
+    except DataError as e:
+        error = str(e)
+    short = [s["symbol"] for s in symbols if s["bars"] <= WARMUP + DEFAULT_HORIZON]
+    report = {
+        "path": str(path),
+        "files": [str(f) for f in loaded.files],
+        "valid": error is None,
+        "error": error,
+        "features_min_bars": WARMUP + DEFAULT_HORIZON + 1,
+        "too_short_for_features": short,
+        "symbols": symbols,
+    }
+    if as_json:
+        print(json.dumps(report))
+    else:
+        _print_report(report)
+    return 0 if error is None else 2
+
+
+def _print_report(report: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    files = report["files"]
+    title = files[0] if len(files) == 1 else f"{report['path']} ({len(files)} files)"
+    console.print(f"[bold]{title}[/]", soft_wrap=True, highlight=False)
+    for s in report["symbols"]:
+        table = Table(show_header=False, box=None, padding=(0, 2))
+        table.add_column(style="dim")
+        table.add_column()
+        gaps = f"{s['intra_session_gaps']:,}"
+        if s["intra_session_gaps"]:
+            gaps += f" ({s['missing_bars']:,} missing bars, largest {s['largest_gap']})"
+        rows = [
+            ("bars", f"{s['bars']:,}"),
+            ("first bar", s["first"].replace("T", " ")),
+            ("last bar", s["last"].replace("T", " ")),
+            ("interval", s["interval"] or "-"),
+            ("sessions", f"{s['sessions']:,} ({s['session_breaks']:,} breaks: halts, weekends)"),
+            ("gaps in sessions", gaps),
+            ("bars in closed hours", f"{s['closed_time_bars']:,}"),
+        ]
+        for k, v in rows:
+            table.add_row(k, v)
+        console.print(f"[bold]{s['symbol']}[/]")
+        console.print(table)
+    if report["too_short_for_features"]:
+        need = report["features_min_bars"]
+        console.print(
+            f"[yellow]too short for features (need >= {need} bars):[/] "
+            + ", ".join(report["too_short_for_features"])
+        )
+    if report["valid"]:
+        console.print("[green]verdict: valid[/]")
+    else:
+        console.print(
+            f"[red]verdict: invalid[/] - {report['error']}", soft_wrap=True, highlight=False
+        )

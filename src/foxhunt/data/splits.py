@@ -1,0 +1,125 @@
+"""Time-ordered train / validation / test splits with an embargo between them.
+
+Per symbol, rows (already in time order) are laid out as::
+
+    [ train | embargo | val | embargo | test ]
+
+so no window in one split can see bars of the next: with ``embargo >= encoder + horizon``, the
+last training target (which looks ``horizon`` bars ahead) ends before the first validation
+encoder bar begins. The fractions apply to the rows left after removing the embargoes.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import polars as pl
+
+from foxhunt.errors import DataError
+
+log = logging.getLogger(__name__)
+
+_IDX = "__i"
+_LEN = "__n"
+
+
+@dataclass(frozen=True)
+class Splits:
+    """Three disjoint, time-ordered parts of a feature table (same columns as the input)."""
+
+    train: pl.DataFrame
+    val: pl.DataFrame
+    test: pl.DataFrame
+
+
+def split_sizes(
+    n: int, *, val_fraction: float, test_fraction: float, embargo: int
+) -> tuple[int, int, int]:
+    """(train, val, test) row counts for one symbol of ``n`` rows.
+
+    A split with fraction 0 gets no rows and no embargo before it.
+    """
+    gaps = embargo * ((val_fraction > 0) + (test_fraction > 0))
+    usable = max(n - gaps, 0)
+    n_test = int(usable * test_fraction)
+    n_val = int(usable * val_fraction)
+    return usable - n_val - n_test, n_val, n_test
+
+
+def split_by_time(
+    features: pl.DataFrame,
+    *,
+    val_fraction: float,
+    test_fraction: float,
+    embargo: int,
+    min_rows: int | None = None,
+) -> Splits:
+    """Split each symbol's rows by time into train, validation and test.
+
+    Args:
+        features: a feature table sorted by (symbol, ts), e.g. from ``compute_features``.
+        val_fraction: share of each symbol's usable rows for validation (0 for none).
+        test_fraction: share for test (0 for none).
+        embargo: rows dropped between train|val and val|test (callers pass at least
+            encoder + horizon).
+        min_rows: fewest rows a non-empty split may have per symbol; defaults to
+            ``max(embargo, 1)`` (a window needs encoder + horizon rows).
+
+    Returns:
+        The three splits, each sorted by (symbol, ts).
+
+    Raises:
+        DataError: a requested split would have fewer than ``min_rows`` rows for a symbol.
+    """
+    if embargo < 0:
+        raise ValueError(f"embargo must be >= 0, got {embargo}")
+    if not (0 <= val_fraction < 1 and 0 <= test_fraction < 1 and val_fraction + test_fraction < 1):
+        raise ValueError(f"bad fractions: val {val_fraction}, test {test_fraction}")
+    need = max(embargo, 1) if min_rows is None else min_rows
+    counts = features.group_by("symbol", maintain_order=True).len()
+    bounds = {}
+    for sym, n in counts.iter_rows():
+        n_train, n_val, n_test = split_sizes(
+            n, val_fraction=val_fraction, test_fraction=test_fraction, embargo=embargo
+        )
+        for name, rows, wanted in (
+            ("train", n_train, True),
+            ("validation", n_val, val_fraction > 0),
+            ("test", n_test, test_fraction > 0),
+        ):
+            if wanted and rows < need:
+                raise DataError(
+                    f"symbol {sym!r}: {n} feature rows leave {max(rows, 0)} for {name} "
+                    f"(need >= {need}; embargo {embargo} x2, val {val_fraction}, "
+                    f"test {test_fraction}); use more bars"
+                )
+        val_start = n_train + (embargo if val_fraction > 0 else 0)
+        test_start = val_start + n_val + (embargo if test_fraction > 0 else 0)
+        bounds[sym] = (n_train, val_start, val_start + n_val, test_start)
+
+    table = pl.DataFrame(
+        {
+            "symbol": list(bounds),
+            "__tr_end": [b[0] for b in bounds.values()],
+            "__va_start": [b[1] for b in bounds.values()],
+            "__va_end": [b[2] for b in bounds.values()],
+            "__te_start": [b[3] for b in bounds.values()],
+        },
+        schema_overrides={"symbol": features.schema["symbol"]},
+    )
+    idx = features.lazy().with_columns(pl.int_range(pl.len()).over("symbol").alias(_IDX))
+    idx = idx.join(table.lazy(), on="symbol", how="left", maintain_order="left")
+    cols = features.columns
+    i = pl.col(_IDX)
+    train = idx.filter(i < pl.col("__tr_end")).select(cols).collect()
+    val = idx.filter((i >= pl.col("__va_start")) & (i < pl.col("__va_end"))).select(cols).collect()
+    test = idx.filter(i >= pl.col("__te_start")).select(cols).collect()
+    log.info(
+        "splits: train %d, val %d, test %d rows (embargo %d rows x2 per symbol)",
+        train.height,
+        val.height,
+        test.height,
+        embargo,
+    )
+    return Splits(train=train, val=val, test=test)

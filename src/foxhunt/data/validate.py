@@ -1,0 +1,169 @@
+"""Validation of loaded bars: the first problem, named by file, column, row and time.
+
+Checks, in order: null or unparsable timestamp, missing symbol, missing or non-numeric value,
+NaN/inf, non-positive price, negative volume, ``high < max(open, close)``,
+``low > min(open, close)``; then, sorted by (symbol, ts): duplicate bars and too few bars per
+symbol. Rows are 0-based data rows of the file (header not counted), as pandas/polars number
+them.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from foxhunt.data.files import is_parquet
+from foxhunt.errors import DataError
+
+if TYPE_CHECKING:
+    from foxhunt.data.bars import LoadedBars
+
+log = logging.getLogger(__name__)
+
+BAR_COLUMNS = ("ts", "symbol", "open", "high", "low", "close", "volume")
+"""Columns of a validated bars frame, in order."""
+PRICE_COLUMNS = ("open", "high", "low", "close")
+VALUE_COLUMNS = (*PRICE_COLUMNS, "volume")
+FILE_COLUMN = "__file"
+"""Provenance column of loaded bars: index of the file the row came from."""
+ROW_COLUMN = "__row"
+"""Provenance column of loaded bars: 0-based row within that file."""
+_FILE = FILE_COLUMN
+_ROW = ROW_COLUMN
+
+
+def _raw_value(path: Path, col: str, row: int) -> object:
+    """The value as stored in the file (for 'cannot parse' messages)."""
+    if "+" in col and not is_parquet(path):  # combined date+time
+        col = col.split("+")[0]
+    lf = pl.scan_parquet(path) if is_parquet(path) else pl.scan_csv(path, infer_schema=False)
+    return lf.select(pl.col(col)).slice(row, 1).collect().item()
+
+
+class _Validator:
+    def __init__(self, loaded: LoadedBars) -> None:
+        self.loaded = loaded
+
+    def where(self, hit: dict[str, object], canon: str) -> str:
+        f = int(hit[_FILE])  # type: ignore[arg-type]
+        spell = self.loaded.spellings[f].get(canon, canon)
+        ts = hit.get("ts")
+        when = f" ({ts})" if ts is not None else ""
+        return f"{self.loaded.files[f]}: column '{spell}', row {hit[_ROW]}{when}"
+
+    def first(self, frame: pl.DataFrame, mask: pl.Expr) -> dict[str, object] | None:
+        hit = frame.filter(mask).head(1)
+        return hit.row(0, named=True) if hit.height else None
+
+    def check(self) -> None:
+        df = self.loaded.frame
+        hit = self.first(df, pl.col("ts").is_null())
+        if hit:
+            f, r = int(hit[_FILE]), int(hit[_ROW])  # type: ignore[arg-type]
+            col = self.loaded.spellings[f]["ts"]
+            raw = _raw_value(self.loaded.files[f], col, r)
+            what = "null timestamp" if raw in (None, "") else f"unparsable timestamp {raw!r}"
+            raise DataError(f"{self.where(hit, 'ts')}: {what}")
+        hit = self.first(df, pl.col("symbol").is_null() | (pl.col("symbol") == ""))
+        if hit:
+            raise DataError(f"{self.where(hit, 'symbol')}: missing symbol")
+        for c in VALUE_COLUMNS:
+            hit = self.first(df, pl.col(c).is_null())
+            if hit:
+                f, r = int(hit[_FILE]), int(hit[_ROW])  # type: ignore[arg-type]
+                raw = _raw_value(self.loaded.files[f], self.loaded.spellings[f][c], r)
+                what = "missing value" if raw in (None, "") else f"not a number {raw!r}"
+                raise DataError(f"{self.where(hit, c)}: {what}")
+            hit = self.first(df, ~pl.col(c).is_finite())
+            if hit:
+                raise DataError(f"{self.where(hit, c)}: {c} is {hit[c]} (must be finite)")
+        for c in PRICE_COLUMNS:
+            hit = self.first(df, pl.col(c) <= 0)
+            if hit:
+                raise DataError(f"{self.where(hit, c)}: non-positive price {c} {hit[c]}")
+        hit = self.first(df, pl.col("volume") < 0)
+        if hit:
+            raise DataError(f"{self.where(hit, 'volume')}: negative volume {hit['volume']}")
+        top = pl.max_horizontal("open", "close")
+        hit = self.first(df.with_columns(top.alias("__top")), pl.col("high") < pl.col("__top"))
+        if hit:
+            raise DataError(
+                f"{self.where(hit, 'high')}: high {hit['high']} < max(open, close) {hit['__top']}"
+            )
+        bottom = pl.min_horizontal("open", "close")
+        hit = self.first(df.with_columns(bottom.alias("__bot")), pl.col("low") > pl.col("__bot"))
+        if hit:
+            raise DataError(
+                f"{self.where(hit, 'low')}: low {hit['low']} > min(open, close) {hit['__bot']}"
+            )
+
+    def check_sorted(self, df: pl.DataFrame, min_bars: int | None, reason: str) -> None:
+        """``df`` is sorted by (symbol, ts) with provenance columns still present."""
+        same = (pl.col("symbol") == pl.col("symbol").shift(1)) & (
+            pl.col("ts") == pl.col("ts").shift(1)
+        )
+        prev = df.select(
+            same.alias("__dup"),
+            pl.col(_FILE).shift(1).alias("__pf"),
+            pl.col(_ROW).shift(1).alias("__pr"),
+        )
+        idx = prev["__dup"].arg_true()
+        if idx.len():
+            dups = df[idx].with_columns(prev["__pf"].gather(idx), prev["__pr"].gather(idx))
+            # Report the duplicate that comes first in file order.
+            hit = dups.sort([_FILE, _ROW]).row(0, named=True)
+            other = f"{self.loaded.files[int(hit['__pf'])]} row {hit['__pr']}"
+            raise DataError(
+                f"{self.where(hit, 'ts')}: duplicate bar for symbol {hit['symbol']!r} "
+                f"(same time as {other})"
+            )
+        if min_bars is not None:
+            counts = (
+                df.group_by("symbol", maintain_order=True)
+                .agg(pl.len().alias("n"), pl.col(_FILE).first())
+                .sort(["n", "symbol"])
+            )
+            row = counts.row(0, named=True)
+            if row["n"] < min_bars:
+                f = self.loaded.files[int(row[_FILE])]
+                raise DataError(
+                    f"{f}: symbol {row['symbol']!r} has {row['n']} bars; need at least "
+                    f"{min_bars} ({reason})"
+                )
+
+
+def validate_bars(
+    loaded: LoadedBars,
+    *,
+    min_bars: int | None = None,
+    min_bars_reason: str = "warm-up + encoder + horizon",
+) -> pl.DataFrame:
+    """Validate loaded bars and return them sorted by (symbol, ts), without provenance columns.
+
+    Args:
+        loaded: output of :func:`load_bars`.
+        min_bars: smallest acceptable number of bars per symbol, or None.
+        min_bars_reason: how ``min_bars`` was made up, shown in the error message.
+
+    Returns:
+        The validated bars frame (columns :data:`BAR_COLUMNS`).
+
+    Raises:
+        DataError: the first problem found, naming file, column, row and time.
+    """
+    v = _Validator(loaded)
+    v.check()
+    df = loaded.frame
+    backwards = df.select((pl.col("ts").dt.epoch("us").diff().over("symbol") < 0).any()).item()
+    if backwards:
+        log.warning("bars were not in time order; sorted by (symbol, ts)")
+    is_sorted = (
+        not backwards and df.select((pl.col("symbol").shift(1) <= pl.col("symbol")).all()).item()
+    )
+    if not is_sorted:
+        df = df.sort(["symbol", "ts"], maintain_order=True)
+    v.check_sorted(df, min_bars, min_bars_reason)
+    return df.select(BAR_COLUMNS)

@@ -1,0 +1,82 @@
+"""Globex calendar: open hours, future bar times across halts/weekends/DST, known features."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+import polars as pl
+import pytest
+
+from foxhunt.data.calendar import (
+    KNOWN_FEATURES,
+    closed_time,
+    future_timestamps,
+    infer_interval,
+    is_open,
+    known_features,
+    session_bar_times,
+)
+
+FIVE = timedelta(minutes=5)
+
+
+def utc(*args: int) -> datetime:
+    return datetime(*args, tzinfo=UTC)
+
+
+def test_is_open() -> None:
+    assert is_open(utc(2024, 1, 3, 15, 0))  # Wed 09:00 CT
+    assert not is_open(utc(2024, 1, 3, 22, 30))  # Wed 16:30 CT, daily halt
+    assert not is_open(utc(2024, 1, 6, 12, 0))  # Saturday
+    assert not is_open(utc(2024, 1, 7, 22, 59))  # Sunday 16:59 CT
+    assert is_open(utc(2024, 1, 7, 23, 0))  # Sunday 17:00 CT opens Monday's session
+    assert not is_open(utc(2024, 1, 5, 22, 0))  # Friday 16:00 CT
+    assert is_open(datetime(2024, 1, 3, 15, 0))  # naive means UTC
+
+
+def test_future_timestamps_skip_halt_and_weekend() -> None:
+    got = future_timestamps(utc(2024, 1, 3, 21, 50), 3, FIVE)  # Wed 15:50 CT
+    assert got == [utc(2024, 1, 3, 21, 55), utc(2024, 1, 3, 23, 0), utc(2024, 1, 3, 23, 5)]
+    got = future_timestamps(utc(2024, 1, 5, 21, 55), 2, FIVE)  # Fri's last bar
+    assert got == [utc(2024, 1, 7, 23, 0), utc(2024, 1, 7, 23, 5)]  # Sunday 17:00 CT
+
+
+def test_future_timestamps_across_dst() -> None:
+    # US DST starts Sunday 2024-03-10: 17:00 CT is 22:00 UTC after the change (23:00 before).
+    got = future_timestamps(utc(2024, 3, 8, 21, 55), 1, FIVE)
+    assert got == [utc(2024, 3, 10, 22, 0)]
+    bars = session_bar_times("2024-03-11", FIVE)
+    assert bars[0] == utc(2024, 3, 10, 22, 0) and bars[-1] == utc(2024, 3, 11, 20, 55)
+    assert len(bars) == 276
+
+
+def test_known_features_values() -> None:
+    ts = [utc(2024, 1, 3, 14, 30), utc(2024, 1, 7, 23, 0), utc(2024, 3, 15, 14, 30)]
+    df = pl.DataFrame({"ts": ts}).with_columns(pl.col("ts").dt.cast_time_unit("us"))
+    out = df.select(known_features(pl.col("ts")))
+    assert tuple(out.columns) == KNOWN_FEATURES
+    wed, sun, expiry = out.rows(named=True)
+    # Wed 08:30 CT: US session, its first hour; clock angle 510/1440 of a day.
+    assert wed["known__is_us"] == 1.0 and wed["known__is_us_open_hour"] == 1.0
+    assert wed["known__is_asia"] == 0.0 and wed["known__is_europe"] == 0.0
+    assert wed["known__session_progress"] == pytest.approx((510 + 1440 - 1020) / 1380)
+    assert wed["known__dow_sin"] == pytest.approx(math.sin(2 * math.pi * 2 / 5))  # Wed = 2 of 0..4
+    # Sunday 17:00 CT belongs to Monday's session: day index 0, progress 0, Asia.
+    assert sun["known__dow_sin"] == pytest.approx(0.0) and sun["known__dow_cos"] == 1.0
+    assert sun["known__session_progress"] == 0.0 and sun["known__is_asia"] == 1.0
+    # 2024-03-15 is the March quarterly expiry (third Friday).
+    assert expiry["known__days_to_expiry"] == 0.0
+    assert wed["known__days_to_expiry"] == pytest.approx(
+        (datetime(2024, 3, 15) - datetime(2024, 1, 3)).days / 91
+    )
+
+
+def test_closed_time_and_interval() -> None:
+    ts = [utc(2024, 1, 3, 22, 30), utc(2024, 1, 6, 12, 0), utc(2024, 1, 3, 15, 0)]
+    df = pl.DataFrame({"ts": ts})
+    assert df.select(closed_time(pl.col("ts"))).to_series().to_list() == [True, True, False]
+    bars = session_bar_times("2024-01-03", FIVE)
+    assert infer_interval(bars[:10] + bars[20:]) == FIVE
+    with pytest.raises(ValueError):
+        infer_interval(bars[:1])

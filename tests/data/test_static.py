@@ -1,0 +1,48 @@
+"""Contract table: symbol -> root mapping and static values."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from foxhunt.data.static import CONTRACTS, ContractSpec, static_values, symbol_root
+from foxhunt.errors import DataError
+
+
+@pytest.mark.parametrize(
+    ("symbol", "root"),
+    [
+        ("ES", "ES"),
+        ("ESH4", "ES"),
+        ("ESZ24", "ES"),
+        ("ES.c.0", "ES"),
+        ("ES_FUT", "ES"),
+        ("es", "ES"),
+        ("MESZ4", "MES"),
+        ("6EM4", "6E"),
+        ("M2KU24", "M2K"),
+        ("ZNH5", "ZN"),
+        ("GC", "GC"),
+        ("CLF25", "CL"),
+    ],
+)
+def test_symbol_root(symbol: str, root: str) -> None:
+    assert symbol_root(symbol) == root
+
+
+def test_unknown_root_names_symbol() -> None:
+    with pytest.raises(DataError, match="symbol 'QQQX'"):
+        symbol_root("QQQX")
+
+
+def test_static_values_and_override() -> None:
+    tick, point, tick_value, cls, hours = static_values("ESH4")
+    assert (10**tick, 10**point, cls, hours) == pytest.approx((0.25, 50.0, 0.0, 23.0))
+    assert tick_value == pytest.approx(math.log10(12.5))
+    table = {**CONTRACTS, "XX": ContractSpec(1.0, 1.0, 5, 20.0, 10.0)}
+    assert static_values("XXZ4", table) == (0.0, 0.0, 0.0, 5.0, 20.0)
+
+
+def test_cash_index_aliases() -> None:
+    assert [symbol_root(s) for s in ("SPX", "SP500", "NASDAQ", "WTI")] == ["ES", "ES", "NQ", "CL"]
