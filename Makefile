@@ -6,6 +6,7 @@ STAMP   := $(VENV)/.installed
 PIP     := $(BIN)/python -m pip install --quiet --constraint constraints.txt
 DEMO    := runs/demo
 DEMO_BARS ?= 20000
+DEMO_TRAIN_ARGS ?=
 
 .PHONY: install demo test lint bench clean
 
@@ -21,11 +22,17 @@ $(STAMP): $(BIN)/python pyproject.toml constraints.txt
 
 install: $(STAMP)
 
+# Bars -> train (demo preset) -> evaluate on the test split -> forecast the latest bars -> report.
 demo: $(STAMP)
-	mkdir -p $(DEMO)
+	rm -rf $(DEMO) && mkdir -p $(DEMO)
 	$(BIN)/foxhunt data demo --bars $(DEMO_BARS) --seed 0 --out $(DEMO)/ES_FUT_demo.parquet
 	$(BIN)/foxhunt data inspect $(DEMO)/ES_FUT_demo.parquet
 	$(BIN)/foxhunt features --bars $(DEMO)/ES_FUT_demo.parquet --out $(DEMO)/features.parquet
+	$(BIN)/foxhunt train --preset demo --bars $(DEMO)/ES_FUT_demo.parquet --out $(DEMO) $(DEMO_TRAIN_ARGS)
+	$(BIN)/foxhunt evaluate --model $(DEMO) --bars $(DEMO)/ES_FUT_demo.parquet
+	$(BIN)/foxhunt data demo --bars 600 --seed 1 --start 2024-06-03 --out $(DEMO)/ES_FUT_latest.parquet
+	$(BIN)/foxhunt predict --model $(DEMO) --bars $(DEMO)/ES_FUT_latest.parquet --out $(DEMO)/forecast.parquet
+	@echo "demo done: $(DEMO)/report.md, $(DEMO)/forecast.parquet, $(DEMO)/evaluation.json"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -68,9 +68,40 @@ def _evaluate(a: argparse.Namespace) -> None:
 
 
 def _predict(a: argparse.Namespace) -> None:
+    if a.follow is not None:
+        from foxhunt.forecast.follow import follow_command
+
+        follow_command(
+            a.model,
+            a.follow,
+            a.out,
+            poll_seconds=a.poll_seconds,
+            max_polls=a.max_polls,
+            device=a.device,
+        )
+        return
     from foxhunt.forecast.predict import predict_command
 
     predict_command(a.model, a.bars, a.out, batch_size=a.batch_size, device=a.device)
+
+
+def _quantize(a: argparse.Namespace) -> None:
+    from foxhunt.forecast.quantize import quantize_command
+
+    quantize_command(
+        a.model,
+        a.out,
+        mode=a.mode,
+        precision=a.precision,
+        calibration_bars=a.calibration_bars,
+        bars=a.bars,
+    )
+
+
+def _export(a: argparse.Namespace) -> None:
+    from foxhunt.forecast.export import export_command
+
+    export_command(a.model, a.out, fmt=a.format)
 
 
 def _memory(a: argparse.Namespace) -> int:
@@ -200,11 +231,51 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=_evaluate)
     pr = sub.add_parser("predict", help="quantile forecasts for every origin, written in batches")
     pr.add_argument("--model", type=Path, required=True, help="run directory")
-    pr.add_argument("--bars", type=Path, required=True, help="bars file, directory or glob")
-    pr.add_argument("--out", type=Path, required=True, help="output .parquet")
+    src = pr.add_mutually_exclusive_group(required=True)
+    src.add_argument("--bars", type=Path, help="bars file, directory or glob")
+    src.add_argument(
+        "--follow",
+        type=Path,
+        metavar="FILE",
+        help="keep polling this growing .parquet/.csv file and forecast as bars arrive",
+    )
+    pr.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="output .parquet (with --follow: .csv appends every forecast, .parquet keeps the latest)",
+    )
     pr.add_argument("--batch-size", type=int, default=256, help="windows per forward pass")
     pr.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N")
+    pr.add_argument(
+        "--poll-seconds", type=float, default=5.0, help="with --follow: wait between polls"
+    )
+    pr.add_argument("--max-polls", type=int, help="with --follow: stop after this many polls")
     pr.set_defaults(func=_predict)
+
+    # quantize / export
+    q = sub.add_parser(
+        "quantize", help="INT8 (or bf16) model directory, with a size/speed/loss table"
+    )
+    q.add_argument("--model", type=Path, required=True, help="fp32 run directory")
+    q.add_argument("--out", type=Path, required=True, help="new model directory")
+    q.add_argument(
+        "--mode",
+        choices=["dynamic", "static"],
+        default="dynamic",
+        help="int8 activations of linear layers: per-row at run time (default) or calibrated",
+    )
+    q.add_argument("--calibration-bars", type=Path, help="bars to calibrate --mode static on")
+    q.add_argument("--precision", choices=["int8", "bf16"], default="int8", help="weight format")
+    q.add_argument(
+        "--bars", type=Path, help="bars to compare pinball loss on (default: test split)"
+    )
+    q.set_defaults(func=_quantize)
+    x = sub.add_parser("export", help="export the model for other runtimes (ONNX)")
+    x.add_argument("--model", type=Path, required=True, help="fp32 run directory")
+    x.add_argument("--format", choices=["onnx"], default="onnx", help="export format")
+    x.add_argument("--out", type=Path, required=True, help="output file, e.g. model.onnx")
+    x.set_defaults(func=_export)
 
     # memory
     mm = sub.add_parser("memory", help="estimate (and measure) memory against the budgets")

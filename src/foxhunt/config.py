@@ -61,7 +61,7 @@ class TFTConfig:
     or ``faithful`` (per-variable GRNs at full width, as in the paper)."""
     variable_width: int = 16
     """Per-variable width inside the VSN (pytorch-forecasting's hidden_continuous_size)."""
-    vsn_chunk: int = 64
+    vsn_chunk: int = 32
     """Variables processed per chunk by the streaming VSN (recomputed in backward)."""
 
     def __post_init__(self) -> None:

@@ -1,0 +1,256 @@
+"""``foxhunt memory``: estimate (and with ``--measure`` measure) memory against the budgets.
+
+Exit codes: 0 when every budget (and, with ``--ensemble``, the co-residency check) passes, 1 when
+one fails, 2 on bad input (raised as :class:`~foxhunt.errors.InputError`, printed by the CLI).
+
+Budgets (DESIGN.md §5, decimal units): parameters < 50 MB, inference < 500 MB, training peak
+< 1 GB. With ``--measure`` the budgets are judged on the measured values (CPU: peak RSS minus RSS
+after imports and data, in a fresh process), otherwise on the estimates.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from foxhunt.config import RunConfig
+from foxhunt.errors import InputError
+from foxhunt.memory.estimate import OTHER, estimate_memory, process_overhead_bytes
+from foxhunt.memory.units import format_bytes, parse_bytes
+
+BUDGETS: dict[str, int] = {
+    "parameters": 50 * 10**6,
+    "inference_peak": 500 * 10**6,
+    "training_peak": 10**9,
+}
+"""Limits in bytes our users hold us to at TFT-225, batch 32."""
+
+DEFAULT_MEMBERS: dict[str, int] = {"DQN": 6 * 10**6, "PPO": 145 * 10**6, "Mamba-2": 164 * 10**6}
+"""Footprints of the other ensemble members (bytes)."""
+
+MIN_FREE_BYTES = 10**9
+"""The ensemble must leave more than this free on the device."""
+
+
+def parse_members(members: list[str] | None) -> dict[str, int]:
+    """``["PPO=145MB", ...]`` -> ``{"PPO": 145_000_000, ...}``; None gives the defaults.
+
+    Raises:
+        InputError: an entry is not ``NAME=SIZE``.
+    """
+    if not members:
+        return dict(DEFAULT_MEMBERS)
+    out: dict[str, int] = {}
+    for item in members:
+        name, sep, size = item.partition("=")
+        if not sep or not name.strip():
+            raise InputError(f"--member {item!r}: expected NAME=SIZE, e.g. PPO=145MB")
+        out[name.strip()] = parse_bytes(size)
+    return out
+
+
+def _measure(cfg: RunConfig) -> dict[str, Any]:
+    from foxhunt.memory.measure import measure_in_subprocess
+
+    return {
+        "train": measure_in_subprocess(cfg, "train"),
+        "infer": measure_in_subprocess(cfg, "infer"),
+    }
+
+
+def build_report(
+    cfg: RunConfig,
+    *,
+    measure: bool,
+    ensemble: bool,
+    device_memory: str,
+    members: list[str] | None,
+) -> dict[str, Any]:
+    """Everything ``foxhunt memory`` prints, as a JSON-able dict.
+
+    Args:
+        cfg: the run config (model, batch size as micro-batch, precision, checkpointing, device).
+        measure: also measure in fresh subprocesses (CPU).
+        ensemble: add the co-residency check.
+        device_memory: device size for the ensemble check, e.g. ``4GB``.
+        members: ``NAME=SIZE`` overrides of the other members' footprints.
+
+    Returns:
+        ``{"config", "components", "budgets", "ensemble"?, "measurement"?, "pass"}``.
+    """
+    t = cfg.train
+    device = "cuda" if t.device.startswith("cuda") else "cpu"
+    est = estimate_memory(
+        cfg.model,
+        t.micro_batch,
+        precision=t.precision,
+        checkpointing=t.checkpointing,
+        device=device,
+    )
+    estimated: dict[str, int] = {
+        "parameters": est.parameter_bytes,
+        "gradients": est.gradient_bytes,
+        "optimizer": est.optimizer_bytes,
+        "batch": est.batch_bytes,
+        **{f"saved.{k}": v for k, v in est.saved_by_block.items()},
+        "saved_activations": est.saved_activation_bytes,
+        "inference_peak": est.inference_peak_bytes + process_overhead_bytes(device, "infer"),
+        "training_peak": est.training_peak_bytes + process_overhead_bytes(device, "train"),
+    }
+    measured: dict[str, int | None] = dict.fromkeys(estimated)
+    report: dict[str, Any] = {
+        "config": {
+            "preset": cfg.preset,
+            "batch_size": t.micro_batch,
+            "precision": t.precision,
+            "checkpointing": t.checkpointing,
+            "device": device,
+        },
+    }
+    if measure:
+        if device != "cpu":
+            raise InputError("--measure runs on CPU; use --device cpu (GPU checks: tests -m gpu)")
+        m = _measure(cfg)
+        train, infer = m["train"], m["infer"]
+        state = train["state_bytes"]
+        saved = train["saved_by_block"]
+        measured.update(
+            parameters=state["parameter_bytes"],
+            gradients=state["gradient_bytes"],
+            optimizer=state["optimizer_bytes"],
+            batch=train["batch_bytes"],
+            saved_activations=sum(saved.values()),
+            inference_peak=infer["peak_delta_bytes"],
+            training_peak=train["peak_delta_bytes"],
+        )
+        measured.update({f"saved.{k}": v for k, v in saved.items()})
+        report["measurement"] = {
+            "how": "CPU: peak RSS minus RSS after imports and data, fresh process "
+            "(python -m foxhunt.memory.measure), glibc thresholds tuned as in foxhunt train; "
+            "saved activations via saved_tensors_hooks, deduplicated by storage",
+            "commands": [shlex.join(x["command"]) for x in (train, infer) if x.get("command")],
+            "train": {k: v for k, v in train.items() if k not in ("saved_by_block", "state_bytes")},
+            "infer": infer,
+        }
+    components: dict[str, dict[str, Any]] = {}
+    for name, value in estimated.items():
+        got = measured[name]
+        entry: dict[str, Any] = {"estimated_bytes": value, "measured_bytes": got}
+        if got is not None:
+            entry["relative_error"] = None if got == 0 else round((value - got) / got, 4)
+        components[name] = entry
+    budgets: dict[str, dict[str, Any]] = {}
+    for name, limit in BUDGETS.items():
+        value = measured[name] if measured[name] is not None else estimated[name]
+        budgets[name] = {
+            "limit": limit,
+            "value": value,
+            "source": "measured" if measured[name] is not None else "estimated",
+            "pass": value < limit,
+        }
+    report["components"] = components
+    report["budgets"] = budgets
+    ok = all(b["pass"] for b in budgets.values())
+    if ensemble:
+        size = parse_bytes(device_memory)
+        others = parse_members(members)
+        # On a GPU the TFT's footprint is its tensors: the estimate without CPU process overhead.
+        tft = est.training_peak_bytes
+        total = tft + sum(others.values())
+        free = size - total
+        report["ensemble"] = {
+            "device_memory": size,
+            "members": {"TFT (training peak)": tft, **others},
+            "total": total,
+            "free": free,
+            "min_free": MIN_FREE_BYTES,
+            "pass": free > MIN_FREE_BYTES,
+        }
+        ok = ok and free > MIN_FREE_BYTES
+    report["pass"] = ok
+    return report
+
+
+def _print_table(report: dict[str, Any], console: Console) -> None:
+    c = report["config"]
+    table = Table(
+        title=f"foxhunt memory: {c['preset']}, batch {c['batch_size']}, {c['precision']}, "
+        f"checkpointing {'on' if c['checkpointing'] else 'off'}, {c['device']}"
+    )
+    table.add_column("component")
+    table.add_column("estimated", justify="right")
+    table.add_column("measured", justify="right")
+    table.add_column("error", justify="right")
+    for name, e in report["components"].items():
+        got = e["measured_bytes"]
+        err = e.get("relative_error")
+        style = "bold" if name in ("saved_activations", "inference_peak", "training_peak") else None
+        table.add_row(
+            name.replace("saved.", "  saved: ") if name.startswith("saved.") else name,
+            format_bytes(e["estimated_bytes"]),
+            "-" if got is None else format_bytes(got),
+            "" if err is None else f"{err:+.1%}",
+            style=style,
+        )
+    console.print(table)
+    for name, b in report["budgets"].items():
+        verdict = "[green]PASS[/green]" if b["pass"] else "[red]FAIL[/red]"
+        console.print(
+            f"{verdict} {name}: {format_bytes(b['value'])} ({b['source']}) < {format_bytes(b['limit'])}"
+        )
+    if "ensemble" in report:
+        e = report["ensemble"]
+        verdict = "[green]PASS[/green]" if e["pass"] else "[red]FAIL[/red]"
+        parts = ", ".join(f"{k} {format_bytes(v)}" for k, v in e["members"].items())
+        console.print(
+            f"{verdict} ensemble on {format_bytes(e['device_memory'])}: {parts}; total "
+            f"{format_bytes(e['total'])}, free {format_bytes(e['free'])} (needs > "
+            f"{format_bytes(e['min_free'])})"
+        )
+    if "measurement" in report:
+        console.print(f"measured: {report['measurement']['how']}")
+    console.print(
+        "estimates: live tensor bytes + CPU process overhead for the peaks; "
+        f"'{OTHER}' is the loss; see docs/memory.md"
+    )
+
+
+def memory_command(
+    cfg: RunConfig,
+    *,
+    measure: bool,
+    as_json: bool,
+    ensemble: bool,
+    device_memory: str,
+    members: list[str] | None,
+) -> int:
+    """Run ``foxhunt memory``: print the component table (or JSON) and the budget verdicts.
+
+    Args:
+        cfg: the resolved run config; its batch size (micro-batch) is the one estimated.
+        measure: also measure in fresh CPU subprocesses (one training run of 2 steps, one
+            inference forward).
+        as_json: print the JSON report instead of tables.
+        ensemble: check co-residency with the other ensemble members.
+        device_memory: device size for ``--ensemble``.
+        members: ``NAME=SIZE`` entries replacing the default members.
+
+    Returns:
+        0 when all budgets pass, 1 when any fails.
+
+    Raises:
+        InputError: bad sizes or members.
+    """
+    report = build_report(
+        cfg, measure=measure, ensemble=ensemble, device_memory=device_memory, members=members
+    )
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+    else:
+        _print_table(report, Console())
+    return 0 if report["pass"] else 1

@@ -1,0 +1,129 @@
+"""Memory sections of the run report: a timeline plot from ``memory.jsonl`` and a breakdown table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from foxhunt.config import RunConfig
+from foxhunt.errors import InputError
+from foxhunt.memory.estimate import estimate_memory
+from foxhunt.memory.units import format_bytes
+
+_SERIES: tuple[tuple[str, str], ...] = (
+    ("rss_bytes", "process RSS"),
+    ("peak_rss_bytes", "peak RSS"),
+    ("cuda_allocated_bytes", "CUDA allocated"),
+    ("cuda_max_allocated_bytes", "CUDA max allocated"),
+    ("cuda_reserved_bytes", "CUDA reserved"),
+)
+
+
+def read_memory_log(path: Path) -> list[dict]:
+    """Read ``memory.jsonl``.
+
+    Args:
+        path: the file.
+
+    Returns:
+        One dict per line.
+
+    Raises:
+        InputError: the file is missing or a line is not JSON (names the line).
+    """
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read memory log ({e.strerror})") from e
+    records = []
+    for i, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            raise InputError(f"{path}: line {i} is not JSON ({e.msg})") from e
+    return records
+
+
+def plot_memory_timeline(memory_jsonl: Path, out_png: Path) -> None:
+    """Plot memory over the run: RSS (and CUDA counters) per snapshot, epochs shaded.
+
+    Args:
+        memory_jsonl: the run's ``memory.jsonl``.
+        out_png: where to write the PNG (written to ``<name>.tmp`` first, then renamed).
+
+    Raises:
+        InputError: the log is missing, unreadable or empty.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    records = read_memory_log(memory_jsonl)
+    if not records:
+        raise InputError(f"{memory_jsonl}: memory log is empty")
+    t = [float(r.get("elapsed_s", 0.0)) for r in records]
+    fig, ax = plt.subplots(figsize=(9, 4), dpi=100)
+    for key, label in _SERIES:
+        ys = [r.get(key) for r in records]
+        if any(isinstance(y, int | float) for y in ys):
+            pts = [(x, y / 2**20) for x, y in zip(t, ys, strict=True) if isinstance(y, int | float)]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=label)
+    epochs: dict[int, list[float]] = {}
+    for x, r in zip(t, records, strict=True):
+        if r.get("epoch") is not None:
+            epochs.setdefault(int(r["epoch"]), []).append(x)
+    for i, (epoch, xs) in enumerate(sorted(epochs.items())):
+        if i % 2 == 0:
+            ax.axvspan(min(xs), max(xs), color="0.92", zorder=0)
+        ax.text(
+            min(xs), 1.0, f"epoch {epoch}", transform=ax.get_xaxis_transform(), fontsize=7, va="top"
+        )
+    errors = [r for r in records if r.get("errors")]
+    for r in errors:
+        ax.axvline(float(r.get("elapsed_s", 0.0)), color="red", lw=0.8, ls=":")
+    ax.set_xlabel("seconds since run start")
+    ax.set_ylabel("MiB")
+    title = "memory timeline"
+    if errors:
+        title += f" ({len(errors)} snapshots with errors, red lines)"
+    ax.set_title(title)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    out_png = Path(out_png)
+    tmp = out_png.with_name(out_png.name + ".tmp")
+    fig.savefig(tmp, format="png")
+    plt.close(fig)
+    tmp.replace(out_png)
+
+
+def breakdown_table_markdown(cfg: RunConfig) -> str:
+    """Markdown table of the estimated memory of one training step at ``cfg``'s settings.
+
+    Args:
+        cfg: the run (model, micro-batch, precision, checkpointing, device).
+
+    Returns:
+        A markdown table (component, bytes, human-readable) with a one-line heading.
+    """
+    t = cfg.train
+    device = "cuda" if t.device.startswith("cuda") else "cpu"
+    est = estimate_memory(
+        cfg.model,
+        t.micro_batch,
+        precision=t.precision,
+        checkpointing=t.checkpointing,
+        device=device,
+    )
+    lines = [
+        f"Estimated memory per training step (micro-batch {t.micro_batch}, {t.precision}, "
+        f"checkpointing {'on' if t.checkpointing else 'off'}, {device}; live tensor bytes):",
+        "",
+        "| component | bytes | size |",
+        "|---|---:|---:|",
+    ]
+    for name, value in est.components().items():
+        lines.append(f"| {name} | {value:,} | {format_bytes(value)} |")
+    return "\n".join(lines) + "\n"

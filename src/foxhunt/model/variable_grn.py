@@ -1,0 +1,155 @@
+"""Many small GRNs, one per variable, run as one batched op.
+
+The variable selection network gives each input variable its own GRN. Instead of ``V`` modules
+called in a Python loop, the weights of all of them live in tensors with a leading variable axis
+(``(V, d_in, d_hidden)`` ...) and one ``torch.baddbmm`` applies every variable's layer at once to
+activations laid out ``(V, N, width)``. A chunk of consecutive variables can be run on its own with
+its slice of the weights (:meth:`PerVariableGRN.split`), which is what the streaming VSN does.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+
+def _uniform(shape: tuple[int, ...], fan_in: int) -> nn.Parameter:
+    """A parameter initialised like ``nn.Linear`` does (uniform in ±1/sqrt(fan_in))."""
+    bound = 1.0 / math.sqrt(fan_in)
+    return nn.Parameter(torch.empty(shape).uniform_(-bound, bound))
+
+
+class VariableWeights(NamedTuple):
+    """The weights of a range of variables' GRNs, each with a leading (Vc,) axis."""
+
+    fc1_weight: Tensor
+    fc1_bias: Tensor
+    fc2_weight: Tensor
+    fc2_bias: Tensor
+    gate_weight: Tensor
+    gate_bias: Tensor
+    skip_weight: Tensor | None
+    skip_bias: Tensor | None
+    norm_weight: Tensor | None
+    norm_bias: Tensor | None
+
+
+class PerVariableGRN(nn.Module):
+    """``V`` independent GRNs ``d_in -> d_out`` (no context), batched over the variable axis.
+
+    For variable ``j``: ``LayerNorm_j(skip_j(a) + GLU_j(W2_j ELU(W1_j a + b1_j) + b2_j))`` with
+    ``skip_j`` the identity when ``d_in == d_out`` and a per-variable linear map otherwise.
+
+    Args:
+        n_vars: Number of variables V.
+        d_in: Input width per variable.
+        d_hidden: Inner width per variable.
+        d_out: Output width per variable.
+        dropout: Dropout before the gate.
+        norm_affine: Give each variable's LayerNorm a learned scale and shift. Redundant (and
+            left out) when a per-variable linear map follows, which absorbs them exactly.
+    """
+
+    def __init__(
+        self,
+        n_vars: int,
+        d_in: int,
+        d_hidden: int,
+        d_out: int,
+        dropout: float = 0.0,
+        norm_affine: bool = True,
+    ) -> None:
+        super().__init__()
+        self.d_out = d_out
+        self.fc1_weight = _uniform((n_vars, d_in, d_hidden), d_in)
+        self.fc1_bias = _uniform((n_vars, d_hidden), d_in)
+        self.fc2_weight = _uniform((n_vars, d_hidden, d_hidden), d_hidden)
+        self.fc2_bias = _uniform((n_vars, d_hidden), d_hidden)
+        self.gate_weight = _uniform((n_vars, d_hidden, 2 * d_out), d_hidden)
+        self.gate_bias = _uniform((n_vars, 2 * d_out), d_hidden)
+        if d_in != d_out:
+            self.skip_weight: nn.Parameter | None = _uniform((n_vars, d_in, d_out), d_in)
+            self.skip_bias: nn.Parameter | None = _uniform((n_vars, d_out), d_in)
+        else:
+            self.skip_weight = self.skip_bias = None
+        if norm_affine:
+            self.norm_weight: nn.Parameter | None = nn.Parameter(torch.ones(n_vars, d_out))
+            self.norm_bias: nn.Parameter | None = nn.Parameter(torch.zeros(n_vars, d_out))
+        else:
+            self.norm_weight = self.norm_bias = None
+        self.dropout = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
+
+    def weights(self) -> VariableWeights:
+        """All variables' weights."""
+        return VariableWeights(
+            self.fc1_weight,
+            self.fc1_bias,
+            self.fc2_weight,
+            self.fc2_bias,
+            self.gate_weight,
+            self.gate_bias,
+            self.skip_weight,
+            self.skip_bias,
+            self.norm_weight,
+            self.norm_bias,
+        )
+
+    def split(self, size: int) -> list[VariableWeights]:
+        """The weights in consecutive chunks of ``size`` variables.
+
+        Views made by one ``Tensor.split`` per parameter, so backward gathers each parameter's
+        gradient with one concatenation instead of zero-filling it once per chunk.
+
+        Args:
+            size: Variables per chunk (the last chunk may be smaller).
+
+        Returns:
+            One :class:`VariableWeights` per chunk.
+        """
+        parts = [None if w is None else w.split(size) for w in self.weights()]
+        n_chunks = len(parts[0] or ())
+        return [
+            VariableWeights(*(None if p is None else p[i] for p in parts)) for i in range(n_chunks)
+        ]
+
+    def forward(self, a: Tensor) -> Tensor:
+        """Run every variable's GRN.
+
+        Args:
+            a: (V, N, d_in) inputs, one row block per variable.
+
+        Returns:
+            (V, N, d_out).
+        """
+        return self.run_chunk(a, self.weights())
+
+    def run_chunk(self, a: Tensor, w: VariableWeights) -> Tensor:
+        """Run the GRNs of a chunk of variables with that chunk's weights.
+
+        A method rather than ``__call__``: the weights are views made by the caller, and
+        module-hook tools (e.g. ``FlopCounterMode``'s tracker) cannot take no-grad views of
+        parameters as module inputs.
+
+        Args:
+            a: (Vc, N, d_in) inputs, one row block per variable.
+            w: Those variables' weights (a chunk from :meth:`split`).
+
+        Returns:
+            (Vc, N, d_out).
+        """
+        h = torch.baddbmm(w.fc1_bias[:, None, :], a, w.fc1_weight)  # (Vc, N, dh)
+        h = torch.baddbmm(w.fc2_bias[:, None, :], F.elu(h), w.fc2_weight)
+        g = torch.baddbmm(w.gate_bias[:, None, :], self.dropout(h), w.gate_weight)
+        g = F.glu(g, dim=-1)  # (Vc, N, d_out)
+        if w.skip_weight is not None and w.skip_bias is not None:
+            skip = torch.baddbmm(w.skip_bias[:, None, :], a, w.skip_weight)
+        else:
+            skip = a
+        y = F.layer_norm(skip + g, (self.d_out,))
+        if w.norm_weight is None or w.norm_bias is None:
+            return y
+        return torch.addcmul(w.norm_bias[:, None, :], y, w.norm_weight[:, None, :])

@@ -1,0 +1,379 @@
+"""``foxhunt train``: bars in, a self-describing run directory out.
+
+:func:`train_command` resolves the run (fresh or ``--resume``), checks the device and
+precision, applies a memory budget, prepares the data, writes ``config.json``,
+``features.json``, ``baselines.json`` and ``run.json``, calls :func:`foxhunt.train.loop.fit`
+with SIGINT/SIGTERM turned into a clean stop, then writes the interpretation data and the
+report. An interrupted run exits through ``KeyboardInterrupt`` (exit code 130) with every
+complete epoch on disk; ``foxhunt train --resume RUN_DIR`` continues it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import logging
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+from rich.console import Console
+
+from foxhunt import __version__
+from foxhunt.config import RunConfig
+from foxhunt.data.bars import read_bars
+from foxhunt.data.pipeline import PreparedData, prepare_training_data
+from foxhunt.data.scaling import ScalerParams, unscale_targets
+from foxhunt.data.windows import WindowDataset
+from foxhunt.errors import DataError, InputError, ModelDirError
+from foxhunt.memory.allocator import tune_cpu_allocator
+from foxhunt.memory.profile import MemoryLog
+from foxhunt.model.tft import TFT
+from foxhunt.train import checkpoint as ckpt
+from foxhunt.train.interpret import last_window_forecast, variable_importance
+from foxhunt.train.loop import fit
+from foxhunt.train.progress import TrainProgress
+from foxhunt.train.report import write_report
+from foxhunt.train.rundir import RunDir, features_record, read_config, truncate_jsonl
+
+log = logging.getLogger(__name__)
+
+RECENT_WINDOWS = 2000
+"""Most recent training windows per symbol behind the empirical-quantile baseline."""
+
+_RUN_FILES = (
+    "metrics.jsonl",
+    "memory.jsonl",
+    "interpretation.json",
+    "evaluation.json",
+    "report.md",
+)
+
+
+def train_command(
+    cfg: RunConfig,
+    bars: Path | None,
+    out: Path | None,
+    resume: Path | None,
+    memory_budget: str | None,
+    allow_precision_change: bool,
+    *,
+    show_progress: bool = True,
+) -> Path:
+    """Train a TFT and write its run directory.
+
+    Args:
+        cfg: The resolved config (ignored with ``resume``: the run's own config.json is used).
+        bars: Bars file, directory or glob (with ``resume``: default the run's own bars).
+        out: Run directory; default ``runs/<preset>``.
+        resume: Continue the run in this directory from its last complete epoch.
+        memory_budget: e.g. ``1GB``: let the planner pick micro-batch, checkpointing and
+            precision that fit (fresh runs only).
+        allow_precision_change: Let the planner switch to bf16.
+        show_progress: Draw rich progress bars.
+
+    Returns:
+        The run directory.
+
+    Raises:
+        InputError: Bad arguments, bad data (DataError) or a bad run directory (ModelDirError).
+        KeyboardInterrupt: After SIGINT/SIGTERM, once the complete epochs are safely on disk.
+    """
+    started = time.perf_counter()
+    run, cfg, bars = _resolve_run(cfg, bars, out, resume)
+    device = _check_device(cfg)
+    if memory_budget is not None and resume is None:
+        cfg = _apply_budget(cfg, memory_budget, allow_precision_change)
+    if cfg.train.num_threads:
+        torch.set_num_threads(cfg.train.num_threads)
+    if device.type == "cpu":
+        tune_cpu_allocator()  # freed activations go back to the OS: RSS tracks live tensors
+
+    data = prepare_training_data(bars, cfg)
+    _check_windows(data, bars)
+    if resume is not None:
+        _check_same_data(run, data)
+    run.create()
+    if resume is None or not ckpt.complete_epochs(run.checkpoints):
+        _start_fresh(run, cfg, bars, data, memory_budget)
+
+    torch.manual_seed(cfg.train.seed)
+    model = TFT(cfg.model)
+    state = _load_last_epoch(run, model) if resume is not None else None
+    sidecar = {
+        "config": cfg.to_dict(),
+        "features": features_record(data.spec, data.scaler, data.fingerprint),
+    }
+    memory = MemoryLog(run.memory, device)
+    stop = threading.Event()
+    first_epoch = state["loop"]["epoch"] + 1 if state else 1
+    with (
+        _stop_on_signals(stop),
+        TrainProgress(cfg.train.epochs, first_epoch=first_epoch, enabled=show_progress) as progress,
+    ):
+        result = fit(
+            model,
+            data.train,
+            data.val,
+            cfg,
+            run,
+            sidecar=sidecar,
+            memory=memory,
+            resume=state,
+            stop=stop,
+            progress=progress,
+        )
+
+    _update_run_info(
+        run,
+        stop_reason=result.stop_reason,
+        steps=result.state.step,
+        epochs=result.state.epoch,
+        micro_batch=result.state.micro_batch,
+        seconds=time.perf_counter() - started,
+        finished=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    )
+    if result.stop_reason == "interrupted":
+        write_report(run)
+        raise KeyboardInterrupt(
+            f"training interrupted; resume with: foxhunt train --resume {run.root}"
+        )
+
+    _write_interpretation(run, model, data, bars, cfg, device)
+    write_report(run)
+    _summary(run, result.final_weights, result.state.best_epoch, result.state.best_val_loss)
+    return run.root
+
+
+# --- setup -----------------------------------------------------------------------------------
+
+
+def _resolve_run(
+    cfg: RunConfig, bars: Path | None, out: Path | None, resume: Path | None
+) -> tuple[RunDir, RunConfig, Path]:
+    """Which directory, config and bars this run uses."""
+    if resume is not None:
+        run = RunDir(Path(resume))
+        if not run.root.is_dir():
+            raise ModelDirError(f"{run.root}: no such run directory to resume")
+        cfg = read_config(run)
+        if ckpt.final_weights(run.checkpoints) is not None:
+            raise InputError(
+                f"{run.root}: this run already finished (a final checkpoint exists); nothing to resume"
+            )
+        if bars is None:
+            info = ckpt.read_json(run.run_info, "run.json")
+            if not isinstance(info, dict) or not info.get("bars"):
+                raise ModelDirError(f"{run.run_info}: no bars path recorded; pass --bars FILE")
+            bars = Path(info["bars"])
+        return run, cfg, Path(bars)
+    if bars is None:
+        raise InputError("foxhunt train: --bars FILE is required (or --resume RUN_DIR)")
+    run = RunDir(Path(out) if out is not None else Path("runs") / cfg.preset)
+    if run.root.exists() and not run.root.is_dir():
+        raise InputError(f"--out {run.root}: exists and is not a directory")
+    if ckpt.complete_epochs(run.checkpoints) or ckpt.final_weights(run.checkpoints):
+        raise InputError(
+            f"{run.root} already holds a trained run; continue it with --resume {run.root} "
+            "or choose another --out"
+        )
+    return run, cfg, Path(bars)
+
+
+def _check_device(cfg: RunConfig) -> torch.device:
+    try:
+        device = torch.device(cfg.train.device)
+    except RuntimeError as e:
+        raise InputError(f"--device {cfg.train.device!r}: not a torch device ({e})") from e
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise InputError(f"--device {cfg.train.device}: CUDA is not available on this machine")
+    if (
+        device.type == "cuda"
+        and device.index is not None
+        and device.index >= torch.cuda.device_count()
+    ):
+        raise InputError(
+            f"--device {cfg.train.device}: only {torch.cuda.device_count()} CUDA devices"
+        )
+    if cfg.train.precision == "fp16" and device.type != "cuda":
+        raise InputError("--precision fp16 needs a CUDA device (use bf16 on CPU)")
+    return device
+
+
+def _apply_budget(cfg: RunConfig, budget: str, allow_precision_change: bool) -> RunConfig:
+    """Let the memory planner pick micro-batch, checkpointing, precision and validation batch."""
+    from foxhunt.memory.budget import plan_budget
+    from foxhunt.memory.units import parse_bytes
+
+    plan = plan_budget(cfg, parse_bytes(budget), allow_precision_change=allow_precision_change)
+    log.info(
+        "memory budget %s: micro-batch %d x %d accumulation, checkpointing %s, %s, validation batch %d",
+        budget,
+        plan.micro_batch,
+        plan.accumulation,
+        "on" if plan.checkpointing else "off",
+        plan.precision,
+        plan.validation_batch_size,
+    )
+    return plan.apply(cfg)
+
+
+def _check_windows(data: PreparedData, bars: Path) -> None:
+    for name, ds in (("training", data.train), ("validation", data.val)):
+        if len(ds) == 0:
+            raise DataError(
+                f"{bars}: no {name} windows (too few bars for the encoder length and horizon)"
+            )
+
+
+def _check_same_data(run: RunDir, data: PreparedData) -> None:
+    rec = ckpt.read_json(run.features, "features.json")
+    if rec.get("fingerprint") != data.fingerprint:
+        raise ModelDirError(
+            f"{run.root}: these bars differ from the ones the run was trained on "
+            f"(fingerprint {data.fingerprint[:12]} vs {str(rec.get('fingerprint'))[:12]}); "
+            "resume needs the same bars"
+        )
+
+
+def _start_fresh(
+    run: RunDir, cfg: RunConfig, bars: Path, data: PreparedData, memory_budget: str | None
+) -> None:
+    """Write the run's description files; clear what a run that died before epoch 1 left."""
+    for name in _RUN_FILES:
+        (run.root / name).unlink(missing_ok=True)
+    cfg.save(run.config)
+    ckpt.atomic_write_json(run.features, features_record(data.spec, data.scaler, data.fingerprint))
+    ckpt.atomic_write_json(
+        run.baselines, recent_return_quantiles(data.train, data.scaler, cfg.model.quantiles)
+    )
+    ckpt.atomic_write_json(
+        run.run_info,
+        {
+            "bars": str(Path(bars).resolve()),
+            "fingerprint": data.fingerprint,
+            "symbols": list(data.train.symbols),
+            "windows": {"train": len(data.train), "val": len(data.val), "test": len(data.test)},
+            "parameters": sum(p.numel() for p in TFT(cfg.model).parameters()),
+            "memory_budget": memory_budget,
+            "foxhunt_version": __version__,
+            "torch_version": torch.__version__,
+            "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "stop_reason": "running",
+        },
+    )
+
+
+def _load_last_epoch(run: RunDir, model: TFT) -> dict[str, Any] | None:
+    """Load the last complete epoch's weights into ``model``; return its resume state."""
+    epochs = ckpt.complete_epochs(run.checkpoints)
+    if not epochs:
+        log.info("%s: no complete epoch yet; starting from scratch", run.root)
+        return None
+    epoch = epochs[-1]
+    weights, _ = ckpt.load_weights(ckpt.epoch_weights_path(run.checkpoints, epoch))
+    try:
+        model.load_state_dict(weights, strict=True)
+    except RuntimeError as e:
+        raise ModelDirError(
+            f"{run.checkpoints}: epoch {epoch} weights do not fit config.json"
+        ) from e
+    state = ckpt.load_resume_state(ckpt.optimizer_path(run.checkpoints, epoch))
+    # Drop what the discarded (partial) epoch logged; keep lines without a step (warnings).
+    step = int(state["loop"]["step"])
+    truncate_jsonl(run.metrics, lambda r: r.get("step") is None or r["step"] <= step)
+    truncate_jsonl(run.memory, lambda r: r.get("epoch") is None or r["epoch"] <= epoch)
+    log.info("resuming %s after epoch %d (step %d)", run.root, epoch, state["loop"]["step"])
+    return state
+
+
+@contextlib.contextmanager
+def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    """First SIGINT/SIGTERM: set ``stop`` (the loop ends cleanly); a second: stop at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        log.warning(
+            "%s: stopping after this step (again to abort now)", signal.Signals(signum).name
+        )
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+# --- artefacts -------------------------------------------------------------------------------
+
+
+def recent_return_quantiles(
+    train: WindowDataset,
+    scaler: ScalerParams,
+    quantiles: tuple[float, ...],
+    recent: int = RECENT_WINDOWS,
+) -> dict[str, Any]:
+    """The empirical-quantile baseline: per symbol, quantiles of the h-bar log returns of its
+    ``recent`` latest training windows (the ``baselines.json`` schema of
+    :mod:`foxhunt.forecast.baselines`)."""
+    assert train.target is not None
+    symbols = train.origins()["symbol"].to_numpy()
+    rows = train.origin_rows()
+    levels = torch.tensor(quantiles, dtype=torch.float64)
+    per_symbol, pooled = {}, []
+    for sym in dict.fromkeys(symbols.tolist()):
+        idx = rows[symbols == sym][-recent:]  # windows are in time order within a symbol
+        returns = unscale_targets(train.target[torch.from_numpy(idx)].double(), scaler)  # (n, H)
+        per_symbol[sym] = torch.quantile(returns, levels, dim=0).T.tolist()  # (H, Q)
+        pooled.append(returns)
+    return {
+        "format": 1,
+        "quantiles": list(quantiles),
+        "horizon": train.horizon,
+        "recent_windows": recent,
+        "per_symbol": per_symbol,
+        "pooled": torch.quantile(torch.cat(pooled), levels, dim=0).T.tolist(),
+    }
+
+
+def _write_interpretation(
+    run: RunDir, model: TFT, data: PreparedData, bars: Path, cfg: RunConfig, device: torch.device
+) -> None:
+    importance = variable_importance(
+        model, data.val, data.spec, batch_size=cfg.train.validation_batch_size, device=device
+    )
+    fan = last_window_forecast(
+        model, data.val, read_bars(bars), data.scaler, cfg.model.quantiles, device=device
+    )
+    ckpt.atomic_write_json(
+        run.interpretation, {"fan_chart": fan, "variable_importance": importance}
+    )
+
+
+def _update_run_info(run: RunDir, **fields: Any) -> None:
+    info = ckpt.read_json(run.run_info, "run.json") if run.run_info.is_file() else {}
+    info.update(fields)
+    ckpt.atomic_write_json(run.run_info, info)
+
+
+def _summary(run: RunDir, final: Path | None, best_epoch: int, best_val: float) -> None:
+    console = Console(stderr=True)
+    console.print(f"[bold green]done[/]: {run.root}")
+    if final is not None:
+        console.print(
+            f"  model   {final} (best epoch {best_epoch}, validation loss {best_val:.4f})"
+        )
+    console.print(f"  report  {run.report}")
+    console.print(
+        f"  next    foxhunt evaluate --model {run.root} --bars BARS · foxhunt predict --model {run.root} --bars BARS --out forecast.parquet"
+    )

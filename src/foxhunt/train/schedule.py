@@ -1,0 +1,46 @@
+"""The learning-rate schedule: a pure function of the optimizer step.
+
+Linear warm-up from ``peak_lr / warmup_steps`` to ``peak_lr`` over ``warmup_steps`` steps, then a
+half cosine down to ``min_ratio * peak_lr`` at ``total_steps``. Because the rate is a function of
+the step alone, resuming needs nothing but the step counter: there is no scheduler object whose
+state could drift from the optimizer's.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def lr_at(
+    step: int,
+    *,
+    peak_lr: float,
+    warmup_steps: int,
+    total_steps: int,
+    min_ratio: float = 0.1,
+) -> float:
+    """Learning rate for optimizer step ``step`` (0-based: the step about to be taken).
+
+    Args:
+        step: Optimizer steps already taken (>= 0).
+        peak_lr: Rate at the end of warm-up.
+        warmup_steps: Linear warm-up length; 0 starts at ``peak_lr``.
+        total_steps: Steps in the whole run; the cosine reaches its floor here and stays there.
+        min_ratio: Floor of the cosine as a fraction of ``peak_lr``.
+
+    Returns:
+        The learning rate, in ``(0, peak_lr]``.
+
+    Raises:
+        ValueError: If ``step`` is negative or ``total_steps`` < 1.
+    """
+    if step < 0:
+        raise ValueError(f"step must be >= 0, got {step}")
+    if total_steps < 1:
+        raise ValueError(f"total_steps must be >= 1, got {total_steps}")
+    if step < warmup_steps:
+        return peak_lr * (step + 1) / warmup_steps
+    decay_steps = max(1, total_steps - warmup_steps)
+    progress = min(1.0, (step - warmup_steps) / decay_steps)
+    cosine = 0.5 * (1.0 + math.cos(math.pi * progress))  # 1 -> 0
+    return peak_lr * (min_ratio + (1.0 - min_ratio) * cosine)

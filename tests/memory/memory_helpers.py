@@ -1,0 +1,55 @@
+"""Helpers for the memory tests: a tiny config and a real forward + loss to measure."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from foxhunt.config import TFTConfig
+from foxhunt.memory.measure import random_batch
+from foxhunt.memory.profile import saved_activations_by_block
+from foxhunt.model import TFT, quantile_loss, set_checkpointing
+
+TINY = TFTConfig(
+    n_static=3,
+    n_historical=40,
+    n_known=5,
+    hidden=16,
+    n_heads=4,
+    lstm_layers=2,
+    encoder_length=6,
+    horizon=4,
+    quantiles=(0.1, 0.5, 0.9),
+    variable_width=8,
+    vsn_chunk=16,
+)
+"""Small but complete: the historical VSN streams (40 > 16 variables), dropout is on."""
+
+
+def loss_closure(
+    config: TFTConfig, batch_size: int, *, checkpointing: bool = False, precision: str = "fp32"
+) -> tuple[TFT, Callable[[], torch.Tensor], list[torch.Tensor]]:
+    """A training-mode TFT, a closure running forward + pinball loss, and the batch tensors."""
+    torch.manual_seed(0)
+    model = TFT(config).train()
+    set_checkpointing(model, checkpointing)
+    batch = random_batch(config, batch_size)
+    q = torch.tensor(config.quantiles)
+
+    def fn() -> torch.Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
+            pred = model(batch).quantiles
+        return quantile_loss(pred, batch.target, q)
+
+    return model, fn, [batch.static, batch.historical, batch.known, batch.target]
+
+
+def measured_saved(
+    config: TFTConfig, batch_size: int, *, checkpointing: bool = False, precision: str = "fp32"
+) -> dict[str, int]:
+    """Saved-activation bytes per block of one real forward + loss."""
+    model, fn, batch = loss_closure(
+        config, batch_size, checkpointing=checkpointing, precision=precision
+    )
+    return saved_activations_by_block(model, fn, exclude=batch)

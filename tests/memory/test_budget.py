@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+from memory_helpers import TINY
+
+from foxhunt.config import RunConfig, TrainConfig
+from foxhunt.errors import InputError
+from foxhunt.memory.budget import plan_budget, training_peak
+from foxhunt.memory.estimate import estimate_memory, process_overhead_bytes
+from foxhunt.memory.measure import random_batch
+from foxhunt.memory.profile import saved_activation_bytes, state_bytes
+from foxhunt.model import TFT, quantile_loss, set_checkpointing
+
+CFG = RunConfig(
+    model=dataclasses.replace(TINY, encoder_length=48, horizon=8),
+    train=TrainConfig(batch_size=64, validation_batch_size=32),
+    preset="test",
+)
+
+
+def test_generous_budget_keeps_the_fastest_settings() -> None:
+    plan = plan_budget(CFG, 10**10, allow_precision_change=False)
+    assert (plan.micro_batch, plan.accumulation, plan.checkpointing, plan.precision) == (
+        64,
+        1,
+        False,
+        "fp32",
+    )
+    assert plan.validation_batch_size == 32
+    assert plan.estimated_peak == training_peak(CFG, 64, False, "fp32") <= plan.budget
+    assert plan.reasons and "fits" in plan.reasons[-1]
+
+
+def _first_fit(cfg: RunConfig, budget: int) -> tuple[int, bool]:
+    """The documented walk, written out: (micro, off), (micro, on), then halve the micro-batch."""
+    micro = cfg.train.batch_size
+    while True:
+        for ckpt in (False, True):
+            if training_peak(cfg, micro, ckpt, "fp32") <= budget:
+                return micro, ckpt
+        micro = -(-micro // 2)
+
+
+@pytest.mark.parametrize("fraction", [0.9, 0.6, 0.3])
+def test_walk_order_and_accumulation(fraction: float) -> None:
+    lo, hi = training_peak(CFG, 1, True, "fp32"), training_peak(CFG, 64, False, "fp32")
+    budget = int(lo + fraction * (hi - lo))
+    plan = plan_budget(CFG, budget, allow_precision_change=False)
+    assert (plan.micro_batch, plan.checkpointing) == _first_fit(CFG, budget)
+    assert plan.micro_batch < 64 and plan.accumulation == -(-64 // plan.micro_batch)
+    assert plan.estimated_peak <= budget
+    assert any("exceeds" in r for r in plan.reasons)
+    assert any("accumulation" in r for r in plan.reasons)
+    assert plan.apply(CFG).train.micro_batch == plan.micro_batch
+
+
+def test_checkpointing_is_chosen_when_it_lowers_the_peak() -> None:
+    # Without the LSTM's own recompute a full-batch checkpointed step is much smaller.
+    plain, ckpt = training_peak(CFG, 64, False, "fp32"), training_peak(CFG, 64, True, "fp32")
+    if ckpt >= plain:
+        pytest.skip("checkpointing does not lower this model's estimated peak")
+    plan = plan_budget(CFG, ckpt, allow_precision_change=False)
+    assert (plan.micro_batch, plan.checkpointing) == (64, True)
+
+
+def test_refuses_with_a_clear_message() -> None:
+    smallest = min(training_peak(CFG, 1, c, "fp32") for c in (False, True))
+    with pytest.raises(
+        InputError,
+        match=r"too small.*micro-batch 1, .*fp32 needs an estimated.*--allow-precision-change",
+    ):
+        plan_budget(CFG, smallest - 1, allow_precision_change=False)
+    with pytest.raises(InputError, match="must be positive"):
+        plan_budget(CFG, 0, allow_precision_change=False)
+
+
+def test_switches_to_bf16_only_when_allowed() -> None:
+    cfg = RunConfig(
+        model=dataclasses.replace(TINY, encoder_length=300, horizon=8),
+        train=TrainConfig(batch_size=2, validation_batch_size=2),
+    )
+    budget = min(training_peak(cfg, 1, c, "fp32") for c in (False, True)) - 1
+    with pytest.raises(InputError):
+        plan_budget(cfg, budget, allow_precision_change=False)
+    plan = plan_budget(cfg, budget, allow_precision_change=True)
+    assert plan.precision == "bf16" and plan.estimated_peak <= budget
+
+
+def test_validation_batch_is_reduced_when_needed() -> None:
+    cfg = CFG.replace(train={"validation_batch_size": 4096})
+    budget = training_peak(cfg, 64, False, "fp32") + 1
+    plan = plan_budget(cfg, budget, allow_precision_change=False)
+    assert plan.validation_batch_size < 4096
+    assert any("validation batch" in r for r in plan.reasons)
+
+
+def test_plan_when_run_measures_within_budget() -> None:
+    """Run one real step at the chosen settings; its deterministic bytes fit the budget."""
+    budget = training_peak(CFG, 16, False, "fp32")
+    plan = plan_budget(CFG, budget, allow_precision_change=False)
+    assert plan.estimated_peak <= budget
+    torch.manual_seed(0)
+    model = TFT(CFG.model).train()
+    set_checkpointing(model, plan.checkpointing)
+    opt = torch.optim.AdamW(model.parameters())
+    batch = random_batch(CFG.model, CFG.train.batch_size)
+    q = torch.tensor(CFG.model.quantiles)
+    micro = batch.slice(0, plan.micro_batch)
+    tensors = [batch.static, batch.historical, batch.known, batch.target]
+
+    def fn() -> torch.Tensor:
+        return quantile_loss(model(micro).quantiles, micro.target, q)
+
+    saved = saved_activation_bytes(fn, exclude=[*model.parameters(), *tensors])
+    fn().backward()
+    opt.step()
+    state = state_bytes(model, opt)
+    batch_nbytes = sum(t.numel() * 4 for t in tensors)
+    measured = saved + sum(state.values()) + batch_nbytes
+    est = estimate_memory(CFG.model, plan.micro_batch, checkpointing=plan.checkpointing)
+    assert saved == est.saved_activation_bytes  # the plan's own numbers are exact ...
+    assert measured <= plan.estimated_peak - process_overhead_bytes("cpu") <= budget  # ... and fit

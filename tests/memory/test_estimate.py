@@ -1,0 +1,181 @@
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+from memory_helpers import TINY, loss_closure, measured_saved
+from torch import nn
+
+from foxhunt.config import TFTConfig, tft_225
+from foxhunt.memory.estimate import (
+    OTHER,
+    batch_bytes,
+    estimate_memory,
+    estimate_saved_activations,
+    lstm_workspace_bytes,
+    process_overhead_bytes,
+)
+from foxhunt.memory.profile import rss_bytes, state_bytes
+from foxhunt.model import BLOCK_NAMES
+
+R = dataclasses.replace
+
+CONFIGS: dict[str, tuple[TFTConfig, int, bool]] = {
+    "tiny": (TINY, 2, False),
+    "tiny-checkpointing": (TINY, 3, True),
+    "batch-5": (TINY, 5, False),
+    "longer-sequence": (R(TINY, encoder_length=13, horizon=7), 2, False),
+    "longer-sequence-checkpointing": (R(TINY, encoder_length=13, horizon=7), 2, True),
+    "hidden-32": (R(TINY, hidden=32, n_heads=8, variable_width=4), 2, False),
+    "many-variables": (R(TINY, n_historical=90, n_known=20, n_static=6), 2, False),
+    "no-streaming": (R(TINY, vsn_chunk=64), 2, False),
+    "one-layer-no-dropout": (R(TINY, lstm_layers=1, dropout=0.0), 2, False),
+    "three-layers-no-dropout-checkpointing": (R(TINY, lstm_layers=3, dropout=0.0), 2, True),
+    "faithful-vsn": (R(TINY, vsn_mode="faithful"), 2, False),
+}
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_saved_activations_per_block_within_10_percent(name: str) -> None:
+    config, batch, ckpt = CONFIGS[name]
+    measured = measured_saved(config, batch, checkpointing=ckpt)
+    estimated = estimate_saved_activations(config, batch, checkpointing=ckpt)
+    assert list(estimated) == [*BLOCK_NAMES, OTHER] == list(measured)
+    for block, got in measured.items():
+        assert abs(estimated[block] - got) <= 0.10 * got, (block, estimated[block], got)
+    # In fp32 on CPU the formulas are exact, not just close.
+    assert estimated == measured
+
+
+def test_checkpointing_keeps_far_less() -> None:
+    config = R(TINY, encoder_length=20)
+    plain = sum(estimate_saved_activations(config, 8).values())
+    ckpt = sum(estimate_saved_activations(config, 8, checkpointing=True).values())
+    assert ckpt < plain / 3
+
+
+def test_bf16_estimate_is_approximate_within_20_percent() -> None:
+    config = R(TINY, n_historical=12)
+    measured = sum(measured_saved(config, 4, precision="bf16").values())
+    estimated = sum(estimate_saved_activations(config, 4, precision="bf16").values())
+    assert abs(estimated - measured) <= 0.20 * measured, (estimated, measured)
+
+
+def _onednn_workspace(batch: int, steps: int, d_in: int, d_hidden: int) -> int:
+    lstm = nn.LSTM(d_in, d_hidden, batch_first=True)
+    x = torch.randn(batch, steps, d_in, requires_grad=True)
+    sizes: list[int] = []
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        if t.dtype == torch.uint8:
+            sizes.append(t.numel())
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        lstm(x)
+    (size,) = sizes
+    return size
+
+
+@pytest.mark.parametrize(
+    "shape", [(1, 1, 8, 8), (3, 7, 16, 16), (7, 13, 40, 24), (5, 3, 100, 300), (4, 10, 256, 256)]
+)
+def test_lstm_workspace_formula_is_exact(shape: tuple[int, int, int, int]) -> None:
+    b, t, h, i = shape
+    assert lstm_workspace_bytes(b, t, i, h, "cpu") == _onednn_workspace(b, t, i, h)
+
+
+def test_state_and_batch_bytes_match_a_real_step() -> None:
+    model, fn, batch = loss_closure(TINY, 3)
+    opt = torch.optim.AdamW(model.parameters())
+    fn().backward()
+    opt.step()
+    real = state_bytes(model, opt)
+    est = estimate_memory(TINY, 3)
+    assert est.parameter_bytes == real["parameter_bytes"]
+    assert est.gradient_bytes == real["gradient_bytes"]
+    assert est.optimizer_bytes == real["optimizer_bytes"]
+    assert est.batch_bytes == batch_bytes(TINY, 3) == sum(t.numel() * 4 for t in batch)
+
+
+def test_peak_model_orders_its_terms() -> None:
+    est = estimate_memory(tft_225().model, 32)
+    base = est.parameter_bytes + est.optimizer_bytes + est.batch_bytes
+    assert est.training_peak_bytes >= base + est.saved_activation_bytes
+    assert (
+        est.training_peak_bytes
+        <= base + est.saved_activation_bytes + est.gradient_bytes + est.backward_transient_bytes
+    )
+    assert est.parameter_bytes < 50 * 10**6
+    assert est.inference_peak_bytes < est.training_peak_bytes
+    ckpt = estimate_memory(tft_225().model, 32, checkpointing=True)
+    assert ckpt.saved_activation_bytes < est.saved_activation_bytes / 3
+    assert ckpt.backward_transient_bytes >= est.backward_transient_bytes  # recompute costs memory
+    comps = est.components()
+    assert comps["training_peak"] == est.training_peak_bytes and comps["saved.lstm_encoder"] > 0
+
+
+def test_estimate_allocates_nothing() -> None:
+    huge = TFTConfig(n_historical=5000, hidden=2048, n_heads=8, encoder_length=500)
+    before = rss_bytes()
+    est = estimate_memory(huge, 1024)
+    assert est.training_peak_bytes > 100 * 2**30  # hundreds of GB estimated ...
+    assert rss_bytes() - before < 64 * 2**20  # ... without touching them
+
+
+def test_process_overhead_only_on_cpu() -> None:
+    assert process_overhead_bytes("cuda") == 0
+    assert process_overhead_bytes("cpu", "train") > process_overhead_bytes("cpu", "infer") > 0
+
+
+@pytest.mark.slow
+def test_training_peak_rss_tft225_batch32_within_15_percent() -> None:
+    """The bar's configuration: fresh process, peak RSS minus RSS after imports and data."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "foxhunt.memory.measure",
+            "--preset",
+            "tft-225",
+            "--batch-size",
+            "32",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "OMP_NUM_THREADS": "2"},
+    )
+    import json
+
+    measured = json.loads(out.stdout.splitlines()[-1])["peak_delta_bytes"]
+    est = estimate_memory(tft_225().model, 32).training_peak_bytes + process_overhead_bytes("cpu")
+    assert measured < 10**9
+    assert abs(est - measured) <= 0.15 * measured, (est, measured)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_max_memory_allocated_tft225_batch32() -> None:  # pragma: no cover - GPU only
+    from foxhunt.memory.measure import random_batch
+    from foxhunt.model import TFT, quantile_loss
+
+    dev = torch.device("cuda")
+    cfg = tft_225().model
+    batch = random_batch(cfg, 32).to(dev)
+    torch.cuda.reset_peak_memory_stats(dev)
+    base = torch.cuda.memory_allocated(dev)
+    model = TFT(cfg).to(dev).train()
+    opt = torch.optim.AdamW(model.parameters())
+    q = torch.tensor(cfg.quantiles, device=dev)
+    for _ in range(2):
+        quantile_loss(model(batch).quantiles, batch.target, q).backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    measured = torch.cuda.max_memory_allocated(dev) - base
+    est = estimate_memory(cfg, 32, device="cuda")
+    assert abs(est.training_peak_bytes - est.batch_bytes - measured) <= 0.15 * measured

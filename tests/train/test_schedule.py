@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from foxhunt.train.schedule import lr_at
+
+
+def test_warmup_then_cosine_values() -> None:
+    kw = {"peak_lr": 1e-3, "warmup_steps": 10, "total_steps": 110, "min_ratio": 0.1}
+    assert lr_at(0, **kw) == pytest.approx(1e-4)
+    assert lr_at(9, **kw) == pytest.approx(1e-3)
+    assert lr_at(10, **kw) == pytest.approx(1e-3)
+    assert lr_at(60, **kw) == pytest.approx(1e-3 * (0.1 + 0.9 * 0.5))  # half-way down the cosine
+    assert lr_at(110, **kw) == pytest.approx(1e-4)
+    assert lr_at(10_000, **kw) == pytest.approx(1e-4)
+
+
+def test_no_warmup_starts_at_peak() -> None:
+    assert lr_at(0, peak_lr=0.5, warmup_steps=0, total_steps=10) == pytest.approx(0.5)
+
+
+@given(
+    step=st.integers(0, 10_000),
+    warmup=st.integers(0, 500),
+    total=st.integers(1, 5_000),
+    peak=st.floats(1e-6, 1.0),
+)
+def test_pure_and_bounded(step: int, warmup: int, total: int, peak: float) -> None:
+    a = lr_at(step, peak_lr=peak, warmup_steps=warmup, total_steps=total)
+    b = lr_at(step, peak_lr=peak, warmup_steps=warmup, total_steps=total)
+    assert a == b  # a function of its arguments only: resuming needs just the step
+    assert 0.0 < a <= peak * (1 + 1e-12)
+    assert math.isfinite(a)
+
+
+@given(warmup=st.integers(0, 50), total=st.integers(60, 500))
+def test_monotone_after_warmup(warmup: int, total: int) -> None:
+    lrs = [lr_at(s, peak_lr=1.0, warmup_steps=warmup, total_steps=total) for s in range(total + 5)]
+    assert all(x <= y for x, y in zip(lrs[:warmup], lrs[1 : warmup + 1], strict=True))
+    assert all(x >= y for x, y in zip(lrs[warmup:], lrs[warmup + 1 :], strict=False))
+
+
+def test_rejects_bad_arguments() -> None:
+    with pytest.raises(ValueError):
+        lr_at(-1, peak_lr=1.0, warmup_steps=0, total_steps=10)
+    with pytest.raises(ValueError):
+        lr_at(0, peak_lr=1.0, warmup_steps=0, total_steps=0)
