@@ -11,6 +11,11 @@ cache; validate under ``model.eval()`` + ``torch.inference_mode()`` with the val
 size (:func:`validate`); write the epoch checkpoint; stop early after ``patience`` epochs without
 improvement. At the end the best weights are loaded and written as the final checkpoint.
 
+Data parallel (:mod:`distributed`, under ``torchrun``): each rank takes its share of every
+global batch, the model is wrapped in DDP (gradients are averaged in the last micro-batch's
+backward; earlier ones run under ``no_sync``), losses are averaged over ranks, validation is
+sharded, and only rank 0 writes files. With one process all of this is a no-op.
+
 Resuming: the learning rate is a pure function of the step, the shuffle a pure function of the
 epoch, and the optimizer, grad scaler, RNG and loop counters are restored from the last complete
 epoch, so an interrupted and resumed run ends with the same weights as an uninterrupted one.
@@ -31,6 +36,7 @@ from typing import Any, Literal, Protocol
 
 import torch
 from torch import nn
+from torch.nn.parallel import DistributedDataParallel
 
 from foxhunt.config import Precision, RunConfig
 from foxhunt.errors import ModelDirError
@@ -39,6 +45,7 @@ from foxhunt.model.batch import TFTBatch
 from foxhunt.model.checkpointing import set_checkpointing
 from foxhunt.model.quantile import quantile_loss
 from foxhunt.train import checkpoint as ckpt
+from foxhunt.train.distributed import ShardedWindows, World
 from foxhunt.train.oom import MicroBatching, empty_cache, is_oom
 from foxhunt.train.optim import build_optimizer
 from foxhunt.train.progress import TrainProgress
@@ -114,6 +121,7 @@ def fit(
     resume: Mapping[str, Any] | None = None,
     stop: threading.Event | None = None,
     progress: TrainProgress | None = None,
+    world: World | None = None,
 ) -> FitResult:
     """Train ``model`` on ``train``, validate on ``val``, checkpoint into ``run``.
 
@@ -130,6 +138,7 @@ def fit(
         stop: When set (e.g. by SIGINT), the loop stops before the next optimizer step and
             discards the epoch in progress.
         progress: Progress bars; None draws nothing.
+        world: This process's place in a data-parallel job; None: one process.
 
     Returns:
         The loop's end state and why it stopped.
@@ -139,21 +148,29 @@ def fit(
         OutOfMemoryAtMicroBatchOne: If a single sample does not fit.
     """
     tc = cfg.train
+    world = world or World()
     device = torch.device(tc.device)
     model.to(device)
     if tc.checkpointing:
         set_checkpointing(model, True)  # recompute block activations in backward
+    # DDP: `net` trains (gradients averaged over ranks); `model` is validated and saved.
+    net = world.wrap(model, device)
+    local_batch = world.per_rank_batch(tc.batch_size)
     optimizer = build_optimizer(model, lr=tc.lr, weight_decay=tc.weight_decay)
     grad_scaler = torch.amp.GradScaler(device.type, enabled=tc.precision == "fp16")
     quantiles = torch.tensor(cfg.model.quantiles, dtype=torch.float32, device=device)
-    steps_per_epoch = math.ceil(len(train) / tc.batch_size)
+    steps_per_epoch = world.steps_per_epoch(len(train), tc.batch_size)
     total_steps = min(tc.epochs * steps_per_epoch, tc.max_steps or math.inf)
     state = LoopState(micro_batch=tc.micro_batch)
     if resume is not None:
         state = _restore(resume, optimizer, grad_scaler, device)
-    micro = MicroBatching(tc.batch_size, state.micro_batch)
+    micro = MicroBatching(local_batch, min(state.micro_batch, local_batch))
     stop = stop or threading.Event()
     backoffs: list[str] = []
+
+    def emit(record: Mapping[str, Any]) -> None:
+        if world.is_main:  # DDP: one metrics.jsonl, written by rank 0
+            _append_jsonl(run.metrics, record)
 
     memory.snapshot("run_start", epoch=state.epoch, step=state.step)
     stop_reason: StopReason = "epochs" if state.step < total_steps else "max_steps"
@@ -170,10 +187,11 @@ def fit(
             progress.start_epoch(epoch, n_steps)
         t0, epoch_samples, loss_sum, window_loss, window_steps = time.perf_counter(), 0, 0.0, 0.0, 0
         for start in range(0, n_steps * tc.batch_size, tc.batch_size):
-            if stop.is_set():
+            if world.any(stop.is_set(), device):  # DDP: a signal on any rank stops all of them
                 stop_reason = "interrupted"
                 break
-            batch = train.batch(order[start : start + tc.batch_size])
+            global_batch = order[start : start + tc.batch_size]
+            batch = train.batch(world.shard(global_batch))  # DDP: this rank's share
             lr = lr_at(
                 state.step,
                 peak_lr=tc.lr,
@@ -183,7 +201,7 @@ def fit(
             for group in optimizer.param_groups:
                 group["lr"] = lr
             loss, grad_norm, messages = train_step(
-                model,
+                net,
                 batch,
                 optimizer,
                 grad_scaler,
@@ -193,12 +211,12 @@ def fit(
                 grad_clip=tc.grad_clip,
                 step=state.step,
                 memory=memory,
+                grad_weight=world.grad_weight(batch.size, len(global_batch)),
             )
+            loss = world.mean(loss, batch.size, device)  # DDP: the global batch's mean loss
             for m in messages:
                 backoffs.append(m)
-                _append_jsonl(
-                    run.metrics, {"kind": "oom", "epoch": epoch, "step": state.step, "message": m}
-                )
+                emit({"kind": "oom", "epoch": epoch, "step": state.step, "message": m})
                 if progress:
                     progress.note(m)
             if not math.isfinite(loss):
@@ -207,16 +225,16 @@ def fit(
                     f"lower --lr (now {tc.lr}) or use --precision fp32"
                 )
             state.step += 1
-            state.samples_seen += batch.size
-            epoch_samples += batch.size
-            loss_sum += loss * batch.size
+            world.maybe_fail(state.step)  # test hook (FOXHUNT_DDP_FAIL); no-op otherwise
+            state.samples_seen += len(global_batch)
+            epoch_samples += len(global_batch)
+            loss_sum += loss * len(global_batch)
             window_loss, window_steps = window_loss + loss, window_steps + 1
             samples_per_s = epoch_samples / max(time.perf_counter() - t0, 1e-9)
             if state.step % tc.log_every == 0:
                 snap = memory.snapshot("train_step", epoch=epoch, step=state.step)
                 mem_bytes = snap.get("cuda_allocated_bytes", snap.get("rss_bytes"))
-                _append_jsonl(
-                    run.metrics,
+                emit(
                     {
                         "kind": "step",
                         "epoch": epoch,
@@ -248,9 +266,11 @@ def fit(
         # --- validate -------------------------------------------------------------------------
         empty_cache(device)  # training's cached blocks go back before validation allocates
         memory.snapshot("before_validation", epoch=epoch, step=state.step)
+        # DDP: each rank validates its shard; the sample-weighted mean is reduced over ranks.
+        val_shard = ShardedWindows(val, world) if world.distributed else val
         val_loss = validate(
             model,
-            val,
+            val_shard,
             batch_size=tc.validation_batch_size,
             quantiles=quantiles,
             precision=tc.precision,
@@ -259,6 +279,7 @@ def fit(
             step=state.step,
             progress=progress,
         )
+        val_loss = world.mean(val_loss, len(val_shard), device)
 
         # --- checkpoint, early stopping -------------------------------------------------------
         state.epoch = epoch
@@ -271,13 +292,21 @@ def fit(
             state.epochs_without_improvement += 1
         train_loss = loss_sum / max(epoch_samples, 1)
         metrics = {"train_loss": train_loss, "val_loss": val_loss}
-        save_epoch(
-            run, model, optimizer, grad_scaler, state, sidecar, metrics, improved, int(total_steps)
-        )
+        if world.is_main:  # DDP: one checkpoint set, written by rank 0
+            save_epoch(
+                run,
+                model,
+                optimizer,
+                grad_scaler,
+                state,
+                sidecar,
+                metrics,
+                improved,
+                int(total_steps),
+            )
         memory.snapshot("after_checkpoint", epoch=epoch, step=state.step)
         seconds = time.perf_counter() - t0
-        _append_jsonl(
-            run.metrics,
+        emit(
             {
                 "kind": "epoch",
                 "epoch": epoch,
@@ -304,10 +333,10 @@ def fit(
             stop_reason = "max_steps"
 
     final = None
-    if stop_reason != "interrupted" and state.best_epoch > 0:
+    if stop_reason != "interrupted" and state.best_epoch > 0 and world.is_main:
         final = save_final(run, model, state, sidecar, stop_reason)
     for leak in memory.check_leaks():
-        _append_jsonl(run.metrics, {"kind": "memory_warning", "message": leak})
+        emit({"kind": "memory_warning", "message": leak})
     memory.snapshot("run_end", epoch=state.epoch, step=state.step)
     return FitResult(state, stop_reason, final, backoffs)
 
@@ -324,6 +353,7 @@ def train_step(
     grad_clip: float,
     step: int,
     memory: MemoryLog | None = None,
+    grad_weight: float = 1.0,
 ) -> tuple[float, float, list[str]]:
     """One optimizer step over ``batch``, in micro-batches; on OOM, finer micro-batches.
 
@@ -338,6 +368,8 @@ def train_step(
         grad_clip: Max global gradient norm (0: no clipping).
         step: Step number, for messages.
         memory: Memory log for the ``oom_retry`` snapshot.
+        grad_weight: Factor on the loss that is backpropagated (not on the one returned); DDP
+            uses it so the gradient averaged over ranks is the global batch's mean.
 
     Returns:
         ``(mean loss over the batch, gradient norm before clipping, back-off messages)``.
@@ -346,7 +378,9 @@ def train_step(
     messages: list[str] = []
     while True:
         try:
-            loss = _accumulate_gradients(model, batch, grad_scaler, micro, quantiles, precision)
+            loss = _accumulate_gradients(
+                model, batch, grad_scaler, micro, quantiles, precision, grad_weight
+            )
             break
         except Exception as e:  # only OOM is handled; everything else propagates
             if not is_oom(e):
@@ -378,17 +412,24 @@ def _accumulate_gradients(
     micro: MicroBatching,
     quantiles: torch.Tensor,
     precision: Precision,
+    grad_weight: float = 1.0,
 ) -> float:
     """Forward/backward every micro-batch of ``batch``; returns the batch's mean loss."""
     n = batch.size
     total = torch.zeros((), device=quantiles.device)
-    for a, b in micro.slices(n):
+    slices = micro.slices(n)
+    for i, (a, b) in enumerate(slices):
         mb = batch.slice(a, b).to(quantiles.device, non_blocking=True)
-        with autocast(quantiles.device, precision):
-            out = model(mb)
-        loss = quantile_loss(out.quantiles.float(), mb.target, quantiles)
-        share = (b - a) / n  # micro-batch losses are means; weight them into the batch mean
-        grad_scaler.scale(loss * share).backward()
+        # DDP: gradients are all-reduced only in the last micro-batch's backward.
+        last = i == len(slices) - 1
+        ddp = isinstance(model, DistributedDataParallel)
+        sync = model.no_sync() if ddp and not last else contextlib.nullcontext()
+        with sync:
+            with autocast(quantiles.device, precision):
+                out = model(mb)
+            loss = quantile_loss(out.quantiles.float(), mb.target, quantiles)
+            share = (b - a) / n  # micro-batch losses are means; weight them into the batch mean
+            grad_scaler.scale(loss * share * grad_weight).backward()
         total += loss.detach() * share
     return float(total)
 

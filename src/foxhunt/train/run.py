@@ -4,7 +4,9 @@
 precision, applies a memory budget, prepares the data, writes ``config.json``,
 ``features.json``, ``baselines.json`` and ``run.json``, calls :func:`foxhunt.train.loop.fit`
 with SIGINT/SIGTERM turned into a clean stop, then writes the interpretation data and the
-report. An interrupted run exits through ``KeyboardInterrupt`` (exit code 130) with every
+report. Under ``torchrun`` every rank runs this function (see :mod:`foxhunt.train.distributed`):
+all ranks prepare the data and train; rank 0 alone writes the run directory's files.
+An interrupted run exits through ``KeyboardInterrupt`` (exit code 130) with every
 complete epoch on disk; ``foxhunt train --resume RUN_DIR`` continues it.
 """
 
@@ -34,6 +36,7 @@ from foxhunt.memory.allocator import tune_cpu_allocator
 from foxhunt.memory.profile import MemoryLog
 from foxhunt.model.tft import TFT
 from foxhunt.train import checkpoint as ckpt
+from foxhunt.train.distributed import World, process_group, rank_device
 from foxhunt.train.interpret import last_window_forecast, variable_importance
 from foxhunt.train.loop import fit
 from foxhunt.train.progress import TrainProgress
@@ -86,8 +89,41 @@ def train_command(
     started = time.perf_counter()
     run, cfg, bars = _resolve_run(cfg, bars, out, resume)
     device = _check_device(cfg)
+    # torchrun: join the process group for the rest of the run (one process: nothing changes).
+    with process_group(device) as world:
+        return _train(
+            cfg,
+            bars,
+            run,
+            resume,
+            memory_budget,
+            allow_precision_change,
+            show_progress,
+            world=world,
+            device=rank_device(world, device),
+            started=started,
+        )
+
+
+def _train(
+    cfg: RunConfig,
+    bars: Path,
+    run: RunDir,
+    resume: Path | None,
+    memory_budget: str | None,
+    allow_precision_change: bool,
+    show_progress: bool,
+    *,
+    world: World,
+    device: torch.device,
+    started: float,
+) -> Path:
+    """The body of :func:`train_command`, on one rank of ``world``."""
+    if device != torch.device(cfg.train.device):
+        cfg = cfg.replace(train={"device": str(device)})  # torchrun on CUDA: cuda:LOCAL_RANK
+    per_rank = world.per_rank_batch(cfg.train.batch_size)
     if memory_budget is not None and resume is None:
-        cfg = _apply_budget(cfg, memory_budget, allow_precision_change)
+        cfg = _apply_budget(cfg, memory_budget, allow_precision_change, per_rank)
     if cfg.train.num_threads:
         torch.set_num_threads(cfg.train.num_threads)
     if device.type == "cpu":
@@ -97,20 +133,27 @@ def train_command(
     _check_windows(data, bars)
     if resume is not None:
         _check_same_data(run, data)
-    run.create()
-    if resume is None or not ckpt.complete_epochs(run.checkpoints):
-        _start_fresh(run, cfg, bars, data, memory_budget)
+    memory_path = _memory_path(run, world)
+    fresh = resume is None or not ckpt.complete_epochs(run.checkpoints)
+    if world.is_main:
+        run.create()
+        if fresh:
+            _start_fresh(run, cfg, bars, data, memory_budget)
+    world.barrier()  # the other ranks start once rank 0 has laid out the run directory
+    if fresh and not world.is_main:
+        memory_path.unlink(missing_ok=True)
 
-    torch.manual_seed(cfg.train.seed)
+    torch.manual_seed(cfg.train.seed)  # same initial weights on every rank
     model = TFT(cfg.model)
-    state = _load_last_epoch(run, model) if resume is not None else None
+    state = _load_last_epoch(run, model, world, memory_path) if resume is not None else None
     sidecar = {
         "config": cfg.to_dict(),
         "features": features_record(data.spec, data.scaler, data.fingerprint),
     }
-    memory = MemoryLog(run.memory, device)
+    memory = MemoryLog(memory_path, device)
     stop = threading.Event()
     first_epoch = state["loop"]["epoch"] + 1 if state else 1
+    show_progress = show_progress and world.is_main
     with (
         _stop_on_signals(stop),
         TrainProgress(cfg.train.epochs, first_epoch=first_epoch, enabled=show_progress) as progress,
@@ -126,8 +169,13 @@ def train_command(
             resume=state,
             stop=stop,
             progress=progress,
+            world=world,
         )
 
+    if not world.is_main:  # DDP: the run directory's files are rank 0's
+        if result.stop_reason == "interrupted":
+            raise KeyboardInterrupt(f"rank {world.rank}: training interrupted")
+        return run.root
     _update_run_info(
         run,
         stop_reason=result.stop_reason,
@@ -204,12 +252,19 @@ def _check_device(cfg: RunConfig) -> torch.device:
     return device
 
 
-def _apply_budget(cfg: RunConfig, budget: str, allow_precision_change: bool) -> RunConfig:
-    """Let the memory planner pick micro-batch, checkpointing, precision and validation batch."""
+def _apply_budget(
+    cfg: RunConfig, budget: str, allow_precision_change: bool, per_rank_batch: int
+) -> RunConfig:
+    """Let the memory planner pick micro-batch, checkpointing, precision and validation batch.
+
+    The budget is per process: under torchrun it plans for one rank's share of the batch.
+    """
     from foxhunt.memory.budget import plan_budget
     from foxhunt.memory.units import parse_bytes
 
-    plan = plan_budget(cfg, parse_bytes(budget), allow_precision_change=allow_precision_change)
+    micro = min(cfg.train.micro_batch, per_rank_batch)
+    rank_cfg = cfg.replace(train={"batch_size": per_rank_batch, "micro_batch_size": micro})
+    plan = plan_budget(rank_cfg, parse_bytes(budget), allow_precision_change=allow_precision_change)
     log.info(
         "memory budget %s: micro-batch %d x %d accumulation, checkpointing %s, %s, validation batch %d",
         budget,
@@ -268,8 +323,18 @@ def _start_fresh(
     )
 
 
-def _load_last_epoch(run: RunDir, model: TFT) -> dict[str, Any] | None:
-    """Load the last complete epoch's weights into ``model``; return its resume state."""
+def _memory_path(run: RunDir, world: World) -> Path:
+    """``memory.jsonl`` for rank 0 (and single-process runs), ``memory.rankN.jsonl`` else."""
+    return run.memory if world.is_main else run.root / f"memory.rank{world.rank}.jsonl"
+
+
+def _load_last_epoch(
+    run: RunDir, model: TFT, world: World, memory_path: Path
+) -> dict[str, Any] | None:
+    """Load the last complete epoch's weights into ``model``; return its resume state.
+
+    Every rank loads the same checkpoint; each trims only the log files it writes.
+    """
     epochs = ckpt.complete_epochs(run.checkpoints)
     if not epochs:
         log.info("%s: no complete epoch yet; starting from scratch", run.root)
@@ -285,8 +350,9 @@ def _load_last_epoch(run: RunDir, model: TFT) -> dict[str, Any] | None:
     state = ckpt.load_resume_state(ckpt.optimizer_path(run.checkpoints, epoch))
     # Drop what the discarded (partial) epoch logged; keep lines without a step (warnings).
     step = int(state["loop"]["step"])
-    truncate_jsonl(run.metrics, lambda r: r.get("step") is None or r["step"] <= step)
-    truncate_jsonl(run.memory, lambda r: r.get("epoch") is None or r["epoch"] <= epoch)
+    if world.is_main:
+        truncate_jsonl(run.metrics, lambda r: r.get("step") is None or r["step"] <= step)
+    truncate_jsonl(memory_path, lambda r: r.get("epoch") is None or r["epoch"] <= epoch)
     log.info("resuming %s after epoch %d (step %d)", run.root, epoch, state["loop"]["step"])
     return state
 
