@@ -85,8 +85,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=float,
         default=0.0,
         metavar="SECONDS",
-        help="before each job, wait up to this long for the 1-min load average to fall below "
-        "threads + 0.5 (other work on a shared machine distorts timings badly); default 0",
+        help="before each job, wait up to this long until no other process is runnable (other "
+        "work on a shared machine distorts timings badly); default 0",
     )
     p.add_argument("--out", type=Path, help="results folder (default benchmarks/results)")
     return p.parse_args(argv)
@@ -131,14 +131,32 @@ def describe(r: dict[str, Any]) -> str:
     return f"{r['job']}: done"
 
 
+def runnable_others(samples: int = 10, interval_s: float = 0.2) -> float:
+    """Mean number of runnable tasks besides this one (``/proc/loadavg``'s 4th field).
+
+    Unlike the 1-minute load average this does not remember the job that just finished, so it
+    tells at once whether other work is competing for the cores. Falls back to the load average
+    where ``/proc/loadavg`` is missing.
+    """
+    counts = []
+    for _ in range(samples):
+        try:
+            running = int(Path("/proc/loadavg").read_text().split()[3].split("/")[0])
+        except (OSError, ValueError, IndexError):
+            return os.getloadavg()[0]
+        counts.append(running - 1)  # this process is running while it reads the file
+        time.sleep(interval_s)
+    return sum(counts) / len(counts)
+
+
 def wait_for_quiet(limit_s: float, threads: int) -> float:
-    """Sleep until the 1-min load average is below ``threads + 0.5`` or ``limit_s`` has passed.
+    """Sleep until no other work competes for the cores, or ``limit_s`` has passed.
 
     Returns:
         Seconds waited.
     """
     t0 = time.perf_counter()
-    while os.getloadavg()[0] > threads + 0.5 and time.perf_counter() - t0 < limit_s:
+    while runnable_others() > 0.5 and time.perf_counter() - t0 < limit_s:
         time.sleep(5)
     return time.perf_counter() - t0
 
@@ -164,7 +182,7 @@ def execute(
     with Progress(*columns, console=console, transient=False) as progress:
         task = progress.add_task(title, total=len(jobs))
         for job in jobs:
-            if wait_quiet_s > 0 and os.getloadavg()[0] > threads + 0.5:
+            if wait_quiet_s > 0 and runnable_others() > 0.5:
                 progress.update(task, description=f"{title}: waiting for a quieter machine")
                 wait_for_quiet(wait_quiet_s, threads)
             progress.update(task, description=f"{title}: {job.name}")
