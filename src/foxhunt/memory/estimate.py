@@ -498,10 +498,11 @@ def _inference_activation_bytes(config: TFTConfig, s: _Shape) -> int:
     return stream + max(widest, lstm, attention)
 
 
-CPU_TRAINING_OVERHEAD = 136 * 2**20
+CPU_TRAINING_OVERHEAD = 105 * 2**20
 """CPU process memory a training run adds beyond its tensors: code pages of the backward kernels
 (about 29 MB of RssFile), oneDNN's primitive cache and JIT kernels, thread arenas and stacks,
-Python objects. Fitted to peak-RSS deltas at TFT-225 batch 8, 32 and 64 (docs/memory.md)."""
+Python objects. Fitted to peak-RSS deltas (VmHWM reset at the baseline) at TFT-225 batch 8, 32
+and 64 (docs/memory.md)."""
 
 CPU_INFERENCE_OVERHEAD = 12 * 2**20
 """The same for a no-grad forward (fewer kernels, no optimizer)."""

@@ -30,7 +30,7 @@ class LSTMBlock(nn.Module):
         dropout: Dropout between layers (only with ``n_layers > 1``).
         recompute: In training, recompute the LSTM's forward in backward instead of keeping its
             internals: oneDNN's training workspace is about ``16 * d_hidden`` floats per step,
-            batch row and layer (at TFT-225, batch 32: 69 MiB, the largest activation of the
+            batch row and layer (at TFT-225, batch 32: 67 MiB, the largest activation of the
             model), and recomputing costs one more LSTM forward.
     """
 
