@@ -111,19 +111,34 @@ def prepare_training_data(bars_path: Path, cfg: RunConfig) -> PreparedData:
     return PreparedData(spec, scaler, train, val, test, fingerprint)
 
 
-def _future_rows(
-    last: pl.DataFrame,
+def future_rows(
+    bars: pl.DataFrame,
     spec: FeatureSpec,
     scaler: ScalerParams,
     horizon: int,
-    intervals: dict[str, object],
     columns: list[str],
 ) -> pl.DataFrame:
-    """H synthetic rows per symbol after its last bar: scaled known features, zeros elsewhere."""
-    syms, times = [], []
-    for sym, ts in last.select("symbol", "ts").iter_rows():
-        syms += [sym] * horizon
-        times += future_timestamps(ts, horizon, intervals[sym])  # type: ignore[arg-type]
+    """H synthetic rows per symbol after its last bar: scaled known features, zeros elsewhere.
+
+    The bar interval is inferred from each symbol's bars; future times follow the Globex
+    calendar. Used by batch inference (:func:`prepare_inference_data`) and by the streaming
+    ``Forecaster``, so both see the same future inputs.
+
+    Args:
+        bars: Validated bars (``symbol``, ``ts``), each symbol's rows in time order.
+        spec: The model's feature names.
+        scaler: The model's scaler (known features are scaled with it).
+        horizon: H, rows appended per symbol.
+        columns: Output column order.
+
+    Returns:
+        ``H * n_symbols`` rows with ``columns``.
+    """
+    syms: list[str] = []
+    times: list[object] = []
+    for (sym,), group in bars.group_by("symbol", maintain_order=True):
+        syms += [str(sym)] * horizon
+        times += future_timestamps(group["ts"][-1], horizon, infer_interval(group["ts"]))
     fut = pl.DataFrame(
         {"symbol": pl.Series(syms, dtype=pl.String), "ts": pl.Series(times)}
     ).with_columns(pl.col("ts").dt.convert_time_zone("UTC").dt.cast_time_unit("us"))
@@ -191,12 +206,7 @@ def prepare_inference_data(
     columns = ["ts", "symbol", *spec.inputs, *(spec.targets if with_target else ())]
     scaled = apply_scaler(feats.select(columns), scaler).select(columns)
     if not with_target:
-        intervals = {
-            sym: infer_interval(group["ts"])
-            for (sym,), group in bars.group_by("symbol", maintain_order=True)
-        }
-        last = bars.group_by("symbol", maintain_order=True).agg(pl.col("ts").last())
-        future = _future_rows(last, spec, scaler, horizon, intervals, columns)
+        future = future_rows(bars, spec, scaler, horizon, columns)
         scaled = pl.concat([scaled, future.cast(scaled.schema)], how="vertical").sort(  # type: ignore[arg-type]
             ["symbol", "ts"], maintain_order=True
         )

@@ -39,8 +39,9 @@ import numpy as np
 import polars as pl
 import torch
 
-from foxhunt.data.calendar import future_timestamps, infer_interval, known_features, trading_date
+from foxhunt.data.calendar import trading_date
 from foxhunt.data.features import compute_features
+from foxhunt.data.pipeline import future_rows
 from foxhunt.data.scaling import apply_scaler, unscale_targets
 from foxhunt.data.static import symbol_root
 from foxhunt.data.windows import WindowDataset
@@ -260,7 +261,7 @@ class Forecaster:
         columns = ["ts", "symbol", *spec.inputs]
         scaled = apply_scaler(feats.select(columns), scaler).select(columns)
         scaled = scaled.group_by("symbol", maintain_order=True).tail(L).select(columns)
-        future = _future_rows(bars, spec, scaler, H, columns)
+        future = future_rows(bars, spec, scaler, H, columns)
         frame = pl.concat([scaled, future.cast(scaled.schema)], how="vertical").sort(  # type: ignore[arg-type]
             ["symbol", "ts"], maintain_order=True
         )
@@ -340,29 +341,3 @@ def _normalise(bars: pl.DataFrame) -> pl.DataFrame:
                 f"{WHERE}: row {r['__row']}, symbol {r['symbol']!r}, ts {r['ts']}, column {col!r}: {what} ({r[col]})"
             )
     return df.with_columns(trading_date(pl.col("ts")).cast(pl.Int32).alias("__session"))
-
-
-def _future_rows(
-    bars: pl.DataFrame, spec, scaler, horizon: int, columns: list[str]
-) -> pl.DataFrame:  # noqa: ANN001
-    """H rows per symbol after its last bar: scaled known features, zeros elsewhere.
-
-    The same rows ``foxhunt.data.pipeline.prepare_inference_data`` appends (bar interval from
-    the symbol's bars, future times on the Globex calendar).
-    """
-    syms: list[str] = []
-    times: list[object] = []
-    for (sym,), group in bars.group_by("symbol", maintain_order=True):
-        syms += [str(sym)] * horizon
-        times += future_timestamps(group["ts"][-1], horizon, infer_interval(group["ts"]))
-    fut = pl.DataFrame(
-        {"symbol": pl.Series(syms, dtype=pl.String), "ts": pl.Series(times)}
-    ).with_columns(pl.col("ts").dt.convert_time_zone("UTC").dt.cast_time_unit("us"))
-    fut = fut.with_columns(known_features(pl.col("ts")))
-    pos = {c: i for i, c in enumerate(scaler.columns)}
-    scaled_known = [
-        ((pl.col(c) - scaler.mean[pos[c]]) / scaler.std[pos[c]]).cast(pl.Float32).alias(c)
-        for c in spec.known
-    ]
-    zeros = [pl.lit(0.0, dtype=pl.Float32).alias(c) for c in (*spec.historical, *spec.static)]
-    return fut.with_columns(scaled_known + zeros).select(columns)
