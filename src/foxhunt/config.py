@@ -252,7 +252,8 @@ def tft_225() -> RunConfig:
 
 
 def demo() -> RunConfig:
-    """Small enough to train on the bundled demo bars in about a minute on 2 CPU cores.
+    """Small enough to train on the bundled demo bars in minutes on 2 CPU cores (quiet-machine
+    timing not yet measured; docs/training.md).
 
     Same feature pipeline as TFT-225 (5/210/10 inputs); narrower network and shorter encoder.
     """

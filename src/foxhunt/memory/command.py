@@ -20,7 +20,12 @@ from rich.table import Table
 
 from foxhunt.config import RunConfig
 from foxhunt.errors import InputError
-from foxhunt.memory.estimate import OTHER, estimate_memory, process_overhead_bytes
+from foxhunt.memory.estimate import (
+    OTHER,
+    estimate_for_run,
+    process_overhead_bytes,
+    run_device_type,
+)
 from foxhunt.memory.units import format_bytes, parse_bytes
 
 BUDGETS: dict[str, int] = {
@@ -84,14 +89,8 @@ def build_report(
         ``{"config", "components", "budgets", "ensemble"?, "measurement"?, "pass"}``.
     """
     t = cfg.train
-    device = "cuda" if t.device.startswith("cuda") else "cpu"
-    est = estimate_memory(
-        cfg.model,
-        t.micro_batch,
-        precision=t.precision,
-        checkpointing=t.checkpointing,
-        device=device,
-    )
+    device = run_device_type(cfg)
+    est = estimate_for_run(cfg)
     estimated: dict[str, int] = {
         "parameters": est.parameter_bytes,
         "gradients": est.gradient_bytes,

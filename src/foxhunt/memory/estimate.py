@@ -23,7 +23,7 @@ from typing import Literal
 
 import torch
 
-from foxhunt.config import Precision, TFTConfig
+from foxhunt.config import Precision, RunConfig, TFTConfig
 from foxhunt.model.checkpointing import CHECKPOINTED_BLOCKS
 from foxhunt.model.tft import BLOCK_NAMES, TFT
 
@@ -601,4 +601,21 @@ def estimate_memory(
         optimizer_transient_bytes=step_transient,
         inference_peak_bytes=inference,
         training_peak_bytes=training_peak,
+    )
+
+
+def run_device_type(cfg: RunConfig) -> DeviceType:
+    """``cuda`` or ``cpu``: the kind of device a run's ``train.device`` names."""
+    return "cuda" if cfg.train.device.startswith("cuda") else "cpu"
+
+
+def estimate_for_run(cfg: RunConfig) -> MemoryEstimate:
+    """:func:`estimate_memory` at a run's micro-batch, precision, checkpointing and device."""
+    t = cfg.train
+    return estimate_memory(
+        cfg.model,
+        t.micro_batch,
+        precision=t.precision,
+        checkpointing=t.checkpointing,
+        device=run_device_type(cfg),
     )

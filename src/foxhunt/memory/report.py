@@ -7,7 +7,7 @@ from pathlib import Path
 
 from foxhunt.config import RunConfig
 from foxhunt.errors import InputError
-from foxhunt.memory.estimate import estimate_memory
+from foxhunt.memory.estimate import estimate_for_run, run_device_type
 from foxhunt.memory.units import format_bytes
 
 _SERIES: tuple[tuple[str, str], ...] = (
@@ -109,14 +109,8 @@ def breakdown_table_markdown(cfg: RunConfig) -> str:
         A markdown table (component, bytes, human-readable) with a one-line heading.
     """
     t = cfg.train
-    device = "cuda" if t.device.startswith("cuda") else "cpu"
-    est = estimate_memory(
-        cfg.model,
-        t.micro_batch,
-        precision=t.precision,
-        checkpointing=t.checkpointing,
-        device=device,
-    )
+    device = run_device_type(cfg)
+    est = estimate_for_run(cfg)
     lines = [
         f"Estimated memory per training step (micro-batch {t.micro_batch}, {t.precision}, "
         f"checkpointing {'on' if t.checkpointing else 'off'}, {device}; live tensor bytes):",
