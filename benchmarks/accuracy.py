@@ -23,7 +23,7 @@ Controlled comparison — only the network differs:
 
 Datasets: ``demo`` (``foxhunt data demo --bars 20000 --seed 0``: synthetic ES-like 5-minute
 bars) and ``real`` (S&P 500 and NASDAQ Composite daily bars 1999-2018 shipped in the ``arch``
-wheel; see ``real_bars.py``).
+wheel; see ``foxhunt.data.index_daily``).
 
 Worker commands (each a fresh process; ``run_all.py`` drives them):
 
@@ -160,9 +160,14 @@ def write_bars(dataset: str, out: Path, n_bars: int) -> dict[str, Any]:
 
         write_demo_bars(out, n_bars=n_bars, seed=0, symbol="ES", start="2024-01-02")
         return {"source": f"foxhunt data demo --bars {n_bars} --seed 0", "path": str(out)}
-    from real_bars import write_real_bars
+    from foxhunt.data.files import write_table
+    from foxhunt.data.index_daily import index_daily_bars, provenance
 
-    return {**write_real_bars(out), "path": str(out)}
+    bars = index_daily_bars()
+    write_table(bars, out)
+    counts = {str(s): int(n) for s, n in bars.group_by("symbol").len().iter_rows()}
+    first, last = str(bars["ts"].min()), str(bars["ts"].max())
+    return {**provenance(), "bars": counts, "first": first, "last": last, "path": str(out)}
 
 
 def pf_adapter(cfg_model: Any, seed: int):  # -> torch.nn.Module
@@ -361,7 +366,16 @@ def run_train(a: argparse.Namespace) -> dict[str, Any]:
     train_over: dict[str, Any] = {"epochs": a.epochs, "seed": a.seed}
     if a.max_steps:
         train_over["max_steps"] = a.max_steps
-    cfg = cfg.replace(train=train_over)
+    model_over: dict[str, Any] = {}
+    for item in a.model_set or ():
+        key, _, value = item.partition("=")
+        current = getattr(cfg.model, key)
+        model_over[key] = type(current)(value) if not isinstance(current, str) else value
+    cfg = (
+        cfg.replace(train=train_over, model=model_over)
+        if model_over
+        else cfg.replace(train=train_over)
+    )
     prepared = prepare_training_data(a.bars, cfg)
     torch.manual_seed(a.seed)
     if a.model == "foxhunt":
@@ -408,6 +422,13 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--max-steps", type=int)
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--threads", type=int, default=2)
+    t.add_argument(
+        "--model-set",
+        action="append",
+        metavar="FIELD=VALUE",
+        help="override a demo-preset model field for both networks (experiments), e.g. "
+        "dropout=0.2 or vsn_mode=faithful",
+    )
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     if a.cmd == "bars":

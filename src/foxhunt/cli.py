@@ -30,6 +30,12 @@ def _data_demo(a: argparse.Namespace) -> None:
     write_demo_bars(a.out, n_bars=a.bars, seed=a.seed, symbol=a.symbol, start=a.start)
 
 
+def _data_index_daily(a: argparse.Namespace) -> None:
+    from foxhunt.data.index_daily import write_index_daily
+
+    write_index_daily(a.out)
+
+
 def _data_inspect(a: argparse.Namespace) -> int:
     from foxhunt.data.inspect import inspect_command
 
@@ -37,6 +43,11 @@ def _data_inspect(a: argparse.Namespace) -> int:
 
 
 def _features(a: argparse.Namespace) -> None:
+    if a.shards:
+        from foxhunt.data.shards import write_feature_store
+
+        write_feature_store(a.bars, a.out, horizon=a.horizon)
+        return
     from foxhunt.data.features import write_features
 
     write_features(a.bars, a.out, horizon=a.horizon)
@@ -149,7 +160,9 @@ def _run_config(a: argparse.Namespace) -> RunConfig:
 
 def _add_config_args(p: argparse.ArgumentParser, with_batch: bool = True) -> None:
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--preset", default="tft-225", help="named configuration: demo or tft-225 (default)")
+    g.add_argument(
+        "--preset", default="tft-225", help="named configuration: demo or tft-225 (default)"
+    )
     g.add_argument("--config", type=Path, help="a config.json (as written in a run directory)")
     if with_batch:
         p.add_argument("--batch-size", type=int, help="samples per optimizer step")
@@ -179,6 +192,13 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--start", default="2024-01-02", help="first trading day, YYYY-MM-DD")
     d.add_argument("--out", type=Path, required=True, help="output .parquet or .csv")
     d.set_defaults(func=_data_demo)
+    r = dsub.add_parser(
+        "index-daily",
+        help="write real S&P 500 / NASDAQ daily bars 1999-2018 (as ES/NQ) from the installed "
+        "arch package",
+    )
+    r.add_argument("--out", type=Path, required=True, help="output .parquet or .csv")
+    r.set_defaults(func=_data_index_daily)
     i = dsub.add_parser("inspect", help="symbols, bars, dates, interval, sessions, gaps, verdict")
     i.add_argument("path", type=Path, help="bars file, directory or glob")
     i.add_argument("--json", action="store_true", help="machine-readable output")
@@ -187,8 +207,17 @@ def build_parser() -> argparse.ArgumentParser:
     # features
     f = sub.add_parser("features", help="compute the 210/10/5 feature set and targets")
     f.add_argument("--bars", type=Path, required=True, help="bars file, directory or glob")
-    f.add_argument("--out", type=Path, required=True, help="output .parquet")
+    f.add_argument(
+        "--out", type=Path, required=True, help="output .parquet (with --shards: a folder)"
+    )
     f.add_argument("--horizon", type=int, default=10, help="target horizons h=1..H (default 10)")
+    f.add_argument(
+        "--shards",
+        action="store_true",
+        help="write a feature store: one shard per symbol + manifest.json in folder --out, "
+        "computed one symbol at a time; unchanged symbols are skipped on re-runs; "
+        "`foxhunt train --bars FOLDER` trains from it",
+    )
     f.set_defaults(func=_features)
 
     # model
@@ -201,7 +230,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     # train
     t = sub.add_parser("train", help="train a TFT on bars; writes a self-describing run directory")
-    t.add_argument("--bars", type=Path, help="bars file, directory or glob (not needed with --resume)")
+    t.add_argument(
+        "--bars",
+        type=Path,
+        help="bars file, directory or glob, or a `foxhunt features --shards` folder "
+        "(not needed with --resume)",
+    )
     _add_config_args(t)
     t.add_argument("--micro-batch-size", type=int, help="samples per forward/backward (accumulate)")
     t.add_argument("--validation-batch-size", type=int, help="samples per validation pass")

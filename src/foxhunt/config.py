@@ -74,15 +74,21 @@ class TFTConfig:
             f"hidden ({self.hidden}) must be divisible by n_heads ({self.n_heads})",
         )
         _require(self.lstm_layers >= 1, f"lstm_layers must be >= 1, got {self.lstm_layers}")
-        _require(self.encoder_length >= 1, f"encoder_length must be >= 1, got {self.encoder_length}")
+        _require(
+            self.encoder_length >= 1, f"encoder_length must be >= 1, got {self.encoder_length}"
+        )
         _require(self.horizon >= 1, f"horizon must be >= 1, got {self.horizon}")
         q = self.quantiles
         _require(len(q) >= 1, "quantiles must not be empty")
         _require(all(0.0 < x < 1.0 for x in q), f"quantiles must lie in (0, 1), got {q}")
-        _require(all(a < b for a, b in zip(q, q[1:], strict=False)), f"quantiles must increase: {q}")
+        _require(
+            all(a < b for a, b in zip(q, q[1:], strict=False)), f"quantiles must increase: {q}"
+        )
         _require(0.0 <= self.dropout < 1.0, f"dropout must be in [0, 1), got {self.dropout}")
         _require(self.vsn_mode in ("fused", "faithful"), f"unknown vsn_mode {self.vsn_mode!r}")
-        _require(self.variable_width >= 1, f"variable_width must be >= 1, got {self.variable_width}")
+        _require(
+            self.variable_width >= 1, f"variable_width must be >= 1, got {self.variable_width}"
+        )
         _require(self.vsn_chunk >= 1, f"vsn_chunk must be >= 1, got {self.vsn_chunk}")
 
     @property
@@ -116,7 +122,9 @@ class DataConfig:
 
     def __post_init__(self) -> None:
         _require(0.0 <= self.val_fraction < 1.0, f"val_fraction out of range: {self.val_fraction}")
-        _require(0.0 <= self.test_fraction < 1.0, f"test_fraction out of range: {self.test_fraction}")
+        _require(
+            0.0 <= self.test_fraction < 1.0, f"test_fraction out of range: {self.test_fraction}"
+        )
         _require(
             self.val_fraction + self.test_fraction < 1.0,
             "val_fraction + test_fraction must leave bars for training",
@@ -165,18 +173,26 @@ class TrainConfig:
     def __post_init__(self) -> None:
         _require(self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}")
         mb = self.micro_batch_size
-        _require(mb is None or 1 <= mb <= self.batch_size, f"micro_batch_size must be in [1, batch_size], got {mb}")
+        _require(
+            mb is None or 1 <= mb <= self.batch_size,
+            f"micro_batch_size must be in [1, batch_size], got {mb}",
+        )
         _require(
             self.validation_batch_size >= 1,
             f"validation_batch_size must be >= 1, got {self.validation_batch_size}",
         )
         _require(self.epochs >= 1, f"epochs must be >= 1, got {self.epochs}")
-        _require(self.max_steps is None or self.max_steps >= 1, f"max_steps must be >= 1: {self.max_steps}")
+        _require(
+            self.max_steps is None or self.max_steps >= 1,
+            f"max_steps must be >= 1: {self.max_steps}",
+        )
         _require(self.lr > 0, f"lr must be > 0, got {self.lr}")
         _require(self.weight_decay >= 0, f"weight_decay must be >= 0, got {self.weight_decay}")
         _require(self.warmup_steps >= 0, f"warmup_steps must be >= 0, got {self.warmup_steps}")
         _require(self.grad_clip >= 0, f"grad_clip must be >= 0, got {self.grad_clip}")
-        _require(self.precision in ("fp32", "bf16", "fp16"), f"unknown precision {self.precision!r}")
+        _require(
+            self.precision in ("fp32", "bf16", "fp16"), f"unknown precision {self.precision!r}"
+        )
         _require(self.patience >= 1, f"patience must be >= 1, got {self.patience}")
         _require(self.log_every >= 1, f"log_every must be >= 1, got {self.log_every}")
 
@@ -266,7 +282,9 @@ def demo() -> RunConfig:
         dropout=0.1,
         variable_width=8,
     )
-    train = TrainConfig(batch_size=64, validation_batch_size=256, epochs=3, lr=3e-3, warmup_steps=20)
+    train = TrainConfig(
+        batch_size=64, validation_batch_size=256, epochs=3, lr=3e-3, warmup_steps=20
+    )
     return RunConfig(model=model, train=train, data=DataConfig(stride=2), preset="demo")
 
 

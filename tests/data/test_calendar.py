@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import polars as pl
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from foxhunt.data.calendar import (
     KNOWN_FEATURES,
@@ -15,6 +17,7 @@ from foxhunt.data.calendar import (
     infer_interval,
     is_open,
     known_features,
+    project_bar_times,
     session_bar_times,
 )
 
@@ -80,3 +83,33 @@ def test_closed_time_and_interval() -> None:
     assert infer_interval(bars[:10] + bars[20:]) == FIVE
     with pytest.raises(ValueError):
         infer_interval(bars[:1])
+
+
+def test_daily_bars_keep_their_clock_time_over_weekends() -> None:
+    # Daily bars stamped at the cash close, 15:00 CT = 21:00 UTC in winter.
+    got = future_timestamps(utc(2024, 1, 4, 21, 0), 3, timedelta(days=1))  # Thursday
+    assert got == [utc(2024, 1, 5, 21, 0), utc(2024, 1, 8, 21, 0), utc(2024, 1, 9, 21, 0)]
+    # Stamped at 00:00 UTC (18:00 CT the evening before, Globex's next trading day).
+    got = future_timestamps(utc(2024, 1, 5, 0, 0), 2, timedelta(days=1))  # Friday's session
+    assert got == [utc(2024, 1, 8, 0, 0), utc(2024, 1, 9, 0, 0)]  # Monday's, Tuesday's
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    minutes=st.integers(0, 366 * 24 * 12 - 1).map(lambda k: 5 * k),
+    step=st.sampled_from([5, 15, 30, 60]),
+)
+def test_intraday_projection_is_the_next_open_grid_time(minutes: int, step: int) -> None:
+    """Brute force: from an open bar on the interval's grid, each scheduled bar is the first
+    later grid time (every ``step`` minutes, aligned to 17:00 CT) at which Globex is open."""
+    start = utc(2024, 1, 1) + timedelta(minutes=minutes)
+    start -= timedelta(minutes=minutes % step)
+    interval = timedelta(minutes=step)
+    assume(is_open(start))
+    got = project_bar_times(pl.Series([start]), 4, interval).row(0)
+    want, t = [], start
+    while len(want) < 4:
+        t += interval
+        if is_open(t):
+            want.append(t)
+    assert list(got) == want

@@ -203,23 +203,12 @@ def test_docs_list_every_feature_family() -> None:
     assert "**210**" in docs
 
 
-def _real_sp500() -> Path | None:
-    root = Path(__file__).parents[2]
-    hits = sorted(root.glob(".venv-bench/lib/python*/site-packages/arch/data/sp500/sp500.csv.gz"))
-    return hits[0] if hits else None
+def test_real_market_bars_prefix_matches_full_run() -> None:
+    """Real daily S&P 500 bars (shipped in the arch wheel): finite features, prefix == full run."""
+    from foxhunt.data.index_daily import index_daily_bars
 
-
-@pytest.mark.skipif(_real_sp500() is None, reason="needs arch's S&P 500 daily bars (.venv-bench)")
-def test_real_market_bars_prefix_matches_full_run(tmp_path: Path) -> None:
-    """Real daily S&P 500 bars (arch package data): finite features, prefix == full run."""
-    import gzip
-
-    from foxhunt.data.bars import read_bars
-
-    csv = tmp_path / "sp500.csv"
-    csv.write_bytes(gzip.decompress(_real_sp500().read_bytes()))  # type: ignore[union-attr]
-    bars = read_bars(csv)
-    assert bars.height == 5031 and bars["symbol"][0] == "SP500"
+    bars = index_daily_bars().filter(pl.col("symbol") == "ES")
+    assert bars.height == 5031
     full = compute_features(bars, 10)
     assert np.isfinite(full.select(pl.exclude("ts", "symbol")).to_numpy()).all()
     for cut in (260, 2345):

@@ -8,6 +8,7 @@ import pytest
 import torch
 from torch.utils.data import BatchSampler, DataLoader, SequentialSampler
 
+from foxhunt.data.calendar import known_features
 from foxhunt.data.features import compute_features, feature_spec
 from foxhunt.data.windows import WindowDataset, collate
 from foxhunt.model.batch import TFTBatch
@@ -112,3 +113,29 @@ def test_scaler_inside_equals_apply_scaler_first(panel_features: pl.DataFrame) -
     b = WindowDataset(panel_features, SPEC, L, H, scaler=params)
     for name in ("historical", "known", "static", "target"):
         torch.testing.assert_close(getattr(a, name), getattr(b, name), rtol=1e-6, atol=1e-6)
+
+
+def test_decoder_known_inputs_follow_the_calendar_not_the_next_rows(
+    panel_features: pl.DataFrame,
+) -> None:
+    """A missing hour of bars (a holiday, a data gap): windows whose next H rows jump over it
+    get the scheduled bar times' calendar features in the decoder, all others the next rows."""
+    es = panel_features.filter(pl.col("symbol") == "ES")
+    gap = es["ts"][400], es["ts"][411]  # drop 12 bars = one hour
+    holed = es.filter((pl.col("ts") < gap[0]) | (pl.col("ts") > gap[1]))
+    plain = WindowDataset(es, SPEC, L, H)
+    ds = WindowDataset(holed, SPEC, L, H)
+    assert plain.calendar_windows == 0
+    # Origins at rows 390..399 of ``holed`` have the gap inside their next H rows.
+    assert ds.calendar_windows == H
+    origin_rows = ds.origin_rows()
+    hit = int(np.flatnonzero(origin_rows == 395)[0])
+    batch = ds.batch([hit, hit - 10])
+    scheduled = es["ts"][396 : 396 + H]  # the bars that were dropped, on the 5-minute grid
+    want = pl.DataFrame({"ts": scheduled}).select(known_features(pl.col("ts")))
+    np.testing.assert_allclose(
+        batch.known[0, L:].numpy(), want.select(SPEC.known).to_numpy(), rtol=1e-6, atol=1e-6
+    )
+    rows = holed.select(SPEC.known).to_numpy()
+    np.testing.assert_array_equal(batch.known[0, :L].numpy(), rows[395 - L + 1 : 396])
+    np.testing.assert_array_equal(batch.known[1].numpy(), rows[385 - L + 1 : 386 + H])

@@ -142,38 +142,91 @@ def known_features(ts: pl.Expr) -> list[pl.Expr]:
     return [e.alias(name) for e, name in zip(exprs, KNOWN_FEATURES, strict=True)]
 
 
-# --- Python-side calendar --------------------------------------------------------------------
+# --- projecting bar times ------------------------------------------------------------------
+
+
+def next_session_open(ts: pl.Expr) -> pl.Expr:
+    """The first 17:00 CT session open strictly after ``ts`` (UTC in, UTC out).
+
+    Sessions open Sunday to Thursday evenings; 17:00 CT is never inside a DST change.
+    """
+    ct = exchange_time(ts)
+    date = ct.dt.date()
+    date = (
+        pl.when(clock_minutes(ts) >= float(_OPEN_MIN)).then(date.dt.offset_by("1d")).otherwise(date)
+    )
+    wd = date.dt.weekday()  # Mon=1 .. Sun=7; Friday and Saturday evenings have no open
+    skip = pl.when(wd == 5).then(2).when(wd == 6).then(1).otherwise(0)
+    day = date + pl.duration(days=skip)
+    wall = day.cast(pl.Datetime("us")).dt.offset_by(f"{SESSION_OPEN.hour}h")
+    return wall.dt.replace_time_zone(EXCHANGE_TZ).dt.convert_time_zone("UTC")
+
+
+def next_bar_time(ts: pl.Expr, interval: timedelta) -> pl.Expr:
+    """The scheduled open time of the bar after a bar opening at ``ts`` (UTC).
+
+    Intraday bars (``interval`` under a day) step by ``interval`` while Globex is open; a step
+    that lands in the daily halt or the weekend goes to the next 17:00 CT session open. Daily
+    (or longer) bars keep their clock time and skip to the next step whose trading session is a
+    weekday, so a daily bar stamped at the cash close stays at the cash close. Holidays are not
+    modelled: this is the exchange's normal schedule.
+    """
+    step = ts + pl.lit(interval)
+    if interval >= timedelta(days=1):
+        for _ in range(3):  # at most a weekend to skip (each skip moves >= 1 day)
+            weekend = trading_date(step).dt.weekday() >= 6
+            step = pl.when(weekend).then(step + pl.lit(interval)).otherwise(step)
+        return step
+    return pl.when(closed_time(step)).then(next_session_open(ts)).otherwise(step)
+
+
+def project_bar_times(last_ts: pl.Series, n: int, interval: timedelta) -> pl.DataFrame:
+    """The next ``n`` scheduled bar open times after each of ``last_ts``.
+
+    The one definition of "future bar times" in foxhunt: the decoder's known-future inputs of
+    every window (training, evaluation, ``predict``, the streaming ``Forecaster``) come from
+    these times, never from the bars that actually followed, so what a window sees does not
+    depend on data that was not yet known at its origin (a holiday, a gap in the data).
+
+    Args:
+        last_ts: Bar open times, ``Datetime(time_zone="UTC")`` (or naive meaning UTC).
+        n: Steps to project.
+        interval: The bar interval (see :func:`infer_interval`); must be positive.
+
+    Returns:
+        ``len(last_ts)`` rows, columns ``step1 .. step{n}`` (UTC datetimes, µs).
+    """
+    if interval <= timedelta(0):
+        raise ValueError(f"interval must be positive, got {interval}")
+    ts = last_ts.cast(pl.Datetime("us", last_ts.dtype.time_zone or "UTC"))  # type: ignore[union-attr]
+    frame = pl.DataFrame({"step0": ts.dt.convert_time_zone("UTC")})
+    for k in range(1, n + 1):
+        frame = frame.with_columns(
+            next_bar_time(pl.col(f"step{k - 1}"), interval).alias(f"step{k}")
+        )
+    return frame.drop("step0")
+
+
+def future_timestamps(last_ts: datetime, n: int, interval: timedelta) -> list[datetime]:
+    """The next ``n`` scheduled bar open times after ``last_ts`` (see :func:`project_bar_times`).
+
+    Args:
+        last_ts: The last observed bar's open time (tz-aware, or naive meaning UTC).
+        n: How many future bar times.
+        interval: The bar interval.
+
+    Returns:
+        ``n`` tz-aware UTC datetimes, strictly increasing, all after ``last_ts``.
+    """
+    t = last_ts if last_ts.tzinfo is not None else last_ts.replace(tzinfo=UTC)
+    row = project_bar_times(pl.Series([t.astimezone(UTC)]), n, interval).row(0)
+    return list(row)
 
 
 def is_open(t: datetime) -> bool:
     """Whether Globex is normally open at instant ``t`` (tz-aware; naive means UTC)."""
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=UTC)
-    ct = t.astimezone(_CT)
-    minute = ct.hour * 60 + ct.minute
-    wd = ct.weekday()  # Mon=0 .. Sun=6
-    if wd == 5:
-        return False
-    if wd == 6:
-        return minute >= _OPEN_MIN
-    if wd == 4 and minute >= _CLOSE_MIN:
-        return False
-    return not (_CLOSE_MIN <= minute < _OPEN_MIN)
-
-
-def next_session_open(t: datetime) -> datetime:
-    """The first 17:00 CT session open strictly after ``t`` (UTC, tz-aware)."""
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=UTC)
-    ct = t.astimezone(_CT)
-    day = ct.date()
-    for _ in range(8):
-        candidate = datetime.combine(day, SESSION_OPEN, tzinfo=_CT)
-        # Sessions open Sunday..Thursday evenings.
-        if candidate > ct and candidate.weekday() in (6, 0, 1, 2, 3):
-            return candidate.astimezone(UTC)
-        day += timedelta(days=1)
-    raise AssertionError("unreachable: a session opens every week")
+    t = t if t.tzinfo is not None else t.replace(tzinfo=UTC)
+    return not pl.select(closed_time(pl.lit(t.astimezone(UTC)))).item()
 
 
 def session_bar_times(trading_day: datetime | str, interval: timedelta) -> list[datetime]:
@@ -193,33 +246,6 @@ def session_bar_times(trading_day: datetime | str, interval: timedelta) -> list[
     start = datetime.combine(prev, SESSION_OPEN, tzinfo=_CT).astimezone(UTC)
     n = int(timedelta(minutes=SESSION_MINUTES) / interval)
     return [start + k * interval for k in range(n)]
-
-
-def future_timestamps(last_ts: datetime, n: int, interval: timedelta) -> list[datetime]:
-    """The next ``n`` bar open times after ``last_ts`` on the Globex calendar.
-
-    Steps by ``interval`` while the market is open; a step that lands in the daily halt or the
-    weekend jumps to the next 17:00 CT open. Holidays are not modelled.
-
-    Args:
-        last_ts: the last observed bar's open time (tz-aware, or naive meaning UTC).
-        n: how many future bar times.
-        interval: the bar interval (see :func:`infer_interval`).
-
-    Returns:
-        ``n`` tz-aware UTC datetimes, strictly increasing, all after ``last_ts``.
-    """
-    if interval <= timedelta(0):
-        raise ValueError(f"interval must be positive, got {interval}")
-    t = last_ts if last_ts.tzinfo is not None else last_ts.replace(tzinfo=UTC)
-    t = t.astimezone(UTC)
-    out: list[datetime] = []
-    while len(out) < n:
-        t = t + interval
-        if not is_open(t):
-            t = next_session_open(t - interval)
-        out.append(t)
-    return out
 
 
 def infer_interval(ts: pl.Series | Sequence[datetime]) -> timedelta:

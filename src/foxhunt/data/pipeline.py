@@ -5,7 +5,7 @@ scaler fitted on train -> scaled tables -> :class:`WindowDataset` per split.
 
 Inference: the same features, scaled with the stored params. For forecasting
 (``with_target=False``) each symbol gets H synthetic future rows after its last bar whose known
-(calendar) features come from :func:`foxhunt.data.calendar.future_timestamps`; their other
+(calendar) features come from :func:`foxhunt.data.calendar.project_bar_times`; their other
 columns are 0 and never read (observed inputs only cover the encoder).
 """
 
@@ -15,18 +15,22 @@ import hashlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
 from foxhunt.config import RunConfig
 from foxhunt.data.bars import read_bars
-from foxhunt.data.calendar import future_timestamps, infer_interval, known_features
+from foxhunt.data.calendar import infer_interval, known_features, project_bar_times
 from foxhunt.data.features import FeatureSpec, compute_features, feature_spec
-from foxhunt.data.scaling import ScalerParams, apply_scaler, fit_scaler
+from foxhunt.data.scaling import ScalerParams, fit_scaler
 from foxhunt.data.splits import split_by_time
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError
+
+if TYPE_CHECKING:
+    from foxhunt.data.shard_cache import Coordinator
 
 log = logging.getLogger(__name__)
 
@@ -64,19 +68,31 @@ def bars_fingerprint(bars: pl.DataFrame) -> str:
     return h.hexdigest()
 
 
-def prepare_training_data(bars_path: Path, cfg: RunConfig) -> PreparedData:
+def prepare_training_data(
+    bars_path: Path, cfg: RunConfig, *, coordinator: Coordinator | None = None
+) -> PreparedData:
     """Read bars and build scaled train/val/test window datasets.
 
     Args:
-        bars_path: bars file, directory or glob.
+        bars_path: bars file, directory or glob; or a feature store written by
+            ``foxhunt features --shards`` (a folder with ``manifest.json``), whose windows are
+            built once and memory-mapped (:mod:`foxhunt.data.shard_cache`).
         cfg: run config (encoder length, horizon, split fractions, embargo, stride).
+        coordinator: with a feature store under torchrun, the rank's ``World``: its main
+            process builds the window cache while the others wait. Unused for bars.
 
     Returns:
         The prepared datasets with spec, scaler and bars fingerprint.
 
     Raises:
-        DataError: bad bars, too few bars for warm-up + windows, or a split too short.
+        DataError: bad bars or store, too few bars for warm-up + windows, or a split too short.
     """
+    from foxhunt.data.shards import is_feature_store  # imports this module
+
+    if is_feature_store(bars_path):
+        from foxhunt.data.shard_cache import prepare_store_data
+
+        return prepare_store_data(Path(bars_path), cfg, coordinator)
     L, H = cfg.model.encoder_length, cfg.model.horizon
     spec = feature_spec(H)
     bars = read_bars(
@@ -112,22 +128,20 @@ def prepare_training_data(bars_path: Path, cfg: RunConfig) -> PreparedData:
 
 
 def future_rows(
-    bars: pl.DataFrame,
-    spec: FeatureSpec,
-    scaler: ScalerParams,
-    horizon: int,
-    columns: list[str],
+    bars: pl.DataFrame, spec: FeatureSpec, horizon: int, columns: list[str]
 ) -> pl.DataFrame:
-    """H synthetic rows per symbol after its last bar: scaled known features, zeros elsewhere.
+    """H rows per symbol after its last bar, at the scheduled bar times, unscaled.
 
-    The bar interval is inferred from each symbol's bars; future times follow the Globex
-    calendar. Used by batch inference (:func:`prepare_inference_data`) and by the streaming
-    ``Forecaster``, so both see the same future inputs.
+    Their known (calendar) columns hold the scheduled times' features; every other column is 0
+    and never read (observed inputs only cover the encoder, static inputs come from the origin
+    row). The times are :func:`foxhunt.data.calendar.project_bar_times` from each symbol's last
+    bar with its inferred interval — the same schedule ``WindowDataset`` uses for every
+    window's decoder, so batch inference (:func:`prepare_inference_data`) and the streaming
+    ``Forecaster`` see the same future inputs at every origin.
 
     Args:
         bars: Validated bars (``symbol``, ``ts``), each symbol's rows in time order.
         spec: The model's feature names.
-        scaler: The model's scaler (known features are scaled with it).
         horizon: H, rows appended per symbol.
         columns: Output column order.
 
@@ -135,21 +149,18 @@ def future_rows(
         ``H * n_symbols`` rows with ``columns``.
     """
     syms: list[str] = []
-    times: list[object] = []
+    times: list[pl.Series] = []
     for (sym,), group in bars.group_by("symbol", maintain_order=True):
+        ts = group["ts"]
+        scheduled = project_bar_times(ts.tail(1), horizon, infer_interval(ts)).row(0)
         syms += [str(sym)] * horizon
-        times += future_timestamps(group["ts"][-1], horizon, infer_interval(group["ts"]))
+        times.append(pl.Series(scheduled))
     fut = pl.DataFrame(
-        {"symbol": pl.Series(syms, dtype=pl.String), "ts": pl.Series(times)}
+        {"symbol": pl.Series(syms, dtype=pl.String), "ts": pl.concat(times)}
     ).with_columns(pl.col("ts").dt.convert_time_zone("UTC").dt.cast_time_unit("us"))
     fut = fut.with_columns(known_features(pl.col("ts")))
-    pos = {c: i for i, c in enumerate(scaler.columns)}
-    scaled_known = [
-        ((pl.col(c) - scaler.mean[pos[c]]) / scaler.std[pos[c]]).cast(pl.Float32).alias(c)
-        for c in spec.known
-    ]
-    zeros = [pl.lit(0.0, dtype=pl.Float32).alias(c) for c in (*spec.historical, *spec.static)]
-    return fut.with_columns(scaled_known + zeros).select(columns)
+    zeros = [pl.lit(0.0).alias(c) for c in (*spec.historical, *spec.static)]
+    return fut.with_columns(zeros).select(columns)
 
 
 def prepare_inference_data(
@@ -204,10 +215,12 @@ def prepare_inference_data(
     if spec.warmup != ours.warmup:
         log.warning("model warm-up %d differs from this version's %d", spec.warmup, ours.warmup)
     columns = ["ts", "symbol", *spec.inputs, *(spec.targets if with_target else ())]
-    scaled = apply_scaler(feats.select(columns), scaler).select(columns)
+    frame = feats.select(columns)
     if not with_target:
-        future = future_rows(bars, spec, scaler, horizon, columns)
-        scaled = pl.concat([scaled, future.cast(scaled.schema)], how="vertical").sort(  # type: ignore[arg-type]
+        future = future_rows(bars, spec, horizon, columns)
+        frame = pl.concat([frame, future.cast(frame.schema)], how="vertical").sort(  # type: ignore[arg-type]
             ["symbol", "ts"], maintain_order=True
         )
-    return WindowDataset(scaled, spec, encoder_length, horizon, with_target=with_target)
+    return WindowDataset(
+        frame, spec, encoder_length, horizon, with_target=with_target, scaler=scaler
+    )

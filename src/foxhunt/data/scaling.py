@@ -91,17 +91,25 @@ def fit_scaler(train: pl.DataFrame, spec: FeatureSpec) -> ScalerParams:
     missing = [c for c in (*cols, *spec.targets) if c not in train.columns]
     if missing:
         raise DataError(f"training features lack column {missing[0]!r}")
-    stats = train.select(
-        *[pl.col(c).cast(pl.Float64).mean().alias(f"m{i}") for i, c in enumerate(cols)],
-        *[pl.col(c).cast(pl.Float64).std(ddof=0).alias(f"s{i}") for i, c in enumerate(cols)],
-        *[pl.col(c).std(ddof=0).alias(f"t{i}") for i, c in enumerate(spec.targets)],
-    ).row(0, named=True)
+    moments = [_moments(train.get_column(c)) for c in cols]
     return ScalerParams(
         columns=tuple(cols),
-        mean=tuple(float(stats[f"m{i}"]) for i in range(len(cols))),
-        std=tuple(_safe_std(stats[f"s{i}"]) for i in range(len(cols))),
-        target_std=tuple(_safe_std(stats[f"t{i}"]) for i in range(len(spec.targets))),
+        mean=tuple(m for m, _ in moments),
+        std=tuple(_safe_std(s) for _, s in moments),
+        target_std=tuple(_safe_std(_moments(train.get_column(c))[1]) for c in spec.targets),
     )
+
+
+def _moments(col: pl.Series) -> tuple[float, float | None]:
+    """Mean and population std of one column, in float64.
+
+    The column is made contiguous first: polars sums chunk by chunk, so the same values split
+    into different chunks (which depends on thread count and on how the table was assembled,
+    e.g. from bars or from per-symbol feature shards) would round differently in the last bit.
+    """
+    x = col.cast(pl.Float64).rechunk()
+    mean = x.mean()
+    return float(mean) if mean is not None else math.nan, x.std(ddof=0)  # type: ignore[arg-type]
 
 
 def apply_scaler(df: pl.DataFrame, params: ScalerParams) -> pl.DataFrame:

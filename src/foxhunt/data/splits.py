@@ -12,6 +12,7 @@ encoder bar begins. The fractions apply to the rows left after removing the emba
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import polars as pl
@@ -47,6 +48,58 @@ def split_sizes(
     return usable - n_val - n_test, n_val, n_test
 
 
+def split_bounds(
+    counts: Iterable[tuple[str, int]],
+    *,
+    val_fraction: float,
+    test_fraction: float,
+    embargo: int,
+    min_rows: int | None = None,
+) -> dict[str, tuple[int, int, int, int]]:
+    """Where each symbol's splits start and end, from its row count alone.
+
+    Args:
+        counts: ``(symbol, rows)`` pairs, in table order.
+        val_fraction: share of each symbol's usable rows for validation (0 for none).
+        test_fraction: share for test (0 for none).
+        embargo: rows dropped between train|val and val|test.
+        min_rows: fewest rows a non-empty split may have per symbol; defaults to
+            ``max(embargo, 1)``.
+
+    Returns:
+        symbol -> ``(train_end, val_start, val_end, test_start)`` row offsets within the
+        symbol's rows (train is ``[0, train_end)``, test runs to the symbol's last row).
+
+    Raises:
+        DataError: a requested split would have fewer than ``min_rows`` rows for a symbol.
+    """
+    if embargo < 0:
+        raise ValueError(f"embargo must be >= 0, got {embargo}")
+    if not (0 <= val_fraction < 1 and 0 <= test_fraction < 1 and val_fraction + test_fraction < 1):
+        raise ValueError(f"bad fractions: val {val_fraction}, test {test_fraction}")
+    need = max(embargo, 1) if min_rows is None else min_rows
+    bounds = {}
+    for sym, n in counts:
+        n_train, n_val, n_test = split_sizes(
+            n, val_fraction=val_fraction, test_fraction=test_fraction, embargo=embargo
+        )
+        for name, rows, wanted in (
+            ("train", n_train, True),
+            ("validation", n_val, val_fraction > 0),
+            ("test", n_test, test_fraction > 0),
+        ):
+            if wanted and rows < need:
+                raise DataError(
+                    f"symbol {sym!r}: {n} feature rows leave {max(rows, 0)} for {name} "
+                    f"(need >= {need}; embargo {embargo} x2, val {val_fraction}, "
+                    f"test {test_fraction}); use more bars"
+                )
+        val_start = n_train + (embargo if val_fraction > 0 else 0)
+        test_start = val_start + n_val + (embargo if test_fraction > 0 else 0)
+        bounds[sym] = (n_train, val_start, val_start + n_val, test_start)
+    return bounds
+
+
 def split_by_time(
     features: pl.DataFrame,
     *,
@@ -72,31 +125,14 @@ def split_by_time(
     Raises:
         DataError: a requested split would have fewer than ``min_rows`` rows for a symbol.
     """
-    if embargo < 0:
-        raise ValueError(f"embargo must be >= 0, got {embargo}")
-    if not (0 <= val_fraction < 1 and 0 <= test_fraction < 1 and val_fraction + test_fraction < 1):
-        raise ValueError(f"bad fractions: val {val_fraction}, test {test_fraction}")
-    need = max(embargo, 1) if min_rows is None else min_rows
     counts = features.group_by("symbol", maintain_order=True).len()
-    bounds = {}
-    for sym, n in counts.iter_rows():
-        n_train, n_val, n_test = split_sizes(
-            n, val_fraction=val_fraction, test_fraction=test_fraction, embargo=embargo
-        )
-        for name, rows, wanted in (
-            ("train", n_train, True),
-            ("validation", n_val, val_fraction > 0),
-            ("test", n_test, test_fraction > 0),
-        ):
-            if wanted and rows < need:
-                raise DataError(
-                    f"symbol {sym!r}: {n} feature rows leave {max(rows, 0)} for {name} "
-                    f"(need >= {need}; embargo {embargo} x2, val {val_fraction}, "
-                    f"test {test_fraction}); use more bars"
-                )
-        val_start = n_train + (embargo if val_fraction > 0 else 0)
-        test_start = val_start + n_val + (embargo if test_fraction > 0 else 0)
-        bounds[sym] = (n_train, val_start, val_start + n_val, test_start)
+    bounds = split_bounds(
+        counts.iter_rows(),
+        val_fraction=val_fraction,
+        test_fraction=test_fraction,
+        embargo=embargo,
+        min_rows=min_rows,
+    )
 
     table = pl.DataFrame(
         {

@@ -6,9 +6,17 @@ array, so a batch that mixes symbols is still one indexing operation. Window i i
 row t; its batch is gathered on demand:
 
 * historical: rows t-L+1 .. t                  -> [B, L, V_h]
-* known:      rows t-L+1 .. t+H                -> [B, L+H, V_k]
+* known:      rows t-L+1 .. t (encoder), then the H *scheduled* bar times after t (decoder)
+                                               -> [B, L+H, V_k]
 * static:     row t                            -> [B, S]
 * target:     ``target__h1..hH`` at row t      -> [B, H]   (log(close[t+h]/close[t]), scaled)
+
+The decoder's known-future inputs describe the bar times the calendar schedules after the
+origin (:func:`foxhunt.data.calendar.project_bar_times`), not the bars that actually followed:
+a live forecaster cannot know of a holiday or a data gap ahead, so neither may a training window
+or a past origin in ``predict``. Where the next H rows are the scheduled times (almost every
+window of intraday data) they are read from the table; the other windows get their decoder
+rows from a small side array (``calendar_windows``).
 
 Host memory is O(rows x features), not O(windows x window length x features).
 """
@@ -22,6 +30,7 @@ import polars as pl
 import torch
 from torch.utils.data import Dataset
 
+from foxhunt.data.calendar import infer_interval, known_features, project_bar_times
 from foxhunt.data.features import FeatureSpec
 from foxhunt.data.scaling import ScalerParams
 from foxhunt.errors import DataError
@@ -62,6 +71,8 @@ class WindowDataset(Dataset):
         with_target: gather targets (training/evaluation) or not (inference).
         scaler: when given, ``frame`` is unscaled and is scaled while the arrays are filled
             (same result as ``apply_scaler`` first, without a scaled copy of the table).
+            Without it the frame holds the model's inputs as they are, and the decoder rows
+            computed from the calendar are left unscaled too.
 
     Raises:
         DataError: a column is missing or ``horizon`` does not match ``spec.targets``.
@@ -78,10 +89,7 @@ class WindowDataset(Dataset):
         with_target: bool = True,
         scaler: ScalerParams | None = None,
     ) -> None:
-        if encoder_length < 1 or horizon < 1 or stride < 1:
-            raise ValueError(f"need L, H, stride >= 1, got {encoder_length}, {horizon}, {stride}")
-        if with_target and len(spec.targets) != horizon:
-            raise DataError(f"spec has {len(spec.targets)} targets but horizon is {horizon}")
+        _check_sizes(spec, encoder_length, horizon, stride, with_target)
         needed = [*spec.inputs, *(spec.targets if with_target else ())]
         missing = [c for c in needed if c not in frame.columns]
         if missing:
@@ -123,8 +131,75 @@ class WindowDataset(Dataset):
             t_std = scaler.target_std[:horizon] if scaler is not None else None
             self.target = _row_major(frame, spec.targets, None, t_std)
         self._ts = frame.get_column("ts").dt.epoch("us").to_numpy()  # (N,) int64 µs
+        self._index(starts, lengths, scaler)
 
-        L, H = encoder_length, horizon
+    @classmethod
+    def from_arrays(
+        cls,
+        spec: FeatureSpec,
+        encoder_length: int,
+        horizon: int,
+        *,
+        historical: torch.Tensor,
+        known: torch.Tensor,
+        static: torch.Tensor,
+        target: torch.Tensor | None,
+        ts: np.ndarray,
+        symbols: Sequence[str],
+        lengths: Sequence[int] | np.ndarray,
+        stride: int = 1,
+        scaler: ScalerParams | None = None,
+    ) -> WindowDataset:
+        """Windows over row arrays that are already filled (e.g. memory-mapped); nothing is copied.
+
+        The arrays are those a dataset built from a frame holds: each symbol's rows one
+        contiguous block, in the order of ``symbols``.
+
+        Args:
+            spec: the feature names.
+            encoder_length: L.
+            horizon: H.
+            historical: (N, V_h) float32 rows.
+            known: (N, V_k).
+            static: (N, S).
+            target: (N, H), or None for a dataset without targets.
+            ts: (N,) int64, each row's time in epoch microseconds (UTC).
+            symbols: the symbol of each block.
+            lengths: rows per block (summing to N).
+            stride: as for the constructor.
+            scaler: the params the arrays were scaled with, so the decoder rows computed from
+                the calendar are scaled alike; None when the arrays are unscaled.
+
+        Raises:
+            DataError: an array's shape does not match ``spec``, ``lengths`` or ``horizon``.
+        """
+        _check_sizes(spec, encoder_length, horizon, stride, target is not None)
+        n = int(np.sum(lengths))
+        want = {"historical": len(spec.historical), "known": len(spec.known)}
+        want |= {"static": len(spec.static), "target": horizon}
+        arrays = {"historical": historical, "known": known, "static": static, "target": target}
+        for name, a in arrays.items():
+            if a is not None and tuple(a.shape) != (n, want[name]):
+                raise DataError(f"{name} rows have shape {tuple(a.shape)}, need {(n, want[name])}")
+        if ts.shape != (n,) or len(symbols) != len(lengths):
+            raise DataError(f"{len(symbols)} symbols, {len(lengths)} lengths, {ts.shape} times")
+        self = cls.__new__(cls)
+        self.spec = spec
+        self.encoder_length = encoder_length
+        self.horizon = horizon
+        self.stride = stride
+        self.with_target = target is not None
+        self.symbols = tuple(symbols)
+        self.historical, self.known, self.static, self.target = historical, known, static, target
+        self._ts = ts
+        sizes = np.asarray(lengths, dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        self._index(starts, sizes, scaler)
+        return self
+
+    def _index(self, starts: np.ndarray, lengths: np.ndarray, scaler: ScalerParams | None) -> None:
+        """Window origins and symbol codes per block, and the calendar decoder side array."""
+        L, H, stride, spec = self.encoder_length, self.horizon, self.stride, self.spec
         origins, codes = [], []
         for code, (start, n) in enumerate(zip(starts, lengths, strict=True)):
             local = np.arange(L - 1, n - H, stride, dtype=np.int64)  # full encoder and decoder
@@ -136,6 +211,70 @@ class WindowDataset(Dataset):
         self._symbol_code = np.concatenate(codes) if codes else np.empty(0, np.int32)
         self._enc = torch.arange(-L + 1, 1)  # (L,)
         self._all = torch.arange(-L + 1, H + 1)  # (L+H,)
+        known_scaling = None
+        if scaler is not None:
+            pos = [scaler.columns.index(c) for c in spec.known]
+            known_scaling = ([scaler.mean[i] for i in pos], [scaler.std[i] for i in pos])
+        self._decoder_slot, self._decoder_known = self._calendar_decoder(
+            starts, lengths, known_scaling
+        )
+
+    def _calendar_decoder(
+        self,
+        starts: np.ndarray,
+        lengths: np.ndarray,
+        scaling: tuple[list[float], list[float]] | None,
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """Decoder known inputs for windows whose next H rows are not the scheduled bar times.
+
+        Returns:
+            ``(slot, known)``: per window the row of ``known`` holding its decoder inputs, or
+            -1 (int32, ``(n_windows,)``); and ``(M, H, V_k)`` float32. Both None when every
+            window's next H rows are the scheduled times.
+        """
+        H = self.horizon
+        origin = self._origin.numpy()
+        wanted: list[np.ndarray] = []  # window indices, per symbol
+        times: list[np.ndarray] = []  # their scheduled decoder times (µs), (M_s, H)
+        first = 0
+        for start, n in zip(starts, lengths, strict=True):
+            count = int(np.count_nonzero((origin >= start) & (origin < start + n)))
+            if count == 0:
+                continue
+            block = _utc(self._ts[start : start + n])
+            interval = infer_interval(block)
+            # One scheduled step per row: row r is followed as scheduled when row r+1 is at
+            # next_bar_time(row r); a window is then off-schedule only if one of rows t..t+H-1
+            # is not, and only those windows need the full H-step projection.
+            nxt = project_bar_times(block, 1, interval)["step1"].dt.epoch("us").to_numpy()
+            off_step = np.concatenate([[0], np.cumsum(self._ts[start + 1 : start + n] != nxt[:-1])])
+            local = origin[first : first + count] - start  # (count,)
+            off = np.flatnonzero(off_step[local + H] - off_step[local] > 0)
+            if off.size:
+                scheduled = project_bar_times(_utc(self._ts[start + local[off]]), H, interval)
+                sched = np.stack(
+                    [scheduled[c].dt.epoch("us").to_numpy() for c in scheduled.columns], axis=1
+                )
+                wanted.append(first + off)
+                times.append(sched)
+            first += count
+        if not wanted or sum(w.size for w in wanted) == 0:
+            return None, None
+        index = np.concatenate(wanted)
+        flat = _utc(np.concatenate(times).reshape(-1))
+        cal = pl.DataFrame({"ts": flat}).select(known_features(pl.col("ts")))
+        values = cal.select(self.spec.known).to_numpy().astype(np.float64)  # (M*H, V_k)
+        if scaling is not None:
+            values = (values - np.asarray(scaling[0])) / np.asarray(scaling[1])
+        slot = np.full(len(self), -1, dtype=np.int32)
+        slot[index] = np.arange(index.size, dtype=np.int32)
+        known = values.astype(np.float32).reshape(index.size, H, len(self.spec.known))
+        return torch.from_numpy(slot), torch.from_numpy(known)
+
+    @property
+    def calendar_windows(self) -> int:
+        """Windows whose decoder known inputs come from the calendar, not the next H rows."""
+        return 0 if self._decoder_known is None else int(self._decoder_known.shape[0])
 
     def __len__(self) -> int:
         return int(self._origin.shape[0])
@@ -145,6 +284,8 @@ class WindowDataset(Dataset):
         """Bytes held by the dataset's arrays (features, targets, index)."""
         arrays = [self.historical, self.known, self.static, self._origin]
         arrays += [self.target] if self.target is not None else []
+        if self._decoder_known is not None and self._decoder_slot is not None:
+            arrays += [self._decoder_known, self._decoder_slot]
         n = sum(a.numel() * a.element_size() for a in arrays)
         return n + self._ts.nbytes + self._symbol_code.nbytes
 
@@ -164,10 +305,16 @@ class WindowDataset(Dataset):
         t = self._origin[idx]  # (B,)
         enc_rows = t[:, None] + self._enc[None, :]  # (B, L)
         all_rows = t[:, None] + self._all[None, :]  # (B, L+H)
+        known = self.known[all_rows]  # (B, L+H, V_k)
+        if self._decoder_slot is not None and self._decoder_known is not None:
+            slot = self._decoder_slot[idx]  # (B,)
+            hit = slot >= 0
+            if bool(hit.any()):
+                known[hit, self.encoder_length :] = self._decoder_known[slot[hit].long()]
         return TFTBatch(
             static=self.static[t],  # (B, S)
             historical=self.historical[enc_rows],  # (B, L, V_h)
-            known=self.known[all_rows],  # (B, L+H, V_k)
+            known=known,
             target=None if self.target is None else self.target[t],  # (B, H)
         )
 
@@ -191,6 +338,20 @@ class WindowDataset(Dataset):
                 "ts": pl.Series(self._ts[rows]).cast(pl.Datetime("us")).dt.replace_time_zone("UTC"),
             }
         )
+
+
+def _check_sizes(
+    spec: FeatureSpec, encoder_length: int, horizon: int, stride: int, with_target: bool
+) -> None:
+    if encoder_length < 1 or horizon < 1 or stride < 1:
+        raise ValueError(f"need L, H, stride >= 1, got {encoder_length}, {horizon}, {stride}")
+    if with_target and len(spec.targets) != horizon:
+        raise DataError(f"spec has {len(spec.targets)} targets but horizon is {horizon}")
+
+
+def _utc(us: np.ndarray) -> pl.Series:
+    """Epoch microseconds as a UTC datetime series."""
+    return pl.Series(us).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
 
 
 def collate(items: TFTBatch | Sequence[TFTBatch]) -> TFTBatch:

@@ -42,7 +42,7 @@ import torch
 from foxhunt.data.calendar import trading_date
 from foxhunt.data.features import compute_features
 from foxhunt.data.pipeline import future_rows
-from foxhunt.data.scaling import apply_scaler, unscale_targets
+from foxhunt.data.scaling import unscale_targets
 from foxhunt.data.static import symbol_root
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError
@@ -259,13 +259,13 @@ class Forecaster:
         bars = pl.concat([tails[s].frame(s) for s in symbols], how="vertical")
         feats = compute_features(bars, H, with_targets=False)
         columns = ["ts", "symbol", *spec.inputs]
-        scaled = apply_scaler(feats.select(columns), scaler).select(columns)
-        scaled = scaled.group_by("symbol", maintain_order=True).tail(L).select(columns)
-        future = future_rows(bars, spec, scaler, H, columns)
-        frame = pl.concat([scaled, future.cast(scaled.schema)], how="vertical").sort(  # type: ignore[arg-type]
+        recent = feats.group_by("symbol", maintain_order=True).tail(L).select(columns)
+        future = future_rows(bars, spec, H, columns)
+        frame = pl.concat([recent, future.cast(recent.schema)], how="vertical").sort(  # type: ignore[arg-type]
             ["symbol", "ts"], maintain_order=True
         )
-        windows = WindowDataset(frame, spec, L, H, with_target=False)  # one window per symbol
+        # One window per symbol.
+        windows = WindowDataset(frame, spec, L, H, with_target=False, scaler=scaler)
         batch = windows.batch(list(range(len(windows)))).to(self.device)
         quantiles = loaded.model(batch).quantiles  # (B, H, Q)
         q = unscale_targets(quantiles.double().cpu(), scaler, horizon_axis=1)

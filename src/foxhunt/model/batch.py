@@ -38,7 +38,11 @@ class TFTBatch:
         """Move every tensor to ``device``."""
         return TFTBatch(
             **{
-                f.name: (None if (t := getattr(self, f.name)) is None else t.to(device, non_blocking=non_blocking))
+                f.name: (
+                    None
+                    if (t := getattr(self, f.name)) is None
+                    else t.to(device, non_blocking=non_blocking)
+                )
                 for f in fields(self)
             }
         )

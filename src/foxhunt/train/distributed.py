@@ -194,6 +194,10 @@ def process_group(device: torch.device, timeout_s: float = DEFAULT_TIMEOUT_S) ->
     log.info("rank %d of %d joined the %s process group", world.rank, world.size, backend)
     try:
         yield world
+        # Leave together: a rank that tears gloo down while a peer still holds its connections
+        # (rank 0 writing the report) could abort at exit ("terminate called without an active
+        # exception") and fail a finished job.
+        torch_dist.barrier()
     except Exception as e:
         log.error("rank %d of %d failed: %s: %s", world.rank, world.size, type(e).__name__, e)
         ErrorHandler().record_exception(e)  # torchrun's summary then shows it as the root cause

@@ -5,7 +5,9 @@ precision, applies a memory budget, prepares the data, writes ``config.json``,
 ``features.json``, ``baselines.json`` and ``run.json``, calls :func:`foxhunt.train.loop.fit`
 with SIGINT/SIGTERM turned into a clean stop, then writes the interpretation data and the
 report. Under ``torchrun`` every rank runs this function (see :mod:`foxhunt.train.distributed`):
-all ranks prepare the data and train; rank 0 alone writes the run directory's files.
+all ranks prepare the data and train; rank 0 alone writes the run directory's files. With
+``--bars`` a feature store (``foxhunt features --shards``), no rank computes features: rank 0
+builds the window arrays once and every rank memory-maps them.
 An interrupted run exits through ``KeyboardInterrupt`` (exit code 130) with every
 complete epoch on disk; ``foxhunt train --resume RUN_DIR`` continues it.
 """
@@ -22,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import torch
 from rich.console import Console
 
@@ -30,6 +33,7 @@ from foxhunt.config import RunConfig
 from foxhunt.data.bars import read_bars
 from foxhunt.data.pipeline import PreparedData, prepare_training_data
 from foxhunt.data.scaling import ScalerParams, unscale_targets
+from foxhunt.data.shards import is_feature_store, read_manifest, read_store_closes
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError, InputError, ModelDirError
 from foxhunt.memory.allocator import tune_cpu_allocator
@@ -129,7 +133,8 @@ def _train(
     if device.type == "cpu":
         tune_cpu_allocator()  # freed activations go back to the OS: RSS tracks live tensors
 
-    data = prepare_training_data(bars, cfg)
+    # From a feature store, rank 0 builds the memory-mapped window cache once; the rest wait.
+    data = prepare_training_data(bars, cfg, coordinator=world)
     _check_windows(data, bars)
     if resume is not None:
         _check_same_data(run, data)
@@ -419,11 +424,18 @@ def _write_interpretation(
         model, data.val, data.spec, batch_size=cfg.train.validation_batch_size, device=device
     )
     fan = last_window_forecast(
-        model, data.val, read_bars(bars), data.scaler, cfg.model.quantiles, device=device
+        model, data.val, _closes(bars), data.scaler, cfg.model.quantiles, device=device
     )
     ckpt.atomic_write_json(
         run.interpretation, {"fan_chart": fan, "variable_importance": importance}
     )
+
+
+def _closes(bars: Path) -> pl.DataFrame:
+    """Bars for the fan chart (from a feature store: its rows' ``symbol``, ``ts``, ``close``)."""
+    if is_feature_store(bars):
+        return read_store_closes(bars, read_manifest(bars))
+    return read_bars(bars)
 
 
 def _update_run_info(run: RunDir, **fields: Any) -> None:
