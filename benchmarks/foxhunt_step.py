@@ -64,6 +64,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--no-saved", action="store_true", help="skip counting saved-activation bytes")
     p.add_argument("--no-flops", action="store_true", help="skip FLOP counting")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--allocator",
+        choices=["default", "tuned"],
+        default="default",
+        help="glibc as is, or foxhunt.memory.allocator.tune_cpu_allocator (what `foxhunt train` "
+        "does: less memory, slower steps)",
+    )
     return p.parse_args(argv)
 
 
@@ -130,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     from foxhunt.model.tft import TFT
 
     harness.pin_torch_threads(a.threads)
+    if a.allocator == "tuned":
+        from foxhunt.memory.allocator import tune_cpu_allocator
+
+        tune_cpu_allocator()
     torch.manual_seed(a.seed)
     cfg = model_config(a)
     import_s = time.perf_counter() - t_import
@@ -211,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         "heads": cfg.n_heads,
         "precision": a.precision,
         "checkpointing": a.checkpointing,
+        "allocator": a.allocator,
         "params": n_params,
         "warmup": a.warmup,
         "steps": len(times),

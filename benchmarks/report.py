@@ -24,6 +24,7 @@ MIB = 2**20
 CPU_FLAGS = ("avx2", "fma", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16")
 LABELS = {
     "foxhunt": "foxhunt (default)",
+    "foxhunt-lean": "foxhunt, lean allocator (as `foxhunt train`)",
     "pf-hcs16": "pytorch-forecasting, hcs 16",
     "pf-hcs256": "pytorch-forecasting, hcs 256",
 }
@@ -153,6 +154,7 @@ def table_rows(out: Path) -> tuple[list[list[str]], list[list[str]], dict[str, A
         [
             r["mode"],
             str(r["batch_size"]),
+            LABELS.get(r.get("foxhunt", "foxhunt"), "foxhunt"),
             LABELS.get(r["against"], r["against"]),
             f"{r['speedup']:.1f}×",
             _fraction(r["memory_fraction"]),
@@ -173,7 +175,7 @@ TABLE_HEAD = [
     "saved activations",
     "matmul GFLOP/s (% of fp32 GEMM peak)",
 ]
-RATIO_HEAD = ["mode", "batch", "against", "foxhunt speed-up", "foxhunt memory / theirs"]
+RATIO_HEAD = ["mode", "batch", "foxhunt", "against", "foxhunt speed-up", "foxhunt memory / theirs"]
 ACC_HEAD = [
     "dataset",
     "model",
@@ -275,7 +277,12 @@ def plot_table(out: Path) -> Path | None:
     groups = sorted(
         {(r["mode"], r["batch_size"]) for r in ok}, key=lambda g: (g[0] != "train", g[1])
     )
-    colors = {"foxhunt": "tab:blue", "pf-hcs16": "tab:red", "pf-hcs256": "tab:orange"}
+    colors = {
+        "foxhunt": "tab:blue",
+        "foxhunt-lean": "tab:cyan",
+        "pf-hcs16": "tab:red",
+        "pf-hcs256": "tab:orange",
+    }
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
     width = 0.8 / max(len(variants), 1)
     for ax, key, ylabel in (

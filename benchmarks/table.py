@@ -2,7 +2,10 @@
 
 Settings (each one fresh process):
 
-- ``foxhunt``: foxhunt's shipped defaults (``TFTConfig()``), fp32, no checkpointing;
+- ``foxhunt``: foxhunt's shipped defaults (``TFTConfig()``), fp32, no checkpointing, glibc's
+  allocator as it comes;
+- ``foxhunt-lean``: the same with ``tune_cpu_allocator()`` (glibc mmap/trim thresholds 1 MiB),
+  as ``foxhunt train`` runs it: less memory, slower steps (page faults on every large tensor);
 - ``pf-hcs16`` / ``pf-hcs256``: pytorch-forecasting's TFT at ``hidden_continuous_size`` 16
   (comparable to foxhunt's ``variable_width`` 16) and 256 (= hidden, the width pytorch-forecasting
   gives each variable when a user sets only ``hidden_size``-sized embeddings).
@@ -37,6 +40,7 @@ QUICK = {**TFT_225, "--n-historical": "20", "--hidden": "16", "--heads": "2", "-
 
 VARIANTS: tuple[tuple[str, str, dict[str, str]], ...] = (
     ("foxhunt", "foxhunt", {}),
+    ("foxhunt-lean", "foxhunt", {"--allocator": "tuned"}),
     ("pf-hcs16", "pytorch-forecasting", {"--hidden-continuous-size": "16"}),
     ("pf-hcs256", "pytorch-forecasting", {"--hidden-continuous-size": "256"}),
 )
@@ -49,7 +53,7 @@ def _flags(d: dict[str, str]) -> tuple[str, ...]:
 def jobs(
     rounds: int = 1,
     batches: Iterable[int] = (8, 32),
-    variants: Iterable[str] = ("foxhunt", "pf-hcs16", "pf-hcs256"),
+    variants: Iterable[str] = ("foxhunt", "foxhunt-lean", "pf-hcs16", "pf-hcs256"),
     quick: bool = False,
     step_budget_s: float = 60.0,
 ) -> list[Job]:
@@ -151,21 +155,25 @@ def aggregate(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """foxhunt against each pytorch-forecasting variant: speed-up and memory fraction."""
+    """Each foxhunt variant against each pytorch-forecasting variant: speed-up, memory fraction."""
     by = {(r["variant"], r["mode"], r["batch_size"]): r for r in rows if "median_s" in r}
     out = []
     for (variant, mode, batch), pf in by.items():
-        fox = by.get(("foxhunt", mode, batch))
-        if variant == "foxhunt" or fox is None:
+        if variant.startswith("foxhunt"):
             continue
-        out.append(
-            {
-                "against": variant,
-                "mode": mode,
-                "batch_size": batch,
-                "speedup": fox["samples_per_s"] / pf["samples_per_s"],
-                "memory_fraction": fox["peak_rss_over_baseline_bytes"]
-                / max(pf["peak_rss_over_baseline_bytes"], 1),
-            }
-        )
+        for fox_variant in ("foxhunt", "foxhunt-lean"):
+            fox = by.get((fox_variant, mode, batch))
+            if fox is None:
+                continue
+            out.append(
+                {
+                    "foxhunt": fox_variant,
+                    "against": variant,
+                    "mode": mode,
+                    "batch_size": batch,
+                    "speedup": fox["samples_per_s"] / pf["samples_per_s"],
+                    "memory_fraction": fox["peak_rss_over_baseline_bytes"]
+                    / max(pf["peak_rss_over_baseline_bytes"], 1),
+                }
+            )
     return out

@@ -64,16 +64,17 @@ def test_time_calls_drops_warmup_and_counts_steps() -> None:
 
 def test_main_table_alternates_libraries_and_pins_sizes() -> None:
     jobs = table.jobs(rounds=2, batches=(8, 32))
-    assert len(jobs) == 2 * 2 * 2 * 3
+    assert len(jobs) == 2 * 2 * 2 * 4
     variants = [j.tags["variant"] for j in jobs]
-    assert variants[:6] == ["foxhunt", "pf-hcs16", "pf-hcs256"] * 2
+    assert variants[:8] == ["foxhunt", "foxhunt-lean", "pf-hcs16", "pf-hcs256"] * 2
     for j in jobs:
         args = dict(zip(j.args[::2], j.args[1::2], strict=True))
         assert args["--n-historical"] == "210" and args["--hidden"] == "256"
         assert args["--encoder-length"] == "50" and args["--horizon"] == "10"
         assert j.python == (
-            runner.MAIN_PYTHON if j.tags["variant"] == "foxhunt" else runner.BENCH_PYTHON
+            runner.MAIN_PYTHON if j.tags["variant"].startswith("foxhunt") else runner.BENCH_PYTHON
         )
+        assert ("--allocator" in args) == (j.tags["variant"] == "foxhunt-lean")
 
 
 def test_aggregate_takes_medians_and_ratios() -> None:
