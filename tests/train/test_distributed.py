@@ -121,6 +121,7 @@ def test_two_processes_match_one_process_with_the_whole_batch(setup: dict[str, P
     assert all(r["micro_batch"] == 2 and r["accumulation"] == 2 for r in steps)
     # Memory: rank 0 in memory.jsonl, rank 1 in its own file.
     assert (ddp_run / "memory.jsonl").is_file() and (ddp_run / "memory.rank1.jsonl").is_file()
+    assert "- rank1 peak RSS: " in (ddp_run / "report.md").read_text()  # per-rank memory
     assert not list(ddp_run.rglob("*.tmp"))
 
 
