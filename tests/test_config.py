@@ -35,3 +35,18 @@ def test_unknown_preset_and_field() -> None:
     with pytest.raises(ConfigError, match="invalid config"):
         RunConfig.from_dict({"model": {"hiden": 3}})
     assert preset("tft_225") == tft_225()
+
+
+def test_cpu_allocator_flag_and_validation() -> None:
+    from foxhunt.cli import _run_config, build_parser
+    from foxhunt.config import TrainConfig
+
+    assert tft_225().train.cpu_allocator == "lean"  # memory first: the estimate assumes it
+    args = build_parser().parse_args(["train", "--preset", "demo", "--cpu-allocator", "glibc"])
+    assert _run_config(args).train.cpu_allocator == "glibc"
+    with pytest.raises(ConfigError, match="cpu_allocator"):
+        TrainConfig(cpu_allocator="jemalloc")  # type: ignore[arg-type]
+    # Configs written before the field existed still load, with the default.
+    old = demo().to_dict()
+    del old["train"]["cpu_allocator"]
+    assert RunConfig.from_dict(old).train.cpu_allocator == "lean"

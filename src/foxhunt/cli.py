@@ -131,6 +131,7 @@ def _memory(a: argparse.Namespace) -> int:
 # --- config resolution: preset or file, then flags ------------------------------------------
 
 _TRAIN_FLAGS = (
+    "cpu_allocator",
     "batch_size",
     "micro_batch_size",
     "validation_batch_size",
@@ -245,6 +246,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--seed", type=int, help="random seed")
     t.add_argument("--device", help="cpu, cuda, cuda:N")
     t.add_argument("--num-threads", type=int, help="torch CPU threads")
+    t.add_argument(
+        "--cpu-allocator",
+        choices=["lean", "glibc"],
+        help="lean (default): freed tensors go back to the OS, RSS tracks live tensors; glibc: "
+        "about 2x faster steps at TFT-225 batch 32, about 75%% more peak RSS",
+    )
     t.add_argument("--memory-budget", help="fit the run in this much memory, e.g. 1GB, 512MiB")
     t.add_argument(
         "--allow-precision-change",

@@ -44,7 +44,8 @@ def test_matches_naive_reference(b: int, h: int, seed: int) -> None:
     s.update(torch.from_numpy(pred), torch.from_numpy(y))
     r = s.result()
     ref = _naive(pred, y, LEVELS)
-    np.testing.assert_allclose(r["pinball"], ref["pinball"], rtol=1e-5, atol=1e-12)
+    # Pinball is computed in fp32 (as the training loss): errors of ~1e-3 round at ~1e-10.
+    np.testing.assert_allclose(r["pinball"], ref["pinball"], rtol=1e-5, atol=2e-10)
     assert r["q_risk"]["P50"] == pytest.approx(ref["P50"], rel=1e-5)
     assert r["q_risk"]["P90"] == pytest.approx(ref["P90"], rel=1e-5)
     assert r["coverage"] == pytest.approx(ref["coverage"])

@@ -130,8 +130,13 @@ def _train(
         cfg = _apply_budget(cfg, memory_budget, allow_precision_change, per_rank)
     if cfg.train.num_threads:
         torch.set_num_threads(cfg.train.num_threads)
-    if device.type == "cpu":
+    if device.type == "cpu" and cfg.train.cpu_allocator == "lean":
         tune_cpu_allocator()  # freed activations go back to the OS: RSS tracks live tensors
+    elif device.type == "cpu":
+        log.warning(
+            "cpu_allocator glibc: faster steps, but peak RSS runs above the memory estimate "
+            "(which assumes the lean allocator)"
+        )
 
     # From a feature store, rank 0 builds the memory-mapped window cache once; the rest wait.
     data = prepare_training_data(bars, cfg, coordinator=world)
