@@ -13,7 +13,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -22,6 +22,9 @@ from foxhunt.data.calendar import KNOWN_FEATURES, known_features
 from foxhunt.data.observed import WARMUP, base_columns, observed_features, partition_of
 from foxhunt.data.static import STATIC_FEATURES, ContractSpec, static_table_for
 from foxhunt.errors import DataError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 log = logging.getLogger(__name__)
 
@@ -255,20 +258,10 @@ def write_features(bars: Path, out: Path, horizon: int = 10) -> None:
     """
     from rich.console import Console
 
-    from foxhunt.data.bars import read_bars
     from foxhunt.data.files import write_table
-    from foxhunt.errors import InputError
 
-    if horizon < 1:
-        raise InputError(f"--horizon must be >= 1, got {horizon}")
     console = Console(stderr=True)  # progress on stderr, the result on stdout
-    spec = feature_spec(horizon)
-    with console.status(f"reading bars from {bars}"):
-        frame = read_bars(
-            bars,
-            min_bars=spec.warmup + horizon + 1,
-            min_bars_reason=f"warm-up {spec.warmup} + horizon {horizon} + 1",
-        )
+    frame, spec = read_bars_for_features(Path(bars), horizon, console)
     with console.status(f"computing {len(spec.inputs)} features for {frame.height:,} bars"):
         feats = compute_features(frame, horizon)
     with console.status(f"writing {out}"):
@@ -280,3 +273,35 @@ def write_features(bars: Path, out: Path, horizon: int = 10) -> None:
         soft_wrap=True,
         highlight=False,
     )
+
+
+def read_bars_for_features(
+    bars: Path, horizon: int, console: Console
+) -> tuple[pl.DataFrame, FeatureSpec]:
+    """Check ``horizon`` and read ``bars`` with enough rows for one target row per symbol.
+
+    Args:
+        bars: Bars file, directory or glob.
+        horizon: H, number of target horizons (>= 1).
+        console: Where the progress spinner goes.
+
+    Returns:
+        The validated bars and the feature spec for ``horizon``.
+
+    Raises:
+        InputError: ``horizon`` < 1.
+        DataError: Bad or too few bars.
+    """
+    from foxhunt.data.bars import read_bars
+    from foxhunt.errors import InputError
+
+    if horizon < 1:
+        raise InputError(f"--horizon must be >= 1, got {horizon}")
+    spec = feature_spec(horizon)
+    with console.status(f"reading bars from {bars}"):
+        frame = read_bars(
+            bars,
+            min_bars=spec.warmup + horizon + 1,
+            min_bars_reason=f"warm-up {spec.warmup} + horizon {horizon} + 1",
+        )
+    return frame, spec

@@ -357,20 +357,14 @@ def write_feature_store(bars: Path, out: Path, horizon: int = 10) -> Manifest:
     """
     from rich.console import Console
 
-    from foxhunt.data.bars import read_bars
+    from foxhunt.data.features import read_bars_for_features
 
     if horizon < 1:
         raise InputError(f"--horizon must be >= 1, got {horizon}")
     bars, out = Path(bars), Path(out)
     _check_out(bars, out)
     console = Console(stderr=True)  # progress on stderr, the result on stdout
-    spec = feature_spec(horizon)
-    with console.status(f"reading bars from {bars}"):
-        frame = read_bars(
-            bars,
-            min_bars=spec.warmup + horizon + 1,
-            min_bars_reason=f"warm-up {spec.warmup} + horizon {horizon} + 1",
-        )
+    frame, spec = read_bars_for_features(bars, horizon, console)
     out.mkdir(exist_ok=True)
     previous = _previous(out, horizon)
     counts = frame.group_by("symbol", maintain_order=True).len().rows()
