@@ -224,7 +224,7 @@ def train_model(model: Any, prepared: Any, cfg: Any) -> dict[str, Any]:
     import torch
 
     from foxhunt.model.quantile import quantile_loss
-    from foxhunt.train.loop import epoch_order, validate
+    from foxhunt.train.loop import autocast, epoch_order, validate
     from foxhunt.train.optim import build_optimizer
     from foxhunt.train.schedule import lr_at
 
@@ -250,7 +250,8 @@ def train_model(model: Any, prepared: Any, cfg: Any) -> dict[str, Any]:
                 group["lr"] = lr_at(
                     step, peak_lr=tc.lr, warmup_steps=tc.warmup_steps, total_steps=total
                 )
-            loss = quantile_loss(model(batch).quantiles, batch.target, quantiles)
+            with autocast(torch.device("cpu"), tc.precision):
+                loss = quantile_loss(model(batch).quantiles, batch.target, quantiles)
             loss.backward()
             if tc.grad_clip > 0:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), tc.grad_clip)
@@ -260,7 +261,11 @@ def train_model(model: Any, prepared: Any, cfg: Any) -> dict[str, Any]:
             loss_sum += float(loss) * batch.size
             seen += batch.size
         val_loss = validate(
-            model, val, batch_size=tc.validation_batch_size, quantiles=quantiles, precision="fp32"
+            model,
+            val,
+            batch_size=tc.validation_batch_size,
+            quantiles=quantiles,
+            precision=tc.precision,
         )
         history.append(
             {"epoch": epoch, "train_loss": loss_sum / max(seen, 1), "val_loss": val_loss}
@@ -363,7 +368,7 @@ def run_train(a: argparse.Namespace) -> dict[str, Any]:
 
     torch.set_num_threads(a.threads)
     cfg = preset("demo")
-    train_over: dict[str, Any] = {"epochs": a.epochs, "seed": a.seed}
+    train_over: dict[str, Any] = {"epochs": a.epochs, "seed": a.seed, "precision": a.precision}
     if a.max_steps:
         train_over["max_steps"] = a.max_steps
     model_over: dict[str, Any] = {}
@@ -422,6 +427,12 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--max-steps", type=int)
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--threads", type=int, default=2)
+    t.add_argument(
+        "--precision",
+        choices=["fp32", "bf16"],
+        default="fp32",
+        help="training precision (bf16: CPU autocast, as foxhunt train --precision bf16)",
+    )
     t.add_argument(
         "--model-set",
         action="append",
