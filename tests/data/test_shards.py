@@ -268,3 +268,14 @@ def test_from_arrays_wraps_given_rows_and_checks_their_shapes() -> None:
     bad = {**rows, "historical": torch.zeros(n, 3)}
     with pytest.raises(DataError, match=r"historical rows have shape \(60, 3\), need \(60, 210\)"):
         WindowDataset.from_arrays(spec, L, H, **bad, symbols=["ES"], lengths=[n])
+
+
+def test_evaluate_and_predict_refuse_a_store_with_a_clear_error(store: Path) -> None:
+    from foxhunt.data.pipeline import prepare_inference_data
+    from foxhunt.data.scaling import ScalerParams
+
+    spec = feature_spec(H)
+    scaler = ScalerParams(columns=(), mean=(), std=(), target_std=())
+    for with_target in (True, False):
+        with pytest.raises(DataError, match="is a feature store .* pass the bars"):
+            prepare_inference_data(store, spec, scaler, L, H, with_target=with_target)
