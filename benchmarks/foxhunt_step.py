@@ -192,8 +192,7 @@ def main(argv: list[str] | None = None) -> int:
                 model(batch)
 
     times = harness.time_calls(step, a.warmup, a.steps, a.max_seconds)
-    peak = mem.peak_over_baseline()
-    stats = harness.summarize_times(times, a.batch_size)
+    measured = harness.measurement(times, a.batch_size, a.warmup, mem, import_s)
     extras: dict[str, Any] = {}
     if a.mode == "train" and not a.no_saved:
         from foxhunt.memory.profile import saved_activation_bytes
@@ -211,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         extras["flops_per_step"] = int(counter.get_total_flops())
         extras["lstm_flops"] = sum(v for k, v in by_op.items() if "rnn" in k)
         extras["flops_by_op"] = by_op
-        extras["flops_per_s"] = extras["flops_per_step"] / stats["median_s"]
+        extras["flops_per_s"] = extras["flops_per_step"] / measured["median_s"]
 
     record = {
         "library": "foxhunt",
@@ -224,14 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         "checkpointing": a.checkpointing,
         "allocator": a.allocator,
         "params": n_params,
-        "warmup": a.warmup,
-        "steps": len(times),
-        "times_s": times,
-        **stats,
-        "peak_rss_over_baseline_bytes": peak,
-        "baseline_rss_bytes": mem.baseline,
-        "peak_reset": mem.reset_ok,
-        "import_s": import_s,
+        **measured,
         **extras,
         **harness.environment(),
     }

@@ -236,6 +236,22 @@ def environment() -> dict[str, Any]:
     }
 
 
+def measurement(
+    times: list[float], batch_size: int, warmup: int, mem: MemoryWindow, import_s: float
+) -> dict[str, Any]:
+    """The fields every step worker reports: timings, peak memory over the baseline, imports."""
+    return {
+        "warmup": warmup,
+        "steps": len(times),
+        "times_s": times,
+        **summarize_times(times, batch_size),
+        "peak_rss_over_baseline_bytes": mem.peak_over_baseline(),
+        "baseline_rss_bytes": mem.baseline,
+        "peak_reset": mem.reset_ok,
+        "import_s": import_s,
+    }
+
+
 def emit(record: dict[str, Any]) -> None:
     """Print the result as ONE JSON line on stdout (the orchestrator reads the last such line)."""
     sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")

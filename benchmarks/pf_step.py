@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
                 model(x)
 
     times = harness.time_calls(step, a.warmup, a.steps, a.max_seconds)
-    peak = mem.peak_over_baseline()
+    measured = harness.measurement(times, a.batch_size, a.warmup, mem, import_s)
     record = {
         "library": "pytorch-forecasting",
         "version": pytorch_forecasting.__version__,
@@ -252,14 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         "precision": "fp32",
         "checkpointing": False,
         "params": n_params,
-        "warmup": a.warmup,
-        "steps": len(times),
-        "times_s": times,
-        **harness.summarize_times(times, a.batch_size),
-        "peak_rss_over_baseline_bytes": peak,
-        "baseline_rss_bytes": mem.baseline,
-        "peak_reset": mem.reset_ok,
-        "import_s": import_s,
+        **measured,
         **harness.environment(),
     }
     harness.emit(record)
