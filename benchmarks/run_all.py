@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
             {"section": "gemm"},
             300,
         )
-        variants = ["foxhunt", "foxhunt-lean"]
+        variants = ["foxhunt", "foxhunt-lean", "foxhunt-bf16"]
         if with_pf:
             variants += ["pf-hcs16"] + ([] if a.no_pf256 else ["pf-hcs256"])
         jobs = [gemm_job, *table.jobs(rounds=rounds, variants=variants, quick=a.quick)]

@@ -6,6 +6,7 @@ Settings (each one fresh process):
   allocator as it comes;
 - ``foxhunt-lean``: the same with ``tune_cpu_allocator()`` (glibc mmap/trim thresholds 1 MiB),
   as ``foxhunt train`` runs it: less memory, slower steps (page faults on every large tensor);
+- ``foxhunt-bf16``: the default with bf16 autocast (``--precision bf16``), glibc's allocator;
 - ``pf-hcs16`` / ``pf-hcs256``: pytorch-forecasting's TFT at ``hidden_continuous_size`` 16
   (comparable to foxhunt's ``variable_width`` 16) and 256 (= hidden, the width pytorch-forecasting
   gives each variable when a user sets only ``hidden_size``-sized embeddings).
@@ -41,6 +42,7 @@ QUICK = {**TFT_225, "--n-historical": "20", "--hidden": "16", "--heads": "2", "-
 VARIANTS: tuple[tuple[str, str, dict[str, str]], ...] = (
     ("foxhunt", "foxhunt", {}),
     ("foxhunt-lean", "foxhunt", {"--allocator": "tuned"}),
+    ("foxhunt-bf16", "foxhunt", {"--precision": "bf16"}),
     ("pf-hcs16", "pytorch-forecasting", {"--hidden-continuous-size": "16"}),
     ("pf-hcs256", "pytorch-forecasting", {"--hidden-continuous-size": "256"}),
 )
@@ -53,7 +55,7 @@ def _flags(d: dict[str, str]) -> tuple[str, ...]:
 def jobs(
     rounds: int = 1,
     batches: Iterable[int] = (8, 32),
-    variants: Iterable[str] = ("foxhunt", "foxhunt-lean", "pf-hcs16", "pf-hcs256"),
+    variants: Iterable[str] = ("foxhunt", "foxhunt-lean", "foxhunt-bf16", "pf-hcs16", "pf-hcs256"),
     quick: bool = False,
     step_budget_s: float = 60.0,
 ) -> list[Job]:
@@ -161,7 +163,7 @@ def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for (variant, mode, batch), pf in by.items():
         if variant.startswith("foxhunt"):
             continue
-        for fox_variant in ("foxhunt", "foxhunt-lean"):
+        for fox_variant in ("foxhunt", "foxhunt-lean", "foxhunt-bf16"):
             fox = by.get((fox_variant, mode, batch))
             if fox is None:
                 continue

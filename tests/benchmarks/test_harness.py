@@ -64,9 +64,9 @@ def test_time_calls_drops_warmup_and_counts_steps() -> None:
 
 def test_main_table_alternates_libraries_and_pins_sizes() -> None:
     jobs = table.jobs(rounds=2, batches=(8, 32))
-    assert len(jobs) == 2 * 2 * 2 * 4
+    assert len(jobs) == 2 * 2 * 2 * 5
     variants = [j.tags["variant"] for j in jobs]
-    assert variants[:8] == ["foxhunt", "foxhunt-lean", "pf-hcs16", "pf-hcs256"] * 2
+    assert variants[:10] == ["foxhunt", "foxhunt-lean", "foxhunt-bf16", "pf-hcs16", "pf-hcs256"] * 2
     for j in jobs:
         args = dict(zip(j.args[::2], j.args[1::2], strict=True))
         assert args["--n-historical"] == "210" and args["--hidden"] == "256"
