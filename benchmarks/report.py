@@ -281,6 +281,7 @@ def plot_table(out: Path) -> Path | None:
     colors = {
         "foxhunt": "tab:blue",
         "foxhunt-lean": "tab:cyan",
+        "foxhunt-bf16": "tab:green",
         "pf-hcs16": "tab:red",
         "pf-hcs256": "tab:orange",
     }
