@@ -250,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--cpu-allocator",
         choices=["lean", "glibc"],
         help="lean (default): freed tensors go back to the OS, RSS tracks live tensors; glibc: "
-        "about 2x faster steps at TFT-225 batch 32, about 75%% more peak RSS",
+        "about 2x faster steps at TFT-225 batch 32, about 70%% more peak RSS",
     )
     t.add_argument("--memory-budget", help="fit the run in this much memory, e.g. 1GB, 512MiB")
     t.add_argument(

@@ -172,7 +172,7 @@ class TrainConfig:
     """On CPU: ``lean`` makes glibc map every block >= 1 MiB on its own and give it back when
     freed (``foxhunt.memory.allocator``), so RSS tracks the live tensors and the memory estimate
     holds; ``glibc`` leaves glibc's defaults: about 2x faster steps at TFT-225 batch 32 on a
-    2-core machine, and about 75 % more peak RSS (docs/benchmarks.md)."""
+    2-core machine, and about 70 % more peak RSS (docs/benchmarks.md)."""
     log_every: int = 10
     """Log metrics and take a memory snapshot every this many optimizer steps."""
 
