@@ -23,7 +23,7 @@ GIB = 2**30
 MIB = 2**20
 CPU_FLAGS = ("avx2", "fma", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16")
 LABELS = {
-    "foxhunt": "foxhunt (default)",
+    "foxhunt": "foxhunt (glibc allocator)",
     "foxhunt-lean": "foxhunt, lean allocator (as `foxhunt train`)",
     "foxhunt-bf16": "foxhunt, bf16 (`--precision bf16`)",
     "pf-hcs16": "pytorch-forecasting, hcs 16",
