@@ -191,7 +191,6 @@ def prepare_inference_data(
     """
     if len(spec.targets) != horizon:
         raise DataError(f"model spec has {len(spec.targets)} targets but horizon is {horizon}")
-    # Targets drop each symbol's last H rows, and those windows still need H decoder rows.
     from foxhunt.data.shards import is_feature_store  # imports this module
 
     if is_feature_store(bars_path):
@@ -199,6 +198,7 @@ def prepare_inference_data(
             f"{bars_path}: is a feature store (foxhunt features --shards), which only "
             "foxhunt train reads; pass the bars it was made from"
         )
+    # Targets drop each symbol's last H rows, and those windows still need H decoder rows.
     need = spec.warmup + encoder_length + (2 * horizon if with_target else 0)
     why = f"warm-up {spec.warmup} + encoder {encoder_length}"
     why += f" + 2 x horizon {horizon}" if with_target else ""

@@ -45,7 +45,7 @@ from foxhunt.data.pipeline import PreparedData
 from foxhunt.data.scaling import ScalerParams, fit_scaler
 from foxhunt.data.shards import CACHE_DIR, MANIFEST, SHARD_ROW_GROUP, Manifest, check_store
 from foxhunt.data.splits import split_bounds
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.windows import WindowDataset, row_arrays
 from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)
@@ -259,7 +259,7 @@ def _build(
 ) -> None:
     """Fit the scaler and write the scaled window arrays of every split into ``dest``."""
     spec = manifest.spec
-    L, H = cfg.model.encoder_length, cfg.model.horizon
+    H = cfg.model.horizon
     ranges = _row_ranges(manifest, bounds)
     tmp = dest.with_name(f"{dest.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -281,7 +281,6 @@ def _build(
                 dtype = np.dtype(np.int64 if name == "ts" else np.float32)
                 path = tmp / f"{split}.{name}.npy"
                 writers[split, name] = _NpyWriter(path, dtype, (n, *widths[name]))
-        strides = {"train": cfg.data.stride, "val": 1, "test": 1}
         columns = ["ts", "symbol", *spec.inputs, *spec.targets]
         for k, info in enumerate(manifest.shards):
             log.info("window cache %s: %s (%d rows)", dest, info.symbol, info.rows)
@@ -290,15 +289,17 @@ def _build(
                 start, stop = ranges[split][k]
                 for a in range(start, stop, BLOCK_ROWS):
                     rows = shard.slice(a, min(BLOCK_ROWS, stop - a)).collect()
-                    # The dataset's own constructor scales the rows: the same arithmetic as
-                    # training from bars, so the arrays are bit-identical.
-                    ds = WindowDataset(rows, spec, L, H, stride=strides[split], scaler=scaler)
-                    assert ds.target is not None
+                    # Scaled by the function WindowDataset fills its arrays with: the same
+                    # arithmetic as training from bars, so the arrays are bit-identical.
+                    hist, known, static, target = row_arrays(
+                        rows, spec, H, scaler, with_target=True
+                    )
+                    assert target is not None
                     arrays = {
-                        "historical": ds.historical.numpy(),
-                        "known": ds.known.numpy(),
-                        "static": ds.static.numpy(),
-                        "target": ds.target.numpy(),
+                        "historical": hist.numpy(),
+                        "known": known.numpy(),
+                        "static": static.numpy(),
+                        "target": target.numpy(),
                         "ts": rows.get_column("ts").dt.epoch("us").to_numpy(),
                     }
                     for name in ARRAYS:

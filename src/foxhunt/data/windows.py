@@ -56,6 +56,48 @@ def _row_major(
     return torch.from_numpy(out)
 
 
+def row_arrays(
+    frame: pl.DataFrame,
+    spec: FeatureSpec,
+    horizon: int,
+    scaler: ScalerParams | None,
+    *,
+    with_target: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """A feature table's rows as the row-major float32 arrays a :class:`WindowDataset` holds.
+
+    Args:
+        frame: Feature rows with every column of ``spec.inputs`` (and ``spec.targets``).
+        spec: The feature names.
+        horizon: H (targets kept).
+        scaler: When given, inputs are z-scored and targets divided by their std while the
+            arrays are filled; None keeps the values as they are.
+        with_target: Whether to return the targets.
+
+    Returns:
+        ``(historical (N, V_h), known (N, V_k), static (N, S), target (N, H) or None)``.
+
+    Raises:
+        DataError: ``scaler`` lacks one of the inputs.
+    """
+
+    def block(cols: Sequence[str]) -> torch.Tensor:
+        if scaler is None:
+            return _row_major(frame, cols)
+        pos = [scaler.columns.index(c) for c in cols]
+        return _row_major(frame, cols, [scaler.mean[i] for i in pos], [scaler.std[i] for i in pos])
+
+    if scaler is not None:
+        missing = [c for c in spec.inputs if c not in scaler.columns]
+        if missing:
+            raise DataError(f"scaler params lack input {missing[0]!r}")
+    target = None
+    if with_target:
+        t_std = scaler.target_std[:horizon] if scaler is not None else None
+        target = _row_major(frame, spec.targets, None, t_std)
+    return block(spec.historical), block(spec.known), block(spec.static), target
+
+
 class WindowDataset(Dataset):
     """Encoder/decoder windows over a (scaled) feature table, gathered on demand.
 
@@ -104,34 +146,17 @@ class WindowDataset(Dataset):
         blocks = frame.group_by("symbol", maintain_order=True).len()
         self.symbols: tuple[str, ...] = tuple(blocks["symbol"].to_list())
         lengths = blocks["len"].to_numpy().astype(np.int64)
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
         if (
             frame.select((pl.col("symbol") != pl.col("symbol").shift(1)).sum()).item()
             != len(self.symbols) - 1
         ):
             raise DataError("feature table is not grouped by symbol (sort by symbol, ts)")
 
-        def block(cols: Sequence[str]) -> torch.Tensor:
-            if scaler is None:
-                return _row_major(frame, cols)
-            pos = [scaler.columns.index(c) for c in cols]
-            mean = [scaler.mean[i] for i in pos]
-            std = [scaler.std[i] for i in pos]
-            return _row_major(frame, cols, mean, std)
-
-        if scaler is not None:
-            missing = [c for c in spec.inputs if c not in scaler.columns]
-            if missing:
-                raise DataError(f"scaler params lack input {missing[0]!r}")
-        self.historical = block(spec.historical)  # (N, V_h)
-        self.known = block(spec.known)  # (N, V_k)
-        self.static = block(spec.static)  # (N, S)
-        self.target = None  # (N, H)
-        if with_target:
-            t_std = scaler.target_std[:horizon] if scaler is not None else None
-            self.target = _row_major(frame, spec.targets, None, t_std)
+        self.historical, self.known, self.static, self.target = row_arrays(
+            frame, spec, horizon, scaler, with_target=with_target
+        )
         self._ts = frame.get_column("ts").dt.epoch("us").to_numpy()  # (N,) int64 µs
-        self._index(starts, lengths, scaler)
+        self._index(lengths, scaler)
 
     @classmethod
     def from_arrays(
@@ -192,14 +217,14 @@ class WindowDataset(Dataset):
         self.symbols = tuple(symbols)
         self.historical, self.known, self.static, self.target = historical, known, static, target
         self._ts = ts
-        sizes = np.asarray(lengths, dtype=np.int64)
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        self._index(starts, sizes, scaler)
+        self._index(np.asarray(lengths, dtype=np.int64), scaler)
         return self
 
-    def _index(self, starts: np.ndarray, lengths: np.ndarray, scaler: ScalerParams | None) -> None:
-        """Window origins and symbol codes per block, and the calendar decoder side array."""
+    def _index(self, lengths: np.ndarray, scaler: ScalerParams | None) -> None:
+        """Window origins and symbol codes per block (``lengths`` rows each, in table order),
+        and the calendar decoder side array."""
         L, H, stride, spec = self.encoder_length, self.horizon, self.stride, self.spec
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
         origins, codes = [], []
         for code, (start, n) in enumerate(zip(starts, lengths, strict=True)):
             local = np.arange(L - 1, n - H, stride, dtype=np.int64)  # full encoder and decoder
@@ -215,14 +240,16 @@ class WindowDataset(Dataset):
         if scaler is not None:
             pos = [scaler.columns.index(c) for c in spec.known]
             known_scaling = ([scaler.mean[i] for i in pos], [scaler.std[i] for i in pos])
+        counts = [o.size for o in origins]
         self._decoder_slot, self._decoder_known = self._calendar_decoder(
-            starts, lengths, known_scaling
+            starts, lengths, counts, known_scaling
         )
 
     def _calendar_decoder(
         self,
         starts: np.ndarray,
         lengths: np.ndarray,
+        counts: Sequence[int],
         scaling: tuple[list[float], list[float]] | None,
     ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         """Decoder known inputs for windows whose next H rows are not the scheduled bar times.
@@ -237,8 +264,7 @@ class WindowDataset(Dataset):
         wanted: list[np.ndarray] = []  # window indices, per symbol
         times: list[np.ndarray] = []  # their scheduled decoder times (µs), (M_s, H)
         first = 0
-        for start, n in zip(starts, lengths, strict=True):
-            count = int(np.count_nonzero((origin >= start) & (origin < start + n)))
+        for start, n, count in zip(starts, lengths, counts, strict=True):
             if count == 0:
                 continue
             block = _utc(self._ts[start : start + n])
@@ -258,7 +284,7 @@ class WindowDataset(Dataset):
                 wanted.append(first + off)
                 times.append(sched)
             first += count
-        if not wanted or sum(w.size for w in wanted) == 0:
+        if not wanted:
             return None, None
         index = np.concatenate(wanted)
         flat = _utc(np.concatenate(times).reshape(-1))

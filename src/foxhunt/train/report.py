@@ -375,11 +375,15 @@ def write_report(run: RunDir) -> Path:
         errors = [r for r in memory if r.get("errors")]
         if errors:
             md.append(f"- **{len(errors)} snapshots failed to read a source** (see `memory.jsonl`)")
+
         # Under torchrun each rank logs its own memory; rank 0's is above.
-        ranks = sorted(run.root.glob("memory.rank*.jsonl"), key=lambda f: int(f.stem[11:] or 0))
+        def rank(path: Path) -> str:
+            return path.stem.removeprefix("memory.rank")  # memory.rank3.jsonl -> "3"
+
+        ranks = sorted(run.root.glob("memory.rank*.jsonl"), key=lambda f: int(rank(f) or 0))
         for path in ranks:
             peak = max((r.get("peak_rss_bytes", 0) for r in _jsonl(path)), default=0)
-            md.append(f"- {path.stem[7:]} peak RSS: {format_bytes(peak)} (`{path.name}`)")
+            md.append(f"- rank{rank(path)} peak RSS: {format_bytes(peak)} (`{path.name}`)")
     leaks = [r["message"] for r in metrics if r.get("kind") == "memory_warning"]
     md += [f"- {m}" for m in leaks] or ["- no growth between epochs beyond the leak threshold"]
     estimate = _estimate_md(cfg) if cfg else None
