@@ -16,7 +16,7 @@ Controlled comparison — only the network differs:
   pytorch-forecasting's own Lightning ``Trainer`` and dataloaders are not used: its
   ``TemporalFusionTransformer`` module is fed the windows as its ``x`` dict (see
   ``pf_step.pf_inputs``) through a thin adapter;
-- **scores** (test split, unscaled log returns): ``foxhunt.forecast.evaluate.QuantileScores`` —
+- **scores** (test split, unscaled log returns): ``foxhunt.infer.evaluate.QuantileScores`` —
   mean pinball loss, P50/P90 q-risk (pinball normalised by sum |y|, TFT paper §7), coverage of
   [q0.1, q0.9] (nominal 0.80) — plus the two baselines of ``foxhunt evaluate``: zero-return
   persistence and the empirical quantiles of recent training returns.
@@ -224,7 +224,8 @@ def train_model(model: Any, prepared: Any, cfg: Any) -> dict[str, Any]:
     import torch
 
     from foxhunt.model.quantile import quantile_loss
-    from foxhunt.train.loop import autocast, epoch_order, validate
+    from foxhunt.runtime import autocast
+    from foxhunt.train.loop import epoch_order, validate
     from foxhunt.train.optim import build_optimizer
     from foxhunt.train.schedule import lr_at
 
@@ -313,7 +314,7 @@ def score_test(model: Any, prepared: Any, cfg: Any, batch_size: int = 512) -> di
     import torch
 
     from foxhunt.data.scaling import unscale_targets
-    from foxhunt.forecast.evaluate import QuantileScores
+    from foxhunt.infer.evaluate import QuantileScores
 
     test = prepared.test
     scores = QuantileScores(cfg.model.quantiles, cfg.model.horizon)
@@ -336,8 +337,8 @@ def score_baselines(prepared: Any, cfg: Any) -> dict[str, dict[str, float]]:
     import torch
 
     from foxhunt.data.scaling import unscale_targets
-    from foxhunt.forecast.baselines import EmpiricalQuantiles, zero_forecast
-    from foxhunt.forecast.evaluate import QuantileScores
+    from foxhunt.infer.baselines import EmpiricalQuantiles, zero_forecast
+    from foxhunt.infer.evaluate import QuantileScores
     from foxhunt.train.run import recent_return_quantiles
 
     q, h = tuple(cfg.model.quantiles), cfg.model.horizon

@@ -18,9 +18,9 @@ import polars as pl
 import pytest
 import torch
 
+from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.cli import main
 from foxhunt.config import demo
-from foxhunt.train import checkpoint as ckpt
 
 QUANTILES = (0.02, 0.1, 0.5, 0.9, 0.98)
 

@@ -44,7 +44,7 @@ def _data_inspect(a: argparse.Namespace) -> int:
 
 def _features(a: argparse.Namespace) -> None:
     if a.shards:
-        from foxhunt.data.shards import write_feature_store
+        from foxhunt.data.store.format import write_feature_store
 
         write_feature_store(a.bars, a.out, horizon=a.horizon)
         return
@@ -73,14 +73,14 @@ def _train(a: argparse.Namespace) -> None:
 
 
 def _evaluate(a: argparse.Namespace) -> None:
-    from foxhunt.forecast.evaluate import evaluate_command
+    from foxhunt.infer.evaluate import evaluate_command
 
     evaluate_command(a.model, a.bars, as_json=a.json, batch_size=a.batch_size, device=a.device)
 
 
 def _predict(a: argparse.Namespace) -> None:
     if a.follow is not None:
-        from foxhunt.forecast.follow import follow_command
+        from foxhunt.infer.follow import follow_command
 
         follow_command(
             a.model,
@@ -91,13 +91,13 @@ def _predict(a: argparse.Namespace) -> None:
             device=a.device,
         )
         return
-    from foxhunt.forecast.predict import predict_command
+    from foxhunt.infer.predict import predict_command
 
     predict_command(a.model, a.bars, a.out, batch_size=a.batch_size, device=a.device)
 
 
 def _quantize(a: argparse.Namespace) -> None:
-    from foxhunt.forecast.quantize import quantize_command
+    from foxhunt.quantize.recipe import quantize_command
 
     quantize_command(
         a.model,
@@ -110,7 +110,7 @@ def _quantize(a: argparse.Namespace) -> None:
 
 
 def _export(a: argparse.Namespace) -> None:
-    from foxhunt.forecast.export import export_command
+    from foxhunt.infer.export import export_command
 
     export_command(a.model, a.out, fmt=a.format)
 

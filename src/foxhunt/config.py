@@ -246,10 +246,10 @@ class RunConfig:
             raise ConfigError(f"invalid config: {e}") from e
 
     def save(self, path: Path) -> None:
-        """Write as JSON (atomically: temp file, then rename)."""
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
-        tmp.replace(path)
+        """Write as JSON, atomically (:func:`foxhunt.runtime.atomic_write_json`)."""
+        from foxhunt.runtime import atomic_write_json  # runtime imports this module
+
+        atomic_write_json(path, self.to_dict())
 
     @classmethod
     def load(cls, path: Path) -> RunConfig:

@@ -7,9 +7,9 @@ from collections.abc import Callable
 import torch
 
 from foxhunt.config import TFTConfig
-from foxhunt.memory.measure import random_batch
-from foxhunt.memory.profile import saved_activations_by_block
+from foxhunt.memory.probes import saved_activations_by_block
 from foxhunt.model import TFT, quantile_loss, set_checkpointing
+from foxhunt.model.batch import random_batch
 
 TINY = TFTConfig(
     n_static=3,

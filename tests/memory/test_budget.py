@@ -10,9 +10,9 @@ from foxhunt.config import RunConfig, TrainConfig
 from foxhunt.errors import InputError
 from foxhunt.memory.budget import plan_budget, training_peak
 from foxhunt.memory.estimate import estimate_memory, process_overhead_bytes
-from foxhunt.memory.measure import random_batch
-from foxhunt.memory.profile import saved_activation_bytes, state_bytes
+from foxhunt.memory.probes import saved_activation_bytes, state_bytes
 from foxhunt.model import TFT, quantile_loss, set_checkpointing
+from foxhunt.model.batch import random_batch
 
 CFG = RunConfig(
     model=dataclasses.replace(TINY, encoder_length=48, horizon=8),

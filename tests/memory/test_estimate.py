@@ -19,7 +19,7 @@ from foxhunt.memory.estimate import (
     lstm_workspace_bytes,
     process_overhead_bytes,
 )
-from foxhunt.memory.profile import rss_bytes, state_bytes
+from foxhunt.memory.probes import rss_bytes, state_bytes
 from foxhunt.model import BLOCK_NAMES
 
 R = dataclasses.replace
@@ -139,7 +139,7 @@ def test_training_peak_rss_tft225_batch32_within_15_percent() -> None:
         [
             sys.executable,
             "-m",
-            "foxhunt.memory.measure",
+            "foxhunt.train.measure",
             "--preset",
             "tft-225",
             "--batch-size",
@@ -161,8 +161,8 @@ def test_training_peak_rss_tft225_batch32_within_15_percent() -> None:
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_cuda_max_memory_allocated_tft225_batch32() -> None:  # pragma: no cover - GPU only
-    from foxhunt.memory.measure import random_batch
     from foxhunt.model import TFT, quantile_loss
+    from foxhunt.model.batch import random_batch
 
     dev = torch.device("cuda")
     cfg = tft_225().model

@@ -7,8 +7,9 @@ import torch
 
 from foxhunt.config import demo
 from foxhunt.errors import InputError
-from foxhunt.memory.profile import MemoryLog
-from foxhunt.memory.report import breakdown_table_markdown, plot_memory_timeline, read_memory_log
+from foxhunt.memory.probes import MemoryLog
+from foxhunt.memory.report import breakdown_table_markdown, plot_memory_timeline
+from foxhunt.runtime import read_jsonl
 
 
 def test_plot_memory_timeline_writes_png(tmp_path: Path) -> None:
@@ -28,11 +29,13 @@ def test_plot_memory_timeline_writes_png(tmp_path: Path) -> None:
 
 def test_bad_memory_log_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "memory.jsonl"
-    path.write_text('{"point": "run_start"}\nnot json\n')
+    path.write_text('{"point": "run_start"}\nnot json\n{"point": "run_end"}\n')
     with pytest.raises(InputError, match="line 2 is not JSON"):
-        read_memory_log(path)
+        read_jsonl(path)
     with pytest.raises(InputError, match="cannot read"):
-        read_memory_log(tmp_path / "missing.jsonl")
+        read_jsonl(tmp_path / "missing.jsonl", missing_ok=False)
+    path.write_text('{"point": "run_start"}\n{"point": "ep')  # torn by a kill: skipped
+    assert read_jsonl(path) == [{"point": "run_start"}]
     (tmp_path / "empty.jsonl").write_text("")
     with pytest.raises(InputError, match="empty"):
         plot_memory_timeline(tmp_path / "empty.jsonl", tmp_path / "x.png")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from foxhunt.train.rundir import RunDir
+from foxhunt.artifacts.rundir import RunDir
 
 
 @pytest.fixture

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.cli import main
 from foxhunt.config import RunConfig, demo
 from foxhunt.data.pipeline import prepare_training_data
 from foxhunt.errors import InputError
-from foxhunt.train import checkpoint as ckpt
 from foxhunt.train.distributed import FAIL_ENV, World
 
 STEPS = 3

@@ -7,10 +7,10 @@ import pytest
 import torch
 from torch import nn
 
-from foxhunt.memory.profile import MemoryLog
+from foxhunt.artifacts import checkpoints as ckpt
+from foxhunt.memory.probes import MemoryLog
 from foxhunt.model.batch import TFTBatch, TFTOutput
 from foxhunt.model.tft import TFT
-from foxhunt.train import checkpoint as ckpt
 from foxhunt.train.loop import epoch_order, fit, train_step, validate
 from foxhunt.train.oom import MicroBatching
 from foxhunt.train.optim import build_optimizer
@@ -132,7 +132,7 @@ def test_fit_writes_checkpoints_and_validates_in_eval_inference_mode(run_dir) ->
 
 
 def test_same_seed_same_losses(tmp_path) -> None:
-    from foxhunt.train.rundir import RunDir
+    from foxhunt.artifacts.rundir import RunDir
 
     cfg = tiny_config(epochs=2)
     runs = []
@@ -157,7 +157,7 @@ class _Crash(FakeWindows):
 
 
 def test_resume_after_crash_gives_the_same_final_weights(tmp_path) -> None:
-    from foxhunt.train.rundir import RunDir
+    from foxhunt.artifacts.rundir import RunDir
 
     cfg = tiny_config(epochs=3)  # dropout 0.1: the RNG state must be restored too
     val = FakeWindows(24, cfg.model, 2)
@@ -191,7 +191,7 @@ def test_resume_after_crash_gives_the_same_final_weights(tmp_path) -> None:
 
 
 def test_injected_oom_backs_off_without_skipping_samples(tmp_path) -> None:
-    from foxhunt.train.rundir import RunDir
+    from foxhunt.artifacts.rundir import RunDir
 
     cfg = tiny_config(epochs=2, batch_size=16).replace(model={"dropout": 0.0})
     val = FakeWindows(24, cfg.model, 2)
@@ -293,7 +293,7 @@ def test_epoch_order_is_a_pure_permutation() -> None:
 
 
 def test_bf16_autocast_and_activation_checkpointing_on_cpu(run_dir) -> None:
-    from foxhunt.model.checkpointing import is_checkpointing
+    from foxhunt.model.recompute import is_checkpointing
 
     cfg = tiny_config(epochs=1, precision="bf16", checkpointing=True)
     model, result = _fit(run_dir, cfg, FakeWindows(32, cfg.model, 1), FakeWindows(16, cfg.model, 2))

@@ -4,11 +4,12 @@ import json
 
 import torch
 
+from foxhunt import runtime
+from foxhunt.artifacts import checkpoints as ckpt
+from foxhunt.artifacts.rundir import RunDir
 from foxhunt.config import demo
-from foxhunt.memory.profile import MemoryLog
-from foxhunt.train import checkpoint as ckpt
+from foxhunt.memory.probes import MemoryLog
 from foxhunt.train.report import write_report
-from foxhunt.train.rundir import RunDir
 
 
 def _run(tmp_path) -> RunDir:
@@ -16,7 +17,7 @@ def _run(tmp_path) -> RunDir:
     run.create()
     cfg = demo()
     cfg.save(run.config)
-    ckpt.atomic_write_json(
+    runtime.atomic_write_json(
         run.run_info,
         {
             "bars": "b.parquet",
@@ -64,7 +65,7 @@ def _run(tmp_path) -> RunDir:
         "static": {"static__d": 1.0},
         "n_windows": 5,
     }
-    ckpt.atomic_write_json(
+    runtime.atomic_write_json(
         run.interpretation, {"fan_chart": fan, "variable_importance": importance}
     )
     ckpt.mark_best(run.checkpoints, 1, 0.4)
@@ -90,7 +91,7 @@ def test_report_shows_the_evaluation(tmp_path) -> None:
         "q_risk": {"P50": 0.9, "P90": 0.5},
         "coverage": {"10-90": 0.8, "2-98": 0.95},
     }
-    ckpt.atomic_write_json(
+    runtime.atomic_write_json(
         run.evaluation,
         {
             "bars": "t.parquet",

@@ -30,7 +30,7 @@ from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError
 
 if TYPE_CHECKING:
-    from foxhunt.data.shard_cache import Coordinator
+    from foxhunt.data.store.cache import Coordinator
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ def prepare_training_data(
     Args:
         bars_path: bars file, directory or glob; or a feature store written by
             ``foxhunt features --shards`` (a folder with ``manifest.json``), whose windows are
-            built once and memory-mapped (:mod:`foxhunt.data.shard_cache`).
+            built once and memory-mapped (:mod:`foxhunt.data.store.cache`).
         cfg: run config (encoder length, horizon, split fractions, embargo, stride).
         coordinator: with a feature store under torchrun, the rank's ``World``: its main
             process builds the window cache while the others wait. Unused for bars.
@@ -87,10 +87,10 @@ def prepare_training_data(
     Raises:
         DataError: bad bars or store, too few bars for warm-up + windows, or a split too short.
     """
-    from foxhunt.data.shards import is_feature_store  # imports this module
+    from foxhunt.data.store.format import is_feature_store  # imports this module
 
     if is_feature_store(bars_path):
-        from foxhunt.data.shard_cache import prepare_store_data
+        from foxhunt.data.store.cache import prepare_store_data
 
         return prepare_store_data(Path(bars_path), cfg, coordinator)
     L, H = cfg.model.encoder_length, cfg.model.horizon
@@ -191,7 +191,7 @@ def prepare_inference_data(
     """
     if len(spec.targets) != horizon:
         raise DataError(f"model spec has {len(spec.targets)} targets but horizon is {horizon}")
-    from foxhunt.data.shards import is_feature_store  # imports this module
+    from foxhunt.data.store.format import is_feature_store  # imports this module
 
     if is_feature_store(bars_path):
         raise DataError(

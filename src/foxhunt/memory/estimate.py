@@ -10,7 +10,7 @@ V a VSN's variable count, nh heads, d_h head width, L LSTM layers, Q quantiles, 
 per element (4 in fp32).
 
 The saved-activation formulas follow the same convention as
-:func:`foxhunt.memory.profile.saved_activations_by_block`: a storage belongs to the block that
+:func:`foxhunt.memory.probes.saved_activations_by_block`: a storage belongs to the block that
 saves it first; parameters and the input batch are not activations; under non-reentrant
 checkpointing a block keeps only its tensor inputs.
 """
@@ -24,7 +24,7 @@ from typing import Literal
 import torch
 
 from foxhunt.config import Precision, RunConfig, TFTConfig
-from foxhunt.model.checkpointing import CHECKPOINTED_BLOCKS
+from foxhunt.model.recompute import CHECKPOINTED_BLOCKS
 from foxhunt.model.tft import BLOCK_NAMES, TFT
 
 DeviceType = Literal["cpu", "cuda"]

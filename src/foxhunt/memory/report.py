@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from foxhunt.config import RunConfig
 from foxhunt.errors import InputError
 from foxhunt.memory.estimate import estimate_for_run, run_device_type
 from foxhunt.memory.units import format_bytes
+from foxhunt.runtime import atomic_path, read_jsonl
 
 _SERIES: tuple[tuple[str, str], ...] = (
     ("rss_bytes", "process RSS"),
@@ -17,33 +17,6 @@ _SERIES: tuple[tuple[str, str], ...] = (
     ("cuda_max_allocated_bytes", "CUDA max allocated"),
     ("cuda_reserved_bytes", "CUDA reserved"),
 )
-
-
-def read_memory_log(path: Path) -> list[dict]:
-    """Read ``memory.jsonl``.
-
-    Args:
-        path: the file.
-
-    Returns:
-        One dict per line.
-
-    Raises:
-        InputError: the file is missing or a line is not JSON (names the line).
-    """
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as e:
-        raise InputError(f"{path}: cannot read memory log ({e.strerror})") from e
-    records = []
-    for i, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as e:
-            raise InputError(f"{path}: line {i} is not JSON ({e.msg})") from e
-    return records
 
 
 def plot_memory_timeline(memory_jsonl: Path, out_png: Path) -> None:
@@ -61,7 +34,7 @@ def plot_memory_timeline(memory_jsonl: Path, out_png: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    records = read_memory_log(memory_jsonl)
+    records = read_jsonl(memory_jsonl, missing_ok=False)
     if not records:
         raise InputError(f"{memory_jsonl}: memory log is empty")
     t = [float(r.get("elapsed_s", 0.0)) for r in records]
@@ -92,11 +65,9 @@ def plot_memory_timeline(memory_jsonl: Path, out_png: Path) -> None:
     ax.set_title(title)
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    out_png = Path(out_png)
-    tmp = out_png.with_name(out_png.name + ".tmp")
-    fig.savefig(tmp, format="png")
+    with atomic_path(Path(out_png)) as tmp:
+        fig.savefig(tmp, format="png")
     plt.close(fig)
-    tmp.replace(out_png)
 
 
 def breakdown_table_markdown(cfg: RunConfig) -> str:

@@ -1,8 +1,8 @@
 """The Temporal Fusion Transformer, block by block."""
 
 from foxhunt.model.batch import TFTBatch, TFTOutput
-from foxhunt.model.checkpointing import is_checkpointing, set_checkpointing
 from foxhunt.model.quantile import pinball_per_quantile_horizon, quantile_loss
+from foxhunt.model.recompute import is_checkpointing, set_checkpointing
 from foxhunt.model.summary import parameter_table
 from foxhunt.model.tft import BLOCK_NAMES, TFT
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, fields
 import torch
 from torch import Tensor
 
+from foxhunt.config import TFTConfig
+
 
 @dataclass
 class TFTBatch:
@@ -75,3 +77,24 @@ class TFTOutput:
     historical_weights: Tensor
     known_weights: Tensor
     attention: Tensor | None = None
+
+
+def random_batch(config: TFTConfig, batch_size: int, *, seed: int = 0) -> TFTBatch:
+    """A batch of standard-normal inputs with the config's shapes (fp32, CPU).
+
+    Args:
+        config: the network.
+        batch_size: B.
+        seed: generator seed.
+
+    Returns:
+        A :class:`~foxhunt.model.batch.TFTBatch` with a target.
+    """
+    g = torch.Generator().manual_seed(seed)
+    c = config
+    return TFTBatch(
+        static=torch.randn(batch_size, c.n_static, generator=g),
+        historical=torch.randn(batch_size, c.encoder_length, c.n_historical, generator=g),
+        known=torch.randn(batch_size, c.total_length, c.n_known, generator=g),
+        target=torch.randn(batch_size, c.horizon, generator=g),
+    )

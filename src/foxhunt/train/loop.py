@@ -29,7 +29,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -38,26 +38,25 @@ import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
+from foxhunt.artifacts import checkpoints as ckpt
+from foxhunt.artifacts.rundir import RunDir
 from foxhunt.config import Precision, RunConfig
 from foxhunt.errors import ModelDirError
-from foxhunt.memory.profile import MemoryLog
+from foxhunt.memory.probes import MemoryLog
 from foxhunt.model.batch import TFTBatch
-from foxhunt.model.checkpointing import set_checkpointing
 from foxhunt.model.quantile import quantile_loss
-from foxhunt.train import checkpoint as ckpt
+from foxhunt.model.recompute import set_checkpointing
+from foxhunt.runtime import autocast
 from foxhunt.train.distributed import ShardedWindows, World
 from foxhunt.train.oom import MicroBatching, empty_cache, is_oom
 from foxhunt.train.optim import build_optimizer
 from foxhunt.train.progress import TrainProgress
-from foxhunt.train.rundir import RunDir
 from foxhunt.train.schedule import lr_at
 
 log = logging.getLogger(__name__)
 
 StopReason = Literal["epochs", "early_stop", "max_steps", "interrupted"]
 RESUME_FORMAT = 1
-
-_AUTOCAST_DTYPES: dict[str, torch.dtype] = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
 
 class WindowSource(Protocol):
@@ -354,6 +353,7 @@ def train_step(
     step: int,
     memory: MemoryLog | None = None,
     grad_weight: float = 1.0,
+    before_optimizer_step: Callable[[int], None] | None = None,
 ) -> tuple[float, float, list[str]]:
     """One optimizer step over ``batch``, in micro-batches; on OOM, finer micro-batches.
 
@@ -370,6 +370,8 @@ def train_step(
         memory: Memory log for the ``oom_retry`` snapshot.
         grad_weight: Factor on the loss that is backpropagated (not on the one returned); DDP
             uses it so the gradient averaged over ranks is the global batch's mean.
+        before_optimizer_step: Called with ``step`` once gradients are complete, before the
+            optimizer steps (memory measurement counts gradient and optimizer bytes there).
 
     Returns:
         ``(mean loss over the batch, gradient norm before clipping, back-off messages)``.
@@ -399,6 +401,8 @@ def train_step(
         grad_norm = float(
             torch.nn.utils.get_total_norm([p.grad for p in params if p.grad is not None])
         )
+    if before_optimizer_step is not None:
+        before_optimizer_step(step)
     grad_scaler.step(optimizer)
     grad_scaler.update()
     optimizer.zero_grad(set_to_none=True)  # no gradient tensors live between steps
@@ -485,13 +489,6 @@ def validate(
     if memory is not None:
         memory.snapshot("validation_end", epoch=epoch, step=step, val_loss=loss)
     return loss
-
-
-def autocast(device: torch.device, precision: Precision) -> contextlib.AbstractContextManager[Any]:
-    """Autocast to bf16/fp16 on ``device``, or nothing for fp32."""
-    if precision == "fp32":
-        return contextlib.nullcontext()
-    return torch.autocast(device_type=device.type, dtype=_AUTOCAST_DTYPES[precision])
 
 
 def epoch_order(n: int, *, seed: int, epoch: int) -> list[int]:

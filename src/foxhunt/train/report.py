@@ -19,29 +19,19 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from foxhunt import runtime
+from foxhunt.artifacts import checkpoints as ckpt
+from foxhunt.artifacts.rundir import RunDir
 from foxhunt.config import ConfigError, RunConfig
 from foxhunt.errors import InputError
 from foxhunt.memory.report import breakdown_table_markdown, plot_memory_timeline
 from foxhunt.memory.units import format_bytes
-from foxhunt.train import checkpoint as ckpt
-from foxhunt.train.rundir import RunDir
+from foxhunt.runtime import read_jsonl
 
 log = logging.getLogger(__name__)
 
 PLOTS = ("loss_curves", "fan_chart", "variable_importance", "memory_timeline")
 """PNG names (without suffix) the report may embed."""
-
-
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:  # a line torn by a kill
-            continue
-    return out
 
 
 def _json(path: Path) -> dict[str, Any] | None:
@@ -289,8 +279,8 @@ def write_report(run: RunDir) -> Path:
     """
     cfg = _json(run.config) or {}
     info = _json(run.run_info) or {}
-    metrics = _jsonl(run.metrics)
-    memory = _jsonl(run.memory)
+    metrics = read_jsonl(run.metrics)
+    memory = read_jsonl(run.memory)
     interp = _json(run.interpretation) or {}
     evaluation = _json(run.evaluation)
 
@@ -382,7 +372,7 @@ def write_report(run: RunDir) -> Path:
 
         ranks = sorted(run.root.glob("memory.rank*.jsonl"), key=lambda f: int(rank(f) or 0))
         for path in ranks:
-            peak = max((r.get("peak_rss_bytes", 0) for r in _jsonl(path)), default=0)
+            peak = max((r.get("peak_rss_bytes", 0) for r in read_jsonl(path)), default=0)
             md.append(f"- rank{rank(path)} peak RSS: {format_bytes(peak)} (`{path.name}`)")
     leaks = [r["message"] for r in metrics if r.get("kind") == "memory_warning"]
     md += [f"- {m}" for m in leaks] or ["- no growth between epochs beyond the leak threshold"]
@@ -399,5 +389,5 @@ def write_report(run: RunDir) -> Path:
         "`metrics.jsonl` · `memory.jsonl` · `baselines.json` · `interpretation.json`",
         "",
     ]
-    ckpt.atomic_write_text(run.report, "\n".join(md))
+    runtime.atomic_write_text(run.report, "\n".join(md))
     return run.report

@@ -28,24 +28,25 @@ import polars as pl
 import torch
 from rich.console import Console
 
-from foxhunt import __version__
+from foxhunt import __version__, runtime
+from foxhunt.artifacts import checkpoints as ckpt
+from foxhunt.artifacts.rundir import RunDir, features_record, read_config
 from foxhunt.config import RunConfig
 from foxhunt.data.bars import read_bars
 from foxhunt.data.pipeline import PreparedData, prepare_training_data
 from foxhunt.data.scaling import ScalerParams, unscale_targets
-from foxhunt.data.shards import is_feature_store, read_manifest, read_store_closes
+from foxhunt.data.store.format import is_feature_store, read_manifest, read_store_closes
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError, InputError, ModelDirError
 from foxhunt.memory.allocator import tune_cpu_allocator
-from foxhunt.memory.profile import MemoryLog
+from foxhunt.memory.probes import MemoryLog
 from foxhunt.model.tft import TFT
-from foxhunt.train import checkpoint as ckpt
+from foxhunt.runtime import truncate_jsonl
 from foxhunt.train.distributed import World, process_group, rank_device
 from foxhunt.train.interpret import last_window_forecast, variable_importance
 from foxhunt.train.loop import fit
 from foxhunt.train.progress import TrainProgress
 from foxhunt.train.report import write_report
-from foxhunt.train.rundir import RunDir, features_record, read_config, truncate_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -224,7 +225,7 @@ def _resolve_run(
                 f"{run.root}: this run already finished (a final checkpoint exists); nothing to resume"
             )
         if bars is None:
-            info = ckpt.read_json(run.run_info, "run.json")
+            info = runtime.read_json(run.run_info, "run.json")
             if not isinstance(info, dict) or not info.get("bars"):
                 raise ModelDirError(f"{run.run_info}: no bars path recorded; pass --bars FILE")
             bars = Path(info["bars"])
@@ -243,20 +244,7 @@ def _resolve_run(
 
 
 def _check_device(cfg: RunConfig) -> torch.device:
-    try:
-        device = torch.device(cfg.train.device)
-    except RuntimeError as e:
-        raise InputError(f"--device {cfg.train.device!r}: not a torch device ({e})") from e
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise InputError(f"--device {cfg.train.device}: CUDA is not available on this machine")
-    if (
-        device.type == "cuda"
-        and device.index is not None
-        and device.index >= torch.cuda.device_count()
-    ):
-        raise InputError(
-            f"--device {cfg.train.device}: only {torch.cuda.device_count()} CUDA devices"
-        )
+    device = runtime.parse_device(cfg.train.device)
     if cfg.train.precision == "fp16" and device.type != "cuda":
         raise InputError("--precision fp16 needs a CUDA device (use bf16 on CPU)")
     return device
@@ -296,7 +284,7 @@ def _check_windows(data: PreparedData, bars: Path) -> None:
 
 
 def _check_same_data(run: RunDir, data: PreparedData) -> None:
-    rec = ckpt.read_json(run.features, "features.json")
+    rec = runtime.read_json(run.features, "features.json")
     if rec.get("fingerprint") != data.fingerprint:
         raise ModelDirError(
             f"{run.root}: these bars differ from the ones the run was trained on "
@@ -312,11 +300,13 @@ def _start_fresh(
     for name in _RUN_FILES:
         (run.root / name).unlink(missing_ok=True)
     cfg.save(run.config)
-    ckpt.atomic_write_json(run.features, features_record(data.spec, data.scaler, data.fingerprint))
-    ckpt.atomic_write_json(
+    runtime.atomic_write_json(
+        run.features, features_record(data.spec, data.scaler, data.fingerprint)
+    )
+    runtime.atomic_write_json(
         run.baselines, recent_return_quantiles(data.train, data.scaler, cfg.model.quantiles)
     )
-    ckpt.atomic_write_json(
+    runtime.atomic_write_json(
         run.run_info,
         {
             "bars": str(Path(bars).resolve()),
@@ -401,7 +391,7 @@ def recent_return_quantiles(
 ) -> dict[str, Any]:
     """The empirical-quantile baseline: per symbol, quantiles of the h-bar log returns of its
     ``recent`` latest training windows (the ``baselines.json`` schema of
-    :mod:`foxhunt.forecast.baselines`)."""
+    :mod:`foxhunt.infer.baselines`)."""
     assert train.target is not None
     symbols = train.origins()["symbol"].to_numpy()
     rows = train.origin_rows()
@@ -431,7 +421,7 @@ def _write_interpretation(
     fan = last_window_forecast(
         model, data.val, _closes(bars), data.scaler, cfg.model.quantiles, device=device
     )
-    ckpt.atomic_write_json(
+    runtime.atomic_write_json(
         run.interpretation, {"fan_chart": fan, "variable_importance": importance}
     )
 
@@ -444,9 +434,9 @@ def _closes(bars: Path) -> pl.DataFrame:
 
 
 def _update_run_info(run: RunDir, **fields: Any) -> None:
-    info = ckpt.read_json(run.run_info, "run.json") if run.run_info.is_file() else {}
+    info = runtime.read_json(run.run_info, "run.json") if run.run_info.is_file() else {}
     info.update(fields)
-    ckpt.atomic_write_json(run.run_info, info)
+    runtime.atomic_write_json(run.run_info, info)
 
 
 def _summary(run: RunDir, final: Path | None, best_epoch: int, best_val: float) -> None:

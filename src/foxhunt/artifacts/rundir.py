@@ -1,0 +1,251 @@
+"""The run directory: what a training run writes, and how a model is loaded back from it.
+
+::
+
+    runs/<name>/
+      config.json         the full resolved RunConfig
+      features.json       feature names per group, scaler params, data fingerprint, versions
+      run.json            where the bars came from, versions, status (informational)
+      baselines.json      empirical return quantiles of recent training windows (for evaluate)
+      checkpoints/        see foxhunt.artifacts.checkpoints
+      metrics.jsonl       one line per logged step, per epoch, per OOM back-off
+      memory.jsonl        one line per memory snapshot
+      interpretation.json last validation window forecast + mean variable selection weights
+      evaluation.json     the latest `foxhunt evaluate` result (if run)
+      report.md + *.png   the report
+
+A run directory someone else wrote is data, not a program: :func:`load_model_dir` reads JSON and
+safetensors only and checks that the features the model expects are the ones this version of
+foxhunt computes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from foxhunt import __version__, runtime
+from foxhunt.artifacts import checkpoints as ckpt
+from foxhunt.config import ConfigError, RunConfig
+from foxhunt.errors import ModelDirError
+
+if TYPE_CHECKING:
+    from foxhunt.data.features import FeatureSpec
+    from foxhunt.data.scaling import ScalerParams
+    from foxhunt.model.tft import TFT
+
+FEATURES_FORMAT = 1
+"""Version of the features.json schema."""
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """Paths inside one run directory (nothing is created until :meth:`create`)."""
+
+    root: Path
+
+    @property
+    def config(self) -> Path:
+        """``config.json``."""
+        return self.root / "config.json"
+
+    @property
+    def features(self) -> Path:
+        """``features.json``."""
+        return self.root / "features.json"
+
+    @property
+    def run_info(self) -> Path:
+        """``run.json``."""
+        return self.root / "run.json"
+
+    @property
+    def baselines(self) -> Path:
+        """``baselines.json``."""
+        return self.root / "baselines.json"
+
+    @property
+    def checkpoints(self) -> Path:
+        """``checkpoints/``."""
+        return self.root / "checkpoints"
+
+    @property
+    def metrics(self) -> Path:
+        """``metrics.jsonl``."""
+        return self.root / "metrics.jsonl"
+
+    @property
+    def memory(self) -> Path:
+        """``memory.jsonl``."""
+        return self.root / "memory.jsonl"
+
+    @property
+    def interpretation(self) -> Path:
+        """``interpretation.json``."""
+        return self.root / "interpretation.json"
+
+    @property
+    def evaluation(self) -> Path:
+        """``evaluation.json``."""
+        return self.root / "evaluation.json"
+
+    @property
+    def report(self) -> Path:
+        """``report.md``."""
+        return self.root / "report.md"
+
+    def png(self, name: str) -> Path:
+        """``<name>.png`` in the run directory."""
+        return self.root / f"{name}.png"
+
+    def create(self) -> None:
+        """Make the directory and ``checkpoints/``; remove temp files a killed run left."""
+        self.checkpoints.mkdir(parents=True, exist_ok=True)
+        runtime.remove_stale_tmp(self.root)
+        runtime.remove_stale_tmp(self.checkpoints)
+
+
+def features_record(spec: FeatureSpec, scaler: ScalerParams, fingerprint: str) -> dict[str, Any]:
+    """The content of ``features.json`` (also embedded in every checkpoint sidecar)."""
+    return {
+        "format": FEATURES_FORMAT,
+        "foxhunt_version": __version__,
+        "spec": spec.to_dict(),
+        "scaler": scaler.to_dict(),
+        "fingerprint": fingerprint,
+    }
+
+
+@dataclass
+class LoadedModel:
+    """A model directory read back for inference.
+
+    Attributes:
+        run: The run directory.
+        config: Its RunConfig.
+        spec: Feature names per group the model expects.
+        scaler: Frozen scaling params (targets are divided by ``target_std`` per horizon).
+        fingerprint: Fingerprint of the bars the model was trained on.
+        model: The TFT in eval mode, on the requested device.
+        weights: The weights file that was loaded.
+        sidecar: That file's sidecar.
+    """
+
+    run: RunDir
+    config: RunConfig
+    spec: FeatureSpec
+    scaler: ScalerParams
+    fingerprint: str
+    model: TFT
+    weights: Path
+    sidecar: dict[str, Any]
+
+
+def read_config(run: RunDir) -> RunConfig:
+    """Read ``config.json``, turning problems into :class:`ModelDirError`."""
+    if not run.config.is_file():
+        raise ModelDirError(f"{run.root}: not a run directory (config.json is missing)")
+    try:
+        return RunConfig.load(run.config)
+    except ConfigError as e:
+        raise ModelDirError(f"{run.config}: {e}") from e
+
+
+def read_features(run: RunDir, cfg: RunConfig) -> tuple[FeatureSpec, ScalerParams, str]:
+    """Read ``features.json`` and check it against ``cfg`` and this foxhunt's feature code.
+
+    Returns:
+        ``(spec, scaler, fingerprint)``.
+
+    Raises:
+        ModelDirError: Missing/corrupt file, newer format, or feature names that differ from
+            what this version of foxhunt computes (the message names the first differences).
+    """
+    from foxhunt.data.features import FeatureSpec, feature_spec
+    from foxhunt.data.scaling import ScalerParams
+    from foxhunt.errors import DataError
+
+    rec = runtime.read_json(run.features, "features.json")
+    if not isinstance(rec, dict) or rec.get("format") != FEATURES_FORMAT:
+        raise ModelDirError(
+            f"{run.features}: format {rec.get('format') if isinstance(rec, dict) else None!r} is "
+            f"not {FEATURES_FORMAT} (written by another foxhunt version?)"
+        )
+    try:
+        spec = FeatureSpec.from_dict(rec["spec"])
+        scaler = ScalerParams.from_dict(rec["scaler"])
+    except (KeyError, TypeError, ValueError, DataError) as e:
+        raise ModelDirError(f"{run.features}: unreadable feature spec or scaler ({e})") from e
+    current = feature_spec(cfg.model.horizon)
+    for group in ("static", "historical", "known"):
+        want, have = tuple(getattr(spec, group)), tuple(getattr(current, group))
+        if want != have:
+            missing = [n for n in want if n not in have][:3]
+            extra = [n for n in have if n not in want][:3]
+            raise ModelDirError(
+                f"{run.features}: the model's {group} features do not match what foxhunt "
+                f"{__version__} computes (model-only: {missing or 'none'}, "
+                f"new: {extra or 'none'}, order differs: {not missing and not extra}); "
+                f"model written by foxhunt {rec.get('foxhunt_version')}"
+            )
+    sizes = (len(spec.static), len(spec.historical), len(spec.known))
+    m = cfg.model
+    if sizes != (m.n_static, m.n_historical, m.n_known):
+        raise ModelDirError(
+            f"{run.features}: {sizes} static/historical/known features but config.json says "
+            f"{(m.n_static, m.n_historical, m.n_known)}"
+        )
+    return spec, scaler, str(rec.get("fingerprint", ""))
+
+
+def model_weights(run: RunDir) -> Path:
+    """The weights to serve: the final checkpoint, else the best epoch, else the latest epoch.
+
+    Raises:
+        ModelDirError: If the run has no complete checkpoint.
+    """
+    final = ckpt.final_weights(run.checkpoints)
+    if final is not None:
+        return final
+    best = ckpt.read_best(run.checkpoints)
+    if best is not None:
+        return ckpt.epoch_weights_path(run.checkpoints, int(best["epoch"]))
+    epochs = ckpt.complete_epochs(run.checkpoints)
+    if epochs:
+        return ckpt.epoch_weights_path(run.checkpoints, epochs[-1])
+    raise ModelDirError(f"{run.checkpoints}: no checkpoint (no epoch of training completed)")
+
+
+def load_model_dir(path: Path, device: torch.device | str = "cpu") -> LoadedModel:
+    """Load a run directory for inference without executing any code from it.
+
+    Args:
+        path: The run directory.
+        device: Where to put the model.
+
+    Returns:
+        The loaded model (eval mode) and everything needed to turn bars into its inputs.
+
+    Raises:
+        ModelDirError: If anything is missing, corrupt or inconsistent.
+    """
+    from foxhunt.model.tft import TFT
+
+    run = RunDir(Path(path))
+    if not run.root.is_dir():
+        raise ModelDirError(f"{run.root}: no such run directory")
+    cfg = read_config(run)
+    spec, scaler, fingerprint = read_features(run, cfg)
+    weights = model_weights(run)
+    state, sidecar = ckpt.load_weights(weights)
+    model = TFT(cfg.model)
+    try:
+        model.load_state_dict(state, strict=True)
+    except RuntimeError as e:
+        first = str(e).splitlines()[0] if str(e) else "shape or name mismatch"
+        raise ModelDirError(f"{weights}: weights do not fit config.json ({first})") from e
+    model.to(device).eval()
+    return LoadedModel(run, cfg, spec, scaler, fingerprint, model, weights, sidecar)

@@ -1,0 +1,1 @@
+"""Inference: load a run, predict, stream, follow a feed, evaluate, export."""

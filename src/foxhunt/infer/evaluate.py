@@ -1,0 +1,311 @@
+"""``foxhunt evaluate``: how good are the quantiles, against two baselines?
+
+Scores, all in unscaled log-return units (tables show basis points, 1 bp = 1e-4):
+
+* **pinball loss** per quantile and horizon (mean over windows), and its mean over both;
+* **q-risk** as in the TFT paper (Lim et al. 2021, §7): ``R_q = 2 Σ QL_q(y, ŷ_q) / Σ |y|``
+  summed over windows and horizons, for P50 and P90 — the pinball loss normalised by the
+  size of the returns (zero-return persistence has P50 risk exactly 1);
+* **interval coverage**: the share of outcomes inside [q0.1, q0.9] (nominal 80 %) and
+  [q0.02, q0.98] (nominal 96 %), when the model predicts those levels.
+
+The model is compared with zero-return persistence and the empirical quantiles of recent
+training returns (:mod:`foxhunt.infer.baselines`). When the bars are the very file the model
+was trained on (same data fingerprint), only the test split is scored: the other windows were
+used for fitting or early stopping.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+from torch import Tensor
+
+from foxhunt.artifacts.rundir import LoadedModel, RunDir
+from foxhunt.data.bars import read_bars
+from foxhunt.data.pipeline import bars_fingerprint, prepare_inference_data, prepare_training_data
+from foxhunt.data.scaling import ScalerParams, unscale_targets
+from foxhunt.data.windows import WindowDataset
+from foxhunt.errors import DataError, InputError, ModelDirError
+from foxhunt.infer.baselines import EmpiricalQuantiles, load_empirical, zero_forecast
+from foxhunt.model.quantile import pinball_per_quantile_horizon
+from foxhunt.quantize.model import load_inference_model
+from foxhunt.runtime import atomic_write_json, autocast, parse_device
+from foxhunt.train.report import write_report
+
+log = logging.getLogger(__name__)
+
+INTERVALS: dict[str, tuple[float, float]] = {"10-90": (0.1, 0.9), "2-98": (0.02, 0.98)}
+"""Central intervals whose coverage is reported: name -> (lower, upper) quantile level."""
+
+RISK_LEVELS: dict[str, float] = {"P50": 0.5, "P90": 0.9}
+"""Quantile levels whose normalised q-risk is reported."""
+
+
+def _level_index(quantiles: Sequence[float], level: float) -> int | None:
+    return next((i for i, q in enumerate(quantiles) if abs(q - level) < 1e-9), None)
+
+
+class QuantileScores:
+    """Streaming scores of quantile forecasts: feed batches, read :meth:`result`.
+
+    Args:
+        quantiles: The Q levels, increasing.
+        horizon: H.
+    """
+
+    def __init__(self, quantiles: Sequence[float], horizon: int) -> None:
+        self.quantiles = tuple(float(q) for q in quantiles)
+        self.levels = torch.tensor(self.quantiles, dtype=torch.float32)
+        self.pinball_sum = torch.zeros(horizon, len(self.quantiles), dtype=torch.float64)
+        self.abs_sum = torch.zeros(horizon, dtype=torch.float64)
+        self.n = 0
+        self.intervals = {
+            name: (lo, hi)
+            for name, (a, b) in INTERVALS.items()
+            if (lo := _level_index(self.quantiles, a)) is not None
+            and (hi := _level_index(self.quantiles, b)) is not None
+        }
+        self.covered = {name: torch.zeros(horizon, dtype=torch.float64) for name in self.intervals}
+
+    def update(self, pred: Tensor, target: Tensor) -> None:
+        """Add a batch.
+
+        Args:
+            pred: (B, H, Q) quantiles in return units, sorted along Q.
+            target: (B, H) realised log returns.
+        """
+        b = target.shape[0]
+        if b == 0:
+            return
+        pred, target = pred.double().cpu(), target.double().cpu()
+        self.pinball_sum += pinball_per_quantile_horizon(pred, target, self.levels).double() * b
+        self.abs_sum += target.abs().sum(dim=0)
+        for name, (lo, hi) in self.intervals.items():
+            inside = (target >= pred[..., lo]) & (target <= pred[..., hi])  # (B, H)
+            self.covered[name] += inside.double().sum(dim=0)
+        self.n += b
+
+    def result(self) -> dict[str, Any]:
+        """Scores so far (JSON-able).
+
+        Returns:
+            ``n_windows``, ``mean_pinball``, ``pinball`` [H][Q], ``pinball_per_horizon`` [H],
+            ``pinball_per_quantile`` {level: value}, ``q_risk`` {P50, P90},
+            ``coverage`` {interval: share}, ``coverage_per_horizon`` {interval: [H]}.
+        """
+        n = max(self.n, 1)
+        pinball = self.pinball_sum / n  # (H, Q)
+        total_abs = float(self.abs_sum.sum())
+        q_risk = {}
+        for name, level in RISK_LEVELS.items():
+            i = _level_index(self.quantiles, level)
+            if i is not None:
+                q_risk[name] = (
+                    2 * float(self.pinball_sum[:, i].sum()) / total_abs
+                    if total_abs > 0
+                    else math.nan
+                )
+        return {
+            "n_windows": self.n,
+            "mean_pinball": float(pinball.mean()),
+            "pinball": pinball.tolist(),
+            "pinball_per_horizon": pinball.mean(dim=1).tolist(),
+            "pinball_per_quantile": {
+                f"{q:g}": float(v) for q, v in zip(self.quantiles, pinball.mean(dim=0), strict=True)
+            },
+            "q_risk": q_risk,
+            "coverage": {
+                name: float(c.sum()) / (n * c.shape[0]) for name, c in self.covered.items()
+            },
+            "coverage_per_horizon": {name: (c / n).tolist() for name, c in self.covered.items()},
+        }
+
+
+# --- the command -----------------------------------------------------------------------------
+
+
+def evaluation_windows(loaded: LoadedModel, bars: Path) -> tuple[WindowDataset, str]:
+    """The windows to score: the test split if ``bars`` is the training data, else all.
+
+    Returns:
+        ``(windows with targets, description of the split)``.
+    """
+    frame = read_bars(bars)
+    same = bars_fingerprint(frame) == loaded.fingerprint
+    del frame
+    if same:
+        data = prepare_training_data(bars, loaded.config)
+        if not _same_scaler(data.scaler, loaded.scaler):
+            raise ModelDirError(
+                f"{loaded.run.features}: the scaler refitted on {bars} differs from the model's "
+                "although the bars are the same (feature code changed since training?)"
+            )
+        return data.test, "test split of the training bars"
+    m = loaded.config.model
+    windows = prepare_inference_data(
+        bars, loaded.spec, loaded.scaler, m.encoder_length, m.horizon, with_target=True
+    )
+    return windows, "all windows"
+
+
+def _same_scaler(a: ScalerParams, b: ScalerParams, rel: float = 1e-6) -> bool:
+    """Equal up to float summation order (a refit may add in a different order)."""
+    pairs = [(a.mean, b.mean), (a.std, b.std), (a.target_std, b.target_std)]
+    return a.columns == b.columns and all(
+        len(x) == len(y)
+        and all(math.isclose(u, v, rel_tol=rel, abs_tol=1e-12) for u, v in zip(x, y, strict=True))
+        for x, y in pairs
+    )
+
+
+@torch.inference_mode()
+def score(
+    loaded: LoadedModel,
+    windows: WindowDataset,
+    baseline: EmpiricalQuantiles,
+    *,
+    batch_size: int,
+    device: torch.device,
+    progress: Progress | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Score the model and both baselines on ``windows`` (streamed in batches).
+
+    Returns:
+        ``{"tft": scores, "empirical": scores, "zero": scores}`` (see :meth:`QuantileScores.result`).
+    """
+    m = loaded.config.model
+    scores = {name: QuantileScores(m.quantiles, m.horizon) for name in ("tft", "empirical", "zero")}
+    symbols = windows.origins()["symbol"].to_list()
+    n = len(windows)
+    task = progress.add_task("evaluate", total=n) if progress else None
+    loaded.model.eval()
+    for a in range(0, n, batch_size):
+        b = min(a + batch_size, n)
+        batch = windows.batch(list(range(a, b)))
+        assert batch.target is not None
+        y = unscale_targets(batch.target.double(), loaded.scaler)  # (B, H) log returns
+        with autocast(device, loaded.config.train.precision if device.type == "cuda" else "fp32"):
+            out = loaded.model(batch.to(device))
+        pred = unscale_targets(
+            out.quantiles.double().cpu(), loaded.scaler, horizon_axis=1
+        )  # (B, H, Q)
+        scores["tft"].update(torch.sort(pred, dim=-1).values, y)
+        scores["empirical"].update(baseline.predict(symbols[a:b]), y)
+        scores["zero"].update(zero_forecast(b - a, m.horizon, m.n_quantiles).double(), y)
+        if progress is not None and task is not None:
+            progress.update(task, advance=b - a)
+    return {name: s.result() for name, s in scores.items()}
+
+
+def evaluate_command(
+    model_dir: Path, bars: Path, as_json: bool, batch_size: int, device: str
+) -> None:
+    """``foxhunt evaluate``: score a run directory's model on bars, against the baselines.
+
+    Prints a table (or JSON with ``as_json``) and records the result in the run directory as
+    ``evaluation.json`` (the report shows it), when the directory is writable.
+
+    Args:
+        model_dir: The run directory.
+        bars: Bars file, directory or glob.
+        as_json: Print JSON instead of tables.
+        batch_size: Windows per forward pass.
+        device: Torch device string.
+
+    Raises:
+        ModelDirError: Missing/corrupt/mismatched run directory.
+        DataError: Bad bars or too few for one window.
+        InputError: Bad arguments.
+    """
+    if batch_size < 1:
+        raise InputError(f"--batch-size must be >= 1, got {batch_size}")
+    dev = parse_device(device)
+    loaded = load_inference_model(model_dir, dev)
+    m = loaded.config.model
+    baseline = load_empirical(loaded.run.baselines, m.quantiles, m.horizon)
+    windows, split = evaluation_windows(loaded, bars)
+    if len(windows) == 0:
+        raise DataError(
+            f"{bars}: no window with {m.encoder_length} encoder and {m.horizon} future bars"
+        )
+    console = Console(stderr=True)
+    with Progress(console=console, transient=True, disable=as_json) as progress:
+        scores = score(
+            loaded, windows, baseline, batch_size=batch_size, device=dev, progress=progress
+        )
+    tft = scores["tft"]["mean_pinball"]
+    result: dict[str, Any] = {
+        "model": str(loaded.run.root),
+        "weights": loaded.weights.name,
+        "bars": str(bars),
+        "split": split,
+        "n_windows": len(windows),
+        "quantiles": list(m.quantiles),
+        "horizon": m.horizon,
+        "units": "log return",
+        "scores": scores,
+        "tft_beats": {name: tft < scores[name]["mean_pinball"] for name in ("empirical", "zero")},
+    }
+    _record(loaded.run, result)
+    if as_json:
+        print(json.dumps(result, indent=2))
+    else:
+        _print_tables(result, Console())
+
+
+def _record(run: RunDir, result: dict[str, Any]) -> None:
+    """Keep the latest evaluation in the run directory and refresh the report (best effort)."""
+    try:
+        atomic_write_json(run.evaluation, result)
+        write_report(run)
+    except OSError as e:
+        log.warning("could not record the evaluation in %s: %s", run.root, e)
+
+
+def _print_tables(result: dict[str, Any], console: Console) -> None:
+    s = result["scores"]
+    names = {"tft": "TFT", "empirical": "empirical quantiles", "zero": "zero return"}
+    t = Table(
+        title=f"{result['model']} on {result['bars']} — {result['split']}, {result['n_windows']:,} windows"
+    )
+    for col in (
+        "model",
+        "mean pinball (bp)",
+        "P50 q-risk",
+        "P90 q-risk",
+        "10–90 cover",
+        "2–98 cover",
+    ):
+        t.add_column(col, justify="left" if col == "model" else "right")
+    for key, label in names.items():
+        r = s[key]
+        cov = r["coverage"]
+        t.add_row(
+            label,
+            f"{r['mean_pinball'] * 1e4:.3f}",
+            f"{r['q_risk'].get('P50', math.nan):.4f}",
+            f"{r['q_risk'].get('P90', math.nan):.4f}",
+            f"{cov['10-90'] * 100:.1f} %" if "10-90" in cov else "—",
+            f"{cov['2-98'] * 100:.1f} %" if "2-98" in cov else "—",
+        )
+    console.print(t)
+    h = Table(title="mean pinball loss per horizon (bp)")
+    h.add_column("h", justify="right")
+    for label in names.values():
+        h.add_column(label, justify="right")
+    for i in range(result["horizon"]):
+        h.add_row(str(i + 1), *[f"{s[k]['pinball_per_horizon'][i] * 1e4:.3f}" for k in names])
+    console.print(h)
+    beats = result["tft_beats"]
+    verdict = " and ".join(names[k] for k, v in beats.items() if v) or "neither baseline"
+    console.print(f"TFT beats {verdict} on mean pinball loss.")

@@ -1,0 +1,194 @@
+"""``foxhunt export --format onnx``: the TFT as an ONNX model for onnxruntime.
+
+The graph takes three float32 inputs, already scaled exactly as ``foxhunt predict`` scales
+them (the run directory's ``features.json`` holds the names and the scaler), and returns the
+scaled quantiles::
+
+    static      [batch, S]              static features at the origin
+    historical  [batch, T_enc, V_h]     observed features of the encoder bars
+    known       [batch, T_enc + T_dec, V_k]   known-future features
+    quantiles   [batch, T_dec, Q]       multiply by target_std[h] for log returns; not sorted
+
+The batch axis is dynamic; the encoder length and horizon are fixed by the model.
+
+Exporter: ``torch.onnx.export(dynamo=True)`` (the torch.export-based exporter, the default since
+torch 2.9). It lowers the LSTMs to ONNX ``LSTM`` and the boolean-masked
+``scaled_dot_product_attention`` to MatMul/Softmax at opset 20; onnxruntime matches PyTorch to
+about 1e-6 on TFT-225. The legacy TorchScript exporter (``dynamo=False``) was tried too: it is
+deprecated, and although it handled the LSTM and attention, it exports the VSN's chunking
+(``Tensor.split`` with a chunk larger than the 10 known inputs) as a Split that onnxruntime
+refuses to load. Every export is checked against PyTorch (:data:`ATOL`/:data:`RTOL`) before the
+command returns.
+
+Quantised model directories are not exported: their int8 layers call ``torch._int_mm``, which
+has no ONNX lowering; export the fp32 run and quantise with onnxruntime's own tools instead.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from foxhunt.artifacts.rundir import load_model_dir
+from foxhunt.errors import InputError
+from foxhunt.model.batch import TFTBatch
+from foxhunt.runtime import atomic_path
+
+log = logging.getLogger(__name__)
+
+INPUT_NAMES = ("static", "historical", "known")
+OUTPUT_NAME = "quantiles"
+ATOL = 1e-4
+"""Parity tolerance, absolute, on scaled quantiles (O(1) values)."""
+RTOL = 1e-4
+"""Parity tolerance, relative."""
+
+
+class QuantileGraph(nn.Module):
+    """The TFT as a function of three tensors (what an ONNX graph can take).
+
+    Args:
+        tft: The model (eval mode).
+    """
+
+    def __init__(self, tft: nn.Module) -> None:
+        super().__init__()
+        self.tft = tft
+
+    def forward(self, static: Tensor, historical: Tensor, known: Tensor) -> Tensor:
+        """(B, S), (B, T_enc, V_h), (B, T_enc + T_dec, V_k) -> (B, T_dec, Q) scaled quantiles."""
+        return self.tft(TFTBatch(static, historical, known)).quantiles
+
+
+def export_onnx(model: nn.Module, example: TFTBatch, out: Path) -> None:
+    """Write ``model`` as ONNX to ``out`` (one self-contained file, written atomically).
+
+    Args:
+        model: A float TFT.
+        example: A batch with the model's shapes (values unused; batch size >= 2 so the
+            exporter does not specialise the batch axis to 1).
+        out: Target ``.onnx`` path.
+    """
+    graph = QuantileGraph(model).eval()
+    args = (example.static, example.historical, example.known)
+    batch = torch.export.Dim("batch", min=1)
+    with atomic_path(out) as tmp:
+        with warnings.catch_warnings():
+            # nn.LSTM re-assigns its flat weight list while being traced: harmless here.
+            warnings.filterwarnings("ignore", message=".*were assigned during export.*")
+            # One "batch" name on three inputs is reported as a rename it skips: harmless.
+            warnings.filterwarnings("ignore", message=".*axis name.*will not be used.*")
+            warnings.filterwarnings("ignore", category=DeprecationWarning)
+            warnings.filterwarnings("ignore", category=FutureWarning)
+            program = torch.onnx.export(
+                graph,
+                args,
+                dynamo=True,
+                input_names=list(INPUT_NAMES),
+                output_names=[OUTPUT_NAME],
+                dynamic_shapes={name: {0: batch} for name in INPUT_NAMES},
+                verbose=False,
+            )
+            assert program is not None
+            program.save(str(tmp), external_data=False)
+
+
+def onnx_parity(model: nn.Module, onnx_path: Path, batch: TFTBatch) -> dict[str, Any]:
+    """Run ``batch`` through PyTorch and onnxruntime and compare.
+
+    Args:
+        model: The PyTorch TFT.
+        onnx_path: Its ONNX export.
+        batch: Inputs.
+
+    Returns:
+        ``max_abs_diff``, ``max_abs_value``, ``ok`` (within :data:`ATOL`/:data:`RTOL`),
+        ``batch_size``.
+    """
+    import onnxruntime as ort
+
+    with torch.inference_mode():
+        ref = model(batch).quantiles.float().numpy()
+    session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    feeds = {n: getattr(batch, n).float().numpy() for n in INPUT_NAMES}
+    got = session.run([OUTPUT_NAME], feeds)[0]
+    diff = np.abs(got - ref)
+    return {
+        "batch_size": batch.size,
+        "max_abs_diff": float(diff.max()),
+        "max_abs_value": float(np.abs(ref).max()),
+        "ok": bool(np.all(diff <= ATOL + RTOL * np.abs(ref))),
+    }
+
+
+def export_command(model_dir: Path, out: Path, *, fmt: str = "onnx") -> dict[str, Any]:
+    """``foxhunt export``: write the model as ONNX and check it against PyTorch.
+
+    Args:
+        model_dir: An fp32 run directory.
+        out: Target ``.onnx`` file.
+        fmt: Only ``onnx``.
+
+    Returns:
+        The parity check at batch 1 and 3 (see :func:`onnx_parity`).
+
+    Raises:
+        InputError: Bad arguments, a quantised model directory, or an export that does not
+            match PyTorch within tolerance (the file is removed then).
+    """
+    from rich.console import Console
+
+    from foxhunt.model.batch import random_batch
+    from foxhunt.quantize.model import is_quantized_dir
+
+    if fmt != "onnx":
+        raise InputError(f"--format {fmt!r}: only onnx is supported")
+    out = Path(out)
+    if out.suffix.lower() != ".onnx":
+        raise InputError(f"--out {out}: the file name must end in .onnx")
+    if not out.parent.is_dir():
+        raise InputError(f"--out {out}: directory {out.parent} does not exist")
+    if is_quantized_dir(Path(model_dir)):
+        raise InputError(
+            f"--model {model_dir}: a quantised model directory cannot be exported (int8 "
+            "matmuls have no ONNX lowering); export the fp32 run directory"
+        )
+    missing = [
+        m for m in ("onnx", "onnxruntime", "onnxscript") if importlib.util.find_spec(m) is None
+    ]
+    if missing:
+        raise InputError(f"foxhunt export needs {', '.join(missing)}: pip install 'foxhunt[onnx]'")
+    loaded = load_model_dir(Path(model_dir), "cpu")
+    cfg = loaded.config.model
+    console = Console(stderr=True)
+    with console.status(f"exporting {model_dir} to ONNX"):
+        export_onnx(loaded.model, random_batch(cfg, 2), out)
+    try:
+        checks = [onnx_parity(loaded.model, out, random_batch(cfg, b, seed=b)) for b in (1, 3)]
+    except Exception as e:  # onnxruntime raises its own types for graphs it cannot run
+        out.unlink(missing_ok=True)
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise InputError(f"ONNX export of {model_dir} does not run in onnxruntime ({first})") from e
+    worst = max(c["max_abs_diff"] for c in checks)
+    if not all(c["ok"] for c in checks):
+        out.unlink(missing_ok=True)
+        raise InputError(
+            f"ONNX export of {model_dir} does not match PyTorch (max abs diff {worst:.3g} > "
+            f"{ATOL:g} + {RTOL:g} x |value|)"
+        )
+    Console().print(
+        f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB; inputs static [batch, {cfg.n_static}], "
+        f"historical [batch, {cfg.encoder_length}, {cfg.n_historical}], known [batch, "
+        f"{cfg.total_length}, {cfg.n_known}] -> quantiles [batch, {cfg.horizon}, "
+        f"{cfg.n_quantiles}], scaled); onnxruntime matches PyTorch: max abs diff {worst:.2e}",
+        soft_wrap=True,
+        highlight=False,
+    )
+    return {"out": str(out), "parity": checks}

@@ -1,0 +1,1 @@
+"""INT8 (and bf16) weight quantisation: tensors, layers, the quantised model, the recipe."""

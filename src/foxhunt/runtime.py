@@ -1,0 +1,177 @@
+"""Process-level plumbing every room shares, one home each: the torch device, autocast,
+atomic writes and JSON / JSON-lines files.
+
+Atomic writes: a file is written to ``<name>.tmp``, flushed to disk (fsync) and renamed over the
+target, so a crash or a kill leaves either the old file or the new one, never half of one. A
+directory is built as ``<name>.<pid>.tmp/`` and renamed when complete.
+
+JSON lines: a log is appended one flushed line at a time, so a kill can tear at most the last
+line; :func:`read_jsonl` skips such a torn *last* line and refuses a corrupt line anywhere else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from foxhunt.config import Precision
+from foxhunt.errors import InputError, ModelDirError
+
+_AUTOCAST_DTYPES: dict[str, torch.dtype] = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+# --- device and precision --------------------------------------------------------------------
+
+
+def parse_device(device: str) -> torch.device:
+    """Parse ``--device``; :class:`InputError` if it is not a device this machine has."""
+    try:
+        dev = torch.device(device)
+    except RuntimeError as e:
+        raise InputError(f"--device {device!r}: not a torch device ({e})") from e
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise InputError(f"--device {device}: CUDA is not available on this machine")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise InputError(f"--device {device}: only {torch.cuda.device_count()} CUDA devices")
+    return dev
+
+
+def autocast(device: torch.device, precision: Precision) -> contextlib.AbstractContextManager[Any]:
+    """Autocast to bf16/fp16 on ``device``, or nothing for fp32."""
+    if precision == "fp32":
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=_AUTOCAST_DTYPES[precision])
+
+
+# --- atomic writes ---------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """Yield ``<path>.tmp`` to write; on success fsync it and rename it over ``path``.
+
+    On any exception (KeyboardInterrupt included) the temp file is removed and ``path`` is left
+    as it was. The new file gets the usual 0644-style permissions (umask applied).
+    """
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        yield tmp
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_dir(path: Path) -> Iterator[Path]:
+    """Yield an empty ``<path>.<pid>.tmp/`` to fill; on success rename it to ``path``.
+
+    An existing ``path`` is replaced only once the new directory is complete. On any exception
+    the temporary directory is removed.
+    """
+    path = Path(path)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        yield tmp
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    """Write ``obj`` as indented JSON to ``path`` atomically."""
+    atomic_write_text(path, json.dumps(obj, indent=2) + "\n")
+
+
+def remove_stale_tmp(directory: Path) -> list[Path]:
+    """Delete ``*.tmp`` files a killed process left behind; return what was removed."""
+    stale = sorted(Path(directory).glob("*.tmp")) if Path(directory).is_dir() else []
+    for p in stale:
+        p.unlink(missing_ok=True)
+    return stale
+
+
+# --- JSON and JSON lines ---------------------------------------------------------------------
+
+
+def read_json(path: Path, what: str = "file") -> Any:
+    """Read a JSON file, turning absence or corruption into :class:`ModelDirError`."""
+    try:
+        return json.loads(Path(path).read_text())
+    except FileNotFoundError as e:
+        raise ModelDirError(f"{path}: {what} is missing") from e
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ModelDirError(f"{path}: {what} is corrupt (not valid JSON)") from e
+
+
+def append_jsonl(path: Path, record: Mapping[str, Any]) -> None:
+    """Append one JSON line and flush it (a crash loses at most the line being written)."""
+    with open(path, "a") as f:
+        f.write(json.dumps(record) + "\n")
+        f.flush()
+
+
+def read_jsonl(path: Path, *, missing_ok: bool = True) -> list[dict[str, Any]]:
+    """Read a JSON-lines log: one dict per line.
+
+    A torn last line (a kill during :func:`append_jsonl`) is skipped; a corrupt line anywhere
+    else is an :class:`InputError` naming the line. A missing file is ``[]`` when
+    ``missing_ok``, else an :class:`InputError`.
+    """
+    path = Path(path)
+    try:
+        lines = path.read_text().splitlines()
+    except FileNotFoundError as e:
+        if missing_ok:
+            return []
+        raise InputError(f"{path}: cannot read (no such file)") from e
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror})") from e
+    records = []
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            if i == last:  # torn by a kill while appending
+                continue
+            raise InputError(f"{path}: line {i + 1} is not JSON ({e.msg})") from e
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def truncate_jsonl(path: Path, keep: Callable[[dict[str, Any]], bool]) -> int:
+    """Rewrite a JSON-lines log keeping only the records ``keep`` accepts (and no torn line).
+
+    Used on ``--resume`` to drop what the discarded epoch logged. Returns the lines dropped.
+    """
+    if not Path(path).is_file():
+        return 0
+    n_lines = sum(1 for line in Path(path).read_text().splitlines() if line.strip())
+    kept = [r for r in read_jsonl(path) if keep(r)]
+    atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in kept))
+    return n_lines - len(kept)

@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from foxhunt import runtime
+from foxhunt.artifacts import checkpoints as ckpt
+from foxhunt.artifacts.rundir import (
+    RunDir,
+    features_record,
+    load_model_dir,
+    model_weights,
+)
+from foxhunt.config import demo
+from foxhunt.data.features import feature_spec
+from foxhunt.data.scaling import ScalerParams
+from foxhunt.errors import ModelDirError
+from foxhunt.model.tft import TFT
+from foxhunt.runtime import truncate_jsonl
+
+
+def _model_dir(tmp_path, *, final: bool = True) -> tuple[RunDir, TFT]:
+    cfg = demo().replace(
+        model={"hidden": 8, "n_heads": 2, "encoder_length": 4, "horizon": 2, "variable_width": 2}
+    )
+    run = RunDir(tmp_path / "run")
+    run.create()
+    cfg.save(run.config)
+    spec = feature_spec(2)
+    scaler = ScalerParams(
+        spec.inputs, (0.0,) * len(spec.inputs), (1.0,) * len(spec.inputs), (1e-3, 2e-3)
+    )
+    runtime.atomic_write_json(run.features, features_record(spec, scaler, "abc"))
+    torch.manual_seed(0)
+    model = TFT(cfg.model)
+    ckpt.save_weights(ckpt.epoch_weights_path(run.checkpoints, 1), model.state_dict(), {"epoch": 1})
+    if final:
+        ckpt.save_weights(
+            ckpt.final_weights_path(run.checkpoints, 1), model.state_dict(), {"epoch": 1}
+        )
+    return run, model
+
+
+def test_load_model_dir_reads_weights_without_code(tmp_path) -> None:
+    run, model = _model_dir(tmp_path)
+    loaded = load_model_dir(run.root)
+    assert not loaded.model.training and loaded.fingerprint == "abc"
+    assert loaded.weights.name == "tft_final_epoch1.safetensors"
+    assert loaded.scaler.target_std == (1e-3, 2e-3) and loaded.spec == feature_spec(2)
+    for k, v in model.state_dict().items():
+        assert torch.equal(loaded.model.state_dict()[k], v)
+
+
+def test_weights_choice_final_then_best_then_latest(tmp_path) -> None:
+    run, model = _model_dir(tmp_path, final=False)
+    assert model_weights(run).name == "tft_epoch_1.safetensors"
+    ckpt.save_weights(ckpt.epoch_weights_path(run.checkpoints, 2), model.state_dict(), {"epoch": 2})
+    assert model_weights(run).name == "tft_epoch_2.safetensors"
+    ckpt.mark_best(run.checkpoints, 1, 0.5)
+    assert model_weights(run).name == "tft_epoch_1.safetensors"
+    ckpt.save_weights(ckpt.final_weights_path(run.checkpoints, 2), model.state_dict(), {"epoch": 2})
+    assert model_weights(run).name == "tft_final_epoch2.safetensors"
+
+
+def test_weights_that_do_not_fit_the_config(tmp_path) -> None:
+    run, _ = _model_dir(tmp_path)
+    cfg = json.loads(run.config.read_text())
+    cfg["model"]["hidden"] = 12
+    run.config.write_text(json.dumps(cfg))
+    with pytest.raises(ModelDirError, match="do not fit config.json"):
+        load_model_dir(run.root)
+
+
+def test_feature_count_that_does_not_fit_the_config(tmp_path) -> None:
+    run, _ = _model_dir(tmp_path)
+    cfg = json.loads(run.config.read_text())
+    cfg["model"]["n_historical"] = 7
+    run.config.write_text(json.dumps(cfg))
+    with pytest.raises(ModelDirError, match="config.json says"):
+        load_model_dir(run.root)
+
+
+def test_missing_or_broken_description_files(tmp_path) -> None:
+    run, _ = _model_dir(tmp_path)
+    run.features.write_text("[1, 2")
+    with pytest.raises(ModelDirError, match="features.json is corrupt"):
+        load_model_dir(run.root)
+    run.config.write_text('{"model": {"hiden": 3}}')
+    with pytest.raises(ModelDirError, match="invalid config"):
+        load_model_dir(run.root)
+    run.config.unlink()
+    with pytest.raises(ModelDirError, match="not a run directory"):
+        load_model_dir(run.root)
+
+
+def test_truncate_jsonl_drops_discarded_and_torn_lines(tmp_path) -> None:
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1}\n{"step": 5}\n{"kind": "warning"}\n{"step": 3}\n{"step": 9, "lo')
+    dropped = truncate_jsonl(path, lambda r: r.get("step") is None or r["step"] <= 3)
+    assert dropped == 2
+    assert [json.loads(x) for x in path.read_text().splitlines()] == [
+        {"step": 1},
+        {"kind": "warning"},
+        {"step": 3},
+    ]
+
+
+def test_create_removes_stale_tmp(tmp_path) -> None:
+    run = RunDir(tmp_path / "r")
+    run.checkpoints.mkdir(parents=True)
+    (run.checkpoints / "tft_epoch_2.safetensors.tmp").write_bytes(b"half")
+    run.create()
+    assert not list(run.checkpoints.glob("*.tmp"))

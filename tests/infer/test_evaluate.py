@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from foxhunt.infer.evaluate import QuantileScores
+
+LEVELS = (0.02, 0.1, 0.5, 0.9, 0.98)
+
+
+def _naive(pred: np.ndarray, y: np.ndarray, levels: tuple[float, ...]) -> dict[str, object]:
+    """Loop-over-everything reference."""
+    b, h, q = pred.shape
+    pin = np.zeros((h, q))
+    for i in range(b):
+        for j in range(h):
+            for k, tau in enumerate(levels):
+                e = y[i, j] - pred[i, j, k]
+                pin[j, k] += max(tau * e, (tau - 1) * e)
+    abs_sum = np.abs(y).sum()
+    cover = {"10-90": 0, "2-98": 0}
+    for i in range(b):
+        for j in range(h):
+            cover["10-90"] += pred[i, j, 1] <= y[i, j] <= pred[i, j, 3]
+            cover["2-98"] += pred[i, j, 0] <= y[i, j] <= pred[i, j, 4]
+    return {
+        "pinball": pin / b,
+        "P50": 2 * pin[:, 2].sum() / abs_sum,
+        "P90": 2 * pin[:, 3].sum() / abs_sum,
+        "coverage": {k: v / (b * h) for k, v in cover.items()},
+    }
+
+
+@settings(max_examples=25, deadline=None)
+@given(b=st.integers(1, 12), h=st.integers(1, 4), seed=st.integers(0, 10_000))
+def test_matches_naive_reference(b: int, h: int, seed: int) -> None:
+    g = np.random.default_rng(seed)
+    pred = np.sort(g.normal(0, 1e-3, (b, h, 5)), axis=-1)
+    y = g.normal(0, 1e-3, (b, h))
+    s = QuantileScores(LEVELS, h)
+    s.update(torch.from_numpy(pred), torch.from_numpy(y))
+    r = s.result()
+    ref = _naive(pred, y, LEVELS)
+    # Pinball is computed in fp32 (as the training loss): errors of ~1e-3 round at ~1e-10.
+    np.testing.assert_allclose(r["pinball"], ref["pinball"], rtol=1e-5, atol=2e-10)
+    assert r["q_risk"]["P50"] == pytest.approx(ref["P50"], rel=1e-5)
+    assert r["q_risk"]["P90"] == pytest.approx(ref["P90"], rel=1e-5)
+    assert r["coverage"] == pytest.approx(ref["coverage"])
+    assert r["mean_pinball"] == pytest.approx(np.mean(ref["pinball"]), rel=1e-5)
+    assert r["n_windows"] == b
+
+
+def test_streaming_equals_one_shot() -> None:
+    g = torch.Generator().manual_seed(0)
+    pred = torch.sort(torch.randn(40, 3, 5, generator=g), dim=-1).values
+    y = torch.randn(40, 3, generator=g)
+    one, two = QuantileScores(LEVELS, 3), QuantileScores(LEVELS, 3)
+    one.update(pred, y)
+    for a in range(0, 40, 7):
+        two.update(pred[a : a + 7], y[a : a + 7])
+    r1, r2 = one.result(), two.result()
+    np.testing.assert_allclose(r1["pinball"], r2["pinball"], rtol=1e-6)
+    assert r1["coverage"] == pytest.approx(r2["coverage"])
+    assert r1["q_risk"] == pytest.approx(r2["q_risk"])
+
+
+def test_zero_forecast_has_p50_risk_one_and_a_perfect_forecast_zero() -> None:
+    y = torch.randn(50, 2, dtype=torch.float64) * 1e-3
+    zero = QuantileScores(LEVELS, 2)
+    zero.update(torch.zeros(50, 2, 5, dtype=torch.float64), y)
+    assert zero.result()["q_risk"]["P50"] == pytest.approx(1.0)
+    perfect = QuantileScores(LEVELS, 2)
+    perfect.update(y[..., None].expand(50, 2, 5), y)
+    r = perfect.result()
+    assert r["mean_pinball"] == 0.0 and r["coverage"] == {"10-90": 1.0, "2-98": 1.0}
+
+
+def test_intervals_only_for_levels_the_model_has() -> None:
+    s = QuantileScores((0.1, 0.5, 0.9), 1)
+    s.update(torch.tensor([[[-1.0, 0.0, 1.0]]]), torch.tensor([[2.0]]))
+    r = s.result()
+    assert r["coverage"] == {"10-90": 0.0} and set(r["q_risk"]) == {"P50", "P90"}

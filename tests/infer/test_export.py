@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+import torch
+
+from demo_run import DemoRun
+from foxhunt.artifacts.rundir import load_model_dir
+from foxhunt.cli import main
+from foxhunt.data.pipeline import prepare_inference_data
+from foxhunt.errors import InputError
+from foxhunt.infer.export import ATOL, RTOL, export_command
+from foxhunt.quantize.recipe import quantize_command
+
+
+@pytest.fixture(scope="module")
+def exported(demo_run: DemoRun, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("onnx") / "model.onnx"
+    assert (
+        main(["export", "--model", str(demo_run.run), "--format", "onnx", "--out", str(out)]) == 0
+    )
+    return out
+
+
+def _run(session: ort.InferenceSession, batch) -> np.ndarray:  # noqa: ANN001
+    feeds = {n: getattr(batch, n).numpy() for n in ("static", "historical", "known")}
+    return session.run(["quantiles"], feeds)[0]
+
+
+def test_onnxruntime_matches_pytorch_on_demo_windows(exported: Path, demo_run: DemoRun) -> None:
+    loaded = load_model_dir(demo_run.run)
+    m = loaded.config.model
+    windows = prepare_inference_data(
+        demo_run.bars, loaded.spec, loaded.scaler, m.encoder_length, m.horizon, with_target=False
+    )
+    session = ort.InferenceSession(str(exported), providers=["CPUExecutionProvider"])
+    n = len(windows)
+    for idx in ([n - 1], list(range(0, n, n // 17))[:17]):  # batch 1 (the live origin) and 17
+        batch = windows.batch(idx)
+        with torch.inference_mode():
+            ref = loaded.model(batch).quantiles.numpy()
+        got = _run(session, batch)
+        assert got.shape == ref.shape == (len(idx), m.horizon, m.n_quantiles)
+        np.testing.assert_allclose(got, ref, rtol=RTOL, atol=ATOL)
+
+
+def test_graph_has_a_dynamic_batch_axis_and_lstm_ops(exported: Path) -> None:
+    model = onnx.load(str(exported))
+    onnx.checker.check_model(model)
+    dims = {i.name: i.type.tensor_type.shape.dim for i in model.graph.input}
+    assert set(dims) == {"static", "historical", "known"}
+    for d in dims.values():
+        assert d[0].dim_param and not d[0].dim_value  # symbolic batch
+    assert sum(n.op_type == "LSTM" for n in model.graph.node) == 4  # 2 layers x encoder, decoder
+    assert not list(Path(exported).parent.glob("*.data"))  # one self-contained file
+
+
+def test_export_refuses_bad_input(demo_run: DemoRun, tmp_path: Path) -> None:
+    assert main(["export", "--model", str(demo_run.run), "--out", str(tmp_path / "m.bin")]) == 2
+    assert (
+        main(["export", "--model", str(tmp_path / "nope"), "--out", str(tmp_path / "m.onnx")]) == 2
+    )
+    quantized = tmp_path / "int8"
+    quantize_command(demo_run.run, quantized, measure=False)
+    with pytest.raises(InputError, match="quantised model directory cannot be exported"):
+        export_command(quantized, tmp_path / "q.onnx")
+    assert not list(tmp_path.glob("*.onnx*"))
