@@ -9,7 +9,7 @@ from pathlib import Path
 
 from foxhunt.config import demo
 from foxhunt.data.demo import write_demo_bars
-from foxhunt.train.run import train_command
+from foxhunt.train.run import run_training
 
 QUANTILES = (0.02, 0.1, 0.5, 0.9, 0.98)
 
@@ -48,13 +48,12 @@ def make_demo_run(root: Path) -> DemoRun:
         data={"stride": 2},
     )
     run = root / "run"
-    train_command(
+    run_training(
         cfg,
         bars=bars,
         out=run,
         resume=None,
         memory_budget=None,
         allow_precision_change=False,
-        show_progress=False,
     )
     return DemoRun(root, bars, run)

@@ -38,7 +38,8 @@ def test_unknown_preset_and_field() -> None:
 
 
 def test_cpu_allocator_flag_and_validation() -> None:
-    from foxhunt.cli import _run_config, build_parser
+    from foxhunt.cli import build_parser
+    from foxhunt.commands.options import run_config as _run_config
     from foxhunt.config import TrainConfig
 
     assert tft_225().train.cpu_allocator == "lean"  # memory first: the estimate assumes it

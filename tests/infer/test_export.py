@@ -13,8 +13,8 @@ from foxhunt.artifacts.rundir import load_model_dir
 from foxhunt.cli import main
 from foxhunt.data.pipeline import prepare_inference_data
 from foxhunt.errors import InputError
-from foxhunt.infer.export import ATOL, RTOL, export_command
-from foxhunt.quantize.recipe import quantize_command
+from foxhunt.infer.export import ATOL, RTOL, export_model
+from foxhunt.quantize.recipe import quantize_run
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +65,7 @@ def test_export_refuses_bad_input(demo_run: DemoRun, tmp_path: Path) -> None:
         main(["export", "--model", str(tmp_path / "nope"), "--out", str(tmp_path / "m.onnx")]) == 2
     )
     quantized = tmp_path / "int8"
-    quantize_command(demo_run.run, quantized, measure=False)
+    quantize_run(demo_run.run, quantized, measure=False)
     with pytest.raises(InputError, match="quantised model directory cannot be exported"):
-        export_command(quantized, tmp_path / "q.onnx")
+        export_model(quantized, tmp_path / "q.onnx")
     assert not list(tmp_path.glob("*.onnx*"))

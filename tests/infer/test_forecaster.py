@@ -19,7 +19,7 @@ from foxhunt.errors import DataError
 from foxhunt.infer.bartail import ROW_BYTES, BarTail, smoother_memory
 from foxhunt.infer.follow import BarFileReader, ForecastSink, follow
 from foxhunt.infer.forecaster import Forecaster
-from foxhunt.infer.predict import predict_command
+from foxhunt.infer.predict import predict_to_file
 
 KEY = ["symbol", "origin_ts", "horizon"]
 RETURNS = [f"return_q{q:g}" for q in QUANTILES]
@@ -30,7 +30,7 @@ def _batch_predict(run: Path, bars: pl.DataFrame, tmp_path: Path) -> pl.DataFram
     path = tmp_path / "bars.parquet"
     bars.write_parquet(path)
     out = tmp_path / "batch.parquet"
-    predict_command(run, path, out, batch_size=512, device="cpu")
+    predict_to_file(run, path, out, batch_size=512, device="cpu")
     return pl.read_parquet(out)
 
 

@@ -7,10 +7,10 @@ import sys
 
 import pytest
 import torch
-from memory_helpers import TINY, loss_closure, measured_saved
 from torch import nn
 
 from foxhunt.config import TFTConfig, tft_225
+from foxhunt.memory.counters import rss_bytes
 from foxhunt.memory.estimate import (
     OTHER,
     batch_bytes,
@@ -19,8 +19,9 @@ from foxhunt.memory.estimate import (
     lstm_workspace_bytes,
     process_overhead_bytes,
 )
-from foxhunt.memory.probes import rss_bytes, state_bytes
+from foxhunt.memory.state import state_bytes
 from foxhunt.model import BLOCK_NAMES
+from memory_helpers import TINY, loss_closure, measured_saved
 
 R = dataclasses.replace
 

@@ -11,12 +11,9 @@ from pathlib import Path
 import torch
 
 from foxhunt.config import demo
-from foxhunt.memory.probes import (
-    MemoryLog,
-    live_tensor_stats,
-    saved_activation_bytes,
-    state_bytes,
-)
+from foxhunt.memory.log import MemoryLog
+from foxhunt.memory.saved_tensors import saved_activation_bytes
+from foxhunt.memory.state import live_tensor_stats, state_bytes
 from foxhunt.model import TFT, quantile_loss
 from foxhunt.model.batch import random_batch
 

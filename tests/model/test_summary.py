@@ -5,9 +5,9 @@ import json
 import pytest
 import torch
 
+from foxhunt.commands.model import summary as summary_command
 from foxhunt.config import TFTConfig, demo
 from foxhunt.model import BLOCK_NAMES, TFT, parameter_table
-from foxhunt.model.summary import summary_command
 
 
 def test_parameter_table_covers_every_block(tiny_config: TFTConfig) -> None:

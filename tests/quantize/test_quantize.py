@@ -19,14 +19,14 @@ from foxhunt.cli import main
 from foxhunt.errors import InputError, ModelDirError
 from foxhunt.quantize.layers import QuantLinear
 from foxhunt.quantize.model import MARKER, held_bytes, load_inference_model
-from foxhunt.quantize.recipe import quantize_command
+from foxhunt.quantize.recipe import quantize_run
 from foxhunt.quantize.tensors import quantize_int8, quantize_rows
 
 
 @pytest.fixture(scope="module")
 def int8_run(demo_run: DemoRun, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("q") / "int8"
-    result = quantize_command(demo_run.run, out, measure=False)
+    result = quantize_run(demo_run.run, out, measure=False)
     return out, result
 
 
@@ -143,14 +143,14 @@ def test_predict_and_evaluate_load_the_int8_directory(
 
 
 def test_static_mode_and_bf16(demo_run: DemoRun, tmp_path: Path) -> None:
-    static = quantize_command(demo_run.run, tmp_path / "static", mode="static", measure=False)
+    static = quantize_run(demo_run.run, tmp_path / "static", mode="static", measure=False)
     fp32 = static["pinball"]["fp32"]
     assert abs(static["pinball"]["quantized"] - fp32) / fp32 < 0.05
     weights = load_inference_model(tmp_path / "static").weights
     with safe_open(str(weights), "pt") as f:
         act = [k for k in f.keys() if k.endswith(".__act_scale")]  # noqa: SIM118
     assert act and "output.__act_scale" not in act  # the quantile head keeps float inputs
-    bf16 = quantize_command(demo_run.run, tmp_path / "bf16", precision="bf16", measure=False)
+    bf16 = quantize_run(demo_run.run, tmp_path / "bf16", precision="bf16", measure=False)
     assert abs(bf16["pinball"]["quantized"] - fp32) / fp32 < 0.005
     assert 0.45 < bf16["param_bytes"]["quantized"] / bf16["param_bytes"]["fp32"] < 0.6
 
@@ -160,13 +160,11 @@ def test_bad_arguments_and_directories(
 ) -> None:
     out, _ = int8_run
     with pytest.raises(InputError, match="already quantised"):
-        quantize_command(out, tmp_path / "again", measure=False)
+        quantize_run(out, tmp_path / "again", measure=False)
     with pytest.raises(InputError, match="already exists"):
-        quantize_command(demo_run.run, out, measure=False)
+        quantize_run(demo_run.run, out, measure=False)
     with pytest.raises(InputError, match="int8 only"):
-        quantize_command(
-            demo_run.run, tmp_path / "x", precision="bf16", mode="static", measure=False
-        )
+        quantize_run(demo_run.run, tmp_path / "x", precision="bf16", mode="static", measure=False)
     assert not (tmp_path / "x").exists() and not (tmp_path / "x.tmp").exists()
     # A weights file that lost a tensor is refused with a message naming it.
     broken = tmp_path / "broken"

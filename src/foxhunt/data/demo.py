@@ -190,8 +190,8 @@ def write_demo_bars(
     seed: int = 0,
     symbol: str = "ES",
     start: str = "2024-01-02",
-) -> None:
-    """Generate demo bars (see :func:`demo_bars`) and write them atomically.
+) -> pl.DataFrame:
+    """Generate demo bars (see :func:`demo_bars`), write them atomically and return them.
 
     Args:
         out: destination, ``.parquet`` or ``.csv``.
@@ -204,16 +204,6 @@ def write_demo_bars(
         InputError: bad arguments or output path.
         DataError: unknown symbol root.
     """
-    from rich.console import Console
-
-    console = Console(stderr=True)  # progress on stderr, the result on stdout
-    with console.status(f"generating {n_bars:,} demo bars"):
-        bars = demo_bars(n_bars, seed=seed, symbol=symbol, start=start)
-        write_table(bars, Path(out))
-    first, last = bars["ts"][0], bars["ts"][-1]
-    Console().print(
-        f"wrote {bars.height:,} {symbol} {BAR_MINUTES}-minute bars "
-        f"({first:%Y-%m-%d %H:%M} .. {last:%Y-%m-%d %H:%M} UTC) to {out}",
-        soft_wrap=True,
-        highlight=False,
-    )
+    bars = demo_bars(n_bars, seed=seed, symbol=symbol, start=start)
+    write_table(bars, Path(out))
+    return bars

@@ -91,23 +91,15 @@ def provenance() -> dict[str, object]:
     }
 
 
-def write_index_daily(out: Path) -> None:
-    """Write :func:`index_daily_bars` to ``out`` (``.parquet`` or ``.csv``), atomically.
+def write_index_daily(out: Path) -> pl.DataFrame:
+    """Write :func:`index_daily_bars` to ``out`` (``.parquet`` or ``.csv``), atomically; return them.
 
     Raises:
         DataError: ``arch`` is not installed.
         InputError: bad output path.
     """
-    from rich.console import Console
-
     from foxhunt.data.files import write_table
 
     bars = index_daily_bars()
     write_table(bars, Path(out))
-    counts = ", ".join(f"{s} {n:,}" for s, n in bars.group_by("symbol").len().sort("symbol").rows())
-    Console().print(
-        f"wrote {bars.height:,} daily bars ({counts}; {bars['ts'].min():%Y-%m-%d} .. "
-        f"{bars['ts'].max():%Y-%m-%d}) from the {provenance()['source']} to {out}",
-        soft_wrap=True,
-        highlight=False,
-    )
+    return bars

@@ -11,21 +11,20 @@ columns are 0 and never read (observed inputs only cover the encoder).
 
 from __future__ import annotations
 
-import hashlib
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
 
 from foxhunt.config import RunConfig
 from foxhunt.data.bars import read_bars
 from foxhunt.data.calendar import infer_interval, known_features, project_bar_times
 from foxhunt.data.features import FeatureSpec, compute_features, feature_spec
+from foxhunt.data.fingerprint import bars_fingerprint
+from foxhunt.data.prepared import PreparedData
 from foxhunt.data.scaling import ScalerParams, fit_scaler
-from foxhunt.data.splits import split_by_time
+from foxhunt.data.splits import Splits, split_by_time
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError
 
@@ -33,39 +32,6 @@ if TYPE_CHECKING:
     from foxhunt.data.store.cache import Coordinator
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class PreparedData:
-    """Everything training needs from the data side.
-
-    Attributes:
-        spec: feature names and warm-up (saved with the model).
-        scaler: fitted on the training split (saved with the model).
-        train: training windows (stride ``cfg.data.stride``).
-        val: validation windows (stride 1).
-        test: test windows (stride 1).
-        fingerprint: sha256 of the bars' content (symbols, times, OHLCV).
-    """
-
-    spec: FeatureSpec
-    scaler: ScalerParams
-    train: WindowDataset
-    val: WindowDataset
-    test: WindowDataset
-    fingerprint: str
-
-
-def bars_fingerprint(bars: pl.DataFrame) -> str:
-    """sha256 over a validated bars frame's content: symbols, timestamps and OHLCV values."""
-    h = hashlib.sha256()
-    counts = bars.group_by("symbol", maintain_order=True).len()
-    for sym, n in counts.iter_rows():
-        h.update(f"{sym}\x00{n}\x00".encode())
-    h.update(np.ascontiguousarray(bars["ts"].dt.epoch("us").to_numpy()).tobytes())
-    for c in ("open", "high", "low", "close", "volume"):
-        h.update(np.ascontiguousarray(bars[c].to_numpy()).tobytes())
-    return h.hexdigest()
 
 
 def prepare_training_data(
@@ -101,17 +67,9 @@ def prepare_training_data(
         min_bars_reason=f"warm-up {spec.warmup} + encoder {L} + horizon {H}",
     )
     fingerprint = bars_fingerprint(bars)
-    feats = compute_features(bars, H)
+    closes = bars.select("symbol", "ts", "close")
+    splits = _feature_splits(bars, cfg)
     del bars
-    embargo = cfg.data.embargo if cfg.data.embargo is not None else L + H
-    splits = split_by_time(
-        feats,
-        val_fraction=cfg.data.val_fraction,
-        test_fraction=cfg.data.test_fraction,
-        embargo=embargo,
-        min_rows=L + H,
-    )
-    del feats
     scaler = fit_scaler(splits.train, spec)
 
     # Scaled while the arrays are filled; each split's table is dropped once it is windowed.
@@ -124,7 +82,36 @@ def prepare_training_data(
         datasets.append(WindowDataset(frame, spec, L, H, stride=strides.pop(0), scaler=scaler))
         del frame
     train, val, test = datasets
-    return PreparedData(spec, scaler, train, val, test, fingerprint)
+    return PreparedData(spec, scaler, train, val, test, fingerprint, closes)
+
+
+def test_split_windows(bars: pl.DataFrame, cfg: RunConfig) -> tuple[WindowDataset, ScalerParams]:
+    """The test split of bars a model was trained on, and the scaler refitted on their train
+    split (the caller checks it equals the model's). Only the test windows are built.
+
+    Args:
+        bars: the validated training bars, already read.
+        cfg: the model's run config (the same splits as training).
+    """
+    L, H = cfg.model.encoder_length, cfg.model.horizon
+    spec = feature_spec(H)
+    splits = _feature_splits(bars, cfg)
+    scaler = fit_scaler(splits.train, spec)
+    return WindowDataset(splits.test, spec, L, H, stride=1, scaler=scaler), scaler
+
+
+def _feature_splits(bars: pl.DataFrame, cfg: RunConfig) -> Splits:
+    """Features and targets of ``bars``, split by time with the run's fractions and embargo."""
+    L, H = cfg.model.encoder_length, cfg.model.horizon
+    feats = compute_features(bars, H)
+    embargo = cfg.data.embargo if cfg.data.embargo is not None else L + H
+    return split_by_time(
+        feats,
+        val_fraction=cfg.data.val_fraction,
+        test_fraction=cfg.data.test_fraction,
+        embargo=embargo,
+        min_rows=L + H,
+    )
 
 
 def future_rows(
@@ -163,8 +150,19 @@ def future_rows(
     return fut.with_columns(zeros).select(columns)
 
 
+def inference_bars_needed(
+    spec: FeatureSpec, encoder_length: int, horizon: int, *, with_target: bool
+) -> tuple[int, str]:
+    """Bars a symbol needs for one inference window, and why (for the error message)."""
+    # Targets drop each symbol's last H rows, and those windows still need H decoder rows.
+    need = spec.warmup + encoder_length + (2 * horizon if with_target else 0)
+    why = f"warm-up {spec.warmup} + encoder {encoder_length}"
+    why += f" + 2 x horizon {horizon}" if with_target else ""
+    return need, why
+
+
 def prepare_inference_data(
-    bars_path: Path,
+    bars_path: Path | pl.DataFrame,
     spec: FeatureSpec,
     scaler: ScalerParams,
     encoder_length: int,
@@ -175,7 +173,8 @@ def prepare_inference_data(
     """Windows for evaluation (``with_target=True``) or forecasting (``with_target=False``).
 
     Args:
-        bars_path: bars file, directory or glob.
+        bars_path: bars file, directory or glob, or bars already read with
+            :func:`inference_bars_needed` bars per symbol.
         spec: the model's feature spec (from its run directory).
         scaler: the model's scaler params.
         encoder_length: L.
@@ -193,16 +192,16 @@ def prepare_inference_data(
         raise DataError(f"model spec has {len(spec.targets)} targets but horizon is {horizon}")
     from foxhunt.data.store.format import is_feature_store  # imports this module
 
-    if is_feature_store(bars_path):
+    if not isinstance(bars_path, pl.DataFrame) and is_feature_store(bars_path):
         raise DataError(
             f"{bars_path}: is a feature store (foxhunt features --shards), which only "
             "foxhunt train reads; pass the bars it was made from"
         )
-    # Targets drop each symbol's last H rows, and those windows still need H decoder rows.
-    need = spec.warmup + encoder_length + (2 * horizon if with_target else 0)
-    why = f"warm-up {spec.warmup} + encoder {encoder_length}"
-    why += f" + 2 x horizon {horizon}" if with_target else ""
-    bars = read_bars(bars_path, min_bars=need, min_bars_reason=why)
+    need, why = inference_bars_needed(spec, encoder_length, horizon, with_target=with_target)
+    if isinstance(bars_path, pl.DataFrame):  # read (and length-checked) by the caller
+        bars, bars_path = bars_path, Path("bars")
+    else:
+        bars = read_bars(bars_path, min_bars=need, min_bars_reason=why)
     feats = compute_features(bars, horizon, with_targets=with_target)
     ours = feature_spec(horizon)
     for group, theirs, mine in (

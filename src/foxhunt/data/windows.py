@@ -16,7 +16,9 @@ origin (:func:`foxhunt.data.calendar.project_bar_times`), not the bars that actu
 a live forecaster cannot know of a holiday or a data gap ahead, so neither may a training window
 or a past origin in ``predict``. Where the next H rows are the scheduled times (almost every
 window of intraday data) they are read from the table; the other windows get their decoder
-rows from a small side array (``calendar_windows``).
+rows from a small side array (``calendar_windows``; computed in
+:mod:`foxhunt.data.calendar_decoder`). The row arrays come from
+:func:`foxhunt.data.row_arrays.row_arrays` (still importable from here).
 
 Host memory is O(rows x features), not O(windows x window length x features).
 """
@@ -30,72 +32,14 @@ import polars as pl
 import torch
 from torch.utils.data import Dataset
 
-from foxhunt.data.calendar import infer_interval, known_features, project_bar_times
+from foxhunt.data.calendar_decoder import calendar_decoder_known
 from foxhunt.data.features import FeatureSpec
+from foxhunt.data.row_arrays import row_arrays
 from foxhunt.data.scaling import ScalerParams
 from foxhunt.errors import DataError
 from foxhunt.model.batch import TFTBatch
 
-
-def _row_major(
-    frame: pl.DataFrame,
-    columns: Sequence[str],
-    shift: Sequence[float] | None = None,
-    scale: Sequence[float] | None = None,
-) -> torch.Tensor:
-    """``(frame[columns] - shift) / scale`` as a C-contiguous float32 tensor.
-
-    Filled column by column, so the only full-size allocation is the result.
-    """
-    out = np.empty((frame.height, len(columns)), dtype=np.float32)
-    for j, c in enumerate(columns):
-        col = frame.get_column(c).to_numpy()
-        if scale is not None:
-            col = (col.astype(np.float64) - (shift[j] if shift is not None else 0.0)) / scale[j]
-        out[:, j] = col
-    return torch.from_numpy(out)
-
-
-def row_arrays(
-    frame: pl.DataFrame,
-    spec: FeatureSpec,
-    horizon: int,
-    scaler: ScalerParams | None,
-    *,
-    with_target: bool,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
-    """A feature table's rows as the row-major float32 arrays a :class:`WindowDataset` holds.
-
-    Args:
-        frame: Feature rows with every column of ``spec.inputs`` (and ``spec.targets``).
-        spec: The feature names.
-        horizon: H (targets kept).
-        scaler: When given, inputs are z-scored and targets divided by their std while the
-            arrays are filled; None keeps the values as they are.
-        with_target: Whether to return the targets.
-
-    Returns:
-        ``(historical (N, V_h), known (N, V_k), static (N, S), target (N, H) or None)``.
-
-    Raises:
-        DataError: ``scaler`` lacks one of the inputs.
-    """
-
-    def block(cols: Sequence[str]) -> torch.Tensor:
-        if scaler is None:
-            return _row_major(frame, cols)
-        pos = [scaler.columns.index(c) for c in cols]
-        return _row_major(frame, cols, [scaler.mean[i] for i in pos], [scaler.std[i] for i in pos])
-
-    if scaler is not None:
-        missing = [c for c in spec.inputs if c not in scaler.columns]
-        if missing:
-            raise DataError(f"scaler params lack input {missing[0]!r}")
-    target = None
-    if with_target:
-        t_std = scaler.target_std[:horizon] if scaler is not None else None
-        target = _row_major(frame, spec.targets, None, t_std)
-    return block(spec.historical), block(spec.known), block(spec.static), target
+__all__ = ["WindowDataset", "collate", "row_arrays"]
 
 
 class WindowDataset(Dataset):
@@ -241,61 +185,9 @@ class WindowDataset(Dataset):
             pos = [scaler.columns.index(c) for c in spec.known]
             known_scaling = ([scaler.mean[i] for i in pos], [scaler.std[i] for i in pos])
         counts = [o.size for o in origins]
-        self._decoder_slot, self._decoder_known = self._calendar_decoder(
-            starts, lengths, counts, known_scaling
+        self._decoder_slot, self._decoder_known = calendar_decoder_known(
+            self._ts, self._origin.numpy(), starts, lengths, counts, H, spec.known, known_scaling
         )
-
-    def _calendar_decoder(
-        self,
-        starts: np.ndarray,
-        lengths: np.ndarray,
-        counts: Sequence[int],
-        scaling: tuple[list[float], list[float]] | None,
-    ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
-        """Decoder known inputs for windows whose next H rows are not the scheduled bar times.
-
-        Returns:
-            ``(slot, known)``: per window the row of ``known`` holding its decoder inputs, or
-            -1 (int32, ``(n_windows,)``); and ``(M, H, V_k)`` float32. Both None when every
-            window's next H rows are the scheduled times.
-        """
-        H = self.horizon
-        origin = self._origin.numpy()
-        wanted: list[np.ndarray] = []  # window indices, per symbol
-        times: list[np.ndarray] = []  # their scheduled decoder times (µs), (M_s, H)
-        first = 0
-        for start, n, count in zip(starts, lengths, counts, strict=True):
-            if count == 0:
-                continue
-            block = _utc(self._ts[start : start + n])
-            interval = infer_interval(block)
-            # One scheduled step per row: row r is followed as scheduled when row r+1 is at
-            # next_bar_time(row r); a window is then off-schedule only if one of rows t..t+H-1
-            # is not, and only those windows need the full H-step projection.
-            nxt = project_bar_times(block, 1, interval)["step1"].dt.epoch("us").to_numpy()
-            off_step = np.concatenate([[0], np.cumsum(self._ts[start + 1 : start + n] != nxt[:-1])])
-            local = origin[first : first + count] - start  # (count,)
-            off = np.flatnonzero(off_step[local + H] - off_step[local] > 0)
-            if off.size:
-                scheduled = project_bar_times(_utc(self._ts[start + local[off]]), H, interval)
-                sched = np.stack(
-                    [scheduled[c].dt.epoch("us").to_numpy() for c in scheduled.columns], axis=1
-                )
-                wanted.append(first + off)
-                times.append(sched)
-            first += count
-        if not wanted:
-            return None, None
-        index = np.concatenate(wanted)
-        flat = _utc(np.concatenate(times).reshape(-1))
-        cal = pl.DataFrame({"ts": flat}).select(known_features(pl.col("ts")))
-        values = cal.select(self.spec.known).to_numpy().astype(np.float64)  # (M*H, V_k)
-        if scaling is not None:
-            values = (values - np.asarray(scaling[0])) / np.asarray(scaling[1])
-        slot = np.full(len(self), -1, dtype=np.int32)
-        slot[index] = np.arange(index.size, dtype=np.int32)
-        known = values.astype(np.float32).reshape(index.size, H, len(self.spec.known))
-        return torch.from_numpy(slot), torch.from_numpy(known)
 
     @property
     def calendar_windows(self) -> int:
@@ -373,11 +265,6 @@ def _check_sizes(
         raise ValueError(f"need L, H, stride >= 1, got {encoder_length}, {horizon}, {stride}")
     if with_target and len(spec.targets) != horizon:
         raise DataError(f"spec has {len(spec.targets)} targets but horizon is {horizon}")
-
-
-def _utc(us: np.ndarray) -> pl.Series:
-    """Epoch microseconds as a UTC datetime series."""
-    return pl.Series(us).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
 
 
 def collate(items: TFTBatch | Sequence[TFTBatch]) -> TFTBatch:

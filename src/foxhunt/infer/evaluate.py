@@ -17,7 +17,6 @@ used for fitting or early stopping.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Sequence
@@ -25,14 +24,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from rich.console import Console
 from rich.progress import Progress
-from rich.table import Table
 from torch import Tensor
 
 from foxhunt.artifacts.rundir import LoadedModel, RunDir
 from foxhunt.data.bars import read_bars
-from foxhunt.data.pipeline import bars_fingerprint, prepare_inference_data, prepare_training_data
+from foxhunt.data.fingerprint import bars_fingerprint
+from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data, test_split_windows
 from foxhunt.data.scaling import ScalerParams, unscale_targets
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError, InputError, ModelDirError
@@ -137,23 +135,24 @@ class QuantileScores:
 def evaluation_windows(loaded: LoadedModel, bars: Path) -> tuple[WindowDataset, str]:
     """The windows to score: the test split if ``bars`` is the training data, else all.
 
+    The bars are read once; for the training bars only the test split's windows are built.
+
     Returns:
         ``(windows with targets, description of the split)``.
     """
-    frame = read_bars(bars)
-    same = bars_fingerprint(frame) == loaded.fingerprint
-    del frame
-    if same:
-        data = prepare_training_data(bars, loaded.config)
-        if not _same_scaler(data.scaler, loaded.scaler):
+    m = loaded.config.model
+    need, why = inference_bars_needed(loaded.spec, m.encoder_length, m.horizon, with_target=True)
+    frame = read_bars(bars, min_bars=need, min_bars_reason=why)
+    if bars_fingerprint(frame) == loaded.fingerprint:
+        test, scaler = test_split_windows(frame, loaded.config)
+        if not _same_scaler(scaler, loaded.scaler):
             raise ModelDirError(
                 f"{loaded.run.features}: the scaler refitted on {bars} differs from the model's "
                 "although the bars are the same (feature code changed since training?)"
             )
-        return data.test, "test split of the training bars"
-    m = loaded.config.model
+        return test, "test split of the training bars"
     windows = prepare_inference_data(
-        bars, loaded.spec, loaded.scaler, m.encoder_length, m.horizon, with_target=True
+        frame, loaded.spec, loaded.scaler, m.encoder_length, m.horizon, with_target=True
     )
     return windows, "all windows"
 
@@ -207,20 +206,29 @@ def score(
     return {name: s.result() for name, s in scores.items()}
 
 
-def evaluate_command(
-    model_dir: Path, bars: Path, as_json: bool, batch_size: int, device: str
-) -> None:
-    """``foxhunt evaluate``: score a run directory's model on bars, against the baselines.
+def evaluate_model(
+    model_dir: Path,
+    bars: Path,
+    *,
+    batch_size: int,
+    device: str,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Score a run directory's model on bars, against the baselines.
 
-    Prints a table (or JSON with ``as_json``) and records the result in the run directory as
-    ``evaluation.json`` (the report shows it), when the directory is writable.
+    Records the result in the run directory as ``evaluation.json`` (the report shows it), when
+    the directory is writable.
 
     Args:
         model_dir: The run directory.
         bars: Bars file, directory or glob.
-        as_json: Print JSON instead of tables.
         batch_size: Windows per forward pass.
         device: Torch device string.
+        progress: A rich progress display to advance, or None.
+
+    Returns:
+        The evaluation (JSON-able): model, bars, split, window count, scores per model, and
+        ``tft_beats`` per baseline.
 
     Raises:
         ModelDirError: Missing/corrupt/mismatched run directory.
@@ -238,11 +246,7 @@ def evaluate_command(
         raise DataError(
             f"{bars}: no window with {m.encoder_length} encoder and {m.horizon} future bars"
         )
-    console = Console(stderr=True)
-    with Progress(console=console, transient=True, disable=as_json) as progress:
-        scores = score(
-            loaded, windows, baseline, batch_size=batch_size, device=dev, progress=progress
-        )
+    scores = score(loaded, windows, baseline, batch_size=batch_size, device=dev, progress=progress)
     tft = scores["tft"]["mean_pinball"]
     result: dict[str, Any] = {
         "model": str(loaded.run.root),
@@ -257,10 +261,7 @@ def evaluate_command(
         "tft_beats": {name: tft < scores[name]["mean_pinball"] for name in ("empirical", "zero")},
     }
     _record(loaded.run, result)
-    if as_json:
-        print(json.dumps(result, indent=2))
-    else:
-        _print_tables(result, Console())
+    return result
 
 
 def _record(run: RunDir, result: dict[str, Any]) -> None:
@@ -270,42 +271,3 @@ def _record(run: RunDir, result: dict[str, Any]) -> None:
         write_report(run)
     except OSError as e:
         log.warning("could not record the evaluation in %s: %s", run.root, e)
-
-
-def _print_tables(result: dict[str, Any], console: Console) -> None:
-    s = result["scores"]
-    names = {"tft": "TFT", "empirical": "empirical quantiles", "zero": "zero return"}
-    t = Table(
-        title=f"{result['model']} on {result['bars']} — {result['split']}, {result['n_windows']:,} windows"
-    )
-    for col in (
-        "model",
-        "mean pinball (bp)",
-        "P50 q-risk",
-        "P90 q-risk",
-        "10–90 cover",
-        "2–98 cover",
-    ):
-        t.add_column(col, justify="left" if col == "model" else "right")
-    for key, label in names.items():
-        r = s[key]
-        cov = r["coverage"]
-        t.add_row(
-            label,
-            f"{r['mean_pinball'] * 1e4:.3f}",
-            f"{r['q_risk'].get('P50', math.nan):.4f}",
-            f"{r['q_risk'].get('P90', math.nan):.4f}",
-            f"{cov['10-90'] * 100:.1f} %" if "10-90" in cov else "—",
-            f"{cov['2-98'] * 100:.1f} %" if "2-98" in cov else "—",
-        )
-    console.print(t)
-    h = Table(title="mean pinball loss per horizon (bp)")
-    h.add_column("h", justify="right")
-    for label in names.values():
-        h.add_column(label, justify="right")
-    for i in range(result["horizon"]):
-        h.add_row(str(i + 1), *[f"{s[k]['pinball_per_horizon'][i] * 1e4:.3f}" for k in names])
-    console.print(h)
-    beats = result["tft_beats"]
-    verdict = " and ".join(names[k] for k, v in beats.items() if v) or "neither baseline"
-    console.print(f"TFT beats {verdict} on mean pinball loss.")

@@ -128,8 +128,8 @@ def onnx_parity(model: nn.Module, onnx_path: Path, batch: TFTBatch) -> dict[str,
     }
 
 
-def export_command(model_dir: Path, out: Path, *, fmt: str = "onnx") -> dict[str, Any]:
-    """``foxhunt export``: write the model as ONNX and check it against PyTorch.
+def export_model(model_dir: Path, out: Path, *, fmt: str = "onnx") -> dict[str, Any]:
+    """Write the model as ONNX and check it against PyTorch (``foxhunt export``).
 
     Args:
         model_dir: An fp32 run directory.
@@ -137,14 +137,13 @@ def export_command(model_dir: Path, out: Path, *, fmt: str = "onnx") -> dict[str
         fmt: Only ``onnx``.
 
     Returns:
-        The parity check at batch 1 and 3 (see :func:`onnx_parity`).
+        ``out``, its ``bytes``, the input/output ``shapes``, the parity check at batch 1 and 3
+        (see :func:`onnx_parity`) and the worst absolute difference ``max_abs_diff``.
 
     Raises:
         InputError: Bad arguments, a quantised model directory, or an export that does not
             match PyTorch within tolerance (the file is removed then).
     """
-    from rich.console import Console
-
     from foxhunt.model.batch import random_batch
     from foxhunt.quantize.model import is_quantized_dir
 
@@ -167,9 +166,7 @@ def export_command(model_dir: Path, out: Path, *, fmt: str = "onnx") -> dict[str
         raise InputError(f"foxhunt export needs {', '.join(missing)}: pip install 'foxhunt[onnx]'")
     loaded = load_model_dir(Path(model_dir), "cpu")
     cfg = loaded.config.model
-    console = Console(stderr=True)
-    with console.status(f"exporting {model_dir} to ONNX"):
-        export_onnx(loaded.model, random_batch(cfg, 2), out)
+    export_onnx(loaded.model, random_batch(cfg, 2), out)
     try:
         checks = [onnx_parity(loaded.model, out, random_batch(cfg, b, seed=b)) for b in (1, 3)]
     except Exception as e:  # onnxruntime raises its own types for graphs it cannot run
@@ -183,12 +180,16 @@ def export_command(model_dir: Path, out: Path, *, fmt: str = "onnx") -> dict[str
             f"ONNX export of {model_dir} does not match PyTorch (max abs diff {worst:.3g} > "
             f"{ATOL:g} + {RTOL:g} x |value|)"
         )
-    Console().print(
-        f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB; inputs static [batch, {cfg.n_static}], "
-        f"historical [batch, {cfg.encoder_length}, {cfg.n_historical}], known [batch, "
-        f"{cfg.total_length}, {cfg.n_known}] -> quantiles [batch, {cfg.horizon}, "
-        f"{cfg.n_quantiles}], scaled); onnxruntime matches PyTorch: max abs diff {worst:.2e}",
-        soft_wrap=True,
-        highlight=False,
-    )
-    return {"out": str(out), "parity": checks}
+    shapes = {
+        "static": ["batch", cfg.n_static],
+        "historical": ["batch", cfg.encoder_length, cfg.n_historical],
+        "known": ["batch", cfg.total_length, cfg.n_known],
+        "quantiles": ["batch", cfg.horizon, cfg.n_quantiles],
+    }
+    return {
+        "out": str(out),
+        "bytes": out.stat().st_size,
+        "shapes": shapes,
+        "parity": checks,
+        "max_abs_diff": worst,
+    }

@@ -221,7 +221,7 @@ def follow(
     return written
 
 
-def follow_command(
+def follow_path(
     model_dir: Path,
     path: Path,
     out: Path,
@@ -230,7 +230,7 @@ def follow_command(
     max_polls: int | None = None,
     device: str = "cpu",
 ) -> int:
-    """``foxhunt predict --follow FILE``: forecast as bars arrive in ``path``.
+    """Forecast as bars arrive in ``path`` (``foxhunt predict --follow FILE``).
 
     Args:
         model_dir: Any model directory (fp32 or quantised).

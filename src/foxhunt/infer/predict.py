@@ -20,7 +20,6 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
-from rich.console import Console
 from rich.progress import Progress
 
 from foxhunt.artifacts.rundir import LoadedModel
@@ -132,8 +131,16 @@ def origin_closes(bars: Path, windows: WindowDataset) -> np.ndarray:
     return joined["close"].to_numpy().astype(np.float64)
 
 
-def predict_command(model_dir: Path, bars: Path, out: Path, batch_size: int, device: str) -> None:
-    """``foxhunt predict``: write quantile forecasts for every origin in ``bars``.
+def predict_to_file(
+    model_dir: Path,
+    bars: Path,
+    out: Path,
+    *,
+    batch_size: int,
+    device: str,
+    progress: Progress | None = None,
+) -> tuple[int, int, int]:
+    """Write quantile forecasts for every origin in ``bars`` to ``out`` (``foxhunt predict``).
 
     Args:
         model_dir: The run directory.
@@ -142,6 +149,10 @@ def predict_command(model_dir: Path, bars: Path, out: Path, batch_size: int, dev
         out: Output ``.parquet``.
         batch_size: Windows per forward pass.
         device: Torch device string.
+        progress: A rich progress display to advance, or None.
+
+    Returns:
+        ``(rows written, origins, horizons)``: one row per origin and horizon.
 
     Raises:
         ModelDirError: Missing/corrupt/mismatched run directory.
@@ -166,11 +177,7 @@ def predict_command(model_dir: Path, bars: Path, out: Path, batch_size: int, dev
             f"{bars}: fewer bars than one {m.encoder_length}-bar encoder window after the warm-up"
         )
     closes = origin_closes(bars, windows)
-    console = Console(stderr=True)
-    with Progress(console=console, transient=True) as progress:
-        rows = write_forecasts(
-            loaded, windows, closes, out, batch_size=batch_size, device=dev, progress=progress
-        )
-    console.print(
-        f"wrote {rows:,} rows ({len(windows):,} origins x {m.horizon} horizons x {m.n_quantiles} quantiles) to {out}"
+    rows = write_forecasts(
+        loaded, windows, closes, out, batch_size=batch_size, device=dev, progress=progress
     )
+    return rows, len(windows), m.horizon

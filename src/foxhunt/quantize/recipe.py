@@ -25,11 +25,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
-from rich.console import Console
-from rich.table import Table
 from torch import nn
 
 from foxhunt import runtime
@@ -38,7 +36,6 @@ from foxhunt.data.scaling import unscale_targets
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import InputError
 from foxhunt.infer.evaluate import QuantileScores
-from foxhunt.memory.units import format_bytes
 from foxhunt.quantize.model import (
     MARKER,
     Mode,
@@ -173,7 +170,7 @@ def _calibration_windows(loaded: LoadedModel, calibration_bars: Path | None) -> 
     return prepare_training_data(Path(recorded), loaded.config).val
 
 
-def quantize_command(
+def quantize_run(
     model_dir: Path,
     out: Path,
     *,
@@ -184,7 +181,7 @@ def quantize_command(
     measure: bool = True,
     repeats: int = 10,
 ) -> dict[str, Any]:
-    """``foxhunt quantize``: write a quantised copy of a model directory and compare the two.
+    """Write a quantised copy of a model directory and compare the two (``foxhunt quantize``).
 
     Args:
         model_dir: The fp32 run directory.
@@ -199,7 +196,7 @@ def quantize_command(
         repeats: Timed forward passes per batch size when measuring.
 
     Returns:
-        The comparison (also printed as a table and stored in ``<out>/quantization.json``).
+        The comparison (also stored in ``<out>/quantization.json``).
 
     Raises:
         InputError: Bad arguments; ModelDirError/DataError for bad directories or bars.
@@ -250,65 +247,4 @@ def quantize_command(
     marker = runtime.read_json(Path(out) / MARKER, MARKER)
     marker["comparison"] = result
     runtime.atomic_write_json(Path(out) / MARKER, marker)
-    _print_table(result, Console())
     return result
-
-
-def _change(a: float, b: float) -> str:
-    return f"{(b - a) / a * 100:+.1f} %" if a else "—"
-
-
-def _print_table(r: dict[str, Any], console: Console) -> None:
-    label = f"{r['precision']}" + (f" ({r['mode']})" if r["mode"] else "")
-    t = Table(title=f"{r['source']} -> {r['out']}: {label}")
-    for col in ("", "fp32", label, "change"):
-        t.add_column(col, justify="left" if not col else "right")
-
-    def row(name: str, a: float, b: float, fmt: Literal["bytes", "ms", "bp"]) -> None:
-        show = {
-            "bytes": lambda v: format_bytes(v),
-            "ms": lambda v: f"{v:.2f} ms",
-            "bp": lambda v: f"{v * 1e4:.4f} bp",
-        }[fmt]
-        t.add_row(name, show(a), show(b), _change(a, b))
-
-    row(
-        "size on disk (weights file)",
-        r["disk_bytes"]["fp32"],
-        r["disk_bytes"]["quantized"],
-        "bytes",
-    )
-    row(
-        "parameter bytes (in memory)",
-        r["param_bytes"]["fp32"],
-        r["param_bytes"]["quantized"],
-        "bytes",
-    )
-    inf = r.get("inference")
-    if inf:
-        a, b = inf["fp32"], inf["quantized"]
-        row(
-            "inference peak RSS delta (batch 32)",
-            a["peak_delta_bytes"],
-            b["peak_delta_bytes"],
-            "bytes",
-        )
-        for bs in ("1", "32"):
-            row(
-                f"latency per forecast (batch {bs})",
-                a["latency_ms"][bs] / int(bs),
-                b["latency_ms"][bs] / int(bs),
-                "ms",
-            )
-    pin = r.get("pinball")
-    if pin:
-        row(f"mean pinball loss ({r['pinball_on']})", pin["fp32"], pin["quantized"], "bp")
-    else:
-        t.add_row("mean pinball loss", "—", "—", r["pinball_on"])
-    console.print(t)
-    if inf:
-        threads = inf["fp32"]["threads"]
-        console.print(
-            f"memory and latency: fresh process each, {threads} CPU threads, median of "
-            f"{inf['fp32']['repeats']} passes; wall-clock numbers vary with machine load."
-        )

@@ -49,7 +49,7 @@ from foxhunt.errors import InputError
 from foxhunt.model.batch import TFTBatch
 
 if TYPE_CHECKING:
-    from foxhunt.train.loop import WindowSource
+    from foxhunt.train.source import WindowSource
 
 log = logging.getLogger(__name__)
 

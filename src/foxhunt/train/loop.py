@@ -24,47 +24,36 @@ epoch, so an interrupted and resumed run ends with the same weights as an uninte
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import math
 import threading
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from foxhunt.artifacts import checkpoints as ckpt
+from foxhunt.artifacts.resume import restore, save_epoch, save_final
 from foxhunt.artifacts.rundir import RunDir
-from foxhunt.config import Precision, RunConfig
-from foxhunt.errors import ModelDirError
+from foxhunt.config import Precision, RunConfig, TrainConfig
 from foxhunt.memory.probes import MemoryLog
 from foxhunt.model.batch import TFTBatch
 from foxhunt.model.quantile import quantile_loss
 from foxhunt.model.recompute import set_checkpointing
 from foxhunt.runtime import autocast
 from foxhunt.train.distributed import ShardedWindows, World
+from foxhunt.train.observer import LoopObserver, Progress
 from foxhunt.train.oom import MicroBatching, empty_cache, is_oom
 from foxhunt.train.optim import build_optimizer
-from foxhunt.train.progress import TrainProgress
 from foxhunt.train.schedule import lr_at
+from foxhunt.train.source import WindowSource
 
 log = logging.getLogger(__name__)
 
 StopReason = Literal["epochs", "early_stop", "max_steps", "interrupted"]
-RESUME_FORMAT = 1
-
-
-class WindowSource(Protocol):
-    """What the loop needs from a dataset: its length and a vectorised batch of windows."""
-
-    def __len__(self) -> int: ...
-
-    def batch(self, indices: Sequence[int]) -> TFTBatch: ...
 
 
 @dataclass
@@ -88,6 +77,17 @@ class LoopState:
     best_epoch: int = 0
     epochs_without_improvement: int = 0
     micro_batch: int = 0
+
+    def end_epoch(self, epoch: int, val_loss: float, micro_batch: int) -> bool:
+        """Count ``epoch`` as complete; True if ``val_loss`` is the best so far."""
+        self.epoch, self.micro_batch = epoch, micro_batch
+        improved = val_loss < self.best_val_loss
+        if improved:
+            self.best_val_loss, self.best_epoch = val_loss, epoch
+            self.epochs_without_improvement = 0
+        else:
+            self.epochs_without_improvement += 1
+        return improved
 
 
 @dataclass
@@ -119,7 +119,7 @@ def fit(
     memory: MemoryLog,
     resume: Mapping[str, Any] | None = None,
     stop: threading.Event | None = None,
-    progress: TrainProgress | None = None,
+    progress: Progress | None = None,
     world: World | None = None,
 ) -> FitResult:
     """Train ``model`` on ``train``, validate on ``val``, checkpoint into ``run``.
@@ -133,10 +133,11 @@ def fit(
         run: Run directory; checkpoints and ``metrics.jsonl`` are written there.
         sidecar: JSON-able metadata embedded in every checkpoint sidecar (config, features).
         memory: Memory log; a snapshot is taken at every named point of the run.
-        resume: The resume state of the last complete epoch (see :func:`resume_state`).
+        resume: The resume state of the last complete epoch
+            (see :func:`foxhunt.artifacts.resume.resume_state`).
         stop: When set (e.g. by SIGINT), the loop stops before the next optimizer step and
             discards the epoch in progress.
-        progress: Progress bars; None draws nothing.
+        progress: A progress display; None draws nothing.
         world: This process's place in a data-parallel job; None: one process.
 
     Returns:
@@ -152,126 +153,52 @@ def fit(
     model.to(device)
     if tc.checkpointing:
         set_checkpointing(model, True)  # recompute block activations in backward
-    # DDP: `net` trains (gradients averaged over ranks); `model` is validated and saved.
-    net = world.wrap(model, device)
-    local_batch = world.per_rank_batch(tc.batch_size)
     optimizer = build_optimizer(model, lr=tc.lr, weight_decay=tc.weight_decay)
     grad_scaler = torch.amp.GradScaler(device.type, enabled=tc.precision == "fp16")
-    quantiles = torch.tensor(cfg.model.quantiles, dtype=torch.float32, device=device)
     steps_per_epoch = world.steps_per_epoch(len(train), tc.batch_size)
-    total_steps = min(tc.epochs * steps_per_epoch, tc.max_steps or math.inf)
+    total_steps = int(min(tc.epochs * steps_per_epoch, tc.max_steps or math.inf))
     state = LoopState(micro_batch=tc.micro_batch)
     if resume is not None:
-        state = _restore(resume, optimizer, grad_scaler, device)
-    micro = MicroBatching(local_batch, min(state.micro_batch, local_batch))
+        state = LoopState(**restore(resume, optimizer, grad_scaler, device))
+    local_batch = world.per_rank_batch(tc.batch_size)
+    kit = _StepKit(
+        net=world.wrap(model, device),  # DDP: `net` trains; `model` is validated and saved
+        optimizer=optimizer,
+        grad_scaler=grad_scaler,
+        micro=MicroBatching(local_batch, min(state.micro_batch, local_batch)),
+        quantiles=torch.tensor(cfg.model.quantiles, dtype=torch.float32, device=device),
+        total_steps=total_steps,
+    )
+    obs = LoopObserver(
+        run.metrics if world.is_main else None,  # DDP: one metrics.jsonl, written by rank 0
+        memory,
+        progress,
+        log_every=tc.log_every,
+        epochs=tc.epochs,
+    )
     stop = stop or threading.Event()
-    backoffs: list[str] = []
-
-    def emit(record: Mapping[str, Any]) -> None:
-        if world.is_main:  # DDP: one metrics.jsonl, written by rank 0
-            _append_jsonl(run.metrics, record)
-
-    memory.snapshot("run_start", epoch=state.epoch, step=state.step)
+    obs.snapshot("run_start", epoch=state.epoch, step=state.step)
     stop_reason: StopReason = "epochs" if state.step < total_steps else "max_steps"
-    mem_bytes: int | None = None  # shown in the progress bar, refreshed every log_every steps
+    backoffs: list[str] = []
     for epoch in range(state.epoch + 1, tc.epochs + 1):
         if stop_reason != "epochs":
             break
-        # --- train one epoch ------------------------------------------------------------------
-        memory.snapshot("epoch_start", epoch=epoch, step=state.step)
-        model.train()
-        order = epoch_order(len(train), seed=tc.seed, epoch=epoch)
-        n_steps = min(steps_per_epoch, int(total_steps - state.step))
-        if progress:
-            progress.start_epoch(epoch, n_steps)
-        t0, epoch_samples, loss_sum, window_loss, window_steps = time.perf_counter(), 0, 0.0, 0.0, 0
-        for start in range(0, n_steps * tc.batch_size, tc.batch_size):
-            if world.any(stop.is_set(), device):  # DDP: a signal on any rank stops all of them
-                stop_reason = "interrupted"
-                break
-            global_batch = order[start : start + tc.batch_size]
-            batch = train.batch(world.shard(global_batch))  # DDP: this rank's share
-            lr = lr_at(
-                state.step,
-                peak_lr=tc.lr,
-                warmup_steps=tc.warmup_steps,
-                total_steps=int(total_steps),
-            )
-            for group in optimizer.param_groups:
-                group["lr"] = lr
-            loss, grad_norm, messages = train_step(
-                net,
-                batch,
-                optimizer,
-                grad_scaler,
-                micro,
-                quantiles=quantiles,
-                precision=tc.precision,
-                grad_clip=tc.grad_clip,
-                step=state.step,
-                memory=memory,
-                grad_weight=world.grad_weight(batch.size, len(global_batch)),
-            )
-            loss = world.mean(loss, batch.size, device)  # DDP: the global batch's mean loss
-            for m in messages:
-                backoffs.append(m)
-                emit({"kind": "oom", "epoch": epoch, "step": state.step, "message": m})
-                if progress:
-                    progress.note(m)
-            if not math.isfinite(loss):
-                raise FloatingPointError(
-                    f"training loss is {loss} at step {state.step} (epoch {epoch}); "
-                    f"lower --lr (now {tc.lr}) or use --precision fp32"
-                )
-            state.step += 1
-            world.maybe_fail(state.step)  # test hook (FOXHUNT_DDP_FAIL); no-op otherwise
-            state.samples_seen += len(global_batch)
-            epoch_samples += len(global_batch)
-            loss_sum += loss * len(global_batch)
-            window_loss, window_steps = window_loss + loss, window_steps + 1
-            samples_per_s = epoch_samples / max(time.perf_counter() - t0, 1e-9)
-            if state.step % tc.log_every == 0:
-                snap = memory.snapshot("train_step", epoch=epoch, step=state.step)
-                mem_bytes = snap.get("cuda_allocated_bytes", snap.get("rss_bytes"))
-                emit(
-                    {
-                        "kind": "step",
-                        "epoch": epoch,
-                        "step": state.step,
-                        "lr": lr,
-                        "loss": window_loss / window_steps,
-                        "grad_norm": grad_norm,
-                        "samples_per_s": samples_per_s,
-                        "micro_batch": micro.micro,
-                        "accumulation": micro.accumulation,
-                    },
-                )
-                window_loss, window_steps = 0.0, 0
-            if progress:
-                progress.step(loss=loss, samples_per_s=samples_per_s, memory_bytes=mem_bytes)
-        if stop_reason == "interrupted":
-            kept = f"epoch {state.epoch} kept" if state.epoch else "no complete epoch yet"
-            log.warning(
-                "interrupted at step %d: epoch %d discarded, %s; continue with: "
-                "foxhunt train --resume %s",
-                state.step,
-                epoch,
-                kept,
-                run.root,
-            )
+        n_steps = min(steps_per_epoch, total_steps - state.step)
+        train_loss = _train_epoch(kit, train, tc, world, state, epoch, n_steps, stop, obs, backoffs)
+        if train_loss is None:
+            stop_reason = "interrupted"
+            obs.interrupted(epoch, state.step, state.epoch, run.root)
             break
-        memory.snapshot("after_training", epoch=epoch, step=state.step)
-
-        # --- validate -------------------------------------------------------------------------
+        obs.snapshot("after_training", epoch=epoch, step=state.step)
         empty_cache(device)  # training's cached blocks go back before validation allocates
-        memory.snapshot("before_validation", epoch=epoch, step=state.step)
+        obs.snapshot("before_validation", epoch=epoch, step=state.step)
         # DDP: each rank validates its shard; the sample-weighted mean is reduced over ranks.
         val_shard = ShardedWindows(val, world) if world.distributed else val
         val_loss = validate(
             model,
             val_shard,
             batch_size=tc.validation_batch_size,
-            quantiles=quantiles,
+            quantiles=kit.quantiles,
             precision=tc.precision,
             memory=memory,
             epoch=epoch,
@@ -279,65 +206,113 @@ def fit(
             progress=progress,
         )
         val_loss = world.mean(val_loss, len(val_shard), device)
-
-        # --- checkpoint, early stopping -------------------------------------------------------
-        state.epoch = epoch
-        state.micro_batch = micro.micro
-        improved = val_loss < state.best_val_loss
-        if improved:
-            state.best_val_loss, state.best_epoch = val_loss, epoch
-            state.epochs_without_improvement = 0
-        else:
-            state.epochs_without_improvement += 1
-        train_loss = loss_sum / max(epoch_samples, 1)
+        improved = state.end_epoch(epoch, val_loss, kit.micro.micro)
         metrics = {"train_loss": train_loss, "val_loss": val_loss}
         if world.is_main:  # DDP: one checkpoint set, written by rank 0
             save_epoch(
-                run,
-                model,
-                optimizer,
-                grad_scaler,
-                state,
-                sidecar,
-                metrics,
-                improved,
-                int(total_steps),
-            )
-        memory.snapshot("after_checkpoint", epoch=epoch, step=state.step)
-        seconds = time.perf_counter() - t0
-        emit(
-            {
-                "kind": "epoch",
-                "epoch": epoch,
-                "step": state.step,
-                **metrics,
-                "best": improved,
-                "samples_seen": state.samples_seen,
-                "seconds": seconds,
-            },
-        )
-        line = (
-            f"epoch {epoch}/{tc.epochs}: train {train_loss:.4f} · val {val_loss:.4f}"
-            f"{' (best)' if improved else ''} · {state.step} steps · {seconds:.1f} s"
-        )
-        if progress:
-            progress.end_epoch(line)
-        else:
-            log.info(line)
-        memory.snapshot("epoch_end", epoch=epoch, step=state.step)
-        if state.epochs_without_improvement >= tc.patience:
-            stop_reason = "early_stop"
-            log.info("early stop: no improvement for %d epochs", tc.patience)
-        elif state.step >= total_steps and epoch < tc.epochs:
-            stop_reason = "max_steps"
+                run, model, optimizer, grad_scaler, asdict(state), sidecar, metrics, improved,
+                total_steps,
+            )  # fmt: skip
+        obs.epoch_end(epoch, state.step, metrics, improved, state.samples_seen)
+        stop_reason = _stop_after(state, epoch, tc.epochs, tc.patience, total_steps)
 
     final = None
     if stop_reason != "interrupted" and state.best_epoch > 0 and world.is_main:
-        final = save_final(run, model, state, sidecar, stop_reason)
-    for leak in memory.check_leaks():
-        emit({"kind": "memory_warning", "message": leak})
-    memory.snapshot("run_end", epoch=state.epoch, step=state.step)
+        final = save_final(run, model, asdict(state), sidecar, stop_reason)
+    obs.run_end(state.epoch, state.step)
     return FitResult(state, stop_reason, final, backoffs)
+
+
+@dataclass(frozen=True)
+class _StepKit:
+    """What every optimizer step of a run uses."""
+
+    net: nn.Module
+    optimizer: torch.optim.Optimizer
+    grad_scaler: torch.amp.GradScaler
+    micro: MicroBatching
+    quantiles: torch.Tensor
+    total_steps: int
+
+
+def _train_epoch(
+    kit: _StepKit,
+    train: WindowSource,
+    tc: TrainConfig,
+    world: World,
+    state: LoopState,
+    epoch: int,
+    n_steps: int,
+    stop: threading.Event,
+    obs: LoopObserver,
+    backoffs: list[str],
+) -> float | None:
+    """``n_steps`` optimizer steps of ``epoch``; the sample-weighted mean training loss, or
+    None when ``stop`` was set (the epoch is then discarded)."""
+    device = kit.quantiles.device
+    obs.epoch_start(epoch, state.step, n_steps)
+    kit.net.train()
+    order = epoch_order(len(train), seed=tc.seed, epoch=epoch)
+    loss_sum, samples = 0.0, 0
+    for start in range(0, n_steps * tc.batch_size, tc.batch_size):
+        if world.any(stop.is_set(), device):  # DDP: a signal on any rank stops all of them
+            return None
+        global_batch = order[start : start + tc.batch_size]
+        batch = train.batch(world.shard(global_batch))  # DDP: this rank's share
+        lr = lr_at(
+            state.step, peak_lr=tc.lr, warmup_steps=tc.warmup_steps, total_steps=kit.total_steps
+        )
+        for group in kit.optimizer.param_groups:
+            group["lr"] = lr
+        loss, grad_norm, messages = train_step(
+            kit.net,
+            batch,
+            kit.optimizer,
+            kit.grad_scaler,
+            kit.micro,
+            quantiles=kit.quantiles,
+            precision=tc.precision,
+            grad_clip=tc.grad_clip,
+            step=state.step,
+            memory=obs.memory,
+            grad_weight=world.grad_weight(batch.size, len(global_batch)),
+        )
+        loss = world.mean(loss, batch.size, device)  # DDP: the global batch's mean loss
+        backoffs += messages
+        obs.oom(epoch, state.step, messages)
+        if not math.isfinite(loss):
+            raise FloatingPointError(
+                f"training loss is {loss} at step {state.step} (epoch {epoch}); "
+                f"lower --lr (now {tc.lr}) or use --precision fp32"
+            )
+        state.step += 1
+        world.maybe_fail(state.step)  # test hook (FOXHUNT_DDP_FAIL); no-op otherwise
+        state.samples_seen += len(global_batch)
+        samples += len(global_batch)
+        loss_sum += loss * len(global_batch)
+        obs.step(
+            epoch,
+            state.step,
+            len(global_batch),
+            loss,
+            lr=lr,
+            grad_norm=grad_norm,
+            micro_batch=kit.micro.micro,
+            accumulation=kit.micro.accumulation,
+        )
+    return loss_sum / max(samples, 1)
+
+
+def _stop_after(
+    state: LoopState, epoch: int, epochs: int, patience: int, total_steps: int
+) -> StopReason:
+    """Why the run stops after ``epoch`` (``epochs``: it goes on, or ends with the last one)."""
+    if state.epochs_without_improvement >= patience:
+        log.info("early stop: no improvement for %d epochs", patience)
+        return "early_stop"
+    if state.step >= total_steps and epoch < epochs:
+        return "max_steps"
+    return "epochs"
 
 
 def train_step(
@@ -448,7 +423,7 @@ def validate(
     memory: MemoryLog | None = None,
     epoch: int | None = None,
     step: int | None = None,
-    progress: TrainProgress | None = None,
+    progress: Progress | None = None,
 ) -> float:
     """Mean quantile loss over ``val`` under eval mode and inference mode.
 
@@ -495,107 +470,3 @@ def epoch_order(n: int, *, seed: int, epoch: int) -> list[int]:
     """The shuffled sample order of ``epoch``: a pure function of (n, seed, epoch)."""
     g = torch.Generator().manual_seed(seed * 1_000_003 + epoch)
     return torch.randperm(n, generator=g).tolist()
-
-
-# --- checkpoints -----------------------------------------------------------------------------
-
-
-def resume_state(
-    optimizer: torch.optim.Optimizer,
-    grad_scaler: torch.amp.GradScaler,
-    state: LoopState,
-    total_steps: int,
-) -> dict[str, Any]:
-    """Everything beyond the weights that resuming needs, as weights_only-loadable values."""
-    rng: dict[str, Any] = {"torch": torch.get_rng_state()}
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        rng["cuda"] = torch.cuda.get_rng_state_all()
-    return {
-        "format": RESUME_FORMAT,
-        "optimizer": optimizer.state_dict(),
-        "grad_scaler": grad_scaler.state_dict(),
-        "rng": rng,
-        "loop": asdict(state),
-        "total_steps": total_steps,
-    }
-
-
-def _restore(
-    resume: Mapping[str, Any],
-    optimizer: torch.optim.Optimizer,
-    grad_scaler: torch.amp.GradScaler,
-    device: torch.device,
-) -> LoopState:
-    """Load optimizer, scaler and RNG state; return the loop counters."""
-    if resume.get("format") != RESUME_FORMAT:
-        raise ModelDirError(f"resume state format {resume.get('format')!r} is not {RESUME_FORMAT}")
-    optimizer.load_state_dict(resume["optimizer"])
-    if resume["grad_scaler"]:
-        grad_scaler.load_state_dict(resume["grad_scaler"])
-    torch.set_rng_state(resume["rng"]["torch"])
-    if "cuda" in resume["rng"] and device.type == "cuda":
-        torch.cuda.set_rng_state_all(resume["rng"]["cuda"])
-    return LoopState(**resume["loop"])
-
-
-def save_epoch(
-    run: RunDir,
-    model: nn.Module,
-    optimizer: torch.optim.Optimizer,
-    grad_scaler: torch.amp.GradScaler,
-    state: LoopState,
-    sidecar: Mapping[str, Any],
-    metrics: Mapping[str, float],
-    improved: bool,
-    total_steps: int,
-) -> None:
-    """Write epoch ``state.epoch``: resume state, weights, then the sidecar (the completion
-    marker); mark it best if it ``improved``; keep only the two newest resume states."""
-    epoch, d = state.epoch, run.checkpoints
-    ckpt.save_resume_state(
-        ckpt.optimizer_path(d, epoch), resume_state(optimizer, grad_scaler, state, total_steps)
-    )
-    meta = {
-        **sidecar,
-        "epoch": epoch,
-        "step": state.step,
-        "metrics": dict(metrics),
-        "best": improved,
-    }
-    ckpt.save_weights(ckpt.epoch_weights_path(d, epoch), model.state_dict(), meta)
-    if improved:
-        ckpt.mark_best(d, epoch, metrics["val_loss"])
-    for old in range(1, epoch - 1):
-        ckpt.optimizer_path(d, old).unlink(missing_ok=True)
-
-
-def save_final(
-    run: RunDir,
-    model: nn.Module,
-    state: LoopState,
-    sidecar: Mapping[str, Any],
-    stop_reason: StopReason,
-) -> Path:
-    """Load the best epoch's weights into ``model`` and write them as the final checkpoint."""
-    d = run.checkpoints
-    weights, best_meta = ckpt.load_weights(ckpt.epoch_weights_path(d, state.best_epoch))
-    model.load_state_dict(weights)
-    path = ckpt.final_weights_path(d, state.epoch)
-    meta = {
-        **sidecar,
-        "epoch": state.epoch,
-        "step": state.step,
-        "best_epoch": state.best_epoch,
-        "stop_reason": stop_reason,
-        "metrics": best_meta.get("metrics", {}),
-    }
-    ckpt.save_weights(path, weights, meta)
-    ckpt.mark_best(d, state.best_epoch, state.best_val_loss)
-    return path
-
-
-def _append_jsonl(path: Path, record: Mapping[str, Any]) -> None:
-    """Append one JSON line and flush it (a crash loses at most the line being written)."""
-    with open(path, "a") as f:
-        f.write(json.dumps(record) + "\n")
-        f.flush()

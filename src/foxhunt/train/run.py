@@ -1,6 +1,6 @@
 """``foxhunt train``: bars in, a self-describing run directory out.
 
-:func:`train_command` resolves the run (fresh or ``--resume``), checks the device and
+:func:`run_training` resolves the run (fresh or ``--resume``), checks the device and
 precision, applies a memory budget, prepares the data, writes ``config.json``,
 ``features.json``, ``baselines.json`` and ``run.json``, calls :func:`foxhunt.train.loop.fit`
 with SIGINT/SIGTERM turned into a clean stop, then writes the interpretation data and the
@@ -20,22 +20,19 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 import torch
-from rich.console import Console
 
 from foxhunt import __version__, runtime
 from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.rundir import RunDir, features_record, read_config
 from foxhunt.config import RunConfig
-from foxhunt.data.bars import read_bars
 from foxhunt.data.pipeline import PreparedData, prepare_training_data
 from foxhunt.data.scaling import ScalerParams, unscale_targets
-from foxhunt.data.store.format import is_feature_store, read_manifest, read_store_closes
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError, InputError, ModelDirError
 from foxhunt.memory.allocator import tune_cpu_allocator
@@ -45,10 +42,13 @@ from foxhunt.runtime import truncate_jsonl
 from foxhunt.train.distributed import World, process_group, rank_device
 from foxhunt.train.interpret import last_window_forecast, variable_importance
 from foxhunt.train.loop import fit
-from foxhunt.train.progress import TrainProgress
+from foxhunt.train.observer import Progress
 from foxhunt.train.report import write_report
 
 log = logging.getLogger(__name__)
+
+ProgressFactory = Callable[[int, int], contextlib.AbstractContextManager[Progress]]
+"""Makes a progress display from (epochs, first epoch)."""
 
 RECENT_WINDOWS = 2000
 """Most recent training windows per symbol behind the empirical-quantile baseline."""
@@ -62,7 +62,26 @@ _RUN_FILES = (
 )
 
 
-def train_command(
+@dataclass(frozen=True)
+class TrainedRun:
+    """Where a finished training run is and how it ended.
+
+    Attributes:
+        root: The run directory.
+        final: The final (best) weights; None on a non-main rank.
+        best_epoch: Epoch of the best validation loss.
+        best_val_loss: That loss.
+        is_main: False on the other ranks of a torchrun job (rank 0 reports).
+    """
+
+    root: Path
+    final: Path | None
+    best_epoch: int
+    best_val_loss: float
+    is_main: bool = True
+
+
+def run_training(
     cfg: RunConfig,
     bars: Path | None,
     out: Path | None,
@@ -70,8 +89,8 @@ def train_command(
     memory_budget: str | None,
     allow_precision_change: bool,
     *,
-    show_progress: bool = True,
-) -> Path:
+    progress: ProgressFactory | None = None,
+) -> TrainedRun:
     """Train a TFT and write its run directory.
 
     Args:
@@ -82,10 +101,11 @@ def train_command(
         memory_budget: e.g. ``1GB``: let the planner pick micro-batch, checkpointing and
             precision that fit (fresh runs only).
         allow_precision_change: Let the planner switch to bf16.
-        show_progress: Draw rich progress bars.
+        progress: Makes the progress display, given ``(epochs, first_epoch)``; called on the
+            main rank only. None: nothing is drawn (epoch lines are logged).
 
     Returns:
-        The run directory.
+        The run directory and its best epoch.
 
     Raises:
         InputError: Bad arguments, bad data (DataError) or a bad run directory (ModelDirError).
@@ -103,7 +123,7 @@ def train_command(
             resume,
             memory_budget,
             allow_precision_change,
-            show_progress,
+            progress,
             world=world,
             device=rank_device(world, device),
             started=started,
@@ -117,13 +137,13 @@ def _train(
     resume: Path | None,
     memory_budget: str | None,
     allow_precision_change: bool,
-    show_progress: bool,
+    progress_factory: ProgressFactory | None,
     *,
     world: World,
     device: torch.device,
     started: float,
-) -> Path:
-    """The body of :func:`train_command`, on one rank of ``world``."""
+) -> TrainedRun:
+    """The body of :func:`run_training`, on one rank of ``world``."""
     if device != torch.device(cfg.train.device):
         cfg = cfg.replace(train={"device": str(device)})  # torchrun on CUDA: cuda:LOCAL_RANK
     per_rank = world.per_rank_batch(cfg.train.batch_size)
@@ -164,10 +184,12 @@ def _train(
     memory = MemoryLog(memory_path, device)
     stop = threading.Event()
     first_epoch = state["loop"]["epoch"] + 1 if state else 1
-    show_progress = show_progress and world.is_main
+    make_progress = progress_factory if progress_factory and world.is_main else None
     with (
         _stop_on_signals(stop),
-        TrainProgress(cfg.train.epochs, first_epoch=first_epoch, enabled=show_progress) as progress,
+        make_progress(cfg.train.epochs, first_epoch)
+        if make_progress
+        else contextlib.nullcontext() as progress,
     ):
         result = fit(
             model,
@@ -186,7 +208,9 @@ def _train(
     if not world.is_main:  # DDP: the run directory's files are rank 0's
         if result.stop_reason == "interrupted":
             raise KeyboardInterrupt(f"rank {world.rank}: training interrupted")
-        return run.root
+        return TrainedRun(
+            run.root, None, result.state.best_epoch, result.state.best_val_loss, is_main=False
+        )
     _update_run_info(
         run,
         stop_reason=result.stop_reason,
@@ -204,8 +228,9 @@ def _train(
 
     _write_interpretation(run, model, data, bars, cfg, device)
     write_report(run)
-    _summary(run, result.final_weights, result.state.best_epoch, result.state.best_val_loss)
-    return run.root
+    return TrainedRun(
+        run.root, result.final_weights, result.state.best_epoch, result.state.best_val_loss
+    )
 
 
 # --- setup -----------------------------------------------------------------------------------
@@ -419,34 +444,14 @@ def _write_interpretation(
         model, data.val, data.spec, batch_size=cfg.train.validation_batch_size, device=device
     )
     fan = last_window_forecast(
-        model, data.val, _closes(bars), data.scaler, cfg.model.quantiles, device=device
+        model, data.val, data.closes, data.scaler, cfg.model.quantiles, device=device
     )
     runtime.atomic_write_json(
         run.interpretation, {"fan_chart": fan, "variable_importance": importance}
     )
 
 
-def _closes(bars: Path) -> pl.DataFrame:
-    """Bars for the fan chart (from a feature store: its rows' ``symbol``, ``ts``, ``close``)."""
-    if is_feature_store(bars):
-        return read_store_closes(bars, read_manifest(bars))
-    return read_bars(bars)
-
-
 def _update_run_info(run: RunDir, **fields: Any) -> None:
     info = runtime.read_json(run.run_info, "run.json") if run.run_info.is_file() else {}
     info.update(fields)
     runtime.atomic_write_json(run.run_info, info)
-
-
-def _summary(run: RunDir, final: Path | None, best_epoch: int, best_val: float) -> None:
-    console = Console(stderr=True)
-    console.print(f"[bold green]done[/]: {run.root}")
-    if final is not None:
-        console.print(
-            f"  model   {final} (best epoch {best_epoch}, validation loss {best_val:.4f})"
-        )
-    console.print(f"  report  {run.report}")
-    console.print(
-        f"  next    foxhunt evaluate --model {run.root} --bars BARS · foxhunt predict --model {run.root} --bars BARS --out forecast.parquet"
-    )

@@ -17,15 +17,15 @@ from foxhunt.data.demo import demo_bars
 from foxhunt.data.features import compute_features, feature_spec
 from foxhunt.data.pipeline import PreparedData, bars_fingerprint, prepare_training_data
 from foxhunt.data.store.cache import ARRAYS, SPLITS, cache_key
-from foxhunt.data.store.format import (
+from foxhunt.data.store.manifest import (
     CACHE_DIR,
     CLOSE,
     MANIFEST,
     check_store,
     read_manifest,
     shard_file_name,
-    write_feature_store,
 )
+from foxhunt.data.store.write import write_feature_store
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError
 
@@ -149,7 +149,7 @@ def test_rerun_skips_unchanged_symbols(
     # A kept shard is not rewritten: same inode (os.replace would give a new file).
     inodes = {p.name: p.stat().st_ino for p in out.glob("*.parquet")}
     es_bytes = (out / "ES.parquet").read_bytes()
-    with caplog.at_level(logging.INFO, logger="foxhunt.data.store.format"):
+    with caplog.at_level(logging.INFO, logger="foxhunt.data.store.write"):
         write_feature_store(bars, out, horizon=H)
     assert "CLZ4: bars unchanged" in caplog.text and "ES: bars unchanged" in caplog.text
     assert {p.name: p.stat().st_ino for p in out.glob("*.parquet")} == inodes
@@ -157,7 +157,7 @@ def test_rerun_skips_unchanged_symbols(
     # One ES bar changes: only ES is recomputed, and caches of the old features go.
     _bars(es_volume_bump=1.0).write_parquet(bars)
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="foxhunt.data.store.format"):
+    with caplog.at_level(logging.INFO, logger="foxhunt.data.store.write"):
         m = write_feature_store(bars, out, horizon=H)
     assert "CLZ4: bars unchanged" in caplog.text and "ES: bars unchanged" not in caplog.text
     assert (out / "CLZ4.parquet").stat().st_ino == inodes["CLZ4.parquet"]

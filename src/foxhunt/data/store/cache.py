@@ -41,10 +41,17 @@ import torch
 
 from foxhunt.config import RunConfig
 from foxhunt.data.features import FeatureSpec
-from foxhunt.data.pipeline import PreparedData
+from foxhunt.data.prepared import PreparedData
 from foxhunt.data.scaling import ScalerParams, fit_scaler
 from foxhunt.data.splits import split_bounds
-from foxhunt.data.store.format import CACHE_DIR, MANIFEST, SHARD_ROW_GROUP, Manifest, check_store
+from foxhunt.data.store.format import (
+    CACHE_DIR,
+    MANIFEST,
+    SHARD_ROW_GROUP,
+    Manifest,
+    check_store,
+    read_store_closes,
+)
 from foxhunt.data.windows import WindowDataset, row_arrays
 from foxhunt.errors import DataError
 
@@ -163,7 +170,7 @@ def prepare_store_data(
             f"{dest}: window cache missing after the main process built it "
             "(every rank must see the same store folder)"
         )
-    return _open(dest, manifest, cfg)
+    return _open(dest, manifest, cfg, closes=read_store_closes(root, manifest))
 
 
 # --- building (one process) ------------------------------------------------------------------
@@ -348,7 +355,7 @@ def _mapped(path: Path) -> torch.Tensor:
         return torch.from_numpy(array)
 
 
-def _open(dest: Path, manifest: Manifest, cfg: RunConfig) -> PreparedData:
+def _open(dest: Path, manifest: Manifest, cfg: RunConfig, closes: pl.DataFrame) -> PreparedData:
     try:
         meta = json.loads((dest / _META).read_text())
         scaler = ScalerParams.from_dict(meta["scaler"])
@@ -386,4 +393,4 @@ def _open(dest: Path, manifest: Manifest, cfg: RunConfig) -> PreparedData:
         len(val),
         len(test),
     )
-    return PreparedData(manifest.spec, scaler, train, val, test, manifest.fingerprint)
+    return PreparedData(manifest.spec, scaler, train, val, test, manifest.fingerprint, closes)

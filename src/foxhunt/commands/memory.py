@@ -10,6 +10,7 @@ after imports and data, in a fresh process), otherwise on the estimates.
 
 from __future__ import annotations
 
+import argparse
 import json
 import shlex
 import sys
@@ -18,14 +19,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from foxhunt.commands.options import add_config_args, run_config
 from foxhunt.config import RunConfig
 from foxhunt.errors import InputError
-from foxhunt.memory.estimate import (
-    OTHER,
-    estimate_for_run,
-    process_overhead_bytes,
-    run_device_type,
-)
 from foxhunt.memory.units import format_bytes, parse_bytes
 
 BUDGETS: dict[str, int] = {
@@ -89,6 +85,8 @@ def build_report(
         ``{"config", "components", "budgets", "ensemble"?, "measurement"?, "pass"}``.
     """
     t = cfg.train
+    from foxhunt.memory.estimate import estimate_for_run, process_overhead_bytes, run_device_type
+
     device = run_device_type(cfg)
     est = estimate_for_run(cfg)
     estimated: dict[str, int] = {
@@ -215,7 +213,32 @@ def _print_table(report: dict[str, Any], console: Console) -> None:
         console.print(f"measured: {report['measurement']['how']}")
     console.print(
         "estimates: live tensor bytes + CPU process overhead for the peaks; "
-        f"'{OTHER}' is the loss; see docs/memory.md"
+        "'other' is the loss; see docs/memory.md"
+    )
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    mm = sub.add_parser("memory", help="estimate (and measure) memory against the budgets")
+    add_config_args(mm)
+    mm.add_argument("--measure", action="store_true", help="also run one real step and measure")
+    mm.add_argument("--json", action="store_true", help="machine-readable output")
+    mm.add_argument("--ensemble", action="store_true", help="check co-residency with other models")
+    mm.add_argument("--device-memory", default="4GB", help="device size for --ensemble (4GB)")
+    mm.add_argument(
+        "--member",
+        action="append",
+        metavar="NAME=SIZE",
+        help="ensemble member footprint, e.g. PPO=145MB (repeatable; replaces the defaults)",
+    )
+    mm.set_defaults(
+        func=lambda a: memory_command(
+            run_config(a),
+            measure=a.measure,
+            as_json=a.json,
+            ensemble=a.ensemble,
+            device_memory=a.device_memory,
+            members=a.member,
+        )
     )
 
 

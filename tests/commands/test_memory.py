@@ -6,9 +6,9 @@ import pytest
 from memory_helpers import TINY
 
 from foxhunt.cli import main
+from foxhunt.commands.memory import BUDGETS, build_report, parse_members
 from foxhunt.config import RunConfig, TrainConfig, tft_225
 from foxhunt.errors import InputError
-from foxhunt.memory.command import BUDGETS, build_report, parse_members
 from foxhunt.memory.estimate import estimate_saved_activations
 from foxhunt.model import TFT
 

@@ -1,0 +1,61 @@
+"""``foxhunt predict``: quantile forecasts for every origin, or as bars arrive (``--follow``)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    pr = sub.add_parser("predict", help="quantile forecasts for every origin, written in batches")
+    pr.add_argument("--model", type=Path, required=True, help="run directory")
+    src = pr.add_mutually_exclusive_group(required=True)
+    src.add_argument("--bars", type=Path, help="bars file, directory or glob")
+    src.add_argument(
+        "--follow",
+        type=Path,
+        metavar="FILE",
+        help="keep polling this growing .parquet/.csv file and forecast as bars arrive",
+    )
+    pr.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="output .parquet (with --follow: .csv appends every forecast, .parquet keeps the latest)",
+    )
+    pr.add_argument("--batch-size", type=int, default=256, help="windows per forward pass")
+    pr.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N")
+    pr.add_argument(
+        "--poll-seconds", type=float, default=5.0, help="with --follow: wait between polls"
+    )
+    pr.add_argument("--max-polls", type=int, help="with --follow: stop after this many polls")
+    pr.set_defaults(func=run)
+
+
+def run(a: argparse.Namespace) -> None:
+    if a.follow is not None:
+        from foxhunt.infer.follow import follow_path
+
+        follow_path(
+            a.model,
+            a.follow,
+            a.out,
+            poll_seconds=a.poll_seconds,
+            max_polls=a.max_polls,
+            device=a.device,
+        )
+        return
+    from foxhunt.infer.predict import predict_to_file
+
+    console = Console(stderr=True)
+    with Progress(console=console, transient=True) as progress:
+        rows, origins, horizons = predict_to_file(
+            a.model, a.bars, a.out, batch_size=a.batch_size, device=a.device, progress=progress
+        )
+    console.print(
+        f"wrote {rows:,} rows ({origins:,} origins x {horizons} horizons, one column per "
+        f"quantile) to {a.out}"
+    )

@@ -1,0 +1,74 @@
+"""``foxhunt train``: bars in, a self-describing run directory out."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from foxhunt.commands.options import add_config_args, run_config
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    t = sub.add_parser("train", help="train a TFT on bars; writes a self-describing run directory")
+    t.add_argument(
+        "--bars",
+        type=Path,
+        help="bars file, directory or glob, or a `foxhunt features --shards` folder "
+        "(not needed with --resume)",
+    )
+    add_config_args(t)
+    t.add_argument("--micro-batch-size", type=int, help="samples per forward/backward (accumulate)")
+    t.add_argument("--validation-batch-size", type=int, help="samples per validation pass")
+    t.add_argument("--epochs", type=int, help="passes over the training windows")
+    t.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
+    t.add_argument("--lr", type=float, help="peak learning rate")
+    t.add_argument("--seed", type=int, help="random seed")
+    t.add_argument("--device", help="cpu, cuda, cuda:N")
+    t.add_argument("--num-threads", type=int, help="torch CPU threads")
+    t.add_argument(
+        "--cpu-allocator",
+        choices=["lean", "glibc"],
+        help="lean (default): freed tensors go back to the OS, RSS tracks live tensors; glibc: "
+        "about 2x faster steps at TFT-225 batch 32, about 70%% more peak RSS",
+    )
+    t.add_argument("--memory-budget", help="fit the run in this much memory, e.g. 1GB, 512MiB")
+    t.add_argument(
+        "--allow-precision-change",
+        action="store_true",
+        help="let the budget planner switch to bf16 if fp32 does not fit",
+    )
+    t.add_argument("--out", type=Path, help="run directory (default runs/<preset>)")
+    t.add_argument("--resume", type=Path, help="continue the run in this directory")
+    t.set_defaults(func=run)
+
+
+def run(a: argparse.Namespace) -> None:
+    from foxhunt.commands.progress import TrainProgress
+    from foxhunt.train.run import run_training
+
+    done = run_training(
+        run_config(a),
+        bars=a.bars,
+        out=a.out,
+        resume=a.resume,
+        memory_budget=a.memory_budget,
+        allow_precision_change=a.allow_precision_change,
+        progress=lambda epochs, first: TrainProgress(epochs, first_epoch=first),
+    )
+    if not done.is_main:
+        return
+    console = Console(stderr=True)
+    root = done.root
+    console.print(f"[bold green]done[/]: {root}")
+    if done.final is not None:
+        console.print(
+            f"  model   {done.final} (best epoch {done.best_epoch}, "
+            f"validation loss {done.best_val_loss:.4f})"
+        )
+    console.print(f"  report  {root / 'report.md'}")
+    console.print(
+        f"  next    foxhunt evaluate --model {root} --bars BARS · "
+        f"foxhunt predict --model {root} --bars BARS --out forecast.parquet"
+    )

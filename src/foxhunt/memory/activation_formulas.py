@@ -1,0 +1,230 @@
+"""Closed-form bytes each TFT block's ops keep for backward, one formula per block kind.
+
+Pure arithmetic on a :class:`Shape` (no torch, no model): gate-add-norm, GRN, variable selection,
+the stacked LSTM (with oneDNN's workspace, :func:`lstm_workspace_bytes`), interpretable
+attention, and what a checkpointed block keeps. :mod:`foxhunt.memory.activations` assembles them
+into a per-block estimate for a config; docs/memory.md derives them block by block.
+
+Vocabulary: B batch, T_enc / T_dec / T = T_enc + T_dec lengths, d hidden, d_v per-variable width,
+V a VSN's variable count, nh heads, d_h head width, L LSTM layers, Q quantiles, f activation bytes
+per element (4 in fp32).
+
+Convention (the one :func:`foxhunt.memory.saved_tensors.saved_activations_by_block` measures): a
+storage belongs to the block that saves it first; parameters and the input batch are not
+activations; under non-reentrant checkpointing a block keeps only its tensor inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+DeviceType = Literal["cpu", "cuda"]
+
+F32 = 4
+
+_PAGE = 4096
+
+
+def _round_up(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+def _good_ld(dim: int) -> int:
+    """oneDNN's leading dimension for fp32: 64-byte aligned, and not a multiple of 256 elements."""
+    ld = _round_up(dim, 16)
+    return ld + 16 if ld % 256 == 0 else ld
+
+
+def lstm_workspace_bytes(
+    batch: int, steps: int, d_in: int, d_hidden: int, device: DeviceType
+) -> int:
+    """Workspace one training-mode LSTM layer keeps for backward (fp32).
+
+    On CPU PyTorch runs each layer through oneDNN (``mkldnn_rnn_layer``), whose workspace holds
+    the gates, the hidden states and five (state, diff-state) buffers over ``steps + 1``
+    positions, each section padded to a good leading dimension and rounded to 4 KiB pages. The
+    formula reproduces the allocation byte for byte (checked over random shapes in
+    tests/memory/test_estimate.py). On CUDA cuDNN's reserve space is approximated by gates plus
+    hidden and cell states per step (unverified without a GPU; see docs/memory.md).
+
+    Args:
+        batch: B.
+        steps: sequence length.
+        d_in: input width of the layer.
+        d_hidden: hidden width H.
+        device: ``cpu`` or ``cuda``.
+
+    Returns:
+        Bytes.
+    """
+    b, t, h = batch, steps, d_hidden
+    if device == "cuda":
+        return t * b * 6 * h * F32
+
+    def page(x: int) -> int:
+        return _round_up(x, _PAGE)
+
+    def states(ld: int) -> int:
+        return page(2 * (t + 1) * b * ld * F32)
+
+    gates = page(t * b * _good_ld(4 * h) * F32)
+    hidden = page(t * b * _good_ld(h) * F32)
+    return gates + hidden + 3 * states(_good_ld(max(d_in, h))) + 2 * states(h)
+
+
+# --- saved activations, block by block ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The sizes the formulas need, resolved once."""
+
+    b: int
+    t_enc: int
+    t_dec: int
+    d: int
+    d_v: int
+    nh: int
+    layers: int
+    q: int
+    dropout: bool
+    f: int
+    device: DeviceType
+
+    @property
+    def t(self) -> int:
+        return self.t_enc + self.t_dec
+
+
+def gate_add_norm_bytes(
+    rows: int, d_in: int, d_out: int, dropout: bool, x_new: bool, f: int
+) -> int:
+    """GLU(dropout(x)) + skip, then LayerNorm: bytes saved.
+
+    Dropout keeps its scaled mask and the linear keeps the dropped input (2 N d_in); without
+    dropout the linear keeps ``x`` itself (counted only if no earlier op saved it). The GLU keeps
+    its 2 d_out input, LayerNorm its d_out input and per-row mean and rstd.
+    """
+    keep_in = 2 * d_in if dropout else (d_in if x_new else 0)
+    return rows * (keep_in + 2 * d_out + d_out) * f + rows * 2 * F32  # LayerNorm stats: fp32
+
+
+def grn_bytes(
+    rows: int,
+    d_in: int,
+    d_hidden: int,
+    d_out: int,
+    s: Shape,
+    *,
+    a_new: bool,
+    context_rows: int = 0,
+) -> int:
+    """GRN: fc1 keeps ``a`` (if new), ELU its input, fc2 its input, then gate-add-norm.
+
+    ``context_rows`` rows of a d-wide context are kept by the context projection (0 if the
+    context was saved before or there is none). A projected skip keeps ``a`` again (same
+    storage, not counted twice).
+    """
+    a = rows * d_in * s.f if a_new else 0
+    inner = 2 * rows * d_hidden * s.f  # ELU input, fc2 input
+    ctx = context_rows * s.d * s.f
+    return a + ctx + inner + gate_add_norm_bytes(rows, d_hidden, d_out, s.dropout, True, s.f)
+
+
+def vsn_bytes(
+    n_vars: int, rows: int, s: Shape, *, mode: str, chunk: int, context_rows: int, streaming: bool
+) -> tuple[int, int]:
+    """VSN over ``n_vars`` inputs at ``rows`` positions: (bytes saved, recompute transient).
+
+    Selection: GRN(x -> V) with hidden min(d, V); its input is the batch (not counted), then a
+    softmax that keeps its output (N V). Per variable (fused): embedding, GRN at d_v without a
+    LayerNorm affine (it is folded into the lift), the normalised state kept by the weighting,
+    the weight-scaled states (10 d_v + 2 per row; 9 d_v + 2 without dropout). A streaming VSN
+    runs the selection under checkpoint (keeping its context and its output, the weights) and
+    the per-variable part chunk by chunk under checkpoint (keeping nothing new: its inputs are
+    views of the batch and of the weights); in backward the selection and then one chunk at a
+    time are recomputed, the larger of which is the transient returned.
+    """
+    v, f = n_vars, s.f
+    hs = min(s.d, v)
+    grn = grn_bytes(rows, v, hs, v, s, a_new=False, context_rows=0)
+    softmax = rows * v * f
+    ctx = context_rows * s.d * f
+    half_input = rows * v * f if f != F32 else 0  # autocast's copy of x, kept for fc1 and skip
+    if mode == "fused":
+        if f == F32:
+            per_var_row_bytes = ((10 if s.dropout else 9) * s.d_v + 2) * F32
+        else:  # GRN internals in half precision; LayerNorm and the states in fp32
+            per_var_row_bytes = (24 if s.dropout else 22) * s.d_v + 8
+    else:  # faithful: GRN d_v -> d with hidden min(d_v, d) and a LayerNorm affine, then einsum
+        dh = min(s.d_v, s.d)
+        drop = 2 * dh if s.dropout else dh
+        per_var_row_bytes = (s.d_v + 2 * dh + drop + 2 * s.d + s.d + 2 + s.d + s.d) * f
+    per_var = v * rows * per_var_row_bytes
+    if streaming:
+        # Kept: the context (a checkpoint input) and the selection weights (the chunks' input).
+        # Recomputed in backward: the selection GRN once, then one chunk at a time.
+        kept = (context_rows * s.d * f if f == F32 else 0) + softmax
+        selection = grn + half_input + (ctx if f != F32 else 0)
+        return kept, max(selection, min(chunk, v) * rows * per_var_row_bytes)
+    return ctx + grn + softmax + half_input + per_var, 0
+
+
+def lstm_bytes(steps: int, s: Shape) -> int:
+    """Stacked nn.LSTM (L layers, d -> d) seeded with an (L, B, d) state, run without recompute.
+
+    Keeps the initial h and c ((L, B, d) each), and per layer: its input (a transposed copy for
+    the first layer; for later layers the previous output, plus dropout's mask and output when
+    dropout is on), its output (T, B, d), final h and c (B, d each) and the oneDNN workspace.
+    Always fp32: under CPU autocast the LSTM runs with autocast off.
+    """
+    b, d = s.b, s.d
+    total = 2 * s.layers * b * d * F32
+    for layer in range(s.layers):
+        if layer == 0:
+            total += steps * b * d * F32  # input copy
+        elif s.dropout:
+            total += 2 * steps * b * d * F32  # dropout mask + dropped input
+        total += steps * b * d * F32 + 2 * b * d * F32  # output, final h and c
+        total += lstm_workspace_bytes(b, steps, d, d, s.device)
+    return total
+
+
+def attention_bytes(s: Shape) -> int:
+    """Interpretable attention, decoder queries over all T positions.
+
+    Both paths keep the query copy (B T_dec d), the key/value input (B T d, first saved here) and
+    the head mean (B T_dec d_h). With dropout (CPU math path) SDPA keeps K^T and the scaled Q per
+    head, the expanded shared V (B nh T d_h) and the softmax probabilities (B nh T_dec T) with
+    dropout's mask and output; in reduced precision those internals are fp32. Without dropout
+    (CPU flash path) it keeps Q, K, V as projected (B T_dec d, B T d, B T d_h), its output
+    (B nh T_dec d_h), the fp32 log-sum-exp (B nh T_dec) and the mask as floats (T_dec T).
+    """
+    b, tq, tk, d, nh, f = s.b, s.t_dec, s.t, s.d, s.nh, s.f
+    dh = d // nh
+    outer = (b * tq * d + b * tk * d + b * tq * dh) * f
+    if s.dropout:
+        inner = b * nh * dh * tk + b * nh * tq * dh + 3 * b * nh * tq * tk + b * nh * tk * dh
+        return outer + inner * F32
+    inner = (b * tq * d + b * tk * d + b * tk * dh + b * nh * tq * dh + tq * tk) * f
+    return outer + inner + b * nh * tq * F32
+
+
+def checkpointed_input_bytes(s: Shape) -> dict[str, int]:
+    """What each block keeps when wrapped by ``set_checkpointing``: its tensor inputs not saved
+    before (non-reentrant checkpoint). Only the blocks in ``CHECKPOINTED_BLOCKS`` are used."""
+    b, t, d, f = s.b, s.t, s.d, s.f
+    dec = b * s.t_dec * d * f
+    return {
+        "historical_vsn": b * d * f,  # the selection context (the batch is not counted)
+        "known_vsn": 0,  # same context, already kept
+        "lstm_encoder": b * t * d * f,  # the selected embeddings (B, T, d), a slice of them
+        "lstm_decoder": 0,  # another slice of the same storage; the state tuple is not a tensor
+        "post_lstm_gate": b * t * d * f,  # LSTM output (B, T, d)
+        "static_enrichment": b * t * d * f + b * d * f,  # temporal features + context c_e
+        "attention": b * t * d * f + s.t_dec * t,  # enriched (B, T, d) + the bool mask
+        "post_attention_gate": dec,
+        "positionwise_grn": dec,
+        "pre_output_gate": dec,
+    }
