@@ -39,7 +39,7 @@ def _data_index_daily(a: argparse.Namespace) -> None:
 def _data_inspect(a: argparse.Namespace) -> int:
     from foxhunt.data.inspect import inspect_command
 
-    return inspect_command(a.path, as_json=a.json)
+    return inspect_command(a.path, as_json=a.json, tz=a.tz)
 
 
 def _features(a: argparse.Namespace) -> None:
@@ -203,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     i = dsub.add_parser("inspect", help="symbols, bars, dates, interval, sessions, gaps, verdict")
     i.add_argument("path", type=Path, help="bars file, directory or glob")
     i.add_argument("--json", action="store_true", help="machine-readable output")
+    i.add_argument("--tz", default="UTC", help="zone of naive timestamps (default UTC)")
     i.set_defaults(func=_data_inspect)
 
     # features
