@@ -51,3 +51,11 @@ def test_real_fixtures_report_no_extra_columns() -> None:
     assert len(loaded.files) == 3
     assert loaded.extra == ((), (), ())
     assert loaded.naive == (True, False, False)
+
+
+def test_inspect_names_no_zone_for_a_24_7_market() -> None:
+    from foxhunt.data.inspect import summarize
+
+    (s,) = summarize(load_bars(REAL / BTC))
+    assert s["closed_time_bars"] > 1000  # judged by the Globex clock (per-market calendars: later)
+    assert "no other zone fits better" in s["closed_hours_warning"]

@@ -89,7 +89,8 @@ def closed_hours_warning(
     if not naive:
         return text + " (a market with other hours, or timestamps in the wrong zone)"
     zone, n = best_zone(ts, tz, closed)
-    if zone == tz:
+    # A zone is named only when it clearly fits: a 24/7 market is closed-heavy in every zone.
+    if zone == tz or n > 0.5 * s["closed_time_bars"]:
         return text + f"; no other zone fits better (tried {', '.join(CANDIDATE_ZONES)})"
     return text + f"; the timestamps fit {zone} ({n:,} closed): pass --tz {zone}"
 
