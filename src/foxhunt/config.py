@@ -120,6 +120,8 @@ class DataConfig:
     """Bars dropped between splits; None means encoder_length + horizon (the minimum allowed)."""
     stride: int = 1
     """Distance in bars between consecutive training window origins."""
+    tz: str = "UTC"
+    """Zone of naive timestamps in the bars (``--tz``); evaluate and predict reuse it."""
 
     def __post_init__(self) -> None:
         _require(0.0 <= self.val_fraction < 1.0, f"val_fraction out of range: {self.val_fraction}")

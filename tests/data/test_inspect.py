@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import polars as pl
@@ -59,3 +60,22 @@ def test_unreadable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _json(capsys)["valid"] is False
     assert main(["data", "inspect", str(missing)]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_closed_hours_names_the_zone_that_fits(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Chicago wall-clock times written without a zone: inspect names America/Chicago."""
+    from foxhunt.data.bars import load_bars
+    from foxhunt.data.inspect import summarize
+
+    bars = demo_bars(3000, seed=0, symbol="ES")
+    local = pl.col("ts").dt.convert_time_zone("America/Chicago").dt.replace_time_zone(None)
+    bars.with_columns(local.dt.strftime("%Y-%m-%d %H:%M:%S")).write_csv(tmp_path / "ES.csv")
+    with caplog.at_level(logging.WARNING):
+        (s,) = summarize(load_bars(tmp_path / "ES.csv"))
+    assert s["closed_time_bars"] > 150
+    assert "pass --tz America/Chicago" in s["closed_hours_warning"]
+    assert "taken as UTC" in caplog.text
+    (s,) = summarize(load_bars(tmp_path / "ES.csv", tz="America/Chicago"))
+    assert s["closed_time_bars"] == 0 and s["closed_hours_warning"] is None

@@ -28,6 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     i = dsub.add_parser("inspect", help="symbols, bars, dates, interval, sessions, gaps, verdict")
     i.add_argument("path", type=Path, help="bars file, directory or glob")
     i.add_argument("--json", action="store_true", help="machine-readable output")
+    i.add_argument("--tz", default="UTC", help="zone of naive timestamps (default UTC)")
     i.set_defaults(func=inspect)
 
 
@@ -61,4 +62,4 @@ def index_daily(a: argparse.Namespace) -> None:
 def inspect(a: argparse.Namespace) -> int:
     from foxhunt.data.inspect import inspect_command
 
-    return inspect_command(a.path, as_json=a.json)
+    return inspect_command(a.path, as_json=a.json, tz=a.tz)

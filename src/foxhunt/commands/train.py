@@ -39,6 +39,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="let the budget planner switch to bf16 if fp32 does not fit",
     )
+    t.add_argument(
+        "--tz",
+        help="zone of naive timestamps in the bars, e.g. America/Chicago (default UTC; stored "
+        "in the run, so evaluate and predict read the same way)",
+    )
     t.add_argument("--out", type=Path, help="run directory (default runs/<preset>)")
     t.add_argument("--resume", type=Path, help="continue the run in this directory")
     t.set_defaults(func=run)
@@ -48,8 +53,11 @@ def run(a: argparse.Namespace) -> None:
     from foxhunt.commands.progress import TrainProgress
     from foxhunt.train.run import run_training
 
+    cfg = run_config(a)
+    if a.tz:
+        cfg = cfg.replace(data={"tz": a.tz})
     done = run_training(
-        run_config(a),
+        cfg,
         bars=a.bars,
         out=a.out,
         resume=a.resume,

@@ -1,21 +1,25 @@
-"""Read and validate OHLCV bars from parquet or CSV files.
+"""Read and validate OHLCV bars from the files traders have: parquet, CSV, DBN.
 
 Accepted layouts:
 
 * one file, a directory of files or a glob; each file one symbol or many (long format with a
-  ``symbol`` column). Files are scanned lazily (only the needed columns are read) and
-  concatenated.
-* timestamp column, first found of: ``ts``, ``ts_event``, ``timestamp``, ``datetime``,
-  ``date_time``, a leading unnamed index column as pandas writes it (CSV header ``""`` or
-  ``Unnamed: 0``, parquet ``__index_level_0__``), ``date`` + ``time`` together, ``time``,
-  ``date``. Names are matched case-insensitively.
-* timestamps as datetimes, dates, ISO strings (with or without offset) or integer epochs (the
-  unit is taken from the magnitude: s, ms, us or ns such as Databento's ``ts_event``).
-  **Naive timestamps are taken as UTC.** Everything ends up ``Datetime("us", "UTC")``.
-* price/volume columns ``open high low close volume`` in any case, or ``o h l c v``/``vol``.
-* symbol column ``symbol``, ``ticker``, ``instrument`` or ``raw_symbol``. Without one, the
-  symbol is the leading run of letters and digits of the file name, upper-cased:
-  ``ES_FUT_small.parquet`` -> ``ES``, ``esh4.csv`` -> ``ESH4``.
+  ``symbol`` column). Files are read lazily where the format allows and concatenated.
+* formats: parquet; CSV (``.csv``, ``.csv.gz``) in any dialect (``,`` ``;`` tab ``|``, header
+  or not, decimal comma; see :mod:`foxhunt.data.csv_dialect`); Databento DBN OHLCV
+  (``.dbn``, ``.dbn.zst``; see :mod:`foxhunt.data.dbn`).
+* column names as vendors spell them (TradeStation, MetaTrader, Kibot, NinjaTrader,
+  Dukascopy, Binance, Databento; see :mod:`foxhunt.data.columns`), including separate date and
+  time columns. Other columns are listed in one warning and returned as ``LoadedBars.extra``.
+* timestamps as datetimes, dates, text in many spellings or integer epochs (s, ms, us, ns;
+  see :mod:`foxhunt.data.timestamps`). **Naive timestamps are wall-clock times in ``tz``**
+  (default UTC, with a warning naming the file). Everything ends up ``Datetime("us", "UTC")``.
+* no volume column: volume is 0.0 (one warning naming the file).
+* symbol from a symbol column, else the leading run of letters and digits of the file name,
+  upper-cased (``ES_FUT_small.parquet`` -> ``ES``). Contract codes become their root with the
+  code kept in a ``contract`` column (``ESZ4.GLBX_5min_bars_20241001_20241031.csv`` -> symbol
+  ``ES``, contract ``ESZ4``; see :mod:`foxhunt.data.contracts`). This applies to symbols that
+  are names (the file name, a DBN file's symbology), not to a symbol column, which is kept as
+  written; and not when one DBN file holds several contracts of one root.
 
 Errors name the file, the column as spelled in the file, and the first offending row
 (0-based data row, header not counted, as pandas/polars number it) and its time.
@@ -23,16 +27,21 @@ Errors name the file, the column as spelled in the file, and the first offending
 
 from __future__ import annotations
 
+import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
-from foxhunt.data.files import is_parquet, resolve_table_paths
-from foxhunt.data.timestamps import text_timestamp_expr, timestamp_expr
+from foxhunt.data.columns import ColumnMap, map_columns
+from foxhunt.data.contracts import contract_root
+from foxhunt.data.files import resolve_table_paths, table_kind
+from foxhunt.data.scan import first_line, scan_table
+from foxhunt.data.timestamps import Times, text_timestamp_expr, timestamp_expr
 from foxhunt.data.validate import (
     BAR_COLUMNS,
+    CONTRACT_COLUMN,
     FILE_COLUMN,
     PRICE_COLUMNS,
     ROW_COLUMN,
@@ -43,6 +52,7 @@ from foxhunt.errors import DataError
 
 __all__ = [
     "BAR_COLUMNS",
+    "CONTRACT_COLUMN",
     "PRICE_COLUMNS",
     "VALUE_COLUMNS",
     "LoadedBars",
@@ -52,16 +62,8 @@ __all__ = [
     "validate_bars",
 ]
 
-_TS_NAMES = ("ts", "ts_event", "timestamp", "datetime", "date_time")
-_INDEX_NAMES = ("", "unnamed: 0", "__index_level_0__")
-_ALIASES = {
-    "open": ("open", "o"),
-    "high": ("high", "h"),
-    "low": ("low", "l"),
-    "close": ("close", "c"),
-    "volume": ("volume", "v", "vol"),
-}
-_SYMBOL_NAMES = ("symbol", "ticker", "instrument", "raw_symbol")
+log = logging.getLogger(__name__)
+
 _LEADING = re.compile(r"[A-Za-z0-9]+")
 _FILE = FILE_COLUMN
 _ROW = ROW_COLUMN
@@ -72,16 +74,22 @@ class LoadedBars:
     """Bars read and normalised but not yet validated (what ``inspect`` summarises).
 
     Attributes:
-        frame: the bar columns plus ``__file`` (index into ``files``) and ``__row`` (0-based
-            row in that file), in file order.
+        frame: the bar columns (plus ``contract`` when a file was contract-coded), ``__file``
+            (index into ``files``) and ``__row`` (0-based row in that file), in file order.
         files: the files read.
         spellings: per file, canonical column name -> the name in the file (``symbol`` is
-            absent when it came from the file name).
+            absent when it came from the file name, ``volume`` when the file has none).
+        extra: per file, the columns read past (not bars: spread, open interest ...).
+        naive: per file, whether its timestamps were naive wall-clock times (read in ``tz``).
+        tz: the zone naive timestamps were read in.
     """
 
     frame: pl.DataFrame
     files: tuple[Path, ...]
     spellings: tuple[dict[str, str], ...]
+    extra: tuple[tuple[str, ...], ...] = field(default=())
+    naive: tuple[bool, ...] = field(default=())
+    tz: str = "UTC"
 
 
 def symbol_from_filename(path: Path) -> str:
@@ -92,116 +100,155 @@ def symbol_from_filename(path: Path) -> str:
     return m.group(0).upper()
 
 
-def _pick(lower: dict[str, str], names: tuple[str, ...]) -> str | None:
-    for n in names:
-        if n in lower:
-            return lower[n]
-    return None
-
-
-def _scan(path: Path) -> pl.LazyFrame:
-    if path.stat().st_size == 0:
-        raise DataError(f"{path}: empty file (no bars)")
-    try:
-        if is_parquet(path):
-            return pl.scan_parquet(path)
-        # All columns as text: we cast ourselves, so a bad value is reported with its row.
-        return pl.scan_csv(path, infer_schema=False, truncate_ragged_lines=False)
-    except Exception as e:  # polars raises several types for unreadable files
-        raise DataError(f"{path}: cannot read ({_first_line(e)})") from e
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return text[0] if text else type(e).__name__
-
-
-def _value_expr(path: Path, col: str, dtype: pl.DataType) -> pl.Expr:
+def _value_expr(path: Path, col: str, dtype: pl.DataType, decimal_comma: bool) -> pl.Expr:
     c = pl.col(col)
     if dtype == pl.String:
-        return c.str.strip_chars().cast(pl.Float64, strict=False)
+        text = c.str.strip_chars()
+        if decimal_comma:
+            text = text.str.replace(",", ".", literal=True)
+        return text.cast(pl.Float64, strict=False)
     if dtype.is_numeric():
         return c.cast(pl.Float64)
     raise DataError(f"{path}: column '{col}' has type {dtype}, not numbers")
 
 
-def _normalise(path: Path, index: int) -> tuple[pl.DataFrame, dict[str, str]]:
-    lf = _scan(path)
+def _times(
+    lf: pl.LazyFrame, path: Path, schema: pl.Schema, cols: ColumnMap, tz: str, dayfirst: bool | None
+) -> tuple[Times, str]:
+    """The timestamp expression of a file and how its column(s) are spelled."""
+    if cols.date is not None:
+        d, t = cols.date, cols.time
+        text = pl.concat_str([pl.col(d).cast(pl.String), pl.col(t).cast(pl.String)], separator=" ")
+        where = f"{path} '{d}'+'{t}'"
+        return text_timestamp_expr(lf, text, tz=tz, dayfirst=dayfirst, where=where), f"{d}+{t}"
+    ts = cols.ts
+    if ts is None:
+        raise DataError(
+            f"{path}: missing column 'ts' (a timestamp column such as ts, timestamp, "
+            f"ts_event, datetime, or date and time; columns: {', '.join(schema.names())})"
+        )
+    return timestamp_expr(lf, path, ts, schema[ts], tz=tz, dayfirst=dayfirst), ts
+
+
+def _split_contracts(df: pl.DataFrame) -> pl.DataFrame:
+    """Contract-coded symbols -> root symbol + ``contract`` column (one contract per root)."""
+    symbols = df["symbol"].unique().drop_nulls().to_list()
+    roots = {s: r for s in symbols if (r := contract_root(s)) is not None}
+    per_root: dict[str, int] = {}
+    for r in roots.values():
+        per_root[r] = per_root.get(r, 0) + 1
+    roots = {s: r for s, r in roots.items() if per_root[r] == 1}
+    if not roots:
+        return df
+    sym = pl.col("symbol")
+    return df.with_columns(
+        sym.replace(roots).alias("symbol"),
+        pl.when(sym.is_in(list(roots))).then(sym).otherwise(None).alias(CONTRACT_COLUMN),
+    )
+
+
+def _normalise(
+    path: Path, index: int, tz: str, dayfirst: bool | None
+) -> tuple[pl.DataFrame, dict[str, str], tuple[str, ...], bool]:
+    scanned = scan_table(path)
+    lf = scanned.lf
     try:
         schema = lf.collect_schema()
     except Exception as e:
-        raise DataError(f"{path}: cannot read ({_first_line(e)})") from e
+        raise DataError(f"{path}: cannot read ({first_line(e)})") from e
     names = list(schema.names())
-    lower = {n.strip().lower(): n for n in names}
-    spell: dict[str, str] = {}
-
-    for canon in VALUE_COLUMNS:
-        found = _pick(lower, _ALIASES[canon])
-        if found is None:
+    first = names[0] if names else None
+    cols = map_columns(names, index_is_integer=first is not None and schema[first].is_integer())
+    for canon in PRICE_COLUMNS:
+        if canon not in cols.prices:
             raise DataError(f"{path}: missing column '{canon}' (columns: {', '.join(names)})")
-        spell[canon] = found
-
-    ts_col = _pick(lower, _TS_NAMES)
-    if ts_col is None:
-        unnamed = _pick(lower, _INDEX_NAMES)
-        if unnamed is not None and not schema[unnamed].is_integer():  # a RangeIndex is no time
-            ts_col = unnamed
-    exprs: list[pl.Expr] = []
-    if ts_col is None and "date" in lower and "time" in lower:
-        d, t = lower["date"], lower["time"]
-        spell["ts"] = f"{d}+{t}"
-        text = pl.concat_str([pl.col(d).cast(pl.String), pl.col(t).cast(pl.String)], separator=" ")
-        exprs.append(text_timestamp_expr(lf, text).alias("ts"))
-    else:
-        if ts_col is None:
-            ts_col = _pick(lower, ("time", "date"))
-        if ts_col is None:
-            raise DataError(
-                f"{path}: missing column 'ts' (a timestamp column such as ts, timestamp, "
-                f"ts_event, datetime or date; columns: {', '.join(names)})"
-            )
-        spell["ts"] = ts_col
-        exprs.append(timestamp_expr(lf, path, ts_col, schema[ts_col]).alias("ts"))
-
-    sym_col = _pick(lower, _SYMBOL_NAMES)
-    if sym_col is not None:
-        spell["symbol"] = sym_col
-        exprs.append(pl.col(sym_col).cast(pl.String).str.strip_chars().alias("symbol"))
+    spell = dict(cols.prices)
+    if cols.volume is not None:
+        spell["volume"] = cols.volume
+    times, spell["ts"] = _times(lf, path, schema, cols, tz, dayfirst)
+    exprs = [times.expr.alias("ts")]
+    if cols.symbol is not None:
+        spell["symbol"] = cols.symbol
+        exprs.append(pl.col(cols.symbol).cast(pl.String).str.strip_chars().alias("symbol"))
     else:
         exprs.append(pl.lit(symbol_from_filename(path), dtype=pl.String).alias("symbol"))
-    exprs += [_value_expr(path, spell[c], schema[spell[c]]).alias(c) for c in VALUE_COLUMNS]
+    comma = scanned.dialect is not None and scanned.dialect.decimal_comma
+    for c in VALUE_COLUMNS:
+        if c in spell:
+            exprs.append(_value_expr(path, spell[c], schema[spell[c]], comma).alias(c))
+        else:
+            exprs.append(pl.lit(0.0, dtype=pl.Float64).alias(c))
     exprs += [pl.lit(index, dtype=pl.UInt32).alias(_FILE), pl.col(_ROW)]
     try:
         df = lf.with_row_index(_ROW).select(exprs).collect()
     except DataError:
         raise
     except Exception as e:
-        raise DataError(f"{path}: cannot read ({_first_line(e)})") from e
+        raise DataError(f"{path}: cannot read ({first_line(e)})") from e
     if df.height == 0:
         raise DataError(f"{path}: empty file (no bars)")
-    return df, spell
+    if cols.volume is None:
+        log.warning("no volume column in %s: volume features will be constant", path)
+    if cols.extra:
+        log.warning("ignored columns in %s: %s", path, ", ".join(cols.extra))
+    if times.naive and tz == "UTC":
+        log.warning("naive timestamps in %s taken as UTC; pass --tz ZONE if they are local", path)
+    elif times.naive:
+        log.info("naive timestamps in %s read as %s", path, tz)
+    # Names (file names, DBN symbology) are split into root + contract; a symbol column the user
+    # wrote is kept as written (a panel of CLZ4 and CLF5 stays two series).
+    if cols.symbol is None or table_kind(path) == "dbn":
+        df = _split_contracts(df)
+    return df, spell, cols.extra, times.naive
 
 
-def load_bars(path: str | Path) -> LoadedBars:
+def load_bars(path: str | Path, *, tz: str = "UTC", dayfirst: bool | None = None) -> LoadedBars:
     """Read and normalise every file under ``path`` without validating values.
 
     Args:
         path: a file, directory or glob (see the module docstring for accepted layouts).
+        tz: IANA zone of naive timestamps (``America/Chicago``); UTC by default, with a
+            warning per file that had naive timestamps.
+        dayfirst: read ambiguous text dates (``01/02/2024``) day-first (True) or month-first
+            (False); None decides from the data and the vendor convention, logging the guess.
 
     Returns:
         The normalised bars in file order, with provenance columns.
 
     Raises:
-        DataError: no file, unreadable file, missing column or empty file.
+        DataError: no file, unreadable file, missing column, empty file or unknown zone.
     """
+    _check_zone(tz)
     files = resolve_table_paths(path)
-    frames, spellings = [], []
+    frames, spellings, extra, naive = [], [], [], []
     for i, f in enumerate(files):
-        df, spell = _normalise(f, i)
+        df, spell, ext, nv = _normalise(f, i, tz, dayfirst)
         frames.append(df)
         spellings.append(spell)
-    frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical")
-    return LoadedBars(frame=frame, files=tuple(files), spellings=tuple(spellings))
+        extra.append(ext)
+        naive.append(nv)
+    frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal")
+    if CONTRACT_COLUMN in frame.columns:  # keep the bar columns first, provenance last
+        frame = frame.select(*BAR_COLUMNS, CONTRACT_COLUMN, _FILE, _ROW)
+    return LoadedBars(
+        frame=frame,
+        files=tuple(files),
+        spellings=tuple(spellings),
+        extra=tuple(extra),
+        naive=tuple(naive),
+        tz=tz,
+    )
+
+
+def _check_zone(tz: str) -> None:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError) as e:
+        raise DataError(
+            f"unknown time zone {tz!r} (use an IANA name such as America/Chicago)"
+        ) from e
 
 
 def read_bars(
@@ -209,6 +256,8 @@ def read_bars(
     *,
     min_bars: int | None = None,
     min_bars_reason: str = "warm-up + encoder + horizon",
+    tz: str = "UTC",
+    dayfirst: bool | None = None,
 ) -> pl.DataFrame:
     """Read, validate and sort bars from a parquet/CSV file, a directory or a glob.
 
@@ -217,10 +266,13 @@ def read_bars(
         min_bars: per-symbol minimum number of bars (callers pass warm-up + encoder +
             horizon), or None for no minimum.
         min_bars_reason: how ``min_bars`` was made up, shown in the error message.
+        tz: IANA zone of naive timestamps (see :func:`load_bars`).
+        dayfirst: force day-first/month-first for ambiguous text dates (see :func:`load_bars`).
 
     Returns:
         Columns ``ts`` (Datetime us UTC), ``symbol`` (String), ``open high low close volume``
-        (Float64), sorted by (symbol, ts). A warning is logged when the input was unsorted.
+        (Float64), then ``contract`` (String) when a file was contract-coded; sorted by
+        (symbol, ts). A warning is logged when the input was unsorted.
 
     Raises:
         DataError: missing file or column, empty file, unparsable or null timestamp, missing
@@ -228,4 +280,5 @@ def read_bars(
             ``high < max(open, close)``, ``low > min(open, close)``, duplicate bar, or fewer
             than ``min_bars`` bars for a symbol. The message names file, column, row and time.
     """
-    return validate_bars(load_bars(path), min_bars=min_bars, min_bars_reason=min_bars_reason)
+    loaded = load_bars(path, tz=tz, dayfirst=dayfirst)
+    return validate_bars(loaded, min_bars=min_bars, min_bars_reason=min_bars_reason)

@@ -1,6 +1,8 @@
 """Where tables come from and how they are written: path resolution and atomic writes.
 
-A bars path may be a file, a directory (every ``*.parquet``/``*.csv`` in it) or a glob. Tables are
+A bars path may be a file, a directory (every table file in it) or a glob. Table files are
+parquet (``.parquet``/``.pq``), CSV (``.csv``, gzipped ``.csv.gz``) and Databento DBN
+(``.dbn``, zstd-compressed ``.dbn.zst``). Tables are
 written to ``<name>.tmp`` first and renamed, so a failed write never leaves a half-written file.
 """
 
@@ -9,15 +11,19 @@ from __future__ import annotations
 import glob
 import os
 from pathlib import Path
+from typing import Literal
 
 import polars as pl
 
 from foxhunt.errors import DataError, InputError
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv")
-"""File name endings read as tables (``.csv`` as CSV, the others as parquet)."""
+"""File name endings that are written as tables (``.csv`` as CSV, the others as parquet)."""
+READ_SUFFIXES = (*TABLE_SUFFIXES, ".csv.gz", ".dbn", ".dbn.zst")
+"""File name endings read as bars (see :func:`table_kind`)."""
 
 _GLOB_CHARS = set("*?[")
+_NAMES = ", ".join(READ_SUFFIXES)
 
 
 def is_parquet(path: Path) -> bool:
@@ -25,11 +31,23 @@ def is_parquet(path: Path) -> bool:
     return path.suffix.lower() in (".parquet", ".pq")
 
 
+def table_kind(path: Path) -> Literal["parquet", "csv", "dbn"] | None:
+    """How a bars file is read, from its name: parquet, CSV (plain or gzipped), DBN, or None."""
+    name = path.name.lower()
+    if name.endswith((".parquet", ".pq")):
+        return "parquet"
+    if name.endswith((".csv", ".csv.gz")):
+        return "csv"
+    if name.endswith((".dbn", ".dbn.zst")):
+        return "dbn"
+    return None
+
+
 def resolve_table_paths(path: str | Path) -> list[Path]:
     """Expand a file, directory or glob into a sorted list of table files.
 
     Args:
-        path: a ``.parquet``/``.pq``/``.csv`` file, a directory holding such files
+        path: a bars file (:data:`READ_SUFFIXES`), a directory holding such files
             (not recursive), or a glob pattern such as ``data/ES*.parquet``.
 
     Returns:
@@ -42,20 +60,20 @@ def resolve_table_paths(path: str | Path) -> list[Path]:
     text = str(path)
     if any(ch in _GLOB_CHARS for ch in text):
         files = sorted(Path(p) for p in glob.glob(text) if Path(p).is_file())
-        files = [f for f in files if f.suffix.lower() in TABLE_SUFFIXES]
+        files = [f for f in files if table_kind(f)]
         if not files:
-            raise DataError(f"{text}: the pattern matches no .parquet or .csv file")
+            raise DataError(f"{text}: the pattern matches no {_NAMES} file")
         return files
     p = Path(path)
     if p.is_dir():
-        files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in TABLE_SUFFIXES)
+        files = sorted(f for f in p.iterdir() if f.is_file() and table_kind(f))
         if not files:
-            raise DataError(f"{p}: directory holds no .parquet or .csv file")
+            raise DataError(f"{p}: directory holds no {_NAMES} file")
         return files
     if not p.exists():
         raise DataError(f"{p}: no such file or directory")
-    if p.suffix.lower() not in TABLE_SUFFIXES:
-        raise DataError(f"{p}: unsupported file type {p.suffix!r} (use .parquet or .csv)")
+    if table_kind(p) is None:
+        raise DataError(f"{p}: unsupported file type {p.suffix!r} (use {_NAMES})")
     return [p]
 
 

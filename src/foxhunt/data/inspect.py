@@ -3,11 +3,17 @@
 Per symbol: bar count, first and last bar, bar interval, trading sessions, session breaks
 (daily halt, weekends), gaps inside sessions (missing bars) and bars at times Globex is
 normally closed; then the validation verdict (the first error ``read_bars`` would raise).
+
+When many bars fall in closed hours, the timestamps may be local times read as UTC: for a file
+with naive timestamps, the zone (of a short list) that puts the fewest bars in closed hours is
+named, with the option that applies it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -17,7 +23,25 @@ import polars as pl
 from foxhunt.data.bars import LoadedBars, load_bars, validate_bars
 from foxhunt.data.calendar import closed_time, infer_interval, trading_date
 from foxhunt.data.observed import WARMUP
+from foxhunt.data.timestamps import local_to_utc
+from foxhunt.data.validate import FILE_COLUMN
 from foxhunt.errors import DataError
+
+log = logging.getLogger(__name__)
+
+ClosedFn = Callable[[pl.Expr], pl.Expr]
+"""A calendar's test: UTC timestamp expression -> True where the market is closed."""
+CANDIDATE_ZONES = (
+    "UTC",
+    "America/Chicago",
+    "America/New_York",
+    "Europe/London",
+    "Europe/Berlin",
+    "Asia/Tokyo",
+)
+"""Zones tried when bars fall in closed hours (where bar files are usually written)."""
+CLOSED_SHARE_WARN = 0.05
+"""Share of bars in closed hours above which ``inspect`` warns."""
 
 DEFAULT_HORIZON = 10
 """Horizon assumed when saying whether a file is long enough for ``foxhunt features``."""
@@ -34,16 +58,59 @@ def _fmt_td(td: timedelta) -> str:
     return f"{secs}s"
 
 
-def summarize(loaded: LoadedBars) -> list[dict[str, Any]]:
+def best_zone(ts: pl.Series, read_in: str, closed: ClosedFn = closed_time) -> tuple[str, int]:
+    """The zone in which these wall-clock times put the fewest bars in closed hours.
+
+    Args:
+        ts: UTC timestamps that were read from naive wall-clock times in ``read_in``.
+        read_in: the zone they were read in.
+        closed: the calendar's closed-hours test (Globex by default).
+
+    Returns:
+        (zone, bars in closed hours when read in that zone); ``read_in`` wins ties.
+    """
+    wall = pl.DataFrame({"w": ts.dt.convert_time_zone(read_in).dt.replace_time_zone(None)})
+    zones = (read_in, *(z for z in CANDIDATE_ZONES if z != read_in))
+    counts = wall.select([closed(local_to_utc(pl.col("w"), z)).sum().alias(z) for z in zones]).row(
+        0, named=True
+    )
+    zone = min(zones, key=lambda z: counts[z])  # first minimum: read_in on a tie
+    return zone, int(counts[zone])
+
+
+def closed_hours_warning(
+    s: dict[str, Any], naive: bool, tz: str, closed: ClosedFn, ts: pl.Series
+) -> str | None:
+    """The warning for one symbol's summary when many of its bars fall in closed hours."""
+    share = s["closed_time_bars"] / max(s["bars"], 1)
+    if share <= CLOSED_SHARE_WARN:
+        return None
+    text = f"{s['closed_time_bars']:,} of {s['bars']:,} bars ({share:.0%}) fall in closed hours"
+    if not naive:
+        return text + " (a market with other hours, or timestamps in the wrong zone)"
+    zone, n = best_zone(ts, tz, closed)
+    # A zone is named only when it clearly fits: a 24/7 market is closed-heavy in every zone.
+    if zone == tz or n > 0.5 * s["closed_time_bars"]:
+        return text + f"; no other zone fits better (tried {', '.join(CANDIDATE_ZONES)})"
+    return text + f"; the timestamps fit {zone} ({n:,} closed): pass --tz {zone}"
+
+
+def summarize(loaded: LoadedBars, closed: ClosedFn = closed_time) -> list[dict[str, Any]]:
     """One dict per symbol describing its bars (rows with a null timestamp are ignored).
 
     Args:
         loaded: bars from :func:`foxhunt.data.bars.load_bars`.
+        closed: the calendar's closed-hours test (Globex by default; swappable per market).
 
     Returns:
         Dicts with keys symbol, bars, first, last, interval, sessions, session_breaks,
-        intra_session_gaps, largest_gap, missing_bars, closed_time_bars.
+        intra_session_gaps, largest_gap, missing_bars, closed_time_bars, closed_hours_warning
+        (None, or a line naming the zone that would fit when the timestamps were naive).
     """
+    naive_files = [i for i, n in enumerate(loaded.naive) if n]
+    naive_symbols = set(
+        loaded.frame.filter(pl.col(FILE_COLUMN).is_in(naive_files))["symbol"].unique().to_list()
+    )
     df = (
         loaded.frame.select("ts", "symbol")
         .drop_nulls()
@@ -69,32 +136,36 @@ def summarize(loaded: LoadedBars) -> list[dict[str, Any]]:
             step = interval // timedelta(microseconds=1)
             per_gap = within["gap"].dt.total_microseconds() // step - 1
             missing = int(per_gap.sum())
-        closed = g.select(closed_time(pl.col("ts")).sum()).item()
+        n_closed = g.select(closed(pl.col("ts")).sum()).item()
         largest = within["gap"].max() if within.height else None
-        out.append(
-            {
-                "symbol": sym,
-                "bars": g.height,
-                "first": ts[0].isoformat(),
-                "last": ts[-1].isoformat(),
-                "interval": _fmt_td(interval) if interval else None,
-                "sessions": g["session"].n_unique(),
-                "session_breaks": int(gaps["new_session"].sum()),
-                "intra_session_gaps": within.height,
-                "largest_gap": _fmt_td(largest) if largest is not None else None,
-                "missing_bars": missing,
-                "closed_time_bars": int(closed),
-            }
-        )
+        summary: dict[str, Any] = {
+            "symbol": sym,
+            "bars": g.height,
+            "first": ts[0].isoformat(),
+            "last": ts[-1].isoformat(),
+            "interval": _fmt_td(interval) if interval else None,
+            "sessions": g["session"].n_unique(),
+            "session_breaks": int(gaps["new_session"].sum()),
+            "intra_session_gaps": within.height,
+            "largest_gap": _fmt_td(largest) if largest is not None else None,
+            "missing_bars": missing,
+            "closed_time_bars": int(n_closed),
+        }
+        warning = closed_hours_warning(summary, sym in naive_symbols, loaded.tz, closed, g["ts"])
+        if warning:
+            log.warning("%s: %s", sym, warning)
+        summary["closed_hours_warning"] = warning
+        out.append(summary)
     return out
 
 
-def inspect_command(path: Path, as_json: bool = False) -> int:
+def inspect_command(path: Path, as_json: bool = False, tz: str = "UTC") -> int:
     """Print a summary of a bars file/directory/glob and its validation verdict.
 
     Args:
         path: bars file, directory or glob.
         as_json: print one JSON object instead of tables.
+        tz: zone of naive timestamps (see :func:`foxhunt.data.bars.load_bars`).
 
     Returns:
         0 when the bars are valid, 2 when they are not.
@@ -104,7 +175,7 @@ def inspect_command(path: Path, as_json: bool = False) -> int:
             column, empty file. With ``as_json`` the error is part of the JSON instead.
     """
     try:
-        loaded = load_bars(path)
+        loaded = load_bars(path, tz=tz)
     except DataError as e:
         if not as_json:
             raise
@@ -161,6 +232,8 @@ def _print_report(report: dict[str, Any]) -> None:
             table.add_row(k, v)
         console.print(f"[bold]{s['symbol']}[/]")
         console.print(table)
+        if s["closed_hours_warning"]:
+            console.print(f"[yellow]{s['closed_hours_warning']}[/]", highlight=False)
     if report["too_short_for_features"]:
         need = report["features_min_bars"]
         console.print(

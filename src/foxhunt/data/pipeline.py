@@ -65,6 +65,7 @@ def prepare_training_data(
         bars_path,
         min_bars=spec.warmup + L + H,
         min_bars_reason=f"warm-up {spec.warmup} + encoder {L} + horizon {H}",
+        tz=cfg.data.tz,
     )
     fingerprint = bars_fingerprint(bars)
     closes = bars.select("symbol", "ts", "close")
@@ -169,6 +170,7 @@ def prepare_inference_data(
     horizon: int,
     *,
     with_target: bool,
+    tz: str = "UTC",
 ) -> WindowDataset:
     """Windows for evaluation (``with_target=True``) or forecasting (``with_target=False``).
 
@@ -179,6 +181,7 @@ def prepare_inference_data(
         scaler: the model's scaler params.
         encoder_length: L.
         horizon: H.
+        tz: zone of naive timestamps when reading ``bars_path``.
         with_target: True: every origin with realised targets. False: every origin up to and
             including each symbol's last bar, decoded into H future bar times.
 
@@ -201,7 +204,7 @@ def prepare_inference_data(
     if isinstance(bars_path, pl.DataFrame):  # read (and length-checked) by the caller
         bars, bars_path = bars_path, Path("bars")
     else:
-        bars = read_bars(bars_path, min_bars=need, min_bars_reason=why)
+        bars = read_bars(bars_path, min_bars=need, min_bars_reason=why, tz=tz)
     feats = compute_features(bars, horizon, with_targets=with_target)
     ours = feature_spec(horizon)
     for group, theirs, mine in (

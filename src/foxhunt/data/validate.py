@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from foxhunt.data.files import is_parquet
+from foxhunt.data.scan import scan_table
 from foxhunt.errors import DataError
 
 if TYPE_CHECKING:
@@ -29,6 +29,9 @@ PRICE_COLUMNS = ("open", "high", "low", "close")
 VALUE_COLUMNS = (*PRICE_COLUMNS, "volume")
 FILE_COLUMN = "__file"
 """Provenance column of loaded bars: index of the file the row came from."""
+CONTRACT_COLUMN = "contract"
+"""Optional column of loaded and validated bars: the contract code of a contract-coded symbol
+(``ESZ4`` for symbol ``ES``)."""
 ROW_COLUMN = "__row"
 """Provenance column of loaded bars: 0-based row within that file."""
 _FILE = FILE_COLUMN
@@ -37,9 +40,10 @@ _ROW = ROW_COLUMN
 
 def _raw_value(path: Path, col: str, row: int) -> object:
     """The value as stored in the file (for 'cannot parse' messages)."""
-    if "+" in col and not is_parquet(path):  # combined date+time
-        col = col.split("+")[0]
-    lf = pl.scan_parquet(path) if is_parquet(path) else pl.scan_csv(path, infer_schema=False)
+    lf = scan_table(path).lf
+    if "+" in col and col not in lf.collect_schema().names():  # combined date+time
+        d, t = col.split("+", 1)
+        return " ".join(str(v) for v in lf.select(d, t).slice(row, 1).collect().row(0))
     return lf.select(pl.col(col)).slice(row, 1).collect().item()
 
 
@@ -149,7 +153,7 @@ def validate_bars(
         min_bars_reason: how ``min_bars`` was made up, shown in the error message.
 
     Returns:
-        The validated bars frame (columns :data:`BAR_COLUMNS`).
+        The validated bars frame (columns :data:`BAR_COLUMNS`, then ``contract`` if loaded).
 
     Raises:
         DataError: the first problem found, naming file, column, row and time.
@@ -166,4 +170,5 @@ def validate_bars(
     if not is_sorted:
         df = df.sort(["symbol", "ts"], maintain_order=True)
     v.check_sorted(df, min_bars, min_bars_reason)
-    return df.select(BAR_COLUMNS)
+    extra = [CONTRACT_COLUMN] if CONTRACT_COLUMN in df.columns else []
+    return df.select(*BAR_COLUMNS, *extra)

@@ -142,7 +142,7 @@ def evaluation_windows(loaded: LoadedModel, bars: Path) -> tuple[WindowDataset, 
     """
     m = loaded.config.model
     need, why = inference_bars_needed(loaded.spec, m.encoder_length, m.horizon, with_target=True)
-    frame = read_bars(bars, min_bars=need, min_bars_reason=why)
+    frame = read_bars(bars, min_bars=need, min_bars_reason=why, tz=loaded.config.data.tz)
     if bars_fingerprint(frame) == loaded.fingerprint:
         test, scaler = test_split_windows(frame, loaded.config)
         if not _same_scaler(scaler, loaded.scaler):

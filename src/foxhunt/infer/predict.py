@@ -24,7 +24,7 @@ from rich.progress import Progress
 
 from foxhunt.artifacts.rundir import LoadedModel
 from foxhunt.data.bars import read_bars
-from foxhunt.data.pipeline import prepare_inference_data
+from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data
 from foxhunt.data.scaling import unscale_targets
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError, InputError
@@ -120,9 +120,9 @@ def write_forecasts(
     return rows
 
 
-def origin_closes(bars: Path, windows: WindowDataset) -> np.ndarray:
-    """Close at each window's origin bar, by (symbol, ts) lookup in the bars file."""
-    frame = read_bars(bars).select("symbol", "ts", "close")
+def origin_closes(bars: pl.DataFrame, windows: WindowDataset) -> np.ndarray:
+    """Close at each window's origin bar, by (symbol, ts) lookup in the bars."""
+    frame = bars.select("symbol", "ts", "close")
     origins = windows.origins().with_row_index("__w")
     joined = origins.join(frame, on=["symbol", "ts"], how="left").sort("__w")
     if joined["close"].null_count():
@@ -169,14 +169,16 @@ def predict_to_file(
     dev = parse_device(device)
     loaded = load_inference_model(model_dir, dev)
     m = loaded.config.model
+    need, why = inference_bars_needed(loaded.spec, m.encoder_length, m.horizon, with_target=False)
+    frame = read_bars(bars, min_bars=need, min_bars_reason=why, tz=loaded.config.data.tz)
     windows = prepare_inference_data(
-        bars, loaded.spec, loaded.scaler, m.encoder_length, m.horizon, with_target=False
+        frame, loaded.spec, loaded.scaler, m.encoder_length, m.horizon, with_target=False
     )
     if len(windows) == 0:
         raise DataError(
             f"{bars}: fewer bars than one {m.encoder_length}-bar encoder window after the warm-up"
         )
-    closes = origin_closes(bars, windows)
+    closes = origin_closes(frame, windows)
     rows = write_forecasts(
         loaded, windows, closes, out, batch_size=batch_size, device=dev, progress=progress
     )

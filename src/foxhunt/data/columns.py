@@ -1,0 +1,115 @@
+"""Which column of a bar file is which bar field, across vendors' spellings.
+
+Names are compared after trimming, lower-casing and dropping MetaTrader's angle brackets
+(``<DATE>`` -> ``date``). The first alias found wins:
+
+* timestamp: ``ts``, ``ts_event``, ``timestamp``, ``timestamp_utc``, ``datetime``,
+  ``date_time``, ``date time``, ``gmt time`` (Dukascopy), ``time_utc``, ``open_time``
+  (crypto, epoch ms), a leading unnamed index column as pandas writes it; else a date column
+  plus a time column (``date`` + ``time``: TradeStation, MetaTrader, Kibot); else ``time`` or
+  ``date`` alone.
+* prices ``open high low close`` (or ``o h l c``); volume ``volume``, ``vol``, ``v``, then
+  tick volume (``tickvol``, ``tick_volume``); a file without one gets volume 0.
+* symbol ``symbol``, ``ticker``, ``instrument``, ``raw_symbol``.
+
+Every other column is *extra*: listed (not silently dropped) and left out of the bars.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TS_NAMES = (
+    "ts",
+    "ts_event",
+    "timestamp",
+    "timestamp_utc",
+    "datetime",
+    "date_time",
+    "date time",
+    "gmt time",
+    "time_utc",
+    "open_time",
+)
+INDEX_NAMES = ("", "unnamed: 0", "__index_level_0__")
+DATE_NAMES = ("date", "day")
+TIME_NAMES = ("time", "time_of_day")
+ALIASES = {
+    "open": ("open", "o"),
+    "high": ("high", "h"),
+    "low": ("low", "l"),
+    "close": ("close", "c"),
+    "volume": ("volume", "vol", "v", "tickvol", "tick_volume", "tick volume"),
+}
+SYMBOL_NAMES = ("symbol", "ticker", "instrument", "raw_symbol")
+
+
+def canonical_name(name: str) -> str:
+    """``" <DATE> "`` -> ``date``: trimmed, lower-case, without angle brackets."""
+    n = name.strip().lower()
+    if n.startswith("<") and n.endswith(">"):
+        n = n[1:-1].strip()
+    return n
+
+
+@dataclass(frozen=True)
+class ColumnMap:
+    """The file's names for each bar field (None: absent).
+
+    Attributes:
+        ts: one timestamp column, or None when ``date`` + ``time`` are used.
+        date: date column (with ``time``).
+        time: time-of-day column (with ``date``).
+        prices: ``open high low close`` -> file name.
+        volume: volume column or None.
+        symbol: symbol column or None.
+        extra: the remaining columns, in file order.
+    """
+
+    ts: str | None
+    date: str | None
+    time: str | None
+    prices: dict[str, str]
+    volume: str | None
+    symbol: str | None
+    extra: tuple[str, ...]
+
+
+def _pick(lower: dict[str, str], names: tuple[str, ...]) -> str | None:
+    for n in names:
+        if n in lower:
+            return lower[n]
+    return None
+
+
+def map_columns(names: list[str], index_is_integer: bool = False) -> ColumnMap:
+    """Match a file's column names to bar fields (see the module docstring).
+
+    Args:
+        names: the columns as spelled in the file.
+        index_is_integer: a leading unnamed column holds integers (a pandas RangeIndex, no time).
+
+    Returns:
+        The mapping; missing prices are absent from ``prices`` (the caller names them).
+    """
+    lower: dict[str, str] = {}
+    for n in names:
+        lower.setdefault(canonical_name(n), n)
+    prices = {k: v for k in ("open", "high", "low", "close") if (v := _pick(lower, ALIASES[k]))}
+    volume = _pick(lower, ALIASES["volume"])
+    symbol = _pick(lower, SYMBOL_NAMES)
+    ts = _pick(lower, TS_NAMES)
+    date = time = None
+    if ts is None:
+        unnamed = _pick(lower, INDEX_NAMES)
+        if unnamed is not None and not index_is_integer:
+            ts = unnamed
+    if ts is None:
+        date, time = _pick(lower, DATE_NAMES), _pick(lower, TIME_NAMES)
+        if date is None or time is None:
+            ts = date or time
+            date = time = None
+    used = {ts, date, time, volume, symbol, *prices.values()}
+    # A pandas RangeIndex column is an artefact of how the file was written, not data.
+    extra = tuple(n for n in names if n not in used and canonical_name(n) not in INDEX_NAMES)
+    return ColumnMap(ts, date, time, prices, volume, symbol, extra)

@@ -1,0 +1,36 @@
+"""Contract-coded symbols: ``ESZ4``, ``ESZ24``, ``6EH4``, ``ES.c.0`` -> root ``ES``.
+
+Bars of one contract (or one continuous series) are the root's bars; the contract is kept in a
+``contract`` column. A symbol is split only when it is the root followed by a month code and a
+1-2 digit year, or a Databento continuous suffix (``.c.0``, ``.v.1``, ``.n.0``): an alias such
+as ``SPY`` (which the static table maps to ``ES`` for its features) is never renamed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from foxhunt.data.static import symbol_root
+from foxhunt.errors import DataError
+
+_SUFFIX = re.compile(r"^([FGHJKMNQUVXZ]\d{1,2}|\.[cvn]\.\d+)$", re.IGNORECASE)
+
+
+def contract_root(symbol: str) -> str | None:
+    """The futures root of a contract-coded symbol, or None when ``symbol`` is no contract code.
+
+    Args:
+        symbol: e.g. ``ESZ4``, ``ESZ24``, ``6EH4``, ``ES.c.0`` (roots ``ES``, ``ES``, ``6E``,
+            ``ES``); ``ES``, ``GOOG``, ``SPY`` give None.
+
+    Returns:
+        The root (upper case) or None.
+    """
+    s = symbol.strip()
+    try:
+        root = symbol_root(s)
+    except DataError:  # not a known futures root: keep the symbol as it is
+        return None
+    if s.upper().startswith(root) and _SUFFIX.match(s[len(root) :]):
+        return root
+    return None

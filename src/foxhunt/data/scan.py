@@ -1,0 +1,60 @@
+"""Open one bars file lazily, whatever it is: parquet, CSV in any dialect (plain or gzipped), DBN.
+
+CSV columns are read as text so that a bad value is reported with its row; parquet and DBN keep
+their types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from foxhunt.data.csv_dialect import CsvDialect, scan_csv_text, sniff_csv
+from foxhunt.data.dbn import read_dbn
+from foxhunt.data.files import table_kind
+from foxhunt.errors import DataError
+
+
+@dataclass(frozen=True)
+class Scanned:
+    """A file opened for reading.
+
+    Attributes:
+        lf: its columns as stored (CSV: all text).
+        dialect: the CSV dialect, None for parquet and DBN.
+    """
+
+    lf: pl.LazyFrame
+    dialect: CsvDialect | None
+
+
+def first_line(e: BaseException) -> str:
+    """The first line of an exception's message (polars errors run to many lines)."""
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+def scan_table(path: Path) -> Scanned:
+    """Open ``path`` lazily (see the module docstring).
+
+    Raises:
+        DataError: the file is empty, of an unknown kind, or unreadable.
+    """
+    if path.stat().st_size == 0:
+        raise DataError(f"{path}: empty file (no bars)")
+    kind = table_kind(path)
+    try:
+        if kind == "parquet":
+            return Scanned(pl.scan_parquet(path), None)
+        if kind == "dbn":
+            return Scanned(read_dbn(path).lazy(), None)
+        if kind == "csv":
+            dialect = sniff_csv(path)
+            return Scanned(scan_csv_text(path, dialect), dialect)
+    except DataError:
+        raise
+    except Exception as e:  # polars raises several types for unreadable files
+        raise DataError(f"{path}: cannot read ({first_line(e)})") from e
+    raise DataError(f"{path}: unsupported file type {path.suffix!r}")
