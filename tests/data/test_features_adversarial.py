@@ -81,3 +81,30 @@ def test_every_feature_is_finite_on_valid_bars(bars: pl.DataFrame) -> None:
     out = compute_features(bars, 2, instruments=TABLE)  # raises DataError on a non-finite one
     values = out.select(pl.exclude("ts", "symbol")).to_numpy()
     assert np.isfinite(values).all()
+
+
+def test_instrument_calendars_drive_known_features() -> None:
+    # Saturday crypto bars: 24/7 calendar when instruments are given, inside the trading day.
+    ts = pl.datetime_range(
+        datetime(2024, 1, 5, tzinfo=UTC), datetime(2024, 1, 5, 5, 59, tzinfo=UTC), "1m", eager=True
+    )
+    rng = np.random.default_rng(0)
+    close = 40000.0 + np.cumsum(rng.integers(-3, 4, size=len(ts))) * 0.5
+    bars = pl.DataFrame(
+        {
+            "ts": ts.dt.cast_time_unit("us"),
+            "symbol": "BTC-PERP",
+            "open": close,
+            "high": close + 0.5,
+            "low": close - 0.5,
+            "close": close,
+            "volume": 1.0,
+        }
+    )
+    crypto = compute_features(bars, 2, instruments={})
+    globex = compute_features(bars, 2)
+    assert crypto["static__asset_class"][0] == 11.0  # crypto, not a future
+    # 24x7: the trading day is the UTC day, progress = share of it elapsed.
+    hours = crypto["ts"].dt.hour().cast(pl.Float64) + crypto["ts"].dt.minute() / 60.0
+    assert np.allclose(crypto["known__session_progress"], hours / 24.0, atol=1e-6)
+    assert not np.allclose(globex["known__session_progress"], crypto["known__session_progress"])

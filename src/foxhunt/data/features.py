@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+_GLOBEX = Instrument("GLOBEX", 1.0, 1.0, "", "unknown", "globex")  # calendar carrier only
 _IDX = "__i"
 _LEN = "__n"
 _CHUNK = 40  # feature columns computed per pass (bounds peak memory)
@@ -187,8 +188,11 @@ def compute_features(
             :class:`~foxhunt.data.instruments.Instrument`, e.g. from
             :func:`~foxhunt.data.instrument_table.load_instruments`, or a stored resolved
             table), looked up before the built-in one. Each symbol's instrument gives its
-            static features and the calendar of its known-future features; unknown symbols
-            are inferred with one warning each (see :func:`foxhunt.data.instruments.resolve`).
+            static features; unknown symbols are inferred with one warning each (see
+            :func:`foxhunt.data.instruments.resolve`). When given (``{}`` will do), each
+            symbol's calendar also drives its known-future features and session VWAP; when
+            None they follow the ``globex`` rule, as the decoder schedule of callers that pass
+            no calendar does.
 
     Returns:
         Columns ``ts``, ``symbol``, the 210 ``obs__``, 10 ``known__`` and 5 ``static__``
@@ -213,16 +217,20 @@ def compute_features(
         bars = bars.sort(["symbol", "ts"])
     resolved = resolve_bars(bars, instruments)
     static = _static_exprs(resolved, static_table)
+    # Calendars follow the instruments only when the caller passes a table (``{}`` will do):
+    # the decoder schedule is built by callers that must then pass the same calendars to
+    # project_bar_times / known_features. Without one, the old Globex rule holds everywhere.
+    timing = resolved if instruments is not None else dict.fromkeys(resolved, _GLOBEX)
 
     f32 = pl.Float32
     obs = [e.over(partition_of(n)).cast(f32).alias(n) for n, e in observed_features()]
     known = [
-        _per_calendar(resolved, lambda cal, i=i: known_features(pl.col("ts"), cal)[i])
+        _per_calendar(timing, lambda cal, i=i: known_features(pl.col("ts"), cal)[i])
         .cast(f32)
         .alias(name)
         for i, name in enumerate(KNOWN_FEATURES)
     ]
-    session = _per_calendar(resolved, lambda cal: trading_date(pl.col("ts"), cal))
+    session = _per_calendar(timing, lambda cal: trading_date(pl.col("ts"), cal))
     lc = pl.col("_lc")
     targets = [
         (lc.shift(-h) - lc).over("symbol").alias(name)
