@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import assume, given, settings
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from foxhunt.data.calendar import (
     KNOWN_FEATURES,
+    closed_hours_share,
     closed_time,
     future_timestamps,
     infer_interval,
@@ -20,6 +22,7 @@ from foxhunt.data.calendar import (
     project_bar_times,
     session_bar_times,
 )
+from foxhunt.data.calendars import CALENDARS
 
 FIVE = timedelta(minutes=5)
 
@@ -113,3 +116,61 @@ def test_intraday_projection_is_the_next_open_grid_time(minutes: int, step: int)
         if is_open(t):
             want.append(t)
     assert list(got) == want
+
+
+# --- calendars from the library and the rules (issue 12) -------------------------------------
+
+
+def test_cme_equity_holidays_and_early_closes() -> None:
+    # Thanksgiving 2024: equity futures close early at 12:00 CT, reopen 17:00 CT.
+    assert is_open(utc(2024, 11, 28, 17, 55), "cme_equity")
+    assert not is_open(utc(2024, 11, 28, 18, 30), "cme_equity")
+    got = future_timestamps(utc(2024, 11, 28, 17, 55), 2, FIVE, "cme_equity")
+    assert got == [utc(2024, 11, 28, 23, 0), utc(2024, 11, 28, 23, 5)]
+    # Christmas: closed all day; the Globex rule without holidays would have opened it.
+    assert not is_open(utc(2024, 12, 25, 15, 0), "cme_equity")
+    assert is_open(utc(2024, 12, 25, 15, 0))  # default "globex": the old behaviour
+    got = future_timestamps(utc(2024, 12, 24, 17, 55), 1, FIVE, "cme_equity")
+    assert got == [utc(2024, 12, 25, 23, 0)]
+
+
+def test_daily_bars_skip_exchange_holidays() -> None:
+    got = future_timestamps(utc(2024, 12, 23, 21, 0), 3, timedelta(days=1), "xnys")
+    assert got == [utc(2024, 12, 24, 21, 0), utc(2024, 12, 26, 21, 0), utc(2024, 12, 27, 21, 0)]
+
+
+def test_spot_fx_is_24x5_new_york() -> None:
+    assert is_open(utc(2024, 1, 5, 21, 59), "fx_24x5")  # Friday 16:59 New York
+    assert not is_open(utc(2024, 1, 5, 22, 0), "fx_24x5")  # Friday 17:00 New York
+    assert is_open(utc(2024, 1, 7, 22, 0), "fx_24x5")  # Sunday 17:00 New York
+    assert is_open(utc(2024, 1, 3, 22, 30), "fx_24x5")  # no daily halt
+    got = future_timestamps(utc(2024, 1, 5, 21, 55), 2, FIVE, "fx_24x5")
+    assert got == [utc(2024, 1, 7, 22, 0), utc(2024, 1, 7, 22, 5)]
+
+
+def test_crypto_never_closes() -> None:
+    got = future_timestamps(utc(2024, 1, 5, 23, 59), 3, timedelta(minutes=1), "24x7")
+    assert got == [utc(2024, 1, 6, 0, 0), utc(2024, 1, 6, 0, 1), utc(2024, 1, 6, 0, 2)]
+    got = future_timestamps(utc(2024, 1, 5, 21, 0), 2, timedelta(days=1), "24x7")
+    assert got == [utc(2024, 1, 6, 21, 0), utc(2024, 1, 7, 21, 0)]  # weekends included
+    weekend = pl.Series([utc(2024, 1, 6, 12, 0), utc(2024, 1, 7, 12, 0)])
+    assert closed_hours_share(weekend, "24x7") == 0.0
+    assert closed_hours_share(weekend) == 1.0  # Globex: both closed
+
+
+def test_known_features_finite_for_every_calendar() -> None:
+    ts = pl.datetime_range(utc(2024, 12, 20), utc(2025, 1, 3), "7m", eager=True)
+    df = pl.DataFrame({"ts": ts})
+    for name in CALENDARS:
+        out = df.select(known_features(pl.col("ts"), name)).to_numpy()
+        assert np.isfinite(out).all(), name
+        progress = df.select(known_features(pl.col("ts"), name)[4]).to_series()
+        assert progress.min() >= 0.0 and progress.max() <= 1.0
+
+
+def test_project_bar_times_is_vectorised_and_matches_one_by_one() -> None:
+    ts = pl.datetime_range(utc(2024, 11, 25), utc(2024, 12, 31), "37m", eager=True)
+    for name in ("cme_equity", "cme_grains", "fx_24x5", "24x7"):
+        many = project_bar_times(ts, 3, FIVE, name)
+        for i in (0, 77, 501, len(ts) - 1):
+            assert list(many.row(i)) == future_timestamps(ts[i], 3, FIVE, name)

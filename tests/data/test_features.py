@@ -19,7 +19,7 @@ from foxhunt.cli import main
 from foxhunt.data.demo import demo_bars
 from foxhunt.data.features import FeatureSpec, compute_features, feature_spec
 from foxhunt.data.observed import MAX_LOOKBACK, WARMUP
-from foxhunt.data.static import ContractSpec
+from foxhunt.data.static import CONTRACTS, ContractSpec
 from foxhunt.errors import DataError
 
 
@@ -165,9 +165,20 @@ def test_without_targets_keeps_last_rows(es_bars: pl.DataFrame) -> None:
     assert out["ts"][-1] == es_bars["ts"][-1]
 
 
-def test_static_table_and_unknown_symbol(es_bars: pl.DataFrame) -> None:
+def test_static_table_and_unknown_symbol(
+    es_bars: pl.DataFrame, caplog: pytest.LogCaptureFixture
+) -> None:
+    # An unknown symbol never stops a run: tick from the data, one warning naming the option.
+    with caplog.at_level("WARNING"):
+        out = compute_features(es_bars.with_columns(symbol=pl.lit("XYZ9")), 10)
+    assert out["static__log10_tick_size"][0] == pytest.approx(np.log10(0.25))
+    assert out["static__log10_point_value"][0] == 0.0
+    warned = [r.getMessage() for r in caplog.records if "XYZ9" in r.getMessage()]
+    assert len(warned) == 1 and "--instruments FILE" in warned[0]
     with pytest.raises(DataError, match="symbol 'XYZ9'"):
-        compute_features(es_bars.with_columns(symbol=pl.lit("XYZ9")), 10)
+        compute_features(
+            es_bars.with_columns(symbol=pl.lit("XYZ9")), 10, static_table={"ES": CONTRACTS["ES"]}
+        )
     table = {"XYZ": ContractSpec(0.5, 10.0, 5, 20.0, 100.0)}
     out = compute_features(es_bars.with_columns(symbol=pl.lit("XYZH5")), 10, static_table=table)
     assert out["static__log10_tick_value"][0] == pytest.approx(np.log10(5.0))

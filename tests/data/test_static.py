@@ -44,5 +44,8 @@ def test_static_values_and_override() -> None:
     assert static_values("XXZ4", table) == (0.0, 0.0, 0.0, 5.0, 20.0)
 
 
-def test_cash_index_aliases() -> None:
-    assert [symbol_root(s) for s in ("SPX", "SP500", "NASDAQ", "WTI")] == ["ES", "ES", "NQ", "CL"]
+@pytest.mark.parametrize("symbol", ["SPY", "SPX", "QQQ", "GBPUSD", "XAUUSD", "BTCUSD", "AAPL"])
+def test_no_silent_aliases_onto_futures(symbol: str) -> None:
+    # Cash indices, ETFs, spot FX and crypto are not futures: no root, never ES's point value.
+    with pytest.raises(DataError, match="unknown futures root"):
+        symbol_root(symbol)

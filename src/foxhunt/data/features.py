@@ -10,7 +10,7 @@ symbol are dropped (their look-back is incomplete), and with targets so are its 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from foxhunt.data.bars import BAR_COLUMNS, VALUE_COLUMNS
-from foxhunt.data.calendar import KNOWN_FEATURES, known_features
+from foxhunt.data.calendar import KNOWN_FEATURES, known_features, trading_date
+from foxhunt.data.instruments import Instrument, resolve_bars
 from foxhunt.data.observed import WARMUP, base_columns, observed_features, partition_of
 from foxhunt.data.static import STATIC_FEATURES, ContractSpec, static_table_for
 from foxhunt.errors import DataError
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+_GLOBEX = Instrument("GLOBEX", 1.0, 1.0, "", "unknown", "globex")  # calendar carrier only
 _IDX = "__i"
 _LEN = "__n"
 _CHUNK = 40  # feature columns computed per pass (bounds peak memory)
@@ -125,14 +127,31 @@ def feature_spec(horizon: int = 10) -> FeatureSpec:
     )
 
 
-def _static_exprs(symbols: pl.Series, table: Mapping[str, ContractSpec] | None) -> list[pl.Expr]:
-    values = static_table_for(symbols.unique().to_list(), table)
+def _static_exprs(
+    resolved: Mapping[str, Instrument], table: Mapping[str, ContractSpec] | None
+) -> list[pl.Expr]:
+    if table is not None:  # the older futures-only override: raises on an unknown root
+        values = static_table_for(resolved, table)
+    else:
+        values = {s: inst.static_values() for s, inst in resolved.items()}
     return [
         pl.col("symbol")
         .replace_strict({s: v[i] for s, v in values.items()}, return_dtype=pl.Float64)
         .alias(name)
         for i, name in enumerate(STATIC_FEATURES)
     ]
+
+
+def _per_calendar(resolved: Mapping[str, Instrument], make: Callable[[str], pl.Expr]) -> pl.Expr:
+    """``make(calendar)`` for each symbol's calendar (one expression when all share one)."""
+    by_cal: dict[str, list[str]] = {}
+    for sym, inst in resolved.items():
+        by_cal.setdefault(inst.calendar, []).append(sym)
+    cals = sorted(by_cal)
+    expr = make(cals[0])
+    for cal in cals[1:]:
+        expr = pl.when(pl.col("symbol").is_in(by_cal[cal])).then(make(cal)).otherwise(expr)
+    return expr
 
 
 def _check_finite(df: pl.DataFrame, columns: tuple[str, ...]) -> None:
@@ -154,6 +173,7 @@ def compute_features(
     *,
     with_targets: bool = True,
     static_table: Mapping[str, ContractSpec] | None = None,
+    instruments: Mapping[str, Instrument] | None = None,
 ) -> pl.DataFrame:
     """Compute the standard feature set from validated bars.
 
@@ -162,7 +182,17 @@ def compute_features(
         horizon: H, number of forward-return targets.
         with_targets: add ``target__h1..hH`` and drop each symbol's last H rows (whose
             targets are incomplete); False keeps every row after the warm-up.
-        static_table: root -> :class:`ContractSpec`, replacing the built-in table.
+        static_table: root -> :class:`ContractSpec`, replacing the built-in table for the
+            static features (futures only; an unknown root raises). Prefer ``instruments``.
+        instruments: the user's instrument table (root or symbol ->
+            :class:`~foxhunt.data.instruments.Instrument`, e.g. from
+            :func:`~foxhunt.data.instrument_table.load_instruments`, or a stored resolved
+            table), looked up before the built-in one. Each symbol's instrument gives its
+            static features; unknown symbols are inferred with one warning each (see
+            :func:`foxhunt.data.instruments.resolve`). When given (``{}`` will do), each
+            symbol's calendar also drives its known-future features and session VWAP; when
+            None they follow the ``globex`` rule, as the decoder schedule of callers that pass
+            no calendar does.
 
     Returns:
         Columns ``ts``, ``symbol``, the 210 ``obs__``, 10 ``known__`` and 5 ``static__``
@@ -170,8 +200,9 @@ def compute_features(
         No null, NaN or inf.
 
     Raises:
-        DataError: missing bar columns, an unknown symbol root, a symbol too short to leave
-            any row after the warm-up, or a feature that would be non-finite.
+        DataError: missing bar columns, an unknown root in ``static_table``, a symbol too
+            short to leave any row after the warm-up, or a non-finite feature (only bars that
+            validation refuses can cause one).
     """
     missing = [c for c in BAR_COLUMNS if c not in bars.columns]
     if missing:
@@ -184,11 +215,22 @@ def compute_features(
     ).item()
     if not sorted_ok:
         bars = bars.sort(["symbol", "ts"])
-    static = _static_exprs(bars["symbol"], static_table)
+    resolved = resolve_bars(bars, instruments)
+    static = _static_exprs(resolved, static_table)
+    # Calendars follow the instruments only when the caller passes a table (``{}`` will do):
+    # the decoder schedule is built by callers that must then pass the same calendars to
+    # project_bar_times / known_features. Without one, the old Globex rule holds everywhere.
+    timing = resolved if instruments is not None else dict.fromkeys(resolved, _GLOBEX)
 
     f32 = pl.Float32
     obs = [e.over(partition_of(n)).cast(f32).alias(n) for n, e in observed_features()]
-    known = [e.cast(f32) for e in known_features(pl.col("ts"))]
+    known = [
+        _per_calendar(timing, lambda cal, i=i: known_features(pl.col("ts"), cal)[i])
+        .cast(f32)
+        .alias(name)
+        for i, name in enumerate(KNOWN_FEATURES)
+    ]
+    session = _per_calendar(timing, lambda cal: trading_date(pl.col("ts"), cal))
     lc = pl.col("_lc")
     targets = [
         (lc.shift(-h) - lc).over("symbol").alias(name)
@@ -205,7 +247,7 @@ def compute_features(
     base = (
         bars.lazy()
         .select("ts", "symbol", *[pl.col(c).cast(pl.Float64) for c in VALUE_COLUMNS])
-        .with_columns(base_columns())
+        .with_columns(base_columns(session))
         .with_columns(
             pl.int_range(pl.len()).over("symbol").alias(_IDX),
             pl.len().over("symbol").alias(_LEN),

@@ -67,8 +67,13 @@ _LN2 = math.log(2.0)
 _EPS = 1e-12
 
 
-def base_columns() -> list[pl.Expr]:
-    """The helper columns every feature reads (evaluated per symbol where needed)."""
+def base_columns(session: pl.Expr | None = None) -> list[pl.Expr]:
+    """The helper columns every feature reads (evaluated per symbol where needed).
+
+    Args:
+        session: the bar's trading day (resets the session VWAP); the Globex trading date of
+            ``ts`` when None.
+    """
     h, lo, o, c = pl.col("high"), pl.col("low"), pl.col("open"), pl.col("close")
     return [
         c.log().alias("_lc"),
@@ -78,21 +83,31 @@ def base_columns() -> list[pl.Expr]:
         ((h / c).log() * (h / o).log() + (lo / c).log() * (lo / o).log()).alias("_rs"),
         pl.col("volume").log1p().alias("_lv"),
         ((h + lo + c) / 3.0).alias("_tp"),
-        trading_date(pl.col("ts")).alias("_session"),
+        (trading_date(pl.col("ts")) if session is None else session).alias("_session"),
     ]
 
 
+def _clean(e: pl.Expr) -> pl.Expr:
+    """``e`` where finite, else 0: for ratios, moments and oscillators whose denominator can
+    vanish on valid bars (flat runs, zero volume). Never applied to logs of prices, so bad
+    prices (<= 0) still surface as a non-finite feature."""
+    return pl.when(e.is_finite()).then(e).otherwise(0.0)
+
+
 def _div(a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    """a / b, and 0 where b is 0 (flat markets, zero volume)."""
-    return pl.when(b != 0.0).then(a / b).otherwise(0.0)
+    """a / b, and 0 where b is 0 or the ratio is not finite (flat markets, zero volume)."""
+    return _clean(pl.when(b != 0.0).then(a / b).otherwise(0.0))
 
 
 def _rv(n: int) -> pl.Expr:
-    return pl.col("_r1").rolling_std(n)
+    # Rolling variance of a run of equal returns can come out a hair below zero: clip first.
+    return pl.col("_r1").rolling_var(n).clip(lower_bound=0.0).sqrt()
 
 
 def _pk(n: int) -> pl.Expr:
-    return (pl.col("_hl").pow(2).rolling_mean(n) / (4.0 * _LN2)).sqrt()
+    # The rolling mean of zeros (high == low for n bars) can be a hair below zero: clip first.
+    mean = pl.col("_hl").pow(2).rolling_mean(n).clip(lower_bound=0.0)
+    return (mean / (4.0 * _LN2)).sqrt()
 
 
 def _gk(n: int) -> pl.Expr:
@@ -135,18 +150,18 @@ def observed_features() -> list[tuple[str, pl.Expr]]:
         (f"obs__{k}_ratio_{a}_{b}", ((_VOL[k](a) + _EPS) / (_VOL[k](b) + _EPS)).log())
         for k, a, b in VOL_RATIOS
     ]
-    f += [(f"obs__skew_{n}", r1.rolling_skew(n).fill_nan(0.0)) for n in MOMENT_WINDOWS]
-    f += [(f"obs__kurt_{n}", r1.rolling_kurtosis(n).fill_nan(0.0)) for n in MOMENT_WINDOWS]
+    f += [(f"obs__skew_{n}", _clean(r1.rolling_skew(n))) for n in MOMENT_WINDOWS]
+    f += [(f"obs__kurt_{n}", _clean(r1.rolling_kurtosis(n))) for n in MOMENT_WINDOWS]
 
     # TA-Lib indicators (polars-talib), rescaled to be scale-free and about unit range.
-    f += [(f"obs__rsi_{p}", (plta.rsi(c, timeperiod=p) - 50.0) / 50.0) for p in RSI_PERIODS]
+    f += [(f"obs__rsi_{p}", _clean(plta.rsi(c, timeperiod=p) - 50.0) / 50.0) for p in RSI_PERIODS]
     for fast, slow, sig in MACD_PARAMS:
         m = plta.macd(c, fastperiod=fast, slowperiod=slow, signalperiod=sig)
         tag = f"{fast}_{slow}_{sig}"
         f += [
-            (f"obs__macd_{tag}", m.struct.field("macd") / c),
-            (f"obs__macd_signal_{tag}", m.struct.field("macdsignal") / c),
-            (f"obs__macd_hist_{tag}", m.struct.field("macdhist") / c),
+            (f"obs__macd_{tag}", _div(m.struct.field("macd"), c)),
+            (f"obs__macd_signal_{tag}", _div(m.struct.field("macdsignal"), c)),
+            (f"obs__macd_hist_{tag}", _div(m.struct.field("macdhist"), c)),
         ]
     for n in BB_WINDOWS:
         bb = plta.bbands(c, timeperiod=n, nbdevup=2.0, nbdevdn=2.0)
@@ -155,24 +170,30 @@ def observed_features() -> list[tuple[str, pl.Expr]]:
             (f"obs__bb_pctb_{n}", _div(c - dn, up - dn) - 0.5),
             (f"obs__bb_width_{n}", _div(up - dn, mid)),
         ]
-    f += [(f"obs__natr_{p}", plta.natr(h, lo, c, timeperiod=p) / 100.0) for p in ATR_PERIODS]
+    f += [
+        (f"obs__natr_{p}", _clean(plta.natr(h, lo, c, timeperiod=p)) / 100.0) for p in ATR_PERIODS
+    ]
     for p in ADX_PERIODS:
         f += [
-            (f"obs__adx_{p}", plta.adx(h, lo, c, timeperiod=p) / 100.0),
-            (f"obs__plus_di_{p}", plta.plus_di(h, lo, c, timeperiod=p) / 100.0),
-            (f"obs__minus_di_{p}", plta.minus_di(h, lo, c, timeperiod=p) / 100.0),
+            (f"obs__adx_{p}", _clean(plta.adx(h, lo, c, timeperiod=p)) / 100.0),
+            (f"obs__plus_di_{p}", _clean(plta.plus_di(h, lo, c, timeperiod=p)) / 100.0),
+            (f"obs__minus_di_{p}", _clean(plta.minus_di(h, lo, c, timeperiod=p)) / 100.0),
         ]
     for k, sk, sd in STOCH_PARAMS:
         st = plta.stoch(h, lo, c, fastk_period=k, slowk_period=sk, slowd_period=sd)
         f += [
-            (f"obs__stoch_k_{k}_{sk}_{sd}", st.struct.field("slowk") / 100.0 - 0.5),
-            (f"obs__stoch_d_{k}_{sk}_{sd}", st.struct.field("slowd") / 100.0 - 0.5),
+            (f"obs__stoch_k_{k}_{sk}_{sd}", _clean(st.struct.field("slowk") / 100.0 - 0.5)),
+            (f"obs__stoch_d_{k}_{sk}_{sd}", _clean(st.struct.field("slowd") / 100.0 - 0.5)),
         ]
     f += [
-        (f"obs__willr_{p}", plta.willr(h, lo, c, timeperiod=p) / 100.0 + 0.5) for p in OSC_PERIODS
+        (f"obs__willr_{p}", _clean(plta.willr(h, lo, c, timeperiod=p) / 100.0 + 0.5))
+        for p in OSC_PERIODS
     ]
-    f += [(f"obs__cci_{p}", plta.cci(h, lo, c, timeperiod=p) / 100.0) for p in OSC_PERIODS]
-    f += [(f"obs__mfi_{p}", plta.mfi(h, lo, c, v, timeperiod=p) / 100.0 - 0.5) for p in OSC_PERIODS]
+    f += [(f"obs__cci_{p}", _clean(plta.cci(h, lo, c, timeperiod=p) / 100.0)) for p in OSC_PERIODS]
+    f += [
+        (f"obs__mfi_{p}", _clean(plta.mfi(h, lo, c, v, timeperiod=p) / 100.0 - 0.5))
+        for p in OSC_PERIODS
+    ]
 
     # Volume.
     lv = pl.col("_lv")
@@ -233,7 +254,7 @@ def observed_features() -> list[tuple[str, pl.Expr]]:
     f += [
         (
             f"obs__autocorr_{n}",
-            pl.rolling_corr(r1, r1.shift(1), window_size=n).fill_nan(0.0),
+            _clean(pl.rolling_corr(r1, r1.shift(1), window_size=n)).clip(-1.0, 1.0),
         )
         for n in AUTOCORR_WINDOWS
     ]
