@@ -12,6 +12,7 @@ columns are 0 and never read (observed inputs only cover the encoder).
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,7 +27,7 @@ from foxhunt.data.prepared import PreparedData
 from foxhunt.data.scaling import ScalerParams, fit_scaler
 from foxhunt.data.splits import Splits, split_by_time
 from foxhunt.data.windows import WindowDataset
-from foxhunt.errors import DataError
+from foxhunt.errors import DataError, ModelDirError
 
 if TYPE_CHECKING:
     from foxhunt.data.store.cache import Coordinator
@@ -232,4 +233,42 @@ def prepare_inference_data(
         )
     return WindowDataset(
         frame, spec, encoder_length, horizon, with_target=with_target, scaler=scaler
+    )
+
+
+def evaluation_windows(
+    bars: Path, cfg: RunConfig, spec: FeatureSpec, scaler: ScalerParams, fingerprint: str
+) -> tuple[WindowDataset, str]:
+    """The windows a model is scored on: the test split if ``bars`` are the bars it was trained
+    on (same ``fingerprint``), else every window.
+
+    The bars are read once; for the training bars only the test split's windows are built.
+
+    Returns:
+        ``(windows with targets, description of the split)``.
+    """
+    m = cfg.model
+    need, why = inference_bars_needed(spec, m.encoder_length, m.horizon, with_target=True)
+    frame = read_bars(bars, min_bars=need, min_bars_reason=why, tz=cfg.data.tz)
+    if bars_fingerprint(frame) == fingerprint:
+        test, refit = test_split_windows(frame, cfg)
+        if not _same_scaler(refit, scaler):
+            raise ModelDirError(
+                f"the scaler refitted on {bars} differs from the model's "
+                "although the bars are the same (feature code changed since training?)"
+            )
+        return test, "test split of the training bars"
+    windows = prepare_inference_data(
+        frame, spec, scaler, m.encoder_length, m.horizon, with_target=True
+    )
+    return windows, "all windows"
+
+
+def _same_scaler(a: ScalerParams, b: ScalerParams, rel: float = 1e-6) -> bool:
+    """Equal up to float summation order (a refit may add in a different order)."""
+    pairs = [(a.mean, b.mean), (a.std, b.std), (a.target_std, b.target_std)]
+    return a.columns == b.columns and all(
+        len(x) == len(y)
+        and all(math.isclose(u, v, rel_tol=rel, abs_tol=1e-12) for u, v in zip(x, y, strict=True))
+        for x, y in pairs
     )

@@ -28,12 +28,10 @@ from rich.progress import Progress
 from torch import Tensor
 
 from foxhunt.artifacts.rundir import LoadedModel, RunDir
-from foxhunt.data.bars import read_bars
-from foxhunt.data.fingerprint import bars_fingerprint
-from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data, test_split_windows
-from foxhunt.data.scaling import ScalerParams, unscale_targets
+from foxhunt.data.pipeline import evaluation_windows
+from foxhunt.data.scaling import unscale_targets
 from foxhunt.data.windows import WindowDataset
-from foxhunt.errors import DataError, InputError, ModelDirError
+from foxhunt.errors import DataError, InputError
 from foxhunt.infer.baselines import EmpiricalQuantiles, load_empirical, zero_forecast
 from foxhunt.model.quantile import pinball_per_quantile_horizon
 from foxhunt.quantize.model import load_inference_model
@@ -132,41 +130,6 @@ class QuantileScores:
 # --- the command -----------------------------------------------------------------------------
 
 
-def evaluation_windows(loaded: LoadedModel, bars: Path) -> tuple[WindowDataset, str]:
-    """The windows to score: the test split if ``bars`` is the training data, else all.
-
-    The bars are read once; for the training bars only the test split's windows are built.
-
-    Returns:
-        ``(windows with targets, description of the split)``.
-    """
-    m = loaded.config.model
-    need, why = inference_bars_needed(loaded.spec, m.encoder_length, m.horizon, with_target=True)
-    frame = read_bars(bars, min_bars=need, min_bars_reason=why, tz=loaded.config.data.tz)
-    if bars_fingerprint(frame) == loaded.fingerprint:
-        test, scaler = test_split_windows(frame, loaded.config)
-        if not _same_scaler(scaler, loaded.scaler):
-            raise ModelDirError(
-                f"{loaded.run.features}: the scaler refitted on {bars} differs from the model's "
-                "although the bars are the same (feature code changed since training?)"
-            )
-        return test, "test split of the training bars"
-    windows = prepare_inference_data(
-        frame, loaded.spec, loaded.scaler, m.encoder_length, m.horizon, with_target=True
-    )
-    return windows, "all windows"
-
-
-def _same_scaler(a: ScalerParams, b: ScalerParams, rel: float = 1e-6) -> bool:
-    """Equal up to float summation order (a refit may add in a different order)."""
-    pairs = [(a.mean, b.mean), (a.std, b.std), (a.target_std, b.target_std)]
-    return a.columns == b.columns and all(
-        len(x) == len(y)
-        and all(math.isclose(u, v, rel_tol=rel, abs_tol=1e-12) for u, v in zip(x, y, strict=True))
-        for x, y in pairs
-    )
-
-
 @torch.inference_mode()
 def score(
     loaded: LoadedModel,
@@ -241,7 +204,9 @@ def evaluate_model(
     loaded = load_inference_model(model_dir, dev)
     m = loaded.config.model
     baseline = load_empirical(loaded.run.baselines, m.quantiles, m.horizon)
-    windows, split = evaluation_windows(loaded, bars)
+    windows, split = evaluation_windows(
+        bars, loaded.config, loaded.spec, loaded.scaler, loaded.fingerprint
+    )
     if len(windows) == 0:
         raise DataError(
             f"{bars}: no window with {m.encoder_length} encoder and {m.horizon} future bars"

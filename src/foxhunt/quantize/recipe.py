@@ -35,7 +35,7 @@ from foxhunt.artifacts.rundir import LoadedModel, load_model_dir
 from foxhunt.data.scaling import unscale_targets
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import InputError
-from foxhunt.infer.evaluate import QuantileScores
+from foxhunt.model.quantile import pinball_per_quantile_horizon
 from foxhunt.quantize.model import (
     MARKER,
     Mode,
@@ -113,8 +113,8 @@ def calibrate_activations(
 @torch.inference_mode()
 def mean_pinball(loaded: LoadedModel, windows: WindowDataset, *, batch_size: int = 256) -> float:
     """Mean pinball loss (log-return units) of the model's sorted quantiles on ``windows``."""
-    m = loaded.config.model
-    scores = QuantileScores(m.quantiles, m.horizon)
+    levels = torch.tensor(loaded.config.model.quantiles, dtype=torch.float32)
+    pinball_sum, n = torch.zeros((), dtype=torch.float64), 0
     loaded.model.eval()
     for batch in _batches(windows, list(range(len(windows))), batch_size):
         assert batch.target is not None
@@ -122,14 +122,17 @@ def mean_pinball(loaded: LoadedModel, windows: WindowDataset, *, batch_size: int
         pred = unscale_targets(
             loaded.model(batch).quantiles.double(), loaded.scaler, horizon_axis=1
         )
-        scores.update(torch.sort(pred, dim=-1).values, y)
-    return float(scores.result()["mean_pinball"])
+        pred = torch.sort(pred, dim=-1).values
+        per = pinball_per_quantile_horizon(pred, y, levels).double()  # (H, Q) batch means
+        pinball_sum = pinball_sum + per * y.shape[0]
+        n += y.shape[0]
+    return float((pinball_sum / max(n, 1)).mean())
 
 
 def _test_windows(loaded: LoadedModel, bars: Path | None) -> tuple[WindowDataset | None, str]:
     """Windows to compare the models on: ``bars`` (test split if it is the training data), else
     the run's own training bars' test split if they are still where run.json says."""
-    from foxhunt.infer.evaluate import evaluation_windows
+    from foxhunt.data.pipeline import evaluation_windows
 
     if bars is None:
         info = (
@@ -141,7 +144,9 @@ def _test_windows(loaded: LoadedModel, bars: Path | None) -> tuple[WindowDataset
         if not recorded or not Path(recorded).exists():
             return None, "no bars (pass --bars)"
         bars = Path(recorded)
-    windows, split = evaluation_windows(loaded, bars)
+    windows, split = evaluation_windows(
+        bars, loaded.config, loaded.spec, loaded.scaler, loaded.fingerprint
+    )
     return windows, f"{split} of {bars}"
 
 
