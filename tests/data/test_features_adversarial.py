@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from foxhunt.data.features import compute_features
-from foxhunt.data.instruments import Instrument
+from foxhunt.data.instrument import Instrument
 
 N = 330  # warm-up 200 + horizon 2 + enough rows to see runs
 

@@ -10,9 +10,8 @@ import pytest
 
 from foxhunt.data.calendars import CALENDARS
 from foxhunt.data.futures import FUTURES
+from foxhunt.data.instrument import ASSET_CLASSES, Instrument
 from foxhunt.data.instruments import (
-    ASSET_CLASSES,
-    Instrument,
     infer_tick_size,
     instruments_from_dict,
     instruments_to_dict,

@@ -19,7 +19,8 @@ import polars as pl
 
 from foxhunt.data.bars import BAR_COLUMNS, VALUE_COLUMNS
 from foxhunt.data.calendar import KNOWN_FEATURES, known_features, trading_date
-from foxhunt.data.instruments import Instrument, resolve_bars
+from foxhunt.data.instrument import Instrument
+from foxhunt.data.instruments import resolve_bars
 from foxhunt.data.observed import WARMUP, base_columns, observed_features, partition_of
 from foxhunt.data.static import STATIC_FEATURES, ContractSpec, static_table_for
 from foxhunt.errors import DataError

@@ -7,7 +7,7 @@ or override a root with the user's table (``--instruments FILE``, docs/data.md).
 
 from __future__ import annotations
 
-from foxhunt.data.instruments import Instrument
+from foxhunt.data.instrument import Instrument
 
 
 def _group(

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from foxhunt.data.futures import FUTURES
-from foxhunt.data.instruments import ASSET_CLASSES, Instrument, futures_root
+from foxhunt.data.instrument import ASSET_CLASSES, Instrument
+from foxhunt.data.instruments import futures_root
 from foxhunt.errors import DataError
 
 

@@ -1,0 +1,103 @@
+"""The house rules of docs/architecture.md, checked on the source: imports run one way (no room
+imports a room above it) and no two modules import each other, directly or in a ring."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "foxhunt"
+
+# Bottom to top; a room may import its own modules and any room below it.
+ROOMS = [
+    {"config", "errors", "runtime", "__init__"},
+    {"model"},
+    {"data"},
+    {"memory"},
+    {"artifacts"},
+    {"train"},
+    {"quantize"},
+    {"infer"},
+    {"commands"},
+    {"cli", "__main__"},
+]
+
+
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts = parts[:-1]
+    return ".".join(["foxhunt", *parts]) if parts != ["__init__"] else "foxhunt"
+
+
+def _level(module: str) -> int:
+    room = module.split(".")[1] if module.count(".") else "__init__"
+    return next(i for i, rooms in enumerate(ROOMS) if room in rooms)
+
+
+def _imports() -> dict[str, set[str]]:
+    """Every foxhunt module and the foxhunt modules it imports (anywhere in the file, at run
+    time; ``if TYPE_CHECKING:`` blocks are skipped)."""
+    graph: dict[str, set[str]] = {}
+    for path in SRC.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        skip = {
+            id(n)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for n in ast.walk(node)
+        }
+        deps = set()
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.startswith("foxhunt")
+            ):
+                for alias in node.names:  # `from foxhunt.x import y` may import module x.y
+                    full = f"{node.module}.{alias.name}"
+                    deps.add(
+                        full
+                        if (SRC / full[8:].replace(".", "/")).with_suffix(".py").exists()
+                        else node.module
+                    )
+            elif isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names if a.name.startswith("foxhunt")}
+        graph[_module(path)] = deps - {_module(path)}
+    return graph
+
+
+def test_no_room_imports_a_room_above_it() -> None:
+    bad = [
+        f"{m} -> {d}"
+        for m, deps in _imports().items()
+        for d in deps
+        if d != "foxhunt" and _level(d) > _level(m)
+    ]
+    assert bad == []
+
+
+def test_no_import_circle() -> None:
+    graph = _imports()
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for dep in sorted(graph.get(node, ())):
+            if dep not in graph:
+                continue
+            if state.get(dep) == 1:
+                cycles.append([*stack[stack.index(dep) :], dep])
+            elif dep not in state:
+                visit(dep, [*stack, dep])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    # `foxhunt` (the package) only holds the version; subpackage __init__ files re-export.
+    cycles = [c for c in cycles if not any(m == "foxhunt" or m.count(".") == 1 for m in c[:-1])]
+    assert cycles == []
