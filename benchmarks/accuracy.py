@@ -225,9 +225,10 @@ def train_model(model: Any, prepared: Any, cfg: Any) -> dict[str, Any]:
 
     from foxhunt.model.quantile import quantile_loss
     from foxhunt.runtime import autocast
-    from foxhunt.train.loop import epoch_order, validate
+    from foxhunt.train.loop import epoch_order
     from foxhunt.train.optim import build_optimizer
     from foxhunt.train.schedule import lr_at
+    from foxhunt.train.step import validate
 
     tc = cfg.train
     train, val = prepared.train, prepared.val
@@ -336,10 +337,10 @@ def score_baselines(prepared: Any, cfg: Any) -> dict[str, dict[str, float]]:
     builds ``baselines.json``)."""
     import torch
 
+    from foxhunt.artifacts.baselines import recent_return_quantiles
     from foxhunt.data.scaling import unscale_targets
     from foxhunt.infer.baselines import EmpiricalQuantiles, zero_forecast
     from foxhunt.infer.evaluate import QuantileScores
-    from foxhunt.train.run import recent_return_quantiles
 
     q, h = tuple(cfg.model.quantiles), cfg.model.horizon
     test = prepared.test

@@ -101,3 +101,34 @@ def test_no_import_circle() -> None:
     # `foxhunt` (the package) only holds the version; subpackage __init__ files re-export.
     cycles = [c for c in cycles if not any(m == "foxhunt" or m.count(".") == 1 for m in c[:-1])]
     assert cycles == []
+
+
+def test_no_source_file_over_400_lines() -> None:
+    long = {
+        str(p.relative_to(SRC)): n
+        for p in SRC.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 400
+    }
+    assert long == {}
+
+
+def test_only_commands_write_to_stdout() -> None:
+    """Library code logs; ``print``, ``sys.stdout`` and a rich ``Console`` on stdout live in
+    ``commands/`` and ``cli.py`` only (``Console(stderr=True)`` is fine anywhere)."""
+    writers = []
+    for path in SRC.rglob("*.py"):
+        rel = path.relative_to(SRC)
+        if rel.parts[0] in ("commands", "cli.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and ast.unparse(node) == "sys.stdout":
+                writers.append(f"{rel}:{node.lineno} sys.stdout")
+            if not isinstance(node, ast.Call):
+                continue
+            name = ast.unparse(node.func)
+            to_stderr = any(
+                k.arg == "stderr" and ast.unparse(k.value) == "True" for k in node.keywords
+            )
+            if name == "print" or (name.endswith("Console") and not to_stderr):
+                writers.append(f"{rel}:{node.lineno} {name}")
+    assert writers == []

@@ -76,4 +76,4 @@ def test_measure_tiny_config_in_subprocesses() -> None:
         assert comps[name]["measured_bytes"] == comps[name]["estimated_bytes"]
     assert comps["training_peak"]["measured_bytes"] > 0
     assert report["budgets"]["training_peak"]["source"] == "measured"
-    assert all("foxhunt.train.measure" in c for c in report["measurement"]["commands"])
+    assert all("foxhunt.commands.measure" in c for c in report["measurement"]["commands"])

@@ -140,7 +140,7 @@ def test_training_peak_rss_tft225_batch32_within_15_percent() -> None:
         [
             sys.executable,
             "-m",
-            "foxhunt.train.measure",
+            "foxhunt.commands.measure",
             "--preset",
             "tft-225",
             "--batch-size",

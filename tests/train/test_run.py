@@ -5,10 +5,10 @@ import datetime as dt
 import numpy as np
 import polars as pl
 
+from foxhunt.artifacts.baselines import recent_return_quantiles
 from foxhunt.data.features import FeatureSpec
 from foxhunt.data.scaling import ScalerParams
 from foxhunt.data.windows import WindowDataset
-from foxhunt.train.run import recent_return_quantiles
 
 SPEC = FeatureSpec(("obs__a",), ("known__b",), ("static__c",), ("target__h1", "target__h2"), 0)
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -60,6 +63,62 @@ def index_daily(a: argparse.Namespace) -> None:
 
 
 def inspect(a: argparse.Namespace) -> int:
-    from foxhunt.data.inspect import inspect_command
+    """Exit 0 when the bars are valid, 2 when not; with ``--json`` an unreadable file is a JSON
+    verdict too (one line), else a one-line error."""
+    from foxhunt.data.inspect import inspect_report
+    from foxhunt.errors import DataError
 
-    return inspect_command(a.path, as_json=a.json, tz=a.tz)
+    try:
+        report = inspect_report(a.path, tz=a.tz)
+    except DataError as e:
+        if not a.json:
+            raise
+        report = {"path": str(a.path), "valid": False, "error": str(e), "symbols": []}
+    if a.json:
+        sys.stdout.write(json.dumps(report) + "\n")
+    else:
+        _print_report(report)
+    return 0 if report["valid"] else 2
+
+
+def _print_report(report: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    console = Console()
+    files = report["files"]
+    title = files[0] if len(files) == 1 else f"{report['path']} ({len(files)} files)"
+    console.print(f"[bold]{title}[/]", soft_wrap=True, highlight=False)
+    for s in report["symbols"]:
+        table = Table(show_header=False, box=None, padding=(0, 2))
+        table.add_column(style="dim")
+        table.add_column()
+        gaps = f"{s['intra_session_gaps']:,}"
+        if s["intra_session_gaps"]:
+            gaps += f" ({s['missing_bars']:,} missing bars, largest {s['largest_gap']})"
+        rows = [
+            ("bars", f"{s['bars']:,}"),
+            ("first bar", s["first"].replace("T", " ")),
+            ("last bar", s["last"].replace("T", " ")),
+            ("interval", s["interval"] or "-"),
+            ("sessions", f"{s['sessions']:,} ({s['session_breaks']:,} breaks: halts, weekends)"),
+            ("gaps in sessions", gaps),
+            ("bars in closed hours", f"{s['closed_time_bars']:,}"),
+        ]
+        for k, v in rows:
+            table.add_row(k, v)
+        console.print(f"[bold]{s['symbol']}[/]")
+        console.print(table)
+        if s["closed_hours_warning"]:
+            console.print(f"[yellow]{s['closed_hours_warning']}[/]", highlight=False)
+    if report["too_short_for_features"]:
+        need = report["features_min_bars"]
+        console.print(
+            f"[yellow]too short for features (need >= {need} bars):[/] "
+            + ", ".join(report["too_short_for_features"])
+        )
+    if report["valid"]:
+        console.print("[green]verdict: valid[/]")
+    else:
+        console.print(
+            f"[red]verdict: invalid[/] - {report['error']}", soft_wrap=True, highlight=False
+        )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rich.console import Console
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     f = sub.add_parser("features", help="compute the 210/10/5 feature set and targets")
@@ -20,15 +22,35 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "computed one symbol at a time; unchanged symbols are skipped on re-runs; "
         "`foxhunt train --bars FOLDER` trains from it",
     )
+    f.add_argument("--tz", default="UTC", help="zone of naive timestamps (default UTC)")
     f.set_defaults(func=run)
 
 
 def run(a: argparse.Namespace) -> None:
+    console = Console(stderr=True)
     if a.shards:
-        from foxhunt.data.store.format import write_feature_store
+        from foxhunt.data.store.write import write_feature_store
 
-        write_feature_store(a.bars, a.out, horizon=a.horizon)
+        with console.status(f"writing the feature store {a.out}"):
+            manifest, computed = write_feature_store(a.bars, a.out, horizon=a.horizon, tz=a.tz)
+        spec, shards = manifest.spec, manifest.shards
+        Console().print(
+            f"wrote {a.out / 'manifest.json'}: {len(shards)} symbols ({computed} computed, "
+            f"{len(shards) - computed} unchanged), {sum(s.rows for s in shards):,} rows x "
+            f"({len(spec.historical)} observed + {len(spec.known)} known + {len(spec.static)} "
+            f"static features, {len(spec.targets)} targets)",
+            soft_wrap=True,
+            highlight=False,
+        )
         return
     from foxhunt.data.features import write_features
 
-    write_features(a.bars, a.out, horizon=a.horizon)
+    with console.status(f"computing features of {a.bars}"):
+        rows, spec = write_features(a.bars, a.out, horizon=a.horizon, tz=a.tz)
+    Console().print(
+        f"wrote {rows:,} rows x ({len(spec.historical)} observed + {len(spec.known)} "
+        f"known + {len(spec.static)} static features, {len(spec.targets)} targets) to {a.out} "
+        f"({spec.warmup} warm-up rows and the last {a.horizon} rows of each symbol dropped)",
+        soft_wrap=True,
+        highlight=False,
+    )

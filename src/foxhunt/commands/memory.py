@@ -128,7 +128,7 @@ def build_report(
         measured.update({f"saved.{k}": v for k, v in saved.items()})
         report["measurement"] = {
             "how": "CPU: peak RSS minus RSS after imports and data, fresh process "
-            "(python -m foxhunt.train.measure), glibc thresholds tuned as in foxhunt train; "
+            "(python -m foxhunt.commands.measure), glibc thresholds tuned as in foxhunt train; "
             "saved activations via saved_tensors_hooks, deduplicated by storage",
             "commands": [shlex.join(x["command"]) for x in (train, infer) if x.get("command")],
             "train": {k: v for k, v in train.items() if k not in ("saved_by_block", "state_bytes")},

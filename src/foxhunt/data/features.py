@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
@@ -24,9 +24,6 @@ from foxhunt.data.instruments import resolve_bars
 from foxhunt.data.observed import WARMUP, base_columns, observed_features, partition_of
 from foxhunt.data.static import STATIC_FEATURES, ContractSpec, static_table_for
 from foxhunt.errors import DataError
-
-if TYPE_CHECKING:
-    from rich.console import Console
 
 log = logging.getLogger(__name__)
 
@@ -288,45 +285,42 @@ def compute_features(
     return out
 
 
-def write_features(bars: Path, out: Path, horizon: int = 10) -> None:
-    """``foxhunt features``: read bars, compute features and targets, write a parquet file.
+def write_features(
+    bars: Path, out: Path, horizon: int = 10, *, tz: str = "UTC"
+) -> tuple[int, FeatureSpec]:
+    """Read bars, compute features and targets, write a parquet (or CSV) file atomically
+    (``foxhunt features``).
 
     Args:
         bars: bars file, directory or glob.
         out: destination ``.parquet`` (or ``.csv``), written atomically.
         horizon: H, number of target horizons.
+        tz: zone of naive timestamps in ``bars``.
+
+    Returns:
+        ``(rows written, feature spec)``.
 
     Raises:
         InputError/DataError: bad bars, horizon or output path.
     """
-    from rich.console import Console
-
     from foxhunt.data.files import write_table
 
-    console = Console(stderr=True)  # progress on stderr, the result on stdout
-    frame, spec = read_bars_for_features(Path(bars), horizon, console)
-    with console.status(f"computing {len(spec.inputs)} features for {frame.height:,} bars"):
-        feats = compute_features(frame, horizon)
-    with console.status(f"writing {out}"):
-        write_table(feats, Path(out))
-    Console().print(
-        f"wrote {feats.height:,} rows x ({len(spec.historical)} observed + {len(spec.known)} "
-        f"known + {len(spec.static)} static features, {len(spec.targets)} targets) to {out} "
-        f"({spec.warmup} warm-up rows and the last {horizon} rows of each symbol dropped)",
-        soft_wrap=True,
-        highlight=False,
-    )
+    frame, spec = read_bars_for_features(Path(bars), horizon, tz=tz)
+    log.info("computing %d features for %s bars", len(spec.inputs), f"{frame.height:,}")
+    feats = compute_features(frame, horizon)
+    write_table(feats, Path(out))
+    return feats.height, spec
 
 
 def read_bars_for_features(
-    bars: Path, horizon: int, console: Console
+    bars: Path, horizon: int, *, tz: str = "UTC"
 ) -> tuple[pl.DataFrame, FeatureSpec]:
     """Check ``horizon`` and read ``bars`` with enough rows for one target row per symbol.
 
     Args:
         bars: Bars file, directory or glob.
         horizon: H, number of target horizons (>= 1).
-        console: Where the progress spinner goes.
+        tz: zone of naive timestamps.
 
     Returns:
         The validated bars and the feature spec for ``horizon``.
@@ -341,10 +335,10 @@ def read_bars_for_features(
     if horizon < 1:
         raise InputError(f"--horizon must be >= 1, got {horizon}")
     spec = feature_spec(horizon)
-    with console.status(f"reading bars from {bars}"):
-        frame = read_bars(
-            bars,
-            min_bars=spec.warmup + horizon + 1,
-            min_bars_reason=f"warm-up {spec.warmup} + horizon {horizon} + 1",
-        )
+    frame = read_bars(
+        bars,
+        min_bars=spec.warmup + horizon + 1,
+        min_bars_reason=f"warm-up {spec.warmup} + horizon {horizon} + 1",
+        tz=tz,
+    )
     return frame, spec

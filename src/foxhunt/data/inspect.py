@@ -11,7 +11,6 @@ named, with the option that applies it.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from datetime import timedelta
@@ -159,28 +158,22 @@ def summarize(loaded: LoadedBars, closed: ClosedFn = closed_time) -> list[dict[s
     return out
 
 
-def inspect_command(path: Path, as_json: bool = False, tz: str = "UTC") -> int:
-    """Print a summary of a bars file/directory/glob and its validation verdict.
+def inspect_report(path: Path, tz: str = "UTC") -> dict[str, Any]:
+    """Summary of a bars file/directory/glob and its validation verdict (``foxhunt data
+    inspect``).
 
     Args:
         path: bars file, directory or glob.
-        as_json: print one JSON object instead of tables.
         tz: zone of naive timestamps (see :func:`foxhunt.data.bars.load_bars`).
 
     Returns:
-        0 when the bars are valid, 2 when they are not.
+        ``path``, ``files``, ``valid``, ``error`` (the validation message or None),
+        ``features_min_bars``, ``too_short_for_features`` and one summary per symbol.
 
     Raises:
-        DataError: (human output only) the bars cannot be read at all: missing file or
-            column, empty file. With ``as_json`` the error is part of the JSON instead.
+        DataError: the bars cannot be read at all (missing file or column, empty file).
     """
-    try:
-        loaded = load_bars(path, tz=tz)
-    except DataError as e:
-        if not as_json:
-            raise
-        print(json.dumps({"path": str(path), "valid": False, "error": str(e), "symbols": []}))
-        return 2
+    loaded = load_bars(path, tz=tz)
     symbols = summarize(loaded)
     try:
         validate_bars(loaded)
@@ -188,7 +181,7 @@ def inspect_command(path: Path, as_json: bool = False, tz: str = "UTC") -> int:
     except DataError as e:
         error = str(e)
     short = [s["symbol"] for s in symbols if s["bars"] <= WARMUP + DEFAULT_HORIZON]
-    report = {
+    return {
         "path": str(path),
         "files": [str(f) for f in loaded.files],
         "valid": error is None,
@@ -197,52 +190,3 @@ def inspect_command(path: Path, as_json: bool = False, tz: str = "UTC") -> int:
         "too_short_for_features": short,
         "symbols": symbols,
     }
-    if as_json:
-        print(json.dumps(report))
-    else:
-        _print_report(report)
-    return 0 if error is None else 2
-
-
-def _print_report(report: dict[str, Any]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console()
-    files = report["files"]
-    title = files[0] if len(files) == 1 else f"{report['path']} ({len(files)} files)"
-    console.print(f"[bold]{title}[/]", soft_wrap=True, highlight=False)
-    for s in report["symbols"]:
-        table = Table(show_header=False, box=None, padding=(0, 2))
-        table.add_column(style="dim")
-        table.add_column()
-        gaps = f"{s['intra_session_gaps']:,}"
-        if s["intra_session_gaps"]:
-            gaps += f" ({s['missing_bars']:,} missing bars, largest {s['largest_gap']})"
-        rows = [
-            ("bars", f"{s['bars']:,}"),
-            ("first bar", s["first"].replace("T", " ")),
-            ("last bar", s["last"].replace("T", " ")),
-            ("interval", s["interval"] or "-"),
-            ("sessions", f"{s['sessions']:,} ({s['session_breaks']:,} breaks: halts, weekends)"),
-            ("gaps in sessions", gaps),
-            ("bars in closed hours", f"{s['closed_time_bars']:,}"),
-        ]
-        for k, v in rows:
-            table.add_row(k, v)
-        console.print(f"[bold]{s['symbol']}[/]")
-        console.print(table)
-        if s["closed_hours_warning"]:
-            console.print(f"[yellow]{s['closed_hours_warning']}[/]", highlight=False)
-    if report["too_short_for_features"]:
-        need = report["features_min_bars"]
-        console.print(
-            f"[yellow]too short for features (need >= {need} bars):[/] "
-            + ", ".join(report["too_short_for_features"])
-        )
-    if report["valid"]:
-        console.print("[green]verdict: valid[/]")
-    else:
-        console.print(
-            f"[red]verdict: invalid[/] - {report['error']}", soft_wrap=True, highlight=False
-        )

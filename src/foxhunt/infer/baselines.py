@@ -7,10 +7,7 @@
   pooled for a symbol the model never saw). They are computed when training ends and stored in
   ``baselines.json``, so evaluation needs no training data.
 
-``baselines.json`` schema (written by ``foxhunt.train.run``)::
-
-    {"format": 1, "quantiles": [Q floats], "horizon": H, "recent_windows": N,
-     "per_symbol": {"ES": [[Q floats] x H], ...}, "pooled": [[Q floats] x H]}
+``baselines.json`` and its schema: :mod:`foxhunt.artifacts.baselines`.
 """
 
 from __future__ import annotations
@@ -23,10 +20,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from foxhunt.artifacts.baselines import BASELINES_FORMAT
 from foxhunt.errors import ModelDirError
 from foxhunt.runtime import read_json
-
-BASELINES_FORMAT = 1
 
 
 def zero_forecast(batch_size: int, horizon: int, n_quantiles: int) -> Tensor:

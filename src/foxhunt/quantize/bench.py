@@ -7,8 +7,8 @@ reset at the baseline (``ru_maxrss`` would include the parent's memory from befo
 of ``repeats`` forward passes (after two warm-up passes) under ``torch.inference_mode``; it is
 a process number on a possibly shared CPU, not a deterministic one. Run by hand::
 
-    python -m foxhunt.quantize.bench --model runs/demo_int8 --batch-size 1 --batch-size 32
-    python -m foxhunt.quantize.bench --preset tft-225 --precision int8
+    python -m foxhunt.commands.qbench --model runs/demo_int8 --batch-size 1 --batch-size 32
+    python -m foxhunt.commands.qbench --preset tft-225 --precision int8
 
 The first measures one model directory; the second writes a random-init fp32 model directory
 of the preset and its quantised copy to a temporary folder and measures both, each in its own
@@ -17,7 +17,6 @@ fresh process. Each prints one JSON object.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import subprocess
@@ -99,7 +98,7 @@ def measure_in_subprocess(
     num_threads: int = 1,
     timeout_s: float = 600.0,
 ) -> dict[str, Any]:
-    """Run :func:`measure_here` in a fresh ``python -m foxhunt.quantize.bench`` process.
+    """Run :func:`measure_here` in a fresh ``python -m foxhunt.commands.qbench`` process.
 
     Args:
         model_dir: The model directory.
@@ -115,7 +114,7 @@ def measure_in_subprocess(
     Raises:
         RuntimeError: The child failed (its stderr is in the message).
     """
-    cmd = [sys.executable, "-m", "foxhunt.quantize.bench", "--model", str(model_dir)]
+    cmd = [sys.executable, "-m", "foxhunt.commands.qbench", "--model", str(model_dir)]
     for b in batch_sizes:
         cmd += ["--batch-size", str(b)]
     cmd += ["--repeats", str(repeats), "--num-threads", str(num_threads)]
@@ -180,45 +179,3 @@ def compare_preset(
             "fp32": measure_in_subprocess(fp32, repeats=repeats, num_threads=num_threads),
             precision: measure_in_subprocess(quantized, repeats=repeats, num_threads=num_threads),
         }
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m foxhunt.quantize.bench``: measure once, print one JSON line."""
-    from foxhunt.errors import InputError
-    from foxhunt.memory.allocator import tune_cpu_allocator
-
-    p = argparse.ArgumentParser(prog="python -m foxhunt.quantize.bench", description=__doc__)
-    g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--model", type=Path, help="model directory")
-    g.add_argument("--preset", help="random-init fp32 vs quantised models of this preset")
-    p.add_argument("--precision", choices=["int8", "bf16"], default="int8", help="with --preset")
-    p.add_argument("--mode", choices=["dynamic", "static"], default="dynamic", help="with --preset")
-    p.add_argument("--batch-size", type=int, action="append", help="repeatable (default 1, 32)")
-    p.add_argument("--repeats", type=int, default=10, help="timed passes per batch size")
-    p.add_argument("--num-threads", type=int, default=1, help="torch CPU threads (default 1)")
-    a = p.parse_args(argv)
-    tune_cpu_allocator()  # as `foxhunt train` and `foxhunt memory --measure` do
-    if a.num_threads:
-        torch.set_num_threads(a.num_threads)
-    if a.preset is not None and a.mode == "static":
-        print(
-            "error: --preset measures random weights; static mode needs calibration",
-            file=sys.stderr,
-        )
-        return 2
-    try:
-        if a.preset is not None:
-            result = compare_preset(
-                a.preset, a.precision, a.mode, repeats=max(1, a.repeats), num_threads=a.num_threads
-            )
-        else:
-            result = measure_here(a.model, a.batch_size or [1, 32], repeats=max(1, a.repeats))
-    except InputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(json.dumps(result))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,10 +1,7 @@
 """The training loop, top to bottom: one function, :func:`fit`, and a few named helpers.
 
-Per optimizer step (:func:`train_step`): the step's samples are cut into micro-batches; each runs
-forward under autocast, its quantile loss is scaled by its share of the batch (so accumulated
-gradients equal the full-batch mean) and backpropagated; then gradients are unscaled (fp16),
-clipped, the optimizer steps and gradients are cleared with ``set_to_none=True``. An
-out-of-memory error halves the micro-batch and retries the same samples (:mod:`oom`).
+Per optimizer step: :func:`foxhunt.train.step.train_step` (micro-batches, backward, clipping,
+optimizer step, gradients cleared; finer micro-batches after an out-of-memory error).
 
 Per epoch (:func:`fit`): shuffle with a generator seeded by (seed, epoch); train; empty the CUDA
 cache; validate under ``model.eval()`` + ``torch.inference_mode()`` with the validation batch
@@ -23,33 +20,29 @@ epoch, so an interrupted and resumed run ends with the same weights as an uninte
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import torch
 from torch import nn
-from torch.nn.parallel import DistributedDataParallel
 
 from foxhunt.artifacts.resume import restore, save_epoch, save_final
 from foxhunt.artifacts.rundir import RunDir
-from foxhunt.config import Precision, RunConfig, TrainConfig
+from foxhunt.config import RunConfig, TrainConfig
 from foxhunt.memory.probes import MemoryLog
-from foxhunt.model.batch import TFTBatch
-from foxhunt.model.quantile import quantile_loss
 from foxhunt.model.recompute import set_checkpointing
-from foxhunt.runtime import autocast
 from foxhunt.train.distributed import ShardedWindows, World
 from foxhunt.train.observer import LoopObserver, Progress
-from foxhunt.train.oom import MicroBatching, empty_cache, is_oom
+from foxhunt.train.oom import MicroBatching, empty_cache
 from foxhunt.train.optim import build_optimizer
 from foxhunt.train.schedule import lr_at
 from foxhunt.train.source import WindowSource
+from foxhunt.train.step import train_step, validate
 
 log = logging.getLogger(__name__)
 
@@ -313,157 +306,6 @@ def _stop_after(
     if state.step >= total_steps and epoch < epochs:
         return "max_steps"
     return "epochs"
-
-
-def train_step(
-    model: nn.Module,
-    batch: TFTBatch,
-    optimizer: torch.optim.Optimizer,
-    grad_scaler: torch.amp.GradScaler,
-    micro: MicroBatching,
-    *,
-    quantiles: torch.Tensor,
-    precision: Precision,
-    grad_clip: float,
-    step: int,
-    memory: MemoryLog | None = None,
-    grad_weight: float = 1.0,
-    before_optimizer_step: Callable[[int], None] | None = None,
-) -> tuple[float, float, list[str]]:
-    """One optimizer step over ``batch``, in micro-batches; on OOM, finer micro-batches.
-
-    Args:
-        model: The model, in train mode.
-        batch: All samples of this step (on the host; micro-batches are moved to the device).
-        optimizer: Its optimizer (learning rate already set).
-        grad_scaler: Loss scaler (enabled for fp16 only).
-        micro: Micro-batching; halved in place on OOM.
-        quantiles: (Q,) quantile levels on the device.
-        precision: Autocast precision.
-        grad_clip: Max global gradient norm (0: no clipping).
-        step: Step number, for messages.
-        memory: Memory log for the ``oom_retry`` snapshot.
-        grad_weight: Factor on the loss that is backpropagated (not on the one returned); DDP
-            uses it so the gradient averaged over ranks is the global batch's mean.
-        before_optimizer_step: Called with ``step`` once gradients are complete, before the
-            optimizer steps (memory measurement counts gradient and optimizer bytes there).
-
-    Returns:
-        ``(mean loss over the batch, gradient norm before clipping, back-off messages)``.
-    """
-    device = quantiles.device
-    messages: list[str] = []
-    while True:
-        try:
-            loss = _accumulate_gradients(
-                model, batch, grad_scaler, micro, quantiles, precision, grad_weight
-            )
-            break
-        except Exception as e:  # only OOM is handled; everything else propagates
-            if not is_oom(e):
-                raise
-        # Outside the except block, so the exception and the activations its frames hold are
-        # gone before the retry allocates again.
-        optimizer.zero_grad(set_to_none=True)
-        messages.append(micro.back_off(step, device))
-        if memory is not None:
-            memory.snapshot("oom_retry", step=step, micro_batch=micro.micro)
-    grad_scaler.unscale_(optimizer)
-    params = [p for g in optimizer.param_groups for p in g["params"]]
-    if grad_clip > 0:
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(params, grad_clip))
-    else:
-        grad_norm = float(
-            torch.nn.utils.get_total_norm([p.grad for p in params if p.grad is not None])
-        )
-    if before_optimizer_step is not None:
-        before_optimizer_step(step)
-    grad_scaler.step(optimizer)
-    grad_scaler.update()
-    optimizer.zero_grad(set_to_none=True)  # no gradient tensors live between steps
-    return loss, grad_norm, messages
-
-
-def _accumulate_gradients(
-    model: nn.Module,
-    batch: TFTBatch,
-    grad_scaler: torch.amp.GradScaler,
-    micro: MicroBatching,
-    quantiles: torch.Tensor,
-    precision: Precision,
-    grad_weight: float = 1.0,
-) -> float:
-    """Forward/backward every micro-batch of ``batch``; returns the batch's mean loss."""
-    n = batch.size
-    total = torch.zeros((), device=quantiles.device)
-    slices = micro.slices(n)
-    for i, (a, b) in enumerate(slices):
-        mb = batch.slice(a, b).to(quantiles.device, non_blocking=True)
-        # DDP: gradients are all-reduced only in the last micro-batch's backward.
-        last = i == len(slices) - 1
-        ddp = isinstance(model, DistributedDataParallel)
-        sync = model.no_sync() if ddp and not last else contextlib.nullcontext()
-        with sync:
-            with autocast(quantiles.device, precision):
-                out = model(mb)
-            loss = quantile_loss(out.quantiles.float(), mb.target, quantiles)
-            share = (b - a) / n  # micro-batch losses are means; weight them into the batch mean
-            grad_scaler.scale(loss * share * grad_weight).backward()
-        total += loss.detach() * share
-    return float(total)
-
-
-def validate(
-    model: nn.Module,
-    val: WindowSource,
-    *,
-    batch_size: int,
-    quantiles: torch.Tensor,
-    precision: Precision,
-    memory: MemoryLog | None = None,
-    epoch: int | None = None,
-    step: int | None = None,
-    progress: Progress | None = None,
-) -> float:
-    """Mean quantile loss over ``val`` under eval mode and inference mode.
-
-    Args:
-        model: The model (returned to train mode afterwards).
-        val: Validation windows.
-        batch_size: Windows per forward pass (no autograd state, so it can be large).
-        quantiles: (Q,) levels on the device.
-        precision: Autocast precision.
-        memory: Memory log for ``validation_start``/``validation_end``.
-        epoch: For the snapshots.
-        step: For the snapshots.
-        progress: Progress bars.
-
-    Returns:
-        The sample-weighted mean loss.
-    """
-    device = quantiles.device
-    n = len(val)
-    if memory is not None:
-        memory.snapshot("validation_start", epoch=epoch, step=step)
-    if progress:
-        progress.start_validation(math.ceil(n / batch_size))
-    model.eval()
-    total = torch.zeros((), device=device, dtype=torch.float64)
-    with torch.inference_mode():
-        for start in range(0, n, batch_size):
-            batch = val.batch(list(range(start, min(start + batch_size, n)))).to(device)
-            with autocast(device, precision):
-                out = model(batch)
-            total += (
-                quantile_loss(out.quantiles.float(), batch.target, quantiles).double() * batch.size
-            )
-            if progress:
-                progress.validation_step()
-    model.train()
-    loss = float(total) / max(n, 1)
-    if memory is not None:
-        memory.snapshot("validation_end", epoch=epoch, step=step, val_loss=loss)
-    return loss
 
 
 def epoch_order(n: int, *, seed: int, epoch: int) -> list[int]:

@@ -4,7 +4,7 @@ How we quote memory on CPU (DESIGN.md §5): peak RSS minus RSS after imports and
 a fresh process. :func:`measure_in_subprocess` runs this module with ``python -m`` so that nothing
 the caller allocated (or freed but kept mapped) counts. Run by hand::
 
-    python -m foxhunt.train.measure --preset tft-225 --batch-size 32 --mode train
+    python -m foxhunt.commands.measure --preset tft-225 --batch-size 32 --mode train
 
 prints one JSON object.
 
@@ -14,18 +14,14 @@ arenas and oneDNN scratch buffers. They are process numbers, not tensor sums.
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any, Literal
 
 import torch
 
-from foxhunt.config import ConfigError, RunConfig, preset
-from foxhunt.errors import InputError
-from foxhunt.memory.allocator import tune_cpu_allocator
+from foxhunt.config import RunConfig
 from foxhunt.memory.probes import (
     peak_rss_bytes,
     reset_peak_rss,
@@ -36,9 +32,9 @@ from foxhunt.memory.probes import (
 from foxhunt.model import TFT, quantile_loss, set_checkpointing
 from foxhunt.model.batch import random_batch
 from foxhunt.runtime import autocast
-from foxhunt.train.loop import train_step
 from foxhunt.train.oom import MicroBatching
 from foxhunt.train.optim import build_optimizer
+from foxhunt.train.step import train_step
 
 Mode = Literal["train", "infer"]
 
@@ -138,7 +134,7 @@ def measure_in_subprocess(
     timeout_s: float = 600.0,
     num_threads: int | None = None,
 ) -> dict[str, Any]:
-    """Run :func:`measure_here` in a fresh ``python -m foxhunt.train.measure`` process.
+    """Run :func:`measure_here` in a fresh ``python -m foxhunt.commands.measure`` process.
 
     Args:
         cfg: the run config (written to a temporary JSON file for the child).
@@ -156,7 +152,7 @@ def measure_in_subprocess(
     cmd = [
         sys.executable,
         "-m",
-        "foxhunt.train.measure",
+        "foxhunt.commands.measure",
         "--config-json",
         json.dumps(cfg.to_dict()),
     ]
@@ -168,58 +164,3 @@ def measure_in_subprocess(
     if done.returncode != 0:
         raise RuntimeError(f"memory measurement ({mode}) failed: {done.stderr.strip()[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m foxhunt.train.measure``: measure once, print one JSON line."""
-    p = argparse.ArgumentParser(prog="python -m foxhunt.train.measure", description=__doc__)
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--preset", default="tft-225")
-    g.add_argument("--config", type=Path)
-    g.add_argument("--config-json", help="the config itself, as JSON")
-    p.add_argument("--batch-size", type=int)
-    p.add_argument("--precision", choices=["fp32", "bf16", "fp16"])
-    p.add_argument("--checkpointing", action="store_true")
-    p.add_argument("--mode", choices=["train", "infer"], default="train")
-    p.add_argument("--steps", type=int, default=2)
-    p.add_argument("--num-threads", type=int)
-    p.add_argument(
-        "--default-allocator",
-        action="store_true",
-        help="measure with glibc's default malloc thresholds instead of foxhunt's tuned ones",
-    )
-    a = p.parse_args(argv)
-    if not a.default_allocator:
-        tune_cpu_allocator()
-    if a.num_threads:
-        torch.set_num_threads(a.num_threads)
-    try:
-        if a.config_json:
-            cfg = RunConfig.from_dict(json.loads(a.config_json))
-        else:
-            cfg = RunConfig.load(a.config) if a.config else preset(a.preset)
-    except (InputError, ConfigError, json.JSONDecodeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    train: dict[str, Any] = {}
-    if a.batch_size:
-        train.update(batch_size=a.batch_size, micro_batch_size=None)
-    if a.precision:
-        train["precision"] = a.precision
-    if a.checkpointing:
-        train["checkpointing"] = True
-    if train:
-        cfg = cfg.replace(train=train)
-    result = measure_here(cfg, a.mode, steps=a.steps)
-    result["command"] = [
-        Path(sys.executable).name,
-        "-m",
-        "foxhunt.train.measure",
-        *(argv or sys.argv[1:]),
-    ]
-    print(json.dumps(result))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -17,10 +17,9 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import logging
-import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,11 +28,10 @@ import torch
 
 from foxhunt import __version__, runtime
 from foxhunt.artifacts import checkpoints as ckpt
+from foxhunt.artifacts.baselines import recent_return_quantiles
 from foxhunt.artifacts.rundir import RunDir, features_record, read_config
 from foxhunt.config import RunConfig
 from foxhunt.data.pipeline import PreparedData, prepare_training_data
-from foxhunt.data.scaling import ScalerParams, unscale_targets
-from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError, InputError, ModelDirError
 from foxhunt.memory.allocator import tune_cpu_allocator
 from foxhunt.memory.probes import MemoryLog
@@ -44,14 +42,12 @@ from foxhunt.train.interpret import last_window_forecast, variable_importance
 from foxhunt.train.loop import fit
 from foxhunt.train.observer import Progress
 from foxhunt.train.report import write_report
+from foxhunt.train.signals import stop_on_signals
 
 log = logging.getLogger(__name__)
 
 ProgressFactory = Callable[[int, int], contextlib.AbstractContextManager[Progress]]
 """Makes a progress display from (epochs, first epoch)."""
-
-RECENT_WINDOWS = 2000
-"""Most recent training windows per symbol behind the empirical-quantile baseline."""
 
 _RUN_FILES = (
     "metrics.jsonl",
@@ -186,7 +182,7 @@ def _train(
     first_epoch = state["loop"]["epoch"] + 1 if state else 1
     make_progress = progress_factory if progress_factory and world.is_main else None
     with (
-        _stop_on_signals(stop),
+        stop_on_signals(stop),
         make_progress(cfg.train.epochs, first_epoch)
         if make_progress
         else contextlib.nullcontext() as progress,
@@ -380,61 +376,6 @@ def _load_last_epoch(
     truncate_jsonl(memory_path, lambda r: r.get("epoch") is None or r["epoch"] <= epoch)
     log.info("resuming %s after epoch %d (step %d)", run.root, epoch, state["loop"]["step"])
     return state
-
-
-@contextlib.contextmanager
-def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
-    """First SIGINT/SIGTERM: set ``stop`` (the loop ends cleanly); a second: stop at once."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        if stop.is_set():
-            raise KeyboardInterrupt
-        stop.set()
-        log.warning(
-            "%s: stopping after this step (again to abort now)", signal.Signals(signum).name
-        )
-
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
-
-
-# --- artefacts -------------------------------------------------------------------------------
-
-
-def recent_return_quantiles(
-    train: WindowDataset,
-    scaler: ScalerParams,
-    quantiles: tuple[float, ...],
-    recent: int = RECENT_WINDOWS,
-) -> dict[str, Any]:
-    """The empirical-quantile baseline: per symbol, quantiles of the h-bar log returns of its
-    ``recent`` latest training windows (the ``baselines.json`` schema of
-    :mod:`foxhunt.infer.baselines`)."""
-    assert train.target is not None
-    symbols = train.origins()["symbol"].to_numpy()
-    rows = train.origin_rows()
-    levels = torch.tensor(quantiles, dtype=torch.float64)
-    per_symbol, pooled = {}, []
-    for sym in dict.fromkeys(symbols.tolist()):
-        idx = rows[symbols == sym][-recent:]  # windows are in time order within a symbol
-        returns = unscale_targets(train.target[torch.from_numpy(idx)].double(), scaler)  # (n, H)
-        per_symbol[sym] = torch.quantile(returns, levels, dim=0).T.tolist()  # (H, Q)
-        pooled.append(returns)
-    return {
-        "format": 1,
-        "quantiles": list(quantiles),
-        "horizon": train.horizon,
-        "recent_windows": recent,
-        "per_symbol": per_symbol,
-        "pooled": torch.quantile(torch.cat(pooled), levels, dim=0).T.tolist(),
-    }
 
 
 def _write_interpretation(

@@ -158,7 +158,7 @@ def test_rerun_skips_unchanged_symbols(
     _bars(es_volume_bump=1.0).write_parquet(bars)
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="foxhunt.data.store.write"):
-        m = write_feature_store(bars, out, horizon=H)
+        m, _ = write_feature_store(bars, out, horizon=H)
     assert "CLZ4: bars unchanged" in caplog.text and "ES: bars unchanged" not in caplog.text
     assert (out / "CLZ4.parquet").stat().st_ino == inodes["CLZ4.parquet"]
     assert (out / "ES.parquet").read_bytes() != es_bytes

@@ -94,30 +94,28 @@ def _check_out(bars: Path, out: Path) -> None:
         )
 
 
-def write_feature_store(bars: Path, out: Path, horizon: int = 10) -> Manifest:
+def write_feature_store(bars: Path, out: Path, horizon: int = 10, *, tz: str = "UTC") -> Manifest:
     """``foxhunt features --shards``: one feature shard per symbol plus ``manifest.json``.
 
     Args:
         bars: Bars file, directory or glob.
         out: The store directory (created if missing; its parent must exist).
         horizon: H, number of target horizons.
+        tz: zone of naive timestamps in ``bars``.
 
     Returns:
-        The manifest written.
+        The manifest written, and how many symbols were computed (the others were unchanged).
 
     Raises:
         InputError/DataError: Bad bars, horizon or output path.
     """
-    from rich.console import Console
-
     from foxhunt.data.features import read_bars_for_features
 
     if horizon < 1:
         raise InputError(f"--horizon must be >= 1, got {horizon}")
     bars, out = Path(bars), Path(out)
     _check_out(bars, out)
-    console = Console(stderr=True)  # progress on stderr, the result on stdout
-    frame, spec = read_bars_for_features(bars, horizon, console)
+    frame, spec = read_bars_for_features(bars, horizon, tz=tz)
     out.mkdir(exist_ok=True)
     previous = _previous(out, horizon)
     counts = frame.group_by("symbol", maintain_order=True).len().rows()
@@ -137,13 +135,13 @@ def write_feature_store(bars: Path, out: Path, horizon: int = 10) -> Manifest:
             shards.append(old)
             continue
         name = shard_file_name(symbol)
-        with console.status(f"{symbol} ({k}/{len(counts)}): features for {n:,} bars"):
-            feats = compute_features(sym_bars, horizon)
-            closes = feats.select("ts").join(
-                sym_bars.select("ts", CLOSE), on="ts", how="left", maintain_order="left"
-            )
-            feats = feats.with_columns(closes.get_column(CLOSE))
-            _write_shard(feats, out / name, symbol, fingerprint)
+        log.info("%s (%d/%d): features for %s bars", symbol, k, len(counts), f"{n:,}")
+        feats = compute_features(sym_bars, horizon)
+        closes = feats.select("ts").join(
+            sym_bars.select("ts", CLOSE), on="ts", how="left", maintain_order="left"
+        )
+        feats = feats.with_columns(closes.get_column(CLOSE))
+        _write_shard(feats, out / name, symbol, fingerprint)
         log.info("%s: %d feature rows from %d bars -> %s", symbol, feats.height, n, out / name)
         shards.append(ShardInfo(symbol, name, n, feats.height, fingerprint))
         computed += 1
@@ -157,16 +155,7 @@ def write_feature_store(bars: Path, out: Path, horizon: int = 10) -> Manifest:
     )
     _write_manifest(out, manifest)
     _drop_stale(out, previous, manifest, changed=computed > 0)
-    rows = sum(s.rows for s in shards)
-    Console().print(
-        f"wrote {out / MANIFEST}: {len(shards)} symbols ({computed} computed, "
-        f"{len(shards) - computed} unchanged), {rows:,} rows x ({len(spec.historical)} observed "
-        f"+ {len(spec.known)} known + {len(spec.static)} static features, "
-        f"{len(spec.targets)} targets)",
-        soft_wrap=True,
-        highlight=False,
-    )
-    return manifest
+    return manifest, computed
 
 
 def _drop_stale(

@@ -1,0 +1,73 @@
+"""``python -m foxhunt.commands.measure``: the fresh process in which
+:func:`foxhunt.train.measure.measure_in_subprocess` measures a training step or a forward pass;
+prints one JSON line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from foxhunt.config import ConfigError, RunConfig, preset
+from foxhunt.errors import InputError
+from foxhunt.memory.allocator import tune_cpu_allocator
+from foxhunt.train.measure import measure_here
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m foxhunt.commands.measure``: measure once, print one JSON line."""
+    p = argparse.ArgumentParser(prog="python -m foxhunt.commands.measure", description=__doc__)
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--preset", default="tft-225")
+    g.add_argument("--config", type=Path)
+    g.add_argument("--config-json", help="the config itself, as JSON")
+    p.add_argument("--batch-size", type=int)
+    p.add_argument("--precision", choices=["fp32", "bf16", "fp16"])
+    p.add_argument("--checkpointing", action="store_true")
+    p.add_argument("--mode", choices=["train", "infer"], default="train")
+    p.add_argument("--steps", type=int, default=2)
+    p.add_argument("--num-threads", type=int)
+    p.add_argument(
+        "--default-allocator",
+        action="store_true",
+        help="measure with glibc's default malloc thresholds instead of foxhunt's tuned ones",
+    )
+    a = p.parse_args(argv)
+    if not a.default_allocator:
+        tune_cpu_allocator()
+    if a.num_threads:
+        torch.set_num_threads(a.num_threads)
+    try:
+        if a.config_json:
+            cfg = RunConfig.from_dict(json.loads(a.config_json))
+        else:
+            cfg = RunConfig.load(a.config) if a.config else preset(a.preset)
+    except (InputError, ConfigError, json.JSONDecodeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    train: dict[str, Any] = {}
+    if a.batch_size:
+        train.update(batch_size=a.batch_size, micro_batch_size=None)
+    if a.precision:
+        train["precision"] = a.precision
+    if a.checkpointing:
+        train["checkpointing"] = True
+    if train:
+        cfg = cfg.replace(train=train)
+    result = measure_here(cfg, a.mode, steps=a.steps)
+    result["command"] = [
+        Path(sys.executable).name,
+        "-m",
+        "foxhunt.commands.measure",
+        *(argv or sys.argv[1:]),
+    ]
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
