@@ -3,7 +3,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from memory_helpers import TINY
 
 from foxhunt.cli import main
 from foxhunt.commands.memory import BUDGETS, build_report, parse_members
@@ -11,6 +10,7 @@ from foxhunt.config import RunConfig, TrainConfig, tft_225
 from foxhunt.errors import InputError
 from foxhunt.memory.estimate import estimate_saved_activations
 from foxhunt.model import TFT
+from memory_helpers import TINY
 
 
 def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, dict]:
