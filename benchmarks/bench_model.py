@@ -94,7 +94,7 @@ def worker(a: argparse.Namespace) -> dict[str, Any]:
     from torch.utils.flop_counter import FlopCounterMode
 
     from foxhunt.config import TFTConfig
-    from foxhunt.memory.probes import saved_activation_bytes, saved_activations_by_block
+    from foxhunt.memory.saved_tensors import saved_activation_bytes, saved_activations_by_block
     from foxhunt.model import TFT, TFTBatch, quantile_loss, set_checkpointing
 
     harness.pin_torch_threads(a.threads)

@@ -13,7 +13,7 @@ Timed, per mode:
 Train mode also reports, after the timed steps (so they cannot disturb time or peak memory):
 
 - ``saved_activation_bytes``: bytes autograd retains for backward in one forward + loss
-  (``foxhunt.memory.probes.saved_activation_bytes``, parameters and inputs excluded);
+  (``foxhunt.memory.saved_tensors.saved_activation_bytes``, parameters and inputs excluded);
 - ``flops_per_step``: FLOPs of one forward + backward counted by
   ``torch.utils.flop_counter.FlopCounterMode`` (matmuls, attention) plus the oneDNN LSTM kernels,
   which that counter does not know and which are counted from their shapes (``lstm_flops``);
@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     measured = harness.measurement(times, a.batch_size, a.warmup, mem, import_s)
     extras: dict[str, Any] = {}
     if a.mode == "train" and not a.no_saved:
-        from foxhunt.memory.probes import saved_activation_bytes
+        from foxhunt.memory.saved_tensors import saved_activation_bytes
 
         exclude = [*model.parameters(), syn.static, syn.historical, syn.known, syn.target]
         extras["saved_activation_bytes"] = saved_activation_bytes(forward_loss, exclude=exclude)

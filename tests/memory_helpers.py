@@ -7,7 +7,7 @@ from collections.abc import Callable
 import torch
 
 from foxhunt.config import TFTConfig
-from foxhunt.memory.probes import saved_activations_by_block
+from foxhunt.memory.saved_tensors import saved_activations_by_block
 from foxhunt.model import TFT, quantile_loss, set_checkpointing
 from foxhunt.model.batch import random_batch
 

@@ -170,10 +170,13 @@ def test_bad_input_is_refused_and_leaves_the_state_unchanged(demo_run: DemoRun) 
         (pl.concat([bars.slice(250, 1), bars.slice(250, 1)]), "duplicate bar within the update"),
         (bars.slice(250, 1).with_columns(symbol=pl.lit("ZZZ")), "unknown futures root"),
         (bars.slice(250, 1).with_columns(symbol=pl.lit("CL")), "not one this forecaster serves"),
-        (bars.slice(250, 1).with_columns(high=pl.col("low") * 0.5), "column 'high': high < max"),
+        (
+            bars.slice(250, 1).with_columns(high=pl.col("low") * 0.5),
+            r"Forecaster.update: column 'high', row 0 .*: high .* < max\(open, close\)",
+        ),
         (
             bars.slice(250, 1).with_columns(close=pl.lit(float("nan"))),
-            "column 'close': missing or non-finite",
+            r"column 'close', row 0 .*: close is nan \(must be finite\)",
         ),
         (bars.slice(250, 1).drop("volume"), "missing column 'volume'"),
     ]

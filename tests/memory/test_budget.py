@@ -4,15 +4,16 @@ import dataclasses
 
 import pytest
 import torch
-from memory_helpers import TINY
 
 from foxhunt.config import RunConfig, TrainConfig
 from foxhunt.errors import InputError
 from foxhunt.memory.budget import plan_budget, training_peak
 from foxhunt.memory.estimate import estimate_memory, process_overhead_bytes
-from foxhunt.memory.probes import saved_activation_bytes, state_bytes
+from foxhunt.memory.saved_tensors import saved_activation_bytes
+from foxhunt.memory.state import state_bytes
 from foxhunt.model import TFT, quantile_loss, set_checkpointing
 from foxhunt.model.batch import random_batch
+from memory_helpers import TINY
 
 CFG = RunConfig(
     model=dataclasses.replace(TINY, encoder_length=48, horizon=8),

@@ -7,7 +7,7 @@ import torch
 
 from foxhunt.config import demo
 from foxhunt.errors import InputError
-from foxhunt.memory.probes import MemoryLog
+from foxhunt.memory.log import MemoryLog
 from foxhunt.memory.report import breakdown_table_markdown, plot_memory_timeline
 from foxhunt.runtime import read_jsonl
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 
 from foxhunt.cli import main
-from foxhunt.data.store.format import CACHE_DIR
+from foxhunt.data.store.manifest import CACHE_DIR
 
 from .test_distributed import BATCH, STEPS, _final_weights, _tiny_config, _torchrun
 

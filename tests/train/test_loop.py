@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from foxhunt.artifacts import checkpoints as ckpt
-from foxhunt.memory.probes import MemoryLog
+from foxhunt.memory.log import MemoryLog
 from foxhunt.model.batch import TFTBatch, TFTOutput
 from foxhunt.model.tft import TFT
 from foxhunt.train.loop import epoch_order, fit

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from foxhunt.memory.probes import MemoryLog
+from foxhunt.memory.log import MemoryLog
 from foxhunt.model.batch import TFTBatch, TFTOutput
 from foxhunt.model.tft import TFT
 from foxhunt.train.loop import fit

@@ -8,7 +8,7 @@ from foxhunt import runtime
 from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.rundir import RunDir
 from foxhunt.config import demo
-from foxhunt.memory.probes import MemoryLog
+from foxhunt.memory.log import MemoryLog
 from foxhunt.train.report import write_report
 
 

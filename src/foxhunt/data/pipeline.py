@@ -54,7 +54,7 @@ def prepare_training_data(
     Raises:
         DataError: bad bars or store, too few bars for warm-up + windows, or a split too short.
     """
-    from foxhunt.data.store.format import is_feature_store  # imports this module
+    from foxhunt.data.store.manifest import is_feature_store
 
     if is_feature_store(bars_path):
         from foxhunt.data.store.cache import prepare_store_data
@@ -194,7 +194,7 @@ def prepare_inference_data(
     """
     if len(spec.targets) != horizon:
         raise DataError(f"model spec has {len(spec.targets)} targets but horizon is {horizon}")
-    from foxhunt.data.store.format import is_feature_store  # imports this module
+    from foxhunt.data.store.manifest import is_feature_store
 
     if not isinstance(bars_path, pl.DataFrame) and is_feature_store(bars_path):
         raise DataError(

@@ -10,6 +10,7 @@ them.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,8 +39,19 @@ _FILE = FILE_COLUMN
 _ROW = ROW_COLUMN
 
 
+@dataclass(frozen=True)
+class _Rows:
+    """What :class:`_Validator` reads of ``LoadedBars``, for frames that came from no file."""
+
+    frame: pl.DataFrame
+    files: tuple[Path, ...]
+    spellings: tuple[dict[str, str], ...]
+
+
 def _raw_value(path: Path, col: str, row: int) -> object:
-    """The value as stored in the file (for 'cannot parse' messages)."""
+    """The value as stored in the file (for 'cannot parse' messages); None without a file."""
+    if not path.is_file():
+        return None
     lf = scan_table(path).lf
     if "+" in col and col not in lf.collect_schema().names():  # combined date+time
         d, t = col.split("+", 1)
@@ -137,6 +149,25 @@ class _Validator:
                     f"{f}: symbol {row['symbol']!r} has {row['n']} bars; need at least "
                     f"{min_bars} ({reason})"
                 )
+
+
+def check_values(frame: pl.DataFrame, where: str) -> None:
+    """The value checks of :func:`validate_bars` on a frame that came from no file (the
+    streaming ``Forecaster``'s bars): the same rules, one place. Errors name ``where``, the
+    column, the row (0-based in ``frame``) and its time.
+
+    Args:
+        frame: columns ``ts``, ``symbol`` and :data:`VALUE_COLUMNS` (float).
+        where: what to call the source in messages, e.g. ``Forecaster.update``.
+
+    Raises:
+        DataError: the first bad value.
+    """
+    rows = frame.with_columns(
+        pl.lit(0, dtype=pl.Int64).alias(_FILE), pl.int_range(pl.len()).alias(_ROW)
+    )
+    names = {c: c for c in ("ts", "symbol", *VALUE_COLUMNS)}
+    _Validator(_Rows(rows, (Path(where),), (names,))).check()  # type: ignore[arg-type]
 
 
 def validate_bars(

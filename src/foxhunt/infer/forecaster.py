@@ -46,6 +46,7 @@ from foxhunt.data.features import compute_features
 from foxhunt.data.pipeline import future_rows
 from foxhunt.data.scaling import unscale_targets
 from foxhunt.data.static import symbol_root
+from foxhunt.data.validate import check_values
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError
 from foxhunt.infer.bartail import VALUE_COLUMNS, BarTail, smoother_memory
@@ -321,23 +322,5 @@ def _normalise(bars: pl.DataFrame) -> pl.DataFrame:
         )
     except pl.exceptions.PolarsError as e:
         raise DataError(f"{WHERE}: cannot read the bars ({str(e).splitlines()[0]})") from e
-    checks = [
-        (pl.col("ts").is_null(), "ts", "missing timestamp"),
-        (pl.col("symbol").is_null() | (pl.col("symbol") == ""), "symbol", "missing symbol"),
-        *[
-            (~pl.col(c).is_finite().fill_null(False), c, "missing or non-finite value")
-            for c in VALUE_COLUMNS
-        ],
-        *[(pl.col(c) <= 0, c, "non-positive price") for c in ("open", "high", "low", "close")],
-        (pl.col("volume") < 0, "volume", "negative volume"),
-        (pl.col("high") < pl.max_horizontal("open", "close"), "high", "high < max(open, close)"),
-        (pl.col("low") > pl.min_horizontal("open", "close"), "low", "low > min(open, close)"),
-    ]
-    flags = df.select([m.any().alias(str(i)) for i, (m, _, _) in enumerate(checks)]).row(0)
-    for (mask, col, what), bad in zip(checks, flags, strict=True):
-        if bad:
-            r = df.with_row_index("__row").filter(mask).row(0, named=True)
-            raise DataError(
-                f"{WHERE}: row {r['__row']}, symbol {r['symbol']!r}, ts {r['ts']}, column {col!r}: {what} ({r[col]})"
-            )
+    check_values(df, WHERE)  # the one bar validator, as for files
     return df.with_columns(trading_date(pl.col("ts")).cast(pl.Int32).alias("__session"))

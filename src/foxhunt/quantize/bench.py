@@ -29,7 +29,7 @@ from typing import Any
 import torch
 
 from foxhunt.config import RunConfig
-from foxhunt.memory.probes import peak_rss_bytes, reset_peak_rss
+from foxhunt.memory.counters import peak_rss_bytes, reset_peak_rss
 
 
 def measure_here(
@@ -52,7 +52,7 @@ def measure_here(
     import foxhunt.data.features  # noqa: F401 - read_features imports it (polars, TA-Lib)
     import foxhunt.data.scaling  # noqa: F401
     from foxhunt.artifacts.rundir import RunDir, read_config
-    from foxhunt.memory.probes import rss_bytes
+    from foxhunt.memory.counters import rss_bytes
     from foxhunt.model.batch import random_batch
     from foxhunt.quantize.model import held_bytes, load_inference_model
 

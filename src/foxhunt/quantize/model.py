@@ -44,7 +44,8 @@ from foxhunt.quantize.tensors import quantize_int8
 
 log = logging.getLogger(__name__)
 
-Precision = Literal["int8", "bf16"]
+WeightFormat = Literal["int8", "bf16"]
+"""Stored weight format of a quantised directory (not the training ``config.Precision``)."""
 Mode = Literal["dynamic", "static"]
 Kind = Literal["linear", "lstm", "per_variable"]
 
@@ -96,7 +97,7 @@ def quantizable_tensors(model: nn.Module) -> dict[str, Kind]:
 
 def quantize_tensors(
     model: nn.Module,
-    precision: Precision,
+    precision: WeightFormat,
     mode: Mode = "dynamic",
     act_scales: Mapping[str, float] | None = None,
 ) -> tuple[dict[str, Tensor], dict[str, Any]]:

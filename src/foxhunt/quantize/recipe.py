@@ -39,7 +39,7 @@ from foxhunt.model.quantile import pinball_per_quantile_horizon
 from foxhunt.quantize.model import (
     MARKER,
     Mode,
-    Precision,
+    WeightFormat,
     held_bytes,
     is_quantized_dir,
     load_inference_model,
@@ -180,7 +180,7 @@ def quantize_run(
     out: Path,
     *,
     mode: Mode = "dynamic",
-    precision: Precision = "int8",
+    precision: WeightFormat = "int8",
     calibration_bars: Path | None = None,
     bars: Path | None = None,
     measure: bool = True,

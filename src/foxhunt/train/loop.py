@@ -34,7 +34,7 @@ from torch import nn
 from foxhunt.artifacts.resume import restore, save_epoch, save_final
 from foxhunt.artifacts.rundir import RunDir
 from foxhunt.config import RunConfig, TrainConfig
-from foxhunt.memory.probes import MemoryLog
+from foxhunt.memory.log import MemoryLog
 from foxhunt.model.recompute import set_checkpointing
 from foxhunt.train.distributed import ShardedWindows, World
 from foxhunt.train.observer import LoopObserver, Progress
@@ -143,25 +143,8 @@ def fit(
     tc = cfg.train
     world = world or World()
     device = torch.device(tc.device)
-    model.to(device)
-    if tc.checkpointing:
-        set_checkpointing(model, True)  # recompute block activations in backward
-    optimizer = build_optimizer(model, lr=tc.lr, weight_decay=tc.weight_decay)
-    grad_scaler = torch.amp.GradScaler(device.type, enabled=tc.precision == "fp16")
-    steps_per_epoch = world.steps_per_epoch(len(train), tc.batch_size)
-    total_steps = int(min(tc.epochs * steps_per_epoch, tc.max_steps or math.inf))
-    state = LoopState(micro_batch=tc.micro_batch)
-    if resume is not None:
-        state = LoopState(**restore(resume, optimizer, grad_scaler, device))
-    local_batch = world.per_rank_batch(tc.batch_size)
-    kit = _StepKit(
-        net=world.wrap(model, device),  # DDP: `net` trains; `model` is validated and saved
-        optimizer=optimizer,
-        grad_scaler=grad_scaler,
-        micro=MicroBatching(local_batch, min(state.micro_batch, local_batch)),
-        quantiles=torch.tensor(cfg.model.quantiles, dtype=torch.float32, device=device),
-        total_steps=total_steps,
-    )
+    kit, state = _setup(model, len(train), cfg, world, device, resume)
+    optimizer, grad_scaler, total_steps = kit.optimizer, kit.grad_scaler, kit.total_steps
     obs = LoopObserver(
         run.metrics if world.is_main else None,  # DDP: one metrics.jsonl, written by rank 0
         memory,
@@ -176,7 +159,7 @@ def fit(
     for epoch in range(state.epoch + 1, tc.epochs + 1):
         if stop_reason != "epochs":
             break
-        n_steps = min(steps_per_epoch, total_steps - state.step)
+        n_steps = min(kit.steps_per_epoch, total_steps - state.step)
         train_loss = _train_epoch(kit, train, tc, world, state, epoch, n_steps, stop, obs, backoffs)
         if train_loss is None:
             stop_reason = "interrupted"
@@ -226,6 +209,40 @@ class _StepKit:
     micro: MicroBatching
     quantiles: torch.Tensor
     total_steps: int
+    steps_per_epoch: int
+
+
+def _setup(
+    model: nn.Module,
+    n_train: int,
+    cfg: RunConfig,
+    world: World,
+    device: torch.device,
+    resume: Mapping[str, Any] | None,
+) -> tuple[_StepKit, LoopState]:
+    """Model on the device (recomputation on if asked), optimizer, scaler, micro-batching and
+    the loop counters: fresh, or restored from ``resume``."""
+    tc = cfg.train
+    model.to(device)
+    if tc.checkpointing:
+        set_checkpointing(model, True)  # recompute block activations in backward
+    optimizer = build_optimizer(model, lr=tc.lr, weight_decay=tc.weight_decay)
+    grad_scaler = torch.amp.GradScaler(device.type, enabled=tc.precision == "fp16")
+    steps_per_epoch = world.steps_per_epoch(n_train, tc.batch_size)
+    state = LoopState(micro_batch=tc.micro_batch)
+    if resume is not None:
+        state = LoopState(**restore(resume, optimizer, grad_scaler, device))
+    local_batch = world.per_rank_batch(tc.batch_size)
+    kit = _StepKit(
+        net=world.wrap(model, device),  # DDP: `net` trains; `model` is validated and saved
+        optimizer=optimizer,
+        grad_scaler=grad_scaler,
+        micro=MicroBatching(local_batch, min(state.micro_batch, local_batch)),
+        quantiles=torch.tensor(cfg.model.quantiles, dtype=torch.float32, device=device),
+        total_steps=int(min(tc.epochs * steps_per_epoch, tc.max_steps or math.inf)),
+        steps_per_epoch=steps_per_epoch,
+    )
+    return kit, state
 
 
 def _train_epoch(

@@ -22,13 +22,9 @@ from typing import Any, Literal
 import torch
 
 from foxhunt.config import RunConfig
-from foxhunt.memory.probes import (
-    peak_rss_bytes,
-    reset_peak_rss,
-    rss_bytes,
-    saved_activations_by_block,
-    state_bytes,
-)
+from foxhunt.memory.counters import peak_rss_bytes, reset_peak_rss, rss_bytes
+from foxhunt.memory.saved_tensors import saved_activations_by_block
+from foxhunt.memory.state import state_bytes
 from foxhunt.model import TFT, quantile_loss, set_checkpointing
 from foxhunt.model.batch import random_batch
 from foxhunt.runtime import autocast

@@ -34,7 +34,7 @@ from foxhunt.config import RunConfig
 from foxhunt.data.pipeline import PreparedData, prepare_training_data
 from foxhunt.errors import DataError, InputError, ModelDirError
 from foxhunt.memory.allocator import tune_cpu_allocator
-from foxhunt.memory.probes import MemoryLog
+from foxhunt.memory.log import MemoryLog
 from foxhunt.model.tft import TFT
 from foxhunt.runtime import truncate_jsonl
 from foxhunt.train.distributed import World, process_group, rank_device

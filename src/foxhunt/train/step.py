@@ -19,7 +19,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from foxhunt.config import Precision
-from foxhunt.memory.probes import MemoryLog
+from foxhunt.memory.log import MemoryLog
 from foxhunt.model.batch import TFTBatch
 from foxhunt.model.quantile import quantile_loss
 from foxhunt.runtime import autocast

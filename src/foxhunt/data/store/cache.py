@@ -1,6 +1,6 @@
 """Training from a feature store: window arrays built once, memory-mapped by every rank.
 
-``foxhunt train --bars DIR`` with ``DIR/manifest.json`` (see :mod:`foxhunt.data.store.format`) gives
+``foxhunt train --bars DIR`` with ``DIR/manifest.json`` (see :mod:`foxhunt.data.store.manifest`) gives
 the same splits, scaler and windows as training from the bars, without computing features:
 
 1. every rank checks the manifest and the shards' footers, and derives the splits from the
@@ -44,7 +44,7 @@ from foxhunt.data.features import FeatureSpec
 from foxhunt.data.prepared import PreparedData
 from foxhunt.data.scaling import ScalerParams, fit_scaler
 from foxhunt.data.splits import split_bounds
-from foxhunt.data.store.format import (
+from foxhunt.data.store.manifest import (
     CACHE_DIR,
     MANIFEST,
     SHARD_ROW_GROUP,
@@ -136,7 +136,7 @@ def prepare_store_data(
         :func:`foxhunt.data.pipeline.prepare_training_data` on the bars the store was made from.
 
     Raises:
-        DataError: A bad manifest or shard (see :func:`foxhunt.data.store.format.check_store`), too
+        DataError: A bad manifest or shard (see :func:`foxhunt.data.store.manifest.check_store`), too
             few bars or rows for the config, or a cache the main process did not leave.
     """
     root = Path(root)
