@@ -3,19 +3,20 @@
 A bars path may be a file, a directory (every table file in it) or a glob. Table files are
 parquet (``.parquet``/``.pq``), CSV (``.csv``, gzipped ``.csv.gz``) and Databento DBN
 (``.dbn``, zstd-compressed ``.dbn.zst``). Tables are
-written to ``<name>.tmp`` first and renamed, so a failed write never leaves a half-written file.
+written atomically (:func:`foxhunt.runtime.atomic_path`), so a failed write never leaves a
+half-written file.
 """
 
 from __future__ import annotations
 
 import glob
-import os
 from pathlib import Path
 from typing import Literal
 
 import polars as pl
 
 from foxhunt.errors import DataError, InputError
+from foxhunt.runtime import atomic_path
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv")
 """File name endings that are written as tables (``.csv`` as CSV, the others as parquet)."""
@@ -93,13 +94,8 @@ def write_table(df: pl.DataFrame, path: Path) -> None:
         raise InputError(f"{path}: output must end in .parquet or .csv, not {suffix or '(none)'!r}")
     if not path.parent.exists():
         raise InputError(f"{path}: folder {path.parent} does not exist")
-    tmp = path.with_name(path.name + ".tmp")
-    try:
+    with atomic_path(path) as tmp:
         if suffix == ".csv":
             df.write_csv(tmp)
         else:
             df.write_parquet(tmp, compression="zstd", statistics=True)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
