@@ -122,6 +122,9 @@ class DataConfig:
     """Distance in bars between consecutive training window origins."""
     tz: str = "UTC"
     """Zone of naive timestamps in the bars (``--tz``); evaluate and predict reuse it."""
+    instruments: str | None = None
+    """The user's instrument table (``--instruments FILE``, TOML or CSV); the table resolved
+    for the run's symbols is stored in the run (``instruments.json``) for inference."""
 
     def __post_init__(self) -> None:
         _require(0.0 <= self.val_fraction < 1.0, f"val_fraction out of range: {self.val_fraction}")

@@ -168,7 +168,7 @@ def test_bad_input_is_refused_and_leaves_the_state_unchanged(demo_run: DemoRun) 
             "row 1, symbol 'ES'.*out of time order within the update",
         ),
         (pl.concat([bars.slice(250, 1), bars.slice(250, 1)]), "duplicate bar within the update"),
-        (bars.slice(250, 1).with_columns(symbol=pl.lit("ZZZ")), "unknown futures root"),
+        (bars.slice(250, 1).with_columns(symbol=pl.lit("ZZZ")), "not one this forecaster serves"),
         (bars.slice(250, 1).with_columns(symbol=pl.lit("CL")), "not one this forecaster serves"),
         (
             bars.slice(250, 1).with_columns(high=pl.col("low") * 0.5),

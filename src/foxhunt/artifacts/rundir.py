@@ -30,10 +30,11 @@ import torch
 from foxhunt import __version__, runtime
 from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.config import ConfigError, RunConfig
-from foxhunt.errors import ModelDirError
+from foxhunt.errors import DataError, ModelDirError
 
 if TYPE_CHECKING:
     from foxhunt.data.features import FeatureSpec
+    from foxhunt.data.instrument import Instrument
     from foxhunt.data.scaling import ScalerParams
     from foxhunt.model.tft import TFT
 
@@ -66,6 +67,11 @@ class RunDir:
     def baselines(self) -> Path:
         """``baselines.json``."""
         return self.root / "baselines.json"
+
+    @property
+    def instruments(self) -> Path:
+        """``instruments.json``: each trained symbol's resolved instrument (and calendar)."""
+        return self.root / "instruments.json"
 
     @property
     def checkpoints(self) -> Path:
@@ -132,6 +138,9 @@ class LoadedModel:
         model: The TFT in eval mode, on the requested device.
         weights: The weights file that was loaded.
         sidecar: That file's sidecar.
+        instruments: Each trained symbol's instrument (``instruments.json``); None for a run
+            without one (trained before calendars, or from a feature store): every symbol
+            then follows the ``globex`` calendar, as it did in training.
     """
 
     run: RunDir
@@ -142,6 +151,7 @@ class LoadedModel:
     model: TFT
     weights: Path
     sidecar: dict[str, Any]
+    instruments: dict[str, Instrument] | None = None
 
 
 def read_config(run: RunDir) -> RunConfig:
@@ -248,4 +258,33 @@ def load_model_dir(path: Path, device: torch.device | str = "cpu") -> LoadedMode
         first = str(e).splitlines()[0] if str(e) else "shape or name mismatch"
         raise ModelDirError(f"{weights}: weights do not fit config.json ({first})") from e
     model.to(device).eval()
-    return LoadedModel(run, cfg, spec, scaler, fingerprint, model, weights, sidecar)
+    instruments = read_instruments(run)
+    return LoadedModel(run, cfg, spec, scaler, fingerprint, model, weights, sidecar, instruments)
+
+
+def read_instruments(run: RunDir) -> dict[str, Instrument] | None:
+    """The run's ``instruments.json``, or None when it has none."""
+    from foxhunt.data.instruments import instruments_from_dict
+
+    if not run.instruments.is_file():
+        return None
+    try:
+        return instruments_from_dict(runtime.read_json(run.instruments, "instruments.json"))
+    except DataError as e:
+        raise ModelDirError(f"{run.instruments}: {e}") from e
+
+
+def with_user_instruments(loaded: LoadedModel, table: Path | None) -> LoadedModel:
+    """``loaded`` with the user's instrument table (``--instruments FILE``) added for symbols
+    the run did not store; the stored ones win (they are what the model was trained with).
+
+    A run without ``instruments.json`` (trained before calendars, or from a feature store)
+    keeps none: its symbols follow ``globex``, as in training.
+    """
+    if table is None or loaded.instruments is None:
+        return loaded
+    from dataclasses import replace
+
+    from foxhunt.data.instrument_table import load_instruments
+
+    return replace(loaded, instruments={**load_instruments(table), **loaded.instruments})

@@ -20,6 +20,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--bars", type=Path, required=True, help="bars file, directory or glob")
     e.add_argument("--batch-size", type=int, default=256, help="windows per forward pass")
     e.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N")
+    e.add_argument(
+        "--instruments",
+        type=Path,
+        help="instrument table (TOML or CSV) for symbols the run did not store; the run's own "
+        "instruments.json always wins",
+    )
     e.add_argument("--json", action="store_true", help="machine-readable output")
     e.set_defaults(func=run)
 
@@ -29,7 +35,12 @@ def run(a: argparse.Namespace) -> None:
 
     with Progress(console=Console(stderr=True), transient=True, disable=a.json) as progress:
         result = evaluate_model(
-            a.model, a.bars, batch_size=a.batch_size, device=a.device, progress=progress
+            a.model,
+            a.bars,
+            batch_size=a.batch_size,
+            device=a.device,
+            progress=progress,
+            instruments=a.instruments,
         )
     if a.json:
         sys.stdout.write(json.dumps(result, indent=2) + "\n")

@@ -23,6 +23,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "`foxhunt train --bars FOLDER` trains from it",
     )
     f.add_argument("--tz", default="UTC", help="zone of naive timestamps (default UTC)")
+    f.add_argument(
+        "--instruments",
+        type=Path,
+        help="instrument table, TOML or CSV (docs/data.md): static features and calendar per "
+        "symbol; unknown symbols are inferred with one warning",
+    )
     f.set_defaults(func=run)
 
 
@@ -46,7 +52,9 @@ def run(a: argparse.Namespace) -> None:
     from foxhunt.data.features import write_features
 
     with console.status(f"computing features of {a.bars}"):
-        rows, spec = write_features(a.bars, a.out, horizon=a.horizon, tz=a.tz)
+        rows, spec = write_features(
+            a.bars, a.out, horizon=a.horizon, tz=a.tz, instruments=a.instruments
+        )
     Console().print(
         f"wrote {rows:,} rows x ({len(spec.historical)} observed + {len(spec.known)} "
         f"known + {len(spec.static)} static features, {len(spec.targets)} targets) to {a.out} "

@@ -29,6 +29,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     pr.add_argument("--batch-size", type=int, default=256, help="windows per forward pass")
     pr.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N")
     pr.add_argument(
+        "--instruments",
+        type=Path,
+        help="instrument table (TOML or CSV) for symbols the run did not store; the run's own "
+        "instruments.json always wins",
+    )
+    pr.add_argument(
         "--poll-seconds", type=float, default=5.0, help="with --follow: wait between polls"
     )
     pr.add_argument("--max-polls", type=int, help="with --follow: stop after this many polls")
@@ -53,7 +59,13 @@ def run(a: argparse.Namespace) -> None:
     console = Console(stderr=True)
     with Progress(console=console, transient=True) as progress:
         rows, origins, horizons = predict_to_file(
-            a.model, a.bars, a.out, batch_size=a.batch_size, device=a.device, progress=progress
+            a.model,
+            a.bars,
+            a.out,
+            batch_size=a.batch_size,
+            device=a.device,
+            progress=progress,
+            instruments=a.instruments,
         )
     console.print(
         f"wrote {rows:,} rows ({origins:,} origins x {horizons} horizons, one column per "

@@ -44,6 +44,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="zone of naive timestamps in the bars, e.g. America/Chicago (default UTC; stored "
         "in the run, so evaluate and predict read the same way)",
     )
+    t.add_argument(
+        "--instruments",
+        type=Path,
+        help="instrument table, TOML or CSV (root, tick_size, point_value, currency, "
+        "asset_class, calendar; docs/data.md); the table resolved for the run's symbols is "
+        "stored in the run (instruments.json) and used by evaluate and predict",
+    )
     t.add_argument("--out", type=Path, help="run directory (default runs/<preset>)")
     t.add_argument("--resume", type=Path, help="continue the run in this directory")
     t.set_defaults(func=run)
@@ -56,6 +63,8 @@ def run(a: argparse.Namespace) -> None:
     cfg = run_config(a)
     if a.tz:
         cfg = cfg.replace(data={"tz": a.tz})
+    if a.instruments:
+        cfg = cfg.replace(data={"instruments": str(a.instruments.resolve())})
     done = run_training(
         cfg,
         bars=a.bars,

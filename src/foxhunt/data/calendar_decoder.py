@@ -17,6 +17,9 @@ import torch
 
 from foxhunt.data.calendar import infer_interval, known_features, project_bar_times
 
+GLOBEX = "globex"
+"""The calendar of a symbol nobody named one for (and of runs from before calendars)."""
+
 
 def calendar_decoder_known(
     ts: np.ndarray,
@@ -27,6 +30,8 @@ def calendar_decoder_known(
     horizon: int,
     known_names: Sequence[str],
     scaling: tuple[list[float], list[float]] | None,
+    *,
+    calendars: Sequence[str] | None = None,
 ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
     """Decoder known inputs for windows whose next H rows are not the scheduled bar times.
 
@@ -39,6 +44,7 @@ def calendar_decoder_known(
         horizon: H.
         known_names: the known features, in model order.
         scaling: ``(mean, std)`` per known feature to scale the computed rows with, or None.
+        calendars: the calendar of each symbol block (None: ``globex`` for all).
 
     Returns:
         ``(slot, known)``: per window the row of ``known`` holding its decoder inputs, or
@@ -47,9 +53,10 @@ def calendar_decoder_known(
     """
     H = horizon
     wanted: list[np.ndarray] = []  # window indices, per symbol
-    times: list[np.ndarray] = []  # their scheduled decoder times (µs), (M_s, H)
+    rows: list[np.ndarray] = []  # their decoder known inputs, (M_s * H, V_k)
     first = 0
-    for start, n, count in zip(starts, lengths, counts, strict=True):
+    cals = list(calendars) if calendars is not None else [GLOBEX] * len(starts)
+    for start, n, count, cal in zip(starts, lengths, counts, cals, strict=True):
         if count == 0:
             continue
         block = _utc(ts[start : start + n])
@@ -57,30 +64,31 @@ def calendar_decoder_known(
         # One scheduled step per row: row r is followed as scheduled when row r+1 is at
         # next_bar_time(row r); a window is then off-schedule only if one of rows t..t+H-1
         # is not, and only those windows need the full H-step projection.
-        nxt = project_bar_times(block, 1, interval)["step1"].dt.epoch("us").to_numpy()
+        nxt = project_bar_times(block, 1, interval, calendar=cal)["step1"]
+        nxt = nxt.dt.epoch("us").to_numpy()
         off_step = np.concatenate([[0], np.cumsum(ts[start + 1 : start + n] != nxt[:-1])])
         local = origin[first : first + count] - start  # (count,)
         off = np.flatnonzero(off_step[local + H] - off_step[local] > 0)
         if off.size:
-            scheduled = project_bar_times(_utc(ts[start + local[off]]), H, interval)
+            scheduled = project_bar_times(_utc(ts[start + local[off]]), H, interval, calendar=cal)
             sched = np.stack(
                 [scheduled[c].dt.epoch("us").to_numpy() for c in scheduled.columns], axis=1
             )
+            flat = _utc(sched.reshape(-1))  # (M_s * H,) window by window
+            known = pl.DataFrame({"ts": flat}).select(known_features(pl.col("ts"), cal))
             wanted.append(first + off)
-            times.append(sched)
+            rows.append(known.select(list(known_names)).to_numpy().astype(np.float64))
         first += count
     if not wanted:
         return None, None
     index = np.concatenate(wanted)
-    flat = _utc(np.concatenate(times).reshape(-1))
-    cal = pl.DataFrame({"ts": flat}).select(known_features(pl.col("ts")))
-    values = cal.select(list(known_names)).to_numpy().astype(np.float64)  # (M*H, V_k)
+    values = np.concatenate(rows)  # (M*H, V_k)
     if scaling is not None:
         values = (values - np.asarray(scaling[0])) / np.asarray(scaling[1])
     slot = np.full(origin.size, -1, dtype=np.int32)
     slot[index] = np.arange(index.size, dtype=np.int32)
-    rows = values.astype(np.float32).reshape(index.size, H, len(known_names))
-    return torch.from_numpy(slot), torch.from_numpy(rows)
+    out = values.astype(np.float32).reshape(index.size, H, len(known_names))
+    return torch.from_numpy(slot), torch.from_numpy(out)
 
 
 def _utc(us: np.ndarray) -> pl.Series:

@@ -286,7 +286,12 @@ def compute_features(
 
 
 def write_features(
-    bars: Path, out: Path, horizon: int = 10, *, tz: str = "UTC"
+    bars: Path,
+    out: Path,
+    horizon: int = 10,
+    *,
+    tz: str = "UTC",
+    instruments: Path | None = None,
 ) -> tuple[int, FeatureSpec]:
     """Read bars, compute features and targets, write a parquet (or CSV) file atomically
     (``foxhunt features``).
@@ -296,6 +301,8 @@ def write_features(
         out: destination ``.parquet`` (or ``.csv``), written atomically.
         horizon: H, number of target horizons.
         tz: zone of naive timestamps in ``bars``.
+        instruments: the user's instrument table file; each symbol's calendar drives its
+            known-future features (as in training).
 
     Returns:
         ``(rows written, feature spec)``.
@@ -304,10 +311,12 @@ def write_features(
         InputError/DataError: bad bars, horizon or output path.
     """
     from foxhunt.data.files import write_table
+    from foxhunt.data.instrument_table import load_instruments
 
     frame, spec = read_bars_for_features(Path(bars), horizon, tz=tz)
+    table = load_instruments(Path(instruments)) if instruments else {}
     log.info("computing %d features for %s bars", len(spec.inputs), f"{frame.height:,}")
-    feats = compute_features(frame, horizon)
+    feats = compute_features(frame, horizon, instruments=table)
     write_table(feats, Path(out))
     return feats.height, spec
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,8 +22,12 @@ import polars as pl
 from foxhunt.config import RunConfig
 from foxhunt.data.bars import read_bars
 from foxhunt.data.calendar import infer_interval, known_features, project_bar_times
+from foxhunt.data.calendar_decoder import GLOBEX
 from foxhunt.data.features import FeatureSpec, compute_features, feature_spec
 from foxhunt.data.fingerprint import bars_fingerprint
+from foxhunt.data.instrument import Instrument
+from foxhunt.data.instrument_table import load_instruments
+from foxhunt.data.instruments import resolve_bars
 from foxhunt.data.prepared import PreparedData
 from foxhunt.data.scaling import ScalerParams, fit_scaler
 from foxhunt.data.splits import Splits, split_by_time
@@ -70,8 +75,10 @@ def prepare_training_data(
     )
     fingerprint = bars_fingerprint(bars)
     closes = bars.select("symbol", "ts", "close")
-    splits = _feature_splits(bars, cfg)
+    instruments = run_instruments(bars, cfg)
+    splits = _feature_splits(bars, cfg, instruments)
     del bars
+    calendars = calendars_of(instruments)
     scaler = fit_scaler(splits.train, spec)
 
     # Scaled while the arrays are filled; each split's table is dropped once it is windowed.
@@ -81,31 +88,55 @@ def prepare_training_data(
     datasets = []
     for _ in range(3):
         frame = tables.pop(0)
-        datasets.append(WindowDataset(frame, spec, L, H, stride=strides.pop(0), scaler=scaler))
+        datasets.append(
+            WindowDataset(
+                frame, spec, L, H, stride=strides.pop(0), scaler=scaler, calendars=calendars
+            )
+        )
         del frame
     train, val, test = datasets
-    return PreparedData(spec, scaler, train, val, test, fingerprint, closes)
+    return PreparedData(spec, scaler, train, val, test, fingerprint, closes, instruments)
 
 
-def test_split_windows(bars: pl.DataFrame, cfg: RunConfig) -> tuple[WindowDataset, ScalerParams]:
+def run_instruments(bars: pl.DataFrame, cfg: RunConfig) -> dict[str, Instrument]:
+    """Each symbol's instrument: the user's table (``cfg.data.instruments``) first, then the
+    built-in one, then inference from the symbol and its prices (one warning each)."""
+    table = load_instruments(Path(cfg.data.instruments)) if cfg.data.instruments else None
+    return resolve_bars(bars, table)
+
+
+def calendars_of(instruments: Mapping[str, Instrument] | None) -> dict[str, str]:
+    """symbol -> calendar name (empty for a run from before calendars: ``globex`` for all)."""
+    return {sym: inst.calendar for sym, inst in (instruments or {}).items()}
+
+
+def test_split_windows(
+    bars: pl.DataFrame, cfg: RunConfig, instruments: Mapping[str, Instrument] | None
+) -> tuple[WindowDataset, ScalerParams]:
     """The test split of bars a model was trained on, and the scaler refitted on their train
     split (the caller checks it equals the model's). Only the test windows are built.
 
     Args:
         bars: the validated training bars, already read.
         cfg: the model's run config (the same splits as training).
+        instruments: the run's stored instruments (None: a run from before calendars).
     """
     L, H = cfg.model.encoder_length, cfg.model.horizon
     spec = feature_spec(H)
-    splits = _feature_splits(bars, cfg)
+    splits = _feature_splits(bars, cfg, instruments)
     scaler = fit_scaler(splits.train, spec)
-    return WindowDataset(splits.test, spec, L, H, stride=1, scaler=scaler), scaler
+    test = WindowDataset(
+        splits.test, spec, L, H, stride=1, scaler=scaler, calendars=calendars_of(instruments)
+    )
+    return test, scaler
 
 
-def _feature_splits(bars: pl.DataFrame, cfg: RunConfig) -> Splits:
+def _feature_splits(
+    bars: pl.DataFrame, cfg: RunConfig, instruments: Mapping[str, Instrument] | None
+) -> Splits:
     """Features and targets of ``bars``, split by time with the run's fractions and embargo."""
     L, H = cfg.model.encoder_length, cfg.model.horizon
-    feats = compute_features(bars, H)
+    feats = compute_features(bars, H, instruments=instruments)
     embargo = cfg.data.embargo if cfg.data.embargo is not None else L + H
     return split_by_time(
         feats,
@@ -117,7 +148,11 @@ def _feature_splits(bars: pl.DataFrame, cfg: RunConfig) -> Splits:
 
 
 def future_rows(
-    bars: pl.DataFrame, spec: FeatureSpec, horizon: int, columns: list[str]
+    bars: pl.DataFrame,
+    spec: FeatureSpec,
+    horizon: int,
+    columns: list[str],
+    calendars: Mapping[str, str] | None = None,
 ) -> pl.DataFrame:
     """H rows per symbol after its last bar, at the scheduled bar times, unscaled.
 
@@ -133,21 +168,22 @@ def future_rows(
         spec: The model's feature names.
         horizon: H, rows appended per symbol.
         columns: Output column order.
+        calendars: symbol -> calendar of its schedule (missing: ``globex``).
 
     Returns:
         ``H * n_symbols`` rows with ``columns``.
     """
-    syms: list[str] = []
-    times: list[pl.Series] = []
+    calendars = calendars or {}
+    parts = []
     for (sym,), group in bars.group_by("symbol", maintain_order=True):
         ts = group["ts"]
-        scheduled = project_bar_times(ts.tail(1), horizon, infer_interval(ts)).row(0)
-        syms += [str(sym)] * horizon
-        times.append(pl.Series(scheduled))
-    fut = pl.DataFrame(
-        {"symbol": pl.Series(syms, dtype=pl.String), "ts": pl.concat(times)}
-    ).with_columns(pl.col("ts").dt.convert_time_zone("UTC").dt.cast_time_unit("us"))
-    fut = fut.with_columns(known_features(pl.col("ts")))
+        cal = calendars.get(str(sym), GLOBEX)
+        scheduled = project_bar_times(ts.tail(1), horizon, infer_interval(ts), calendar=cal)
+        times = pl.Series("ts", scheduled.row(0)).dt.convert_time_zone("UTC")
+        part = pl.DataFrame({"symbol": pl.Series([str(sym)] * horizon, dtype=pl.String)})
+        part = part.with_columns(times.dt.cast_time_unit("us").alias("ts"))
+        parts.append(part.with_columns(known_features(pl.col("ts"), cal)))
+    fut = pl.concat(parts, how="vertical")
     zeros = [pl.lit(0.0).alias(c) for c in (*spec.historical, *spec.static)]
     return fut.with_columns(zeros).select(columns)
 
@@ -172,6 +208,7 @@ def prepare_inference_data(
     *,
     with_target: bool,
     tz: str = "UTC",
+    instruments: Mapping[str, Instrument] | None = None,
 ) -> WindowDataset:
     """Windows for evaluation (``with_target=True``) or forecasting (``with_target=False``).
 
@@ -183,6 +220,8 @@ def prepare_inference_data(
         encoder_length: L.
         horizon: H.
         tz: zone of naive timestamps when reading ``bars_path``.
+        instruments: the model's stored instruments (None: a run from before calendars,
+            every symbol on ``globex``); a symbol not in them is resolved as in training.
         with_target: True: every origin with realised targets. False: every origin up to and
             including each symbol's last bar, decoded into H future bar times.
 
@@ -206,7 +245,10 @@ def prepare_inference_data(
         bars, bars_path = bars_path, Path("bars")
     else:
         bars = read_bars(bars_path, min_bars=need, min_bars_reason=why, tz=tz)
-    feats = compute_features(bars, horizon, with_targets=with_target)
+    if instruments is not None:
+        instruments = {**resolve_bars(bars, instruments), **instruments}
+    feats = compute_features(bars, horizon, with_targets=with_target, instruments=instruments)
+    calendars = calendars_of(instruments)
     ours = feature_spec(horizon)
     for group, theirs, mine in (
         ("observed", spec.historical, ours.historical),
@@ -227,17 +269,28 @@ def prepare_inference_data(
     columns = ["ts", "symbol", *spec.inputs, *(spec.targets if with_target else ())]
     frame = feats.select(columns)
     if not with_target:
-        future = future_rows(bars, spec, horizon, columns)
+        future = future_rows(bars, spec, horizon, columns, calendars)
         frame = pl.concat([frame, future.cast(frame.schema)], how="vertical").sort(  # type: ignore[arg-type]
             ["symbol", "ts"], maintain_order=True
         )
     return WindowDataset(
-        frame, spec, encoder_length, horizon, with_target=with_target, scaler=scaler
+        frame,
+        spec,
+        encoder_length,
+        horizon,
+        with_target=with_target,
+        scaler=scaler,
+        calendars=calendars,
     )
 
 
 def evaluation_windows(
-    bars: Path, cfg: RunConfig, spec: FeatureSpec, scaler: ScalerParams, fingerprint: str
+    bars: Path,
+    cfg: RunConfig,
+    spec: FeatureSpec,
+    scaler: ScalerParams,
+    fingerprint: str,
+    instruments: Mapping[str, Instrument] | None = None,
 ) -> tuple[WindowDataset, str]:
     """The windows a model is scored on: the test split if ``bars`` are the bars it was trained
     on (same ``fingerprint``), else every window.
@@ -251,7 +304,7 @@ def evaluation_windows(
     need, why = inference_bars_needed(spec, m.encoder_length, m.horizon, with_target=True)
     frame = read_bars(bars, min_bars=need, min_bars_reason=why, tz=cfg.data.tz)
     if bars_fingerprint(frame) == fingerprint:
-        test, refit = test_split_windows(frame, cfg)
+        test, refit = test_split_windows(frame, cfg, instruments)
         if not _same_scaler(refit, scaler):
             raise ModelDirError(
                 f"the scaler refitted on {bars} differs from the model's "
@@ -259,7 +312,7 @@ def evaluation_windows(
             )
         return test, "test split of the training bars"
     windows = prepare_inference_data(
-        frame, spec, scaler, m.encoder_length, m.horizon, with_target=True
+        frame, spec, scaler, m.encoder_length, m.horizon, with_target=True, instruments=instruments
     )
     return windows, "all windows"
 

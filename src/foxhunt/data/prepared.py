@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from foxhunt.data.features import FeatureSpec
+from foxhunt.data.instrument import Instrument
 from foxhunt.data.scaling import ScalerParams
 from foxhunt.data.windows import WindowDataset
 
@@ -24,6 +25,8 @@ class PreparedData:
         fingerprint: sha256 of the bars' content (symbols, times, OHLCV).
         closes: ``symbol``, ``ts``, ``close`` of the bars (the report's fan chart), so
             nothing reads the bars again after training.
+        instruments: each symbol's resolved instrument (stored in the run for inference);
+            None from a feature store (its features follow the ``globex`` calendar).
     """
 
     spec: FeatureSpec
@@ -33,3 +36,4 @@ class PreparedData:
     test: WindowDataset
     fingerprint: str
     closes: pl.DataFrame
+    instruments: dict[str, Instrument] | None = None

@@ -25,14 +25,14 @@ Host memory is O(rows x features), not O(windows x window length x features).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import polars as pl
 import torch
 from torch.utils.data import Dataset
 
-from foxhunt.data.calendar_decoder import calendar_decoder_known
+from foxhunt.data.calendar_decoder import GLOBEX, calendar_decoder_known
 from foxhunt.data.features import FeatureSpec
 from foxhunt.data.row_arrays import row_arrays
 from foxhunt.data.scaling import ScalerParams
@@ -59,6 +59,9 @@ class WindowDataset(Dataset):
             (same result as ``apply_scaler`` first, without a scaled copy of the table).
             Without it the frame holds the model's inputs as they are, and the decoder rows
             computed from the calendar are left unscaled too.
+        calendars: symbol -> calendar name (:data:`foxhunt.data.calendars.CALENDARS`) that
+            schedules each symbol's decoder bar times; a symbol not in it (or None) follows
+            ``globex``. Must be the calendars its known features were computed with.
 
     Raises:
         DataError: a column is missing or ``horizon`` does not match ``spec.targets``.
@@ -74,6 +77,7 @@ class WindowDataset(Dataset):
         stride: int = 1,
         with_target: bool = True,
         scaler: ScalerParams | None = None,
+        calendars: Mapping[str, str] | None = None,
     ) -> None:
         _check_sizes(spec, encoder_length, horizon, stride, with_target)
         needed = [*spec.inputs, *(spec.targets if with_target else ())]
@@ -100,6 +104,7 @@ class WindowDataset(Dataset):
             frame, spec, horizon, scaler, with_target=with_target
         )
         self._ts = frame.get_column("ts").dt.epoch("us").to_numpy()  # (N,) int64 µs
+        self.calendars = dict(calendars or {})
         self._index(lengths, scaler)
 
     @classmethod
@@ -118,6 +123,7 @@ class WindowDataset(Dataset):
         lengths: Sequence[int] | np.ndarray,
         stride: int = 1,
         scaler: ScalerParams | None = None,
+        calendars: Mapping[str, str] | None = None,
     ) -> WindowDataset:
         """Windows over row arrays that are already filled (e.g. memory-mapped); nothing is copied.
 
@@ -138,6 +144,7 @@ class WindowDataset(Dataset):
             stride: as for the constructor.
             scaler: the params the arrays were scaled with, so the decoder rows computed from
                 the calendar are scaled alike; None when the arrays are unscaled.
+            calendars: symbol -> calendar of its decoder schedule (as for the constructor).
 
         Raises:
             DataError: an array's shape does not match ``spec``, ``lengths`` or ``horizon``.
@@ -161,6 +168,7 @@ class WindowDataset(Dataset):
         self.symbols = tuple(symbols)
         self.historical, self.known, self.static, self.target = historical, known, static, target
         self._ts = ts
+        self.calendars = dict(calendars or {})
         self._index(np.asarray(lengths, dtype=np.int64), scaler)
         return self
 
@@ -185,8 +193,17 @@ class WindowDataset(Dataset):
             pos = [scaler.columns.index(c) for c in spec.known]
             known_scaling = ([scaler.mean[i] for i in pos], [scaler.std[i] for i in pos])
         counts = [o.size for o in origins]
+        block_calendars = [self.calendars.get(sym, GLOBEX) for sym in self.symbols]
         self._decoder_slot, self._decoder_known = calendar_decoder_known(
-            self._ts, self._origin.numpy(), starts, lengths, counts, H, spec.known, known_scaling
+            self._ts,
+            self._origin.numpy(),
+            starts,
+            lengths,
+            counts,
+            H,
+            spec.known,
+            known_scaling,
+            calendars=block_calendars,
         )
 
     @property

@@ -27,7 +27,7 @@ import torch
 from rich.progress import Progress
 from torch import Tensor
 
-from foxhunt.artifacts.rundir import LoadedModel, RunDir
+from foxhunt.artifacts.rundir import LoadedModel, RunDir, with_user_instruments
 from foxhunt.data.pipeline import evaluation_windows
 from foxhunt.data.scaling import unscale_targets
 from foxhunt.data.windows import WindowDataset
@@ -176,6 +176,7 @@ def evaluate_model(
     batch_size: int,
     device: str,
     progress: Progress | None = None,
+    instruments: Path | None = None,
 ) -> dict[str, Any]:
     """Score a run directory's model on bars, against the baselines.
 
@@ -188,6 +189,7 @@ def evaluate_model(
         batch_size: Windows per forward pass.
         device: Torch device string.
         progress: A rich progress display to advance, or None.
+        instruments: the user's instrument table, for symbols the run did not store.
 
     Returns:
         The evaluation (JSON-able): model, bars, split, window count, scores per model, and
@@ -201,11 +203,11 @@ def evaluate_model(
     if batch_size < 1:
         raise InputError(f"--batch-size must be >= 1, got {batch_size}")
     dev = parse_device(device)
-    loaded = load_inference_model(model_dir, dev)
+    loaded = with_user_instruments(load_inference_model(model_dir, dev), instruments)
     m = loaded.config.model
     baseline = load_empirical(loaded.run.baselines, m.quantiles, m.horizon)
     windows, split = evaluation_windows(
-        bars, loaded.config, loaded.spec, loaded.scaler, loaded.fingerprint
+        bars, loaded.config, loaded.spec, loaded.scaler, loaded.fingerprint, loaded.instruments
     )
     if len(windows) == 0:
         raise DataError(

@@ -42,10 +42,11 @@ import torch
 from foxhunt import runtime
 from foxhunt.artifacts.rundir import LoadedModel
 from foxhunt.data.calendar import trading_date
+from foxhunt.data.calendar_decoder import GLOBEX
 from foxhunt.data.features import compute_features
-from foxhunt.data.pipeline import future_rows
+from foxhunt.data.instruments import resolve_bars
+from foxhunt.data.pipeline import calendars_of, future_rows
 from foxhunt.data.scaling import unscale_targets
-from foxhunt.data.static import symbol_root
 from foxhunt.data.validate import check_values
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError
@@ -92,6 +93,9 @@ class Forecaster:
         if self.history < minimum:
             raise ValueError(f"history must be >= warm-up + encoder = {minimum}, got {history}")
         self.allowed = None if symbols is None else frozenset(symbols)
+        # Each symbol's instrument, as trained (None: a run from before calendars, all globex);
+        # a symbol the run never saw is resolved once, at first sight, and kept.
+        self._instruments = None if loaded.instruments is None else dict(loaded.instruments)
         self.device = torch.device(device)
         self._tails: dict[str, BarTail] = {}
         self._ret_cols, self._price_cols = quantile_columns(m.quantiles)
@@ -172,6 +176,9 @@ class Forecaster:
         """
         chunk = _normalise(bars)
         groups = self._check(chunk)
+        self._resolve(chunk)
+        session = _session(calendars_of(self._instruments)).cast(pl.Int32).alias("__session")
+        groups = {sym: part.with_columns(session) for sym, part in groups.items()}
         candidates = {
             sym: self._tails.get(sym, BarTail()).extended(
                 part["ts"].dt.epoch("us").to_numpy(),
@@ -208,10 +215,6 @@ class Forecaster:
         """Validate a normalised chunk against itself and the held tails; group by symbol."""
         chunk = chunk.with_row_index("__row")
         for sym in chunk["symbol"].unique(maintain_order=True).to_list():
-            try:
-                symbol_root(sym)  # the static features need a known futures root
-            except DataError as e:
-                raise DataError(f"{WHERE}: {e}") from e
             if self.allowed is not None and sym not in self.allowed:
                 raise DataError(
                     f"{WHERE}: symbol {sym!r} is not one this forecaster serves "
@@ -251,6 +254,14 @@ class Forecaster:
             groups[str(sym)] = part
         return groups
 
+    def _resolve(self, chunk: pl.DataFrame) -> None:
+        """Resolve (once) the instrument of each symbol of ``chunk`` the run did not store."""
+        if self._instruments is None:
+            return
+        new = chunk.filter(~pl.col("symbol").is_in(list(self._instruments)))
+        if new.height:
+            self._instruments |= resolve_bars(new, self._instruments)
+
     @torch.inference_mode()
     def _forecast(self, symbols: list[str], tails: Mapping[str, BarTail]) -> pl.DataFrame:
         """Forecast from the latest bar of each of ``symbols`` (all ready) in ``tails``."""
@@ -258,15 +269,18 @@ class Forecaster:
         spec, scaler = loaded.spec, loaded.scaler
         L, H = self.encoder_length, self.horizon
         bars = pl.concat([tails[s].frame(s) for s in symbols], how="vertical")
-        feats = compute_features(bars, H, with_targets=False)
+        feats = compute_features(bars, H, with_targets=False, instruments=self._instruments)
         columns = ["ts", "symbol", *spec.inputs]
         recent = feats.group_by("symbol", maintain_order=True).tail(L).select(columns)
-        future = future_rows(bars, spec, H, columns)
+        calendars = calendars_of(self._instruments)
+        future = future_rows(bars, spec, H, columns, calendars)
         frame = pl.concat([recent, future.cast(recent.schema)], how="vertical").sort(  # type: ignore[arg-type]
             ["symbol", "ts"], maintain_order=True
         )
         # One window per symbol.
-        windows = WindowDataset(frame, spec, L, H, with_target=False, scaler=scaler)
+        windows = WindowDataset(
+            frame, spec, L, H, with_target=False, scaler=scaler, calendars=calendars
+        )
         batch = windows.batch(list(range(len(windows)))).to(self.device)
         quantiles = loaded.model(batch).quantiles  # (B, H, Q)
         q = unscale_targets(quantiles.double().cpu(), scaler, horizon_axis=1)
@@ -301,8 +315,21 @@ def _trained_symbols(loaded: LoadedModel) -> list[str] | None:
     return [str(s) for s in symbols] if isinstance(symbols, list) and symbols else None
 
 
+def _session(calendars: Mapping[str, str]) -> pl.Expr:
+    """Each bar's trading date on its symbol's calendar (``globex`` when none is named)."""
+    expr = trading_date(pl.col("ts"), GLOBEX)
+    for cal in sorted(set(calendars.values()) - {GLOBEX}):
+        syms = [s for s, c in calendars.items() if c == cal]
+        expr = (
+            pl.when(pl.col("symbol").is_in(syms))
+            .then(trading_date(pl.col("ts"), cal))
+            .otherwise(expr)
+        )
+    return expr
+
+
 def _normalise(bars: pl.DataFrame) -> pl.DataFrame:
-    """Check columns and values; return ``ts`` (UTC µs), ``symbol``, float64 values, session."""
+    """Check columns and values; return ``ts`` (UTC µs), ``symbol`` and float64 values."""
     if not isinstance(bars, pl.DataFrame):
         raise DataError(f"{WHERE}: bars must be a polars DataFrame, got {type(bars).__name__}")
     missing = [c for c in ("ts", "symbol", *VALUE_COLUMNS) if c not in bars.columns]
@@ -323,4 +350,4 @@ def _normalise(bars: pl.DataFrame) -> pl.DataFrame:
     except pl.exceptions.PolarsError as e:
         raise DataError(f"{WHERE}: cannot read the bars ({str(e).splitlines()[0]})") from e
     check_values(df, WHERE)  # the one bar validator, as for files
-    return df.with_columns(trading_date(pl.col("ts")).cast(pl.Int32).alias("__session"))
+    return df

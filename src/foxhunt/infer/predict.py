@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import torch
 from rich.progress import Progress
 
-from foxhunt.artifacts.rundir import LoadedModel
+from foxhunt.artifacts.rundir import LoadedModel, with_user_instruments
 from foxhunt.data.bars import read_bars
 from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data
 from foxhunt.data.scaling import unscale_targets
@@ -139,6 +139,7 @@ def predict_to_file(
     batch_size: int,
     device: str,
     progress: Progress | None = None,
+    instruments: Path | None = None,
 ) -> tuple[int, int, int]:
     """Write quantile forecasts for every origin in ``bars`` to ``out`` (``foxhunt predict``).
 
@@ -150,6 +151,7 @@ def predict_to_file(
         batch_size: Windows per forward pass.
         device: Torch device string.
         progress: A rich progress display to advance, or None.
+        instruments: the user's instrument table, for symbols the run did not store.
 
     Returns:
         ``(rows written, origins, horizons)``: one row per origin and horizon.
@@ -167,12 +169,18 @@ def predict_to_file(
     if not out.parent.exists():
         raise InputError(f"--out {out}: directory {out.parent} does not exist")
     dev = parse_device(device)
-    loaded = load_inference_model(model_dir, dev)
+    loaded = with_user_instruments(load_inference_model(model_dir, dev), instruments)
     m = loaded.config.model
     need, why = inference_bars_needed(loaded.spec, m.encoder_length, m.horizon, with_target=False)
     frame = read_bars(bars, min_bars=need, min_bars_reason=why, tz=loaded.config.data.tz)
     windows = prepare_inference_data(
-        frame, loaded.spec, loaded.scaler, m.encoder_length, m.horizon, with_target=False
+        frame,
+        loaded.spec,
+        loaded.scaler,
+        m.encoder_length,
+        m.horizon,
+        with_target=False,
+        instruments=loaded.instruments,
     )
     if len(windows) == 0:
         raise DataError(

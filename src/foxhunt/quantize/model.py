@@ -34,6 +34,7 @@ from foxhunt.artifacts.rundir import (
     model_weights,
     read_config,
     read_features,
+    read_instruments,
 )
 from foxhunt.config import TFTConfig
 from foxhunt.errors import InputError, ModelDirError
@@ -67,7 +68,14 @@ FLOAT_ACTIVATION_LAYERS: tuple[str, ...] = ("output",)
 """Linear layers whose inputs stay float (weight-only INT8): the quantile head, whose outputs
 are the forecast itself."""
 
-COPIED_FILES = ("config.json", "features.json", "baselines.json", "run.json", "metrics.jsonl")
+COPIED_FILES = (
+    "config.json",
+    "features.json",
+    "baselines.json",
+    "instruments.json",
+    "run.json",
+    "metrics.jsonl",
+)
 """Files copied from the source run directory (the ones a model directory is loaded and
 evaluated with, plus the training log for the report)."""
 
@@ -368,4 +376,5 @@ def load_inference_model(path: Path, device: torch.device | str = "cpu") -> Load
         )
     model = build_quantized_model(cfg.model, tensors, recipe, weights)
     model.to(device).eval()
-    return LoadedModel(run, cfg, spec, scaler, fingerprint, model, weights, sidecar)  # type: ignore[arg-type]
+    instruments = read_instruments(run)
+    return LoadedModel(run, cfg, spec, scaler, fingerprint, model, weights, sidecar, instruments)  # type: ignore[arg-type]

@@ -145,7 +145,7 @@ def _test_windows(loaded: LoadedModel, bars: Path | None) -> tuple[WindowDataset
             return None, "no bars (pass --bars)"
         bars = Path(recorded)
     windows, split = evaluation_windows(
-        bars, loaded.config, loaded.spec, loaded.scaler, loaded.fingerprint
+        bars, loaded.config, loaded.spec, loaded.scaler, loaded.fingerprint, loaded.instruments
     )
     return windows, f"{split} of {bars}"
 
@@ -162,6 +162,7 @@ def _calibration_windows(loaded: LoadedModel, calibration_bars: Path | None) -> 
             m.encoder_length,
             m.horizon,
             with_target=False,
+            instruments=loaded.instruments,
         )
     info = (
         runtime.read_json(loaded.run.run_info, "run.json") if loaded.run.run_info.is_file() else {}

@@ -14,7 +14,11 @@ import polars as pl
 import torch
 from torch import nn
 
+from foxhunt import runtime
+from foxhunt.artifacts.rundir import RunDir
+from foxhunt.config import RunConfig
 from foxhunt.data.features import FeatureSpec
+from foxhunt.data.prepared import PreparedData
 from foxhunt.data.scaling import ScalerParams, unscale_targets
 from foxhunt.data.windows import WindowDataset
 
@@ -107,3 +111,19 @@ def last_window_forecast(
         "close": [float(c) for c in around["close"].to_list()],
         "price_quantiles": [[p if math.isfinite(p) else None for p in row] for row in prices],
     }
+
+
+def write_interpretation(
+    run: RunDir, model: nn.Module, data: PreparedData, cfg: RunConfig, device: torch.device
+) -> None:
+    """``interpretation.json``: variable importance on the validation windows and the fan
+    chart of the last one (the report plots both)."""
+    importance = variable_importance(
+        model, data.val, data.spec, batch_size=cfg.train.validation_batch_size, device=device
+    )
+    fan = last_window_forecast(
+        model, data.val, data.closes, data.scaler, cfg.model.quantiles, device=device
+    )
+    runtime.atomic_write_json(
+        run.interpretation, {"fan_chart": fan, "variable_importance": importance}
+    )

@@ -31,6 +31,7 @@ from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.baselines import recent_return_quantiles
 from foxhunt.artifacts.rundir import RunDir, features_record, read_config
 from foxhunt.config import RunConfig
+from foxhunt.data.instruments import instruments_to_dict
 from foxhunt.data.pipeline import PreparedData, prepare_training_data
 from foxhunt.errors import DataError, InputError, ModelDirError
 from foxhunt.memory.allocator import tune_cpu_allocator
@@ -38,7 +39,7 @@ from foxhunt.memory.log import MemoryLog
 from foxhunt.model.tft import TFT
 from foxhunt.runtime import truncate_jsonl
 from foxhunt.train.distributed import World, process_group, rank_device
-from foxhunt.train.interpret import last_window_forecast, variable_importance
+from foxhunt.train.interpret import write_interpretation
 from foxhunt.train.loop import fit
 from foxhunt.train.observer import Progress
 from foxhunt.train.report import write_report
@@ -222,7 +223,7 @@ def _train(
             f"training interrupted; resume with: foxhunt train --resume {run.root}"
         )
 
-    _write_interpretation(run, model, data, bars, cfg, device)
+    write_interpretation(run, model, data, cfg, device)
     write_report(run)
     return TrainedRun(
         run.root, result.final_weights, result.state.best_epoch, result.state.best_val_loss
@@ -327,6 +328,9 @@ def _start_fresh(
     runtime.atomic_write_json(
         run.baselines, recent_return_quantiles(data.train, data.scaler, cfg.model.quantiles)
     )
+    run.instruments.unlink(missing_ok=True)
+    if data.instruments is not None:  # from a feature store: none (globex, as its features)
+        runtime.atomic_write_json(run.instruments, instruments_to_dict(data.instruments))
     runtime.atomic_write_json(
         run.run_info,
         {
@@ -376,20 +380,6 @@ def _load_last_epoch(
     truncate_jsonl(memory_path, lambda r: r.get("epoch") is None or r["epoch"] <= epoch)
     log.info("resuming %s after epoch %d (step %d)", run.root, epoch, state["loop"]["step"])
     return state
-
-
-def _write_interpretation(
-    run: RunDir, model: TFT, data: PreparedData, bars: Path, cfg: RunConfig, device: torch.device
-) -> None:
-    importance = variable_importance(
-        model, data.val, data.spec, batch_size=cfg.train.validation_batch_size, device=device
-    )
-    fan = last_window_forecast(
-        model, data.val, data.closes, data.scaler, cfg.model.quantiles, device=device
-    )
-    runtime.atomic_write_json(
-        run.interpretation, {"fan_chart": fan, "variable_importance": importance}
-    )
 
 
 def _update_run_info(run: RunDir, **fields: Any) -> None:
