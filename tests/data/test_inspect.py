@@ -78,4 +78,7 @@ def test_closed_hours_names_the_zone_that_fits(
     assert "pass --tz America/Chicago" in s["closed_hours_warning"]
     assert "taken as UTC" in caplog.text
     (s,) = summarize(load_bars(tmp_path / "ES.csv", tz="America/Chicago"))
-    assert s["closed_time_bars"] == 0 and s["closed_hours_warning"] is None
+    # ES follows the CME equity calendar: the demo generator's bars in the MLK Day 2024 early
+    # close (48 five-minute bars) are closed time; no warning at 1.6 %.
+    assert s["calendar"] == "cme_equity"
+    assert s["closed_time_bars"] == 48 and s["closed_hours_warning"] is None

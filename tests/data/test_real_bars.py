@@ -38,7 +38,7 @@ def test_btc_perp_fractional_volume(caplog: pytest.LogCaptureFixture) -> None:
         df = read_bars(REAL / BTC)
     assert df.height == 6000
     assert str(df["ts"][0]) == "2021-12-31 23:01:00+00:00"
-    assert df["symbol"].unique().to_list() == ["BTC"]
+    assert df["symbol"].unique().to_list() == ["BTC-PERP"]  # a perpetual, not the CME future BTC
     assert df["volume"][0] == pytest.approx(2300413.7295)
     assert (df["volume"] % 1 != 0).any()
     assert "naive timestamps" in caplog.text and "taken as UTC" in caplog.text
@@ -54,8 +54,23 @@ def test_real_fixtures_report_no_extra_columns() -> None:
 
 
 def test_inspect_names_no_zone_for_a_24_7_market() -> None:
+    from foxhunt.data.calendar import closed_time
     from foxhunt.data.inspect import summarize
 
-    (s,) = summarize(load_bars(REAL / BTC))
-    assert s["closed_time_bars"] > 1000  # judged by the Globex clock (per-market calendars: later)
+    # Judged by the Globex clock, a 24/7 market is closed-heavy in every zone: no zone named.
+    (s,) = summarize(load_bars(REAL / BTC), closed=closed_time)
+    assert s["closed_time_bars"] > 1000
     assert "no other zone fits better" in s["closed_hours_warning"]
+
+
+def test_inspect_judges_each_market_by_its_own_calendar() -> None:
+    from foxhunt.data.inspect import summarize
+
+    btc, gbp, jpy = (summarize(load_bars(REAL / f))[0] for f in (BTC, *FX))
+    assert (btc["calendar"], btc["closed_time_bars"], btc["closed_hours_warning"]) == (
+        "24x7",
+        0,
+        None,
+    )
+    for fx in (gbp, jpy):
+        assert fx["calendar"] == "fx_24x5" and fx["closed_hours_warning"] is None

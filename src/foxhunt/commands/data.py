@@ -32,6 +32,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     i.add_argument("path", type=Path, help="bars file, directory or glob")
     i.add_argument("--json", action="store_true", help="machine-readable output")
     i.add_argument("--tz", default="UTC", help="zone of naive timestamps (default UTC)")
+    i.add_argument(
+        "--instruments", type=Path, help="instrument table, TOML or CSV (calendars per symbol)"
+    )
     i.set_defaults(func=inspect)
 
 
@@ -69,7 +72,7 @@ def inspect(a: argparse.Namespace) -> int:
     from foxhunt.errors import DataError
 
     try:
-        report = inspect_report(a.path, tz=a.tz)
+        report = inspect_report(a.path, tz=a.tz, instruments=a.instruments)
     except DataError as e:
         if not a.json:
             raise
@@ -102,6 +105,7 @@ def _print_report(report: dict[str, Any]) -> None:
             ("interval", s["interval"] or "-"),
             ("sessions", f"{s['sessions']:,} ({s['session_breaks']:,} breaks: halts, weekends)"),
             ("gaps in sessions", gaps),
+            ("calendar", s.get("calendar", "-")),
             ("bars in closed hours", f"{s['closed_time_bars']:,}"),
         ]
         for k, v in rows:

@@ -93,11 +93,18 @@ class LoadedBars:
 
 
 def symbol_from_filename(path: Path) -> str:
-    """The symbol of a file without a symbol column: the stem's leading alphanumeric run, upper."""
+    """The symbol of a file without a symbol column: the stem's leading alphanumeric run, upper;
+    a perpetual swap keeps its marker (``btc-perp-2022.csv`` -> ``BTC-PERP``, not the CME
+    bitcoin future ``BTC``)."""
     m = _LEADING.match(path.stem)
     if not m:
         raise DataError(f"{path}: no symbol column and no symbol in the file name")
-    return m.group(0).upper()
+    symbol = m.group(0).upper()
+    perp = _PERP_SUFFIX.match(path.stem, m.end())
+    return f"{symbol}-{perp.group(1).upper()}" if perp else symbol
+
+
+_PERP_SUFFIX = re.compile(r"[-_.](perp|swap)(?![a-z])", re.IGNORECASE)
 
 
 def _value_expr(path: Path, col: str, dtype: pl.DataType, decimal_comma: bool) -> pl.Expr:

@@ -12,8 +12,9 @@ named, with the option that applies it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,9 @@ import polars as pl
 
 from foxhunt.data.bars import LoadedBars, load_bars, validate_bars
 from foxhunt.data.calendar import closed_time, infer_interval, trading_date
+from foxhunt.data.instrument import Instrument
+from foxhunt.data.instrument_table import load_instruments
+from foxhunt.data.instruments import calendar_of
 from foxhunt.data.observed import WARMUP
 from foxhunt.data.timestamps import local_to_utc
 from foxhunt.data.validate import FILE_COLUMN
@@ -94,17 +98,24 @@ def closed_hours_warning(
     return text + f"; the timestamps fit {zone} ({n:,} closed): pass --tz {zone}"
 
 
-def summarize(loaded: LoadedBars, closed: ClosedFn = closed_time) -> list[dict[str, Any]]:
+def summarize(
+    loaded: LoadedBars,
+    closed: ClosedFn | None = None,
+    instruments: Mapping[str, Instrument] | None = None,
+) -> list[dict[str, Any]]:
     """One dict per symbol describing its bars (rows with a null timestamp are ignored).
 
     Args:
         loaded: bars from :func:`foxhunt.data.bars.load_bars`.
-        closed: the calendar's closed-hours test (Globex by default; swappable per market).
+        closed: a closed-hours test for every symbol; None: each symbol's own calendar (its
+            instrument's: the user's table, the built-in one, or inferred from the symbol).
+        instruments: the user's instrument table, looked up first.
 
     Returns:
         Dicts with keys symbol, bars, first, last, interval, sessions, session_breaks,
         intra_session_gaps, largest_gap, missing_bars, closed_time_bars, closed_hours_warning
-        (None, or a line naming the zone that would fit when the timestamps were naive).
+        (None, or a line naming the zone that would fit when the timestamps were naive),
+        calendar.
     """
     naive_files = [i for i, n in enumerate(loaded.naive) if n]
     naive_symbols = set(
@@ -115,10 +126,12 @@ def summarize(loaded: LoadedBars, closed: ClosedFn = closed_time) -> list[dict[s
         .drop_nulls()
         .unique(maintain_order=True)
         .sort(["symbol", "ts"])
-        .with_columns(trading_date(pl.col("ts")).alias("session"))
     )
     out = []
     for (sym,), g in df.group_by("symbol", maintain_order=True):
+        cal = calendar_of(str(sym), instruments)
+        sym_closed = closed or partial(closed_time, calendar=cal)
+        g = g.with_columns(trading_date(pl.col("ts"), cal).alias("session"))
         ts = g["ts"]
         interval = infer_interval(ts) if g.height > 1 else None
         gaps = g.select(
@@ -135,7 +148,7 @@ def summarize(loaded: LoadedBars, closed: ClosedFn = closed_time) -> list[dict[s
             step = interval // timedelta(microseconds=1)
             per_gap = within["gap"].dt.total_microseconds() // step - 1
             missing = int(per_gap.sum())
-        n_closed = g.select(closed(pl.col("ts")).sum()).item()
+        n_closed = g.select(sym_closed(pl.col("ts")).sum()).item()
         largest = within["gap"].max() if within.height else None
         summary: dict[str, Any] = {
             "symbol": sym,
@@ -149,8 +162,11 @@ def summarize(loaded: LoadedBars, closed: ClosedFn = closed_time) -> list[dict[s
             "largest_gap": _fmt_td(largest) if largest is not None else None,
             "missing_bars": missing,
             "closed_time_bars": int(n_closed),
+            "calendar": cal,
         }
-        warning = closed_hours_warning(summary, sym in naive_symbols, loaded.tz, closed, g["ts"])
+        warning = closed_hours_warning(
+            summary, sym in naive_symbols, loaded.tz, sym_closed, g["ts"]
+        )
         if warning:
             log.warning("%s: %s", sym, warning)
         summary["closed_hours_warning"] = warning
@@ -158,13 +174,14 @@ def summarize(loaded: LoadedBars, closed: ClosedFn = closed_time) -> list[dict[s
     return out
 
 
-def inspect_report(path: Path, tz: str = "UTC") -> dict[str, Any]:
+def inspect_report(path: Path, tz: str = "UTC", instruments: Path | None = None) -> dict[str, Any]:
     """Summary of a bars file/directory/glob and its validation verdict (``foxhunt data
     inspect``).
 
     Args:
         path: bars file, directory or glob.
         tz: zone of naive timestamps (see :func:`foxhunt.data.bars.load_bars`).
+        instruments: the user's instrument table file (calendars per symbol).
 
     Returns:
         ``path``, ``files``, ``valid``, ``error`` (the validation message or None),
@@ -174,7 +191,8 @@ def inspect_report(path: Path, tz: str = "UTC") -> dict[str, Any]:
         DataError: the bars cannot be read at all (missing file or column, empty file).
     """
     loaded = load_bars(path, tz=tz)
-    symbols = summarize(loaded)
+    table = load_instruments(Path(instruments)) if instruments else None
+    symbols = summarize(loaded, instruments=table)
     try:
         validate_bars(loaded)
         error = None
