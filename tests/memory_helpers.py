@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
+from torch import nn
 
 from foxhunt.config import TFTConfig
 from foxhunt.memory.saved_tensors import saved_activations_by_block
@@ -53,3 +54,18 @@ def measured_saved(
         config, batch_size, checkpointing=checkpointing, precision=precision
     )
     return saved_activations_by_block(model, fn, exclude=batch)
+
+
+F32 = 4
+
+
+class TwoLayer(nn.Module):
+    """a: Linear(4, 8), then tanh outside any block, b: Linear(8, 1), loss outside."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(4, 8)
+        self.b = nn.Linear(8, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(torch.tanh(self.a(x))).pow(2).mean()

@@ -7,20 +7,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 from foxhunt.memory.saved_tensors import OTHER, saved_activation_bytes, saved_activations_by_block
-
-F32 = 4
-
-
-class TwoLayer(nn.Module):
-    """a: Linear(4, 8), then tanh outside any block, b: Linear(8, 1), loss outside."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.a = nn.Linear(4, 8)
-        self.b = nn.Linear(8, 1)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.b(torch.tanh(self.a(x))).pow(2).mean()
+from memory_helpers import F32, TwoLayer
 
 
 def test_saved_activation_bytes_counts_each_storage_once() -> None:

@@ -3,23 +3,9 @@
 from __future__ import annotations
 
 import torch
-from torch import nn
 
 from foxhunt.memory.state import live_tensor_stats, state_bytes
-
-F32 = 4
-
-
-class TwoLayer(nn.Module):
-    """a: Linear(4, 8), then tanh outside any block, b: Linear(8, 1), loss outside."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.a = nn.Linear(4, 8)
-        self.b = nn.Linear(8, 1)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.b(torch.tanh(self.a(x))).pow(2).mean()
+from memory_helpers import F32, TwoLayer
 
 
 def test_state_bytes_adamw() -> None:
