@@ -196,7 +196,10 @@ def test_evaluate_on_training_bars_scores_the_test_split(
 
 
 def test_resume_after_a_crash_matches_the_uninterrupted_run(
-    trained: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    trained: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     import foxhunt.train.loop as loop
 
@@ -231,6 +234,14 @@ def test_resume_after_a_crash_matches_the_uninterrupted_run(
         and ckpt.final_weights(run / "checkpoints") is None
     )
 
+    # Resuming on other bars is refused before anything in the run changes.
+    other = tmp_path / "other.parquet"
+    assert main(["data", "demo", "--bars", "1200", "--seed", "4", "--out", str(other)]) == 0
+    metrics_before = (run / "metrics.jsonl").read_text()
+    assert main(["train", "--resume", str(run), "--bars", str(other)]) == 2
+    assert "differ from the ones the run was trained on" in capsys.readouterr().err
+    assert (run / "metrics.jsonl").read_text() == metrics_before
+
     assert main(["train", "--resume", str(run)]) == 0
     a, b = _final(trained["run"]), _final(run)
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
@@ -238,7 +249,9 @@ def test_resume_after_a_crash_matches_the_uninterrupted_run(
     assert steps == sorted(steps)  # the discarded epoch's lines were dropped
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+@pytest.mark.parametrize(
+    "sig", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM], ids=["kill-9", "ctrl-c", "sigterm"]
+)
 def test_signal_mid_epoch_then_resume(
     trained: dict[str, Path], tmp_path: Path, sig: signal.Signals
 ) -> None:
@@ -270,7 +283,7 @@ def test_signal_mid_epoch_then_resume(
     finally:
         proc.kill()
         proc.wait()
-    if sig == signal.SIGINT:  # a clean stop: exit 130, the epoch in progress discarded
+    if sig in (signal.SIGINT, signal.SIGTERM):  # a clean stop: exit 130, epoch discarded
         assert proc.returncode == 130, err
         assert "discarded" in err and "--resume" in err
     else:

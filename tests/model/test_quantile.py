@@ -48,3 +48,17 @@ def test_the_q_quantile_minimises_the_loss() -> None:
 def test_shape_mismatch_raises() -> None:
     with pytest.raises(ValueError, match="expected pred"):
         quantile_loss(torch.zeros(2, 3, 4), torch.zeros(2, 3), torch.zeros(3))
+
+
+def test_each_level_prices_its_own_column() -> None:
+    """Asymmetric levels, one prediction per column, computed by hand: a loss that paired a
+    level with another column (e.g. the level vector reversed) gets other numbers."""
+    q = torch.tensor([0.1, 0.3, 0.8])
+    pred = torch.tensor([[[-1.0, 0.5, 2.0]]])  # (B=1, H=1, Q=3)
+    y = torch.tensor([[1.0]])
+    # y > pred: q * (y - pred); y < pred: (1 - q) * (pred - y)
+    by_hand = torch.tensor([[0.1 * 2.0, 0.3 * 0.5, 0.2 * 1.0]])
+    torch.testing.assert_close(pinball_per_quantile_horizon(pred, y, q), by_hand)
+    assert quantile_loss(pred, y, q).item() == pytest.approx(by_hand.mean().item())
+    reversed_levels = pinball_per_quantile_horizon(pred, y, q.flip(0))
+    assert not torch.allclose(reversed_levels, by_hand)

@@ -227,6 +227,29 @@ def test_injected_oom_backs_off_without_skipping_samples(tmp_path) -> None:
     assert len(oom_lines) == 2 and oom_lines[1]["step"] == 1
 
 
+def test_resume_keeps_the_oom_reduced_micro_batch(tmp_path) -> None:
+    """docs/training.md: the micro-batch an OOM back-off settled on is kept across --resume
+    (the device did not grow meanwhile)."""
+    from foxhunt.artifacts.rundir import RunDir
+
+    cfg = tiny_config(epochs=2, batch_size=16).replace(model={"dropout": 0.0})
+    val = FakeWindows(24, cfg.model, 2)
+    run = RunDir(tmp_path / "oom")
+    run.create()
+    torch.manual_seed(0)
+    oomy = Recorder(TFT(cfg.model), oom_above=8, oom_on_call=5)  # 16 -> 8 -> 4 in epoch 1
+    _fit(run, cfg, FakeWindows(40, cfg.model, 1), val, model=oomy, resume=None)
+    state = ckpt.load_resume_state(ckpt.optimizer_path(run.checkpoints, 1))
+    assert state["loop"]["micro_batch"] == 4
+
+    resumed = Recorder(TFT(cfg.model))  # no OOM any more: it must not start again from 16
+    weights, _ = ckpt.load_weights(ckpt.epoch_weights_path(run.checkpoints, 1))
+    resumed.load_state_dict(weights)  # saved from the Recorder: keys start with inner.
+    _, res = _fit(run, cfg, FakeWindows(40, cfg.model, 1), val, model=resumed, resume=state)
+    sizes = {c["size"] for c in resumed.calls if c["training"]}
+    assert sizes == {4} and res.state.micro_batch == 4
+
+
 def test_early_stopping_restores_best_weights(run_dir) -> None:
     class Drifting(FakeWindows):
         """Validation targets move away every pass, so the loss never improves after epoch 1."""
