@@ -86,3 +86,22 @@ def test_intervals_only_for_levels_the_model_has() -> None:
     s.update(torch.tensor([[[-1.0, 0.0, 1.0]]]), torch.tensor([[2.0]]))
     r = s.result()
     assert r["coverage"] == {"10-90": 0.0} and set(r["q_risk"]) == {"P50", "P90"}
+
+
+def test_verdict_follows_the_scores(demo_run, capsys: pytest.CaptureFixture[str]) -> None:
+    """ "TFT beats X" exactly when its mean pinball is lower, in the JSON and in the sentence."""
+    from rich.console import Console
+
+    from foxhunt.commands.evaluate import print_tables
+    from foxhunt.infer.evaluate import evaluate_model
+
+    result = evaluate_model(demo_run.run, demo_run.bars, batch_size=256, device="cpu")
+    s = result["scores"]
+    expected = {k: s["tft"]["mean_pinball"] < s[k]["mean_pinball"] for k in ("empirical", "zero")}
+    assert result["tft_beats"] == expected
+    assert expected["zero"]  # a trained model beats zero-return persistence on these bars
+    print_tables(result, Console(width=200))
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    names = {"empirical": "empirical quantiles", "zero": "zero return"}
+    for key, beats in expected.items():
+        assert (names[key] in line) == beats, line

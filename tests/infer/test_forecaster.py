@@ -289,3 +289,12 @@ def test_cli_predict_follow(demo_run: DemoRun, tmp_path: Path) -> None:
         )
     assert e.value.code == 2
     assert main([*args[:-1], str(tmp_path / "fc.json"), "--max-polls", "1"]) == 2
+
+
+def test_held_history_is_the_documented_tail(demo_run: DemoRun) -> None:
+    """docs/inference.md: warm-up + encoder + the full smoother memory (1,198 bars: the
+    slowest EMA's weight below 1e-13); a shorter tail changes features by more than rounding."""
+    fc = Forecaster.load(demo_run.run)
+    spec_warmup, encoder = fc.warmup, fc.encoder_length
+    assert smoother_memory() == 1198
+    assert fc.history == spec_warmup + encoder + smoother_memory()

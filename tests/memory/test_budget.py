@@ -59,12 +59,19 @@ def test_walk_order_and_accumulation(fraction: float) -> None:
 
 
 def test_checkpointing_is_chosen_when_it_lowers_the_peak() -> None:
-    # Without the LSTM's own recompute a full-batch checkpointed step is much smaller.
-    plain, ckpt = training_peak(CFG, 64, False, "fp32"), training_peak(CFG, 64, True, "fp32")
-    if ckpt >= plain:
-        pytest.skip("checkpointing does not lower this model's estimated peak")
-    plan = plan_budget(CFG, ckpt, allow_precision_change=False)
-    assert (plan.micro_batch, plan.checkpointing) == (64, True)
+    """The planner tries checkpointing before a smaller micro-batch. A short encoder with a wide
+    hidden state is where recomputation lowers the estimated peak (for the presets the VSN's
+    own chunked recompute dominates, so it never does: see docs/memory.md); device "cuda" only
+    drops the CPU process overhead from the sums, no GPU is used."""
+    cfg = RunConfig(
+        model=dataclasses.replace(TINY, encoder_length=6, hidden=64, n_historical=4),
+        train=TrainConfig(batch_size=64, validation_batch_size=64, device="cuda"),
+    )
+    plain, ckpt = training_peak(cfg, 64, False, "fp32"), training_peak(cfg, 64, True, "fp32")
+    assert ckpt < 0.9 * plain
+    plan = plan_budget(cfg, ckpt, allow_precision_change=False)
+    assert (plan.micro_batch, plan.accumulation, plan.checkpointing) == (64, 1, True)
+    assert plan.apply(cfg).train.checkpointing
 
 
 def test_refuses_with_a_clear_message() -> None:

@@ -180,3 +180,15 @@ def test_cuda_max_memory_allocated_tft225_batch32() -> None:  # pragma: no cover
     measured = torch.cuda.max_memory_allocated(dev) - base
     est = estimate_memory(cfg, 32, device="cuda")
     assert abs(est.training_peak_bytes - est.batch_bytes - measured) <= 0.15 * measured
+
+
+@pytest.mark.parametrize("preset", ["demo", "tft-225"])
+def test_inference_peak_holds_the_forward_activations(preset: str) -> None:
+    """A no-grad forward still holds the static/historical/known embeddings it is combining,
+    (B, T, d) fp32 each at the least: the inference peak is above weights + batch by that."""
+    from foxhunt.config import preset as named
+
+    cfg = named(preset).model
+    est = estimate_memory(cfg, 32)
+    embeddings = 2 * 32 * cfg.total_length * cfg.hidden * 4
+    assert est.inference_peak_bytes >= est.parameter_bytes + est.batch_bytes + embeddings
