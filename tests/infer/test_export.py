@@ -13,7 +13,7 @@ from foxhunt.artifacts.rundir import load_model_dir
 from foxhunt.cli import main
 from foxhunt.data.pipeline import prepare_inference_data
 from foxhunt.errors import InputError
-from foxhunt.infer.export import ATOL, RTOL, export_model
+from foxhunt.infer.export import export_model
 from foxhunt.quantize.recipe import quantize_run
 
 
@@ -45,7 +45,9 @@ def test_onnxruntime_matches_pytorch_on_demo_windows(exported: Path, demo_run: D
             ref = loaded.model(batch).quantiles.numpy()
         got = _run(session, batch)
         assert got.shape == ref.shape == (len(idx), m.horizon, m.n_quantiles)
-        np.testing.assert_allclose(got, ref, rtol=RTOL, atol=ATOL)
+        # Independent of the exporter's own acceptance check (ATOL/RTOL 1e-4 in infer/export.py):
+        # fp32 graphs that compute the same thing agree to ~1e-6 on these magnitudes (~1e-1).
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
 
 
 def test_graph_has_a_dynamic_batch_axis_and_lstm_ops(exported: Path) -> None:
