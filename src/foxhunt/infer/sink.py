@@ -74,8 +74,8 @@ class ForecastSink:
 
 
 def _read(out: Path) -> pl.DataFrame:
-    """An existing output, ``origin_ts`` as UTC datetimes (a CSV is scanned lazily: a long
-    forecast log is not loaded whole to find its latest origins)."""
+    """An existing output with ``origin_ts`` as UTC datetimes: a parquet file whole; of a CSV
+    only each symbol's latest origin, scanned lazily (a long forecast log is not loaded)."""
     try:
         if out.suffix.lower() != ".csv":
             return pl.read_parquet(out)
