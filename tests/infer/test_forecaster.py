@@ -10,14 +10,12 @@ import polars as pl
 import pytest
 
 from demo_run import QUANTILES, DemoRun
-from foxhunt.cli import main
 from foxhunt.data.calendar import project_bar_times
 from foxhunt.data.demo import demo_bars
 from foxhunt.data.features import compute_features, feature_spec
 from foxhunt.data.index_daily import index_daily_bars
 from foxhunt.errors import DataError
 from foxhunt.infer.bartail import ROW_BYTES, BarTail, smoother_memory
-from foxhunt.infer.follow import BarFileReader, ForecastSink, follow
 from foxhunt.infer.forecaster import Forecaster
 from foxhunt.infer.predict import predict_to_file
 
@@ -209,86 +207,6 @@ def test_symbols_are_not_ready_until_warm_up_plus_encoder(demo_run: DemoRun) -> 
     assert first.height == 4 and fc.ready("ES") and first.schema == empty.schema
     naive = bars.tail(1).with_columns(pl.col("ts").dt.replace_time_zone(None).dt.offset_by("5m"))
     assert fc.update(naive).height == 4  # naive timestamps are UTC
-
-
-def test_follow_a_growing_csv_and_parquet(demo_run: DemoRun, tmp_path: Path) -> None:
-    bars = demo_bars(300, seed=13)
-    batch = _batch_predict(demo_run.run, bars, tmp_path)
-    # CSV: appended in pieces; after the first, a line is cut in half until the next poll.
-    csv = tmp_path / "ES_live.csv"
-    bars.head(260).write_csv(csv)
-    first = bars.slice(260, 10).write_csv(include_header=False)
-    second = bars.slice(270, 30).write_csv(include_header=False)
-    steps = [first + second[:20], second[20:]]
-
-    def grow(_: float) -> None:
-        with open(csv, "a") as f:
-            f.write(steps.pop(0))
-
-    out = tmp_path / "live.csv"
-    rows = follow(
-        Forecaster.load(demo_run.run),
-        BarFileReader(csv, chunk_bytes=4096),
-        ForecastSink(out),
-        poll_seconds=0,
-        max_polls=3,
-        sleep=grow,
-    )
-    got = pl.read_csv(out, try_parse_dates=True).with_columns(
-        pl.col("origin_ts").dt.cast_time_unit("us"), pl.col("horizon").cast(pl.Int16)
-    )
-    assert rows == got.height == 3 * 4  # one forecast per poll: the latest origin
-    assert got["origin_ts"].to_list() == [
-        t for t in bars["ts"][[259, 269, 299]].to_list() for _ in range(4)
-    ]
-    assert_same_forecasts(got, batch)
-
-    # Parquet rewritten by its producer; the output keeps the latest forecast.
-    pq_path = tmp_path / "ES_live.parquet"
-    bars.head(280).write_parquet(pq_path)
-    sizes = iter([290, 300])
-    out_pq = tmp_path / "latest.parquet"
-    follow(
-        Forecaster.load(demo_run.run),
-        BarFileReader(pq_path, chunk_rows=100),
-        ForecastSink(out_pq),
-        poll_seconds=0,
-        max_polls=3,
-        sleep=lambda _: bars.head(next(sizes)).write_parquet(pq_path),
-    )
-    latest = pl.read_parquet(out_pq)
-    assert latest.height == 4 and latest["origin_ts"][0] == bars["ts"][299]
-    assert_same_forecasts(latest, batch)
-    reader = BarFileReader(pq_path)
-    assert sum(c.height for c in reader.new_chunks()) == 300
-    bars.head(100).write_parquet(pq_path)  # replaced by a shorter file
-    with pytest.raises(DataError, match="has 100 rows, fewer than the 300 already read"):
-        list(reader.new_chunks())
-
-
-def test_cli_predict_follow(demo_run: DemoRun, tmp_path: Path) -> None:
-    csv = tmp_path / "ES_feed.csv"
-    demo_bars(240, seed=2).write_csv(csv)
-    out = tmp_path / "fc.csv"
-    args = ["predict", "--model", str(demo_run.run), "--follow", str(csv), "--out", str(out)]
-    assert main([*args, "--max-polls", "2", "--poll-seconds", "0"]) == 0
-    assert pl.read_csv(out).height == 4
-    with pytest.raises(SystemExit) as e:  # argparse: --bars and --follow exclude each other
-        main(
-            [
-                "predict",
-                "--model",
-                str(demo_run.run),
-                "--follow",
-                str(csv),
-                "--bars",
-                str(csv),
-                "--out",
-                str(out),
-            ]
-        )
-    assert e.value.code == 2
-    assert main([*args[:-1], str(tmp_path / "fc.json"), "--max-polls", "1"]) == 2
 
 
 def test_held_history_is_the_documented_tail(demo_run: DemoRun) -> None:

@@ -38,6 +38,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--poll-seconds", type=float, default=5.0, help="with --follow: wait between polls"
     )
     pr.add_argument("--max-polls", type=int, help="with --follow: stop after this many polls")
+    pr.add_argument(
+        "--strict",
+        action="store_true",
+        help="with --follow: stop at the first bad line (exit 2) instead of skipping it",
+    )
     pr.set_defaults(func=run)
 
 
@@ -51,6 +56,7 @@ def run(a: argparse.Namespace) -> None:
             a.out,
             poll_seconds=a.poll_seconds,
             max_polls=a.max_polls,
+            strict=a.strict,
             device=a.device,
         )
         return

@@ -1,179 +1,48 @@
 """``foxhunt predict --follow FILE``: forecast as bars are appended to a parquet or CSV file.
 
-Every ``poll_seconds`` the file is checked for rows past the ones already read:
+Every ``poll_seconds`` the rows appended since the last poll are read
+(:class:`~foxhunt.infer.feed.BarFileReader`), judged row by row in file order
+(:func:`~foxhunt.infer.screen.screen`) and the good bars fed to a
+:class:`~foxhunt.infer.forecaster.Forecaster`; then every symbol whose latest bar has no
+forecast yet gets one, written to the output (:class:`~foxhunt.infer.sink.ForecastSink`).
+A backlog is taken whole on the first poll and forecast once, from its latest bar.
 
-* **CSV**: bytes after the last complete line read (a half-written last line waits for the
-  next poll);
-* **parquet** (rewritten by its producer, ideally atomically): rows past the row count already
-  read; a file that cannot be read yet (a writer mid-way) is retried at the next poll.
+**A bad line does not stop the follower** (an append-only feed would die on it at every
+restart): a malformed line, an invalid bar, a duplicate, a bar out of time order or a symbol
+the model does not serve is skipped with one warning naming the file line (parquet: row) and
+the reason, and counted in the record beside the output (``OUT.follow.json``,
+:mod:`~foxhunt.infer.follow_state`). Out-of-order bars are skipped the same way in a backlog
+and live. With ``strict`` the first bad line stops the loop instead (:class:`DataError`).
 
-New rows are read in chunks of at most ``chunk_rows`` rows (CSV: ``chunk_bytes``) and read
-exactly as ``foxhunt predict`` reads a file (same column names, timestamp formats, validation;
-rows of one chunk are sorted by symbol and time, as ``read_bars`` does), then fed to a
-:class:`~foxhunt.infer.forecaster.Forecaster`. The first poll reads the backlog without
-forecasting until its last chunk. Memory stays bounded: one chunk, plus the forecaster's
-per-symbol tails, plus the latest forecast per symbol.
+**A restart continues**: the record says how far the file was processed. The forecaster needs
+its history back, so the file is read again from the start, silently up to that point (bad lines
+there were logged and counted already), and no origin that already has a forecast in the output
+(or the record) is written again. A file that shrinks or no longer matches (replaced) stops the
+loop rather than forecast from wrong history.
 
-Forecasts go to ``out``: a ``.csv`` gets every forecast appended (one line per symbol x
-horizon, the columns of ``foxhunt predict``); a ``.parquet`` is rewritten atomically after
-each poll with the latest forecast of every symbol.
-
-A file that shrinks (replaced by a shorter one) or a bar at or before one already read is a
-:class:`~foxhunt.errors.DataError`: the loop stops rather than forecast from wrong history.
+Memory stays bounded: one piece of the file, plus the forecaster's per-symbol tails, plus the
+latest forecast per symbol.
 """
 
 from __future__ import annotations
 
 import logging
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
-import pyarrow.parquet as pq
 
-from foxhunt.data.bars import read_bars
-from foxhunt.data.files import TABLE_SUFFIXES, is_parquet
 from foxhunt.errors import DataError, InputError
+from foxhunt.infer.feed import BarFileReader, Piece
+from foxhunt.infer.follow_state import FollowState, sidecar_path
 from foxhunt.infer.forecaster import Forecaster
-from foxhunt.runtime import atomic_path
+from foxhunt.infer.screen import WHERE, Reject, screen
+from foxhunt.infer.sink import ForecastSink
+
+__all__ = ["BarFileReader", "ForecastSink", "follow", "follow_path"]
 
 log = logging.getLogger(__name__)
-
-CHUNK_ROWS = 100_000
-"""Parquet rows read per chunk."""
-CHUNK_BYTES = 8 << 20
-"""CSV bytes read per chunk (cut at the last complete line)."""
-
-
-class BarFileReader:
-    """Reads the rows appended to a bars file since the last call.
-
-    Args:
-        path: A ``.parquet``/``.pq`` or ``.csv`` file (it may not exist yet).
-        chunk_rows: Parquet rows per chunk.
-        chunk_bytes: CSV bytes per chunk.
-    """
-
-    def __init__(
-        self, path: Path, *, chunk_rows: int = CHUNK_ROWS, chunk_bytes: int = CHUNK_BYTES
-    ) -> None:
-        self.path = Path(path)
-        if self.path.suffix.lower() not in TABLE_SUFFIXES:
-            raise InputError(f"--follow {path}: unsupported file type (use .parquet or .csv)")
-        self.chunk_rows = chunk_rows
-        self.chunk_bytes = chunk_bytes
-        self.rows = 0  # parquet: rows read
-        self.offset = 0  # CSV: bytes read (header included)
-        self.header = b""
-
-    def new_chunks(self) -> Iterator[pl.DataFrame]:
-        """Validated bars frames of the rows appended since the last call, oldest first.
-
-        Raises:
-            DataError: The file shrank, or new rows are invalid (the message names the file).
-        """
-        if not self.path.is_file():
-            return
-        if is_parquet(self.path):
-            yield from self._parquet()
-        else:
-            yield from self._csv()
-
-    def _parquet(self) -> Iterator[pl.DataFrame]:
-        try:
-            total = pq.ParquetFile(self.path).metadata.num_rows
-        except Exception as e:  # noqa: BLE001 - a writer mid-way; pyarrow raises several types
-            log.warning("%s: not readable yet (%s); retrying at the next poll", self.path, e)
-            return
-        if total < self.rows:
-            raise DataError(
-                f"{self.path}: has {total} rows, fewer than the {self.rows} already read"
-            )
-        while self.rows < total:
-            n = min(self.chunk_rows, total - self.rows)
-            raw = pl.scan_parquet(self.path).slice(self.rows, n).collect()
-            yield self._validated(raw, f"rows {self.rows}..{self.rows + n - 1}")
-            self.rows += n
-
-    def _csv(self) -> Iterator[pl.DataFrame]:
-        size = self.path.stat().st_size
-        if size < self.offset:
-            raise DataError(
-                f"{self.path}: is {size} bytes, shorter than the {self.offset} already read"
-            )
-        with open(self.path, "rb") as f:
-            if not self.header:
-                line = f.readline()
-                if not line.endswith(b"\n"):
-                    return  # the header itself is still being written
-                self.header, self.offset = line, len(line)
-            while self.offset < size:
-                f.seek(self.offset)
-                data = f.read(min(self.chunk_bytes, size - self.offset))
-                end = data.rfind(b"\n")
-                if end < 0:
-                    if len(data) >= self.chunk_bytes:
-                        raise DataError(
-                            f"{self.path}: a line longer than {self.chunk_bytes} bytes at byte {self.offset}"
-                        )
-                    return  # an incomplete last line: wait for the rest
-                body = data[: end + 1]
-                if body.strip():
-                    yield self._validated(
-                        self.header + body, f"bytes {self.offset}..{self.offset + end}"
-                    )
-                self.offset += end + 1
-
-    def _validated(self, content: pl.DataFrame | bytes, what: str) -> pl.DataFrame:
-        """Read new rows exactly as ``read_bars`` reads a file: via a file of the same name."""
-        with tempfile.TemporaryDirectory() as tmp:
-            chunk = Path(tmp) / self.path.name  # same name: a symbol taken from it stays the same
-            if isinstance(content, bytes):
-                chunk.write_bytes(content)
-            else:
-                content.write_parquet(chunk)
-            try:
-                return read_bars(chunk)
-            except DataError as e:
-                message = str(e).replace(str(chunk), f"{self.path} ({what} of the new data)")
-                raise DataError(message) from e
-
-
-class ForecastSink:
-    """Where follow-mode forecasts go: appended to a CSV, or the latest per symbol in parquet.
-
-    Args:
-        out: ``.csv`` or ``.parquet`` path (its folder must exist).
-    """
-
-    def __init__(self, out: Path) -> None:
-        self.out = Path(out)
-        suffix = self.out.suffix.lower()
-        if suffix not in (".csv", ".parquet", ".pq"):
-            raise InputError(
-                f"--out {out}: follow mode writes .csv (appended) or .parquet (latest)"
-            )
-        if not self.out.parent.is_dir():
-            raise InputError(f"--out {out}: directory {self.out.parent} does not exist")
-        self.append = suffix == ".csv"
-        self.latest: dict[str, pl.DataFrame] = {}
-
-    def write(self, forecasts: pl.DataFrame) -> None:
-        """Record one poll's forecasts."""
-        if forecasts.height == 0:
-            return
-        if self.append:
-            new = not self.out.exists() or self.out.stat().st_size == 0
-            with open(self.out, "ab") as f:
-                forecasts.write_csv(f, include_header=new)
-            return
-        for (sym,), part in forecasts.group_by("symbol", maintain_order=True):
-            self.latest[str(sym)] = part
-        table = pl.concat([self.latest[s] for s in sorted(self.latest)], how="vertical")
-        with atomic_path(self.out) as tmp:
-            table.write_parquet(tmp)
 
 
 def follow(
@@ -181,6 +50,8 @@ def follow(
     reader: BarFileReader,
     sink: ForecastSink,
     *,
+    state: FollowState | None = None,
+    strict: bool = False,
     poll_seconds: float = 5.0,
     max_polls: int | None = None,
     sleep: Callable[[float], None] = time.sleep,
@@ -191,6 +62,9 @@ def follow(
         forecaster: The forecaster (possibly already holding bars).
         reader: The followed file.
         sink: Where forecasts go.
+        state: The follower's record (default: a fresh one kept in memory); saved after every
+            poll that changed it.
+        strict: Stop at the first bad line (DataError) instead of skipping it.
         poll_seconds: Wait between polls.
         max_polls: Stop after this many polls (None: until interrupted).
         sleep: The wait function (tests pass a fake).
@@ -199,26 +73,91 @@ def follow(
         Forecast rows written.
 
     Raises:
-        DataError: Bad new bars or a shrinking file (the loop stops).
+        DataError: A shrinking or replaced file; with ``strict``, the first bad line.
     """
+    if state is None:
+        state = FollowState(None, str(reader.path), reader.unit)
+    for sym, t in sink.last_origins().items():  # the output wins over a record a kill left behind
+        state.last_origin[sym] = max(t, state.last_origin.get(sym, t))
     written = 0
     polls = 0
     while max_polls is None or polls < max_polls:
-        updated: set[str] = set()
-        for chunk in reader.new_chunks():  # a backlog may come in many chunks: ingest them all
-            forecaster.update(chunk, forecast=False)
-            updated.update(chunk["symbol"].unique().to_list())
-        if updated:
-            forecasts = forecaster.forecast(updated)
+        before = state.position
+        for piece in reader.new_pieces():  # a backlog may come in many pieces: take them all
+            _take(forecaster, reader, piece, state, strict)
+        forecasts = _new_forecasts(forecaster, state.last_origin)
+        if forecasts.height:
             sink.write(forecasts)
             written += forecasts.height
-            if forecasts.height:
-                last = forecasts["origin_ts"].max()
-                log.info("forecast %d symbols at %s", forecasts["symbol"].n_unique(), last)
+            state.forecast_rows += forecasts.height
+            for sym, t in (
+                forecasts.group_by("symbol")
+                .agg(pl.col("origin_ts").dt.epoch("us").max())
+                .iter_rows()
+            ):
+                state.last_origin[str(sym)] = int(t)
+            last = forecasts["origin_ts"].max()
+            log.info("forecast %d symbols at %s", forecasts["symbol"].n_unique(), last)
+        if forecasts.height or state.position != before:
+            state.save()
         polls += 1
         if max_polls is None or polls < max_polls:
             sleep(poll_seconds)
     return written
+
+
+def _take(
+    forecaster: Forecaster, reader: BarFileReader, piece: Piece, state: FollowState, strict: bool
+) -> None:
+    """Judge one piece, feed its good bars to the forecaster, log and count the rest."""
+    symbols = piece.rows["symbol"].drop_nulls().unique().to_list()
+    held = {s: t for s in symbols if (t := forecaster.last_ts(s)) is not None}
+    good, rejects = screen(piece.rows, held, forecaster.allowed)
+    rejects = sorted(piece.rejects + rejects, key=lambda r: r.where)
+    live = not piece.replay
+    if strict and live and rejects:
+        raise DataError(_message(reader, rejects[0]))
+    refused = _ingest(forecaster, good)
+    if strict and live and refused:
+        raise DataError(_message(reader, refused[0]))
+    if live:
+        for r in sorted(rejects + refused, key=lambda r: r.where):
+            log.warning("%s (skipped)", _message(reader, r))
+            state.record(r)
+        state.bars += good.height - len(refused)
+    state.position = piece.end
+
+
+def _message(reader: BarFileReader, r: Reject) -> str:
+    """``FILE line N: reason: detail``."""
+    return f"{reader.where(r.where)}: {r.reason.replace('_', ' ')}: {r.detail}"
+
+
+def _ingest(forecaster: Forecaster, rows: pl.DataFrame) -> list[Reject]:
+    """Feed screened rows; a row the forecaster still refuses (a check the screen does not
+    make) is found by halving and rejected as ``invalid``. Updates are all or nothing, so the
+    halves go in file order."""
+    if rows.height == 0:
+        return []
+    try:
+        forecaster.update(rows.drop(WHERE), forecast=False)
+        return []
+    except DataError as e:
+        if rows.height == 1:
+            detail = str(e).removeprefix("Forecaster.update: ").replace("row 0, ", "")
+            return [Reject(int(rows[WHERE][0]), "invalid", detail)]
+    h = rows.height // 2
+    return _ingest(forecaster, rows.head(h)) + _ingest(forecaster, rows.slice(h))
+
+
+def _new_forecasts(forecaster: Forecaster, last_origin: dict[str, int]) -> pl.DataFrame:
+    """Forecasts from the latest bar of every symbol that has none yet."""
+    pending = [
+        s
+        for s in forecaster.symbols
+        if forecaster.ready(s) and (forecaster.last_ts(s) or 0) > last_origin.get(s, -(2**62))
+    ]
+    return forecaster.forecast(pending) if pending else forecaster.forecast([])
 
 
 def follow_path(
@@ -228,23 +167,29 @@ def follow_path(
     *,
     poll_seconds: float = 5.0,
     max_polls: int | None = None,
+    strict: bool = False,
     device: str = "cpu",
+    sleep: Callable[[float], None] = time.sleep,
 ) -> int:
     """Forecast as bars arrive in ``path`` (``foxhunt predict --follow FILE``).
 
     Args:
         model_dir: Any model directory (fp32 or quantised).
         path: The growing bars file (``.parquet``/``.pq``/``.csv``).
-        out: ``.csv`` (every forecast appended) or ``.parquet`` (latest per symbol).
+        out: ``.csv`` (every forecast appended) or ``.parquet`` (latest per symbol); the record
+            ``OUT.follow.json`` goes beside it.
         poll_seconds: Wait between polls.
         max_polls: Stop after this many polls (None: until interrupted).
+        strict: Stop at the first bad line instead of skipping it.
         device: Torch device string.
+        sleep: The wait function (tests pass a fake).
 
     Returns:
         Forecast rows written.
 
     Raises:
-        InputError: Bad arguments; DataError/ModelDirError for bad bars or model directory.
+        InputError: Bad arguments; DataError/ModelDirError for a bad file (or, with ``strict``,
+            line) or model directory.
     """
     from foxhunt.runtime import parse_device
 
@@ -252,8 +197,27 @@ def follow_path(
         raise InputError(f"--poll-seconds must be >= 0, got {poll_seconds}")
     if max_polls is not None and max_polls < 1:
         raise InputError(f"--max-polls must be >= 1, got {max_polls}")
-    reader = BarFileReader(Path(path))
     sink = ForecastSink(Path(out))
+    reader = BarFileReader(Path(path))
+    state = FollowState.open(sidecar_path(Path(out)), Path(path), reader.unit)
+    reader.resume_at = state.position
     forecaster = Forecaster.load(model_dir, device=parse_device(device))
+    if state.position:
+        log.info(
+            "resuming %s after %s %d (%s): earlier lines are re-read as history only",
+            path,
+            "byte" if reader.unit == "bytes" else "row",
+            state.position,
+            sidecar_path(Path(out)),
+        )
     log.info("following %s (every %gs); forecasts to %s", path, poll_seconds, out)
-    return follow(forecaster, reader, sink, poll_seconds=poll_seconds, max_polls=max_polls)
+    return follow(
+        forecaster,
+        reader,
+        sink,
+        state=state,
+        strict=strict,
+        poll_seconds=poll_seconds,
+        max_polls=max_polls,
+        sleep=sleep,
+    )

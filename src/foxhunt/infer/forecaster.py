@@ -147,6 +147,11 @@ class Forecaster:
         tail = self._tails.get(symbol)
         return len(tail) if tail is not None else 0
 
+    def last_ts(self, symbol: str) -> int | None:
+        """Time of the latest bar held for ``symbol`` (epoch µs UTC; None if never seen)."""
+        tail = self._tails.get(symbol)
+        return tail.last_ts if tail is not None else None
+
     def ready(self, symbol: str) -> bool:
         """Whether ``symbol`` has enough bars for a forecast (warm-up + encoder)."""
         tail = self._tails.get(symbol)

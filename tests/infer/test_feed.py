@@ -1,0 +1,54 @@
+"""Reading a growing bars file: CSV line numbers, lines that cannot be read, resuming."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from foxhunt.data.demo import demo_bars
+from foxhunt.errors import DataError
+from foxhunt.infer.feed import BarFileReader
+from foxhunt.infer.screen import WHERE
+
+
+def _csv(path: Path, n: int) -> list[str]:
+    text = demo_bars(n, seed=4).write_csv()
+    path.write_text(text)
+    return text.splitlines(keepends=True)
+
+
+def test_csv_rows_carry_their_file_line(tmp_path: Path) -> None:
+    path = tmp_path / "ES_feed.csv"
+    lines = _csv(path, 6)
+    with open(
+        path, "a"
+    ) as f:  # a blank line, a line with a field too many, a good one, half a line
+        f.write("\n" + lines[1].replace("\n", ",9\n") + lines[2] + lines[3][:10])
+    pieces = list(BarFileReader(path, chunk_bytes=150).new_pieces())  # ~2 lines per piece
+    rows = pl.concat([p.rows for p in pieces])
+    assert rows[WHERE].to_list() == [2, 3, 4, 5, 6, 7, 10]
+    assert rows["ts"][-1] == rows["ts"][1]  # line 10 repeats line 3 (judged later, not here)
+    rejects = [r for p in pieces for r in p.rejects]
+    assert [(r.where, r.reason) for r in rejects] == [(9, "malformed")]
+    assert "more fields" in rejects[0].detail and "tmp" not in rejects[0].detail
+    assert pieces[-1].end == path.stat().st_size - 10  # the half line waits
+
+
+def test_resume_replays_up_to_the_offset_then_reads_on(tmp_path: Path) -> None:
+    path = tmp_path / "ES_feed.csv"
+    lines = _csv(path, 8)
+    offset = sum(len(x) for x in lines[:5])
+    pieces = list(BarFileReader(path, chunk_bytes=1 << 20, resume_at=offset).new_pieces())
+    assert [(p.end, p.replay) for p in pieces] == [(offset, True), (path.stat().st_size, False)]
+    assert pieces[1].rows[WHERE].to_list() == [6, 7, 8, 9]
+    with pytest.raises(DataError, match="no line ends at byte"):
+        list(BarFileReader(path, resume_at=offset - 3).new_pieces())
+
+
+def test_a_broken_header_stops_the_reader(tmp_path: Path) -> None:
+    path = tmp_path / "ES_feed.csv"
+    path.write_text("when,sym,o,h,l\n1,ES,1,1,1\n")
+    with pytest.raises(DataError, match=r"ES_feed.csv line 1 \(the header\): missing column"):
+        list(BarFileReader(path).new_pieces())
