@@ -427,8 +427,11 @@ def test_other_bad_arguments(
     trained: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cfg, bars = str(trained["cfg"]), str(trained["bars"])
-    _fails(
-        ["train", "--config", cfg, "--bars", bars, "--out", str(trained["run"])], capsys, "--resume"
+    _fails(  # a finished run: --resume would only say "already finished"
+        ["train", "--config", cfg, "--bars", bars, "--out", str(trained["run"])],
+        capsys,
+        "finished run",
+        "--overwrite",
     )
     _fails(
         [
