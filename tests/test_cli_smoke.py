@@ -275,6 +275,8 @@ def test_signal_mid_epoch_then_resume(
         assert "discarded" in err and "--resume" in err
     else:
         assert proc.returncode == -signal.SIGKILL
+        # The killed run's lock record stays behind; its flock died with it (no stale lock).
+        assert json.loads((run / ".lock").read_text())["pid"] == proc.pid
     done = ckpt.complete_epochs(run / "checkpoints")
     assert done and done[-1] < 4 and not list(run.rglob("*.tmp"))
     assert main(["train", "--resume", str(run)]) == 0
