@@ -288,6 +288,8 @@ def test_signal_mid_epoch_then_resume(
         assert "discarded" in err and "--resume" in err
     else:
         assert proc.returncode == -signal.SIGKILL
+        # The killed run's lock record stays behind; its flock died with it (no stale lock).
+        assert json.loads((run / ".lock").read_text())["pid"] == proc.pid
     done = ckpt.complete_epochs(run / "checkpoints")
     assert done and done[-1] < 4 and not list(run.rglob("*.tmp"))
     assert main(["train", "--resume", str(run)]) == 0
@@ -440,8 +442,11 @@ def test_other_bad_arguments(
     trained: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cfg, bars = str(trained["cfg"]), str(trained["bars"])
-    _fails(
-        ["train", "--config", cfg, "--bars", bars, "--out", str(trained["run"])], capsys, "--resume"
+    _fails(  # a finished run: --resume would only say "already finished"
+        ["train", "--config", cfg, "--bars", bars, "--out", str(trained["run"])],
+        capsys,
+        "finished run",
+        "--overwrite",
     )
     _fails(
         [

@@ -73,11 +73,13 @@ def atomic_path(path: Path) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def atomic_dir(path: Path) -> Iterator[Path]:
+def atomic_dir(path: Path, *, replace: bool = True) -> Iterator[Path]:
     """Yield an empty ``<path>.<pid>.tmp/`` to fill; on success rename it to ``path``.
 
-    An existing ``path`` is replaced only once the new directory is complete. On any exception
-    the temporary directory is removed.
+    An existing ``path`` is replaced only once the new directory is complete; with
+    ``replace=False`` only an empty one is (a directory another process completed meanwhile
+    makes the rename fail with ``OSError``, and stays as it is). On any exception the temporary
+    directory is removed.
     """
     path = Path(path)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
@@ -85,9 +87,9 @@ def atomic_dir(path: Path) -> Iterator[Path]:
     tmp.mkdir(parents=True)
     try:
         yield tmp
-        if path.exists():
+        if replace and path.exists():
             shutil.rmtree(path)
-        os.replace(tmp, path)
+        os.replace(tmp, path)  # rename(2): over an empty directory only
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -10,6 +10,16 @@ from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.errors import ModelDirError
 
 
+class _Payload:
+    """Unpickling this runs code: it touches the file named in ``marker``."""
+
+    def __init__(self, marker) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (type(self.marker).touch, (self.marker,))
+
+
 def _state() -> dict[str, torch.Tensor]:
     g = torch.Generator().manual_seed(0)
     return {"a.weight": torch.randn(3, 4, generator=g), "a.bias": torch.zeros(4)}
@@ -110,3 +120,47 @@ def test_best_and_final(tmp_path) -> None:
     }
     ckpt.save_weights(ckpt.final_weights_path(tmp_path, 4), _state(), {"epoch": 4})
     assert ckpt.final_weights(tmp_path) == tmp_path / "tft_final_epoch4.safetensors"
+
+
+@pytest.mark.parametrize("with_checksum", [True, False], ids=["checksum", "no-checksum"])
+def test_truncated_safetensors_is_refused(tmp_path, with_checksum: bool) -> None:
+    """A weights file cut short (a copy interrupted, a full disk) is refused, never half-read."""
+    path = ckpt.epoch_weights_path(tmp_path, 1)
+    ckpt.save_weights(path, _state(), {"epoch": 1})
+    data = path.read_bytes()
+    if not with_checksum:  # an older sidecar without the checksum: safetensors itself refuses
+        meta = json.loads(ckpt.sidecar_path(path).read_text())
+        meta.pop("weights_sha256")
+        ckpt.sidecar_path(path).write_text(json.dumps(meta))
+    for keep in (len(data) // 2, len(data) - 1, 4):
+        path.write_bytes(data[:keep])
+        with pytest.raises(ModelDirError, match="corrupt"):
+            ckpt.load_weights(path)
+
+
+def test_malicious_optimizer_pickle_runs_no_code(tmp_path) -> None:
+    """--resume reads optimizer_epoch_N.pt with weights_only=True: a planted pickle that would
+    run code on load is refused as corrupt, and its code never runs."""
+    marker = tmp_path / "pwned"
+    path = ckpt.optimizer_path(tmp_path, 1)
+    torch.save({"optimizer": {}, "loop": {"step": 1}, "x": _Payload(marker)}, path)
+    with pytest.raises(ModelDirError, match="corrupt"):
+        ckpt.load_resume_state(path)
+    assert not marker.exists()
+    torch.load(path, weights_only=False)  # the file is what it claims: unsafe loading runs it
+    assert marker.exists()
+
+
+def test_atomic_dir_without_replace_keeps_a_finished_directory(tmp_path) -> None:
+    """Two ``quantize --out SAME``: the one finishing second must not delete the first's."""
+    out = tmp_path / "q"
+    with runtime.atomic_dir(out, replace=False) as tmp:
+        (tmp / "a").write_text("first")
+    with pytest.raises(OSError), runtime.atomic_dir(out, replace=False) as tmp:
+        (tmp / "a").write_text("second")
+    assert (out / "a").read_text() == "first" and [p.name for p in tmp_path.iterdir()] == ["q"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with runtime.atomic_dir(empty, replace=False) as tmp:  # an empty one is fine
+        (tmp / "a").write_text("x")
+    assert (empty / "a").read_text() == "x"

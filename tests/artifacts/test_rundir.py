@@ -12,6 +12,7 @@ from foxhunt.artifacts.rundir import (
     features_record,
     load_model_dir,
     model_weights,
+    trained_symbols,
 )
 from foxhunt.config import demo
 from foxhunt.data.features import feature_spec
@@ -113,3 +114,46 @@ def test_create_removes_stale_tmp(tmp_path) -> None:
     (run.checkpoints / "tft_epoch_2.safetensors.tmp").write_bytes(b"half")
     run.create()
     assert not list(run.checkpoints.glob("*.tmp"))
+
+
+def test_evaluations_go_beside_never_over(tmp_path) -> None:
+    run = RunDir(tmp_path)
+    assert run.evaluations() == [] and run.next_evaluation() == run.evaluation
+    run.evaluation.write_text("{}")
+    assert run.next_evaluation() == tmp_path / "evaluation-2.json"
+    for n in (2, 10):
+        (tmp_path / f"evaluation-{n}.json").write_text("{}")
+    (tmp_path / "evaluation-old.json").write_text("{}")  # not ours: neither listed nor counted
+    (tmp_path / "evaluation-1.json").write_text("{}")  # evaluation.json is number 1
+    assert [p.name for p in run.evaluations()] == [
+        "evaluation.json",
+        "evaluation-2.json",
+        "evaluation-10.json",
+    ]
+    assert run.next_evaluation() == tmp_path / "evaluation-11.json"
+
+
+def test_clear_deletes_the_run_and_nothing_else(tmp_path) -> None:
+    run, _ = _model_dir(tmp_path)
+    for name in ("metrics.jsonl", "memory.jsonl", "memory.rank1.jsonl", "report.md"):
+        (run.root / name).write_text("x")
+    run.png("loss_curves").write_bytes(b"png")
+    (run.root / "evaluation-2.json").write_text("{}")
+    (run.root / "bars.parquet").write_bytes(b"the user's")
+    (run.root / "notes.png").write_bytes(b"the user's")
+    (run.root / ".lock").write_text("")
+    assert run.config in run.model_files() and ckpt.final_weights(run.checkpoints) in (
+        run.model_files()
+    )
+    run.clear()
+    assert sorted(p.name for p in run.root.iterdir()) == [".lock", "bars.parquet", "notes.png"]
+    assert run.model_files() == []
+
+
+def test_trained_symbols_from_run_json_then_instruments(tmp_path) -> None:
+    run = RunDir(tmp_path)
+    assert trained_symbols(run) is None
+    runtime.atomic_write_json(run.instruments, {"NQ": {}, "ES": {}})
+    assert trained_symbols(run) == ["ES", "NQ"]
+    runtime.atomic_write_json(run.run_info, {"symbols": ["ES"]})
+    assert trained_symbols(run) == ["ES"]

@@ -11,8 +11,10 @@
       metrics.jsonl       one line per logged step, per epoch, per OOM back-off
       memory.jsonl        one line per memory snapshot
       interpretation.json last validation window forecast + mean variable selection weights
-      evaluation.json     the latest `foxhunt evaluate` result (if run)
+      evaluation.json     the first `foxhunt evaluate` result recorded here (if run);
+      evaluation-N.json   later ones, beside it (the report shows the highest N)
       report.md + *.png   the report
+      .lock               held by the one process writing the directory (artifacts.lock)
 
 A run directory someone else wrote is data, not a program: :func:`load_model_dir` reads JSON and
 safetensors only and checks that the features the model expects are the ones this version of
@@ -95,8 +97,21 @@ class RunDir:
 
     @property
     def evaluation(self) -> Path:
-        """``evaluation.json``."""
+        """``evaluation.json``: the first evaluation recorded here."""
         return self.root / "evaluation.json"
+
+    def evaluations(self) -> list[Path]:
+        """The recorded evaluations, oldest first: ``evaluation.json``, ``evaluation-2.json``..."""
+        found = [p for p in self.root.glob("evaluation*.json") if _evaluation_number(p)]
+        return sorted(found, key=_evaluation_number)
+
+    def next_evaluation(self) -> Path:
+        """Where the next evaluation goes: ``evaluation.json`` if none exists, else beside it
+        as ``evaluation-<N>.json`` (N one past the highest), never over an earlier one."""
+        done = self.evaluations()
+        if not done:
+            return self.evaluation
+        return self.root / f"evaluation-{_evaluation_number(done[-1]) + 1}.json"
 
     @property
     def report(self) -> Path:
@@ -107,11 +122,57 @@ class RunDir:
         """``<name>.png`` in the run directory."""
         return self.root / f"{name}.png"
 
+    def model_files(self) -> list[Path]:
+        """The files a model is loaded from (inputs a command's ``--out`` must never replace)."""
+        names = (*_DESCRIPTION, "quantization.json")
+        files = [self.root / n for n in names if (self.root / n).is_file()]
+        if self.checkpoints.is_dir():
+            files += sorted(p for p in self.checkpoints.iterdir() if p.is_file())
+        return files
+
+    def clear(self) -> None:
+        """Delete what a training run wrote here (``foxhunt train --overwrite``).
+
+        Only the run's own files go: anything else in the directory (the bars, say) stays.
+        """
+        import shutil
+
+        for name in (*_DESCRIPTION, *_LOGS, "quantization.json"):
+            (self.root / name).unlink(missing_ok=True)
+        for name in _PLOTS:
+            self.png(name).unlink(missing_ok=True)
+        for p in self.root.glob("memory.rank*.jsonl"):
+            p.unlink()
+        for p in self.evaluations():
+            p.unlink()
+        shutil.rmtree(self.checkpoints, ignore_errors=True)
+
     def create(self) -> None:
         """Make the directory and ``checkpoints/``; remove temp files a killed run left."""
         self.checkpoints.mkdir(parents=True, exist_ok=True)
         runtime.remove_stale_tmp(self.root)
         runtime.remove_stale_tmp(self.checkpoints)
+
+
+_DESCRIPTION = (
+    "config.json",
+    "features.json",
+    "run.json",
+    "baselines.json",
+    "instruments.json",
+)
+_LOGS = ("metrics.jsonl", "memory.jsonl", "interpretation.json", "report.md")
+_PLOTS = ("loss_curves", "fan_chart", "variable_importance", "memory_timeline")
+"""The report's plots (``train.report.write_report``), ``<name>.png``."""
+
+
+def _evaluation_number(path: Path) -> int:
+    """1 for ``evaluation.json``, N for ``evaluation-N.json``, 0 for any other name."""
+    stem = path.name.removesuffix(".json")
+    if stem == "evaluation":
+        return 1
+    n = stem.removeprefix("evaluation-")
+    return int(n) if n != stem and n.isdigit() and int(n) > 1 else 0
 
 
 def features_record(spec: FeatureSpec, scaler: ScalerParams, fingerprint: str) -> dict[str, Any]:
@@ -272,6 +333,22 @@ def read_instruments(run: RunDir) -> dict[str, Instrument] | None:
         return instruments_from_dict(runtime.read_json(run.instruments, "instruments.json"))
     except DataError as e:
         raise ModelDirError(f"{run.instruments}: {e}") from e
+
+
+def trained_symbols(run: RunDir) -> list[str] | None:
+    """The symbols the model was trained on: ``run.json``'s ``symbols``, else the keys of
+    ``instruments.json``; None when the directory records neither (a run from a feature
+    store before run.json had them)."""
+    if run.run_info.is_file():
+        info = runtime.read_json(run.run_info, "run.json")
+        symbols = info.get("symbols") if isinstance(info, dict) else None
+        if isinstance(symbols, list) and symbols:
+            return [str(s) for s in symbols]
+    if run.instruments.is_file():
+        table = runtime.read_json(run.instruments, "instruments.json")
+        if isinstance(table, dict) and table:
+            return sorted(str(s) for s in table)
+    return None
 
 
 def with_user_instruments(loaded: LoadedModel, table: Path | None) -> LoadedModel:

@@ -13,6 +13,8 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from foxhunt.commands.options import refuse_out_over_inputs
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     e = sub.add_parser("evaluate", help="pinball loss, P50/P90 risk, coverage vs baselines")
@@ -26,6 +28,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="instrument table (TOML or CSV) for symbols the run did not store; the run's own "
         "instruments.json always wins",
     )
+    e.add_argument(
+        "--out",
+        type=Path,
+        help="write the evaluation (JSON) here; default: into the run directory, as "
+        "evaluation.json or, when that exists, evaluation-N.json beside it",
+    )
+    e.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse bars of symbols the model was not trained on (default: one warning)",
+    )
     e.add_argument("--json", action="store_true", help="machine-readable output")
     e.set_defaults(func=run)
 
@@ -33,6 +46,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(a: argparse.Namespace) -> None:
     from foxhunt.infer.evaluate import evaluate_model
 
+    if a.out is not None:
+        refuse_out_over_inputs(a.out, bars=a.bars, model=a.model)
     with Progress(console=Console(stderr=True), transient=True, disable=a.json) as progress:
         result = evaluate_model(
             a.model,
@@ -41,6 +56,8 @@ def run(a: argparse.Namespace) -> None:
             device=a.device,
             progress=progress,
             instruments=a.instruments,
+            out=a.out,
+            strict=a.strict,
         )
     if a.json:
         sys.stdout.write(json.dumps(result, indent=2) + "\n")

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from foxhunt.commands.options import refuse_out_over_inputs
+
 log = logging.getLogger(__name__)
 
 
@@ -24,6 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(a: argparse.Namespace) -> None:
     from foxhunt.infer.export import export_model
 
+    refuse_out_over_inputs(a.out, model=a.model)
     chatter = io.StringIO()  # the exporter prints its passes to stdout: keep them for -v
     with Console(stderr=True).status(f"exporting {a.model} to ONNX"):
         with contextlib.redirect_stdout(chatter):

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from foxhunt.commands.options import refuse_out_over_inputs
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     f = sub.add_parser("features", help="compute the 210/10/5 feature set and targets")
@@ -33,6 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(a: argparse.Namespace) -> None:
+    refuse_out_over_inputs(a.out, bars=a.bars, out_is_dir=a.shards)
     console = Console(stderr=True)
     if a.shards:
         from foxhunt.data.store.write import write_feature_store

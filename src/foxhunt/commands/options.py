@@ -1,12 +1,15 @@
-"""Arguments several commands share: the config source (preset or file) and its flags."""
+"""Arguments several commands share: the config source (preset or file) and its flags, and the
+one check every command that writes ``--out`` makes (:func:`refuse_out_over_inputs`)."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
 from foxhunt.config import RunConfig, preset
+from foxhunt.errors import InputError
 
 _TRAIN_FLAGS = (
     "cpu_allocator",
@@ -47,3 +50,58 @@ def run_config(a: argparse.Namespace) -> RunConfig:
     if getattr(a, "checkpointing", False):
         train["checkpointing"] = True
     return cfg.replace(train=train) if train else cfg
+
+
+def refuse_out_over_inputs(
+    out: Path,
+    *,
+    bars: Path | None = None,
+    follow: Path | None = None,
+    model: Path | None = None,
+    out_is_dir: bool = False,
+    bars_flag: str = "--bars",
+) -> None:
+    """Refuse an ``--out`` that would write over one of the command's inputs.
+
+    The inputs are the bar files ``--bars`` names (a file, a directory's table files or a
+    glob's matches, and the path itself), the ``--follow`` file, and the model directory with
+    the files a model is loaded from. ``out`` clashes when it is the same path or the same file
+    (a symlink or hard link to it) as one of them; an output directory (``out_is_dir``) also
+    clashes when an input lies inside it. ``bars_flag`` names the bars option in the message.
+
+    Raises:
+        InputError: One line naming the clash (exit 2); nothing has been written.
+    """
+    from foxhunt.artifacts.rundir import RunDir
+    from foxhunt.data.files import resolve_table_paths
+    from foxhunt.errors import DataError
+
+    inputs: list[tuple[str, Path]] = []
+    if bars is not None:
+        inputs.append((bars_flag, Path(bars)))
+        try:
+            inputs += [(bars_flag, p) for p in resolve_table_paths(bars)]
+        except DataError:
+            pass  # the command reports bad bars itself
+    if follow is not None:
+        inputs.append(("--follow", Path(follow)))
+    if model is not None:
+        inputs.append(("--model", Path(model)))
+        inputs += [("--model", p) for p in RunDir(Path(model)).model_files()]
+    target = Path(out).resolve()
+    for flag, path in inputs:
+        src = path.resolve()
+        if _same_file(target, src) or (out_is_dir and target in src.parents):
+            what = "holds" if target in src.parents else "is"
+            raise InputError(
+                f"--out {out} {what} the input {flag} {path}; write the output somewhere else"
+            )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a == b:
+        return True
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False

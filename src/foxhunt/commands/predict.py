@@ -8,6 +8,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress
 
+from foxhunt.commands.options import refuse_out_over_inputs
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     pr = sub.add_parser("predict", help="quantile forecasts for every origin, written in batches")
@@ -35,6 +37,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "instruments.json always wins",
     )
     pr.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse bars of symbols the model was not trained on (default: one warning; "
+        "--follow always refuses them)",
+    )
+    pr.add_argument(
         "--poll-seconds", type=float, default=5.0, help="with --follow: wait between polls"
     )
     pr.add_argument("--max-polls", type=int, help="with --follow: stop after this many polls")
@@ -47,6 +55,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(a: argparse.Namespace) -> None:
+    refuse_out_over_inputs(a.out, bars=a.bars, follow=a.follow, model=a.model)
     if a.follow is not None:
         from foxhunt.infer.follow import follow_path
 
@@ -72,6 +81,7 @@ def run(a: argparse.Namespace) -> None:
             device=a.device,
             progress=progress,
             instruments=a.instruments,
+            strict=a.strict,
         )
     console.print(
         f"wrote {rows:,} rows ({origins:,} origins x {horizons} horizons, one column per "

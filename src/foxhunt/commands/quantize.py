@@ -9,6 +9,8 @@ from typing import Any, Literal
 from rich.console import Console
 from rich.table import Table
 
+from foxhunt.commands.options import refuse_out_over_inputs
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     q = sub.add_parser(
@@ -33,6 +35,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(a: argparse.Namespace) -> None:
     from foxhunt.quantize.recipe import quantize_run
 
+    refuse_out_over_inputs(a.out, bars=a.bars, model=a.model, out_is_dir=True)
+    if a.calibration_bars is not None:
+        refuse_out_over_inputs(
+            a.out, bars=a.calibration_bars, out_is_dir=True, bars_flag="--calibration-bars"
+        )
     result = quantize_run(
         a.model,
         a.out,

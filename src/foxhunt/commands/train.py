@@ -53,6 +53,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     t.add_argument("--out", type=Path, help="run directory (default runs/<preset>)")
     t.add_argument("--resume", type=Path, help="continue the run in this directory")
+    t.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace a run already in --out (its files are deleted once the new run's data "
+        "is ready); without it a trained --out is refused",
+    )
     t.set_defaults(func=run)
 
 
@@ -73,6 +79,7 @@ def run(a: argparse.Namespace) -> None:
         memory_budget=a.memory_budget,
         allow_precision_change=a.allow_precision_change,
         progress=lambda epochs, first: TrainProgress(epochs, first_epoch=first),
+        overwrite=a.overwrite,
     )
     if not done.is_main:
         return

@@ -27,12 +27,14 @@ import torch
 from rich.progress import Progress
 from torch import Tensor
 
+from foxhunt.artifacts.lock import check_unlocked, run_lock
 from foxhunt.artifacts.rundir import LoadedModel, RunDir, with_user_instruments
 from foxhunt.data.pipeline import evaluation_windows
 from foxhunt.data.scaling import unscale_targets
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.baselines import EmpiricalQuantiles, load_empirical, zero_forecast
+from foxhunt.infer.untrained import check_trained_symbols
 from foxhunt.model.quantile import pinball_per_quantile_horizon
 from foxhunt.quantize.model import load_inference_model
 from foxhunt.runtime import atomic_write_json, autocast, parse_device
@@ -177,11 +179,17 @@ def evaluate_model(
     device: str,
     progress: Progress | None = None,
     instruments: Path | None = None,
+    out: Path | None = None,
+    strict: bool = False,
 ) -> dict[str, Any]:
     """Score a run directory's model on bars, against the baselines.
 
-    Records the result in the run directory as ``evaluation.json`` (the report shows it), when
-    the directory is writable.
+    The result goes to ``out`` when given (nothing is written into the run directory). Without
+    it, the result is recorded in the run directory, beside earlier ones, never over them
+    (``evaluation.json``, then ``evaluation-2.json``...; the report shows the latest), under
+    the directory's lock: a directory another process is writing (a training run) is refused
+    before scoring, with a pointer to ``--out``. A read-only directory records nothing (one
+    warning).
 
     Args:
         model_dir: The run directory.
@@ -190,18 +198,25 @@ def evaluate_model(
         device: Torch device string.
         progress: A rich progress display to advance, or None.
         instruments: the user's instrument table, for symbols the run did not store.
+        out: Write the result here (JSON) instead of into the run directory.
+        strict: Refuse symbols the model was not trained on (else one warning names them).
 
     Returns:
-        The evaluation (JSON-able): model, bars, split, window count, scores per model, and
-        ``tft_beats`` per baseline.
+        The evaluation (JSON-able): model, bars, split, window count, scores per model,
+        ``tft_beats`` per baseline, and ``untrained_symbols`` when there are any.
 
     Raises:
-        ModelDirError: Missing/corrupt/mismatched run directory.
+        ModelDirError: Missing/corrupt/mismatched run directory, or one being written by
+            another process (without ``out``).
         DataError: Bad bars or too few for one window.
-        InputError: Bad arguments.
+        InputError: Bad arguments; untrained symbols with ``strict``.
     """
     if batch_size < 1:
         raise InputError(f"--batch-size must be >= 1, got {batch_size}")
+    if out is not None and not Path(out).parent.is_dir():
+        raise InputError(f"--out {out}: directory {Path(out).parent} does not exist")
+    if out is None:
+        check_unlocked(Path(model_dir), "evaluate it alongside with --out FILE, or wait")
     dev = parse_device(device)
     loaded = with_user_instruments(load_inference_model(model_dir, dev), instruments)
     m = loaded.config.model
@@ -213,6 +228,8 @@ def evaluate_model(
         raise DataError(
             f"{bars}: no window with {m.encoder_length} encoder and {m.horizon} future bars"
         )
+    symbols = windows.origins()["symbol"].unique().to_list()
+    untrained = check_trained_symbols(loaded, symbols, strict=strict)
     scores = score(loaded, windows, baseline, batch_size=batch_size, device=dev, progress=progress)
     tft = scores["tft"]["mean_pinball"]
     result: dict[str, Any] = {
@@ -227,14 +244,27 @@ def evaluate_model(
         "scores": scores,
         "tft_beats": {name: tft < scores[name]["mean_pinball"] for name in ("empirical", "zero")},
     }
-    _record(loaded.run, result)
+    if untrained:
+        result["untrained_symbols"] = untrained
+    if out is not None:
+        atomic_write_json(Path(out), result)
+        log.info("evaluation written to %s", out)
+    else:
+        _record(loaded.run, result)
     return result
 
 
 def _record(run: RunDir, result: dict[str, Any]) -> None:
-    """Keep the latest evaluation in the run directory and refresh the report (best effort)."""
+    """Add the evaluation to the run directory, beside earlier ones, and refresh the report.
+
+    Best effort for a directory we cannot write (one warning); a directory another process
+    took since :func:`evaluate_model` checked is refused (``ModelDirError``).
+    """
     try:
-        atomic_write_json(run.evaluation, result)
-        write_report(run)
+        with run_lock(run.root, f"foxhunt evaluate --model {run.root}"):
+            path = run.next_evaluation()
+            atomic_write_json(path, result)
+            write_report(run)
+        log.info("evaluation recorded in %s", path)
     except OSError as e:
         log.warning("could not record the evaluation in %s: %s", run.root, e)

@@ -39,8 +39,7 @@ import numpy as np
 import polars as pl
 import torch
 
-from foxhunt import runtime
-from foxhunt.artifacts.rundir import LoadedModel
+from foxhunt.artifacts.rundir import LoadedModel, trained_symbols
 from foxhunt.data.calendar import trading_date
 from foxhunt.data.calendar_decoder import GLOBEX
 from foxhunt.data.features import compute_features
@@ -115,8 +114,8 @@ class Forecaster:
             run_dir: The model directory.
             history: See the class docstring.
             symbols: See the class docstring; default: the symbols the model was trained on
-                when the run directory records them (``run.json`` ``symbols``), else any
-                symbol with a known futures root.
+                when the run directory records them (``run.json`` ``symbols`` or
+                ``instruments.json``), else any symbol with a known futures root.
             device: Where the model runs.
 
         Returns:
@@ -127,7 +126,7 @@ class Forecaster:
         """
         loaded = load_inference_model(Path(run_dir), device)
         if symbols is None:
-            symbols = _trained_symbols(loaded)
+            symbols = trained_symbols(loaded.run)
         return cls(loaded, history=history, symbols=symbols, device=device)
 
     # --- state -----------------------------------------------------------------------------
@@ -308,16 +307,6 @@ class Forecaster:
         return out.with_columns(
             pl.col("origin_ts").dt.replace_time_zone("UTC").dt.cast_time_unit("us")
         )
-
-
-def _trained_symbols(loaded: LoadedModel) -> list[str] | None:
-    """``run.json``'s ``symbols`` (the training symbols), when the run directory has them."""
-    path = loaded.run.run_info
-    if not path.is_file():
-        return None
-    info = runtime.read_json(path, "run.json")
-    symbols = info.get("symbols") if isinstance(info, dict) else None
-    return [str(s) for s in symbols] if isinstance(symbols, list) and symbols else None
 
 
 def _session(calendars: Mapping[str, str]) -> pl.Expr:

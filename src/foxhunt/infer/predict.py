@@ -28,6 +28,7 @@ from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data
 from foxhunt.data.scaling import unscale_targets
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError, InputError
+from foxhunt.infer.untrained import check_trained_symbols
 from foxhunt.quantize.model import load_inference_model
 from foxhunt.runtime import atomic_path, autocast, parse_device
 
@@ -140,6 +141,7 @@ def predict_to_file(
     device: str,
     progress: Progress | None = None,
     instruments: Path | None = None,
+    strict: bool = False,
 ) -> tuple[int, int, int]:
     """Write quantile forecasts for every origin in ``bars`` to ``out`` (``foxhunt predict``).
 
@@ -152,6 +154,7 @@ def predict_to_file(
         device: Torch device string.
         progress: A rich progress display to advance, or None.
         instruments: the user's instrument table, for symbols the run did not store.
+        strict: Refuse symbols the model was not trained on (else one warning names them).
 
     Returns:
         ``(rows written, origins, horizons)``: one row per origin and horizon.
@@ -159,7 +162,7 @@ def predict_to_file(
     Raises:
         ModelDirError: Missing/corrupt/mismatched run directory.
         DataError: Bad bars, too few for one window.
-        InputError: Bad arguments.
+        InputError: Bad arguments; untrained symbols with ``strict``.
     """
     if batch_size < 1:
         raise InputError(f"--batch-size must be >= 1, got {batch_size}")
@@ -173,6 +176,7 @@ def predict_to_file(
     m = loaded.config.model
     need, why = inference_bars_needed(loaded.spec, m.encoder_length, m.horizon, with_target=False)
     frame = read_bars(bars, min_bars=need, min_bars_reason=why, tz=loaded.config.data.tz)
+    check_trained_symbols(loaded, frame["symbol"].unique().to_list(), strict=strict)
     windows = prepare_inference_data(
         frame,
         loaded.spec,

@@ -15,6 +15,7 @@ the bf16 weight); its scales are ``<name>.__scale``; a static activation scale o
 
 from __future__ import annotations
 
+import errno
 import logging
 import shutil
 from collections.abc import Mapping
@@ -317,7 +318,18 @@ def write_quantized_dir(
         raise InputError(f"--out {out}: already exists; choose a new directory")
     if not out.parent.is_dir():
         raise InputError(f"--out {out}: directory {out.parent} does not exist")
-    with runtime.atomic_dir(out) as tmp:
+    try:
+        return _write_quantized_dir(source, out, tensors, recipe)
+    except OSError as e:  # another quantize finished the same --out first: keep its directory
+        if e.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+            raise
+        raise InputError(f"--out {out}: already exists; choose a new directory") from e
+
+
+def _write_quantized_dir(
+    source: LoadedModel, out: Path, tensors: Mapping[str, Tensor], recipe: Mapping[str, Any]
+) -> Path:
+    with runtime.atomic_dir(out, replace=False) as tmp:
         run = RunDir(tmp)
         run.create()
         for name in COPIED_FILES:

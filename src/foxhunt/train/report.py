@@ -2,7 +2,7 @@
 
 The report is a pure function of what the run wrote (``config.json``, ``run.json``,
 ``metrics.jsonl``, ``memory.jsonl``, ``interpretation.json`` and, once ``foxhunt evaluate`` has
-run, ``evaluation.json``), so it can be rebuilt at any time with :func:`write_report`.
+run, the latest of ``evaluation.json``, ``evaluation-N.json``), so it can be rebuilt at any time with :func:`write_report`.
 
 Plots use matplotlib's object API (``Figure``), never pyplot, so no global backend state is
 touched.
@@ -282,7 +282,7 @@ def write_report(run: RunDir) -> Path:
     metrics = read_jsonl(run.metrics)
     memory = read_jsonl(run.memory)
     interp = _json(run.interpretation) or {}
-    evaluation = _json(run.evaluation)
+    evaluation = _json((run.evaluations() or [run.evaluation])[-1])
 
     made = {
         "loss_curves": plot_losses(metrics, run.png("loss_curves")),

@@ -1,6 +1,7 @@
 """``foxhunt train``: bars in, a self-describing run directory out.
 
-:func:`run_training` resolves the run (fresh or ``--resume``), checks the device and
+:func:`run_training` takes the run directory's lock and resolves the run (fresh, ``--resume`` or
+``--overwrite``; see :mod:`foxhunt.train.resolve`), checks the device and
 precision, applies a memory budget, prepares the data, writes ``config.json``,
 ``features.json``, ``baselines.json`` and ``run.json``, calls :func:`foxhunt.train.loop.fit`
 with SIGINT/SIGTERM turned into a clean stop, then writes the interpretation data and the
@@ -29,7 +30,7 @@ import torch
 from foxhunt import __version__, runtime
 from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.baselines import recent_return_quantiles
-from foxhunt.artifacts.rundir import RunDir, features_record, read_config
+from foxhunt.artifacts.rundir import RunDir, features_record
 from foxhunt.config import RunConfig
 from foxhunt.data.instruments import instruments_to_dict
 from foxhunt.data.pipeline import PreparedData, prepare_training_data
@@ -38,25 +39,18 @@ from foxhunt.memory.allocator import tune_cpu_allocator
 from foxhunt.memory.log import MemoryLog
 from foxhunt.model.tft import TFT
 from foxhunt.runtime import truncate_jsonl
-from foxhunt.train.distributed import World, process_group, rank_device
+from foxhunt.train.distributed import World, process_group, rank_device, world_from_env
 from foxhunt.train.interpret import write_interpretation
 from foxhunt.train.loop import fit
 from foxhunt.train.observer import Progress
 from foxhunt.train.report import write_report
+from foxhunt.train.resolve import hold_run, resolve_run, run_root
 from foxhunt.train.signals import stop_on_signals
 
 log = logging.getLogger(__name__)
 
 ProgressFactory = Callable[[int, int], contextlib.AbstractContextManager[Progress]]
 """Makes a progress display from (epochs, first epoch)."""
-
-_RUN_FILES = (
-    "metrics.jsonl",
-    "memory.jsonl",
-    "interpretation.json",
-    "evaluation.json",
-    "report.md",
-)
 
 
 @dataclass(frozen=True)
@@ -87,8 +81,9 @@ def run_training(
     allow_precision_change: bool,
     *,
     progress: ProgressFactory | None = None,
+    overwrite: bool = False,
 ) -> TrainedRun:
-    """Train a TFT and write its run directory.
+    """Train a TFT and write its run directory, holding its lock (:mod:`foxhunt.train.resolve`).
 
     Args:
         cfg: The resolved config (ignored with ``resume``: the run's own config.json is used).
@@ -100,31 +95,37 @@ def run_training(
         allow_precision_change: Let the planner switch to bf16.
         progress: Makes the progress display, given ``(epochs, first_epoch)``; called on the
             main rank only. None: nothing is drawn (epoch lines are logged).
+        overwrite: Replace a run already in ``out`` (its files are deleted once the new run's
+            data is ready).
 
     Returns:
         The run directory and its best epoch.
 
     Raises:
-        InputError: Bad arguments, bad data (DataError) or a bad run directory (ModelDirError).
+        InputError: Bad arguments, bad data (DataError) or a bad run directory (ModelDirError),
+            also one another process is writing (the message names its pid).
         KeyboardInterrupt: After SIGINT/SIGTERM, once the complete epochs are safely on disk.
     """
     started = time.perf_counter()
-    run, cfg, bars = _resolve_run(cfg, bars, out, resume)
-    device = _check_device(cfg)
-    # torchrun: join the process group for the rest of the run (one process: nothing changes).
-    with process_group(device) as world:
-        return _train(
-            cfg,
-            bars,
-            run,
-            resume,
-            memory_budget,
-            allow_precision_change,
-            progress,
-            world=world,
-            device=rank_device(world, device),
-            started=started,
-        )
+    root = run_root(cfg, out, resume)
+    is_main = world_from_env().is_main
+    with hold_run(root, resume=resume is not None, overwrite=overwrite, is_main=is_main):
+        run, cfg, bars = resolve_run(cfg, bars, root, resume is not None, overwrite)
+        device = _check_device(cfg)
+        # torchrun: join the process group for the rest of the run (one process: no change).
+        with process_group(device) as world:
+            return _train(
+                cfg,
+                bars,
+                run,
+                resume,
+                memory_budget,
+                allow_precision_change,
+                progress,
+                world=world,
+                device=rank_device(world, device),
+                started=started,
+            )
 
 
 def _train(
@@ -164,6 +165,8 @@ def _train(
     memory_path = _memory_path(run, world)
     fresh = resume is None or not ckpt.complete_epochs(run.checkpoints)
     if world.is_main:
+        if fresh:  # what a replaced run (--overwrite) or one that died before epoch 1 left
+            run.clear()
         run.create()
         if fresh:
             _start_fresh(run, cfg, bars, data, memory_budget)
@@ -233,38 +236,6 @@ def _train(
 # --- setup -----------------------------------------------------------------------------------
 
 
-def _resolve_run(
-    cfg: RunConfig, bars: Path | None, out: Path | None, resume: Path | None
-) -> tuple[RunDir, RunConfig, Path]:
-    """Which directory, config and bars this run uses."""
-    if resume is not None:
-        run = RunDir(Path(resume))
-        if not run.root.is_dir():
-            raise ModelDirError(f"{run.root}: no such run directory to resume")
-        cfg = read_config(run)
-        if ckpt.final_weights(run.checkpoints) is not None:
-            raise InputError(
-                f"{run.root}: this run already finished (a final checkpoint exists); nothing to resume"
-            )
-        if bars is None:
-            info = runtime.read_json(run.run_info, "run.json")
-            if not isinstance(info, dict) or not info.get("bars"):
-                raise ModelDirError(f"{run.run_info}: no bars path recorded; pass --bars FILE")
-            bars = Path(info["bars"])
-        return run, cfg, Path(bars)
-    if bars is None:
-        raise InputError("foxhunt train: --bars FILE is required (or --resume RUN_DIR)")
-    run = RunDir(Path(out) if out is not None else Path("runs") / cfg.preset)
-    if run.root.exists() and not run.root.is_dir():
-        raise InputError(f"--out {run.root}: exists and is not a directory")
-    if ckpt.complete_epochs(run.checkpoints) or ckpt.final_weights(run.checkpoints):
-        raise InputError(
-            f"{run.root} already holds a trained run; continue it with --resume {run.root} "
-            "or choose another --out"
-        )
-    return run, cfg, Path(bars)
-
-
 def _check_device(cfg: RunConfig) -> torch.device:
     device = runtime.parse_device(cfg.train.device)
     if cfg.train.precision == "fp16" and device.type != "cuda":
@@ -318,9 +289,7 @@ def _check_same_data(run: RunDir, data: PreparedData) -> None:
 def _start_fresh(
     run: RunDir, cfg: RunConfig, bars: Path, data: PreparedData, memory_budget: str | None
 ) -> None:
-    """Write the run's description files; clear what a run that died before epoch 1 left."""
-    for name in _RUN_FILES:
-        (run.root / name).unlink(missing_ok=True)
+    """Write the run's description files."""
     cfg.save(run.config)
     runtime.atomic_write_json(
         run.features, features_record(data.spec, data.scaler, data.fingerprint)
@@ -328,7 +297,6 @@ def _start_fresh(
     runtime.atomic_write_json(
         run.baselines, recent_return_quantiles(data.train, data.scaler, cfg.model.quantiles)
     )
-    run.instruments.unlink(missing_ok=True)
     if data.instruments is not None:  # from a feature store: none (globex, as its features)
         runtime.atomic_write_json(run.instruments, instruments_to_dict(data.instruments))
     runtime.atomic_write_json(
