@@ -37,19 +37,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "instruments.json always wins",
     )
     pr.add_argument(
-        "--strict",
-        action="store_true",
-        help="refuse bars of symbols the model was not trained on (default: one warning; "
-        "--follow always refuses them)",
-    )
-    pr.add_argument(
         "--poll-seconds", type=float, default=5.0, help="with --follow: wait between polls"
     )
     pr.add_argument("--max-polls", type=int, help="with --follow: stop after this many polls")
     pr.add_argument(
         "--strict",
         action="store_true",
-        help="with --follow: stop at the first bad line (exit 2) instead of skipping it",
+        help="refuse bars of symbols the model was not trained on (default: one warning); with "
+        "--follow: stop at the first bad line (exit 2) instead of skipping it",
     )
     pr.set_defaults(func=run)
 
