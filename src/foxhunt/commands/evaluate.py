@@ -26,6 +26,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="instrument table (TOML or CSV) for symbols the run did not store; the run's own "
         "instruments.json always wins",
     )
+    e.add_argument(
+        "--allow-outliers",
+        action="store_true",
+        help="keep bars that fail the plausibility checks (interleaved price levels, prices off "
+        "by orders of magnitude, implausible one-bar moves; docs/data.md), counted in one warning (always, if the run was trained with it)",
+    )
     e.add_argument("--json", action="store_true", help="machine-readable output")
     e.set_defaults(func=run)
 
@@ -41,6 +47,7 @@ def run(a: argparse.Namespace) -> None:
             device=a.device,
             progress=progress,
             instruments=a.instruments,
+            allow_outliers=a.allow_outliers,
         )
     if a.json:
         sys.stdout.write(json.dumps(result, indent=2) + "\n")

@@ -201,27 +201,32 @@ def find_outliers(bars: pl.DataFrame, limits: Limits = LIMITS) -> pl.DataFrame:
     if crossers.len():
         two = _two_levels(df.filter(pl.col("symbol").is_in(crossers.implode())), limits)
     if two.height:
-        x = pl.col("close").log()
-        side = pl.col("__share_high")
-        minority = (
-            df.join(two, on="symbol")
-            .with_columns((x >= pl.col("__split")).alias("__up"))
-            .with_columns(pl.col("__up").mean().over("symbol").alias("__share_high"))
-            .filter(pl.col("__up") == (side < 0.5))
-        )
-        parts.append(
-            minority.with_columns(
-                pl.lit("interleaved").alias(RULE),
-                pl.lit("close").alias(COLUMN),
-                pl.col("close").alias(VALUE),
-                pl.col("__prev").alias(REF),
-            )
-        )
+        parts.append(_other_level(df.join(two, on="symbol")))
         df = df.join(two.select("symbol"), on="symbol", how="anti")
         screened = screened.join(two.select("symbol"), on="symbol", how="anti")
     parts.append(_spikes(df, screened["__i"], limits))
     out = pl.concat([_finish(p, bars.columns) for p in parts], how="vertical_relaxed")
     return out.sort("__i").drop("__i")
+
+
+def _other_level(df: pl.DataFrame) -> pl.DataFrame:
+    """The bars of the level with fewer bars (on a tie: not the level of the first bar), of
+    symbols joined with their ``__split``; REF is the previous close (null on a first bar)."""
+    up = pl.col("close").log() >= pl.col("__split")
+    first = pl.col("__i") == pl.col("__i").min().over("symbol")
+    share = pl.col("__up").mean().over("symbol")
+    first_up = pl.col("__up").first().over("symbol")
+    other = pl.when(share == 0.5).then(~first_up).otherwise(share < 0.5)
+    return (
+        df.with_columns(up.alias("__up"), first.alias("__first"))
+        .filter(pl.col("__up") == other)
+        .with_columns(
+            pl.lit("interleaved").alias(RULE),
+            pl.lit("close").alias(COLUMN),
+            pl.col("close").alias(VALUE),
+            pl.when(pl.col("__first")).then(None).otherwise(pl.col("__prev")).alias(REF),
+        )
+    )
 
 
 def _empty_extra() -> list[pl.Expr]:
@@ -316,7 +321,8 @@ def describe(hit: dict[str, object], limits: Limits = LIMITS) -> str:
     rule, col = hit[RULE], hit[COLUMN]
     value, ref = float(hit[VALUE]), hit[REF]  # type: ignore[arg-type]
     if rule == "interleaved":
-        return f"close {_num(value)}: {interleaved_advice(hit[LOW], hit[HIGH])}"  # type: ignore[arg-type]
+        after = "" if ref is None else f" after {_num(float(ref))}"  # type: ignore[arg-type]
+        return f"close {_num(value)}{after}: {interleaved_advice(hit[LOW], hit[HIGH])}"  # type: ignore[arg-type]
     ref = float(ref)  # type: ignore[arg-type]
     if rule == "magnitude":
         ratio = value / ref

@@ -139,8 +139,8 @@ class _Validator:
             levels = plausibility.interleaved_levels(df.filter(pl.col("symbol") == hit["symbol"]))
             if levels is not None:
                 raise DataError(
-                    f"{self.where(hit, 'ts')}: symbol {hit['symbol']!r} has two bars at this time "
-                    f"(and at {other}) at two price levels: "
+                    f"{self.where(hit, 'ts')}: symbol {hit['symbol']!r} has a second bar at "
+                    f"this time (first: {other}) at another price level: "
                     f"{plausibility.interleaved_advice(*levels)}"
                 )
             raise DataError(

@@ -177,6 +177,7 @@ def evaluate_model(
     device: str,
     progress: Progress | None = None,
     instruments: Path | None = None,
+    allow_outliers: bool = False,
 ) -> dict[str, Any]:
     """Score a run directory's model on bars, against the baselines.
 
@@ -190,6 +191,7 @@ def evaluate_model(
         device: Torch device string.
         progress: A rich progress display to advance, or None.
         instruments: the user's instrument table, for symbols the run did not store.
+        allow_outliers: keep implausible bars (always, if the run was trained keeping them).
 
     Returns:
         The evaluation (JSON-able): model, bars, split, window count, scores per model, and
@@ -207,7 +209,13 @@ def evaluate_model(
     m = loaded.config.model
     baseline = load_empirical(loaded.run.baselines, m.quantiles, m.horizon)
     windows, split = evaluation_windows(
-        bars, loaded.config, loaded.spec, loaded.scaler, loaded.fingerprint, loaded.instruments
+        bars,
+        loaded.config,
+        loaded.spec,
+        loaded.scaler,
+        loaded.fingerprint,
+        loaded.instruments,
+        allow_outliers=allow_outliers,
     )
     if len(windows) == 0:
         raise DataError(

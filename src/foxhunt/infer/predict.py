@@ -140,6 +140,7 @@ def predict_to_file(
     device: str,
     progress: Progress | None = None,
     instruments: Path | None = None,
+    allow_outliers: bool = False,
 ) -> tuple[int, int, int]:
     """Write quantile forecasts for every origin in ``bars`` to ``out`` (``foxhunt predict``).
 
@@ -152,6 +153,7 @@ def predict_to_file(
         device: Torch device string.
         progress: A rich progress display to advance, or None.
         instruments: the user's instrument table, for symbols the run did not store.
+        allow_outliers: keep implausible bars (always, if the run was trained keeping them).
 
     Returns:
         ``(rows written, origins, horizons)``: one row per origin and horizon.
@@ -172,7 +174,10 @@ def predict_to_file(
     loaded = with_user_instruments(load_inference_model(model_dir, dev), instruments)
     m = loaded.config.model
     need, why = inference_bars_needed(loaded.spec, m.encoder_length, m.horizon, with_target=False)
-    frame = read_bars(bars, min_bars=need, min_bars_reason=why, tz=loaded.config.data.tz)
+    allow = allow_outliers or loaded.config.data.allow_outliers
+    frame = read_bars(
+        bars, min_bars=need, min_bars_reason=why, tz=loaded.config.data.tz, allow_outliers=allow
+    )
     windows = prepare_inference_data(
         frame,
         loaded.spec,
