@@ -242,10 +242,8 @@ def _naive(bars: pl.DataFrame, lim: Limits = LIMITS) -> list[int]:
         for i in range(n):
             explained = i > 0 and mag[i - 1]
             if i > 0 and jump[i - 1]:
-                before = prev[i - 1] if i > 1 else None  # the close before the spike
-                back = (
-                    0.0 if before is None else max(np.log(h[i] / before), np.log(before / low[i]))
-                )
+                before = prev[i - 1]  # the close before the spike (a first bar: its open)
+                back = max(np.log(h[i] / before), np.log(before / low[i]))
                 explained = explained or back <= limit[i]
             if mag[i] or (jump[i] and not explained):
                 flagged.append(start + i)
