@@ -125,6 +125,9 @@ class DataConfig:
     instruments: str | None = None
     """The user's instrument table (``--instruments FILE``, TOML or CSV); the table resolved
     for the run's symbols is stored in the run (``instruments.json``) for inference."""
+    allow_outliers: bool = False
+    """Keep implausible bars (``--allow-outliers``; docs/data.md, Plausibility) instead of
+    refusing them; evaluate and predict reuse it."""
 
     def __post_init__(self) -> None:
         _require(0.0 <= self.val_fraction < 1.0, f"val_fraction out of range: {self.val_fraction}")

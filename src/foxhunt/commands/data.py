@@ -35,6 +35,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     i.add_argument(
         "--instruments", type=Path, help="instrument table, TOML or CSV (calendars per symbol)"
     )
+    i.add_argument(
+        "--allow-outliers",
+        action="store_true",
+        help="keep bars that fail the plausibility checks (interleaved price levels, prices off "
+        "by orders of magnitude, implausible one-bar moves; docs/data.md), counted in one warning",
+    )
     i.set_defaults(func=inspect)
 
 
@@ -72,7 +78,9 @@ def inspect(a: argparse.Namespace) -> int:
     from foxhunt.errors import DataError
 
     try:
-        report = inspect_report(a.path, tz=a.tz, instruments=a.instruments)
+        report = inspect_report(
+            a.path, tz=a.tz, instruments=a.instruments, allow_outliers=a.allow_outliers
+        )
     except DataError as e:
         if not a.json:
             raise

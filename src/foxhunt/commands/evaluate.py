@@ -39,6 +39,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="refuse bars of symbols the model was not trained on (default: one warning)",
     )
+    e.add_argument(
+        "--allow-outliers",
+        action="store_true",
+        help="keep bars that fail the plausibility checks (interleaved price levels, prices off "
+        "by orders of magnitude, implausible one-bar moves; docs/data.md), counted in one warning (always, if the run was trained with it)",
+    )
     e.add_argument("--json", action="store_true", help="machine-readable output")
     e.set_defaults(func=run)
 
@@ -58,6 +64,7 @@ def run(a: argparse.Namespace) -> None:
             instruments=a.instruments,
             out=a.out,
             strict=a.strict,
+            allow_outliers=a.allow_outliers,
         )
     if a.json:
         sys.stdout.write(json.dumps(result, indent=2) + "\n")

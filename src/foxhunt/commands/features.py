@@ -31,6 +31,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="instrument table, TOML or CSV (docs/data.md): static features and calendar per "
         "symbol; unknown symbols are inferred with one warning",
     )
+    f.add_argument(
+        "--allow-outliers",
+        action="store_true",
+        help="keep bars that fail the plausibility checks (interleaved price levels, prices off "
+        "by orders of magnitude, implausible one-bar moves; docs/data.md), counted in one warning",
+    )
     f.set_defaults(func=run)
 
 
@@ -41,7 +47,9 @@ def run(a: argparse.Namespace) -> None:
         from foxhunt.data.store.write import write_feature_store
 
         with console.status(f"writing the feature store {a.out}"):
-            manifest, computed = write_feature_store(a.bars, a.out, horizon=a.horizon, tz=a.tz)
+            manifest, computed = write_feature_store(
+                a.bars, a.out, horizon=a.horizon, tz=a.tz, allow_outliers=a.allow_outliers
+            )
         spec, shards = manifest.spec, manifest.shards
         Console().print(
             f"wrote {a.out / 'manifest.json'}: {len(shards)} symbols ({computed} computed, "
@@ -56,7 +64,12 @@ def run(a: argparse.Namespace) -> None:
 
     with console.status(f"computing features of {a.bars}"):
         rows, spec = write_features(
-            a.bars, a.out, horizon=a.horizon, tz=a.tz, instruments=a.instruments
+            a.bars,
+            a.out,
+            horizon=a.horizon,
+            tz=a.tz,
+            instruments=a.instruments,
+            allow_outliers=a.allow_outliers,
         )
     Console().print(
         f"wrote {rows:,} rows x ({len(spec.historical)} observed + {len(spec.known)} "

@@ -37,6 +37,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "instruments.json always wins",
     )
     pr.add_argument(
+        "--allow-outliers",
+        action="store_true",
+        help="keep bars that fail the plausibility checks (interleaved price levels, prices off "
+        "by orders of magnitude, implausible one-bar moves; docs/data.md), counted in one warning (always, if the run was trained with it; not with --follow)",
+    )
+    pr.add_argument(
         "--poll-seconds", type=float, default=5.0, help="with --follow: wait between polls"
     )
     pr.add_argument("--max-polls", type=int, help="with --follow: stop after this many polls")
@@ -77,6 +83,7 @@ def run(a: argparse.Namespace) -> None:
             progress=progress,
             instruments=a.instruments,
             strict=a.strict,
+            allow_outliers=a.allow_outliers,
         )
     console.print(
         f"wrote {rows:,} rows ({origins:,} origins x {horizons} horizons, one column per "

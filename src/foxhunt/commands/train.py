@@ -51,6 +51,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "asset_class, calendar; docs/data.md); the table resolved for the run's symbols is "
         "stored in the run (instruments.json) and used by evaluate and predict",
     )
+    t.add_argument(
+        "--allow-outliers",
+        action="store_true",
+        help="keep bars that fail the plausibility checks (interleaved price levels, prices off "
+        "by orders of magnitude, implausible one-bar moves; docs/data.md), counted in one warning; stored in the run, so evaluate and predict keep them too",
+    )
     t.add_argument("--out", type=Path, help="run directory (default runs/<preset>)")
     t.add_argument("--resume", type=Path, help="continue the run in this directory")
     t.add_argument(
@@ -71,6 +77,8 @@ def run(a: argparse.Namespace) -> None:
         cfg = cfg.replace(data={"tz": a.tz})
     if a.instruments:
         cfg = cfg.replace(data={"instruments": str(a.instruments.resolve())})
+    if a.allow_outliers:
+        cfg = cfg.replace(data={"allow_outliers": True})
     done = run_training(
         cfg,
         bars=a.bars,

@@ -265,6 +265,7 @@ def read_bars(
     min_bars_reason: str = "warm-up + encoder + horizon",
     tz: str = "UTC",
     dayfirst: bool | None = None,
+    allow_outliers: bool = False,
 ) -> pl.DataFrame:
     """Read, validate and sort bars from a parquet/CSV file, a directory or a glob.
 
@@ -275,6 +276,9 @@ def read_bars(
         min_bars_reason: how ``min_bars`` was made up, shown in the error message.
         tz: IANA zone of naive timestamps (see :func:`load_bars`).
         dayfirst: force day-first/month-first for ambiguous text dates (see :func:`load_bars`).
+        allow_outliers: keep implausible bars (two interleaved price levels, prices off by
+            orders of magnitude, implausible one-bar moves; :mod:`foxhunt.data.plausibility`),
+            with one warning per file giving their count, instead of refusing the first.
 
     Returns:
         Columns ``ts`` (Datetime us UTC), ``symbol`` (String), ``open high low close volume``
@@ -284,8 +288,14 @@ def read_bars(
     Raises:
         DataError: missing file or column, empty file, unparsable or null timestamp, missing
             or non-numeric value, NaN/inf, non-positive price, negative volume,
-            ``high < max(open, close)``, ``low > min(open, close)``, duplicate bar, or fewer
-            than ``min_bars`` bars for a symbol. The message names file, column, row and time.
+            ``high < max(open, close)``, ``low > min(open, close)``, duplicate bar, fewer
+            than ``min_bars`` bars for a symbol, or (unless ``allow_outliers``) an implausible
+            bar. The message names file, column, row and time.
     """
     loaded = load_bars(path, tz=tz, dayfirst=dayfirst)
-    return validate_bars(loaded, min_bars=min_bars, min_bars_reason=min_bars_reason)
+    return validate_bars(
+        loaded,
+        min_bars=min_bars,
+        min_bars_reason=min_bars_reason,
+        allow_outliers=allow_outliers,
+    )

@@ -292,6 +292,7 @@ def write_features(
     *,
     tz: str = "UTC",
     instruments: Path | None = None,
+    allow_outliers: bool = False,
 ) -> tuple[int, FeatureSpec]:
     """Read bars, compute features and targets, write a parquet (or CSV) file atomically
     (``foxhunt features``).
@@ -303,6 +304,7 @@ def write_features(
         tz: zone of naive timestamps in ``bars``.
         instruments: the user's instrument table file; each symbol's calendar drives its
             known-future features (as in training).
+        allow_outliers: keep implausible bars (one warning per file with their count).
 
     Returns:
         ``(rows written, feature spec)``.
@@ -313,7 +315,7 @@ def write_features(
     from foxhunt.data.files import write_table
     from foxhunt.data.instrument_table import load_instruments
 
-    frame, spec = read_bars_for_features(Path(bars), horizon, tz=tz)
+    frame, spec = read_bars_for_features(Path(bars), horizon, tz=tz, allow_outliers=allow_outliers)
     table = load_instruments(Path(instruments)) if instruments else {}
     log.info("computing %d features for %s bars", len(spec.inputs), f"{frame.height:,}")
     feats = compute_features(frame, horizon, instruments=table)
@@ -322,7 +324,7 @@ def write_features(
 
 
 def read_bars_for_features(
-    bars: Path, horizon: int, *, tz: str = "UTC"
+    bars: Path, horizon: int, *, tz: str = "UTC", allow_outliers: bool = False
 ) -> tuple[pl.DataFrame, FeatureSpec]:
     """Check ``horizon`` and read ``bars`` with enough rows for one target row per symbol.
 
@@ -330,6 +332,7 @@ def read_bars_for_features(
         bars: Bars file, directory or glob.
         horizon: H, number of target horizons (>= 1).
         tz: zone of naive timestamps.
+        allow_outliers: keep implausible bars (one warning per file with their count).
 
     Returns:
         The validated bars and the feature spec for ``horizon``.
@@ -349,5 +352,6 @@ def read_bars_for_features(
         min_bars=spec.warmup + horizon + 1,
         min_bars_reason=f"warm-up {spec.warmup} + horizon {horizon} + 1",
         tz=tz,
+        allow_outliers=allow_outliers,
     )
     return frame, spec

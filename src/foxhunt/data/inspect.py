@@ -174,7 +174,9 @@ def summarize(
     return out
 
 
-def inspect_report(path: Path, tz: str = "UTC", instruments: Path | None = None) -> dict[str, Any]:
+def inspect_report(
+    path: Path, tz: str = "UTC", instruments: Path | None = None, allow_outliers: bool = False
+) -> dict[str, Any]:
     """Summary of a bars file/directory/glob and its validation verdict (``foxhunt data
     inspect``).
 
@@ -182,6 +184,7 @@ def inspect_report(path: Path, tz: str = "UTC", instruments: Path | None = None)
         path: bars file, directory or glob.
         tz: zone of naive timestamps (see :func:`foxhunt.data.bars.load_bars`).
         instruments: the user's instrument table file (calendars per symbol).
+        allow_outliers: judge implausible bars valid (one warning per file with their count).
 
     Returns:
         ``path``, ``files``, ``valid``, ``error`` (the validation message or None),
@@ -194,7 +197,7 @@ def inspect_report(path: Path, tz: str = "UTC", instruments: Path | None = None)
     table = load_instruments(Path(instruments)) if instruments else None
     symbols = summarize(loaded, instruments=table)
     try:
-        validate_bars(loaded)
+        validate_bars(loaded, allow_outliers=allow_outliers)
         error = None
     except DataError as e:
         error = str(e)

@@ -72,6 +72,7 @@ def prepare_training_data(
         min_bars=spec.warmup + L + H,
         min_bars_reason=f"warm-up {spec.warmup} + encoder {L} + horizon {H}",
         tz=cfg.data.tz,
+        allow_outliers=cfg.data.allow_outliers,
     )
     fingerprint = bars_fingerprint(bars)
     closes = bars.select("symbol", "ts", "close")
@@ -209,6 +210,7 @@ def prepare_inference_data(
     with_target: bool,
     tz: str = "UTC",
     instruments: Mapping[str, Instrument] | None = None,
+    allow_outliers: bool = False,
 ) -> WindowDataset:
     """Windows for evaluation (``with_target=True``) or forecasting (``with_target=False``).
 
@@ -222,6 +224,7 @@ def prepare_inference_data(
         tz: zone of naive timestamps when reading ``bars_path``.
         instruments: the model's stored instruments (None: a run from before calendars,
             every symbol on ``globex``); a symbol not in them is resolved as in training.
+        allow_outliers: keep implausible bars when reading ``bars_path``.
         with_target: True: every origin with realised targets. False: every origin up to and
             including each symbol's last bar, decoded into H future bar times.
 
@@ -244,7 +247,9 @@ def prepare_inference_data(
     if isinstance(bars_path, pl.DataFrame):  # read (and length-checked) by the caller
         bars, bars_path = bars_path, Path("bars")
     else:
-        bars = read_bars(bars_path, min_bars=need, min_bars_reason=why, tz=tz)
+        bars = read_bars(
+            bars_path, min_bars=need, min_bars_reason=why, tz=tz, allow_outliers=allow_outliers
+        )
     if instruments is not None:
         instruments = {**resolve_bars(bars, instruments), **instruments}
     feats = compute_features(bars, horizon, with_targets=with_target, instruments=instruments)
@@ -291,18 +296,23 @@ def evaluation_windows(
     scaler: ScalerParams,
     fingerprint: str,
     instruments: Mapping[str, Instrument] | None = None,
+    allow_outliers: bool = False,
 ) -> tuple[WindowDataset, str]:
     """The windows a model is scored on: the test split if ``bars`` are the bars it was trained
     on (same ``fingerprint``), else every window.
 
     The bars are read once; for the training bars only the test split's windows are built.
+    Implausible bars are kept when ``allow_outliers`` or the run was trained keeping them.
 
     Returns:
         ``(windows with targets, description of the split)``.
     """
     m = cfg.model
     need, why = inference_bars_needed(spec, m.encoder_length, m.horizon, with_target=True)
-    frame = read_bars(bars, min_bars=need, min_bars_reason=why, tz=cfg.data.tz)
+    allow = allow_outliers or cfg.data.allow_outliers
+    frame = read_bars(
+        bars, min_bars=need, min_bars_reason=why, tz=cfg.data.tz, allow_outliers=allow
+    )
     if bars_fingerprint(frame) == fingerprint:
         test, refit = test_split_windows(frame, cfg, instruments)
         if not _same_scaler(refit, scaler):

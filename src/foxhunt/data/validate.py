@@ -3,8 +3,10 @@
 Checks, in order: null or unparsable timestamp, missing symbol, missing or non-numeric value,
 NaN/inf, non-positive price, negative volume, ``high < max(open, close)``,
 ``low > min(open, close)``; then, sorted by (symbol, ts): duplicate bars and too few bars per
-symbol. Rows are 0-based data rows of the file (header not counted), as pandas/polars number
-them.
+symbol; then plausibility (:mod:`foxhunt.data.plausibility`: two interleaved price levels,
+prices off by orders of magnitude, implausible one-bar moves), refused unless
+``allow_outliers``. Rows are 0-based data rows of the file (header not counted), as
+pandas/polars number them.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from foxhunt.data import plausibility
 from foxhunt.data.scan import scan_table
 from foxhunt.errors import DataError
 
@@ -132,6 +135,14 @@ class _Validator:
             # Report the duplicate that comes first in file order.
             hit = dups.sort([_FILE, _ROW]).row(0, named=True)
             other = f"{self.loaded.files[int(hit['__pf'])]} row {hit['__pr']}"
+            # Two instruments in one file without a symbol column often share bar times.
+            levels = plausibility.interleaved_levels(df.filter(pl.col("symbol") == hit["symbol"]))
+            if levels is not None:
+                raise DataError(
+                    f"{self.where(hit, 'ts')}: symbol {hit['symbol']!r} has a second bar at "
+                    f"this time (first: {other}) at another price level: "
+                    f"{plausibility.interleaved_advice(*levels)}"
+                )
             raise DataError(
                 f"{self.where(hit, 'ts')}: duplicate bar for symbol {hit['symbol']!r} "
                 f"(same time as {other})"
@@ -149,6 +160,41 @@ class _Validator:
                     f"{f}: symbol {row['symbol']!r} has {row['n']} bars; need at least "
                     f"{min_bars} ({reason})"
                 )
+
+    def check_plausible(self, df: pl.DataFrame, allow_outliers: bool) -> None:
+        """Refuse the first outlier of ``df`` (sorted, valid, with provenance), in file order;
+        with ``allow_outliers`` keep them all and log one warning per file with the count."""
+        hits = plausibility.find_outliers(df)
+        if hits.height == 0:
+            return
+        hits = hits.sort([_FILE, _ROW])
+        if not allow_outliers:
+            hit = hits.row(0, named=True)
+            keep = "" if hit[plausibility.RULE] == "interleaved" else "; --allow-outliers keeps it"
+            raise DataError(f"{self.at(hit)}: {plausibility.describe(hit)}{keep}")
+        for (f,), per_file in hits.group_by(_FILE, maintain_order=True):
+            hit, n = per_file.row(0, named=True), per_file.height
+            first = "first: " if n > 1 else ""
+            log.warning(
+                "kept %d outlier bar%s in %s (%ssymbol %r, row %s, %s: %s)",
+                n,
+                "s" if n > 1 else "",
+                self.loaded.files[int(f)],  # type: ignore[call-overload]
+                first,
+                hit["symbol"],
+                hit[_ROW],
+                hit["ts"],
+                plausibility.describe(hit),
+            )
+
+    def at(self, hit: dict[str, object]) -> str:
+        """File, symbol, column as spelled, row and time of an outlier."""
+        f = int(hit[_FILE])  # type: ignore[arg-type]
+        col = self.loaded.spellings[f].get(str(hit[plausibility.COLUMN]), "close")
+        return (
+            f"{self.loaded.files[f]}: symbol {hit['symbol']!r}, column '{col}', "
+            f"row {hit[_ROW]} ({hit['ts']})"
+        )
 
 
 def check_values(frame: pl.DataFrame, where: str) -> None:
@@ -175,6 +221,7 @@ def validate_bars(
     *,
     min_bars: int | None = None,
     min_bars_reason: str = "warm-up + encoder + horizon",
+    allow_outliers: bool = False,
 ) -> pl.DataFrame:
     """Validate loaded bars and return them sorted by (symbol, ts), without provenance columns.
 
@@ -182,12 +229,15 @@ def validate_bars(
         loaded: output of :func:`load_bars`.
         min_bars: smallest acceptable number of bars per symbol, or None.
         min_bars_reason: how ``min_bars`` was made up, shown in the error message.
+        allow_outliers: keep implausible bars (:mod:`foxhunt.data.plausibility`) with one
+            warning per file giving their count, instead of refusing the first.
 
     Returns:
         The validated bars frame (columns :data:`BAR_COLUMNS`, then ``contract`` if loaded).
 
     Raises:
-        DataError: the first problem found, naming file, column, row and time.
+        DataError: the first problem found, naming file, column, row and time (and symbol,
+            for an implausible bar).
     """
     v = _Validator(loaded)
     v.check()
@@ -201,5 +251,6 @@ def validate_bars(
     if not is_sorted:
         df = df.sort(["symbol", "ts"], maintain_order=True)
     v.check_sorted(df, min_bars, min_bars_reason)
+    v.check_plausible(df, allow_outliers)
     extra = [CONTRACT_COLUMN] if CONTRACT_COLUMN in df.columns else []
     return df.select(*BAR_COLUMNS, *extra)

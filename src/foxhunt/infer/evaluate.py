@@ -181,6 +181,7 @@ def evaluate_model(
     instruments: Path | None = None,
     out: Path | None = None,
     strict: bool = False,
+    allow_outliers: bool = False,
 ) -> dict[str, Any]:
     """Score a run directory's model on bars, against the baselines.
 
@@ -200,6 +201,7 @@ def evaluate_model(
         instruments: the user's instrument table, for symbols the run did not store.
         out: Write the result here (JSON) instead of into the run directory.
         strict: Refuse symbols the model was not trained on (else one warning names them).
+        allow_outliers: keep implausible bars (always, if the run was trained keeping them).
 
     Returns:
         The evaluation (JSON-able): model, bars, split, window count, scores per model,
@@ -222,7 +224,13 @@ def evaluate_model(
     m = loaded.config.model
     baseline = load_empirical(loaded.run.baselines, m.quantiles, m.horizon)
     windows, split = evaluation_windows(
-        bars, loaded.config, loaded.spec, loaded.scaler, loaded.fingerprint, loaded.instruments
+        bars,
+        loaded.config,
+        loaded.spec,
+        loaded.scaler,
+        loaded.fingerprint,
+        loaded.instruments,
+        allow_outliers=allow_outliers,
     )
     if len(windows) == 0:
         raise DataError(

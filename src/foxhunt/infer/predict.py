@@ -142,6 +142,7 @@ def predict_to_file(
     progress: Progress | None = None,
     instruments: Path | None = None,
     strict: bool = False,
+    allow_outliers: bool = False,
 ) -> tuple[int, int, int]:
     """Write quantile forecasts for every origin in ``bars`` to ``out`` (``foxhunt predict``).
 
@@ -155,6 +156,7 @@ def predict_to_file(
         progress: A rich progress display to advance, or None.
         instruments: the user's instrument table, for symbols the run did not store.
         strict: Refuse symbols the model was not trained on (else one warning names them).
+        allow_outliers: keep implausible bars (always, if the run was trained keeping them).
 
     Returns:
         ``(rows written, origins, horizons)``: one row per origin and horizon.
@@ -175,7 +177,10 @@ def predict_to_file(
     loaded = with_user_instruments(load_inference_model(model_dir, dev), instruments)
     m = loaded.config.model
     need, why = inference_bars_needed(loaded.spec, m.encoder_length, m.horizon, with_target=False)
-    frame = read_bars(bars, min_bars=need, min_bars_reason=why, tz=loaded.config.data.tz)
+    allow = allow_outliers or loaded.config.data.allow_outliers
+    frame = read_bars(
+        bars, min_bars=need, min_bars_reason=why, tz=loaded.config.data.tz, allow_outliers=allow
+    )
     check_trained_symbols(loaded, frame["symbol"].unique().to_list(), strict=strict)
     windows = prepare_inference_data(
         frame,

@@ -94,7 +94,9 @@ def _check_out(bars: Path, out: Path) -> None:
         )
 
 
-def write_feature_store(bars: Path, out: Path, horizon: int = 10, *, tz: str = "UTC") -> Manifest:
+def write_feature_store(
+    bars: Path, out: Path, horizon: int = 10, *, tz: str = "UTC", allow_outliers: bool = False
+) -> Manifest:
     """``foxhunt features --shards``: one feature shard per symbol plus ``manifest.json``.
 
     Args:
@@ -102,6 +104,7 @@ def write_feature_store(bars: Path, out: Path, horizon: int = 10, *, tz: str = "
         out: The store directory (created if missing; its parent must exist).
         horizon: H, number of target horizons.
         tz: zone of naive timestamps in ``bars``.
+        allow_outliers: keep implausible bars (one warning per file with their count).
 
     Returns:
         The manifest written, and how many symbols were computed (the others were unchanged).
@@ -115,7 +118,7 @@ def write_feature_store(bars: Path, out: Path, horizon: int = 10, *, tz: str = "
         raise InputError(f"--horizon must be >= 1, got {horizon}")
     bars, out = Path(bars), Path(out)
     _check_out(bars, out)
-    frame, spec = read_bars_for_features(bars, horizon, tz=tz)
+    frame, spec = read_bars_for_features(bars, horizon, tz=tz, allow_outliers=allow_outliers)
     out.mkdir(exist_ok=True)
     previous = _previous(out, horizon)
     counts = frame.group_by("symbol", maintain_order=True).len().rows()
