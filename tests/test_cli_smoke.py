@@ -242,6 +242,16 @@ def test_resume_after_a_crash_matches_the_uninterrupted_run(
     assert "differ from the ones the run was trained on" in capsys.readouterr().err
     assert (run / "metrics.jsonl").read_text() == metrics_before
 
+    # The bars moved away: the error says so and how to pass them.
+    moved = tmp_path / "moved.parquet"
+    trained_bars = json.loads((run / "run.json").read_text())["bars"]
+    Path(trained_bars).rename(moved)
+    try:
+        assert main(["train", "--resume", str(run)]) == 2
+        assert "are gone; pass them with --bars FILE" in capsys.readouterr().err
+    finally:
+        moved.rename(trained_bars)
+
     assert main(["train", "--resume", str(run)]) == 0
     a, b = _final(trained["run"]), _final(run)
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)

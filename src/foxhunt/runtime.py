@@ -64,12 +64,20 @@ def atomic_path(path: Path) -> Iterator[Path]:
     tmp = path.with_name(path.name + ".tmp")
     try:
         yield tmp
+        os.chmod(tmp, _file_mode())  # some writers (safetensors) create 0600 files
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _file_mode() -> int:
+    """The mode a plain ``open()`` gives a new file: 0666 less the process umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 @contextlib.contextmanager

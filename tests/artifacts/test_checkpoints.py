@@ -37,6 +37,22 @@ def test_weights_roundtrip_with_sidecar(tmp_path) -> None:
     assert ckpt.complete_epochs(tmp_path) == [2]
 
 
+def test_weights_get_the_same_permissions_as_their_sidecar(tmp_path) -> None:
+    """safetensors creates its files 0600; a run directory's files are all readable alike."""
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        path = ckpt.epoch_weights_path(tmp_path, 1)
+        ckpt.save_weights(path, _state(), {"epoch": 1, "step": 1, "metrics": {}})
+    finally:
+        os.umask(old)
+    weights = stat.S_IMODE(path.stat().st_mode)
+    sidecar = stat.S_IMODE(ckpt.sidecar_path(path).stat().st_mode)
+    assert weights == sidecar == 0o644
+
+
 def test_failed_write_leaves_old_file_and_no_tmp(tmp_path) -> None:
     path = tmp_path / "x.json"
     runtime.atomic_write_json(path, {"v": 1})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -311,3 +312,26 @@ def test_slash_dates_and_epoch_text(small: pl.DataFrame, tmp_path: Path) -> None
         tmp_path / "e.csv"
     )
     assert_frame_equal(read_bars(tmp_path / "e.csv"), small)
+
+
+@pytest.mark.parametrize(
+    "second,message",
+    [
+        (
+            "2024-01-02T10:01:00+00:00",
+            "has a UTC offset while the column's other timestamps do not",
+        ),
+        ("2024-01-02 1x:01:00", "unparsable timestamp '2024-01-02 1x:01:00'"),
+    ],
+    ids=["offset-among-naive", "garbage"],
+)
+def test_mixed_naive_and_offset_timestamps_are_named_as_such(
+    second: str, message: str, tmp_path: Path
+) -> None:
+    """Issue 17: a valid timestamp in a column of the other kind is not 'unparsable'."""
+    path = tmp_path / "ES.csv"
+    path.write_text(
+        "ts,open,high,low,close,volume\n2024-01-02 10:00:00,1,1,1,1,1\n" + second + ",1,1,1,1,1\n"
+    )
+    with pytest.raises(DataError, match=re.escape(message)):
+        read_bars(path)

@@ -12,7 +12,9 @@ pandas/polars number them.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,6 +42,18 @@ ROW_COLUMN = "__row"
 """Provenance column of loaded bars: 0-based row within that file."""
 _FILE = FILE_COLUMN
 _ROW = ROW_COLUMN
+
+
+_OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
+"""A timestamp text's UTC offset (``Z``, ``+01:00``, ``-0500``)."""
+
+
+def _is_iso(text: str) -> bool:
+    try:
+        datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -85,6 +99,14 @@ class _Validator:
             col = self.loaded.spellings[f]["ts"]
             raw = _raw_value(self.loaded.files[f], col, r)
             what = "null timestamp" if raw in (None, "") else f"unparsable timestamp {raw!r}"
+            if isinstance(raw, str) and _is_iso(raw) and self.loaded.frame["ts"].drop_nulls().len():
+                # A valid time, but the column parsed the other way (with or without offset).
+                offset = _OFFSET.search(raw.strip()) is not None
+                what = (
+                    f"timestamp {raw!r} {'has' if offset else 'lacks'} a UTC offset while the "
+                    f"column's other timestamps {'do not' if offset else 'have one'}: write "
+                    "them all one way"
+                )
             raise DataError(f"{self.where(hit, 'ts')}: {what}")
         hit = self.first(df, pl.col("symbol").is_null() | (pl.col("symbol") == ""))
         if hit:

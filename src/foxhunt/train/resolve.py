@@ -90,6 +90,11 @@ def resolve_run(
             if not isinstance(info, dict) or not info.get("bars"):
                 raise ModelDirError(f"{run.run_info}: no bars path recorded; pass --bars FILE")
             bars = Path(info["bars"])
+            if not bars.exists() and not any(bars.parent.glob(bars.name)):
+                raise ModelDirError(
+                    f"{run.root}: the bars it was trained on, {bars}, are gone; pass them with "
+                    "--bars FILE (the same bars: resume checks their fingerprint)"
+                )
         return run, cfg, Path(bars)
     if bars is None:
         raise InputError("foxhunt train: --bars FILE is required (or --resume RUN_DIR)")
