@@ -74,7 +74,7 @@ def index_daily(a: argparse.Namespace) -> None:
 def inspect(a: argparse.Namespace) -> int:
     """Exit 0 when the bars are valid, 2 when not; with ``--json`` an unreadable file is a JSON
     verdict too (one line), else a one-line error."""
-    from foxhunt.data.inspect import inspect_report
+    from foxhunt.data.inspection import inspect_report
     from foxhunt.errors import DataError
 
     try:

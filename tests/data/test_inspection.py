@@ -67,7 +67,7 @@ def test_closed_hours_names_the_zone_that_fits(
 ) -> None:
     """Chicago wall-clock times written without a zone: inspect names America/Chicago."""
     from foxhunt.data.bars import load_bars
-    from foxhunt.data.inspect import summarize
+    from foxhunt.data.inspection import summarize
 
     bars = demo_bars(3000, seed=0, symbol="ES")
     local = pl.col("ts").dt.convert_time_zone("America/Chicago").dt.replace_time_zone(None)
