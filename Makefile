@@ -8,7 +8,7 @@ DEMO    := runs/demo
 DEMO_BARS ?= 20000
 DEMO_TRAIN_ARGS ?=
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench mutate clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -40,6 +40,12 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
+
+# Mutation testing of the core modules (docs/testing.md): minutes, not part of `make test`.
+# MUTATE_MODULES=quantile vsn runs some of them; the per-module and overall score print at the end.
+MUTATE_MODULES ?=
+mutate: $(STAMP)
+	nice -n 10 $(BIN)/python mutation/mutate.py $(MUTATE_MODULES)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
