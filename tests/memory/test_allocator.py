@@ -1,12 +1,82 @@
+"""tune_cpu_allocator: the settings take effect (memory goes back to the OS), not only "True".
+
+glibc settings are process-wide, so each check runs in a fresh interpreter that drives
+malloc/free through ctypes and reads the effect back: ``mallinfo2().hblkhd`` (bytes held in
+individually mapped blocks) and the resident set from /proc/self/statm. Each scenario first
+frees a 16 MiB mapped block, which with glibc's defaults raises the dynamic mmap threshold to
+16 MiB: the situation the tuning exists for (tensors of a few MB then stay resident).
+"""
+
 from __future__ import annotations
 
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from foxhunt.memory.allocator import tune_cpu_allocator
 
+SRC = Path(__file__).resolve().parents[2] / "src"
+MIB = 1 << 20
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc only")
+PROBE = r"""
+import ctypes, ctypes.util, sys
+sys.path.insert(0, sys.argv[1])
+libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+FIELDS = ("arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost").split()
+class Info(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in FIELDS]
+libc.mallinfo2.restype = Info
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+def touched(size):
+    block = libc.malloc(size)
+    ctypes.memset(block, 1, size)
+    return block
+
+if sys.argv[2] == "tuned":
+    from foxhunt.memory.allocator import tune_cpu_allocator
+    assert tune_cpu_allocator() is True
+libc.free(touched(16 << 20))
+rss0, mapped0 = rss(), libc.mallinfo2().hblkhd
+block = touched(8 << 20)
+mapped = libc.mallinfo2().hblkhd - mapped0
+libc.free(block)
+print(mapped, rss() - rss0)
+"""
+
+
+def _probe(mode: str) -> tuple[int, int]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(SRC), mode],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    first, second = done.stdout.split()
+    return int(first), int(second)
+
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="glibc mallopt/mallinfo2 only"
+)
+
+
 def test_tune_cpu_allocator_applies_on_glibc() -> None:
     assert tune_cpu_allocator() is True
+
+
+def test_a_large_block_is_mapped_and_its_memory_returns_on_free() -> None:
+    mapped, kept = _probe("tuned")
+    assert mapped >= 8 * MIB  # served from its own mapping ...
+    assert kept < MIB  # ... so freeing it gives the 8 MiB back
+    # glibc's defaults (the bug being fixed): the raised threshold puts it in the heap, kept
+    mapped, kept = _probe("default")
+    assert mapped == 0 and kept >= 7 * MIB
