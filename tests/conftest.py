@@ -2,12 +2,42 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
+
 import pytest
 
 from demo_run import DemoRun, make_demo_run
+
+DEMO_RUN_CACHE = "FOXHUNT_TEST_DEMO_RUN_CACHE"
+"""Env var: a directory where the demo run is trained once and copied from by later sessions.
+
+Only `make mutate` sets it (mutation/mutate.py): each mutant is a fresh pytest session, and
+retraining the run per mutant would dominate the run time. Unset, every session trains its own.
+"""
+
+
+def _cached_demo_run(cache: Path, root: Path) -> DemoRun:
+    built = cache / "demo"
+    if not built.is_dir():
+        staging = cache / f"demo.{os.getpid()}.tmp"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        make_demo_run(staging)
+        try:
+            staging.rename(built)
+        except OSError:  # another session finished first
+            shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(built, root, dirs_exist_ok=True)
+    return DemoRun(root, root / "ES_train.parquet", root / "run")
 
 
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
     """A tiny trained demo-style run directory (see demo_run.py), built once per session."""
-    return make_demo_run(tmp_path_factory.mktemp("inference"))
+    root = tmp_path_factory.mktemp("inference")
+    cache = os.environ.get(DEMO_RUN_CACHE)
+    if cache:
+        return _cached_demo_run(Path(cache), root)
+    return make_demo_run(root)
