@@ -195,7 +195,10 @@ def run_one(name: str, children: int, again: bool = False, fresh: bool = False) 
     work = _prepare(name, target, fresh=fresh and not again)
     print(f"== {name}: {target.source} against {', '.join(target.tests)}", flush=True)
     _mutmut(work, "run", "--max-children", str(children), *survivors)
-    status = {**previous, **_results(work)}
+    latest = _results(work)
+    if again:  # the other verdicts stand (mutmut lists mutants it did not re-run as not checked)
+        latest = {**previous, **{key: latest[key] for key in survivors if key in latest}}
+    status = latest
     (work / "results.txt").write_text(
         "".join(f"{key}: {value}\n" for key, value in sorted(status.items())), encoding="utf-8"
     )
