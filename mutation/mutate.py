@@ -71,7 +71,11 @@ TARGETS: dict[str, Target] = {
     ),
     "vsn": Target(
         "src/foxhunt/model/vsn.py",
-        ("tests/model/test_vsn.py", "tests/model/test_vsn_mutants.py"),
+        (
+            "tests/model/test_vsn.py",
+            "tests/model/test_vsn_mutants.py",
+            "tests/model/test_vsn_reparametrisation.py",
+        ),
     ),
     "checkpoints": Target(
         "src/foxhunt/artifacts/checkpoints.py",

@@ -1,0 +1,66 @@
+"""VariableSelectionNetwork construction contracts that `make mutate` found unguarded."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from foxhunt.model.vsn import VariableSelectionNetwork
+
+
+def _spans(p: torch.Tensor, lo: float, hi: float) -> bool:
+    """Values lie in [lo, hi] and reach within 10 % of both ends (uniform init over the range)."""
+    margin = 0.1 * (hi - lo)
+    return bool(p.min() >= lo and p.max() <= hi and p.min() < lo + margin and p.max() > hi - margin)
+
+
+def test_embeddings_start_uniform_on_minus_one_one() -> None:
+    torch.manual_seed(0)
+    m = VariableSelectionNetwork(64, 16, 8)
+    assert _spans(m.embed_weight.detach(), -1.0, 1.0)
+    assert _spans(m.embed_bias.detach(), -1.0, 1.0)
+
+
+def test_the_fused_lift_starts_uniform_within_one_over_sqrt_width() -> None:
+    torch.manual_seed(0)
+    d_var = 16
+    m = VariableSelectionNetwork(64, d_var, 8, "fused")
+    bound = 1.0 / math.sqrt(d_var)
+    assert m.lift_weight is not None and m.lift_bias is not None
+    assert _spans(m.lift_weight.detach(), -bound, bound)
+    assert _spans(m.lift_bias.detach(), -bound, bound)
+
+
+def test_modes_build_their_documented_layers() -> None:
+    fused = VariableSelectionNetwork(5, 3, 8, "fused", dropout=0.25)
+    faithful = VariableSelectionNetwork(5, 3, 8, "faithful", dropout=0.25)
+    assert (fused.mode, faithful.mode) == ("fused", "faithful")
+    # fused: per-variable GRN w -> w with no LayerNorm affine of its own, then a lift w -> d
+    assert fused.lift_weight is not None and fused.lift_weight.shape == (5, 3, 8)
+    assert fused.variable_grn.norm_weight is None and fused.variable_grn.norm_bias is None
+    assert isinstance(fused.variable_grn.dropout, nn.Dropout)
+    assert fused.variable_grn.dropout.p == 0.25
+    # faithful: per-variable GRN w -> d with its LayerNorm affine, no lift
+    assert faithful.lift_weight is None and faithful.lift_bias is None
+    assert faithful.variable_grn.norm_weight is not None
+    # both: the selection GRN V -> V with a linear (projected) skip, as the paper's
+    for m in (fused, faithful):
+        assert isinstance(m.selection.skip, nn.Linear) and m.selection.skip.in_features == 5
+
+
+def test_unknown_mode_is_refused_naming_it() -> None:
+    with pytest.raises(ValueError, match=r"^unknown VSN mode 'bogus'$"):
+        VariableSelectionNetwork(5, 3, 8, "bogus")
+
+
+def test_no_dropout_by_default() -> None:
+    torch.manual_seed(0)
+    m = VariableSelectionNetwork(5, 3, 8)
+    x = torch.randn(4, 6, 5)
+    m.train()
+    trained = m(x)[0]
+    m.eval()
+    torch.testing.assert_close(trained, m(x)[0])
