@@ -6,6 +6,7 @@ import math
 
 import pytest
 import torch
+from model_refs import saved_activation_bytes
 from torch import nn
 
 from foxhunt.model.vsn import VariableSelectionNetwork
@@ -64,3 +65,31 @@ def test_no_dropout_by_default() -> None:
     trained = m(x)[0]
     m.eval()
     torch.testing.assert_close(trained, m(x)[0])
+
+
+def test_without_streaming_the_per_variable_states_are_saved() -> None:
+    """The other side of test_vsn.py's streaming check: streaming off keeps (V, N, d_var)
+    states for backward, so what is saved grows with the per-variable width."""
+
+    def measure(d_var: int) -> int:
+        torch.manual_seed(0)
+        m = VariableSelectionNetwork(16, d_var, 8, "fused", chunk=4)
+        m.streaming = False
+        x = torch.randn(2, 5, 16, requires_grad=True)
+        return saved_activation_bytes(lambda: m(x), m)
+
+    assert measure(32) > measure(4) + 2 * 5 * 16 * (32 - 4) * 4
+
+
+@pytest.mark.parametrize("mode", ["fused", "faithful"])
+def test_the_context_reaches_the_selection_without_autograd_too(mode: str) -> None:
+    torch.manual_seed(0)
+    m = VariableSelectionNetwork(6, 3, 8, mode, d_context=4, chunk=2)
+    x, context = torch.randn(2, 5, 6), torch.randn(2, 4)
+    recorded = m(x, context)  # streaming with autograd: selection through a checkpoint
+    with torch.no_grad():
+        plain = m(x, context)  # no autograd: the direct path
+    torch.testing.assert_close(plain[1], recorded[1].detach())
+    torch.testing.assert_close(plain[0], recorded[0].detach())
+    other = m(x, torch.randn(2, 4))[1]
+    assert not torch.allclose(other, recorded[1])  # and the context matters
