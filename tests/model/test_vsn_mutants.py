@@ -42,11 +42,11 @@ def test_modes_build_their_documented_layers() -> None:
     # fused: per-variable GRN w -> w with no LayerNorm affine of its own, then a lift w -> d
     assert fused.lift_weight is not None and fused.lift_weight.shape == (5, 3, 8)
     assert fused.variable_grn.norm_weight is None and fused.variable_grn.norm_bias is None
-    assert isinstance(fused.variable_grn.dropout, nn.Dropout)
-    assert fused.variable_grn.dropout.p == 0.25
     # faithful: per-variable GRN w -> d with its LayerNorm affine, no lift
     assert faithful.lift_weight is None and faithful.lift_bias is None
     assert faithful.variable_grn.norm_weight is not None
+    for m in (fused, faithful):  # the dropout reaches the per-variable GRNs
+        assert isinstance(m.variable_grn.dropout, nn.Dropout) and m.variable_grn.dropout.p == 0.25
     # both: the selection GRN V -> V with a linear (projected) skip, as the paper's
     for m in (fused, faithful):
         assert isinstance(m.selection.skip, nn.Linear) and m.selection.skip.in_features == 5
