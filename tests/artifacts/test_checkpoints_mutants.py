@@ -54,3 +54,24 @@ def test_a_corrupt_best_marker_is_named(tmp_path) -> None:
         ModelDirError, match=rf"^{re.escape(str(marker))}: best-checkpoint marker is corrupt"
     ):
         ckpt.read_best(tmp_path)
+
+
+def test_a_resume_state_holding_an_object_is_refused_naming_where(tmp_path) -> None:
+    where = r"state\['loop'\]\['seen'\]\[1\]"
+    with pytest.raises(TypeError, match=rf"^{where}: object cannot be loaded with weights_only"):
+        ckpt.save_resume_state(tmp_path / "r.pt", {"loop": {"seen": [1, object()]}})
+    with pytest.raises(TypeError, match=r"^state\['loop'\]: key \(1, 2\) is not str or int$"):
+        ckpt.save_resume_state(tmp_path / "r.pt", {"loop": {(1, 2): 3}})
+    assert not (tmp_path / "r.pt").exists()
+
+
+def test_an_unreadable_or_non_dict_resume_state_is_named(tmp_path) -> None:
+    path = tmp_path / "optimizer_epoch_1.pt"
+    path.write_bytes(b"not a zip archive")
+    with pytest.raises(ModelDirError, match=r"optimizer state is corrupt \((?!NoneType)\w+\)$"):
+        ckpt.load_resume_state(path)
+    torch.save([1, 2], path)
+    with pytest.raises(
+        ModelDirError, match=rf"^{re.escape(str(path))}: optimizer state is not a dict$"
+    ):
+        ckpt.load_resume_state(path)
