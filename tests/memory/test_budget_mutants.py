@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
 from foxhunt.config import RunConfig, TrainConfig
+from foxhunt.errors import InputError
 from foxhunt.memory.budget import _fit_validation
 from foxhunt.memory.estimate import estimate_memory, process_overhead_bytes
+from foxhunt.memory.units import format_bytes
 from memory_helpers import TINY
 
 CFG = RunConfig(
@@ -38,3 +41,36 @@ def test_validation_batch_is_sized_at_the_runs_precision_and_device(
     assert _fit_validation(cfg, precision, budget, reasons) == 16  # ... and 16 fits exactly
     assert reasons[0].startswith("validation batch 32: estimated ")
     assert reasons[-1].startswith("validation batch 16: estimated ")
+
+
+def test_one_byte_short_halves_again_and_the_size_stays_an_int() -> None:
+    cfg = CFG.replace(train={"precision": "fp32"})
+    budget = _validation_peak(cfg, 16, "fp32", "cpu") - 1  # 16 misses by one byte
+    assert _validation_peak(cfg, 8, "fp32", "cpu") <= budget
+    reasons: list[str] = []
+    size = _fit_validation(cfg, "fp32", budget, reasons)
+    assert size == 8 and type(size) is int
+    assert [r.split(":")[0] for r in reasons] == [
+        "validation batch 32",
+        "validation batch 16",
+        "validation batch 8",
+    ]
+    assert reasons[-1].endswith("(with the optimizer state) fits")
+
+
+def test_no_reason_is_added_when_the_configured_validation_batch_fits() -> None:
+    reasons: list[str] = []
+    assert _fit_validation(CFG, "fp32", 10**12, reasons) == 32 and reasons == []
+
+
+def test_validation_that_cannot_fit_at_batch_one_is_refused_with_both_numbers() -> None:
+    budget = _validation_peak(CFG, 1, "fp32", "cpu") - 1
+    need = format_bytes(_validation_peak(CFG, 1, "fp32", "cpu"))
+    reasons: list[str] = []
+    expected = (
+        f"memory budget {format_bytes(budget)} is too small: validation at batch 1 needs "
+        f"an estimated {need}"
+    )
+    with pytest.raises(InputError, match=f"^{re.escape(expected)}$"):
+        _fit_validation(CFG, "fp32", budget, reasons)
+    assert [r.split(":")[0] for r in reasons][-2:] == ["validation batch 2", "validation batch 1"]
