@@ -74,3 +74,45 @@ def test_validation_that_cannot_fit_at_batch_one_is_refused_with_both_numbers() 
     with pytest.raises(InputError, match=f"^{re.escape(expected)}$"):
         _fit_validation(CFG, "fp32", budget, reasons)
     assert [r.split(":")[0] for r in reasons][-2:] == ["validation batch 2", "validation batch 1"]
+
+
+def test_only_cuda_devices_are_cuda() -> None:
+    from foxhunt.memory.budget import _device_type
+
+    assert [_device_type(d) for d in ("cpu", "cuda", "cuda:1", "mps")] == [
+        "cpu",
+        "cuda",
+        "cuda",
+        "cpu",
+    ]
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_training_peak_holds_the_whole_effective_batch(device: str) -> None:
+    from foxhunt.memory.budget import training_peak
+    from foxhunt.memory.estimate import batch_bytes
+
+    cfg = CFG.replace(train={"device": device})
+    micro = estimate_memory(cfg.model, 8, device=device)
+    extra = batch_bytes(cfg.model, 64) - batch_bytes(cfg.model, 8)  # 56 more samples resident
+    overhead = process_overhead_bytes(device, "train")
+    assert extra > 0
+    assert training_peak(cfg, 8, False, "fp32") == micro.training_peak_bytes + extra + overhead
+
+
+def test_a_zero_budget_is_refused_and_a_tiny_one_is_too_small() -> None:
+    from foxhunt.memory.budget import plan_budget
+
+    with pytest.raises(InputError, match=r"^memory budget must be positive, got 0 bytes$"):
+        plan_budget(CFG, 0, allow_precision_change=False)
+    with pytest.raises(InputError, match=r"^memory budget 1 B is too small for this model"):
+        plan_budget(CFG, 1, allow_precision_change=False)
+
+
+def test_reasons_quote_the_budget() -> None:
+    from foxhunt.memory.budget import plan_budget, training_peak
+
+    budget = training_peak(CFG, 64, False, "fp32") - 1
+    plan = plan_budget(CFG, budget, allow_precision_change=False)
+    assert plan.reasons[0].endswith(f"exceeds {format_bytes(budget)}")
+    assert any(r.endswith(f"fits {format_bytes(budget)}") for r in plan.reasons)
