@@ -202,7 +202,11 @@ def run_one(name: str, children: int, again: bool = False, fresh: bool = False) 
     latest = _results(work)
     if again:  # the other verdicts stand (mutmut lists mutants it did not re-run as not checked)
         latest = {**previous, **{key: latest[key] for key in survivors if key in latest}}
-    status = latest
+    return _record(work, latest)
+
+
+def _record(work: Path, status: dict[str, str]) -> dict[str, str]:
+    """Write ``results.txt`` and ``survivors.diff`` for one module's scratch copy."""
     (work / "results.txt").write_text(
         "".join(f"{key}: {value}\n" for key, value in sorted(status.items())), encoding="utf-8"
     )
@@ -225,7 +229,8 @@ def report(names: list[str]) -> float:
     """Print the per-module and overall score; return the overall score in percent."""
     total_killed = total_counted = 0
     print(
-        f"{'module':<12} {'mutants':>7} {'killed':>7} {'survived':>8} {'no tests':>8} {'score':>7}"
+        f"{'module':<12} {'mutants':>7} {'checked':>7} {'killed':>7} {'survived':>8} "
+        f"{'no tests':>8} {'score':>7}"
     )
     for name in names:
         status = _load(name)
@@ -235,16 +240,22 @@ def report(names: list[str]) -> float:
         killed = sum(value in KILLED for value in status.values())
         survived = sum(value == "survived" for value in status.values())
         untested = sum(value == "no tests" for value in status.values())
-        counted = killed + survived + untested
+        counted = killed + survived + untested  # "not checked" (interrupted runs) is left out
         total_killed += killed
         total_counted += counted
         score = 100.0 * killed / counted if counted else 100.0
-        print(f"{name:<12} {len(status):>7} {killed:>7} {survived:>8} {untested:>8} {score:>6.1f}%")
+        print(
+            f"{name:<12} {len(status):>7} {counted:>7} {killed:>7} {survived:>8} {untested:>8} "
+            f"{score:>6.1f}%"
+        )
         for key, value in sorted(status.items()):
             if value in SURVIVED:
                 print(f"    {value:<9} {key}")
     overall = 100.0 * total_killed / total_counted if total_counted else 100.0
-    print(f"{'overall':<12} {total_counted:>7} {total_killed:>7} {'':>8} {'':>8} {overall:>6.1f}%")
+    print(
+        f"{'overall':<12} {'':>7} {total_counted:>7} {total_killed:>7} {'':>8} {'':>8} "
+        f"{overall:>6.1f}%"
+    )
     return overall
 
 
@@ -254,6 +265,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--children", type=int, default=2, help="parallel mutants (default 2)")
     parser.add_argument("--list", action="store_true", help="print the module -> tests map")
     parser.add_argument("--report", action="store_true", help="only print the last scores")
+    parser.add_argument(
+        "--collect",
+        action="store_true",
+        help="record the verdicts of an interrupted run (unchecked mutants are not scored)",
+    )
     parser.add_argument(
         "--fresh", action="store_true", help="forget mutmut's cache: every mutant again"
     )
@@ -270,7 +286,11 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             print(f"{name:<12} {TARGETS[name].source}  <-  {' '.join(TARGETS[name].tests)}")
         return 0
-    if not args.report:
+    if args.collect:
+        for name in names:
+            if (WORK / name / "mutants").is_dir():
+                _record(WORK / name, _results(WORK / name))
+    elif not args.report:
         for name in names:
             run_one(name, args.children, again=args.again, fresh=args.fresh)
     report(names)
