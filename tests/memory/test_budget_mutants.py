@@ -116,3 +116,38 @@ def test_reasons_quote_the_budget() -> None:
     plan = plan_budget(CFG, budget, allow_precision_change=False)
     assert plan.reasons[0].endswith(f"exceeds {format_bytes(budget)}")
     assert any(r.endswith(f"fits {format_bytes(budget)}") for r in plan.reasons)
+
+
+def test_reasons_name_each_setting_tried() -> None:
+    from foxhunt.memory.budget import plan_budget, training_peak
+
+    budget = training_peak(CFG, 64, False, "fp32") - 1  # the full batch without misses
+    plan = plan_budget(CFG, budget, allow_precision_change=False)
+    assert [r.split(":")[0] for r in plan.reasons[:2]] == [
+        "micro-batch 64, checkpointing off, fp32",
+        "micro-batch 64, checkpointing on, fp32",
+    ]
+
+
+def test_the_too_small_message_suggests_bf16_only_when_it_could_help() -> None:
+    from foxhunt.memory.budget import plan_budget
+
+    hint = " or allow bf16 with --allow-precision-change"
+    for cfg, allow, hinted in (
+        (CFG, False, True),
+        (CFG, True, False),
+        (CFG.replace(train={"precision": "bf16"}), False, False),
+    ):
+        with pytest.raises(InputError) as refused:
+            plan_budget(cfg, 1000, allow_precision_change=allow)
+        message = str(refused.value)
+        assert message.endswith(hint) == hinted, message
+        tail = r"raise --memory-budget to at least [\d.,]+ [KMGT]?B"
+        assert re.search(tail + ("" if not hinted else re.escape(hint)) + "$", message), message
+
+
+def test_accumulation_is_an_int() -> None:
+    from foxhunt.memory.budget import plan_budget, training_peak
+
+    plan = plan_budget(CFG, training_peak(CFG, 32, False, "fp32"), allow_precision_change=False)
+    assert plan.micro_batch == 32 and plan.accumulation == 2 and type(plan.accumulation) is int
