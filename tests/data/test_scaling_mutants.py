@@ -1,0 +1,56 @@
+"""Scaler contracts that `make mutate` found unguarded."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+import torch
+
+from foxhunt.data.scaling import ScalerParams, apply_scaler, unscale_targets
+from foxhunt.errors import DataError
+
+PARAMS = ScalerParams(
+    columns=("obs__a", "obs__b"), mean=(1.0, 2.0), std=(2.0, 4.0), target_std=(0.5, 2.0)
+)
+
+
+def test_unscaling_a_tensor_multiplies_each_horizon_by_its_std_in_its_dtype() -> None:
+    values = torch.tensor([[1.0, 1.0], [2.0, -3.0]])
+    out = unscale_targets(values, PARAMS)
+    assert out.dtype == torch.float32
+    torch.testing.assert_close(out, torch.tensor([[0.5, 2.0], [1.0, -6.0]]))
+    quantiles = torch.ones(1, 2, 3, dtype=torch.float64)  # [B, H, Q], horizons on axis 1
+    out = unscale_targets(quantiles, PARAMS, horizon_axis=1)
+    assert out.dtype == torch.float64
+    torch.testing.assert_close(out[0, :, 0], torch.tensor([0.5, 2.0], dtype=torch.float64))
+
+
+def test_unscaling_keeps_the_tensors_device() -> None:
+    # the meta device stands in for CUDA: the std must follow the values there
+    out = unscale_targets(torch.zeros(4, 2, device="meta"), PARAMS)
+    assert out.device.type == "meta" and out.shape == (4, 2)
+
+
+def test_unscaling_an_array_gives_an_array() -> None:
+    out = unscale_targets(np.array([[2.0, 2.0]], dtype=np.float32), PARAMS)
+    assert isinstance(out, np.ndarray)
+    np.testing.assert_allclose(out, [[1.0, 4.0]])
+
+
+def test_a_missing_scaled_column_is_refused_naming_it() -> None:
+    df = pl.DataFrame({"obs__a": [1.0, 3.0]})
+    with pytest.raises(DataError, match=r"^features lack column 'obs__b' required by the scaler$"):
+        apply_scaler(df, PARAMS)
+
+
+def test_params_of_unequal_lengths_are_not_silently_truncated() -> None:
+    bad = ScalerParams(columns=("obs__a", "obs__b"), mean=(1.0,), std=(2.0,), target_std=())
+    df = pl.DataFrame({"obs__a": [1.0, 3.0], "obs__b": [2.0, 6.0]})
+    with pytest.raises(ValueError):
+        apply_scaler(df, bad)
+
+
+def test_bad_params_dict_is_a_data_error_saying_so() -> None:
+    with pytest.raises(DataError, match=r"^invalid scaler params: "):
+        ScalerParams.from_dict({"columns": ["a"]})
