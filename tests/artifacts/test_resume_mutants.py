@@ -62,6 +62,19 @@ def test_a_disabled_scaler_restores_nothing_and_another_format_is_refused() -> N
         restore({**state, "format": 0}, opt, target, torch.device("cpu"))
 
 
+def test_a_cuda_rng_state_is_left_alone_on_a_cpu_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_cuda(states: object) -> None:
+        raise AssertionError("restore touched the CUDA RNG on a CPU run")
+
+    # without a GPU torch.cuda queues the call silently: make touching it fail instead
+    monkeypatch.setattr(torch.cuda, "set_rng_state_all", no_cuda)
+    _, opt, scaler = _trained()
+    state = resume_state(opt, scaler, _loop(1), total_steps=5)
+    # as written by a CUDA run: restoring it on the CPU must not touch torch.cuda
+    state["rng"] = {**state["rng"], "cuda": [torch.zeros(16, dtype=torch.uint8)]}
+    assert restore(state, opt, scaler, torch.device("cpu")) == _loop(1)
+
+
 def test_save_epoch_writes_state_weights_sidecar_best_and_keeps_two_resume_states(
     tmp_path,
 ) -> None:
@@ -122,4 +135,8 @@ def test_save_final_loads_the_best_epoch_and_records_why_it_stopped(tmp_path) ->
         "metrics": {"val_loss": 0.25},
     }
     assert {key: meta[key] for key in expected} == expected
-    assert ckpt.read_best(d)["epoch"] == 1
+    assert ckpt.read_best(d) == {
+        "epoch": 1,
+        "val_loss": 0.25,
+        "file": "tft_epoch_1.safetensors",
+    }
