@@ -7,7 +7,8 @@ import polars as pl
 import pytest
 import torch
 
-from foxhunt.data.scaling import ScalerParams, apply_scaler, unscale_targets
+from foxhunt.data.features import FeatureSpec
+from foxhunt.data.scaling import ScalerParams, apply_scaler, fit_scaler, unscale_targets
 from foxhunt.errors import DataError
 
 PARAMS = ScalerParams(
@@ -54,3 +55,27 @@ def test_params_of_unequal_lengths_are_not_silently_truncated() -> None:
 def test_bad_params_dict_is_a_data_error_saying_so() -> None:
     with pytest.raises(DataError, match=r"^invalid scaler params: "):
         ScalerParams.from_dict({"columns": ["a"]})
+
+
+SPEC = FeatureSpec(
+    historical=("obs__a", "obs__flat"), known=(), static=(), targets=("target__h1",), warmup=0
+)
+
+
+def test_fit_scaler_stores_each_columns_population_std_and_one_for_flat_columns() -> None:
+    train = pl.DataFrame(
+        {"obs__a": [1.0, 3.0, 5.0, 7.0], "obs__flat": [2.0] * 4, "target__h1": [0.0, 0.0, 2.0, 2.0]}
+    )
+    params = fit_scaler(train, SPEC)
+    assert params.mean == (4.0, 2.0)
+    assert params.std == pytest.approx((5.0**0.5, 1.0))  # ddof 0: mean square deviation 5
+    assert params.target_std == (1.0,)
+
+
+def test_fit_scaler_refuses_an_empty_split_and_names_a_missing_column() -> None:
+    one_row = pl.DataFrame({"obs__a": [1.0], "obs__flat": [2.0], "target__h1": [0.5]})
+    assert fit_scaler(one_row, SPEC).std == (1.0, 1.0)  # a single row is fitted, not refused
+    with pytest.raises(DataError, match=r"^cannot fit the scaler on an empty training split$"):
+        fit_scaler(one_row.clear(), SPEC)
+    with pytest.raises(DataError, match=r"^training features lack column 'target__h1'$"):
+        fit_scaler(one_row.drop("target__h1"), SPEC)
