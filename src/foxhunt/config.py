@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 Precision = Literal["fp32", "bf16", "fp16"]
+PrecisionSetting = Literal["auto", "fp32", "bf16", "fp16"]
 CpuAllocator = Literal["lean", "glibc"]
 VSNMode = Literal["fused", "faithful"]
 
@@ -164,8 +165,10 @@ class TrainConfig:
     """Linear warm-up steps before cosine decay."""
     grad_clip: float = 1.0
     """Clip the global gradient norm to this value (0 disables)."""
-    precision: Precision = "fp32"
-    """fp32, bf16 autocast (CPU and CUDA) or fp16 autocast + GradScaler (CUDA only)."""
+    precision: PrecisionSetting = "auto"
+    """``auto`` (bf16 autocast where the hardware computes bf16 natively: a CPU with AVX512-BF16
+    or AMX, a CUDA device with bf16; fp32 elsewhere), fp32, bf16 autocast (CPU and CUDA) or fp16
+    autocast + GradScaler (CUDA only). A run resolves ``auto`` once and stores what it chose."""
     checkpointing: bool = False
     """Recompute block activations in backward (torch.utils.checkpoint)."""
     patience: int = 3
@@ -176,11 +179,11 @@ class TrainConfig:
     """torch device string: cpu, cuda, cuda:1, ..."""
     num_threads: int | None = None
     """torch intra-op threads on CPU; None leaves torch's default."""
-    cpu_allocator: CpuAllocator = "lean"
-    """On CPU: ``lean`` makes glibc map every block >= 1 MiB on its own and give it back when
-    freed (``foxhunt.memory.allocator``), so RSS tracks the live tensors and the memory estimate
-    holds; ``glibc`` leaves glibc's defaults: about 2x faster steps at TFT-225 batch 32 on a
-    2-core machine, and about 70 % more peak RSS (docs/benchmarks.md)."""
+    cpu_allocator: CpuAllocator = "glibc"
+    """On CPU: ``glibc`` (default) leaves glibc's malloc as it is: the fastest steps; ``lean``
+    makes glibc map every block >= 1 MiB on its own and give it back when freed
+    (``foxhunt.memory.allocator``): peak RSS tracks the live tensors, at about half the step
+    rate at TFT-225 batch 32 (docs/benchmarks.md). The memory estimate quotes either."""
     log_every: int = 10
     """Log metrics and take a memory snapshot every this many optimizer steps."""
 
@@ -205,7 +208,8 @@ class TrainConfig:
         _require(self.warmup_steps >= 0, f"warmup_steps must be >= 0, got {self.warmup_steps}")
         _require(self.grad_clip >= 0, f"grad_clip must be >= 0, got {self.grad_clip}")
         _require(
-            self.precision in ("fp32", "bf16", "fp16"), f"unknown precision {self.precision!r}"
+            self.precision in ("auto", "fp32", "bf16", "fp16"),
+            f"unknown precision {self.precision!r} (auto, fp32, bf16 or fp16)",
         )
         _require(self.patience >= 1, f"patience must be >= 1, got {self.patience}")
         _require(

@@ -17,7 +17,7 @@ from memory_helpers import TINY
 
 CFG = RunConfig(
     model=dataclasses.replace(TINY, encoder_length=48, horizon=8),
-    train=TrainConfig(batch_size=64, validation_batch_size=32),
+    train=TrainConfig(batch_size=64, validation_batch_size=32, precision="fp32"),
     preset="test",
 )
 
@@ -65,7 +65,7 @@ def test_checkpointing_is_chosen_when_it_lowers_the_peak() -> None:
     drops the CPU process overhead from the sums, no GPU is used."""
     cfg = RunConfig(
         model=dataclasses.replace(TINY, encoder_length=6, hidden=64, n_historical=4),
-        train=TrainConfig(batch_size=64, validation_batch_size=64, device="cuda"),
+        train=TrainConfig(batch_size=64, validation_batch_size=64, device="cuda", precision="fp32"),
     )
     plain, ckpt = training_peak(cfg, 64, False, "fp32"), training_peak(cfg, 64, True, "fp32")
     assert ckpt < 0.9 * plain
@@ -78,7 +78,7 @@ def test_refuses_with_a_clear_message() -> None:
     smallest = min(training_peak(CFG, 1, c, "fp32") for c in (False, True))
     with pytest.raises(
         InputError,
-        match=r"too small.*micro-batch 1, .*fp32 needs an estimated.*--allow-precision-change",
+        match=r"too small.*micro-batch 1, .*fp32.* needs an estimated.*--allow-precision-change",
     ):
         plan_budget(CFG, smallest - 1, allow_precision_change=False)
     with pytest.raises(InputError, match="must be positive"):
@@ -88,7 +88,7 @@ def test_refuses_with_a_clear_message() -> None:
 def test_switches_to_bf16_only_when_allowed() -> None:
     cfg = RunConfig(
         model=dataclasses.replace(TINY, encoder_length=300, horizon=8),
-        train=TrainConfig(batch_size=2, validation_batch_size=2),
+        train=TrainConfig(batch_size=2, validation_batch_size=2, precision="fp32"),
     )
     budget = min(training_peak(cfg, 1, c, "fp32") for c in (False, True)) - 1
     with pytest.raises(InputError):
@@ -131,3 +131,34 @@ def test_plan_when_run_measures_within_budget() -> None:
     est = estimate_memory(CFG.model, plan.micro_batch, checkpointing=plan.checkpointing)
     assert saved == est.saved_activation_bytes  # the plan's own numbers are exact ...
     assert measured <= plan.estimated_peak - process_overhead_bytes("cpu") <= budget  # ... and fit
+
+
+def test_the_cpu_budget_is_the_process() -> None:
+    """On CPU the planned peak is the whole process's RSS: import baseline, data, tensors."""
+    from foxhunt.memory.process import IMPORT_BASELINE_BYTES, process_training_peak
+
+    est = estimate_memory(CFG.model, 64, precision="fp32")
+    peak = training_peak(CFG, 64, False, "fp32", data_bytes=10**6)
+    assert peak == process_training_peak(CFG, micro_batch=64, data_bytes=10**6).total
+    assert peak >= IMPORT_BASELINE_BYTES + 10**6 + est.training_peak_bytes
+
+
+def test_a_budget_below_the_import_baseline_is_refused() -> None:
+    from foxhunt.memory.process import IMPORT_BASELINE_BYTES
+
+    with pytest.raises(InputError, match=r"below .*import baseline of 294 MB"):
+        plan_budget(CFG, IMPORT_BASELINE_BYTES - 1, allow_precision_change=True)
+    with pytest.raises(InputError, match=r"import baseline .* plus 1\.05 MB of prepared data"):
+        plan_budget(CFG, IMPORT_BASELINE_BYTES + 1, allow_precision_change=True, data_bytes=2**20)
+
+
+def test_checkpointing_is_skipped_where_it_does_not_lower_the_peak() -> None:
+    """TFT-225: the VSN's chunked recompute dominates, so checkpointing the blocks lowers no
+    estimate; the planner halves the micro-batch instead of paying for recomputation."""
+    from foxhunt.config import tft_225
+
+    cfg = tft_225().replace(train={"batch_size": 32, "precision": "fp32"})
+    assert training_peak(cfg, 32, True, "fp32") >= training_peak(cfg, 32, False, "fp32")
+    plan = plan_budget(cfg, training_peak(cfg, 16, False, "fp32"), allow_precision_change=False)
+    assert (plan.micro_batch, plan.checkpointing) == (16, False)
+    assert not any("checkpointing on" in r for r in plan.reasons)

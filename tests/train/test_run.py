@@ -48,3 +48,19 @@ def test_recent_return_quantiles_per_symbol_and_pooled() -> None:
     assert set(rec["per_symbol"]) == {"ES", "NQ"}
     pooled = np.quantile(targets[np.concatenate([es_rows, nq_rows])], levels, axis=0).T
     np.testing.assert_allclose(rec["pooled"], pooled, rtol=1e-6)
+
+
+def test_a_run_records_the_precision_it_resolved(demo_run) -> None:  # noqa: ANN001
+    import json
+
+    import torch
+
+    from foxhunt.config import RunConfig
+    from foxhunt.runtime import resolve_precision
+
+    cfg = RunConfig.load(demo_run.run / "config.json")
+    used = resolve_precision("auto", torch.device("cpu"))
+    assert cfg.train.precision == used  # resolved once, so resume/evaluate/predict reuse it
+    info = json.loads((demo_run.run / "run.json").read_text())
+    assert info["precision"] == {"requested": "auto", "used": used}
+    assert info["cpu_allocator"] == "glibc"

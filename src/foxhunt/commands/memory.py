@@ -268,6 +268,10 @@ def memory_command(
     Raises:
         InputError: bad sizes or members.
     """
+    from foxhunt.runtime import parse_device, resolve_precision
+
+    precision = resolve_precision(cfg.train.precision, parse_device(cfg.train.device))
+    cfg = cfg.replace(train={"precision": precision})  # auto: what this machine would train in
     report = build_report(
         cfg, measure=measure, ensemble=ensemble, device_memory=device_memory, members=members
     )

@@ -35,7 +35,12 @@ def add_config_args(p: argparse.ArgumentParser, with_batch: bool = True) -> None
     g.add_argument("--config", type=Path, help="a config.json (as written in a run directory)")
     if with_batch:
         p.add_argument("--batch-size", type=int, help="samples per optimizer step")
-        p.add_argument("--precision", choices=["fp32", "bf16", "fp16"], help="numeric precision")
+        p.add_argument(
+            "--precision",
+            choices=["auto", "fp32", "bf16", "fp16"],
+            help="numeric precision; auto (default): bf16 where the hardware has it natively, "
+            "else fp32",
+        )
         p.add_argument(
             "--checkpointing", action="store_true", help="recompute activations in backward"
         )

@@ -20,6 +20,8 @@ import ctypes.util
 import logging
 import sys
 
+from foxhunt.config import TrainConfig
+
 logger = logging.getLogger(__name__)
 
 _M_TRIM_THRESHOLD = -1
@@ -53,3 +55,17 @@ def tune_cpu_allocator(mmap_threshold: int = 2**20, trim_threshold: int = 2**20)
     if not ok:
         logger.warning("tune_cpu_allocator: mallopt refused the settings; allocator left as is")
     return ok
+
+
+def apply_cpu_allocator(train: TrainConfig) -> bool:
+    """Apply ``train.cpu_allocator`` to this process (entry points call this, never a library).
+
+    ``lean`` on a CPU run tunes glibc (:func:`tune_cpu_allocator`); ``glibc`` or a CUDA run
+    leaves the allocator as it is.
+
+    Returns:
+        True if the allocator was tuned.
+    """
+    if train.cpu_allocator == "lean" and not train.device.startswith("cuda"):
+        return tune_cpu_allocator()  # freed activations go back to the OS: RSS tracks tensors
+    return False

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import torch
+
 from foxhunt.config import Precision, RunConfig, TFTConfig
 from foxhunt.memory.activation_formulas import F32, DeviceType, Shape, lstm_workspace_bytes
 from foxhunt.memory.activations import (
@@ -35,6 +37,7 @@ from foxhunt.memory.overhead import (
 )
 from foxhunt.model.recompute import CHECKPOINTED_BLOCKS
 from foxhunt.model.tft import BLOCK_NAMES
+from foxhunt.runtime import resolve_precision
 
 __all__ = [
     "CPU_INFERENCE_OVERHEAD",
@@ -244,10 +247,11 @@ def run_device_type(cfg: RunConfig) -> DeviceType:
 def estimate_for_run(cfg: RunConfig) -> MemoryEstimate:
     """:func:`estimate_memory` at a run's micro-batch, precision, checkpointing and device."""
     t = cfg.train
+    precision = resolve_precision(t.precision, torch.device(run_device_type(cfg)))
     return estimate_memory(
         cfg.model,
         t.micro_batch,
-        precision=t.precision,
+        precision=precision,
         checkpointing=t.checkpointing,
         device=run_device_type(cfg),
     )

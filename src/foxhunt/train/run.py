@@ -31,12 +31,13 @@ from foxhunt import __version__, runtime
 from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.baselines import recent_return_quantiles
 from foxhunt.artifacts.rundir import RunDir, features_record
-from foxhunt.config import RunConfig
+from foxhunt.config import RunConfig, TrainConfig
 from foxhunt.data.instruments import instruments_to_dict
 from foxhunt.data.pipeline import PreparedData, prepare_training_data
 from foxhunt.errors import DataError, InputError, ModelDirError
-from foxhunt.memory.allocator import tune_cpu_allocator
+from foxhunt.memory.budget import check_above_baseline, plan_budget
 from foxhunt.memory.log import MemoryLog
+from foxhunt.memory.units import format_bytes, parse_bytes
 from foxhunt.model.tft import TFT
 from foxhunt.runtime import truncate_jsonl
 from foxhunt.train.distributed import World, process_group, rank_device, world_from_env
@@ -51,6 +52,10 @@ log = logging.getLogger(__name__)
 
 ProgressFactory = Callable[[int, int], contextlib.AbstractContextManager[Progress]]
 """Makes a progress display from (epochs, first epoch)."""
+
+ProcessSetup = Callable[[TrainConfig], None]
+"""Applies process-wide settings (the CPU allocator) for the final train config; the CLI passes
+:func:`foxhunt.memory.allocator.apply_cpu_allocator`, library callers may pass nothing."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,7 @@ def run_training(
     *,
     progress: ProgressFactory | None = None,
     overwrite: bool = False,
+    process_setup: ProcessSetup | None = None,
 ) -> TrainedRun:
     """Train a TFT and write its run directory, holding its lock (:mod:`foxhunt.train.resolve`).
 
@@ -97,6 +103,9 @@ def run_training(
             main rank only. None: nothing is drawn (epoch lines are logged).
         overwrite: Replace a run already in ``out`` (its files are deleted once the new run's
             data is ready).
+        process_setup: Called once with the final train config (after ``auto`` precision is
+            resolved and the budget planned), before the data is prepared: the CLI applies the
+            CPU allocator there. The library itself changes no process-wide setting.
 
     Returns:
         The run directory and its best epoch.
@@ -122,6 +131,7 @@ def run_training(
                 memory_budget,
                 allow_precision_change,
                 progress,
+                process_setup,
                 world=world,
                 device=rank_device(world, device),
                 started=started,
@@ -136,6 +146,7 @@ def _train(
     memory_budget: str | None,
     allow_precision_change: bool,
     progress_factory: ProgressFactory | None,
+    process_setup: ProcessSetup | None,
     *,
     world: World,
     device: torch.device,
@@ -144,22 +155,23 @@ def _train(
     """The body of :func:`run_training`, on one rank of ``world``."""
     if device != torch.device(cfg.train.device):
         cfg = cfg.replace(train={"device": str(device)})  # torchrun on CUDA: cuda:LOCAL_RANK
+    requested_precision = cfg.train.precision
+    # Resolved once; config.json stores the choice, so resume, evaluate and predict reuse it.
+    cfg = cfg.replace(train={"precision": runtime.resolve_precision(requested_precision, device)})
     per_rank = world.per_rank_batch(cfg.train.batch_size)
-    if memory_budget is not None and resume is None:
-        cfg = _apply_budget(cfg, memory_budget, allow_precision_change, per_rank)
+    budget = memory_budget if resume is None else None
+    if budget is not None:  # refuse a budget below the import baseline before reading data
+        check_above_baseline(cfg, parse_bytes(budget))
     if cfg.train.num_threads:
         torch.set_num_threads(cfg.train.num_threads)
-    if device.type == "cpu" and cfg.train.cpu_allocator == "lean":
-        tune_cpu_allocator()  # freed activations go back to the OS: RSS tracks live tensors
-    elif device.type == "cpu":
-        log.warning(
-            "cpu_allocator glibc: faster steps, but peak RSS runs above the memory estimate "
-            "(which assumes the lean allocator)"
-        )
 
     # From a feature store, rank 0 builds the memory-mapped window cache once; the rest wait.
     data = prepare_training_data(bars, cfg, coordinator=world)
     _check_windows(data, bars)
+    if budget is not None:
+        cfg = _apply_budget(cfg, budget, allow_precision_change, per_rank, _data_bytes(data))
+    if process_setup is not None:
+        process_setup(cfg.train)
     if resume is not None:
         _check_same_data(run, data)
     memory_path = _memory_path(run, world)
@@ -169,7 +181,7 @@ def _train(
             run.clear()
         run.create()
         if fresh:
-            _start_fresh(run, cfg, bars, data, memory_budget)
+            _start_fresh(run, cfg, bars, data, memory_budget, requested_precision)
     world.barrier()  # the other ranks start once rank 0 has laid out the run directory
     if fresh and not world.is_main:
         memory_path.unlink(missing_ok=True)
@@ -243,27 +255,38 @@ def _check_device(cfg: RunConfig) -> torch.device:
     return device
 
 
+def _data_bytes(data: PreparedData) -> int:
+    """Bytes of the window arrays the process holds for the whole run."""
+    return sum(ds.nbytes for ds in (data.train, data.val, data.test))
+
+
 def _apply_budget(
-    cfg: RunConfig, budget: str, allow_precision_change: bool, per_rank_batch: int
+    cfg: RunConfig, budget: str, allow_precision_change: bool, per_rank_batch: int, data: int
 ) -> RunConfig:
-    """Let the memory planner pick micro-batch, checkpointing, precision and validation batch.
+    """Let the memory planner pick micro-batch, checkpointing, precision, allocator and
+    validation batch (CPU: the budget bounds the process's peak RSS, ``data`` bytes included).
 
     The budget is per process: under torchrun it plans for one rank's share of the batch.
     """
-    from foxhunt.memory.budget import plan_budget
-    from foxhunt.memory.units import parse_bytes
-
     micro = min(cfg.train.micro_batch, per_rank_batch)
     rank_cfg = cfg.replace(train={"batch_size": per_rank_batch, "micro_batch_size": micro})
-    plan = plan_budget(rank_cfg, parse_bytes(budget), allow_precision_change=allow_precision_change)
+    plan = plan_budget(
+        rank_cfg,
+        parse_bytes(budget),
+        allow_precision_change=allow_precision_change,
+        data_bytes=data,
+    )
     log.info(
-        "memory budget %s: micro-batch %d x %d accumulation, checkpointing %s, %s, validation batch %d",
+        "memory budget %s: micro-batch %d x %d accumulation, checkpointing %s, %s, %s allocator, "
+        "validation batch %d, estimated peak %s",
         budget,
         plan.micro_batch,
         plan.accumulation,
         "on" if plan.checkpointing else "off",
         plan.precision,
+        plan.cpu_allocator,
         plan.validation_batch_size,
+        format_bytes(plan.estimated_peak),
     )
     return plan.apply(cfg)
 
@@ -287,7 +310,12 @@ def _check_same_data(run: RunDir, data: PreparedData) -> None:
 
 
 def _start_fresh(
-    run: RunDir, cfg: RunConfig, bars: Path, data: PreparedData, memory_budget: str | None
+    run: RunDir,
+    cfg: RunConfig,
+    bars: Path,
+    data: PreparedData,
+    memory_budget: str | None,
+    requested_precision: str,
 ) -> None:
     """Write the run's description files."""
     cfg.save(run.config)
@@ -308,6 +336,8 @@ def _start_fresh(
             "windows": {"train": len(data.train), "val": len(data.val), "test": len(data.test)},
             "parameters": sum(p.numel() for p in TFT(cfg.model).parameters()),
             "memory_budget": memory_budget,
+            "precision": {"requested": requested_precision, "used": cfg.train.precision},
+            "cpu_allocator": cfg.train.cpu_allocator,
             "foxhunt_version": __version__,
             "torch_version": torch.__version__,
             "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

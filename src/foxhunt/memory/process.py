@@ -1,0 +1,108 @@
+"""The whole process's peak memory on CPU: what ``top`` shows, not only the live tensors.
+
+A ``foxhunt train`` process peaks at
+
+    import baseline + data + tensors of a step + process overhead + allocator slack
+
+* **import baseline** (:data:`IMPORT_BASELINE_BYTES`): RSS after importing torch, polars and
+  foxhunt's training stack, before any data (measured by ``tests/memory/test_process.py``);
+* **data**: the prepared window arrays (known once the bars are read; 0 in a measurement that
+  trains on one random batch);
+* **tensors**: the analytical training peak (:func:`foxhunt.memory.estimate.estimate_memory`:
+  weights, AdamW state, gradients, saved activations, the largest transient) with the whole
+  effective batch resident;
+* **process overhead** (:data:`~foxhunt.memory.overhead.CPU_TRAINING_OVERHEAD`): kernel code
+  pages, oneDNN caches, thread arenas;
+* **allocator slack**: with glibc's default malloc (``cpu_allocator="glibc"``), blocks freed in a
+  step stay mapped in the heap arenas and the dynamic mmap threshold keeps tens-of-MB tensors
+  there; the resident surplus is a fraction (:data:`GLIBC_SLACK`) of the step's activation
+  traffic. ``lean`` (:mod:`foxhunt.memory.allocator`) returns them: no slack.
+
+On CUDA the budget bounds device memory; this module is CPU only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from foxhunt.config import CpuAllocator, Precision, RunConfig
+from foxhunt.memory.estimate import batch_bytes, estimate_memory
+from foxhunt.memory.overhead import CPU_TRAINING_OVERHEAD
+
+IMPORT_BASELINE_BYTES = 280 * 2**20
+"""RSS of a process that has imported torch 2.13 (CPU), polars and ``foxhunt.train.run``, before
+any data: 278-280 MiB measured on Linux x86-64 (``tests/memory/test_process.py`` measures it in a
+fresh process and holds this figure within 20 %)."""
+
+GLIBC_SLACK = 0.0
+"""Resident surplus of glibc's default malloc, as a fraction of the step's activation bytes
+(saved activations + backward transient), fitted to ``benchmarks/process_rss.py``."""
+
+
+@dataclass(frozen=True)
+class ProcessPeak:
+    """Estimated peak RSS of a training process, by part (bytes)."""
+
+    import_baseline: int
+    data: int
+    tensors: int
+    overhead: int
+    allocator_slack: int
+
+    @property
+    def total(self) -> int:
+        """The estimated peak process RSS."""
+        return (
+            self.import_baseline + self.data + self.tensors + self.overhead + self.allocator_slack
+        )
+
+    def parts(self) -> dict[str, int]:
+        """Name -> bytes, and the total."""
+        return {
+            "import_baseline": self.import_baseline,
+            "data": self.data,
+            "tensors": self.tensors,
+            "overhead": self.overhead,
+            "allocator_slack": self.allocator_slack,
+            "total": self.total,
+        }
+
+
+def process_training_peak(
+    cfg: RunConfig,
+    *,
+    micro_batch: int | None = None,
+    checkpointing: bool | None = None,
+    precision: Precision | None = None,
+    allocator: CpuAllocator | None = None,
+    data_bytes: int = 0,
+) -> ProcessPeak:
+    """Estimated peak RSS of a CPU training process at these settings (default: ``cfg``'s).
+
+    Args:
+        cfg: The run (model, effective batch size; ``train.precision`` must be resolved unless
+            ``precision`` is given).
+        micro_batch: Samples per forward/backward.
+        checkpointing: Activation checkpointing of the heavy blocks.
+        precision: fp32 or bf16 autocast.
+        allocator: ``glibc`` or ``lean``.
+        data_bytes: The prepared data's bytes held by the process.
+
+    Returns:
+        The estimate, by part.
+    """
+    t = cfg.train
+    precision = precision or t.precision  # type: ignore[assignment]
+    est = estimate_memory(
+        cfg.model,
+        micro_batch or t.micro_batch,
+        precision=precision,  # type: ignore[arg-type]
+        checkpointing=t.checkpointing if checkpointing is None else checkpointing,
+        device="cpu",
+    )
+    tensors = est.training_peak_bytes - est.batch_bytes + batch_bytes(cfg.model, t.batch_size)
+    activations = est.saved_activation_bytes + est.backward_transient_bytes
+    slack = GLIBC_SLACK * activations if (allocator or t.cpu_allocator) == "glibc" else 0
+    return ProcessPeak(
+        IMPORT_BASELINE_BYTES, data_bytes, tensors, CPU_TRAINING_OVERHEAD, int(slack)
+    )
