@@ -25,6 +25,7 @@ def main() -> None:
     p.add_argument("--presets", nargs="+", default=["demo", "tft-225"])
     p.add_argument("--batches", nargs="+", type=int, default=[8, 32, 128])
     p.add_argument("--allocators", nargs="+", default=["glibc", "lean"])
+    p.add_argument("--num-threads", type=int, default=2)
     p.add_argument("--out", type=Path)
     a = p.parse_args()
     records = []
@@ -34,7 +35,7 @@ def main() -> None:
                 cfg = preset(name).replace(
                     train={"batch_size": batch, "micro_batch_size": None, "cpu_allocator": alloc}
                 )
-                m = measure_in_subprocess(cfg, "train")
+                m = measure_in_subprocess(cfg, "train", num_threads=a.num_threads, timeout_s=1800)
                 est = process_training_peak(cfg)
                 rec = {
                     "preset": name,

@@ -171,6 +171,11 @@ class TrainConfig:
     autocast + GradScaler (CUDA only). A run resolves ``auto`` once and stores what it chose."""
     checkpointing: bool = False
     """Recompute block activations in backward (torch.utils.checkpoint)."""
+    recompute: bool = False
+    """Stream the time-varying VSNs over variable chunks and recompute the LSTMs in backward:
+    the least activation memory (about 1/2-1/8 of it), one more forward of those blocks per step.
+    False (default) keeps their activations: faster steps; ``--memory-budget`` turns it on when
+    the run needs it (``foxhunt.model.recompute.set_internal_recompute``)."""
     patience: int = 3
     """Early stopping: epochs without validation improvement before stopping."""
     seed: int = 0

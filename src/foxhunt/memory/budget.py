@@ -10,9 +10,11 @@ The planner only reads the estimates; it allocates nothing. What the budget boun
 
 It walks the settings from fastest to most frugal and keeps the first whose estimated peak fits:
 
-1. the configured micro-batch without checkpointing, then with checkpointing (tried only where
-   recomputation lowers the estimate: for the presets the VSN's chunked recompute dominates the
-   peak, so it does not, and the planner does not pay for it);
+1. the configured micro-batch keeping every activation, then with the heavy blocks checkpointed,
+   then with the VSNs streamed and the LSTMs recomputed (``TrainConfig.recompute``), then both;
+   a slower option is tried only where it lowers the estimate below the faster ones' (with the
+   VSNs streamed, their chunk recompute dominates the presets' peak, so block checkpointing
+   lowers nothing there and is skipped);
 2. the micro-batch halved (rounded up), again without then with checkpointing, down to 1 -- the
    effective batch stays the same through gradient accumulation;
 3. on CPU with glibc's allocator (the default, fastest): the same walk with the ``lean``
@@ -26,6 +28,7 @@ with the smallest estimate it found.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 
@@ -58,6 +61,7 @@ class BudgetPlan:
         budget: the budget in bytes.
         reasons: one line per decision, in order.
         cpu_allocator: ``glibc`` or ``lean`` (CPU runs).
+        recompute: VSN streaming and LSTM recomputation on or off.
     """
 
     micro_batch: int
@@ -69,6 +73,7 @@ class BudgetPlan:
     budget: int
     reasons: list[str] = field(default_factory=list)
     cpu_allocator: CpuAllocator = "glibc"
+    recompute: bool = False
 
     def apply(self, cfg: RunConfig) -> RunConfig:
         """``cfg`` with this plan's micro-batch, checkpointing, precision, validation batch and
@@ -80,6 +85,7 @@ class BudgetPlan:
                 "precision": self.precision,
                 "validation_batch_size": self.validation_batch_size,
                 "cpu_allocator": self.cpu_allocator,
+                "recompute": self.recompute,
             }
         )
 
@@ -95,6 +101,7 @@ def training_peak(
     precision: Precision,
     allocator: CpuAllocator | None = None,
     data_bytes: int = 0,
+    recompute: bool | None = None,
 ) -> int:
     """Estimated training peak at these settings; the whole effective batch is resident.
 
@@ -109,10 +116,12 @@ def training_peak(
         precision: fp32/bf16/fp16.
         allocator: CPU allocator (default: ``cfg.train.cpu_allocator``).
         data_bytes: the prepared data held by the process (CPU).
+        recompute: VSN streaming and LSTM recomputation (default: ``cfg.train.recompute``).
 
     Returns:
         Bytes.
     """
+    recompute = cfg.train.recompute if recompute is None else recompute
     if _device_type(cfg.train.device) == "cpu":
         return process_training_peak(
             cfg,
@@ -121,9 +130,15 @@ def training_peak(
             precision=precision,
             allocator=allocator,
             data_bytes=data_bytes,
+            recompute=recompute,
         ).total
     est = estimate_memory(
-        cfg.model, micro_batch, precision=precision, checkpointing=checkpointing, device="cuda"
+        cfg.model,
+        micro_batch,
+        precision=precision,
+        checkpointing=checkpointing,
+        device="cuda",
+        recompute=recompute,
     )
     return est.training_peak_bytes - est.batch_bytes + batch_bytes(cfg.model, cfg.train.batch_size)
 
@@ -188,20 +203,19 @@ def plan_budget(
     for precision in precisions:
         for allocator in allocators:
             for micro in _micro_batches(train.batch_size):
-                plain = training_peak(cfg, micro, False, precision, allocator, data_bytes)
-                ckpt_peak = training_peak(cfg, micro, True, precision, allocator, data_bytes)
-                options = [(False, plain)] + ([(True, ckpt_peak)] if ckpt_peak < plain else [])
-                for ckpt, peak in options:
+                for rec, ckpt, peak in _options(cfg, micro, precision, allocator, data_bytes):
                     what = (
                         f"micro-batch {micro}, checkpointing {'on' if ckpt else 'off'}, "
-                        f"{precision}" + (f", {allocator} allocator" if len(allocators) > 1 else "")
+                        f"recompute {'on' if rec else 'off'}, {precision}"
+                        + (f", {allocator} allocator" if len(allocators) > 1 else "")
                     )
                     if peak <= budget_bytes:
                         reasons.append(
                             f"{what}: estimated peak {format_bytes(peak)} fits {budget_text}"
                         )
-                        return _plan(cfg, micro, ckpt, precision, allocator, peak, budget_bytes,
+                        plan = _plan(cfg, micro, ckpt, precision, allocator, peak, budget_bytes,
                                      reasons, data_bytes)  # fmt: skip
+                        return dataclasses.replace(plan, recompute=rec)
                     reasons.append(
                         f"{what}: estimated peak {format_bytes(peak)} exceeds {budget_text}"
                     )
@@ -218,6 +232,19 @@ def plan_budget(
         f"estimated {format_bytes(smallest[0])}; raise --memory-budget to at least "
         f"{format_bytes(smallest[0])}{hint}"
     )
+
+
+def _options(
+    cfg: RunConfig, micro: int, precision: Precision, allocator: CpuAllocator, data: int
+) -> list[tuple[bool, bool, int]]:
+    """``(recompute, checkpointing, peak)`` at one micro-batch, fastest first; a slower option
+    only where it lowers the peak below every faster one."""
+    out: list[tuple[bool, bool, int]] = []
+    for rec, ckpt in ((False, False), (False, True), (True, False), (True, True)):
+        peak = training_peak(cfg, micro, ckpt, precision, allocator, data, recompute=rec)
+        if not out or peak < min(p for _, _, p in out):
+            out.append((rec, ckpt, peak))
+    return out
 
 
 def _plan(

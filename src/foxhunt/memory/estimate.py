@@ -167,6 +167,7 @@ def estimate_memory(
     precision: Precision = "fp32",
     checkpointing: bool = False,
     device: DeviceType = "cpu",
+    recompute: bool = True,
 ) -> MemoryEstimate:
     """Estimate one training step's memory and inference memory, without allocating.
 
@@ -185,15 +186,21 @@ def estimate_memory(
         precision: fp32, bf16 or fp16 autocast.
         checkpointing: activation checkpointing of the heavy blocks.
         device: ``cpu`` or ``cuda`` (LSTM and attention terms differ).
+        recompute: VSN streaming and LSTM recomputation on (``TrainConfig.recompute``).
 
     Returns:
         The estimate; :meth:`MemoryEstimate.components` flattens it.
     """
     s = shape_of(config, batch_size, precision, device)
     saved = estimate_saved_activations(
-        config, batch_size, precision=precision, checkpointing=checkpointing, device=device
+        config,
+        batch_size,
+        precision=precision,
+        checkpointing=checkpointing,
+        device=device,
+        recompute=recompute,
     )
-    unchecked, own_transient = blocks_unchecked(config, s)
+    unchecked, own_transient = blocks_unchecked(config, s, recompute)
     params_by_block = parameter_bytes_by_block(config)
     n_params = sum(params_by_block.values())
     n_tensors = sum(1 for _ in meta_model(config).parameters())
@@ -210,10 +217,10 @@ def estimate_memory(
     transient_max = 0
     for name in reversed(order):
         if checkpointing and name in CHECKPOINTED_BLOCKS:
-            recompute = unchecked[name] + own_transient.get(name, 0)
+            redo = unchecked[name] + own_transient.get(name, 0)
         else:
-            recompute = own_transient.get(name, 0)
-        transient = recompute + io
+            redo = own_transient.get(name, 0)
+        transient = redo + io
         grads += params_by_block.get(name, 0)
         backward_peak = max(backward_peak, live_saved + grads + transient)
         transient_max = max(transient_max, transient)
@@ -254,4 +261,5 @@ def estimate_for_run(cfg: RunConfig) -> MemoryEstimate:
         precision=precision,
         checkpointing=t.checkpointing,
         device=run_device_type(cfg),
+        recompute=t.recompute,
     )

@@ -76,6 +76,7 @@ def process_training_peak(
     precision: Precision | None = None,
     allocator: CpuAllocator | None = None,
     data_bytes: int = 0,
+    recompute: bool | None = None,
 ) -> ProcessPeak:
     """Estimated peak RSS of a CPU training process at these settings (default: ``cfg``'s).
 
@@ -87,6 +88,7 @@ def process_training_peak(
         precision: fp32 or bf16 autocast.
         allocator: ``glibc`` or ``lean``.
         data_bytes: The prepared data's bytes held by the process.
+        recompute: VSN streaming and LSTM recomputation (``TrainConfig.recompute``).
 
     Returns:
         The estimate, by part.
@@ -99,6 +101,7 @@ def process_training_peak(
         precision=precision,  # type: ignore[arg-type]
         checkpointing=t.checkpointing if checkpointing is None else checkpointing,
         device="cpu",
+        recompute=t.recompute if recompute is None else recompute,
     )
     tensors = est.training_peak_bytes - est.batch_bytes + batch_bytes(cfg.model, t.batch_size)
     activations = est.saved_activation_bytes + est.backward_transient_bytes

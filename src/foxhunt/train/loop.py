@@ -35,7 +35,7 @@ from foxhunt.artifacts.resume import restore, save_epoch, save_final
 from foxhunt.artifacts.rundir import RunDir
 from foxhunt.config import RunConfig, TrainConfig
 from foxhunt.memory.log import MemoryLog
-from foxhunt.model.recompute import set_checkpointing
+from foxhunt.model.recompute import set_checkpointing, set_internal_recompute
 from foxhunt.train.distributed import ShardedWindows, World
 from foxhunt.train.observer import LoopObserver, Progress
 from foxhunt.train.oom import MicroBatching, empty_cache
@@ -226,6 +226,7 @@ def _setup(
     model.to(device)
     if tc.checkpointing:
         set_checkpointing(model, True)  # recompute block activations in backward
+    set_internal_recompute(model, tc.recompute)  # VSN streaming and LSTM recompute (or not)
     optimizer = build_optimizer(model, lr=tc.lr, weight_decay=tc.weight_decay)
     grad_scaler = torch.amp.GradScaler(device.type, enabled=tc.precision == "fp16")
     steps_per_epoch = world.steps_per_epoch(n_train, tc.batch_size)
