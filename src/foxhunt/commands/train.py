@@ -34,7 +34,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "go back to the OS so RSS tracks live tensors, about half the step rate at TFT-225 "
         "batch 32 (--memory-budget picks it when it has to)",
     )
-    t.add_argument("--memory-budget", help="fit the run in this much memory, e.g. 1GB, 512MiB")
+    t.add_argument(
+        "--recompute",
+        action="store_true",
+        help="stream the VSNs over variable chunks and recompute the LSTMs in backward: the "
+        "least activation memory, slower steps (--memory-budget turns it on when needed)",
+    )
+    t.add_argument(
+        "--memory-budget",
+        help="fit the run in this much memory, e.g. 1GB, 512MiB; on CPU the whole process's "
+        "peak RSS (import baseline, data, tensors, allocator), on CUDA device memory",
+    )
     t.add_argument(
         "--allow-precision-change",
         action="store_true",
@@ -75,6 +85,8 @@ def run(a: argparse.Namespace) -> None:
     from foxhunt.train.run import run_training
 
     cfg = run_config(a)
+    if a.recompute:
+        cfg = cfg.replace(train={"recompute": True})
     if a.tz:
         cfg = cfg.replace(data={"tz": a.tz})
     if a.instruments:
