@@ -11,12 +11,12 @@ A ``foxhunt train`` process peaks at
 * **tensors**: the analytical training peak (:func:`foxhunt.memory.estimate.estimate_memory`:
   weights, AdamW state, gradients, saved activations, the largest transient) with the whole
   effective batch resident;
-* **process overhead** (:data:`~foxhunt.memory.overhead.CPU_TRAINING_OVERHEAD`): kernel code
-  pages, oneDNN caches, thread arenas;
-* **allocator slack**: with glibc's default malloc (``cpu_allocator="glibc"``), blocks freed in a
-  step stay mapped in the heap arenas and the dynamic mmap threshold keeps tens-of-MB tensors
-  there; the resident surplus is a fraction (:data:`GLIBC_SLACK`) of the step's activation
-  traffic. ``lean`` (:mod:`foxhunt.memory.allocator`) returns them: no slack.
+* **process overhead** (:data:`~foxhunt.memory.overhead.CPU_TRAINING_OVERHEAD` in fp32,
+  :data:`HALF_PRECISION_OVERHEAD` in bf16): kernel code pages, oneDNN caches, thread arenas;
+* **allocator slack**: RSS beyond the estimated activations, a fitted fraction of them
+  (:data:`ACTIVATION_RSS_FACTOR` - 1): larger with glibc's default malloc
+  (``cpu_allocator="glibc"``), which keeps blocks freed in a step resident in its heap arenas,
+  than with ``lean`` (:mod:`foxhunt.memory.allocator`), which returns them.
 
 On CUDA the budget bounds device memory; this module is CPU only.
 """
@@ -34,9 +34,15 @@ IMPORT_BASELINE_BYTES = 280 * 2**20
 any data: 278-280 MiB measured on Linux x86-64 (``tests/memory/test_process.py`` measures it in a
 fresh process and holds this figure within 20 %)."""
 
-GLIBC_SLACK = 0.0
-"""Resident surplus of glibc's default malloc, as a fraction of the step's activation bytes
-(saved activations + backward transient), fitted to ``benchmarks/process_rss.py``."""
+ACTIVATION_RSS_FACTOR: dict[str, float] = {"lean": 1.15, "glibc": 1.8}
+"""Peak RSS per byte of estimated step activations (saved, transients, gradients in flight),
+by allocator. Above 1 even for ``lean``: bf16 copies, oneDNN scratch and forward temporaries
+the tensor estimate does not count; glibc's default malloc also keeps freed blocks resident.
+Fitted (bf16, recompute off, 2 threads) to ``benchmarks/process_rss.py`` (docs/memory.md)."""
+
+HALF_PRECISION_OVERHEAD = 150 * 2**20
+"""Process overhead of a bf16 run (bf16 kernels and their oneDNN primitives on top of fp32's),
+fitted with :data:`ACTIVATION_RSS_FACTOR`; fp32 runs use ``CPU_TRAINING_OVERHEAD`` (105 MiB)."""
 
 
 @dataclass(frozen=True)
@@ -103,9 +109,12 @@ def process_training_peak(
         device="cpu",
         recompute=t.recompute if recompute is None else recompute,
     )
-    tensors = est.training_peak_bytes - est.batch_bytes + batch_bytes(cfg.model, t.batch_size)
-    activations = est.saved_activation_bytes + est.backward_transient_bytes
-    slack = GLIBC_SLACK * activations if (allocator or t.cpu_allocator) == "glibc" else 0
-    return ProcessPeak(
-        IMPORT_BASELINE_BYTES, data_bytes, tensors, CPU_TRAINING_OVERHEAD, int(slack)
-    )
+    full_batch = batch_bytes(cfg.model, t.batch_size)
+    static = est.parameter_bytes + est.optimizer_bytes + full_batch
+    activations = est.training_peak_bytes - est.parameter_bytes - est.optimizer_bytes
+    activations -= est.batch_bytes
+    tensors = static + activations
+    alloc = allocator or t.cpu_allocator
+    slack = int((ACTIVATION_RSS_FACTOR[alloc] - 1) * activations)
+    overhead = CPU_TRAINING_OVERHEAD if precision == "fp32" else HALF_PRECISION_OVERHEAD
+    return ProcessPeak(IMPORT_BASELINE_BYTES, data_bytes, tensors, overhead, slack)
