@@ -11,8 +11,8 @@ A ``foxhunt train`` process peaks at
 * **tensors**: the analytical training peak (:func:`foxhunt.memory.estimate.estimate_memory`:
   weights, AdamW state, gradients, saved activations, the largest transient) with the whole
   effective batch resident;
-* **process overhead** (:data:`~foxhunt.memory.overhead.CPU_TRAINING_OVERHEAD` in fp32,
-  :data:`HALF_PRECISION_OVERHEAD` in bf16): kernel code pages, oneDNN caches, thread arenas;
+* **process overhead** (:data:`PROCESS_OVERHEAD`): kernel code pages, oneDNN caches, thread
+  arenas;
 * **allocator slack**: RSS beyond the estimated activations, a fitted fraction of them
   (:data:`ACTIVATION_RSS_FACTOR` - 1): larger with glibc's default malloc
   (``cpu_allocator="glibc"``), which keeps blocks freed in a step resident in its heap arenas,
@@ -27,7 +27,6 @@ from dataclasses import dataclass
 
 from foxhunt.config import CpuAllocator, Precision, RunConfig
 from foxhunt.memory.estimate import batch_bytes, estimate_memory
-from foxhunt.memory.overhead import CPU_TRAINING_OVERHEAD
 
 IMPORT_BASELINE_BYTES = 280 * 2**20
 """RSS of a process that has imported torch 2.13 (CPU), polars and ``foxhunt.train.run``, before
@@ -40,9 +39,11 @@ by allocator. Above 1 even for ``lean``: bf16 copies, oneDNN scratch and forward
 the tensor estimate does not count; glibc's default malloc also keeps freed blocks resident.
 Fitted (bf16, recompute off, 2 threads) to ``benchmarks/process_rss.py`` (docs/memory.md)."""
 
-HALF_PRECISION_OVERHEAD = 150 * 2**20
-"""Process overhead of a bf16 run (bf16 kernels and their oneDNN primitives on top of fp32's),
-fitted with :data:`ACTIVATION_RSS_FACTOR`; fp32 runs use ``CPU_TRAINING_OVERHEAD`` (105 MiB)."""
+PROCESS_OVERHEAD = 150 * 2**20
+"""Process memory beyond tensors and slack (kernel code pages, oneDNN primitives, thread arenas,
+Python objects), fitted with :data:`ACTIVATION_RSS_FACTOR` in bf16. Used for fp32 too, where
+the tensor-level fit (``CPU_TRAINING_OVERHEAD``, lean allocator, recompute on) found 105 MiB:
+the process estimate errs high there rather than low."""
 
 
 @dataclass(frozen=True)
@@ -116,5 +117,4 @@ def process_training_peak(
     tensors = static + activations
     alloc = allocator or t.cpu_allocator
     slack = int((ACTIVATION_RSS_FACTOR[alloc] - 1) * activations)
-    overhead = CPU_TRAINING_OVERHEAD if precision == "fp32" else HALF_PRECISION_OVERHEAD
-    return ProcessPeak(IMPORT_BASELINE_BYTES, data_bytes, tensors, overhead, slack)
+    return ProcessPeak(IMPORT_BASELINE_BYTES, data_bytes, tensors, PROCESS_OVERHEAD, slack)
