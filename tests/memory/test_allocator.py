@@ -30,3 +30,25 @@ def test_the_training_library_leaves_the_allocator_alone() -> None:
     import foxhunt.train.run as run
 
     assert not hasattr(run, "tune_cpu_allocator") and not hasattr(run, "apply_cpu_allocator")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc only")
+def test_release_free_heap_returns_freed_small_blocks() -> None:
+    """Blocks below glibc's mmap threshold stay resident after free; trimming returns them."""
+    import ctypes
+
+    from foxhunt.memory.allocator import release_free_heap
+    from foxhunt.memory.counters import rss_bytes
+
+    libc = ctypes.CDLL("libc.so.6")
+    libc.malloc.restype = ctypes.c_void_p
+    libc.free.argtypes = [ctypes.c_void_p]
+    blocks = [libc.malloc(64 * 1024) for _ in range(1600)]  # 100 MiB of 64 KiB heap blocks
+    for b in blocks:
+        ctypes.memset(b, 1, 64 * 1024)
+    for b in blocks[:-1]:  # the last one pins the top of the heap: only trimming inside helps
+        libc.free(b)
+    before = rss_bytes()
+    assert release_free_heap() is True
+    assert before - rss_bytes() > 50 * 2**20
+    libc.free(blocks[-1])

@@ -182,6 +182,7 @@ def fit(
             progress=progress,
         )
         val_loss = world.mean(val_loss, len(val_shard), device)
+        empty_cache(device)  # and validation's, so epoch ends compare live memory
         improved = state.end_epoch(epoch, val_loss, kit.micro.micro)
         metrics = {"train_loss": train_loss, "val_loss": val_loss}
         if world.is_main:  # DDP: one checkpoint set, written by rank 0
