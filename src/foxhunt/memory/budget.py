@@ -32,6 +32,8 @@ import dataclasses
 import logging
 from dataclasses import dataclass, field
 
+import torch
+
 from foxhunt.config import CpuAllocator, Precision, RunConfig
 from foxhunt.errors import InputError
 from foxhunt.memory.estimate import (
@@ -42,6 +44,7 @@ from foxhunt.memory.estimate import (
 )
 from foxhunt.memory.process import IMPORT_BASELINE_BYTES, process_training_peak
 from foxhunt.memory.units import format_bytes
+from foxhunt.runtime import resolve_precision
 
 logger = logging.getLogger(__name__)
 
@@ -190,6 +193,8 @@ def plan_budget(
             (the lean allocator, bf16 if allowed) does not fit, or validation at batch 1 does not.
     """
     check_above_baseline(cfg, budget_bytes, data_bytes)
+    device = torch.device("cuda" if _device_type(cfg.train.device) == "cuda" else "cpu")
+    cfg = cfg.replace(train={"precision": resolve_precision(cfg.train.precision, device)})
     train = cfg.train
     budget_text = format_bytes(budget_bytes)
     precisions: list[Precision] = [train.precision]  # type: ignore[list-item]
