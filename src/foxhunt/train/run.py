@@ -37,6 +37,7 @@ from foxhunt.data.pipeline import PreparedData, prepare_training_data
 from foxhunt.errors import DataError, InputError, ModelDirError
 from foxhunt.memory.budget import check_above_baseline, plan_budget
 from foxhunt.memory.log import MemoryLog
+from foxhunt.memory.process import process_training_peak
 from foxhunt.memory.units import format_bytes, parse_bytes
 from foxhunt.model.tft import TFT
 from foxhunt.runtime import truncate_jsonl
@@ -170,6 +171,15 @@ def _train(
     _check_windows(data, bars)
     if budget is not None:
         cfg = _apply_budget(cfg, budget, allow_precision_change, per_rank, _data_bytes(data))
+    elif device.type == "cpu":  # no budget: the fastest settings, and what they will cost
+        peak = process_training_peak(cfg, data_bytes=_data_bytes(data)).total
+        log.info(
+            "estimated peak RSS %s (%s allocator, %s, recompute %s; docs/memory.md)",
+            format_bytes(peak),
+            cfg.train.cpu_allocator,
+            cfg.train.precision,
+            "on" if cfg.train.recompute else "off",
+        )
     if process_setup is not None:
         process_setup(cfg.train)
     if resume is not None:
