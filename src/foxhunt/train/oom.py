@@ -71,7 +71,7 @@ class MicroBatching:
         if self.micro <= 1:
             raise OutOfMemoryAtMicroBatchOne(
                 f"out of memory at step {step} even with micro-batch 1 on {device}; "
-                "try --checkpointing, --precision bf16, a smaller model or --memory-budget"
+                "try --recompute, --checkpointing, --precision bf16, a smaller model or --memory-budget"
             )
         old = self.micro
         self.micro = max(1, old // 2)
