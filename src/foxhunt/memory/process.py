@@ -137,6 +137,11 @@ def process_training_peak(
     static = est.parameter_bytes + est.optimizer_bytes + full_batch
     activations = est.training_peak_bytes - est.parameter_bytes - est.optimizer_bytes
     activations -= est.batch_bytes
+    if (micro_batch or t.micro_batch) < t.batch_size:
+        # Accumulating: every gradient is live through the later micro-batches' forward and
+        # backward (the tensor estimate counts them only as backward reaches each block).
+        held = est.gradient_bytes + est.saved_activation_bytes + est.backward_transient_bytes
+        static += max(0, held - activations)
     tensors = static + activations
     alloc = allocator or t.cpu_allocator
     micro = micro_batch or t.micro_batch

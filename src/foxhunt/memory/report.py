@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import torch
+
 from foxhunt.config import RunConfig
 from foxhunt.errors import InputError
 from foxhunt.memory.estimate import estimate_for_run, run_device_type
 from foxhunt.memory.units import format_bytes
-from foxhunt.runtime import atomic_path, read_jsonl
+from foxhunt.runtime import atomic_path, read_jsonl, resolve_precision
 
 _SERIES: tuple[tuple[str, str], ...] = (
     ("rss_bytes", "process RSS"),
@@ -82,9 +84,11 @@ def breakdown_table_markdown(cfg: RunConfig) -> str:
     t = cfg.train
     device = run_device_type(cfg)
     est = estimate_for_run(cfg)
+    precision = resolve_precision(t.precision, torch.device(device))
     lines = [
-        f"Estimated memory per training step (micro-batch {t.micro_batch}, {t.precision}, "
-        f"checkpointing {'on' if t.checkpointing else 'off'}, {device}; live tensor bytes):",
+        f"Estimated memory per training step (micro-batch {t.micro_batch}, {precision}, "
+        f"checkpointing {'on' if t.checkpointing else 'off'}, "
+        f"recompute {'on' if t.recompute else 'off'}, {device}; live tensor bytes):",
         "",
         "| component | bytes | size |",
         "|---|---:|---:|",
