@@ -46,11 +46,9 @@ def polars_bars(bars: Any, where: str) -> pl.DataFrame:
 def canonical_bars(bars: pl.DataFrame) -> pl.DataFrame:
     """Rename the time, symbol, price and volume columns to ``ts symbol open high low close
     volume`` (``timestamp``, ``Datetime``, ``Open``, ``vol``... as :func:`map_columns` reads
-    them); without a volume column, volume is 0 as for a bars file. Other columns are kept."""
+    them). Other columns are kept; a missing one stays missing (the caller names it: a stream
+    without volume is refused rather than fed zeros the model never saw)."""
     cols = map_columns(bars.columns)
     names = {cols.ts: "ts", cols.symbol: "symbol", cols.volume: "volume"}
     names |= {spelled: canon for canon, spelled in cols.prices.items()}
-    out = bars.rename({k: v for k, v in names.items() if k is not None and k != v})
-    if cols.volume is None:
-        out = out.with_columns(pl.lit(0.0).alias("volume"))
-    return out
+    return bars.rename({k: v for k, v in names.items() if k is not None and k != v})

@@ -170,7 +170,7 @@ class Forecaster:
             bars: A polars or pandas DataFrame with ``ts`` (datetime; naive means UTC),
                 ``symbol``, ``open high low close volume`` under any spelling a bars file may
                 use (``timestamp``, ``datetime``, ``Open``...; a pandas ``DatetimeIndex`` is
-                the time; no volume column means volume 0); any number of rows and symbols,
+                the time); any number of rows and symbols,
                 each symbol's rows in time order and after the bars already given for it.
             forecast: False only ingests (e.g. a backlog), returning an empty frame.
 
