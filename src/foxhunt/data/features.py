@@ -273,7 +273,7 @@ def compute_features(
         )
     _check_finite(out, tuple(columns[2:]))
     dropped = bars.height - out.height
-    log.info(
+    log.debug(
         "features: %d rows x %d inputs from %d bars (%d warm-up rows per symbol%s dropped, %d total)",
         out.height,
         len(spec.inputs),
@@ -317,7 +317,7 @@ def write_features(
 
     frame, spec = read_bars_for_features(Path(bars), horizon, tz=tz, allow_outliers=allow_outliers)
     table = load_instruments(Path(instruments)) if instruments else {}
-    log.info("computing %d features for %s bars", len(spec.inputs), f"{frame.height:,}")
+    log.debug("computing %d features for %s bars", len(spec.inputs), f"{frame.height:,}")
     feats = compute_features(frame, horizon, instruments=table)
     write_table(feats, Path(out))
     return feats.height, spec
