@@ -94,10 +94,13 @@ class TFTForecaster:
             bars: A bars file, directory or glob, or a polars or pandas DataFrame (columns as
                 in a bars file; a pandas ``DatetimeIndex`` is the time column).
             symbol: The symbol of a DataFrame without a symbol column.
-            overwrite: Replace a finished run already in ``run_dir``.
+            overwrite: Replace a finished run already in a ``run_dir`` you named (the default
+                temporary one is replaced on every call: fitting again refits).
 
         Returns:
-            ``self``, trained.
+            ``self``, trained. Bars given as a DataFrame are stored in this object's scratch
+            directory, which the run's ``run.json`` names: resuming such a run from the CLI
+            after the object is gone needs ``--bars``.
 
         Raises:
             InputError: Bad bars (naming ``DataFrame`` or the file, column and row), a bad
@@ -113,7 +116,7 @@ class TFTForecaster:
                 resume=None,
                 memory_budget=None,
                 allow_precision_change=False,
-                overwrite=overwrite,
+                overwrite=overwrite or self._run_dir is None,
             )
         self.config = read_config(RunDir(self.run_dir))
         self._fitted = True
