@@ -10,7 +10,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "foxhunt"
 
 # Bottom to top; a room may import its own modules and any room below it.
 ROOMS = [
-    {"config", "errors", "runtime", "__init__"},
+    {"config", "config_files", "errors", "runtime", "__init__"},
     {"model"},
     {"data"},
     {"memory"},

@@ -239,18 +239,28 @@ class RunConfig:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunConfig:
-        """Inverse of :meth:`to_dict`; unknown keys raise ConfigError."""
+        """Inverse of :meth:`to_dict`, field by field over the preset ``d["preset"]`` names.
+
+        A partial dict changes only the fields it sets: ``{"preset": "demo", "train": {"lr":
+        0.01}}`` is the demo preset with another learning rate. Without ``preset``, or with a
+        name that is not a preset (``custom``), the base is the dataclass defaults (TFT-225's
+        sizes). Unknown keys raise ConfigError.
+        """
+        name = str(d.get("preset", "custom"))
+        key = name.replace("_", "-").lower()
+        base = PRESETS[key]() if key in PRESETS else cls(preset=name)
+        unknown = sorted(set(d) - {"model", "data", "train", "preset"})
+        _require(not unknown, f"invalid config: unknown section {', '.join(unknown)}")
+        sections: dict[str, Any] = {"preset": key if key in PRESETS else name}
+        for section in ("model", "data", "train"):
+            values = d.get(section, {})
+            _require(isinstance(values, dict), f"invalid config: {section} must be a table")
+            sections[section] = dict(values)
+        if "quantiles" in sections["model"]:
+            sections["model"]["quantiles"] = tuple(float(x) for x in sections["model"]["quantiles"])
         try:
-            model = dict(d.get("model", {}))
-            if "quantiles" in model:
-                model["quantiles"] = tuple(float(x) for x in model["quantiles"])
-            return cls(
-                model=TFTConfig(**model),
-                data=DataConfig(**d.get("data", {})),
-                train=TrainConfig(**d.get("train", {})),
-                preset=d.get("preset", "custom"),
-            )
-        except TypeError as e:  # unknown or missing field names
+            return base.replace(**sections)
+        except TypeError as e:  # unknown field names
             raise ConfigError(f"invalid config: {e}") from e
 
     def save(self, path: Path) -> None:

@@ -1,5 +1,6 @@
-"""Arguments several commands share: the config source (preset or file) and its flags, and the
-one check every command that writes ``--out`` makes (:func:`refuse_out_over_inputs`)."""
+"""Arguments several commands share: the config source (preset and/or file) and its flags, the
+help formatter that shows defaults, and the one check every command that writes ``--out``
+makes (:func:`refuse_out_over_inputs`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from foxhunt.config import RunConfig, preset
+from foxhunt.config import PRESETS, RunConfig, preset
+from foxhunt.config_files import DEFAULT_PRESET, read_config_file
 from foxhunt.errors import InputError
 
 _TRAIN_FLAGS = (
@@ -26,24 +28,61 @@ _TRAIN_FLAGS = (
 )
 
 
+class DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Help that shows each option's default, except where the default is None or False: those
+    options say in their own words what unset means (usually "the preset's value")."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, False) or "default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
+def preset_default(section: str, name: str) -> str:
+    """``(default: the preset's, demo 64 · tft-225 32)``: what an unset flag takes, per preset."""
+    values = {key: getattr(getattr(make(), section), name) for key, make in PRESETS.items()}
+    if len(set(map(repr, values.values()))) == 1:
+        return f"(default: {next(iter(values.values()))})"
+    return "(default: the preset's: " + " · ".join(f"{k} {v}" for k, v in values.items()) + ")"
+
+
 def add_config_args(p: argparse.ArgumentParser, with_batch: bool = True) -> None:
-    """``--preset`` or ``--config``, and (``with_batch``) batch size, precision, checkpointing."""
-    g = p.add_mutually_exclusive_group()
-    g.add_argument(
-        "--preset", default="tft-225", help="named configuration: demo or tft-225 (default)"
+    """``--preset`` and ``--config``, and (``with_batch``) batch size, precision, checkpointing."""
+    p.add_argument(
+        "--preset",
+        help=f"named configuration: {' or '.join(PRESETS)} (default: {DEFAULT_PRESET}); with "
+        "--config, the base the file overrides when the file names no preset",
     )
-    g.add_argument("--config", type=Path, help="a config.json (as written in a run directory)")
+    p.add_argument(
+        "--config",
+        type=Path,
+        help="config file, TOML or JSON: a run's config.json, or a partial file that overrides "
+        "the preset it names field by field (docs/tuning.md)",
+    )
     if with_batch:
-        p.add_argument("--batch-size", type=int, help="samples per optimizer step")
-        p.add_argument("--precision", choices=["fp32", "bf16", "fp16"], help="numeric precision")
+        p.add_argument(
+            "--batch-size",
+            type=int,
+            help="samples per optimizer step " + preset_default("train", "batch_size"),
+        )
+        p.add_argument(
+            "--precision",
+            choices=["fp32", "bf16", "fp16"],
+            help="numeric precision " + preset_default("train", "precision"),
+        )
         p.add_argument(
             "--checkpointing", action="store_true", help="recompute activations in backward"
         )
 
 
 def run_config(a: argparse.Namespace) -> RunConfig:
-    """Start from ``--config FILE`` or ``--preset``, then apply the flags that were given."""
-    cfg = RunConfig.load(a.config) if getattr(a, "config", None) else preset(a.preset)
+    """Start from ``--config FILE`` (over its preset) or ``--preset``, then apply the flags."""
+    name = getattr(a, "preset", None)
+    if getattr(a, "config", None):
+        cfg = read_config_file(a.config, name)
+    else:
+        cfg = preset(name or DEFAULT_PRESET)
     train: dict[str, Any] = {
         k: getattr(a, k) for k in _TRAIN_FLAGS if getattr(a, k, None) is not None
     }

@@ -7,11 +7,17 @@ from pathlib import Path
 
 from rich.console import Console
 
-from foxhunt.commands.options import add_config_args, run_config
+from foxhunt.commands.options import DefaultsFormatter, add_config_args, preset_default, run_config
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    t = sub.add_parser("train", help="train a TFT on bars; writes a self-describing run directory")
+    t = sub.add_parser(
+        "train",
+        help="train a TFT on bars; writes a self-describing run directory",
+        description="Train a TFT on bars; writes a self-describing run directory. Options left "
+        "unset take the value of the config (--config) or preset (--preset).",
+        formatter_class=DefaultsFormatter,
+    )
     t.add_argument(
         "--bars",
         type=Path,
@@ -19,21 +25,38 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "(not needed with --resume)",
     )
     add_config_args(t)
-    t.add_argument("--micro-batch-size", type=int, help="samples per forward/backward (accumulate)")
-    t.add_argument("--validation-batch-size", type=int, help="samples per validation pass")
-    t.add_argument("--epochs", type=int, help="passes over the training windows")
-    t.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
-    t.add_argument("--lr", type=float, help="peak learning rate")
-    t.add_argument("--seed", type=int, help="random seed")
-    t.add_argument("--device", help="cpu, cuda, cuda:N")
-    t.add_argument("--num-threads", type=int, help="torch CPU threads")
+    t.add_argument(
+        "--micro-batch-size",
+        type=int,
+        help="samples per forward/backward, accumulated to --batch-size (default: the batch size)",
+    )
+    t.add_argument(
+        "--validation-batch-size",
+        type=int,
+        help="samples per validation pass " + preset_default("train", "validation_batch_size"),
+    )
+    t.add_argument(
+        "--epochs",
+        type=int,
+        help="passes over the training windows " + preset_default("train", "epochs"),
+    )
+    t.add_argument(
+        "--max-steps", type=int, help="stop after this many optimizer steps (default: no limit)"
+    )
+    t.add_argument("--lr", type=float, help="peak learning rate " + preset_default("train", "lr"))
+    t.add_argument("--seed", type=int, help="random seed " + preset_default("train", "seed"))
+    t.add_argument("--device", help="cpu, cuda, cuda:N " + preset_default("train", "device"))
+    t.add_argument("--num-threads", type=int, help="torch CPU threads (default: torch's own)")
     t.add_argument(
         "--cpu-allocator",
         choices=["lean", "glibc"],
         help="lean (default): freed tensors go back to the OS, RSS tracks live tensors; glibc: "
         "about 2x faster steps at TFT-225 batch 32, about 70%% more peak RSS",
     )
-    t.add_argument("--memory-budget", help="fit the run in this much memory, e.g. 1GB, 512MiB")
+    t.add_argument(
+        "--memory-budget",
+        help="fit the run in this much memory, e.g. 1GB, 512MiB (default: no budget)",
+    )
     t.add_argument(
         "--allow-precision-change",
         action="store_true",
@@ -57,7 +80,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="keep bars that fail the plausibility checks (interleaved price levels, prices off "
         "by orders of magnitude, implausible one-bar moves; docs/data.md), counted in one warning; stored in the run, so evaluate and predict keep them too",
     )
-    t.add_argument("--out", type=Path, help="run directory (default runs/<preset>)")
+    t.add_argument("--out", type=Path, help="run directory (default: runs/<preset>)")
+    t.add_argument(
+        "--print-config",
+        nargs="?",
+        const="toml",
+        choices=["toml", "json"],
+        help="print the resolved config (preset or --config, then the flags) as TOML (default) "
+        "or JSON, a file --config accepts, and exit without training",
+    )
     t.add_argument("--resume", type=Path, help="continue the run in this directory")
     t.add_argument(
         "--overwrite",
@@ -79,6 +110,11 @@ def run(a: argparse.Namespace) -> None:
         cfg = cfg.replace(data={"instruments": str(a.instruments.resolve())})
     if a.allow_outliers:
         cfg = cfg.replace(data={"allow_outliers": True})
+    if a.print_config:
+        from foxhunt.config_files import config_text
+
+        print(config_text(cfg, a.print_config), end="")
+        return
     done = run_training(
         cfg,
         bars=a.bars,
