@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from foxhunt.commands.options import DefaultsFormatter, add_config_args, preset_default, run_config
+from foxhunt.config import RunConfig
+from foxhunt.errors import InputError
+
+if TYPE_CHECKING:  # torch: only when training
+    from foxhunt.train.observer import Listener
+
+_RUN_TENSORBOARD = "RUN/tensorboard"
+"""``--tensorboard`` without a directory: ``tensorboard/`` inside the run directory."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -89,6 +100,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="print the resolved config (preset or --config, then the flags) as TOML (default) "
         "or JSON, a file --config accepts, and exit without training",
     )
+    t.add_argument(
+        "--tensorboard",
+        nargs="?",
+        const=_RUN_TENSORBOARD,
+        metavar="DIR",
+        help="also log the run's metrics (loss, validation loss, lr, memory) as TensorBoard "
+        "events, in DIR or, without DIR, in RUN/tensorboard (docs/tuning.md; needs the "
+        "tensorboard package: pip install 'foxhunt[tune]')",
+    )
     t.add_argument("--resume", type=Path, help="continue the run in this directory")
     t.add_argument(
         "--overwrite",
@@ -115,16 +135,18 @@ def run(a: argparse.Namespace) -> None:
 
         print(config_text(cfg, a.print_config), end="")
         return
-    done = run_training(
-        cfg,
-        bars=a.bars,
-        out=a.out,
-        resume=a.resume,
-        memory_budget=a.memory_budget,
-        allow_precision_change=a.allow_precision_change,
-        progress=lambda epochs, first: TrainProgress(epochs, first_epoch=first),
-        overwrite=a.overwrite,
-    )
+    with _tensorboard(a, cfg) as listeners:
+        done = run_training(
+            cfg,
+            bars=a.bars,
+            out=a.out,
+            resume=a.resume,
+            memory_budget=a.memory_budget,
+            allow_precision_change=a.allow_precision_change,
+            progress=lambda epochs, first: TrainProgress(epochs, first_epoch=first),
+            overwrite=a.overwrite,
+            listeners=listeners,
+        )
     if not done.is_main:
         return
     console = Console(stderr=True)
@@ -136,7 +158,30 @@ def run(a: argparse.Namespace) -> None:
             f"validation loss {done.best_val_loss:.4f})"
         )
     console.print(f"  report  {root / 'report.md'}")
+    if a.tensorboard:
+        where = root / "tensorboard" if a.tensorboard == _RUN_TENSORBOARD else a.tensorboard
+        console.print(f"  events  tensorboard --logdir {where}")
     console.print(
         f"  next    foxhunt evaluate --model {root} --bars BARS · "
         f"foxhunt predict --model {root} --bars BARS --out forecast.parquet"
     )
+
+
+@contextlib.contextmanager
+def _tensorboard(a: argparse.Namespace, cfg: RunConfig) -> Iterator[list[Listener]]:
+    """The TensorBoard listener ``--tensorboard`` asks for (none without it), closed after."""
+    if not a.tensorboard:
+        yield []
+        return
+    try:
+        from foxhunt.train.tensorboard import TensorBoardLog
+    except ImportError:
+        raise InputError(
+            "--tensorboard needs the tensorboard package: pip install 'foxhunt[tune]'"
+        ) from None
+    from foxhunt.train.resolve import run_root
+
+    in_run = a.tensorboard == _RUN_TENSORBOARD
+    logdir = run_root(cfg, a.out, a.resume) / "tensorboard" if in_run else Path(a.tensorboard)
+    with TensorBoardLog(logdir, fresh_start_clears=in_run) as tb:
+        yield [tb]
