@@ -46,12 +46,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--epochs",
         dest="trial_epochs",
         type=int,
+        metavar="N",
         help="epochs per trial (default: the config's); not written into the best config",
     )
     p.add_argument(
         "--max-steps",
         dest="trial_max_steps",
         type=int,
+        metavar="N",
         help="optimizer steps per trial (default: no limit); not written into the best config",
     )
     p.add_argument(
@@ -89,7 +91,7 @@ def run(a: argparse.Namespace) -> None:
         epochs=a.trial_epochs,
         max_steps=a.trial_max_steps,
     )
-    optuna.logging.set_verbosity(optuna.logging.WARNING)  # our table says what its log would
+    optuna.logging.set_verbosity(optuna.logging.ERROR)  # the table says what its log would
     logging.getLogger("foxhunt.memory.budget").setLevel(logging.WARNING)  # one plan per trial
     console = Console(stderr=True)
     with _TuneProgress(settings.trials, console) as bars:
