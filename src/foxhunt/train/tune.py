@@ -251,6 +251,7 @@ def _run_trial(
         state: TrialState = "complete"
     except optuna.TrialPruned:
         state = "pruned"
+        _mark_pruned(root)
     except InputError as e:
         return ended("failed", message=str(e))
     finally:
@@ -268,6 +269,16 @@ def _trial_config(base: RunConfig, params: Mapping[str, Any], budget: str | None
         return cfg
     plan = plan_budget(cfg, parse_bytes(budget), allow_precision_change=False)
     return plan.apply(cfg)
+
+
+def _mark_pruned(root: Path) -> None:
+    """Say in the trial's ``run.json`` that the pruner stopped it (it would say ``running``)."""
+    from foxhunt.artifacts.rundir import RunDir
+    from foxhunt.runtime import atomic_write_json, read_json
+
+    info_path = RunDir(root).run_info
+    if info_path.is_file():
+        atomic_write_json(info_path, {**read_json(info_path, "run.json"), "stop_reason": "pruned"})
 
 
 def _round_to(x: float, multiple: int) -> int:
