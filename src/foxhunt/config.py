@@ -238,28 +238,38 @@ class RunConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> RunConfig:
-        """Inverse of :meth:`to_dict`, field by field over the preset ``d["preset"]`` names.
+    def from_dict(cls, d: dict[str, Any], *, over_preset: bool = False) -> RunConfig:
+        """Inverse of :meth:`to_dict`; unknown keys raise ConfigError.
 
-        A partial dict changes only the fields it sets: ``{"preset": "demo", "train": {"lr":
-        0.01}}`` is the demo preset with another learning rate. Without ``preset``, or with a
-        name that is not a preset (``custom``), the base is the dataclass defaults (TFT-225's
-        sizes). Unknown keys raise ConfigError.
+        As a run stored it (the default): a field missing from a section takes the dataclass
+        default, which is how a run saved before the field existed behaves; a missing section
+        takes the named preset's. With ``over_preset`` (config files,
+        :mod:`foxhunt.config_files`) every missing field takes the preset's value, so
+        ``{"preset": "demo", "train": {"lr": 0.01}}`` is the demo preset with another learning
+        rate. Without ``preset``, or with a name that is not a preset (``custom``), the base is
+        the dataclass defaults (TFT-225's sizes).
         """
         name = str(d.get("preset", "custom"))
         key = name.replace("_", "-").lower()
         base = PRESETS[key]() if key in PRESETS else cls(preset=name)
         unknown = sorted(set(d) - {"model", "data", "train", "preset"})
         _require(not unknown, f"invalid config: unknown section {', '.join(unknown)}")
-        sections: dict[str, Any] = {"preset": key if key in PRESETS else name}
-        for section in ("model", "data", "train"):
-            values = d.get(section, {})
-            _require(isinstance(values, dict), f"invalid config: {section} must be a table")
-            sections[section] = dict(values)
-        if "quantiles" in sections["model"]:
-            sections["model"]["quantiles"] = tuple(float(x) for x in sections["model"]["quantiles"])
+        out: dict[str, Any] = {"preset": key if key in PRESETS else name}
+        kinds = {"model": TFTConfig, "data": DataConfig, "train": TrainConfig}
         try:
-            return base.replace(**sections)
+            for section in (s for s in kinds if s in d):
+                values = d[section]
+                _require(isinstance(values, dict), f"invalid config: {section} must be a table")
+                values = dict(values)
+                if "quantiles" in values and section == "model":
+                    values["quantiles"] = tuple(float(x) for x in values["quantiles"])
+                current = getattr(base, section)
+                out[section] = (
+                    dataclasses.replace(current, **values)
+                    if over_preset
+                    else kinds[section](**values)
+                )
+            return dataclasses.replace(base, **out)
         except TypeError as e:  # unknown field names
             raise ConfigError(f"invalid config: {e}") from e
 

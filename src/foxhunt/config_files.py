@@ -15,8 +15,13 @@ its base field by field, so a partial file changes only what it sets:
 
 The base is the preset the file names; without one, the ``--preset`` given on the command line;
 without either, ``tft-225``. A file naming one preset and ``--preset`` naming another is refused.
-``custom`` (a config built without a preset) means the dataclass defaults. A full ``config.json``
-written by a run loads to exactly the config it was written from. Unknown keys, values of the
+``custom`` (a config built without a preset) means the dataclass defaults.
+
+A run directory's ``config.json`` (``run.json`` beside it) is read as the run stored it
+(:meth:`~foxhunt.config.RunConfig.from_dict`): a field added since the run was saved takes the
+dataclass default, which reproduces how that run was built, not the preset's value today
+(presets may change their recipe; a run's checkpoint must still load). Any full config loads to
+exactly the config it was written from. Unknown keys, values of the
 wrong type and values out of range are one-line :class:`~foxhunt.config.ConfigError` messages
 naming the file and the key. TOML has no null: a field left out takes the base's value, so
 :func:`config_text` writes unset (None) fields as comments.
@@ -75,9 +80,16 @@ def read_config_file(path: Path, preset_name: str | None = None) -> RunConfig:
     _check_keys(raw, path)
     name = _base_name(raw.get("preset"), preset_name, path)
     try:
-        return RunConfig.from_dict({**raw, "preset": name})
+        return RunConfig.from_dict({**raw, "preset": name}, over_preset=not is_run_config(path))
     except ConfigError as e:
         raise ConfigError(f"{path}: {str(e).removeprefix('invalid config: ')}") from e
+
+
+def is_run_config(path: Path) -> bool:
+    """Whether ``path`` is the ``config.json`` of a run directory (``run.json`` beside it): such
+    a file is read as the run stored it, not over the preset (see the module docstring)."""
+    path = Path(path)
+    return path.name == "config.json" and (path.parent / "run.json").is_file()
 
 
 def config_text(cfg: RunConfig, fmt: ConfigFormat = "toml") -> str:
