@@ -125,6 +125,12 @@ def test_cli_print_config_and_exit_code(tmp_path, capsys) -> None:
     assert read_config_file(printed) == expected
     assert main(["train", "--preset", "demo", "--print-config", "json"]) == 0
     assert RunConfig.from_dict(json.loads(capsys.readouterr().out)) == demo()
+    run = tmp_path / "run"
+    run.mkdir()
+    demo().replace(train={"lr": 0.02}).save(run / "config.json")
+    (run / "run.json").write_text("{}")
+    assert main(["train", "--resume", str(run), "--lr", "9", "--print-config", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["train"]["lr"] == 0.02  # the run's own config
     path.write_text("[train]\nlrr = 1\n")
     assert main(["train", "--config", str(path), "--print-config"]) == 2
     err = capsys.readouterr().err

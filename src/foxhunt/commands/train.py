@@ -97,8 +97,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         nargs="?",
         const="toml",
         choices=["toml", "json"],
-        help="print the resolved config (preset or --config, then the flags) as TOML (default) "
-        "or JSON, a file --config accepts, and exit without training",
+        help="print the resolved config (preset or --config, then the flags; with --resume, the "
+        "run's own) as TOML (default) or JSON, a file --config accepts, and exit without "
+        "training",
     )
     t.add_argument(
         "--tensorboard",
@@ -131,8 +132,10 @@ def run(a: argparse.Namespace) -> None:
     if a.allow_outliers:
         cfg = cfg.replace(data={"allow_outliers": True})
     if a.print_config:
-        from foxhunt.config_files import config_text
+        from foxhunt.config_files import config_text, read_config_file
 
+        if a.resume:  # a resumed run trains on its own config.json, whatever the flags say
+            cfg = read_config_file(Path(a.resume) / "config.json")
         print(config_text(cfg, a.print_config), end="")
         return
     with _tensorboard(a, cfg) as listeners:
