@@ -24,6 +24,13 @@ _TRAIN_FLAGS = (
     "device",
     "num_threads",
 )
+_MODEL_FLAGS = {
+    "encoder_length": "encoder_length",
+    "horizon": "horizon",
+    "hidden": "hidden",
+    "heads": "n_heads",
+}
+"""Shape flags (``--encoder-length`` ...) -> the :class:`~foxhunt.config.TFTConfig` field."""
 
 
 def add_config_args(p: argparse.ArgumentParser, with_batch: bool = True) -> None:
@@ -39,6 +46,17 @@ def add_config_args(p: argparse.ArgumentParser, with_batch: bool = True) -> None
         p.add_argument(
             "--checkpointing", action="store_true", help="recompute activations in backward"
         )
+    add_shape_args(p)
+
+
+def add_shape_args(p: argparse.ArgumentParser) -> None:
+    """``--encoder-length``, ``--horizon``, ``--hidden``, ``--heads``: the model's shape over
+    the preset or config (the feature spec, windows, memory estimate and checkpoint follow)."""
+    g = p.add_argument_group("model shape (over the preset or --config)")
+    g.add_argument("--encoder-length", type=int, help="past bars the model sees (T_enc)")
+    g.add_argument("--horizon", type=int, help="future bars forecast (H): the targets are h = 1..H")
+    g.add_argument("--hidden", type=int, help="model width d (must divide by --heads)")
+    g.add_argument("--heads", type=int, help="attention heads")
 
 
 def run_config(a: argparse.Namespace) -> RunConfig:
@@ -49,7 +67,18 @@ def run_config(a: argparse.Namespace) -> RunConfig:
     }
     if getattr(a, "checkpointing", False):
         train["checkpointing"] = True
-    return cfg.replace(train=train) if train else cfg
+    cfg = cfg.replace(train=train) if train else cfg
+    return apply_shape_args(cfg, a)
+
+
+def apply_shape_args(cfg: RunConfig, a: argparse.Namespace) -> RunConfig:
+    """``cfg`` with the shape flags that were given (:func:`add_shape_args`) applied.
+
+    Raises:
+        ConfigError: a value out of range, e.g. ``--hidden`` not divisible by ``--heads``.
+    """
+    model = {f: getattr(a, k) for k, f in _MODEL_FLAGS.items() if getattr(a, k, None) is not None}
+    return cfg.replace(model=model) if model else cfg
 
 
 def refuse_out_over_inputs(
