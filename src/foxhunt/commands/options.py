@@ -57,6 +57,49 @@ def add_shape_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--horizon", type=int, help="future bars forecast (H): the targets are h = 1..H")
     g.add_argument("--hidden", type=int, help="model width d (must divide by --heads)")
     g.add_argument("--heads", type=int, help="attention heads")
+    add_input_args(p)
+
+
+def _columns(text: str) -> tuple[str, ...]:
+    cols = tuple(c.strip() for c in text.split(",") if c.strip())
+    if not cols:
+        raise argparse.ArgumentTypeError("expected column names separated by commas")
+    return cols
+
+
+def add_input_args(p: argparse.ArgumentParser) -> None:
+    """The user's inputs and target (docs/features.md, User inputs); stored in the run."""
+    g = p.add_argument_group("inputs (stored in the run; evaluate and predict rebuild them)")
+    g.add_argument(
+        "--observed-cols",
+        type=_columns,
+        metavar="A,B",
+        help="extra numeric columns of the bars as observed (past-only) inputs",
+    )
+    g.add_argument(
+        "--known-cols",
+        type=_columns,
+        metavar="A,B",
+        help="extra numeric columns known in advance (scheduled events); predict reads their "
+        "values for the forecast bars from rows after the last bar with empty prices",
+    )
+    g.add_argument(
+        "--static-cols",
+        type=_columns,
+        metavar="A,B",
+        help="extra numeric columns constant per symbol, as static inputs",
+    )
+    g.add_argument(
+        "--features",
+        metavar="SET",
+        help="observed feature set: default (210), minimal (16) or FILE listing feature names "
+        "and 'name = SQL expression' lines (docs/features.md)",
+    )
+    g.add_argument(
+        "--target",
+        help="forecast target: a price column, its log return over h = 1..H bars (default "
+        "close), or return:COLUMN, a column of one-bar returns summed over h bars",
+    )
 
 
 def run_config(a: argparse.Namespace) -> RunConfig:
@@ -68,7 +111,7 @@ def run_config(a: argparse.Namespace) -> RunConfig:
     if getattr(a, "checkpointing", False):
         train["checkpointing"] = True
     cfg = cfg.replace(train=train) if train else cfg
-    return apply_shape_args(cfg, a)
+    return apply_input_args(apply_shape_args(cfg, a), a)
 
 
 def apply_shape_args(cfg: RunConfig, a: argparse.Namespace) -> RunConfig:
@@ -134,3 +177,27 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.exists() and b.exists() and os.path.samefile(a, b)
     except OSError:
         return False
+
+
+def apply_input_args(cfg: RunConfig, a: argparse.Namespace) -> RunConfig:
+    """``cfg`` with the input flags that were given (:func:`add_input_args`) applied, and the
+    model's input counts set from the chosen features.
+
+    Raises:
+        InputError: an unreadable or bad ``--features`` file.
+        ConfigError: a column given as two kinds of input.
+    """
+    from foxhunt.data.feature_sets import read_feature_file
+    from foxhunt.data.inputs import with_input_shape
+
+    data: dict[str, Any] = {}
+    for name in ("observed_cols", "known_cols", "static_cols", "target"):
+        if getattr(a, name, None) is not None:
+            data[name] = getattr(a, name)
+    features = getattr(a, "features", None)
+    if features in ("default", "minimal"):
+        data.update(features=features, feature_lines=())
+    elif features is not None:
+        data.update(features="custom", feature_lines=read_feature_file(Path(features)))
+    cfg = cfg.replace(data=data) if data else cfg
+    return with_input_shape(cfg)
