@@ -119,3 +119,31 @@ def test_memory_estimate_follows_the_inputs(capsys) -> None:
     base = params()
     assert params("--observed-cols", "a,b") > base
     assert params("--features", "minimal") < base
+
+
+def test_feature_file_and_target_travel_with_the_run(run, capsys) -> None:
+    root = run["root"]
+    feats = root / "feats.txt"
+    feats.write_text("ret1_lag0\nrsi_14\nspread_z = spread * 2 - LAG(spread) OVER (ORDER BY ts)\n")
+    out = root / "run_custom"
+    argv = ["train", "--bars", str(run["bars"]), "--preset", "demo", "--max-steps", "1"]
+    argv += ["--epochs", "1", "--num-threads", "1", "--out", str(out), *SHAPE]
+    argv += ["--features", str(feats), "--target", "high"]
+    assert main(argv) == 0
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["model"]["n_historical"] == 3 and cfg["data"]["target"] == "high"
+    assert cfg["data"]["feature_lines"][2].startswith("spread_z = ")
+    feats.unlink()  # the run holds the lines: evaluate and predict do not need the file
+    assert main(["evaluate", "--model", str(out), "--bars", str(run["bars"])]) == 0
+    pred = root / "custom.parquet"
+    argv = ["predict", "--model", str(out), "--bars", str(run["bars"]), "--out", str(pred)]
+    assert main(argv) == 0 and pl.read_parquet(pred).height > 0
+
+
+def test_forward_looking_feature_file_exits_2(run, capsys) -> None:
+    feats = run["root"] / "peek.txt"
+    feats.write_text("ret1_lag0\npeek = LEAD(close, 2) OVER (ORDER BY ts)\n")
+    argv = ["memory", "--preset", "demo", "--features", str(feats)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "peek.txt, line 2: feature 'peek' reads later bars" in err and "\n" not in err

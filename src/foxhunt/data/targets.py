@@ -6,8 +6,9 @@
   bar t), summed over the next h bars: ``r[t+1] + ... + r[t+h]``.
 
 Either way the target at t reads bars after t only (that is what a target is) and no input
-reads them. Predict turns return quantiles into prices with the origin's ``close``; with another
-target those price columns are left out (docs/features.md, Target).
+reads them. Scaling, the loss, the baselines and ``evaluate`` work on the target as it is.
+``predict``'s ``price_q*`` columns are ``close * exp(return_q*)``: prices only for the default
+target; with another one read the ``return_q*`` columns (docs/features.md, Target).
 """
 
 from __future__ import annotations
