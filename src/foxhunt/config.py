@@ -150,8 +150,8 @@ class DataConfig:
         for name in ("observed_cols", "known_cols", "static_cols", "feature_lines"):
             object.__setattr__(self, name, tuple(str(x) for x in getattr(self, name)))
         cols = [*self.observed_cols, *self.known_cols, *self.static_cols]
-        twice = sorted({c for c in cols if cols.count(c) > 1})
-        _require(not twice, f"column {twice[0]!r} is given as two kinds of input" if twice else "")
+        for c in cols:
+            _require(cols.count(c) == 1, f"column {c!r} is given twice as an input")
         _require(
             self.features in ("default", "minimal", "custom"),
             f"features must be default, minimal or custom, got {self.features!r}",

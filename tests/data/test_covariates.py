@@ -116,7 +116,7 @@ def test_config_round_trip_keeps_inputs(tmp_path) -> None:
     cfg.save(tmp_path / "c.json")
     back = RunConfig.load(tmp_path / "c.json")
     assert back == cfg and back.data.observed_cols == ("a",)
-    with pytest.raises(ValueError, match="'a' is given as two kinds"):
+    with pytest.raises(ValueError, match="'a' is given twice as an input"):
         DataConfig(observed_cols=("a",), static_cols=("a",))
 
 
@@ -151,3 +151,20 @@ def test_reader_splits_off_future_rows(tmp_path) -> None:
         read_bars(path, keep=("event",), future=[], future_cols=("event",))
     with pytest.raises(DataError, match="row 60.*missing value"):  # not asked: not bars either
         read_bars(path, keep=("event",))
+
+
+def test_feature_store_is_refused_with_user_inputs(tmp_path) -> None:
+    from foxhunt.data.pipeline import prepare_training_data
+
+    (tmp_path / "manifest.json").write_text("{}")
+    cfg = with_input_shape(demo().replace(data={"features": "minimal"}))
+    with pytest.raises(DataError, match="feature store holds the default features"):
+        prepare_training_data(tmp_path, cfg)
+
+
+def test_training_refuses_a_model_shape_that_does_not_match(tmp_path) -> None:
+    from foxhunt.data.pipeline import prepare_training_data
+
+    cfg = demo().replace(data={"observed_cols": ("spread",)})  # n_historical still 210
+    with pytest.raises(InputError, match="with_input_shape"):
+        prepare_training_data(tmp_path / "none.parquet", cfg)
