@@ -230,7 +230,7 @@ def prepare_inference_data(
     horizon: int,
     *,
     with_target: bool,
-    tz: str = "UTC",
+    tz: str | None = None,
     instruments: Mapping[str, Instrument] | None = None,
     allow_outliers: bool = False,
     inputs: DataConfig | None = None,
@@ -245,7 +245,8 @@ def prepare_inference_data(
         scaler: the model's scaler params.
         encoder_length: L.
         horizon: H.
-        tz: zone of naive timestamps when reading ``bars_path``.
+        tz: zone of naive timestamps when reading ``bars_path`` (None: the one in ``inputs``,
+            else UTC).
         instruments: the model's stored instruments (None: a run from before calendars,
             every symbol on ``globex``); a symbol not in them is resolved as in training.
         allow_outliers: keep implausible bars when reading ``bars_path``.
@@ -275,7 +276,8 @@ def prepare_inference_data(
     if isinstance(bars_path, pl.DataFrame):  # read (and length-checked) by the caller
         bars, bars_path = bars_path, Path("bars")
     else:
-        data = dataclasses.replace(inputs or DataConfig(), tz=tz)
+        data = inputs or DataConfig()
+        data = dataclasses.replace(data, tz=tz or data.tz)
         bars, future = read_run_bars(
             bars_path, data, min_bars=need, reason=why, allow_outliers=allow_outliers
         )
