@@ -151,6 +151,13 @@ def test_reader_splits_off_future_rows(tmp_path) -> None:
         read_bars(path, keep=("event",), future=[], future_cols=("event",))
     with pytest.raises(DataError, match="row 60.*missing value"):  # not asked: not bars either
         read_bars(path, keep=("event",))
+    gap = bars.with_columns(  # empty prices in the middle: a missing bar, not a future row
+        pl.when(pl.int_range(pl.len()) == 30).then(None).otherwise(pl.col(c)).alias(c)
+        for c in ("open", "high", "low", "close", "volume")
+    )
+    gap.write_parquet(path)
+    with pytest.raises(DataError, match=r"row 30 \(.*missing value \(a row with empty prices"):
+        read_bars(path, keep=("event",), future=[], future_cols=("event",))
 
 
 def test_feature_store_is_refused_with_user_inputs(tmp_path) -> None:

@@ -343,7 +343,24 @@ def read_bars(
     _check_kept(loaded, keep)
     if future is not None and future[-1].height:
         _check_kept(replace(loaded, frame=rows), tuple(future_cols))
+        _check_future_after_bars(loaded, rows, bars)
     return bars
+
+
+def _check_future_after_bars(loaded: LoadedBars, rows: pl.DataFrame, bars: pl.DataFrame) -> None:
+    """A row with empty prices before its symbol's last bar is a missing bar, not a future row."""
+    last = bars.group_by("symbol").agg(pl.col("ts").max().alias("__last"))
+    early = rows.join(last, on="symbol", how="left").filter(
+        pl.col("__last").is_null() | (pl.col("ts") <= pl.col("__last"))
+    )
+    if early.height:
+        row = early.sort(_FILE, _ROW).row(0, named=True)
+        spell = loaded.spellings[int(row[_FILE])].get("close", "close")
+        raise DataError(
+            f"{loaded.files[int(row[_FILE])]}: column '{spell}', row {row[_ROW]} ({row['ts']}): "
+            f"missing value (a row with empty prices is a future row only after symbol "
+            f"{row['symbol']!r}'s last bar)"
+        )
 
 
 def _check_kept(loaded: LoadedBars, keep: tuple[str, ...]) -> None:
