@@ -53,10 +53,12 @@ def add_shape_args(p: argparse.ArgumentParser) -> None:
     """``--encoder-length``, ``--horizon``, ``--hidden``, ``--heads``: the model's shape over
     the preset or config (the feature spec, windows, memory estimate and checkpoint follow)."""
     g = p.add_argument_group("model shape (over the preset or --config)")
-    g.add_argument("--encoder-length", type=int, help="past bars the model sees (T_enc)")
+    g.add_argument(
+        "--encoder-length", type=int, metavar="N", help="past bars the model sees (T_enc)"
+    )
     g.add_argument("--horizon", type=int, help="future bars forecast (H): the targets are h = 1..H")
-    g.add_argument("--hidden", type=int, help="model width d (must divide by --heads)")
-    g.add_argument("--heads", type=int, help="attention heads")
+    g.add_argument("--hidden", type=int, metavar="N", help="model width d (divisible by --heads)")
+    g.add_argument("--heads", type=int, metavar="N", help="attention heads")
     add_input_args(p)
 
 
@@ -97,6 +99,7 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--target",
+        metavar="COLUMN",
         help="forecast target: a price column, its log return over h = 1..H bars (default "
         "close), or return:COLUMN, a column of one-bar returns summed over h bars",
     )
