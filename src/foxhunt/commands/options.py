@@ -56,7 +56,9 @@ def add_shape_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--encoder-length", type=int, metavar="N", help="past bars the model sees (T_enc)"
     )
-    g.add_argument("--horizon", type=int, help="future bars forecast (H): the targets are h = 1..H")
+    g.add_argument(
+        "--horizon", type=int, metavar="N", help="future bars forecast (H): targets h = 1..H"
+    )
     g.add_argument("--hidden", type=int, metavar="N", help="model width d (divisible by --heads)")
     g.add_argument("--heads", type=int, metavar="N", help="attention heads")
     add_input_args(p)
