@@ -131,6 +131,8 @@ def test_future_rows_take_known_values_from_the_future_rows() -> None:
     assert got["known__user_event"].to_list() == [5.0, 6.0, 7.0]
     with pytest.raises(DataError, match=r"no future row for symbol 'ES' at .*known-future"):
         future_rows(bars, spec, 3, cols, future=future.head(2))
+    with pytest.raises(DataError, match=r"two future rows for symbol 'ES' at"):
+        future_rows(bars, spec, 3, cols, future=pl.concat([future, future.tail(1)]))
     with pytest.raises(DataError, match="need future rows: add rows after each symbol's last"):
         future_rows(bars, spec, 3, cols)
 

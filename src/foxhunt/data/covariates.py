@@ -81,7 +81,8 @@ def future_values(
         ``times`` with the known columns.
 
     Raises:
-        DataError: a scheduled bar without a future row (named by symbol and time).
+        DataError: a scheduled bar without a future row, or two future rows at one time
+            (named by symbol and time).
     """
     if not known:
         return times
@@ -92,7 +93,16 @@ def future_values(
             f"symbol's last bar (first: {row['symbol']!r} at {row['ts']}) with empty prices "
             "and the known columns filled (docs/data.md, Known-future columns)"
         )
-    got = times.join(future.select("symbol", "ts", *known), on=["symbol", "ts"], how="left")
+    twice = future.filter(pl.struct("symbol", "ts").is_duplicated())
+    if twice.height:
+        row = twice.row(0, named=True)
+        raise DataError(f"two future rows for symbol {row['symbol']!r} at {row['ts']}")
+    got = times.join(
+        future.select("symbol", "ts", *known),
+        on=["symbol", "ts"],
+        how="left",
+        maintain_order="left",
+    )
     gap = got.filter(pl.any_horizontal(pl.col(c).is_null() for c in known))
     if gap.height:
         row = gap.row(0, named=True)
