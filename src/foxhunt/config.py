@@ -128,8 +128,39 @@ class DataConfig:
     allow_outliers: bool = False
     """Keep implausible bars (``--allow-outliers``; docs/data.md, Plausibility) instead of
     refusing them; evaluate and predict reuse it."""
+    observed_cols: tuple[str, ...] = ()
+    """Extra numeric columns of the bars read as observed (past-only) inputs
+    (``--observed-cols``), named ``obs__user_<column>``; docs/features.md, User inputs."""
+    known_cols: tuple[str, ...] = ()
+    """Extra numeric columns known in advance (``--known-cols``, e.g. scheduled events), named
+    ``known__user_<column>``; predict reads their future values from rows after the last bar
+    (docs/data.md, Known-future columns)."""
+    static_cols: tuple[str, ...] = ()
+    """Extra numeric columns constant per symbol (``--static-cols``), ``static__user_<column>``."""
+    features: str = "default"
+    """Observed feature set: ``default`` (all 210), ``minimal`` (a small documented subset) or
+    ``custom`` (the lines in ``feature_lines``, from ``--features FILE``)."""
+    feature_lines: tuple[str, ...] = ()
+    """With ``features="custom"``: feature names and ``name = SQL expression`` lines."""
+    target: str = "close"
+    """Forecast target: a price column (the log return of it over h = 1..H bars, default
+    ``close``) or ``return:COLUMN`` (a column of one-bar returns, summed over h = 1..H)."""
 
     def __post_init__(self) -> None:
+        for name in ("observed_cols", "known_cols", "static_cols", "feature_lines"):
+            object.__setattr__(self, name, tuple(str(x) for x in getattr(self, name)))
+        cols = [*self.observed_cols, *self.known_cols, *self.static_cols]
+        for c in cols:
+            _require(cols.count(c) == 1, f"column {c!r} is given twice as an input")
+        _require(
+            self.features in ("default", "minimal", "custom"),
+            f"features must be default, minimal or custom, got {self.features!r}",
+        )
+        _require(
+            (self.features == "custom") == bool(self.feature_lines),
+            "feature_lines go with features='custom' (and only with it)",
+        )
+        _require(bool(self.target.strip()), "target must name a column")
         _require(0.0 <= self.val_fraction < 1.0, f"val_fraction out of range: {self.val_fraction}")
         _require(
             0.0 <= self.test_fraction < 1.0, f"test_fraction out of range: {self.test_fraction}"
