@@ -277,7 +277,9 @@ class Forecaster:
         spec, scaler = loaded.spec, loaded.scaler
         L, H = self.encoder_length, self.horizon
         bars = pl.concat([tails[s].frame(s) for s in symbols], how="vertical")
-        feats = compute_features(bars, H, with_targets=False, instruments=self._instruments)
+        feats = compute_features(
+            bars, H, with_targets=False, instruments=self._instruments, inputs=loaded.config.data
+        )
         columns = ["ts", "symbol", *spec.inputs]
         recent = feats.group_by("symbol", maintain_order=True).tail(L).select(columns)
         calendars = calendars_of(self._instruments)

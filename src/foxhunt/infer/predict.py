@@ -27,7 +27,7 @@ import torch
 from rich.progress import Progress
 
 from foxhunt.artifacts.rundir import LoadedModel, with_user_instruments
-from foxhunt.data.bars import read_bars
+from foxhunt.data.inputs import read_run_bars
 from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data
 from foxhunt.data.scaling import unscale_targets
 from foxhunt.data.windows import WindowDataset
@@ -246,8 +246,8 @@ def predict_to_file(
     m = loaded.config.model
     need, why = inference_bars_needed(loaded.spec, m.encoder_length, m.horizon, with_target=False)
     allow = allow_outliers or loaded.config.data.allow_outliers
-    frame = read_bars(
-        bars, min_bars=need, min_bars_reason=why, tz=loaded.config.data.tz, allow_outliers=allow
+    frame, future = read_run_bars(
+        bars, loaded.config.data, min_bars=need, reason=why, allow_outliers=allow
     )
     check_trained_symbols(loaded, frame["symbol"].unique().to_list(), strict=strict)
     windows = prepare_inference_data(
@@ -258,6 +258,8 @@ def predict_to_file(
         m.horizon,
         with_target=False,
         instruments=loaded.instruments,
+        inputs=loaded.config.data,
+        future=future,
     )
     if len(windows) == 0:
         raise DataError(
