@@ -145,3 +145,19 @@ def test_no_process_wide_side_effects(monkeypatch: pytest.MonkeyPatch, tmp_path:
     model.predict(demo_bars(240, seed=2))
     assert calls == []
     assert root.handlers == handlers and root.level == level
+
+
+def test_import_foxhunt_stays_light_until_the_api_is_used() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, foxhunt; assert 'torch' not in sys.modules, 'torch at import'; "
+        "foxhunt.TFTForecaster; assert 'torch' in sys.modules; print(foxhunt.__version__)"
+    )
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": src}
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == foxhunt.__version__
