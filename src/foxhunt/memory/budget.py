@@ -167,8 +167,8 @@ def check_above_baseline(cfg: RunConfig, budget_bytes: int, data_bytes: int = 0)
     if budget_bytes < floor:
         data = f" plus {format_bytes(data_bytes)} of prepared data" if data_bytes else ""
         raise InputError(
-            f"--memory-budget {format_bytes(budget_bytes)} is below what the process holds "
-            f"before training: an import baseline of {format_bytes(IMPORT_BASELINE_BYTES)} "
+            f"memory budget {format_bytes(budget_bytes)} is too small: below what the process "
+            f"holds before training, an import baseline of {format_bytes(IMPORT_BASELINE_BYTES)} "
             f"(torch, polars, foxhunt){data}; the budget bounds the whole process's peak RSS"
         )
 

@@ -20,7 +20,7 @@ import datetime as dt
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ from foxhunt.runtime import truncate_jsonl
 from foxhunt.train.distributed import World, process_group, rank_device, world_from_env
 from foxhunt.train.interpret import write_interpretation
 from foxhunt.train.loop import fit
-from foxhunt.train.observer import Progress
+from foxhunt.train.observer import Listener, Progress
 from foxhunt.train.report import write_report
 from foxhunt.train.resolve import hold_run, resolve_run, run_root
 from foxhunt.train.signals import stop_on_signals
@@ -55,8 +55,7 @@ ProgressFactory = Callable[[int, int], contextlib.AbstractContextManager[Progres
 """Makes a progress display from (epochs, first epoch)."""
 
 ProcessSetup = Callable[[TrainConfig], None]
-"""Applies process-wide settings (the CPU allocator) for the final train config; the CLI passes
-:func:`foxhunt.memory.allocator.apply_cpu_allocator`, library callers may pass nothing."""
+"""Applies process-wide settings (the CLI: ``memory.allocator.apply_cpu_allocator``)."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +87,7 @@ def run_training(
     *,
     progress: ProgressFactory | None = None,
     overwrite: bool = False,
+    listeners: Sequence[Listener] = (),
     process_setup: ProcessSetup | None = None,
 ) -> TrainedRun:
     """Train a TFT and write its run directory, holding its lock (:mod:`foxhunt.train.resolve`).
@@ -104,9 +104,11 @@ def run_training(
             main rank only. None: nothing is drawn (epoch lines are logged).
         overwrite: Replace a run already in ``out`` (its files are deleted once the new run's
             data is ready).
-        process_setup: Called once with the final train config (after ``auto`` precision is
-            resolved and the budget planned), before the data is prepared: the CLI applies the
-            CPU allocator there. The library itself changes no process-wide setting.
+        listeners: Handed every metrics record and memory snapshot of the loop, on the main
+            rank (:data:`foxhunt.train.observer.Listener`: TensorBoard, a tuning trial's pruner).
+        process_setup: Called once with the final train config (``auto`` precision resolved,
+            the budget planned, the data prepared), before the model is built: the CLI applies
+            the CPU allocator there. The library itself changes no process-wide setting.
 
     Returns:
         The run directory and its best epoch.
@@ -136,6 +138,7 @@ def run_training(
                 world=world,
                 device=rank_device(world, device),
                 started=started,
+                listeners=listeners,
             )
 
 
@@ -152,6 +155,7 @@ def _train(
     world: World,
     device: torch.device,
     started: float,
+    listeners: Sequence[Listener] = (),
 ) -> TrainedRun:
     """The body of :func:`run_training`, on one rank of ``world``."""
     if device != torch.device(cfg.train.device):
@@ -173,13 +177,9 @@ def _train(
         cfg = _apply_budget(cfg, budget, allow_precision_change, per_rank, _data_bytes(data))
     elif device.type == "cpu":  # no budget: the fastest settings, and what they will cost
         peak = process_training_peak(cfg, data_bytes=_data_bytes(data)).total
-        log.info(
-            "estimated peak RSS %s (%s allocator, %s, recompute %s; docs/memory.md)",
-            format_bytes(peak),
-            cfg.train.cpu_allocator,
-            cfg.train.precision,
-            "on" if cfg.train.recompute else "off",
-        )
+        t = cfg.train
+        log.info("estimated peak RSS %s (%s allocator, %s, recompute %s; docs/memory.md)",
+                 format_bytes(peak), t.cpu_allocator, t.precision, t.recompute)  # fmt: skip
     if process_setup is not None:
         process_setup(cfg.train)
     if resume is not None:
@@ -225,6 +225,7 @@ def _train(
             stop=stop,
             progress=progress,
             world=world,
+            listeners=listeners,
         )
 
     if not world.is_main:  # DDP: the run directory's files are rank 0's
