@@ -126,18 +126,28 @@ def test_read_bars_keeps_the_callers_kind_and_adds_a_symbol() -> None:
 
 
 def test_no_process_wide_side_effects(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import ctypes
+
     import matplotlib
 
-    import foxhunt.train.run as run_module
-
-    if hasattr(run_module, "tune_cpu_allocator"):
-        pytest.skip("train/run.py still tunes the allocator (moved to the CLI entry elsewhere)")
     calls: list[str] = []
     monkeypatch.setattr(matplotlib, "use", lambda *a, **k: calls.append("matplotlib.use"))
     monkeypatch.setattr(torch, "set_num_threads", lambda n: calls.append("set_num_threads"))
-    import ctypes
+    real_cdll = ctypes.CDLL
 
-    monkeypatch.setattr(ctypes, "CDLL", lambda *a, **k: calls.append("CDLL"))
+    class WatchedLibc:
+        """libc whose mallopt (a process-wide allocator setting) is recorded; malloc_trim,
+        which only returns free pages to the OS, passes through."""
+
+        def __init__(self, *a: object, **k: object) -> None:
+            self._lib = real_cdll(*a, **k)
+
+        def __getattr__(self, name: str) -> object:
+            if name == "mallopt":
+                return lambda *a: calls.append("mallopt") or 1
+            return getattr(self._lib, name)
+
+    monkeypatch.setattr(ctypes, "CDLL", WatchedLibc)
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     model = foxhunt.TFTForecaster("demo", **TINY, run_dir=tmp_path / "run")
