@@ -20,6 +20,7 @@ from typing import Any, Literal
 Precision = Literal["fp32", "bf16", "fp16"]
 CpuAllocator = Literal["lean", "glibc"]
 VSNMode = Literal["fused", "faithful"]
+TargetScaleMode = Literal["global", "window"]
 
 TFT_QUANTILES: tuple[float, ...] = (0.02, 0.1, 0.25, 0.4, 0.5, 0.6, 0.75, 0.9, 0.98)
 
@@ -64,6 +65,10 @@ class TFTConfig:
     """Per-variable width inside the VSN (pytorch-forecasting's hidden_continuous_size)."""
     vsn_chunk: int = 32
     """Variables processed per chunk by the streaming VSN (recomputed in backward)."""
+    monotone_quantiles: bool = False
+    """Monotone output head (lowest quantile + cumulative softplus increments), so quantiles
+    never cross; False (a plain linear head, sorted at inference) is how runs trained before
+    the option load. The presets set True."""
 
     def __post_init__(self) -> None:
         for name in ("n_static", "n_historical", "n_known"):
@@ -128,6 +133,12 @@ class DataConfig:
     allow_outliers: bool = False
     """Keep implausible bars (``--allow-outliers``; docs/data.md, Plausibility) instead of
     refusing them; evaluate and predict reuse it."""
+    target_scale: TargetScaleMode = "global"
+    """What targets are divided by (``foxhunt.data.target_scale``): ``global`` (the training
+    std per horizon; how runs trained before the option load) or ``window`` (a causal EWMA
+    volatility of the window's encoder returns x sqrt(h)). The presets set ``window``."""
+    target_scale_decay: float = 0.94
+    """EWMA decay (RiskMetrics lambda) of the ``window`` target scale."""
 
     def __post_init__(self) -> None:
         _require(0.0 <= self.val_fraction < 1.0, f"val_fraction out of range: {self.val_fraction}")
@@ -140,6 +151,14 @@ class DataConfig:
         )
         _require(self.embargo is None or self.embargo >= 0, f"embargo must be >= 0: {self.embargo}")
         _require(self.stride >= 1, f"stride must be >= 1, got {self.stride}")
+        _require(
+            self.target_scale in ("global", "window"),
+            f"target_scale must be 'global' or 'window', got {self.target_scale!r}",
+        )
+        _require(
+            0.0 < self.target_scale_decay < 1.0,
+            f"target_scale_decay must be in (0, 1), got {self.target_scale_decay}",
+        )
 
 
 @dataclass(frozen=True)
