@@ -298,10 +298,19 @@ class RunConfig:
 # --- presets: named sizes as functions -------------------------------------------------------
 
 
+RECIPE_DATA = DataConfig(target_scale="window", target_scale_decay=0.94)
+"""The presets' target recipe (docs/recipe.md): per-window causal volatility scale."""
+
+
 def tft_225() -> RunConfig:
     """TFT-225: 5 static, 210 observed, 10 known features; d=256, 8 heads, 2 LSTM layers,
     encoder 50, horizon 10, 9 quantiles, dropout 0.1, batch 32."""
-    return RunConfig(model=TFTConfig(), train=TrainConfig(batch_size=32), preset="tft-225")
+    return RunConfig(
+        model=TFTConfig(monotone_quantiles=True),
+        data=RECIPE_DATA,
+        train=TrainConfig(batch_size=32),
+        preset="tft-225",
+    )
 
 
 def demo() -> RunConfig:
@@ -318,11 +327,14 @@ def demo() -> RunConfig:
         horizon=10,
         dropout=0.1,
         variable_width=8,
+        monotone_quantiles=True,
     )
     train = TrainConfig(
         batch_size=64, validation_batch_size=256, epochs=3, lr=3e-3, warmup_steps=20
     )
-    return RunConfig(model=model, train=train, data=DataConfig(stride=2), preset="demo")
+    return RunConfig(
+        model=model, train=train, data=dataclasses.replace(RECIPE_DATA, stride=2), preset="demo"
+    )
 
 
 PRESETS = {"demo": demo, "tft-225": tft_225}

@@ -30,15 +30,18 @@ import torch
 from foxhunt import __version__, runtime
 from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.baselines import recent_return_quantiles
+from foxhunt.artifacts.calibration import write_calibration
 from foxhunt.artifacts.rundir import RunDir, features_record
 from foxhunt.config import RunConfig
 from foxhunt.data.instruments import instruments_to_dict
 from foxhunt.data.pipeline import PreparedData, prepare_training_data
+from foxhunt.data.target_scale import TargetScale
 from foxhunt.errors import DataError, InputError, ModelDirError
 from foxhunt.memory.allocator import tune_cpu_allocator
 from foxhunt.memory.log import MemoryLog
 from foxhunt.model.tft import TFT
 from foxhunt.runtime import truncate_jsonl
+from foxhunt.train.calibrate import fit_calibration
 from foxhunt.train.distributed import World, process_group, rank_device, world_from_env
 from foxhunt.train.interpret import write_interpretation
 from foxhunt.train.loop import fit
@@ -182,6 +185,11 @@ def _train(
         "features": features_record(data.spec, data.scaler, data.fingerprint),
     }
     memory = MemoryLog(memory_path, device)
+    # The network learns targets divided by the run's target scale (data/target_scale.py).
+    scale = TargetScale.of(
+        cfg.data.target_scale, cfg.data.target_scale_decay, data.spec, data.scaler
+    )
+    train_windows, val_windows = (d.with_target_scale(scale) for d in (data.train, data.val))
     stop = threading.Event()
     first_epoch = state["loop"]["epoch"] + 1 if state else 1
     make_progress = progress_factory if progress_factory and world.is_main else None
@@ -193,8 +201,8 @@ def _train(
     ):
         result = fit(
             model,
-            data.train,
-            data.val,
+            train_windows,
+            val_windows,
             cfg,
             run,
             sidecar=sidecar,
@@ -227,6 +235,16 @@ def _train(
         )
 
     write_interpretation(run, model, data, cfg, device)
+    calibration = fit_calibration(
+        model,
+        val_windows,
+        cfg.model.quantiles,
+        batch_size=cfg.train.validation_batch_size,
+        device=device,
+        precision=cfg.train.precision,
+    )
+    if calibration is not None:
+        write_calibration(run.calibration, calibration)
     write_report(run)
     return TrainedRun(
         run.root, result.final_weights, result.state.best_epoch, result.state.best_val_loss
