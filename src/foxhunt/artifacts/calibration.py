@@ -20,6 +20,8 @@ import torch
 from torch import Tensor
 
 from foxhunt import runtime
+from foxhunt.artifacts.rundir import LoadedModel
+from foxhunt.data.target_scale import TargetScale
 from foxhunt.errors import ModelDirError
 
 CALIBRATION_FORMAT = 1
@@ -56,6 +58,50 @@ class Calibration:
             "offsets": [list(row) for row in self.offsets],
             "windows": self.windows,
         }
+
+
+@dataclass(frozen=True)
+class QuantileMap:
+    """What turns a run's network outputs into log-return quantiles.
+
+    Attributes:
+        scale: the run's target scale.
+        calibration: its conformal offsets, or None (uncalibrated).
+    """
+
+    scale: TargetScale
+    calibration: Calibration | None = None
+
+    def to_returns(self, z: Tensor, historical: Tensor) -> Tensor:
+        """Network outputs -> sorted log-return quantiles.
+
+        Args:
+            z: (B, H, Q) the network's standardised quantiles.
+            historical: (B, T_enc, V_h) the batch's observed inputs (for the window scale).
+
+        Returns:
+            (B, H, Q) float64 on the CPU, non-decreasing along Q: ``sort((z + offsets) x
+            scale)`` (the sort is a no-op for a monotone head without calibration).
+        """
+        z = z.double().cpu()
+        if self.calibration is not None:
+            z = self.calibration.apply(z)
+        q = self.scale.to_returns(z, historical.cpu())  # (B, H, Q) log returns
+        return torch.sort(q, dim=-1).values
+
+
+def quantile_map(loaded: LoadedModel) -> QuantileMap:
+    """The map of a loaded run (its config, scaler and ``calibration.json``).
+
+    Raises:
+        ModelDirError: a corrupt or mismatched ``calibration.json``.
+    """
+    cfg = loaded.config
+    scale = TargetScale.of(
+        cfg.data.target_scale, cfg.data.target_scale_decay, loaded.spec, loaded.scaler
+    )
+    m = cfg.model
+    return QuantileMap(scale, read_calibration(loaded.run.calibration, m.quantiles, m.horizon))
 
 
 def write_calibration(path: Path, calibration: Calibration) -> None:

@@ -4,48 +4,21 @@
 model forward (standardised quantiles) -> conformal offsets (when the run has
 ``calibration.json``) -> times the target scale (global std per horizon, or the window's causal
 volatility; :mod:`foxhunt.data.target_scale`) -> sorted along Q (a no-op for a monotone head
-without calibration; it keeps quantiles from crossing in every other case).
+without calibration; it keeps quantiles from crossing in every other case). The steps after the
+forward are :meth:`foxhunt.artifacts.calibration.QuantileMap.to_returns`, which the layers
+below ``infer`` (the quantisation comparison, the training report's fan chart) call directly.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 from torch import Tensor, nn
 
-from foxhunt.artifacts.calibration import Calibration, read_calibration
-from foxhunt.artifacts.rundir import LoadedModel
-from foxhunt.data.target_scale import TargetScale
+from foxhunt.artifacts.calibration import QuantileMap, quantile_map
 from foxhunt.model.batch import TFTBatch
 from foxhunt.runtime import autocast
 
-
-@dataclass(frozen=True)
-class QuantileMap:
-    """What turns a run's network outputs into log-return quantiles.
-
-    Attributes:
-        scale: the run's target scale.
-        calibration: its conformal offsets, or None (uncalibrated).
-    """
-
-    scale: TargetScale
-    calibration: Calibration | None = None
-
-
-def quantile_map(loaded: LoadedModel) -> QuantileMap:
-    """The map of a loaded run (its config, scaler and ``calibration.json``).
-
-    Raises:
-        ModelDirError: a corrupt or mismatched ``calibration.json``.
-    """
-    cfg = loaded.config
-    scale = TargetScale.of(
-        cfg.data.target_scale, cfg.data.target_scale_decay, loaded.spec, loaded.scaler
-    )
-    m = cfg.model
-    return QuantileMap(scale, read_calibration(loaded.run.calibration, m.quantiles, m.horizon))
+__all__ = ["QuantileMap", "quantile_map", "tft_quantiles"]
 
 
 @torch.inference_mode()
@@ -62,7 +35,7 @@ def tft_quantiles(
     Args:
         model: the TFT (in eval mode).
         batch: windows as the dataset gives them (any device; moved to ``device``).
-        qmap: the run's :class:`QuantileMap`.
+        qmap: the run's :class:`QuantileMap` (:func:`quantile_map`).
         device: where the model is.
         precision: autocast precision (used on CUDA only).
 
@@ -71,8 +44,4 @@ def tft_quantiles(
     """
     with autocast(device, precision if device.type == "cuda" else "fp32"):  # type: ignore[arg-type]
         z = model(batch.to(device)).quantiles  # (B, H, Q) standardised
-    z = z.double().cpu()
-    if qmap.calibration is not None:
-        z = qmap.calibration.apply(z)
-    q = qmap.scale.to_returns(z, batch.historical.cpu())  # (B, H, Q) log returns
-    return torch.sort(q, dim=-1).values
+    return qmap.to_returns(z, batch.historical)
