@@ -136,7 +136,7 @@ def main() -> None:
     p.add_argument("--preset", default="demo")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-steps", type=int, default=None)
-    p.add_argument("--split", choices=("val", "test"), default="val")
+    p.add_argument("--split", choices=("val", "test", "both"), default="val")
     p.add_argument("--variant", default="preset", help="name recorded with the result")
     p.add_argument("--set", action="append", default=[], help="section.field=value override")
     p.add_argument("--ewma-decay", type=float, default=None, help="fixed EWMA decay (test)")
@@ -164,30 +164,32 @@ def main() -> None:
     )
     train_s = time.perf_counter() - started
     data = prepare_training_data(a.bars, cfg)
-    windows = data.val if a.split == "val" else data.test
     decays = (a.ewma_decay,) if a.ewma_decay else EWMA_DECAYS
-    scores = score_windows(windows, data.closes, run, decays)
-    record = {
-        "bars": str(a.bars),
-        "preset": a.preset,
-        "variant": a.variant,
-        "overrides": sections,
-        "seed": a.seed,
-        "split": a.split,
-        "train_seconds": round(train_s, 1),
-        "scores": scores,
-    }
-    a.results.parent.mkdir(parents=True, exist_ok=True)
-    with open(a.results, "a") as f:
-        f.write(json.dumps(record) + "\n")
-    best = min((k for k in scores if k.startswith("ewma")), key=lambda k: scores[k]["mean_pinball"])
-    for k in ("tft", "tft_raw", "empirical", best):
-        s = scores[k]
-        cov = s["coverage"]
-        print(
-            f"{a.variant} seed {a.seed} {a.split} {k:>12}: pinball {s['mean_pinball']:.4e} "
-            f"cov10-90 {cov.get('10-90', math.nan):.3f} cov2-98 {cov.get('2-98', math.nan):.3f}"
-        )
+    splits = ("val", "test") if a.split == "both" else (a.split,)
+    for split in splits:
+        windows = data.val if split == "val" else data.test
+        scores = score_windows(windows, data.closes, run, decays)
+        record = {
+            "bars": str(a.bars),
+            "preset": a.preset,
+            "variant": a.variant,
+            "overrides": sections,
+            "seed": a.seed,
+            "split": split,
+            "train_seconds": round(train_s, 1),
+            "scores": scores,
+        }
+        a.results.parent.mkdir(parents=True, exist_ok=True)
+        with open(a.results, "a") as f:
+            f.write(json.dumps(record) + "\n")
+        ewmas = [k for k in scores if k.startswith("ewma")]
+        for k in ("tft", "tft_raw", "empirical", *ewmas):
+            s = scores[k]
+            cov = s["coverage"]
+            print(
+                f"{a.variant} seed {a.seed} {split} {k:>12}: pinball {s['mean_pinball']:.4e} "
+                f"cov10-90 {cov.get('10-90', math.nan):.3f} cov2-98 {cov.get('2-98', math.nan):.3f}"
+            )
     shutil.rmtree(tmp, ignore_errors=True)
 
 
