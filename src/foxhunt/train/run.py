@@ -43,6 +43,7 @@ from foxhunt.model.tft import TFT
 from foxhunt.runtime import truncate_jsonl
 from foxhunt.train.calibrate import fit_calibration
 from foxhunt.train.distributed import World, process_group, rank_device, world_from_env
+from foxhunt.train.head_init import init_monotone_head, standardised_target_quantiles
 from foxhunt.train.interpret import write_interpretation
 from foxhunt.train.loop import fit
 from foxhunt.train.observer import Progress
@@ -190,6 +191,9 @@ def _train(
         cfg.data.target_scale, cfg.data.target_scale_decay, data.spec, data.scaler
     )
     train_windows, val_windows = (d.with_target_scale(scale) for d in (data.train, data.val))
+    if state is None and cfg.model.monotone_quantiles:  # start at the scale-only forecast
+        start = standardised_target_quantiles(train_windows, cfg.model.quantiles)
+        init_monotone_head(model.output, start)
     stop = threading.Event()
     first_epoch = state["loop"]["epoch"] + 1 if state else 1
     make_progress = progress_factory if progress_factory and world.is_main else None
