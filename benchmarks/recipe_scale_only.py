@@ -16,6 +16,7 @@ split (``--split test``), unscaled log returns, :class:`foxhunt.infer.evaluate.Q
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -77,7 +78,8 @@ def main() -> None:
     rows: dict[str, Any] = {}
     candidates = [("global", 0.94)] + [("window", d) for d in a.decays]
     for mode, decay in candidates:
-        scale = TargetScale.of(mode, decay, data.spec, data.scaler)  # type: ignore[arg-type]
+        run_data = dataclasses.replace(cfg.data, target_scale=mode, target_scale_decay=decay)
+        scale = TargetScale.of(run_data, data.spec, data.scaler)
         name = "global" if mode == "global" else f"window_{decay:g}"
         rows[name] = score(data.train, split, scale, levels)
         for k, r in rows[name].items():

@@ -10,12 +10,12 @@ import polars as pl
 import pytest
 import torch
 
+from foxhunt.config import DataConfig
 from foxhunt.data.features import compute_features, feature_spec
 from foxhunt.data.scaling import ScalerParams, fit_scaler
 from foxhunt.data.target_scale import RETURN_FEATURE, WINDOW_FLOOR, TargetScale, ewma_last
 from foxhunt.data.volatility import ewma_variance
 from foxhunt.data.windows import WindowDataset
-from foxhunt.errors import DataError
 
 SPEC = feature_spec(4)
 L, H = 12, 4
@@ -36,7 +36,7 @@ def _spec_scale(mode: str, scaler: ScalerParams) -> TargetScale:
     spec = SPEC.__class__(
         static=(), historical=("obs__x", RETURN_FEATURE), known=(), targets=SPEC.targets, warmup=0
     )
-    return TargetScale.of(mode, 0.9, spec, scaler)  # type: ignore[arg-type]
+    return TargetScale.of(DataConfig(target_scale=mode, target_scale_decay=0.9), spec, scaler)  # type: ignore[arg-type]
 
 
 def test_window_scale_is_ewma_vol_times_sqrt_h_of_the_encoder_returns() -> None:
@@ -79,10 +79,20 @@ def test_standardise_then_to_returns_gives_log_returns_back() -> None:
     np.testing.assert_allclose(back.numpy(), y.numpy(), rtol=1e-12)
 
 
-def test_window_mode_needs_the_return_input() -> None:
+def test_window_mode_falls_back_to_global_without_the_close_return() -> None:
+    """A custom feature set without the one-bar return, or a ``return:`` target: global."""
     spec = SPEC.__class__(static=(), historical=("a",), known=(), targets=SPEC.targets, warmup=0)
-    with pytest.raises(DataError, match=RETURN_FEATURE):
-        TargetScale.of("window", 0.9, spec, _scaler((1.0,) * H))
+    assert (
+        TargetScale.of(DataConfig(target_scale="window"), spec, _scaler((1.0,) * H)).mode
+        == "global"
+    )
+    ok = _spec_scale("window", _scaler((1.0,) * H))
+    assert ok.mode == "window"
+    other = DataConfig(target_scale="window", target="return:carry")
+    spec2 = SPEC.__class__(
+        static=(), historical=("obs__x", RETURN_FEATURE), known=(), targets=SPEC.targets, warmup=0
+    )
+    assert TargetScale.of(other, spec2, _scaler((1.0,) * H)).mode == "global"
 
 
 def test_dataset_with_target_scale_divides_targets_by_the_window_scale(
@@ -91,7 +101,7 @@ def test_dataset_with_target_scale_divides_targets_by_the_window_scale(
     feats = compute_features(panel_bars, H)
     scaler = fit_scaler(feats, SPEC)
     plain = WindowDataset(feats, SPEC, L, H, scaler=scaler)
-    ts = TargetScale.of("window", 0.94, SPEC, scaler)
+    ts = TargetScale.of(DataConfig(target_scale="window"), SPEC, scaler)
     scaled = plain.with_target_scale(ts)
     idx = [0, 7, len(plain) - 1]
     a, b = plain.batch(idx), scaled.batch(idx)

@@ -97,9 +97,7 @@ def quantile_map(loaded: LoadedModel) -> QuantileMap:
         ModelDirError: a corrupt or mismatched ``calibration.json``.
     """
     cfg = loaded.config
-    scale = TargetScale.of(
-        cfg.data.target_scale, cfg.data.target_scale_decay, loaded.spec, loaded.scaler
-    )
+    scale = TargetScale.of(cfg.data, loaded.spec, loaded.scaler)
     m = cfg.model
     return QuantileMap(scale, read_calibration(loaded.run.calibration, m.quantiles, m.horizon))
 

@@ -20,16 +20,18 @@ with the training mean and std; undone here in float64).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
-from foxhunt.config import TargetScaleMode
+from foxhunt.config import DataConfig, TargetScaleMode
 from foxhunt.data.features import FeatureSpec
 from foxhunt.data.scaling import ScalerParams
 from foxhunt.data.volatility import VARIANCE_FLOOR
-from foxhunt.errors import DataError
+
+log = logging.getLogger(__name__)
 
 RETURN_FEATURE = "obs__ret1_lag0"
 """The observed input holding the bar's one-bar log return."""
@@ -58,18 +60,27 @@ class TargetScale:
     ret_std: float = 1.0
 
     @classmethod
-    def of(
-        cls, mode: TargetScaleMode, decay: float, spec: FeatureSpec, scaler: ScalerParams
-    ) -> TargetScale:
-        """The scale of a run (its config's mode and decay, its spec and fitted scaler).
+    def of(cls, data: DataConfig, spec: FeatureSpec, scaler: ScalerParams) -> TargetScale:
+        """The scale of a run (its data config, its spec and fitted scaler).
 
-        Raises:
-            DataError: ``window`` mode but the model has no one-bar return input.
+        ``window`` needs the close's one-bar return among the inputs and a price target: a run
+        with a custom feature set without :data:`RETURN_FEATURE`, or a ``return:COLUMN`` target
+        (another series than the close), gets the ``global`` scale, with a warning. The choice
+        is a pure function of the stored config and features, so training and inference agree.
         """
+        mode, decay = data.target_scale, data.target_scale_decay
+        if mode == "window" and (
+            RETURN_FEATURE not in spec.historical
+            or RETURN_FEATURE not in scaler.columns
+            or data.target.startswith("return:")
+        ):
+            log.warning(
+                "target_scale 'window' needs the input %s and a price target; using 'global'",
+                RETURN_FEATURE,
+            )
+            mode = "global"
         if mode == "global":
             return cls("global", tuple(scaler.target_std), decay)
-        if RETURN_FEATURE not in spec.historical or RETURN_FEATURE not in scaler.columns:
-            raise DataError(f"target_scale 'window' needs the observed input {RETURN_FEATURE!r}")
         col = scaler.columns.index(RETURN_FEATURE)
         return cls(
             "window",

@@ -126,7 +126,7 @@ def write_interpretation(
         model,
         data.val,
         data.closes,
-        TargetScale.of(cfg.data.target_scale, cfg.data.target_scale_decay, data.spec, data.scaler),
+        TargetScale.of(cfg.data, data.spec, data.scaler),
         cfg.model.quantiles,
         device=device,
     )

@@ -20,7 +20,7 @@ import datetime as dt
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,7 @@ from foxhunt.train.distributed import World, process_group, rank_device, world_f
 from foxhunt.train.head_init import init_monotone_head, standardised_target_quantiles
 from foxhunt.train.interpret import write_interpretation
 from foxhunt.train.loop import fit
-from foxhunt.train.observer import Progress
+from foxhunt.train.observer import Listener, Progress
 from foxhunt.train.report import write_report
 from foxhunt.train.resolve import hold_run, resolve_run, run_root
 from foxhunt.train.signals import stop_on_signals
@@ -86,6 +86,7 @@ def run_training(
     *,
     progress: ProgressFactory | None = None,
     overwrite: bool = False,
+    listeners: Sequence[Listener] = (),
 ) -> TrainedRun:
     """Train a TFT and write its run directory, holding its lock (:mod:`foxhunt.train.resolve`).
 
@@ -101,6 +102,8 @@ def run_training(
             main rank only. None: nothing is drawn (epoch lines are logged).
         overwrite: Replace a run already in ``out`` (its files are deleted once the new run's
             data is ready).
+        listeners: Handed every metrics record and memory snapshot of the loop, on the main
+            rank (:data:`foxhunt.train.observer.Listener`: TensorBoard, a tuning trial's pruner).
 
     Returns:
         The run directory and its best epoch.
@@ -129,6 +132,7 @@ def run_training(
                 world=world,
                 device=rank_device(world, device),
                 started=started,
+                listeners=listeners,
             )
 
 
@@ -144,6 +148,7 @@ def _train(
     world: World,
     device: torch.device,
     started: float,
+    listeners: Sequence[Listener] = (),
 ) -> TrainedRun:
     """The body of :func:`run_training`, on one rank of ``world``."""
     if device != torch.device(cfg.train.device):
@@ -187,9 +192,7 @@ def _train(
     }
     memory = MemoryLog(memory_path, device)
     # The network learns targets divided by the run's target scale (data/target_scale.py).
-    scale = TargetScale.of(
-        cfg.data.target_scale, cfg.data.target_scale_decay, data.spec, data.scaler
-    )
+    scale = TargetScale.of(cfg.data, data.spec, data.scaler)
     train_windows, val_windows = (d.with_target_scale(scale) for d in (data.train, data.val))
     if state is None and cfg.model.monotone_quantiles:  # start at the scale-only forecast
         start = standardised_target_quantiles(train_windows, cfg.model.quantiles)
@@ -215,6 +218,7 @@ def _train(
             stop=stop,
             progress=progress,
             world=world,
+            listeners=listeners,
         )
 
     if not world.is_main:  # DDP: the run directory's files are rank 0's
