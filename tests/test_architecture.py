@@ -11,7 +11,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "foxhunt"
 # Bottom to top; a room may import its own modules and any room below it.
 # The package's own __init__ (the version, and the API re-exported on first access) is on top.
 ROOMS = [
-    {"config", "config_files", "errors", "runtime"},
+    {"config", "config_files", "errors", "runtime", "train_config"},
     {"model"},
     {"data"},
     {"memory"},

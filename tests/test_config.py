@@ -51,3 +51,19 @@ def test_cpu_allocator_flag_and_validation() -> None:
     old = demo().to_dict()
     del old["train"]["cpu_allocator"]
     assert RunConfig.from_dict(old).train.cpu_allocator == "glibc"
+
+
+def test_recipe_fields_default_to_the_old_behaviour_and_presets_opt_in() -> None:
+    """A config.json written before the recipe (no fields) loads as global scale and a plain
+    head; both presets train with the window scale and the monotone head; bad values refuse."""
+    from foxhunt.config import DataConfig
+
+    old = RunConfig.from_dict({"data": {"stride": 2}, "model": {"hidden": 32, "n_heads": 4}})
+    assert old.data.target_scale == "global" and not old.model.monotone_quantiles
+    for cfg in (demo(), tft_225()):
+        assert cfg.data.target_scale == "window" and cfg.model.monotone_quantiles
+        assert RunConfig.from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(ConfigError, match="target_scale"):
+        DataConfig(target_scale="daily")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="target_scale_decay"):
+        DataConfig(target_scale_decay=1.0)

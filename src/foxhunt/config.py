@@ -1,7 +1,7 @@
 """Typed, frozen, torch-free configuration.
 
 Three dataclasses describe a run: :class:`TFTConfig` (the network), :class:`DataConfig` (how bars
-become windows) and :class:`TrainConfig` (the optimisation). :class:`RunConfig` bundles them and is
+become windows) and :class:`TrainConfig` (the optimisation, in :mod:`foxhunt.train_config`). :class:`RunConfig` bundles them and is
 what a run directory stores in ``config.json``. Named sizes are plain functions (``demo``,
 ``tft_225``), looked up by :func:`preset`.
 
@@ -17,21 +17,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-Precision = Literal["fp32", "bf16", "fp16"]
-PrecisionSetting = Literal["auto", "fp32", "bf16", "fp16"]
-CpuAllocator = Literal["lean", "glibc"]
+from foxhunt.errors import ConfigError
+from foxhunt.errors import require_config as _require
+from foxhunt.train_config import CpuAllocator as CpuAllocator
+from foxhunt.train_config import Precision as Precision
+from foxhunt.train_config import PrecisionSetting as PrecisionSetting
+from foxhunt.train_config import TrainConfig
+
 VSNMode = Literal["fused", "faithful"]
+TargetScaleMode = Literal["global", "window"]
 
 TFT_QUANTILES: tuple[float, ...] = (0.02, 0.1, 0.25, 0.4, 0.5, 0.6, 0.75, 0.9, 0.98)
-
-
-class ConfigError(ValueError):
-    """A configuration value is out of range or inconsistent."""
-
-
-def _require(cond: bool, message: str) -> None:
-    if not cond:
-        raise ConfigError(message)
 
 
 @dataclass(frozen=True)
@@ -65,6 +61,10 @@ class TFTConfig:
     """Per-variable width inside the VSN (pytorch-forecasting's hidden_continuous_size)."""
     vsn_chunk: int = 32
     """Variables processed per chunk by the streaming VSN (recomputed in backward)."""
+    monotone_quantiles: bool = False
+    """Monotone output head (lowest quantile + cumulative softplus increments), so quantiles
+    never cross; False (a plain linear head, sorted at inference) is how runs trained before
+    the option load. The presets set True."""
 
     def __post_init__(self) -> None:
         for name in ("n_static", "n_historical", "n_known"):
@@ -146,6 +146,12 @@ class DataConfig:
     target: str = "close"
     """Forecast target: a price column (the log return of it over h = 1..H bars, default
     ``close``) or ``return:COLUMN`` (a column of one-bar returns, summed over h = 1..H)."""
+    target_scale: TargetScaleMode = "global"
+    """What targets are divided by (``foxhunt.data.target_scale``): ``global`` (the training
+    std per horizon; how runs trained before the option load) or ``window`` (a causal EWMA
+    volatility of the window's encoder returns x sqrt(h)). The presets set ``window``."""
+    target_scale_decay: float = 0.94
+    """EWMA decay (RiskMetrics lambda) of the ``window`` target scale."""
 
     def __post_init__(self) -> None:
         for name in ("observed_cols", "known_cols", "static_cols", "feature_lines"):
@@ -172,92 +178,14 @@ class DataConfig:
         )
         _require(self.embargo is None or self.embargo >= 0, f"embargo must be >= 0: {self.embargo}")
         _require(self.stride >= 1, f"stride must be >= 1, got {self.stride}")
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Optimisation settings for ``foxhunt train``."""
-
-    batch_size: int = 32
-    """Effective batch size (samples per optimizer step)."""
-    micro_batch_size: int | None = None
-    """Samples per forward/backward; None means batch_size (no accumulation)."""
-    validation_batch_size: int = 256
-    """Samples per validation forward pass (no autograd state, so it can be larger)."""
-    epochs: int = 5
-    """Passes over the training windows."""
-    max_steps: int | None = None
-    """Stop after this many optimizer steps in total (quick runs); None means no limit."""
-    lr: float = 1e-3
-    """Peak learning rate of the warm-up + cosine schedule."""
-    weight_decay: float = 1e-2
-    """AdamW decoupled weight decay, applied only to weights with >= 2 dimensions."""
-    warmup_steps: int = 50
-    """Linear warm-up steps before cosine decay."""
-    grad_clip: float = 1.0
-    """Clip the global gradient norm to this value (0 disables)."""
-    precision: PrecisionSetting = "auto"
-    """``auto`` (bf16 autocast where the hardware computes bf16 natively: a CPU with AVX512-BF16
-    or AMX, a CUDA device with bf16; fp32 elsewhere), fp32, bf16 autocast (CPU and CUDA) or fp16
-    autocast + GradScaler (CUDA only). A run resolves ``auto`` once and stores what it chose."""
-    checkpointing: bool = False
-    """Recompute block activations in backward (torch.utils.checkpoint)."""
-    recompute: bool = False
-    """Stream the time-varying VSNs over variable chunks and recompute the LSTMs in backward:
-    the least activation memory (about 1/2-1/8 of it), one more forward of those blocks per step.
-    False (default) keeps their activations: faster steps; ``--memory-budget`` turns it on when
-    the run needs it (``foxhunt.model.recompute.set_internal_recompute``)."""
-    patience: int = 3
-    """Early stopping: epochs without validation improvement before stopping."""
-    seed: int = 0
-    """Seed for parameter init, shuffling and dropout."""
-    device: str = "cpu"
-    """torch device string: cpu, cuda, cuda:1, ..."""
-    num_threads: int | None = None
-    """torch intra-op threads on CPU; None leaves torch's default."""
-    cpu_allocator: CpuAllocator = "glibc"
-    """On CPU: ``glibc`` (default) leaves glibc's malloc as it is: the fastest steps; ``lean``
-    makes glibc map every block >= 1 MiB on its own and give it back when freed
-    (``foxhunt.memory.allocator``): peak RSS tracks the live tensors, at about half the step
-    rate at TFT-225 batch 32 (docs/benchmarks.md). The memory estimate quotes either."""
-    log_every: int = 10
-    """Log metrics and take a memory snapshot every this many optimizer steps."""
-
-    def __post_init__(self) -> None:
-        _require(self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}")
-        mb = self.micro_batch_size
         _require(
-            mb is None or 1 <= mb <= self.batch_size,
-            f"micro_batch_size must be in [1, batch_size], got {mb}",
+            self.target_scale in ("global", "window"),
+            f"target_scale must be 'global' or 'window', got {self.target_scale!r}",
         )
         _require(
-            self.validation_batch_size >= 1,
-            f"validation_batch_size must be >= 1, got {self.validation_batch_size}",
+            0.0 < self.target_scale_decay < 1.0,
+            f"target_scale_decay must be in (0, 1), got {self.target_scale_decay}",
         )
-        _require(self.epochs >= 1, f"epochs must be >= 1, got {self.epochs}")
-        _require(
-            self.max_steps is None or self.max_steps >= 1,
-            f"max_steps must be >= 1: {self.max_steps}",
-        )
-        _require(self.lr > 0, f"lr must be > 0, got {self.lr}")
-        _require(self.weight_decay >= 0, f"weight_decay must be >= 0, got {self.weight_decay}")
-        _require(self.warmup_steps >= 0, f"warmup_steps must be >= 0, got {self.warmup_steps}")
-        _require(self.grad_clip >= 0, f"grad_clip must be >= 0, got {self.grad_clip}")
-        _require(
-            self.precision in ("auto", "fp32", "bf16", "fp16"),
-            f"unknown precision {self.precision!r} (auto, fp32, bf16 or fp16)",
-        )
-        _require(self.patience >= 1, f"patience must be >= 1, got {self.patience}")
-        _require(
-            self.cpu_allocator in ("lean", "glibc"),
-            f"unknown cpu_allocator {self.cpu_allocator!r} (lean or glibc)",
-        )
-        _require(self.log_every >= 1, f"log_every must be >= 1, got {self.log_every}")
-
-    @property
-    def micro_batch(self) -> int:
-        """Samples per forward/backward pass."""
-        return self.micro_batch_size or self.batch_size
 
 
 @dataclass(frozen=True)
@@ -339,10 +267,19 @@ class RunConfig:
 # --- presets: named sizes as functions -------------------------------------------------------
 
 
+RECIPE_DATA = DataConfig(target_scale="window", target_scale_decay=0.94)
+"""The presets' target recipe (docs/recipe.md): per-window causal volatility scale."""
+
+
 def tft_225() -> RunConfig:
     """TFT-225: 5 static, 210 observed, 10 known features; d=256, 8 heads, 2 LSTM layers,
     encoder 50, horizon 10, 9 quantiles, dropout 0.1, batch 32."""
-    return RunConfig(model=TFTConfig(), train=TrainConfig(batch_size=32), preset="tft-225")
+    return RunConfig(
+        model=TFTConfig(monotone_quantiles=True),
+        data=RECIPE_DATA,
+        train=TrainConfig(batch_size=32),
+        preset="tft-225",
+    )
 
 
 def demo() -> RunConfig:
@@ -360,13 +297,16 @@ def demo() -> RunConfig:
         horizon=10,
         dropout=0.1,
         variable_width=8,
+        monotone_quantiles=True,
     )
     # 2 epochs (was 3): test-split pinball 3.046 bp against 3.055 bp with the old defaults and 3
     # epochs (-0.3 %, seed 0; docs/benchmarks.md); the best epoch was the first in both.
     train = TrainConfig(
         batch_size=64, validation_batch_size=256, epochs=2, lr=3e-3, warmup_steps=20
     )
-    return RunConfig(model=model, train=train, data=DataConfig(stride=2), preset="demo")
+    return RunConfig(
+        model=model, train=train, data=dataclasses.replace(RECIPE_DATA, stride=2), preset="demo"
+    )
 
 
 PRESETS = {"demo": demo, "tft-225": tft_225}

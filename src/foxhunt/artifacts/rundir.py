@@ -71,6 +71,11 @@ class RunDir:
         return self.root / "baselines.json"
 
     @property
+    def calibration(self) -> Path:
+        """``calibration.json``: conformal offsets per horizon and quantile (absent: none)."""
+        return self.root / "calibration.json"
+
+    @property
     def instruments(self) -> Path:
         """``instruments.json``: each trained symbol's resolved instrument (and calendar)."""
         return self.root / "instruments.json"

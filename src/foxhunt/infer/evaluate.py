@@ -34,10 +34,11 @@ from foxhunt.data.scaling import unscale_targets
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.baselines import EmpiricalQuantiles, load_empirical, zero_forecast
+from foxhunt.infer.quantiles import quantile_map, tft_quantiles
 from foxhunt.infer.untrained import check_trained_symbols
 from foxhunt.model.quantile import pinball_per_quantile_horizon
 from foxhunt.quantize.model import load_inference_model
-from foxhunt.runtime import atomic_write_json, autocast, parse_device
+from foxhunt.runtime import atomic_write_json, parse_device
 from foxhunt.train.report import write_report
 
 log = logging.getLogger(__name__)
@@ -153,17 +154,16 @@ def score(
     n = len(windows)
     task = progress.add_task("evaluate", total=n) if progress else None
     loaded.model.eval()
+    qmap = quantile_map(loaded)
     for a in range(0, n, batch_size):
         b = min(a + batch_size, n)
         batch = windows.batch(list(range(a, b)))
         assert batch.target is not None
         y = unscale_targets(batch.target.double(), loaded.scaler)  # (B, H) log returns
-        with autocast(device, loaded.config.train.precision if device.type == "cuda" else "fp32"):
-            out = loaded.model(batch.to(device))
-        pred = unscale_targets(
-            out.quantiles.double().cpu(), loaded.scaler, horizon_axis=1
-        )  # (B, H, Q)
-        scores["tft"].update(torch.sort(pred, dim=-1).values, y)
+        pred = tft_quantiles(
+            loaded.model, batch, qmap, device=device, precision=loaded.config.train.precision
+        )  # (B, H, Q) sorted log returns
+        scores["tft"].update(pred, y)
         scores["empirical"].update(baseline.predict(symbols[a:b]), y)
         scores["zero"].update(zero_forecast(b - a, m.horizon, m.n_quantiles).double(), y)
         if progress is not None and task is not None:

@@ -7,7 +7,7 @@ scaled quantiles::
     static      [batch, S]              static features at the origin
     historical  [batch, T_enc, V_h]     observed features of the encoder bars
     known       [batch, T_enc + T_dec, V_k]   known-future features
-    quantiles   [batch, T_dec, Q]       multiply by target_std[h] for log returns; not sorted
+    quantiles   [batch, T_dec, Q]       standardised: + calibration, x target scale, sort (docs/inference.md)
 
 The batch axis is dynamic; the encoder length and horizon are fixed by the model.
 

@@ -46,13 +46,13 @@ from foxhunt.data.calendar_decoder import GLOBEX
 from foxhunt.data.features import compute_features
 from foxhunt.data.instruments import resolve_bars
 from foxhunt.data.pipeline import calendars_of, future_rows
-from foxhunt.data.scaling import unscale_targets
 from foxhunt.data.validate import check_values
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError
 from foxhunt.infer.bar_frame import canonical_bars, polars_bars
 from foxhunt.infer.bartail import VALUE_COLUMNS, BarTail, smoother_memory
 from foxhunt.infer.predict import forecast_schema, quantile_columns
+from foxhunt.infer.quantiles import quantile_map, tft_quantiles
 from foxhunt.quantize.model import load_inference_model
 
 log = logging.getLogger(__name__)
@@ -98,6 +98,7 @@ class Forecaster:
         # a symbol the run never saw is resolved once, at first sight, and kept.
         self._instruments = None if loaded.instruments is None else dict(loaded.instruments)
         self.device = torch.device(device)
+        self._qmap = quantile_map(loaded)
         self._tails: dict[str, BarTail] = {}
         self._ret_cols, self._price_cols = quantile_columns(m.quantiles)
 
@@ -291,10 +292,8 @@ class Forecaster:
         windows = WindowDataset(
             frame, spec, L, H, with_target=False, scaler=scaler, calendars=calendars
         )
-        batch = windows.batch(list(range(len(windows)))).to(self.device)
-        quantiles = loaded.model(batch).quantiles  # (B, H, Q)
-        q = unscale_targets(quantiles.double().cpu(), scaler, horizon_axis=1)
-        q = torch.sort(q, dim=-1).values.numpy()  # (B, H, Q)
+        batch = windows.batch(list(range(len(windows))))
+        q = tft_quantiles(loaded.model, batch, self._qmap, device=self.device).numpy()  # (B, H, Q)
         origins = windows.origins()
         closes = {s: float(tails[s].values[-1, 3]) for s in symbols}
         close = np.repeat([closes[s] for s in origins["symbol"].to_list()], H)  # (B*H,)

@@ -29,13 +29,13 @@ from rich.progress import Progress
 from foxhunt.artifacts.rundir import LoadedModel, with_user_instruments
 from foxhunt.data.inputs import read_run_bars
 from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data
-from foxhunt.data.scaling import unscale_targets
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError, InputError
+from foxhunt.infer.quantiles import quantile_map, tft_quantiles
 from foxhunt.infer.targets import forecast_targets
 from foxhunt.infer.untrained import check_trained_symbols
 from foxhunt.quantize.model import load_inference_model
-from foxhunt.runtime import atomic_path, autocast, parse_device
+from foxhunt.runtime import atomic_path, parse_device
 
 log = logging.getLogger(__name__)
 
@@ -134,19 +134,20 @@ def write_forecasts(
     rows = 0
     task = progress.add_task("predict", total=n) if progress else None
     loaded.model.eval()
+    qmap = quantile_map(loaded)
     with atomic_path(out) as tmp:
         with pq.ParquetWriter(tmp, schema) as writer:
             for a in range(0, n, batch_size):
                 b = min(a + batch_size, n)
-                batch = windows.batch(list(range(a, b))).to(device)
-                with autocast(
-                    device, loaded.config.train.precision if device.type == "cuda" else "fp32"
-                ):
-                    out_q = loaded.model(batch).quantiles
-                q = unscale_targets(
-                    out_q.double().cpu(), loaded.scaler, horizon_axis=1
-                )  # (B, H, Q)
-                q = torch.sort(q, dim=-1).values.numpy().reshape(-1, n_q)  # (B*H, Q)
+                batch = windows.batch(list(range(a, b)))
+                q = tft_quantiles(
+                    loaded.model,
+                    batch,
+                    qmap,
+                    device=device,
+                    precision=loaded.config.train.precision,
+                )  # (B, H, Q) sorted log returns
+                q = q.numpy().reshape(-1, n_q)  # (B*H, Q)
                 close = np.repeat(closes[a:b], horizon)  # (B*H,)
                 price = close[:, None] * np.exp(q)
                 part = origins.slice(a, b - a)

@@ -30,21 +30,26 @@ import torch
 from foxhunt import __version__, runtime
 from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.baselines import recent_return_quantiles
+from foxhunt.artifacts.calibration import write_calibration
 from foxhunt.artifacts.rundir import RunDir, features_record
 from foxhunt.config import RunConfig, TrainConfig
 from foxhunt.data.instruments import instruments_to_dict
 from foxhunt.data.pipeline import PreparedData, prepare_training_data
+from foxhunt.data.target_scale import TargetScale
 from foxhunt.errors import DataError, InputError, ModelDirError
-from foxhunt.memory.budget import check_above_baseline, plan_budget
+from foxhunt.memory.budget import check_above_baseline
 from foxhunt.memory.log import MemoryLog
 from foxhunt.memory.process import process_training_peak
 from foxhunt.memory.units import format_bytes, parse_bytes
 from foxhunt.model.tft import TFT
 from foxhunt.runtime import truncate_jsonl
+from foxhunt.train.calibrate import fit_calibration
 from foxhunt.train.distributed import World, process_group, rank_device, world_from_env
+from foxhunt.train.head_init import init_monotone_head, standardised_target_quantiles
 from foxhunt.train.interpret import write_interpretation
 from foxhunt.train.loop import fit
 from foxhunt.train.observer import Listener, Progress
+from foxhunt.train.plan import apply_budget, data_bytes
 from foxhunt.train.report import write_report
 from foxhunt.train.resolve import hold_run, resolve_run, run_root
 from foxhunt.train.signals import stop_on_signals
@@ -174,9 +179,9 @@ def _train(
     data = prepare_training_data(bars, cfg, coordinator=world)
     _check_windows(data, bars)
     if budget is not None:
-        cfg = _apply_budget(cfg, budget, allow_precision_change, per_rank, _data_bytes(data))
+        cfg = apply_budget(cfg, budget, allow_precision_change, per_rank, data_bytes(data))
     elif device.type == "cpu":  # no budget: the fastest settings, and what they will cost
-        peak = process_training_peak(cfg, data_bytes=_data_bytes(data)).total
+        peak = process_training_peak(cfg, data_bytes=data_bytes(data)).total
         t = cfg.train
         log.info("estimated peak RSS %s (%s allocator, %s, recompute %s; docs/memory.md)",
                  format_bytes(peak), t.cpu_allocator, t.precision, t.recompute)  # fmt: skip
@@ -204,6 +209,12 @@ def _train(
         "features": features_record(data.spec, data.scaler, data.fingerprint),
     }
     memory = MemoryLog(memory_path, device)
+    # The network learns targets divided by the run's target scale (data/target_scale.py).
+    scale = TargetScale.of(cfg.data, data.spec, data.scaler)
+    train_windows, val_windows = (d.with_target_scale(scale) for d in (data.train, data.val))
+    if state is None and cfg.model.monotone_quantiles:  # start at the scale-only forecast
+        start = standardised_target_quantiles(train_windows, cfg.model.quantiles)
+        init_monotone_head(model.output, start)
     stop = threading.Event()
     first_epoch = state["loop"]["epoch"] + 1 if state else 1
     make_progress = progress_factory if progress_factory and world.is_main else None
@@ -215,8 +226,8 @@ def _train(
     ):
         result = fit(
             model,
-            data.train,
-            data.val,
+            train_windows,
+            val_windows,
             cfg,
             run,
             sidecar=sidecar,
@@ -250,6 +261,16 @@ def _train(
         )
 
     write_interpretation(run, model, data, cfg, device)
+    calibration = fit_calibration(
+        model,
+        val_windows,
+        cfg.model.quantiles,
+        batch_size=cfg.train.validation_batch_size,
+        device=device,
+        precision=cfg.train.precision,
+    )
+    if calibration is not None:
+        write_calibration(run.calibration, calibration)
     write_report(run)
     return TrainedRun(
         run.root, result.final_weights, result.state.best_epoch, result.state.best_val_loss
@@ -264,42 +285,6 @@ def _check_device(cfg: RunConfig) -> torch.device:
     if cfg.train.precision == "fp16" and device.type != "cuda":
         raise InputError("--precision fp16 needs a CUDA device (use bf16 on CPU)")
     return device
-
-
-def _data_bytes(data: PreparedData) -> int:
-    """Bytes of the window arrays the process holds for the whole run."""
-    return sum(ds.nbytes for ds in (data.train, data.val, data.test))
-
-
-def _apply_budget(
-    cfg: RunConfig, budget: str, allow_precision_change: bool, per_rank_batch: int, data: int
-) -> RunConfig:
-    """Let the memory planner pick micro-batch, checkpointing, precision, allocator and
-    validation batch (CPU: the budget bounds the process's peak RSS, ``data`` bytes included).
-
-    The budget is per process: under torchrun it plans for one rank's share of the batch.
-    """
-    micro = min(cfg.train.micro_batch, per_rank_batch)
-    rank_cfg = cfg.replace(train={"batch_size": per_rank_batch, "micro_batch_size": micro})
-    plan = plan_budget(
-        rank_cfg,
-        parse_bytes(budget),
-        allow_precision_change=allow_precision_change,
-        data_bytes=data,
-    )
-    log.info(
-        "memory budget %s: micro-batch %d x %d accumulation, checkpointing %s, %s, %s allocator, "
-        "validation batch %d, estimated peak %s",
-        budget,
-        plan.micro_batch,
-        plan.accumulation,
-        "on" if plan.checkpointing else "off",
-        plan.precision,
-        plan.cpu_allocator,
-        plan.validation_batch_size,
-        format_bytes(plan.estimated_peak),
-    )
-    return plan.apply(cfg)
 
 
 def _check_windows(data: PreparedData, bars: Path) -> None:
