@@ -30,6 +30,15 @@ from foxhunt.data.windows import WindowDataset
 BASELINES_FORMAT = 2
 """Version of the ``baselines.json`` schema written now."""
 
+BASELINE_LABELS: dict[str, str] = {
+    "zero": "zero return",
+    "empirical": "empirical quantiles",
+    "ewma": "EWMA (RiskMetrics)",
+    "garch": "GARCH(1,1)",
+    "tow_ewma": "time-of-week x EWMA",
+}
+"""Display name of every baseline (tables, report)."""
+
 READABLE_FORMATS = (1, 2)
 """Versions still read (1: empirical quantiles only, from before the classical baselines)."""
 

@@ -23,17 +23,12 @@ import polars as pl
 import torch
 from torch import Tensor
 
+from foxhunt.artifacts.baselines import BASELINE_LABELS
 from foxhunt.artifacts.classical import MODELS, symbol_series, variance_path
 from foxhunt.errors import DataError, ModelDirError
 from foxhunt.infer.baselines import EmpiricalQuantiles
 
-LABELS: dict[str, str] = {
-    "zero": "zero return",
-    "empirical": "empirical quantiles",
-    "ewma": "EWMA (RiskMetrics)",
-    "garch": "GARCH(1,1)",
-    "tow_ewma": "time-of-week x EWMA",
-}
+LABELS = BASELINE_LABELS
 """Display name of every baseline."""
 
 
