@@ -123,3 +123,23 @@ def test_verdict_follows_the_significance_test(
         label = {"empirical": "empirical quantiles", "ewma": "EWMA", "garch": "GARCH"}.get(key)
         if label:
             assert (label in beaten) == (comp["pooled"]["verdict"] == "win"), line
+
+
+def test_a_run_from_before_the_classical_baselines_still_evaluates(demo_run, tmp_path) -> None:
+    """A format-1 baselines.json (empirical quantiles only) is read; only the baselines it
+    holds are scored and compared."""
+    import json
+    import shutil
+
+    from foxhunt.infer.evaluate import evaluate_model
+
+    run = tmp_path / "run"
+    shutil.copytree(demo_run.run, run)
+    record = json.loads((run / "baselines.json").read_text())
+    del record["classical"]
+    (run / "baselines.json").write_text(json.dumps(record | {"format": 1}))
+    result = evaluate_model(
+        run, demo_run.bars, batch_size=256, device="cpu", out=tmp_path / "e.json"
+    )
+    assert set(result["scores"]) == {"tft", "empirical", "zero"}
+    assert set(result["comparisons"]) == {"empirical", "zero"}

@@ -82,7 +82,7 @@ class QuantileScores:
         self.below += below.double().sum(dim=(0, 1))
         bins = below.logical_not().sum(dim=-1).reshape(-1)  # quantiles under y: its PIT bin
         self.pit += torch.bincount(bins, minlength=len(self.quantiles) + 1).double()
-        levels = self.levels.double()
+        levels = torch.tensor(self.quantiles, dtype=torch.float64)
         e = target[..., None] - pred
         self._window_loss.append(torch.maximum(levels * e, (levels - 1) * e).mean(dim=-1))
         self.n += b
