@@ -128,8 +128,39 @@ class DataConfig:
     allow_outliers: bool = False
     """Keep implausible bars (``--allow-outliers``; docs/data.md, Plausibility) instead of
     refusing them; evaluate and predict reuse it."""
+    observed_cols: tuple[str, ...] = ()
+    """Extra numeric columns of the bars read as observed (past-only) inputs
+    (``--observed-cols``), named ``obs__user_<column>``; docs/features.md, User inputs."""
+    known_cols: tuple[str, ...] = ()
+    """Extra numeric columns known in advance (``--known-cols``, e.g. scheduled events), named
+    ``known__user_<column>``; predict reads their future values from rows after the last bar
+    (docs/data.md, Known-future columns)."""
+    static_cols: tuple[str, ...] = ()
+    """Extra numeric columns constant per symbol (``--static-cols``), ``static__user_<column>``."""
+    features: str = "default"
+    """Observed feature set: ``default`` (all 210), ``minimal`` (a small documented subset) or
+    ``custom`` (the lines in ``feature_lines``, from ``--features FILE``)."""
+    feature_lines: tuple[str, ...] = ()
+    """With ``features="custom"``: feature names and ``name = SQL expression`` lines."""
+    target: str = "close"
+    """Forecast target: a price column (the log return of it over h = 1..H bars, default
+    ``close``) or ``return:COLUMN`` (a column of one-bar returns, summed over h = 1..H)."""
 
     def __post_init__(self) -> None:
+        for name in ("observed_cols", "known_cols", "static_cols", "feature_lines"):
+            object.__setattr__(self, name, tuple(str(x) for x in getattr(self, name)))
+        cols = [*self.observed_cols, *self.known_cols, *self.static_cols]
+        for c in cols:
+            _require(cols.count(c) == 1, f"column {c!r} is given twice as an input")
+        _require(
+            self.features in ("default", "minimal", "custom"),
+            f"features must be default, minimal or custom, got {self.features!r}",
+        )
+        _require(
+            (self.features == "custom") == bool(self.feature_lines),
+            "feature_lines go with features='custom' (and only with it)",
+        )
+        _require(bool(self.target.strip()), "target must name a column")
         _require(0.0 <= self.val_fraction < 1.0, f"val_fraction out of range: {self.val_fraction}")
         _require(
             0.0 <= self.test_fraction < 1.0, f"test_fraction out of range: {self.test_fraction}"
@@ -238,19 +269,39 @@ class RunConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> RunConfig:
-        """Inverse of :meth:`to_dict`; unknown keys raise ConfigError."""
+    def from_dict(cls, d: dict[str, Any], *, over_preset: bool = False) -> RunConfig:
+        """Inverse of :meth:`to_dict`; unknown keys raise ConfigError.
+
+        As a run stored it (the default): a field missing from a section takes the dataclass
+        default, which is how a run saved before the field existed behaves; a missing section
+        takes the named preset's. With ``over_preset`` (config files,
+        :mod:`foxhunt.config_files`) every missing field takes the preset's value, so
+        ``{"preset": "demo", "train": {"lr": 0.01}}`` is the demo preset with another learning
+        rate. Without ``preset``, or with a name that is not a preset (``custom``), the base is
+        the dataclass defaults (TFT-225's sizes).
+        """
+        name = str(d.get("preset", "custom"))
+        key = name.replace("_", "-").lower()
+        base = PRESETS[key]() if key in PRESETS else cls(preset=name)
+        unknown = sorted(set(d) - {"model", "data", "train", "preset"})
+        _require(not unknown, f"invalid config: unknown section {', '.join(unknown)}")
+        out: dict[str, Any] = {"preset": key if key in PRESETS else name}
+        kinds = {"model": TFTConfig, "data": DataConfig, "train": TrainConfig}
         try:
-            model = dict(d.get("model", {}))
-            if "quantiles" in model:
-                model["quantiles"] = tuple(float(x) for x in model["quantiles"])
-            return cls(
-                model=TFTConfig(**model),
-                data=DataConfig(**d.get("data", {})),
-                train=TrainConfig(**d.get("train", {})),
-                preset=d.get("preset", "custom"),
-            )
-        except TypeError as e:  # unknown or missing field names
+            for section in (s for s in kinds if s in d):
+                values = d[section]
+                _require(isinstance(values, dict), f"invalid config: {section} must be a table")
+                values = dict(values)
+                if "quantiles" in values and section == "model":
+                    values["quantiles"] = tuple(float(x) for x in values["quantiles"])
+                current = getattr(base, section)
+                out[section] = (
+                    dataclasses.replace(current, **values)
+                    if over_preset
+                    else kinds[section](**values)
+                )
+            return dataclasses.replace(base, **out)
+        except TypeError as e:  # unknown field names
             raise ConfigError(f"invalid config: {e}") from e
 
     def save(self, path: Path) -> None:

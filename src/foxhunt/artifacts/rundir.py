@@ -257,7 +257,7 @@ def read_features(run: RunDir, cfg: RunConfig) -> tuple[FeatureSpec, ScalerParam
         scaler = ScalerParams.from_dict(rec["scaler"])
     except (KeyError, TypeError, ValueError, DataError) as e:
         raise ModelDirError(f"{run.features}: unreadable feature spec or scaler ({e})") from e
-    current = feature_spec(cfg.model.horizon)
+    current = feature_spec(cfg.model.horizon, cfg.data)
     for group in ("static", "historical", "known"):
         want, have = tuple(getattr(spec, group)), tuple(getattr(current, group))
         if want != have:

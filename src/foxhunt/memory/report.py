@@ -29,16 +29,14 @@ def plot_memory_timeline(memory_jsonl: Path, out_png: Path) -> None:
     Raises:
         InputError: the log is missing, unreadable or empty.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: no process-wide backend change
 
     records = read_jsonl(memory_jsonl, missing_ok=False)
     if not records:
         raise InputError(f"{memory_jsonl}: memory log is empty")
     t = [float(r.get("elapsed_s", 0.0)) for r in records]
-    fig, ax = plt.subplots(figsize=(9, 4), dpi=100)
+    fig = Figure(figsize=(9, 4), dpi=100)
+    ax = fig.subplots()
     for key, label in _SERIES:
         ys = [r.get(key) for r in records]
         if any(isinstance(y, int | float) for y in ys):
@@ -67,7 +65,6 @@ def plot_memory_timeline(memory_jsonl: Path, out_png: Path) -> None:
     fig.tight_layout()
     with atomic_path(Path(out_png)) as tmp:
         fig.savefig(tmp, format="png")
-    plt.close(fig)
 
 
 def breakdown_table_markdown(cfg: RunConfig) -> str:

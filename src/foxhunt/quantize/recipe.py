@@ -163,6 +163,7 @@ def _calibration_windows(loaded: LoadedModel, calibration_bars: Path | None) -> 
             m.horizon,
             with_target=False,
             instruments=loaded.instruments,
+            inputs=loaded.config.data,
         )
     info = (
         runtime.read_json(loaded.run.run_info, "run.json") if loaded.run.run_info.is_file() else {}

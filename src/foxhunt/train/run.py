@@ -20,7 +20,7 @@ import datetime as dt
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,7 @@ from foxhunt.runtime import truncate_jsonl
 from foxhunt.train.distributed import World, process_group, rank_device, world_from_env
 from foxhunt.train.interpret import write_interpretation
 from foxhunt.train.loop import fit
-from foxhunt.train.observer import Progress
+from foxhunt.train.observer import Listener, Progress
 from foxhunt.train.report import write_report
 from foxhunt.train.resolve import hold_run, resolve_run, run_root
 from foxhunt.train.signals import stop_on_signals
@@ -82,6 +82,7 @@ def run_training(
     *,
     progress: ProgressFactory | None = None,
     overwrite: bool = False,
+    listeners: Sequence[Listener] = (),
 ) -> TrainedRun:
     """Train a TFT and write its run directory, holding its lock (:mod:`foxhunt.train.resolve`).
 
@@ -97,6 +98,8 @@ def run_training(
             main rank only. None: nothing is drawn (epoch lines are logged).
         overwrite: Replace a run already in ``out`` (its files are deleted once the new run's
             data is ready).
+        listeners: Handed every metrics record and memory snapshot of the loop, on the main
+            rank (:data:`foxhunt.train.observer.Listener`: TensorBoard, a tuning trial's pruner).
 
     Returns:
         The run directory and its best epoch.
@@ -125,6 +128,7 @@ def run_training(
                 world=world,
                 device=rank_device(world, device),
                 started=started,
+                listeners=listeners,
             )
 
 
@@ -140,6 +144,7 @@ def _train(
     world: World,
     device: torch.device,
     started: float,
+    listeners: Sequence[Listener] = (),
 ) -> TrainedRun:
     """The body of :func:`run_training`, on one rank of ``world``."""
     if device != torch.device(cfg.train.device):
@@ -203,6 +208,7 @@ def _train(
             stop=stop,
             progress=progress,
             world=world,
+            listeners=listeners,
         )
 
     if not world.is_main:  # DDP: the run directory's files are rank 0's
