@@ -13,13 +13,35 @@ import sys
 from collections.abc import Sequence
 
 from foxhunt import __version__
-from foxhunt.commands import data, evaluate, export, features, memory, model, predict, quantize
+from foxhunt.commands import (
+    backtest,
+    data,
+    evaluate,
+    export,
+    features,
+    memory,
+    model,
+    predict,
+    quantize,
+)
 from foxhunt.commands import train as train_cmd
 from foxhunt.commands import tune as tune_cmd
 from foxhunt.config import ConfigError
 from foxhunt.errors import InputError
 
-COMMANDS = (data, features, model, train_cmd, tune_cmd, evaluate, predict, quantize, export, memory)
+COMMANDS = (
+    data,
+    features,
+    model,
+    train_cmd,
+    tune_cmd,
+    evaluate,
+    backtest,
+    predict,
+    quantize,
+    export,
+    memory,
+)
 """Every command, in the order ``foxhunt --help`` lists them."""
 
 

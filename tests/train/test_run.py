@@ -38,7 +38,7 @@ def test_recent_return_quantiles_per_symbol_and_pooled() -> None:
     scaler = ScalerParams(SPEC.inputs, (0.0,) * 3, (1.0,) * 3, (0.5, 2.0))
     levels = (0.1, 0.5, 0.9)
     rec = recent_return_quantiles(ds, scaler, levels, recent=20)
-    assert rec["format"] == 1 and rec["horizon"] == 2 and rec["recent_windows"] == 20
+    assert rec["format"] == 2 and rec["horizon"] == 2 and rec["recent_windows"] == 20
     es = frame.filter(pl.col("symbol") == "ES")
     targets = frame.select("target__h1", "target__h2").to_numpy().astype(np.float64) * [0.5, 2.0]
     es_rows = np.arange(2, 60 - 2)[-20:]  # ES origins (L-1 .. n-H-1), the latest 20

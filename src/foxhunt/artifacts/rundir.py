@@ -167,7 +167,14 @@ _DESCRIPTION = (
     "instruments.json",
 )
 _LOGS = ("metrics.jsonl", "memory.jsonl", "interpretation.json", "report.md")
-_PLOTS = ("loss_curves", "fan_chart", "variable_importance", "memory_timeline")
+_PLOTS = (
+    "loss_curves",
+    "fan_chart",
+    "variable_importance",
+    "memory_timeline",
+    "reliability",
+    "pit_histogram",
+)
 """The report's plots (``train.report.write_report``), ``<name>.png``."""
 
 

@@ -340,6 +340,23 @@ def evaluation_windows(
     Returns:
         ``(windows with targets, description of the split)``.
     """
+    windows, split, _ = evaluation_data(
+        bars, cfg, spec, scaler, fingerprint, instruments, allow_outliers
+    )
+    return windows, split
+
+
+def evaluation_data(
+    bars: Path,
+    cfg: RunConfig,
+    spec: FeatureSpec,
+    scaler: ScalerParams,
+    fingerprint: str,
+    instruments: Mapping[str, Instrument] | None = None,
+    allow_outliers: bool = False,
+) -> tuple[WindowDataset, str, pl.DataFrame]:
+    """:func:`evaluation_windows`, plus the bars' ``symbol``, ``ts``, ``close`` (what the
+    classical baselines filter up to each window's origin)."""
     m = cfg.model
     need, why = inference_bars_needed(spec, m.encoder_length, m.horizon, with_target=True)
     allow = allow_outliers or cfg.data.allow_outliers
@@ -351,7 +368,7 @@ def evaluation_windows(
                 f"the scaler refitted on {bars} differs from the model's "
                 "although the bars are the same (feature code changed since training?)"
             )
-        return test, "test split of the training bars"
+        return test, "test split of the training bars", frame.select("symbol", "ts", "close")
     windows = prepare_inference_data(
         frame,
         spec,
@@ -362,7 +379,7 @@ def evaluation_windows(
         instruments=instruments,
         inputs=cfg.data,
     )
-    return windows, "all windows"
+    return windows, "all windows", frame.select("symbol", "ts", "close")
 
 
 def _same_scaler(a: ScalerParams, b: ScalerParams, rel: float = 1e-6) -> bool:

@@ -29,12 +29,12 @@ import torch
 
 from foxhunt import __version__, runtime
 from foxhunt.artifacts import checkpoints as ckpt
-from foxhunt.artifacts.baselines import recent_return_quantiles
+from foxhunt.artifacts.baselines import fit_baselines
 from foxhunt.artifacts.calibration import write_calibration
 from foxhunt.artifacts.rundir import RunDir, features_record
 from foxhunt.config import RunConfig, TrainConfig
 from foxhunt.data.instruments import instruments_to_dict
-from foxhunt.data.pipeline import PreparedData, prepare_training_data
+from foxhunt.data.pipeline import PreparedData, calendars_of, prepare_training_data
 from foxhunt.data.target_scale import TargetScale
 from foxhunt.errors import DataError, InputError, ModelDirError
 from foxhunt.memory.budget import check_above_baseline
@@ -319,7 +319,15 @@ def _start_fresh(
         run.features, features_record(data.spec, data.scaler, data.fingerprint)
     )
     runtime.atomic_write_json(
-        run.baselines, recent_return_quantiles(data.train, data.scaler, cfg.model.quantiles)
+        run.baselines,
+        fit_baselines(
+            data.train,
+            data.val,
+            data.closes,
+            data.scaler,
+            cfg.model.quantiles,
+            calendars_of(data.instruments),
+        ),
     )
     if data.instruments is not None:  # from a feature store: none (globex, as its features)
         runtime.atomic_write_json(run.instruments, instruments_to_dict(data.instruments))
