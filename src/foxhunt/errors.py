@@ -14,3 +14,13 @@ class DataError(InputError):
 
 class ModelDirError(InputError):
     """A model/run directory is missing, corrupt, or does not match the data given."""
+
+
+class ConfigError(ValueError):
+    """A configuration value is out of range or inconsistent (:mod:`foxhunt.config`)."""
+
+
+def require_config(cond: bool, message: str) -> None:
+    """Raise :class:`ConfigError` with ``message`` unless ``cond``."""
+    if not cond:
+        raise ConfigError(message)

@@ -12,6 +12,7 @@ line; :func:`read_jsonl` skips such a torn *last* line and refuses a corrupt lin
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -43,8 +44,43 @@ def parse_device(device: str) -> torch.device:
     return dev
 
 
-def autocast(device: torch.device, precision: Precision) -> contextlib.AbstractContextManager[Any]:
-    """Autocast to bf16/fp16 on ``device``, or nothing for fp32."""
+_NATIVE_BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
+
+
+def native_bf16(device: torch.device) -> bool:
+    """Whether ``device`` computes bf16 natively (not emulated through fp32).
+
+    CPU: the ``avx512_bf16`` or ``amx_bf16`` flag in ``/proc/cpuinfo`` (Linux; False elsewhere).
+    CUDA: ``torch.cuda.is_bf16_supported`` without emulation.
+    """
+    if device.type == "cuda":
+        return torch.cuda.is_available() and torch.cuda.is_bf16_supported(including_emulation=False)
+    return device.type == "cpu" and _cpu_has_native_bf16()
+
+
+@functools.cache
+def _cpu_has_native_bf16() -> bool:
+    try:
+        flags = next(
+            (ln for ln in Path("/proc/cpuinfo").read_text().splitlines() if ln.startswith("flags")),
+            "",
+        ).split()
+    except OSError:
+        return False
+    return any(f in flags for f in _NATIVE_BF16_CPU_FLAGS)
+
+
+def resolve_precision(precision: str, device: torch.device) -> Precision:
+    """``auto`` -> bf16 where ``device`` has native bf16 (:func:`native_bf16`), else fp32; any
+    other precision is returned as it is."""
+    if precision == "auto":
+        return "bf16" if native_bf16(device) else "fp32"
+    return precision  # type: ignore[return-value]
+
+
+def autocast(device: torch.device, precision: str) -> contextlib.AbstractContextManager[Any]:
+    """Autocast to bf16/fp16 on ``device``, or nothing for fp32 (``auto``: resolved first)."""
+    precision = resolve_precision(precision, device)
     if precision == "fp32":
         return contextlib.nullcontext()
     return torch.autocast(device_type=device.type, dtype=_AUTOCAST_DTYPES[precision])

@@ -88,20 +88,58 @@ def test_intervals_only_for_levels_the_model_has() -> None:
     assert r["coverage"] == {"10-90": 0.0} and set(r["q_risk"]) == {"P50", "P90"}
 
 
-def test_verdict_follows_the_scores(demo_run, capsys: pytest.CaptureFixture[str]) -> None:
-    """ "TFT beats X" exactly when its mean pinball is lower, in the JSON and in the sentence."""
+def test_verdict_follows_the_significance_test(
+    demo_run, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every baseline the run fitted is scored on the same windows; "TFT beats X" exactly when
+    the Diebold–Mariano test says the TFT's loss is significantly lower, in the JSON and in the
+    sentence."""
     from rich.console import Console
 
     from foxhunt.commands.evaluate import print_tables
     from foxhunt.infer.evaluate import evaluate_model
 
     result = evaluate_model(demo_run.run, demo_run.bars, batch_size=256, device="cpu")
-    s = result["scores"]
-    expected = {k: s["tft"]["mean_pinball"] < s[k]["mean_pinball"] for k in ("empirical", "zero")}
-    assert result["tft_beats"] == expected
-    assert expected["zero"]  # a trained model beats zero-return persistence on these bars
+    s, c = result["scores"], result["comparisons"]
+    assert set(s) == {"tft", "zero", "empirical", "ewma", "garch", "tow_ewma"}
+    assert set(c) == set(s) - {"tft"}
+    assert {v["n_windows"] for v in s.values()} == {result["n_windows"]}
+    for key, comp in c.items():
+        pooled = comp["pooled"]
+        assert pooled["baseline"] == pytest.approx(s[key]["mean_pinball"], rel=1e-6)
+        assert pooled["tft"] == pytest.approx(s["tft"]["mean_pinball"], rel=1e-6)
+        assert comp["lag"] >= result["horizon"] - 1
+        assert len(comp["per_horizon"]) == result["horizon"]
+        significant = pooled["p_value"] < 0.05
+        want = ("win" if pooled["difference"] < 0 else "lose") if significant else None
+        assert pooled["verdict"] == (want or "no significant difference")
+        assert result["tft_beats"][key] == (pooled["verdict"] == "win")
+    assert c["zero"]["pooled"]["verdict"] == "win"  # a trained model beats zero return here
     print_tables(result, Console(width=200))
     line = capsys.readouterr().out.strip().splitlines()[-1]
-    names = {"empirical": "empirical quantiles", "zero": "zero return"}
-    for key, beats in expected.items():
-        assert (names[key] in line) == beats, line
+    beaten = line.split("significantly beats ")[1].split(";")[0]
+    assert "zero return" in beaten
+    for key, comp in c.items():
+        label = {"empirical": "empirical quantiles", "ewma": "EWMA", "garch": "GARCH"}.get(key)
+        if label:
+            assert (label in beaten) == (comp["pooled"]["verdict"] == "win"), line
+
+
+def test_a_run_from_before_the_classical_baselines_still_evaluates(demo_run, tmp_path) -> None:
+    """A format-1 baselines.json (empirical quantiles only) is read; only the baselines it
+    holds are scored and compared."""
+    import json
+    import shutil
+
+    from foxhunt.infer.evaluate import evaluate_model
+
+    run = tmp_path / "run"
+    shutil.copytree(demo_run.run, run)
+    record = json.loads((run / "baselines.json").read_text())
+    del record["classical"]
+    (run / "baselines.json").write_text(json.dumps(record | {"format": 1}))
+    result = evaluate_model(
+        run, demo_run.bars, batch_size=256, device="cpu", out=tmp_path / "e.json"
+    )
+    assert set(result["scores"]) == {"tft", "empirical", "zero"}
+    assert set(result["comparisons"]) == {"empirical", "zero"}

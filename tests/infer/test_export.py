@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -16,14 +19,44 @@ from foxhunt.errors import InputError
 from foxhunt.infer.export import export_model
 from foxhunt.quantize.recipe import quantize_run
 
+EXPORT_LOG: dict[str, list[str] | str] = {}
+"""What the fixture's ``foxhunt export`` logged (INFO and up, as the CLI shows) and printed."""
+
+
+class _Collect(logging.Handler):
+    def __init__(self, into: list[str]) -> None:
+        super().__init__(logging.DEBUG)
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.into.append(f"{record.name}: {record.getMessage()}")
+
 
 @pytest.fixture(scope="module")
 def exported(demo_run: DemoRun, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("onnx") / "model.onnx"
-    assert (
-        main(["export", "--model", str(demo_run.run), "--format", "onnx", "--out", str(out)]) == 0
-    )
+    records: list[str] = []
+    root, handler, stdout = logging.getLogger(), _Collect(records), io.StringIO()
+    level = root.level
+    root.setLevel(logging.INFO)  # every library's INFO records reach the handler, as they did
+    root.addHandler(handler)
+    try:
+        with contextlib.redirect_stdout(stdout):
+            argv = ["export", "--model", str(demo_run.run), "--format", "onnx", "--out", str(out)]
+            assert main(argv) == 0
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+    EXPORT_LOG.update(records=records, stdout=stdout.getvalue())
     return out
+
+
+def test_export_says_one_line_with_its_shapes(exported: Path) -> None:
+    """Issue 15: ~150 lines of exporter passes, and rich ate ``[batch, 5]`` as markup."""
+    chatter = [r for r in EXPORT_LOG["records"] if not r.startswith("foxhunt")]
+    assert chatter == []
+    printed = " ".join(str(EXPORT_LOG["stdout"]).split())
+    assert printed.startswith(f"wrote {exported} (") and "static [batch, 5]" in printed
 
 
 def _run(session: ort.InferenceSession, batch) -> np.ndarray:  # noqa: ANN001

@@ -75,12 +75,26 @@ def _loaded() -> LoadedModel:
     )
 
 
+def _targets(windows: WindowDataset, closes: np.ndarray) -> pl.DataFrame:
+    """Targets 5 minutes apart; every other one realised at 1 % over the origin's close."""
+    origins = windows.origins()
+    ts = [t + dt.timedelta(minutes=5 * h) for t in origins["ts"] for h in range(1, 4)]
+    seen = [c * 1.01 if i % 2 else None for i, c in enumerate(np.repeat(closes, 3))]
+    return pl.DataFrame(
+        {"target_ts": ts, "realised_close": seen},
+        schema={"target_ts": pl.Datetime("us", "UTC"), "realised_close": pl.Float64},
+    )
+
+
 def test_streams_sorted_quantiles_in_row_groups(tmp_path: Path) -> None:
     windows, loaded = _windows(), _loaded()
     n = len(windows)
     closes = np.linspace(100.0, 200.0, n)
+    targets = _targets(windows, closes)
     out = tmp_path / "f.parquet"
-    rows = write_forecasts(loaded, windows, closes, out, batch_size=5, device=torch.device("cpu"))
+    rows = write_forecasts(
+        loaded, windows, closes, targets, out, batch_size=5, device=torch.device("cpu")
+    )
     assert rows == n * 3
     assert pq.ParquetFile(out).num_row_groups == -(-n // 5)  # one row group per batch
     fc = pl.read_parquet(out)
@@ -96,10 +110,13 @@ def test_streams_sorted_quantiles_in_row_groups(tmp_path: Path) -> None:
     assert fc["horizon"].to_list() == [1, 2, 3] * n
     # Batching does not change the numbers.
     one = tmp_path / "one.parquet"
-    write_forecasts(loaded, windows, closes, one, batch_size=1000, device=torch.device("cpu"))
+    write_forecasts(
+        loaded, windows, closes, targets, one, batch_size=1000, device=torch.device("cpu")
+    )
+    numbers = pl.exclude("symbol", "origin_ts", "target_ts", "realised_close", "realised_return")
     np.testing.assert_allclose(
-        pl.read_parquet(one).select(pl.exclude("symbol", "origin_ts")).to_numpy(),
-        fc.select(pl.exclude("symbol", "origin_ts")).to_numpy(),
+        pl.read_parquet(one).select(numbers).to_numpy(),
+        fc.select(numbers).to_numpy(),
         rtol=1e-6,
     )
     # Unscaled: the median return is the model's output times target_std of its horizon.
@@ -126,7 +143,56 @@ def test_failure_mid_write_leaves_the_old_file_and_no_tmp(tmp_path: Path) -> Non
 
     loaded.model.forward = dies_on_second_batch  # type: ignore[method-assign]
     with pytest.raises(RuntimeError, match="killed"):
+        closes = np.ones(len(windows))
         write_forecasts(
-            loaded, windows, np.ones(len(windows)), out, batch_size=4, device=torch.device("cpu")
+            loaded,
+            windows,
+            closes,
+            _targets(windows, closes),
+            out,
+            batch_size=4,
+            device=torch.device("cpu"),
         )
     assert out.read_bytes() == b"previous forecast" and not list(tmp_path.glob("*.tmp"))
+
+
+def test_rows_carry_target_times_and_realised_values(tmp_path: Path) -> None:
+    windows, loaded = _windows(), _loaded()
+    closes = np.linspace(100.0, 200.0, len(windows))
+    targets = _targets(windows, closes)
+    out = tmp_path / "f.parquet"
+    write_forecasts(loaded, windows, closes, targets, out, batch_size=5, device=torch.device("cpu"))
+    fc = pl.read_parquet(out)
+    assert fc.columns[:5] == ["symbol", "origin_ts", "horizon", "target_ts", "close"]
+    assert fc.columns[-2:] == ["realised_close", "realised_return"]
+    assert fc["target_ts"].to_list() == targets["target_ts"].to_list()
+    assert fc["realised_close"].to_list() == targets["realised_close"].to_list()
+    realised = fc.filter(pl.col("realised_close").is_not_null())
+    np.testing.assert_allclose(realised["realised_return"].to_numpy(), np.log(1.01), rtol=1e-12)
+    assert fc["realised_return"].null_count() == fc["realised_close"].null_count() > 0
+
+
+def test_long_form_holds_the_wide_numbers_one_row_per_level(tmp_path: Path) -> None:
+    windows, loaded = _windows(), _loaded()
+    closes = np.linspace(100.0, 200.0, len(windows))
+    targets = _targets(windows, closes)
+    wide, long = tmp_path / "w.parquet", tmp_path / "l.parquet"
+    cpu = torch.device("cpu")
+    write_forecasts(loaded, windows, closes, targets, wide, batch_size=5, device=cpu)
+    rows = write_forecasts(
+        loaded, windows, closes, targets, long, batch_size=5, device=cpu, long=True
+    )
+    w, lg = pl.read_parquet(wide), pl.read_parquet(long)
+    assert rows == lg.height == w.height * len(QUANTILES)
+    assert lg["quantile"].to_list() == list(QUANTILES) * w.height
+    back = lg.pivot(on="quantile", index=["symbol", "origin_ts", "horizon"], values="return").sort(
+        ["symbol", "origin_ts", "horizon"]
+    )
+    expected = w.sort(["symbol", "origin_ts", "horizon"])
+    np.testing.assert_array_equal(
+        back.select(pl.exclude("symbol", "origin_ts", "horizon")).to_numpy(),
+        expected.select([f"return_q{q:g}" for q in QUANTILES]).to_numpy(),
+    )
+    firsts = lg.filter(pl.col("quantile") == QUANTILES[0])
+    for col in ("target_ts", "close", "realised_close", "realised_return"):
+        assert firsts[col].to_list() == w[col].to_list()

@@ -17,7 +17,7 @@ from memory_helpers import TINY
 
 CFG = RunConfig(
     model=dataclasses.replace(TINY, encoder_length=48, horizon=8),
-    train=TrainConfig(batch_size=64, validation_batch_size=32),
+    train=TrainConfig(batch_size=64, validation_batch_size=32, precision="fp32"),
     preset="test",
 )
 
@@ -30,27 +30,38 @@ def test_generous_budget_keeps_the_fastest_settings() -> None:
         False,
         "fp32",
     )
+    assert (plan.recompute, plan.cpu_allocator) == (False, "glibc")  # the fastest settings
     assert plan.validation_batch_size == 32
     assert plan.estimated_peak == training_peak(CFG, 64, False, "fp32") <= plan.budget
     assert plan.reasons and "fits" in plan.reasons[-1]
 
 
-def _first_fit(cfg: RunConfig, budget: int) -> tuple[int, bool]:
-    """The documented walk, written out: (micro, off), (micro, on), then halve the micro-batch."""
+def _first_fit(cfg: RunConfig, budget: int) -> tuple[int, bool, bool]:
+    """The documented walk, written out: at each micro-batch (recompute, checkpointing) in the
+    order (off, off), (off, on), (on, off), (on, on), each only where it lowers the peak below
+    the ones before; then halve the micro-batch."""
     micro = cfg.train.batch_size
     while True:
-        for ckpt in (False, True):
-            if training_peak(cfg, micro, ckpt, "fp32") <= budget:
-                return micro, ckpt
+        best = None
+        for rec, ckpt in ((False, False), (False, True), (True, False), (True, True)):
+            peak = training_peak(cfg, micro, ckpt, "fp32", recompute=rec)
+            if best is not None and peak >= best:
+                continue
+            best = peak
+            if peak <= budget:
+                return micro, ckpt, rec
         micro = -(-micro // 2)
 
 
 @pytest.mark.parametrize("fraction", [0.9, 0.6, 0.3])
 def test_walk_order_and_accumulation(fraction: float) -> None:
-    lo, hi = training_peak(CFG, 1, True, "fp32"), training_peak(CFG, 64, False, "fp32")
+    lo = training_peak(CFG, 1, True, "fp32", recompute=True)
+    hi = min(  # the least micro-batch 64 can do: below it the micro-batch must shrink
+        training_peak(CFG, 64, c, "fp32", recompute=r) for c in (False, True) for r in (False, True)
+    )
     budget = int(lo + fraction * (hi - lo))
     plan = plan_budget(CFG, budget, allow_precision_change=False)
-    assert (plan.micro_batch, plan.checkpointing) == _first_fit(CFG, budget)
+    assert (plan.micro_batch, plan.checkpointing, plan.recompute) == _first_fit(CFG, budget)
     assert plan.micro_batch < 64 and plan.accumulation == -(-64 // plan.micro_batch)
     assert plan.estimated_peak <= budget
     assert any("exceeds" in r for r in plan.reasons)
@@ -65,7 +76,7 @@ def test_checkpointing_is_chosen_when_it_lowers_the_peak() -> None:
     drops the CPU process overhead from the sums, no GPU is used."""
     cfg = RunConfig(
         model=dataclasses.replace(TINY, encoder_length=6, hidden=64, n_historical=4),
-        train=TrainConfig(batch_size=64, validation_batch_size=64, device="cuda"),
+        train=TrainConfig(batch_size=64, validation_batch_size=64, device="cuda", precision="fp32"),
     )
     plain, ckpt = training_peak(cfg, 64, False, "fp32"), training_peak(cfg, 64, True, "fp32")
     assert ckpt < 0.9 * plain
@@ -75,10 +86,14 @@ def test_checkpointing_is_chosen_when_it_lowers_the_peak() -> None:
 
 
 def test_refuses_with_a_clear_message() -> None:
-    smallest = min(training_peak(CFG, 1, c, "fp32") for c in (False, True))
+    smallest = min(
+        training_peak(CFG, 1, c, "fp32", allocator="lean", recompute=r)
+        for c in (False, True)
+        for r in (False, True)
+    )
     with pytest.raises(
         InputError,
-        match=r"too small.*micro-batch 1, .*fp32 needs an estimated.*--allow-precision-change",
+        match=r"too small.*micro-batch 1, .*fp32.* needs an estimated.*--allow-precision-change",
     ):
         plan_budget(CFG, smallest - 1, allow_precision_change=False)
     with pytest.raises(InputError, match="must be positive"):
@@ -88,9 +103,16 @@ def test_refuses_with_a_clear_message() -> None:
 def test_switches_to_bf16_only_when_allowed() -> None:
     cfg = RunConfig(
         model=dataclasses.replace(TINY, encoder_length=300, horizon=8),
-        train=TrainConfig(batch_size=2, validation_batch_size=2),
+        train=TrainConfig(batch_size=2, validation_batch_size=2, precision="fp32"),
     )
-    budget = min(training_peak(cfg, 1, c, "fp32") for c in (False, True)) - 1
+    budget = (
+        min(
+            training_peak(cfg, 1, c, "fp32", allocator="lean", recompute=r)
+            for c in (False, True)
+            for r in (False, True)
+        )
+        - 1
+    )
     with pytest.raises(InputError):
         plan_budget(cfg, budget, allow_precision_change=False)
     plan = plan_budget(cfg, budget, allow_precision_change=True)
@@ -131,3 +153,56 @@ def test_plan_when_run_measures_within_budget() -> None:
     est = estimate_memory(CFG.model, plan.micro_batch, checkpointing=plan.checkpointing)
     assert saved == est.saved_activation_bytes  # the plan's own numbers are exact ...
     assert measured <= plan.estimated_peak - process_overhead_bytes("cpu") <= budget  # ... and fit
+
+
+def test_the_cpu_budget_is_the_process() -> None:
+    """On CPU the planned peak is the whole process's RSS: import baseline, data, tensors."""
+    from foxhunt.memory.process import IMPORT_BASELINE_BYTES, process_training_peak
+
+    est = estimate_memory(CFG.model, 64, precision="fp32")
+    peak = training_peak(CFG, 64, False, "fp32", data_bytes=10**6)
+    assert peak == process_training_peak(CFG, micro_batch=64, data_bytes=10**6).total
+    assert peak >= IMPORT_BASELINE_BYTES + 10**6 + est.training_peak_bytes
+
+
+def test_a_budget_below_the_import_baseline_is_refused() -> None:
+    from foxhunt.memory.process import IMPORT_BASELINE_BYTES
+
+    with pytest.raises(InputError, match=r"below .*import baseline of 294 MB"):
+        plan_budget(CFG, IMPORT_BASELINE_BYTES - 1, allow_precision_change=True)
+    with pytest.raises(InputError, match=r"import baseline .* plus 1\.05 MB of prepared data"):
+        plan_budget(CFG, IMPORT_BASELINE_BYTES + 1, allow_precision_change=True, data_bytes=2**20)
+
+
+def test_checkpointing_is_skipped_where_it_does_not_lower_the_peak() -> None:
+    """TFT-225 with the VSNs streamed: their chunk recompute dominates, so checkpointing the
+    blocks lowers no estimate and the planner never pays for it there; with every activation
+    kept, checkpointing does lower the peak and comes first."""
+    from foxhunt.config import tft_225
+    from foxhunt.memory.budget import _options
+
+    cfg = tft_225().replace(train={"batch_size": 32, "precision": "fp32"})
+    on = [training_peak(cfg, 32, c, "fp32", recompute=True) for c in (False, True)]
+    off = [training_peak(cfg, 32, c, "fp32", recompute=False) for c in (False, True)]
+    assert on[1] >= on[0] and off[1] < off[0]
+    options = [(rec, ckpt) for rec, ckpt, _ in _options(cfg, 32, "fp32", "glibc", 0)]
+    assert options == [(False, False), (False, True), (True, False)]
+    plan = plan_budget(cfg, on[0], allow_precision_change=False)
+    assert (plan.micro_batch, plan.checkpointing, plan.recompute) == (32, False, True)
+    assert plan.apply(cfg).train.recompute
+
+
+def test_train_refuses_a_budget_below_the_import_baseline(tmp_path, capsys) -> None:  # noqa: ANN001
+    """``foxhunt train --memory-budget 200MB``: exit 2, one line quoting the baseline, before
+    any data is read or any file written."""
+    from foxhunt.cli import main
+    from foxhunt.data.demo import write_demo_bars
+
+    bars = tmp_path / "ES.parquet"
+    write_demo_bars(bars, n_bars=300, seed=0)
+    out = tmp_path / "run"
+    argv = ["train", "--preset", "tft-225", "--bars", str(bars), "--out", str(out)]
+    assert main([*argv, "--memory-budget", "200MB"]) == 2
+    err = capsys.readouterr().err
+    assert "import baseline of 294 MB" in err and "Traceback" not in err
+    assert not (out / "config.json").exists()

@@ -42,7 +42,8 @@ def test_bad_memory_log_names_the_line(tmp_path: Path) -> None:
 
 
 def test_breakdown_table_markdown() -> None:
-    md = breakdown_table_markdown(demo())
+    md = breakdown_table_markdown(demo().replace(train={"precision": "fp32"}))
     assert md.startswith("Estimated memory per training step (micro-batch 64, fp32")
+    assert "recompute off" in md.splitlines()[0]  # the default since issue 14
     assert "| parameters |" in md and "| saved.lstm_encoder |" in md and "| training_peak |" in md
     assert md.count("\n|") >= 20

@@ -5,7 +5,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from foxhunt.model.quantile import pinball_per_quantile_horizon, quantile_loss
+from foxhunt.model.quantile import monotone_quantiles, pinball_per_quantile_horizon, quantile_loss
 
 
 def test_pinball_known_values() -> None:
@@ -62,3 +62,31 @@ def test_each_level_prices_its_own_column() -> None:
     assert quantile_loss(pred, y, q).item() == pytest.approx(by_hand.mean().item())
     reversed_levels = pinball_per_quantile_horizon(pred, y, q.flip(0))
     assert not torch.allclose(reversed_levels, by_hand)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**16), spread=st.floats(0.01, 100.0))
+def test_monotone_quantiles_never_cross(seed: int, spread: float) -> None:
+    g = torch.Generator().manual_seed(seed)
+    raw = torch.randn(3, 4, 9, generator=g) * spread
+    q = monotone_quantiles(raw)
+    assert q.shape == raw.shape
+    assert (q[..., 1:] >= q[..., :-1]).all()
+    torch.testing.assert_close(q[..., 0], raw[..., 0])  # the lowest quantile is free
+
+
+def test_monotone_steps_are_softplus_of_the_raw_outputs() -> None:
+    raw = torch.tensor([[[-1.0, 0.0, 2.0]]])
+    sp = torch.nn.functional.softplus
+    want = torch.tensor(
+        [
+            [
+                [
+                    -1.0,
+                    -1.0 + sp(torch.tensor(0.0)),
+                    -1.0 + sp(torch.tensor(0.0)) + sp(torch.tensor(2.0)),
+                ]
+            ]
+        ]
+    )
+    torch.testing.assert_close(monotone_quantiles(raw), want)

@@ -65,3 +65,31 @@ def test_checkpointing_cuts_saved_activations(tiny_config: TFTConfig) -> None:
     set_checkpointing(model, True)
     ckpt = saved_activation_bytes(lambda: model(batch), model, exclude)
     assert ckpt < plain / 2
+
+
+def test_internal_recompute_off_keeps_gradients_and_saves_more(tiny_config: TFTConfig) -> None:
+    """VSN streaming and LSTM recompute off (fast): same gradients (dropout off: the masks are
+    drawn per chunk when streaming), every parameter reached, more saved for backward."""
+    from foxhunt.model.recompute import set_internal_recompute
+
+    c = dataclasses.replace(tiny_config, dropout=0.0)
+    torch.manual_seed(0)
+    model = TFT(c).train()
+    on = _grads(model, c, seed=1)
+    batch = make_batch(c, 4)
+    q = torch.tensor(c.quantiles)
+
+    def loss() -> torch.Tensor:
+        return quantile_loss(model(batch).quantiles, batch.target, q)
+
+    saved_on = saved_activation_bytes(loss, model, exclude=batch_tensors(batch))
+    set_internal_recompute(model, False)
+    assert not model.historical_vsn.streaming and not model.lstm_encoder.recompute
+    off = _grads(model, c, seed=1)
+    assert sorted(off) == sorted(on) == sorted(n for n, _ in model.named_parameters())
+    for n in on:
+        torch.testing.assert_close(off[n], on[n], rtol=1e-5, atol=1e-6, msg=n)
+    assert saved_activation_bytes(loss, model, exclude=batch_tensors(batch)) > saved_on
+    set_internal_recompute(model, True)
+    assert model.historical_vsn.streaming and model.lstm_decoder.recompute
+    assert not model.static_vsn.streaming  # B rows only: never streamed

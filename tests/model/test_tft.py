@@ -187,3 +187,25 @@ def test_inference_mode_matches_training_path(tiny_config: TFTConfig) -> None:
     torch.testing.assert_close(plain.quantiles, with_grad.quantiles)
     torch.testing.assert_close(plain.historical_weights, with_grad.historical_weights)
     torch.testing.assert_close(plain.attention, with_grad.attention)
+
+
+def test_monotone_head_orders_quantiles_for_random_inputs(tiny_config: TFTConfig) -> None:
+    """With ``monotone_quantiles`` the forecast never crosses, in training and eval mode, and the
+    weights have the names and shapes of the plain head (old runs load into either)."""
+    c = dataclasses.replace(tiny_config, monotone_quantiles=True)
+    torch.manual_seed(0)
+    model = TFT(c)
+    plain = TFT(tiny_config)
+    assert {k: v.shape for k, v in model.state_dict().items()} == {
+        k: v.shape for k, v in plain.state_dict().items()
+    }
+    plain.load_state_dict(model.state_dict())
+    for seed in range(3):
+        torch.manual_seed(seed)
+        batch = make_batch(c, 6)
+        batch = dataclasses.replace(batch, historical=batch.historical * 10)
+        for train in (True, False):
+            q = model.train(train)(batch).quantiles
+            assert (q[..., 1:] >= q[..., :-1]).all()
+        raw = plain.eval()(batch).quantiles
+        assert not (raw[..., 1:] >= raw[..., :-1]).all()  # the plain head does cross here

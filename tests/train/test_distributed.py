@@ -51,6 +51,8 @@ def _tiny_config(path: Path) -> Path:
             "warmup_steps": 1,
             "log_every": 1,
             "num_threads": 1,
+            # fp32: DDP and one process agree to summation order (bf16 autocast would round)
+            "precision": "fp32",
         },
         data={"stride": 8},
     )

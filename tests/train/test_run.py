@@ -38,7 +38,7 @@ def test_recent_return_quantiles_per_symbol_and_pooled() -> None:
     scaler = ScalerParams(SPEC.inputs, (0.0,) * 3, (1.0,) * 3, (0.5, 2.0))
     levels = (0.1, 0.5, 0.9)
     rec = recent_return_quantiles(ds, scaler, levels, recent=20)
-    assert rec["format"] == 1 and rec["horizon"] == 2 and rec["recent_windows"] == 20
+    assert rec["format"] == 2 and rec["horizon"] == 2 and rec["recent_windows"] == 20
     es = frame.filter(pl.col("symbol") == "ES")
     targets = frame.select("target__h1", "target__h2").to_numpy().astype(np.float64) * [0.5, 2.0]
     es_rows = np.arange(2, 60 - 2)[-20:]  # ES origins (L-1 .. n-H-1), the latest 20
@@ -48,3 +48,19 @@ def test_recent_return_quantiles_per_symbol_and_pooled() -> None:
     assert set(rec["per_symbol"]) == {"ES", "NQ"}
     pooled = np.quantile(targets[np.concatenate([es_rows, nq_rows])], levels, axis=0).T
     np.testing.assert_allclose(rec["pooled"], pooled, rtol=1e-6)
+
+
+def test_a_run_records_the_precision_it_resolved(demo_run) -> None:  # noqa: ANN001
+    import json
+
+    import torch
+
+    from foxhunt.config import RunConfig
+    from foxhunt.runtime import resolve_precision
+
+    cfg = RunConfig.load(demo_run.run / "config.json")
+    used = resolve_precision("auto", torch.device("cpu"))
+    assert cfg.train.precision == used  # resolved once, so resume/evaluate/predict reuse it
+    info = json.loads((demo_run.run / "run.json").read_text())
+    assert info["precision"] == {"requested": "auto", "used": used}
+    assert info["cpu_allocator"] == "glibc"

@@ -1,24 +1,46 @@
-"""``baselines.json``: the empirical-quantile baseline a run stores when training ends, so
-evaluation needs no training data. Written and its format defined here; read by
-:func:`foxhunt.infer.baselines.load_empirical`.
+"""``baselines.json``: the baselines a run fits when training ends, so evaluation needs no
+training data. Written and its format defined here; read by :mod:`foxhunt.infer.baselines`.
 
-Schema::
+Schema (format 2; format 1 is the same without ``classical``, and is still read)::
 
-    {"format": 1, "quantiles": [Q floats], "horizon": H, "recent_windows": N,
-     "per_symbol": {"ES": [[Q floats] x H], ...}, "pooled": [[Q floats] x H]}
+    {"format": 2, "quantiles": [Q floats], "horizon": H, "recent_windows": N,
+     "per_symbol": {"ES": [[Q floats] x H], ...}, "pooled": [[Q floats] x H],
+     "classical": {"ewma": {"per_symbol": {"ES": {"decay", "initial", "z": [[Q] x H], ...}},
+                            "fallback": "ES"},
+                   "garch": {... "omega", "alpha", "beta", "nu", "initial", "z"},
+                   "tow_ewma": {... "decay", "initial", "z", "profile", "slot_minutes",
+                                "interval_s", "calendar"}}}
+
+``per_symbol``/``pooled`` are the empirical quantiles; ``classical`` the volatility models of
+:mod:`foxhunt.artifacts.classical`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+import polars as pl
 import torch
 
+from foxhunt.artifacts.classical import fit_classical
 from foxhunt.data.scaling import ScalerParams, unscale_targets
 from foxhunt.data.windows import WindowDataset
 
-BASELINES_FORMAT = 1
-"""Version of the ``baselines.json`` schema."""
+BASELINES_FORMAT = 2
+"""Version of the ``baselines.json`` schema written now."""
+
+BASELINE_LABELS: dict[str, str] = {
+    "zero": "zero return",
+    "empirical": "empirical quantiles",
+    "ewma": "EWMA (RiskMetrics)",
+    "garch": "GARCH(1,1)",
+    "tow_ewma": "time-of-week x EWMA",
+}
+"""Display name of every baseline (tables, report)."""
+
+READABLE_FORMATS = (1, 2)
+"""Versions still read (1: empirical quantiles only, from before the classical baselines)."""
 
 RECENT_WINDOWS = 2000
 """Most recent training windows per symbol behind the empirical-quantile baseline."""
@@ -51,3 +73,32 @@ def recent_return_quantiles(
         "per_symbol": per_symbol,
         "pooled": torch.quantile(torch.cat(pooled), levels, dim=0).T.tolist(),
     }
+
+
+def fit_baselines(
+    train: WindowDataset,
+    val: WindowDataset,
+    closes: pl.DataFrame,
+    scaler: ScalerParams,
+    quantiles: tuple[float, ...],
+    calendars: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Every baseline of a run (the ``baselines.json`` record): the empirical quantiles and the
+    classical volatility models, fitted on the training split (the EWMA decays chosen on
+    ``val``).
+
+    Args:
+        train: training windows (their last origin per symbol ends the training bars).
+        val: validation windows.
+        closes: ``symbol``, ``ts``, ``close`` of the bars (``PreparedData.closes``).
+        scaler: the run's scaler (targets back to log returns).
+        quantiles: the Q levels.
+        calendars: symbol -> calendar of its bar schedule.
+    """
+    record = recent_return_quantiles(train, scaler, quantiles)
+    ends = train.origins().group_by("symbol", maintain_order=True).agg(pl.col("ts").max())
+    train_end = dict(zip(ends["symbol"].to_list(), ends["ts"].to_list(), strict=True))
+    record["classical"] = fit_classical(
+        closes, train_end, val.origins(), quantiles, train.horizon, calendars
+    )
+    return record

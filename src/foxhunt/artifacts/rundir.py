@@ -71,6 +71,11 @@ class RunDir:
         return self.root / "baselines.json"
 
     @property
+    def calibration(self) -> Path:
+        """``calibration.json``: conformal offsets per horizon and quantile (absent: none)."""
+        return self.root / "calibration.json"
+
+    @property
     def instruments(self) -> Path:
         """``instruments.json``: each trained symbol's resolved instrument (and calendar)."""
         return self.root / "instruments.json"
@@ -162,7 +167,14 @@ _DESCRIPTION = (
     "instruments.json",
 )
 _LOGS = ("metrics.jsonl", "memory.jsonl", "interpretation.json", "report.md")
-_PLOTS = ("loss_curves", "fan_chart", "variable_importance", "memory_timeline")
+_PLOTS = (
+    "loss_curves",
+    "fan_chart",
+    "variable_importance",
+    "memory_timeline",
+    "reliability",
+    "pit_histogram",
+)
 """The report's plots (``train.report.write_report``), ``<name>.png``."""
 
 
@@ -250,7 +262,7 @@ def read_features(run: RunDir, cfg: RunConfig) -> tuple[FeatureSpec, ScalerParam
         scaler = ScalerParams.from_dict(rec["scaler"])
     except (KeyError, TypeError, ValueError, DataError) as e:
         raise ModelDirError(f"{run.features}: unreadable feature spec or scaler ({e})") from e
-    current = feature_spec(cfg.model.horizon)
+    current = feature_spec(cfg.model.horizon, cfg.data)
     for group in ("static", "historical", "known"):
         want, have = tuple(getattr(spec, group)), tuple(getattr(current, group))
         if want != have:

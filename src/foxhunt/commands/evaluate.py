@@ -72,9 +72,15 @@ def run(a: argparse.Namespace) -> None:
         print_tables(result, Console())
 
 
+def _names(result: dict[str, Any]) -> dict[str, str]:
+    from foxhunt.infer.classical import LABELS
+
+    return {"tft": "TFT"} | {k: LABELS.get(k, k) for k in result["scores"] if k != "tft"}
+
+
 def print_tables(result: dict[str, Any], console: Console) -> None:
     s = result["scores"]
-    names = {"tft": "TFT", "empirical": "empirical quantiles", "zero": "zero return"}
+    names = _names(result)
     t = Table(
         title=f"{result['model']} on {result['bars']} — {result['split']}, {result['n_windows']:,} windows"
     )
@@ -106,6 +112,49 @@ def print_tables(result: dict[str, Any], console: Console) -> None:
     for i in range(result["horizon"]):
         h.add_row(str(i + 1), *[f"{s[k]['pinball_per_horizon'][i] * 1e4:.3f}" for k in names])
     console.print(h)
-    beats = result["tft_beats"]
-    verdict = " and ".join(names[k] for k, v in beats.items() if v) or "neither baseline"
-    console.print(f"TFT beats {verdict} on mean pinball loss.")
+    comparisons = result.get("comparisons", {})
+    if comparisons:
+        console.print(verdict_table(comparisons, names, result["horizon"]))
+    console.print(verdict_sentence(result))
+
+
+def verdict_table(comparisons: dict[str, Any], names: dict[str, str], horizon: int) -> Table:
+    """TFT vs each baseline: relative difference, Diebold–Mariano statistic, p, verdict, and
+    the verdict per horizon (W win, L lose, · no significant difference)."""
+    v = Table(title="TFT vs baseline: Diebold–Mariano test (HAC variance), 5 % level")
+    for col in ("baseline", "TFT − baseline", "DM", "p", "verdict", "per horizon"):
+        v.add_column(col, justify="left" if col in ("baseline", "verdict") else "right")
+    marks = {"win": "W", "lose": "L"}
+    for key, c in comparisons.items():
+        p = c["pooled"]
+        per_h = "".join(marks.get(x["verdict"], "·") for x in c["per_horizon"][:horizon])
+        v.add_row(
+            names.get(key, key),
+            f"{p['relative'] * 100:+.2f} %",
+            f"{p['dm_statistic']:+.2f}",
+            f"{p['p_value']:.3g}",
+            p["verdict"],
+            per_h,
+        )
+    return v
+
+
+def verdict_sentence(result: dict[str, Any]) -> str:
+    """One line: which baselines the TFT significantly beats, loses to, or cannot tell apart."""
+    names = _names(result)
+    comparisons = result.get("comparisons")
+    if comparisons is None:  # an evaluation from before the significance test
+        beats = [names.get(k, k) for k, v in result.get("tft_beats", {}).items() if v]
+        return f"TFT beats {' and '.join(beats) or 'no baseline'} on mean pinball loss."
+    groups: dict[str, list[str]] = {}
+    for key, c in comparisons.items():
+        groups.setdefault(c["pooled"]["verdict"], []).append(names.get(key, key))
+    parts = []
+    if "win" in groups:
+        parts.append("significantly beats " + ", ".join(groups["win"]))
+    if "lose" in groups:
+        parts.append("significantly loses to " + ", ".join(groups["lose"]))
+    others = [k for k in groups if k not in ("win", "lose")]
+    for k in others:
+        parts.append(f"{k} from " + ", ".join(groups[k]))
+    return "TFT (mean pinball loss, 5 % level): " + "; ".join(parts) + "."

@@ -10,11 +10,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import polars  # noqa: E402, F401
 import torch
 
+# The baseline of a `foxhunt train` process: its training stack and polars are imported too.
+import foxhunt.train.run  # noqa: E402, F401, I001
 from foxhunt.config import ConfigError, RunConfig, preset
 from foxhunt.errors import InputError
-from foxhunt.memory.allocator import tune_cpu_allocator
+from foxhunt.memory.allocator import apply_cpu_allocator
 from foxhunt.train.measure import measure_here
 
 
@@ -26,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--config", type=Path)
     g.add_argument("--config-json", help="the config itself, as JSON")
     p.add_argument("--batch-size", type=int)
-    p.add_argument("--precision", choices=["fp32", "bf16", "fp16"])
+    p.add_argument("--precision", choices=["auto", "fp32", "bf16", "fp16"])
     p.add_argument("--checkpointing", action="store_true")
     p.add_argument("--mode", choices=["train", "infer"], default="train")
     p.add_argument("--steps", type=int, default=2)
@@ -34,11 +37,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--default-allocator",
         action="store_true",
-        help="measure with glibc's default malloc thresholds instead of foxhunt's tuned ones",
+        help="same as --cpu-allocator glibc (glibc's default malloc thresholds)",
+    )
+    p.add_argument(
+        "--cpu-allocator", choices=["lean", "glibc"], help="override the config's cpu_allocator"
     )
     a = p.parse_args(argv)
-    if not a.default_allocator:
-        tune_cpu_allocator()
     if a.num_threads:
         torch.set_num_threads(a.num_threads)
     try:
@@ -56,8 +60,11 @@ def main(argv: list[str] | None = None) -> int:
         train["precision"] = a.precision
     if a.checkpointing:
         train["checkpointing"] = True
+    if a.cpu_allocator or a.default_allocator:
+        train["cpu_allocator"] = "glibc" if a.default_allocator else a.cpu_allocator
     if train:
         cfg = cfg.replace(train=train)
+    apply_cpu_allocator(cfg.train)  # before the baseline: the process as foxhunt train runs it
     result = measure_here(cfg, a.mode, steps=a.steps)
     result["command"] = [
         Path(sys.executable).name,

@@ -99,6 +99,10 @@ def build_report(
         "inference_peak": est.inference_peak_bytes + process_overhead_bytes(device, "infer"),
         "training_peak": est.training_peak_bytes + process_overhead_bytes(device, "train"),
     }
+    if device == "cpu":  # what `top` shows: import baseline + tensors + overhead + allocator slack
+        from foxhunt.memory.process import process_training_peak
+
+        estimated["process_peak_rss"] = process_training_peak(cfg).total
     measured: dict[str, int | None] = dict.fromkeys(estimated)
     report: dict[str, Any] = {
         "config": {
@@ -106,6 +110,8 @@ def build_report(
             "batch_size": t.micro_batch,
             "precision": t.precision,
             "checkpointing": t.checkpointing,
+            "recompute": t.recompute,
+            "cpu_allocator": t.cpu_allocator,
             "device": device,
         },
     }
@@ -125,6 +131,8 @@ def build_report(
             inference_peak=infer["peak_delta_bytes"],
             training_peak=train["peak_delta_bytes"],
         )
+        if "process_peak_rss" in measured:
+            measured["process_peak_rss"] = train["peak_rss_bytes"]
         measured.update({f"saved.{k}": v for k, v in saved.items()})
         report["measurement"] = {
             "how": "CPU: peak RSS minus RSS after imports and data, fresh process "
@@ -186,7 +194,11 @@ def _print_table(report: dict[str, Any], console: Console) -> None:
     for name, e in report["components"].items():
         got = e["measured_bytes"]
         err = e.get("relative_error")
-        style = "bold" if name in ("saved_activations", "inference_peak", "training_peak") else None
+        style = (
+            "bold"
+            if name in ("saved_activations", "inference_peak", "training_peak", "process_peak_rss")
+            else None
+        )
         table.add_row(
             name.replace("saved.", "  saved: ") if name.startswith("saved.") else name,
             format_bytes(e["estimated_bytes"]),
@@ -268,6 +280,10 @@ def memory_command(
     Raises:
         InputError: bad sizes or members.
     """
+    from foxhunt.runtime import parse_device, resolve_precision
+
+    precision = resolve_precision(cfg.train.precision, parse_device(cfg.train.device))
+    cfg = cfg.replace(train={"precision": precision})  # auto: what this machine would train in
     report = build_report(
         cfg, measure=measure, ensemble=ensemble, device_memory=device_memory, members=members
     )

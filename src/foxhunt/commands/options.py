@@ -1,5 +1,6 @@
-"""Arguments several commands share: the config source (preset or file) and its flags, and the
-one check every command that writes ``--out`` makes (:func:`refuse_out_over_inputs`)."""
+"""Arguments several commands share: the config source (preset and/or file) and its flags, the
+help formatter that shows defaults, and the one check every command that writes ``--out``
+makes (:func:`refuse_out_over_inputs`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from foxhunt.config import RunConfig, preset
+from foxhunt.config import PRESETS, RunConfig, preset
+from foxhunt.config_files import DEFAULT_PRESET, read_config_file
 from foxhunt.errors import InputError
 
 _TRAIN_FLAGS = (
@@ -24,32 +26,147 @@ _TRAIN_FLAGS = (
     "device",
     "num_threads",
 )
+_MODEL_FLAGS = {
+    "encoder_length": "encoder_length",
+    "horizon": "horizon",
+    "hidden": "hidden",
+    "heads": "n_heads",
+}
+"""Shape flags (``--encoder-length`` ...) -> the :class:`~foxhunt.config.TFTConfig` field."""
+
+
+class DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Help that shows each option's default, except where the default is None or False: those
+    options say in their own words what unset means (usually "the preset's value")."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, False) or "default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
+def preset_default(section: str, name: str) -> str:
+    """``(default: the preset's, demo 64 · tft-225 32)``: what an unset flag takes, per preset."""
+    values = {key: getattr(getattr(make(), section), name) for key, make in PRESETS.items()}
+    if len(set(map(repr, values.values()))) == 1:
+        return f"(default: {next(iter(values.values()))})"
+    return "(default: the preset's: " + " · ".join(f"{k} {v}" for k, v in values.items()) + ")"
 
 
 def add_config_args(p: argparse.ArgumentParser, with_batch: bool = True) -> None:
-    """``--preset`` or ``--config``, and (``with_batch``) batch size, precision, checkpointing."""
-    g = p.add_mutually_exclusive_group()
-    g.add_argument(
-        "--preset", default="tft-225", help="named configuration: demo or tft-225 (default)"
+    """``--preset`` and ``--config``, and (``with_batch``) batch size, precision, checkpointing."""
+    p.add_argument(
+        "--preset",
+        help=f"named configuration: {' or '.join(PRESETS)} (default: {DEFAULT_PRESET}); with "
+        "--config, the base the file overrides when the file names no preset",
     )
-    g.add_argument("--config", type=Path, help="a config.json (as written in a run directory)")
+    p.add_argument(
+        "--config",
+        type=Path,
+        help="config file, TOML or JSON: a run's config.json, or a partial file that overrides "
+        "the preset it names field by field (docs/tuning.md)",
+    )
     if with_batch:
-        p.add_argument("--batch-size", type=int, help="samples per optimizer step")
-        p.add_argument("--precision", choices=["fp32", "bf16", "fp16"], help="numeric precision")
+        p.add_argument(
+            "--batch-size",
+            type=int,
+            help="samples per optimizer step " + preset_default("train", "batch_size"),
+        )
+        p.add_argument(
+            "--precision",
+            choices=["auto", "fp32", "bf16", "fp16"],
+            help="numeric precision; auto: bf16 where the hardware has it natively, else fp32 "
+            + preset_default("train", "precision"),
+        )
         p.add_argument(
             "--checkpointing", action="store_true", help="recompute activations in backward"
         )
+    add_shape_args(p)
+
+
+def add_shape_args(p: argparse.ArgumentParser) -> None:
+    """``--encoder-length``, ``--horizon``, ``--hidden``, ``--heads``: the model's shape over
+    the preset or config (the feature spec, windows, memory estimate and checkpoint follow)."""
+    g = p.add_argument_group("model shape (over the preset or --config)")
+    g.add_argument(
+        "--encoder-length", type=int, metavar="N", help="past bars the model sees (T_enc)"
+    )
+    g.add_argument(
+        "--horizon", type=int, metavar="N", help="future bars forecast (H): targets h = 1..H"
+    )
+    g.add_argument("--hidden", type=int, metavar="N", help="model width d (divisible by --heads)")
+    g.add_argument("--heads", type=int, metavar="N", help="attention heads")
+    add_input_args(p)
+
+
+def _columns(text: str) -> tuple[str, ...]:
+    cols = tuple(c.strip() for c in text.split(",") if c.strip())
+    if not cols:
+        raise argparse.ArgumentTypeError("expected column names separated by commas")
+    return cols
+
+
+def add_input_args(p: argparse.ArgumentParser) -> None:
+    """The user's inputs and target (docs/features.md, User inputs); stored in the run."""
+    g = p.add_argument_group("inputs (stored in the run; evaluate and predict rebuild them)")
+    g.add_argument(
+        "--observed-cols",
+        type=_columns,
+        metavar="A,B",
+        help="extra numeric columns of the bars as observed (past-only) inputs",
+    )
+    g.add_argument(
+        "--known-cols",
+        type=_columns,
+        metavar="A,B",
+        help="extra numeric columns known in advance (scheduled events); predict reads their "
+        "values for the forecast bars from rows after the last bar with empty prices",
+    )
+    g.add_argument(
+        "--static-cols",
+        type=_columns,
+        metavar="A,B",
+        help="extra numeric columns constant per symbol, as static inputs",
+    )
+    g.add_argument(
+        "--features",
+        metavar="SET",
+        help="observed feature set: default (210), minimal (16) or FILE listing feature names "
+        "and 'name = SQL expression' lines (docs/features.md)",
+    )
+    g.add_argument(
+        "--target",
+        metavar="COLUMN",
+        help="forecast target: a price column, its log return over h = 1..H bars (default "
+        "close), or return:COLUMN, a column of one-bar returns summed over h bars",
+    )
 
 
 def run_config(a: argparse.Namespace) -> RunConfig:
-    """Start from ``--config FILE`` or ``--preset``, then apply the flags that were given."""
-    cfg = RunConfig.load(a.config) if getattr(a, "config", None) else preset(a.preset)
+    """Start from ``--config FILE`` (over its preset) or ``--preset``, then apply the flags."""
+    name = getattr(a, "preset", None)
+    if getattr(a, "config", None):
+        cfg = read_config_file(a.config, name)
+    else:
+        cfg = preset(name or DEFAULT_PRESET)
     train: dict[str, Any] = {
         k: getattr(a, k) for k in _TRAIN_FLAGS if getattr(a, k, None) is not None
     }
     if getattr(a, "checkpointing", False):
         train["checkpointing"] = True
-    return cfg.replace(train=train) if train else cfg
+    cfg = cfg.replace(train=train) if train else cfg
+    return apply_input_args(apply_shape_args(cfg, a), a)
+
+
+def apply_shape_args(cfg: RunConfig, a: argparse.Namespace) -> RunConfig:
+    """``cfg`` with the shape flags that were given (:func:`add_shape_args`) applied.
+
+    Raises:
+        ConfigError: a value out of range, e.g. ``--hidden`` not divisible by ``--heads``.
+    """
+    model = {f: getattr(a, k) for k, f in _MODEL_FLAGS.items() if getattr(a, k, None) is not None}
+    return cfg.replace(model=model) if model else cfg
 
 
 def refuse_out_over_inputs(
@@ -105,3 +222,27 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.exists() and b.exists() and os.path.samefile(a, b)
     except OSError:
         return False
+
+
+def apply_input_args(cfg: RunConfig, a: argparse.Namespace) -> RunConfig:
+    """``cfg`` with the input flags that were given (:func:`add_input_args`) applied, and the
+    model's input counts set from the chosen features.
+
+    Raises:
+        InputError: an unreadable or bad ``--features`` file.
+        ConfigError: a column given as two kinds of input.
+    """
+    from foxhunt.data.feature_sets import read_feature_file
+    from foxhunt.data.inputs import with_input_shape
+
+    data: dict[str, Any] = {}
+    for name in ("observed_cols", "known_cols", "static_cols", "target"):
+        if getattr(a, name, None) is not None:
+            data[name] = getattr(a, name)
+    features = getattr(a, "features", None)
+    if features in ("default", "minimal"):
+        data.update(features=features, feature_lines=())
+    elif features is not None:
+        data.update(features="custom", feature_lines=read_feature_file(Path(features)))
+    cfg = cfg.replace(data=data) if data else cfg
+    return with_input_shape(cfg)

@@ -28,6 +28,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         required=True,
         help="output .parquet (with --follow: .csv appends every forecast, .parquet keeps the latest)",
     )
+    pr.add_argument(
+        "--long",
+        action="store_true",
+        help="one row per quantile level (columns quantile, return, price) instead of one column "
+        "per level (return_q*, price_q*); not with --follow",
+    )
     pr.add_argument("--batch-size", type=int, default=256, help="windows per forward pass")
     pr.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N")
     pr.add_argument(
@@ -58,6 +64,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(a: argparse.Namespace) -> None:
     refuse_out_over_inputs(a.out, bars=a.bars, follow=a.follow, model=a.model)
     if a.follow is not None:
+        if a.long:
+            from foxhunt.errors import InputError
+
+            raise InputError("--long: not with --follow (the live file keeps one row per horizon)")
         from foxhunt.infer.follow import follow_path
 
         follow_path(
@@ -84,8 +94,8 @@ def run(a: argparse.Namespace) -> None:
             instruments=a.instruments,
             strict=a.strict,
             allow_outliers=a.allow_outliers,
+            long=a.long,
         )
-    console.print(
-        f"wrote {rows:,} rows ({origins:,} origins x {horizons} horizons, one column per "
-        f"quantile) to {a.out}"
-    )
+    shape = f"{origins:,} origins x {horizons} horizons"
+    shape += f" x {rows // (origins * horizons)} quantiles" if a.long else ", a column per quantile"
+    console.print(f"wrote {rows:,} rows ({shape}) to {a.out}")

@@ -3,15 +3,32 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from foxhunt.commands.options import add_config_args, run_config
+from foxhunt.commands.options import DefaultsFormatter, add_config_args, preset_default, run_config
+from foxhunt.config import RunConfig
+from foxhunt.errors import InputError
+
+if TYPE_CHECKING:  # torch: only when training
+    from foxhunt.train.observer import Listener
+
+_RUN_TENSORBOARD = "RUN/tensorboard"
+"""``--tensorboard`` without a directory: ``tensorboard/`` inside the run directory."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    t = sub.add_parser("train", help="train a TFT on bars; writes a self-describing run directory")
+    t = sub.add_parser(
+        "train",
+        help="train a TFT on bars; writes a self-describing run directory",
+        description="Train a TFT on bars; writes a self-describing run directory. Options left "
+        "unset take the value of the config (--config) or preset (--preset).",
+        formatter_class=DefaultsFormatter,
+    )
     t.add_argument(
         "--bars",
         type=Path,
@@ -19,21 +36,46 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "(not needed with --resume)",
     )
     add_config_args(t)
-    t.add_argument("--micro-batch-size", type=int, help="samples per forward/backward (accumulate)")
-    t.add_argument("--validation-batch-size", type=int, help="samples per validation pass")
-    t.add_argument("--epochs", type=int, help="passes over the training windows")
-    t.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
-    t.add_argument("--lr", type=float, help="peak learning rate")
-    t.add_argument("--seed", type=int, help="random seed")
-    t.add_argument("--device", help="cpu, cuda, cuda:N")
-    t.add_argument("--num-threads", type=int, help="torch CPU threads")
+    t.add_argument(
+        "--micro-batch-size",
+        type=int,
+        help="samples per forward/backward, accumulated to --batch-size (default: the batch size)",
+    )
+    t.add_argument(
+        "--validation-batch-size",
+        type=int,
+        help="samples per validation pass " + preset_default("train", "validation_batch_size"),
+    )
+    t.add_argument(
+        "--epochs",
+        type=int,
+        help="passes over the training windows " + preset_default("train", "epochs"),
+    )
+    t.add_argument(
+        "--max-steps", type=int, help="stop after this many optimizer steps (default: no limit)"
+    )
+    t.add_argument("--lr", type=float, help="peak learning rate " + preset_default("train", "lr"))
+    t.add_argument("--seed", type=int, help="random seed " + preset_default("train", "seed"))
+    t.add_argument("--device", help="cpu, cuda, cuda:N " + preset_default("train", "device"))
+    t.add_argument("--num-threads", type=int, help="torch CPU threads (default: torch's own)")
     t.add_argument(
         "--cpu-allocator",
         choices=["lean", "glibc"],
-        help="lean (default): freed tensors go back to the OS, RSS tracks live tensors; glibc: "
-        "about 2x faster steps at TFT-225 batch 32, about 70%% more peak RSS",
+        help="glibc (default): glibc's malloc as it is, the fastest steps; lean: freed tensors "
+        "go back to the OS so RSS tracks live tensors, about half the step rate at TFT-225 "
+        "batch 32 (--memory-budget picks it when it has to)",
     )
-    t.add_argument("--memory-budget", help="fit the run in this much memory, e.g. 1GB, 512MiB")
+    t.add_argument(
+        "--recompute",
+        action="store_true",
+        help="stream the VSNs over variable chunks and recompute the LSTMs in backward: the "
+        "least activation memory, slower steps (--memory-budget turns it on when needed)",
+    )
+    t.add_argument(
+        "--memory-budget",
+        help="fit the run in this much memory, e.g. 1GB, 512MiB; on CPU the whole process's "
+        "peak RSS (import baseline, data, tensors, allocator), on CUDA device memory",
+    )
     t.add_argument(
         "--allow-precision-change",
         action="store_true",
@@ -57,7 +99,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="keep bars that fail the plausibility checks (interleaved price levels, prices off "
         "by orders of magnitude, implausible one-bar moves; docs/data.md), counted in one warning; stored in the run, so evaluate and predict keep them too",
     )
-    t.add_argument("--out", type=Path, help="run directory (default runs/<preset>)")
+    t.add_argument("--out", type=Path, help="run directory (default: runs/<preset>)")
+    t.add_argument(
+        "--print-config",
+        nargs="?",
+        const="toml",
+        choices=["toml", "json"],
+        help="print the resolved config (preset or --config, then the flags; with --resume, the "
+        "run's own) as TOML (default) or JSON, a file --config accepts, and exit without "
+        "training",
+    )
+    t.add_argument(
+        "--tensorboard",
+        nargs="?",
+        const=_RUN_TENSORBOARD,
+        metavar="DIR",
+        help="also log the run's metrics (loss, validation loss, lr, memory) as TensorBoard "
+        "events, in DIR or, without DIR, in RUN/tensorboard (docs/tuning.md; needs the "
+        "tensorboard package: pip install 'foxhunt[tune]')",
+    )
     t.add_argument("--resume", type=Path, help="continue the run in this directory")
     t.add_argument(
         "--overwrite",
@@ -70,25 +130,38 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(a: argparse.Namespace) -> None:
     from foxhunt.commands.progress import TrainProgress
+    from foxhunt.memory.allocator import apply_cpu_allocator
     from foxhunt.train.run import run_training
 
     cfg = run_config(a)
+    if a.recompute:
+        cfg = cfg.replace(train={"recompute": True})
     if a.tz:
         cfg = cfg.replace(data={"tz": a.tz})
     if a.instruments:
         cfg = cfg.replace(data={"instruments": str(a.instruments.resolve())})
     if a.allow_outliers:
         cfg = cfg.replace(data={"allow_outliers": True})
-    done = run_training(
-        cfg,
-        bars=a.bars,
-        out=a.out,
-        resume=a.resume,
-        memory_budget=a.memory_budget,
-        allow_precision_change=a.allow_precision_change,
-        progress=lambda epochs, first: TrainProgress(epochs, first_epoch=first),
-        overwrite=a.overwrite,
-    )
+    if a.print_config:
+        from foxhunt.config_files import config_text, read_config_file
+
+        if a.resume:  # a resumed run trains on its own config.json, whatever the flags say
+            cfg = read_config_file(Path(a.resume) / "config.json")
+        print(config_text(cfg, a.print_config), end="")
+        return
+    with _tensorboard(a, cfg) as listeners:
+        done = run_training(
+            cfg,
+            bars=a.bars,
+            out=a.out,
+            resume=a.resume,
+            memory_budget=a.memory_budget,
+            allow_precision_change=a.allow_precision_change,
+            progress=lambda epochs, first: TrainProgress(epochs, first_epoch=first),
+            overwrite=a.overwrite,
+            listeners=listeners,
+            process_setup=apply_cpu_allocator,
+        )
     if not done.is_main:
         return
     console = Console(stderr=True)
@@ -100,7 +173,30 @@ def run(a: argparse.Namespace) -> None:
             f"validation loss {done.best_val_loss:.4f})"
         )
     console.print(f"  report  {root / 'report.md'}")
+    if a.tensorboard:
+        where = root / "tensorboard" if a.tensorboard == _RUN_TENSORBOARD else a.tensorboard
+        console.print(f"  events  tensorboard --logdir {where}")
     console.print(
         f"  next    foxhunt evaluate --model {root} --bars BARS · "
         f"foxhunt predict --model {root} --bars BARS --out forecast.parquet"
     )
+
+
+@contextlib.contextmanager
+def _tensorboard(a: argparse.Namespace, cfg: RunConfig) -> Iterator[list[Listener]]:
+    """The TensorBoard listener ``--tensorboard`` asks for (none without it), closed after."""
+    if not a.tensorboard:
+        yield []
+        return
+    try:
+        from foxhunt.train.tensorboard import TensorBoardLog
+    except ImportError:
+        raise InputError(
+            "--tensorboard needs the tensorboard package: pip install 'foxhunt[tune]'"
+        ) from None
+    from foxhunt.train.resolve import run_root
+
+    in_run = a.tensorboard == _RUN_TENSORBOARD
+    logdir = run_root(cfg, a.out, a.resume) / "tensorboard" if in_run else Path(a.tensorboard)
+    with TensorBoardLog(logdir, fresh_start_clears=in_run) as tb:
+        yield [tb]

@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import polars as pl
 
-from foxhunt.data.columns import ColumnMap, map_columns
+from foxhunt.data.columns import ColumnMap, canonical_name, map_columns
 from foxhunt.data.contracts import contract_root
 from foxhunt.data.files import resolve_table_paths, table_kind
 from foxhunt.data.scan import first_line, scan_table
@@ -155,7 +156,7 @@ def _split_contracts(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _normalise(
-    path: Path, index: int, tz: str, dayfirst: bool | None
+    path: Path, index: int, tz: str, dayfirst: bool | None, keep: tuple[str, ...] = ()
 ) -> tuple[pl.DataFrame, dict[str, str], tuple[str, ...], bool]:
     scanned = scan_table(path)
     lf = scanned.lf
@@ -185,6 +186,9 @@ def _normalise(
             exprs.append(_value_expr(path, spell[c], schema[spell[c]], comma).alias(c))
         else:
             exprs.append(pl.lit(0.0, dtype=pl.Float64).alias(c))
+    for c in keep:  # the user's extra columns (covariates, a target column)
+        spell[c] = _kept_name(path, c, cols.extra, names)
+        exprs.append(_value_expr(path, spell[c], schema[spell[c]], comma).alias(c))
     exprs += [pl.lit(index, dtype=pl.UInt32).alias(_FILE), pl.col(_ROW)]
     try:
         df = lf.with_row_index(_ROW).select(exprs).collect()
@@ -196,8 +200,9 @@ def _normalise(
         raise DataError(f"{path}: empty file (no bars)")
     if cols.volume is None:
         log.warning("no volume column in %s: volume features will be constant", path)
-    if cols.extra:
-        log.warning("ignored columns in %s: %s", path, ", ".join(cols.extra))
+    ignored = [c for c in cols.extra if c not in spell.values()]
+    if ignored:
+        log.warning("ignored columns in %s: %s", path, ", ".join(ignored))
     if times.naive and tz == "UTC":
         log.warning("naive timestamps in %s taken as UTC; pass --tz ZONE if they are local", path)
     elif times.naive:
@@ -209,7 +214,23 @@ def _normalise(
     return df, spell, cols.extra, times.naive
 
 
-def load_bars(path: str | Path, *, tz: str = "UTC", dayfirst: bool | None = None) -> LoadedBars:
+def _kept_name(path: Path, column: str, extra: tuple[str, ...], names: list[str]) -> str:
+    """The file's spelling of the extra column ``column`` (exact, else trimmed/lower-case)."""
+    if column in extra:
+        return column
+    for n in extra:
+        if canonical_name(n) == canonical_name(column):
+            return n
+    used = "a bar field" if column in names else "missing"
+    raise DataError(
+        f"{path}: column '{column}' is {used}; an input column must be an extra numeric "
+        f"column of the bars (columns: {', '.join(names)})"
+    )
+
+
+def load_bars(
+    path: str | Path, *, tz: str = "UTC", dayfirst: bool | None = None, keep: tuple[str, ...] = ()
+) -> LoadedBars:
     """Read and normalise every file under ``path`` without validating values.
 
     Args:
@@ -218,6 +239,8 @@ def load_bars(path: str | Path, *, tz: str = "UTC", dayfirst: bool | None = None
             warning per file that had naive timestamps.
         dayfirst: read ambiguous text dates (``01/02/2024``) day-first (True) or month-first
             (False); None decides from the data and the vendor convention, logging the guess.
+        keep: extra columns to keep as Float64 after the bar columns (a file without one
+            raises); text that is not a number becomes null.
 
     Returns:
         The normalised bars in file order, with provenance columns.
@@ -229,14 +252,14 @@ def load_bars(path: str | Path, *, tz: str = "UTC", dayfirst: bool | None = None
     files = resolve_table_paths(path)
     frames, spellings, extra, naive = [], [], [], []
     for i, f in enumerate(files):
-        df, spell, ext, nv = _normalise(f, i, tz, dayfirst)
+        df, spell, ext, nv = _normalise(f, i, tz, dayfirst, tuple(keep))
         frames.append(df)
         spellings.append(spell)
         extra.append(ext)
         naive.append(nv)
     frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal")
     if CONTRACT_COLUMN in frame.columns:  # keep the bar columns first, provenance last
-        frame = frame.select(*BAR_COLUMNS, CONTRACT_COLUMN, _FILE, _ROW)
+        frame = frame.select(*BAR_COLUMNS, CONTRACT_COLUMN, *keep, _FILE, _ROW)
     return LoadedBars(
         frame=frame,
         files=tuple(files),
@@ -266,6 +289,9 @@ def read_bars(
     tz: str = "UTC",
     dayfirst: bool | None = None,
     allow_outliers: bool = False,
+    keep: Sequence[str] = (),
+    future: list[pl.DataFrame] | None = None,
+    future_cols: Sequence[str] = (),
 ) -> pl.DataFrame:
     """Read, validate and sort bars from a parquet/CSV file, a directory or a glob.
 
@@ -279,11 +305,18 @@ def read_bars(
         allow_outliers: keep implausible bars (two interleaved price levels, prices off by
             orders of magnitude, implausible one-bar moves; :mod:`foxhunt.data.plausibility`),
             with one warning per file giving their count, instead of refusing the first.
+        keep: extra numeric columns to keep (the user's covariates; ``docs/data.md``), checked
+            like prices: a missing, non-numeric or non-finite value raises.
+        future: when given, rows whose four prices are all empty are not bars but *future
+            rows* (known-future covariates after the last bar): they are taken out before
+            validation and appended to this list as one frame (``ts``, ``symbol``,
+            ``future_cols``), each of those columns checked like ``keep``.
+        future_cols: the kept columns future rows must fill (the known-future ones).
 
     Returns:
         Columns ``ts`` (Datetime us UTC), ``symbol`` (String), ``open high low close volume``
-        (Float64), then ``contract`` (String) when a file was contract-coded; sorted by
-        (symbol, ts). A warning is logged when the input was unsorted.
+        (Float64), then ``contract`` (String) when a file was contract-coded, then ``keep``;
+        sorted by (symbol, ts). A warning is logged when the input was unsorted.
 
     Raises:
         DataError: missing file or column, empty file, unparsable or null timestamp, missing
@@ -292,10 +325,57 @@ def read_bars(
             than ``min_bars`` bars for a symbol, or (unless ``allow_outliers``) an implausible
             bar. The message names file, column, row and time.
     """
-    loaded = load_bars(path, tz=tz, dayfirst=dayfirst)
-    return validate_bars(
+    keep = tuple(keep)
+    loaded = load_bars(path, tz=tz, dayfirst=dayfirst, keep=keep)
+    if future is not None:
+        empty = pl.all_horizontal(pl.col(c).is_null() for c in PRICE_COLUMNS)
+        rows = loaded.frame.filter(empty)
+        future.append(rows.select("ts", "symbol", *future_cols).sort("symbol", "ts"))
+        loaded = replace(loaded, frame=loaded.frame.filter(~empty))
+        if rows.height:
+            log.info("%d future rows (empty prices) read for the known-future inputs", rows.height)
+    bars = validate_bars(
         loaded,
         min_bars=min_bars,
         min_bars_reason=min_bars_reason,
         allow_outliers=allow_outliers,
     )
+    _check_kept(loaded, keep)
+    if future is not None and future[-1].height:
+        _check_kept(replace(loaded, frame=rows), tuple(future_cols))
+        _check_future_after_bars(loaded, rows, bars)
+    return bars
+
+
+def _check_future_after_bars(loaded: LoadedBars, rows: pl.DataFrame, bars: pl.DataFrame) -> None:
+    """A row with empty prices before its symbol's last bar is a missing bar, not a future row."""
+    last = bars.group_by("symbol").agg(pl.col("ts").max().alias("__last"))
+    early = rows.join(last, on="symbol", how="left").filter(
+        pl.col("__last").is_null() | (pl.col("ts") <= pl.col("__last"))
+    )
+    if early.height:
+        row = early.sort(_FILE, _ROW).row(0, named=True)
+        spell = loaded.spellings[int(row[_FILE])].get("close", "close")
+        raise DataError(
+            f"{loaded.files[int(row[_FILE])]}: column '{spell}', row {row[_ROW]} ({row['ts']}): "
+            f"missing value (a row with empty prices is a future row only after symbol "
+            f"{row['symbol']!r}'s last bar)"
+        )
+
+
+def _check_kept(loaded: LoadedBars, keep: tuple[str, ...]) -> None:
+    """A missing, non-numeric or non-finite value in a kept column, named by file/column/row."""
+    from foxhunt.data.validate import _raw_value as raw_value
+
+    for c in keep:
+        hit = loaded.frame.filter(~pl.col(c).is_finite().fill_null(False)).head(1)
+        if hit.height:
+            row = hit.row(0, named=True)
+            f, r = int(row[_FILE]), int(row[_ROW])
+            spell = loaded.spellings[f].get(c, c)
+            if row[c] is None:
+                raw = raw_value(loaded.files[f], spell, r)
+                what = "missing value" if raw in (None, "") else f"not a number {raw!r}"
+            else:
+                what = f"{c} is {row[c]} (must be finite)"
+            raise DataError(f"{loaded.files[f]}: column '{spell}', row {r} ({row['ts']}): {what}")

@@ -12,7 +12,8 @@ Names are compared after trimming, lower-casing and dropping MetaTrader's angle 
   tick volume (``tickvol``, ``tick_volume``); a file without one gets volume 0.
 * symbol ``symbol``, ``ticker``, ``instrument``, ``raw_symbol``.
 
-Every other column is *extra*: listed (not silently dropped) and left out of the bars.
+Every other column is *extra*: listed (not silently dropped) and left out of the bars, unless
+the caller keeps it as an input (``read_bars(..., keep=...)``: the user's covariates).
 """
 
 from __future__ import annotations

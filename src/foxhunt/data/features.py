@@ -17,12 +17,17 @@ from typing import Any
 
 import polars as pl
 
+from foxhunt.config import DataConfig
 from foxhunt.data.bars import BAR_COLUMNS, VALUE_COLUMNS
 from foxhunt.data.calendar import KNOWN_FEATURES, known_features, trading_date
+from foxhunt.data.covariates import check_static, covariate_exprs, covariate_names
+from foxhunt.data.feature_sets import feature_names, selected_features
+from foxhunt.data.inputs import input_columns
 from foxhunt.data.instrument import Instrument
 from foxhunt.data.instruments import resolve_bars
-from foxhunt.data.observed import WARMUP, base_columns, observed_features, partition_of
+from foxhunt.data.observed import WARMUP, base_columns
 from foxhunt.data.static import STATIC_FEATURES, ContractSpec, static_table_for
+from foxhunt.data.targets import check_target_prices, target_exprs
 from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)
@@ -105,21 +110,28 @@ def target_names(horizon: int) -> tuple[str, ...]:
     return tuple(f"target__h{h}" for h in range(1, horizon + 1))
 
 
-def feature_spec(horizon: int = 10) -> FeatureSpec:
-    """The standard feature set (210 observed, 10 known, 5 static) with ``horizon`` targets.
+def feature_spec(horizon: int = 10, inputs: DataConfig | None = None) -> FeatureSpec:
+    """The run's feature names: the standard set (210 observed, 10 known, 5 static), or the
+    set and covariates ``inputs`` chooses, with ``horizon`` targets.
 
     Args:
         horizon: H, number of forward-return targets.
+        inputs: the run's data config (``features``, ``feature_lines``, ``*_cols``); None is
+            the standard set.
 
     Returns:
-        The spec; ``warmup`` is :data:`foxhunt.data.observed.WARMUP`.
+        The spec: the set's observed features then the observed covariates; the calendar
+        then the known covariates; the instrument's then the static covariates.
+        ``warmup`` is :data:`foxhunt.data.observed.WARMUP` for every set.
     """
     if horizon < 1:
         raise ValueError(f"horizon must be >= 1, got {horizon}")
+    obs, known, static = covariate_names(inputs)
+    chosen = ("default", ()) if inputs is None else (inputs.features, inputs.feature_lines)
     return FeatureSpec(
-        historical=tuple(name for name, _ in observed_features()),
-        known=KNOWN_FEATURES,
-        static=STATIC_FEATURES,
+        historical=(*feature_names(*chosen), *obs),
+        known=(*KNOWN_FEATURES, *known),
+        static=(*STATIC_FEATURES, *static),
         targets=target_names(horizon),
         warmup=WARMUP,
     )
@@ -172,8 +184,9 @@ def compute_features(
     with_targets: bool = True,
     static_table: Mapping[str, ContractSpec] | None = None,
     instruments: Mapping[str, Instrument] | None = None,
+    inputs: DataConfig | None = None,
 ) -> pl.DataFrame:
-    """Compute the standard feature set from validated bars.
+    """Compute the run's features (:func:`feature_spec`) and targets from validated bars.
 
     Args:
         bars: output of :func:`foxhunt.data.bars.read_bars` (sorted by symbol, ts).
@@ -191,6 +204,9 @@ def compute_features(
             symbol's calendar also drives its known-future features and session VWAP; when
             None they follow the ``globex`` rule, as the decoder schedule of callers that pass
             no calendar does.
+        inputs: the run's data config: feature set, covariate columns (which ``bars`` must
+            hold, e.g. read with ``read_bars(keep=...)``) and target; None: the standard set
+            and the close log return.
 
     Returns:
         Columns ``ts``, ``symbol``, the 210 ``obs__``, 10 ``known__`` and 5 ``static__``
@@ -205,7 +221,11 @@ def compute_features(
     missing = [c for c in BAR_COLUMNS if c not in bars.columns]
     if missing:
         raise DataError(f"bars lack column {missing[0]!r}")
-    spec = feature_spec(horizon)
+    spec = feature_spec(horizon, inputs)
+    extra = input_columns(inputs)
+    missing = [c for c in extra if c not in bars.columns]
+    if missing:
+        raise DataError(f"bars lack the input column {missing[0]!r}")
     sorted_ok = bars.select(
         ((pl.col("symbol").shift(1) < pl.col("symbol")) | (pl.col("ts").diff() > pl.duration()))
         .fill_null(True)
@@ -221,7 +241,12 @@ def compute_features(
     timing = resolved if instruments is not None else dict.fromkeys(resolved, _GLOBEX)
 
     f32 = pl.Float32
-    obs = [e.over(partition_of(n)).cast(f32).alias(n) for n, e in observed_features()]
+    chosen = ((), "default") if inputs is None else (inputs.feature_lines, inputs.features)
+    obs = [e.cast(f32).alias(n) for n, e in selected_features(*chosen)]
+    obs += covariate_exprs(inputs)  # observed, known and static covariates, in spec order
+    if inputs is not None:
+        check_static(bars, inputs.static_cols)
+        check_target_prices(bars, inputs.target)
     known = [
         _per_calendar(timing, lambda cal, i=i: known_features(pl.col("ts"), cal)[i])
         .cast(f32)
@@ -229,11 +254,7 @@ def compute_features(
         for i, name in enumerate(KNOWN_FEATURES)
     ]
     session = _per_calendar(timing, lambda cal: trading_date(pl.col("ts"), cal))
-    lc = pl.col("_lc")
-    targets = [
-        (lc.shift(-h) - lc).over("symbol").alias(name)
-        for h, name in enumerate(spec.targets, start=1)
-    ]
+    targets = target_exprs("close" if inputs is None else inputs.target, spec.targets)
     keep = pl.col(_IDX) >= spec.warmup
     if with_targets:
         keep = keep & (pl.col(_IDX) < pl.col(_LEN) - horizon)
@@ -244,7 +265,7 @@ def compute_features(
     # peak memory is about the output plus one chunk, not two copies of the whole table.
     base = (
         bars.lazy()
-        .select("ts", "symbol", *[pl.col(c).cast(pl.Float64) for c in VALUE_COLUMNS])
+        .select("ts", "symbol", *[pl.col(c).cast(pl.Float64) for c in (*VALUE_COLUMNS, *extra)])
         .with_columns(base_columns(session))
         .with_columns(
             pl.int_range(pl.len()).over("symbol").alias(_IDX),
@@ -273,7 +294,7 @@ def compute_features(
         )
     _check_finite(out, tuple(columns[2:]))
     dropped = bars.height - out.height
-    log.info(
+    log.debug(
         "features: %d rows x %d inputs from %d bars (%d warm-up rows per symbol%s dropped, %d total)",
         out.height,
         len(spec.inputs),
@@ -317,7 +338,7 @@ def write_features(
 
     frame, spec = read_bars_for_features(Path(bars), horizon, tz=tz, allow_outliers=allow_outliers)
     table = load_instruments(Path(instruments)) if instruments else {}
-    log.info("computing %d features for %s bars", len(spec.inputs), f"{frame.height:,}")
+    log.debug("computing %d features for %s bars", len(spec.inputs), f"{frame.height:,}")
     feats = compute_features(frame, horizon, instruments=table)
     write_table(feats, Path(out))
     return feats.height, spec

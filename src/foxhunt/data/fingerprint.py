@@ -10,7 +10,8 @@ import polars as pl
 
 
 def bars_fingerprint(bars: pl.DataFrame) -> str:
-    """sha256 over a validated bars frame's content: symbols, timestamps and OHLCV values."""
+    """sha256 over a validated bars frame's content: symbols, timestamps and OHLCV values, and
+    the user's input columns kept by the reader (their names and values; none: as before)."""
     h = hashlib.sha256()
     counts = bars.group_by("symbol", maintain_order=True).len()
     for sym, n in counts.iter_rows():
@@ -18,4 +19,8 @@ def bars_fingerprint(bars: pl.DataFrame) -> str:
     h.update(np.ascontiguousarray(bars["ts"].dt.epoch("us").to_numpy()).tobytes())
     for c in ("open", "high", "low", "close", "volume"):
         h.update(np.ascontiguousarray(bars[c].to_numpy()).tobytes())
+    for c in bars.columns:
+        if c not in ("ts", "symbol", "open", "high", "low", "close", "volume", "contract"):
+            h.update(f"\x00{c}\x00".encode())
+            h.update(np.ascontiguousarray(bars[c].cast(pl.Float64).to_numpy()).tobytes())
     return h.hexdigest()

@@ -11,6 +11,7 @@ columns are 0 and never read (observed inputs only cover the encoder).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from collections.abc import Mapping
@@ -19,12 +20,13 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from foxhunt.config import RunConfig
-from foxhunt.data.bars import read_bars
+from foxhunt.config import DataConfig, RunConfig
 from foxhunt.data.calendar import infer_interval, known_features, project_bar_times
 from foxhunt.data.calendar_decoder import GLOBEX
+from foxhunt.data.covariates import USER, future_values
 from foxhunt.data.features import FeatureSpec, compute_features, feature_spec
 from foxhunt.data.fingerprint import bars_fingerprint
+from foxhunt.data.inputs import check_input_shape, is_standard, read_run_bars
 from foxhunt.data.instrument import Instrument
 from foxhunt.data.instrument_table import load_instruments
 from foxhunt.data.instruments import resolve_bars
@@ -64,14 +66,20 @@ def prepare_training_data(
     if is_feature_store(bars_path):
         from foxhunt.data.store.cache import prepare_store_data
 
+        if not is_standard(cfg.data):
+            raise DataError(
+                f"{bars_path}: a feature store holds the default features and target; with "
+                "--features, --target or covariate columns pass the bars instead"
+            )
         return prepare_store_data(Path(bars_path), cfg, coordinator)
     L, H = cfg.model.encoder_length, cfg.model.horizon
-    spec = feature_spec(H)
-    bars = read_bars(
+    spec = feature_spec(H, cfg.data)
+    check_input_shape(cfg)
+    bars, _ = read_run_bars(
         bars_path,
+        cfg.data,
         min_bars=spec.warmup + L + H,
-        min_bars_reason=f"warm-up {spec.warmup} + encoder {L} + horizon {H}",
-        tz=cfg.data.tz,
+        reason=f"warm-up {spec.warmup} + encoder {L} + horizon {H}",
         allow_outliers=cfg.data.allow_outliers,
     )
     fingerprint = bars_fingerprint(bars)
@@ -123,7 +131,7 @@ def test_split_windows(
         instruments: the run's stored instruments (None: a run from before calendars).
     """
     L, H = cfg.model.encoder_length, cfg.model.horizon
-    spec = feature_spec(H)
+    spec = feature_spec(H, cfg.data)
     splits = _feature_splits(bars, cfg, instruments)
     scaler = fit_scaler(splits.train, spec)
     test = WindowDataset(
@@ -137,7 +145,7 @@ def _feature_splits(
 ) -> Splits:
     """Features and targets of ``bars``, split by time with the run's fractions and embargo."""
     L, H = cfg.model.encoder_length, cfg.model.horizon
-    feats = compute_features(bars, H, instruments=instruments)
+    feats = compute_features(bars, H, instruments=instruments, inputs=cfg.data)
     embargo = cfg.data.embargo if cfg.data.embargo is not None else L + H
     return split_by_time(
         feats,
@@ -154,6 +162,7 @@ def future_rows(
     horizon: int,
     columns: list[str],
     calendars: Mapping[str, str] | None = None,
+    future: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """H rows per symbol after its last bar, at the scheduled bar times, unscaled.
 
@@ -170,9 +179,14 @@ def future_rows(
         horizon: H, rows appended per symbol.
         columns: Output column order.
         calendars: symbol -> calendar of its schedule (missing: ``globex``).
+        future: the bars' future rows (:func:`read_run_bars`): the known covariates'
+            values at the scheduled times (needed only when ``spec`` has known covariates).
 
     Returns:
         ``H * n_symbols`` rows with ``columns``.
+
+    Raises:
+        DataError: a known covariate without a future row at a scheduled time.
     """
     calendars = calendars or {}
     parts = []
@@ -186,6 +200,14 @@ def future_rows(
         parts.append(part.with_columns(known_features(pl.col("ts"), cal)))
     fut = pl.concat(parts, how="vertical")
     zeros = [pl.lit(0.0).alias(c) for c in (*spec.historical, *spec.static)]
+    prefix = f"known__{USER}"
+    user = [n for n in spec.known if n.startswith(prefix)]
+    cols = [n[len(prefix) :] for n in user]
+    if user:
+        got = future_values(future, fut.select("symbol", "ts"), cols)
+        fut = fut.with_columns(
+            got[c].cast(pl.Float32).alias(n) for c, n in zip(cols, user, strict=True)
+        )
     return fut.with_columns(zeros).select(columns)
 
 
@@ -208,9 +230,11 @@ def prepare_inference_data(
     horizon: int,
     *,
     with_target: bool,
-    tz: str = "UTC",
+    tz: str | None = None,
     instruments: Mapping[str, Instrument] | None = None,
     allow_outliers: bool = False,
+    inputs: DataConfig | None = None,
+    future: pl.DataFrame | None = None,
 ) -> WindowDataset:
     """Windows for evaluation (``with_target=True``) or forecasting (``with_target=False``).
 
@@ -221,10 +245,15 @@ def prepare_inference_data(
         scaler: the model's scaler params.
         encoder_length: L.
         horizon: H.
-        tz: zone of naive timestamps when reading ``bars_path``.
+        tz: zone of naive timestamps when reading ``bars_path`` (None: the one in ``inputs``,
+            else UTC).
         instruments: the model's stored instruments (None: a run from before calendars,
             every symbol on ``globex``); a symbol not in them is resolved as in training.
         allow_outliers: keep implausible bars when reading ``bars_path``.
+        inputs: the model's data config (feature set, covariates, target); None: the
+            standard features. ``tz`` is taken from it when ``bars_path`` is read.
+        future: with bars already read and known covariates, their future rows
+            (:func:`read_run_bars`); read from ``bars_path`` otherwise.
         with_target: True: every origin with realised targets. False: every origin up to and
             including each symbol's last bar, decoded into H future bar times.
 
@@ -247,14 +276,18 @@ def prepare_inference_data(
     if isinstance(bars_path, pl.DataFrame):  # read (and length-checked) by the caller
         bars, bars_path = bars_path, Path("bars")
     else:
-        bars = read_bars(
-            bars_path, min_bars=need, min_bars_reason=why, tz=tz, allow_outliers=allow_outliers
+        data = inputs or DataConfig()
+        data = dataclasses.replace(data, tz=tz or data.tz)
+        bars, future = read_run_bars(
+            bars_path, data, min_bars=need, reason=why, allow_outliers=allow_outliers
         )
     if instruments is not None:
         instruments = {**resolve_bars(bars, instruments), **instruments}
-    feats = compute_features(bars, horizon, with_targets=with_target, instruments=instruments)
+    feats = compute_features(
+        bars, horizon, with_targets=with_target, instruments=instruments, inputs=inputs
+    )
     calendars = calendars_of(instruments)
-    ours = feature_spec(horizon)
+    ours = feature_spec(horizon, inputs)
     for group, theirs, mine in (
         ("observed", spec.historical, ours.historical),
         ("known", spec.known, ours.known),
@@ -274,8 +307,8 @@ def prepare_inference_data(
     columns = ["ts", "symbol", *spec.inputs, *(spec.targets if with_target else ())]
     frame = feats.select(columns)
     if not with_target:
-        future = future_rows(bars, spec, horizon, columns, calendars)
-        frame = pl.concat([frame, future.cast(frame.schema)], how="vertical").sort(  # type: ignore[arg-type]
+        ahead = future_rows(bars, spec, horizon, columns, calendars, future)
+        frame = pl.concat([frame, ahead.cast(frame.schema)], how="vertical").sort(  # type: ignore[arg-type]
             ["symbol", "ts"], maintain_order=True
         )
     return WindowDataset(
@@ -307,12 +340,27 @@ def evaluation_windows(
     Returns:
         ``(windows with targets, description of the split)``.
     """
+    windows, split, _ = evaluation_data(
+        bars, cfg, spec, scaler, fingerprint, instruments, allow_outliers
+    )
+    return windows, split
+
+
+def evaluation_data(
+    bars: Path,
+    cfg: RunConfig,
+    spec: FeatureSpec,
+    scaler: ScalerParams,
+    fingerprint: str,
+    instruments: Mapping[str, Instrument] | None = None,
+    allow_outliers: bool = False,
+) -> tuple[WindowDataset, str, pl.DataFrame]:
+    """:func:`evaluation_windows`, plus the bars' ``symbol``, ``ts``, ``close`` (what the
+    classical baselines filter up to each window's origin)."""
     m = cfg.model
     need, why = inference_bars_needed(spec, m.encoder_length, m.horizon, with_target=True)
     allow = allow_outliers or cfg.data.allow_outliers
-    frame = read_bars(
-        bars, min_bars=need, min_bars_reason=why, tz=cfg.data.tz, allow_outliers=allow
-    )
+    frame, _ = read_run_bars(bars, cfg.data, min_bars=need, reason=why, allow_outliers=allow)
     if bars_fingerprint(frame) == fingerprint:
         test, refit = test_split_windows(frame, cfg, instruments)
         if not _same_scaler(refit, scaler):
@@ -320,11 +368,18 @@ def evaluation_windows(
                 f"the scaler refitted on {bars} differs from the model's "
                 "although the bars are the same (feature code changed since training?)"
             )
-        return test, "test split of the training bars"
+        return test, "test split of the training bars", frame.select("symbol", "ts", "close")
     windows = prepare_inference_data(
-        frame, spec, scaler, m.encoder_length, m.horizon, with_target=True, instruments=instruments
+        frame,
+        spec,
+        scaler,
+        m.encoder_length,
+        m.horizon,
+        with_target=True,
+        instruments=instruments,
+        inputs=cfg.data,
     )
-    return windows, "all windows"
+    return windows, "all windows", frame.select("symbol", "ts", "close")
 
 
 def _same_scaler(a: ScalerParams, b: ScalerParams, rel: float = 1e-6) -> bool:

@@ -275,4 +275,5 @@ def validate_bars(
     v.check_sorted(df, min_bars, min_bars_reason)
     v.check_plausible(df, allow_outliers)
     extra = [CONTRACT_COLUMN] if CONTRACT_COLUMN in df.columns else []
-    return df.select(*BAR_COLUMNS, *extra)
+    kept = [c for c in df.columns if c not in (*BAR_COLUMNS, *extra, _FILE, _ROW)]
+    return df.select(*BAR_COLUMNS, *extra, *kept)  # kept: load_bars(keep=...), checked there

@@ -11,6 +11,10 @@ row t; its batch is gathered on demand:
 * static:     row t                            -> [B, S]
 * target:     ``target__h1..hH`` at row t      -> [B, H]   (log(close[t+h]/close[t]), scaled)
 
+Targets are divided by the training std per horizon; a dataset given a
+:class:`~foxhunt.data.target_scale.TargetScale` (:meth:`WindowDataset.with_target_scale`, what
+training does) gives them divided by that scale instead (per window: its encoder's volatility).
+
 The decoder's known-future inputs describe the bar times the calendar schedules after the
 origin (:func:`foxhunt.data.calendar.project_bar_times`), not the bars that actually followed:
 a live forecaster cannot know of a holiday or a data gap ahead, so neither may a training window
@@ -25,6 +29,7 @@ Host memory is O(rows x features), not O(windows x window length x features).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -36,6 +41,7 @@ from foxhunt.data.calendar_decoder import GLOBEX, calendar_decoder_known
 from foxhunt.data.features import FeatureSpec
 from foxhunt.data.row_arrays import row_arrays
 from foxhunt.data.scaling import ScalerParams
+from foxhunt.data.target_scale import TargetScale
 from foxhunt.errors import DataError
 from foxhunt.model.batch import TFTBatch
 
@@ -89,6 +95,7 @@ class WindowDataset(Dataset):
         self.horizon = horizon
         self.stride = stride
         self.with_target = with_target
+        self.target_scale: TargetScale | None = None
 
         # Symbol blocks: first row and length of each symbol (frame is sorted by symbol).
         blocks = frame.group_by("symbol", maintain_order=True).len()
@@ -165,6 +172,7 @@ class WindowDataset(Dataset):
         self.horizon = horizon
         self.stride = stride
         self.with_target = target is not None
+        self.target_scale = None
         self.symbols = tuple(symbols)
         self.historical, self.known, self.static, self.target = historical, known, static, target
         self._ts = ts
@@ -206,6 +214,13 @@ class WindowDataset(Dataset):
             calendars=block_calendars,
         )
 
+    def with_target_scale(self, scale: TargetScale) -> WindowDataset:
+        """The same windows (arrays shared, nothing copied) whose batches' targets are divided
+        by ``scale`` (:meth:`TargetScale.standardise`) instead of the global std."""
+        out = copy.copy(self)
+        out.target_scale = scale
+        return out
+
     @property
     def calendar_windows(self) -> int:
         """Windows whose decoder known inputs come from the calendar, not the next H rows."""
@@ -246,12 +261,11 @@ class WindowDataset(Dataset):
             hit = slot >= 0
             if bool(hit.any()):
                 known[hit, self.encoder_length :] = self._decoder_known[slot[hit].long()]
-        return TFTBatch(
-            static=self.static[t],  # (B, S)
-            historical=self.historical[enc_rows],  # (B, L, V_h)
-            known=known,
-            target=None if self.target is None else self.target[t],  # (B, H)
-        )
+        historical = self.historical[enc_rows]  # (B, L, V_h)
+        target = None if self.target is None else self.target[t]  # (B, H)
+        if target is not None and self.target_scale is not None:
+            target = self.target_scale.standardise(target, historical)
+        return TFTBatch(static=self.static[t], historical=historical, known=known, target=target)
 
     def __getitem__(self, i: int) -> TFTBatch:
         return self.batch([i])

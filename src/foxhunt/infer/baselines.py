@@ -1,4 +1,5 @@
-"""The two baselines a TFT must beat, in unscaled log-return units.
+"""The simple baselines a TFT must beat, in unscaled log-return units (the classical volatility
+models are in :mod:`foxhunt.infer.classical`).
 
 * **Zero-return persistence**: tomorrow's price is today's, so every quantile of the h-bar
   return is 0. As a quantile forecast it is degenerate (no spread); its P50 q-risk is exactly 1.
@@ -20,7 +21,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from foxhunt.artifacts.baselines import BASELINES_FORMAT
+from foxhunt.artifacts.baselines import READABLE_FORMATS
 from foxhunt.errors import ModelDirError
 from foxhunt.runtime import read_json
 
@@ -68,8 +69,8 @@ class EmpiricalQuantiles:
         Raises:
             KeyError, TypeError, ValueError: If it does not follow the schema.
         """
-        if d.get("format") != BASELINES_FORMAT:
-            raise ValueError(f"format {d.get('format')!r} is not {BASELINES_FORMAT}")
+        if d.get("format") not in READABLE_FORMATS:
+            raise ValueError(f"format {d.get('format')!r} is not one of {READABLE_FORMATS}")
         pooled = torch.tensor(d["pooled"], dtype=torch.float64)
         q = tuple(float(x) for x in d["quantiles"])
         if pooled.shape != (int(d["horizon"]), len(q)):
@@ -84,6 +85,18 @@ def load_empirical(path: Path, quantiles: Sequence[float], horizon: int) -> Empi
     Raises:
         ModelDirError: If the file is missing, corrupt or does not match.
     """
+    return load_baselines(path, quantiles, horizon)[0]
+
+
+def load_baselines(
+    path: Path, quantiles: Sequence[float], horizon: int
+) -> tuple[EmpiricalQuantiles, dict[str, Any]]:
+    """Read ``baselines.json``: the empirical quantiles and the classical models' record
+    (empty for a run from before them, format 1).
+
+    Raises:
+        ModelDirError: If the file is missing, corrupt or does not match.
+    """
     d = read_json(path, "baselines.json")
     try:
         base = EmpiricalQuantiles.from_dict(d)
@@ -94,4 +107,7 @@ def load_empirical(path: Path, quantiles: Sequence[float], horizon: int) -> Empi
             f"{path}: baselines are for quantiles {base.quantiles} and horizon "
             f"{base.pooled.shape[0]}, the model has {tuple(quantiles)} and {horizon}"
         )
-    return base
+    classical = d.get("classical", {})
+    if not isinstance(classical, dict):
+        raise ModelDirError(f"{path}: unreadable baselines (classical is not an object)")
+    return base, classical

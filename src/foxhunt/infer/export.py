@@ -7,7 +7,7 @@ scaled quantiles::
     static      [batch, S]              static features at the origin
     historical  [batch, T_enc, V_h]     observed features of the encoder bars
     known       [batch, T_enc + T_dec, V_k]   known-future features
-    quantiles   [batch, T_dec, Q]       multiply by target_std[h] for log returns; not sorted
+    quantiles   [batch, T_dec, Q]       standardised: + calibration, x target scale, sort (docs/inference.md)
 
 The batch axis is dynamic; the encoder length and horizon are fixed by the model.
 
@@ -26,9 +26,11 @@ has no ONNX lowering; export the fp32 run and quantise with onnxruntime's own to
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import logging
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +69,25 @@ class QuantileGraph(nn.Module):
         return self.tft(TFTBatch(static, historical, known)).quantiles
 
 
+EXPORTER_LOGGERS = ("torch.onnx", "torch.export", "onnxscript", "onnx_ir")
+"""Loggers of the exporter's passes ("Skipping constant folding ...", "torchvision is not
+installed"): about 150 lines per export, silenced below ERROR while it runs."""
+
+
+@contextlib.contextmanager
+def _quiet_exporter() -> Iterator[None]:
+    """Raise the exporter's loggers to ERROR for the block, then restore their levels."""
+    loggers = [logging.getLogger(name) for name in EXPORTER_LOGGERS]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
+
+
 def export_onnx(model: nn.Module, example: TFTBatch, out: Path) -> None:
     """Write ``model`` as ONNX to ``out`` (one self-contained file, written atomically).
 
@@ -79,7 +100,7 @@ def export_onnx(model: nn.Module, example: TFTBatch, out: Path) -> None:
     graph = QuantileGraph(model).eval()
     args = (example.static, example.historical, example.known)
     batch = torch.export.Dim("batch", min=1)
-    with atomic_path(out) as tmp:
+    with atomic_path(out) as tmp, _quiet_exporter():
         with warnings.catch_warnings():
             # nn.LSTM re-assigns its flat weight list while being traced: harmless here.
             warnings.filterwarnings("ignore", message=".*were assigned during export.*")

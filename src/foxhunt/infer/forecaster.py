@@ -34,6 +34,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -45,12 +46,13 @@ from foxhunt.data.calendar_decoder import GLOBEX
 from foxhunt.data.features import compute_features
 from foxhunt.data.instruments import resolve_bars
 from foxhunt.data.pipeline import calendars_of, future_rows
-from foxhunt.data.scaling import unscale_targets
 from foxhunt.data.validate import check_values
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError
+from foxhunt.infer.bar_frame import canonical_bars, polars_bars
 from foxhunt.infer.bartail import VALUE_COLUMNS, BarTail, smoother_memory
 from foxhunt.infer.predict import forecast_schema, quantile_columns
+from foxhunt.infer.quantiles import quantile_map, tft_quantiles
 from foxhunt.quantize.model import load_inference_model
 
 log = logging.getLogger(__name__)
@@ -96,6 +98,7 @@ class Forecaster:
         # a symbol the run never saw is resolved once, at first sight, and kept.
         self._instruments = None if loaded.instruments is None else dict(loaded.instruments)
         self.device = torch.device(device)
+        self._qmap = quantile_map(loaded)
         self._tails: dict[str, BarTail] = {}
         self._ret_cols, self._price_cols = quantile_columns(m.quantiles)
 
@@ -161,13 +164,15 @@ class Forecaster:
 
     # --- updates ---------------------------------------------------------------------------
 
-    def update(self, bars: pl.DataFrame, *, forecast: bool = True) -> pl.DataFrame:
+    def update(self, bars: pl.DataFrame | Any, *, forecast: bool = True) -> pl.DataFrame:
         """Add new bars and forecast from the latest bar of every symbol that got one.
 
         Args:
-            bars: Columns ``ts`` (datetime; naive means UTC), ``symbol``, ``open high low
-                close volume``; any number of rows and symbols, each symbol's rows in time
-                order and after the bars already given for it.
+            bars: A polars or pandas DataFrame with ``ts`` (datetime; naive means UTC),
+                ``symbol``, ``open high low close volume`` under any spelling a bars file may
+                use (``timestamp``, ``datetime``, ``Open``...; a pandas ``DatetimeIndex`` is
+                the time); any number of rows and symbols,
+                each symbol's rows in time order and after the bars already given for it.
             forecast: False only ingests (e.g. a backlog), returning an empty frame.
 
         Returns:
@@ -273,7 +278,9 @@ class Forecaster:
         spec, scaler = loaded.spec, loaded.scaler
         L, H = self.encoder_length, self.horizon
         bars = pl.concat([tails[s].frame(s) for s in symbols], how="vertical")
-        feats = compute_features(bars, H, with_targets=False, instruments=self._instruments)
+        feats = compute_features(
+            bars, H, with_targets=False, instruments=self._instruments, inputs=loaded.config.data
+        )
         columns = ["ts", "symbol", *spec.inputs]
         recent = feats.group_by("symbol", maintain_order=True).tail(L).select(columns)
         calendars = calendars_of(self._instruments)
@@ -285,10 +292,8 @@ class Forecaster:
         windows = WindowDataset(
             frame, spec, L, H, with_target=False, scaler=scaler, calendars=calendars
         )
-        batch = windows.batch(list(range(len(windows)))).to(self.device)
-        quantiles = loaded.model(batch).quantiles  # (B, H, Q)
-        q = unscale_targets(quantiles.double().cpu(), scaler, horizon_axis=1)
-        q = torch.sort(q, dim=-1).values.numpy()  # (B, H, Q)
+        batch = windows.batch(list(range(len(windows))))
+        q = tft_quantiles(loaded.model, batch, self._qmap, device=self.device).numpy()  # (B, H, Q)
         origins = windows.origins()
         closes = {s: float(tails[s].values[-1, 3]) for s in symbols}
         close = np.repeat([closes[s] for s in origins["symbol"].to_list()], H)  # (B*H,)
@@ -322,10 +327,9 @@ def _session(calendars: Mapping[str, str]) -> pl.Expr:
     return expr
 
 
-def _normalise(bars: pl.DataFrame) -> pl.DataFrame:
+def _normalise(bars: pl.DataFrame | Any) -> pl.DataFrame:
     """Check columns and values; return ``ts`` (UTC µs), ``symbol`` and float64 values."""
-    if not isinstance(bars, pl.DataFrame):
-        raise DataError(f"{WHERE}: bars must be a polars DataFrame, got {type(bars).__name__}")
+    bars = canonical_bars(polars_bars(bars, WHERE))
     missing = [c for c in ("ts", "symbol", *VALUE_COLUMNS) if c not in bars.columns]
     if missing:
         raise DataError(

@@ -1,9 +1,13 @@
 """``foxhunt predict``: quantile forecasts for every origin, streamed to Parquet.
 
 One row per symbol x origin x horizon: ``symbol``, ``origin_ts`` (the last bar the model saw),
-``horizon`` (1..H), ``close`` (at the origin), ``return_q{level}`` (log-return quantiles) and
-``price_q{level}`` (implied prices ``close * exp(q)``) for every quantile level. Quantiles are
-sorted per row (the model does not force monotonicity).
+``horizon`` (1..H), ``target_ts`` (the time of the bar forecast: the h-th bar the instrument's
+calendar schedules after the origin, :mod:`foxhunt.infer.targets`), ``close`` (at the origin),
+``return_q{level}`` (log-return quantiles) and ``price_q{level}`` (implied prices
+``close * exp(q)``) for every quantile level, then ``realised_close`` and ``realised_return``
+(``log(realised_close / close)``) where the bars hold the target bar, else null. Quantiles are
+sorted per row (the model does not force monotonicity). ``long=True`` writes one row per
+quantile instead: ``quantile``, ``return``, ``price`` in place of the per-level columns.
 
 Batches are forwarded and written one at a time with a ``pyarrow.parquet.ParquetWriter`` into
 ``<out>.tmp``, renamed over ``<out>`` at the end: memory stays flat however many origins there
@@ -23,14 +27,15 @@ import torch
 from rich.progress import Progress
 
 from foxhunt.artifacts.rundir import LoadedModel, with_user_instruments
-from foxhunt.data.bars import read_bars
+from foxhunt.data.inputs import read_run_bars
 from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data
-from foxhunt.data.scaling import unscale_targets
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError, InputError
+from foxhunt.infer.quantiles import quantile_map, tft_quantiles
+from foxhunt.infer.targets import forecast_targets
 from foxhunt.infer.untrained import check_trained_symbols
 from foxhunt.quantize.model import load_inference_model
-from foxhunt.runtime import atomic_path, autocast, parse_device
+from foxhunt.runtime import atomic_path, parse_device
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +46,7 @@ def quantile_columns(quantiles: tuple[float, ...]) -> tuple[list[str], list[str]
 
 
 def forecast_schema(quantiles: tuple[float, ...]) -> pa.Schema:
-    """The output table's schema."""
+    """The streaming ``Forecaster``'s table: key, close and one column per quantile level."""
     ret, price = quantile_columns(quantiles)
     return pa.schema(
         [
@@ -55,16 +60,48 @@ def forecast_schema(quantiles: tuple[float, ...]) -> pa.Schema:
     )
 
 
+def predict_schema(quantiles: tuple[float, ...], *, long: bool = False) -> pa.Schema:
+    """The table ``foxhunt predict`` writes (wide: a column per level; long: a row per level)."""
+    ret, price = quantile_columns(quantiles)
+    values = (
+        [("quantile", pa.float64()), ("return", pa.float64()), ("price", pa.float64())]
+        if long
+        else [(c, pa.float64()) for c in (*ret, *price)]
+    )
+    return pa.schema(
+        [
+            ("symbol", pa.string()),
+            ("origin_ts", pa.timestamp("us", tz="UTC")),
+            ("horizon", pa.int16()),
+            ("target_ts", pa.timestamp("us", tz="UTC")),
+            ("close", pa.float64()),
+            *values,
+            ("realised_close", pa.float64()),
+            ("realised_return", pa.float64()),
+        ]
+    )
+
+
+def _arrow(values: np.ndarray | pa.Array) -> pa.Array:
+    return values if isinstance(values, pa.Array) else pa.array(values)
+
+
+def _utc(us: np.ndarray) -> pa.Array:
+    return pa.array(us, pa.int64()).cast(pa.timestamp("us", "UTC"))
+
+
 @torch.inference_mode()
 def write_forecasts(
     loaded: LoadedModel,
     windows: WindowDataset,
     closes: np.ndarray,
+    targets: pl.DataFrame,
     out: Path,
     *,
     batch_size: int,
     device: torch.device,
     progress: Progress | None = None,
+    long: bool = False,
 ) -> int:
     """Forecast every window and stream the rows to ``out`` (atomically).
 
@@ -72,50 +109,78 @@ def write_forecasts(
         loaded: The model directory.
         windows: Windows without targets (``prepare_inference_data(with_target=False)``).
         closes: (N,) close at each window's origin.
+        targets: N x H rows, window-major: ``target_ts`` and ``realised_close`` (nullable), as
+            :func:`foxhunt.infer.targets.forecast_targets` gives them.
         out: Target ``.parquet`` path.
         batch_size: Windows per forward pass (and per written row group).
         device: Where the model is.
         progress: Progress bars.
+        long: One row per quantile level instead of one column per level.
 
     Returns:
-        Rows written (windows x H).
+        Rows written (windows x H, times Q when ``long``).
     """
     m = loaded.config.model
     q_levels, horizon = m.quantiles, m.horizon
+    n_q = len(q_levels)
     ret_cols, price_cols = quantile_columns(q_levels)
-    schema = forecast_schema(q_levels)
+    schema = predict_schema(q_levels, long=long)
     origins = windows.origins()
     n = len(windows)
+    if targets.height != n * horizon:
+        raise ValueError(f"targets has {targets.height} rows, expected {n} x {horizon}")
+    target_us = targets["target_ts"].dt.epoch("us").to_numpy()
+    realised = targets["realised_close"].to_numpy().astype(np.float64)  # null -> nan
     rows = 0
     task = progress.add_task("predict", total=n) if progress else None
     loaded.model.eval()
+    qmap = quantile_map(loaded)
     with atomic_path(out) as tmp:
         with pq.ParquetWriter(tmp, schema) as writer:
             for a in range(0, n, batch_size):
                 b = min(a + batch_size, n)
-                batch = windows.batch(list(range(a, b))).to(device)
-                with autocast(
-                    device, loaded.config.train.precision if device.type == "cuda" else "fp32"
-                ):
-                    out_q = loaded.model(batch).quantiles
-                q = unscale_targets(
-                    out_q.double().cpu(), loaded.scaler, horizon_axis=1
-                )  # (B, H, Q)
-                q = torch.sort(q, dim=-1).values.numpy().reshape(-1, len(q_levels))  # (B*H, Q)
+                batch = windows.batch(list(range(a, b)))
+                q = tft_quantiles(
+                    loaded.model,
+                    batch,
+                    qmap,
+                    device=device,
+                    precision=loaded.config.train.precision,
+                )  # (B, H, Q) sorted log returns
+                q = q.numpy().reshape(-1, n_q)  # (B*H, Q)
                 close = np.repeat(closes[a:b], horizon)  # (B*H,)
                 price = close[:, None] * np.exp(q)
                 part = origins.slice(a, b - a)
-                origin_us = np.repeat(part["ts"].dt.epoch("us").to_numpy(), horizon)
-                columns = {
+                seen = realised[a * horizon : b * horizon]
+                key = {
                     "symbol": np.repeat(part["symbol"].to_numpy(), horizon),
-                    "origin_ts": pa.array(origin_us, pa.int64()).cast(pa.timestamp("us", "UTC")),
+                    "origin_ts": _utc(np.repeat(part["ts"].dt.epoch("us").to_numpy(), horizon)),
                     "horizon": np.tile(np.arange(1, horizon + 1, dtype=np.int16), b - a),
+                    "target_ts": _utc(target_us[a * horizon : b * horizon]),
                     "close": close,
-                    **{c: q[:, j] for j, c in enumerate(ret_cols)},
-                    **{c: price[:, j] for j, c in enumerate(price_cols)},
                 }
-                writer.write_table(pa.table(columns, schema=schema))
-                rows += (b - a) * horizon
+                after = {
+                    "realised_close": pa.array(seen, from_pandas=True),  # nan -> null
+                    "realised_return": pa.array(np.log(seen / close), from_pandas=True),
+                }
+                if long:  # each (origin, horizon) row once per level, levels innermost
+                    every = np.repeat(np.arange(len(close)), n_q)
+                    columns = {k: _arrow(v).take(every) for k, v in (key | after).items()}
+                    columns |= {
+                        "quantile": np.tile(np.asarray(q_levels, dtype=np.float64), len(close)),
+                        "return": q.reshape(-1),
+                        "price": price.reshape(-1),
+                    }
+                else:
+                    columns = {
+                        **key,
+                        **{c: q[:, j] for j, c in enumerate(ret_cols)},
+                        **{c: price[:, j] for j, c in enumerate(price_cols)},
+                        **after,
+                    }
+                table = pa.table({f.name: columns[f.name] for f in schema}, schema=schema)
+                writer.write_table(table)
+                rows += table.num_rows
                 if progress is not None and task is not None:
                     progress.update(task, advance=b - a)
     return rows
@@ -143,6 +208,7 @@ def predict_to_file(
     instruments: Path | None = None,
     strict: bool = False,
     allow_outliers: bool = False,
+    long: bool = False,
 ) -> tuple[int, int, int]:
     """Write quantile forecasts for every origin in ``bars`` to ``out`` (``foxhunt predict``).
 
@@ -157,9 +223,12 @@ def predict_to_file(
         instruments: the user's instrument table, for symbols the run did not store.
         strict: Refuse symbols the model was not trained on (else one warning names them).
         allow_outliers: keep implausible bars (always, if the run was trained keeping them).
+        long: one row per quantile level (``quantile``, ``return``, ``price``) instead of one
+            column per level.
 
     Returns:
-        ``(rows written, origins, horizons)``: one row per origin and horizon.
+        ``(rows written, origins, horizons)``: one row per origin and horizon (times the
+        quantile levels with ``long``).
 
     Raises:
         ModelDirError: Missing/corrupt/mismatched run directory.
@@ -178,8 +247,8 @@ def predict_to_file(
     m = loaded.config.model
     need, why = inference_bars_needed(loaded.spec, m.encoder_length, m.horizon, with_target=False)
     allow = allow_outliers or loaded.config.data.allow_outliers
-    frame = read_bars(
-        bars, min_bars=need, min_bars_reason=why, tz=loaded.config.data.tz, allow_outliers=allow
+    frame, future = read_run_bars(
+        bars, loaded.config.data, min_bars=need, reason=why, allow_outliers=allow
     )
     check_trained_symbols(loaded, frame["symbol"].unique().to_list(), strict=strict)
     windows = prepare_inference_data(
@@ -190,13 +259,24 @@ def predict_to_file(
         m.horizon,
         with_target=False,
         instruments=loaded.instruments,
+        inputs=loaded.config.data,
+        future=future,
     )
     if len(windows) == 0:
         raise DataError(
             f"{bars}: fewer bars than one {m.encoder_length}-bar encoder window after the warm-up"
         )
     closes = origin_closes(frame, windows)
+    targets = forecast_targets(frame, windows.origins(), m.horizon, windows.calendars)
     rows = write_forecasts(
-        loaded, windows, closes, out, batch_size=batch_size, device=dev, progress=progress
+        loaded,
+        windows,
+        closes,
+        targets,
+        out,
+        batch_size=batch_size,
+        device=dev,
+        progress=progress,
+        long=long,
     )
     return rows, len(windows), m.horizon

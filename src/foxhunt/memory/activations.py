@@ -65,20 +65,27 @@ class _Structure:
     lstm_recompute: bool
 
 
-def _structure(config: TFTConfig) -> _Structure:
+def _structure(config: TFTConfig, recompute: bool) -> _Structure:
+    """``recompute=False``: as after ``set_internal_recompute(model, False)`` (time-varying VSNs
+    not streamed, LSTMs keep their internals)."""
     model = meta_model(config)
     vsns = ("static_vsn", "historical_vsn", "known_vsn")
     return _Structure(
-        streaming={n: bool(getattr(getattr(model, n), "streaming", False)) for n in vsns},
-        lstm_recompute=bool(getattr(model.lstm_encoder, "recompute", False)),
+        streaming={
+            n: recompute and bool(getattr(getattr(model, n), "streaming", False)) for n in vsns
+        },
+        lstm_recompute=recompute and bool(getattr(model.lstm_encoder, "recompute", False)),
     )
 
 
-def blocks_unchecked(config: TFTConfig, s: Shape) -> tuple[dict[str, int], dict[str, int]]:
+def blocks_unchecked(
+    config: TFTConfig, s: Shape, recompute: bool = True
+) -> tuple[dict[str, int], dict[str, int]]:
     """Saved bytes per block without block checkpointing, and per-block recompute transients
-    (what a block recomputes in backward by itself: a VSN chunk, the LSTM's internals)."""
+    (what a block recomputes in backward by itself: a VSN chunk, the LSTM's internals);
+    ``recompute=False``: the VSNs and LSTMs keep their activations instead."""
     b, t, d, f = s.b, s.t, s.d, s.f
-    st = _structure(config)
+    st = _structure(config, recompute)
     dec_rows = b * s.t_dec
     vsn = {"mode": config.vsn_mode, "chunk": config.vsn_chunk}
     static_vsn, t0 = vsn_bytes(
@@ -140,6 +147,7 @@ def estimate_saved_activations(
     precision: Precision = "fp32",
     checkpointing: bool = False,
     device: DeviceType = "cpu",
+    recompute: bool = True,
 ) -> dict[str, int]:
     """Bytes kept for backward by one training forward (plus loss), per top-level block.
 
@@ -150,12 +158,13 @@ def estimate_saved_activations(
             the loss stay fp32), an approximation.
         checkpointing: blocks in ``CHECKPOINTED_BLOCKS`` keep only their inputs.
         device: ``cpu`` (exact) or ``cuda`` (LSTM and attention approximated).
+        recompute: the VSNs stream and the LSTMs recompute (``TrainConfig.recompute``).
 
     Returns:
         Block name -> bytes for every name in ``BLOCK_NAMES``, then ``"other"`` (the loss).
     """
     s = shape_of(config, batch_size, precision, device)
-    blocks, _ = blocks_unchecked(config, s)
+    blocks, _ = blocks_unchecked(config, s, recompute)
     if checkpointing:
         kept = checkpointed_input_bytes(s)
         blocks.update({name: kept[name] for name in CHECKPOINTED_BLOCKS})

@@ -20,6 +20,8 @@ import ctypes.util
 import logging
 import sys
 
+from foxhunt.config import TrainConfig
+
 logger = logging.getLogger(__name__)
 
 _M_TRIM_THRESHOLD = -1
@@ -53,3 +55,35 @@ def tune_cpu_allocator(mmap_threshold: int = 2**20, trim_threshold: int = 2**20)
     if not ok:
         logger.warning("tune_cpu_allocator: mallopt refused the settings; allocator left as is")
     return ok
+
+
+def apply_cpu_allocator(train: TrainConfig) -> bool:
+    """Apply ``train.cpu_allocator`` to this process (entry points call this, never a library).
+
+    ``lean`` on a CPU run tunes glibc (:func:`tune_cpu_allocator`); ``glibc`` or a CUDA run
+    leaves the allocator as it is.
+
+    Returns:
+        True if the allocator was tuned.
+    """
+    if train.cpu_allocator == "lean" and not train.device.startswith("cuda"):
+        return tune_cpu_allocator()  # freed activations go back to the OS: RSS tracks tensors
+    return False
+
+
+def release_free_heap() -> bool:
+    """Give the free pages of glibc's heaps back to the OS (``malloc_trim(0)``).
+
+    Not a setting: nothing changes for later allocations. With glibc's default thresholds,
+    memory freed by a training epoch and a validation pass of another batch size stays resident
+    in the heap arenas and RSS creeps up epoch after epoch without any live object behind it;
+    trimming between phases keeps the epoch-end RSS at the live level (the leak check compares
+    those). No-op (False) where glibc is not the allocator.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return bool(libc.malloc_trim(0))
+    except (OSError, AttributeError):
+        return False

@@ -1,29 +1,40 @@
 """Fit a run into a memory budget before any step runs (``foxhunt train --memory-budget 1GB``).
 
-The planner only reads the estimate (:func:`foxhunt.memory.estimate.estimate_memory`); it allocates
-nothing. It walks the settings from cheapest in time to most frugal and keeps the first one whose
-estimated training peak fits:
+The planner only reads the estimates; it allocates nothing. What the budget bounds:
 
-1. the configured micro-batch without checkpointing, then with checkpointing;
-2. the micro-batch halved (rounded up), again without then with checkpointing, down to 1 — the
+* on CPU, the **peak RSS of the whole process** (:func:`foxhunt.memory.process.process_training_peak`):
+  the import baseline (torch, polars, foxhunt), the prepared data, the tensors of a step, the
+  process overhead and the allocator's slack. A budget below the import baseline plus the data is
+  refused with those figures;
+* on CUDA, the tensor peak of a step (``max_memory_allocated``).
+
+It walks the settings from fastest to most frugal and keeps the first whose estimated peak fits:
+
+1. the configured micro-batch keeping every activation, then with the heavy blocks checkpointed,
+   then with the VSNs streamed and the LSTMs recomputed (``TrainConfig.recompute``), then both;
+   a slower option is tried only where it lowers the estimate below the faster ones' (with the
+   VSNs streamed, their chunk recompute dominates the presets' peak, so block checkpointing
+   lowers nothing there and is skipped);
+2. the micro-batch halved (rounded up), again without then with checkpointing, down to 1 -- the
    effective batch stays the same through gradient accumulation;
-3. if ``allow_precision_change`` and the run is fp32: the same walk in bf16 autocast.
+3. on CPU with glibc's allocator (the default, fastest): the same walk with the ``lean``
+   allocator, which returns freed activations to the OS (no slack, about half the step rate);
+4. if ``allow_precision_change`` and the run is fp32: all of the above in bf16 autocast.
 
 Validation runs without autograd at its own batch size; the planner halves that batch until the
 estimated inference peak fits too. When nothing fits it raises :class:`~foxhunt.errors.InputError`
 with the smallest estimate it found.
-
-What the budget bounds: the estimated live tensor bytes of a step (weights, gradients, AdamW state,
-the batch, saved activations, the largest backward transient) -- CUDA's ``max_memory_allocated``
--- plus, on CPU, the process overhead beyond tensors, so it compares with a peak-RSS delta.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 
-from foxhunt.config import Precision, RunConfig
+import torch
+
+from foxhunt.config import CpuAllocator, Precision, RunConfig
 from foxhunt.errors import InputError
 from foxhunt.memory.estimate import (
     DeviceType,
@@ -31,7 +42,9 @@ from foxhunt.memory.estimate import (
     estimate_memory,
     process_overhead_bytes,
 )
+from foxhunt.memory.process import IMPORT_BASELINE_BYTES, process_training_peak
 from foxhunt.memory.units import format_bytes
+from foxhunt.runtime import resolve_precision
 
 logger = logging.getLogger(__name__)
 
@@ -47,9 +60,11 @@ class BudgetPlan:
         checkpointing: activation checkpointing on or off.
         precision: fp32 or the reduced precision chosen.
         validation_batch_size: samples per validation forward.
-        estimated_peak: estimated training peak bytes at these settings.
+        estimated_peak: estimated training peak bytes at these settings (CPU: process RSS).
         budget: the budget in bytes.
         reasons: one line per decision, in order.
+        cpu_allocator: ``glibc`` or ``lean`` (CPU runs).
+        recompute: VSN streaming and LSTM recomputation on or off.
     """
 
     micro_batch: int
@@ -60,15 +75,20 @@ class BudgetPlan:
     estimated_peak: int
     budget: int
     reasons: list[str] = field(default_factory=list)
+    cpu_allocator: CpuAllocator = "glibc"
+    recompute: bool = False
 
     def apply(self, cfg: RunConfig) -> RunConfig:
-        """``cfg`` with this plan's micro-batch, checkpointing, precision and validation batch."""
+        """``cfg`` with this plan's micro-batch, checkpointing, precision, validation batch and
+        allocator."""
         return cfg.replace(
             train={
                 "micro_batch_size": self.micro_batch,
                 "checkpointing": self.checkpointing,
                 "precision": self.precision,
                 "validation_batch_size": self.validation_batch_size,
+                "cpu_allocator": self.cpu_allocator,
+                "recompute": self.recompute,
             }
         )
 
@@ -78,33 +98,52 @@ def _device_type(device: str) -> DeviceType:
 
 
 def training_peak(
-    cfg: RunConfig, micro_batch: int, checkpointing: bool, precision: Precision
+    cfg: RunConfig,
+    micro_batch: int,
+    checkpointing: bool,
+    precision: Precision,
+    allocator: CpuAllocator | None = None,
+    data_bytes: int = 0,
+    recompute: bool | None = None,
 ) -> int:
     """Estimated training peak at these settings; the whole effective batch is resident.
 
-    On CPU the process overhead (:func:`~foxhunt.memory.estimate.process_overhead_bytes`) is
-    included, so the number compares with a peak-RSS delta; on CUDA it is tensor bytes.
+    On CPU: the peak RSS of the whole process (import baseline, ``data_bytes``, tensors, process
+    overhead, allocator slack; :func:`~foxhunt.memory.process.process_training_peak`). On CUDA:
+    tensor bytes (``max_memory_allocated``).
 
     Args:
-        cfg: the run (model, batch size, device).
+        cfg: the run (model, batch size, device, allocator).
         micro_batch: samples per forward/backward.
         checkpointing: activation checkpointing.
         precision: fp32/bf16/fp16.
+        allocator: CPU allocator (default: ``cfg.train.cpu_allocator``).
+        data_bytes: the prepared data held by the process (CPU).
+        recompute: VSN streaming and LSTM recomputation (default: ``cfg.train.recompute``).
 
     Returns:
         Bytes.
     """
+    recompute = cfg.train.recompute if recompute is None else recompute
+    if _device_type(cfg.train.device) == "cpu":
+        return process_training_peak(
+            cfg,
+            micro_batch=micro_batch,
+            checkpointing=checkpointing,
+            precision=precision,
+            allocator=allocator,
+            data_bytes=data_bytes,
+            recompute=recompute,
+        ).total
     est = estimate_memory(
         cfg.model,
         micro_batch,
         precision=precision,
         checkpointing=checkpointing,
-        device=_device_type(cfg.train.device),
+        device="cuda",
+        recompute=recompute,
     )
-    full_batch = batch_bytes(cfg.model, cfg.train.batch_size)
-    device = _device_type(cfg.train.device)
-    overhead = process_overhead_bytes(device, "train")
-    return est.training_peak_bytes - est.batch_bytes + full_batch + overhead
+    return est.training_peak_bytes - est.batch_bytes + batch_bytes(cfg.model, cfg.train.batch_size)
 
 
 def _micro_batches(batch_size: int) -> list[int]:
@@ -114,69 +153,124 @@ def _micro_batches(batch_size: int) -> list[int]:
     return sizes
 
 
-def plan_budget(cfg: RunConfig, budget_bytes: int, *, allow_precision_change: bool) -> BudgetPlan:
-    """Choose micro-batch, checkpointing and precision so the run fits ``budget_bytes``.
+def check_above_baseline(cfg: RunConfig, budget_bytes: int, data_bytes: int = 0) -> None:
+    """Refuse a CPU budget below what the process holds before training starts.
+
+    Raises:
+        InputError: not positive, or (CPU) below the import baseline plus ``data_bytes``.
+    """
+    if budget_bytes <= 0:
+        raise InputError(f"memory budget must be positive, got {budget_bytes} bytes")
+    if _device_type(cfg.train.device) != "cpu":
+        return
+    floor = IMPORT_BASELINE_BYTES + data_bytes
+    if budget_bytes < floor:
+        data = f" plus {format_bytes(data_bytes)} of prepared data" if data_bytes else ""
+        raise InputError(
+            f"memory budget {format_bytes(budget_bytes)} is too small: below what the process "
+            f"holds before training, an import baseline of {format_bytes(IMPORT_BASELINE_BYTES)} "
+            f"(torch, polars, foxhunt){data}; the budget bounds the whole process's peak RSS"
+        )
+
+
+def plan_budget(
+    cfg: RunConfig, budget_bytes: int, *, allow_precision_change: bool, data_bytes: int = 0
+) -> BudgetPlan:
+    """Choose micro-batch, checkpointing, allocator and precision so the run fits ``budget_bytes``.
 
     Args:
-        cfg: the run as configured (its batch size is the effective batch to keep).
-        budget_bytes: the memory the run may use.
+        cfg: the run as configured (its batch size is the effective batch to keep; its precision
+            resolved, not ``auto``).
+        budget_bytes: the memory the run may use (CPU: peak process RSS).
         allow_precision_change: may switch an fp32 run to bf16 autocast if fp32 cannot fit.
+        data_bytes: the prepared data the process holds (CPU).
 
     Returns:
         The plan; ``plan.apply(cfg)`` gives the config to train with.
 
     Raises:
-        InputError: even micro-batch 1 with checkpointing (and bf16, if allowed) does not fit,
-            or validation at batch 1 does not fit.
+        InputError: a budget below the import baseline, or even micro-batch 1 with checkpointing
+            (the lean allocator, bf16 if allowed) does not fit, or validation at batch 1 does not.
     """
-    if budget_bytes <= 0:
-        raise InputError(f"memory budget must be positive, got {budget_bytes} bytes")
+    check_above_baseline(cfg, budget_bytes, data_bytes)
+    device = torch.device("cuda" if _device_type(cfg.train.device) == "cuda" else "cpu")
+    cfg = cfg.replace(train={"precision": resolve_precision(cfg.train.precision, device)})
     train = cfg.train
     budget_text = format_bytes(budget_bytes)
-    precisions: list[Precision] = [train.precision]
+    precisions: list[Precision] = [train.precision]  # type: ignore[list-item]
     if allow_precision_change and train.precision == "fp32":
         precisions.append("bf16")
+    allocators: list[CpuAllocator] = [train.cpu_allocator]
+    if _device_type(train.device) == "cpu" and train.cpu_allocator == "glibc":
+        allocators.append("lean")
     reasons: list[str] = []
     smallest: tuple[int, str] | None = None
-    chosen: tuple[int, bool, Precision, int] | None = None
     for precision in precisions:
-        for micro in _micro_batches(train.batch_size):
-            for ckpt in (False, True):
-                peak = training_peak(cfg, micro, ckpt, precision)
-                what = f"micro-batch {micro}, checkpointing {'on' if ckpt else 'off'}, {precision}"
-                if peak <= budget_bytes:
-                    chosen = (micro, ckpt, precision, peak)
-                    reasons.append(
-                        f"{what}: estimated peak {format_bytes(peak)} fits {budget_text}"
+        for allocator in allocators:
+            for micro in _micro_batches(train.batch_size):
+                for rec, ckpt, peak in _options(cfg, micro, precision, allocator, data_bytes):
+                    what = (
+                        f"micro-batch {micro}, checkpointing {'on' if ckpt else 'off'}, "
+                        f"recompute {'on' if rec else 'off'}, {precision}"
+                        + (f", {allocator} allocator" if len(allocators) > 1 else "")
                     )
-                    break
-                reasons.append(f"{what}: estimated peak {format_bytes(peak)} exceeds {budget_text}")
-                if smallest is None or peak < smallest[0]:
-                    smallest = (peak, what)
-            if chosen:
-                break
-        if chosen:
-            break
-    if chosen is None:
-        assert smallest is not None
-        hint = (
-            ""
-            if allow_precision_change or train.precision != "fp32"
-            else (" or allow bf16 with --allow-precision-change")
-        )
-        raise InputError(
-            f"memory budget {budget_text} is too small for this model: even {smallest[1]} needs an "
-            f"estimated {format_bytes(smallest[0])}; raise --memory-budget to at least "
-            f"{format_bytes(smallest[0])}{hint}"
-        )
-    micro, ckpt, precision, peak = chosen
-    accumulation = -(-train.batch_size // micro)
+                    if peak <= budget_bytes:
+                        reasons.append(
+                            f"{what}: estimated peak {format_bytes(peak)} fits {budget_text}"
+                        )
+                        plan = _plan(cfg, micro, ckpt, precision, allocator, peak, budget_bytes,
+                                     reasons, data_bytes)  # fmt: skip
+                        return dataclasses.replace(plan, recompute=rec)
+                    reasons.append(
+                        f"{what}: estimated peak {format_bytes(peak)} exceeds {budget_text}"
+                    )
+                    if smallest is None or peak < smallest[0]:
+                        smallest = (peak, what)
+    assert smallest is not None
+    hint = (
+        ""
+        if allow_precision_change or train.precision != "fp32"
+        else (" or allow bf16 with --allow-precision-change")
+    )
+    raise InputError(
+        f"memory budget {budget_text} is too small for this model: even {smallest[1]} needs an "
+        f"estimated {format_bytes(smallest[0])}; raise --memory-budget to at least "
+        f"{format_bytes(smallest[0])}{hint}"
+    )
+
+
+def _options(
+    cfg: RunConfig, micro: int, precision: Precision, allocator: CpuAllocator, data: int
+) -> list[tuple[bool, bool, int]]:
+    """``(recompute, checkpointing, peak)`` at one micro-batch, fastest first; a slower option
+    only where it lowers the peak below every faster one."""
+    out: list[tuple[bool, bool, int]] = []
+    for rec, ckpt in ((False, False), (False, True), (True, False), (True, True)):
+        peak = training_peak(cfg, micro, ckpt, precision, allocator, data, recompute=rec)
+        if not out or peak < min(p for _, _, p in out):
+            out.append((rec, ckpt, peak))
+    return out
+
+
+def _plan(
+    cfg: RunConfig,
+    micro: int,
+    ckpt: bool,
+    precision: Precision,
+    allocator: CpuAllocator,
+    peak: int,
+    budget_bytes: int,
+    reasons: list[str],
+    data_bytes: int,
+) -> BudgetPlan:
+    batch_size = cfg.train.batch_size
+    accumulation = -(-batch_size // micro)
     if accumulation > 1:
         reasons.append(
             f"gradient accumulation over {accumulation} micro-batches keeps the effective batch "
-            f"at {train.batch_size}"
+            f"at {batch_size}"
         )
-    val = _fit_validation(cfg, precision, budget_bytes, reasons)
+    val = _fit_validation(cfg, precision, budget_bytes, reasons, data_bytes)
     plan = BudgetPlan(
         micro_batch=micro,
         accumulation=accumulation,
@@ -186,21 +280,26 @@ def plan_budget(cfg: RunConfig, budget_bytes: int, *, allow_precision_change: bo
         estimated_peak=peak,
         budget=budget_bytes,
         reasons=reasons,
+        cpu_allocator=allocator,
     )
     for line in reasons:
         logger.info("memory budget: %s", line)
     return plan
 
 
-def _fit_validation(cfg: RunConfig, precision: Precision, budget: int, reasons: list[str]) -> int:
+def _fit_validation(
+    cfg: RunConfig, precision: Precision, budget: int, reasons: list[str], data_bytes: int
+) -> int:
     """Largest validation batch (halving from the configured one) whose inference fits."""
     device = _device_type(cfg.train.device)
     size = cfg.train.validation_batch_size
+    fixed = IMPORT_BASELINE_BYTES + data_bytes if device == "cpu" else 0
     while True:
         est = estimate_memory(cfg.model, size, precision=precision, device=device)
         # Validation runs between training steps: the optimizer state is still resident.
         overhead = process_overhead_bytes(device, "train")
         peak = est.inference_peak_bytes + est.optimizer_bytes + est.parameter_bytes + overhead
+        peak += fixed
         if peak <= budget:
             if size != cfg.train.validation_batch_size:
                 reasons.append(

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import torch
+
 from foxhunt.config import Precision, RunConfig, TFTConfig
 from foxhunt.memory.activation_formulas import F32, DeviceType, Shape, lstm_workspace_bytes
 from foxhunt.memory.activations import (
@@ -35,6 +37,7 @@ from foxhunt.memory.overhead import (
 )
 from foxhunt.model.recompute import CHECKPOINTED_BLOCKS
 from foxhunt.model.tft import BLOCK_NAMES
+from foxhunt.runtime import resolve_precision
 
 __all__ = [
     "CPU_INFERENCE_OVERHEAD",
@@ -164,6 +167,7 @@ def estimate_memory(
     precision: Precision = "fp32",
     checkpointing: bool = False,
     device: DeviceType = "cpu",
+    recompute: bool = True,
 ) -> MemoryEstimate:
     """Estimate one training step's memory and inference memory, without allocating.
 
@@ -182,15 +186,21 @@ def estimate_memory(
         precision: fp32, bf16 or fp16 autocast.
         checkpointing: activation checkpointing of the heavy blocks.
         device: ``cpu`` or ``cuda`` (LSTM and attention terms differ).
+        recompute: VSN streaming and LSTM recomputation on (``TrainConfig.recompute``).
 
     Returns:
         The estimate; :meth:`MemoryEstimate.components` flattens it.
     """
     s = shape_of(config, batch_size, precision, device)
     saved = estimate_saved_activations(
-        config, batch_size, precision=precision, checkpointing=checkpointing, device=device
+        config,
+        batch_size,
+        precision=precision,
+        checkpointing=checkpointing,
+        device=device,
+        recompute=recompute,
     )
-    unchecked, own_transient = blocks_unchecked(config, s)
+    unchecked, own_transient = blocks_unchecked(config, s, recompute)
     params_by_block = parameter_bytes_by_block(config)
     n_params = sum(params_by_block.values())
     n_tensors = sum(1 for _ in meta_model(config).parameters())
@@ -207,10 +217,10 @@ def estimate_memory(
     transient_max = 0
     for name in reversed(order):
         if checkpointing and name in CHECKPOINTED_BLOCKS:
-            recompute = unchecked[name] + own_transient.get(name, 0)
+            redo = unchecked[name] + own_transient.get(name, 0)
         else:
-            recompute = own_transient.get(name, 0)
-        transient = recompute + io
+            redo = own_transient.get(name, 0)
+        transient = redo + io
         grads += params_by_block.get(name, 0)
         backward_peak = max(backward_peak, live_saved + grads + transient)
         transient_max = max(transient_max, transient)
@@ -244,10 +254,12 @@ def run_device_type(cfg: RunConfig) -> DeviceType:
 def estimate_for_run(cfg: RunConfig) -> MemoryEstimate:
     """:func:`estimate_memory` at a run's micro-batch, precision, checkpointing and device."""
     t = cfg.train
+    precision = resolve_precision(t.precision, torch.device(run_device_type(cfg)))
     return estimate_memory(
         cfg.model,
         t.micro_batch,
-        precision=t.precision,
+        precision=precision,
         checkpointing=t.checkpointing,
         device=run_device_type(cfg),
+        recompute=t.recompute,
     )

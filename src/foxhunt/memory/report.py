@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import torch
+
 from foxhunt.config import RunConfig
 from foxhunt.errors import InputError
 from foxhunt.memory.estimate import estimate_for_run, run_device_type
 from foxhunt.memory.units import format_bytes
-from foxhunt.runtime import atomic_path, read_jsonl
+from foxhunt.runtime import atomic_path, read_jsonl, resolve_precision
 
 _SERIES: tuple[tuple[str, str], ...] = (
     ("rss_bytes", "process RSS"),
@@ -29,16 +31,14 @@ def plot_memory_timeline(memory_jsonl: Path, out_png: Path) -> None:
     Raises:
         InputError: the log is missing, unreadable or empty.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: no process-wide backend change
 
     records = read_jsonl(memory_jsonl, missing_ok=False)
     if not records:
         raise InputError(f"{memory_jsonl}: memory log is empty")
     t = [float(r.get("elapsed_s", 0.0)) for r in records]
-    fig, ax = plt.subplots(figsize=(9, 4), dpi=100)
+    fig = Figure(figsize=(9, 4), dpi=100)
+    ax = fig.subplots()
     for key, label in _SERIES:
         ys = [r.get(key) for r in records]
         if any(isinstance(y, int | float) for y in ys):
@@ -67,7 +67,6 @@ def plot_memory_timeline(memory_jsonl: Path, out_png: Path) -> None:
     fig.tight_layout()
     with atomic_path(Path(out_png)) as tmp:
         fig.savefig(tmp, format="png")
-    plt.close(fig)
 
 
 def breakdown_table_markdown(cfg: RunConfig) -> str:
@@ -82,9 +81,11 @@ def breakdown_table_markdown(cfg: RunConfig) -> str:
     t = cfg.train
     device = run_device_type(cfg)
     est = estimate_for_run(cfg)
+    precision = resolve_precision(t.precision, torch.device(device))
     lines = [
-        f"Estimated memory per training step (micro-batch {t.micro_batch}, {t.precision}, "
-        f"checkpointing {'on' if t.checkpointing else 'off'}, {device}; live tensor bytes):",
+        f"Estimated memory per training step (micro-batch {t.micro_batch}, {precision}, "
+        f"checkpointing {'on' if t.checkpointing else 'off'}, "
+        f"recompute {'on' if t.recompute else 'off'}, {device}; live tensor bytes):",
         "",
         "| component | bytes | size |",
         "|---|---:|---:|",

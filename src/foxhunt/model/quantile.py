@@ -1,7 +1,9 @@
 """Quantile (pinball) loss (Lim et al. 2021, eq. 24).
 
-For quantile level ``q`` and error ``e = y - ŷ``: ``max(q e, (q - 1) e)``. The model does not force
-its quantiles to be ordered (neither does the paper); consumers sort at inference.
+For quantile level ``q`` and error ``e = y - ŷ``: ``max(q e, (q - 1) e)``. The paper does not
+force the quantiles to be ordered; :func:`monotone_quantiles` (the head of a model with
+``monotone_quantiles``) does, so they never cross in training or inference. Consumers still
+sort at inference (a no-op for a monotone head; runs trained without it need it).
 """
 
 from __future__ import annotations
@@ -20,6 +22,22 @@ def _pinball(pred: Tensor, target: Tensor, quantiles: Tensor) -> Tensor:
     q = quantiles.to(device=pred.device, dtype=torch.float32)
     err = target.float().unsqueeze(-1) - pred.float()  # (B, H, Q)
     return torch.maximum(q * err, (q - 1.0) * err)
+
+
+def monotone_quantiles(raw: Tensor) -> Tensor:
+    """Map unconstrained head outputs to non-decreasing quantiles along the last axis.
+
+    ``q_0 = raw_0`` and ``q_k = q_{k-1} + softplus(raw_k)``: the lowest quantile is free, every
+    step up is positive, so quantiles never cross whatever the inputs.
+
+    Args:
+        raw: (..., Q) outputs of the linear head.
+
+    Returns:
+        (..., Q), non-decreasing along the last axis (strictly, up to float rounding).
+    """
+    steps = torch.nn.functional.softplus(raw[..., 1:])  # (..., Q-1) > 0
+    return torch.cat([raw[..., :1], raw[..., :1] + torch.cumsum(steps, dim=-1)], dim=-1)
 
 
 def quantile_loss(pred: Tensor, target: Tensor, quantiles: Tensor) -> Tensor:

@@ -24,7 +24,9 @@ from typing import Any
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
+from foxhunt.model.lstm import LSTMBlock
 from foxhunt.model.tft import TFT
+from foxhunt.model.vsn import VariableSelectionNetwork
 
 #: Blocks whose forward is recomputed. Left out: the VSNs and LSTMs, which already recompute
 #: their internals by themselves (streaming VSN, ``LSTMBlock(recompute=True)``) and keep little
@@ -75,3 +77,24 @@ def is_checkpointing(model: TFT) -> bool:
         True if its blocks recompute activations in backward.
     """
     return all(getattr(model, n).__dict__.get(_FLAG, False) for n in CHECKPOINTED_BLOCKS)
+
+
+def set_internal_recompute(model: nn.Module, enabled: bool) -> None:
+    """Turn the VSNs' streaming and the LSTMs' recomputation on (the default) or off.
+
+    On, each time-varying VSN keeps only its inputs and selection weights and recomputes the
+    per-variable states chunk by chunk in backward, and each LSTM recomputes its forward instead
+    of keeping oneDNN's workspace: the least memory, one more forward of those blocks per step.
+    Off, both keep their activations: faster steps where memory is plentiful (the budget planner
+    decides; ``TrainConfig.recompute``). Gradients are the same either way (up to float
+    summation order over variable chunks).
+
+    Args:
+        model: A TFT (any module holding VSNs or LSTM blocks), changed in place.
+        enabled: True to recompute, False to keep activations.
+    """
+    for m in model.modules():
+        if isinstance(m, VariableSelectionNetwork) and m is not getattr(model, "static_vsn", None):
+            m.streaming = enabled
+        elif isinstance(m, LSTMBlock):
+            m.recompute = enabled

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import torch
-from torch import nn
+from torch import Tensor, nn
 
 from foxhunt.config import TFTConfig
 from foxhunt.model.attention import InterpretableMultiHeadAttention, causal_mask
@@ -11,6 +11,7 @@ from foxhunt.model.batch import TFTBatch, TFTOutput
 from foxhunt.model.glu import GateAddNorm
 from foxhunt.model.grn import GatedResidualNetwork
 from foxhunt.model.lstm import LSTMBlock
+from foxhunt.model.quantile import monotone_quantiles
 from foxhunt.model.static_encoder import StaticCovariateEncoders
 from foxhunt.model.vsn import VariableSelectionNetwork
 
@@ -80,7 +81,11 @@ class TFT(nn.Module):
        pytorch-forecasting.
     6. **Static context is per sample**: context projections are computed once per sample and
        broadcast over time (mathematically identical to expanding first).
-    7. **No monotonicity** is imposed on the quantiles (as in the paper); sort at inference.
+    7. **Monotone quantiles** with ``monotone_quantiles`` (the presets): the head's Q outputs
+       are the lowest quantile and Q-1 softplus steps up (``model/quantile.py``), so quantiles
+       never cross. Without it (as in the paper, and runs trained before the option) the head
+       is a plain linear map and consumers sort at inference. Either way the parameters are
+       one ``Linear(d, Q)``, so the weights file has the same names and shapes.
     8. **Precision**: under CPU autocast the LSTMs run in fp32 (see ``model/lstm.py``).
        In training the LSTMs recompute their forward in backward rather than keep oneDNN's
        workspace (the largest activation of the model otherwise); no change to the function.
@@ -168,12 +173,16 @@ class TFT(nn.Module):
 
         # Quantile outputs (§4.6).
         return TFTOutput(
-            quantiles=self.output(psi),  # (B, T_dec, Q)
+            quantiles=self._head(self.output(psi)),  # (B, T_dec, Q)
             static_weights=static_w,
             historical_weights=hist_w,
             known_weights=known_w,
             attention=attn_w,
         )
+
+    def _head(self, raw: Tensor) -> Tensor:
+        """Quantiles from the linear head's outputs (monotone when configured)."""
+        return monotone_quantiles(raw) if self.config.monotone_quantiles else raw
 
     def _check(self, batch: TFTBatch) -> None:
         c = self.config

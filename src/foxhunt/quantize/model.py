@@ -74,6 +74,7 @@ COPIED_FILES = (
     "features.json",
     "baselines.json",
     "instruments.json",
+    "calibration.json",
     "run.json",
     "metrics.jsonl",
 )

@@ -31,6 +31,7 @@ import torch
 from torch import nn
 
 from foxhunt import runtime
+from foxhunt.artifacts.calibration import quantile_map
 from foxhunt.artifacts.rundir import LoadedModel, load_model_dir
 from foxhunt.data.scaling import unscale_targets
 from foxhunt.data.windows import WindowDataset
@@ -112,17 +113,16 @@ def calibrate_activations(
 
 @torch.inference_mode()
 def mean_pinball(loaded: LoadedModel, windows: WindowDataset, *, batch_size: int = 256) -> float:
-    """Mean pinball loss (log-return units) of the model's sorted quantiles on ``windows``."""
+    """Mean pinball loss (log-return units) of the model's quantiles on ``windows``, as served
+    (target scale and calibration: :meth:`~foxhunt.artifacts.calibration.QuantileMap.to_returns`)."""
     levels = torch.tensor(loaded.config.model.quantiles, dtype=torch.float32)
+    qmap = quantile_map(loaded)
     pinball_sum, n = torch.zeros((), dtype=torch.float64), 0
     loaded.model.eval()
     for batch in _batches(windows, list(range(len(windows))), batch_size):
         assert batch.target is not None
-        y = unscale_targets(batch.target.double(), loaded.scaler)  # (B, H)
-        pred = unscale_targets(
-            loaded.model(batch).quantiles.double(), loaded.scaler, horizon_axis=1
-        )
-        pred = torch.sort(pred, dim=-1).values
+        y = unscale_targets(batch.target.double().cpu(), loaded.scaler)  # (B, H)
+        pred = qmap.to_returns(loaded.model(batch).quantiles, batch.historical)  # (B, H, Q)
         per = pinball_per_quantile_horizon(pred, y, levels).double()  # (H, Q) batch means
         pinball_sum = pinball_sum + per * y.shape[0]
         n += y.shape[0]
@@ -163,6 +163,7 @@ def _calibration_windows(loaded: LoadedModel, calibration_bars: Path | None) -> 
             m.horizon,
             with_target=False,
             instruments=loaded.instruments,
+            inputs=loaded.config.data,
         )
     info = (
         runtime.read_json(loaded.run.run_info, "run.json") if loaded.run.run_info.is_file() else {}

@@ -19,7 +19,7 @@ from foxhunt.artifacts.rundir import RunDir
 from foxhunt.config import RunConfig
 from foxhunt.data.features import FeatureSpec
 from foxhunt.data.prepared import PreparedData
-from foxhunt.data.scaling import ScalerParams, unscale_targets
+from foxhunt.data.target_scale import TargetScale
 from foxhunt.data.windows import WindowDataset
 
 
@@ -65,7 +65,7 @@ def last_window_forecast(
     model: nn.Module,
     windows: WindowDataset,
     bars: pl.DataFrame,
-    scaler: ScalerParams,
+    scale: TargetScale,
     quantiles: tuple[float, ...],
     *,
     device: torch.device,
@@ -76,7 +76,7 @@ def last_window_forecast(
         model: The trained model.
         windows: Windows with targets (the validation split).
         bars: The validated bars frame (``symbol``, ``ts``, ``close``) the windows came from.
-        scaler: To unscale the predicted returns.
+        scale: The run's target scale (turns the network's outputs into log returns).
         quantiles: The model's quantile levels.
         device: Where the model is.
 
@@ -97,9 +97,10 @@ def last_window_forecast(
         return {}
     i = int(hits[0])
     around = symbol_bars.slice(max(0, i - L + 1), L + H)
-    out = model(windows.batch([n - 1]).to(device))
-    q = unscale_targets(out.quantiles.float().cpu(), scaler, horizon_axis=1)[0]  # (H, Q)
-    q = torch.sort(q.double(), dim=-1).values
+    batch = windows.batch([n - 1])
+    out = model(batch.to(device))
+    q = scale.to_returns(out.quantiles.double().cpu(), batch.historical)[0]  # (H, Q)
+    q = torch.sort(q, dim=-1).values
     close0 = float(symbol_bars["close"][i])
     prices = (close0 * torch.exp(q)).tolist()
     return {
@@ -122,7 +123,12 @@ def write_interpretation(
         model, data.val, data.spec, batch_size=cfg.train.validation_batch_size, device=device
     )
     fan = last_window_forecast(
-        model, data.val, data.closes, data.scaler, cfg.model.quantiles, device=device
+        model,
+        data.val,
+        data.closes,
+        TargetScale.of(cfg.data, data.spec, data.scaler),
+        cfg.model.quantiles,
+        device=device,
     )
     runtime.atomic_write_json(
         run.interpretation, {"fan_chart": fan, "variable_importance": importance}

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -35,9 +35,9 @@ from foxhunt.artifacts.resume import restore, save_epoch, save_final
 from foxhunt.artifacts.rundir import RunDir
 from foxhunt.config import RunConfig, TrainConfig
 from foxhunt.memory.log import MemoryLog
-from foxhunt.model.recompute import set_checkpointing
+from foxhunt.model.recompute import set_checkpointing, set_internal_recompute
 from foxhunt.train.distributed import ShardedWindows, World
-from foxhunt.train.observer import LoopObserver, Progress
+from foxhunt.train.observer import Listener, LoopObserver, Progress
 from foxhunt.train.oom import MicroBatching, empty_cache
 from foxhunt.train.optim import build_optimizer
 from foxhunt.train.schedule import lr_at
@@ -114,6 +114,7 @@ def fit(
     stop: threading.Event | None = None,
     progress: Progress | None = None,
     world: World | None = None,
+    listeners: Sequence[Listener] = (),
 ) -> FitResult:
     """Train ``model`` on ``train``, validate on ``val``, checkpoint into ``run``.
 
@@ -132,6 +133,8 @@ def fit(
             discards the epoch in progress.
         progress: A progress display; None draws nothing.
         world: This process's place in a data-parallel job; None: one process.
+        listeners: See every metrics record and memory snapshot (TensorBoard, tuning);
+            one that raises ends the run there.
 
     Returns:
         The loop's end state and why it stopped.
@@ -145,13 +148,7 @@ def fit(
     device = torch.device(tc.device)
     kit, state = _setup(model, len(train), cfg, world, device, resume)
     optimizer, grad_scaler, total_steps = kit.optimizer, kit.grad_scaler, kit.total_steps
-    obs = LoopObserver(
-        run.metrics if world.is_main else None,  # DDP: one metrics.jsonl, written by rank 0
-        memory,
-        progress,
-        log_every=tc.log_every,
-        epochs=tc.epochs,
-    )
+    obs = LoopObserver.for_fit(run.metrics, world.is_main, memory, progress, tc, listeners)
     stop = stop or threading.Event()
     obs.snapshot("run_start", epoch=state.epoch, step=state.step)
     stop_reason: StopReason = "epochs" if state.step < total_steps else "max_steps"
@@ -182,6 +179,7 @@ def fit(
             progress=progress,
         )
         val_loss = world.mean(val_loss, len(val_shard), device)
+        empty_cache(device)  # and validation's, so epoch ends compare live memory
         improved = state.end_epoch(epoch, val_loss, kit.micro.micro)
         metrics = {"train_loss": train_loss, "val_loss": val_loss}
         if world.is_main:  # DDP: one checkpoint set, written by rank 0
@@ -226,6 +224,7 @@ def _setup(
     model.to(device)
     if tc.checkpointing:
         set_checkpointing(model, True)  # recompute block activations in backward
+    set_internal_recompute(model, tc.recompute)  # VSN streaming and LSTM recompute (or not)
     optimizer = build_optimizer(model, lr=tc.lr, weight_decay=tc.weight_decay)
     grad_scaler = torch.amp.GradScaler(device.type, enabled=tc.precision == "fp16")
     steps_per_epoch = world.steps_per_epoch(n_train, tc.batch_size)

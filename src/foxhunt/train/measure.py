@@ -27,7 +27,8 @@ from foxhunt.memory.saved_tensors import saved_activations_by_block
 from foxhunt.memory.state import state_bytes
 from foxhunt.model import TFT, quantile_loss, set_checkpointing
 from foxhunt.model.batch import random_batch
-from foxhunt.runtime import autocast
+from foxhunt.model.recompute import set_internal_recompute
+from foxhunt.runtime import autocast, resolve_precision
 from foxhunt.train.oom import MicroBatching
 from foxhunt.train.optim import build_optimizer
 from foxhunt.train.step import train_step
@@ -55,6 +56,8 @@ def measure_here(cfg: RunConfig, mode: Mode, *, steps: int = 2, seed: int = 0) -
         JSON-able dict: ``baseline_rss_bytes``, ``peak_rss_bytes``, ``peak_delta_bytes`` and, in
         ``train`` mode, ``saved_by_block`` and the ``state_bytes`` keys.
     """
+    cpu = torch.device("cpu")
+    cfg = cfg.replace(train={"precision": resolve_precision(cfg.train.precision, cpu)})
     train = cfg.train
     # Training holds the whole step's batch and runs it in micro-batches; inference one.
     batch_size = train.batch_size if mode == "train" else train.micro_batch
@@ -71,6 +74,8 @@ def measure_here(cfg: RunConfig, mode: Mode, *, steps: int = 2, seed: int = 0) -
         "batch_size": batch_size,
         "precision": train.precision,
         "checkpointing": train.checkpointing,
+        "recompute": train.recompute,
+        "cpu_allocator": train.cpu_allocator,
         "threads": torch.get_num_threads(),
         "batch_bytes": batch_nbytes,
     }
@@ -86,6 +91,7 @@ def measure_here(cfg: RunConfig, mode: Mode, *, steps: int = 2, seed: int = 0) -
 
     model.train()
     set_checkpointing(model, train.checkpointing)
+    set_internal_recompute(model, train.recompute)
     # The optimizer step training runs: AdamW param groups, micro-batches, clipping, scaler.
     opt = build_optimizer(model, lr=train.lr, weight_decay=train.weight_decay)
     scaler = torch.amp.GradScaler("cpu", enabled=False)

@@ -4,21 +4,28 @@ named points, progress bars, ``metrics.jsonl`` records and the end-of-run leak c
 :func:`foxhunt.train.loop.fit` calls one method per event; this object decides what each event
 writes. Under torchrun only rank 0 writes ``metrics.jsonl`` (every rank keeps its own memory
 log). Progress is drawn by whatever object the caller passes (the CLI's rich bars); library
-code draws nothing itself.
+code draws nothing itself. Listeners (:data:`Listener`: the TensorBoard log, a tuning trial's
+pruner) see every record and snapshot as it is written, on rank 0 only.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from foxhunt.config import TrainConfig
 from foxhunt.memory.log import MemoryLog
 from foxhunt.runtime import append_jsonl
 
 log = logging.getLogger(__name__)
+
+Listener = Callable[[Mapping[str, Any]], None]
+"""Called with every metrics record ``fit`` writes (``kind``: step, epoch, oom, memory_warning)
+and every memory snapshot (as a record of kind ``memory``). An exception it raises (a pruned
+tuning trial) propagates out of ``fit``: the run stops there."""
 
 
 class Progress(Protocol):
@@ -46,6 +53,7 @@ class LoopObserver:
         progress: A progress display, or None.
         log_every: Optimizer steps between step records / memory snapshots.
         epochs: Total epochs of the run (for the epoch line).
+        listeners: Called with every record and snapshot (see :data:`Listener`).
     """
 
     def __init__(
@@ -56,22 +64,49 @@ class LoopObserver:
         *,
         log_every: int,
         epochs: int,
+        listeners: Sequence[Listener] = (),
     ) -> None:
         self.metrics, self.memory, self.progress = metrics, memory, progress
+        self.listeners = tuple(listeners)
         self.log_every, self.epochs = log_every, epochs
         self._t0 = time.perf_counter()
         self._samples = 0
         self._window_loss, self._window_steps = 0.0, 0
         self._mem_bytes: int | None = None  # shown in the progress bar
 
+    @classmethod
+    def for_fit(
+        cls,
+        metrics: Path,
+        is_main: bool,
+        memory: MemoryLog,
+        progress: Progress | None,
+        tc: TrainConfig,
+        listeners: Sequence[Listener],
+    ) -> LoopObserver:
+        """The observer of one ``fit``: under DDP, rank 0 alone writes metrics and has listeners."""
+        return cls(
+            metrics if is_main else None,
+            memory,
+            progress,
+            log_every=tc.log_every,
+            epochs=tc.epochs,
+            listeners=listeners if is_main else (),
+        )
+
     def emit(self, record: Mapping[str, Any]) -> None:
-        """Append a metrics record (rank 0 only)."""
+        """Append a metrics record (rank 0 only) and hand it to the listeners."""
         if self.metrics is not None:
             append_jsonl(self.metrics, record)
+        for listener in self.listeners:
+            listener(record)
 
-    def snapshot(self, point: str, **fields: Any) -> None:
-        """A memory snapshot at a named point."""
-        self.memory.snapshot(point, **fields)
+    def snapshot(self, point: str, **fields: Any) -> dict[str, Any]:
+        """A memory snapshot at a named point, handed to the listeners; returns it."""
+        snap = self.memory.snapshot(point, **fields)
+        for listener in self.listeners:
+            listener({"kind": "memory", **snap})
+        return snap
 
     def epoch_start(self, epoch: int, step: int, n_steps: int) -> None:
         self.snapshot("epoch_start", epoch=epoch, step=step)
@@ -92,7 +127,7 @@ class LoopObserver:
         self._window_loss, self._window_steps = self._window_loss + loss, self._window_steps + 1
         samples_per_s = self._samples / max(time.perf_counter() - self._t0, 1e-9)
         if step % self.log_every == 0:
-            snap = self.memory.snapshot("train_step", epoch=epoch, step=step)
+            snap = self.snapshot("train_step", epoch=epoch, step=step)
             self._mem_bytes = snap.get("cuda_allocated_bytes", snap.get("rss_bytes"))
             loss_mean = self._window_loss / self._window_steps
             self.emit(

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import torch
 
+from foxhunt.memory.allocator import release_free_heap
+
 log = logging.getLogger(__name__)
 
 
@@ -69,7 +71,7 @@ class MicroBatching:
         if self.micro <= 1:
             raise OutOfMemoryAtMicroBatchOne(
                 f"out of memory at step {step} even with micro-batch 1 on {device}; "
-                "try --checkpointing, --precision bf16, a smaller model or --memory-budget"
+                "try --recompute, --checkpointing, --precision bf16, a smaller model or --memory-budget"
             )
         old = self.micro
         self.micro = max(1, old // 2)
@@ -85,6 +87,9 @@ class MicroBatching:
 
 
 def empty_cache(device: torch.device) -> None:
-    """Return cached, unused blocks to the device (CUDA only; a no-op elsewhere)."""
+    """Return cached, unused blocks: CUDA's caching allocator, or on CPU the free pages of
+    glibc's heaps (:func:`foxhunt.memory.allocator.release_free_heap`)."""
     if device.type == "cuda":
         torch.cuda.empty_cache()
+    elif device.type == "cpu":
+        release_free_heap()

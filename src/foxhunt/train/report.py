@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,10 +26,21 @@ from foxhunt.errors import InputError
 from foxhunt.memory.report import breakdown_table_markdown, plot_memory_timeline
 from foxhunt.memory.units import format_bytes
 from foxhunt.runtime import read_jsonl
+from foxhunt.train.report_evaluation import (
+    EVALUATION_PLOTS,
+    evaluation_md,
+    write_evaluation_plots,
+)
 
 log = logging.getLogger(__name__)
 
-PLOTS = ("loss_curves", "fan_chart", "variable_importance", "memory_timeline")
+PLOTS = (
+    "loss_curves",
+    "fan_chart",
+    "variable_importance",
+    "memory_timeline",
+    *EVALUATION_PLOTS,
+)
 """PNG names (without suffix) the report may embed."""
 
 
@@ -179,45 +189,6 @@ def _estimate_md(cfg: dict[str, Any]) -> str | None:
 # --- markdown --------------------------------------------------------------------------------
 
 
-def _fmt(x: Any, digits: int = 4) -> str:
-    if isinstance(x, float):
-        return "nan" if math.isnan(x) else f"{x:.{digits}f}"
-    return str(x)
-
-
-def _evaluation_md(ev: dict[str, Any]) -> list[str]:
-    lines = [
-        "## Evaluation",
-        "",
-        f"`foxhunt evaluate` on `{ev.get('bars')}` ({ev.get('split')}, "
-        f"{ev.get('n_windows')} windows). Pinball loss in basis points of log return; q-risk as "
-        "in the TFT paper (2·Σ pinball / Σ|y|); coverage nominal 80 % (10–90) and 96 % (2–98).",
-        "",
-        "| model | mean pinball (bp) | P50 q-risk | P90 q-risk | 10–90 coverage | 2–98 coverage |",
-        "|---|---|---|---|---|---|",
-    ]
-    for name, label in (
-        ("tft", "TFT"),
-        ("empirical", "empirical quantiles"),
-        ("zero", "zero return"),
-    ):
-        s = ev.get("scores", {}).get(name)
-        if not s:
-            continue
-        cov = s.get("coverage", {})
-        risk = s.get("q_risk", {})
-        lines.append(
-            f"| {label} | {s['mean_pinball'] * 1e4:.3f} | {_fmt(risk.get('P50', math.nan))} | "
-            f"{_fmt(risk.get('P90', math.nan))} | {_fmt(cov.get('10-90', math.nan) * 100, 1)} % | "
-            f"{_fmt(cov.get('2-98', math.nan) * 100, 1)} % |"
-        )
-    beats = ev.get("tft_beats", {})
-    if beats:
-        verdict = ", ".join(f"{k}: {'yes' if v else 'no'}" for k, v in beats.items())
-        lines += ["", f"TFT beats the baseline on mean pinball loss — {verdict}."]
-    return [*lines, ""]
-
-
 def _summary_rows(
     cfg: dict[str, Any],
     info: dict[str, Any],
@@ -325,7 +296,8 @@ def write_report(run: RunDir) -> Path:
         md += ["Out-of-memory back-offs:", "", *[f"- {r['message']}" for r in ooms], ""]
 
     if evaluation:
-        md += _evaluation_md(evaluation)
+        pngs = {name: run.png(name) for name in EVALUATION_PLOTS}
+        md += evaluation_md(evaluation, write_evaluation_plots(evaluation, pngs))
     else:
         md += [
             "## Evaluation",

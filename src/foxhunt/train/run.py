@@ -20,7 +20,7 @@ import datetime as dt
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,20 +29,27 @@ import torch
 
 from foxhunt import __version__, runtime
 from foxhunt.artifacts import checkpoints as ckpt
-from foxhunt.artifacts.baselines import recent_return_quantiles
+from foxhunt.artifacts.baselines import fit_baselines
+from foxhunt.artifacts.calibration import write_calibration
 from foxhunt.artifacts.rundir import RunDir, features_record
-from foxhunt.config import RunConfig
+from foxhunt.config import RunConfig, TrainConfig
 from foxhunt.data.instruments import instruments_to_dict
-from foxhunt.data.pipeline import PreparedData, prepare_training_data
+from foxhunt.data.pipeline import PreparedData, calendars_of, prepare_training_data
+from foxhunt.data.target_scale import TargetScale
 from foxhunt.errors import DataError, InputError, ModelDirError
-from foxhunt.memory.allocator import tune_cpu_allocator
+from foxhunt.memory.budget import check_above_baseline
 from foxhunt.memory.log import MemoryLog
+from foxhunt.memory.process import process_training_peak
+from foxhunt.memory.units import format_bytes, parse_bytes
 from foxhunt.model.tft import TFT
 from foxhunt.runtime import truncate_jsonl
+from foxhunt.train.calibrate import fit_calibration
 from foxhunt.train.distributed import World, process_group, rank_device, world_from_env
+from foxhunt.train.head_init import init_monotone_head, standardised_target_quantiles
 from foxhunt.train.interpret import write_interpretation
 from foxhunt.train.loop import fit
-from foxhunt.train.observer import Progress
+from foxhunt.train.observer import Listener, Progress
+from foxhunt.train.plan import apply_budget, data_bytes
 from foxhunt.train.report import write_report
 from foxhunt.train.resolve import hold_run, resolve_run, run_root
 from foxhunt.train.signals import stop_on_signals
@@ -51,6 +58,9 @@ log = logging.getLogger(__name__)
 
 ProgressFactory = Callable[[int, int], contextlib.AbstractContextManager[Progress]]
 """Makes a progress display from (epochs, first epoch)."""
+
+ProcessSetup = Callable[[TrainConfig], None]
+"""Applies process-wide settings (the CLI: ``memory.allocator.apply_cpu_allocator``)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +92,8 @@ def run_training(
     *,
     progress: ProgressFactory | None = None,
     overwrite: bool = False,
+    listeners: Sequence[Listener] = (),
+    process_setup: ProcessSetup | None = None,
 ) -> TrainedRun:
     """Train a TFT and write its run directory, holding its lock (:mod:`foxhunt.train.resolve`).
 
@@ -97,6 +109,11 @@ def run_training(
             main rank only. None: nothing is drawn (epoch lines are logged).
         overwrite: Replace a run already in ``out`` (its files are deleted once the new run's
             data is ready).
+        listeners: Handed every metrics record and memory snapshot of the loop, on the main
+            rank (:data:`foxhunt.train.observer.Listener`: TensorBoard, a tuning trial's pruner).
+        process_setup: Called once with the final train config (``auto`` precision resolved,
+            the budget planned, the data prepared), before the model is built: the CLI applies
+            the CPU allocator there. The library itself changes no process-wide setting.
 
     Returns:
         The run directory and its best epoch.
@@ -122,9 +139,11 @@ def run_training(
                 memory_budget,
                 allow_precision_change,
                 progress,
+                process_setup,
                 world=world,
                 device=rank_device(world, device),
                 started=started,
+                listeners=listeners,
             )
 
 
@@ -136,30 +155,38 @@ def _train(
     memory_budget: str | None,
     allow_precision_change: bool,
     progress_factory: ProgressFactory | None,
+    process_setup: ProcessSetup | None,
     *,
     world: World,
     device: torch.device,
     started: float,
+    listeners: Sequence[Listener] = (),
 ) -> TrainedRun:
     """The body of :func:`run_training`, on one rank of ``world``."""
     if device != torch.device(cfg.train.device):
         cfg = cfg.replace(train={"device": str(device)})  # torchrun on CUDA: cuda:LOCAL_RANK
+    requested_precision = cfg.train.precision
+    # Resolved once; config.json stores the choice, so resume, evaluate and predict reuse it.
+    cfg = cfg.replace(train={"precision": runtime.resolve_precision(requested_precision, device)})
     per_rank = world.per_rank_batch(cfg.train.batch_size)
-    if memory_budget is not None and resume is None:
-        cfg = _apply_budget(cfg, memory_budget, allow_precision_change, per_rank)
+    budget = memory_budget if resume is None else None
+    if budget is not None:  # refuse a budget below the import baseline before reading data
+        check_above_baseline(cfg, parse_bytes(budget))
     if cfg.train.num_threads:
         torch.set_num_threads(cfg.train.num_threads)
-    if device.type == "cpu" and cfg.train.cpu_allocator == "lean":
-        tune_cpu_allocator()  # freed activations go back to the OS: RSS tracks live tensors
-    elif device.type == "cpu":
-        log.warning(
-            "cpu_allocator glibc: faster steps, but peak RSS runs above the memory estimate "
-            "(which assumes the lean allocator)"
-        )
 
     # From a feature store, rank 0 builds the memory-mapped window cache once; the rest wait.
     data = prepare_training_data(bars, cfg, coordinator=world)
     _check_windows(data, bars)
+    if budget is not None:
+        cfg = apply_budget(cfg, budget, allow_precision_change, per_rank, data_bytes(data))
+    elif device.type == "cpu":  # no budget: the fastest settings, and what they will cost
+        peak = process_training_peak(cfg, data_bytes=data_bytes(data)).total
+        t = cfg.train
+        log.info("estimated peak RSS %s (%s allocator, %s, recompute %s; docs/memory.md)",
+                 format_bytes(peak), t.cpu_allocator, t.precision, t.recompute)  # fmt: skip
+    if process_setup is not None:
+        process_setup(cfg.train)
     if resume is not None:
         _check_same_data(run, data)
     memory_path = _memory_path(run, world)
@@ -169,7 +196,7 @@ def _train(
             run.clear()
         run.create()
         if fresh:
-            _start_fresh(run, cfg, bars, data, memory_budget)
+            _start_fresh(run, cfg, bars, data, memory_budget, requested_precision)
     world.barrier()  # the other ranks start once rank 0 has laid out the run directory
     if fresh and not world.is_main:
         memory_path.unlink(missing_ok=True)
@@ -182,6 +209,12 @@ def _train(
         "features": features_record(data.spec, data.scaler, data.fingerprint),
     }
     memory = MemoryLog(memory_path, device)
+    # The network learns targets divided by the run's target scale (data/target_scale.py).
+    scale = TargetScale.of(cfg.data, data.spec, data.scaler)
+    train_windows, val_windows = (d.with_target_scale(scale) for d in (data.train, data.val))
+    if state is None and cfg.model.monotone_quantiles:  # start at the scale-only forecast
+        start = standardised_target_quantiles(train_windows, cfg.model.quantiles)
+        init_monotone_head(model.output, start)
     stop = threading.Event()
     first_epoch = state["loop"]["epoch"] + 1 if state else 1
     make_progress = progress_factory if progress_factory and world.is_main else None
@@ -193,8 +226,8 @@ def _train(
     ):
         result = fit(
             model,
-            data.train,
-            data.val,
+            train_windows,
+            val_windows,
             cfg,
             run,
             sidecar=sidecar,
@@ -203,6 +236,7 @@ def _train(
             stop=stop,
             progress=progress,
             world=world,
+            listeners=listeners,
         )
 
     if not world.is_main:  # DDP: the run directory's files are rank 0's
@@ -227,6 +261,16 @@ def _train(
         )
 
     write_interpretation(run, model, data, cfg, device)
+    calibration = fit_calibration(
+        model,
+        val_windows,
+        cfg.model.quantiles,
+        batch_size=cfg.train.validation_batch_size,
+        device=device,
+        precision=cfg.train.precision,
+    )
+    if calibration is not None:
+        write_calibration(run.calibration, calibration)
     write_report(run)
     return TrainedRun(
         run.root, result.final_weights, result.state.best_epoch, result.state.best_val_loss
@@ -241,31 +285,6 @@ def _check_device(cfg: RunConfig) -> torch.device:
     if cfg.train.precision == "fp16" and device.type != "cuda":
         raise InputError("--precision fp16 needs a CUDA device (use bf16 on CPU)")
     return device
-
-
-def _apply_budget(
-    cfg: RunConfig, budget: str, allow_precision_change: bool, per_rank_batch: int
-) -> RunConfig:
-    """Let the memory planner pick micro-batch, checkpointing, precision and validation batch.
-
-    The budget is per process: under torchrun it plans for one rank's share of the batch.
-    """
-    from foxhunt.memory.budget import plan_budget
-    from foxhunt.memory.units import parse_bytes
-
-    micro = min(cfg.train.micro_batch, per_rank_batch)
-    rank_cfg = cfg.replace(train={"batch_size": per_rank_batch, "micro_batch_size": micro})
-    plan = plan_budget(rank_cfg, parse_bytes(budget), allow_precision_change=allow_precision_change)
-    log.info(
-        "memory budget %s: micro-batch %d x %d accumulation, checkpointing %s, %s, validation batch %d",
-        budget,
-        plan.micro_batch,
-        plan.accumulation,
-        "on" if plan.checkpointing else "off",
-        plan.precision,
-        plan.validation_batch_size,
-    )
-    return plan.apply(cfg)
 
 
 def _check_windows(data: PreparedData, bars: Path) -> None:
@@ -287,7 +306,12 @@ def _check_same_data(run: RunDir, data: PreparedData) -> None:
 
 
 def _start_fresh(
-    run: RunDir, cfg: RunConfig, bars: Path, data: PreparedData, memory_budget: str | None
+    run: RunDir,
+    cfg: RunConfig,
+    bars: Path,
+    data: PreparedData,
+    memory_budget: str | None,
+    requested_precision: str,
 ) -> None:
     """Write the run's description files."""
     cfg.save(run.config)
@@ -295,7 +319,15 @@ def _start_fresh(
         run.features, features_record(data.spec, data.scaler, data.fingerprint)
     )
     runtime.atomic_write_json(
-        run.baselines, recent_return_quantiles(data.train, data.scaler, cfg.model.quantiles)
+        run.baselines,
+        fit_baselines(
+            data.train,
+            data.val,
+            data.closes,
+            data.scaler,
+            cfg.model.quantiles,
+            calendars_of(data.instruments),
+        ),
     )
     if data.instruments is not None:  # from a feature store: none (globex, as its features)
         runtime.atomic_write_json(run.instruments, instruments_to_dict(data.instruments))
@@ -308,6 +340,8 @@ def _start_fresh(
             "windows": {"train": len(data.train), "val": len(data.val), "test": len(data.test)},
             "parameters": sum(p.numel() for p in TFT(cfg.model).parameters()),
             "memory_budget": memory_budget,
+            "precision": {"requested": requested_precision, "used": cfg.train.precision},
+            "cpu_allocator": cfg.train.cpu_allocator,
             "foxhunt_version": __version__,
             "torch_version": torch.__version__,
             "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

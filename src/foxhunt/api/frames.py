@@ -1,0 +1,101 @@
+"""Bars as a notebook holds them (a path, a polars or a pandas DataFrame) in, the caller's kind out.
+
+The library reads bars from files, where every vendor spelling is understood
+(:func:`foxhunt.data.bars.read_bars`). A DataFrame is written once to a Parquet file in a
+private working directory and read from there, so a frame and a file with the same columns
+give the same bars, the same checks and the same fingerprint (a model trained on a frame
+recognises the frame as its training data). Error messages name ``DataFrame`` instead of that
+file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+import polars as pl
+
+from foxhunt.data.columns import SYMBOL_NAMES, canonical_name
+from foxhunt.errors import DataError, InputError
+from foxhunt.infer.bar_frame import is_pandas, polars_bars
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+BarsLike: TypeAlias = "str | os.PathLike[str] | pl.DataFrame | pd.DataFrame"
+"""Bars a caller may pass: a file, directory or glob, or a polars or pandas DataFrame."""
+
+Kind = Literal["path", "polars", "pandas"]
+
+FRAME = "DataFrame"
+"""How error messages name bars that came as a DataFrame."""
+
+
+def kind_of(bars: Any) -> Kind:
+    """``path``, ``polars`` or ``pandas``; anything else is refused (InputError)."""
+    if isinstance(bars, str | os.PathLike):
+        return "path"
+    if isinstance(bars, pl.DataFrame):
+        return "polars"
+    if is_pandas(bars):
+        return "pandas"
+    raise InputError(
+        f"bars: expected a path, a polars or a pandas DataFrame, got {type(bars).__name__}"
+    )
+
+
+def to_polars(bars: pl.DataFrame | pd.DataFrame, symbol: str | None = None) -> pl.DataFrame:
+    """A DataFrame of bars as polars, its time index a column, a ``symbol`` column added.
+
+    Args:
+        bars: polars, or pandas (a ``DatetimeIndex`` becomes a column: its name, or ``ts``).
+        symbol: the symbol of every row when the frame has no symbol column (``symbol``,
+            ``ticker``, ``instrument``, ``raw_symbol``); ignored when it has one.
+
+    Raises:
+        InputError: no symbol column and no ``symbol``.
+    """
+    frame = polars_bars(bars, f"bars {FRAME}")
+    if not any(canonical_name(c) in SYMBOL_NAMES for c in frame.columns):
+        if symbol is None:
+            raise InputError(
+                f"bars {FRAME}: no symbol column ({', '.join(SYMBOL_NAMES)}); pass symbol='ES'"
+            )
+        frame = frame.with_columns(pl.lit(symbol, dtype=pl.String).alias("symbol"))
+    return frame
+
+
+def as_kind(frame: pl.DataFrame, kind: Kind) -> pl.DataFrame | pd.DataFrame:
+    """``frame`` as the caller's kind: pandas for pandas, polars for polars and for a path."""
+    return frame.to_pandas() if kind == "pandas" else frame
+
+
+@contextlib.contextmanager
+def bars_path(bars: BarsLike, workdir: Path, symbol: str | None = None) -> Iterator[Path]:
+    """A path to read ``bars`` from: the path itself, or the frame written to ``workdir``.
+
+    The file stays in ``workdir`` (a model trained on it records its path). Inside the block
+    a :class:`~foxhunt.errors.DataError` or :class:`~foxhunt.errors.InputError` that names
+    that file names ``DataFrame`` instead.
+    """
+    if kind_of(bars) == "path":
+        yield Path(bars)  # type: ignore[arg-type]
+        return
+    frame = to_polars(bars, symbol)  # type: ignore[arg-type]
+    workdir.mkdir(parents=True, exist_ok=True)
+    n = len(list(workdir.glob("bars-*.parquet")))
+    path = workdir / f"bars-{n}.parquet"
+    try:
+        frame.write_parquet(path)
+    except pl.exceptions.PolarsError as e:
+        raise DataError(f"bars {FRAME}: cannot store it ({str(e).splitlines()[0]})") from e
+    try:
+        yield path
+    except (DataError, InputError) as e:
+        message = str(e).replace(str(path), FRAME)
+        if message == str(e):
+            raise
+        raise type(e)(message) from e

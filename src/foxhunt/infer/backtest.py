@@ -1,0 +1,272 @@
+"""``foxhunt backtest``: rolling-origin evaluation of the TFT and every baseline.
+
+The bars' distinct times are cut into an initial training stretch (the first
+:data:`INITIAL_TRAIN_FRACTION`) and ``K`` consecutive test folds after it. For fold ``k``:
+
+* **train**: every bar before the fold's first time, less an embargo of ``E`` bar times
+  (the run config's ``embargo``, default encoder + horizon), so no training target reaches into
+  the fold; the run splits it as ``foxhunt train`` does (train / validation for early stopping
+  and the EWMA decays / a test part left unused), and the baselines are fitted on its training
+  split. ``--refit every`` trains a model (and fits the baselines) per fold on this expanding
+  window; ``--refit once`` trains one on fold 1's and scores it on every fold.
+* **test**: every window whose origin lies in the fold and whose H outcomes are inside it. The
+  encoder reads the bars just before the fold (inputs, not targets); the classical baselines
+  filter every bar up to each origin.
+
+Per fold and pooled over the folds: the scores of :mod:`foxhunt.infer.scores` and the
+Diebold–Mariano comparison of :mod:`foxhunt.infer.significance` (pooled: on the concatenated
+per-window losses of all folds).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import torch
+
+from foxhunt.config import RunConfig
+from foxhunt.data.bars import read_bars
+from foxhunt.data.features import feature_spec
+from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data
+from foxhunt.errors import DataError, InputError
+from foxhunt.infer.backtest_plot import plot_backtest
+from foxhunt.infer.baselines import load_baselines
+from foxhunt.infer.evaluate import baseline_forecasts, score, verdicts
+from foxhunt.infer.significance import compare
+from foxhunt.quantize.model import load_inference_model
+from foxhunt.runtime import atomic_write_json, parse_device
+from foxhunt.train.run import run_training
+
+log = logging.getLogger(__name__)
+
+INITIAL_TRAIN_FRACTION = 0.5
+"""Share of the bar times before the first fold (the first training window)."""
+
+REFIT = ("every", "once")
+
+
+@dataclass(frozen=True)
+class Fold:
+    """One test fold: train on bars before ``train_end``; test origins in [``start``, ``end``)."""
+
+    index: int
+    train_end: datetime
+    start: datetime
+    end: datetime | None  # None: to the last bar
+
+
+def plan_folds(times: pl.Series, folds: int, embargo: int) -> list[Fold]:
+    """Cut sorted distinct bar times into the folds (see the module docstring).
+
+    Raises:
+        InputError: ``folds`` < 1, or too few times for the folds and the embargo.
+    """
+    if folds < 1:
+        raise InputError(f"--folds must be >= 1, got {folds}")
+    n = len(times)
+    first = int(n * INITIAL_TRAIN_FRACTION)
+    edges = np.linspace(first, n, folds + 1).round().astype(int)
+    if first - embargo < 1 or np.any(np.diff(edges) < 1):
+        raise InputError(
+            f"--folds {folds}: {n} bar times are too few for {folds} folds after an initial "
+            f"{INITIAL_TRAIN_FRACTION:.0%} and an embargo of {embargo} bars"
+        )
+    return [
+        Fold(
+            index=k + 1,
+            train_end=times[int(a) - embargo],
+            start=times[int(a)],
+            end=times[int(b)] if b < n else None,
+        )
+        for k, (a, b) in enumerate(zip(edges[:-1], edges[1:], strict=True))
+    ]
+
+
+def _before(bars: pl.DataFrame, t: datetime | None) -> pl.DataFrame:
+    return bars if t is None else bars.filter(pl.col("ts") < t)
+
+
+def _fold_bars(bars: pl.DataFrame, fold: Fold, history: int, need: int) -> pl.DataFrame:
+    """Each symbol's bars of the fold plus the ``history`` bars before it (warm-up and encoder);
+    a symbol with fewer than ``need`` such bars is left out."""
+    ranked = bars.with_columns(pl.int_range(pl.len()).over("symbol").alias("_row"))
+    first = ranked.filter(pl.col("ts") >= fold.start).group_by("symbol").agg(pl.col("_row").min())
+    out = _before(ranked.join(first, on="symbol", suffix="_first"), fold.end).filter(
+        pl.col("_row") >= pl.col("_row_first") - history
+    )
+    counts = out.group_by("symbol").len()
+    keep = counts.filter(pl.col("len") >= need)["symbol"].to_list()
+    if len(keep) < counts.height:
+        log.warning(
+            "fold %d: %d symbols have too few bars, left out", fold.index, counts.height - len(keep)
+        )
+    return out.filter(pl.col("symbol").is_in(keep)).drop("_row", "_row_first").sort("symbol", "ts")
+
+
+def _train(cfg: RunConfig, bars: pl.DataFrame, root: Path, progress: Any) -> Path:
+    """Train on ``bars`` (written beside the run) with the config's own splits; returns the
+    run dir."""
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / "train_bars.parquet"
+    bars.write_parquet(path)
+    run_training(
+        cfg,
+        bars=path,
+        out=root / "run",
+        resume=None,
+        memory_budget=None,
+        allow_precision_change=False,
+        progress=progress,
+        overwrite=True,
+    )
+    return root / "run"
+
+
+def backtest(
+    bars_path: Path,
+    cfg: RunConfig,
+    *,
+    folds: int,
+    refit: str,
+    out: Path,
+    device: str = "cpu",
+    batch_size: int = 256,
+    progress: Callable[..., Any] | None = None,
+) -> dict[str, Any]:
+    """Rolling-origin evaluation (module docstring); writes ``out/backtest.json``, the fold
+    runs under ``out/fold-K/`` and returns the result.
+
+    Args:
+        bars_path: bars file, directory or glob.
+        cfg: the run config each fold trains with (a preset, possibly with overrides).
+        folds: K.
+        refit: ``every`` (a model per fold) or ``once`` (one model, trained before fold 1).
+        out: directory for the fold runs, ``backtest.json`` and ``backtest.png``.
+        device: torch device for scoring (training follows ``cfg.train.device``).
+        batch_size: windows per forward pass when scoring.
+        progress: progress factory handed to training (None: log lines).
+
+    Raises:
+        InputError: bad arguments, or bars too short for the folds.
+    """
+    if refit not in REFIT:
+        raise InputError(f"--refit must be one of {', '.join(REFIT)}, got {refit!r}")
+    m = cfg.model
+    L, H = m.encoder_length, m.horizon
+    spec = feature_spec(H)
+    need, why = inference_bars_needed(spec, L, H, with_target=True)
+    bars = read_bars(
+        bars_path,
+        min_bars=need,
+        min_bars_reason=why,
+        tz=cfg.data.tz,
+        allow_outliers=cfg.data.allow_outliers,
+    )
+    embargo = cfg.data.embargo if cfg.data.embargo is not None else L + H
+    plan = plan_folds(bars["ts"].unique().sort(), folds, embargo)
+    out.mkdir(parents=True, exist_ok=True)
+    dev = parse_device(device)
+    results, losses = [], []
+    run_dir: Path | None = None
+    for fold in plan:
+        if run_dir is None or refit == "every":
+            log.info("fold %d: training on bars before %s", fold.index, fold.train_end)
+            run_dir = _train(
+                cfg, _before(bars, fold.train_end), out / f"fold-{fold.index}", progress
+            )
+        fold_result, fold_losses = _score_fold(
+            run_dir, bars, fold, spec.warmup + L - 1, need, dev, batch_size
+        )
+        results.append(fold_result)
+        losses.append(fold_losses)
+    result = {
+        "bars": str(bars_path),
+        "preset": cfg.preset,
+        "refit": refit,
+        "embargo": embargo,
+        "horizon": H,
+        "quantiles": list(m.quantiles),
+        "units": "log return",
+        "folds": results,
+        "pooled": _pool(results, losses),
+    }
+    atomic_write_json(out / "backtest.json", result)
+    plot_backtest(result, out / "backtest.png")
+    return result
+
+
+def _score_fold(
+    run_dir: Path,
+    bars: pl.DataFrame,
+    fold: Fold,
+    history: int,
+    need: int,
+    device: torch.device,
+    batch_size: int,
+) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+    """Score the run's model and baselines on the fold's windows."""
+    loaded = load_inference_model(run_dir, device)
+    m = loaded.config.model
+    frame = _fold_bars(bars, fold, history, need)
+    if frame.is_empty():
+        raise DataError(f"fold {fold.index}: no symbol has {need} bars for one window")
+    windows = prepare_inference_data(
+        frame,
+        loaded.spec,
+        loaded.scaler,
+        m.encoder_length,
+        m.horizon,
+        with_target=True,
+        instruments=loaded.instruments,
+    )
+    empirical, classical = load_baselines(loaded.run.baselines, m.quantiles, m.horizon)
+    closes = _before(bars, fold.end).select("symbol", "ts", "close")
+    forecasts = baseline_forecasts(empirical, classical, closes, windows)
+    scores, losses = score(loaded, windows, forecasts, batch_size=batch_size, device=device)
+    origins = windows.origins()["ts"]
+    return {
+        "fold": fold.index,
+        "run": str(run_dir),
+        "train_end": fold.train_end.isoformat(),
+        "first_origin": origins.min().isoformat(),  # type: ignore[union-attr]
+        "last_origin": origins.max().isoformat(),  # type: ignore[union-attr]
+        "n_windows": len(windows),
+        "scores": {k: _brief(v) for k, v in scores.items()},
+        "comparisons": {k: v["pooled"] for k, v in verdicts(losses).items()},
+    }, losses
+
+
+def _brief(s: dict[str, Any]) -> dict[str, Any]:
+    keys = ("n_windows", "mean_pinball", "pinball_per_horizon", "q_risk", "coverage")
+    return {k: s[k] for k in keys}
+
+
+def _pool(results: list[dict[str, Any]], losses: list[dict[str, torch.Tensor]]) -> dict[str, Any]:
+    """Scores over all folds' windows together, and the Diebold–Mariano test on them."""
+    names = list(losses[0])
+    joined = {
+        k: torch.cat([f[k] for f in losses]).numpy() for k in names if all(k in f for f in losses)
+    }
+    n = [r["n_windows"] for r in results]
+    scores = {}
+    for k, v in joined.items():
+        cover = {
+            c: float(np.average([r["scores"][k]["coverage"][c] for r in results], weights=n))
+            for c in results[0]["scores"][k]["coverage"]
+        }
+        scores[k] = {
+            "n_windows": int(v.shape[0]),
+            "mean_pinball": float(v.mean()),
+            "pinball_per_horizon": v.mean(axis=0).tolist(),
+            "coverage": cover,
+        }
+    tft = joined["tft"]
+    comparisons = {k: compare(tft, v) for k, v in joined.items() if k != "tft"}
+    return {"n_windows": int(sum(n)), "scores": scores, "comparisons": comparisons}

@@ -1,0 +1,47 @@
+"""The TFT's forecast of a batch as log-return quantiles: the one place that makes them.
+
+``evaluate``, ``predict`` and the streaming ``Forecaster`` all call :func:`tft_quantiles`:
+model forward (standardised quantiles) -> conformal offsets (when the run has
+``calibration.json``) -> times the target scale (global std per horizon, or the window's causal
+volatility; :mod:`foxhunt.data.target_scale`) -> sorted along Q (a no-op for a monotone head
+without calibration; it keeps quantiles from crossing in every other case). The steps after the
+forward are :meth:`foxhunt.artifacts.calibration.QuantileMap.to_returns`, which the layers
+below ``infer`` (the quantisation comparison, the training report's fan chart) call directly.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from foxhunt.artifacts.calibration import QuantileMap, quantile_map
+from foxhunt.model.batch import TFTBatch
+from foxhunt.runtime import autocast
+
+__all__ = ["QuantileMap", "quantile_map", "tft_quantiles"]
+
+
+@torch.inference_mode()
+def tft_quantiles(
+    model: nn.Module,
+    batch: TFTBatch,
+    qmap: QuantileMap,
+    *,
+    device: torch.device,
+    precision: str = "fp32",
+) -> Tensor:
+    """Forecast ``batch`` as sorted log-return quantiles.
+
+    Args:
+        model: the TFT (in eval mode).
+        batch: windows as the dataset gives them (any device; moved to ``device``).
+        qmap: the run's :class:`QuantileMap` (:func:`quantile_map`).
+        device: where the model is.
+        precision: autocast precision (used on CUDA only).
+
+    Returns:
+        (B, H, Q) float64 on the CPU, non-decreasing along Q.
+    """
+    with autocast(device, precision if device.type == "cuda" else "fp32"):  # type: ignore[arg-type]
+        z = model(batch.to(device)).quantiles  # (B, H, Q) standardised
+    return qmap.to_returns(z, batch.historical)

@@ -1,0 +1,102 @@
+"""Is the TFT's edge over a baseline real? The Diebold–Mariano test on per-window losses.
+
+For windows ``i = 1..N`` (in time order within each symbol, symbols one after another) let
+``d_i = L_tft,i - L_base,i`` be the difference of their pinball losses (mean over quantiles, and
+over horizons for the pooled test). Windows ``h`` bars apart share ``H - h`` outcomes, so ``d``
+is autocorrelated up to lag ``H - 1``; its mean's variance is the Newey–West (Bartlett kernel)
+long-run variance over ``N``:
+
+    DM = mean(d) / sqrt(LRV / N),  LRV = g_0 + 2 Σ_{k=1..K} (1 - k / (K + 1)) g_k,
+
+``g_k`` the lag-``k`` autocovariance of ``d``, ``K = max(H - 1, floor(4 (N / 100)^(2/9)))``.
+Two-sided p-value from the standard normal. The verdict is ``win`` (TFT's loss lower) or
+``lose`` only when ``p < 0.05``; otherwise ``no significant difference``.
+
+The long-run variance comes from ``arch.covariance.kernel.Bartlett``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+ALPHA = 0.05
+"""Significance level of a win or a loss."""
+
+NO_DIFFERENCE = "no significant difference"
+
+
+def hac_lag(n: int, horizon: int) -> int:
+    """Bartlett bandwidth: at least ``H - 1`` (the windows' overlap), else the Newey–West rule."""
+    return max(horizon - 1, math.floor(4 * (max(n, 1) / 100) ** (2 / 9)))
+
+
+def diebold_mariano(d: np.ndarray, lag: int) -> tuple[float, float]:
+    """DM statistic and two-sided p-value of ``mean(d) = 0`` with a Bartlett HAC variance.
+
+    Returns:
+        ``(statistic, p_value)``; ``(nan, nan)`` for fewer than two values. A constant ``d``
+        gives ``(0, 1)`` when it is 0 and ``(±inf, 0)`` otherwise.
+    """
+    from arch.covariance.kernel import Bartlett
+    from scipy.stats import norm
+
+    d = np.asarray(d, dtype=np.float64)
+    n = len(d)
+    if n < 2:
+        return math.nan, math.nan
+    mean = float(d.mean())
+    if np.ptp(d) == 0:
+        return (0.0, 1.0) if mean == 0 else (math.copysign(math.inf, mean), 0.0)
+    lrv = float(Bartlett(d, bandwidth=min(lag, n - 1), force_int=True).cov.long_run[0, 0])
+    if lrv <= 0:
+        return (0.0, 1.0) if mean == 0 else (math.copysign(math.inf, mean), 0.0)
+    stat = mean / math.sqrt(lrv / n)
+    return stat, float(2 * norm.sf(abs(stat)))
+
+
+def verdict(mean_difference: float, p_value: float, alpha: float = ALPHA) -> str:
+    """``win`` / ``lose`` for the TFT when significant at ``alpha``, else no difference."""
+    if not math.isfinite(p_value) or p_value >= alpha or mean_difference == 0:
+        return NO_DIFFERENCE
+    return "win" if mean_difference < 0 else "lose"
+
+
+def _one(tft: np.ndarray, base: np.ndarray, lag: int) -> dict[str, Any]:
+    d = tft - base
+    stat, p = diebold_mariano(d, lag)
+    mean_base = float(base.mean()) if len(base) else math.nan
+    diff = float(d.mean()) if len(d) else math.nan
+    return {
+        "tft": float(tft.mean()) if len(tft) else math.nan,
+        "baseline": mean_base,
+        "difference": diff,
+        "relative": diff / mean_base if mean_base else math.nan,
+        "dm_statistic": stat,
+        "p_value": p,
+        "verdict": verdict(diff, p),
+    }
+
+
+def compare(tft: np.ndarray, base: np.ndarray) -> dict[str, Any]:
+    """The TFT against one baseline, pooled over horizons and per horizon.
+
+    Args:
+        tft: (N, H) the TFT's per-window pinball losses per horizon.
+        base: (N, H) the baseline's, on the same windows.
+
+    Returns:
+        ``{"lag", "pooled": {...}, "per_horizon": [{...} x H]}``, each entry with ``tft``,
+        ``baseline`` (mean losses), ``difference`` (TFT - baseline), ``relative`` (difference /
+        baseline; negative = TFT better), ``dm_statistic``, ``p_value`` and ``verdict``.
+    """
+    tft, base = np.asarray(tft, dtype=np.float64), np.asarray(base, dtype=np.float64)
+    n, h = tft.shape
+    lag = hac_lag(n, h)
+    return {
+        "lag": lag,
+        "pooled": _one(tft.mean(axis=1), base.mean(axis=1), lag),
+        "per_horizon": [_one(tft[:, j], base[:, j], lag) for j in range(h)],
+    }

@@ -1,0 +1,153 @@
+"""The whole process's peak memory on CPU: what ``top`` shows, not only the live tensors.
+
+A ``foxhunt train`` process peaks at
+
+    import baseline + data + tensors of a step + process overhead + allocator slack
+
+* **import baseline** (:data:`IMPORT_BASELINE_BYTES`): RSS after importing torch, polars and
+  foxhunt's training stack, before any data (measured by ``tests/memory/test_process.py``);
+* **data**: the prepared window arrays (known once the bars are read; 0 in a measurement that
+  trains on one random batch);
+* **tensors**: the analytical training peak (:func:`foxhunt.memory.estimate.estimate_memory`:
+  weights, AdamW state, gradients, saved activations, the largest transient) with the whole
+  effective batch resident;
+* **process overhead** (:data:`PROCESS_OVERHEAD`): kernel code pages, oneDNN caches, thread
+  arenas;
+* **allocator slack**: RSS beyond the estimated activations, a fitted fraction of them
+  (:data:`ACTIVATION_RSS_FACTOR` - 1): larger with glibc's default malloc
+  (``cpu_allocator="glibc"``), which keeps blocks freed in a step resident in its heap arenas,
+  than with ``lean`` (:mod:`foxhunt.memory.allocator`), which returns them.
+
+On CUDA the budget bounds device memory; this module is CPU only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from foxhunt.config import CpuAllocator, Precision, RunConfig
+from foxhunt.memory.estimate import batch_bytes, estimate_memory
+
+IMPORT_BASELINE_BYTES = 280 * 2**20
+"""RSS of a process that has imported torch 2.13 (CPU), polars and ``foxhunt.train.run``, before
+any data: 278-280 MiB measured on Linux x86-64 (``tests/memory/test_process.py`` measures it in a
+fresh process and holds this figure within 20 %)."""
+
+ACTIVATION_RSS_FACTOR: dict[str, float] = {"lean": 1.15, "glibc": 1.8}
+"""Peak RSS per byte of estimated step activations (saved, transients, gradients in flight),
+by allocator. Above 1 even for ``lean``: bf16 copies, oneDNN scratch and forward temporaries
+the tensor estimate does not count; glibc's default malloc also keeps freed blocks resident.
+Fitted (bf16, recompute off, 2 threads) to ``benchmarks/process_rss.py`` (docs/memory.md)."""
+
+RECOMPUTE_ACTIVATION_RSS_FACTOR = 2.0
+"""The same with ``recompute`` on, either allocator: the streamed VSNs' and recomputed LSTMs'
+transients come and go outside the tensor estimate's saved bytes. Fitted to one point only
+(TFT-225, batch 32 as 2 x 16, lean, bf16: 590.3 MiB measured, 589 estimated)."""
+
+PROCESS_OVERHEAD = 150 * 2**20
+"""Process memory beyond tensors and slack (kernel code pages, oneDNN primitives, thread arenas,
+Python objects), fitted with :data:`ACTIVATION_RSS_FACTOR` in bf16. Used for fp32 too, where
+the tensor-level fit (``CPU_TRAINING_OVERHEAD``, lean allocator, recompute on) found 105 MiB:
+the process estimate errs high there rather than low."""
+
+
+GLIBC_MMAP_MAX = 32 * 2**20
+"""glibc's dynamic mmap threshold stops rising here (64-bit): blocks at least this large are
+always mapped on their own and returned when freed, so a step whose largest activations are
+this large leaves no more slack with glibc's defaults than with ``lean`` (measured: TFT-225
+batch 128, 41 MiB per-variable tensors, 1,509 MiB peak RSS against an estimate of 1,577)."""
+
+
+def _largest_variable_tensor(cfg: RunConfig, micro: int, precision: str, recompute: bool) -> int:
+    """Bytes of the widest per-variable VSN activation, (V or chunk, rows, d_var)."""
+    c = cfg.model
+    f = 4 if precision == "fp32" else 2
+    width = []
+    for n_vars, steps in ((c.n_historical, c.encoder_length), (c.n_known, c.total_length)):
+        vars_at_once = min(c.vsn_chunk, n_vars) if recompute else n_vars
+        width.append(vars_at_once * micro * steps * c.variable_width * f)
+    return max(width)
+
+
+@dataclass(frozen=True)
+class ProcessPeak:
+    """Estimated peak RSS of a training process, by part (bytes)."""
+
+    import_baseline: int
+    data: int
+    tensors: int
+    overhead: int
+    allocator_slack: int
+
+    @property
+    def total(self) -> int:
+        """The estimated peak process RSS."""
+        return (
+            self.import_baseline + self.data + self.tensors + self.overhead + self.allocator_slack
+        )
+
+    def parts(self) -> dict[str, int]:
+        """Name -> bytes, and the total."""
+        return {
+            "import_baseline": self.import_baseline,
+            "data": self.data,
+            "tensors": self.tensors,
+            "overhead": self.overhead,
+            "allocator_slack": self.allocator_slack,
+            "total": self.total,
+        }
+
+
+def process_training_peak(
+    cfg: RunConfig,
+    *,
+    micro_batch: int | None = None,
+    checkpointing: bool | None = None,
+    precision: Precision | None = None,
+    allocator: CpuAllocator | None = None,
+    data_bytes: int = 0,
+    recompute: bool | None = None,
+) -> ProcessPeak:
+    """Estimated peak RSS of a CPU training process at these settings (default: ``cfg``'s).
+
+    Args:
+        cfg: The run (model, effective batch size; ``train.precision`` must be resolved unless
+            ``precision`` is given).
+        micro_batch: Samples per forward/backward.
+        checkpointing: Activation checkpointing of the heavy blocks.
+        precision: fp32 or bf16 autocast.
+        allocator: ``glibc`` or ``lean``.
+        data_bytes: The prepared data's bytes held by the process.
+        recompute: VSN streaming and LSTM recomputation (``TrainConfig.recompute``).
+
+    Returns:
+        The estimate, by part.
+    """
+    t = cfg.train
+    precision = precision or t.precision  # type: ignore[assignment]
+    est = estimate_memory(
+        cfg.model,
+        micro_batch or t.micro_batch,
+        precision=precision,  # type: ignore[arg-type]
+        checkpointing=t.checkpointing if checkpointing is None else checkpointing,
+        device="cpu",
+        recompute=t.recompute if recompute is None else recompute,
+    )
+    full_batch = batch_bytes(cfg.model, t.batch_size)
+    static = est.parameter_bytes + est.optimizer_bytes + full_batch
+    activations = est.training_peak_bytes - est.parameter_bytes - est.optimizer_bytes
+    activations -= est.batch_bytes
+    if (micro_batch or t.micro_batch) < t.batch_size:
+        # Accumulating: every gradient is live through the later micro-batches' forward and
+        # backward (the tensor estimate counts them only as backward reaches each block).
+        held = est.gradient_bytes + est.saved_activation_bytes + est.backward_transient_bytes
+        static += max(0, held - activations)
+    tensors = static + activations
+    alloc = allocator or t.cpu_allocator
+    micro = micro_batch or t.micro_batch
+    rec = t.recompute if recompute is None else recompute
+    if alloc == "glibc" and _largest_variable_tensor(cfg, micro, precision, rec) >= GLIBC_MMAP_MAX:
+        alloc = "lean"  # the big activations are mapped and returned either way
+    factor = RECOMPUTE_ACTIVATION_RSS_FACTOR if rec else ACTIVATION_RSS_FACTOR[alloc]
+    slack = int((factor - 1) * activations)
+    return ProcessPeak(IMPORT_BASELINE_BYTES, data_bytes, tensors, PROCESS_OVERHEAD, slack)

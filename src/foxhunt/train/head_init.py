@@ -1,0 +1,50 @@
+"""Start a monotone quantile head at the scale-only forecast.
+
+With the per-window target scale (:mod:`foxhunt.data.target_scale`) the standardised targets
+``z = y / scale`` have nearly the same distribution for every window and horizon, and the
+forecast ``Q_z x scale`` — ``Q_z`` the empirical quantiles of the training split's ``z`` —
+already beats the empirical-quantile and EWMA-normal baselines (docs/recipe.md). A fresh run
+therefore starts there: the head's weight is zeroed and its bias set so that the monotone head
+(:func:`foxhunt.model.quantile.monotone_quantiles`) outputs ``Q_z`` (averaged over horizons)
+for every input; training then learns the departures from it. Like a zero-initialised last
+layer, the zero weight still gets gradients on the first step.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from foxhunt.data.windows import WindowDataset
+
+MIN_STEP = 1e-4
+"""Smallest gap between neighbouring starting quantiles (softplus cannot reach 0)."""
+
+
+def standardised_target_quantiles(
+    train: WindowDataset, quantiles: tuple[float, ...], *, batch_size: int = 1024
+) -> torch.Tensor:
+    """(Q,) empirical quantiles of the training windows' standardised targets, pooled over
+    horizons (float64)."""
+    ys = []
+    for a in range(0, len(train), batch_size):
+        batch = train.batch(range(a, min(a + batch_size, len(train))))
+        assert batch.target is not None
+        ys.append(batch.target.double().reshape(-1))
+    z = torch.cat(ys)
+    return torch.quantile(z, torch.tensor(quantiles, dtype=torch.float64))
+
+
+@torch.no_grad()
+def init_monotone_head(head: nn.Linear, start: torch.Tensor) -> None:
+    """Make ``monotone_quantiles(head(x)) == start`` for every ``x``.
+
+    Args:
+        head: the TFT's ``output`` layer, ``Linear(d, Q)``.
+        start: (Q,) non-decreasing starting quantiles.
+    """
+    steps = torch.diff(start).clamp_min(MIN_STEP)  # (Q-1,)
+    raw_steps = steps + torch.log(-torch.expm1(-steps))  # softplus^-1
+    bias = torch.cat([start[:1], raw_steps]).to(head.bias.dtype)
+    head.weight.zero_()
+    head.bias.copy_(bias)

@@ -1,0 +1,49 @@
+"""A run's memory plan: the planner's choice (micro-batch, checkpointing, precision, allocator,
+validation batch) applied to its config, for the bars it holds."""
+
+from __future__ import annotations
+
+import logging
+
+from foxhunt.config import RunConfig
+from foxhunt.data.prepared import PreparedData
+from foxhunt.memory.budget import plan_budget
+from foxhunt.memory.units import format_bytes, parse_bytes
+
+log = logging.getLogger(__name__)
+
+
+def data_bytes(data: PreparedData) -> int:
+    """Bytes of the window arrays the process holds for the whole run."""
+    return sum(ds.nbytes for ds in (data.train, data.val, data.test))
+
+
+def apply_budget(
+    cfg: RunConfig, budget: str, allow_precision_change: bool, per_rank_batch: int, data: int
+) -> RunConfig:
+    """Let the memory planner pick micro-batch, checkpointing, precision, allocator and
+    validation batch (CPU: the budget bounds the process's peak RSS, ``data`` bytes included).
+
+    The budget is per process: under torchrun it plans for one rank's share of the batch.
+    """
+    micro = min(cfg.train.micro_batch, per_rank_batch)
+    rank_cfg = cfg.replace(train={"batch_size": per_rank_batch, "micro_batch_size": micro})
+    plan = plan_budget(
+        rank_cfg,
+        parse_bytes(budget),
+        allow_precision_change=allow_precision_change,
+        data_bytes=data,
+    )
+    log.info(
+        "memory budget %s: micro-batch %d x %d accumulation, checkpointing %s, %s, %s allocator, "
+        "validation batch %d, estimated peak %s",
+        budget,
+        plan.micro_batch,
+        plan.accumulation,
+        "on" if plan.checkpointing else "off",
+        plan.precision,
+        plan.cpu_allocator,
+        plan.validation_batch_size,
+        format_bytes(plan.estimated_peak),
+    )
+    return plan.apply(cfg)

@@ -1,0 +1,87 @@
+"""tft_quantiles on the shared demo run: calibration fitted on the validation windows at the end
+of training, applied before the window scale; a run without the new config fields or
+calibration.json gives exactly the quantiles of the old code path."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from demo_run import QUANTILES, DemoRun
+from foxhunt.artifacts.calibration import read_calibration
+from foxhunt.artifacts.rundir import load_model_dir
+from foxhunt.data.pipeline import prepare_training_data
+from foxhunt.data.scaling import unscale_targets
+from foxhunt.errors import ModelDirError
+from foxhunt.infer.quantiles import quantile_map, tft_quantiles
+from foxhunt.train.calibrate import conformal_offsets, standardised_predictions
+
+CPU = torch.device("cpu")
+
+
+def test_demo_run_is_calibrated_on_its_validation_windows(demo_run: DemoRun) -> None:
+    loaded = load_model_dir(demo_run.run)
+    qmap = quantile_map(loaded)
+    assert qmap.scale.mode == "window" and loaded.config.model.monotone_quantiles
+    assert qmap.calibration is not None and qmap.calibration.quantiles == QUANTILES
+    val = prepare_training_data(demo_run.bars, loaded.config).val.with_target_scale(qmap.scale)
+    z_pred, z_y = standardised_predictions(loaded.model, val, batch_size=64, device=CPU)
+    want = conformal_offsets(z_pred, z_y, QUANTILES)
+    got = torch.tensor(qmap.calibration.offsets, dtype=torch.float64)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-7)
+    # calibrated, the validation windows sit at nominal coverage for every level
+    cover = (z_y[:, :, None] <= z_pred + got[None]).double().mean(0)  # (H, Q)
+    assert (cover - torch.tensor(QUANTILES, dtype=torch.float64)).abs().max() <= 2 / len(val)
+    # tft_quantiles = sort((z + offsets) x window scale), on raw (unstandardised) windows
+    raw = prepare_training_data(demo_run.bars, loaded.config).val
+    batch = raw.batch(range(10))
+    q = tft_quantiles(loaded.model, batch, qmap, device=CPU)
+    z = loaded.model(batch).quantiles.double().detach() + got[None]
+    ref = torch.sort(qmap.scale.to_returns(z, batch.historical), dim=-1).values
+    torch.testing.assert_close(q, ref)
+    assert (q[..., 1:] >= q[..., :-1]).all()
+
+
+def _old_style_copy(demo_run: DemoRun, tmp_path: Path) -> Path:
+    """The run as a version before this recipe would have left it: no calibration.json, no
+    target_scale/monotone fields in config.json."""
+    run = tmp_path / "old"
+    shutil.copytree(demo_run.run, run)
+    (run / "calibration.json").unlink()
+    cfg = json.loads((run / "config.json").read_text())
+    for section, key in (
+        ("data", "target_scale"),
+        ("data", "target_scale_decay"),
+        ("model", "monotone_quantiles"),
+    ):
+        del cfg[section][key]
+    (run / "config.json").write_text(json.dumps(cfg))
+    return run
+
+
+def test_an_old_run_dir_loads_and_forecasts_as_before(demo_run: DemoRun, tmp_path: Path) -> None:
+    loaded = load_model_dir(_old_style_copy(demo_run, tmp_path))
+    assert loaded.config.data.target_scale == "global"
+    assert not loaded.config.model.monotone_quantiles
+    qmap = quantile_map(loaded)
+    assert qmap.scale.mode == "global" and qmap.calibration is None
+    batch = prepare_training_data(demo_run.bars, loaded.config).val.batch(range(8))
+    q = tft_quantiles(loaded.model, batch, qmap, device=CPU)
+    with torch.inference_mode():  # the three call sites before infer/quantiles.py
+        out = loaded.model(batch).quantiles
+    old = torch.sort(unscale_targets(out.double(), loaded.scaler, horizon_axis=1), dim=-1).values
+    torch.testing.assert_close(q, old, rtol=0, atol=0)
+
+
+def test_a_mismatched_calibration_is_refused(demo_run: DemoRun, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(demo_run.run, run)
+    rec = json.loads((run / "calibration.json").read_text())
+    rec["offsets"] = rec["offsets"][:-1]  # one horizon short
+    (run / "calibration.json").write_text(json.dumps(rec))
+    with pytest.raises(ModelDirError, match="calibration does not match"):
+        read_calibration(run / "calibration.json", QUANTILES, len(rec["offsets"]) + 1)

@@ -1,0 +1,64 @@
+"""The process estimate against a fresh process: the import baseline and peak RSS of a step."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from foxhunt.config import preset
+from foxhunt.memory.process import IMPORT_BASELINE_BYTES, process_training_peak
+from foxhunt.train.measure import measure_in_subprocess
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc RSS")
+FULL = os.environ.get("FOXHUNT_FULL_RSS_MATRIX") == "1"
+full_only = pytest.mark.skipif(not FULL, reason="set FOXHUNT_FULL_RSS_MATRIX=1 (slow)")
+
+
+@linux_only
+def test_import_baseline_constant_matches_a_fresh_process() -> None:
+    code = (
+        "import foxhunt.train.run, polars\n"
+        "from foxhunt.memory.counters import rss_bytes\n"
+        "print(rss_bytes())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    )
+    measured = int(out.stdout.strip().splitlines()[-1])
+    assert abs(measured / IMPORT_BASELINE_BYTES - 1) < 0.2, measured
+
+
+def _matrix() -> list[object]:
+    cases = []
+    for name in ("demo", "tft-225"):
+        for batch in (8, 32, 128):
+            for allocator in ("glibc", "lean"):
+                marks = [pytest.mark.slow]
+                if (name, batch) != ("demo", 8) and (name, batch, allocator) != (
+                    "tft-225",
+                    32,
+                    "glibc",
+                ):
+                    marks.append(full_only)
+                cases.append(pytest.param(name, batch, allocator, marks=marks))
+    return cases
+
+
+@linux_only
+@pytest.mark.parametrize(("name", "batch", "allocator"), _matrix())
+def test_estimate_within_15_percent_of_peak_process_rss(
+    name: str, batch: int, allocator: str
+) -> None:
+    """Peak RSS of the whole process (2 optimizer steps in a fresh process, 2 threads, the
+    precision ``auto`` picks here) against the estimate. ``make test`` runs demo batch 8 with
+    both allocators and the issue's TFT-225 batch 32 with the default one; the whole matrix
+    with FOXHUNT_FULL_RSS_MATRIX=1 (or ``benchmarks/process_rss.py``; docs/memory.md)."""
+    cfg = preset(name).replace(
+        train={"batch_size": batch, "cpu_allocator": allocator, "num_threads": 2}
+    )
+    m = measure_in_subprocess(cfg, "train", timeout_s=1800)
+    est = process_training_peak(cfg.replace(train={"precision": m["precision"]}))
+    assert abs(est.total / m["peak_rss_bytes"] - 1) < 0.15, (est.parts(), m["peak_rss_bytes"])

@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+import pytest
+import torch
+
+from foxhunt import runtime
+
+
+@pytest.mark.parametrize(("native", "expected"), [(True, "bf16"), (False, "fp32")])
+def test_auto_precision_follows_native_bf16(
+    monkeypatch: pytest.MonkeyPatch, native: bool, expected: str
+) -> None:
+    monkeypatch.setattr(runtime, "_cpu_has_native_bf16", lambda: native)
+    cpu = torch.device("cpu")
+    assert runtime.native_bf16(cpu) is native
+    assert runtime.resolve_precision("auto", cpu) == expected
+    for explicit in ("fp32", "bf16"):  # an explicit choice is kept as it is
+        assert runtime.resolve_precision(explicit, cpu) == explicit
+
+
+def test_autocast_resolves_auto(monkeypatch: pytest.MonkeyPatch) -> None:
+    cpu = torch.device("cpu")
+    monkeypatch.setattr(runtime, "_cpu_has_native_bf16", lambda: True)
+    with runtime.autocast(cpu, "auto"):
+        assert torch.is_autocast_enabled("cpu")
+        assert torch.get_autocast_dtype("cpu") == torch.bfloat16
+    monkeypatch.setattr(runtime, "_cpu_has_native_bf16", lambda: False)
+    with runtime.autocast(cpu, "auto"):
+        assert not torch.is_autocast_enabled("cpu")
