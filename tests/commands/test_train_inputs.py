@@ -133,6 +133,8 @@ def test_feature_file_and_target_travel_with_the_run(run, capsys) -> None:
     cfg = json.loads((out / "config.json").read_text())
     assert cfg["model"]["n_historical"] == 3 and cfg["data"]["target"] == "high"
     assert cfg["data"]["feature_lines"][2].startswith("spread_z = ")
+    # the classical models forecast the close: a run on another target stores none of them
+    assert "classical" not in json.loads((out / "baselines.json").read_text())
     feats.unlink()  # the run holds the lines: evaluate and predict do not need the file
     assert main(["evaluate", "--model", str(out), "--bars", str(run["bars"])]) == 0
     pred = root / "custom.parquet"

@@ -82,6 +82,8 @@ def fit_baselines(
     scaler: ScalerParams,
     quantiles: tuple[float, ...],
     calendars: Mapping[str, str] | None = None,
+    *,
+    classical: bool = True,
 ) -> dict[str, Any]:
     """Every baseline of a run (the ``baselines.json`` record): the empirical quantiles and the
     classical volatility models, fitted on the training split (the EWMA decays chosen on
@@ -94,8 +96,13 @@ def fit_baselines(
         scaler: the run's scaler (targets back to log returns).
         quantiles: the Q levels.
         calendars: symbol -> calendar of its bar schedule.
+        classical: fit the volatility models; they model the close's log returns, so a run
+            with another target (``--target``) stores none and is compared with the empirical
+            quantiles and zero only.
     """
     record = recent_return_quantiles(train, scaler, quantiles)
+    if not classical:
+        return record
     ends = train.origins().group_by("symbol", maintain_order=True).agg(pl.col("ts").max())
     train_end = dict(zip(ends["symbol"].to_list(), ends["ts"].to_list(), strict=True))
     record["classical"] = fit_classical(

@@ -327,6 +327,7 @@ def _start_fresh(
             data.scaler,
             cfg.model.quantiles,
             calendars_of(data.instruments),
+            classical=cfg.data.target == "close",  # they model the close's returns
         ),
     )
     if data.instruments is not None:  # from a feature store: none (globex, as its features)
