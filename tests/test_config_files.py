@@ -13,7 +13,7 @@ preset = "demo"
 
 [train]
 lr = 0.0005
-epochs = 2
+epochs = 4
 
 [model]
 dropout = 0.2
@@ -24,7 +24,7 @@ def test_toml_partial_builds_its_preset_with_only_its_fields_changed(tmp_path) -
     path = tmp_path / "partial.toml"
     path.write_text(PARTIAL_TOML)
     cfg = read_config_file(path)
-    assert cfg == demo().replace(train={"lr": 0.0005, "epochs": 2}, model={"dropout": 0.2})
+    assert cfg == demo().replace(train={"lr": 0.0005, "epochs": 4}, model={"dropout": 0.2})
     assert cfg.model.hidden == 32 and cfg.data.stride == 2 and cfg.preset == "demo"
 
 
