@@ -21,7 +21,6 @@ All functions are causal in the origin: row ``t`` of every path reads returns at
 from __future__ import annotations
 
 import numpy as np
-from scipy.signal import lfilter
 
 from foxhunt.data.volatility import VARIANCE_FLOOR, ewma_variance
 
@@ -71,6 +70,8 @@ def garch_path(
     if len(r2) == 0:
         return np.zeros((0, horizon))
     # f[t] = x[t] + beta f[t-1] with x = omega + alpha r^2 and f[-1] = initial.
+    from scipy.signal import lfilter  # here, not at import: scipy.signal costs ~60 MB RSS
+
     f, _ = lfilter([1.0], [1.0, -beta], omega + alpha * r2, zi=[beta * initial])
     phi = alpha + beta
     k = np.arange(1, horizon + 1)
