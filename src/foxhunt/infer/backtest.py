@@ -32,8 +32,8 @@ import polars as pl
 import torch
 
 from foxhunt.config import RunConfig
-from foxhunt.data.bars import read_bars
 from foxhunt.data.features import feature_spec
+from foxhunt.data.inputs import read_run_bars
 from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.backtest_plot import plot_backtest
@@ -160,14 +160,10 @@ def backtest(
         raise InputError(f"--refit must be one of {', '.join(REFIT)}, got {refit!r}")
     m = cfg.model
     L, H = m.encoder_length, m.horizon
-    spec = feature_spec(H)
+    spec = feature_spec(H, cfg.data)
     need, why = inference_bars_needed(spec, L, H, with_target=True)
-    bars = read_bars(
-        bars_path,
-        min_bars=need,
-        min_bars_reason=why,
-        tz=cfg.data.tz,
-        allow_outliers=cfg.data.allow_outliers,
+    bars, _ = read_run_bars(  # the run's extra input columns kept
+        bars_path, cfg.data, min_bars=need, reason=why, allow_outliers=cfg.data.allow_outliers
     )
     embargo = cfg.data.embargo if cfg.data.embargo is not None else L + H
     plan = plan_folds(bars["ts"].unique().sort(), folds, embargo)
@@ -225,6 +221,7 @@ def _score_fold(
         m.horizon,
         with_target=True,
         instruments=loaded.instruments,
+        inputs=loaded.config.data,  # the run's feature set, covariates and target
     )
     empirical, classical = load_baselines(loaded.run.baselines, m.quantiles, m.horizon)
     closes = _before(bars, fold.end).select("symbol", "ts", "close")
