@@ -23,9 +23,9 @@ GIB = 2**30
 MIB = 2**20
 CPU_FLAGS = ("avx2", "fma", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16")
 LABELS = {
-    "foxhunt": "foxhunt (glibc allocator)",
-    "foxhunt-lean": "foxhunt, lean allocator (as `foxhunt train`)",
-    "foxhunt-bf16": "foxhunt, bf16 (`--precision bf16`)",
+    "foxhunt": "foxhunt, glibc allocator, fp32 (recompute on)",
+    "foxhunt-lean": "foxhunt, lean allocator, fp32 (recompute on)",
+    "foxhunt-bf16": "foxhunt, glibc + bf16 (recompute on)",
     "pf-hcs16": "pytorch-forecasting, hcs 16",
     "pf-hcs256": "pytorch-forecasting, hcs 256",
 }
