@@ -18,14 +18,13 @@ import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from foxhunt.config import Precision
 from foxhunt.errors import InputError, ModelDirError
 
-_AUTOCAST_DTYPES: dict[str, torch.dtype] = {"bf16": torch.bfloat16, "fp16": torch.float16}
+if TYPE_CHECKING:  # torch is imported where it is used: the data commands never load it
+    import torch
 
 
 # --- device and precision --------------------------------------------------------------------
@@ -33,6 +32,8 @@ _AUTOCAST_DTYPES: dict[str, torch.dtype] = {"bf16": torch.bfloat16, "fp16": torc
 
 def parse_device(device: str) -> torch.device:
     """Parse ``--device``; :class:`InputError` if it is not a device this machine has."""
+    import torch
+
     try:
         dev = torch.device(device)
     except RuntimeError as e:
@@ -54,6 +55,8 @@ def native_bf16(device: torch.device) -> bool:
     CUDA: ``torch.cuda.is_bf16_supported`` without emulation.
     """
     if device.type == "cuda":
+        import torch
+
         return torch.cuda.is_available() and torch.cuda.is_bf16_supported(including_emulation=False)
     return device.type == "cpu" and _cpu_has_native_bf16()
 
@@ -83,7 +86,10 @@ def autocast(device: torch.device, precision: str) -> contextlib.AbstractContext
     precision = resolve_precision(precision, device)
     if precision == "fp32":
         return contextlib.nullcontext()
-    return torch.autocast(device_type=device.type, dtype=_AUTOCAST_DTYPES[precision])
+    import torch
+
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[precision]
+    return torch.autocast(device_type=device.type, dtype=dtype)
 
 
 # --- atomic writes ---------------------------------------------------------------------------

@@ -27,14 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import torch
-
 from foxhunt import __version__, runtime
-from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.config import ConfigError, RunConfig
 from foxhunt.errors import DataError, ModelDirError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # torch (and checkpoints, which need it) load where a model is read
+    import torch
+
     from foxhunt.data.features import FeatureSpec
     from foxhunt.data.instrument import Instrument
     from foxhunt.data.scaling import ScalerParams
@@ -290,6 +289,8 @@ def model_weights(run: RunDir) -> Path:
     Raises:
         ModelDirError: If the run has no complete checkpoint.
     """
+    from foxhunt.artifacts import checkpoints as ckpt
+
     final = ckpt.final_weights(run.checkpoints)
     if final is not None:
         return final
@@ -315,6 +316,7 @@ def load_model_dir(path: Path, device: torch.device | str = "cpu") -> LoadedMode
     Raises:
         ModelDirError: If anything is missing, corrupt or inconsistent.
     """
+    from foxhunt.artifacts import checkpoints as ckpt
     from foxhunt.model.tft import TFT
 
     run = RunDir(Path(path))
