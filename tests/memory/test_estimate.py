@@ -53,7 +53,7 @@ def test_checkpointing_keeps_far_less() -> None:
     config = R(TINY, encoder_length=20)
     plain = sum(estimate_saved_activations(config, 8).values())
     ckpt = sum(estimate_saved_activations(config, 8, checkpointing=True).values())
-    assert ckpt < plain / 3
+    assert ckpt < plain / 2.5  # 0.35 since dropout masks are bool (0.30 with float masks)
 
 
 def test_bf16_estimate_is_approximate_within_20_percent() -> None:

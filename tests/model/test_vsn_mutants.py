@@ -9,6 +9,7 @@ import torch
 from model_refs import saved_activation_bytes
 from torch import nn
 
+from foxhunt.model.dropout import ByteDropout
 from foxhunt.model.vsn import VariableSelectionNetwork
 
 
@@ -46,7 +47,9 @@ def test_modes_build_their_documented_layers() -> None:
     assert faithful.lift_weight is None and faithful.lift_bias is None
     assert faithful.variable_grn.norm_weight is not None
     for m in (fused, faithful):  # the dropout reaches the per-variable GRNs
-        assert isinstance(m.variable_grn.dropout, nn.Dropout) and m.variable_grn.dropout.p == 0.25
+        assert (
+            isinstance(m.variable_grn.dropout, ByteDropout) and m.variable_grn.dropout.rate == 0.25
+        )
     # both: the selection GRN V -> V with a linear (projected) skip, as the paper's
     for m in (fused, faithful):
         assert isinstance(m.selection.skip, nn.Linear) and m.selection.skip.in_features == 5

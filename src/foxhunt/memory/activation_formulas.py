@@ -22,6 +22,8 @@ from typing import Literal
 DeviceType = Literal["cpu", "cuda"]
 
 F32 = 4
+MASK = 1
+"""Bytes per element of a dropout mask (bool; foxhunt.model.dropout.ByteDropout)."""
 
 _PAGE = 4096
 
@@ -102,12 +104,16 @@ def gate_add_norm_bytes(
 ) -> int:
     """GLU(dropout(x)) + skip, then LayerNorm: bytes saved.
 
-    Dropout keeps its scaled mask and the linear keeps the dropped input (2 N d_in); without
-    dropout the linear keeps ``x`` itself (counted only if no earlier op saved it). The GLU keeps
-    its 2 d_out input, LayerNorm its d_out input and per-row mean and rstd.
+    Dropout (:class:`foxhunt.model.dropout.ByteDropout`) keeps its bool mask (1 byte per
+    element) and the linear keeps the dropped input (N d_in); without dropout the linear keeps
+    ``x`` itself (counted only if no earlier op saved it). The GLU keeps its 2 d_out input,
+    LayerNorm its d_out input and per-row mean and rstd.
     """
-    keep_in = 2 * d_in if dropout else (d_in if x_new else 0)
-    return rows * (keep_in + 2 * d_out + d_out) * f + rows * 2 * F32  # LayerNorm stats: fp32
+    if dropout:
+        keep_in = d_in * f + d_in * MASK
+    else:
+        keep_in = d_in * f if x_new else 0
+    return rows * (keep_in + 3 * d_out * f) + rows * 2 * F32  # LayerNorm stats: fp32
 
 
 def grn_bytes(
@@ -140,7 +146,7 @@ def vsn_bytes(
     Selection: GRN(x -> V) with hidden min(d, V); its input is the batch (not counted), then a
     softmax that keeps its output (N V). Per variable (fused): embedding, GRN at d_v without a
     LayerNorm affine (it is folded into the lift), the normalised state kept by the weighting,
-    the weight-scaled states (10 d_v + 2 per row; 9 d_v + 2 without dropout). A streaming VSN
+    the weight-scaled states ((9 d_v + 2) fp32 values per row, plus dropout's d_v-byte mask). A streaming VSN
     runs the selection under checkpoint (keeping its context and its output, the weights) and
     the per-variable part chunk by chunk under checkpoint (keeping nothing new: its inputs are
     views of the batch and of the weights); in backward the selection and then one chunk at a
@@ -153,14 +159,15 @@ def vsn_bytes(
     ctx = context_rows * s.d * f
     half_input = rows * v * f if f != F32 else 0  # autocast's copy of x, kept for fc1 and skip
     if mode == "fused":
+        mask = s.d_v * MASK if s.dropout else 0
         if f == F32:
-            per_var_row_bytes = ((10 if s.dropout else 9) * s.d_v + 2) * F32
+            per_var_row_bytes = (9 * s.d_v + 2) * F32 + mask
         else:  # GRN internals in half precision; LayerNorm and the states in fp32
-            per_var_row_bytes = (24 if s.dropout else 22) * s.d_v + 8
+            per_var_row_bytes = 22 * s.d_v + 8 + mask
     else:  # faithful: GRN d_v -> d with hidden min(d_v, d) and a LayerNorm affine, then einsum
         dh = min(s.d_v, s.d)
-        drop = 2 * dh if s.dropout else dh
-        per_var_row_bytes = (s.d_v + 2 * dh + drop + 2 * s.d + s.d + 2 + s.d + s.d) * f
+        mask = dh * MASK if s.dropout else 0
+        per_var_row_bytes = (s.d_v + 3 * dh + 2 * s.d + s.d + 2 + s.d + s.d) * f + mask
     per_var = v * rows * per_var_row_bytes
     if streaming:
         # Kept: the context (a checkpoint input) and the selection weights (the chunks' input).

@@ -10,6 +10,8 @@ from __future__ import annotations
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from foxhunt.model.dropout import dropout_layer
+
 
 class GatedLinearUnit(nn.Module):
     """Dropout, then a gated linear map ``d_in -> d_out``.
@@ -22,7 +24,7 @@ class GatedLinearUnit(nn.Module):
 
     def __init__(self, d_in: int, d_out: int, dropout: float = 0.0) -> None:
         super().__init__()
-        self.dropout = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
+        self.dropout = dropout_layer(dropout)
         self.proj = nn.Linear(d_in, 2 * d_out)
 
     def forward(self, x: Tensor) -> Tensor:

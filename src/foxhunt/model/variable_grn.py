@@ -16,6 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from foxhunt.model.dropout import dropout_layer
+
 
 def _uniform(shape: tuple[int, ...], fan_in: int) -> nn.Parameter:
     """A parameter initialised like ``nn.Linear`` does (uniform in ±1/sqrt(fan_in))."""
@@ -81,7 +83,7 @@ class PerVariableGRN(nn.Module):
             self.norm_bias: nn.Parameter | None = nn.Parameter(torch.zeros(n_vars, d_out))
         else:
             self.norm_weight = self.norm_bias = None
-        self.dropout = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
+        self.dropout = dropout_layer(dropout)
 
     def weights(self) -> VariableWeights:
         """All variables' weights."""

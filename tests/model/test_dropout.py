@@ -1,0 +1,62 @@
+"""ByteDropout: the documented rate (rounded to 1/256), an unbiased output, a bool mask as the
+only thing saved for backward, the gradient through kept elements only, identity in eval."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from foxhunt.model.dropout import ByteDropout, dropout_layer, random_bytes
+
+
+def test_rate_is_rounded_to_a_256th_and_scale_keeps_the_mean() -> None:
+    d = ByteDropout(0.1)
+    assert d.threshold == 26 and d.rate == 26 / 256
+    assert d.scale == pytest.approx(256 / 230)
+    torch.manual_seed(0)
+    x = torch.ones(400_000)
+    y = d.train()(x)
+    dropped = (y == 0).double().mean().item()
+    # binomial sd of the share at n = 4e5 is 4.8e-4: 5 sd either side
+    assert abs(dropped - 26 / 256) < 2.5e-3
+    values = torch.unique(y).tolist()
+    assert values[0] == 0.0 and values[1:] == [pytest.approx(256 / 230)]
+    assert y.mean().item() == pytest.approx(1.0, abs=6e-3)
+
+
+def test_random_bytes_are_uniform_over_all_256_values() -> None:
+    torch.manual_seed(1)
+    b = random_bytes(torch.Size([3, 256 * 400 + 5]), torch.device("cpu"))
+    assert b.dtype == torch.uint8 and b.shape == (3, 256 * 400 + 5)
+    counts = torch.bincount(b.flatten().long(), minlength=256).double()
+    expected = b.numel() / 256
+    chi2 = ((counts - expected) ** 2 / expected).sum().item()
+    assert chi2 < 400  # 255 degrees of freedom: p < 1e-7 above this
+
+
+def test_gradient_flows_only_through_kept_elements_and_only_a_bool_mask_is_saved() -> None:
+    torch.manual_seed(2)
+    d = ByteDropout(0.5).train()
+    x = torch.randn(64, 32, requires_grad=True)
+    saved: list[torch.Tensor] = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
+        y = d(x)
+    assert [t.dtype for t in saved] == [torch.bool]
+    keep = saved[0]
+    assert torch.equal(y, x.detach() * keep * d.scale)
+    y.sum().backward()
+    assert x.grad is not None
+    assert torch.equal(x.grad, keep.float() * d.scale)
+
+
+def test_same_seed_same_mask_and_eval_is_identity() -> None:
+    d = ByteDropout(0.3).train()
+    x = torch.randn(10, 10)
+    torch.manual_seed(3)
+    a = d(x)
+    torch.manual_seed(3)
+    assert torch.equal(a, d(x))
+    assert d.eval()(x) is x
+    assert isinstance(dropout_layer(0.0), torch.nn.Identity)
+    with pytest.raises(ValueError, match="dropout probability"):
+        ByteDropout(1.0)
