@@ -10,13 +10,18 @@ scale is reapplied; :mod:`foxhunt.artifacts.calibration` stores them.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 from torch import nn
 
 from foxhunt.artifacts.calibration import Calibration
 from foxhunt.data.windows import WindowDataset
+from foxhunt.model.batch import TFTOutput
 from foxhunt.runtime import autocast
+
+OutputListener = Callable[[TFTOutput, range], None]
+"""Called with each batch's model output and the window positions it covers."""
 
 
 @torch.no_grad()
@@ -27,6 +32,7 @@ def standardised_predictions(
     batch_size: int,
     device: torch.device,
     precision: str = "fp32",
+    on_output: OutputListener | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The model's standardised quantiles and the standardised targets of every window.
 
@@ -37,6 +43,8 @@ def standardised_predictions(
         batch_size: windows per forward pass.
         device: where the model is.
         precision: autocast precision (CUDA only).
+        on_output: also given every batch's output (e.g. the selection weights for the
+            report's variable importance), so one pass serves both.
 
     Returns:
         ``(z_pred (N, H, Q), z_y (N, H))``, float64 on the CPU.
@@ -46,11 +54,15 @@ def standardised_predictions(
     preds, ys = [], []
     try:
         for a in range(0, len(windows), batch_size):
-            batch = windows.batch(range(a, min(a + batch_size, len(windows))))
+            rows = range(a, min(a + batch_size, len(windows)))
+            batch = windows.batch(rows)
             assert batch.target is not None
             with autocast(device, precision if device.type == "cuda" else "fp32"):  # type: ignore[arg-type]
-                preds.append(model(batch.to(device)).quantiles.double().cpu())
+                out = model(batch.to(device))
+            preds.append(out.quantiles.double().cpu())
             ys.append(batch.target.double())
+            if on_output is not None:
+                on_output(out, rows)
     finally:
         model.train(was_training)
     return torch.cat(preds), torch.cat(ys)
@@ -86,6 +98,7 @@ def fit_calibration(
     batch_size: int,
     device: torch.device,
     precision: str = "fp32",
+    on_output: OutputListener | None = None,
 ) -> Calibration | None:
     """The run's calibration on its validation windows, or None when there are none.
 
@@ -96,11 +109,12 @@ def fit_calibration(
         batch_size: windows per forward pass.
         device: where the model is.
         precision: autocast precision (CUDA only).
+        on_output: see :func:`standardised_predictions`.
     """
     if len(val) == 0:
         return None
     z_pred, z_y = standardised_predictions(
-        model, val, batch_size=batch_size, device=device, precision=precision
+        model, val, batch_size=batch_size, device=device, precision=precision, on_output=on_output
     )
     offsets = conformal_offsets(z_pred, z_y, quantiles)
     return Calibration(

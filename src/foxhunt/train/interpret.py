@@ -21,43 +21,48 @@ from foxhunt.data.features import FeatureSpec
 from foxhunt.data.prepared import PreparedData
 from foxhunt.data.target_scale import TargetScale
 from foxhunt.data.windows import WindowDataset
+from foxhunt.model.batch import TFTOutput
 
 
-@torch.inference_mode()
-def variable_importance(
-    model: nn.Module,
-    windows: WindowDataset,
-    spec: FeatureSpec,
-    *,
-    batch_size: int,
-    device: torch.device,
-    max_windows: int = 4096,
-) -> dict[str, Any]:
-    """Mean variable-selection weight per input over the last ``max_windows`` windows.
+class SelectionWeights:
+    """Mean variable-selection weight per input over the last ``max_windows`` of ``n`` windows.
 
-    Returns:
-        ``{"historical": {name: w}, "known": {...}, "static": {...}, "n_windows": n}``; each
-        group's weights sum to 1.
+    Fed the model's outputs batch by batch (:meth:`add`), so the pass that calibrates the run
+    (:func:`foxhunt.train.calibrate.standardised_predictions`) also gives the importance: one
+    forward pass over the validation windows instead of two.
+
+    Args:
+        spec: The run's feature spec (the variable names of each group).
+        n: Windows the outputs will come from, in order.
+        max_windows: Only the last this many windows count.
     """
-    model.eval()
-    n = len(windows)
-    start = max(0, n - max_windows)
-    sums = {"static": torch.zeros(len(spec.static), dtype=torch.float64)}
-    sums["historical"] = torch.zeros(len(spec.historical), dtype=torch.float64)
-    sums["known"] = torch.zeros(len(spec.known), dtype=torch.float64)
-    for a in range(start, n, batch_size):
-        out = model(windows.batch(list(range(a, min(a + batch_size, n)))).to(device))
-        sums["static"] += out.static_weights.double().sum(0).cpu()  # (S,)
-        sums["historical"] += out.historical_weights.double().mean(1).sum(0).cpu()  # (V_h,)
-        sums["known"] += out.known_weights.double().mean(1).sum(0).cpu()  # (V_k,)
-    count = max(n - start, 1)
-    names = {"static": spec.static, "historical": spec.historical, "known": spec.known}
-    result: dict[str, Any] = {
-        group: {name: float(v) / count for name, v in zip(names[group], sums[group], strict=True)}
-        for group in sums
-    }
-    result["n_windows"] = n - start
-    return result
+
+    def __init__(self, spec: FeatureSpec, n: int, max_windows: int = 4096) -> None:
+        self.names = {"static": spec.static, "historical": spec.historical, "known": spec.known}
+        self.start = max(0, n - max_windows)
+        self.count = n - self.start
+        self.sums = {g: torch.zeros(len(v), dtype=torch.float64) for g, v in self.names.items()}
+
+    def add(self, out: TFTOutput, rows: range) -> None:
+        """Add the weights of windows ``rows`` (positions in the dataset) from one batch."""
+        keep = slice(max(0, self.start - rows.start), None)  # rows before the last max_windows
+        self.sums["static"] += out.static_weights[keep].double().sum(0).cpu()  # (S,)
+        self.sums["historical"] += out.historical_weights[keep].double().mean(1).sum(0).cpu()
+        self.sums["known"] += out.known_weights[keep].double().mean(1).sum(0).cpu()
+
+    def result(self) -> dict[str, Any]:
+        """``{"historical": {name: w}, "known": {...}, "static": {...}, "n_windows": n}``; each
+        group's weights sum to 1."""
+        count = max(self.count, 1)
+        result: dict[str, Any] = {
+            group: {
+                name: float(v) / count
+                for name, v in zip(self.names[group], self.sums[group], strict=True)
+            }
+            for group in self.sums
+        }
+        result["n_windows"] = self.count
+        return result
 
 
 @torch.inference_mode()
@@ -115,13 +120,15 @@ def last_window_forecast(
 
 
 def write_interpretation(
-    run: RunDir, model: nn.Module, data: PreparedData, cfg: RunConfig, device: torch.device
+    run: RunDir,
+    model: nn.Module,
+    data: PreparedData,
+    cfg: RunConfig,
+    device: torch.device,
+    importance: dict[str, Any],
 ) -> None:
-    """``interpretation.json``: variable importance on the validation windows and the fan
-    chart of the last one (the report plots both)."""
-    importance = variable_importance(
-        model, data.val, data.spec, batch_size=cfg.train.validation_batch_size, device=device
-    )
+    """``interpretation.json``: variable importance on the validation windows
+    (:class:`SelectionWeights`) and the fan chart of the last one (the report plots both)."""
     fan = last_window_forecast(
         model,
         data.val,
