@@ -105,6 +105,7 @@ def training_peak(
     allocator: CpuAllocator | None = None,
     data_bytes: int = 0,
     recompute: bool | None = None,
+    baseline: int = IMPORT_BASELINE_BYTES,
 ) -> int:
     """Estimated training peak at these settings; the whole effective batch is resident.
 
@@ -120,6 +121,7 @@ def training_peak(
         allocator: CPU allocator (default: ``cfg.train.cpu_allocator``).
         data_bytes: the prepared data held by the process (CPU).
         recompute: VSN streaming and LSTM recomputation (default: ``cfg.train.recompute``).
+        baseline: the process's RSS before data (CPU; default: the import-baseline constant).
 
     Returns:
         Bytes.
@@ -134,6 +136,7 @@ def training_peak(
             allocator=allocator,
             data_bytes=data_bytes,
             recompute=recompute,
+            import_baseline=baseline,
         ).total
     est = estimate_memory(
         cfg.model,
@@ -153,8 +156,16 @@ def _micro_batches(batch_size: int) -> list[int]:
     return sizes
 
 
-def check_above_baseline(cfg: RunConfig, budget_bytes: int, data_bytes: int = 0) -> None:
+def check_above_baseline(
+    cfg: RunConfig, budget_bytes: int, data_bytes: int = 0, baseline: int = IMPORT_BASELINE_BYTES
+) -> None:
     """Refuse a CPU budget below what the process holds before training starts.
+
+    Args:
+        cfg: the run (its device).
+        budget_bytes: the budget.
+        data_bytes: the prepared data the process holds.
+        baseline: the process's RSS before data (default: the import-baseline constant).
 
     Raises:
         InputError: not positive, or (CPU) below the import baseline plus ``data_bytes``.
@@ -163,18 +174,23 @@ def check_above_baseline(cfg: RunConfig, budget_bytes: int, data_bytes: int = 0)
         raise InputError(f"memory budget must be positive, got {budget_bytes} bytes")
     if _device_type(cfg.train.device) != "cpu":
         return
-    floor = IMPORT_BASELINE_BYTES + data_bytes
+    floor = baseline + data_bytes
     if budget_bytes < floor:
         data = f" plus {format_bytes(data_bytes)} of prepared data" if data_bytes else ""
         raise InputError(
             f"memory budget {format_bytes(budget_bytes)} is too small: below what the process "
-            f"holds before training, an import baseline of {format_bytes(IMPORT_BASELINE_BYTES)} "
+            f"holds before training, an import baseline of {format_bytes(baseline)} "
             f"(torch, polars, foxhunt){data}; the budget bounds the whole process's peak RSS"
         )
 
 
 def plan_budget(
-    cfg: RunConfig, budget_bytes: int, *, allow_precision_change: bool, data_bytes: int = 0
+    cfg: RunConfig,
+    budget_bytes: int,
+    *,
+    allow_precision_change: bool,
+    data_bytes: int = 0,
+    baseline: int = IMPORT_BASELINE_BYTES,
 ) -> BudgetPlan:
     """Choose micro-batch, checkpointing, allocator and precision so the run fits ``budget_bytes``.
 
@@ -184,6 +200,8 @@ def plan_budget(
         budget_bytes: the memory the run may use (CPU: peak process RSS).
         allow_precision_change: may switch an fp32 run to bf16 autocast if fp32 cannot fit.
         data_bytes: the prepared data the process holds (CPU).
+        baseline: the process's RSS before data (CPU): ``foxhunt train`` measures its own
+            (:func:`foxhunt.memory.process.measured_baseline`); the default is the constant.
 
     Returns:
         The plan; ``plan.apply(cfg)`` gives the config to train with.
@@ -192,7 +210,7 @@ def plan_budget(
         InputError: a budget below the import baseline, or even micro-batch 1 with checkpointing
             (the lean allocator, bf16 if allowed) does not fit, or validation at batch 1 does not.
     """
-    check_above_baseline(cfg, budget_bytes, data_bytes)
+    check_above_baseline(cfg, budget_bytes, data_bytes, baseline)
     device = torch.device("cuda" if _device_type(cfg.train.device) == "cuda" else "cpu")
     cfg = cfg.replace(train={"precision": resolve_precision(cfg.train.precision, device)})
     train = cfg.train
@@ -208,7 +226,8 @@ def plan_budget(
     for precision in precisions:
         for allocator in allocators:
             for micro in _micro_batches(train.batch_size):
-                for rec, ckpt, peak in _options(cfg, micro, precision, allocator, data_bytes):
+                options = _options(cfg, micro, precision, allocator, data_bytes, baseline)
+                for rec, ckpt, peak in options:
                     what = (
                         f"micro-batch {micro}, checkpointing {'on' if ckpt else 'off'}, "
                         f"recompute {'on' if rec else 'off'}, {precision}"
@@ -219,7 +238,7 @@ def plan_budget(
                             f"{what}: estimated peak {format_bytes(peak)} fits {budget_text}"
                         )
                         plan = _plan(cfg, micro, ckpt, precision, allocator, peak, budget_bytes,
-                                     reasons, data_bytes)  # fmt: skip
+                                     reasons, data_bytes, baseline)  # fmt: skip
                         return dataclasses.replace(plan, recompute=rec)
                     reasons.append(
                         f"{what}: estimated peak {format_bytes(peak)} exceeds {budget_text}"
@@ -240,13 +259,18 @@ def plan_budget(
 
 
 def _options(
-    cfg: RunConfig, micro: int, precision: Precision, allocator: CpuAllocator, data: int
+    cfg: RunConfig,
+    micro: int,
+    precision: Precision,
+    allocator: CpuAllocator,
+    data: int,
+    baseline: int = IMPORT_BASELINE_BYTES,
 ) -> list[tuple[bool, bool, int]]:
     """``(recompute, checkpointing, peak)`` at one micro-batch, fastest first; a slower option
     only where it lowers the peak below every faster one."""
     out: list[tuple[bool, bool, int]] = []
     for rec, ckpt in ((False, False), (False, True), (True, False), (True, True)):
-        peak = training_peak(cfg, micro, ckpt, precision, allocator, data, recompute=rec)
+        peak = training_peak(cfg, micro, ckpt, precision, allocator, data, rec, baseline)
         if not out or peak < min(p for _, _, p in out):
             out.append((rec, ckpt, peak))
     return out
@@ -262,6 +286,7 @@ def _plan(
     budget_bytes: int,
     reasons: list[str],
     data_bytes: int,
+    baseline: int = IMPORT_BASELINE_BYTES,
 ) -> BudgetPlan:
     batch_size = cfg.train.batch_size
     accumulation = -(-batch_size // micro)
@@ -270,7 +295,7 @@ def _plan(
             f"gradient accumulation over {accumulation} micro-batches keeps the effective batch "
             f"at {batch_size}"
         )
-    val = _fit_validation(cfg, precision, budget_bytes, reasons, data_bytes)
+    val = _fit_validation(cfg, precision, budget_bytes, reasons, data_bytes, baseline)
     plan = BudgetPlan(
         micro_batch=micro,
         accumulation=accumulation,
@@ -288,12 +313,17 @@ def _plan(
 
 
 def _fit_validation(
-    cfg: RunConfig, precision: Precision, budget: int, reasons: list[str], data_bytes: int
+    cfg: RunConfig,
+    precision: Precision,
+    budget: int,
+    reasons: list[str],
+    data_bytes: int,
+    baseline: int = IMPORT_BASELINE_BYTES,
 ) -> int:
     """Largest validation batch (halving from the configured one) whose inference fits."""
     device = _device_type(cfg.train.device)
     size = cfg.train.validation_batch_size
-    fixed = IMPORT_BASELINE_BYTES + data_bytes if device == "cpu" else 0
+    fixed = baseline + data_bytes if device == "cpu" else 0
     while True:
         est = estimate_memory(cfg.model, size, precision=precision, device=device)
         # Validation runs between training steps: the optimizer state is still resident.

@@ -8,6 +8,7 @@ import logging
 from foxhunt.config import RunConfig
 from foxhunt.data.prepared import PreparedData
 from foxhunt.memory.budget import plan_budget
+from foxhunt.memory.process import IMPORT_BASELINE_BYTES
 from foxhunt.memory.units import format_bytes, parse_bytes
 
 log = logging.getLogger(__name__)
@@ -19,12 +20,18 @@ def data_bytes(data: PreparedData) -> int:
 
 
 def apply_budget(
-    cfg: RunConfig, budget: str, allow_precision_change: bool, per_rank_batch: int, data: int
+    cfg: RunConfig,
+    budget: str,
+    allow_precision_change: bool,
+    per_rank_batch: int,
+    data: int,
+    baseline: int = IMPORT_BASELINE_BYTES,
 ) -> RunConfig:
     """Let the memory planner pick micro-batch, checkpointing, precision, allocator and
     validation batch (CPU: the budget bounds the process's peak RSS, ``data`` bytes included).
 
     The budget is per process: under torchrun it plans for one rank's share of the batch.
+    ``baseline`` is the process's RSS before it read the data (``measured_baseline``).
     """
     micro = min(cfg.train.micro_batch, per_rank_batch)
     rank_cfg = cfg.replace(train={"batch_size": per_rank_batch, "micro_batch_size": micro})
@@ -33,6 +40,7 @@ def apply_budget(
         parse_bytes(budget),
         allow_precision_change=allow_precision_change,
         data_bytes=data,
+        baseline=baseline,
     )
     log.info(
         "memory budget %s: micro-batch %d x %d accumulation, checkpointing %s, %s, %s allocator, "

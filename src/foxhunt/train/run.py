@@ -39,14 +39,14 @@ from foxhunt.data.target_scale import TargetScale
 from foxhunt.errors import DataError, InputError, ModelDirError
 from foxhunt.memory.budget import check_above_baseline
 from foxhunt.memory.log import MemoryLog
-from foxhunt.memory.process import process_training_peak
+from foxhunt.memory.process import measured_baseline, process_training_peak
 from foxhunt.memory.units import format_bytes, parse_bytes
 from foxhunt.model.tft import TFT
 from foxhunt.runtime import truncate_jsonl
 from foxhunt.train.calibrate import fit_calibration
 from foxhunt.train.distributed import World, process_group, rank_device, world_from_env
 from foxhunt.train.head_init import init_monotone_head, standardised_target_quantiles
-from foxhunt.train.interpret import write_interpretation
+from foxhunt.train.interpret import SelectionWeights, write_interpretation
 from foxhunt.train.loop import fit
 from foxhunt.train.observer import Listener, Progress
 from foxhunt.train.plan import apply_budget, data_bytes
@@ -170,8 +170,9 @@ def _train(
     cfg = cfg.replace(train={"precision": runtime.resolve_precision(requested_precision, device)})
     per_rank = world.per_rank_batch(cfg.train.batch_size)
     budget = memory_budget if resume is None else None
+    baseline = measured_baseline()  # this process's RSS before the data (CPU plans use it)
     if budget is not None:  # refuse a budget below the import baseline before reading data
-        check_above_baseline(cfg, parse_bytes(budget))
+        check_above_baseline(cfg, parse_bytes(budget), baseline=baseline)
     if cfg.train.num_threads:
         torch.set_num_threads(cfg.train.num_threads)
 
@@ -179,9 +180,13 @@ def _train(
     data = prepare_training_data(bars, cfg, coordinator=world)
     _check_windows(data, bars)
     if budget is not None:
-        cfg = apply_budget(cfg, budget, allow_precision_change, per_rank, data_bytes(data))
+        cfg = apply_budget(
+            cfg, budget, allow_precision_change, per_rank, data_bytes(data), baseline
+        )
     elif device.type == "cpu":  # no budget: the fastest settings, and what they will cost
-        peak = process_training_peak(cfg, data_bytes=data_bytes(data)).total
+        peak = process_training_peak(
+            cfg, data_bytes=data_bytes(data), import_baseline=baseline
+        ).total
         t = cfg.train
         log.info("estimated peak RSS %s (%s allocator, %s, recompute %s; docs/memory.md)",
                  format_bytes(peak), t.cpu_allocator, t.precision, t.recompute)  # fmt: skip
@@ -260,7 +265,7 @@ def _train(
             f"training interrupted; resume with: foxhunt train --resume {run.root}"
         )
 
-    write_interpretation(run, model, data, cfg, device)
+    weights = SelectionWeights(data.spec, len(val_windows))  # filled by the calibration pass
     calibration = fit_calibration(
         model,
         val_windows,
@@ -268,7 +273,9 @@ def _train(
         batch_size=cfg.train.validation_batch_size,
         device=device,
         precision=cfg.train.precision,
+        on_output=weights.add,
     )
+    write_interpretation(run, model, data, cfg, device, weights.result())
     if calibration is not None:
         write_calibration(run.calibration, calibration)
     write_report(run)
