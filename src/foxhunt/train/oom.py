@@ -24,11 +24,21 @@ class OutOfMemoryAtMicroBatchOne(RuntimeError):
     """Out of memory even with one sample per micro-batch: nothing left to halve."""
 
 
+_OOM_MESSAGES = (
+    "out of memory",  # CUDA and other backends
+    "can't allocate memory",  # torch's CPU allocator when malloc fails (Linux, macOS)
+    "not enough memory",  # the same on Windows
+)
+
+
 def is_oom(exc: BaseException) -> bool:
-    """Whether ``exc`` is an accelerator out-of-memory error (CUDA's or a backend's)."""
+    """Whether ``exc`` is an out-of-memory error: CUDA's or a backend's, or a failed CPU
+    allocation (a plain RuntimeError from torch's CPU allocator). On Linux with overcommit a
+    CPU process is usually killed before malloc fails; when it does fail (a ulimit, a cgroup
+    without swap accounting, one huge tensor) the loop backs off like on CUDA."""
     if isinstance(exc, torch.OutOfMemoryError):
         return True
-    return isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
+    return isinstance(exc, RuntimeError) and any(m in str(exc).lower() for m in _OOM_MESSAGES)
 
 
 @dataclass
