@@ -45,11 +45,15 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
 
 @pytest.fixture(autouse=True)
 def _cli_import_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """In-process ``foxhunt train`` plans a budget with the process's own RSS before the data
-    (``measured_baseline``); pytest's RSS, after many trained models, is not a CLI's. Pin it to
+    """In-process ``foxhunt train`` plans a budget with the process's own RSS (before the data,
+    ``measured_baseline``, and once it is prepared, ``resident_before_training``); pytest's RSS,
+    after many trained models, is not a CLI's. Pin it to
     the constant (a fresh CLI process's low end) so in-process runs plan as the CLI does.
     tests/memory/test_budget.py runs the real command in a fresh process to check the measured
     figure."""
     from foxhunt.memory.process import IMPORT_BASELINE_BYTES
 
     monkeypatch.setattr("foxhunt.train.run.measured_baseline", lambda: IMPORT_BASELINE_BYTES)
+    monkeypatch.setattr(
+        "foxhunt.train.plan.resident_before_training", lambda data_bytes: IMPORT_BASELINE_BYTES
+    )

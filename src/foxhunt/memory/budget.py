@@ -324,8 +324,10 @@ def _fit_validation(
     device = _device_type(cfg.train.device)
     size = cfg.train.validation_batch_size
     fixed = baseline + data_bytes if device == "cpu" else 0
+    # On CPU the end-of-run calibration pass (and evaluate) run fp32 at this batch size.
+    infer_precision: Precision = "fp32" if device == "cpu" else precision
     while True:
-        est = estimate_memory(cfg.model, size, precision=precision, device=device)
+        est = estimate_memory(cfg.model, size, precision=infer_precision, device=device)
         # Validation runs between training steps: the optimizer state is still resident.
         overhead = process_overhead_bytes(device, "train")
         peak = est.inference_peak_bytes + est.optimizer_bytes + est.parameter_bytes + overhead

@@ -48,6 +48,33 @@ def measured_baseline() -> int:
     return max(IMPORT_BASELINE_BYTES, rss_bytes())
 
 
+RUN_IMPORTS = ("torch._dynamo", "pandas", "pandas_market_calendars", "scipy.signal", "arch")
+"""Modules a training run imports after it starts, beyond the import baseline, with their RSS
+on this machine (``import`` one after the other after ``foxhunt.train.run``): pandas +61 MiB and
+pandas_market_calendars +11 (the calendars behind the known features), scipy.signal +58 and
+arch +10 (the GARCH baseline), torch._dynamo +69 (imported by ``torch.optim``'s first
+``add_param_group``)."""
+
+
+def resident_before_training(data_bytes: int) -> int:
+    """What the process will hold before its first step, less the window arrays: the modules of
+    :data:`RUN_IMPORTS` imported now, the heap trimmed, then RSS measured (it also holds what
+    data preparation left resident: polars' and pandas' arenas). ``foxhunt train
+    --memory-budget`` plans with this instead of the import baseline once the bars are read."""
+    import importlib
+
+    from foxhunt.memory.allocator import release_free_heap
+    from foxhunt.memory.counters import rss_bytes
+
+    for name in RUN_IMPORTS:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # an optional dependency this run will not load either
+            pass
+    release_free_heap()
+    return max(IMPORT_BASELINE_BYTES, rss_bytes() - data_bytes)
+
+
 ACTIVATION_RSS_FACTOR: dict[str, float] = {"lean": 1.15, "glibc": 1.7}
 """Peak RSS per byte of estimated step activations (saved, transients, gradients in flight),
 by allocator. Above 1 even for ``lean``: bf16 copies, oneDNN scratch and forward temporaries

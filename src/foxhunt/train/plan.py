@@ -8,7 +8,7 @@ import logging
 from foxhunt.config import RunConfig
 from foxhunt.data.prepared import PreparedData
 from foxhunt.memory.budget import plan_budget
-from foxhunt.memory.process import IMPORT_BASELINE_BYTES
+from foxhunt.memory.process import IMPORT_BASELINE_BYTES, resident_before_training
 from foxhunt.memory.units import format_bytes, parse_bytes
 
 log = logging.getLogger(__name__)
@@ -31,8 +31,14 @@ def apply_budget(
     validation batch (CPU: the budget bounds the process's peak RSS, ``data`` bytes included).
 
     The budget is per process: under torchrun it plans for one rank's share of the batch.
-    ``baseline`` is the process's RSS before it read the data (``measured_baseline``).
+    ``baseline`` is the process's RSS before it read the data (``measured_baseline``); on CPU
+    the plan uses what the process holds once the data is prepared and the modules the run
+    imports later are loaded (``resident_before_training``), when that is more.
     """
+    if not cfg.train.device.startswith("cuda"):
+        baseline = max(baseline, resident_before_training(data))
+        log.info("memory budget: the process holds %s before training (imports, data "
+                 "preparation) plus %s of windows", format_bytes(baseline), format_bytes(data))  # fmt: skip
     micro = min(cfg.train.micro_batch, per_rank_batch)
     rank_cfg = cfg.replace(train={"batch_size": per_rank_batch, "micro_batch_size": micro})
     plan = plan_budget(

@@ -1,0 +1,29 @@
+"""What a budgeted CPU run plans with once its bars are read: the modules it will import later
+are loaded first and the process's RSS is taken (memory/process.py:resident_before_training)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+CODE = """
+import sys
+import foxhunt.train.run
+from foxhunt.memory.counters import rss_bytes
+from foxhunt.memory.process import IMPORT_BASELINE_BYTES, RUN_IMPORTS, resident_before_training
+before = rss_bytes()
+assert not any(m in sys.modules for m in RUN_IMPORTS if m != "pandas"), "loaded too early"
+got = resident_before_training(10 * 2**20)
+assert all(m in sys.modules for m in RUN_IMPORTS), [m for m in RUN_IMPORTS if m not in sys.modules]
+after = rss_bytes()
+assert got == max(IMPORT_BASELINE_BYTES, after - 10 * 2**20), (got, after)
+# the later imports are real memory: torch._dynamo, scipy.signal, pandas weigh ~190 MiB here
+assert after - before > 100 * 2**20, (before, after)
+print(before, after)
+"""
+
+
+def test_resident_before_training_loads_the_later_imports_and_measures() -> None:
+    r = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, timeout=120,
+                       check=False)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
