@@ -151,7 +151,8 @@ def load_ensemble_dir(path: Path, device: torch.device | str = "cpu") -> LoadedM
     """
     run = RunDir(Path(path))
     plan = read_plan(run.root)
-    if not run.config.is_file():  # written when the last member has finished
+    info = runtime.read_json(run.run_info, "run.json") if run.run_info.is_file() else None
+    if not isinstance(info, dict) or info.get("stop_reason") != "finished":
         raise ModelDirError(
             f"{run.root}: the ensemble's training has not finished; "
             f"continue it with foxhunt train --resume {run.root}"
