@@ -167,3 +167,15 @@ def test_ensemble_of_one_is_a_plain_run(ens, tmp_path: Path) -> None:
     assert not (run / "ensemble.json").exists() and not (run / "members").exists()
     w, member0 = _final(run), _final(ens["run"] / "members/0")  # same config, seed 0
     assert all(torch.equal(w[k], member0[k]) for k in member0)
+
+
+def test_api_streams_an_ensemble_as_the_mean_of_its_members(ens) -> None:
+    from foxhunt.api import TFTForecaster
+
+    bars = pl.read_parquet(ens["bars"])
+    models = (ens["run"], ens["run"] / "members/0", ens["run"] / "members/1")
+    e, m0, m1 = (TFTForecaster.load(m).stream().update(bars) for m in models)
+    cols = [c for c in e.columns if c.startswith("return_q")]
+    assert e.height == 4 and len(cols) == 5
+    got, a, b = (f.select(cols).to_numpy() for f in (e, m0, m1))
+    np.testing.assert_allclose(got, (a + b) / 2, rtol=1e-9, atol=1e-12)
