@@ -17,12 +17,13 @@ import torch
 
 from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.ensemble import EnsembleTFT
-from foxhunt.artifacts.rundir import load_model_dir
+from foxhunt.artifacts.rundir import RunDir, load_model_dir
 from foxhunt.cli import main
 from foxhunt.config import demo
 from foxhunt.data.pipeline import evaluation_data
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
 from foxhunt.quantize.model import load_inference_model
+from foxhunt.train.report import write_report
 
 CPU = torch.device("cpu")
 
@@ -84,6 +85,9 @@ def test_members_are_runs_with_consecutive_seeds_and_run_json_reports_them(ens) 
     assert not (run / "calibration.json").exists()  # each member applies its own
     w0, w1 = _final(run / "members/0"), _final(run / "members/1")
     assert any(not torch.equal(w0[k], w1[k]) for k in w0)
+    md = write_report(RunDir(run)).read_text()  # what evaluate refreshes
+    assert "| ensemble | 2 members (seeds 0, 1), stopped: finished" in md
+    assert "run incomplete" not in md
 
 
 def test_ensemble_quantiles_are_the_mean_of_the_members(ens) -> None:
