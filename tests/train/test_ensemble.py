@@ -173,12 +173,18 @@ def test_ensemble_of_one_is_a_plain_run(ens, tmp_path: Path) -> None:
     assert all(torch.equal(w[k], member0[k]) for k in member0)
 
 
-def test_api_streams_an_ensemble_as_the_mean_of_its_members(ens) -> None:
+def test_api_fits_and_streams_an_ensemble_as_the_mean_of_its_members(ens, tmp_path) -> None:
     from foxhunt.api import TFTForecaster
+    from foxhunt.config import RunConfig
 
+    model = TFTForecaster(RunConfig.load(ens["cfg"]), run_dir=tmp_path / "api")
+    model.fit(ens["bars"], ensemble=2)
+    for k in (0, 1):  # the API trains the members the CLI trains
+        got, want = _final(tmp_path / f"api/members/{k}"), _final(ens["run"] / f"members/{k}")
+        assert all(torch.equal(got[n], want[n]) for n in want)
     bars = pl.read_parquet(ens["bars"])
-    models = (ens["run"], ens["run"] / "members/0", ens["run"] / "members/1")
-    e, m0, m1 = (TFTForecaster.load(m).stream().update(bars) for m in models)
+    members = (TFTForecaster.load(ens["run"] / f"members/{k}") for k in (0, 1))
+    e, m0, m1 = (m.stream().update(bars) for m in (model, *members))
     cols = [c for c in e.columns if c.startswith("return_q")]
     assert e.height == 4 and len(cols) == 5
     got, a, b = (f.select(cols).to_numpy() for f in (e, m0, m1))
