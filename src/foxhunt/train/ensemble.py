@@ -56,7 +56,8 @@ class MemberDone:
         index: k.
         seed: its training seed.
         dir: its run directory, relative to the ensemble's.
-        seconds: wall time of its training (this call or an earlier one).
+        seconds: wall time of the call that finished its training (a resumed member's
+            earlier, interrupted part is not counted).
         peak_rss_bytes: the process's peak RSS while it trained (reset before it started).
         best_epoch: its best epoch.
         best_val_loss: its validation loss there.
