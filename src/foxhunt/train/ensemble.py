@@ -3,7 +3,8 @@
 Member ``k`` is an ordinary run directory, ``OUT/members/<k>``, trained by
 :func:`foxhunt.train.run.run_training` with ``train.seed = seed + k`` and nothing else changed.
 The members train one after another in this process, so the process's peak is one member's
-(each member's peak RSS is measured from a reset high-water mark, Linux ``VmHWM``). When the
+(each member's peak RSS is measured from a reset high-water mark, Linux ``VmHWM``; so the
+process's ``ru_maxrss``, seen from outside, ends as the last member's peak). When the
 last has finished, the ensemble's own files are written beside them
 (:mod:`foxhunt.artifacts.ensemble`): evaluate, predict, backtest scoring and the Python API
 then load ``OUT`` as one model.
