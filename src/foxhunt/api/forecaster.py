@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -86,7 +87,12 @@ class TFTForecaster:
         return self.run_dir
 
     def fit(
-        self, bars: BarsLike, *, symbol: str | None = None, overwrite: bool = False
+        self,
+        bars: BarsLike,
+        *,
+        symbol: str | None = None,
+        overwrite: bool = False,
+        ensemble: int = 1,
     ) -> TFTForecaster:
         """Train on ``bars`` (train/validation/test split by time, as ``foxhunt train``).
 
@@ -96,6 +102,9 @@ class TFTForecaster:
             symbol: The symbol of a DataFrame without a symbol column.
             overwrite: Replace a finished run already in a ``run_dir`` you named (the default
                 temporary one is replaced on every call: fitting again refits).
+            ensemble: N > 1 trains a seed ensemble (``foxhunt train --ensemble N``): N
+                members with seeds ``seed .. seed + N - 1``, one after another; predict,
+                evaluate and stream then average their calibrated quantiles.
 
         Returns:
             ``self``, trained. Bars given as a DataFrame are stored in this object's scratch
@@ -106,10 +115,14 @@ class TFTForecaster:
             InputError: Bad bars (naming ``DataFrame`` or the file, column and row), a bad
                 config, or a finished run in ``run_dir`` without ``overwrite``.
         """
+        from foxhunt.train.ensemble import train_ensemble
         from foxhunt.train.run import run_training
 
+        if ensemble < 1:
+            raise InputError(f"TFTForecaster.fit: ensemble must be >= 1, got {ensemble}")
+        train = run_training if ensemble == 1 else partial(train_ensemble, n=ensemble)
         with bars_path(bars, self.work_dir, symbol) as path:
-            run_training(
+            train(
                 self.config,
                 bars=path,
                 out=self.run_dir,

@@ -42,6 +42,9 @@ if TYPE_CHECKING:  # torch (and checkpoints, which need it) load where a model i
 FEATURES_FORMAT = 1
 """Version of the features.json schema."""
 
+ENSEMBLE_FILE = "ensemble.json"
+"""Marks a seed ensemble's directory (:mod:`foxhunt.artifacts.ensemble`)."""
+
 
 @dataclass(frozen=True)
 class RunDir:
@@ -150,6 +153,7 @@ class RunDir:
         for p in self.evaluations():
             p.unlink()
         shutil.rmtree(self.checkpoints, ignore_errors=True)
+        shutil.rmtree(self.root / "members", ignore_errors=True)  # a seed ensemble's
 
     def create(self) -> None:
         """Make the directory and ``checkpoints/``; remove temp files a killed run left."""
@@ -164,6 +168,7 @@ _DESCRIPTION = (
     "run.json",
     "baselines.json",
     "instruments.json",
+    ENSEMBLE_FILE,
 )
 _LOGS = ("metrics.jsonl", "memory.jsonl", "interpretation.json", "report.md")
 _PLOTS = (
@@ -322,6 +327,11 @@ def load_model_dir(path: Path, device: torch.device | str = "cpu") -> LoadedMode
     run = RunDir(Path(path))
     if not run.root.is_dir():
         raise ModelDirError(f"{run.root}: no such run directory")
+    if (run.root / ENSEMBLE_FILE).is_file():  # evaluate/predict load these; nothing else can
+        raise ModelDirError(
+            f"{run.root}: a seed ensemble (ensemble.json), which this command cannot take; "
+            f"give it one member's run directory, e.g. {run.root / 'members' / '0'}"
+        )
     cfg = read_config(run)
     spec, scaler, fingerprint = read_features(run, cfg)
     weights = model_weights(run)

@@ -71,6 +71,7 @@ def build_report(
     ensemble: bool,
     device_memory: str,
     members: list[str] | None,
+    seed_members: int = 1,
 ) -> dict[str, Any]:
     """Everything ``foxhunt memory`` prints, as a JSON-able dict.
 
@@ -80,9 +81,12 @@ def build_report(
         ensemble: add the co-residency check.
         device_memory: device size for the ensemble check, e.g. ``4GB``.
         members: ``NAME=SIZE`` overrides of the other members' footprints.
+        seed_members: N of ``foxhunt train --ensemble N`` (1: a single TFT): adds the
+            ``seed_ensemble`` entry (quoted, not judged against the budgets).
 
     Returns:
-        ``{"config", "components", "budgets", "ensemble"?, "measurement"?, "pass"}``.
+        ``{"config", "components", "budgets", "ensemble"?, "seed_ensemble"?, "measurement"?,
+        "pass"}``.
     """
     t = cfg.train
     from foxhunt.memory.estimate import estimate_for_run, process_overhead_bytes, run_device_type
@@ -177,8 +181,32 @@ def build_report(
             "pass": free > MIN_FREE_BYTES,
         }
         ok = ok and free > MIN_FREE_BYTES
+    if seed_members > 1:
+        report["seed_ensemble"] = _seed_ensemble(seed_members, components)
     report["pass"] = ok
     return report
+
+
+def _seed_ensemble(n: int, components: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """``foxhunt train --ensemble N``: the members train one after another in one process, so
+    training peaks at one member's; inference holds N members' weights and runs them one after
+    another over the same batch (one member's activations)."""
+
+    def value(name: str) -> int:
+        c = components[name]
+        return c["measured_bytes"] if c["measured_bytes"] is not None else c["estimated_bytes"]
+
+    out: dict[str, Any] = {
+        "members": n,
+        "how": "members train one after another (the run's peak is one member's); inference "
+        "holds every member's weights and runs them one after another over a batch",
+        "training_peak_per_member": value("training_peak"),
+        "extra_weights": (n - 1) * value("parameters"),
+        "inference_peak": value("inference_peak") + (n - 1) * value("parameters"),
+    }
+    if "process_peak_rss" in components:
+        out["process_peak_rss_per_member"] = value("process_peak_rss")
+    return out
 
 
 def _print_table(report: dict[str, Any], console: Console) -> None:
@@ -221,6 +249,18 @@ def _print_table(report: dict[str, Any], console: Console) -> None:
             f"{format_bytes(e['total'])}, free {format_bytes(e['free'])} (needs > "
             f"{format_bytes(e['min_free'])})"
         )
+    if "seed_ensemble" in report:
+        se = report["seed_ensemble"]
+        rss = se.get("process_peak_rss_per_member")
+        console.print(
+            f"seed ensemble of {se['members']} (foxhunt train --ensemble): members train one "
+            f"after another, so the run peaks at one member's: training peak "
+            f"{format_bytes(se['training_peak_per_member'])}"
+            + (f", process peak RSS {format_bytes(rss)}" if rss is not None else "")
+            + f"; inference holds every member's weights (+{format_bytes(se['extra_weights'])}) "
+            f"and runs them one after another: peak {format_bytes(se['inference_peak'])} "
+            "(quoted, not judged against the budgets)"
+        )
     if "measurement" in report:
         console.print(f"measured: {report['measurement']['how']}")
     console.print(
@@ -242,6 +282,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="NAME=SIZE",
         help="ensemble member footprint, e.g. PPO=145MB (repeatable; replaces the defaults)",
     )
+    mm.add_argument(
+        "--seed-ensemble",
+        type=int,
+        default=1,
+        metavar="N",
+        help="also quote a seed ensemble of N TFTs (foxhunt train --ensemble N): training peak "
+        "per member (they train one after another) and inference with N members' weights",
+    )
     mm.set_defaults(
         func=lambda a: memory_command(
             run_config(a),
@@ -250,6 +298,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             ensemble=a.ensemble,
             device_memory=a.device_memory,
             members=a.member,
+            seed_members=a.seed_ensemble,
         )
     )
 
@@ -262,6 +311,7 @@ def memory_command(
     ensemble: bool,
     device_memory: str,
     members: list[str] | None,
+    seed_members: int = 1,
 ) -> int:
     """Run ``foxhunt memory``: print the component table (or JSON) and the budget verdicts.
 
@@ -273,6 +323,7 @@ def memory_command(
         ensemble: check co-residency with the other ensemble members.
         device_memory: device size for ``--ensemble``.
         members: ``NAME=SIZE`` entries replacing the default members.
+        seed_members: N of ``foxhunt train --ensemble N``, quoted per member (1: none).
 
     Returns:
         0 when all budgets pass, 1 when any fails.
@@ -282,10 +333,17 @@ def memory_command(
     """
     from foxhunt.runtime import parse_device, resolve_precision
 
+    if seed_members < 1:
+        raise InputError(f"--seed-ensemble must be >= 1, got {seed_members}")
     precision = resolve_precision(cfg.train.precision, parse_device(cfg.train.device))
     cfg = cfg.replace(train={"precision": precision})  # auto: what this machine would train in
     report = build_report(
-        cfg, measure=measure, ensemble=ensemble, device_memory=device_memory, members=members
+        cfg,
+        measure=measure,
+        ensemble=ensemble,
+        device_memory=device_memory,
+        members=members,
+        seed_members=seed_members,
     )
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")

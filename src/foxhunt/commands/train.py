@@ -118,7 +118,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "events, in DIR or, without DIR, in RUN/tensorboard (docs/tuning.md; needs the "
         "tensorboard package: pip install 'foxhunt[tune]')",
     )
-    t.add_argument("--resume", type=Path, help="continue the run in this directory")
+    t.add_argument(
+        "--ensemble",
+        type=int,
+        metavar="N",
+        help="train N members with seeds seed, seed+1, ... (each a run directory in "
+        "OUT/members/K, one after another) and write OUT as one model: evaluate and predict "
+        "average the members' calibrated quantiles (docs/training.md; default 1: one run)",
+    )
+    t.add_argument("--resume", type=Path, help="continue the run (or ensemble) in this directory")
     t.add_argument(
         "--overwrite",
         action="store_true",
@@ -149,6 +157,9 @@ def run(a: argparse.Namespace) -> None:
             cfg = read_config_file(Path(a.resume) / "config.json")
         print(config_text(cfg, a.print_config), end="")
         return
+    if _is_ensemble(a):
+        _train_ensemble(a, cfg)
+        return
     with _tensorboard(a, cfg) as listeners:
         done = run_training(
             cfg,
@@ -176,6 +187,68 @@ def run(a: argparse.Namespace) -> None:
     if a.tensorboard:
         where = root / "tensorboard" if a.tensorboard == _RUN_TENSORBOARD else a.tensorboard
         console.print(f"  events  tensorboard --logdir {where}")
+    console.print(
+        f"  next    foxhunt evaluate --model {root} --bars BARS · "
+        f"foxhunt predict --model {root} --bars BARS --out forecast.parquet"
+    )
+
+
+def _is_ensemble(a: argparse.Namespace) -> bool:
+    """Whether this run trains a seed ensemble: ``--ensemble N`` with N >= 2, or ``--resume``
+    of an ensemble's directory."""
+    from foxhunt.artifacts.ensemble import is_ensemble_dir
+
+    if a.ensemble is not None and a.ensemble < 1:
+        raise InputError(f"--ensemble must be >= 1, got {a.ensemble}")
+    if a.resume is not None and is_ensemble_dir(a.resume):
+        return True
+    if a.ensemble is not None and a.ensemble > 1 and a.resume is not None:
+        raise InputError(f"--ensemble {a.ensemble}: {a.resume} is a single run, not an ensemble")
+    return a.ensemble is not None and a.ensemble > 1
+
+
+def _train_ensemble(a: argparse.Namespace, cfg: RunConfig) -> None:
+    """``--ensemble N``: the members one after another, a line per member, then the totals."""
+    from foxhunt.commands.progress import TrainProgress
+    from foxhunt.memory.allocator import apply_cpu_allocator
+    from foxhunt.memory.units import format_bytes
+    from foxhunt.train.ensemble import MemberDone, train_ensemble
+
+    if a.tensorboard:
+        raise InputError("--tensorboard cannot be used with --ensemble (open a member's run)")
+    console = Console(stderr=True)
+
+    def started(k: int, n: int, seed: int) -> None:
+        console.print(f"[bold]member {k + 1}/{n}[/] (seed {seed})")
+
+    def finished(m: MemberDone, n: int) -> None:
+        console.print(
+            f"member {m.index + 1}/{n} done: {m.seconds:.1f} s, peak RSS "
+            f"{format_bytes(m.peak_rss_bytes)}, best epoch {m.best_epoch} "
+            f"(validation loss {m.best_val_loss:.4f})"
+        )
+
+    done = train_ensemble(
+        cfg,
+        None if a.resume is not None and a.ensemble is None else a.ensemble,
+        bars=a.bars,
+        out=a.out,
+        resume=a.resume,
+        memory_budget=a.memory_budget,
+        allow_precision_change=a.allow_precision_change,
+        progress=lambda epochs, first: TrainProgress(epochs, first_epoch=first),
+        overwrite=a.overwrite,
+        process_setup=apply_cpu_allocator,
+        on_member=started,
+        on_member_done=finished,
+    )
+    root = done.root
+    console.print(
+        f"[bold green]done[/]: {root} (ensemble of {len(done.members)}: "
+        f"{done.seconds:.1f} s in all, one member at a time, peak RSS "
+        f"{format_bytes(done.peak_rss_bytes)} (the largest member's))"
+    )
+    console.print(f"  members {', '.join(str(root / m.dir) for m in done.members)}")
     console.print(
         f"  next    foxhunt evaluate --model {root} --bars BARS · "
         f"foxhunt predict --model {root} --bars BARS --out forecast.parquet"

@@ -28,6 +28,7 @@ from torch.nn.utils import parametrize
 
 from foxhunt import __version__, runtime
 from foxhunt.artifacts import checkpoints as ckpt
+from foxhunt.artifacts.ensemble import is_ensemble_dir, load_ensemble_dir
 from foxhunt.artifacts.rundir import (
     LoadedModel,
     RunDir,
@@ -359,7 +360,8 @@ def is_quantized_dir(path: Path) -> bool:
 
 
 def load_inference_model(path: Path, device: torch.device | str = "cpu") -> LoadedModel:
-    """Load any model directory for inference: fp32 run directories and quantised ones.
+    """Load any model directory for inference: fp32 run directories, quantised ones and seed
+    ensembles (``foxhunt train --ensemble N``).
 
     Without a ``quantization.json`` this is :func:`foxhunt.artifacts.rundir.load_model_dir`.
 
@@ -374,6 +376,8 @@ def load_inference_model(path: Path, device: torch.device | str = "cpu") -> Load
         ModelDirError: Missing, corrupt or inconsistent directory.
     """
     run = RunDir(Path(path))
+    if is_ensemble_dir(run.root):  # a seed ensemble: foxhunt.artifacts.ensemble
+        return load_ensemble_dir(run.root, device)
     if not is_quantized_dir(run.root):
         return load_model_dir(run.root, device)
     cfg = read_config(run)

@@ -215,7 +215,7 @@ def _summary_rows(
         f"checkpointing {t.get('checkpointing')} · seed {t.get('seed')} · {t.get('device')}"
     )
     steps = epochs[-1]["step"] if epochs else 0
-    return [
+    rows = [
         ("preset", str(cfg.get("preset"))),
         ("bars", f"`{info.get('bars')}` (fingerprint `{str(info.get('fingerprint'))[:16]}`)"),
         (
@@ -237,6 +237,14 @@ def _summary_rows(
         ("final weights", f"`checkpoints/{final.name}`" if final else "none (run incomplete)"),
         ("wall time", f"{seconds:.0f} s" if isinstance(seconds, int | float) else "?"),
     ]
+    if isinstance(info.get("ensemble"), dict):  # foxhunt train --ensemble N (docs/training.md)
+        seeds = ", ".join(str(m.get("seed")) for m in info.get("members", []))
+        rows[-4:-1] = [
+            ("ensemble", f"{len(info.get('members', []))} members (seeds {seeds}), stopped: "
+             f"{info.get('stop_reason', 'running')}; each a run in `members/K` with its own "
+             "report; their calibrated quantiles are averaged"),
+        ]  # fmt: skip
+    return rows
 
 
 def write_report(run: RunDir) -> Path:
