@@ -13,7 +13,13 @@ Each is scored (mean pinball, log-return units) on the training windows (what a 
 by) and on the validation windows, next to ``foxhunt evaluate``'s EWMA and GARCH baselines
 (fitted as a run fits them: ``artifacts/baselines.py``) on the same validation windows.
 
+``--split test`` (read once, for the final report) scores only three candidates on the test
+split: ``old`` (decay 0.94, no reversion: the start before this recipe), ``fixed`` (0.94, 0.9)
+and ``chosen`` (what ``data/scale_choice.py`` picks on the training split), each against every
+baseline with the Diebold–Mariano test ``foxhunt evaluate`` uses.
+
     PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/recipe_scale_grid.py --bars BARS
+    PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/recipe_scale_grid.py --bars BARS --split test
 """
 
 from __future__ import annotations
@@ -27,10 +33,13 @@ import numpy as np
 from foxhunt.artifacts.baselines import fit_baselines
 from foxhunt.config import preset
 from foxhunt.data.pipeline import calendars_of, prepare_training_data
+from foxhunt.data.scale_choice import choose_target_scale
 from foxhunt.data.scaling import unscale_targets
 from foxhunt.data.target_scale import RETURN_FEATURE
 from foxhunt.data.windows import WindowDataset
-from foxhunt.infer.classical import classical_forecasts
+from foxhunt.infer.baselines import EmpiricalQuantiles
+from foxhunt.infer.classical import classical_forecasts, simple_forecasts
+from foxhunt.infer.significance import compare
 
 DECAYS = (0.8, 0.9, 0.94, 0.97, 0.985, 0.995)
 PHIS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.97, 0.99)
@@ -59,8 +68,59 @@ def term(s: np.ndarray, v: float, phi: float, horizon: int) -> np.ndarray:
 
 
 def pinball(y: np.ndarray, pred: np.ndarray, levels: np.ndarray) -> float:
+    return float(window_losses(y, pred, levels).mean())
+
+
+def window_losses(y: np.ndarray, pred: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """(N, H) pinball loss averaged over the quantile levels."""
     e = y[..., None] - pred
-    return float(np.maximum(levels * e, (levels - 1) * e).mean())
+    return np.maximum(levels * e, (levels - 1) * e).mean(axis=-1)
+
+
+def test_split(a: argparse.Namespace, cfg, data, levels: np.ndarray) -> None:  # noqa: ANN001
+    """The old, fixed and chosen starts against every baseline on the test split, with DM."""
+    horizon = cfg.model.horizon
+    r_tr, y_tr = returns_and_targets(data.train, data.scaler)
+    r_te, y_te = returns_and_targets(data.test, data.scaler)
+    col = data.scaler.columns.index(RETURN_FEATURE)
+    v = data.scaler.std[col] ** 2 + data.scaler.mean[col] ** 2
+    floor = 0.1 * np.asarray(data.scaler.target_std)
+    choice = choose_target_scale(data.train, data.spec, data.scaler, cfg)
+    assert choice is not None
+    candidates = {"old": (0.94, 1.0), "fixed": (0.94, 0.9),
+                  "chosen": (choice.decay, choice.reversion)}  # fmt: skip
+    record = fit_baselines(
+        data.train, data.val, data.closes, data.scaler, cfg.model.quantiles,
+        calendars_of(data.instruments),
+    )  # fmt: skip
+    origins = data.test.origins()
+    emp = EmpiricalQuantiles.from_dict(json.loads(json.dumps(record)))
+    fc = simple_forecasts(emp, origins["symbol"].to_list(), horizon)
+    fc |= classical_forecasts(record["classical"], data.closes, origins, horizon, len(levels))
+    base = {k: window_losses(y_te, f.predict(0, len(data.test)).numpy(), levels)
+            for k, f in fc.items() if k != "zero"}  # fmt: skip
+    out = {"bars": str(a.bars), "split": "test", "n_windows": len(data.test), "rows": {}}
+    for name, (d, phi) in candidates.items():
+        sc_tr = np.maximum(np.sqrt(term(ewma(r_tr, d), v, phi, horizon)), floor)
+        sc_te = np.maximum(np.sqrt(term(ewma(r_te, d), v, phi, horizon)), floor)
+        pred = sc_te[..., None] * np.quantile((y_tr / sc_tr).ravel(), levels)
+        loss = window_losses(y_te, pred, levels)
+        cov = (coverage(y_te, pred, 1, 7), coverage(y_te, pred, 0, 8))
+        row = {"decay": d, "reversion": phi, "pinball": float(loss.mean()), "coverage": cov,
+               "vs": {k: compare(loss, b)["pooled"] for k, b in base.items()}}  # fmt: skip
+        out["rows"][name] = row
+        vs = "; ".join(
+            f"{k} {c['baseline'] * 1e4:.4f} {c['relative'] * 100:+.2f}% p {c['p_value']:.2g}"
+            f" {c['verdict']}"
+            for k, c in row["vs"].items()
+        )
+        print(
+            f"{a.bars.name} test {name:>6} (d {d:g}, phi {phi:g}): {row['pinball'] * 1e4:.4f} bp "
+            f"cov {cov[0]:.3f}/{cov[1]:.3f} | {vs}"
+        )
+    if a.results:
+        with open(a.results, "a") as f:
+            f.write(json.dumps(out) + "\n")
 
 
 def coverage(y: np.ndarray, pred: np.ndarray, lo: int, hi: int) -> float:
@@ -71,11 +131,15 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--bars", type=Path, required=True)
     p.add_argument("--preset", default="demo")
+    p.add_argument("--split", choices=("val", "test"), default="val")
     p.add_argument("--results", type=Path, default=None, help="append one JSON line here")
     a = p.parse_args()
     cfg = preset(a.preset)
     data = prepare_training_data(a.bars, cfg)
     levels = np.asarray(cfg.model.quantiles)
+    if a.split == "test":
+        test_split(a, cfg, data, levels)
+        return
     horizon = cfg.model.horizon
     r_tr, y_tr = returns_and_targets(data.train, data.scaler)
     r_va, y_va = returns_and_targets(data.val, data.scaler)
