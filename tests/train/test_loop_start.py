@@ -1,4 +1,4 @@
-"""The starting weights compete for the best checkpoint (train/loop.py): a fresh run validates
+"""The starting weights compete for the final checkpoint (train/loop.py): a fresh run validates
 them before epoch 1; when no epoch beats them, the final checkpoint holds them."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def test_the_start_is_kept_when_no_epoch_beats_it(tmp_path) -> None:
     cfg = tiny_config()
     run, model, start, result = _fit(tmp_path, Drifting(20, cfg.model, 2, step=10.0))
     assert result.state.best_epoch == 0 and result.stop_reason == "early_stop"
-    assert result.state.epoch == 2  # patience 2: neither epoch beat the start
+    assert result.state.epoch == 3  # patience 2 counts epochs against epochs, as before
     final, meta = ckpt.load_weights(result.final_weights)
     assert all(torch.equal(final[k], start[k]) for k in start)  # served = the start
     assert all(torch.equal(model.state_dict()[k], start[k]) for k in start)
@@ -56,7 +56,7 @@ def test_the_start_is_kept_when_no_epoch_beats_it(tmp_path) -> None:
     assert all(torch.equal(start_file[k], start[k]) for k in start)
     assert result.state.best_val_loss == start_meta["metrics"]["val_loss"]
     assert json.loads((run.checkpoints / "best.json").read_text())["epoch"] == 0
-    assert ckpt.complete_epochs(run.checkpoints) == [1, 2]  # the start is no resumable epoch
+    assert ckpt.complete_epochs(run.checkpoints) == [1, 2, 3]  # the start is no resumable epoch
 
 
 def test_an_epoch_that_beats_the_start_is_served(tmp_path) -> None:

@@ -8,11 +8,12 @@ cache; validate under ``model.eval()`` + ``torch.inference_mode()`` with the val
 size (:func:`validate`); write the epoch checkpoint; stop early after ``patience`` epochs without
 improvement. At the end the best weights are loaded and written as the final checkpoint.
 
-The starting point competes too: a fresh run validates the model before the first epoch and
-saves it (``checkpoints/tft_start.safetensors``); an epoch counts as an improvement only if it
-beats the start, and when none does the final checkpoint holds the starting weights
-(``best_epoch`` 0). A monotone head starts at the scale-only forecast
-(:mod:`foxhunt.train.head_init`), so the served model is never worse on validation than it.
+The starting point competes for the final checkpoint: a fresh run validates the model before
+the first epoch and saves it (``checkpoints/tft_start.safetensors``, its loss in the loop state);
+when no epoch's validation loss is below the start's, the final checkpoint holds the starting
+weights (``best_epoch`` 0). Early stopping and the per-epoch "best" marks compare epochs only.
+A monotone head starts at the scale-only forecast (:mod:`foxhunt.train.head_init`), so the
+served model is never worse on validation than it.
 
 Data parallel (:mod:`distributed`, under ``torchrun``): each rank takes its share of every
 global batch, the model is wrapped in DDP (gradients are averaged in the last micro-batch's
@@ -67,10 +68,11 @@ class LoopState:
         epoch: Epochs completed.
         step: Optimizer steps taken.
         samples_seen: Training samples that went into an optimizer step.
-        best_val_loss: Lowest validation loss so far (the start's before any epoch).
-        best_epoch: Epoch of ``best_val_loss`` (0: the starting weights, or none yet).
+        best_val_loss: Lowest validation loss so far (the start's, once it is served).
+        best_epoch: Epoch of ``best_val_loss`` (0: none yet, or the starting weights).
         epochs_without_improvement: Epochs since ``best_epoch``.
         micro_batch: Current micro-batch size (smaller after OOM back-offs).
+        start_val_loss: Validation loss of the starting weights (inf: not measured).
     """
 
     epoch: int = 0
@@ -80,6 +82,7 @@ class LoopState:
     best_epoch: int = 0
     epochs_without_improvement: int = 0
     micro_batch: int = 0
+    start_val_loss: float = math.inf
 
     def end_epoch(self, epoch: int, val_loss: float, micro_batch: int) -> bool:
         """Count ``epoch`` as complete; True if ``val_loss`` is the best so far."""
@@ -161,10 +164,15 @@ def fit(
     obs = LoopObserver.for_fit(run.metrics, world.is_main, memory, progress, tc, listeners)
     stop = stop or threading.Event()
     obs.snapshot("run_start", epoch=state.epoch, step=state.step)
-    if resume is None:  # the start is the best until an epoch beats it
-        state.best_val_loss = _validate(model, val, kit, tc, world, memory, 0, 0, progress)
+    if resume is None:  # the start competes for the final checkpoint (_save_final)
+        state.start_val_loss = _validate(model, val, kit, tc, world, memory, 0, 0, progress)
         if world.is_main:
-            start = {**sidecar, "epoch": 0, "step": 0, "metrics": {"val_loss": state.best_val_loss}}
+            start = {
+                **sidecar,
+                "epoch": 0,
+                "step": 0,
+                "metrics": {"val_loss": state.start_val_loss},
+            }
             ckpt.save_weights(run.checkpoints / START_WEIGHTS, model.state_dict(), start)
     stop_reason: StopReason = "epochs" if state.step < total_steps else "max_steps"
     backoffs: list[str] = []
@@ -222,12 +230,15 @@ def _validate(
 
 def _save_final(
     run: RunDir, model: nn.Module, state: LoopState, sidecar: Mapping[str, Any], reason: str
-) -> Path:
+) -> Path | None:
     """The best epoch's weights as the final checkpoint; the starting weights when no epoch
-    beat them (``best_epoch`` 0)."""
-    loop = asdict(state)
-    if state.best_epoch > 0:
-        return save_final(run, model, loop, sidecar, reason)
+    beat them (``state`` then says best epoch 0 with the start's loss); None when no loss was
+    finite."""
+    if state.best_epoch > 0 and not state.start_val_loss < state.best_val_loss:
+        return save_final(run, model, asdict(state), sidecar, reason)
+    if not math.isfinite(state.start_val_loss):
+        return None
+    state.best_epoch, state.best_val_loss = 0, state.start_val_loss
     weights, meta = ckpt.load_weights(run.checkpoints / START_WEIGHTS)
     model.load_state_dict(weights)
     path = ckpt.final_weights_path(run.checkpoints, state.epoch)
