@@ -106,7 +106,7 @@ def main() -> None:
             "pinball": {k: v["mean_pinball"] for k, v in scores.items()},
             "coverage": scores["tft"]["coverage"],
             "max_steps": a.max_steps,
-            "tft_raw": raw_scores(loaded, windows)["mean_pinball"] if split == "val" else None,
+            "tft_raw": raw_scores(loaded, windows)["mean_pinball"],
             "verdicts": {k: v["pooled"] for k, v in comp.items()},
         }  # fmt: skip
         a.results.parent.mkdir(parents=True, exist_ok=True)
@@ -116,7 +116,7 @@ def main() -> None:
         print(
             f"{a.bars.name} {a.variant} seed {a.seed} {split}: decay {record['decay']} "
             f"reversion {record['reversion']} best epoch {trained.best_epoch} "
-            f"TFT {scores['tft']['mean_pinball'] * 1e4:.4f} bp (raw {record['tft_raw']})"
+            f"TFT {scores['tft']['mean_pinball'] * 1e4:.4f} bp (raw {record['tft_raw'] * 1e4:.4f})"
             f" cov {cov['10-90']:.3f}/{cov['2-98']:.3f}"
         )
         for k, v in record["verdicts"].items():
