@@ -108,7 +108,7 @@ def test_fit_writes_checkpoints_and_validates_in_eval_inference_mode(run_dir) ->
     val_calls = [c for c in model.calls if not c["training"]]
     assert all(not c["inference"] for c in train_calls)
     assert all(c["inference"] and not c["grads_live"] for c in val_calls)  # no residue
-    assert [c["size"] for c in val_calls] == [24, 24, 2] * 2  # validation's own batch size
+    assert [c["size"] for c in val_calls] == [24, 24, 2] * 3  # the start, then each epoch
     assert sorted(i for c in train_calls[:4] for i in c["ids"]) == list(range(64))
     sidecar = json.loads((d / "tft_epoch_2.json").read_text())
     assert sidecar["epoch"] == 2 and sidecar["step"] == 8 and "val_loss" in sidecar["metrics"]
@@ -204,9 +204,10 @@ def test_injected_oom_backs_off_without_skipping_samples(tmp_path) -> None:
     plain = Recorder(TFT(cfg.model))
     _, res_plain = _fit(plain_run, cfg, FakeWindows(40, cfg.model, 1), val, model=plain)
     torch.manual_seed(0)
-    # The "device" fits 8 samples; then an OOM strikes in the middle of step 1 (5th forward:
-    # step 0 = OOM at 16, then 8 + 8; step 1 = 8 ok, then OOM) as if memory fragmented.
-    oomy = Recorder(TFT(cfg.model), oom_above=8, oom_on_call=5)
+    # The "device" fits 8 samples; then an OOM strikes in the middle of step 1 (6th forward:
+    # the start's validation; step 0 = OOM at 16, then 8 + 8; step 1 = 8 ok, then OOM) as if
+    # memory fragmented.
+    oomy = Recorder(TFT(cfg.model), oom_above=8, oom_on_call=6)
     _, res_oom = _fit(oom_run, cfg, FakeWindows(40, cfg.model, 1), val, model=oomy)
 
     assert res_oom.state.micro_batch == 4  # 16 -> 8 -> 4
@@ -217,7 +218,7 @@ def test_injected_oom_backs_off_without_skipping_samples(tmp_path) -> None:
     # Every training sample reached a completed optimizer step exactly once per epoch: the
     # step that failed mid-way was redone from its first sample, never skipped or truncated.
     seen = [i for c in oomy.calls if c["training"] for i in c["ids"]]
-    retried = [i for c in oomy.calls if c["n"] == 4 for i in c["ids"]]  # redone after the OOM
+    retried = [i for c in oomy.calls if c["n"] == 5 for i in c["ids"]]  # redone after the OOM
     assert sorted(seen) == sorted(retried + list(range(40)) * 2)
     # Same samples per step, same effective batch: the same weights up to summation order.
     wa, _ = ckpt.load_weights(res_plain.final_weights)
@@ -238,7 +239,7 @@ def test_resume_keeps_the_oom_reduced_micro_batch(tmp_path) -> None:
     run = RunDir(tmp_path / "oom")
     run.create()
     torch.manual_seed(0)
-    oomy = Recorder(TFT(cfg.model), oom_above=8, oom_on_call=5)  # 16 -> 8 -> 4 in epoch 1
+    oomy = Recorder(TFT(cfg.model), oom_above=8, oom_on_call=6)  # 16 -> 8 -> 4 in epoch 1
     _fit(run, cfg, FakeWindows(40, cfg.model, 1), val, model=oomy, resume=None)
     state = ckpt.load_resume_state(ckpt.optimizer_path(run.checkpoints, 1))
     assert state["loop"]["micro_batch"] == 4
@@ -253,11 +254,12 @@ def test_resume_keeps_the_oom_reduced_micro_batch(tmp_path) -> None:
 
 def test_early_stopping_restores_best_weights(run_dir) -> None:
     class Drifting(FakeWindows):
-        """Validation targets move away every pass, so the loss never improves after epoch 1."""
+        """Validation targets move away every pass, so the loss never improves after epoch 1
+        (the first pass, the start's, is farther off than all)."""
 
         def batch(self, indices):  # type: ignore[override]
             b = super().batch(indices)
-            b.target = b.target + 10.0 * self.calls
+            b.target = b.target + (1000.0 if self.calls == 1 else 10.0 * self.calls)
             return b
 
     cfg = tiny_config(epochs=5, patience=2, validation_batch_size=100)

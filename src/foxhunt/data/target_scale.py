@@ -14,6 +14,12 @@ scale is reapplied outside the network (:meth:`TargetScale.to_returns`). Two sca
   same number from the same bars, and it never sees a bar after the origin. It is floored at
   ``WINDOW_FLOOR x target_std[h]`` so a flat encoder cannot blow a target up.
 
+  With ``reversion`` ``phi < 1`` the window's variance reverts to the training split's mean
+  squared one-bar return ``v`` as a GARCH(1,1) forecast does: the k-th bar ahead has variance
+  ``v + phi^(k-1) (sigma_b**2 - v)`` and ``scale[b, h]**2`` is their sum over k = 1..h
+  (``phi = 1``: ``sigma_b**2 x h``, the scale above). ``v`` is read from the fitted scaler
+  (``std**2 + mean**2`` of the return input), so inference reproduces it.
+
 The one-bar returns are read back from the batch's observed input ``obs__ret1_lag0`` (z-scored
 with the training mean and std; undone here in float64).
 """
@@ -50,6 +56,8 @@ class TargetScale:
         ret_index: column of :data:`RETURN_FEATURE` in the batch's historical inputs.
         ret_mean: training mean the return input was centred with.
         ret_std: training std the return input was divided by.
+        reversion: mean reversion ``phi`` of the window variance towards the training mean
+            squared return (1: none).
     """
 
     mode: TargetScaleMode
@@ -58,6 +66,7 @@ class TargetScale:
     ret_index: int = 0
     ret_mean: float = 0.0
     ret_std: float = 1.0
+    reversion: float = 1.0
 
     @classmethod
     def of(cls, data: DataConfig, spec: FeatureSpec, scaler: ScalerParams) -> TargetScale:
@@ -89,6 +98,7 @@ class TargetScale:
             spec.historical.index(RETURN_FEATURE),
             scaler.mean[col],
             scaler.std[col],
+            data.target_scale_reversion,
         )
 
     def scale(self, historical: Tensor) -> Tensor:
@@ -106,9 +116,18 @@ class TargetScale:
             return std.expand(b, -1)  # (B, H)
         r = historical[:, :, self.ret_index].double() * self.ret_std + self.ret_mean  # (B, T_enc)
         var = ewma_last(r, self.decay)  # (B,)
-        h = torch.arange(1, len(self.target_std) + 1, dtype=torch.float64, device=r.device)
-        window = var.sqrt()[:, None] * h.sqrt()[None, :]  # (B, H)
+        if self.reversion < 1.0:
+            window = reverting_variance(var, self.long_run_var, self.reversion, len(std)).sqrt()
+        else:
+            h = torch.arange(1, len(self.target_std) + 1, dtype=torch.float64, device=r.device)
+            window = var.sqrt()[:, None] * h.sqrt()[None, :]  # (B, H)
         return torch.maximum(window, WINDOW_FLOOR * std[None, :])
+
+    @property
+    def long_run_var(self) -> float:
+        """The training split's mean squared one-bar return (what the window variance reverts
+        to)."""
+        return self.ret_std**2 + self.ret_mean**2
 
     def standardise(self, target: Tensor, historical: Tensor) -> Tensor:
         """Globally scaled targets ``y / target_std`` (B, H) -> ``y / scale`` (same dtype)."""
@@ -120,6 +139,23 @@ class TargetScale:
     def to_returns(self, z: Tensor, historical: Tensor) -> Tensor:
         """Standardised quantiles (B, H, Q) -> log-return quantiles (float64, same device)."""
         return z.double() * self.scale(historical)[:, :, None]
+
+
+def reverting_variance(var: Tensor, long_run: float, phi: float, horizon: int) -> Tensor:
+    """Cumulative variance over h = 1..H bars when each bar's variance reverts to ``long_run``.
+
+    Args:
+        var: (B,) the variance of the next bar.
+        long_run: the variance it reverts to.
+        phi: reversion per bar in [0, 1] (1: none, ``var x h``).
+        horizon: H.
+
+    Returns:
+        (B, H) float64: ``sum_{k=1..h} long_run + phi^(k-1) (var - long_run)``.
+    """
+    k = torch.arange(horizon, dtype=torch.float64, device=var.device)
+    per_bar = long_run + (phi**k)[None, :] * (var.double()[:, None] - long_run)  # (B, H)
+    return per_bar.cumsum(dim=1)
 
 
 def ewma_last(returns: Tensor, decay: float) -> Tensor:

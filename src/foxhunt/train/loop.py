@@ -8,6 +8,13 @@ cache; validate under ``model.eval()`` + ``torch.inference_mode()`` with the val
 size (:func:`validate`); write the epoch checkpoint; stop early after ``patience`` epochs without
 improvement. At the end the best weights are loaded and written as the final checkpoint.
 
+The starting point competes for the final checkpoint: a fresh run validates the model before
+the first epoch and saves it (``checkpoints/tft_start.safetensors``, its loss in the loop state);
+when no epoch's validation loss is below the start's, the final checkpoint holds the starting
+weights (``best_epoch`` 0). Early stopping and the per-epoch "best" marks compare epochs only.
+A monotone head starts at the scale-only forecast (:mod:`foxhunt.train.head_init`), so the
+served model is never worse on validation than it.
+
 Data parallel (:mod:`distributed`, under ``torchrun``): each rank takes its share of every
 global batch, the model is wrapped in DDP (gradients are averaged in the last micro-batch's
 backward; earlier ones run under ``no_sync``), losses are averaged over ranks, validation is
@@ -31,6 +38,7 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
+from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.resume import restore, save_epoch, save_final
 from foxhunt.artifacts.rundir import RunDir
 from foxhunt.config import RunConfig, TrainConfig
@@ -48,6 +56,9 @@ log = logging.getLogger(__name__)
 
 StopReason = Literal["epochs", "early_stop", "max_steps", "interrupted"]
 
+START_WEIGHTS = "tft_start.safetensors"
+"""The model as training found it, in the run's checkpoints folder (the epoch-0 candidate)."""
+
 
 @dataclass
 class LoopState:
@@ -57,10 +68,11 @@ class LoopState:
         epoch: Epochs completed.
         step: Optimizer steps taken.
         samples_seen: Training samples that went into an optimizer step.
-        best_val_loss: Lowest validation loss so far.
-        best_epoch: Epoch of ``best_val_loss`` (0: none yet).
+        best_val_loss: Lowest validation loss so far (the start's, once it is served).
+        best_epoch: Epoch of ``best_val_loss`` (0: none yet, or the starting weights).
         epochs_without_improvement: Epochs since ``best_epoch``.
         micro_batch: Current micro-batch size (smaller after OOM back-offs).
+        start_val_loss: Validation loss of the starting weights (inf: not measured).
     """
 
     epoch: int = 0
@@ -70,6 +82,7 @@ class LoopState:
     best_epoch: int = 0
     epochs_without_improvement: int = 0
     micro_batch: int = 0
+    start_val_loss: float = math.inf
 
     def end_epoch(self, epoch: int, val_loss: float, micro_batch: int) -> bool:
         """Count ``epoch`` as complete; True if ``val_loss`` is the best so far."""
@@ -151,6 +164,16 @@ def fit(
     obs = LoopObserver.for_fit(run.metrics, world.is_main, memory, progress, tc, listeners)
     stop = stop or threading.Event()
     obs.snapshot("run_start", epoch=state.epoch, step=state.step)
+    if resume is None:  # the start competes for the final checkpoint (_save_final)
+        state.start_val_loss = _validate(model, val, kit, tc, world, memory, 0, 0, progress)
+        if world.is_main:
+            start = {
+                **sidecar,
+                "epoch": 0,
+                "step": 0,
+                "metrics": {"val_loss": state.start_val_loss},
+            }
+            ckpt.save_weights(run.checkpoints / START_WEIGHTS, model.state_dict(), start)
     stop_reason: StopReason = "epochs" if state.step < total_steps else "max_steps"
     backoffs: list[str] = []
     for epoch in range(state.epoch + 1, tc.epochs + 1):
@@ -165,20 +188,7 @@ def fit(
         obs.snapshot("after_training", epoch=epoch, step=state.step)
         empty_cache(device)  # training's cached blocks go back before validation allocates
         obs.snapshot("before_validation", epoch=epoch, step=state.step)
-        # DDP: each rank validates its shard; the sample-weighted mean is reduced over ranks.
-        val_shard = ShardedWindows(val, world) if world.distributed else val
-        val_loss = validate(
-            model,
-            val_shard,
-            batch_size=tc.validation_batch_size,
-            quantiles=kit.quantiles,
-            precision=tc.precision,
-            memory=memory,
-            epoch=epoch,
-            step=state.step,
-            progress=progress,
-        )
-        val_loss = world.mean(val_loss, len(val_shard), device)
+        val_loss = _validate(model, val, kit, tc, world, memory, epoch, state.step, progress)
         empty_cache(device)  # and validation's, so epoch ends compare live memory
         improved = state.end_epoch(epoch, val_loss, kit.micro.micro)
         metrics = {"train_loss": train_loss, "val_loss": val_loss}
@@ -191,10 +201,54 @@ def fit(
         stop_reason = _stop_after(state, epoch, tc.epochs, tc.patience, total_steps)
 
     final = None
-    if stop_reason != "interrupted" and state.best_epoch > 0 and world.is_main:
-        final = save_final(run, model, asdict(state), sidecar, stop_reason)
+    if stop_reason != "interrupted" and state.epoch > 0 and world.is_main:
+        final = _save_final(run, model, state, sidecar, stop_reason)
     obs.run_end(state.epoch, state.step)
     return FitResult(state, stop_reason, final, backoffs)
+
+
+def _validate(
+    model: nn.Module,
+    val: WindowSource,
+    kit: _StepKit,
+    tc: TrainConfig,
+    world: World,
+    memory: MemoryLog,
+    epoch: int,
+    step: int,
+    progress: Progress | None,
+) -> float:
+    """The validation loss; DDP: each rank validates its shard, the sample-weighted mean is
+    reduced over ranks."""
+    shard = ShardedWindows(val, world) if world.distributed else val
+    loss = validate(
+        model, shard, batch_size=tc.validation_batch_size, quantiles=kit.quantiles,
+        precision=tc.precision, memory=memory, epoch=epoch, step=step, progress=progress,
+    )  # fmt: skip
+    return world.mean(loss, len(shard), kit.quantiles.device)
+
+
+def _save_final(
+    run: RunDir, model: nn.Module, state: LoopState, sidecar: Mapping[str, Any], reason: str
+) -> Path | None:
+    """The best epoch's weights as the final checkpoint; the starting weights when no epoch
+    beat them (``state`` then says best epoch 0 with the start's loss); None when no loss was
+    finite."""
+    if state.best_epoch > 0 and not state.start_val_loss < state.best_val_loss:
+        return save_final(run, model, asdict(state), sidecar, reason)
+    if not math.isfinite(state.start_val_loss):
+        return None
+    state.best_epoch, state.best_val_loss = 0, state.start_val_loss
+    weights, meta = ckpt.load_weights(run.checkpoints / START_WEIGHTS)
+    model.load_state_dict(weights)
+    path = ckpt.final_weights_path(run.checkpoints, state.epoch)
+    info = {"epoch": state.epoch, "step": state.step, "best_epoch": 0, "stop_reason": reason}
+    ckpt.save_weights(path, weights, {**sidecar, **info, "metrics": meta.get("metrics", {})})
+    ckpt.mark_best(run.checkpoints, 0, state.best_val_loss)
+    log.info(
+        "no epoch beat the starting weights (validation loss %.6g): kept them", state.best_val_loss
+    )
+    return path
 
 
 @dataclass(frozen=True)
