@@ -1,8 +1,8 @@
 """``foxhunt train``: bars in, a self-describing run directory out.
 
 :func:`run_training` takes the run directory's lock and resolves the run (fresh, ``--resume`` or
-``--overwrite``; see :mod:`foxhunt.train.resolve`), checks the device and
-precision, applies a memory budget, prepares the data, writes ``config.json``,
+``--overwrite``; see :mod:`foxhunt.train.resolve`), checks the device and precision, prepares
+the data, chooses the target scale, applies a memory budget, writes ``config.json``,
 ``features.json``, ``baselines.json`` and ``run.json``, calls :func:`foxhunt.train.loop.fit`
 with SIGINT/SIGTERM turned into a clean stop, then writes the interpretation data and the
 report. Under ``torchrun`` every rank runs this function (see :mod:`foxhunt.train.distributed`):
@@ -35,6 +35,7 @@ from foxhunt.artifacts.rundir import RunDir, features_record
 from foxhunt.config import RunConfig, TrainConfig
 from foxhunt.data.instruments import instruments_to_dict
 from foxhunt.data.pipeline import PreparedData, calendars_of, prepare_training_data
+from foxhunt.data.scale_choice import resolve_target_scale
 from foxhunt.data.target_scale import TargetScale
 from foxhunt.errors import DataError, InputError, ModelDirError
 from foxhunt.memory.budget import check_above_baseline
@@ -179,6 +180,7 @@ def _train(
     # From a feature store, rank 0 builds the memory-mapped window cache once; the rest wait.
     data = prepare_training_data(bars, cfg, coordinator=world)
     _check_windows(data, bars)
+    cfg = resolve_target_scale(cfg, data.train, data.spec, data.scaler) if resume is None else cfg
     if budget is not None:
         cfg = apply_budget(
             cfg, budget, allow_precision_change, per_rank, data_bytes(data), baseline
