@@ -268,4 +268,101 @@ def test_the_refusal_names_the_smallest_setting_tried() -> None:
     bf16 = cfg.replace(train={"precision": "bf16"})
     with pytest.raises(InputError) as err:
         plan_budget(bf16, IMPORT_BASELINE_BYTES, allow_precision_change=False)
-    assert "--allow-precision-change" not in str(err.value) and ", bf16, " in str(err.value)
+    message = str(err.value)
+    assert "--allow-precision-change" not in message and ", bf16, " in message
+    figure = message.split("needs an estimated ")[1].split(";")[0]
+    assert message.endswith(f"; raise --memory-budget to at least {figure}")  # and no hint
+
+
+@pytest.mark.parametrize("allocator", ["glibc", "lean"])
+def test_cpu_training_peak_is_the_process_peak_at_those_settings(allocator: str) -> None:
+    """CPU: the planner's figure is the process-RSS model at exactly the settings asked for
+    (allocator, data, precision, checkpointing, recompute), not the run's defaults."""
+    from foxhunt.memory.process import process_training_peak
+
+    cfg = _cfg(model=LONG)  # glibc and recompute on by default
+    for micro, ckpt, precision, rec in ((64, False, "bf16", False), (16, True, "fp32", True)):
+        got = training_peak(cfg, micro, ckpt, precision, allocator, 10**6, recompute=rec)  # type: ignore[arg-type]
+        want = process_training_peak(
+            cfg, micro_batch=micro, checkpointing=ckpt, precision=precision,  # type: ignore[arg-type]
+            allocator=allocator, data_bytes=10**6, recompute=rec,  # type: ignore[arg-type]
+        ).total  # fmt: skip
+        assert got == want
+    lean, glibc = (
+        training_peak(cfg, 64, False, "fp32", a, recompute=False) for a in ("lean", "glibc")
+    )
+    assert lean < glibc  # the allocator argument is heard
+
+
+@pytest.mark.parametrize("recompute", [True, False])
+def test_cuda_training_peak_is_the_tensor_peak_with_the_whole_batch(recompute: bool) -> None:
+    """CUDA: the tensor estimate on CUDA (its LSTM and attention terms differ from the CPU's)
+    at the micro-batch, with the whole effective batch resident instead of one micro-batch's;
+    ``recompute`` defaults to the run's setting."""
+    from foxhunt.memory.estimate import batch_bytes
+
+    cfg = _cfg(model=LONG, device="cuda", recompute=recompute)
+    differs = []
+    for micro, ckpt, precision in ((64, False, "fp32"), (16, True, "bf16")):
+        est = estimate_memory(
+            cfg.model, micro, precision=precision, checkpointing=ckpt, device="cuda",  # type: ignore[arg-type]
+            recompute=recompute,
+        )  # fmt: skip
+        cpu = estimate_memory(
+            cfg.model, micro, precision=precision, checkpointing=ckpt, device="cpu",  # type: ignore[arg-type]
+            recompute=recompute,
+        )  # fmt: skip
+        differs.append(est.training_peak_bytes != cpu.training_peak_bytes)
+        want = est.training_peak_bytes - batch_bytes(LONG, micro) + batch_bytes(LONG, 64)
+        assert training_peak(cfg, micro, ckpt, precision) == want  # type: ignore[arg-type]
+        assert training_peak(cfg, micro, ckpt, precision, recompute=recompute) == want  # type: ignore[arg-type]
+    assert any(differs) or recompute  # with the LSTMs' activations kept, the device is heard
+    assert training_peak(cfg, 16, False, "fp32") > training_peak(cfg, 16, False, "bf16")
+    other = training_peak(cfg, 16, False, "fp32", recompute=not recompute)
+    assert other != training_peak(cfg, 16, False, "fp32")
+
+
+def test_the_baseline_check_at_its_edges() -> None:
+    from foxhunt.memory.budget import check_above_baseline
+
+    cpu, cuda = _cfg(), _cfg(device="cuda")
+    check_above_baseline(cpu, IMPORT_BASELINE_BYTES)  # exactly the baseline: accepted
+    check_above_baseline(cpu, IMPORT_BASELINE_BYTES + 5, data_bytes=5)
+    check_above_baseline(cuda, 1)  # CUDA: any positive budget passes this check
+    for bad in (0, -1):
+        with pytest.raises(InputError, match=f"must be positive, got {bad} bytes"):
+            check_above_baseline(cuda, bad)
+    with pytest.raises(InputError) as err:
+        check_above_baseline(cpu, IMPORT_BASELINE_BYTES - 1)
+    assert str(err.value) == (
+        f"memory budget {format_bytes(IMPORT_BASELINE_BYTES - 1)} is too small: below what the "
+        f"process holds before training, an import baseline of "
+        f"{format_bytes(IMPORT_BASELINE_BYTES)} (torch, polars, foxhunt); the budget bounds the "
+        "whole process's peak RSS"
+    )
+
+
+def test_cuda_validation_exactly_at_the_budget_fits() -> None:
+    """CUDA: nothing fixed is added to the validation peak; exactly at the budget it fits."""
+    cfg = _cfg(batch_size=100, validation_batch_size=1000, device="cuda")
+    budget = _validation_peak(cfg, 125, "fp32", 0)
+    assert min(p for _, _, p in _options(cfg, 25, "fp32", "glibc", 0)) <= budget
+    _check(cfg, budget)
+    assert plan_budget(cfg, budget, allow_precision_change=False).validation_batch_size == 125
+
+
+def test_validation_that_does_not_fit_even_at_batch_one() -> None:
+    """The planner's last resort, called directly: training at micro-batch 1 needs more than
+    validation at batch 1 in every configuration tried, so the walk itself never gets here."""
+    from foxhunt.memory.budget import _fit_validation
+
+    cfg = _cfg(model=LONG, batch_size=1, validation_batch_size=2, device="cuda")
+    one = _validation_peak(cfg, 1, "fp32", 0)
+    reasons: list[str] = []
+    with pytest.raises(InputError) as err:
+        _fit_validation(cfg, "fp32", one - 1, reasons, 0)
+    assert str(err.value) == (
+        f"memory budget {format_bytes(one - 1)} is too small: validation at batch 1 needs an "
+        f"estimated {format_bytes(one)}"
+    )
+    assert [r.split(":")[0] for r in reasons] == ["validation batch 2", "validation batch 1"]
