@@ -51,7 +51,7 @@ TARGETS: dict[str, Target] = {
     ),
     "windows": Target(
         "src/foxhunt/data/windows.py",
-        ("tests/data/test_windows.py", "tests/data/test_windows_mutants.py"),
+        ("tests/data/test_windows.py", "tests/data/test_window_dataset_mutants.py"),
     ),
     "row_arrays": Target(
         "src/foxhunt/data/row_arrays.py",

@@ -1,0 +1,160 @@
+"""Estimate contracts that `make mutate` found unguarded (mutation/mutate.py, estimate).
+
+Relationships, not byte counts copied from the code: the estimate's parts against a real model
+and a real step, its fields against what it was asked for, and how it moves with the batch, the
+precision, checkpointing and recompute.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from foxhunt.config import RunConfig, TrainConfig
+from foxhunt.memory.estimate import (
+    MemoryEstimate,
+    batch_bytes,
+    estimate_for_run,
+    estimate_memory,
+    parameter_bytes_by_block,
+    run_device_type,
+)
+from foxhunt.model import TFT
+from memory_helpers import TINY
+
+R = dataclasses.replace
+
+
+def test_parameter_bytes_by_block_are_the_real_blocks() -> None:
+    model = TFT(TINY)
+    want = {
+        name: sum(p.numel() * 4 for p in child.parameters())
+        for name, child in model.named_children()
+    }
+    assert parameter_bytes_by_block(TINY) == want
+    assert sum(want.values()) == estimate_memory(TINY, 2).parameter_bytes
+
+
+@pytest.mark.parametrize(
+    ("batch", "precision", "checkpointing", "recompute"),
+    [(3, "fp32", False, True), (5, "bf16", True, False)],
+)
+def test_fields_echo_the_request_and_components_add_up(
+    batch: int, precision: str, checkpointing: bool, recompute: bool
+) -> None:
+    est = estimate_memory(
+        TINY,
+        batch,
+        precision=precision,
+        checkpointing=checkpointing,
+        recompute=recompute,  # type: ignore[arg-type]
+    )
+    assert (est.batch_size, est.precision, est.checkpointing) == (batch, precision, checkpointing)
+    assert est.gradient_bytes == est.parameter_bytes
+    assert est.state_bytes == est.parameter_bytes + est.gradient_bytes + est.optimizer_bytes
+    assert est.optimizer_transient_bytes == est.parameter_bytes  # one param-sized temporary
+    assert est.batch_bytes == batch_bytes(TINY, batch)
+    comps = est.components()
+    saved = {k: v for k, v in comps.items() if k.startswith("saved.")}
+    assert saved == {f"saved.{k}": v for k, v in est.saved_by_block.items()}
+    assert comps == {
+        "parameters": est.parameter_bytes,
+        "gradients": est.gradient_bytes,
+        "optimizer": est.optimizer_bytes,
+        "batch": est.batch_bytes,
+        **saved,
+        "saved_activations": est.saved_activation_bytes,
+        "backward_transient": est.backward_transient_bytes,
+        "inference_peak": est.inference_peak_bytes,
+        "training_peak": est.training_peak_bytes,
+    }
+    assert est.saved_activation_bytes == sum(est.saved_by_block.values()) > 0
+    assert est.backward_transient_bytes > 0 and est.inference_peak_bytes > 0
+
+
+def test_defaults_of_the_dataclass_and_the_function() -> None:
+    bare = MemoryEstimate(1, "fp32", False, 1, 1, 1, 1)
+    assert bare.saved_by_block == {} and bare.saved_activation_bytes == 0
+    assert (bare.backward_transient_bytes, bare.inference_peak_bytes) == (0, 0)
+    assert (bare.optimizer_transient_bytes, bare.training_peak_bytes) == (0, 0)
+    default = estimate_memory(TINY, 4)
+    explicit = estimate_memory(
+        TINY, 4, precision="fp32", checkpointing=False, device="cpu", recompute=True
+    )
+    assert default == explicit
+    assert estimate_memory(TINY, 4, recompute=False) != default
+
+
+def test_run_device_type() -> None:
+    for device, want in (("cpu", "cpu"), ("cuda", "cuda"), ("cuda:1", "cuda")):
+        assert run_device_type(RunConfig(model=TINY, train=TrainConfig(device=device))) == want
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_estimate_for_run_reads_every_setting_of_the_run(device: str, monkeypatch) -> None:  # noqa: ANN001
+    """Micro-batch (not the batch), checkpointing, recompute, the device and ``auto`` precision
+    resolved for that device (a CPU with native bf16 here; CUDA without a GPU: fp32)."""
+    import foxhunt.runtime
+
+    if device == "cuda" and torch.cuda.is_available():
+        pytest.skip("a GPU resolves auto for itself")
+    monkeypatch.setattr(foxhunt.runtime, "_cpu_has_native_bf16", lambda: True)
+    model = R(TINY, encoder_length=12)
+    cfg = RunConfig(
+        model=model,
+        train=TrainConfig(
+            batch_size=16,
+            micro_batch_size=4,
+            checkpointing=True,
+            recompute=False,
+            precision="auto",
+            device=device,
+        ),
+    )
+    precision = "bf16" if device == "cpu" else "fp32"
+    want = estimate_memory(
+        model, 4, precision=precision, checkpointing=True, device=device, recompute=False
+    )
+    assert estimate_for_run(cfg) == want
+    others = [
+        estimate_memory(model, 16, precision=precision, checkpointing=True, device=device,
+                        recompute=False),
+        estimate_memory(model, 4, precision="fp32" if precision == "bf16" else "bf16",
+                        checkpointing=True, device=device, recompute=False),
+        estimate_memory(model, 4, precision=precision, checkpointing=False, device=device,
+                        recompute=False),
+        estimate_memory(model, 4, precision=precision, checkpointing=True, device=device,
+                        recompute=True),
+    ]  # fmt: skip
+    assert all(o.training_peak_bytes != want.training_peak_bytes for o in others)
+
+
+def test_cpu_and_cuda_estimates_differ_where_the_lstm_keeps_its_workspace() -> None:
+    """The LSTM's saved workspace is device-specific: with recompute off the device shows."""
+    cpu = estimate_memory(TINY, 4, recompute=False, device="cpu")
+    cuda = estimate_memory(TINY, 4, recompute=False, device="cuda")
+    assert cpu.saved_by_block != cuda.saved_by_block
+    assert cpu.training_peak_bytes != cuda.training_peak_bytes
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_every_part_grows_with_the_batch(precision: str) -> None:
+    small, large = (estimate_memory(TINY, b, precision=precision) for b in (4, 8))  # type: ignore[arg-type]
+    assert large.parameter_bytes == small.parameter_bytes
+    assert large.optimizer_bytes == small.optimizer_bytes
+    assert large.batch_bytes == 2 * small.batch_bytes
+    for field in ("backward_transient_bytes", "inference_peak_bytes", "training_peak_bytes"):
+        assert getattr(large, field) > getattr(small, field), field
+
+
+def test_half_precision_lowers_activations_not_state() -> None:
+    fp32, bf16 = (estimate_memory(TINY, 8, precision=p) for p in ("fp32", "bf16"))
+    assert (bf16.parameter_bytes, bf16.optimizer_bytes, bf16.batch_bytes) == (
+        fp32.parameter_bytes,
+        fp32.optimizer_bytes,
+        fp32.batch_bytes,
+    )
+    assert bf16.inference_peak_bytes < fp32.inference_peak_bytes
+    assert bf16.training_peak_bytes < fp32.training_peak_bytes
