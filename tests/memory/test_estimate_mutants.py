@@ -158,3 +158,65 @@ def test_half_precision_lowers_activations_not_state() -> None:
     )
     assert bf16.inference_peak_bytes < fp32.inference_peak_bytes
     assert bf16.training_peak_bytes < fp32.training_peak_bytes
+
+
+def _activations(config, batch: int, precision: str = "fp32") -> int:  # noqa: ANN001
+    """The inference peak above the weights and the batch: the live activations."""
+    est = estimate_memory(config, batch, precision=precision)  # type: ignore[arg-type]
+    return est.inference_peak_bytes - est.parameter_bytes - est.batch_bytes
+
+
+@pytest.mark.parametrize("preset", ["demo", "tft-225"])
+def test_inference_activations_follow_their_documented_shape(preset: str) -> None:
+    """memory/estimate.py's inference model, term by term, as relationships: linear in the
+    batch; half in bf16; two (B, T, d) embeddings (+2 B T dd per unit of hidden width); in
+    the widest VSN (the historical one, V_h > chunk) six (chunk, B T_enc, d_v) intermediates
+    (+6 chunk B T_enc dd per unit of variable width) next to its (B T_enc, V_h) weights and
+    inputs (+2 B T_enc dV per variable beyond the chunk)."""
+    from foxhunt.config import preset as named
+
+    cfg = named(preset).model
+    b, f = 8, 4
+    base = _activations(cfg, b)
+    assert _activations(cfg, 2 * b) == 2 * base
+    assert _activations(cfg, 3 * b) == 3 * base
+    assert _activations(cfg, b, "bf16") * 2 == base
+    assert cfg.n_historical > cfg.vsn_chunk
+    assert _activations(R(cfg, hidden=cfg.hidden + 8), b) - base == 2 * b * cfg.total_length * 8 * f
+    rows = b * cfg.encoder_length
+    wider = _activations(R(cfg, variable_width=cfg.variable_width + 2), b) - base
+    assert wider == 6 * cfg.vsn_chunk * rows * 2 * f
+    more = _activations(R(cfg, n_historical=cfg.n_historical + 10), b) - base
+    assert more == 2 * rows * 10 * f
+    whole = _activations(R(cfg, vsn_chunk=cfg.n_historical + 50), b)  # chunk capped at V_h
+    assert whole == _activations(R(cfg, vsn_chunk=cfg.n_historical), b)
+    assert whole - base == 6 * (cfg.n_historical - cfg.vsn_chunk) * rows * cfg.variable_width * f
+
+
+def test_the_known_vsn_is_widest_when_it_has_the_most_variables() -> None:
+    """With more known than historical variables the known VSN (over B (L + H) rows) sets the
+    widest moment; the static VSN (B rows) never does here."""
+    cfg = R(TINY, n_historical=4, n_known=40, vsn_chunk=64, encoder_length=10, horizon=6)
+    b, f = 4, 4
+    base = _activations(cfg, b)
+    rows = b * cfg.total_length
+    wider = _activations(R(cfg, variable_width=cfg.variable_width + 1), b) - base
+    assert wider == 6 * cfg.n_known * rows * 1 * f
+    assert _activations(R(cfg, n_static=cfg.n_static + 1), b) == base
+    assert _activations(cfg, 2 * b) == 2 * base
+
+
+def test_lstm_or_attention_set_the_widest_moment_when_the_vsns_are_narrow() -> None:
+    """Few, narrow variables: the LSTM phase ((B, T, d) fp32 four times) or, with many heads
+    over a long decoder, the attention scores ((B, nh, T_dec, T) three times) are the widest."""
+    narrow = R(TINY, n_historical=2, n_known=1, n_static=1, variable_width=2, vsn_chunk=2)
+    lstm = R(narrow, hidden=64, n_heads=4)
+    b, t = 4, lstm.total_length
+    grown = _activations(R(lstm, hidden=72), b) - _activations(lstm, b)
+    assert grown == 2 * b * t * 8 * 4 + 4 * b * t * 8 * 4  # embeddings + the LSTM's four
+    assert _activations(lstm, b, "bf16") > _activations(lstm, b) // 2  # the LSTM term stays fp32
+    attn = R(narrow, hidden=8, n_heads=4, encoder_length=6, horizon=40)
+    t = attn.total_length
+    more_heads = _activations(R(attn, n_heads=8), b) - _activations(attn, b)
+    assert more_heads == 3 * b * 4 * attn.horizon * t * 4
+    assert _activations(attn, 2 * b) == 2 * _activations(attn, b)
