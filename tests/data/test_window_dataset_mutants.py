@@ -195,6 +195,8 @@ def test_gap_windows_get_scheduled_and_scaled_decoder_rows() -> None:
     hit = int(np.flatnonzero(raw._decoder_slot.numpy() >= 0)[0])  # noqa: SLF001
     got_raw = raw.batch([hit]).known[0, L:, 0]
     got_scaled = scaled.batch([hit]).known[0, L:, 0]
+    assert raw._decoder_slot[hit] == 0  # noqa: SLF001 - the first side-array row
+    assert bool((got_raw.abs() <= 1).all())  # tod_sin of the scheduled times, not 200 + row
     torch.testing.assert_close(got_scaled, (got_raw - 0.5) / 4.0)
     n, m = holed.height, raw.calendar_windows
     base = n * (2 + 1 + 1 + 2) * 4 + len(raw) * 8 + n * 8 + len(raw) * 4
