@@ -135,3 +135,17 @@ def test_levels_a_model_lacks_report_no_interval_and_no_risk() -> None:
     s.update(torch.tensor([[[-1.0, 0.0, 1.0]]]), torch.tensor([[2.0]]))
     r = s.result()
     assert r["coverage"] == {"2-98": 0.0} and set(r["q_risk"]) == {"P50"}
+
+
+def test_sums_are_kept_in_float64() -> None:
+    """Outcomes of 1 + 2**-23 in batches of 4: each batch's pinball (computed in fp32, as the
+    loss) is exact, but 3 batches' sums are not float32 numbers; the zero forecast's P50 q-risk
+    is exactly 1 only if the pinball and |y| sums are accumulated in float64."""
+    y = torch.full((4, 2), 1 + 2**-23, dtype=torch.float64)
+    s = QuantileScores((0.1, 0.5, 0.9), 2)
+    for _ in range(3):
+        s.update(torch.zeros(4, 2, 3, dtype=torch.float64), y)
+    r = s.result()
+    assert r["q_risk"]["P50"] == 1.0
+    assert s.abs_sum.tolist() == [12 * (1 + 2**-23)] * 2
+    assert s.pinball_sum[:, 1].tolist() == [6 * (1 + 2**-23)] * 2
