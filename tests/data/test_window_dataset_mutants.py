@@ -122,7 +122,9 @@ def test_sizes_are_checked() -> None:
         WindowDataset(FRAME, SPEC, L, 3)
     WindowDataset(FRAME.drop(SPEC.targets), SPEC, L, 3, with_target=False)  # no targets: any H
     shuffled = pl.concat([FRAME.head(3), FRAME.tail(7), FRAME.slice(3, 2)])
-    with pytest.raises(DataError, match="not grouped by symbol"):
+    with pytest.raises(
+        DataError, match=r"^feature table is not grouped by symbol \(sort by symbol, ts\)$"
+    ):
         WindowDataset(shuffled, SPEC, L, H)
 
 
@@ -189,7 +191,7 @@ def test_gap_windows_get_scheduled_and_scaled_decoder_rows() -> None:
         columns=SPEC.inputs,
         mean=(0.0, 0.0, 0.5, 0.0),
         std=(1.0, 1.0, 4.0, 1.0),
-        target_std=(1.0, 1.0),
+        target_std=(1.0, 1.0, 99.0),  # one more horizon than kept: sliced to H
     )
     scaled = WindowDataset(holed, SPEC, L, H, scaler=scaler)
     hit = int(np.flatnonzero(raw._decoder_slot.numpy() >= 0)[0])  # noqa: SLF001
