@@ -92,8 +92,13 @@ def test_run_device_type() -> None:
         assert run_device_type(RunConfig(model=TINY, train=TrainConfig(device=device))) == want
 
 
+@pytest.mark.parametrize("recompute", [False, True])
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
-def test_estimate_for_run_reads_every_setting_of_the_run(device: str, monkeypatch) -> None:  # noqa: ANN001
+def test_estimate_for_run_reads_every_setting_of_the_run(
+    device: str,
+    recompute: bool,
+    monkeypatch,  # noqa: ANN001
+) -> None:
     """Micro-batch (not the batch), checkpointing, recompute, the device and ``auto`` precision
     resolved for that device (a CPU with native bf16 here; CUDA without a GPU: fp32)."""
     import foxhunt.runtime
@@ -108,27 +113,28 @@ def test_estimate_for_run_reads_every_setting_of_the_run(device: str, monkeypatc
             batch_size=16,
             micro_batch_size=4,
             checkpointing=True,
-            recompute=False,
+            recompute=recompute,
             precision="auto",
             device=device,
         ),
     )
     precision = "bf16" if device == "cpu" else "fp32"
     want = estimate_memory(
-        model, 4, precision=precision, checkpointing=True, device=device, recompute=False
+        model, 4, precision=precision, checkpointing=True, device=device, recompute=recompute
     )
     assert estimate_for_run(cfg) == want
     others = [
         estimate_memory(model, 16, precision=precision, checkpointing=True, device=device,
-                        recompute=False),
+                        recompute=recompute),
         estimate_memory(model, 4, precision="fp32" if precision == "bf16" else "bf16",
-                        checkpointing=True, device=device, recompute=False),
+                        checkpointing=True, device=device, recompute=recompute),
         estimate_memory(model, 4, precision=precision, checkpointing=False, device=device,
-                        recompute=False),
+                        recompute=recompute),
         estimate_memory(model, 4, precision=precision, checkpointing=True, device=device,
-                        recompute=True),
+                        recompute=not recompute),
     ]  # fmt: skip
-    assert all(o.training_peak_bytes != want.training_peak_bytes for o in others)
+    assert all(o != want for o in others)
+    assert others[3].saved_by_block != want.saved_by_block  # recompute is heard
 
 
 def test_cpu_and_cuda_estimates_differ_where_the_lstm_keeps_its_workspace() -> None:
@@ -220,3 +226,20 @@ def test_lstm_or_attention_set_the_widest_moment_when_the_vsns_are_narrow() -> N
     more_heads = _activations(R(attn, n_heads=8), b) - _activations(attn, b)
     assert more_heads == 3 * b * 4 * attn.horizon * t * 4
     assert _activations(attn, 2 * b) == 2 * _activations(attn, b)
+
+
+@pytest.mark.parametrize(
+    ("precision", "checkpointing", "device", "recompute"),
+    [("bf16", False, "cpu", True), ("fp16", True, "cuda", False), ("fp32", True, "cuda", True)],
+)
+def test_saved_activations_are_asked_with_every_setting(
+    precision: str, checkpointing: bool, device: str, recompute: bool
+) -> None:
+    from foxhunt.memory.estimate import estimate_saved_activations
+
+    kw = {"checkpointing": checkpointing, "device": device, "recompute": recompute}
+    est = estimate_memory(TINY, 6, precision=precision, **kw)  # type: ignore[arg-type]
+    assert est.saved_by_block == estimate_saved_activations(TINY, 6, precision=precision, **kw)  # type: ignore[arg-type]
+    if precision != "fp32":
+        fp32 = estimate_saved_activations(TINY, 6, precision="fp32", **kw)  # type: ignore[arg-type]
+        assert est.saved_by_block != fp32
