@@ -243,3 +243,48 @@ def test_saved_activations_are_asked_with_every_setting(
     if precision != "fp32":
         fp32 = estimate_saved_activations(TINY, 6, precision="fp32", **kw)  # type: ignore[arg-type]
         assert est.saved_by_block != fp32
+
+
+@pytest.mark.parametrize(
+    ("batch", "precision", "checkpointing", "device", "recompute"),
+    [
+        (4, "fp32", False, "cpu", True),
+        (4, "fp32", True, "cpu", True),
+        (3, "bf16", True, "cuda", False),
+        (5, "fp32", True, "cpu", False),
+    ],
+)
+def test_training_peak_is_the_documented_backward_walk(
+    batch: int, precision: str, checkpointing: bool, device: str, recompute: bool
+) -> None:
+    """estimate_memory's docstring, written out from its public parts and the per-block
+    figures of memory/activations.py: weights + optimizer state + batch, plus the largest of
+    the end of forward (all saved), each backward step from the output back (saved by the
+    blocks not yet processed + gradients of the blocks processed, this one included + this
+    block's transient: its recompute when checkpointed, else its own, plus the (B, T, d)
+    gradients of its output and input) and the optimizer step (gradients + one param-sized
+    temporary)."""
+    from foxhunt.memory.activations import blocks_unchecked, shape_of
+    from foxhunt.model import BLOCK_NAMES
+    from foxhunt.model.recompute import CHECKPOINTED_BLOCKS
+
+    cfg = R(TINY, encoder_length=9)
+    kw = {"precision": precision, "checkpointing": checkpointing, "device": device}
+    est = estimate_memory(cfg, batch, recompute=recompute, **kw)  # type: ignore[arg-type]
+    s = shape_of(cfg, batch, precision, device)  # type: ignore[arg-type]
+    unchecked, own = blocks_unchecked(cfg, s, recompute)
+    params = parameter_bytes_by_block(cfg)
+    io = 2 * batch * cfg.total_length * cfg.hidden * (4 if precision == "fp32" else 2)
+    live, grads, peaks, transients = est.saved_activation_bytes, 0, [], []
+    for name in reversed(BLOCK_NAMES):
+        ckpt = checkpointing and name in CHECKPOINTED_BLOCKS
+        transient = (unchecked[name] if ckpt else 0) + own.get(name, 0) + io
+        grads += params.get(name, 0)
+        peaks.append(live + grads + transient)
+        transients.append(transient)
+        live -= est.saved_by_block[name]
+    n = est.parameter_bytes
+    steps = max(est.saved_activation_bytes, *peaks, 2 * n)
+    assert est.training_peak_bytes == n + est.optimizer_bytes + est.batch_bytes + steps
+    assert est.backward_transient_bytes == max(transients)
+    assert live == est.saved_by_block["other"]  # every block's saved bytes released in turn
