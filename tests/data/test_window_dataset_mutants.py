@@ -8,6 +8,7 @@ gathered window names the rows it came from) and the documented window arithmeti
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -32,7 +33,10 @@ L, H = 2, 2
 SIZES = {"AA": 5, "BB": 7}
 
 
+@functools.cache
 def _frame() -> pl.DataFrame:
+    """Built on first use, not at import: mutmut forks each mutant's tests from a process that
+    imported this file, and polars started there would leave its thread pool locked."""
     start = datetime(2024, 3, 5, 15, 0, tzinfo=UTC)  # a Tuesday afternoon: globex is open
     parts = []
     row = 0
@@ -56,21 +60,20 @@ def _frame() -> pl.DataFrame:
     return pl.concat(parts)
 
 
-FRAME = _frame()
 ORIGINS = [1, 2, 6, 7, 8, 9]  # AA rows 0-4: 1, 2; BB rows 5-11: 6..9
 
 
 def test_origins_per_symbol_and_stride() -> None:
-    ds = WindowDataset(FRAME, SPEC, L, H)
+    ds = WindowDataset(_frame(), SPEC, L, H)
     assert len(ds) == 6 and ds.origin_rows().tolist() == ORIGINS
     assert ds.symbols == ("AA", "BB")
     o = ds.origins()
     assert o["symbol"].to_list() == ["AA", "AA", "BB", "BB", "BB", "BB"]
     assert o["ts"].dtype == pl.Datetime("us", "UTC")
-    assert o["ts"].to_list() == FRAME["ts"].gather(ORIGINS).to_list()
-    strided = WindowDataset(FRAME, SPEC, L, H, stride=3)
+    assert o["ts"].to_list() == _frame()["ts"].gather(ORIGINS).to_list()
+    strided = WindowDataset(_frame(), SPEC, L, H, stride=3)
     assert strided.origin_rows().tolist() == [1, 6, 9]
-    longer = WindowDataset(FRAME, SPEC, 4, H)  # AA (5 rows) has no window of 4 + 2
+    longer = WindowDataset(_frame(), SPEC, 4, H)  # AA (5 rows) has no window of 4 + 2
     assert longer.origin_rows().tolist() == [8, 9] and longer.origins()["symbol"].to_list() == [
         "BB",
         "BB",
@@ -78,7 +81,7 @@ def test_origins_per_symbol_and_stride() -> None:
 
 
 def test_batch_gathers_the_documented_rows() -> None:
-    ds = WindowDataset(FRAME, SPEC, L, H)
+    ds = WindowDataset(_frame(), SPEC, L, H)
     b = ds.batch([2, 0])
     assert b.historical[:, :, 0].tolist() == [[5.0, 6.0], [0.0, 1.0]]
     assert b.historical[:, :, 1].tolist() == [[105.0, 106.0], [100.0, 101.0]]
@@ -99,29 +102,29 @@ def test_batch_gathers_the_documented_rows() -> None:
 
 
 def test_rows_returned_are_a_copy() -> None:
-    ds = WindowDataset(FRAME, SPEC, L, H)
+    ds = WindowDataset(_frame(), SPEC, L, H)
     rows = ds.origin_rows()
     rows[:] = 0
     assert ds.origin_rows().tolist() == ORIGINS
 
 
 def test_inference_dataset_has_no_targets() -> None:
-    ds = WindowDataset(FRAME.drop(SPEC.targets), SPEC, L, H, with_target=False)
+    ds = WindowDataset(_frame().drop(SPEC.targets), SPEC, L, H, with_target=False)
     assert ds.with_target is False and ds.target is None and ds.batch([0]).target is None
     with pytest.raises(DataError, match="feature table lacks column 'target__h1'"):
-        WindowDataset(FRAME.drop(SPEC.targets), SPEC, L, H)
+        WindowDataset(_frame().drop(SPEC.targets), SPEC, L, H)
     with pytest.raises(DataError, match="feature table lacks column 'obs__b'"):
-        WindowDataset(FRAME.drop("obs__b"), SPEC, L, H, with_target=False)
+        WindowDataset(_frame().drop("obs__b"), SPEC, L, H, with_target=False)
 
 
 def test_sizes_are_checked() -> None:
     for args in ((0, H, 1), (L, 0, 1), (L, H, 0)):
         with pytest.raises(ValueError, match=r"need L, H, stride >= 1, got \d+, \d+, \d+"):
-            WindowDataset(FRAME, SPEC, args[0], args[1], stride=args[2])
+            WindowDataset(_frame(), SPEC, args[0], args[1], stride=args[2])
     with pytest.raises(DataError, match="spec has 2 targets but horizon is 3"):
-        WindowDataset(FRAME, SPEC, L, 3)
-    WindowDataset(FRAME.drop(SPEC.targets), SPEC, L, 3, with_target=False)  # no targets: any H
-    shuffled = pl.concat([FRAME.head(3), FRAME.tail(7), FRAME.slice(3, 2)])
+        WindowDataset(_frame(), SPEC, L, 3)
+    WindowDataset(_frame().drop(SPEC.targets), SPEC, L, 3, with_target=False)  # no targets: any H
+    shuffled = pl.concat([_frame().head(3), _frame().tail(7), _frame().slice(3, 2)])
     with pytest.raises(
         DataError, match=r"^feature table is not grouped by symbol \(sort by symbol, ts\)$"
     ):
@@ -129,17 +132,17 @@ def test_sizes_are_checked() -> None:
 
 
 def test_nbytes_counts_every_array() -> None:
-    ds = WindowDataset(FRAME, SPEC, L, H)
-    n = FRAME.height
+    ds = WindowDataset(_frame(), SPEC, L, H)
+    n = _frame().height
     want = n * (2 + 1 + 1 + 2) * 4 + len(ds) * 8 + n * 8 + len(ds) * 4
     assert ds.nbytes == want
-    no_target = WindowDataset(FRAME.drop(SPEC.targets), SPEC, L, H, with_target=False)
+    no_target = WindowDataset(_frame().drop(SPEC.targets), SPEC, L, H, with_target=False)
     assert no_target.nbytes == want - n * 2 * 4
 
 
 def test_from_arrays_equals_the_frame_built_dataset() -> None:
-    ds = WindowDataset(FRAME, SPEC, L, H, stride=2)
-    ts = FRAME["ts"].dt.epoch("us").to_numpy()
+    ds = WindowDataset(_frame(), SPEC, L, H, stride=2)
+    ts = _frame()["ts"].dt.epoch("us").to_numpy()
     same = WindowDataset.from_arrays(
         SPEC, L, H, historical=ds.historical, known=ds.known, static=ds.static,
         target=ds.target, ts=ts, symbols=["AA", "BB"], lengths=[5, 7], stride=2,
@@ -158,8 +161,8 @@ def test_from_arrays_equals_the_frame_built_dataset() -> None:
 
 
 def test_from_arrays_refuses_mismatched_shapes() -> None:
-    ds = WindowDataset(FRAME, SPEC, L, H)
-    ts = FRAME["ts"].dt.epoch("us").to_numpy()
+    ds = WindowDataset(_frame(), SPEC, L, H)
+    ts = _frame()["ts"].dt.epoch("us").to_numpy()
     kw = {
         "historical": ds.historical, "known": ds.known, "static": ds.static, "target": ds.target,
         "ts": ts, "symbols": ["AA", "BB"], "lengths": [5, 7],
@@ -184,7 +187,7 @@ def test_gap_windows_get_scheduled_and_scaled_decoder_rows() -> None:
     """BB loses its bar at minute 4 (row 9 of the table): the windows whose next H rows jump
     it read their decoder known inputs from the calendar, scaled like the table when a scaler
     is given; from_arrays with the same scaler gives the same rows."""
-    holed = FRAME.filter(~((pl.col("symbol") == "BB") & (pl.col("obs__a") == 9.0)))
+    holed = _frame().filter(~((pl.col("symbol") == "BB") & (pl.col("obs__a") == 9.0)))
     raw = WindowDataset(holed, SPEC, L, H)
     assert raw.calendar_windows > 0
     scaler = ScalerParams(
@@ -215,7 +218,7 @@ def test_gap_windows_get_scheduled_and_scaled_decoder_rows() -> None:
 def test_with_target_scale_shares_arrays_and_leaves_the_original() -> None:
     from foxhunt.data.target_scale import TargetScale
 
-    ds = WindowDataset(FRAME, SPEC, L, H)
+    ds = WindowDataset(_frame(), SPEC, L, H)
     scale = TargetScale.__new__(TargetScale)
     calls = []
 
@@ -232,7 +235,7 @@ def test_with_target_scale_shares_arrays_and_leaves_the_original() -> None:
 
 
 def test_collate() -> None:
-    ds = WindowDataset(FRAME, SPEC, L, H)
+    ds = WindowDataset(_frame(), SPEC, L, H)
     items = [ds[4], ds[0], ds[2]]
     both = collate(items)
     assert both.static.tolist() == [[308.0], [301.0], [306.0]]
