@@ -246,3 +246,10 @@ def test_collate() -> None:
     assert mixed.target is None and mixed.size == 2
     assert torch.equal(mixed.known, torch.cat([items[0].known, no_target.known]))
     assert torch.equal(mixed.historical, torch.cat([items[0].historical, no_target.historical]))
+
+
+def test_a_one_bar_encoder_and_horizon_are_allowed() -> None:
+    ds = WindowDataset(_frame().drop(SPEC.targets), SPEC, 1, 1, with_target=False)
+    assert ds.origin_rows().tolist() == [0, 1, 2, 3, 5, 6, 7, 8, 9, 10]
+    b = ds.batch([4])
+    assert b.historical[0, :, 0].tolist() == [5.0] and b.known[0, :, 0].tolist() == [205.0, 206.0]
