@@ -45,6 +45,9 @@ TARGETS: dict[str, Target] = {
     "features": Target(
         "src/foxhunt/data/features.py",
         ("tests/data/test_features.py", "tests/data/test_features_mutants.py"),
+        # reads docs/features.md, which the scratch copy does not hold (mutmut's stats pass
+        # failed on it); it checks the docs, not the module's behaviour
+        skip=("tests/data/test_features.py::test_docs_list_every_feature_family",),
     ),
     "observed": Target(
         "src/foxhunt/data/observed.py",
