@@ -23,6 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,14 +45,18 @@ TARGETS: dict[str, Target] = {
     "features": Target(
         "src/foxhunt/data/features.py",
         ("tests/data/test_features.py", "tests/data/test_features_mutants.py"),
+        # reads docs/features.md, which the scratch copy does not hold (mutmut's stats pass
+        # failed on it); it checks the docs, not the module's behaviour
+        skip=("tests/data/test_features.py::test_docs_list_every_feature_family",),
     ),
     "observed": Target(
         "src/foxhunt/data/observed.py",
         ("tests/data/test_features.py", "tests/data/test_features_mutants.py"),
+        skip=("tests/data/test_features.py::test_docs_list_every_feature_family",),  # as above
     ),
     "windows": Target(
         "src/foxhunt/data/windows.py",
-        ("tests/data/test_windows.py", "tests/data/test_windows_mutants.py"),
+        ("tests/data/test_windows.py", "tests/data/test_window_dataset_mutants.py"),
     ),
     "row_arrays": Target(
         "src/foxhunt/data/row_arrays.py",
@@ -88,14 +93,31 @@ TARGETS: dict[str, Target] = {
     "estimate": Target(
         "src/foxhunt/memory/estimate.py",
         ("tests/memory/test_estimate.py", "tests/memory/test_estimate_mutants.py"),
+        # the batch-8 step measures the same relation in half the time
+        skip=(
+            "tests/memory/test_estimate.py::test_training_step_tensor_peak_matches_the_estimate[32]",
+        ),
     ),
     "budget": Target(
         "src/foxhunt/memory/budget.py",
         ("tests/memory/test_budget.py", "tests/memory/test_budget_mutants.py"),
     ),
-    "evaluate": Target(
-        "src/foxhunt/infer/evaluate.py",
-        ("tests/infer/test_evaluate.py", "tests/infer/test_evaluate_mutants.py"),
+    # QuantileScores moved from infer/evaluate.py to infer/scores.py; the evaluate tests that
+    # train and score the demo run (seconds per mutant) are left out, `make test` runs them.
+    "scores": Target(
+        "src/foxhunt/infer/scores.py",
+        (
+            "tests/infer/test_scores.py",
+            "tests/infer/test_evaluate.py",
+            "tests/infer/test_scores_mutants.py",
+        ),
+        skip=tuple(
+            f"tests/infer/test_evaluate.py::test_{name}"
+            for name in (
+                "verdict_follows_the_significance_test",
+                "a_run_from_before_the_classical_baselines_still_evaluates",
+            )
+        ),
     ),
     "forecaster": Target(
         "src/foxhunt/infer/forecaster.py",
@@ -136,7 +158,10 @@ def _mutmut_section(target: Target, tests: tuple[str, ...]) -> str:
         "do_not_mutate_patterns = ['^\\s*(log|logger)\\.(debug|info|warning|error|exception)\\(']\n"
         "use_git_change_detection = false\n"
         "timeout_multiplier = 10.0\n"
-        "timeout_constant = 5.0\n"
+        # mutmut's limit is CPU seconds of the whole forked test session, collection and
+        # imports included: a mutant reached only by millisecond tests got SIGXCPU on the loaded
+        # machine (a false kill), so the constant leaves room for them
+        "timeout_constant = 60.0\n"
     )
 
 
@@ -211,7 +236,9 @@ def _record(work: Path, status: dict[str, str]) -> dict[str, str]:
         "".join(f"{key}: {value}\n" for key, value in sorted(status.items())), encoding="utf-8"
     )
     survivors = [key for key, value in sorted(status.items()) if value in SURVIVED]
-    diffs = [_mutmut(work, "show", key) for key in survivors]
+    # one `mutmut show` process per survivor (each imports mutmut): a few at once
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        diffs = list(pool.map(lambda key: _mutmut(work, "show", key), survivors))
     (work / "survivors.diff").write_text("".join(diffs), encoding="utf-8")
     print(f"   {len(status)} mutants, {len(survivors)} survived: {work / 'survivors.diff'}")
     return status
