@@ -8,8 +8,9 @@ Alternates, ``--rounds`` times, in fresh processes on the same machine:
   ``metrics.jsonl``. This script polls that file and timestamps each step's line as it appears:
   steps 3-12 are the 10 steps between the lines of step 2 and step 12 (data loading, the
   first steps' warm-up and the end-of-run work are outside the window). Peak RSS is the
-  process's VmHWM, polled until it exits; its import baseline is the RSS of a fresh process
-  that imported ``foxhunt.train.run`` (what ``foxhunt train`` holds before reading bars).
+  process's VmRSS sampled (5 ms) while steps 3-12 run, and its VmHWM over the whole run (data
+  preparation and the end-of-run calibration pass included); both over an import baseline, the
+  RSS of a fresh process that imported ``foxhunt.train.run``.
 - pytorch-forecasting's TFT (``hidden_continuous_size`` 16), TFT-225 sizes, batch 32, through
   ``pf_step.py`` (network, loss, backward and Adam only: no dataloader, no Lightning): steps
   2-11 after one warm-up; peak RSS over its own post-import baseline.
@@ -27,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -68,16 +70,19 @@ def foxhunt_train(bars: Path, work: Path, batch: int, threads: int) -> dict[str,
     cfg = work / "log_every.toml"
     cfg.write_text(f'preset = "tft-225"\n[train]\nbatch_size = {batch}\nlog_every = 1\n')
     out = work / "run"
+    shutil.rmtree(out, ignore_errors=True)  # a fresh run: no metrics.jsonl from the last round
     argv = [str(MAIN_PYTHON), "-m", "foxhunt", "train", "--config", str(cfg), "--bars", str(bars),
-            "--out", str(out), "--max-steps", str(LAST), "--overwrite"]  # fmt: skip
+            "--out", str(out), "--max-steps", str(LAST)]  # fmt: skip
     proc = subprocess.Popen(
         argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=worker_env(threads)
     )
     seen: dict[int, float] = {}
-    hwm = 0
+    hwm = steps_rss = 0
     metrics = out / "metrics.jsonl"
     while proc.poll() is None:
         hwm = max(hwm, _vm_kib(proc.pid, "VmHWM") or 0)
+        if FIRST in seen and LAST not in seen:  # RSS sampled while steps 3-12 run
+            steps_rss = max(steps_rss, _vm_kib(proc.pid, "VmRSS") or 0)
         if metrics.exists():
             now = time.perf_counter()
             for line in metrics.read_text().splitlines():
@@ -94,6 +99,7 @@ def foxhunt_train(bars: Path, work: Path, batch: int, threads: int) -> dict[str,
         "samples_per_s": (LAST - FIRST) * batch / seconds,
         "step_s": seconds / (LAST - FIRST),
         "peak_rss_bytes": hwm * 1024,
+        "steps_peak_rss_bytes": steps_rss * 1024,
         "precision": cfg_used["precision"],
         "cpu_allocator": cfg_used["cpu_allocator"],
         "recompute": cfg_used["recompute"],
@@ -129,11 +135,15 @@ def main() -> None:
             fx = foxhunt_train(bars, work, a.batch_size, a.threads)
             pf = pf_train(a.batch_size, a.threads)
             pf_sps = a.batch_size * len(pf["times_s"]) / sum(pf["times_s"])  # mean, as foxhunt's
-            fx_mem = fx["peak_rss_bytes"] - base
+            fx_mem = fx["steps_peak_rss_bytes"] - base  # over steps 3-12, as pf's is over its steps
             pf_mem = pf["peak_rss_over_baseline_bytes"]
             row = {
                 "round": r,
-                "foxhunt": {**fx, "peak_over_baseline_bytes": fx_mem},
+                "foxhunt": {
+                    **fx,
+                    "peak_over_baseline_bytes": fx_mem,
+                    "process_peak_over_baseline_bytes": fx["peak_rss_bytes"] - base,
+                },
                 "pf_hcs16": {"samples_per_s": pf_sps, "peak_over_baseline_bytes": pf_mem},
                 "speedup": fx["samples_per_s"] / pf_sps,
                 "memory_ratio": fx_mem / pf_mem,
