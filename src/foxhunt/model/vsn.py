@@ -54,7 +54,8 @@ class VariableSelectionNetwork(nn.Module):
         chunk: Variables per streaming chunk.
         streaming: Accumulate over chunks, each recomputed in backward (when autograd is
             recording; a single chunk when ``n_vars <= chunk``). False processes all variables at
-            once and keeps their states for backward.
+            once and keeps their states for backward. A forward without autograd goes chunk by
+            chunk either way (nothing to recompute).
     """
 
     def __init__(
@@ -114,7 +115,10 @@ class VariableSelectionNetwork(nn.Module):
             weights = checkpoint(self._select, x, context, use_reentrant=False)
         else:
             weights = self._select(x, context)  # (B, ..., V)
-        step = self.chunk if self.streaming else self.n_vars
+        # Without autograd nothing is kept, so chunks cost no recomputation: a forward without
+        # gradients (validation, inference) always goes chunk by chunk, and its widest moment
+        # is one chunk's (N, Vc, d_var) states, not all V variables' (docs/memory.md).
+        step = self.chunk if self.streaming or not torch.is_grad_enabled() else self.n_vars
         # One split per tensor (views): backward gathers each gradient with one concatenation.
         xs = x.reshape(-1, self.n_vars).split(step, dim=1)  # (N, Vc) each
         vs = weights.reshape(-1, self.n_vars).split(step, dim=1)  # (N, Vc) each
