@@ -172,6 +172,7 @@ def run(a: argparse.Namespace) -> None:
             overwrite=a.overwrite,
             listeners=listeners,
             process_setup=apply_cpu_allocator,
+            isolate=True,  # data preparation's imports and arenas stay out of this process
         )
     if not done.is_main:
         return

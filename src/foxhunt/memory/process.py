@@ -48,31 +48,37 @@ def measured_baseline() -> int:
     return max(IMPORT_BASELINE_BYTES, rss_bytes())
 
 
-RUN_IMPORTS = ("torch._dynamo", "pandas", "pandas_market_calendars", "scipy.signal", "arch")
-"""Modules a training run imports after it starts, beyond the import baseline, with their RSS
-on this machine (``import`` one after the other after ``foxhunt.train.run``): pandas +61 MiB and
-pandas_market_calendars +11 (the calendars behind the known features), scipy.signal +58 and
-arch +10 (the GARCH baseline), torch._dynamo +69 (imported by ``torch.optim``'s first
-``add_param_group``)."""
+RUN_IMPORTS = ("pandas", "pandas_market_calendars", "scipy.signal", "arch")
+"""Modules a run that prepares its data in-process imports after it starts, beyond the import
+baseline, with their RSS on this machine (``import`` one after the other after
+``foxhunt.train.run``): pandas +61 MiB and pandas_market_calendars +11 (the calendars behind
+the known features), scipy.signal +58 and arch +10 (the GARCH baseline). Not here: torch._dynamo
+(+69 MiB, imported by ``torch.optim``'s first ``add_param_group``), which every training
+process imports and :data:`PROCESS_OVERHEAD` already holds (it was fitted over the import
+baseline)."""
 
 
-def resident_before_training(data_bytes: int) -> int:
+def resident_before_training(data_bytes: int, *, prepared_here: bool = True) -> int:
     """What the process will hold before its first step, less the window arrays: the modules of
     :data:`RUN_IMPORTS` imported now, the heap trimmed, then RSS measured (it also holds what
     data preparation left resident: polars' and pandas' arenas). ``foxhunt train
-    --memory-budget`` plans with this instead of the import baseline once the bars are read."""
+    --memory-budget`` plans with this instead of the import baseline once the bars are read.
+
+    ``prepared_here`` False: a child process prepared the data (``foxhunt train``); this
+    process imports none of those modules, and its windows are memory-mapped and not yet read,
+    so its RSS does not hold them."""
     import importlib
 
     from foxhunt.memory.allocator import release_free_heap
     from foxhunt.memory.counters import rss_bytes
 
-    for name in RUN_IMPORTS:
+    for name in RUN_IMPORTS if prepared_here else ():
         try:
             importlib.import_module(name)
         except ImportError:  # an optional dependency this run will not load either
             pass
     release_free_heap()
-    return max(IMPORT_BASELINE_BYTES, rss_bytes() - data_bytes)
+    return max(IMPORT_BASELINE_BYTES, rss_bytes() - (data_bytes if prepared_here else 0))
 
 
 ACTIVATION_RSS_FACTOR: dict[str, float] = {"lean": 1.15, "glibc": 1.7}

@@ -26,6 +26,8 @@ def apply_budget(
     per_rank_batch: int,
     data: int,
     baseline: int = IMPORT_BASELINE_BYTES,
+    *,
+    data_process: bool = True,
 ) -> RunConfig:
     """Let the memory planner pick micro-batch, checkpointing, precision, allocator and
     validation batch (CPU: the budget bounds the process's peak RSS, ``data`` bytes included).
@@ -34,9 +36,11 @@ def apply_budget(
     ``baseline`` is the process's RSS before it read the data (``measured_baseline``); on CPU
     the plan uses what the process holds once the data is prepared and the modules the run
     imports later are loaded (``resident_before_training``), when that is more.
+    ``data_process``: this process prepared the data (False: a child did,
+    :func:`foxhunt.train.prepare.prepare_in_child`, and the windows are memory-mapped).
     """
     if not cfg.train.device.startswith("cuda"):
-        baseline = max(baseline, resident_before_training(data))
+        baseline = max(baseline, resident_before_training(data, prepared_here=data_process))
         log.info("memory budget: the process holds %s before training (imports, data "
                  "preparation) plus %s of windows", format_bytes(baseline), format_bytes(data))  # fmt: skip
     micro = min(cfg.train.micro_batch, per_rank_batch)

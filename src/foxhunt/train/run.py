@@ -2,7 +2,8 @@
 
 :func:`run_training` takes the run directory's lock and resolves the run (fresh, ``--resume`` or
 ``--overwrite``; see :mod:`foxhunt.train.resolve`), checks the device and precision, prepares
-the data, chooses the target scale, applies a memory budget, writes ``config.json``,
+the data, chooses the target scale and fits the baselines (:mod:`foxhunt.train.prepare`: in a
+child process for the CLI), applies a memory budget, writes ``config.json``,
 ``features.json``, ``baselines.json`` and ``run.json``, calls :func:`foxhunt.train.loop.fit`
 with SIGINT/SIGTERM turned into a clean stop, then writes the interpretation data and the
 report. Under ``torchrun`` every rank runs this function (see :mod:`foxhunt.train.distributed`):
@@ -29,15 +30,14 @@ import torch
 
 from foxhunt import __version__, runtime
 from foxhunt.artifacts import checkpoints as ckpt
-from foxhunt.artifacts.baselines import fit_baselines
 from foxhunt.artifacts.calibration import write_calibration
 from foxhunt.artifacts.rundir import RunDir, features_record
 from foxhunt.config import RunConfig, TrainConfig
 from foxhunt.data.instruments import instruments_to_dict
-from foxhunt.data.pipeline import PreparedData, calendars_of, prepare_training_data
-from foxhunt.data.scale_choice import resolve_target_scale
+from foxhunt.data.prepared import PreparedData
+from foxhunt.data.store.manifest import is_feature_store
 from foxhunt.data.target_scale import TargetScale
-from foxhunt.errors import DataError, InputError, ModelDirError
+from foxhunt.errors import InputError, ModelDirError
 from foxhunt.memory.budget import check_above_baseline
 from foxhunt.memory.log import MemoryLog
 from foxhunt.memory.process import measured_baseline, process_training_peak
@@ -51,6 +51,7 @@ from foxhunt.train.interpret import SelectionWeights, write_interpretation
 from foxhunt.train.loop import fit
 from foxhunt.train.observer import Listener, Progress
 from foxhunt.train.plan import apply_budget, data_bytes
+from foxhunt.train.prepare import prepare, prepare_in_child
 from foxhunt.train.report import write_report
 from foxhunt.train.resolve import hold_run, resolve_run, run_root
 from foxhunt.train.signals import stop_on_signals
@@ -95,6 +96,7 @@ def run_training(
     overwrite: bool = False,
     listeners: Sequence[Listener] = (),
     process_setup: ProcessSetup | None = None,
+    isolate: bool = False,
 ) -> TrainedRun:
     """Train a TFT and write its run directory, holding its lock (:mod:`foxhunt.train.resolve`).
 
@@ -115,6 +117,9 @@ def run_training(
         process_setup: Called once with the final train config (``auto`` precision resolved,
             the budget planned, the data prepared), before the model is built: the CLI applies
             the CPU allocator there. The library itself changes no process-wide setting.
+        isolate: Prepare the data in a child process (:mod:`foxhunt.train.prepare`), so this
+            process never holds pandas, scipy or what data preparation leaves resident (the CLI
+            does; one process from bars only).
 
     Returns:
         The run directory and its best epoch.
@@ -141,6 +146,7 @@ def run_training(
                 allow_precision_change,
                 progress,
                 process_setup,
+                isolate=isolate,
                 world=world,
                 device=rank_device(world, device),
                 started=started,
@@ -158,6 +164,7 @@ def _train(
     progress_factory: ProgressFactory | None,
     process_setup: ProcessSetup | None,
     *,
+    isolate: bool,
     world: World,
     device: torch.device,
     started: float,
@@ -177,14 +184,18 @@ def _train(
     if cfg.train.num_threads:
         torch.set_num_threads(cfg.train.num_threads)
 
-    # From a feature store, rank 0 builds the memory-mapped window cache once; the rest wait.
-    data = prepare_training_data(bars, cfg, coordinator=world)
-    _check_windows(data, bars)
-    cfg = resolve_target_scale(cfg, data.train, data.spec, data.scaler) if resume is None else cfg
+    fresh = resume is None or not ckpt.complete_epochs(run.checkpoints)
+    wants = {"choose_scale": resume is None, "baselines": fresh and world.is_main}
+    if isolate and not world.distributed and not is_feature_store(bars):
+        prepared = prepare_in_child(bars, cfg, scratch=run.root, **wants)
+    else:  # from a feature store, rank 0 builds the memory-mapped window cache once
+        prepared = prepare(bars, cfg, coordinator=world, **wants)
+    data, cfg = prepared.data, prepared.cfg
     if budget is not None:
         cfg = apply_budget(
-            cfg, budget, allow_precision_change, per_rank, data_bytes(data), baseline
-        )
+            cfg, budget, allow_precision_change, per_rank, data_bytes(data), baseline,
+            data_process=not isolate,
+        )  # fmt: skip
     elif device.type == "cpu":  # no budget: the fastest settings, and what they will cost
         peak = process_training_peak(
             cfg, data_bytes=data_bytes(data), import_baseline=baseline
@@ -197,13 +208,15 @@ def _train(
     if resume is not None:
         _check_same_data(run, data)
     memory_path = _memory_path(run, world)
-    fresh = resume is None or not ckpt.complete_epochs(run.checkpoints)
     if world.is_main:
         if fresh:  # what a replaced run (--overwrite) or one that died before epoch 1 left
             run.clear()
         run.create()
         if fresh:
-            _start_fresh(run, cfg, bars, data, memory_budget, requested_precision)
+            assert prepared.baselines is not None
+            _start_fresh(
+                run, cfg, bars, data, prepared.baselines, memory_budget, requested_precision
+            )
     world.barrier()  # the other ranks start once rank 0 has laid out the run directory
     if fresh and not world.is_main:
         memory_path.unlink(missing_ok=True)
@@ -296,14 +309,6 @@ def _check_device(cfg: RunConfig) -> torch.device:
     return device
 
 
-def _check_windows(data: PreparedData, bars: Path) -> None:
-    for name, ds in (("training", data.train), ("validation", data.val)):
-        if len(ds) == 0:
-            raise DataError(
-                f"{bars}: no {name} windows (too few bars for the encoder length and horizon)"
-            )
-
-
 def _check_same_data(run: RunDir, data: PreparedData) -> None:
     rec = runtime.read_json(run.features, "features.json")
     if rec.get("fingerprint") != data.fingerprint:
@@ -319,6 +324,7 @@ def _start_fresh(
     cfg: RunConfig,
     bars: Path,
     data: PreparedData,
+    baselines: dict[str, Any],
     memory_budget: str | None,
     requested_precision: str,
 ) -> None:
@@ -327,18 +333,7 @@ def _start_fresh(
     runtime.atomic_write_json(
         run.features, features_record(data.spec, data.scaler, data.fingerprint)
     )
-    runtime.atomic_write_json(
-        run.baselines,
-        fit_baselines(
-            data.train,
-            data.val,
-            data.closes,
-            data.scaler,
-            cfg.model.quantiles,
-            calendars_of(data.instruments),
-            classical=cfg.data.target == "close",  # they model the close's returns
-        ),
-    )
+    runtime.atomic_write_json(run.baselines, baselines)
     if data.instruments is not None:  # from a feature store: none (globex, as its features)
         runtime.atomic_write_json(run.instruments, instruments_to_dict(data.instruments))
     runtime.atomic_write_json(

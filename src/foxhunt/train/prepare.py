@@ -1,0 +1,158 @@
+"""A run's data: prepared in this process, or in a child so the trainer never holds its imports.
+
+Preparing a run reads the bars, computes the features and the calendars behind the known
+inputs (polars, pandas, pandas_market_calendars), chooses the target scale and fits the
+classical baselines (scipy, arch). Done in the training process, that leaves about 230 MB
+resident for the whole run that no step uses: the modules themselves, and what polars' and
+pandas' arenas keep (docs/memory.md). ``foxhunt train`` therefore prepares in a spawned child
+(:func:`prepare_in_child`): the child saves the prepared windows with ``torch.save`` into the run
+directory and exits, its memory going back to the OS; the trainer maps the saved tensors
+(``torch.load(mmap=True)``), so their pages come from the page cache as batches read them, and
+deletes the file (the mapping stays valid). The child's log records are handled by this
+process's loggers; its errors are raised here with their own message.
+
+Under torchrun, from a feature store (already memory-mapped windows) or from the library
+(:func:`foxhunt.train.run.run_training` with ``isolate=False``, its default) the data is
+prepared in-process (:func:`prepare`).
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import multiprocessing
+import os
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from foxhunt.artifacts.baselines import fit_baselines
+from foxhunt.config import RunConfig
+from foxhunt.data.pipeline import PreparedData, calendars_of, prepare_training_data
+from foxhunt.data.scale_choice import resolve_target_scale
+from foxhunt.data.store.cache import Coordinator
+from foxhunt.errors import DataError, InputError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RunData:
+    """What a run gets from its bars.
+
+    Attributes:
+        data: The prepared windows, spec, scaler and fingerprint.
+        cfg: The config with the target scale chosen (when asked).
+        baselines: The ``baselines.json`` record (when asked), else None.
+    """
+
+    data: PreparedData
+    cfg: RunConfig
+    baselines: dict[str, Any] | None
+
+
+def prepare(
+    bars: Path,
+    cfg: RunConfig,
+    *,
+    choose_scale: bool,
+    baselines: bool,
+    coordinator: Coordinator | None = None,
+) -> RunData:
+    """Prepare a run's data in this process.
+
+    Args:
+        bars: Bars file, directory, glob or feature store.
+        cfg: The run config.
+        choose_scale: Choose the target scale on the training split (a fresh run).
+        baselines: Fit the baselines (the process that writes a fresh run's files).
+        coordinator: Under torchrun the rank's world (see :func:`prepare_training_data`).
+
+    Raises:
+        DataError: Bad bars, or a split without windows.
+    """
+    data = prepare_training_data(bars, cfg, coordinator=coordinator)
+    for name, ds in (("training", data.train), ("validation", data.val)):
+        if len(ds) == 0:
+            raise DataError(
+                f"{bars}: no {name} windows (too few bars for the encoder length and horizon)"
+            )
+    if choose_scale:
+        cfg = resolve_target_scale(cfg, data.train, data.spec, data.scaler)
+    record = None
+    if baselines:
+        record = fit_baselines(
+            data.train,
+            data.val,
+            data.closes,
+            data.scaler,
+            cfg.model.quantiles,
+            calendars_of(data.instruments),
+            classical=cfg.data.target == "close",  # they model the close's returns
+        )
+    return RunData(data, cfg, record)
+
+
+def prepare_in_child(
+    bars: Path, cfg: RunConfig, *, choose_scale: bool, baselines: bool, scratch: Path
+) -> RunData:
+    """:func:`prepare` in a spawned child process; the windows come back memory-mapped.
+
+    Args:
+        bars: Bars file, directory or glob.
+        cfg: The run config.
+        choose_scale: As for :func:`prepare`.
+        baselines: As for :func:`prepare`.
+        scratch: A directory of this run (the run directory) for the child's file.
+
+    Raises:
+        InputError: What the child raised (bad bars, too few windows), with its message.
+    """
+    import torch
+
+    path = scratch / f".prepared.{os.getpid()}.pt"
+    ctx = multiprocessing.get_context("spawn")
+    records = ctx.Queue()
+    relay = threading.Thread(target=_relay, args=(records,), daemon=True)
+    relay.start()
+    try:
+        level = logging.getLogger().getEffectiveLevel()
+        with ProcessPoolExecutor(
+            1, mp_context=ctx, initializer=_child_logging, initargs=(records, level)
+        ) as pool:
+            pool.submit(_child, bars, cfg, choose_scale, baselines, path).result()
+        # weights_only=False: our own file, written by the child a moment ago.
+        saved = torch.load(path, mmap=True, weights_only=False)
+    except BrokenProcessPool as e:
+        raise InputError(f"{bars}: data preparation died in its child process ({e})") from e
+    finally:
+        records.put(None)
+        relay.join(timeout=5)
+        path.unlink(missing_ok=True)  # the mapped pages stay readable
+    return RunData(saved["data"], saved["cfg"], saved["baselines"])
+
+
+def _child(bars: Path, cfg: RunConfig, choose_scale: bool, baselines: bool, path: Path) -> None:
+    """The child's work: prepare, then save everything for the parent to map."""
+    import torch
+
+    prepared = prepare(bars, cfg, choose_scale=choose_scale, baselines=baselines)
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save({"data": prepared.data, "cfg": prepared.cfg, "baselines": prepared.baselines}, tmp)
+    tmp.replace(path)
+
+
+def _child_logging(records: Any, level: int) -> None:
+    """In the child: every log record goes to the parent through ``records``."""
+    root = logging.getLogger()
+    root.handlers[:] = [logging.handlers.QueueHandler(records)]
+    root.setLevel(level)
+
+
+def _relay(records: Any) -> None:
+    """In the parent: hand the child's records to this process's loggers until ``None``."""
+    while (record := records.get()) is not None:
+        logging.getLogger(record.name).handle(record)

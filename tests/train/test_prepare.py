@@ -1,0 +1,101 @@
+"""Data preparation in a child process (train/prepare.py): the same data as in-process, errors
+and log records carried back, and a training process that never imports what preparing does."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from foxhunt.config import RunConfig, demo
+from foxhunt.data.demo import write_demo_bars
+from foxhunt.errors import DataError
+from foxhunt.train.prepare import prepare, prepare_in_child
+
+
+def _tiny() -> RunConfig:
+    return demo().replace(
+        model={"hidden": 8, "n_heads": 2, "encoder_length": 16, "horizon": 4,
+               "variable_width": 4, "quantiles": (0.1, 0.5, 0.9)},
+        train={"batch_size": 32, "validation_batch_size": 64, "epochs": 1, "warmup_steps": 1,
+               "num_threads": 1},
+    )  # fmt: skip
+
+
+def test_the_child_prepares_what_this_process_would(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    bars = tmp_path / "ES.parquet"
+    write_demo_bars(bars, n_bars=900, seed=1)
+    cfg = _tiny()
+    here = prepare(bars, cfg, choose_scale=True, baselines=True)
+    with caplog.at_level(logging.INFO):
+        child = prepare_in_child(bars, cfg, choose_scale=True, baselines=True, scratch=tmp_path)
+    assert child.cfg == here.cfg  # the same target scale chosen
+    assert json.dumps(child.baselines, sort_keys=True) == json.dumps(here.baselines, sort_keys=True)
+    for split in ("train", "val", "test"):
+        a, b = getattr(here.data, split), getattr(child.data, split)
+        assert len(a) == len(b) > 0
+        rows = list(range(0, len(a), 7))
+        x, y = a.batch(rows), b.batch(rows)
+        for name in ("historical", "known", "static", "target"):
+            assert torch.equal(getattr(x, name), getattr(y, name)), (split, name)
+    assert child.data.fingerprint == here.data.fingerprint
+    assert child.data.scaler == here.data.scaler
+    assert child.data.closes.equals(here.data.closes)
+    assert not list(tmp_path.glob(".prepared*")), "the child's file is left behind"
+    # the child's log records reach this process's handlers
+    assert any(r.name == "foxhunt.data.scale_choice" for r in caplog.records)
+
+
+def test_an_error_in_the_child_is_raised_here_with_its_message(tmp_path: Path) -> None:
+    bars = tmp_path / "ES.parquet"
+    write_demo_bars(bars, n_bars=60, seed=1)  # too few bars for warm-up + encoder + horizon
+    with pytest.raises(DataError) as here:
+        prepare(bars, _tiny(), choose_scale=True, baselines=True)
+    with pytest.raises(DataError) as child:
+        prepare_in_child(bars, _tiny(), choose_scale=True, baselines=True, scratch=tmp_path)
+    assert str(child.value) == str(here.value)
+    assert not list(tmp_path.glob(".prepared*"))
+
+
+# Runs `foxhunt train` in a fresh interpreter and records what the training process has
+# imported when training starts.
+CLI = """
+import json, sys
+import foxhunt.train.run as run
+seen = {}
+original = run.fit
+def fit(*args, **kwargs):
+    seen["modules"] = sorted(m for m in ("pandas", "scipy", "arch", "pandas_market_calendars")
+                             if m in sys.modules)
+    return original(*args, **kwargs)
+run.fit = fit
+from foxhunt.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "seen": seen}))
+"""
+
+
+def test_the_training_process_never_imports_data_preparation(tmp_path: Path) -> None:
+    bars = tmp_path / "ES.parquet"
+    write_demo_bars(bars, n_bars=900, seed=1)
+    cfg = tmp_path / "tiny.toml"
+    cfg.write_text(
+        'preset = "demo"\n[model]\nhidden = 8\nn_heads = 2\nencoder_length = 16\nhorizon = 4\n'
+        "variable_width = 4\n[train]\nbatch_size = 32\nepochs = 1\nwarmup_steps = 1\n"
+    )
+    argv = ["train", "--config", str(cfg), "--bars", str(bars), "--out", str(tmp_path / "run"),
+            "--max-steps", "2"]  # fmt: skip
+    r = subprocess.run([sys.executable, "-c", CLI, *argv], capture_output=True, text=True,
+                       timeout=300, check=False)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["seen"]["modules"] == [], out
+    assert (tmp_path / "run" / "baselines.json").is_file()
+    assert not list((tmp_path / "run").glob(".prepared*"))
