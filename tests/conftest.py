@@ -55,5 +55,6 @@ def _cli_import_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr("foxhunt.train.run.measured_baseline", lambda: IMPORT_BASELINE_BYTES)
     monkeypatch.setattr(
-        "foxhunt.train.plan.resident_before_training", lambda data_bytes: IMPORT_BASELINE_BYTES
+        "foxhunt.train.plan.resident_before_training",
+        lambda data_bytes, *, prepared_here=True: IMPORT_BASELINE_BYTES,
     )

@@ -28,13 +28,15 @@ from dataclasses import dataclass
 from foxhunt.config import CpuAllocator, Precision, RunConfig
 from foxhunt.memory.estimate import batch_bytes, estimate_memory
 
-IMPORT_BASELINE_BYTES = 280 * 2**20
+IMPORT_BASELINE_BYTES = 245 * 2**20
 """RSS of a process that has imported torch 2.13 (CPU), polars and ``foxhunt.train.run``, before
-any data, at the low end of what it measures on Linux x86-64. About 190 MB of it is anonymous
+any data, at the low end of what it measures on Linux x86-64. About 160 MB of it is anonymous
 memory (the same everywhere); the rest is pages of the shared libraries (libtorch) mapped from
 the page cache, which depends on what the cache holds: 278 MiB in a venv installed hours
-earlier, 355 MiB right after a fresh install (RssFile 95 vs 172 MB, same packages;
-``tests/memory/test_process.py`` measures it in a fresh process)."""
+earlier, 355 MiB right after a fresh install (RssFile 95 vs 172 MB, same packages), both while
+``foxhunt.train.run`` still imported matplotlib (+30 MiB; since session 6 only the report
+does, after training: 251 MiB measured; ``tests/memory/test_process.py`` measures it in a fresh
+process)."""
 
 
 def measured_baseline() -> int:

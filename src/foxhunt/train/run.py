@@ -52,7 +52,6 @@ from foxhunt.train.loop import fit
 from foxhunt.train.observer import Listener, Progress
 from foxhunt.train.plan import apply_budget, data_bytes
 from foxhunt.train.prepare import prepare, prepare_in_child
-from foxhunt.train.report import write_report
 from foxhunt.train.resolve import hold_run, resolve_run, run_root
 from foxhunt.train.signals import stop_on_signals
 
@@ -275,7 +274,7 @@ def _train(
         finished=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     )
     if result.stop_reason == "interrupted":
-        write_report(run)
+        _write_report(run)
         raise KeyboardInterrupt(
             f"training interrupted; resume with: foxhunt train --resume {run.root}"
         )
@@ -293,7 +292,7 @@ def _train(
     write_interpretation(run, model, data, cfg, device, weights.result())
     if calibration is not None:
         write_calibration(run.calibration, calibration)
-    write_report(run)
+    _write_report(run)
     return TrainedRun(
         run.root, result.final_weights, result.state.best_epoch, result.state.best_val_loss
     )
@@ -353,6 +352,12 @@ def _start_fresh(
             "stop_reason": "running",
         },
     )
+
+
+def _write_report(run: RunDir) -> None:
+    from foxhunt.train.report import write_report  # matplotlib (30 MiB): not while training
+
+    write_report(run)
 
 
 def _memory_path(run: RunDir, world: World) -> Path:
