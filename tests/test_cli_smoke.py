@@ -6,6 +6,7 @@ A tiny config (hidden 16, encoder 16, horizon 4, ~160 training windows) keeps th
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import signal
 import subprocess
@@ -319,6 +320,7 @@ def test_memory_budget_picks_a_smaller_micro_batch(
     from foxhunt.config import RunConfig
     from foxhunt.memory.budget import plan_budget, training_peak
     from foxhunt.runtime import resolve_precision
+    from foxhunt.train.plan import CPU_PLAN_MARGIN
 
     cfg = RunConfig.load(trained["cfg"])
     precision = resolve_precision(cfg.train.precision, torch.device("cpu"))
@@ -335,7 +337,9 @@ def test_memory_budget_picks_a_smaller_micro_batch(
         "--out",
         str(run),
     ]
-    assert main([*argv, "--memory-budget", str(budget), "--max-steps", "2"]) == 0
+    # foxhunt train plans to CPU_PLAN_MARGIN of the budget it is given
+    given = math.ceil(budget / CPU_PLAN_MARGIN)
+    assert main([*argv, "--memory-budget", str(given), "--max-steps", "2"]) == 0
     saved = RunConfig.load(run / "config.json")
     # The run also counts its prepared data, so it may need a smaller micro-batch still.
     assert saved.train.micro_batch <= plan.micro_batch

@@ -233,3 +233,28 @@ def test_cli_quotes_its_own_measured_baseline(tmp_path) -> None:  # noqa: ANN001
     m = re.search(r"import baseline of ([\d.]+) MB", r.stderr)
     assert m is not None and float(m.group(1)) >= 257, r.stderr
     assert "Traceback" not in r.stderr and not out.exists()
+
+
+def test_a_margin_plans_below_the_budget_and_quotes_what_to_ask_for() -> None:
+    """``foxhunt train`` on CPU plans to ``CPU_PLAN_MARGIN`` of its budget: a budget whose
+    whole fits the smallest plan is refused once the margin is kept, and the refusal names the
+    budget that would fit with it."""
+    import math
+
+    from foxhunt.memory.units import format_bytes
+
+    cfg = CFG.replace(train={"device": "cpu", "precision": "bf16"})
+    floor = min(
+        training_peak(cfg, 1, ckpt, "bf16", "lean", 0, rec)
+        for ckpt in (False, True)
+        for rec in (False, True)
+    )
+    plan = plan_budget(cfg, floor, allow_precision_change=False)  # the whole budget: fits
+    assert plan.estimated_peak <= floor
+    with pytest.raises(InputError) as e:
+        plan_budget(cfg, floor, allow_precision_change=False, margin=0.9)
+    assert f"at least {format_bytes(math.ceil(floor / 0.9))} (with the planner's 10 % margin)" in (
+        str(e.value)
+    )
+    wide = plan_budget(cfg, math.ceil(floor / 0.9), allow_precision_change=False, margin=0.9)
+    assert wide.estimated_peak <= 0.9 * math.ceil(floor / 0.9)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from dataclasses import dataclass, field
 
 import torch
@@ -195,6 +196,7 @@ def plan_budget(
     allow_precision_change: bool,
     data_bytes: int = 0,
     baseline: int = IMPORT_BASELINE_BYTES,
+    margin: float = 1.0,
 ) -> BudgetPlan:
     """Choose micro-batch, checkpointing, allocator and precision so the run fits ``budget_bytes``.
 
@@ -206,6 +208,8 @@ def plan_budget(
         data_bytes: the prepared data the process holds (CPU).
         baseline: the process's RSS before data (CPU): ``foxhunt train`` measures its own
             (:func:`foxhunt.memory.process.measured_baseline`); the default is the constant.
+        margin: plan estimates up to ``margin * budget_bytes`` (``foxhunt train`` on CPU keeps
+            a margin for the estimate's error: ``foxhunt.train.plan.CPU_PLAN_MARGIN``).
 
     Returns:
         The plan; ``plan.apply(cfg)`` gives the config to train with.
@@ -219,6 +223,9 @@ def plan_budget(
     cfg = cfg.replace(train={"precision": resolve_precision(cfg.train.precision, device)})
     train = cfg.train
     budget_text = format_bytes(budget_bytes)
+    fit = int(budget_bytes * margin)
+    if margin < 1:
+        budget_text += f" ({100 * margin:.0f} %: {format_bytes(fit)})"
     precisions: list[Precision] = [train.precision]  # type: ignore[list-item]
     if allow_precision_change and train.precision == "fp32":
         precisions.append("bf16")
@@ -237,11 +244,11 @@ def plan_budget(
                         f"recompute {'on' if rec else 'off'}, {precision}"
                         + (f", {allocator} allocator" if len(allocators) > 1 else "")
                     )
-                    if peak <= budget_bytes:
+                    if peak <= fit:
                         reasons.append(
                             f"{what}: estimated peak {format_bytes(peak)} fits {budget_text}"
                         )
-                        plan = _plan(cfg, micro, ckpt, precision, allocator, peak, budget_bytes,
+                        plan = _plan(cfg, micro, ckpt, precision, allocator, peak, fit,
                                      reasons, data_bytes, baseline)  # fmt: skip
                         return dataclasses.replace(plan, recompute=rec)
                     reasons.append(
@@ -255,10 +262,12 @@ def plan_budget(
         if allow_precision_change or train.precision != "fp32"
         else (" or allow bf16 with --allow-precision-change")
     )
+    need = math.ceil(smallest[0] / margin)
+    kept = f" (with the planner's {100 - 100 * margin:.0f} % margin)" if margin < 1 else ""
     raise InputError(
-        f"memory budget {budget_text} is too small for this model: even {smallest[1]} needs an "
-        f"estimated {format_bytes(smallest[0])}; raise --memory-budget to at least "
-        f"{format_bytes(smallest[0])}{hint}"
+        f"memory budget {format_bytes(budget_bytes)} is too small for this model: even "
+        f"{smallest[1]} needs an estimated {format_bytes(smallest[0])}; raise --memory-budget "
+        f"to at least {format_bytes(need)}{kept}{hint}"
     )
 
 

@@ -174,6 +174,7 @@ def fit(
                 "metrics": {"val_loss": state.start_val_loss},
             }
             ckpt.save_weights(run.checkpoints / START_WEIGHTS, model.state_dict(), start)
+        empty_cache(device)  # what validating the start left cached is not training's
     stop_reason: StopReason = "epochs" if state.step < total_steps else "max_steps"
     backoffs: list[str] = []
     for epoch in range(state.epoch + 1, tc.epochs + 1):
