@@ -51,7 +51,7 @@ TARGETS: dict[str, Target] = {
     ),
     "observed": Target(
         "src/foxhunt/data/observed.py",
-        ("tests/data/test_features.py", "tests/data/test_features_mutants.py"),
+        ("tests/data/test_observed_mutants.py", "tests/data/test_features.py"),
         skip=("tests/data/test_features.py::test_docs_list_every_feature_family",),  # as above
     ),
     "windows": Target(
