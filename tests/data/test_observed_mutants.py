@@ -14,6 +14,7 @@ beyond ±1) and the default session of ``base_columns``. Written for mutation te
 
 from __future__ import annotations
 
+import functools
 import math
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -34,7 +35,10 @@ FLAT = slice(200, 260)  # o = h = l = c, volume still trades
 ROLL = 300
 
 
+@functools.cache
 def _bars() -> pl.DataFrame:
+    """Built on first use, not at import: mutmut forks each mutant's tests from a process that
+    imported this file, and polars started there would leave its thread pool locked."""
     rng = np.random.default_rng(18)
     close = 100.0 * np.exp(np.cumsum(rng.normal(0.0, 0.003, N)))
     close[FLAT] = close[FLAT.start - 1]
@@ -62,11 +66,8 @@ def _bars() -> pl.DataFrame:
     ).with_columns(pl.col("ts").dt.cast_time_unit("us"))
 
 
-BARS = _bars()
-
-
 def _foxhunt_features() -> dict[str, np.ndarray]:
-    frame = BARS.with_columns(base_columns())
+    frame = _bars().with_columns(base_columns())
     out = frame.select(e.alias(n) for n, e in selected_features((), "default"))
     return {name: out[name].to_numpy().astype(np.float64) for name in out.columns}
 
@@ -139,7 +140,7 @@ def _session_keys(ts: list[datetime]) -> list[object]:
 
 
 def _reference() -> dict[str, np.ndarray]:  # noqa: PLR0915 - one formula per docs row
-    o, h, lo, c, v = (BARS[x].to_numpy() for x in ("open", "high", "low", "close", "volume"))
+    o, h, lo, c, v = (_bars()[x].to_numpy() for x in ("open", "high", "low", "close", "volume"))
     lc = np.log(c)
     r1 = np.full(N, np.nan)
     r1[1:] = np.diff(lc)
@@ -227,7 +228,7 @@ def _reference() -> dict[str, np.ndarray]:  # noqa: PLR0915 - one formula per do
                 v_sum > 0, _rolling(tp * v, n, np.sum) / v_sum, _rolling(tp, n, np.mean)
             )
         ref[f"obs__vwap_dist_{n}"] = np.log(c / vwap)
-    keys = _session_keys(BARS["ts"].to_list())
+    keys = _session_keys(_bars()["ts"].to_list())
     session_vwap = np.empty(N)
     cum_v = cum_tpv = 0.0
     for i in range(N):
@@ -293,11 +294,11 @@ def _reference() -> dict[str, np.ndarray]:  # noqa: PLR0915 - one formula per do
 
 def test_the_bars_reach_every_guard() -> None:
     """The fixture holds what the guards are for (so the comparison below is not vacuous)."""
-    h, lo, v = (BARS[x].to_numpy() for x in ("high", "low", "volume"))
+    h, lo, v = (_bars()[x].to_numpy() for x in ("high", "low", "volume"))
     assert (h == lo).sum() == FLAT.stop - FLAT.start  # zero range: body and wicks divide by 0
     assert (sliding_window_view(v, 10).sum(axis=1) == 0).any()  # volume std and sums vanish
     assert (sliding_window_view(v, 5).sum(axis=1) == 1).any()  # a VWAP from a single lot
-    keys = _session_keys(BARS["ts"].to_list())
+    keys = _session_keys(_bars()["ts"].to_list())
     assert keys[ROLL] != keys[ROLL - 1] and keys[ROLL - 1] == keys[0]  # one 17:00 CT roll
     assert (v[ROLL], v[ROLL + 1]) == (0.0, 1.0)
 
@@ -335,7 +336,7 @@ def test_windows_and_guards_leave_visible_values() -> None:
     assert got["obs__volume_z_10"][ZERO_VOLUME.start + 12] == 0.0
     # the session VWAP restarts at the roll: no volume yet -> the close; then one lot's tp
     assert got["obs__vwap_dist_session"][ROLL] == 0.0
-    row = BARS.row(ROLL + 1, named=True)
+    row = _bars().row(ROLL + 1, named=True)
     tp = (row["high"] + row["low"] + row["close"]) / 3.0
     assert got["obs__vwap_dist_session"][ROLL + 1] == pytest.approx(math.log(row["close"] / tp))
 
