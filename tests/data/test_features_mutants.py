@@ -202,3 +202,35 @@ def test_read_bars_for_features_bounds(tmp_path: Path) -> None:
         DataError, match=r"has 202 bars; need at least 203 \(warm-up 200 \+ horizon 2 \+ 1\)"
     ):
         read_bars_for_features(path, 2)
+
+
+def test_too_short_symbols_are_named_first_by_symbol() -> None:
+    short = pl.concat([_bars("NQ", n=205), _bars("ES", n=203), _bars("CL", n=400)])
+    with pytest.raises(DataError) as caught:
+        compute_features(short, 10)
+    assert str(caught.value) == (
+        "symbol 'ES' has 203 bars; features need at least 211 (warm-up 200 + horizon 10 + 1)"
+    )
+    with pytest.raises(DataError) as caught:
+        compute_features(_bars("ES", n=200), 10, with_targets=False)
+    assert (
+        str(caught.value)
+        == "symbol 'ES' has 200 bars; features need at least 201 (warm-up 200 + 1)"
+    )
+    assert compute_features(_bars("ES", n=201), 10, with_targets=False).height == 1
+
+
+def test_feature_spec_horizon() -> None:
+    assert feature_spec().targets == tuple(f"target__h{h}" for h in range(1, 11))
+    assert feature_spec(1).targets == ("target__h1",)
+    with pytest.raises(ValueError, match=r"^horizon must be >= 1, got 0$"):
+        feature_spec(0)
+
+
+def test_write_features_reads_naive_times_in_the_given_zone(tmp_path: Path) -> None:
+    bars = _bars("ES", n=205)
+    local = bars.with_columns(pl.col("ts").dt.convert_time_zone("America/Chicago"))
+    path = _write_csv(local, tmp_path / "b.csv")  # naive Chicago clock times
+    write_features(path, tmp_path / "f.parquet", 2, tz="America/Chicago")
+    out = pl.read_parquet(tmp_path / "f.parquet")
+    assert out["ts"].to_list() == bars["ts"][200:203].to_list()
