@@ -234,3 +234,14 @@ def test_write_features_reads_naive_times_in_the_given_zone(tmp_path: Path) -> N
     write_features(path, tmp_path / "f.parquet", 2, tz="America/Chicago")
     out = pl.read_parquet(tmp_path / "f.parquet")
     assert out["ts"].to_list() == bars["ts"][200:203].to_list()
+
+
+def test_read_bars_for_features_refuses_outliers_by_default(tmp_path: Path) -> None:
+    bars = _bars("ES", n=205).with_columns(
+        pl.when(pl.int_range(pl.len()) == 150).then(pl.col(c) * 10.0).otherwise(pl.col(c)).alias(c)
+        for c in ("open", "high", "low", "close")
+    )
+    path = _write_csv(bars, tmp_path / "b.csv")
+    with pytest.raises(DataError, match="implausible|outlier"):
+        read_bars_for_features(path, 2)
+    assert read_bars_for_features(path, 2, allow_outliers=True)[0].height == 205

@@ -142,3 +142,13 @@ def test_input_errors_name_the_problem(demo_run: DemoRun) -> None:
     local = bars.with_columns(pl.col("ts").dt.convert_time_zone("America/Chicago"))
     fc.update(local.to_pandas(), forecast=False)  # pandas, another zone: the same instants
     assert fc.last_ts("ES") == _epoch_us(bars["ts"][-1])
+
+
+def test_the_first_refused_symbol_in_input_order_is_named(demo_run: DemoRun) -> None:
+    fc = Forecaster.load(demo_run.run)  # serves ES only (run.json)
+    names = ["ZZ", "YY", "XX", "AA", "MM", "BB", "QQ", "CC"]
+    bars = pl.concat([demo_bars(2, seed=0).with_columns(symbol=pl.lit(s)) for s in names]).sort(
+        "ts", maintain_order=True
+    )
+    with pytest.raises(DataError, match=r"symbol 'ZZ' is not one this forecaster serves \(ES\)"):
+        fc.update(bars)
