@@ -9,6 +9,8 @@ tail is extended to, and the input errors. ``mutation/mutate.py forecaster`` map
 
 from __future__ import annotations
 
+import json
+import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -16,6 +18,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import polars as pl
 import pytest
+import torch
 
 from demo_run import QUANTILES, DemoRun
 from foxhunt.data.demo import demo_bars
@@ -23,6 +26,7 @@ from foxhunt.errors import DataError
 from foxhunt.infer.bartail import ROW_BYTES
 from foxhunt.infer.forecaster import Forecaster
 from foxhunt.infer.predict import predict_to_file
+from foxhunt.quantize.model import load_inference_model
 
 RETURNS = [f"return_q{q:g}" for q in QUANTILES]
 PRICES = [f"price_q{q:g}" for q in QUANTILES]
@@ -152,3 +156,82 @@ def test_the_first_refused_symbol_in_input_order_is_named(demo_run: DemoRun) -> 
     )
     with pytest.raises(DataError, match=r"symbol 'ZZ' is not one this forecaster serves \(ES\)"):
         fc.update(bars)
+
+
+def _round_the_clock(symbol: str) -> pl.DataFrame:
+    """320 five-minute bars, the first encoder bar at Wednesday 2024-01-03 22:30 UTC."""
+    first = datetime(2024, 1, 2, 21, 10, tzinfo=UTC)
+    times = pl.datetime_range(first, first + timedelta(minutes=5 * 319), "5m", eager=True)
+    return demo_bars(320, seed=2).with_columns(
+        ts=times.dt.cast_time_unit("us"), symbol=pl.lit(symbol)
+    )
+
+
+def test_the_runs_stored_instruments_are_kept_and_matched_by_root(
+    demo_run: DemoRun, tmp_path: Path
+) -> None:
+    """A symbol the run never saw is resolved against the run's own table first (its root ES
+    here, stored on the 24x7 calendar), and resolving it keeps the stored ones."""
+    run = tmp_path / "run"
+    shutil.copytree(demo_run.run, run)
+    table = json.loads((run / "instruments.json").read_text())
+    table["ES"]["calendar"] = "24x7"
+    (run / "instruments.json").write_text(json.dumps(table))
+    fc = Forecaster.load(run, history=MINIMUM, symbols=["ES", "ESH5"])
+    for symbol in ("ESH5", "ES"):  # the new contract first, then the stored symbol
+        fc.update(_round_the_clock(symbol), forecast=False)
+        assert fc.held_bars(symbol) == 286, symbol  # the UTC day: 24x7, not Globex (298)
+
+
+def test_a_run_without_instruments_json_streams_on_globex(
+    demo_run: DemoRun, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(demo_run.run, run)
+    (run / "instruments.json").unlink()
+    fc = Forecaster.load(run, history=MINIMUM, symbols=["ES"])
+    fc.update(_round_the_clock("ES"), forecast=False)
+    assert fc.held_bars("ES") == 298  # the CT trading day
+
+
+def test_direct_construction_defaults(demo_run: DemoRun) -> None:
+    loaded = load_inference_model(demo_run.run, "cpu")
+    fc = Forecaster(loaded)
+    assert fc.device == torch.device("cpu") and fc.allowed is None
+    fc.update(demo_bars(3, seed=0, symbol="NQ"), forecast=False)  # any symbol, no list given
+    assert fc.symbols == ("NQ",)
+
+
+def test_refusal_messages_name_the_allowed_symbols_the_row_and_the_held_bar(
+    demo_run: DemoRun,
+) -> None:
+    fc = Forecaster.load(demo_run.run, symbols=["NQ", "ES"])
+    bars = demo_bars(6, seed=0)
+    with pytest.raises(
+        DataError, match=r"symbol 'ZZ' is not one this forecaster serves \(ES, NQ\)$"
+    ):
+        fc.update(bars.with_columns(symbol=pl.lit("ZZ")))
+    shuffled = pl.concat([bars.slice(1, 1), bars.slice(0, 1), bars.slice(3, 1), bars.slice(2, 1)])
+    with pytest.raises(DataError, match=r"^Forecaster.update: row 1, symbol 'ES', ts "):
+        fc.update(shuffled)
+    fc.update(bars.head(4), forecast=False)
+    held = bars["ts"][3]
+    with pytest.raises(DataError) as caught:
+        fc.update(bars.slice(3, 1))
+    assert str(caught.value).endswith(f"(the last bar already given for 'ES' is at {held})")
+    stale = pl.concat([demo_bars(2, seed=1, symbol="NQ"), bars.slice(3, 1)])
+    fc.update(stale.head(2), forecast=False)
+    with pytest.raises(DataError, match=r"symbol 'NQ'.*duplicate bar"):
+        fc.update(pl.concat([stale.slice(1, 1), bars.slice(2, 1)]))
+
+
+def test_unreadable_values_quote_the_reason(demo_run: DemoRun) -> None:
+    fc = Forecaster.load(demo_run.run)
+    bars = demo_bars(3, seed=0).with_columns(pl.lit("many").alias("volume"))
+    with pytest.raises(DataError) as caught:
+        fc.update(bars)
+    message = str(caught.value)
+    assert "conversion from `str` to `f64` failed" in message and "\n" not in message
+    with pytest.raises(DataError) as caught:
+        fc.update(demo_bars(3, seed=0).drop("volume"))
+    assert str(caught.value).endswith("(columns: ts, symbol, open, high, low, close)")
