@@ -245,3 +245,11 @@ def test_read_bars_for_features_refuses_outliers_by_default(tmp_path: Path) -> N
     with pytest.raises(DataError, match="implausible|outlier"):
         read_bars_for_features(path, 2)
     assert read_bars_for_features(path, 2, allow_outliers=True)[0].height == 205
+
+
+def test_missing_input_columns_are_named() -> None:
+    from foxhunt.config import DataConfig
+
+    inputs = DataConfig(observed_cols=("spread", "imbalance"))
+    with pytest.raises(DataError, match=r"^bars lack the input column 'spread'$"):
+        compute_features(_bars("ES"), H, inputs=inputs)
