@@ -235,3 +235,9 @@ def test_unreadable_values_quote_the_reason(demo_run: DemoRun) -> None:
     with pytest.raises(DataError) as caught:
         fc.update(demo_bars(3, seed=0).drop("volume"))
     assert str(caught.value).endswith("(columns: ts, symbol, open, high, low, close)")
+
+
+def test_bars_that_are_not_a_frame_are_refused_by_name(demo_run: DemoRun) -> None:
+    fc = Forecaster.load(demo_run.run)
+    with pytest.raises(DataError, match=r"^Forecaster.update: bars must be a polars or pandas"):
+        fc.update([1, 2, 3])
