@@ -183,6 +183,18 @@ def test_from_arrays_refuses_mismatched_shapes() -> None:
         WindowDataset.from_arrays(SPEC, L, 3, **kw)  # type: ignore[arg-type]
 
 
+def test_from_arrays_refuses_no_symbols() -> None:
+    """Zero blocks of rows is a one-line DataError, not a bare ValueError from zip()."""
+    empty = {
+        "historical": torch.zeros(0, 2), "known": torch.zeros(0, 1), "static": torch.zeros(0, 1),
+        "target": torch.zeros(0, 2), "ts": np.zeros(0, np.int64), "symbols": [], "lengths": [],
+    }  # fmt: skip
+    with pytest.raises(
+        DataError, match=r"^no symbols: from_arrays needs at least one block of rows$"
+    ):
+        WindowDataset.from_arrays(SPEC, L, H, **empty)  # type: ignore[arg-type]
+
+
 def test_gap_windows_get_scheduled_and_scaled_decoder_rows() -> None:
     """BB loses its bar at minute 4 (row 9 of the table): the windows whose next H rows jump
     it read their decoder known inputs from the calendar, scaled like the table when a scaler

@@ -154,7 +154,8 @@ class WindowDataset(Dataset):
             calendars: symbol -> calendar of its decoder schedule (as for the constructor).
 
         Raises:
-            DataError: an array's shape does not match ``spec``, ``lengths`` or ``horizon``.
+            DataError: an array's shape does not match ``spec``, ``lengths`` or ``horizon``,
+                or there is no symbol (no block of rows).
         """
         _check_sizes(spec, encoder_length, horizon, stride, target is not None)
         n = int(np.sum(lengths))
@@ -166,6 +167,8 @@ class WindowDataset(Dataset):
                 raise DataError(f"{name} rows have shape {tuple(a.shape)}, need {(n, want[name])}")
         if ts.shape != (n,) or len(symbols) != len(lengths):
             raise DataError(f"{len(symbols)} symbols, {len(lengths)} lengths, {ts.shape} times")
+        if not len(lengths):
+            raise DataError("no symbols: from_arrays needs at least one block of rows")
         self = cls.__new__(cls)
         self.spec = spec
         self.encoder_length = encoder_length
