@@ -94,8 +94,8 @@ def test_unsorted_bars_give_the_sorted_result() -> None:
     swapped = pl.concat([panel.slice(1, 1), panel.slice(0, 1), panel.slice(2)])
     assert_frame_equal(compute_features(swapped, H), want)
     assert_frame_equal(compute_features(panel.sort("ts", descending=True), H), want)
-    # Not checked: bars interleaved by time (sorted by ts, symbol) pass the sortedness check
-    # and come back interleaved (values right, rows not grouped by symbol; docs/testing.md).
+    # bars interleaved by time (a live feed's order) are grouped by symbol too
+    assert_frame_equal(compute_features(panel.sort(["ts", "symbol"]), H), want)
 
 
 def test_default_horizon_is_ten() -> None:

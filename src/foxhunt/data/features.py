@@ -226,8 +226,13 @@ def compute_features(
     missing = [c for c in extra if c not in bars.columns]
     if missing:
         raise DataError(f"bars lack the input column {missing[0]!r}")
+    # In order: each row starts a later symbol, or continues its symbol at a later time.
+    previous = pl.col("symbol").shift(1)
     sorted_ok = bars.select(
-        ((pl.col("symbol").shift(1) < pl.col("symbol")) | (pl.col("ts").diff() > pl.duration()))
+        (
+            (previous < pl.col("symbol"))
+            | ((previous == pl.col("symbol")) & (pl.col("ts").diff() > pl.duration()))
+        )
         .fill_null(True)
         .all()
     ).item()
