@@ -1,5 +1,5 @@
 """tft_quantiles on the shared demo run: calibration fitted on the validation windows at the end
-of training, applied before the window scale; a run without the new config fields or
+of training, served times its chosen shrinkage, applied before the window scale; a run without the new config fields or
 calibration.json gives exactly the quantiles of the old code path."""
 
 from __future__ import annotations
@@ -31,10 +31,15 @@ def test_demo_run_is_calibrated_on_its_validation_windows(demo_run: DemoRun) -> 
     val = prepare_training_data(demo_run.bars, loaded.config).val.with_target_scale(qmap.scale)
     z_pred, z_y = standardised_predictions(loaded.model, val, batch_size=64, device=CPU)
     want = conformal_offsets(z_pred, z_y, QUANTILES)
+    fitted = torch.tensor(qmap.calibration.fitted_offsets, dtype=torch.float64)
+    torch.testing.assert_close(fitted, want, rtol=1e-5, atol=1e-7)
+    lam = (
+        qmap.calibration.shrinkage
+    )  # chosen by cross-fitting (tests/train/test_calibration_choice.py)
     got = torch.tensor(qmap.calibration.offsets, dtype=torch.float64)
-    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-7)
-    # calibrated, the validation windows sit at nominal coverage for every level
-    cover = (z_y[:, :, None] <= z_pred + got[None]).double().mean(0)  # (H, Q)
+    torch.testing.assert_close(got, lam * fitted, rtol=0, atol=0)
+    # fully calibrated, the validation windows sit at nominal coverage for every level
+    cover = (z_y[:, :, None] <= z_pred + fitted[None]).double().mean(0)  # (H, Q)
     assert (cover - torch.tensor(QUANTILES, dtype=torch.float64)).abs().max() <= 2 / len(val)
     # tft_quantiles = sort((z + offsets) x window scale), on raw (unstandardised) windows
     raw = prepare_training_data(demo_run.bars, loaded.config).val
