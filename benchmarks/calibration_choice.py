@@ -19,6 +19,7 @@ run goes to ``--results``; a summary line per run is printed.
     PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/calibration_choice.py \\
         --run RUN --bars BARS [--run RUN2 --bars BARS2 ...] \\
         --results benchmarks/results/calib6_choice.jsonl
+    .venv/bin/python benchmarks/calibration_choice.py --table benchmarks/results/calib6_choice.jsonl
 """
 
 from __future__ import annotations
@@ -105,14 +106,44 @@ def score_run(run: Path, bars: Path) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def _verdict(v: dict[str, Any]) -> str:
+    word = {"win": "win", "lose": "**lose**"}.get(v["verdict"], "n.s.")
+    return f"{v['relative'] * 100:+.2f} %, p {v['p_value']:.2g}, {word}"
+
+
+def table(results: Path) -> str:
+    """The results file as a markdown table (pinball in bp)."""
+    head = ("| run | seed | steps (best epoch) | lambda | none | full | chosen | chosen vs full "
+            "| chosen vs EWMA | chosen vs GARCH | best lambda on test |")  # fmt: skip
+    lines = [head, "|" + "---|" * 11]
+    for line in results.read_text().splitlines():
+        r = json.loads(line)
+        pin, cov = r["pinball"], r["coverage"]
+        cell = {k: f"{pin[k] * 1e4:.4f} ({cov[k]['10-90']:.3f}/{cov[k]['2-98']:.3f})"
+                for k in ("none", "full", "chosen")}  # fmt: skip
+        grid = r["test_pinball_by_shrinkage"]
+        vs = r["vs_baselines"]["chosen"]
+        lines.append(
+            f"| {Path(r['run']).name} | {r['seed']} | {r['max_steps'] or 'preset'} "
+            f"({r['best_epoch']}) | {r['shrinkage']} | {cell['none']} | {cell['full']} | "
+            f"{cell['chosen']} | {_verdict(r['vs_full']['chosen'])} | {_verdict(vs['ewma'])} | "
+            f"{_verdict(vs['garch'])} | {min(grid, key=grid.__getitem__)} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--run", type=Path, action="append", required=True, help="run directory")
-    p.add_argument("--bars", type=Path, action="append", required=True, help="its bars")
-    p.add_argument("--results", type=Path, required=True, help="JSON lines appended here")
+    p.add_argument("--run", type=Path, action="append", default=[], help="run directory")
+    p.add_argument("--bars", type=Path, action="append", default=[], help="its bars")
+    p.add_argument("--results", type=Path, help="JSON lines appended here")
+    p.add_argument("--table", type=Path, help="print a results file as a markdown table")
     a = p.parse_args()
-    if len(a.run) != len(a.bars):
-        p.error("give one --bars per --run")
+    if a.table is not None:
+        print(table(a.table))
+        return
+    if not a.run or len(a.run) != len(a.bars) or a.results is None:
+        p.error("give --results and one --bars per --run")
     logging.basicConfig(level=logging.WARNING)
     for run, bars in zip(a.run, a.bars, strict=True):
         rec = score_run(run, bars)
