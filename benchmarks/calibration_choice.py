@@ -101,6 +101,7 @@ def score_run(run: Path, bars: Path) -> dict[str, Any]:
         "test_pinball_by_shrinkage": {str(lam): s.result()["mean_pinball"]
                                       for lam, s in grid_scores.items()},
         "vs_full": {k: _pooled(loss[k], loss["full"]) for k in ("none", "chosen")},
+        "chosen_vs_none": _pooled(loss["chosen"], loss["none"]),
         "vs_baselines": {k: {b: _pooled(loss[k], loss[b]) for b in AGAINST if b in loss}
                          for k in maps},
     }  # fmt: skip
@@ -114,8 +115,8 @@ def _verdict(v: dict[str, Any]) -> str:
 def table(results: Path) -> str:
     """The results file as a markdown table (pinball in bp)."""
     head = ("| run | seed | steps (best epoch) | lambda | none | full | chosen | chosen vs full "
-            "| chosen vs EWMA | chosen vs GARCH | best lambda on test |")  # fmt: skip
-    lines = [head, "|" + "---|" * 11]
+            "| chosen vs none | chosen vs EWMA | chosen vs GARCH | best lambda on test |")  # fmt: skip
+    lines = [head, "|" + "---|" * 12]
     for line in results.read_text().splitlines():
         r = json.loads(line)
         pin, cov = r["pinball"], r["coverage"]
@@ -126,7 +127,9 @@ def table(results: Path) -> str:
         lines.append(
             f"| {Path(r['run']).name} | {r['seed']} | {r['max_steps'] or 'preset'} "
             f"({r['best_epoch']}) | {r['shrinkage']} | {cell['none']} | {cell['full']} | "
-            f"{cell['chosen']} | {_verdict(r['vs_full']['chosen'])} | {_verdict(vs['ewma'])} | "
+            f"{cell['chosen']} | {_verdict(r['vs_full']['chosen'])} | "
+            f"{_verdict(r['chosen_vs_none']) if 'chosen_vs_none' in r else '—'} | "
+            f"{_verdict(vs['ewma'])} | "
             f"{_verdict(vs['garch'])} | {min(grid, key=grid.__getitem__)} |"
         )
     return "\n".join(lines)
