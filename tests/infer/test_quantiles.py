@@ -1,6 +1,7 @@
 """tft_quantiles on the shared demo run: calibration fitted on the validation windows at the end
-of training, applied before the window scale; a run without the new config fields or
-calibration.json gives exactly the quantiles of the old code path."""
+of training, served times the shrinkage cross-fitting chose, applied before the window scale; a
+run without the new config fields or calibration.json gives exactly the quantiles of the old code
+path."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from foxhunt.data.pipeline import prepare_training_data
 from foxhunt.data.scaling import unscale_targets
 from foxhunt.errors import ModelDirError
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
-from foxhunt.train.calibrate import conformal_offsets, standardised_predictions
+from foxhunt.train.calibrate import conformal_offsets, standardised_predictions, window_scales
+from foxhunt.train.calibration_choice import choose_shrinkage, crossfit_blocks
 
 CPU = torch.device("cpu")
 
@@ -31,10 +33,25 @@ def test_demo_run_is_calibrated_on_its_validation_windows(demo_run: DemoRun) -> 
     val = prepare_training_data(demo_run.bars, loaded.config).val.with_target_scale(qmap.scale)
     z_pred, z_y = standardised_predictions(loaded.model, val, batch_size=64, device=CPU)
     want = conformal_offsets(z_pred, z_y, QUANTILES)
+    fitted = torch.tensor(qmap.calibration.fitted_offsets, dtype=torch.float64)
+    torch.testing.assert_close(fitted, want, rtol=1e-5, atol=1e-7)
+    # the shrinkage is the cross-fitted choice (tests/train/test_calibration_choice.py)
+    blocks = crossfit_blocks(val.origins()["symbol"].to_list(), embargo=val.horizon)
+    scale = window_scales(val, 64)
+    lam, choice = choose_shrinkage(
+        z_pred, z_y, scale, QUANTILES, blocks, conformal_offsets, embargo=val.horizon
+    )
+    assert qmap.calibration.shrinkage == lam and qmap.calibration.choice is not None
+    torch.testing.assert_close(
+        torch.tensor(qmap.calibration.choice.pinball),
+        torch.tensor(choice.pinball),
+        rtol=1e-4,
+        atol=0,
+    )
     got = torch.tensor(qmap.calibration.offsets, dtype=torch.float64)
-    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-7)
-    # calibrated, the validation windows sit at nominal coverage for every level
-    cover = (z_y[:, :, None] <= z_pred + got[None]).double().mean(0)  # (H, Q)
+    torch.testing.assert_close(got, lam * fitted, rtol=0, atol=0)
+    # fully calibrated, the validation windows sit at nominal coverage for every level
+    cover = (z_y[:, :, None] <= z_pred + fitted[None]).double().mean(0)  # (H, Q)
     assert (cover - torch.tensor(QUANTILES, dtype=torch.float64)).abs().max() <= 2 / len(val)
     # tft_quantiles = sort((z + offsets) x window scale), on raw (unstandardised) windows
     raw = prepare_training_data(demo_run.bars, loaded.config).val

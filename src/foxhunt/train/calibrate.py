@@ -3,12 +3,16 @@
 Conformalised quantile regression (Romano et al. 2019), per quantile level and horizon: the
 offset of level ``q`` at horizon ``h`` is the ``ceil((n + 1) q)``-th smallest standardised
 residual ``z_y - z_q`` of the n validation windows (target minus predicted quantile, both in
-target-scale units). :func:`foxhunt.infer.quantiles.tft_quantiles` adds the offsets before the
-scale is reapplied; :mod:`foxhunt.artifacts.calibration` stores them.
+target-scale units). The run serves them times a shrinkage in [0, 1] chosen by cross-fitting
+within the validation windows (:mod:`foxhunt.train.calibration_choice`; 0 = uncalibrated), so
+the correction is served only as far as it helps out of sample.
+:func:`foxhunt.infer.quantiles.tft_quantiles` adds the served offsets before the scale is
+reapplied; :mod:`foxhunt.artifacts.calibration` stores them.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable
 
@@ -19,6 +23,9 @@ from foxhunt.artifacts.calibration import Calibration
 from foxhunt.data.windows import WindowDataset
 from foxhunt.model.batch import TFTOutput
 from foxhunt.runtime import autocast
+from foxhunt.train.calibration_choice import choose_shrinkage, crossfit_blocks
+
+log = logging.getLogger(__name__)
 
 OutputListener = Callable[[TFTOutput, range], None]
 """Called with each batch's model output and the window positions it covers."""
@@ -90,6 +97,20 @@ def conformal_offsets(
     return resid[idx, :, torch.arange(len(quantiles))].T  # (H, Q)
 
 
+def window_scales(windows: WindowDataset, batch_size: int) -> torch.Tensor:
+    """Each window's target scale per horizon, (N, H) float64: what a standardised unit is in
+    log returns (ones for windows without a target scale)."""
+    if windows.target_scale is None:
+        return torch.ones(len(windows), windows.horizon, dtype=torch.float64)
+    scales = [
+        windows.target_scale.scale(
+            windows.batch(range(a, min(a + batch_size, len(windows)))).historical
+        )
+        for a in range(0, len(windows), batch_size)
+    ]
+    return torch.cat(scales).double().cpu()
+
+
 def fit_calibration(
     model: nn.Module,
     val: WindowDataset,
@@ -101,6 +122,10 @@ def fit_calibration(
     on_output: OutputListener | None = None,
 ) -> Calibration | None:
     """The run's calibration on its validation windows, or None when there are none.
+
+    The offsets are fitted on all validation windows and served times the shrinkage chosen by
+    cross-fitting (:mod:`foxhunt.train.calibration_choice`); with too few windows for two
+    non-empty blocks the shrinkage is 1 (the full correction, as before the choice).
 
     Args:
         model: the trained TFT (the weights the run serves).
@@ -116,9 +141,21 @@ def fit_calibration(
     z_pred, z_y = standardised_predictions(
         model, val, batch_size=batch_size, device=device, precision=precision, on_output=on_output
     )
-    offsets = conformal_offsets(z_pred, z_y, quantiles)
-    return Calibration(
-        quantiles=tuple(quantiles),
-        offsets=tuple(tuple(float(x) for x in row) for row in offsets.tolist()),
-        windows=len(val),
+    fitted = tuple(
+        tuple(float(x) for x in row) for row in conformal_offsets(z_pred, z_y, quantiles).tolist()
     )
+    horizon = z_y.shape[1]
+    blocks = crossfit_blocks(val.origins()["symbol"].to_list(), embargo=horizon)
+    if any(len(b) == 0 for b in blocks):
+        log.info("calibration: %d validation windows, too few to cross-fit; shrinkage 1", len(val))
+        return Calibration.shrunk(tuple(quantiles), fitted, len(val), 1.0)
+    scale = window_scales(val, batch_size)
+    lam, choice = choose_shrinkage(
+        z_pred, z_y, scale, tuple(quantiles), blocks, conformal_offsets, embargo=horizon
+    )
+    log.info(
+        "calibration: shrinkage %s (cross-fitted pinball %s)",
+        lam,
+        ", ".join(f"{c}: {p:.6g}" for c, p in zip(choice.candidates, choice.pinball, strict=True)),
+    )
+    return Calibration.shrunk(tuple(quantiles), fitted, len(val), lam, choice)
