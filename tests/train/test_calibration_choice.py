@@ -88,3 +88,47 @@ def test_the_score_is_each_held_block_served_with_offsets_fitted_on_the_rest() -
         on_b = mean_pinball(z[b] + lam * off_a, y[b], scale[b], LEVELS) * len(b)
         on_a = mean_pinball(z[a] + lam * off_b, y[a], scale[a], LEVELS) * len(a)
         assert abs(got - float((on_a + on_b) / (len(a) + len(b)))) < 1e-15
+
+
+class _Windows:
+    """What fit_calibration reads of a validation set besides the forward pass (patched)."""
+
+    target_scale = None
+
+    def __init__(self, symbols: list[str]) -> None:
+        self.symbols, self.horizon = symbols, H
+
+    def __len__(self) -> int:
+        return len(self.symbols)
+
+    def origins(self):  # noqa: ANN201
+        import polars as pl
+
+        return pl.DataFrame({"symbol": self.symbols})
+
+
+def _fit_with(monkeypatch, shift: torch.Tensor, symbols: list[str]):  # noqa: ANN001, ANN202
+    import foxhunt.train.calibrate as calibrate
+
+    z, y, _ = _forecast(shift)
+    n = len(symbols)
+    monkeypatch.setattr(calibrate, "standardised_predictions", lambda *a, **k: (z[:n], y[:n]))
+    return calibrate.fit_calibration(
+        torch.nn.Identity(), _Windows(symbols), LEVELS, batch_size=64, device=torch.device("cpu")
+    )
+
+
+def test_too_few_windows_to_cross_fit_serve_the_full_correction(monkeypatch) -> None:  # noqa: ANN001
+    # 4 windows, embargo H = 3: the second block is empty, so nothing is chosen
+    cal = _fit_with(monkeypatch, torch.full((N,), 0.8, dtype=torch.float64), ["A"] * 4)
+    assert cal is not None and cal.shrinkage == 1.0 and cal.choice is None
+    assert cal.offsets == cal.fitted_offsets
+
+
+def test_a_run_serves_the_fitted_offsets_times_the_chosen_shrinkage(monkeypatch) -> None:  # noqa: ANN001
+    flip = torch.where(torch.arange(N) < N // 2, 0.8, -0.8).double()
+    cal = _fit_with(monkeypatch, flip, ["A"] * N)
+    assert cal is not None and cal.shrinkage == 0.0 and cal.choice is not None
+    assert cal.fitted_offsets is not None
+    assert any(abs(x) > 0.01 for row in cal.fitted_offsets for x in row)
+    assert all(x == 0.0 for row in cal.offsets for x in row)
