@@ -116,9 +116,8 @@ def run_training(
         process_setup: Called once with the final train config (``auto`` precision resolved,
             the budget planned, the data prepared), before the model is built: the CLI applies
             the CPU allocator there. The library itself changes no process-wide setting.
-        isolate: Prepare the data in a child process (:mod:`foxhunt.train.prepare`), so this
-            process never holds pandas, scipy or what data preparation leaves resident (the CLI
-            does; one process from bars only).
+        isolate: Prepare the data in a child process (:mod:`foxhunt.train.prepare`; the CLI
+            does, for one process from bars), so this one never holds pandas, scipy, arenas.
 
     Returns:
         The run directory and its best epoch.
@@ -185,7 +184,8 @@ def _train(
 
     fresh = resume is None or not ckpt.complete_epochs(run.checkpoints)
     wants = {"choose_scale": resume is None, "baselines": fresh and world.is_main}
-    if isolate and not world.distributed and not is_feature_store(bars):
+    in_child = isolate and not world.distributed and not is_feature_store(bars)
+    if in_child:
         prepared = prepare_in_child(bars, cfg, scratch=run.root, **wants)
     else:  # from a feature store, rank 0 builds the memory-mapped window cache once
         prepared = prepare(bars, cfg, coordinator=world, **wants)
@@ -193,7 +193,7 @@ def _train(
     if budget is not None:
         cfg = apply_budget(
             cfg, budget, allow_precision_change, per_rank, data_bytes(data), baseline,
-            data_process=not isolate,
+            data_process=not in_child,
         )  # fmt: skip
     elif device.type == "cpu":  # no budget: the fastest settings, and what they will cost
         peak = process_training_peak(
