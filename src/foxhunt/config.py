@@ -301,9 +301,9 @@ def tft_225() -> RunConfig:
 
 
 def demo() -> RunConfig:
-    """Small enough to train on the bundled demo bars in a minute or two on 2 CPU cores (the
-    whole ``make demo`` chain, 20,000 bars, ran in 78 s on a quiet machine, 2 min 22 s with the
-    defaults before issue 14: lean allocator, fp32, recomputation, 3 epochs).
+    """Small enough to train on the bundled demo bars in well under a minute on 2 CPU cores
+    (docs/benchmarks.md times the whole ``make demo`` chain; 2 min 22 s with the defaults before
+    issue 14: lean allocator, fp32, recomputation, 3 epochs).
 
     Same feature pipeline as TFT-225 (5/210/10 inputs); narrower network and shorter encoder.
     """
@@ -317,10 +317,10 @@ def demo() -> RunConfig:
         variable_width=8,
         monotone_quantiles=True,
     )
-    # 2 epochs (was 3): test-split pinball 3.046 bp against 3.055 bp with the old defaults and 3
-    # epochs (-0.3 %, seed 0; docs/benchmarks.md); the best epoch was the first in both.
+    # 1 epoch (2 in session 6, 3 before): test-split mean pinball of 1 against 2 epochs over
+    # seeds 0-2 +0.09 %, -0.21 %, -0.08 % (docs/benchmarks.md "Session 7"), in half the time.
     train = TrainConfig(
-        batch_size=64, validation_batch_size=256, epochs=2, lr=3e-3, warmup_steps=20
+        batch_size=64, validation_batch_size=256, epochs=1, lr=3e-3, warmup_steps=20
     )
     return RunConfig(
         model=model, train=train, data=dataclasses.replace(RECIPE_DATA, stride=2), preset="demo"

@@ -51,7 +51,7 @@ def _records(run: Path) -> list[dict]:
 
 def test_two_trainings_on_one_out_one_runs_the_other_exits_2(bars: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
-    argv = ("train", "--preset", "demo", "--max-steps", "3", "--num-threads", "1")
+    argv = ("train", "--preset", "demo", "--epochs", "2", "--max-steps", "3", "--num-threads", "1")
     procs = [_foxhunt(*argv, "--bars", str(bars), "--out", str(run)) for _ in range(2)]
     errs = [p.communicate(timeout=300)[1] for p in procs]
     codes = [p.returncode for p in procs]

@@ -42,7 +42,8 @@ def test_gradient_flows_only_through_kept_elements_and_only_a_bool_mask_is_saved
     with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
         y = d(x)
     assert [t.dtype for t in saved] == [torch.bool]
-    keep = saved[0]
+    keep = ~saved[0]  # the saved mask marks the dropped elements
+    assert 0 < int(keep.sum()) < keep.numel()
     assert torch.equal(y, x.detach() * keep * d.scale)
     y.sum().backward()
     assert x.grad is not None

@@ -146,7 +146,8 @@ def vsn_bytes(
     Selection: GRN(x -> V) with hidden min(d, V); its input is the batch (not counted), then a
     softmax that keeps its output (N V). Per variable (fused): embedding, GRN at d_v without a
     LayerNorm affine (it is folded into the lift), the normalised state kept by the weighting,
-    the weight-scaled states ((9 d_v + 2) fp32 values per row, plus dropout's d_v-byte mask). A streaming VSN
+    the weight-scaled states, and the embedding's contiguous fp32 copy of the chunk's inputs
+    ((9 d_v + 3) fp32 values per row, plus dropout's d_v-byte mask). A streaming VSN
     runs the selection under checkpoint (keeping its context and its output, the weights) and
     the per-variable part chunk by chunk under checkpoint (keeping nothing new: its inputs are
     views of the batch and of the weights); in backward the selection and then one chunk at a
@@ -161,13 +162,13 @@ def vsn_bytes(
     if mode == "fused":
         mask = s.d_v * MASK if s.dropout else 0
         if f == F32:
-            per_var_row_bytes = (9 * s.d_v + 2) * F32 + mask
-        else:  # GRN internals in half precision; LayerNorm and the states in fp32
-            per_var_row_bytes = 22 * s.d_v + 8 + mask
+            per_var_row_bytes = (9 * s.d_v + 3) * F32 + mask
+        else:  # GRN internals in half precision; LayerNorm, the states, the inputs in fp32
+            per_var_row_bytes = 22 * s.d_v + 12 + mask
     else:  # faithful: GRN d_v -> d with hidden min(d_v, d) and a LayerNorm affine, then einsum
         dh = min(s.d_v, s.d)
         mask = dh * MASK if s.dropout else 0
-        per_var_row_bytes = (s.d_v + 3 * dh + 2 * s.d + s.d + 2 + s.d + s.d) * f + mask
+        per_var_row_bytes = (s.d_v + 3 * dh + 2 * s.d + s.d + 2 + s.d + s.d) * f + F32 + mask
     per_var = v * rows * per_var_row_bytes
     if streaming:
         # Kept: the context (a checkpoint input) and the selection weights (the chunks' input).

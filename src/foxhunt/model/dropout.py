@@ -47,8 +47,11 @@ class ByteDropout(nn.Module):
         """Zero each element with probability :attr:`rate` in training; identity in eval."""
         if not self.training or self.threshold == 0:
             return x
-        keep = random_bytes(x.shape, x.device) >= self.threshold  # (x.shape) bool
-        return (x * keep).mul_(self.scale)  # mul saves only `keep`; mul_ saves nothing
+        drop = random_bytes(x.shape, x.device) < self.threshold  # (x.shape) bool
+        # masked_fill saves only `drop` and reads it as bool in both directions (a multiply by
+        # the mask would first copy it to a float tensor, forward and backward); mul_ saves
+        # nothing
+        return x.masked_fill(drop, 0.0).mul_(self.scale)
 
     def extra_repr(self) -> str:
         return f"rate={self.rate:.4f}"

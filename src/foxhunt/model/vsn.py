@@ -168,7 +168,11 @@ class VariableSelectionNetwork(nn.Module):
             (N, d_model) this chunk's contribution to the VSN output.
         """
         n = xc.shape[0]
-        emb = torch.addcmul(emb_b[:, None, :], xc.t()[..., None], emb_w[:, None, :])  # (Vc, N, dv)
+        # xc.t() made contiguous (N * Vc values): from its transposed strides the embedding, and
+        # everything computed from it, would come out non-contiguous, and every baddbmm and
+        # layer_norm of the GRN would copy its input first, forward and backward
+        xt = xc.t().contiguous()[..., None]  # (Vc, N, 1)
+        emb = torch.addcmul(emb_b[:, None, :], xt, emb_w[:, None, :])  # (Vc, N, dv)
         state = self.variable_grn.run_chunk(emb, grn_w)  # (Vc, N, d_var | d_model)
         if lift_w is None or lift_b is None:  # faithful
             return torch.einsum("vnd,nv->nd", state, vc)
