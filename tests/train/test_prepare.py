@@ -3,19 +3,23 @@ and log records carried back, and a training process that never imports what pre
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 import torch
 
 from foxhunt.config import RunConfig, demo
 from foxhunt.data.demo import write_demo_bars
 from foxhunt.errors import DataError
-from foxhunt.train.prepare import prepare, prepare_in_child
+from foxhunt.train.prepare import exit_with_parent, prepare, prepare_in_child
 
 
 def _tiny() -> RunConfig:
@@ -99,3 +103,67 @@ def test_the_training_process_never_imports_data_preparation(tmp_path: Path) -> 
     assert out["seen"]["modules"] == [], out
     assert (tmp_path / "run" / "baselines.json").is_file()
     assert not list((tmp_path / "run").glob(".prepared*"))
+
+
+def test_the_watchdog_deletes_the_childs_files_and_exits_once_the_parent_is_gone(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / ".prepared.1.pt"
+    for p in (path, path.with_name(path.name + ".tmp")):
+        p.write_bytes(b"x")
+    codes: list[int] = []
+    # a pid that is not this process's parent: the parent is "gone" at the first check
+    exit_with_parent(os.getppid() + 1, path, poll_s=0.0, exit=codes.append)
+    assert codes == [1] and not list(tmp_path.iterdir())
+
+
+# A parent that prepares 20,000 demo bars in its child; the test kills it mid-preparation.
+PARENT = """
+import sys
+from pathlib import Path
+from foxhunt.config import demo
+from foxhunt.train.prepare import prepare_in_child
+if __name__ == "__main__":
+    prepare_in_child(Path(sys.argv[1]), demo(), choose_scale=True, baselines=True,
+                     scratch=Path(sys.argv[2]))
+"""
+
+
+def _spawned_child(parent: int) -> psutil.Process | None:
+    for c in psutil.Process(parent).children():
+        with contextlib.suppress(psutil.Error):
+            if "spawn_main" in " ".join(c.cmdline()):
+                return c
+    return None
+
+
+def _running(p: psutil.Process) -> bool:
+    try:
+        return p.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_a_killed_parent_leaves_no_child_running_and_no_file(tmp_path: Path) -> None:
+    bars = tmp_path / "ES.parquet"
+    write_demo_bars(bars, n_bars=20_000, seed=1)
+    scratch = tmp_path / "run"
+    scratch.mkdir()
+    script = tmp_path / "parent.py"
+    script.write_text(PARENT)
+    parent = subprocess.Popen([sys.executable, str(script), str(bars), str(scratch)])
+    try:
+        deadline = time.monotonic() + 120
+        while (child := _spawned_child(parent.pid)) is None:
+            assert parent.poll() is None and time.monotonic() < deadline, "no child started"
+            time.sleep(0.05)
+    finally:
+        parent.kill()  # SIGKILL: no handler, no finally block runs in the parent
+        parent.wait()
+    # the child notices and exits instead of finishing its work (a zombie counts as exited:
+    # whoever adopted it may not reap it)
+    deadline = time.monotonic() + 60
+    while _running(child):
+        assert time.monotonic() < deadline, "the orphaned child is still running"
+        time.sleep(0.1)
+    assert not list(scratch.iterdir()), list(scratch.iterdir())

@@ -9,7 +9,9 @@ pandas' arenas keep (docs/memory.md). ``foxhunt train`` therefore prepares in a 
 directory and exits, its memory going back to the OS; the trainer maps the saved tensors
 (``torch.load(mmap=True)``), so their pages come from the page cache as batches read them, and
 deletes the file (the mapping stays valid). The child's log records are handled by this
-process's loggers; its errors are raised here with their own message.
+process's loggers; its errors are raised here with their own message. A child whose parent is
+gone (killed during preparation: SIGTERM, SIGKILL, OOM) deletes its file and exits within
+:data:`PARENT_POLL_S`, so nothing keeps computing or is left in the run directory.
 
 Under torchrun, from a feature store (already memory-mapped windows) or from the library
 (:func:`foxhunt.train.run.run_training` with ``isolate=False``, its default) the data is
@@ -23,6 +25,8 @@ import logging.handlers
 import multiprocessing
 import os
 import threading
+import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -37,6 +41,9 @@ from foxhunt.data.store.cache import Coordinator
 from foxhunt.errors import DataError, InputError
 
 log = logging.getLogger(__name__)
+
+PARENT_POLL_S = 0.25
+"""How often the child checks that its parent is still there."""
 
 
 @dataclass(frozen=True)
@@ -121,7 +128,10 @@ def prepare_in_child(
     try:
         level = logging.getLogger().getEffectiveLevel()
         with ProcessPoolExecutor(
-            1, mp_context=ctx, initializer=_child_logging, initargs=(records, level)
+            1,
+            mp_context=ctx,
+            initializer=_child_setup,
+            initargs=(records, level, os.getpid(), path),
         ) as pool:
             pool.submit(_child, bars, cfg, choose_scale, baselines, path).result()
         # weights_only=False: our own file, written by the child a moment ago.
@@ -145,11 +155,40 @@ def _child(bars: Path, cfg: RunConfig, choose_scale: bool, baselines: bool, path
     tmp.replace(path)
 
 
-def _child_logging(records: Any, level: int) -> None:
-    """In the child: every log record goes to the parent through ``records``."""
+def _child_setup(records: Any, level: int, parent: int, path: Path) -> None:
+    """In the child: every log record goes to the parent through ``records``, and a watchdog
+    ends the child when the parent is gone (:func:`exit_with_parent`). ``parent`` is the pid
+    the parent gave, not ``os.getppid()`` here: the parent may already be gone by the time the
+    child has imported enough to run this."""
     root = logging.getLogger()
     root.handlers[:] = [logging.handlers.QueueHandler(records)]
     root.setLevel(level)
+    threading.Thread(
+        target=exit_with_parent, args=(parent, path), daemon=True, name="parent-watch"
+    ).start()
+
+
+def exit_with_parent(
+    parent: int,
+    path: Path,
+    *,
+    poll_s: float = PARENT_POLL_S,
+    exit: Callable[[int], object] = os._exit,
+) -> None:
+    """Wait until this process's parent is no longer ``parent``, then delete ``path`` and its
+    ``.tmp`` and exit (the parent was killed: nobody will read or delete them).
+
+    Args:
+        parent: The parent's pid.
+        path: The file the child writes.
+        poll_s: Seconds between checks.
+        exit: How to end the process (``os._exit``: no cleanup that could wait on the parent).
+    """
+    while os.getppid() == parent:
+        time.sleep(poll_s)
+    for p in (path.with_name(path.name + ".tmp"), path):
+        p.unlink(missing_ok=True)
+    exit(1)
 
 
 def _relay(records: Any) -> None:
