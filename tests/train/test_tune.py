@@ -91,3 +91,23 @@ def test_trials_over_the_budget_are_skipped_and_recorded(tmp_path) -> None:
     assert all("memory budget 1.00 MB is too small" in r.message for r in seen)
     assert all(r.estimated_peak > 1_000_000 and r.epochs == 0 for r in seen)
     assert not (tmp_path / "out" / "trials").exists()
+
+
+def test_trials_are_planned_with_the_trainers_cpu_margin() -> None:
+    """A budget the unplanned trial's estimate fills to between 90 % and 100 % does not hold it
+    as configured: like ``foxhunt train``, tune fits the estimate into 90 % of the budget."""
+    from foxhunt.memory.budget import plan_budget
+    from foxhunt.memory.units import format_bytes, parse_bytes
+    from foxhunt.train.plan import CPU_PLAN_MARGIN
+    from foxhunt.train.tune import _trial_config
+
+    cfg = demo().replace(train={"precision": "fp32"})
+    roomy = plan_budget(cfg, 10 * 2**30, allow_precision_change=False)  # the fastest settings
+    text = format_bytes(roomy.estimated_peak / 0.95)  # fits at margin 1, not at 0.9
+    budget = parse_bytes(text)
+    whole = plan_budget(cfg, budget, allow_precision_change=False)
+    assert whole.apply(cfg) == roomy.apply(cfg)
+    planned = _trial_config(cfg, {}, text)
+    assert planned != roomy.apply(cfg)
+    expected = plan_budget(cfg, budget, allow_precision_change=False, margin=CPU_PLAN_MARGIN)
+    assert planned == expected.apply(cfg)

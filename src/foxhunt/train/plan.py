@@ -21,6 +21,12 @@ budget): estimated 597 MB, peak 656 MB (``/usr/bin/time -v``); what the start's 
 leaves in glibc's heap (about 50 MiB) is the largest part the estimate misses."""
 
 
+def plan_margin(cfg: RunConfig) -> float:
+    """The share of a budget the planner fills: :data:`CPU_PLAN_MARGIN` on CPU, all on CUDA
+    (where the budget bounds reserved device memory, which the estimate tracks closely)."""
+    return 1.0 if cfg.train.device.startswith("cuda") else CPU_PLAN_MARGIN
+
+
 def data_bytes(data: PreparedData) -> int:
     """Bytes of the window arrays the process holds for the whole run."""
     return sum(ds.nbytes for ds in (data.train, data.val, data.test))
@@ -50,7 +56,7 @@ def apply_budget(
         baseline = max(baseline, resident_before_training(data, prepared_here=data_process))
         log.info("memory budget: the process holds %s before training (imports, data "
                  "preparation) plus %s of windows", format_bytes(baseline), format_bytes(data))  # fmt: skip
-    margin = 1.0 if cfg.train.device.startswith("cuda") else CPU_PLAN_MARGIN
+    margin = plan_margin(cfg)
     micro = min(cfg.train.micro_batch, per_rank_batch)
     rank_cfg = cfg.replace(train={"batch_size": per_rank_batch, "micro_batch_size": micro})
     plan = plan_budget(

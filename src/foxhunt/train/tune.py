@@ -42,6 +42,7 @@ from foxhunt.errors import InputError
 from foxhunt.memory.budget import plan_budget, training_peak
 from foxhunt.memory.units import parse_bytes
 from foxhunt.train.observer import Listener
+from foxhunt.train.plan import plan_margin
 from foxhunt.train.run import ProgressFactory, run_training
 
 log = logging.getLogger(__name__)
@@ -267,7 +268,9 @@ def _trial_config(base: RunConfig, params: Mapping[str, Any], budget: str | None
     cfg = apply_params(base, params)
     if budget is None:
         return cfg
-    plan = plan_budget(cfg, parse_bytes(budget), allow_precision_change=False)
+    plan = plan_budget(
+        cfg, parse_bytes(budget), allow_precision_change=False, margin=plan_margin(cfg)
+    )  # with the same margin as ``foxhunt train``
     return plan.apply(cfg)
 
 
