@@ -16,7 +16,8 @@ assert not any(m in sys.modules for m in RUN_IMPORTS if m != "pandas"), "loaded 
 got = resident_before_training(10 * 2**20)
 assert all(m in sys.modules for m in RUN_IMPORTS), [m for m in RUN_IMPORTS if m not in sys.modules]
 after = rss_bytes()
-assert got == max(IMPORT_BASELINE_BYTES, after - 10 * 2**20), (got, after)
+# RSS may move by a few pages between the function's reading and this one
+assert abs(got - max(IMPORT_BASELINE_BYTES, after - 10 * 2**20)) <= 2**20, (got, after)
 # the later imports are real memory: pandas, scipy.signal, arch weigh ~140 MiB here
 assert after - before > 80 * 2**20, (before, after)
 print(before, after)
@@ -38,7 +39,7 @@ got = resident_before_training(10 * 2**20, prepared_here=False)
 after = rss_bytes()
 assert not any(m in sys.modules for m in RUN_IMPORTS if m != "pandas"), "imported"
 # the windows are mapped, not read: nothing of them is in RSS to take off
-assert got == max(IMPORT_BASELINE_BYTES, after), (got, after)
+assert abs(got - max(IMPORT_BASELINE_BYTES, after)) <= 2**20, (got, after)  # a few pages
 """
 
 
