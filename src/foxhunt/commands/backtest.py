@@ -19,7 +19,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "backtest",
         help="rolling-origin evaluation with embargo: per-fold and pooled scores of the TFT "
         "and every baseline",
-        description="Train on an expanding window before each of K test folds (the first 50%% "
+        description="Train on an expanding window before each of K test folds (the first 50% "
         "of the bar times before fold 1, an embargo of encoder + horizon bars before each "
         "fold), score the TFT and every baseline on the fold, and test the pooled difference "
         "(Diebold-Mariano). Writes OUT/backtest.json, OUT/backtest.png and the fold runs "
