@@ -81,6 +81,14 @@ def test_backtest_end_to_end_refit_once(tmp_path) -> None:
     assert all_ts[int(last) + 3] < dt.datetime.fromisoformat(folds[1]["first_origin"])
     names = {"tft", "zero", "empirical", "ewma", "garch", "tow_ewma"}
     assert set(pooled["scores"]) == names and set(pooled["comparisons"]) == names - {"tft"}
+    # the schema of a single-model backtest (--ensemble 1, the default): no ensemble fields
+    assert set(r) == {"bars", "preset", "refit", "embargo", "horizon", "quantiles", "units", "folds", "pooled"}  # fmt: skip
+    fold_keys = {"fold", "run", "train_end", "first_origin", "last_origin", "n_windows", "scores", "comparisons"}  # fmt: skip
+    assert all(set(f) == fold_keys for f in folds) and set(pooled) == {"n_windows", "scores", "comparisons"}  # fmt: skip
+    assert all(set(f["scores"]) == names for f in folds)
+    brief = {"n_windows", "mean_pinball", "pinball_per_horizon", "q_risk", "coverage"}
+    assert all(set(s) == brief for f in folds for s in f["scores"].values())
+    assert not (tmp_path / "bt" / "fold-1" / "run" / "members").exists()
     assert pooled["n_windows"] == sum(f["n_windows"] for f in folds)
     for key, s in pooled["scores"].items():
         per_fold = [f["scores"][key]["mean_pinball"] for f in folds]

@@ -19,11 +19,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "backtest",
         help="rolling-origin evaluation with embargo: per-fold and pooled scores of the TFT "
         "and every baseline",
-        description="Train on an expanding window before each of K test folds (the first 50%% "
+        description="Train on an expanding window before each of K test folds (the first 50% "
         "of the bar times before fold 1, an embargo of encoder + horizon bars before each "
         "fold), score the TFT and every baseline on the fold, and test the pooled difference "
         "(Diebold-Mariano). Writes OUT/backtest.json, OUT/backtest.png and the fold runs "
-        "OUT/fold-K/run. docs/evaluation.md.",
+        "OUT/fold-K/run (with --ensemble N: a seed ensemble, members in OUT/fold-K/run/members/K). "
+        "docs/evaluation.md.",
     )
     b.add_argument("--bars", type=Path, required=True, help="bars file, directory or glob")
     add_config_args(b)
@@ -34,6 +35,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default="every",
         help="every: train a model (and fit the baselines) before each fold; once: train one "
         "before fold 1 and score it on every fold (default every)",
+    )
+    b.add_argument(
+        "--ensemble",
+        type=int,
+        default=1,
+        metavar="N",
+        help="train each fold's model as a seed ensemble of N members, as foxhunt train "
+        "--ensemble N does (seeds seed..seed+N-1, calibrated quantiles averaged), score it as the "
+        "TFT and member 0 alone as tft_member0 (default 1: one run)",
     )
     b.add_argument("--epochs", type=int, help="passes over the training windows, per fold")
     b.add_argument("--max-steps", type=int, help="stop each fold's training after this many steps")
@@ -66,6 +76,7 @@ def run(a: argparse.Namespace) -> None:
         out=out,
         device=a.device,
         progress=None if a.json else (lambda e, f: TrainProgress(e, first_epoch=f)),
+        ensemble=a.ensemble,
     )
     if a.json:
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
@@ -75,8 +86,10 @@ def run(a: argparse.Namespace) -> None:
 
 
 def print_backtest(result: dict[str, Any], console: Console) -> None:
-    """Mean pinball per fold and pooled, the pooled coverage and verdict, per model."""
-    from foxhunt.artifacts.baselines import BASELINE_LABELS
+    """Mean pinball per fold and pooled, the pooled coverage and verdict, per model; for an
+    ensemble, each training's time and peak RSS."""
+    from foxhunt.infer.backtest_plot import model_label
+    from foxhunt.memory.units import format_bytes
 
     folds, pooled = result["folds"], result["pooled"]
     t = Table(
@@ -92,7 +105,7 @@ def print_backtest(result: dict[str, Any], console: Console) -> None:
         c = pooled["comparisons"].get(key, {}).get("pooled")
         cov = s["coverage"].get("10-90")
         t.add_row(
-            "TFT" if key == "tft" else BASELINE_LABELS.get(key, key),
+            model_label(key, result),
             *[f"{f['scores'][key]['mean_pinball'] * 1e4:.3f}" for f in folds],
             f"{s['mean_pinball'] * 1e4:.3f}",
             "—" if cov is None else f"{cov * 100:.1f} %",
@@ -101,3 +114,10 @@ def print_backtest(result: dict[str, Any], console: Console) -> None:
             c["verdict"] if c else "",
         )
     console.print(t)
+    ens = result.get("ensemble")
+    for tr in ens["trainings"] if ens else []:
+        console.print(
+            f"fold {tr['fold']}: {ens['members']} members trained one after another in "
+            f"{tr['seconds']:.1f} s, peak RSS {format_bytes(tr['peak_rss_bytes'])} (the largest "
+            f"member's); {tr['run']}"
+        )

@@ -16,13 +16,22 @@ The bars' distinct times are cut into an initial training stretch (the first
 Per fold and pooled over the folds: the scores of :mod:`foxhunt.infer.scores` and the
 Diebold–Mariano comparison of :mod:`foxhunt.infer.significance` (pooled: on the concatenated
 per-window losses of all folds).
+
+``--ensemble N`` (N >= 2): each training is a seed ensemble of N members, trained by
+:func:`foxhunt.train.ensemble.train_ensemble` exactly as ``foxhunt train --ensemble N`` does
+(member k with seed ``seed + k``, in ``fold-K/run/members/k``), and scored as the served
+ensemble is (its members' calibrated quantiles averaged, :func:`foxhunt.infer.quantiles.
+tft_quantiles`) under the key ``tft``. Member 0 alone is scored too, under :data:`MEMBER0`, so
+the comparison ``tft`` vs ``tft_member0`` shows what the ensemble buys; the members' training
+time and peak RSS go in the result's ``ensemble`` record. N = 1 is a single run per training
+and the result has neither.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,10 +40,13 @@ import numpy as np
 import polars as pl
 import torch
 
+from foxhunt.artifacts.ensemble import COMBINE, member_root
+from foxhunt.artifacts.rundir import LoadedModel
 from foxhunt.config import RunConfig
 from foxhunt.data.features import feature_spec
 from foxhunt.data.inputs import read_run_bars
 from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data
+from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.backtest_plot import plot_backtest
 from foxhunt.infer.baselines import load_baselines
@@ -42,6 +54,7 @@ from foxhunt.infer.evaluate import baseline_forecasts, score, verdicts
 from foxhunt.infer.significance import compare
 from foxhunt.quantize.model import load_inference_model
 from foxhunt.runtime import atomic_write_json, parse_device
+from foxhunt.train.ensemble import train_ensemble
 from foxhunt.train.run import run_training
 
 log = logging.getLogger(__name__)
@@ -50,6 +63,9 @@ INITIAL_TRAIN_FRACTION = 0.5
 """Share of the bar times before the first fold (the first training window)."""
 
 REFIT = ("every", "once")
+
+MEMBER0 = "tft_member0"
+"""Key of member 0's scores (alone) in a ``--ensemble N`` backtest; ``tft`` is the ensemble."""
 
 
 @dataclass(frozen=True)
@@ -110,12 +126,26 @@ def _fold_bars(bars: pl.DataFrame, fold: Fold, history: int, need: int) -> pl.Da
     return out.filter(pl.col("symbol").is_in(keep)).drop("_row", "_row_first").sort("symbol", "ts")
 
 
-def _train(cfg: RunConfig, bars: pl.DataFrame, root: Path, progress: Any) -> Path:
-    """Train on ``bars`` (written beside the run) with the config's own splits; returns the
-    run dir."""
+def _train(
+    cfg: RunConfig, bars: pl.DataFrame, root: Path, progress: Any, ensemble: int
+) -> tuple[Path, dict[str, Any] | None]:
+    """Train on ``bars`` (written beside the run) with the config's own splits: one run, or a
+    seed ensemble of ``ensemble`` members. Returns the run dir and, for an ensemble, its
+    members' record (seeds, seconds, peak RSS)."""
     root.mkdir(parents=True, exist_ok=True)
     path = root / "train_bars.parquet"
     bars.write_parquet(path)
+    if ensemble > 1:
+        done = train_ensemble(
+            cfg, ensemble, bars=path, out=root / "run", resume=None, progress=progress,
+            overwrite=True,
+        )  # fmt: skip
+        return done.root, {
+            "run": str(done.root),
+            "seconds": done.seconds,
+            "peak_rss_bytes": done.peak_rss_bytes,
+            "members": [asdict(m) for m in done.members],
+        }
     run_training(
         cfg,
         bars=path,
@@ -126,7 +156,7 @@ def _train(cfg: RunConfig, bars: pl.DataFrame, root: Path, progress: Any) -> Pat
         progress=progress,
         overwrite=True,
     )
-    return root / "run"
+    return root / "run", None
 
 
 def backtest(
@@ -139,6 +169,7 @@ def backtest(
     device: str = "cpu",
     batch_size: int = 256,
     progress: Callable[..., Any] | None = None,
+    ensemble: int = 1,
 ) -> dict[str, Any]:
     """Rolling-origin evaluation (module docstring); writes ``out/backtest.json``, the fold
     runs under ``out/fold-K/`` and returns the result.
@@ -152,12 +183,16 @@ def backtest(
         device: torch device for scoring (training follows ``cfg.train.device``).
         batch_size: windows per forward pass when scoring.
         progress: progress factory handed to training (None: log lines).
+        ensemble: members per training (1: a single run; N >= 2: a seed ensemble, scored as
+            ``tft``, with member 0 alone as :data:`MEMBER0`).
 
     Raises:
         InputError: bad arguments, or bars too short for the folds.
     """
     if refit not in REFIT:
         raise InputError(f"--refit must be one of {', '.join(REFIT)}, got {refit!r}")
+    if ensemble < 1:
+        raise InputError(f"--ensemble must be >= 1, got {ensemble}")
     m = cfg.model
     L, H = m.encoder_length, m.horizon
     spec = feature_spec(H, cfg.data)
@@ -169,16 +204,18 @@ def backtest(
     plan = plan_folds(bars["ts"].unique().sort(), folds, embargo)
     out.mkdir(parents=True, exist_ok=True)
     dev = parse_device(device)
-    results, losses = [], []
+    results, losses, trained = [], [], []
     run_dir: Path | None = None
     for fold in plan:
         if run_dir is None or refit == "every":
             log.info("fold %d: training on bars before %s", fold.index, fold.train_end)
-            run_dir = _train(
-                cfg, _before(bars, fold.train_end), out / f"fold-{fold.index}", progress
+            run_dir, members = _train(
+                cfg, _before(bars, fold.train_end), out / f"fold-{fold.index}", progress, ensemble
             )
+            if members is not None:
+                trained.append({"fold": fold.index, **members})
         fold_result, fold_losses = _score_fold(
-            run_dir, bars, fold, spec.warmup + L - 1, need, dev, batch_size
+            run_dir, bars, fold, spec.warmup + L - 1, need, dev, batch_size, ensemble > 1
         )
         results.append(fold_result)
         losses.append(fold_losses)
@@ -193,6 +230,13 @@ def backtest(
         "folds": results,
         "pooled": _pool(results, losses),
     }
+    if ensemble > 1:
+        result["ensemble"] = {
+            "members": ensemble,
+            "member0": MEMBER0,
+            "combine": COMBINE,
+            "trainings": trained,
+        }
     atomic_write_json(out / "backtest.json", result)
     plot_backtest(result, out / "backtest.png")
     return result
@@ -206,27 +250,22 @@ def _score_fold(
     need: int,
     device: torch.device,
     batch_size: int,
+    member0: bool = False,
 ) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
-    """Score the run's model and baselines on the fold's windows."""
+    """Score the run's model (a single run or an ensemble) and baselines on the fold's windows;
+    with ``member0``, the ensemble's member 0 alone as well (:data:`MEMBER0`)."""
     loaded = load_inference_model(run_dir, device)
     m = loaded.config.model
-    frame = _fold_bars(bars, fold, history, need)
-    if frame.is_empty():
-        raise DataError(f"fold {fold.index}: no symbol has {need} bars for one window")
-    windows = prepare_inference_data(
-        frame,
-        loaded.spec,
-        loaded.scaler,
-        m.encoder_length,
-        m.horizon,
-        with_target=True,
-        instruments=loaded.instruments,
-        inputs=loaded.config.data,  # the run's feature set, covariates and target
-    )
+    windows = fold_windows(loaded, bars, fold, history, need)
     empirical, classical = load_baselines(loaded.run.baselines, m.quantiles, m.horizon)
     closes = _before(bars, fold.end).select("symbol", "ts", "close")
     forecasts = baseline_forecasts(empirical, classical, closes, windows)
     scores, losses = score(loaded, windows, forecasts, batch_size=batch_size, device=device)
+    if member0:  # same windows: the members share the ensemble's features and scaler
+        first = load_inference_model(member_root(run_dir, 0), device)
+        alone, alone_losses = score(first, windows, {}, batch_size=batch_size, device=device)
+        scores = {"tft": scores.pop("tft"), MEMBER0: alone["tft"], **scores}
+        losses = {"tft": losses.pop("tft"), MEMBER0: alone_losses["tft"], **losses}
     origins = windows.origins()["ts"]
     return {
         "fold": fold.index,
@@ -238,6 +277,31 @@ def _score_fold(
         "scores": {k: _brief(v) for k, v in scores.items()},
         "comparisons": {k: v["pooled"] for k, v in verdicts(losses).items()},
     }, losses
+
+
+def fold_windows(
+    loaded: LoadedModel, bars: pl.DataFrame, fold: Fold, history: int, need: int
+) -> WindowDataset:
+    """The fold's test windows (origins in the fold, outcomes inside it) as ``loaded`` reads
+    them.
+
+    Raises:
+        DataError: no symbol has enough bars in the fold for one window.
+    """
+    m = loaded.config.model
+    frame = _fold_bars(bars, fold, history, need)
+    if frame.is_empty():
+        raise DataError(f"fold {fold.index}: no symbol has {need} bars for one window")
+    return prepare_inference_data(
+        frame,
+        loaded.spec,
+        loaded.scaler,
+        m.encoder_length,
+        m.horizon,
+        with_target=True,
+        instruments=loaded.instruments,
+        inputs=loaded.config.data,  # the run's feature set, covariates and target
+    )
 
 
 def _brief(s: dict[str, Any]) -> dict[str, Any]:
