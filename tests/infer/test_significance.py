@@ -64,3 +64,20 @@ def test_compare_pools_horizons_and_reports_each() -> None:
     assert c["per_horizon"][0]["relative"] == pytest.approx(-0.3)
     assert c["pooled"]["tft"] == pytest.approx(tft.mean())
     assert c["pooled"]["baseline"] == pytest.approx(base.mean())
+
+
+def test_rounding_level_differences_get_no_verdict() -> None:
+    # An ensemble of identical members differs from member 0 by float32 rounding only: the test
+    # must not turn that noise into a win or a loss (it did, per horizon, before the tolerance).
+    g = np.random.default_rng(7)
+    base = g.gamma(2.0, 1.0, (600, 4))
+    noise = 1 + g.choice([-1, 0, 1], size=base.shape) * np.float64(np.finfo(np.float32).eps)
+    tft = base * noise - 1e-9 * base  # all noise, with a consistent sign shift of 1e-9
+    assert np.any(tft != base)
+    c = compare(tft, base)
+    assert c["pooled"]["verdict"] == NO_DIFFERENCE
+    assert c["pooled"]["difference"] == 0.0
+    assert all(x["verdict"] == NO_DIFFERENCE for x in c["per_horizon"])
+    # A real edge of 1e-4 relative is still seen.
+    c = compare(base * (1 - 1e-4), base)
+    assert c["pooled"]["verdict"] == "win"

@@ -12,6 +12,10 @@ long-run variance over ``N``:
 Two-sided p-value from the standard normal. The verdict is ``win`` (TFT's loss lower) or
 ``lose`` only when ``p < 0.05``; otherwise ``no significant difference``.
 
+Per-window differences within ``ROUNDING_RTOL`` of the larger loss count as 0: two forecasts
+equal up to float32 rounding (an ensemble of identical members, the same model run twice) must
+not get a verdict from the rounding noise.
+
 The long-run variance comes from ``arch.covariance.kernel.Bartlett``.
 """
 
@@ -26,6 +30,16 @@ ALPHA = 0.05
 """Significance level of a win or a loss."""
 
 NO_DIFFERENCE = "no significant difference"
+
+ROUNDING_RTOL = 1e-6
+"""Relative per-window difference treated as rounding (float32's epsilon is 1.2e-7)."""
+
+
+def loss_difference(tft: np.ndarray, base: np.ndarray, rtol: float = ROUNDING_RTOL) -> np.ndarray:
+    """``tft - base`` per window, with differences within ``rtol`` of the larger loss set to 0."""
+    d = tft - base
+    scale = np.maximum(np.abs(tft), np.abs(base))
+    return np.where(np.abs(d) <= rtol * scale, 0.0, d)
 
 
 def hac_lag(n: int, horizon: int) -> int:
@@ -65,7 +79,7 @@ def verdict(mean_difference: float, p_value: float, alpha: float = ALPHA) -> str
 
 
 def _one(tft: np.ndarray, base: np.ndarray, lag: int) -> dict[str, Any]:
-    d = tft - base
+    d = loss_difference(tft, base)
     stat, p = diebold_mariano(d, lag)
     mean_base = float(base.mean()) if len(base) else math.nan
     diff = float(d.mean()) if len(d) else math.nan
