@@ -54,6 +54,7 @@ from foxhunt.train.plan import apply_budget, data_bytes
 from foxhunt.train.prepare import prepare, prepare_in_child
 from foxhunt.train.resolve import hold_run, resolve_run, run_root
 from foxhunt.train.signals import stop_on_signals
+from foxhunt.train.threads import set_cpu_threads
 
 log = logging.getLogger(__name__)
 
@@ -179,8 +180,7 @@ def _train(
     baseline = measured_baseline()  # this process's RSS before the data (CPU plans use it)
     if budget is not None:  # refuse a budget below the import baseline before reading data
         check_above_baseline(cfg, parse_bytes(budget), baseline=baseline)
-    if cfg.train.num_threads:
-        torch.set_num_threads(cfg.train.num_threads)
+    set_cpu_threads(cfg.train.num_threads, device)  # and warn when the CPU is already busy
 
     fresh = resume is None or not ckpt.complete_epochs(run.checkpoints)
     wants = {"choose_scale": resume is None, "baselines": fresh and world.is_main}
