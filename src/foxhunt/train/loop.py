@@ -44,6 +44,7 @@ from foxhunt.artifacts.rundir import RunDir
 from foxhunt.config import RunConfig, TrainConfig
 from foxhunt.memory.log import MemoryLog
 from foxhunt.model.recompute import set_checkpointing, set_internal_recompute
+from foxhunt.train.adamw import AdamW
 from foxhunt.train.distributed import ShardedWindows, World
 from foxhunt.train.observer import Listener, LoopObserver, Progress
 from foxhunt.train.oom import MicroBatching, empty_cache
@@ -257,7 +258,7 @@ class _StepKit:
     """What every optimizer step of a run uses."""
 
     net: nn.Module
-    optimizer: torch.optim.Optimizer
+    optimizer: AdamW
     grad_scaler: torch.amp.GradScaler
     micro: MicroBatching
     quantiles: torch.Tensor

@@ -14,6 +14,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from foxhunt.train.adamw import AdamW
+
 
 def decays(name: str, param: torch.Tensor) -> bool:
     """Whether ``param`` gets weight decay: >= 2-D and neither a bias nor a norm gain."""
@@ -51,7 +53,7 @@ def param_groups(model: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
     ]
 
 
-def build_optimizer(model: nn.Module, *, lr: float, weight_decay: float) -> torch.optim.AdamW:
+def build_optimizer(model: nn.Module, *, lr: float, weight_decay: float) -> AdamW:
     """AdamW over :func:`param_groups`.
 
     Args:
@@ -60,7 +62,7 @@ def build_optimizer(model: nn.Module, *, lr: float, weight_decay: float) -> torc
         weight_decay: Decoupled decay for >= 2-D weights.
 
     Returns:
-        The optimizer. ``foreach`` is left to torch; ``fused`` is not used so that CPU and CUDA
-        runs follow the same arithmetic.
+        The optimizer: :class:`foxhunt.train.adamw.AdamW`, ``torch.optim.AdamW``'s arithmetic
+        and state dict without importing torch's compiler (50-70 MiB, 1.4 s).
     """
-    return torch.optim.AdamW(param_groups(model, weight_decay), lr=lr, betas=(0.9, 0.999))
+    return AdamW(param_groups(model, weight_decay), lr=lr, betas=(0.9, 0.999))
