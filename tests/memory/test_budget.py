@@ -188,6 +188,8 @@ def test_checkpointing_is_skipped_where_it_does_not_lower_the_peak() -> None:
     off_32 = [training_peak(cfg, 32, c, "fp32", recompute=False) for c in (False, True)]
     assert on[1] >= on[0] and off[1] < off[0] and off_32[1] > off_32[0]
     options = [(rec, ckpt) for rec, ckpt, _ in _options(cfg, 32, "fp32", "glibc", 0)]
+    assert options == [(False, False), (True, False)]
+    options = [(rec, ckpt) for rec, ckpt, _ in _options(cfg, 128, "fp32", "glibc", 0)]
     assert options == [(False, False), (False, True), (True, False)]
     plan = plan_budget(cfg, on[0], allow_precision_change=False)
     assert (plan.micro_batch, plan.checkpointing, plan.recompute) == (32, False, True)

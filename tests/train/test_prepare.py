@@ -86,7 +86,9 @@ print(json.dumps({"code": code, "seen": seen, "dynamo": "torch._dynamo" in sys.m
 """
 
 
-def test_the_training_process_never_imports_data_preparation_or_the_compiler(tmp_path: Path) -> None:
+def test_the_training_process_never_imports_data_preparation_or_the_compiler(
+    tmp_path: Path,
+) -> None:
     bars = tmp_path / "ES.parquet"
     write_demo_bars(bars, n_bars=900, seed=1)
     cfg = tmp_path / "tiny.toml"

@@ -82,13 +82,15 @@ def resident_before_training(data_bytes: int, *, prepared_here: bool = True) -> 
     return max(IMPORT_BASELINE_BYTES, rss_bytes() - (data_bytes if prepared_here else 0))
 
 
-ACTIVATION_RSS_FACTOR: dict[str, float] = {"lean": 1.15, "glibc": 1.7}
+ACTIVATION_RSS_FACTOR: dict[str, float] = {"lean": 1.0, "glibc": 1.45}
 """Peak RSS per byte of estimated step activations (saved, transients, gradients in flight),
-by allocator. Above 1 even for ``lean``: bf16 copies, oneDNN scratch and forward temporaries
-the tensor estimate does not count; glibc's default malloc also keeps freed blocks resident.
-Fitted (bf16, recompute off, 2 threads) to ``benchmarks/process_rss.py`` (docs/memory.md). glibc's
-peak varies from run to run: TFT-225 batch 32 measured 793, 818 and 894 MiB in three fresh
-processes; 1.7 (1.8 before dropout masks became bool) keeps the estimate inside all three."""
+by allocator: glibc's default malloc keeps freed blocks resident; the lean allocator returns
+them. Fitted (bf16, recompute off, 2 threads, one fresh process per point) to the 12-point
+matrix of ``tests/memory/test_process.py`` after foxhunt's AdamW took torch._dynamo out of
+training processes (docs/memory.md has the table): with :data:`PROCESS_OVERHEAD` the estimate
+is -10 % (demo batch 128, glibc) to +14 % (TFT-225 batch 128, lean) of the measured peak. The
+same matrix with torch._dynamo imported had glibc's TFT-225 batch 32 peak vary from 793 to 894
+MiB over three processes; without it four processes measured 686-701 MiB."""
 
 RECOMPUTE_ACTIVATION_RSS_FACTOR = 2.0
 """The same with ``recompute`` on, either allocator: the streamed VSNs' and recomputed LSTMs'

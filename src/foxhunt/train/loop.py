@@ -44,11 +44,10 @@ from foxhunt.artifacts.rundir import RunDir
 from foxhunt.config import RunConfig, TrainConfig
 from foxhunt.memory.log import MemoryLog
 from foxhunt.model.recompute import set_checkpointing, set_internal_recompute
-from foxhunt.train.adamw import AdamW
 from foxhunt.train.distributed import ShardedWindows, World
 from foxhunt.train.observer import Listener, LoopObserver, Progress
 from foxhunt.train.oom import MicroBatching, empty_cache
-from foxhunt.train.optim import build_optimizer
+from foxhunt.train.optim import Optimizer, build_optimizer
 from foxhunt.train.schedule import lr_at
 from foxhunt.train.source import WindowSource
 from foxhunt.train.step import train_step, validate
@@ -258,7 +257,7 @@ class _StepKit:
     """What every optimizer step of a run uses."""
 
     net: nn.Module
-    optimizer: AdamW
+    optimizer: Optimizer
     grad_scaler: torch.amp.GradScaler
     micro: MicroBatching
     quantiles: torch.Tensor

@@ -23,16 +23,16 @@ from foxhunt.memory.log import MemoryLog
 from foxhunt.model.batch import TFTBatch
 from foxhunt.model.quantile import quantile_loss
 from foxhunt.runtime import autocast
-from foxhunt.train.adamw import AdamW
 from foxhunt.train.observer import Progress
 from foxhunt.train.oom import MicroBatching, is_oom
+from foxhunt.train.optim import Optimizer
 from foxhunt.train.source import WindowSource
 
 
 def train_step(
     model: nn.Module,
     batch: TFTBatch,
-    optimizer: AdamW,
+    optimizer: Optimizer,
     grad_scaler: torch.amp.GradScaler,
     micro: MicroBatching,
     *,
