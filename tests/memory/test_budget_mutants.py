@@ -18,7 +18,7 @@ from foxhunt.config import RunConfig, TrainConfig
 from foxhunt.errors import InputError
 from foxhunt.memory.budget import _options, plan_budget, training_peak
 from foxhunt.memory.estimate import estimate_memory, process_overhead_bytes
-from foxhunt.memory.process import ACTIVATION_RSS_FACTOR, IMPORT_BASELINE_BYTES
+from foxhunt.memory.process import ACTIVATION_RSS_FACTOR, IMPORT_BASELINE_BYTES, PROCESS_OVERHEAD
 from foxhunt.memory.units import format_bytes
 from foxhunt.runtime import resolve_precision
 from memory_helpers import TINY
@@ -37,7 +37,8 @@ def _validation_peak(
 ) -> int:
     """The validation model of memory/budget.py's docstring: on CPU the pass is sized at fp32
     (the end-of-run calibration pass runs fp32 there) with the allocator's slack on its
-    activations; on CUDA at the run's precision, tensors only."""
+    activations and the training process's overhead; on CUDA at the run's precision, tensors
+    only."""
     device = "cuda" if cfg.train.device.startswith("cuda") else "cpu"
     if device == "cpu":
         precision = "fp32"
@@ -47,7 +48,7 @@ def _validation_peak(
         est.inference_peak_bytes
         + est.optimizer_bytes
         + est.parameter_bytes
-        + process_overhead_bytes(device, "train")
+        + (PROCESS_OVERHEAD if device == "cpu" else process_overhead_bytes(device, "train"))
         + fixed
     )
     if device == "cpu":

@@ -3,6 +3,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from foxhunt.train.adamw import AdamW
 from foxhunt.train.optim import build_optimizer, param_groups
 
 
@@ -42,7 +43,7 @@ def test_decay_only_on_matrices_not_biases_or_norms() -> None:
 def test_adamw_groups_cover_every_trainable_parameter_once() -> None:
     net = _Net()
     opt = build_optimizer(net, lr=1e-3, weight_decay=0.05)
-    assert isinstance(opt, torch.optim.AdamW)
+    assert isinstance(opt, AdamW)
     ids = [id(p) for g in opt.param_groups for p in g["params"]]
     assert len(ids) == len(set(ids))
     assert set(ids) == {id(p) for p in net.parameters() if p.requires_grad}

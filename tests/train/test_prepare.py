@@ -82,11 +82,13 @@ def fit(*args, **kwargs):
 run.fit = fit
 from foxhunt.cli import main
 code = main(sys.argv[1:])
-print(json.dumps({"code": code, "seen": seen}))
+print(json.dumps({"code": code, "seen": seen, "dynamo": "torch._dynamo" in sys.modules}))
 """
 
 
-def test_the_training_process_never_imports_data_preparation(tmp_path: Path) -> None:
+def test_the_training_process_never_imports_data_preparation_or_the_compiler(
+    tmp_path: Path,
+) -> None:
     bars = tmp_path / "ES.parquet"
     write_demo_bars(bars, n_bars=900, seed=1)
     cfg = tmp_path / "tiny.toml"
@@ -101,6 +103,9 @@ def test_the_training_process_never_imports_data_preparation(tmp_path: Path) -> 
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["seen"]["modules"] == [], out
+    # nor, without checkpointing or recomputation (the defaults), torch's compiler: the
+    # optimizer is foxhunt's AdamW (train/adamw.py), not torch.optim's
+    assert out["dynamo"] is False, out
     assert (tmp_path / "run" / "baselines.json").is_file()
     assert not list((tmp_path / "run").glob(".prepared*"))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from torch import nn
@@ -23,8 +23,16 @@ RESUME_FORMAT = 1
 """Version of the resume-state schema."""
 
 
+class Stateful(Protocol):
+    """An optimizer that saves and loads its state (``torch.optim`` or foxhunt's AdamW)."""
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None: ...
+
+
 def resume_state(
-    optimizer: torch.optim.Optimizer,
+    optimizer: Stateful,
     grad_scaler: torch.amp.GradScaler,
     loop: Mapping[str, Any],
     total_steps: int,
@@ -45,7 +53,7 @@ def resume_state(
 
 def restore(
     resume: Mapping[str, Any],
-    optimizer: torch.optim.Optimizer,
+    optimizer: Stateful,
     grad_scaler: torch.amp.GradScaler,
     device: torch.device,
 ) -> dict[str, Any]:
@@ -64,7 +72,7 @@ def restore(
 def save_epoch(
     run: RunDir,
     model: nn.Module,
-    optimizer: torch.optim.Optimizer,
+    optimizer: Stateful,
     grad_scaler: torch.amp.GradScaler,
     loop: Mapping[str, Any],
     sidecar: Mapping[str, Any],

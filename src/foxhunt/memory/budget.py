@@ -46,6 +46,7 @@ from foxhunt.memory.estimate import (
 from foxhunt.memory.process import (
     ACTIVATION_RSS_FACTOR,
     IMPORT_BASELINE_BYTES,
+    PROCESS_OVERHEAD,
     process_training_peak,
 )
 from foxhunt.memory.units import format_bytes
@@ -345,8 +346,9 @@ def _fit_validation(
     infer_precision: Precision = "fp32" if device == "cpu" else precision
     while True:
         est = estimate_memory(cfg.model, size, precision=infer_precision, device=device)
-        # Validation runs between training steps: the optimizer state is still resident.
-        overhead = process_overhead_bytes(device, "train")
+        # Validation runs between training steps: the optimizer state is still resident, and
+        # on CPU the training process's overhead (the same constant as its steps').
+        overhead = PROCESS_OVERHEAD if device == "cpu" else process_overhead_bytes(device, "train")
         peak = est.inference_peak_bytes + est.optimizer_bytes + est.parameter_bytes + overhead
         peak += fixed
         if device == "cpu":

@@ -54,10 +54,9 @@ RUN_IMPORTS = ("pandas", "pandas_market_calendars", "scipy.signal", "arch")
 """Modules a run that prepares its data in-process imports after it starts, beyond the import
 baseline, with their RSS on this machine (``import`` one after the other after
 ``foxhunt.train.run``): pandas +61 MiB and pandas_market_calendars +11 (the calendars behind
-the known features), scipy.signal +58 and arch +10 (the GARCH baseline). Not here: torch._dynamo
-(+69 MiB, imported by ``torch.optim``'s first ``add_param_group``), which every training
-process imports and :data:`PROCESS_OVERHEAD` already holds (it was fitted over the import
-baseline)."""
+the known features), scipy.signal +58 and arch +10 (the GARCH baseline). Not here: torch._dynamo,
+which ``torch.utils.checkpoint`` imports in runs with checkpointing or recomputation
+(:data:`COMPILER_IMPORT_BYTES`)."""
 
 
 def resident_before_training(data_bytes: int, *, prepared_here: bool = True) -> int:
@@ -83,24 +82,33 @@ def resident_before_training(data_bytes: int, *, prepared_here: bool = True) -> 
     return max(IMPORT_BASELINE_BYTES, rss_bytes() - (data_bytes if prepared_here else 0))
 
 
-ACTIVATION_RSS_FACTOR: dict[str, float] = {"lean": 1.15, "glibc": 1.7}
+ACTIVATION_RSS_FACTOR: dict[str, float] = {"lean": 1.0, "glibc": 1.45}
 """Peak RSS per byte of estimated step activations (saved, transients, gradients in flight),
-by allocator. Above 1 even for ``lean``: bf16 copies, oneDNN scratch and forward temporaries
-the tensor estimate does not count; glibc's default malloc also keeps freed blocks resident.
-Fitted (bf16, recompute off, 2 threads) to ``benchmarks/process_rss.py`` (docs/memory.md). glibc's
-peak varies from run to run: TFT-225 batch 32 measured 793, 818 and 894 MiB in three fresh
-processes; 1.7 (1.8 before dropout masks became bool) keeps the estimate inside all three."""
+by allocator: glibc's default malloc keeps freed blocks resident; the lean allocator returns
+them. Fitted (bf16, recompute off, 2 threads, one fresh process per point) to the 12-point
+matrix of ``tests/memory/test_process.py`` after foxhunt's AdamW took torch._dynamo out of
+training processes (docs/memory.md has the table): with :data:`PROCESS_OVERHEAD` the estimate
+is -10 % (demo batch 128, glibc) to +14 % (TFT-225 batch 128, lean) of the measured peak. The
+same matrix with torch._dynamo imported had glibc's TFT-225 batch 32 peak vary from 793 to 894
+MiB over three processes; without it four processes measured 686-701 MiB."""
 
 RECOMPUTE_ACTIVATION_RSS_FACTOR = 2.0
 """The same with ``recompute`` on, either allocator: the streamed VSNs' and recomputed LSTMs'
 transients come and go outside the tensor estimate's saved bytes. Fitted to one point only
 (TFT-225, batch 32 as 2 x 16, lean, bf16: 590.3 MiB measured, 589 estimated)."""
 
-PROCESS_OVERHEAD = 150 * 2**20
+PROCESS_OVERHEAD = 100 * 2**20
 """Process memory beyond tensors and slack (kernel code pages, oneDNN primitives, thread arenas,
-Python objects), fitted with :data:`ACTIVATION_RSS_FACTOR` in bf16. Used for fp32 too, where
-the tensor-level fit (``CPU_TRAINING_OVERHEAD``, lean allocator, recompute on) found 105 MiB:
-the process estimate errs high there rather than low."""
+Python objects), fitted with :data:`ACTIVATION_RSS_FACTOR` in bf16 as 150 MiB while every run
+imported torch._dynamo through ``torch.optim``; foxhunt's AdamW (``train/adamw.py``) does not, so
+that import is now :data:`COMPILER_IMPORT_BYTES`, counted only where it still happens. Used for
+fp32 too, where the tensor-level fit (``CPU_TRAINING_OVERHEAD``, lean allocator, recompute on)
+found 105 MiB: the process estimate errs high there rather than low."""
+
+COMPILER_IMPORT_BYTES = 50 * 2**20
+"""RSS of importing torch._dynamo in a training process after its first step (47 MiB measured,
+70.8 in a process that has only imported ``foxhunt.train.run``). ``torch.utils.checkpoint``
+imports it on first use, so runs with checkpointing or recomputation hold it."""
 
 
 GLIBC_MMAP_MAX = 32 * 2**20
@@ -205,4 +213,6 @@ def process_training_peak(
         alloc = "lean"  # the big activations are mapped and returned either way
     factor = RECOMPUTE_ACTIVATION_RSS_FACTOR if rec else ACTIVATION_RSS_FACTOR[alloc]
     slack = int((factor - 1) * activations)
-    return ProcessPeak(import_baseline, data_bytes, tensors, PROCESS_OVERHEAD, slack)
+    ckpt = t.checkpointing if checkpointing is None else checkpointing
+    overhead = PROCESS_OVERHEAD + (COMPILER_IMPORT_BYTES if ckpt or rec else 0)
+    return ProcessPeak(import_baseline, data_bytes, tensors, overhead, slack)

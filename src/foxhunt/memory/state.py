@@ -8,9 +8,9 @@ splatted into :meth:`foxhunt.memory.log.MemoryLog.snapshot` as extra numbers.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
-import torch
 from torch import Tensor, nn
 
 from foxhunt.memory.saved_tensors import storage_key
@@ -23,7 +23,13 @@ def _unique_bytes(tensors: Iterable[Tensor]) -> int:
     return sum(seen.values())
 
 
-def state_bytes(model: nn.Module, optimizer: torch.optim.Optimizer | None = None) -> dict[str, int]:
+class HasState(Protocol):
+    """An optimizer: per-parameter state dicts (``torch.optim`` or foxhunt's AdamW)."""
+
+    state: Mapping[Any, Mapping[str, Any]]
+
+
+def state_bytes(model: nn.Module, optimizer: HasState | None = None) -> dict[str, int]:
     """Bytes held by the model and optimizer between steps, each storage counted once.
 
     Args:

@@ -47,7 +47,7 @@ from foxhunt.model.recompute import set_checkpointing, set_internal_recompute
 from foxhunt.train.distributed import ShardedWindows, World
 from foxhunt.train.observer import Listener, LoopObserver, Progress
 from foxhunt.train.oom import MicroBatching, empty_cache
-from foxhunt.train.optim import build_optimizer
+from foxhunt.train.optim import Optimizer, build_optimizer
 from foxhunt.train.schedule import lr_at
 from foxhunt.train.source import WindowSource
 from foxhunt.train.step import train_step, validate
@@ -257,7 +257,7 @@ class _StepKit:
     """What every optimizer step of a run uses."""
 
     net: nn.Module
-    optimizer: torch.optim.Optimizer
+    optimizer: Optimizer
     grad_scaler: torch.amp.GradScaler
     micro: MicroBatching
     quantiles: torch.Tensor

@@ -14,6 +14,11 @@ from typing import Any
 import torch
 from torch import nn
 
+from foxhunt.train.adamw import AdamW
+
+Optimizer = AdamW | torch.optim.AdamW
+"""What :func:`build_optimizer` returns: foxhunt's AdamW on CPU, torch's on CUDA."""
+
 
 def decays(name: str, param: torch.Tensor) -> bool:
     """Whether ``param`` gets weight decay: >= 2-D and neither a bias nor a norm gain."""
@@ -51,16 +56,21 @@ def param_groups(model: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
     ]
 
 
-def build_optimizer(model: nn.Module, *, lr: float, weight_decay: float) -> torch.optim.AdamW:
+def build_optimizer(model: nn.Module, *, lr: float, weight_decay: float) -> Optimizer:
     """AdamW over :func:`param_groups`.
 
     Args:
-        model: The network.
+        model: The network, already on its device.
         lr: Initial learning rate (the schedule overwrites it every step).
         weight_decay: Decoupled decay for >= 2-D weights.
 
     Returns:
-        The optimizer. ``foreach`` is left to torch; ``fused`` is not used so that CPU and CUDA
-        runs follow the same arithmetic.
+        On CPU :class:`foxhunt.train.adamw.AdamW`: ``torch.optim.AdamW``'s arithmetic and state
+        dict without importing torch's compiler (50-70 MiB of host RSS, 1.4 s). On CUDA
+        ``torch.optim.AdamW`` itself, whose ``foreach`` path batches the update over tensors
+        (host memory is not what a CUDA budget bounds). Checkpoints load into either.
     """
-    return torch.optim.AdamW(param_groups(model, weight_decay), lr=lr, betas=(0.9, 0.999))
+    groups = param_groups(model, weight_decay)
+    if any(p.is_cuda for p in model.parameters()):
+        return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.999))
+    return AdamW(groups, lr=lr, betas=(0.9, 0.999))

@@ -25,13 +25,14 @@ from foxhunt.model.quantile import quantile_loss
 from foxhunt.runtime import autocast
 from foxhunt.train.observer import Progress
 from foxhunt.train.oom import MicroBatching, is_oom
+from foxhunt.train.optim import Optimizer
 from foxhunt.train.source import WindowSource
 
 
 def train_step(
     model: nn.Module,
     batch: TFTBatch,
-    optimizer: torch.optim.Optimizer,
+    optimizer: Optimizer,
     grad_scaler: torch.amp.GradScaler,
     micro: MicroBatching,
     *,
