@@ -82,9 +82,9 @@ def score_run(run: Path, bars: Path) -> dict[str, Any]:
         y = unscale_targets(batch.target.double(), loaded.scaler)  # (B, H) log returns
         z = loaded.model(batch).quantiles  # (B, H, Q) standardised, fp32 on the CPU
         for k, qmap in maps.items():
-            scores[k].update(qmap.to_returns(z, batch.historical), y)
+            scores[k].update(qmap.to_returns(z, batch.historical, batch.known), y)
         for lam, qmap in grid.items():
-            grid_scores[lam].update(qmap.to_returns(z, batch.historical), y)
+            grid_scores[lam].update(qmap.to_returns(z, batch.historical, batch.known), y)
         for k, forecast in baselines.items():
             scores[k].update(forecast.predict(a, b), y)
     res = {k: s.result() for k, s in scores.items()}

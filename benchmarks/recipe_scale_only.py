@@ -38,7 +38,7 @@ def targets_and_scales(windows: WindowDataset, scale: TargetScale) -> tuple[torc
     batch = windows.batch(range(len(windows)))
     assert batch.target is not None
     std = torch.tensor(scale.target_std, dtype=torch.float64)
-    return batch.target.double() * std, scale.scale(batch.historical)
+    return batch.target.double() * std, scale.scale(batch.historical, batch.known)
 
 
 def score(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -157,12 +158,23 @@ class DataConfig:
     variance ``v + phi^(k-1) (s - v)`` (``s`` the window's EWMA variance, ``v`` the training
     mean squared return), summed over k = 1..h. 1.0: ``s x h`` (no reversion; older runs)."""
     target_scale_search: bool = False
-    """Choose ``target_scale_decay`` and ``target_scale_reversion`` per run on the training
-    split (``foxhunt.data.scale_choice``); config.json stores the chosen values."""
+    """Choose ``target_scale_decay``, ``target_scale_reversion`` and ``target_scale_season``
+    per run on the training split (``foxhunt.data.scale_choice``); config.json stores the
+    chosen values."""
+    target_scale_season: tuple[float, ...] = ()
+    """Time-of-day variance multipliers of the ``window`` scale, one per half-hour of the
+    calendar's clock (48), fitted on the training split by the search; () for none (older
+    runs)."""
 
     def __post_init__(self) -> None:
         for name in ("observed_cols", "known_cols", "static_cols", "feature_lines"):
             object.__setattr__(self, name, tuple(str(x) for x in getattr(self, name)))
+        season = tuple(float(x) for x in self.target_scale_season)
+        object.__setattr__(self, "target_scale_season", season)
+        _require(
+            not season or (len(season) == 48 and all(0.0 < x < math.inf for x in season)),
+            "target_scale_season must be empty or 48 positive finite multipliers",
+        )
         cols = [*self.observed_cols, *self.known_cols, *self.static_cols]
         for c in cols:
             _require(cols.count(c) == 1, f"column {c!r} is given twice as an input")

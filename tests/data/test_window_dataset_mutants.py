@@ -234,7 +234,9 @@ def test_with_target_scale_shares_arrays_and_leaves_the_original() -> None:
     scale = TargetScale.__new__(TargetScale)
     calls = []
 
-    def standardise(target: torch.Tensor, historical: torch.Tensor) -> torch.Tensor:
+    def standardise(
+        target: torch.Tensor, historical: torch.Tensor, known: torch.Tensor
+    ) -> torch.Tensor:
         calls.append(historical.shape)
         return target / 2
 

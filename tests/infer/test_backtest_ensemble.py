@@ -48,7 +48,7 @@ def _by_hand(members, windows, levels):
     with torch.inference_mode():
         for member in members:
             z = member.model.eval()(batch).quantiles
-            each.append(quantile_map(member).to_returns(z, batch.historical).numpy())
+            each.append(quantile_map(member).to_returns(z, batch.historical, batch.known).numpy())
     mean = np.sort(np.mean(each, axis=0), axis=-1)  # (N, H, Q)
 
     def pinball(pred: np.ndarray) -> float:

@@ -58,7 +58,7 @@ def test_demo_run_is_calibrated_on_its_validation_windows(demo_run: DemoRun) -> 
     batch = raw.batch(range(10))
     q = tft_quantiles(loaded.model, batch, qmap, device=CPU)
     z = loaded.model(batch).quantiles.double().detach() + got[None]
-    ref = torch.sort(qmap.scale.to_returns(z, batch.historical), dim=-1).values
+    ref = torch.sort(qmap.scale.to_returns(z, batch.historical, batch.known), dim=-1).values
     torch.testing.assert_close(q, ref)
     assert (q[..., 1:] >= q[..., :-1]).all()
 

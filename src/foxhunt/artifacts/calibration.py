@@ -144,12 +144,13 @@ class QuantileMap:
     scale: TargetScale
     calibration: Calibration | None = None
 
-    def to_returns(self, z: Tensor, historical: Tensor) -> Tensor:
+    def to_returns(self, z: Tensor, historical: Tensor, known: Tensor | None = None) -> Tensor:
         """Network outputs -> sorted log-return quantiles.
 
         Args:
             z: (B, H, Q) the network's standardised quantiles.
             historical: (B, T_enc, V_h) the batch's observed inputs (for the window scale).
+            known: (B, T_enc + H, V_k) its known inputs (for a seasonal window scale).
 
         Returns:
             (B, H, Q) float64 on the CPU, non-decreasing along Q: ``sort((z + offsets) x
@@ -158,7 +159,9 @@ class QuantileMap:
         z = z.double().cpu()
         if self.calibration is not None:
             z = self.calibration.apply(z)
-        q = self.scale.to_returns(z, historical.cpu())  # (B, H, Q) log returns
+        q = self.scale.to_returns(
+            z, historical.cpu(), None if known is None else known.cpu()
+        )  # (B, H, Q) log returns
         return torch.sort(q, dim=-1).values
 
 

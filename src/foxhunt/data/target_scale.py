@@ -20,6 +20,16 @@ scale is reapplied outside the network (:meth:`TargetScale.to_returns`). Two sca
   (``phi = 1``: ``sigma_b**2 x h``, the scale above). ``v`` is read from the fitted scaler
   (``std**2 + mean**2`` of the return input), so inference reproduces it.
 
+  With a time-of-day ``season`` (``DataConfig.target_scale_season``: :data:`SEASON_BUCKETS`
+  variance multipliers ``m``, one per half-hour of the calendar's clock, bar-weighted mean 1 on
+  the training split) the encoder's returns are deseasonalised before the EWMA
+  (``r_t / sqrt(m(t))``) and the k-th bar ahead's variance is multiplied by its own half-hour's
+  ``m``: ``m(t+k) (v + phi^(k-1) (sigma_b**2 - v))``. Intraday volatility follows the clock
+  (the open, the lunch lull, the session overlaps); an EWMA alone carries the last hour's level
+  into the next. The half-hour of every bar, the forecast bars' included, is read from the
+  batch's known inputs ``known__tod_sin`` / ``known__tod_cos`` (the calendar's, so ``predict``
+  and the ``Forecaster`` know it for bars not yet seen).
+
 The one-bar returns are read back from the batch's observed input ``obs__ret1_lag0`` (z-scored
 with the training mean and std; undone here in float64).
 """
@@ -27,6 +37,7 @@ with the training mean and std; undone here in float64).
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 
 import torch
@@ -43,6 +54,10 @@ RETURN_FEATURE = "obs__ret1_lag0"
 """The observed input holding the bar's one-bar log return."""
 WINDOW_FLOOR = 0.1
 """Smallest window scale, as a fraction of the global per-horizon std."""
+TOD_FEATURES = ("known__tod_sin", "known__tod_cos")
+"""The known inputs holding each bar's time of day (angle ``2 pi minutes / 1440``)."""
+SEASON_BUCKETS = 48
+"""Half-hours per day of the seasonal profile."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +73,9 @@ class TargetScale:
         ret_std: training std the return input was divided by.
         reversion: mean reversion ``phi`` of the window variance towards the training mean
             squared return (1: none).
+        season: :data:`SEASON_BUCKETS` time-of-day variance multipliers, or () for none.
+        tod_index: columns of :data:`TOD_FEATURES` in the batch's known inputs.
+        tod_affine: (sin mean, sin std, cos mean, cos std) they were z-scored with.
     """
 
     mode: TargetScaleMode
@@ -67,6 +85,9 @@ class TargetScale:
     ret_mean: float = 0.0
     ret_std: float = 1.0
     reversion: float = 1.0
+    season: tuple[float, ...] = ()
+    tod_index: tuple[int, int] = (0, 1)
+    tod_affine: tuple[float, float, float, float] = (0.0, 1.0, 0.0, 1.0)
 
     @classmethod
     def of(cls, data: DataConfig, spec: FeatureSpec, scaler: ScalerParams) -> TargetScale:
@@ -91,6 +112,23 @@ class TargetScale:
         if mode == "global":
             return cls("global", tuple(scaler.target_std), decay)
         col = scaler.columns.index(RETURN_FEATURE)
+        season, tod_index, tod_affine = (
+            tuple(data.target_scale_season),
+            (0, 1),
+            (0.0, 1.0, 0.0, 1.0),
+        )
+        if season and not all(f in spec.known and f in scaler.columns for f in TOD_FEATURES):
+            log.warning(
+                "target_scale_season needs the known inputs %s; the scale has no season",
+                " and ".join(TOD_FEATURES),
+            )
+            season = ()
+        if season:
+            sin_col, cos_col = (scaler.columns.index(f) for f in TOD_FEATURES)
+            tod_index = (spec.known.index(TOD_FEATURES[0]), spec.known.index(TOD_FEATURES[1]))
+            tod_affine = (
+                scaler.mean[sin_col], scaler.std[sin_col], scaler.mean[cos_col], scaler.std[cos_col]
+            )  # fmt: skip
         return cls(
             "window",
             tuple(scaler.target_std),
@@ -99,22 +137,38 @@ class TargetScale:
             scaler.mean[col],
             scaler.std[col],
             data.target_scale_reversion,
+            season,
+            tod_index,
+            tod_affine,
         )
 
-    def scale(self, historical: Tensor) -> Tensor:
+    def scale(self, historical: Tensor, known: Tensor | None = None) -> Tensor:
         """Each window's scale per horizon, in log-return units.
 
         Args:
             historical: (B, T_enc, V_h) observed inputs as the model gets them (z-scored).
+            known: (B, T_enc + H, V_k) known inputs (z-scored); needed with a ``season``.
 
         Returns:
             (B, H) float64 on ``historical``'s device.
+
+        Raises:
+            ValueError: a seasonal scale without ``known``.
         """
         std = torch.tensor(self.target_std, dtype=torch.float64, device=historical.device)
         b = historical.shape[0]
         if self.mode == "global":
             return std.expand(b, -1)  # (B, H)
         r = historical[:, :, self.ret_index].double() * self.ret_std + self.ret_mean  # (B, T_enc)
+        if self.season:
+            if known is None:
+                raise ValueError("a seasonal target scale needs the batch's known inputs")
+            t_enc, horizon = r.shape[1], len(self.target_std)
+            m = self.multipliers(known.to(historical.device))  # (B, T_enc + H)
+            var = ewma_last(r / m[:, :t_enc].sqrt(), self.decay)  # deseasonalised (B,)
+            per_bar = m[:, t_enc : t_enc + horizon]  # (B, H) the forecast bars' multipliers
+            cum = reverting_variance(var, self.long_run_var, self.reversion, horizon, per_bar)
+            return torch.maximum(cum.sqrt(), WINDOW_FLOOR * std[None, :])
         var = ewma_last(r, self.decay)  # (B,)
         if self.reversion < 1.0:
             window = reverting_variance(var, self.long_run_var, self.reversion, len(std)).sqrt()
@@ -123,25 +177,53 @@ class TargetScale:
             window = var.sqrt()[:, None] * h.sqrt()[None, :]  # (B, H)
         return torch.maximum(window, WINDOW_FLOOR * std[None, :])
 
+    def multipliers(self, known: Tensor) -> Tensor:
+        """The ``season`` multiplier of every bar of the windows, (B, T) float64.
+
+        Args:
+            known: (B, T, V_k) known inputs (z-scored), with the time of day at ``tod_index``.
+        """
+        sin_mean, sin_std, cos_mean, cos_std = self.tod_affine
+        sin = known[:, :, self.tod_index[0]].double() * sin_std + sin_mean
+        cos = known[:, :, self.tod_index[1]].double() * cos_std + cos_mean
+        return self.season_table(known.device)[tod_bucket(sin, cos)]
+
+    def season_table(self, device: torch.device) -> Tensor:
+        """``season`` as a (SEASON_BUCKETS,) float64 tensor."""
+        return torch.tensor(self.season, dtype=torch.float64, device=device)
+
     @property
     def long_run_var(self) -> float:
         """The training split's mean squared one-bar return (what the window variance reverts
         to)."""
         return self.ret_std**2 + self.ret_mean**2
 
-    def standardise(self, target: Tensor, historical: Tensor) -> Tensor:
+    def standardise(
+        self, target: Tensor, historical: Tensor, known: Tensor | None = None
+    ) -> Tensor:
         """Globally scaled targets ``y / target_std`` (B, H) -> ``y / scale`` (same dtype)."""
         if self.mode == "global":
             return target
         std = torch.tensor(self.target_std, dtype=torch.float64, device=target.device)
-        return (target.double() * std / self.scale(historical)).to(target.dtype)
+        return (target.double() * std / self.scale(historical, known)).to(target.dtype)
 
-    def to_returns(self, z: Tensor, historical: Tensor) -> Tensor:
+    def to_returns(self, z: Tensor, historical: Tensor, known: Tensor | None = None) -> Tensor:
         """Standardised quantiles (B, H, Q) -> log-return quantiles (float64, same device)."""
-        return z.double() * self.scale(historical)[:, :, None]
+        return z.double() * self.scale(historical, known)[:, :, None]
 
 
-def reverting_variance(var: Tensor, long_run: float, phi: float, horizon: int) -> Tensor:
+def tod_bucket(sin: Tensor, cos: Tensor) -> Tensor:
+    """The half-hour (0..SEASON_BUCKETS-1) of each time-of-day angle, as a long tensor.
+
+    A bar on a half-hour boundary (09:30) falls in the half-hour it opens, whatever the float
+    rounding of its sine and cosine."""
+    frac = torch.remainder(torch.atan2(sin, cos), 2 * math.pi) / (2 * math.pi)  # [0, 1)
+    return (frac * SEASON_BUCKETS + 1e-4).floor().long().remainder(SEASON_BUCKETS)
+
+
+def reverting_variance(
+    var: Tensor, long_run: float, phi: float, horizon: int, per_bar_scale: Tensor | None = None
+) -> Tensor:
     """Cumulative variance over h = 1..H bars when each bar's variance reverts to ``long_run``.
 
     Args:
@@ -149,12 +231,16 @@ def reverting_variance(var: Tensor, long_run: float, phi: float, horizon: int) -
         long_run: the variance it reverts to.
         phi: reversion per bar in [0, 1] (1: none, ``var x h``).
         horizon: H.
+        per_bar_scale: (B, H) multipliers of each bar's variance (a time-of-day season), or
+            None.
 
     Returns:
-        (B, H) float64: ``sum_{k=1..h} long_run + phi^(k-1) (var - long_run)``.
+        (B, H) float64: ``sum_{k=1..h} m_k (long_run + phi^(k-1) (var - long_run))``.
     """
     k = torch.arange(horizon, dtype=torch.float64, device=var.device)
     per_bar = long_run + (phi**k)[None, :] * (var.double()[:, None] - long_run)  # (B, H)
+    if per_bar_scale is not None:
+        per_bar = per_bar * per_bar_scale.double()
     return per_bar.cumsum(dim=1)
 
 

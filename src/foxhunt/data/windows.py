@@ -267,7 +267,7 @@ class WindowDataset(Dataset):
         historical = self.historical[enc_rows]  # (B, L, V_h)
         target = None if self.target is None else self.target[t]  # (B, H)
         if target is not None and self.target_scale is not None:
-            target = self.target_scale.standardise(target, historical)
+            target = self.target_scale.standardise(target, historical, known)
         return TFTBatch(static=self.static[t], historical=historical, known=known, target=target)
 
     def __getitem__(self, i: int) -> TFTBatch:

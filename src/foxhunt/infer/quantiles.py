@@ -59,4 +59,4 @@ def tft_quantiles(
         return torch.sort(torch.stack(each).mean(dim=0), dim=-1).values
     with autocast(device, precision if device.type == "cuda" else "fp32"):  # type: ignore[arg-type]
         z = model(batch.to(device)).quantiles  # (B, H, Q) standardised
-    return qmap.to_returns(z, batch.historical)
+    return qmap.to_returns(z, batch.historical, batch.known)

@@ -122,7 +122,9 @@ def mean_pinball(loaded: LoadedModel, windows: WindowDataset, *, batch_size: int
     for batch in _batches(windows, list(range(len(windows))), batch_size):
         assert batch.target is not None
         y = unscale_targets(batch.target.double().cpu(), loaded.scaler)  # (B, H)
-        pred = qmap.to_returns(loaded.model(batch).quantiles, batch.historical)  # (B, H, Q)
+        pred = qmap.to_returns(
+            loaded.model(batch).quantiles, batch.historical, batch.known
+        )  # (B, H, Q)
         per = pinball_per_quantile_horizon(pred, y, levels).double()  # (H, Q) batch means
         pinball_sum = pinball_sum + per * y.shape[0]
         n += y.shape[0]

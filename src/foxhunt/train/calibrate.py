@@ -102,12 +102,11 @@ def window_scales(windows: WindowDataset, batch_size: int) -> torch.Tensor:
     log returns (ones for windows without a target scale)."""
     if windows.target_scale is None:
         return torch.ones(len(windows), windows.horizon, dtype=torch.float64)
-    scales = [
-        windows.target_scale.scale(
-            windows.batch(range(a, min(a + batch_size, len(windows)))).historical
-        )
+    batches = (
+        windows.batch(range(a, min(a + batch_size, len(windows))))
         for a in range(0, len(windows), batch_size)
-    ]
+    )
+    scales = [windows.target_scale.scale(b.historical, b.known) for b in batches]
     return torch.cat(scales).double().cpu()
 
 

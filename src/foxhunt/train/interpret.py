@@ -104,7 +104,7 @@ def last_window_forecast(
     around = symbol_bars.slice(max(0, i - L + 1), L + H)
     batch = windows.batch([n - 1])
     out = model(batch.to(device))
-    q = scale.to_returns(out.quantiles.double().cpu(), batch.historical)[0]  # (H, Q)
+    q = scale.to_returns(out.quantiles.double().cpu(), batch.historical, batch.known)[0]  # (H, Q)
     q = torch.sort(q, dim=-1).values
     close0 = float(symbol_bars["close"][i])
     prices = (close0 * torch.exp(q)).tolist()
