@@ -216,3 +216,29 @@ def test_held_history_is_the_documented_tail(demo_run: DemoRun) -> None:
     spec_warmup, encoder = fc.warmup, fc.encoder_length
     assert smoother_memory() == 1198
     assert fc.history == spec_warmup + encoder + smoother_memory()
+
+
+def test_a_seasonal_target_scale_streams_as_it_predicts(demo_run: DemoRun, tmp_path: Path) -> None:
+    """A run whose target scale has a time-of-day season (config.json's data.target_scale_season):
+    the streaming Forecaster reads the forecast bars' half-hours from the calendar exactly as
+    batch ``predict`` does, and the season changes the quantiles."""
+    run = tmp_path / "seasonal"
+    shutil.copytree(demo_run.run, run)
+    cfg = json.loads((run / "config.json").read_text())
+    assert cfg["data"]["target_scale"] == "window"
+    season = [2.5 if 16 <= k < 24 else 0.5 for k in range(48)]  # busy 08:00-12:00 on the clock
+    cfg["data"]["target_scale_season"] = season
+    (run / "config.json").write_text(json.dumps(cfg))
+    bars = two_symbols(300, 280, seed=31)
+    fc = Forecaster.load(run, symbols=["ES", "NQ"])
+    fc.update(bars.head(bars.height - 40), forecast=False)
+    stream = pl.concat([fc.update(bars.slice(i, 1)) for i in range(bars.height - 40, bars.height)])
+    assert stream.height > 0
+    seasonal = _batch_predict(run, bars, tmp_path)
+    assert_same_forecasts(stream, seasonal)
+    plain = _batch_predict(
+        demo_run.run, bars, tmp_path / "plain" if (tmp_path / "plain").mkdir() is None else tmp_path
+    )
+    joined = seasonal.join(plain, on=KEY, suffix="_plain")
+    ratio = joined["return_q0.9"].abs() / joined["return_q0.9_plain"].abs()
+    assert ratio.min() < 0.9 and ratio.max() > 1.1  # quiet and busy half-hours both moved
