@@ -31,6 +31,11 @@ Worker commands (each a fresh process; ``run_all.py`` drives them):
     .venv-bench/bin/python benchmarks/accuracy.py bars --dataset real --out DIR/real.parquet
     .venv/bin/python benchmarks/accuracy.py train --model foxhunt --bars DIR/demo.parquet
     .venv-bench/bin/python benchmarks/accuracy.py train --model pf --bars DIR/demo.parquet
+    .venv/bin/python benchmarks/accuracy.py train --model foxhunt-recipe --bars DIR/demo.parquet
+
+``foxhunt-recipe`` is not a network comparison: it is what ``foxhunt train --preset demo``
+serves (the preset's own epochs, window target scale with its season, kept start, conformal
+calibration), scored on the same test windows, so the table says where a user of each stands.
 """
 
 from __future__ import annotations
@@ -91,7 +96,12 @@ def jobs(
             common = ("--bars", str(bars), "--dataset", ds, "--epochs", epochs, "--seed", str(seed))
             if quick:
                 common += ("--max-steps", "5")
-            for model, py in (("foxhunt", MAIN_PYTHON), ("pf", BENCH_PYTHON)):
+            models = (
+                ("foxhunt", MAIN_PYTHON),
+                ("pf", BENCH_PYTHON),
+                ("foxhunt-recipe", MAIN_PYTHON),
+            )
+            for model, py in models:
                 if model == "pf" and not with_pf:
                     continue
                 out.append(
@@ -117,7 +127,11 @@ def rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if r.get("section") != "accuracy" or r.get("model") == "bars":
             continue
         groups.setdefault((r["dataset"], r["model"]), []).append(r)
-    names = {"foxhunt": "foxhunt (default)", "pf": "pytorch-forecasting TFT"}
+    names = {
+        "foxhunt": "foxhunt (default)",
+        "pf": "pytorch-forecasting TFT",
+        "foxhunt-recipe": "foxhunt train --preset demo (served recipe)",
+    }
     for (ds, model), runs in groups.items():
         ok = [r for r in runs if "error" not in r]
         if not ok:
@@ -144,8 +158,8 @@ def rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if model == "foxhunt":
             for name, scores in ok[0].get("baselines", {}).items():
                 out.append({"dataset": ds, "model": f"baseline: {name}", "test": scores})
-    order = {"foxhunt (default)": 0, "pytorch-forecasting TFT": 1}
-    out.sort(key=lambda r: (r["dataset"], order.get(r["model"], 2), r["model"]))
+    order = {"foxhunt (default)": 0, "pytorch-forecasting TFT": 1, names["foxhunt-recipe"]: 2}
+    out.sort(key=lambda r: (r["dataset"], order.get(r["model"], 3), r["model"]))
     return out
 
 
@@ -361,6 +375,57 @@ def score_baselines(prepared: Any, cfg: Any) -> dict[str, dict[str, float]]:
     return out
 
 
+def run_recipe(a: argparse.Namespace) -> dict[str, Any]:
+    """``foxhunt train --preset demo --seed S`` as a user runs it (its own epochs, target scale,
+    kept start, calibration), scored on the same test windows as the networks above through
+    the served quantile map (``tft_quantiles``: what ``foxhunt evaluate`` scores)."""
+    import tempfile
+    import time
+
+    import torch
+
+    from foxhunt.artifacts.calibration import quantile_map
+    from foxhunt.artifacts.rundir import load_model_dir
+    from foxhunt.config import preset
+    from foxhunt.data.pipeline import prepare_training_data
+    from foxhunt.data.scaling import unscale_targets
+    from foxhunt.infer.evaluate import QuantileScores
+    from foxhunt.infer.quantiles import tft_quantiles
+    from foxhunt.train.run import run_training
+
+    torch.set_num_threads(a.threads)
+    cfg = preset("demo").replace(train={"seed": a.seed})
+    if a.max_steps:  # --quick
+        cfg = cfg.replace(train={"max_steps": a.max_steps})
+    prepared = prepare_training_data(a.bars, cfg)  # the windows every model is scored on
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        trained = run_training(cfg, a.bars, Path(tmp) / "run", None, None, False)
+        train_s = time.perf_counter() - t0
+        loaded = load_model_dir(trained.root)
+        qmap, test = quantile_map(loaded), prepared.test
+        scores = QuantileScores(cfg.model.quantiles, cfg.model.horizon)
+        loaded.model.eval()
+        for start in range(0, len(test), 512):
+            batch = test.batch(list(range(start, min(start + 512, len(test)))))
+            pred = tft_quantiles(loaded.model, batch, qmap, device=torch.device("cpu"))
+            scores.update(pred, unscale_targets(batch.target.double(), prepared.scaler))
+        served = loaded.config
+    return {
+        "dataset": a.dataset,
+        "model": "foxhunt-recipe",
+        "seed": a.seed,
+        "params": sum(p.numel() for p in loaded.model.parameters()),
+        "fingerprint": prepared.fingerprint,
+        "windows": {"train": len(prepared.train), "val": len(prepared.val), "test": len(test)},
+        "config": served.to_dict(),
+        "epochs": served.train.epochs,
+        "best_epoch": trained.best_epoch,
+        "train_s": train_s,
+        "test": _scores(scores.result()),
+    }
+
+
 def run_train(a: argparse.Namespace) -> dict[str, Any]:
     """Prepare data, build the model, train with the shared recipe, score test (+ baselines)."""
     import torch
@@ -368,6 +433,8 @@ def run_train(a: argparse.Namespace) -> dict[str, Any]:
     from foxhunt.config import preset
     from foxhunt.data.pipeline import prepare_training_data
 
+    if a.model == "foxhunt-recipe":
+        return run_recipe(a)
     torch.set_num_threads(a.threads)
     cfg = preset("demo")
     train_over: dict[str, Any] = {"epochs": a.epochs, "seed": a.seed, "precision": a.precision}
@@ -422,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--out", type=Path, required=True)
     b.add_argument("--n-bars", type=int, default=DEMO_BARS)
     t = sub.add_parser("train")
-    t.add_argument("--model", choices=["foxhunt", "pf"], required=True)
+    t.add_argument("--model", choices=["foxhunt", "pf", "foxhunt-recipe"], required=True)
     t.add_argument("--bars", type=Path, required=True)
     t.add_argument("--dataset", default="custom")
     t.add_argument("--epochs", type=int, default=3)

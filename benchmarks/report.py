@@ -200,7 +200,7 @@ def accuracy_rows(out: Path) -> list[list[str]]:
     fox = {
         r["dataset"]: r["test"]["pinball"]
         for r in data["rows"]
-        if r["model"].startswith("foxhunt") and not r.get("error")
+        if r["model"] == "foxhunt (default)" and not r.get("error")
     }
     for r in data["rows"]:
         if r.get("error"):
