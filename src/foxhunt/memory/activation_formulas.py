@@ -126,14 +126,14 @@ def grn_bytes(
     a_new: bool,
     context_rows: int = 0,
 ) -> int:
-    """GRN: fc1 keeps ``a`` (if new), ELU its input, fc2 its input, then gate-add-norm.
+    """GRN: fc1 keeps ``a`` (if new), fc2 its input (ELU runs in place and uses the same tensor), then gate-add-norm.
 
     ``context_rows`` rows of a d-wide context are kept by the context projection (0 if the
     context was saved before or there is none). A projected skip keeps ``a`` again (same
     storage, not counted twice).
     """
     a = rows * d_in * s.f if a_new else 0
-    inner = 2 * rows * d_hidden * s.f  # ELU input, fc2 input
+    inner = rows * d_hidden * s.f  # the ELU output: fc2's input and ELU's own (in place)
     ctx = context_rows * s.d * s.f
     return a + ctx + inner + gate_add_norm_bytes(rows, d_hidden, d_out, s.dropout, True, s.f)
 
@@ -147,7 +147,7 @@ def vsn_bytes(
     softmax that keeps its output (N V). Per variable (fused): embedding, GRN at d_v without a
     LayerNorm affine (it is folded into the lift), the normalised state kept by the weighting,
     the weight-scaled states, and the embedding's contiguous fp32 copy of the chunk's inputs
-    ((9 d_v + 3) fp32 values per row, plus dropout's d_v-byte mask). A streaming VSN
+    ((8 d_v + 3) fp32 values per row, plus dropout's d_v-byte mask). A streaming VSN
     runs the selection under checkpoint (keeping its context and its output, the weights) and
     the per-variable part chunk by chunk under checkpoint (keeping nothing new: its inputs are
     views of the batch and of the weights); in backward the selection and then one chunk at a
@@ -162,13 +162,13 @@ def vsn_bytes(
     if mode == "fused":
         mask = s.d_v * MASK if s.dropout else 0
         if f == F32:
-            per_var_row_bytes = (9 * s.d_v + 3) * F32 + mask
+            per_var_row_bytes = (8 * s.d_v + 3) * F32 + mask
         else:  # GRN internals in half precision; LayerNorm, the states, the inputs in fp32
-            per_var_row_bytes = 22 * s.d_v + 12 + mask
+            per_var_row_bytes = 20 * s.d_v + 12 + mask
     else:  # faithful: GRN d_v -> d with hidden min(d_v, d) and a LayerNorm affine, then einsum
         dh = min(s.d_v, s.d)
         mask = dh * MASK if s.dropout else 0
-        per_var_row_bytes = (s.d_v + 3 * dh + 2 * s.d + s.d + 2 + s.d + s.d) * f + F32 + mask
+        per_var_row_bytes = (s.d_v + 2 * dh + 2 * s.d + s.d + 2 + s.d + s.d) * f + F32 + mask
     per_var = v * rows * per_var_row_bytes
     if streaming:
         # Kept: the context (a checkpoint input) and the selection weights (the chunks' input).

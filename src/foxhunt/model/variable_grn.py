@@ -144,7 +144,8 @@ class PerVariableGRN(nn.Module):
             (Vc, N, d_out).
         """
         h = torch.baddbmm(w.fc1_bias[:, None, :], a, w.fc1_weight)  # (Vc, N, dh)
-        h = torch.baddbmm(w.fc2_bias[:, None, :], F.elu(h), w.fc2_weight)
+        # In place: ELU's backward then uses its output, which fc2 keeps anyway (one tensor, not two).
+        h = torch.baddbmm(w.fc2_bias[:, None, :], F.elu(h, inplace=True), w.fc2_weight)
         g = torch.baddbmm(w.gate_bias[:, None, :], self.dropout(h), w.gate_weight)
         g = F.glu(g, dim=-1)  # (Vc, N, d_out)
         if w.skip_weight is not None and w.skip_bias is not None:
