@@ -28,6 +28,7 @@ from foxhunt.commands import train as train_cmd
 from foxhunt.commands import tune as tune_cmd
 from foxhunt.config import ConfigError
 from foxhunt.errors import InputError
+from foxhunt.memory.allocator import enable_huge_pages
 
 COMMANDS = (
     data,
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``foxhunt`` console script; returns the exit code."""
+    enable_huge_pages()  # before torch's first allocation, which is when it reads the setting
     parser = build_parser()
     args = parser.parse_args(argv)
     # foxhunt's own logs at INFO (DEBUG with -v); other libraries' only from WARNING on, so -v

@@ -124,3 +124,80 @@ def test_release_free_heap_returns_freed_small_blocks() -> None:
     assert release_free_heap() is True
     assert before - rss_bytes() > 50 * 2**20
     libc.free(blocks[-1])
+
+
+def test_enable_huge_pages_sets_the_variable_and_keeps_a_users_choice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from foxhunt.memory import allocator
+
+    monkeypatch.setattr(allocator.sys, "platform", "linux")
+    monkeypatch.delenv(allocator.THP_ENV, raising=False)
+    assert allocator.enable_huge_pages() is True
+    assert allocator.os.environ[allocator.THP_ENV] == "1"
+    monkeypatch.setenv(allocator.THP_ENV, "0")
+    assert allocator.enable_huge_pages() is False
+    assert allocator.os.environ[allocator.THP_ENV] == "0"
+    monkeypatch.setattr(allocator.sys, "platform", "darwin")
+    monkeypatch.delenv(allocator.THP_ENV)
+    assert allocator.enable_huge_pages() is False
+    assert allocator.THP_ENV not in allocator.os.environ
+
+
+def test_the_cli_enables_huge_pages_before_running_a_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import foxhunt.cli as cli
+
+    calls: list[int] = []
+    monkeypatch.setattr(cli, "enable_huge_pages", lambda: calls.append(1) or True)
+    rc = cli.main(["features", "--bars", str(tmp_path / "none.csv"), "--out", str(tmp_path / "o")])
+    assert rc == 2 and calls == [1]
+
+
+def _thp_mode() -> str | None:
+    try:
+        text = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return None
+    return text.split("[", 1)[1].split("]", 1)[0] if "[" in text else None
+
+
+HUGE_PROBE = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+from foxhunt.memory.allocator import enable_huge_pages
+enable_huge_pages()
+import torch
+
+def huge_kib():
+    for line in open("/proc/self/smaps_rollup"):
+        if line.startswith("AnonHugePages:"):
+            return int(line.split()[1])
+    return 0
+
+before = huge_kib()
+x = torch.ones(16 << 20, dtype=torch.uint8)  # 16 MiB, touched
+print(huge_kib() - before)
+"""
+
+
+@pytest.mark.skipif(_thp_mode() not in ("madvise", "always"), reason="kernel THP off or absent")
+def test_torch_tensors_get_huge_pages_once_enabled_and_not_when_turned_off() -> None:
+    """Set before torch's first tensor (as the CLI does), a 16 MiB tensor is backed by 2 MiB
+    pages; ``THP_MEM_ALLOC_ENABLE=0`` keeps 4 KiB pages (checked in madvise mode)."""
+    import os
+
+    def huge(value: str | None) -> int:
+        env = {k: v for k, v in os.environ.items() if k != "THP_MEM_ALLOC_ENABLE"}
+        if value is not None:
+            env["THP_MEM_ALLOC_ENABLE"] = value
+        done = subprocess.run(
+            [sys.executable, "-c", HUGE_PROBE, str(SRC)], capture_output=True, text=True,
+            check=True, env=env,
+        )  # fmt: skip
+        return int(done.stdout.split()[-1])
+
+    assert huge(None) >= 8 * 1024  # at least half of the 16 MiB tensor in 2 MiB pages
+    if _thp_mode() == "madvise":
+        assert huge("0") == 0
