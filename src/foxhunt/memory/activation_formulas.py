@@ -163,8 +163,8 @@ def vsn_bytes(
         mask = s.d_v * MASK if s.dropout else 0
         if f == F32:
             per_var_row_bytes = (8 * s.d_v + 3) * F32 + mask
-        else:  # GRN internals in half precision; LayerNorm, the states, the inputs in fp32
-            per_var_row_bytes = 20 * s.d_v + 12 + mask
+        else:  # half precision throughout (LayerNorm too: model/variable_grn.py); inputs fp32
+            per_var_row_bytes = 16 * s.d_v + 8 + mask
     else:  # faithful: GRN d_v -> d with hidden min(d_v, d) and a LayerNorm affine, then einsum
         dh = min(s.d_v, s.d)
         mask = dh * MASK if s.dropout else 0

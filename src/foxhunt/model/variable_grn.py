@@ -152,7 +152,23 @@ class PerVariableGRN(nn.Module):
             skip = torch.baddbmm(w.skip_bias[:, None, :], a, w.skip_weight)
         else:
             skip = a
-        y = F.layer_norm(skip + g, (self.d_out,))
+        y = _layer_norm(skip + g, self.d_out)
         if w.norm_weight is None or w.norm_bias is None:
             return y
         return torch.addcmul(w.norm_bias[:, None, :], y, w.norm_weight[:, None, :])
+
+
+def _layer_norm(x: Tensor, width: int) -> Tensor:
+    """LayerNorm over the last axis, in the autocast dtype when autocast is on.
+
+    Autocast runs ``layer_norm`` in fp32: it would keep an fp32 copy of its (V, N, width) input
+    for backward and hand on an fp32 output, which the VSN's weighting keeps too. Normalising
+    the half-precision input instead (the kernel still accumulates its statistics in fp32) keeps
+    both at half the bytes: 21.5 MB less per TFT-225 batch-32 step (docs/memory.md).
+    """
+    dev = x.device.type
+    if not torch.is_autocast_enabled(dev):
+        return F.layer_norm(x, (width,))
+    half = torch.get_autocast_dtype(dev)
+    with torch.autocast(dev, enabled=False):
+        return F.layer_norm(x.to(half), (width,))

@@ -176,5 +176,7 @@ class VariableSelectionNetwork(nn.Module):
         state = self.variable_grn.run_chunk(emb, grn_w)  # (Vc, N, d_var | d_model)
         if lift_w is None or lift_b is None:  # faithful
             return torch.einsum("vnd,nv->nd", state, vc)
-        scaled = (state * vc.t()[..., None]).transpose(0, 1).reshape(n, -1)  # (N, Vc * d_var)
+        # in the states' dtype (half under autocast): an fp32 product would be cast again by addmm
+        weight = vc.t()[..., None].to(state.dtype)
+        scaled = (state * weight).transpose(0, 1).reshape(n, -1)  # (N, Vc * d_var)
         return torch.addmm(vc @ lift_b, scaled, lift_w.reshape(-1, self.d_model))  # (N, d)
