@@ -24,7 +24,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--presets", nargs="+", default=["demo", "tft-225"])
     p.add_argument("--batches", nargs="+", type=int, default=[8, 32, 128])
-    p.add_argument("--allocators", nargs="+", default=["glibc", "lean"])
+    p.add_argument("--allocators", nargs="+", default=["glibc", "balanced", "lean"])
     p.add_argument("--num-threads", type=int, default=2)
     p.add_argument("--out", type=Path)
     a = p.parse_args()
@@ -52,7 +52,7 @@ def main() -> None:
                 records.append(rec)
     for r in records:
         print(
-            f"{r['preset']:8} b{r['batch']:<4} {r['allocator']:5} {r['precision']}  "
+            f"{r['preset']:8} b{r['batch']:<4} {r['allocator']:8} {r['precision']}  "
             f"measured {r['peak_rss'] / 2**20:7.1f} MiB  estimated {r['estimate'] / 2**20:7.1f} "
             f"MiB  {100 * r['error']:+.1f} %"
         )

@@ -37,7 +37,7 @@ def one(preset_name: str, batch: int, alloc: str, precision: str, recompute: boo
     cfg = preset(preset_name).replace(
         train={"batch_size": batch, "cpu_allocator": alloc, "precision": precision}
     )
-    apply_cpu_allocator(cfg.train)
+    apply_cpu_allocator(cfg)
     torch.manual_seed(0)
     model = TFT(cfg.model).train()
     set_internal_recompute(model, recompute)

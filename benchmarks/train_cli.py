@@ -19,6 +19,10 @@ Both use 2 threads. foxhunt's number includes everything its loop does (batch as
 window arrays, the LR schedule, gradient clipping, logging); pytorch-forecasting's does not.
 
     .venv/bin/python benchmarks/train_cli.py --rounds 2
+    .venv/bin/python benchmarks/train_cli.py --rounds 2 --foxhunt-args="--cpu-allocator lean"
+
+(``--foxhunt-args``: extra ``foxhunt train`` flags, to measure a non-default setting; the
+results file then gets a suffix, ``train_cli-cpu-allocator-lean.json``.)
 
 Results: ``benchmarks/results/train_cli.json``.
 """
@@ -28,12 +32,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +71,16 @@ def import_baseline(threads: int) -> int:
     return int(out.stdout.strip().splitlines()[-1])
 
 
-def foxhunt_train(bars: Path, work: Path, batch: int, threads: int) -> dict[str, Any]:
+def foxhunt_train(
+    bars: Path, work: Path, batch: int, threads: int, extra: Sequence[str] = ()
+) -> dict[str, Any]:
     """One ``foxhunt train`` process, steps 3-12 timed from its metrics.jsonl."""
     cfg = work / "log_every.toml"
     cfg.write_text(f'preset = "tft-225"\n[train]\nbatch_size = {batch}\nlog_every = 1\n')
     out = work / "run"
     shutil.rmtree(out, ignore_errors=True)  # a fresh run: no metrics.jsonl from the last round
     argv = [str(MAIN_PYTHON), "-m", "foxhunt", "train", "--config", str(cfg), "--bars", str(bars),
-            "--out", str(out), "--max-steps", str(LAST)]  # fmt: skip
+            "--out", str(out), "--max-steps", str(LAST), *extra]  # fmt: skip
     proc = subprocess.Popen(
         argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=worker_env(threads)
     )
@@ -123,7 +131,9 @@ def main() -> None:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--bars", type=int, default=4000, help="demo bars to train on")
+    p.add_argument("--foxhunt-args", default="", help="extra foxhunt train flags (one string)")
     a = p.parse_args()
+    extra = shlex.split(a.foxhunt_args)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -132,7 +142,7 @@ def main() -> None:
                         "--seed", "0", "--out", str(bars)], check=True, capture_output=True)  # fmt: skip
         base = import_baseline(a.threads)
         for r in range(a.rounds):
-            fx = foxhunt_train(bars, work, a.batch_size, a.threads)
+            fx = foxhunt_train(bars, work, a.batch_size, a.threads, extra)
             pf = pf_train(a.batch_size, a.threads)
             pf_sps = a.batch_size * len(pf["times_s"]) / sum(pf["times_s"])  # mean, as foxhunt's
             fx_mem = fx["steps_peak_rss_bytes"] - base  # over steps 3-12, as pf's is over its steps
@@ -159,7 +169,8 @@ def main() -> None:
         "median_memory_ratio": statistics.median(r["memory_ratio"] for r in rows),
     }
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "train_cli.json").write_text(json.dumps(summary, indent=2) + "\n")
+    suffix = "".join("-" + x.lstrip("-").replace("=", "-") for x in extra)
+    (RESULTS / f"train_cli{suffix}.json").write_text(json.dumps(summary, indent=2) + "\n")
     keys = ("median_speedup", "median_memory_ratio", "import_baseline_bytes")
     print(json.dumps({k: summary[k] for k in keys}))
 

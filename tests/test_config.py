@@ -42,7 +42,7 @@ def test_cpu_allocator_flag_and_validation() -> None:
     from foxhunt.commands.options import run_config as _run_config
     from foxhunt.config import TrainConfig
 
-    assert tft_225().train.cpu_allocator == "glibc"  # fast by default; budgets may pick lean
+    assert tft_225().train.cpu_allocator == "balanced"  # fast by default; budgets may pick lean
     args = build_parser().parse_args(["train", "--preset", "demo", "--cpu-allocator", "lean"])
     assert _run_config(args).train.cpu_allocator == "lean"
     with pytest.raises(ConfigError, match="cpu_allocator"):
@@ -50,7 +50,7 @@ def test_cpu_allocator_flag_and_validation() -> None:
     # Configs written before the field existed still load, with the default.
     old = demo().to_dict()
     del old["train"]["cpu_allocator"]
-    assert RunConfig.from_dict(old).train.cpu_allocator == "glibc"
+    assert RunConfig.from_dict(old).train.cpu_allocator == "balanced"
 
 
 def test_recipe_fields_default_to_the_old_behaviour_and_presets_opt_in() -> None:

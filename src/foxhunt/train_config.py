@@ -13,7 +13,7 @@ from foxhunt.errors import require_config as _require
 
 Precision = Literal["fp32", "bf16", "fp16"]
 PrecisionSetting = Literal["auto", "fp32", "bf16", "fp16"]
-CpuAllocator = Literal["lean", "glibc"]
+CpuAllocator = Literal["balanced", "lean", "glibc"]
 
 
 @dataclass(frozen=True)
@@ -57,11 +57,13 @@ class TrainConfig:
     """torch device string: cpu, cuda, cuda:1, ..."""
     num_threads: int | None = None
     """torch intra-op threads on CPU; None leaves torch's default."""
-    cpu_allocator: CpuAllocator = "glibc"
-    """On CPU: ``glibc`` (default) leaves glibc's malloc as it is: the fastest steps; ``lean``
-    makes glibc map every block >= 1 MiB on its own and give it back when freed
-    (``foxhunt.memory.allocator``): peak RSS tracks the live tensors, at about half the step
-    rate at TFT-225 batch 32 (docs/benchmarks.md). The memory estimate quotes either."""
+    cpu_allocator: CpuAllocator = "balanced"
+    """On CPU (``foxhunt.memory.allocator``): ``balanced`` (default) makes glibc map blocks as
+    large as the VSN's per-variable activations on their own and give them back when freed,
+    smaller ones reuse its heap: glibc's step rate within the noise, peak RSS near ``lean``'s;
+    ``glibc`` leaves glibc's malloc as it is (freed activations stay resident); ``lean`` maps
+    every block >= 1 MiB: the least RSS, the slowest steps (docs/benchmarks.md). The memory
+    estimate quotes each."""
     log_every: int = 10
     """Log metrics and take a memory snapshot every this many optimizer steps."""
 
@@ -91,8 +93,8 @@ class TrainConfig:
         )
         _require(self.patience >= 1, f"patience must be >= 1, got {self.patience}")
         _require(
-            self.cpu_allocator in ("lean", "glibc"),
-            f"unknown cpu_allocator {self.cpu_allocator!r} (lean or glibc)",
+            self.cpu_allocator in ("balanced", "lean", "glibc"),
+            f"unknown cpu_allocator {self.cpu_allocator!r} (balanced, lean or glibc)",
         )
         _require(self.log_every >= 1, f"log_every must be >= 1, got {self.log_every}")
 

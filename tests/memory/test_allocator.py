@@ -84,17 +84,43 @@ def test_a_large_block_is_mapped_and_its_memory_returns_on_free() -> None:
     assert mapped == 0 and kept >= 7 * MIB
 
 
-def test_apply_cpu_allocator_tunes_only_a_lean_cpu_run(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_apply_cpu_allocator_tunes_lean_and_balanced_cpu_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import foxhunt.memory.allocator as allocator
-    from foxhunt.config import TrainConfig
+    from foxhunt.config import preset
 
-    calls: list[int] = []
-    monkeypatch.setattr(allocator, "tune_cpu_allocator", lambda: calls.append(1) or True)
-    assert allocator.apply_cpu_allocator(TrainConfig()) is False  # default: glibc as it is
-    assert allocator.apply_cpu_allocator(TrainConfig(cpu_allocator="lean", device="cuda")) is False
+    calls: list[tuple[int, int | None]] = []
+
+    def tune(mmap_threshold: int = 2**20, trim_threshold: int | None = 2**20) -> bool:
+        calls.append((mmap_threshold, trim_threshold))
+        return True
+
+    monkeypatch.setattr(allocator, "tune_cpu_allocator", tune)
+    cfg = preset("tft-225").replace(train={"batch_size": 32, "precision": "bf16"})
+    assert allocator.apply_cpu_allocator(cfg.replace(train={"cpu_allocator": "glibc"})) is False
+    lean_cuda = cfg.replace(train={"cpu_allocator": "lean", "device": "cuda"})
+    assert allocator.apply_cpu_allocator(lean_cuda) is False
     assert calls == []
-    assert allocator.apply_cpu_allocator(TrainConfig(cpu_allocator="lean")) is True
-    assert calls == [1]
+    assert allocator.apply_cpu_allocator(cfg.replace(train={"cpu_allocator": "lean"})) is True
+    assert calls == [(2**20, 2**20)]
+    calls.clear()
+    assert cfg.train.cpu_allocator == "balanced"  # the default
+    assert allocator.apply_cpu_allocator(cfg) is True
+    # 210 variables x 32 x 50 rows x 16 wide x 2 bytes: the historical VSN's per-variable states
+    assert calls == [(210 * 32 * 50 * 16 * 2, None)]
+
+
+def test_balanced_threshold_follows_the_micro_batch_within_its_range() -> None:
+    from foxhunt.config import preset
+    from foxhunt.memory.allocator import BALANCED_MMAP_RANGE, balanced_mmap_threshold
+
+    cfg = preset("tft-225").replace(train={"precision": "fp32"})
+    at = {b: balanced_mmap_threshold(cfg.replace(train={"batch_size": b})) for b in (1, 16, 512)}
+    assert at[16] == 210 * 16 * 50 * 16 * 4
+    assert at[1] == BALANCED_MMAP_RANGE[0] and at[512] == BALANCED_MMAP_RANGE[1]
+    micro = cfg.replace(train={"batch_size": 64, "micro_batch_size": 16})
+    assert balanced_mmap_threshold(micro) == at[16]
 
 
 def test_the_training_library_leaves_the_allocator_alone() -> None:

@@ -67,8 +67,9 @@ def _reference(
     precision = resolve_precision(cfg.train.precision, torch.device(device))
     precisions = [precision, "bf16"] if allow and precision == "fp32" else [precision]
     allocators = [cfg.train.cpu_allocator]
-    if device == "cpu" and cfg.train.cpu_allocator == "glibc":
-        allocators.append("lean")
+    if device == "cpu":  # the configured allocator, then each leaner one
+        leaner = ["glibc", "balanced", "lean"]
+        allocators = leaner[leaner.index(cfg.train.cpu_allocator) :]
     text, reasons = format_bytes(budget), []
     for p in precisions:
         for a in allocators:
@@ -145,11 +146,13 @@ def _cfg(model=WIDE, **train: object) -> RunConfig:  # noqa: ANN001
 
 
 def test_cpu_walk_reaches_the_lean_allocator_at_the_budget_boundary() -> None:
-    """glibc cannot fit even micro-batch 1; the lean allocator (no slack) fits exactly at the
-    budget (``peak <= budget``), named in the reasons because two allocators were tried."""
-    cfg = _cfg()
+    """glibc and balanced cannot fit even micro-batch 1; the lean allocator (no slack) fits
+    exactly at the budget (``peak <= budget``), named in the reasons because three allocators
+    were tried."""
+    cfg = _cfg(cpu_allocator="glibc")
     budget = training_peak(cfg, 1, False, "fp32", "lean")
-    assert budget < min(training_peak(cfg, 1, c, "fp32", "glibc") for c in (False, True))
+    for alloc in ("glibc", "balanced"):
+        assert budget < min(training_peak(cfg, 1, c, "fp32", alloc) for c in (False, True))
     _check(cfg, budget)
     plan = plan_budget(cfg, budget, allow_precision_change=False)
     assert plan.cpu_allocator == "lean" and plan.micro_batch < 64
@@ -190,7 +193,7 @@ def test_cuda_walk_tries_recompute_with_checkpointing_and_no_allocator() -> None
     _check(cfg, budget)
     plan = plan_budget(cfg, budget, allow_precision_change=False)
     assert (plan.micro_batch, plan.recompute, plan.checkpointing) == (64, True, True)
-    assert plan.cpu_allocator == "glibc"
+    assert plan.cpu_allocator == cfg.train.cpu_allocator  # as configured: not a CUDA setting
     assert not any("allocator" in line for line in plan.reasons)
 
 

@@ -37,12 +37,12 @@ def _matrix() -> list[object]:
     cases = []
     for name in ("demo", "tft-225"):
         for batch in (8, 32, 128):
-            for allocator in ("glibc", "lean"):
+            for allocator in ("glibc", "balanced", "lean"):
                 marks = [pytest.mark.slow]
                 if (name, batch) != ("demo", 8) and (name, batch, allocator) != (
                     "tft-225",
                     32,
-                    "glibc",
+                    "balanced",
                 ):
                     marks.append(full_only)
                 cases.append(pytest.param(name, batch, allocator, marks=marks))

@@ -17,12 +17,13 @@ import torch
 import foxhunt.train.run  # noqa: E402, F401, I001
 from foxhunt.config import ConfigError, RunConfig, preset
 from foxhunt.errors import InputError
-from foxhunt.memory.allocator import apply_cpu_allocator
+from foxhunt.memory.allocator import apply_cpu_allocator, enable_huge_pages
 from foxhunt.train.measure import measure_here
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m foxhunt.commands.measure``: measure once, print one JSON line."""
+    enable_huge_pages()  # as the foxhunt CLI does, before torch's first allocation
     p = argparse.ArgumentParser(prog="python -m foxhunt.commands.measure", description=__doc__)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--preset", default="tft-225")
@@ -40,7 +41,9 @@ def main(argv: list[str] | None = None) -> int:
         help="same as --cpu-allocator glibc (glibc's default malloc thresholds)",
     )
     p.add_argument(
-        "--cpu-allocator", choices=["lean", "glibc"], help="override the config's cpu_allocator"
+        "--cpu-allocator",
+        choices=["balanced", "lean", "glibc"],
+        help="override the config's cpu_allocator",
     )
     a = p.parse_args(argv)
     if a.num_threads:
@@ -64,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         train["cpu_allocator"] = "glibc" if a.default_allocator else a.cpu_allocator
     if train:
         cfg = cfg.replace(train=train)
-    apply_cpu_allocator(cfg.train)  # before the baseline: the process as foxhunt train runs it
+    apply_cpu_allocator(cfg)  # before the baseline: the process as foxhunt train runs it
     result = measure_here(cfg, a.mode, steps=a.steps)
     result["command"] = [
         Path(sys.executable).name,

@@ -21,7 +21,7 @@ import logging
 import os
 import sys
 
-from foxhunt.config import TrainConfig
+from foxhunt.config import RunConfig
 
 logger = logging.getLogger(__name__)
 
@@ -32,12 +32,13 @@ THP_ENV = "THP_MEM_ALLOC_ENABLE"
 """PyTorch's switch (read once, at its first CPU allocation) for transparent huge pages."""
 
 
-def tune_cpu_allocator(mmap_threshold: int = 2**20, trim_threshold: int = 2**20) -> bool:
+def tune_cpu_allocator(mmap_threshold: int = 2**20, trim_threshold: int | None = 2**20) -> bool:
     """Serve allocations >= ``mmap_threshold`` from their own mappings and trim the heap eagerly.
 
     Args:
         mmap_threshold: bytes from which glibc maps blocks individually (returned on free).
-        trim_threshold: free bytes at the top of the heap above which glibc returns them.
+        trim_threshold: free bytes at the top of the heap above which glibc returns them;
+            None leaves glibc's value.
 
     Returns:
         True if the settings were applied; False where glibc is not the allocator (macOS,
@@ -55,24 +56,58 @@ def tune_cpu_allocator(mmap_threshold: int = 2**20, trim_threshold: int = 2**20)
         )
         return False
     ok = mallopt(_M_MMAP_THRESHOLD, int(mmap_threshold)) == 1
-    ok = mallopt(_M_TRIM_THRESHOLD, int(trim_threshold)) == 1 and ok
+    if trim_threshold is not None:
+        ok = mallopt(_M_TRIM_THRESHOLD, int(trim_threshold)) == 1 and ok
     if not ok:
         logger.warning("tune_cpu_allocator: mallopt refused the settings; allocator left as is")
     return ok
 
 
-def apply_cpu_allocator(train: TrainConfig) -> bool:
-    """Apply ``train.cpu_allocator`` to this process (entry points call this, never a library).
+BALANCED_MMAP_RANGE = (4 * 2**20, 32 * 2**20)
+"""Bounds of the ``balanced`` mmap threshold: below 4 MiB it would map (and fault in afresh) the
+many small tensors of a step, as ``lean`` does; from 32 MiB glibc maps blocks anyway."""
 
-    ``lean`` on a CPU run tunes glibc (:func:`tune_cpu_allocator`); ``glibc`` or a CUDA run
-    leaves the allocator as it is.
+
+def balanced_mmap_threshold(cfg: RunConfig) -> int:
+    """The ``balanced`` allocator's mmap threshold: the bytes of the run's widest per-variable
+    VSN activation ((V, rows, d_var) at the micro-batch), within :data:`BALANCED_MMAP_RANGE`.
+
+    Those blocks (and wider ones) are most of a step's activation bytes and, carved from glibc's
+    heap, what leaves it fragmented and resident; mapped, they go back to the OS when freed,
+    while the many smaller tensors keep reusing the heap without page faults. Measured at
+    TFT-225 batch 32 bf16 (10.75 MB blocks; 3 runs each, ``foxhunt train``, 2 threads): 92-103
+    samples/s at 459-464 MB over the import baseline, against glibc's 96-112 at 526-567 and
+    lean's 79-88 at 429-433 (docs/memory.md).
+    """
+    import torch  # not at CLI start
+
+    from foxhunt.memory.process import largest_variable_tensor
+    from foxhunt.runtime import resolve_precision
+
+    t = cfg.train
+    precision = resolve_precision(t.precision, torch.device(t.device))
+    widest = largest_variable_tensor(cfg, t.micro_batch, precision, t.recompute)
+    low, high = BALANCED_MMAP_RANGE
+    return min(max(widest, low), high)
+
+
+def apply_cpu_allocator(cfg: RunConfig) -> bool:
+    """Apply ``cfg.train.cpu_allocator`` to this process (entry points call this, never a
+    library), with ``auto`` precision already resolved.
+
+    On a CPU run ``lean`` tunes glibc to map every block >= 1 MiB (:func:`tune_cpu_allocator`),
+    ``balanced`` only blocks from :func:`balanced_mmap_threshold` (glibc's trim threshold left
+    as it is); ``glibc`` or a CUDA run leaves the allocator as it is.
 
     Returns:
         True if the allocator was tuned.
     """
-    if train.cpu_allocator == "lean" and not train.device.startswith("cuda"):
+    t = cfg.train
+    if t.device.startswith("cuda") or t.cpu_allocator == "glibc":
+        return False
+    if t.cpu_allocator == "lean":
         return tune_cpu_allocator()  # freed activations go back to the OS: RSS tracks tensors
-    return False
+    return tune_cpu_allocator(balanced_mmap_threshold(cfg), trim_threshold=None)
 
 
 def release_free_heap() -> bool:

@@ -82,7 +82,7 @@ def resident_before_training(data_bytes: int, *, prepared_here: bool = True) -> 
     return max(IMPORT_BASELINE_BYTES, rss_bytes() - (data_bytes if prepared_here else 0))
 
 
-ACTIVATION_RSS_FACTOR: dict[str, float] = {"lean": 1.0, "glibc": 1.45}
+ACTIVATION_RSS_FACTOR: dict[str, float] = {"lean": 1.0, "balanced": 1.1, "glibc": 1.45}
 """Peak RSS per byte of estimated step activations (saved, transients, gradients in flight),
 by allocator: glibc's default malloc keeps freed blocks resident; the lean allocator returns
 them. Fitted (bf16, recompute off, 2 threads, one fresh process per point) to the 12-point
@@ -118,7 +118,7 @@ this large leaves no more slack with glibc's defaults than with ``lean`` (measur
 batch 128, 41 MiB per-variable tensors, 1,509 MiB peak RSS against an estimate of 1,577)."""
 
 
-def _largest_variable_tensor(cfg: RunConfig, micro: int, precision: str, recompute: bool) -> int:
+def largest_variable_tensor(cfg: RunConfig, micro: int, precision: str, recompute: bool) -> int:
     """Bytes of the widest per-variable VSN activation, (V or chunk, rows, d_var)."""
     c = cfg.model
     f = 4 if precision == "fp32" else 2
@@ -209,7 +209,7 @@ def process_training_peak(
     alloc = allocator or t.cpu_allocator
     micro = micro_batch or t.micro_batch
     rec = t.recompute if recompute is None else recompute
-    if alloc == "glibc" and _largest_variable_tensor(cfg, micro, precision, rec) >= GLIBC_MMAP_MAX:
+    if alloc != "lean" and largest_variable_tensor(cfg, micro, precision, rec) >= GLIBC_MMAP_MAX:
         alloc = "lean"  # the big activations are mapped and returned either way
     factor = RECOMPUTE_ACTIVATION_RSS_FACTOR if rec else ACTIVATION_RSS_FACTOR[alloc]
     slack = int((factor - 1) * activations)

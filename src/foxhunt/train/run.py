@@ -32,7 +32,7 @@ from foxhunt import __version__, runtime
 from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.calibration import write_calibration
 from foxhunt.artifacts.rundir import RunDir, features_record
-from foxhunt.config import RunConfig, TrainConfig
+from foxhunt.config import RunConfig
 from foxhunt.data.instruments import instruments_to_dict
 from foxhunt.data.prepared import PreparedData
 from foxhunt.data.store.manifest import is_feature_store
@@ -61,7 +61,7 @@ log = logging.getLogger(__name__)
 ProgressFactory = Callable[[int, int], contextlib.AbstractContextManager[Progress]]
 """Makes a progress display from (epochs, first epoch)."""
 
-ProcessSetup = Callable[[TrainConfig], None]
+ProcessSetup = Callable[[RunConfig], None]
 """Applies process-wide settings (the CLI: ``memory.allocator.apply_cpu_allocator``)."""
 
 
@@ -203,7 +203,7 @@ def _train(
         log.info("estimated peak RSS %s (%s allocator, %s, recompute %s; docs/memory.md)",
                  format_bytes(peak), t.cpu_allocator, t.precision, t.recompute)  # fmt: skip
     if process_setup is not None:
-        process_setup(cfg.train)
+        process_setup(cfg)
     if resume is not None:
         _check_same_data(run, data)
     memory_path = _memory_path(run, world)
