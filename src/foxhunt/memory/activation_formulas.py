@@ -144,10 +144,11 @@ def vsn_bytes(
     """VSN over ``n_vars`` inputs at ``rows`` positions: (bytes saved, recompute transient).
 
     Selection: GRN(x -> V) with hidden min(d, V); its input is the batch (not counted), then a
-    softmax that keeps its output (N V). Per variable (fused): embedding, GRN at d_v without a
-    LayerNorm affine (it is folded into the lift), the normalised state kept by the weighting,
-    the weight-scaled states, and the embedding's contiguous fp32 copy of the chunk's inputs
-    ((8 d_v + 3) fp32 values per row, plus dropout's d_v-byte mask). A streaming VSN
+    softmax that keeps its output (N V). Per variable (fused): GRN at d_v without a LayerNorm
+    affine (it is folded into the lift) and with the embedding folded into fc1 (no embedding
+    kept), the normalised state kept by the weighting, the weight-scaled states, and the
+    contiguous copy of the chunk's inputs ((7 d_v + 3) fp32 values per row, plus dropout's
+    d_v-byte mask). A streaming VSN
     runs the selection under checkpoint (keeping its context and its output, the weights) and
     the per-variable part chunk by chunk under checkpoint (keeping nothing new: its inputs are
     views of the batch and of the weights); in backward the selection and then one chunk at a
@@ -162,13 +163,13 @@ def vsn_bytes(
     if mode == "fused":
         mask = s.d_v * MASK if s.dropout else 0
         if f == F32:
-            per_var_row_bytes = (8 * s.d_v + 3) * F32 + mask
+            per_var_row_bytes = (7 * s.d_v + 3) * F32 + mask
         else:  # half precision throughout (LayerNorm too: model/variable_grn.py); inputs fp32
-            per_var_row_bytes = 16 * s.d_v + 8 + mask
+            per_var_row_bytes = 14 * s.d_v + 6 + mask
     else:  # faithful: GRN d_v -> d with hidden min(d_v, d) and a LayerNorm affine, then einsum
         dh = min(s.d_v, s.d)
         mask = dh * MASK if s.dropout else 0
-        per_var_row_bytes = (s.d_v + 2 * dh + 2 * s.d + s.d + 2 + s.d + s.d) * f + F32 + mask
+        per_var_row_bytes = (2 * dh + 2 * s.d + s.d + 2 + s.d + s.d) * f + F32 + mask
     per_var = v * rows * per_var_row_bytes
     if streaming:
         # Kept: the context (a checkpoint input) and the selection weights (the chunks' input).

@@ -144,14 +144,51 @@ class PerVariableGRN(nn.Module):
             (Vc, N, d_out).
         """
         h = torch.baddbmm(w.fc1_bias[:, None, :], a, w.fc1_weight)  # (Vc, N, dh)
-        # In place: ELU's backward then uses its output, which fc2 keeps anyway (one tensor, not two).
-        h = torch.baddbmm(w.fc2_bias[:, None, :], F.elu(h, inplace=True), w.fc2_weight)
-        g = torch.baddbmm(w.gate_bias[:, None, :], self.dropout(h), w.gate_weight)
-        g = F.glu(g, dim=-1)  # (Vc, N, d_out)
         if w.skip_weight is not None and w.skip_bias is not None:
             skip = torch.baddbmm(w.skip_bias[:, None, :], a, w.skip_weight)
         else:
             skip = a
+        return self._from_hidden(h, skip, w)
+
+    def run_embedded(self, x: Tensor, emb_w: Tensor, emb_b: Tensor, w: VariableWeights) -> Tensor:
+        """The GRNs of a chunk of variables applied to their embeddings ``x * emb_w + emb_b``.
+
+        Each embedding is an affine map of one scalar, so fc1 of it (and a projected skip) is
+        one too: ``fc1(x e_w + e_b) = x (e_w W1) + (e_b W1 + b1)``. Folding the embedding into
+        the weights ((Vc, d_hidden) products of weights, not of activations) means fc1 is an
+        elementwise op instead of a batched matmul and no (Vc, N, d_in) embedding is kept for
+        its backward. Under autocast every per-variable activation is in the autocast dtype.
+
+        Args:
+            x: (Vc, N, 1) the chunk's inputs, one row block per variable.
+            emb_w: (Vc, d_in) embedding weights.
+            emb_b: (Vc, d_in) embedding biases.
+            w: Those variables' GRN weights (a chunk from :meth:`split`).
+
+        Returns:
+            (Vc, N, d_out); the same as :meth:`run_chunk` of the embeddings, up to rounding.
+        """
+        dev = x.device.type
+        if torch.is_autocast_enabled(dev):
+            half = torch.get_autocast_dtype(dev)
+            x, emb_w, emb_b = x.to(half), emb_w.to(half), emb_b.to(half)
+        ew, eb = emb_w[:, None, :], emb_b[:, None, :]  # (Vc, 1, d_in)
+        h = torch.addcmul(
+            torch.baddbmm(w.fc1_bias[:, None, :], eb, w.fc1_weight), x, torch.bmm(ew, w.fc1_weight)
+        )  # (Vc, N, dh)
+        if w.skip_weight is not None and w.skip_bias is not None:
+            skip_b = torch.baddbmm(w.skip_bias[:, None, :], eb, w.skip_weight)
+            skip = torch.addcmul(skip_b, x, torch.bmm(ew, w.skip_weight))
+        else:
+            skip = torch.addcmul(eb, x, ew)  # the embedding itself (only added: not kept)
+        return self._from_hidden(h.to(x.dtype), skip, w)
+
+    def _from_hidden(self, h: Tensor, skip: Tensor, w: VariableWeights) -> Tensor:
+        """The GRN after fc1: ELU, fc2, dropout, gate, GLU, add the skip, LayerNorm (+ affine)."""
+        # In place: ELU's backward then uses its output, which fc2 keeps anyway (one tensor, not two).
+        h = torch.baddbmm(w.fc2_bias[:, None, :], F.elu(h, inplace=True), w.fc2_weight)
+        g = torch.baddbmm(w.gate_bias[:, None, :], self.dropout(h), w.gate_weight)
+        g = F.glu(g, dim=-1)  # (Vc, N, d_out)
         y = _layer_norm(skip + g, self.d_out)
         if w.norm_weight is None or w.norm_bias is None:
             return y

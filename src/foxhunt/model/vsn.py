@@ -172,8 +172,8 @@ class VariableSelectionNetwork(nn.Module):
         # everything computed from it, would come out non-contiguous, and every baddbmm and
         # layer_norm of the GRN would copy its input first, forward and backward
         xt = xc.t().contiguous()[..., None]  # (Vc, N, 1)
-        emb = torch.addcmul(emb_b[:, None, :], xt, emb_w[:, None, :])  # (Vc, N, dv)
-        state = self.variable_grn.run_chunk(emb, grn_w)  # (Vc, N, d_var | d_model)
+        # the embedding x * emb_w + emb_b is folded into fc1 (PerVariableGRN.run_embedded)
+        state = self.variable_grn.run_embedded(xt, emb_w, emb_b, grn_w)  # (Vc, N, d_var | d_model)
         if lift_w is None or lift_b is None:  # faithful
             return torch.einsum("vnd,nv->nd", state, vc)
         # in the states' dtype (half under autocast): an fp32 product would be cast again by addmm
