@@ -17,7 +17,10 @@ activations; under non-reentrant checkpointing a block keeps only its tensor inp
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from foxhunt.config import RunConfig
 
 DeviceType = Literal["cpu", "cuda"]
 
@@ -237,3 +240,14 @@ def checkpointed_input_bytes(s: Shape) -> dict[str, int]:
         "positionwise_grn": dec,
         "pre_output_gate": dec,
     }
+
+
+def largest_variable_tensor(cfg: RunConfig, micro: int, precision: str, recompute: bool) -> int:
+    """Bytes of the widest per-variable VSN activation, (V or chunk, rows, d_var)."""
+    c = cfg.model
+    f = 4 if precision == "fp32" else 2
+    width = []
+    for n_vars, steps in ((c.n_historical, c.encoder_length), (c.n_known, c.total_length)):
+        vars_at_once = min(c.vsn_chunk, n_vars) if recompute else n_vars
+        width.append(vars_at_once * micro * steps * c.variable_width * f)
+    return max(width)

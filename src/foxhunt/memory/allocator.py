@@ -81,7 +81,7 @@ def balanced_mmap_threshold(cfg: RunConfig) -> int:
     """
     import torch  # not at CLI start
 
-    from foxhunt.memory.process import largest_variable_tensor
+    from foxhunt.memory.activation_formulas import largest_variable_tensor
     from foxhunt.runtime import resolve_precision
 
     t = cfg.train

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from foxhunt.config import CpuAllocator, Precision, RunConfig
+from foxhunt.memory.activation_formulas import largest_variable_tensor
 from foxhunt.memory.estimate import batch_bytes, estimate_memory
 
 IMPORT_BASELINE_BYTES = 245 * 2**20
@@ -116,17 +117,6 @@ GLIBC_MMAP_MAX = 32 * 2**20
 always mapped on their own and returned when freed, so a step whose largest activations are
 this large leaves no more slack with glibc's defaults than with ``lean`` (measured: TFT-225
 batch 128, 41 MiB per-variable tensors, 1,509 MiB peak RSS against an estimate of 1,577)."""
-
-
-def largest_variable_tensor(cfg: RunConfig, micro: int, precision: str, recompute: bool) -> int:
-    """Bytes of the widest per-variable VSN activation, (V or chunk, rows, d_var)."""
-    c = cfg.model
-    f = 4 if precision == "fp32" else 2
-    width = []
-    for n_vars, steps in ((c.n_historical, c.encoder_length), (c.n_known, c.total_length)):
-        vars_at_once = min(c.vsn_chunk, n_vars) if recompute else n_vars
-        width.append(vars_at_once * micro * steps * c.variable_width * f)
-    return max(width)
 
 
 @dataclass(frozen=True)
