@@ -111,16 +111,26 @@ def test_apply_cpu_allocator_tunes_lean_and_balanced_cpu_runs(
     assert calls == [(210 * 32 * 50 * 16 * 2, None)]
 
 
-def test_balanced_threshold_follows_the_micro_batch_within_its_range() -> None:
+def test_balanced_threshold_follows_the_micro_batch_within_its_range(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from foxhunt.config import preset
     from foxhunt.memory.allocator import BALANCED_MMAP_RANGE, balanced_mmap_threshold
 
     cfg = preset("tft-225").replace(train={"precision": "fp32"})
     at = {b: balanced_mmap_threshold(cfg.replace(train={"batch_size": b})) for b in (1, 16, 512)}
     assert at[16] == 210 * 16 * 50 * 16 * 4
-    assert at[1] == BALANCED_MMAP_RANGE[0] and at[512] == BALANCED_MMAP_RANGE[1]
+    assert at[1] is None  # 672 kB blocks: below 4 MiB glibc's own threshold is left alone
+    assert at[512] == BALANCED_MMAP_RANGE[1]
     micro = cfg.replace(train={"batch_size": 64, "micro_batch_size": 16})
     assert balanced_mmap_threshold(micro) == at[16]
+    # where the threshold is None, balanced applies nothing: glibc as it is
+    import foxhunt.memory.allocator as allocator
+
+    calls: list[int] = []
+    monkeypatch.setattr(allocator, "tune_cpu_allocator", lambda *a, **k: calls.append(1) or True)
+    assert allocator.apply_cpu_allocator(cfg.replace(train={"batch_size": 1})) is False
+    assert calls == []
 
 
 def test_the_training_library_leaves_the_allocator_alone() -> None:

@@ -68,3 +68,20 @@ def test_estimate_within_15_percent_of_peak_process_rss(
         cfg.replace(train={"precision": m["precision"]}), import_baseline=m["baseline_rss_bytes"]
     )
     assert abs(est.total / m["peak_rss_bytes"] - 1) < 0.15, (est.parts(), m["peak_rss_bytes"])
+
+
+def test_balanced_is_quoted_as_glibc_below_its_smallest_block_and_as_lean_from_the_largest() -> (
+    None
+):
+    """The process estimate follows what ``balanced`` does (memory/allocator.py): nothing below
+    4 MiB per-variable blocks (glibc's slack), mapping from 32 MiB (no slack, as lean)."""
+
+    def peak(batch: int, allocator: str) -> int:
+        cfg = preset("tft-225").replace(
+            train={"batch_size": batch, "precision": "bf16", "cpu_allocator": allocator}
+        )
+        return process_training_peak(cfg, import_baseline=0).total
+
+    assert peak(4, "balanced") == peak(4, "glibc")  # 1.3 MB blocks
+    assert peak(32, "lean") < peak(32, "balanced") < peak(32, "glibc")  # 10.75 MB blocks
+    assert peak(128, "balanced") == peak(128, "lean") == peak(128, "glibc")  # 43 MB blocks

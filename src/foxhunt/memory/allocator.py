@@ -63,14 +63,27 @@ def tune_cpu_allocator(mmap_threshold: int = 2**20, trim_threshold: int | None =
     return ok
 
 
-BALANCED_MMAP_RANGE = (4 * 2**20, 32 * 2**20)
-"""Bounds of the ``balanced`` mmap threshold: below 4 MiB it would map (and fault in afresh) the
-many small tensors of a step, as ``lean`` does; from 32 MiB glibc maps blocks anyway."""
+BALANCED_MIN_BLOCK = 4 * 2**20
+"""Below this per-variable block size the ``balanced`` allocator is glibc's own
+(:data:`BALANCED_MMAP_RANGE`)."""
+
+GLIBC_MMAP_MAX = 32 * 2**20
+"""glibc's dynamic mmap threshold stops rising here (64-bit): blocks at least this large are
+always mapped on their own and returned when freed, so a step whose largest activations are
+this large leaves no more slack with glibc's defaults than with ``lean`` (measured: TFT-225
+batch 128, 41 MiB per-variable tensors, 1,509 MiB peak RSS against an estimate of 1,577)."""
+
+BALANCED_MMAP_RANGE = (BALANCED_MIN_BLOCK, GLIBC_MMAP_MAX)
+"""Where ``balanced`` sets an mmap threshold: per-variable activations below 4 MiB are left to
+glibc's own dynamic threshold (which then still maps blocks of a few MiB; fixed at 4 MiB it
+would keep them in the heap: TFT-225 at micro-batch 4 peaked 595 MB instead of 560), and from
+32 MiB glibc maps them anyway."""
 
 
-def balanced_mmap_threshold(cfg: RunConfig) -> int:
+def balanced_mmap_threshold(cfg: RunConfig) -> int | None:
     """The ``balanced`` allocator's mmap threshold: the bytes of the run's widest per-variable
-    VSN activation ((V, rows, d_var) at the micro-batch), within :data:`BALANCED_MMAP_RANGE`.
+    VSN activation ((V, rows, d_var) at the micro-batch), at most 32 MiB; None (glibc left as it
+    is) where that is below 4 MiB (:data:`BALANCED_MMAP_RANGE`).
 
     Those blocks (and wider ones) are most of a step's activation bytes and, carved from glibc's
     heap, what leaves it fragmented and resident; mapped, they go back to the OS when freed,
@@ -88,7 +101,7 @@ def balanced_mmap_threshold(cfg: RunConfig) -> int:
     precision = resolve_precision(t.precision, torch.device(t.device))
     widest = largest_variable_tensor(cfg, t.micro_batch, precision, t.recompute)
     low, high = BALANCED_MMAP_RANGE
-    return min(max(widest, low), high)
+    return None if widest < low else min(widest, high)
 
 
 def apply_cpu_allocator(cfg: RunConfig) -> bool:
@@ -97,7 +110,7 @@ def apply_cpu_allocator(cfg: RunConfig) -> bool:
 
     On a CPU run ``lean`` tunes glibc to map every block >= 1 MiB (:func:`tune_cpu_allocator`),
     ``balanced`` only blocks from :func:`balanced_mmap_threshold` (glibc's trim threshold left
-    as it is); ``glibc`` or a CUDA run leaves the allocator as it is.
+    as it is; nothing where that is None); ``glibc`` or a CUDA run leaves the allocator as it is.
 
     Returns:
         True if the allocator was tuned.
@@ -107,7 +120,10 @@ def apply_cpu_allocator(cfg: RunConfig) -> bool:
         return False
     if t.cpu_allocator == "lean":
         return tune_cpu_allocator()  # freed activations go back to the OS: RSS tracks tensors
-    return tune_cpu_allocator(balanced_mmap_threshold(cfg), trim_threshold=None)
+    threshold = balanced_mmap_threshold(cfg)
+    if threshold is None:  # small per-variable blocks: glibc's dynamic threshold does better
+        return False
+    return tune_cpu_allocator(threshold, trim_threshold=None)
 
 
 def release_free_heap() -> bool:

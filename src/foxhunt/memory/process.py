@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from foxhunt.config import CpuAllocator, Precision, RunConfig
 from foxhunt.memory.activation_formulas import largest_variable_tensor
+from foxhunt.memory.allocator import BALANCED_MIN_BLOCK, GLIBC_MMAP_MAX
 from foxhunt.memory.estimate import batch_bytes, estimate_memory
 
 IMPORT_BASELINE_BYTES = 245 * 2**20
@@ -112,13 +113,6 @@ COMPILER_IMPORT_BYTES = 50 * 2**20
 imports it on first use, so runs with checkpointing or recomputation hold it."""
 
 
-GLIBC_MMAP_MAX = 32 * 2**20
-"""glibc's dynamic mmap threshold stops rising here (64-bit): blocks at least this large are
-always mapped on their own and returned when freed, so a step whose largest activations are
-this large leaves no more slack with glibc's defaults than with ``lean`` (measured: TFT-225
-batch 128, 41 MiB per-variable tensors, 1,509 MiB peak RSS against an estimate of 1,577)."""
-
-
 @dataclass(frozen=True)
 class ProcessPeak:
     """Estimated peak RSS of a training process, by part (bytes)."""
@@ -199,8 +193,11 @@ def process_training_peak(
     alloc = allocator or t.cpu_allocator
     micro = micro_batch or t.micro_batch
     rec = t.recompute if recompute is None else recompute
-    if alloc != "lean" and largest_variable_tensor(cfg, micro, precision, rec) >= GLIBC_MMAP_MAX:
+    widest = largest_variable_tensor(cfg, micro, precision, rec)
+    if alloc != "lean" and widest >= GLIBC_MMAP_MAX:
         alloc = "lean"  # the big activations are mapped and returned either way
+    elif alloc == "balanced" and widest < BALANCED_MIN_BLOCK:
+        alloc = "glibc"  # memory/allocator.py leaves glibc as it is there
     factor = RECOMPUTE_ACTIVATION_RSS_FACTOR if rec else ACTIVATION_RSS_FACTOR[alloc]
     slack = int((factor - 1) * activations)
     ckpt = t.checkpointing if checkpointing is None else checkpointing
