@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pytest
 import torch
 
 from foxhunt.model.lstm import LSTMBlock
@@ -22,15 +23,29 @@ def test_initial_state_is_used_and_final_state_returned() -> None:
     torch.testing.assert_close(torch.cat([first, rest], 1), out1)
 
 
-def test_cpu_bf16_autocast_runs_lstm_in_fp32() -> None:
+@pytest.mark.parametrize("native", [False, True])
+def test_cpu_bf16_autocast_runs_lstm_in_fp32_unless_bf16_is_native(
+    native: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import foxhunt.runtime as runtime
+
+    if native and not runtime.native_bf16(torch.device("cpu")):
+        pytest.skip("this CPU has no native bf16 (oneDNN's bf16 LSTM may fail here)")
+    monkeypatch.setattr(runtime, "native_bf16", lambda device: native)
     torch.manual_seed(0)
     m = LSTMBlock(4, 6, 1)
     x = torch.randn(3, 5, 4)
     state = (torch.zeros(1, 3, 6), torch.zeros(1, 3, 6))
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        out, _ = m(x.bfloat16(), state)
-    assert out.dtype == torch.float32 and torch.isfinite(out).all()
-    torch.testing.assert_close(out, m(x.bfloat16().float(), state)[0])
+        out, (h, c) = m(x.bfloat16(), state)
+    assert torch.isfinite(out).all()
+    fp32 = m(x.bfloat16().float(), state)[0]
+    if native:  # oneDNN's bf16 LSTM: bf16 out, within bf16 rounding of the fp32 run
+        assert out.dtype == h.dtype == torch.bfloat16
+        torch.testing.assert_close(out.float(), fp32, rtol=0.02, atol=0.02)
+    else:
+        assert out.dtype == torch.float32
+        torch.testing.assert_close(out, fp32)
 
 
 def test_recompute_gives_the_same_gradients() -> None:
