@@ -88,9 +88,9 @@ def balanced_mmap_threshold(cfg: RunConfig) -> int | None:
     Those blocks (and wider ones) are most of a step's activation bytes and, carved from glibc's
     heap, what leaves it fragmented and resident; mapped, they go back to the OS when freed,
     while the many smaller tensors keep reusing the heap without page faults. Measured at
-    TFT-225 batch 32 bf16 (10.75 MB blocks; 3 runs each, ``foxhunt train``, 2 threads): 92-103
-    samples/s at 459-464 MB over the import baseline, against glibc's 96-112 at 526-567 and
-    lean's 79-88 at 429-433 (docs/memory.md).
+    TFT-225 batch 32 bf16 (10.75 MB blocks, ``benchmarks/train_cli.py``, 2 threads, session 9):
+    91-101 samples/s at 419-426 MB over the import baseline; glibc's 94-113 at 501-525 and
+    lean's 77-78 at 414-415, both measured before the bf16 LSTM (docs/memory.md).
     """
     import torch  # not at CLI start
 

@@ -86,7 +86,8 @@ class TFT(nn.Module):
        never cross. Without it (as in the paper, and runs trained before the option) the head
        is a plain linear map and consumers sort at inference. Either way the parameters are
        one ``Linear(d, Q)``, so the weights file has the same names and shapes.
-    8. **Precision**: under CPU autocast the LSTMs run in fp32 (see ``model/lstm.py``).
+    8. **Precision**: under CPU autocast the LSTMs run in fp32 unless the CPU computes bf16
+       natively (see ``model/lstm.py``).
        In training the LSTMs recompute their forward in backward rather than keep oneDNN's
        workspace (the largest activation of the model otherwise); no change to the function.
     9. **Dropout** sits before every GLU and on the attention probabilities; not before the final
