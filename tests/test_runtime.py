@@ -10,6 +10,7 @@ from foxhunt import runtime
 def test_auto_precision_follows_native_bf16(
     monkeypatch: pytest.MonkeyPatch, native: bool, expected: str
 ) -> None:
+    monkeypatch.delenv(runtime.FORCE_FP32_ENV, raising=False)
     monkeypatch.setattr(runtime, "_cpu_has_native_bf16", lambda: native)
     cpu = torch.device("cpu")
     assert runtime.native_bf16(cpu) is native
@@ -18,7 +19,22 @@ def test_auto_precision_follows_native_bf16(
         assert runtime.resolve_precision(explicit, cpu) == explicit
 
 
+def test_force_fp32_env_makes_auto_fp32_and_keeps_explicit_choices(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(runtime, "_cpu_has_native_bf16", lambda: True)
+    cpu = torch.device("cpu")
+    monkeypatch.setenv(runtime.FORCE_FP32_ENV, "1")
+    assert runtime.resolve_precision("auto", cpu) == "fp32"
+    assert runtime.resolve_precision("bf16", cpu) == "bf16"
+    with runtime.autocast(cpu, "auto"):
+        assert not torch.is_autocast_enabled("cpu")
+    monkeypatch.setenv(runtime.FORCE_FP32_ENV, "0")  # only "1" forces
+    assert runtime.resolve_precision("auto", cpu) == "bf16"
+
+
 def test_autocast_resolves_auto(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(runtime.FORCE_FP32_ENV, raising=False)
     cpu = torch.device("cpu")
     monkeypatch.setattr(runtime, "_cpu_has_native_bf16", lambda: True)
     with runtime.autocast(cpu, "auto"):

@@ -62,21 +62,39 @@ def native_bf16(device: torch.device) -> bool:
 
 
 @functools.cache
-def _cpu_has_native_bf16() -> bool:
+def _cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags from ``/proc/cpuinfo`` (empty where it cannot be read)."""
     try:
-        flags = next(
-            (ln for ln in Path("/proc/cpuinfo").read_text().splitlines() if ln.startswith("flags")),
-            "",
-        ).split()
+        text = Path("/proc/cpuinfo").read_text()
     except OSError:
-        return False
-    return any(f in flags for f in _NATIVE_BF16_CPU_FLAGS)
+        return frozenset()
+    line = next((ln for ln in text.splitlines() if ln.startswith("flags")), "")
+    return frozenset(line.partition(":")[2].split())
+
+
+def _cpu_has_native_bf16() -> bool:
+    return any(f in _cpu_flags() for f in _NATIVE_BF16_CPU_FLAGS)
+
+
+def cpu_has_avx512() -> bool:
+    """Whether the CPU has AVX-512 (``avx512f``): oneDNN then JITs wider kernels and its
+    processes hold more memory beyond their tensors (memory/process.py)."""
+    return "avx512f" in _cpu_flags()
+
+
+FORCE_FP32_ENV = "FOXHUNT_FORCE_FP32"
+"""Environment variable: ``1`` makes ``auto`` resolve to fp32 on every device, as on a CPU
+without native bf16 (``FOXHUNT_FORCE_FP32=1 make test`` runs the suite as an AVX2-only CPU
+would; docs/testing.md). Precisions given explicitly are kept."""
 
 
 def resolve_precision(precision: str, device: torch.device) -> Precision:
-    """``auto`` -> bf16 where ``device`` has native bf16 (:func:`native_bf16`), else fp32; any
-    other precision is returned as it is."""
+    """``auto`` -> bf16 where ``device`` has native bf16 (:func:`native_bf16`), else fp32 (and
+    fp32 everywhere under ``FOXHUNT_FORCE_FP32=1``); any other precision is returned as it
+    is."""
     if precision == "auto":
+        if os.environ.get(FORCE_FP32_ENV) == "1":
+            return "fp32"
         return "bf16" if native_bf16(device) else "fp32"
     return precision  # type: ignore[return-value]
 

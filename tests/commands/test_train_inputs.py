@@ -10,7 +10,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+import torch
 
+from foxhunt.artifacts.checkpoints import load_weights, save_weights
+from foxhunt.artifacts.rundir import RunDir, model_weights
 from foxhunt.cli import main
 from foxhunt.data.demo import write_demo_bars
 
@@ -66,10 +69,23 @@ def test_run_stores_inputs_and_shape(run) -> None:
     )
 
 
+def _input_dependent_head(run_dir: Path) -> None:
+    """Give the served weights' quantile head non-zero weights, set by hand: two training steps
+    may serve the scale-only start, whose zero head ignores every input (what this test checks
+    is the mechanism that carries the future rows' values to the forecast, not training)."""
+    path = model_weights(RunDir(run_dir))
+    tensors, meta = load_weights(path)
+    gen = torch.Generator().manual_seed(0)
+    w = tensors["output.weight"]
+    tensors["output.weight"] = torch.randn(w.shape, generator=gen, dtype=w.dtype) * 0.5
+    save_weights(path, tensors, {k: v for k, v in meta.items() if k != "weights_sha256"})
+
+
 def test_evaluate_and_predict(run, capsys) -> None:
     assert main(["evaluate", "--model", str(run["run"]), "--bars", str(run["bars"])]) == 0
     assert "test split of the training bars" in " ".join(capsys.readouterr().out.split())
     root = run["root"]
+    _input_dependent_head(run["run"])
     outs = []
     for value in (0.0, 1.0):
         bars = _with_covariates(run["raw"], root / f"ES_f{value}.parquet", future_event=value)

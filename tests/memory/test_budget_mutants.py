@@ -18,7 +18,11 @@ from foxhunt.config import RunConfig, TrainConfig
 from foxhunt.errors import InputError
 from foxhunt.memory.budget import _options, plan_budget, training_peak
 from foxhunt.memory.estimate import estimate_memory, process_overhead_bytes
-from foxhunt.memory.process import ACTIVATION_RSS_FACTOR, IMPORT_BASELINE_BYTES, PROCESS_OVERHEAD
+from foxhunt.memory.process import (
+    ACTIVATION_RSS_FACTOR,
+    IMPORT_BASELINE_BYTES,
+    process_overhead,
+)
 from foxhunt.memory.units import format_bytes
 from foxhunt.runtime import resolve_precision
 from memory_helpers import TINY
@@ -40,17 +44,12 @@ def _validation_peak(
     activations and the training process's overhead; on CUDA at the run's precision, tensors
     only."""
     device = "cuda" if cfg.train.device.startswith("cuda") else "cpu"
+    overhead = process_overhead() if device == "cpu" else process_overhead_bytes(device, "train")
     if device == "cpu":
         precision = "fp32"
     est = estimate_memory(cfg.model, size, precision=precision, device=device)  # type: ignore[arg-type]
     fixed = IMPORT_BASELINE_BYTES + data_bytes if device == "cpu" else 0
-    peak = (
-        est.inference_peak_bytes
-        + est.optimizer_bytes
-        + est.parameter_bytes
-        + (PROCESS_OVERHEAD if device == "cpu" else process_overhead_bytes(device, "train"))
-        + fixed
-    )
+    peak = est.inference_peak_bytes + est.optimizer_bytes + est.parameter_bytes + overhead + fixed
     if device == "cpu":
         factor = ACTIVATION_RSS_FACTOR[allocator or cfg.train.cpu_allocator]
         peak += int(
@@ -252,6 +251,7 @@ def test_auto_precision_resolves_on_the_runs_device(device: str, monkeypatch) ->
     has native bf16, a CPU run plans in bf16 and a CUDA run on a machine without a GPU in fp32."""
     import foxhunt.runtime
 
+    monkeypatch.delenv(foxhunt.runtime.FORCE_FP32_ENV, raising=False)
     monkeypatch.setattr(foxhunt.runtime, "_cpu_has_native_bf16", lambda: True)
     cfg = _cfg(precision="auto", device=device)
     want = resolve_precision("auto", torch.device(device))

@@ -105,6 +105,7 @@ def test_estimate_for_run_reads_every_setting_of_the_run(
 
     if device == "cuda" and torch.cuda.is_available():
         pytest.skip("a GPU resolves auto for itself")
+    monkeypatch.delenv(foxhunt.runtime.FORCE_FP32_ENV, raising=False)
     monkeypatch.setattr(foxhunt.runtime, "_cpu_has_native_bf16", lambda: True)
     model = R(TINY, encoder_length=12)
     cfg = RunConfig(

@@ -46,7 +46,7 @@ from foxhunt.memory.estimate import (
 from foxhunt.memory.process import (
     ACTIVATION_RSS_FACTOR,
     IMPORT_BASELINE_BYTES,
-    PROCESS_OVERHEAD,
+    process_overhead,
     process_training_peak,
 )
 from foxhunt.memory.units import format_bytes
@@ -349,7 +349,9 @@ def _fit_validation(
         est = estimate_memory(cfg.model, size, precision=infer_precision, device=device)
         # Validation runs between training steps: the optimizer state is still resident, and
         # on CPU the training process's overhead (the same constant as its steps').
-        overhead = PROCESS_OVERHEAD if device == "cpu" else process_overhead_bytes(device, "train")
+        overhead = (
+            process_overhead() if device == "cpu" else process_overhead_bytes(device, "train")
+        )
         peak = est.inference_peak_bytes + est.optimizer_bytes + est.parameter_bytes + overhead
         peak += fixed
         if device == "cpu":

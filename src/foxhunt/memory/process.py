@@ -11,7 +11,7 @@ A ``foxhunt train`` process peaks at
 * **tensors**: the analytical training peak (:func:`foxhunt.memory.estimate.estimate_memory`:
   weights, AdamW state, gradients, saved activations, the largest transient) with the whole
   effective batch resident;
-* **process overhead** (:data:`PROCESS_OVERHEAD`): kernel code pages, oneDNN caches, thread
+* **process overhead** (:func:`process_overhead`): kernel code pages, oneDNN caches, thread
   arenas;
 * **allocator slack**: RSS beyond the estimated activations, a fitted fraction of them
   (:data:`ACTIVATION_RSS_FACTOR` - 1): larger with glibc's default malloc
@@ -99,13 +99,25 @@ RECOMPUTE_ACTIVATION_RSS_FACTOR = 2.0
 transients come and go outside the tensor estimate's saved bytes. Fitted to one point only
 (TFT-225, batch 32 as 2 x 16, lean, bf16: 590.3 MiB measured, 589 estimated)."""
 
-PROCESS_OVERHEAD = 100 * 2**20
-"""Process memory beyond tensors and slack (kernel code pages, oneDNN primitives, thread arenas,
-Python objects), fitted with :data:`ACTIVATION_RSS_FACTOR` in bf16 as 150 MiB while every run
-imported torch._dynamo through ``torch.optim``; foxhunt's AdamW (``train/adamw.py``) does not, so
-that import is now :data:`COMPILER_IMPORT_BYTES`, counted only where it still happens. Used for
-fp32 too, where the tensor-level fit (``CPU_TRAINING_OVERHEAD``, lean allocator, recompute on)
-found 105 MiB: the process estimate errs high there rather than low."""
+PROCESS_OVERHEAD: dict[str, int] = {"avx512": 100 * 2**20, "avx2": 45 * 2**20}
+"""Process memory beyond tensors and slack (kernel code pages, oneDNN's JIT kernels and
+primitive caches, thread arenas, Python objects), by the CPU's vector ISA: it depends on the
+machine, not on the precision. ``avx512`` (AMD Zen 5 with AVX-512 BF16): fitted with
+:data:`ACTIVATION_RSS_FACTOR` in bf16 as 150 MiB while every run imported torch._dynamo through
+``torch.optim``, 100 MiB once foxhunt's AdamW (``train/adamw.py``) took that import out (now
+:data:`COMPILER_IMPORT_BYTES`, counted only where it still happens); the fp32 tensor-level fit
+there found 105 MiB. ``avx2`` (AMD Zen 3, no AVX-512): peak RSS over the child's baseline less
+tensors and slack measured 30-68 MiB in fp32 over four points (demo batch 8 and 128, TFT-225
+batch 8 and 32, balanced) and 19-25 MiB in bf16 (demo and TFT-225 batch 8); 100 MiB there
+overestimated demo batch 8 by 20 % (docs/memory.md)."""
+
+
+def process_overhead() -> int:
+    """:data:`PROCESS_OVERHEAD` of a training process on this machine's CPU."""
+    from foxhunt.runtime import cpu_has_avx512
+
+    return PROCESS_OVERHEAD["avx512" if cpu_has_avx512() else "avx2"]
+
 
 COMPILER_IMPORT_BYTES = 50 * 2**20
 """RSS of importing torch._dynamo in a training process after its first step (47 MiB measured,
@@ -201,5 +213,5 @@ def process_training_peak(
     factor = RECOMPUTE_ACTIVATION_RSS_FACTOR if rec else ACTIVATION_RSS_FACTOR[alloc]
     slack = int((factor - 1) * activations)
     ckpt = t.checkpointing if checkpointing is None else checkpointing
-    overhead = PROCESS_OVERHEAD + (COMPILER_IMPORT_BYTES if ckpt or rec else 0)
+    overhead = process_overhead() + (COMPILER_IMPORT_BYTES if ckpt or rec else 0)
     return ProcessPeak(import_baseline, data_bytes, tensors, overhead, slack)
