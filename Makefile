@@ -8,7 +8,7 @@ DEMO    := runs/demo
 DEMO_BARS ?= 20000
 DEMO_TRAIN_ARGS ?=
 
-.PHONY: install demo test lint bench mutate clean
+.PHONY: install demo test test-fast test-fp32 lint bench mutate clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -34,8 +34,17 @@ demo: $(STAMP)
 	$(BIN)/foxhunt predict --model $(DEMO) --bars $(DEMO)/ES_FUT_latest.parquet --out $(DEMO)/forecast.parquet
 	@echo "demo done: $(DEMO)/report.md, $(DEMO)/forecast.parquet, $(DEMO)/evaluation.json"
 
+# Every test (what CI runs). Tiers and markers: docs/testing.md.
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# The unit tier, what a developer runs after each change: no slow, subprocess or gpu test.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow and not subprocess and not gpu"
+
+# The whole suite as a CPU without native bf16 runs it: precision auto resolves to fp32.
+test-fp32: $(STAMP)
+	FOXHUNT_FORCE_FP32=1 $(BIN)/python -m pytest -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

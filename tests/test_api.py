@@ -42,6 +42,7 @@ def fitted(tmp_path_factory: pytest.TempPathFactory) -> foxhunt.TFTForecaster:
     return foxhunt.TFTForecaster("demo", **TINY).fit(_pandas_bars(700, seed=1))
 
 
+@pytest.mark.slow
 def test_pandas_in_pandas_out_with_target_times(fitted: foxhunt.TFTForecaster) -> None:
     bars = _pandas_bars(260, seed=2)
     fc = fitted.predict(bars)
@@ -54,6 +55,7 @@ def test_pandas_in_pandas_out_with_target_times(fitted: foxhunt.TFTForecaster) -
     assert {"return_q0.5", "price_q0.9", "realised_close", "realised_return"} <= set(fc.columns)
 
 
+@pytest.mark.slow
 def test_polars_and_path_give_polars_and_the_same_numbers(
     fitted: foxhunt.TFTForecaster, tmp_path: Path
 ) -> None:
@@ -70,6 +72,7 @@ def test_polars_and_path_give_polars_and_the_same_numbers(
     assert long.height == 3 * a.height and set(long["quantile"]) == {0.1, 0.5, 0.9}
 
 
+@pytest.mark.slow
 def test_evaluate_on_the_training_frame_scores_its_test_split(
     fitted: foxhunt.TFTForecaster,
 ) -> None:
@@ -79,6 +82,7 @@ def test_evaluate_on_the_training_frame_scores_its_test_split(
     assert not list(fitted.run_dir.glob("evaluation*.json"))  # nothing written into the run
 
 
+@pytest.mark.slow
 def test_save_and_load_round_trip_the_cli_run_directory(
     fitted: foxhunt.TFTForecaster, tmp_path: Path
 ) -> None:
@@ -92,6 +96,7 @@ def test_save_and_load_round_trip_the_cli_run_directory(
         fitted.save(saved)
 
 
+@pytest.mark.slow
 def test_streaming_takes_pandas_with_a_timestamp_column(fitted: foxhunt.TFTForecaster) -> None:
     pdf = _pandas_bars(240, seed=4)
     a, b = fitted.stream(), fitted.stream()
@@ -125,6 +130,7 @@ def test_read_bars_keeps_the_callers_kind_and_adds_a_symbol() -> None:
     assert isinstance(foxhunt.read_bars(pl.from_pandas(pdf), symbol="NQ"), pl.DataFrame)
 
 
+@pytest.mark.slow
 def test_no_process_wide_side_effects(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import ctypes
 
@@ -157,6 +163,8 @@ def test_no_process_wide_side_effects(monkeypatch: pytest.MonkeyPatch, tmp_path:
     assert root.handlers == handlers and root.level == level
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_import_foxhunt_stays_light_until_the_api_is_used() -> None:
     import subprocess
     import sys

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 SRC = Path(__file__).resolve().parents[1] / "src" / "foxhunt"
 
 # Bottom to top; a room may import its own modules and any room below it.
@@ -70,6 +72,7 @@ def _imports() -> dict[str, set[str]]:
     return graph
 
 
+@pytest.mark.slow
 def test_no_room_imports_a_room_above_it() -> None:
     bad = [
         f"{m} -> {d}"
@@ -80,6 +83,7 @@ def test_no_room_imports_a_room_above_it() -> None:
     assert bad == []
 
 
+@pytest.mark.slow
 def test_no_import_circle() -> None:
     graph = _imports()
     state: dict[str, int] = {}
@@ -114,6 +118,7 @@ def test_no_source_file_over_400_lines() -> None:
     assert long == {}
 
 
+@pytest.mark.slow
 def test_only_commands_write_to_stdout() -> None:
     """Library code logs; ``print``, ``sys.stdout`` and a rich ``Console`` on stdout live in
     ``commands/`` and ``cli.py`` only (``Console(stderr=True)`` is fine anywhere)."""

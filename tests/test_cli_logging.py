@@ -16,6 +16,8 @@ from foxhunt.data.demo import write_demo_bars
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_verbose_shows_foxhunt_debug_but_not_third_party_debug() -> None:
     code = (
         "import logging; from foxhunt.cli import main; "

@@ -69,6 +69,8 @@ def _final(run: Path) -> dict[str, torch.Tensor]:
     return ckpt.load_weights(path)[0]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_train_writes_a_self_describing_run_directory(trained: dict[str, Path]) -> None:
     run = trained["run"]
     for name in (
@@ -118,6 +120,8 @@ def test_train_writes_a_self_describing_run_directory(trained: dict[str, Path]) 
     assert state["loop"]["epoch"] == 2
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_predict_and_evaluate_from_the_run_directory_alone(
     trained: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -182,6 +186,8 @@ def test_predict_and_evaluate_from_the_run_directory_alone(
     assert not list(tmp_path.glob("*.tmp"))
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_evaluate_on_training_bars_scores_the_test_split(
     trained: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -196,6 +202,8 @@ def test_evaluate_on_training_bars_scores_the_test_split(
     )
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_resume_after_a_crash_matches_the_uninterrupted_run(
     trained: dict[str, Path],
     tmp_path: Path,
@@ -260,6 +268,8 @@ def test_resume_after_a_crash_matches_the_uninterrupted_run(
     assert steps == sorted(steps)  # the discarded epoch's lines were dropped
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "sig", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM], ids=["kill-9", "ctrl-c", "sigterm"]
 )
@@ -312,6 +322,8 @@ def test_signal_mid_epoch_then_resume(
         ckpt.load_resume_state(p)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_memory_budget_picks_a_smaller_micro_batch(
     trained: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -367,6 +379,8 @@ def _fails(argv: list[str], capsys: pytest.CaptureFixture[str], *words: str) -> 
         assert w in err, err
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_missing_or_corrupt_checkpoint(
     trained: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -393,6 +407,8 @@ def test_missing_or_corrupt_checkpoint(
     )
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_features_that_do_not_match_the_model(
     trained: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -423,6 +439,8 @@ def test_features_that_do_not_match_the_model(
     )
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_horizon_or_encoder_longer_than_the_data(
     trained: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -457,6 +475,8 @@ def test_horizon_or_encoder_longer_than_the_data(
     )
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_other_bad_arguments(
     trained: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -37,6 +37,7 @@ def test_unknown_preset_and_field() -> None:
     assert preset("tft_225") == tft_225()
 
 
+@pytest.mark.subprocess
 def test_cpu_allocator_flag_and_validation() -> None:
     from foxhunt.cli import build_parser
     from foxhunt.commands.options import run_config as _run_config

@@ -63,6 +63,7 @@ def test_full_configs_round_trip_exactly(tmp_path, cfg, suffix) -> None:
     assert RunConfig.load(tmp_path / "config.json") == cfg
 
 
+@pytest.mark.subprocess
 def test_a_stored_run_config_missing_a_newer_field_takes_the_field_default(tmp_path) -> None:
     # demo's stride (2) differs from DataConfig's default (1): a run saved before `stride`
     # existed was built with the default, and must load as it was built.
@@ -115,6 +116,7 @@ def test_bad_files_are_one_line_naming_the_file(tmp_path, name, text, message) -
     assert str(e.value).startswith(f"{path}: ") and "\n" not in str(e.value)
 
 
+@pytest.mark.subprocess
 def test_cli_print_config_and_exit_code(tmp_path, capsys) -> None:
     path = tmp_path / "p.toml"
     path.write_text(PARTIAL_TOML)
@@ -138,6 +140,7 @@ def test_cli_print_config_and_exit_code(tmp_path, capsys) -> None:
     assert err.count("\n") == 1
 
 
+@pytest.mark.subprocess
 def test_train_help_shows_defaults_without_none() -> None:
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")

@@ -93,6 +93,7 @@ def test_every_input_of_the_usage_block_is_written_by_a_line_above_it() -> None:
     assert "ES_FUT.parquet" in written
 
 
+@pytest.mark.slow
 def test_every_usage_command_runs(shrunk_presets: Path) -> None:
     skipped = []
     for argv in usage_commands():
@@ -109,6 +110,7 @@ def test_every_usage_command_runs(shrunk_presets: Path) -> None:
     assert len(skipped) <= 2, skipped  # at most export and index-daily, where absent
 
 
+@pytest.mark.slow
 def test_the_notebook_example_returns_forecasts_with_target_times(shrunk_presets: Path) -> None:
     (code,) = _blocks(_section("Usage"), "python")
     assert len(code.strip().splitlines()) <= 8

@@ -25,6 +25,8 @@ FILES = {
 }
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("name", sorted(FILES))
 def test_real_file_end_to_end(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -114,6 +116,8 @@ def _daily_equity_file(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "make,symbol,calendar",
     [(_vendor_cme_file, "ES", "cme_equity"), (_daily_equity_file, "SPY", "xnys")],

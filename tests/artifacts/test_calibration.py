@@ -57,6 +57,7 @@ def test_a_record_whose_fitted_offsets_do_not_match_is_refused(tmp_path: Path) -
         read_calibration(tmp_path / "calibration.json", LEVELS, 2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shrinkage", [0.0, 0.25, 1.0])
 def test_served_quantiles_are_raw_plus_shrunk_offsets_sorted(shrinkage: float) -> None:
     g = torch.Generator().manual_seed(0)

@@ -93,6 +93,7 @@ def test_missing_and_corrupt_checkpoints_raise_model_dir_error(tmp_path) -> None
         ckpt.load_weights(path)
 
 
+@pytest.mark.slow
 def test_resume_state_is_weights_only_loadable(tmp_path) -> None:
     net = torch.nn.Linear(3, 2)
     opt = torch.optim.AdamW(net.parameters(), lr=1e-3)

@@ -42,6 +42,7 @@ def hourly() -> pl.DataFrame:
     return _closes(1500, dt.timedelta(hours=1), seed=0)
 
 
+@pytest.mark.slow
 def test_every_model_is_stored_with_its_quantiles(hourly: pl.DataFrame) -> None:
     rec = _fit(hourly, 1000, range(1100, 1300))
     assert set(rec) == {"ewma", "garch", "tow_ewma"}

@@ -52,6 +52,7 @@ def test_check_unlocked_without_a_lock_file(tmp_path) -> None:
     assert not (tmp_path / "never-locked").exists()
 
 
+@pytest.mark.subprocess
 def test_kill_9_leaves_no_stale_lock(tmp_path) -> None:
     """The OS drops a flock with its process: the lock file stays, the lock does not."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}

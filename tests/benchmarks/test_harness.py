@@ -22,6 +22,8 @@ TINY = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_foxhunt_step_prints_one_valid_json_record() -> None:
     proc = subprocess.run(
         [sys.executable, str(BENCH / "foxhunt_step.py"), *TINY, "--variable-width", "4"],

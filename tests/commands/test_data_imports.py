@@ -24,6 +24,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["inspect", "features"])
 def test_data_commands_do_not_import_torch(tmp_path: Path, command: str) -> None:
     bars = tmp_path / "ES_FUT_demo.parquet"

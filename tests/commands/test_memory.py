@@ -64,6 +64,8 @@ def test_table_output(capsys: pytest.CaptureFixture[str]) -> None:
     assert "saved: lstm_encoder" in out and "PASS" in out and "training_peak" in out
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_measure_tiny_config_in_subprocesses() -> None:
     # fp32: saved bytes are exact there (bf16's are approximate); recompute off, the default.
     train = TrainConfig(batch_size=4, num_threads=1, precision="fp32")

@@ -27,6 +27,7 @@ def _predict(run: Path, bars: Path, out: Path, *extra: str) -> None:
     )
 
 
+@pytest.mark.slow
 def test_forecasts_name_their_target_bar_and_its_realised_value(
     demo_run: DemoRun, bars: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -62,6 +63,7 @@ def test_forecasts_name_their_target_bar_and_its_realised_value(
     )
 
 
+@pytest.mark.slow
 def test_long_writes_one_row_per_quantile(
     demo_run: DemoRun, bars: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -77,6 +79,7 @@ def test_long_writes_one_row_per_quantile(
     assert {"return", "price", "target_ts", "realised_return"} <= set(fc.columns)
 
 
+@pytest.mark.slow
 def test_long_is_refused_with_follow(demo_run: DemoRun, tmp_path: Path) -> None:
     argv = ["predict", "--model", str(demo_run.run), "--follow", str(tmp_path / "feed.csv")]
     assert main([*argv, "--out", str(tmp_path / "f.csv"), "--long"]) == 2

@@ -52,6 +52,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"root": root, "raw": raw, "bars": bars, "run": out}
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_run_stores_inputs_and_shape(run) -> None:
     cfg = json.loads((run["run"] / "config.json").read_text())
     m, d = cfg["model"], cfg["data"]
@@ -81,6 +83,8 @@ def _input_dependent_head(run_dir: Path) -> None:
     save_weights(path, tensors, {k: v for k, v in meta.items() if k != "weights_sha256"})
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_evaluate_and_predict(run, capsys) -> None:
     assert main(["evaluate", "--model", str(run["run"]), "--bars", str(run["bars"])]) == 0
     assert "test split of the training bars" in " ".join(capsys.readouterr().out.split())
@@ -111,6 +115,8 @@ def test_evaluate_and_predict(run, capsys) -> None:
     )
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_predict_without_future_rows_exits_2(run, capsys) -> None:
     out = run["root"] / "nofuture.parquet"
     argv = ["predict", "--model", str(run["run"]), "--bars", str(run["bars"]), "--out", str(out)]
@@ -119,6 +125,8 @@ def test_predict_without_future_rows_exits_2(run, capsys) -> None:
     assert "known-future columns event need future rows" in err and "\n" not in err
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_missing_covariate_column_exits_2(run, capsys) -> None:
     argv = ["train", "--bars", str(run["raw"]), "--preset", "demo", "--max-steps", "1"]
     argv += ["--out", str(run["root"] / "bad"), "--observed-cols", "spread"]
@@ -137,6 +145,8 @@ def test_memory_estimate_follows_the_inputs(capsys) -> None:
     assert params("--features", "minimal") < base
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_feature_file_and_target_travel_with_the_run(run, capsys) -> None:
     root = run["root"]
     feats = root / "feats.txt"
@@ -158,6 +168,8 @@ def test_feature_file_and_target_travel_with_the_run(run, capsys) -> None:
     assert main(argv) == 0 and pl.read_parquet(pred).height > 0
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_forward_looking_feature_file_exits_2(run, capsys) -> None:
     feats = run["root"] / "peek.txt"
     feats.write_text("ret1_lag0\npeek = LEAD(close, 2) OVER (ORDER BY ts)\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import torch
 
 from foxhunt.cli import main
@@ -29,6 +30,8 @@ num_threads = 1
 """
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_tune_demo_four_trials_writes_a_config_train_accepts(tmp_path, capsys) -> None:
     bars, out = tmp_path / "ES.parquet", tmp_path / "tune"
     write_demo_bars(bars, n_bars=800, seed=3)

@@ -228,6 +228,7 @@ def test_bad_input_cli_exit_2_message_and_no_output(
     assert list(tmp_path.iterdir()) == [bars]  # no output, no temp file
 
 
+@pytest.mark.slow
 def test_unknown_symbol_never_stops_a_run(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """Issue 12: an unknown symbol gets neutral instrument values and one warning naming it and
     the option, not an error."""

@@ -158,6 +158,7 @@ def test_crypto_never_closes() -> None:
     assert closed_hours_share(weekend) == 1.0  # Globex: both closed
 
 
+@pytest.mark.slow
 def test_known_features_finite_for_every_calendar() -> None:
     ts = pl.datetime_range(utc(2024, 12, 20), utc(2025, 1, 3), "7m", eager=True)
     df = pl.DataFrame({"ts": ts})

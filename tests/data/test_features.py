@@ -113,6 +113,7 @@ def test_indicators_match_talib_oracle(es_bars: pl.DataFrame, es_features: pl.Da
         )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -214,6 +215,7 @@ def test_docs_list_every_feature_family() -> None:
     assert "**210**" in docs
 
 
+@pytest.mark.slow
 def test_real_market_bars_prefix_matches_full_run() -> None:
     """Real daily S&P 500 bars (shipped in the arch wheel): finite features, prefix == full run."""
     from foxhunt.data.index_daily import index_daily_bars

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -74,6 +75,7 @@ def valid_bars(draw: st.DrawFn) -> pl.DataFrame:
 TABLE = {"XYZ": Instrument("XYZ", 0.01, 1.0, "USD", "unknown", "24x7")}
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(bars=valid_bars())
 def test_every_feature_is_finite_on_valid_bars(bars: pl.DataFrame) -> None:

@@ -303,6 +303,7 @@ def test_the_bars_reach_every_guard() -> None:
     assert (v[ROLL], v[ROLL + 1]) == (0.0, 1.0)
 
 
+@pytest.mark.slow
 def test_every_observed_feature_matches_its_documented_formula() -> None:
     got, want = _foxhunt_features(), _reference()
     assert list(got) == [name for name, _ in observed_features()]

@@ -251,6 +251,7 @@ def _naive(bars: pl.DataFrame, lim: Limits = LIMITS) -> list[int]:
     return flagged
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(bars=_dirty_series())
 def test_screened_rules_equal_the_naive_loop(bars: pl.DataFrame) -> None:
@@ -369,6 +370,7 @@ def test_duplicates_at_one_level_still_say_duplicate(tmp_path: Path) -> None:
         read_bars(bars)
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_allow_outliers_travels_with_the_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

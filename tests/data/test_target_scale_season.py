@@ -128,6 +128,7 @@ def _choice(bars: pl.DataFrame):  # noqa: ANN202
     return choose_target_scale(train, spec, scaler, cfg)
 
 
+@pytest.mark.slow
 def test_the_choice_finds_a_real_season() -> None:
     choice = _choice(_bars(busy=3.0, seed=1))
     assert choice is not None and len(choice.season) == SEASON_BUCKETS
@@ -137,6 +138,7 @@ def test_the_choice_finds_a_real_season() -> None:
     assert set(TOD_FEATURES) <= set(feature_spec(H).known)
 
 
+@pytest.mark.slow
 def test_the_choice_keeps_no_season_where_there_is_none() -> None:
     choice = _choice(_bars(busy=1.0, seed=2))
     assert choice is not None and choice.season == ()

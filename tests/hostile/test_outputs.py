@@ -73,6 +73,7 @@ def test_out_equal_to_an_input_is_refused_and_the_input_kept(
     )
 
 
+@pytest.mark.slow
 def test_untrained_symbols_warn_or_refuse_with_strict(
     run: Path,
     nq_bars: Path,
@@ -101,6 +102,7 @@ def test_untrained_symbols_warn_or_refuse_with_strict(
     assert not list(run.glob("evaluation*.json"))
 
 
+@pytest.mark.slow
 def test_trained_symbols_pass_silently(
     run: Path, demo_run: DemoRun, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -111,6 +113,7 @@ def test_trained_symbols_pass_silently(
     assert not any("not trained on" in r.getMessage() for r in caplog.records)
 
 
+@pytest.mark.slow
 def test_evaluation_goes_where_out_says_else_beside_the_last(
     run: Path, demo_run: DemoRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -49,6 +49,7 @@ def _records(run: Path) -> list[dict]:
     return [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_two_trainings_on_one_out_one_runs_the_other_exits_2(bars: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     argv = ("train", "--preset", "demo", "--epochs", "2", "--max-steps", "3", "--num-threads", "1")
@@ -78,6 +79,8 @@ def test_two_trainings_on_one_out_one_runs_the_other_exits_2(bars: Path, tmp_pat
     assert not list(run.rglob("*.tmp"))
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_locked_run_is_refused_before_anything_is_touched(
     demo_run: DemoRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -111,6 +114,8 @@ def test_a_locked_run_is_refused_before_anything_is_touched(
     assert after == before  # not one byte of the run changed, no evaluation added
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_overwrite_replaces_a_finished_run(
     demo_run: DemoRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -144,6 +149,8 @@ def test_overwrite_replaces_a_finished_run(
     assert (run / "my_notes.txt").read_text() == "mine"  # only the run's own files went
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_unfinished_run_says_resume(
     demo_run: DemoRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -158,6 +165,8 @@ def test_unfinished_run_says_resume(
     assert f"--resume {run}" in err and "--overwrite" in err
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_failed_fresh_run_leaves_no_directory(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -168,6 +177,8 @@ def test_a_failed_fresh_run_leaves_no_directory(
     assert not run.exists()
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_ctrl_c_twice_aborts_at_once_and_resumes(bars: Path, tmp_path: Path) -> None:
     """Two SIGINTs in a row (the second aborts wherever training is, a write included, if the
     first has not stopped it yet): exit 130, complete epochs intact, no temp file, and

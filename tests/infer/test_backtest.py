@@ -62,6 +62,7 @@ def _tiny():
     )
 
 
+@pytest.mark.slow
 def test_backtest_end_to_end_refit_once(tmp_path) -> None:
     bars = tmp_path / "ES.parquet"
     write_demo_bars(bars, n_bars=1200, seed=1)

@@ -62,6 +62,8 @@ def _by_hand(members, windows, levels):
     return pinball(mean), pinball(each[0]), mean
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_ensemble_of_two_trains_members_per_fold_and_scores_their_mean(tmp_path) -> None:
     path = tmp_path / "ES.parquet"
     write_demo_bars(path, n_bars=1200, seed=1)
@@ -109,6 +111,7 @@ def test_ensemble_of_two_trains_members_per_fold_and_scores_their_mean(tmp_path)
     assert {"TFT (ensemble of 2)", "TFT member 0 alone"} <= labels
 
 
+@pytest.mark.slow
 def test_ensemble_with_refit_once_trains_one_ensemble(tmp_path) -> None:
     path = tmp_path / "ES.parquet"
     write_demo_bars(path, n_bars=1200, seed=1)

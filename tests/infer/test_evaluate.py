@@ -88,6 +88,7 @@ def test_intervals_only_for_levels_the_model_has() -> None:
     assert r["coverage"] == {"10-90": 0.0} and set(r["q_risk"]) == {"P50", "P90"}
 
 
+@pytest.mark.slow
 def test_verdict_follows_the_significance_test(
     demo_run, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -125,6 +126,7 @@ def test_verdict_follows_the_significance_test(
             assert (label in beaten) == (comp["pooled"]["verdict"] == "win"), line
 
 
+@pytest.mark.slow
 def test_a_run_from_before_the_classical_baselines_still_evaluates(demo_run, tmp_path) -> None:
     """A format-1 baselines.json (empirical quantiles only) is read; only the baselines it
     holds are scored and compared."""

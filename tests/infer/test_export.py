@@ -51,6 +51,7 @@ def exported(demo_run: DemoRun, tmp_path_factory: pytest.TempPathFactory) -> Pat
     return out
 
 
+@pytest.mark.slow
 def test_export_says_one_line_with_its_shapes(exported: Path) -> None:
     """Issue 15: ~150 lines of exporter passes, and rich ate ``[batch, 5]`` as markup."""
     chatter = [r for r in EXPORT_LOG["records"] if not r.startswith("foxhunt")]
@@ -64,6 +65,7 @@ def _run(session: ort.InferenceSession, batch) -> np.ndarray:  # noqa: ANN001
     return session.run(["quantiles"], feeds)[0]
 
 
+@pytest.mark.slow
 def test_onnxruntime_matches_pytorch_on_demo_windows(exported: Path, demo_run: DemoRun) -> None:
     loaded = load_model_dir(demo_run.run)
     m = loaded.config.model
@@ -83,6 +85,7 @@ def test_onnxruntime_matches_pytorch_on_demo_windows(exported: Path, demo_run: D
         np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_graph_has_a_dynamic_batch_axis_and_lstm_ops(exported: Path) -> None:
     model = onnx.load(str(exported))
     onnx.checker.check_model(model)
@@ -94,6 +97,7 @@ def test_graph_has_a_dynamic_batch_axis_and_lstm_ops(exported: Path) -> None:
     assert not list(Path(exported).parent.glob("*.data"))  # one self-contained file
 
 
+@pytest.mark.slow
 def test_export_refuses_bad_input(demo_run: DemoRun, tmp_path: Path) -> None:
     assert main(["export", "--model", str(demo_run.run), "--out", str(tmp_path / "m.bin")]) == 2
     assert (

@@ -64,6 +64,7 @@ class Feed:
         self.lines += 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_bad_lines_are_skipped_and_every_good_bar_forecast_once_across_restarts(
     demo_run: DemoRun, tmp_path: Path, suffix: str, caplog: pytest.LogCaptureFixture
@@ -158,6 +159,7 @@ def _line_number(message: str) -> int:
     return int(message.split(" line ")[1].split(":")[0])
 
 
+@pytest.mark.slow
 def test_strict_stops_at_the_first_bad_line_via_the_cli(
     demo_run: DemoRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -184,6 +186,7 @@ def test_strict_stops_at_the_first_bad_line_via_the_cli(
     assert json.loads(sidecar_path(out).read_text())["skipped"]["out_of_order"] == 1
 
 
+@pytest.mark.slow
 def test_parquet_feed_names_rows_and_resumes(demo_run: DemoRun, tmp_path: Path) -> None:
     bars = demo_bars(246, seed=5)
     feed = tmp_path / "ES_live.parquet"
@@ -207,6 +210,7 @@ def test_parquet_feed_names_rows_and_resumes(demo_run: DemoRun, tmp_path: Path) 
     assert latest["origin_ts"].to_list() == [bars["ts"][245]] * H
 
 
+@pytest.mark.slow
 def test_a_replaced_feed_or_another_feed_is_refused(demo_run: DemoRun, tmp_path: Path) -> None:
     bars = demo_bars(240, seed=7)
     feed = tmp_path / "ES_live.csv"
@@ -248,6 +252,7 @@ def test_rows_the_forecaster_still_refuses_are_found_by_halving() -> None:
     assert picky.taken == [c for c in rows["close"].to_list() if c != 13.0]
 
 
+@pytest.mark.slow
 def test_follow_a_growing_csv_and_parquet(demo_run: DemoRun, tmp_path: Path) -> None:
     bars = demo_bars(300, seed=13)
     batch = _batch_predict(demo_run.run, bars, tmp_path)
@@ -301,6 +306,7 @@ def test_follow_a_growing_csv_and_parquet(demo_run: DemoRun, tmp_path: Path) -> 
         list(reader.new_pieces())
 
 
+@pytest.mark.slow
 def test_cli_predict_follow(demo_run: DemoRun, tmp_path: Path) -> None:
     csv = tmp_path / "ES_feed.csv"
     demo_bars(240, seed=2).write_csv(csv)

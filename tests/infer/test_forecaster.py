@@ -53,6 +53,7 @@ def two_symbols(n_es: int, n_nq: int, seed: int) -> pl.DataFrame:
     return bars.sort(["ts", "symbol"])  # as a live feed delivers them
 
 
+@pytest.mark.slow
 def test_streaming_one_bar_at_a_time_equals_batch_predict(
     demo_run: DemoRun, tmp_path: Path
 ) -> None:
@@ -71,6 +72,7 @@ def test_streaming_one_bar_at_a_time_equals_batch_predict(
     assert (np.diff(stream.select(RETURNS).to_numpy(), axis=1) >= 0).all()
 
 
+@pytest.mark.slow
 def test_streaming_equals_batch_after_the_tail_is_trimmed(
     demo_run: DemoRun, tmp_path: Path
 ) -> None:
@@ -83,6 +85,7 @@ def test_streaming_equals_batch_after_the_tail_is_trimmed(
     assert_same_forecasts(pl.concat(outs), _batch_predict(demo_run.run, bars, tmp_path))
 
 
+@pytest.mark.slow
 def test_streaming_equals_batch_on_real_index_bars(demo_run: DemoRun, tmp_path: Path) -> None:
     """Real daily bars nobody here generated (S&P 500 / NASDAQ from the arch wheel), holidays
     and all: the last 12 bars per symbol fed one at a time, as a live feed interleaves them."""
@@ -139,6 +142,7 @@ def test_tail_keeps_the_whole_session_of_the_first_encoder_bar() -> None:
     assert len(short) == 30
 
 
+@pytest.mark.slow
 def test_memory_stays_bounded_over_100k_bars(demo_run: DemoRun) -> None:
     bars = demo_bars(100_000, seed=7)
     fc = Forecaster.load(demo_run.run)
@@ -153,6 +157,7 @@ def test_memory_stays_bounded_over_100k_bars(demo_run: DemoRun) -> None:
     assert out["origin_ts"].n_unique() == 1 and out.height == 4
 
 
+@pytest.mark.slow
 def test_bad_input_is_refused_and_leaves_the_state_unchanged(demo_run: DemoRun) -> None:
     bars = demo_bars(260, seed=9)
     fc = Forecaster.load(demo_run.run, symbols=["ES", "NQ"])
@@ -185,6 +190,7 @@ def test_bad_input_is_refused_and_leaves_the_state_unchanged(demo_run: DemoRun) 
     assert fc.update(bars.slice(250, 10)).height == 4  # still works afterwards
 
 
+@pytest.mark.slow
 def test_training_symbols_recorded_in_run_json_are_enforced(
     demo_run: DemoRun, tmp_path: Path
 ) -> None:
@@ -197,6 +203,7 @@ def test_training_symbols_recorded_in_run_json_are_enforced(
     assert Forecaster.load(run, symbols=["ES"]).update(demo_bars(5, seed=0)).height == 0
 
 
+@pytest.mark.slow
 def test_symbols_are_not_ready_until_warm_up_plus_encoder(demo_run: DemoRun) -> None:
     fc = Forecaster.load(demo_run.run)
     need = fc.warmup + fc.encoder_length
@@ -209,6 +216,7 @@ def test_symbols_are_not_ready_until_warm_up_plus_encoder(demo_run: DemoRun) -> 
     assert fc.update(naive).height == 4  # naive timestamps are UTC
 
 
+@pytest.mark.slow
 def test_held_history_is_the_documented_tail(demo_run: DemoRun) -> None:
     """docs/inference.md: warm-up + encoder + the full smoother memory (1,198 bars: the
     slowest EMA's weight below 1e-13); a shorter tail changes features by more than rounding."""
@@ -218,6 +226,7 @@ def test_held_history_is_the_documented_tail(demo_run: DemoRun) -> None:
     assert fc.history == spec_warmup + encoder + smoother_memory()
 
 
+@pytest.mark.slow
 def test_a_seasonal_target_scale_streams_as_it_predicts(demo_run: DemoRun, tmp_path: Path) -> None:
     """A run whose target scale has a time-of-day season (config.json's data.target_scale_season):
     the streaming Forecaster reads the forecast bars' half-hours from the calendar exactly as

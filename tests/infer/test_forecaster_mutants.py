@@ -37,6 +37,7 @@ def _epoch_us(ts: datetime) -> int:
     return int(ts.timestamp() * 1_000_000)
 
 
+@pytest.mark.slow
 def test_history_must_cover_warm_up_plus_encoder(demo_run: DemoRun) -> None:
     fc = Forecaster.load(demo_run.run, history=MINIMUM)
     assert (fc.warmup, fc.encoder_length, fc.horizon, fc.history) == (200, 16, 4, MINIMUM)
@@ -46,6 +47,7 @@ def test_history_must_cover_warm_up_plus_encoder(demo_run: DemoRun) -> None:
         Forecaster.load(demo_run.run, history=MINIMUM - 1)
 
 
+@pytest.mark.slow
 def test_state_accessors_follow_the_bars_given(demo_run: DemoRun) -> None:
     fc = Forecaster.load(demo_run.run, symbols=["ES", "NQ"])
     assert fc.symbols == () and fc.held_bytes == 0
@@ -66,6 +68,7 @@ def test_state_accessors_follow_the_bars_given(demo_run: DemoRun) -> None:
     assert fc.forecast(["NQ"])["symbol"].to_list() == ["NQ"] * 4
 
 
+@pytest.mark.slow
 def test_one_forecast_equals_batch_predict_at_its_origin(demo_run: DemoRun, tmp_path: Path) -> None:
     bars = demo_bars(MINIMUM + 20, seed=8)
     fc = Forecaster.load(demo_run.run)
@@ -105,6 +108,7 @@ def _session_start(ts: list[datetime], row: int, zone: str, roll_hour: int) -> i
     return next(i for i, t in enumerate(ts) if trading_day(t) == target)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("symbol", "zone", "roll_hour", "held"),
     [
@@ -135,6 +139,7 @@ def test_tail_reaches_back_to_the_session_start_on_the_symbols_calendar(
     assert fc.held_bars(symbol) == len(ts) - start == held
 
 
+@pytest.mark.slow
 def test_input_errors_name_the_problem(demo_run: DemoRun) -> None:
     fc = Forecaster.load(demo_run.run)
     bars = demo_bars(3, seed=0)
@@ -148,6 +153,7 @@ def test_input_errors_name_the_problem(demo_run: DemoRun) -> None:
     assert fc.last_ts("ES") == _epoch_us(bars["ts"][-1])
 
 
+@pytest.mark.slow
 def test_the_first_refused_symbol_in_input_order_is_named(demo_run: DemoRun) -> None:
     fc = Forecaster.load(demo_run.run)  # serves ES only (run.json)
     names = ["ZZ", "YY", "XX", "AA", "MM", "BB", "QQ", "CC"]
@@ -167,6 +173,7 @@ def _round_the_clock(symbol: str) -> pl.DataFrame:
     )
 
 
+@pytest.mark.slow
 def test_the_runs_stored_instruments_are_kept_and_matched_by_root(
     demo_run: DemoRun, tmp_path: Path
 ) -> None:
@@ -183,6 +190,7 @@ def test_the_runs_stored_instruments_are_kept_and_matched_by_root(
         assert fc.held_bars(symbol) == 286, symbol  # the UTC day: 24x7, not Globex (298)
 
 
+@pytest.mark.slow
 def test_a_run_without_instruments_json_streams_on_globex(
     demo_run: DemoRun, tmp_path: Path
 ) -> None:
@@ -194,6 +202,7 @@ def test_a_run_without_instruments_json_streams_on_globex(
     assert fc.held_bars("ES") == 298  # the CT trading day
 
 
+@pytest.mark.slow
 def test_direct_construction_defaults(demo_run: DemoRun) -> None:
     loaded = load_inference_model(demo_run.run, "cpu")
     fc = Forecaster(loaded)
@@ -202,6 +211,7 @@ def test_direct_construction_defaults(demo_run: DemoRun) -> None:
     assert fc.symbols == ("NQ",)
 
 
+@pytest.mark.slow
 def test_refusal_messages_name_the_allowed_symbols_the_row_and_the_held_bar(
     demo_run: DemoRun,
 ) -> None:
@@ -225,6 +235,7 @@ def test_refusal_messages_name_the_allowed_symbols_the_row_and_the_held_bar(
         fc.update(pl.concat([stale.slice(1, 1), bars.slice(2, 1)]))
 
 
+@pytest.mark.slow
 def test_unreadable_values_quote_the_reason(demo_run: DemoRun) -> None:
     fc = Forecaster.load(demo_run.run)
     bars = demo_bars(3, seed=0).with_columns(pl.lit("many").alias("volume"))
@@ -237,6 +248,7 @@ def test_unreadable_values_quote_the_reason(demo_run: DemoRun) -> None:
     assert str(caught.value).endswith("(columns: ts, symbol, open, high, low, close)")
 
 
+@pytest.mark.slow
 def test_bars_that_are_not_a_frame_are_refused_by_name(demo_run: DemoRun) -> None:
     fc = Forecaster.load(demo_run.run)
     with pytest.raises(DataError, match=r"^Forecaster.update: bars must be a polars or pandas"):

@@ -25,6 +25,7 @@ from foxhunt.train.calibration_choice import choose_shrinkage, crossfit_blocks
 CPU = torch.device("cpu")
 
 
+@pytest.mark.slow
 def test_demo_run_is_calibrated_on_its_validation_windows(demo_run: DemoRun) -> None:
     loaded = load_model_dir(demo_run.run)
     qmap = quantile_map(loaded)
@@ -80,6 +81,7 @@ def _old_style_copy(demo_run: DemoRun, tmp_path: Path) -> Path:
     return run
 
 
+@pytest.mark.slow
 def test_an_old_run_dir_loads_and_forecasts_as_before(demo_run: DemoRun, tmp_path: Path) -> None:
     loaded = load_model_dir(_old_style_copy(demo_run, tmp_path))
     assert loaded.config.data.target_scale == "global"
@@ -94,6 +96,7 @@ def test_an_old_run_dir_loads_and_forecasts_as_before(demo_run: DemoRun, tmp_pat
     torch.testing.assert_close(q, old, rtol=0, atol=0)
 
 
+@pytest.mark.slow
 def test_a_mismatched_calibration_is_refused(demo_run: DemoRun, tmp_path: Path) -> None:
     run = tmp_path / "run"
     shutil.copytree(demo_run.run, run)

@@ -218,6 +218,8 @@ print(huge_kib() - before)
 """
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.skipif(_thp_mode() not in ("madvise", "always"), reason="kernel THP off or absent")
 def test_torch_tensors_get_huge_pages_once_enabled_and_not_when_turned_off() -> None:
     """Set before torch's first tensor (as the CLI does), a 16 MiB tensor is backed by 2 MiB

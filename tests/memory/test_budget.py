@@ -196,6 +196,7 @@ def test_checkpointing_is_skipped_where_it_does_not_lower_the_peak() -> None:
     assert plan.apply(cfg).train.recompute
 
 
+@pytest.mark.subprocess
 def test_train_refuses_a_budget_below_the_import_baseline(tmp_path, capsys, monkeypatch) -> None:  # noqa: ANN001
     """``foxhunt train --memory-budget 200MB``: exit 2, one line quoting the baseline the process
     measured (here pinned to 300 MiB: pytest's own RSS is not a CLI's), before any data is read
@@ -216,6 +217,8 @@ def test_train_refuses_a_budget_below_the_import_baseline(tmp_path, capsys, monk
     assert not (out / "config.json").exists()
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_cli_quotes_its_own_measured_baseline(tmp_path) -> None:  # noqa: ANN001
     """The real command in a fresh process: 200MB is below any torch process; the quoted
     baseline is what that process measured, at least the constant's 257 MB."""

@@ -165,6 +165,7 @@ def test_inference_peak_holds_the_forward_activations(preset: str) -> None:
     assert est.inference_peak_bytes >= est.parameter_bytes + est.batch_bytes + embeddings
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("batch", [8, 32])
 def test_training_step_tensor_peak_matches_the_estimate(batch: int) -> None:
     """The estimate's peak above the resident state (weights, AdamW state, batch) against the

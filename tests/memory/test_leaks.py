@@ -126,6 +126,7 @@ def test_find_leaks_follows_every_current_size_but_not_peaks() -> None:
         find_leaks(records, warmup_epochs=0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("leak", [True, False])
 def test_real_leaking_loop_is_flagged_and_the_same_loop_without_leak_is_not(leak: bool) -> None:
     # A small training loop with snapshots where training takes them; the leaking variant keeps

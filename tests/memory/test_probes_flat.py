@@ -8,6 +8,7 @@ import gc
 import weakref
 from pathlib import Path
 
+import pytest
 import torch
 
 from foxhunt.config import demo
@@ -26,6 +27,7 @@ def _live_tensor_refs() -> dict[int, weakref.ref]:
     return {id(o): weakref.ref(o) for o in gc.get_objects() if issubclass(type(o), torch.Tensor)}
 
 
+@pytest.mark.slow
 def test_memory_is_flat_over_five_demo_epochs(tmp_path: Path) -> None:
     # The demo preset's network (210 observed inputs, streaming VSN, 1 LSTM layer), a small batch.
     config = dataclasses.replace(demo().model, encoder_length=16, horizon=4)

@@ -17,6 +17,8 @@ FULL = os.environ.get("FOXHUNT_FULL_RSS_MATRIX") == "1"
 full_only = pytest.mark.skipif(not FULL, reason="set FOXHUNT_FULL_RSS_MATRIX=1 (slow)")
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @linux_only
 def test_import_baseline_constant_matches_a_fresh_process() -> None:
     code = (
@@ -49,6 +51,8 @@ def _matrix() -> list[object]:
     return cases
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @linux_only
 @pytest.mark.parametrize(("name", "batch", "allocator"), _matrix())
 def test_estimate_within_15_percent_of_peak_process_rss(

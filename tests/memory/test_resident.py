@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 CODE = """
 import sys
 import foxhunt.train.run
@@ -24,6 +26,8 @@ print(before, after)
 """
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_resident_before_training_loads_the_later_imports_and_measures() -> None:
     r = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, timeout=120,
                        check=False)  # fmt: skip
@@ -43,6 +47,8 @@ assert abs(got - max(IMPORT_BASELINE_BYTES, after)) <= 2**20, (got, after)  # a 
 """
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_process_whose_data_a_child_prepared_imports_nothing_more() -> None:
     r = subprocess.run([sys.executable, "-c", CHILD_PREPARED], capture_output=True, text=True,
                        timeout=120, check=False)  # fmt: skip

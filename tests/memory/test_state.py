@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from foxhunt.memory.state import live_tensor_stats, state_bytes
@@ -29,6 +30,7 @@ def test_state_bytes_adamw() -> None:
     assert state_bytes(model, opt)["gradient_bytes"] == 0
 
 
+@pytest.mark.slow
 def test_live_tensor_stats_sees_new_tensors() -> None:
     before = live_tensor_stats()
     keep = [torch.zeros(1000) for _ in range(3)]

@@ -121,6 +121,7 @@ def test_wrong_batch_shape_is_refused(tiny_config: TFTConfig) -> None:
         TFT(tiny_config)(bad)
 
 
+@pytest.mark.slow
 def test_tiny_model_overfits_a_fixed_batch(tiny_config: TFTConfig) -> None:
     torch.manual_seed(0)
     c = dataclasses.replace(tiny_config, lstm_layers=1)
@@ -159,6 +160,7 @@ def test_tft_225_parameters_under_50_mb(mode: str) -> None:
 TFT_225_SAVED_BYTES = 38_650_400
 
 
+@pytest.mark.slow
 def test_tft_225_saved_activations_do_not_grow_with_variables() -> None:
     saved = {}
     for n_hist in (210, 840):

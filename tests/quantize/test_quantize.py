@@ -76,6 +76,7 @@ def test_quant_linear_is_exact_integer_arithmetic() -> None:
 # --- the model directory -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_int8_pinball_within_2_percent_and_parameter_bytes_60_percent_lower(
     int8_run: tuple[Path, dict],
 ) -> None:
@@ -87,6 +88,7 @@ def test_int8_pinball_within_2_percent_and_parameter_bytes_60_percent_lower(
     assert "test split" in r["pinball_on"]
 
 
+@pytest.mark.slow
 def test_int8_directory_is_plain_safetensors_and_json(
     int8_run: tuple[Path, dict], demo_run: DemoRun
 ) -> None:
@@ -105,6 +107,7 @@ def test_int8_directory_is_plain_safetensors_and_json(
         assert (out / name).read_text() == (demo_run.run / name).read_text()
 
 
+@pytest.mark.slow
 def test_int8_outputs_finite_and_close_to_fp32(
     int8_run: tuple[Path, dict], demo_run: DemoRun
 ) -> None:
@@ -121,6 +124,7 @@ def test_int8_outputs_finite_and_close_to_fp32(
     assert float((a - b).norm() / a.norm()) < 0.05
 
 
+@pytest.mark.slow
 def test_predict_and_evaluate_load_the_int8_directory(
     int8_run: tuple[Path, dict],
     demo_run: DemoRun,
@@ -142,6 +146,7 @@ def test_predict_and_evaluate_load_the_int8_directory(
     assert np.isfinite(result["scores"]["tft"]["mean_pinball"])
 
 
+@pytest.mark.slow
 def test_static_mode_and_bf16(demo_run: DemoRun, tmp_path: Path) -> None:
     static = quantize_run(demo_run.run, tmp_path / "static", mode="static", measure=False)
     fp32 = static["pinball"]["fp32"]
@@ -155,6 +160,7 @@ def test_static_mode_and_bf16(demo_run: DemoRun, tmp_path: Path) -> None:
     assert 0.45 < bf16["param_bytes"]["quantized"] / bf16["param_bytes"]["fp32"] < 0.6
 
 
+@pytest.mark.slow
 def test_bad_arguments_and_directories(
     int8_run: tuple[Path, dict], demo_run: DemoRun, tmp_path: Path
 ) -> None:
@@ -180,6 +186,7 @@ def test_bad_arguments_and_directories(
         load_inference_model(broken)
 
 
+@pytest.mark.slow
 def test_cli_prints_the_comparison_table(
     demo_run: DemoRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -91,6 +91,8 @@ def test_zero_grad_and_a_mismatched_state_dict() -> None:
         opt.step(lambda: 0.0)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_stepping_does_not_import_the_compiler() -> None:
     code = (
         "import sys, torch\n"

@@ -93,6 +93,8 @@ def _final_weights(run: Path) -> dict[str, torch.Tensor]:
     return ckpt.load_weights(path)[0]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_two_processes_match_one_process_with_the_whole_batch(setup: dict[str, Path]) -> None:
     common = ["train", "--config", str(setup["cfg"]), "--bars", str(setup["bars"])]
     common += ["--max-steps", str(STEPS)]
@@ -127,6 +129,8 @@ def test_two_processes_match_one_process_with_the_whole_batch(setup: dict[str, P
     assert not list(ddp_run.rglob("*.tmp"))
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_failing_rank_fails_the_job_and_all_ranks_resume(setup: dict[str, Path]) -> None:
     cfg = RunConfig.load(setup["cfg"]).replace(train={"epochs": 2})
     cfg.save(setup["root"] / "two_epochs.json")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import torch
 
 from foxhunt.cli import main
@@ -17,6 +18,8 @@ from foxhunt.data.store.manifest import CACHE_DIR
 from .test_distributed import BATCH, STEPS, _final_weights, _tiny_config, _torchrun
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_two_ranks_from_a_feature_store_match_one_process_from_bars(tmp_path: Path) -> None:
     bars, store = tmp_path / "ES.parquet", tmp_path / "store"
     assert main(["data", "demo", "--bars", "900", "--seed", "5", "--out", str(bars)]) == 0

@@ -70,6 +70,8 @@ def _final(run: Path) -> dict[str, torch.Tensor]:
     return ckpt.load_weights(path)[0]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_members_are_runs_with_consecutive_seeds_and_run_json_reports_them(ens) -> None:
     run = ens["run"]
     info = json.loads((run / "run.json").read_text())
@@ -90,6 +92,8 @@ def test_members_are_runs_with_consecutive_seeds_and_run_json_reports_them(ens) 
     assert "run incomplete" not in md
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_ensemble_quantiles_are_the_mean_of_the_members(ens) -> None:
     loaded = load_inference_model(ens["run"], CPU)
     assert isinstance(loaded.model, EnsembleTFT)
@@ -109,6 +113,8 @@ def test_ensemble_quantiles_are_the_mean_of_the_members(ens) -> None:
     torch.testing.assert_close(got, (each[0] + each[1]) / 2, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_predict_and_evaluate_take_the_ensemble(ens, tmp_path: Path) -> None:
     frames = []
     for name, model in (
@@ -132,6 +138,8 @@ def test_predict_and_evaluate_take_the_ensemble(ens, tmp_path: Path) -> None:
     assert np.isfinite(result["scores"]["tft"]["mean_pinball"])
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("command", ["export", "quantize"])
 def test_single_model_commands_refuse_an_ensemble(ens, command, tmp_path, capsys) -> None:
     capsys.readouterr()
@@ -143,6 +151,8 @@ def test_single_model_commands_refuse_an_ensemble(ens, command, tmp_path, capsys
     assert "seed ensemble" in err and "members/0" in err
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_resume_trains_only_the_unfinished_member(ens, tmp_path: Path, capsys) -> None:
     run = tmp_path / "ens"
     shutil.copytree(ens["run"], run, ignore=shutil.ignore_patterns(".lock"))
@@ -164,6 +174,8 @@ def test_resume_trains_only_the_unfinished_member(ens, tmp_path: Path, capsys) -
     assert info["stop_reason"] == "finished" and [m["seed"] for m in info["members"]] == [0, 1]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_ensemble_of_one_is_a_plain_run(ens, tmp_path: Path) -> None:
     run = tmp_path / "one"
     argv = ["train", "--config", str(ens["cfg"]), "--bars", str(ens["bars"]), "--out", str(run)]
@@ -173,6 +185,8 @@ def test_ensemble_of_one_is_a_plain_run(ens, tmp_path: Path) -> None:
     assert all(torch.equal(w[k], member0[k]) for k in member0)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_api_fits_and_streams_an_ensemble_as_the_mean_of_its_members(ens, tmp_path) -> None:
     from foxhunt.api import TFTForecaster
     from foxhunt.config import RunConfig

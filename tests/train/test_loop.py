@@ -72,6 +72,7 @@ def _fit(run, cfg, train, val, model=None, **kw):
     return model, result
 
 
+@pytest.mark.slow
 def test_overfits_a_fixed_batch() -> None:
     cfg = tiny_config()
     torch.manual_seed(0)
@@ -132,6 +133,7 @@ def test_fit_writes_checkpoints_and_validates_in_eval_inference_mode(run_dir) ->
         assert p in points
 
 
+@pytest.mark.slow
 def test_same_seed_same_losses(tmp_path) -> None:
     from foxhunt.artifacts.rundir import RunDir
 
@@ -157,6 +159,7 @@ class _Crash(FakeWindows):
         return super().batch(indices)
 
 
+@pytest.mark.slow
 def test_resume_after_crash_gives_the_same_final_weights(tmp_path) -> None:
     from foxhunt.artifacts.rundir import RunDir
 
@@ -191,6 +194,7 @@ def test_resume_after_crash_gives_the_same_final_weights(tmp_path) -> None:
     assert all(torch.equal(e3a[k], e3b[k]) for k in e3a)
 
 
+@pytest.mark.slow
 def test_injected_oom_backs_off_without_skipping_samples(tmp_path) -> None:
     from foxhunt.artifacts.rundir import RunDir
 
@@ -229,6 +233,7 @@ def test_injected_oom_backs_off_without_skipping_samples(tmp_path) -> None:
     assert len(oom_lines) == 2 and oom_lines[1]["step"] == 1
 
 
+@pytest.mark.slow
 def test_resume_keeps_the_oom_reduced_micro_batch(tmp_path) -> None:
     """docs/training.md: the micro-batch an OOM back-off settled on is kept across --resume
     (the device did not grow meanwhile)."""
@@ -252,6 +257,7 @@ def test_resume_keeps_the_oom_reduced_micro_batch(tmp_path) -> None:
     assert sizes == {4} and res.state.micro_batch == 4
 
 
+@pytest.mark.slow
 def test_early_stopping_restores_best_weights(run_dir) -> None:
     class Drifting(FakeWindows):
         """Validation targets move away every pass, so the loss never improves after epoch 1

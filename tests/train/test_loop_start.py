@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import torch
 
 from foxhunt.artifacts import checkpoints as ckpt
@@ -43,6 +44,7 @@ def _fit(tmp_path, val: FakeWindows, epochs: int = 3):  # type: ignore[no-untype
     return run, model, start, result
 
 
+@pytest.mark.slow
 def test_the_start_is_kept_when_no_epoch_beats_it(tmp_path) -> None:
     cfg = tiny_config()
     run, model, start, result = _fit(tmp_path, Drifting(20, cfg.model, 2, step=10.0))

@@ -31,6 +31,7 @@ def _tiny() -> RunConfig:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_the_child_prepares_what_this_process_would(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -57,6 +58,7 @@ def test_the_child_prepares_what_this_process_would(
     assert any(r.name == "foxhunt.data.scale_choice" for r in caplog.records)
 
 
+@pytest.mark.slow
 def test_an_error_in_the_child_is_raised_here_with_its_message(tmp_path: Path) -> None:
     bars = tmp_path / "ES.parquet"
     write_demo_bars(bars, n_bars=60, seed=1)  # too few bars for warm-up + encoder + horizon
@@ -86,6 +88,8 @@ print(json.dumps({"code": code, "seen": seen, "dynamo": "torch._dynamo" in sys.m
 """
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_the_training_process_never_imports_data_preparation_or_the_compiler(
     tmp_path: Path,
 ) -> None:
@@ -149,6 +153,8 @@ def _running(p: psutil.Process) -> bool:
         return False
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_killed_parent_leaves_no_child_running_and_no_file(tmp_path: Path) -> None:
     bars = tmp_path / "ES.parquet"
     write_demo_bars(bars, n_bars=20_000, seed=1)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import torch
 
 from foxhunt import runtime
@@ -72,6 +73,7 @@ def _run(tmp_path) -> RunDir:
     return run
 
 
+@pytest.mark.slow
 def test_report_has_every_section_and_plot(tmp_path) -> None:
     run = _run(tmp_path)
     text = write_report(run).read_text()
@@ -84,6 +86,7 @@ def test_report_has_every_section_and_plot(tmp_path) -> None:
     assert not list(run.root.glob("*.tmp"))
 
 
+@pytest.mark.slow
 def test_report_shows_the_evaluation(tmp_path) -> None:
     run = _run(tmp_path)
     scores = {

@@ -4,6 +4,7 @@ import datetime as dt
 
 import numpy as np
 import polars as pl
+import pytest
 
 from foxhunt.artifacts.baselines import recent_return_quantiles
 from foxhunt.data.features import FeatureSpec
@@ -50,6 +51,7 @@ def test_recent_return_quantiles_per_symbol_and_pooled() -> None:
     np.testing.assert_allclose(rec["pooled"], pooled, rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_a_run_records_the_precision_it_resolved(demo_run) -> None:  # noqa: ANN001
     import json
 

@@ -70,6 +70,8 @@ log_every = 1
 """
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_train_tensorboard_holds_the_runs_metrics(tmp_path) -> None:
     bars, run, logdir = tmp_path / "ES.parquet", tmp_path / "run", tmp_path / "tb"
     write_demo_bars(bars, n_bars=800, seed=3)
@@ -92,6 +94,7 @@ def test_train_tensorboard_holds_the_runs_metrics(tmp_path) -> None:
     assert not (run / "tensorboard").exists()  # DIR given: nothing under the run
 
 
+@pytest.mark.subprocess
 def test_tensorboard_without_dir_logs_under_the_run(tmp_path) -> None:
     from foxhunt.cli import build_parser
     from foxhunt.commands.options import run_config

@@ -106,6 +106,7 @@ def _assert_same(a: PreparedData, b: PreparedData) -> None:
             assert torch.equal(getattr(bx, field), getattr(by, field)), (name, field)
 
 
+@pytest.mark.slow
 def test_training_from_store_equals_training_from_bars(
     bars_file: Path, store: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -134,6 +135,7 @@ def test_training_from_store_equals_training_from_bars(
     assert len(list((store / CACHE_DIR).iterdir())) == 2
 
 
+@pytest.mark.slow
 def test_rerun_skips_unchanged_symbols(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
 ) -> None:
