@@ -26,6 +26,8 @@ from foxhunt.data.instrument import Instrument
 from foxhunt.data.instrument_table import load_instruments
 from foxhunt.data.instruments import calendar_of
 from foxhunt.data.observed import WARMUP
+from foxhunt.data.read_options import ReadOptions
+from foxhunt.data.time_axis import find_problems
 from foxhunt.data.timestamps import local_to_utc
 from foxhunt.data.validate import FILE_COLUMN
 from foxhunt.errors import DataError
@@ -121,6 +123,7 @@ def summarize(
     naive_symbols = set(
         loaded.frame.filter(pl.col(FILE_COLUMN).is_in(naive_files))["symbol"].unique().to_list()
     )
+    first_file = dict(loaded.frame.group_by("symbol").agg(pl.col(FILE_COLUMN).min()).iter_rows())
     df = (
         loaded.frame.select("ts", "symbol")
         .drop_nulls()
@@ -164,9 +167,8 @@ def summarize(
             "closed_time_bars": int(n_closed),
             "calendar": cal,
         }
-        warning = closed_hours_warning(
-            summary, sym in naive_symbols, loaded.tz, sym_closed, g["ts"]
-        )
+        read_in = loaded.zone_of(int(first_file.get(sym, 0)))
+        warning = closed_hours_warning(summary, sym in naive_symbols, read_in, sym_closed, g["ts"])
         if warning:
             log.warning("%s: %s", sym, warning)
         summary["closed_hours_warning"] = warning
@@ -174,8 +176,31 @@ def summarize(
     return out
 
 
+def guess_lines(loaded: LoadedBars, most: int = 12) -> list[str]:
+    """The guesses made reading ``loaded``, one line each, files with the same guess merged
+    (``symbol F_AD ... from Quantiacs' file name (88 files)``)."""
+    by_kind: dict[str, list[str]] = {}
+    for guesses in loaded.guesses:
+        for g in guesses:
+            by_kind.setdefault(g, [])
+    lines = list(by_kind)
+    if len(lines) <= most:
+        return lines
+    symbols = [g for g in lines if g.startswith("symbol ")]
+    rest = [g for g in lines if not g.startswith("symbol ")]
+    names = [g.split()[1] for g in symbols]
+    how = symbols[0].split(" from ", 1)[1] if symbols else ""
+    shown = ", ".join(names[:6])
+    merged = f"symbols {shown}, ... ({len(names)} files) from {how}"
+    return [*rest[: most - 1], merged]
+
+
 def inspect_report(
-    path: Path, tz: str = "UTC", instruments: Path | None = None, allow_outliers: bool = False
+    path: Path,
+    tz: str | None = None,
+    instruments: Path | None = None,
+    allow_outliers: bool = False,
+    options: ReadOptions | None = None,
 ) -> dict[str, Any]:
     """Summary of a bars file/directory/glob and its validation verdict (``foxhunt data
     inspect``).
@@ -185,28 +210,39 @@ def inspect_report(
         tz: zone of naive timestamps (see :func:`foxhunt.data.bars.load_bars`).
         instruments: the user's instrument table file (calendars per symbol).
         allow_outliers: judge implausible bars valid (one warning per file with their count).
+        options: the user's read options (``--symbol``, ``--columns``, ``--ts-format``,
+            ``--bar-minutes`` is not applied here, ``--allow-odd-times``).
 
     Returns:
         ``path``, ``files``, ``valid``, ``error`` (the validation message or None),
+        ``time_axis`` (one line per time-axis problem, :mod:`foxhunt.data.time_axis`),
+        ``guesses`` (what was guessed and the flag that changes it, deduplicated),
         ``features_min_bars``, ``too_short_for_features`` and one summary per symbol.
+        ``valid`` is True only when there is no error and no time-axis problem (or
+        ``allow_odd_times``).
 
     Raises:
         DataError: the bars cannot be read at all (missing file or column, empty file).
     """
-    loaded = load_bars(path, tz=tz)
+    loaded = load_bars(path, tz=tz, options=options)
     table = load_instruments(Path(instruments)) if instruments else None
     symbols = summarize(loaded, instruments=table)
+    problems: list[str] = []
     try:
-        validate_bars(loaded, allow_outliers=allow_outliers)
+        bars = validate_bars(loaded, allow_outliers=allow_outliers)
         error = None
+        problems = find_problems(loaded, bars, table)
     except DataError as e:
         error = str(e)
+    allowed = loaded.options.allow_odd_times
     short = [s["symbol"] for s in symbols if s["bars"] <= WARMUP + DEFAULT_HORIZON]
     return {
         "path": str(path),
         "files": [str(f) for f in loaded.files],
-        "valid": error is None,
-        "error": error,
+        "valid": error is None and (not problems or allowed),
+        "error": error or (problems[0] if problems and not allowed else None),
+        "time_axis": problems,
+        "guesses": guess_lines(loaded),
         "features_min_bars": WARMUP + DEFAULT_HORIZON + 1,
         "too_short_for_features": short,
         "symbols": symbols,

@@ -1,4 +1,5 @@
-"""Open one bars file lazily, whatever it is: parquet, CSV in any dialect (plain or gzipped), DBN.
+"""Open one bars file lazily, whatever it is: parquet, CSV in any dialect (plain, gzipped or
+inside a zip archive), DBN.
 
 CSV columns are read as text so that a bad value is reported with its row; parquet and DBN keep
 their types.
@@ -13,7 +14,7 @@ import polars as pl
 
 from foxhunt.data.csv_dialect import CsvDialect, scan_csv_text, sniff_csv
 from foxhunt.data.dbn import read_dbn
-from foxhunt.data.files import table_kind
+from foxhunt.data.files import table_kind, zip_member
 from foxhunt.errors import DataError
 
 
@@ -36,13 +37,23 @@ def first_line(e: BaseException) -> str:
     return text[0] if text else type(e).__name__
 
 
+def zip_size(archive: Path, member: str) -> int:
+    """Uncompressed size of a zip member."""
+    import zipfile
+
+    with zipfile.ZipFile(archive) as z:
+        return z.getinfo(member).file_size
+
+
 def scan_table(path: Path) -> Scanned:
     """Open ``path`` lazily (see the module docstring).
 
     Raises:
         DataError: the file is empty, of an unknown kind, or unreadable.
     """
-    if path.stat().st_size == 0:
+    member = zip_member(path)
+    size = zip_size(*member) if member else path.stat().st_size
+    if size == 0:
         raise DataError(f"{path}: empty file (no bars)")
     kind = table_kind(path)
     try:
