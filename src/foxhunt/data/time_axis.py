@@ -187,8 +187,7 @@ def find_problems(
         naive = bool(loaded.naive[f]) if loaded.naive else False
         share = float(g.select(closed_time(pl.col("ts"), cal).mean()).item())
         fit = zone_fits(ts, loaded.zone_of(f), cal) if naive and share > 0 else None
-        user_zone = loaded.options.tz is not None
-        if fit is not None and fit.clearly_better and not user_zone:
+        if fit is not None and fit.clearly_better:
             out.append(
                 f"{where}: {share:.1%} of the bars fall in the closed hours of calendar {cal} "
                 f"with the naive timestamps read as {fit.read_in}, {fit.best_share:.1%} read as "

@@ -45,6 +45,10 @@ _FILE = FILE_COLUMN
 _ROW = ROW_COLUMN
 
 
+_BACK_ADJUSTED = (
+    " (back-adjusted continuous futures can reach zero or below, and a log return cannot: "
+    "read the stretch where prices are positive)"
+)
 _OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
 """A timestamp text's UTC offset (``Z``, ``+01:00``, ``-0500``)."""
 
@@ -143,7 +147,9 @@ class _Validator:
         for c in PRICE_COLUMNS:
             hit = self.first(df, pl.col(c) <= 0)
             if hit:
-                raise DataError(f"{self.where(hit, c)}: non-positive price {c} {hit[c]}")
+                f = self.loaded.files[int(hit[_FILE])]  # type: ignore[arg-type]
+                why = _BACK_ADJUSTED if is_readable(f) else ""
+                raise DataError(f"{self.where(hit, c)}: non-positive price {c} {hit[c]}{why}")
         hit = self.first(df, pl.col("volume") < 0)
         if hit:
             raise DataError(f"{self.where(hit, 'volume')}: negative volume {hit['volume']}")
