@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -153,10 +154,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+_NEGATIVE_OR_OFFSET = re.compile(r"^-\d+$|^-\d*\.\d+$|^-\d{1,2}:?\d{2}$")
+
+
 def add_read_args(p: argparse.ArgumentParser, stored: bool = True) -> None:
     """How to read the bar files when the guess is wrong (docs/data.md, "When the guess is
     wrong"): ``--symbol --columns --ts-format --tz --bar-minutes --allow-odd-times``."""
     where = " (stored in the run; evaluate and predict read the same way)" if stored else ""
+    # argparse takes "-05:00" for an option unless it looks like a negative number to it: let
+    # fixed offsets through as values (``--tz -05:00``), as argparse does for ``-5``.
+    p._negative_number_matcher = _NEGATIVE_OR_OFFSET  # type: ignore[attr-defined]
     g = p.add_argument_group("reading the bar files" + where)
     g.add_argument(
         "--symbol", metavar="NAME", help="symbol of one-symbol files (default: from the file name)"

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from foxhunt.commands.options import DefaultsFormatter, add_config_args, preset_default, run_config
+from foxhunt.commands.options import (
+    DefaultsFormatter,
+    add_config_args,
+    add_read_args,
+    preset_default,
+    run_config,
+)
 from foxhunt.config import RunConfig
 from foxhunt.errors import InputError
 
@@ -83,11 +89,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="let the budget planner switch to bf16 if fp32 does not fit",
     )
-    t.add_argument(
-        "--tz",
-        help="zone of naive timestamps in the bars, e.g. America/Chicago (default UTC; stored "
-        "in the run, so evaluate and predict read the same way)",
-    )
+    add_read_args(t)
     t.add_argument(
         "--instruments",
         type=Path,
@@ -146,8 +148,6 @@ def run(a: argparse.Namespace) -> None:
     cfg = run_config(a)
     if a.recompute:
         cfg = cfg.replace(train={"recompute": True})
-    if a.tz:
-        cfg = cfg.replace(data={"tz": a.tz})
     if a.instruments:
         cfg = cfg.replace(data={"instruments": str(a.instruments.resolve())})
     if a.allow_outliers:

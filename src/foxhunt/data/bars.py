@@ -59,7 +59,7 @@ from foxhunt.data.validate import (
     VALUE_COLUMNS,
     validate_bars,
 )
-from foxhunt.data.vendors import guess_from_name
+from foxhunt.data.vendors import guess_from_name, guess_lines
 from foxhunt.data.zones import parse_zone
 from foxhunt.errors import DataError
 
@@ -258,9 +258,9 @@ def _normalise(
                 "naive timestamps in %s taken as UTC; pass --tz ZONE if they are local", path
             )
     if times.naive:
-        log.info("naive timestamps in %s read as %s", path, zone)
+        log.debug("naive timestamps in %s read as %s", path, zone)
     for g in guesses:
-        log.info("%s: %s", path, g)
+        log.debug("%s: %s", path, g)
     # Names (file names, DBN symbology) are split into root + contract; a symbol column the user
     # wrote is kept as written (a panel of CLZ4 and CLF5 stays two series).
     if (cols.symbol is None and opts.symbol is None) or table_kind(path) == "dbn":
@@ -302,6 +302,8 @@ def load_bars(
         opts = replace(opts, tz=tz)
     files = resolve_table_paths(path)
     reads = [_normalise(f, i, opts, dayfirst, tuple(keep)) for i, f in enumerate(files)]
+    for line in guess_lines(tuple(r.guesses for r in reads)):
+        log.info("guess: %s", line)
     frames = [r.frame for r in reads]
     frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal")
     if CONTRACT_COLUMN in frame.columns:  # keep the bar columns first, provenance last

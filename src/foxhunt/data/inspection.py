@@ -30,6 +30,7 @@ from foxhunt.data.read_options import ReadOptions
 from foxhunt.data.time_axis import find_problems
 from foxhunt.data.timestamps import local_to_utc
 from foxhunt.data.validate import FILE_COLUMN
+from foxhunt.data.vendors import guess_lines
 from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)
@@ -176,25 +177,6 @@ def summarize(
     return out
 
 
-def guess_lines(loaded: LoadedBars, most: int = 12) -> list[str]:
-    """The guesses made reading ``loaded``, one line each, files with the same guess merged
-    (``symbol F_AD ... from Quantiacs' file name (88 files)``)."""
-    by_kind: dict[str, list[str]] = {}
-    for guesses in loaded.guesses:
-        for g in guesses:
-            by_kind.setdefault(g, [])
-    lines = list(by_kind)
-    if len(lines) <= most:
-        return lines
-    symbols = [g for g in lines if g.startswith("symbol ")]
-    rest = [g for g in lines if not g.startswith("symbol ")]
-    names = [g.split()[1] for g in symbols]
-    how = symbols[0].split(" from ", 1)[1] if symbols else ""
-    shown = ", ".join(names[:6])
-    merged = f"symbols {shown}, ... ({len(names)} files) from {how}"
-    return [*rest[: most - 1], merged]
-
-
 def inspect_report(
     path: Path,
     tz: str | None = None,
@@ -242,7 +224,7 @@ def inspect_report(
         "valid": error is None and (not problems or allowed),
         "error": error or (problems[0] if problems and not allowed else None),
         "time_axis": problems,
-        "guesses": guess_lines(loaded),
+        "guesses": guess_lines(loaded.guesses),
         "features_min_bars": WARMUP + DEFAULT_HORIZON + 1,
         "too_short_for_features": short,
         "symbols": symbols,

@@ -95,3 +95,24 @@ def guess_from_name(path: Path) -> NameGuess:
     perp = _PERP_SUFFIX.match(stem, m.end())
     symbol = f"{symbol}-{perp.group(1).upper()}" if perp else symbol
     return NameGuess(symbol, "the file name", None, _interval(stem))
+
+
+def guess_lines(per_file: tuple[tuple[str, ...], ...], most: int = 12) -> list[str]:
+    """The guesses made reading files, one line each, each distinct line once; past ``most``
+    lines the per-file symbol lines are merged into one (``symbols F_AD, F_AE, ... (88 files)
+    from Quantiacs' file name (F_ROOT); --symbol to change``)."""
+    lines = list(dict.fromkeys(g for guesses in per_file for g in guesses))
+    if len(lines) <= most:
+        return lines
+    symbols = [g for g in lines if g.startswith("symbol ")]
+    rest = [g for g in lines if not g.startswith("symbol ")]
+    by_how: dict[str, list[str]] = {}
+    for g in symbols:
+        name, how = g.removeprefix("symbol ").split(" from ", 1)
+        by_how.setdefault(how, []).append(name)
+    merged = [
+        f"symbols {', '.join(names[:6])}{', ...' if len(names) > 6 else ''} ({len(names)} files) "
+        f"from {how}"
+        for how, names in by_how.items()
+    ]
+    return [*rest, *merged]
