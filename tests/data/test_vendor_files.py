@@ -259,3 +259,29 @@ def test_inspect_cli_on_histdata(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["data", "inspect", str(folder), "--tz", "UTC"]) == 2
     out = capsys.readouterr().out
     assert "verdict: invalid" in out and "--tz America/New_York" in out
+
+
+@pytest.mark.parametrize(
+    ("symbol", "asset_class", "calendar"),
+    [
+        ("XAUUSD", "metals", "fx_24x5"),
+        ("SPXUSD", "cash_index", "fx_24x5"),
+        ("NSXUSD", "cash_index", "fx_24x5"),
+        ("BCOUSD", "energy", "fx_24x5"),
+        ("F_CL", "unknown", "fx_24x5"),
+        ("EURUSD", "spot_fx", "fx_24x5"),
+    ],
+)
+def test_vendor_symbols_get_a_fitting_calendar(
+    symbol: str, asset_class: str, calendar: str
+) -> None:
+    from foxhunt.data.instruments import resolve
+
+    inst = resolve(symbol, warn=False)
+    assert (inst.asset_class, inst.calendar) == (asset_class, calendar)
+
+
+def test_inspect_names_instrument_guesses() -> None:
+    report = inspect_report(QUANTIACS)
+    line = next(g for g in report["guesses"] if g.startswith("instrument of"))
+    assert "F_CL, F_DX (2 symbols)" in line and "--instruments FILE" in line

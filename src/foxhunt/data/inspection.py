@@ -24,7 +24,7 @@ from foxhunt.data.bars import LoadedBars, load_bars, validate_bars
 from foxhunt.data.calendar import closed_time, infer_interval, trading_date
 from foxhunt.data.instrument import Instrument
 from foxhunt.data.instrument_table import load_instruments
-from foxhunt.data.instruments import calendar_of
+from foxhunt.data.instruments import calendar_of, infer_instrument, lookup
 from foxhunt.data.observed import WARMUP
 from foxhunt.data.read_options import ReadOptions
 from foxhunt.data.time_axis import find_problems
@@ -177,6 +177,27 @@ def summarize(
     return out
 
 
+def instrument_guesses(
+    symbols: list[dict[str, Any]], table: Mapping[str, Instrument] | None
+) -> list[str]:
+    """One line per kind of instrument guessed from symbol names (not in the user's or the
+    built-in table), naming the symbols and ``--instruments FILE``."""
+    kinds: dict[tuple[str, str], list[str]] = {}
+    for s in symbols:
+        sym = str(s["symbol"])
+        if lookup(sym, table) is None:
+            inst = infer_instrument(sym)
+            kinds.setdefault((inst.asset_class, inst.calendar), []).append(sym)
+    lines = []
+    for (asset, cal), names in kinds.items():
+        shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+        lines.append(
+            f"instrument of {shown} ({len(names)} symbol{'s' if len(names) > 1 else ''}) "
+            f"guessed from the name: {asset}, calendar {cal}; --instruments FILE sets it"
+        )
+    return lines
+
+
 def inspect_report(
     path: Path,
     tz: str | None = None,
@@ -224,7 +245,7 @@ def inspect_report(
         "valid": error is None and (not problems or allowed),
         "error": error or (problems[0] if problems and not allowed else None),
         "time_axis": problems,
-        "guesses": guess_lines(loaded.guesses),
+        "guesses": guess_lines(loaded.guesses) + instrument_guesses(symbols, table),
         "features_min_bars": WARMUP + DEFAULT_HORIZON + 1,
         "too_short_for_features": short,
         "symbols": symbols,
