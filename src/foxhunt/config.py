@@ -124,7 +124,7 @@ class DataConfig:
     """Distance in bars between consecutive training window origins."""
     tz: str | None = None
     """Zone of naive timestamps in the bars (``--tz``: an IANA name or a fixed offset such as
-    ``-05:00``); None: the vendor's clock where the file name says it (histdata: UTC-05:00),
+    ``-05:00``); None: the vendor's clock where the file name says it (histdata: America/New_York),
     else UTC. Evaluate and predict reuse it, as the fields below (docs/data.md)."""
     symbol: str | None = None
     """Symbol of one-symbol bar files (``--symbol``); None: from the file name."""

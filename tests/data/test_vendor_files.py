@@ -32,12 +32,12 @@ def test_histdata_zip_reads_right_as_found(caplog: pytest.LogCaptureFixture) -> 
         bars = read_bars(HISTDATA)
     assert bars["symbol"].unique().to_list() == ["EURUSD"]
     assert bars.height == 600
-    # 20180101 170000 in histdata's fixed EST (UTC-05:00) is 22:00 UTC.
+    # 20180101 170000 in histdata's New York time (EST in January) is 22:00 UTC.
     assert bars["ts"][0] == datetime(2018, 1, 1, 22, 0, tzinfo=UTC)
     assert bars["ts"][-1] == datetime(2018, 1, 8, 1, 23, tzinfo=UTC)  # Sun 20:23 EST
     assert bars["open"][0] == 1.20037 and bars["volume"].sum() == 0.0
     assert "symbol EURUSD from histdata's file name; --symbol to change" in caplog.text
-    assert "naive timestamps read as UTC-05:00" in caplog.text
+    assert "naive timestamps read as America/New_York" in caplog.text
 
 
 def test_histdata_inspect_valid_on_fx_calendar() -> None:
@@ -92,7 +92,7 @@ def test_fx_clock_five_hours_off_is_refused_naming_the_zone() -> None:
     # The same with the flag that keeps it: a warning, the bars as read.
     kept = read_bars(HISTDATA, options=ReadOptions(tz="UTC", allow_odd_times=True))
     assert kept["ts"][0] == datetime(2018, 1, 1, 17, 0, tzinfo=UTC)
-    # Every spelling of EST without daylight saving reads it right.
+    # In January every spelling of EST reads it right.
     for tz in ("-05:00", "UTC-5", "Etc/GMT+5", "GMT-05:00"):
         assert read_bars(HISTDATA, tz=tz)["ts"][0] == datetime(2018, 1, 1, 22, tzinfo=UTC)
 
@@ -212,8 +212,8 @@ def test_zone_spellings() -> None:
 @pytest.mark.parametrize(
     ("name", "symbol", "tz", "minutes"),
     [
-        ("HISTDATA_COM_ASCII_XAUUSD_M12018.zip", "XAUUSD", "UTC-05:00", 1),
-        ("DAT_ASCII_SPXUSD_M1_2018.csv", "SPXUSD", "UTC-05:00", 1),
+        ("HISTDATA_COM_ASCII_XAUUSD_M12018.zip", "XAUUSD", "America/New_York", 1),
+        ("DAT_ASCII_SPXUSD_M1_2018.csv", "SPXUSD", "America/New_York", 1),
         ("F_CL.txt", "F_CL", None, None),
         ("ESZ4.GLBX_5min_bars_20241001.csv", "ESZ4", None, 5),
         ("gbpusd-m1-bid-2012.csv", "GBPUSD", None, 1),
@@ -285,3 +285,14 @@ def test_inspect_names_instrument_guesses() -> None:
     report = inspect_report(QUANTIACS)
     line = next(g for g in report["guesses"] if g.startswith("instrument of"))
     assert "F_CL, F_DX (2 symbols)" in line and "--instruments FILE" in line
+
+
+def test_histdata_clock_is_new_york_time_with_daylight_saving() -> None:
+    """In July the FX week still closes at 16:59 file time: New York (EDT), not a fixed EST."""
+    july = REAL / "histdata-july" / "HISTDATA_COM_ASCII_EURUSD_M12018.zip"
+    bars = read_bars(july)
+    assert bars["ts"][0] == datetime(2018, 7, 13, 19, 0, tzinfo=UTC)  # 15:00 EDT
+    with pytest.raises(DataError) as e:
+        read_bars(july, tz="-05:00")
+    msg = str(e.value)
+    assert "read as UTC-05:00" in msg and "likely America/New_York" in msg

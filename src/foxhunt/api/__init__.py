@@ -40,7 +40,7 @@ def read_bars(
         symbol: The symbol of a DataFrame or of one-symbol files without a symbol column
             (default: from the file name).
         tz: Zone of naive timestamps: an IANA name or a fixed offset (``-05:00``, ``UTC-5``);
-            None: the vendor's clock where the file name says it (histdata: UTC-05:00), else
+            None: the vendor's clock where the file name says it (histdata: America/New_York), else
             UTC.
         allow_outliers: Keep implausible bars (one warning) instead of refusing them.
         columns: The file's column for each bar field, ``{"ts": "DATE", "open": "OPEN"}``.

@@ -186,7 +186,7 @@ def add_read_args(p: argparse.ArgumentParser, stored: bool = True) -> None:
         metavar="ZONE",
         help="zone of naive timestamps: an IANA name (America/Chicago, Etc/GMT+5) or a fixed "
         "offset (-05:00, UTC-5); default: the vendor's clock where the file name says it "
-        "(histdata: UTC-05:00), else UTC",
+        "(histdata: America/New_York), else UTC",
     )
     g.add_argument(
         "--bar-minutes",

@@ -95,7 +95,7 @@ class LoadedBars:
         naive: per file, whether its timestamps were naive wall-clock times (read in ``tz``).
         tz: the zone naive timestamps were read in (the user's, else UTC).
         zones: per file, the zone its naive timestamps were read in (a vendor's clock where
-            the file name says it, histdata's UTC-05:00).
+            the file name says it, histdata: America/New_York).
         guesses: per file, what was guessed and the flag that changes it ("symbol EURUSD
             from histdata's file name; --symbol to change").
         claims: per file, the bar interval its name claims (``5min``), or None.
@@ -283,7 +283,7 @@ def load_bars(
         path: a file, directory or glob (see the module docstring for accepted layouts).
         tz: zone of naive timestamps, an IANA name (``America/Chicago``) or a fixed offset
             (``-05:00``); None: the vendor's clock where the file name says it (histdata:
-            UTC-05:00), else UTC with a warning per file that had naive timestamps. Wins over
+            America/New_York), else UTC with a warning per file that had naive timestamps. Wins over
             ``options.tz``.
         dayfirst: read ambiguous text dates (``01/02/2024``) day-first (True) or month-first
             (False); None decides from the data and the vendor convention, logging the guess.

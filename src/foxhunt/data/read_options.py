@@ -25,7 +25,7 @@ class ReadOptions:
 
     Attributes:
         tz: zone of naive timestamps: an IANA name or a fixed offset (``-05:00``, ``UTC-5``);
-            None: the vendor's clock where the file name says it (histdata: UTC-05:00), else
+            None: the vendor's clock where the file name says it (histdata: America/New_York), else
             UTC.
         symbol: the symbol of one-symbol files (files without a symbol column).
         columns: ``FIELD=COLUMN`` entries naming the file's column for a bar field

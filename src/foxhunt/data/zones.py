@@ -1,8 +1,8 @@
 """Zones of naive timestamps: IANA names and fixed UTC offsets.
 
 A zone is an IANA name (``America/New_York``, ``Etc/GMT+5``) or a fixed offset from UTC,
-written ``-05:00``, ``+0530``, ``UTC-5``, ``GMT+05:30`` or ``UTC`` (vendors such as histdata
-stamp bars in a fixed EST, UTC-05:00 all year, which no city zone is). Fixed offsets are
+written ``-05:00``, ``+0530``, ``UTC-5``, ``GMT+05:30`` or ``UTC`` (some vendors stamp bars
+in a fixed EST, UTC-05:00 all year, which no city zone is). Fixed offsets are
 applied by arithmetic (polars parses only some offset spellings as zones), named canonically
 ``UTC-05:00``.
 """
