@@ -296,3 +296,16 @@ def test_histdata_clock_is_new_york_time_with_daylight_saving() -> None:
         read_bars(july, tz="-05:00")
     msg = str(e.value)
     assert "read as UTC-05:00" in msg and "likely America/New_York" in msg
+
+
+def test_pandas_frame_indexed_by_symbol_and_ts() -> None:
+    """A (symbol, ts) MultiIndex is what pandas users hold: read as columns, not refused."""
+    import foxhunt
+    from foxhunt.data.demo import demo_bars
+
+    flat = demo_bars(300, seed=1)
+    indexed = flat.to_pandas().set_index(["symbol", "ts"])
+    got = foxhunt.read_bars(indexed)
+    want = foxhunt.read_bars(flat)
+    assert got["close"].tolist() == want["close"].to_list()
+    assert got["symbol"].unique().tolist() == ["ES"]

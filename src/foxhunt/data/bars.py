@@ -35,21 +35,16 @@ from pathlib import Path
 
 import polars as pl
 
-from foxhunt.data.columns import ColumnMap, map_columns
-from foxhunt.data.contracts import split_contracts
-from foxhunt.data.files import resolve_table_paths, table_kind
+from foxhunt.data.file_read import read_file
+from foxhunt.data.files import resolve_table_paths
 from foxhunt.data.read_checks import (
     check_future_after_bars,
     check_kept,
     check_min_bars,
-    kept_name,
-    unknown_volume,
 )
 from foxhunt.data.read_options import ReadOptions
 from foxhunt.data.resample import aggregate_bars
-from foxhunt.data.scan import first_line, scan_table
 from foxhunt.data.time_axis import check_time_axis
-from foxhunt.data.timestamps import Times, formatted_expr, text_timestamp_expr, timestamp_expr
 from foxhunt.data.validate import (
     BAR_COLUMNS,
     CONTRACT_COLUMN,
@@ -61,7 +56,6 @@ from foxhunt.data.validate import (
 )
 from foxhunt.data.vendors import guess_from_name, guess_lines
 from foxhunt.data.zones import parse_zone
-from foxhunt.errors import DataError
 
 __all__ = [
     "BAR_COLUMNS",
@@ -125,150 +119,6 @@ def symbol_from_filename(path: Path) -> str:
     return guess_from_name(path).symbol
 
 
-def _value_expr(path: Path, col: str, dtype: pl.DataType, decimal_comma: bool) -> pl.Expr:
-    c = pl.col(col)
-    if dtype == pl.String:
-        text = c.str.strip_chars()
-        if decimal_comma:
-            text = text.str.replace(",", ".", literal=True)
-        return text.cast(pl.Float64, strict=False)
-    if dtype.is_numeric():
-        return c.cast(pl.Float64)
-    raise DataError(f"{path}: column '{col}' has type {dtype}, not numbers")
-
-
-def _times(
-    lf: pl.LazyFrame,
-    path: Path,
-    schema: pl.Schema,
-    cols: ColumnMap,
-    tz: str,
-    dayfirst: bool | None,
-    fmt: str | None = None,
-) -> tuple[Times, str]:
-    """The timestamp expression of a file and how its column(s) are spelled."""
-    if cols.date is not None:
-        d, t = cols.date, cols.time
-        text = pl.concat_str([pl.col(d).cast(pl.String), pl.col(t).cast(pl.String)], separator=" ")
-        if fmt is not None:
-            return formatted_expr(text, fmt, tz), f"{d}+{t}"
-        where = f"{path} '{d}'+'{t}'"
-        return text_timestamp_expr(lf, text, tz=tz, dayfirst=dayfirst, where=where), f"{d}+{t}"
-    ts = cols.ts
-    if ts is None:
-        raise DataError(
-            f"{path}: missing column 'ts' (a timestamp column such as ts, timestamp, "
-            f"ts_event, datetime, or date and time; columns: {', '.join(schema.names())})"
-        )
-    return timestamp_expr(lf, path, ts, schema[ts], tz=tz, dayfirst=dayfirst, fmt=fmt), ts
-
-
-@dataclass(frozen=True)
-class _FileRead:
-    """One file normalised, and what was guessed about it."""
-
-    frame: pl.DataFrame
-    spell: dict[str, str]
-    extra: tuple[str, ...]
-    naive: bool
-    zone: str
-    guesses: tuple[str, ...]
-    claim: timedelta | None
-
-
-def _normalise(
-    path: Path,
-    index: int,
-    opts: ReadOptions,
-    dayfirst: bool | None,
-    keep: tuple[str, ...] = (),
-) -> _FileRead:
-    scanned = scan_table(path)
-    lf = scanned.lf
-    try:
-        schema = lf.collect_schema()
-    except Exception as e:
-        raise DataError(f"{path}: cannot read ({first_line(e)})") from e
-    names = list(schema.names())
-    first = names[0] if names else None
-    cols = map_columns(
-        names,
-        index_is_integer=first is not None and schema[first].is_integer(),
-        given=opts.column_map,
-        where=str(path),
-    )
-    for canon in PRICE_COLUMNS:
-        if canon not in cols.prices:
-            raise DataError(
-                f"{path}: missing column '{canon}' (columns: {', '.join(names)}); "
-                f"--columns {canon}=COLUMN names it"
-            )
-    guesses: list[str] = []
-    name = guess_from_name(path) if cols.symbol is None and opts.symbol is None else None
-    zone = parse_zone(opts.tz or (name.tz if name and name.tz else "UTC")).name
-    spell = dict(cols.prices)
-    if cols.volume is not None:
-        spell["volume"] = cols.volume
-    times, spell["ts"] = _times(lf, path, schema, cols, zone, dayfirst, opts.ts_format)
-    exprs = [times.expr.alias("ts")]
-    if times.format is not None:
-        guesses.append(f"'{spell['ts']}' read as {times.format}; --ts-format to change")
-    if opts.symbol is not None:
-        if cols.symbol is not None:
-            raise DataError(
-                f"{path}: has a symbol column '{cols.symbol}'; --symbol is for files without one"
-            )
-        exprs.append(pl.lit(opts.symbol.strip(), dtype=pl.String).alias("symbol"))
-    elif cols.symbol is not None:
-        spell["symbol"] = cols.symbol
-        exprs.append(pl.col(cols.symbol).cast(pl.String).str.strip_chars().alias("symbol"))
-    else:
-        assert name is not None
-        guesses.append(f"symbol {name.symbol} from {name.how}; --symbol to change")
-        exprs.append(pl.lit(name.symbol, dtype=pl.String).alias("symbol"))
-    comma = scanned.dialect is not None and scanned.dialect.decimal_comma
-    for c in VALUE_COLUMNS:
-        if c in spell:
-            exprs.append(_value_expr(path, spell[c], schema[spell[c]], comma).alias(c))
-        else:
-            exprs.append(pl.lit(0.0, dtype=pl.Float64).alias(c))
-    for c in keep:  # the user's extra columns (covariates, a target column)
-        spell[c] = kept_name(path, c, cols.extra, names)
-        exprs.append(_value_expr(path, spell[c], schema[spell[c]], comma).alias(c))
-    exprs += [pl.lit(index, dtype=pl.UInt32).alias(_FILE), pl.col(_ROW)]
-    try:
-        df = lf.with_row_index(_ROW).select(exprs).collect()
-    except DataError:
-        raise
-    except Exception as e:
-        raise DataError(f"{path}: cannot read ({first_line(e)})") from e
-    if df.height == 0:
-        raise DataError(f"{path}: empty file (no bars)")
-    df = unknown_volume(df, path, spell.get("volume"))
-    if cols.volume is None:
-        log.warning("no volume column in %s: volume features will be constant", path)
-    ignored = [c for c in cols.extra if c not in spell.values()]
-    if ignored:
-        log.warning("ignored columns in %s: %s", path, ", ".join(ignored))
-    if times.naive and opts.tz is None:
-        why = f"the clock of {name.how}" if name and name.tz else "no zone in the file"
-        guesses.append(f"naive timestamps read as {zone} ({why}); --tz to change")
-        if zone == "UTC":
-            log.warning(
-                "naive timestamps in %s taken as UTC; pass --tz ZONE if they are local", path
-            )
-    if times.naive:
-        log.debug("naive timestamps in %s read as %s", path, zone)
-    for g in guesses:
-        log.debug("%s: %s", path, g)
-    # Names (file names, DBN symbology) are split into root + contract; a symbol column the user
-    # wrote is kept as written (a panel of CLZ4 and CLF5 stays two series).
-    if (cols.symbol is None and opts.symbol is None) or table_kind(path) == "dbn":
-        df = split_contracts(df)
-    claim = name.interval if name else guess_from_name(path).interval
-    return _FileRead(df, spell, cols.extra, times.naive, zone, tuple(guesses), claim)
-
-
 def load_bars(
     path: str | Path,
     *,
@@ -301,7 +151,7 @@ def load_bars(
     if tz is not None:
         opts = replace(opts, tz=tz)
     files = resolve_table_paths(path)
-    reads = [_normalise(f, i, opts, dayfirst, tuple(keep)) for i, f in enumerate(files)]
+    reads = [read_file(f, i, opts, dayfirst, tuple(keep)) for i, f in enumerate(files)]
     for line in guess_lines(tuple(r.guesses for r in reads)):
         log.info("guess: %s", line)
     frames = [r.frame for r in reads]

@@ -166,14 +166,27 @@ def sniff_csv(path: Path) -> CsvDialect:
     return dialect
 
 
-def scan_csv_text(path: Path, dialect: CsvDialect) -> pl.LazyFrame:
-    """All columns of a CSV bar file as text (we cast ourselves, so a bad value keeps its row)."""
+def header_names(path: Path, dialect: CsvDialect) -> list[str]:
+    """The column names polars will give a file in this dialect (without reading it)."""
+    if dialect.names is not None:
+        return list(dialect.names)
+    lines = _sample(path)
+    return _split(lines[:1], dialect.delimiter)[0] if lines else []
+
+
+def scan_csv_text(path: Path, dialect: CsvDialect, numeric: tuple[str, ...] = ()) -> pl.LazyFrame:
+    """The columns of a CSV bar file as text (we cast ourselves, so a bad value keeps its row),
+    except ``numeric`` ones, read as Float64: several times faster on millions of rows; a bad
+    number then fails the whole read, and the caller reads the file again all as text to name
+    it (:func:`foxhunt.data.bars.load_bars`)."""
     kwargs = {
         "separator": dialect.delimiter,
         "has_header": dialect.has_header,
         "infer_schema": False,
         "truncate_ragged_lines": False,
     }
+    if numeric and not dialect.decimal_comma:
+        kwargs["schema_overrides"] = {c: pl.Float64 for c in numeric}
     if dialect.names is not None:
         kwargs["new_columns"] = list(dialect.names)
     member = zip_member(path)
