@@ -309,3 +309,17 @@ def test_pandas_frame_indexed_by_symbol_and_ts() -> None:
     want = foxhunt.read_bars(flat)
     assert got["close"].tolist() == want["close"].to_list()
     assert got["symbol"].unique().tolist() == ["ES"]
+
+
+def test_the_users_instrument_table_sets_the_calendar_judged(tmp_path: Path) -> None:
+    """FOO looks like a stock (NYSE hours), so Globex-hours bars are refused; the user's table
+    saying it trades on CME equity hours makes the same file read."""
+    from foxhunt.data.demo import demo_bars
+    from foxhunt.data.instrument import Instrument
+
+    p = tmp_path / "bars.csv"
+    demo_bars(220, seed=5).with_columns(symbol=pl.lit("FOO")).write_csv(p)
+    with pytest.raises(DataError, match="closed hours of calendar xnys"):
+        read_bars(p)
+    table = {"FOO": Instrument("FOO", 0.25, 50.0, "USD", "equity_index", "cme_equity")}
+    assert read_bars(p, instruments=table).height == 220

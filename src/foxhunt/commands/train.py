@@ -146,6 +146,7 @@ def run(a: argparse.Namespace) -> None:
     from foxhunt.train.run import run_training
 
     cfg = run_config(a)
+    _warn_emulated_precision(cfg.train.precision, cfg.train.device)
     if a.recompute:
         cfg = cfg.replace(train={"recompute": True})
     if a.instruments:
@@ -276,3 +277,18 @@ def _tensorboard(a: argparse.Namespace, cfg: RunConfig) -> Iterator[list[Listene
     logdir = run_root(cfg, a.out, a.resume) / "tensorboard" if in_run else Path(a.tensorboard)
     with TensorBoardLog(logdir, fresh_start_clears=in_run) as tb:
         yield [tb]
+
+
+def _warn_emulated_precision(precision: str, device: str) -> None:
+    """One warning when ``--precision bf16`` would run emulated on this CPU (issue 27)."""
+    import logging
+
+    from foxhunt.errors import InputError
+    from foxhunt.runtime import emulated_precision_warning, parse_device
+
+    try:
+        slow = emulated_precision_warning(precision, parse_device(device))
+    except (InputError, ValueError, RuntimeError):  # a bad --device: training reports it
+        return
+    if slow is not None:
+        logging.getLogger(__name__).warning("%s", slow)

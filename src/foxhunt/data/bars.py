@@ -28,7 +28,7 @@ Errors name the file, the column as spelled in the file, and the first offending
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
@@ -37,6 +37,7 @@ import polars as pl
 
 from foxhunt.data.file_read import read_file
 from foxhunt.data.files import resolve_table_paths
+from foxhunt.data.instrument import Instrument
 from foxhunt.data.read_checks import (
     check_future_after_bars,
     check_kept,
@@ -184,6 +185,7 @@ def read_bars(
     future: list[pl.DataFrame] | None = None,
     future_cols: Sequence[str] = (),
     options: ReadOptions | None = None,
+    instruments: Mapping[str, Instrument] | None = None,
 ) -> pl.DataFrame:
     """Read, validate and sort bars from a parquet/CSV file, a directory or a glob.
 
@@ -207,6 +209,8 @@ def read_bars(
         options: the user's explicit choices (symbol, columns, timestamp format and zone,
             ``bar_minutes`` aggregation, ``allow_odd_times``;
             :class:`~foxhunt.data.read_options.ReadOptions`).
+        instruments: the user's instrument table: the calendars the time axis is judged by
+            and ``bar_minutes`` buckets follow (else each symbol's built-in or inferred one).
 
     Returns:
         Columns ``ts`` (Datetime us UTC), ``symbol`` (String), ``open high low close volume``
@@ -240,9 +244,9 @@ def read_bars(
     if future is not None and future[-1].height:
         check_kept(replace(loaded, frame=rows), tuple(future_cols))
         check_future_after_bars(loaded, rows, bars)
-    check_time_axis(loaded, bars)
+    check_time_axis(loaded, bars, instruments)
     if loaded.options.bar_minutes is not None:
-        bars = aggregate_bars(bars, loaded.options.bar_minutes, str(path))
+        bars = aggregate_bars(bars, loaded.options.bar_minutes, str(path), instruments)
     if min_bars is not None and loaded.options.bar_minutes is not None:
         check_min_bars(bars, min_bars, min_bars_reason, loaded.options.bar_minutes)
     return bars

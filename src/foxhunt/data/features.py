@@ -346,10 +346,10 @@ def write_features(
     from foxhunt.data.files import write_table
     from foxhunt.data.instrument_table import load_instruments
 
-    frame, spec = read_bars_for_features(
-        Path(bars), horizon, tz=tz, allow_outliers=allow_outliers, options=options
-    )
     table = load_instruments(Path(instruments)) if instruments else {}
+    frame, spec = read_bars_for_features(
+        Path(bars), horizon, tz=tz, allow_outliers=allow_outliers, options=options, table=table
+    )
     log.debug("computing %d features for %s bars", len(spec.inputs), f"{frame.height:,}")
     feats = compute_features(frame, horizon, instruments=table)
     write_table(feats, Path(out))
@@ -363,6 +363,7 @@ def read_bars_for_features(
     tz: str | None = None,
     allow_outliers: bool = False,
     options: ReadOptions | None = None,
+    table: Mapping[str, Instrument] | None = None,
 ) -> tuple[pl.DataFrame, FeatureSpec]:
     """Check ``horizon`` and read ``bars`` with enough rows for one target row per symbol.
 
@@ -372,6 +373,7 @@ def read_bars_for_features(
         tz: zone of naive timestamps.
         allow_outliers: keep implausible bars (one warning per file with their count).
         options: how to read the bar files (``--symbol``, ``--columns``, ...).
+        table: the user's instrument table (the calendars the time axis is judged by).
 
     Returns:
         The validated bars and the feature spec for ``horizon``.
@@ -393,5 +395,6 @@ def read_bars_for_features(
         tz=tz,
         allow_outliers=allow_outliers,
         options=options,
+        instruments=table,
     )
     return frame, spec

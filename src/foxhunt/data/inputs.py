@@ -17,6 +17,7 @@ from foxhunt.data.bars import read_bars
 from foxhunt.data.calendar import KNOWN_FEATURES
 from foxhunt.data.covariates import covariate_columns, covariate_names
 from foxhunt.data.feature_sets import expression_columns, feature_names
+from foxhunt.data.instrument_table import load_instruments
 from foxhunt.data.read_options import options_of
 from foxhunt.data.static import STATIC_FEATURES
 from foxhunt.data.targets import target_extra_columns
@@ -82,6 +83,7 @@ def read_run_bars(
         ``(bars, future rows or None)``.
     """
     future: list[pl.DataFrame] | None = [] if data.known_cols else None
+    table = load_instruments(Path(data.instruments)) if data.instruments else None
     frame = read_bars(
         bars,
         min_bars=min_bars,
@@ -91,5 +93,6 @@ def read_run_bars(
         keep=input_columns(data),
         future=future,
         future_cols=data.known_cols,
+        instruments=table,
     )
     return frame, (future[0] if future else None)

@@ -12,7 +12,9 @@ shorter, not merged into the next day).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -20,6 +22,9 @@ from foxhunt.data.calendar import infer_interval, trading_date
 from foxhunt.data.instruments import calendar_of
 from foxhunt.data.validate import BAR_COLUMNS
 from foxhunt.errors import DataError
+
+if TYPE_CHECKING:
+    from foxhunt.data.instrument import Instrument
 
 _DAY = "__day"
 _BUCKET = "__bucket"
@@ -39,13 +44,20 @@ def _check_interval(bars: pl.DataFrame, minutes: int, where: str) -> None:
             )
 
 
-def aggregate_bars(bars: pl.DataFrame, minutes: int, where: str = "bars") -> pl.DataFrame:
+def aggregate_bars(
+    bars: pl.DataFrame,
+    minutes: int,
+    where: str = "bars",
+    instruments: Mapping[str, Instrument] | None = None,
+) -> pl.DataFrame:
     """``bars`` (validated, sorted by symbol and ts) as ``minutes``-minute bars.
 
     Args:
         bars: columns ``ts symbol open high low close volume`` (+ ``contract``, kept ones).
         minutes: K.
         where: the path, for messages.
+        instruments: the user's instrument table (each symbol's calendar; else its built-in
+            or inferred one).
 
     Returns:
         The K-minute bars, same columns, sorted by symbol and ts.
@@ -57,7 +69,7 @@ def aggregate_bars(bars: pl.DataFrame, minutes: int, where: str = "bars") -> pl.
     k_us = minutes * 60_000_000
     parts = []
     for (sym,), g in bars.group_by("symbol", maintain_order=True):
-        cal = calendar_of(str(sym))
+        cal = calendar_of(str(sym), instruments)
         g = g.with_columns(trading_date(pl.col("ts"), cal).alias(_DAY))
         # Trading-day start: the first bar's time of each day floored to the day's first
         # K-grid point measured from the session open (its earliest bar's whole hour).

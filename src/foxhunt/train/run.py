@@ -173,8 +173,6 @@ def _train(
     if device != torch.device(cfg.train.device):
         cfg = cfg.replace(train={"device": str(device)})  # torchrun on CUDA: cuda:LOCAL_RANK
     requested_precision = cfg.train.precision
-    if (slow := runtime.emulated_precision_warning(requested_precision, device)) is not None:
-        log.warning("%s", slow)
     # Resolved once; config.json stores the choice, so resume, evaluate and predict reuse it.
     cfg = cfg.replace(train={"precision": runtime.resolve_precision(requested_precision, device)})
     per_rank = world.per_rank_batch(cfg.train.batch_size)
