@@ -43,3 +43,16 @@ def test_autocast_resolves_auto(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runtime, "_cpu_has_native_bf16", lambda: False)
     with runtime.autocast(cpu, "auto"):
         assert not torch.is_autocast_enabled("cpu")
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_bf16_emulated_on_cpu_warns(monkeypatch: pytest.MonkeyPatch, native: bool) -> None:
+    """Issue 27: bf16 on a CPU without native bf16 runs ~3.5x slower; say so (only there)."""
+    monkeypatch.setattr(runtime, "_cpu_has_native_bf16", lambda: native)
+    cpu = torch.device("cpu")
+    warning = runtime.emulated_precision_warning("bf16", cpu)
+    assert (warning is None) is native
+    if warning is not None:
+        assert "emulated through fp32" in warning and "--precision auto" in warning
+    for other in ("fp32", "auto"):
+        assert runtime.emulated_precision_warning(other, cpu) is None

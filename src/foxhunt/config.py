@@ -122,8 +122,21 @@ class DataConfig:
     """Bars dropped between splits; None means encoder_length + horizon (the minimum allowed)."""
     stride: int = 1
     """Distance in bars between consecutive training window origins."""
-    tz: str = "UTC"
-    """Zone of naive timestamps in the bars (``--tz``); evaluate and predict reuse it."""
+    tz: str | None = None
+    """Zone of naive timestamps in the bars (``--tz``: an IANA name or a fixed offset such as
+    ``-05:00``); None: the vendor's clock where the file name says it (histdata: America/New_York),
+    else UTC. Evaluate and predict reuse it, as the fields below (docs/data.md)."""
+    symbol: str | None = None
+    """Symbol of one-symbol bar files (``--symbol``); None: from the file name."""
+    columns: tuple[str, ...] = ()
+    """``FIELD=COLUMN`` entries naming the bars' columns (``--columns ts=DATE,open=OPEN``)."""
+    ts_format: str | None = None
+    """How the bars' timestamps are written (``--ts-format``: ``epoch-s|ms|us|ns``,
+    ``yyyymmdd`` or strftime); None: guessed."""
+    bar_minutes: int | None = None
+    """Aggregate the bars to K-minute bars when read (``--bar-minutes``); None: as stored."""
+    allow_odd_times: bool = False
+    """Keep bars whose time axis looks wrong (``--allow-odd-times``; docs/data.md)."""
     instruments: str | None = None
     """The user's instrument table (``--instruments FILE``, TOML or CSV); the table resolved
     for the run's symbols is stored in the run (``instruments.json``) for inference."""
@@ -167,7 +180,7 @@ class DataConfig:
     runs)."""
 
     def __post_init__(self) -> None:
-        for name in ("observed_cols", "known_cols", "static_cols", "feature_lines"):
+        for name in ("observed_cols", "known_cols", "static_cols", "feature_lines", "columns"):
             object.__setattr__(self, name, tuple(str(x) for x in getattr(self, name)))
         season = tuple(float(x) for x in self.target_scale_season)
         object.__setattr__(self, "target_scale_season", season)

@@ -12,14 +12,21 @@ from foxhunt.errors import DataError, InputError
 
 
 def test_resolve(tmp_path: Path) -> None:
-    for name in ("b.csv", "a.parquet", "c.txt"):
+    for name in ("b.csv", "a.parquet", "c.txt", "d.json", "README.txt"):
         (tmp_path / name).write_text("x")
+    # .txt beside other tables is notes; a README is never bars.
     assert [p.name for p in resolve_table_paths(tmp_path)] == ["a.parquet", "b.csv"]
     assert [p.name for p in resolve_table_paths(f"{tmp_path}/*.csv")] == ["b.csv"]
-    with pytest.raises(DataError, match="unsupported file type '.txt'"):
-        resolve_table_paths(tmp_path / "c.txt")
+    with pytest.raises(DataError, match="unsupported file type '.json'"):
+        resolve_table_paths(tmp_path / "d.json")
     with pytest.raises(DataError, match="no such file"):
         resolve_table_paths(tmp_path / "missing.csv")
+    only_txt = tmp_path / "quantiacs"
+    only_txt.mkdir()
+    for name in ("F_CL.txt", "F_ES.txt", "README.txt"):
+        (only_txt / name).write_text("x")
+    # A folder of .txt tables alone (Quantiacs) is read, the README left out.
+    assert [p.name for p in resolve_table_paths(only_txt)] == ["F_CL.txt", "F_ES.txt"]
     (tmp_path / "empty").mkdir()
     with pytest.raises(DataError, match="holds no"):
         resolve_table_paths(tmp_path / "empty")

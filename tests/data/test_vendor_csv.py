@@ -31,7 +31,7 @@ def test_cme_raw_semicolon_file_with_contract_name(
 ) -> None:
     """The vendor file from issue 12: ';', timestamp_utc, an extra text column, ESZ4 name."""
     text = "timestamp_utc;open;high;low;close;volume;symbol_text_extra\n" + "".join(
-        f"2024-01-02 14:{30 + i}:00;4700.25;4701.00;4699.75;4700.50;{100 + i};ESZ4 Globex\n"
+        f"2024-01-02 14:{30 + 5 * i}:00;4700.25;4701.00;4699.75;4700.50;{100 + i};ESZ4 Globex\n"
         for i in range(5)
     )
     p = _write(tmp_path, "ESZ4.GLBX_5min_bars_20241001_20241031.csv", text)
@@ -40,7 +40,7 @@ def test_cme_raw_semicolon_file_with_contract_name(
     assert df.columns == ["ts", "symbol", "open", "high", "low", "close", "volume", "contract"]
     assert df["symbol"].unique().to_list() == ["ES"]
     assert df["contract"].unique().to_list() == ["ESZ4"]
-    assert _minutes(df) == [0, 1, 2, 3, 4]
+    assert _minutes(df) == [0, 5, 10, 15, 20]  # 5-minute bars, as the name says
     assert df["volume"].to_list() == [100.0, 101.0, 102.0, 103.0, 104.0]
     assert f"ignored columns in {p}: symbol_text_extra" in caplog.text
     assert f"naive timestamps in {p} taken as UTC; pass --tz ZONE" in caplog.text

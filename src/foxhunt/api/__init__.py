@@ -24,8 +24,12 @@ def read_bars(
     bars: BarsLike,
     *,
     symbol: str | None = None,
-    tz: str = "UTC",
+    tz: str | None = None,
     allow_outliers: bool = False,
+    columns: dict[str, str] | None = None,
+    ts_format: str | None = None,
+    bar_minutes: int | None = None,
+    allow_odd_times: bool = False,
 ) -> pl.DataFrame | pd.DataFrame:
     """Read and validate bars as every command does (docs/data.md).
 
@@ -33,9 +37,16 @@ def read_bars(
         bars: A bars file (parquet, CSV in any dialect, DBN), directory or glob, or a polars
             or pandas DataFrame with bar columns in any vendor spelling (a pandas
             ``DatetimeIndex`` is the time column).
-        symbol: The symbol of a DataFrame without a symbol column.
-        tz: Zone of naive timestamps.
+        symbol: The symbol of a DataFrame or of one-symbol files without a symbol column
+            (default: from the file name).
+        tz: Zone of naive timestamps: an IANA name or a fixed offset (``-05:00``, ``UTC-5``);
+            None: the vendor's clock where the file name says it (histdata: America/New_York), else
+            UTC.
         allow_outliers: Keep implausible bars (one warning) instead of refusing them.
+        columns: The file's column for each bar field, ``{"ts": "DATE", "open": "OPEN"}``.
+        ts_format: How timestamps are written: ``epoch-s|ms|us|ns``, ``yyyymmdd`` or strftime.
+        bar_minutes: Aggregate to K-minute bars (docs/data.md).
+        allow_odd_times: Keep bars whose time axis looks wrong (one warning each).
 
     Returns:
         ``ts`` (UTC), ``symbol``, ``open high low close volume``, sorted by symbol and time:
@@ -44,7 +55,17 @@ def read_bars(
     Raises:
         DataError: Bad bars; the message names the file (or ``DataFrame``), column and row.
     """
+    from foxhunt.data.read_options import ReadOptions
+
+    options = ReadOptions(
+        tz=tz,
+        symbol=symbol if isinstance(bars, str | Path) else None,
+        columns=tuple(f"{k}={v}" for k, v in (columns or {}).items()),
+        ts_format=ts_format,
+        bar_minutes=bar_minutes,
+        allow_odd_times=allow_odd_times,
+    )
     with tempfile.TemporaryDirectory(prefix="foxhunt-") as work:
         with bars_path(bars, Path(work), symbol) as path:
-            frame = _bars.read_bars(path, tz=tz, allow_outliers=allow_outliers)
+            frame = _bars.read_bars(path, allow_outliers=allow_outliers, options=options)
     return as_kind(frame, kind_of(bars))

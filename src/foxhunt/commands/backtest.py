@@ -11,7 +11,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from foxhunt.commands.options import add_config_args, refuse_out_over_inputs, run_config
+from foxhunt.commands.options import (
+    add_config_args,
+    add_read_args,
+    refuse_out_over_inputs,
+    run_config,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -49,7 +54,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--max-steps", type=int, help="stop each fold's training after this many steps")
     b.add_argument("--seed", type=int, help="random seed")
     b.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N (training and scoring)")
-    b.add_argument("--tz", help="zone of naive timestamps in the bars (default UTC)")
+    add_read_args(b)
     b.add_argument(
         "--out",
         type=Path,
@@ -64,8 +69,6 @@ def run(a: argparse.Namespace) -> None:
     from foxhunt.infer.backtest import backtest
 
     cfg = run_config(a).replace(train={"device": a.device})
-    if a.tz:
-        cfg = cfg.replace(data={"tz": a.tz})
     out = a.out or Path("runs") / f"backtest-{Path(a.bars).stem}"
     refuse_out_over_inputs(out, bars=a.bars, out_is_dir=True)
     result = backtest(

@@ -10,6 +10,8 @@ from typing import Any
 
 from rich.console import Console
 
+from foxhunt.commands.options import add_read_args, read_options_of
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     data = sub.add_parser("data", help="demo bars and bar-file inspection")
@@ -31,7 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     i = dsub.add_parser("inspect", help="symbols, bars, dates, interval, sessions, gaps, verdict")
     i.add_argument("path", type=Path, help="bars file, directory or glob")
     i.add_argument("--json", action="store_true", help="machine-readable output")
-    i.add_argument("--tz", default="UTC", help="zone of naive timestamps (default UTC)")
+    add_read_args(i, stored=False)
     i.add_argument(
         "--instruments", type=Path, help="instrument table, TOML or CSV (calendars per symbol)"
     )
@@ -79,7 +81,10 @@ def inspect(a: argparse.Namespace) -> int:
 
     try:
         report = inspect_report(
-            a.path, tz=a.tz, instruments=a.instruments, allow_outliers=a.allow_outliers
+            a.path,
+            instruments=a.instruments,
+            allow_outliers=a.allow_outliers,
+            options=read_options_of(a),
         )
     except DataError as e:
         if not a.json:
@@ -122,6 +127,17 @@ def _print_report(report: dict[str, Any]) -> None:
         console.print(table)
         if s["closed_hours_warning"]:
             console.print(f"[yellow]{s['closed_hours_warning']}[/]", highlight=False)
+    for g in report.get("guesses", []):
+        console.print(f"[dim]guess:[/] {g}", soft_wrap=True, highlight=False)
+    odd = report.get("time_axis", [])
+    if odd and report["valid"]:
+        for p in odd:
+            console.print(
+                f"[yellow]kept (--allow-odd-times):[/] {p}", soft_wrap=True, highlight=False
+            )
+    elif len(odd) > 1:
+        for p in odd[1:]:
+            console.print(f"[red]time axis:[/] {p}", soft_wrap=True, highlight=False)
     if report["too_short_for_features"]:
         need = report["features_min_bars"]
         console.print(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from foxhunt.commands.options import refuse_out_over_inputs
+from foxhunt.commands.options import add_read_args, read_options_of, refuse_out_over_inputs
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "computed one symbol at a time; unchanged symbols are skipped on re-runs; "
         "`foxhunt train --bars FOLDER` trains from it",
     )
-    f.add_argument("--tz", default="UTC", help="zone of naive timestamps (default UTC)")
+    add_read_args(f, stored=False)
     f.add_argument(
         "--instruments",
         type=Path,
@@ -48,7 +48,11 @@ def run(a: argparse.Namespace) -> None:
 
         with console.status(f"writing the feature store {a.out}"):
             manifest, computed = write_feature_store(
-                a.bars, a.out, horizon=a.horizon, tz=a.tz, allow_outliers=a.allow_outliers
+                a.bars,
+                a.out,
+                horizon=a.horizon,
+                allow_outliers=a.allow_outliers,
+                options=read_options_of(a),
             )
         spec, shards = manifest.spec, manifest.shards
         Console().print(
@@ -67,7 +71,7 @@ def run(a: argparse.Namespace) -> None:
             a.bars,
             a.out,
             horizon=a.horizon,
-            tz=a.tz,
+            options=read_options_of(a),
             instruments=a.instruments,
             allow_outliers=a.allow_outliers,
         )

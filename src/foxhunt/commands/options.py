@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,98 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from e
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
+_NEGATIVE_OR_OFFSET = re.compile(r"^-\d+$|^-\d*\.\d+$|^-\d{1,2}:?\d{2}$")
+
+
+def add_read_args(p: argparse.ArgumentParser, stored: bool = True) -> None:
+    """How to read the bar files when the guess is wrong (docs/data.md, "When the guess is
+    wrong"): ``--symbol --columns --ts-format --tz --bar-minutes --allow-odd-times``."""
+    where = " (stored in the run; evaluate and predict read the same way)" if stored else ""
+    # argparse takes "-05:00" for an option unless it looks like a negative number to it: let
+    # fixed offsets through as values (``--tz -05:00``), as argparse does for ``-5``.
+    p._negative_number_matcher = _NEGATIVE_OR_OFFSET  # type: ignore[attr-defined]
+    g = p.add_argument_group("reading the bar files" + where)
+    g.add_argument(
+        "--symbol", metavar="NAME", help="symbol of one-symbol files (default: from the file name)"
+    )
+    g.add_argument(
+        "--columns",
+        type=_columns,
+        metavar="F=COL,...",
+        help="the file's column for each bar field: ts=DATE,open=OPEN,high=HIGH,low=LOW,"
+        "close=CLOSE,volume=VOL (or date=..,time=..; symbol=..); default: guessed from the names",
+    )
+    g.add_argument(
+        "--ts-format",
+        metavar="FMT",
+        help="how timestamps are written: epoch-s, epoch-ms, epoch-us, epoch-ns, yyyymmdd or a "
+        "strftime format such as '%%Y%%m%%d %%H%%M%%S' (default: guessed)",
+    )
+    g.add_argument(
+        "--tz",
+        metavar="ZONE",
+        help="zone of naive timestamps: an IANA name (America/Chicago, Etc/GMT+5) or a fixed "
+        "offset (-05:00, UTC-5); default: the vendor's clock where the file name says it "
+        "(histdata: America/New_York), else UTC",
+    )
+    g.add_argument(
+        "--bar-minutes",
+        type=_positive_int,
+        metavar="K",
+        help="aggregate the bars to K-minute bars when read (open first, high max, low min, "
+        "close last, volume sum; labelled by their open time, within one trading day)",
+    )
+    g.add_argument(
+        "--allow-odd-times",
+        action="store_true",
+        help="keep bars whose time axis looks wrong (before 1980, after tomorrow, another "
+        "interval than the file name says, > 25%% in closed hours, another zone fitting "
+        "clearly better), with a warning each, instead of exit 2",
+    )
+
+
+_READ_FIELDS = ("symbol", "columns", "ts_format", "tz", "bar_minutes")
+
+
+def read_options_of(a: argparse.Namespace) -> Any:
+    """The :class:`~foxhunt.data.read_options.ReadOptions` the flags give.
+
+    Raises:
+        InputError: a bad value (an unknown zone, a malformed ``--columns`` entry ...).
+    """
+    from foxhunt.data.read_options import ReadOptions
+    from foxhunt.errors import DataError
+
+    try:
+        return ReadOptions(
+            **{k: getattr(a, k, None) for k in _READ_FIELDS if getattr(a, k, None) is not None},
+            allow_odd_times=bool(getattr(a, "allow_odd_times", False)),
+        )
+    except DataError as e:
+        raise InputError(str(e)) from e
+
+
+def apply_read_args(cfg: RunConfig, a: argparse.Namespace) -> RunConfig:
+    """``cfg`` with the read flags that were given (:func:`add_read_args`) in its data section."""
+    read_options_of(a)  # checks the values
+    data: dict[str, Any] = {
+        k: getattr(a, k) for k in _READ_FIELDS if getattr(a, k, None) is not None
+    }
+    if getattr(a, "allow_odd_times", False):
+        data["allow_odd_times"] = True
+    return cfg.replace(data=data) if data else cfg
+
+
 def run_config(a: argparse.Namespace) -> RunConfig:
     """Start from ``--config FILE`` (over its preset) or ``--preset``, then apply the flags."""
     name = getattr(a, "preset", None)
@@ -156,7 +249,7 @@ def run_config(a: argparse.Namespace) -> RunConfig:
     if getattr(a, "checkpointing", False):
         train["checkpointing"] = True
     cfg = cfg.replace(train=train) if train else cfg
-    return apply_input_args(apply_shape_args(cfg, a), a)
+    return apply_read_args(apply_input_args(apply_shape_args(cfg, a), a), a)
 
 
 def apply_shape_args(cfg: RunConfig, a: argparse.Namespace) -> RunConfig:

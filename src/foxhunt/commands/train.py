@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from foxhunt.commands.options import DefaultsFormatter, add_config_args, preset_default, run_config
+from foxhunt.commands.options import (
+    DefaultsFormatter,
+    add_config_args,
+    add_read_args,
+    preset_default,
+    run_config,
+)
 from foxhunt.config import RunConfig
 from foxhunt.errors import InputError
 
@@ -83,11 +89,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="let the budget planner switch to bf16 if fp32 does not fit",
     )
-    t.add_argument(
-        "--tz",
-        help="zone of naive timestamps in the bars, e.g. America/Chicago (default UTC; stored "
-        "in the run, so evaluate and predict read the same way)",
-    )
+    add_read_args(t)
     t.add_argument(
         "--instruments",
         type=Path,
@@ -144,10 +146,9 @@ def run(a: argparse.Namespace) -> None:
     from foxhunt.train.run import run_training
 
     cfg = run_config(a)
+    _warn_emulated_precision(cfg.train.precision, cfg.train.device)
     if a.recompute:
         cfg = cfg.replace(train={"recompute": True})
-    if a.tz:
-        cfg = cfg.replace(data={"tz": a.tz})
     if a.instruments:
         cfg = cfg.replace(data={"instruments": str(a.instruments.resolve())})
     if a.allow_outliers:
@@ -276,3 +277,18 @@ def _tensorboard(a: argparse.Namespace, cfg: RunConfig) -> Iterator[list[Listene
     logdir = run_root(cfg, a.out, a.resume) / "tensorboard" if in_run else Path(a.tensorboard)
     with TensorBoardLog(logdir, fresh_start_clears=in_run) as tb:
         yield [tb]
+
+
+def _warn_emulated_precision(precision: str, device: str) -> None:
+    """One warning when ``--precision bf16`` would run emulated on this CPU (issue 27)."""
+    import logging
+
+    from foxhunt.errors import InputError
+    from foxhunt.runtime import emulated_precision_warning, parse_device
+
+    try:
+        slow = emulated_precision_warning(precision, parse_device(device))
+    except (InputError, ValueError, RuntimeError):  # a bad --device: training reports it
+        return
+    if slow is not None:
+        logging.getLogger(__name__).warning("%s", slow)

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from foxhunt.commands.options import DefaultsFormatter, add_config_args, run_config
+from foxhunt.commands.options import DefaultsFormatter, add_config_args, add_read_args, run_config
 from foxhunt.errors import InputError
 
 _COLUMNS = (
@@ -41,6 +41,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--bars", type=Path, required=True, help="bars to train and validate on")
     add_config_args(p)
+    add_read_args(p)
     p.add_argument("--trials", type=int, default=20, help="trials to run")
     p.add_argument(
         "--epochs",

@@ -83,23 +83,86 @@ def _pick(lower: dict[str, str], names: tuple[str, ...]) -> str | None:
     return None
 
 
-def map_columns(names: list[str], index_is_integer: bool = False) -> ColumnMap:
+FIELDS = ("ts", "date", "time", "open", "high", "low", "close", "volume", "symbol")
+"""Bar fields the user may name a column for (``--columns ts=DATE,open=OPEN``)."""
+
+
+def parse_columns(entries: tuple[str, ...] | list[str]) -> dict[str, str]:
+    """``("ts=DATE", "open=OPEN")`` -> ``{"ts": "DATE", "open": "OPEN"}``.
+
+    Raises:
+        ValueError: an entry without ``=``, an unknown field or a field given twice.
+    """
+    out: dict[str, str] = {}
+    for e in entries:
+        field, sep, column = e.partition("=")
+        field, column = field.strip().lower(), column.strip()
+        if not sep or not column:
+            raise ValueError(f"--columns entry {e!r} is not FIELD=COLUMN")
+        if field not in FIELDS:
+            raise ValueError(f"--columns field {field!r} is not one of {', '.join(FIELDS)}")
+        if field in out:
+            raise ValueError(f"--columns names {field!r} twice")
+        out[field] = column
+    if ("date" in out) != ("time" in out) or ("ts" in out and "date" in out):
+        raise ValueError("--columns takes ts=COLUMN, or date=COLUMN and time=COLUMN together")
+    return out
+
+
+def _given(names: list[str], given: dict[str, str], where: str) -> dict[str, str]:
+    """The user's ``--columns`` matched to the file's names (exact, else trimmed/lower-case)."""
+    from foxhunt.errors import DataError
+
+    out = {}
+    for field, column in given.items():
+        match = column if column in names else None
+        if match is None:
+            match = next((n for n in names if canonical_name(n) == canonical_name(column)), None)
+        if match is None:
+            raise DataError(
+                f"{where}: --columns {field}={column}: no column {column!r} "
+                f"(columns: {', '.join(names)})"
+            )
+        out[field] = match
+    return out
+
+
+def map_columns(
+    names: list[str],
+    index_is_integer: bool = False,
+    given: dict[str, str] | None = None,
+    where: str = "the file",
+) -> ColumnMap:
     """Match a file's column names to bar fields (see the module docstring).
 
     Args:
         names: the columns as spelled in the file.
         index_is_integer: a leading unnamed column holds integers (a pandas RangeIndex, no time).
+        given: the user's choice (:func:`parse_columns`), field -> column; it wins over the
+            aliases.
+        where: the file, for messages.
 
     Returns:
         The mapping; missing prices are absent from ``prices`` (the caller names them).
+
+    Raises:
+        DataError: a column the user named is not in the file.
     """
+    chosen = _given(names, given or {}, where)
     lower: dict[str, str] = {}
     for n in names:
-        lower.setdefault(canonical_name(n), n)
+        if n not in chosen.values():
+            lower.setdefault(canonical_name(n), n)
     prices = {k: v for k in ("open", "high", "low", "close") if (v := _pick(lower, ALIASES[k]))}
-    volume = _pick(lower, ALIASES["volume"])
-    symbol = _pick(lower, SYMBOL_NAMES)
-    ts = _pick(lower, TS_NAMES)
+    prices.update({k: chosen[k] for k in ("open", "high", "low", "close") if k in chosen})
+    volume = chosen.get("volume") or _pick(lower, ALIASES["volume"])
+    symbol = chosen.get("symbol") or _pick(lower, SYMBOL_NAMES)
+    if "date" in chosen:
+        ts, date, time = None, chosen["date"], chosen["time"]
+        used = {date, time, volume, symbol, *prices.values()}
+        extra = tuple(n for n in names if n not in used)
+        return ColumnMap(ts, date, time, prices, volume, symbol, extra)
+    ts = chosen.get("ts") or _pick(lower, TS_NAMES)
     date = time = None
     if ts is None:
         unnamed = _pick(lower, INDEX_NAMES)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+import polars as pl
+
 from foxhunt.data.static import symbol_root
 from foxhunt.errors import DataError
 
@@ -34,3 +36,20 @@ def contract_root(symbol: str) -> str | None:
     if s.upper().startswith(root) and _SUFFIX.match(s[len(root) :]):
         return root
     return None
+
+
+def split_contracts(df: pl.DataFrame) -> pl.DataFrame:
+    """Contract-coded symbols -> root symbol + ``contract`` column (one contract per root)."""
+    symbols = df["symbol"].unique().drop_nulls().to_list()
+    roots = {s: r for s in symbols if (r := contract_root(s)) is not None}
+    per_root: dict[str, int] = {}
+    for r in roots.values():
+        per_root[r] = per_root.get(r, 0) + 1
+    roots = {s: r for s, r in roots.items() if per_root[r] == 1}
+    if not roots:
+        return df
+    sym = pl.col("symbol")
+    return df.with_columns(
+        sym.replace(roots).alias("symbol"),
+        pl.when(sym.is_in(list(roots))).then(sym).otherwise(None).alias("contract"),
+    )

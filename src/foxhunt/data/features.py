@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -29,6 +29,9 @@ from foxhunt.data.observed import WARMUP, base_columns
 from foxhunt.data.static import STATIC_FEATURES, ContractSpec, static_table_for
 from foxhunt.data.targets import check_target_prices, target_exprs
 from foxhunt.errors import DataError
+
+if TYPE_CHECKING:
+    from foxhunt.data.read_options import ReadOptions
 
 log = logging.getLogger(__name__)
 
@@ -316,9 +319,10 @@ def write_features(
     out: Path,
     horizon: int = 10,
     *,
-    tz: str = "UTC",
+    tz: str | None = None,
     instruments: Path | None = None,
     allow_outliers: bool = False,
+    options: ReadOptions | None = None,
 ) -> tuple[int, FeatureSpec]:
     """Read bars, compute features and targets, write a parquet (or CSV) file atomically
     (``foxhunt features``).
@@ -331,6 +335,7 @@ def write_features(
         instruments: the user's instrument table file; each symbol's calendar drives its
             known-future features (as in training).
         allow_outliers: keep implausible bars (one warning per file with their count).
+        options: how to read the bar files (``--symbol``, ``--columns``, ...).
 
     Returns:
         ``(rows written, feature spec)``.
@@ -341,8 +346,10 @@ def write_features(
     from foxhunt.data.files import write_table
     from foxhunt.data.instrument_table import load_instruments
 
-    frame, spec = read_bars_for_features(Path(bars), horizon, tz=tz, allow_outliers=allow_outliers)
     table = load_instruments(Path(instruments)) if instruments else {}
+    frame, spec = read_bars_for_features(
+        Path(bars), horizon, tz=tz, allow_outliers=allow_outliers, options=options, table=table
+    )
     log.debug("computing %d features for %s bars", len(spec.inputs), f"{frame.height:,}")
     feats = compute_features(frame, horizon, instruments=table)
     write_table(feats, Path(out))
@@ -350,7 +357,13 @@ def write_features(
 
 
 def read_bars_for_features(
-    bars: Path, horizon: int, *, tz: str = "UTC", allow_outliers: bool = False
+    bars: Path,
+    horizon: int,
+    *,
+    tz: str | None = None,
+    allow_outliers: bool = False,
+    options: ReadOptions | None = None,
+    table: Mapping[str, Instrument] | None = None,
 ) -> tuple[pl.DataFrame, FeatureSpec]:
     """Check ``horizon`` and read ``bars`` with enough rows for one target row per symbol.
 
@@ -359,6 +372,8 @@ def read_bars_for_features(
         horizon: H, number of target horizons (>= 1).
         tz: zone of naive timestamps.
         allow_outliers: keep implausible bars (one warning per file with their count).
+        options: how to read the bar files (``--symbol``, ``--columns``, ...).
+        table: the user's instrument table (the calendars the time axis is judged by).
 
     Returns:
         The validated bars and the feature spec for ``horizon``.
@@ -379,5 +394,7 @@ def read_bars_for_features(
         min_bars_reason=f"warm-up {spec.warmup} + horizon {horizon} + 1",
         tz=tz,
         allow_outliers=allow_outliers,
+        options=options,
+        instruments=table,
     )
     return frame, spec

@@ -1,8 +1,13 @@
 """Where tables come from and how they are written: path resolution and atomic writes.
 
 A bars path may be a file, a directory (every table file in it) or a glob. Table files are
-parquet (``.parquet``/``.pq``), CSV (``.csv``, gzipped ``.csv.gz``) and Databento DBN
-(``.dbn``, zstd-compressed ``.dbn.zst``). Tables are
+parquet (``.parquet``/``.pq``), delimited text (``.csv``, ``.txt``, ``.tsv``, gzipped
+``.csv.gz``), Databento DBN (``.dbn``, zstd-compressed ``.dbn.zst``) and zip archives of
+delimited text (``.zip``: every ``.csv``/``.tsv`` inside, or its ``.txt`` files when it holds
+no ``.csv``; histdata, Binance and QuantConnect ship zips). A file inside a zip is named by a
+path through the archive, ``HISTDATA_COM_ASCII_EURUSD_M12018.zip/DAT_ASCII_EURUSD_M1_2018.csv``
+(:func:`zip_member`), and messages name it so. In a directory, ``README*`` and ``LICENSE*``
+files are not bars, nor ``.txt`` files beside other table files. Tables are
 written atomically (:func:`foxhunt.runtime.atomic_path`), so a failed write never leaves a
 half-written file.
 """
@@ -10,6 +15,7 @@ half-written file.
 from __future__ import annotations
 
 import glob
+import zipfile
 from pathlib import Path
 from typing import Literal
 
@@ -20,7 +26,7 @@ from foxhunt.runtime import atomic_path
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv")
 """File name endings that are written as tables (``.csv`` as CSV, the others as parquet)."""
-READ_SUFFIXES = (*TABLE_SUFFIXES, ".csv.gz", ".dbn", ".dbn.zst")
+READ_SUFFIXES = (*TABLE_SUFFIXES, ".txt", ".tsv", ".csv.gz", ".zip", ".dbn", ".dbn.zst")
 """File name endings read as bars (see :func:`table_kind`)."""
 
 _GLOB_CHARS = set("*?[")
@@ -32,16 +38,67 @@ def is_parquet(path: Path) -> bool:
     return path.suffix.lower() in (".parquet", ".pq")
 
 
-def table_kind(path: Path) -> Literal["parquet", "csv", "dbn"] | None:
-    """How a bars file is read, from its name: parquet, CSV (plain or gzipped), DBN, or None."""
+_TEXT = (".csv", ".csv.gz", ".txt", ".tsv")
+_NOT_BARS = ("readme", "license", "licence")
+
+
+def table_kind(path: Path) -> Literal["parquet", "csv", "dbn", "zip"] | None:
+    """How a bars file is read, from its name: parquet, delimited text (plain or gzipped, also
+    inside a zip), DBN, a zip archive, or None."""
     name = path.name.lower()
     if name.endswith((".parquet", ".pq")):
         return "parquet"
-    if name.endswith((".csv", ".csv.gz")):
+    if name.endswith(_TEXT):
         return "csv"
     if name.endswith((".dbn", ".dbn.zst")):
         return "dbn"
+    if name.endswith(".zip"):
+        return "zip"
     return None
+
+
+def zip_member(path: Path) -> tuple[Path, str] | None:
+    """``(archive, member name)`` when ``path`` names a file inside a zip archive
+    (``a.zip/b.csv``), else None."""
+    for parent in path.parents:
+        if parent.name.lower().endswith(".zip") and parent.is_file():
+            return parent, path.relative_to(parent).as_posix()
+    return None
+
+
+def is_readable(path: Path) -> bool:
+    """True for an existing file or a member of an existing zip archive."""
+    return path.is_file() or zip_member(path) is not None
+
+
+def _zip_members(archive: Path) -> list[Path]:
+    """The delimited-text files inside ``archive`` (see the module docstring)."""
+    try:
+        with zipfile.ZipFile(archive) as z:
+            names = [i.filename for i in z.infolist() if not i.is_dir()]
+    except (OSError, zipfile.BadZipFile) as e:
+        raise DataError(f"{archive}: cannot read the zip archive ({e})") from e
+    names = [n for n in names if not n.startswith("__MACOSX/") and table_kind(Path(n)) == "csv"]
+    tables = [n for n in names if not n.lower().endswith(".txt")]
+    chosen = tables or names
+    if not chosen:
+        raise DataError(f"{archive}: the zip archive holds no .csv, .tsv or .txt file")
+    return [archive / n for n in sorted(chosen)]
+
+
+def _expand(files: list[Path]) -> list[Path]:
+    """Zip archives replaced by their members; ``.txt`` files dropped when other tables are
+    there (notes beside the bars), kept when they are all there is (Quantiacs' folders)."""
+    tables = [f for f in files if not f.name.lower().endswith(".txt")]
+    files = tables or files
+    out: list[Path] = []
+    for f in files:
+        out += _zip_members(f) if table_kind(f) == "zip" else [f]
+    return out
+
+
+def _bars_file(f: Path) -> bool:
+    return f.is_file() and table_kind(f) is not None and not f.name.lower().startswith(_NOT_BARS)
 
 
 def resolve_table_paths(path: str | Path) -> list[Path]:
@@ -49,10 +106,11 @@ def resolve_table_paths(path: str | Path) -> list[Path]:
 
     Args:
         path: a bars file (:data:`READ_SUFFIXES`), a directory holding such files
-            (not recursive), or a glob pattern such as ``data/ES*.parquet``.
+            (not recursive), a glob pattern such as ``data/ES*.parquet``, or a file inside a
+            zip archive (``a.zip/b.csv``).
 
     Returns:
-        The files, sorted by name.
+        The files, sorted by name; a zip archive is replaced by its members.
 
     Raises:
         DataError: nothing exists at ``path``, the pattern or directory matches no table file,
@@ -60,22 +118,27 @@ def resolve_table_paths(path: str | Path) -> list[Path]:
     """
     text = str(path)
     if any(ch in _GLOB_CHARS for ch in text):
-        files = sorted(Path(p) for p in glob.glob(text) if Path(p).is_file())
-        files = [f for f in files if table_kind(f)]
+        files = sorted(Path(p) for p in glob.glob(text) if _bars_file(Path(p)))
         if not files:
             raise DataError(f"{text}: the pattern matches no {_NAMES} file")
-        return files
+        return _expand(files)
     p = Path(path)
     if p.is_dir():
-        files = sorted(f for f in p.iterdir() if f.is_file() and table_kind(f))
+        files = sorted(f for f in p.iterdir() if _bars_file(f))
         if not files:
             raise DataError(f"{p}: directory holds no {_NAMES} file")
-        return files
+        return _expand(files)
+    if zip_member(p) is not None:
+        archive, member = zip_member(p)  # type: ignore[misc]
+        with zipfile.ZipFile(archive) as z:
+            if member not in z.namelist():
+                raise DataError(f"{archive}: the zip archive holds no file {member!r}")
+        return [p]
     if not p.exists():
         raise DataError(f"{p}: no such file or directory")
     if table_kind(p) is None:
         raise DataError(f"{p}: unsupported file type {p.suffix!r} (use {_NAMES})")
-    return [p]
+    return _expand([p])
 
 
 def write_table(df: pl.DataFrame, path: Path) -> None:

@@ -17,6 +17,8 @@ from foxhunt.data.bars import read_bars
 from foxhunt.data.calendar import KNOWN_FEATURES
 from foxhunt.data.covariates import covariate_columns, covariate_names
 from foxhunt.data.feature_sets import expression_columns, feature_names
+from foxhunt.data.instrument_table import load_instruments
+from foxhunt.data.read_options import options_of
 from foxhunt.data.static import STATIC_FEATURES
 from foxhunt.data.targets import target_extra_columns
 from foxhunt.data.validate import VALUE_COLUMNS
@@ -73,21 +75,24 @@ def check_input_shape(cfg: RunConfig) -> None:
 def read_run_bars(
     bars: Path, data: DataConfig, *, min_bars: int, reason: str, allow_outliers: bool
 ) -> tuple[pl.DataFrame, pl.DataFrame | None]:
-    """Read bars the way the run ``data`` needs them: its extra input columns kept and, with
-    known-future covariates, rows with empty prices taken as future rows.
+    """Read bars the way the run ``data`` needs them: its read options (zone, symbol, columns,
+    timestamp format, ``bar_minutes``, ``allow_odd_times``), its extra input columns kept and,
+    with known-future covariates, rows with empty prices taken as future rows.
 
     Returns:
         ``(bars, future rows or None)``.
     """
     future: list[pl.DataFrame] | None = [] if data.known_cols else None
+    table = load_instruments(Path(data.instruments)) if data.instruments else None
     frame = read_bars(
         bars,
         min_bars=min_bars,
         min_bars_reason=reason,
-        tz=data.tz,
+        options=options_of(data),
         allow_outliers=allow_outliers,
         keep=input_columns(data),
         future=future,
         future_cols=data.known_cols,
+        instruments=table,
     )
     return frame, (future[0] if future else None)

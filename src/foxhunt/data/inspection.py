@@ -24,10 +24,13 @@ from foxhunt.data.bars import LoadedBars, load_bars, validate_bars
 from foxhunt.data.calendar import closed_time, infer_interval, trading_date
 from foxhunt.data.instrument import Instrument
 from foxhunt.data.instrument_table import load_instruments
-from foxhunt.data.instruments import calendar_of
+from foxhunt.data.instruments import calendar_of, infer_instrument, lookup
 from foxhunt.data.observed import WARMUP
+from foxhunt.data.read_options import ReadOptions
+from foxhunt.data.time_axis import find_problems
 from foxhunt.data.timestamps import local_to_utc
 from foxhunt.data.validate import FILE_COLUMN
+from foxhunt.data.vendors import guess_lines
 from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)
@@ -121,6 +124,7 @@ def summarize(
     naive_symbols = set(
         loaded.frame.filter(pl.col(FILE_COLUMN).is_in(naive_files))["symbol"].unique().to_list()
     )
+    first_file = dict(loaded.frame.group_by("symbol").agg(pl.col(FILE_COLUMN).min()).iter_rows())
     df = (
         loaded.frame.select("ts", "symbol")
         .drop_nulls()
@@ -164,9 +168,8 @@ def summarize(
             "closed_time_bars": int(n_closed),
             "calendar": cal,
         }
-        warning = closed_hours_warning(
-            summary, sym in naive_symbols, loaded.tz, sym_closed, g["ts"]
-        )
+        read_in = loaded.zone_of(int(first_file.get(sym, 0)))
+        warning = closed_hours_warning(summary, sym in naive_symbols, read_in, sym_closed, g["ts"])
         if warning:
             log.warning("%s: %s", sym, warning)
         summary["closed_hours_warning"] = warning
@@ -174,8 +177,33 @@ def summarize(
     return out
 
 
+def instrument_guesses(
+    symbols: list[dict[str, Any]], table: Mapping[str, Instrument] | None
+) -> list[str]:
+    """One line per kind of instrument guessed from symbol names (not in the user's or the
+    built-in table), naming the symbols and ``--instruments FILE``."""
+    kinds: dict[tuple[str, str], list[str]] = {}
+    for s in symbols:
+        sym = str(s["symbol"])
+        if lookup(sym, table) is None:
+            inst = infer_instrument(sym)
+            kinds.setdefault((inst.asset_class, inst.calendar), []).append(sym)
+    lines = []
+    for (asset, cal), names in kinds.items():
+        shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+        lines.append(
+            f"instrument of {shown} ({len(names)} symbol{'s' if len(names) > 1 else ''}) "
+            f"guessed from the name: {asset}, calendar {cal}; --instruments FILE sets it"
+        )
+    return lines
+
+
 def inspect_report(
-    path: Path, tz: str = "UTC", instruments: Path | None = None, allow_outliers: bool = False
+    path: Path,
+    tz: str | None = None,
+    instruments: Path | None = None,
+    allow_outliers: bool = False,
+    options: ReadOptions | None = None,
 ) -> dict[str, Any]:
     """Summary of a bars file/directory/glob and its validation verdict (``foxhunt data
     inspect``).
@@ -185,28 +213,39 @@ def inspect_report(
         tz: zone of naive timestamps (see :func:`foxhunt.data.bars.load_bars`).
         instruments: the user's instrument table file (calendars per symbol).
         allow_outliers: judge implausible bars valid (one warning per file with their count).
+        options: the user's read options (``--symbol``, ``--columns``, ``--ts-format``,
+            ``--bar-minutes`` is not applied here, ``--allow-odd-times``).
 
     Returns:
         ``path``, ``files``, ``valid``, ``error`` (the validation message or None),
+        ``time_axis`` (one line per time-axis problem, :mod:`foxhunt.data.time_axis`),
+        ``guesses`` (what was guessed and the flag that changes it, deduplicated),
         ``features_min_bars``, ``too_short_for_features`` and one summary per symbol.
+        ``valid`` is True only when there is no error and no time-axis problem (or
+        ``allow_odd_times``).
 
     Raises:
         DataError: the bars cannot be read at all (missing file or column, empty file).
     """
-    loaded = load_bars(path, tz=tz)
+    loaded = load_bars(path, tz=tz, options=options)
     table = load_instruments(Path(instruments)) if instruments else None
     symbols = summarize(loaded, instruments=table)
+    problems: list[str] = []
     try:
-        validate_bars(loaded, allow_outliers=allow_outliers)
+        bars = validate_bars(loaded, allow_outliers=allow_outliers)
         error = None
+        problems = find_problems(loaded, bars, table)
     except DataError as e:
         error = str(e)
+    allowed = loaded.options.allow_odd_times
     short = [s["symbol"] for s in symbols if s["bars"] <= WARMUP + DEFAULT_HORIZON]
     return {
         "path": str(path),
         "files": [str(f) for f in loaded.files],
-        "valid": error is None,
-        "error": error,
+        "valid": error is None and (not problems or allowed),
+        "error": error or (problems[0] if problems and not allowed else None),
+        "time_axis": problems,
+        "guesses": guess_lines(loaded.guesses) + instrument_guesses(symbols, table),
         "features_min_bars": WARMUP + DEFAULT_HORIZON + 1,
         "too_short_for_features": short,
         "symbols": symbols,

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from foxhunt.data import plausibility
+from foxhunt.data.files import is_readable
 from foxhunt.data.scan import scan_table
 from foxhunt.errors import DataError
 
@@ -44,6 +45,10 @@ _FILE = FILE_COLUMN
 _ROW = ROW_COLUMN
 
 
+_BACK_ADJUSTED = (
+    " (back-adjusted continuous futures can reach zero or below, and a log return cannot: "
+    "read the stretch where prices are positive)"
+)
 _OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
 """A timestamp text's UTC offset (``Z``, ``+01:00``, ``-0500``)."""
 
@@ -67,7 +72,7 @@ class _Rows:
 
 def _raw_value(path: Path, col: str, row: int) -> object:
     """The value as stored in the file (for 'cannot parse' messages); None without a file."""
-    if not path.is_file():
+    if not is_readable(path):
         return None
     lf = scan_table(path).lf
     if "+" in col and col not in lf.collect_schema().names():  # combined date+time
@@ -87,11 +92,29 @@ class _Validator:
         when = f" ({ts})" if ts is not None else ""
         return f"{self.loaded.files[f]}: column '{spell}', row {hit[_ROW]}{when}"
 
+    def all_good(self) -> bool:
+        """One pass over the frame for every check of :meth:`check` (which then looks for the
+        first bad row only when something is bad: 3.5 M bars are ~20 filters fewer)."""
+        df = self.loaded.frame
+        bad = [pl.col("ts").is_null(), pl.col("symbol").is_null() | (pl.col("symbol") == "")]
+        for c in VALUE_COLUMNS:
+            bad += [pl.col(c).is_null(), ~pl.col(c).is_finite()]
+        bad += [pl.col(c) <= 0 for c in PRICE_COLUMNS]
+        bad += [
+            pl.col("volume") < 0,
+            pl.col("high") < pl.max_horizontal("open", "close"),
+            pl.col("low") > pl.min_horizontal("open", "close"),
+        ]
+        row = df.select(pl.any_horizontal(bad).any()).item()
+        return not row
+
     def first(self, frame: pl.DataFrame, mask: pl.Expr) -> dict[str, object] | None:
         hit = frame.filter(mask).head(1)
         return hit.row(0, named=True) if hit.height else None
 
     def check(self) -> None:
+        if self.all_good():
+            return
         df = self.loaded.frame
         hit = self.first(df, pl.col("ts").is_null())
         if hit:
@@ -124,7 +147,9 @@ class _Validator:
         for c in PRICE_COLUMNS:
             hit = self.first(df, pl.col(c) <= 0)
             if hit:
-                raise DataError(f"{self.where(hit, c)}: non-positive price {c} {hit[c]}")
+                f = self.loaded.files[int(hit[_FILE])]  # type: ignore[arg-type]
+                why = _BACK_ADJUSTED if is_readable(f) else ""
+                raise DataError(f"{self.where(hit, c)}: non-positive price {c} {hit[c]}{why}")
         hit = self.first(df, pl.col("volume") < 0)
         if hit:
             raise DataError(f"{self.where(hit, 'volume')}: negative volume {hit['volume']}")

@@ -19,7 +19,8 @@ def is_pandas(bars: Any) -> bool:
 
 def polars_bars(bars: Any, where: str) -> pl.DataFrame:
     """``bars`` as polars: a pandas frame is converted, its ``DatetimeIndex`` (if any) becoming
-    a column (named as the index, or ``ts``).
+    a column (named as the index, or ``ts``), and the levels of a ``MultiIndex`` (a frame
+    indexed by ``(symbol, ts)``) columns too.
 
     Raises:
         DataError: not a polars or pandas DataFrame, or a pandas column polars cannot hold;
@@ -30,6 +31,8 @@ def polars_bars(bars: Any, where: str) -> pl.DataFrame:
 
         if isinstance(bars.index, pd.DatetimeIndex):
             bars = bars.rename_axis(bars.index.name or "ts").reset_index()
+        elif isinstance(bars.index, pd.MultiIndex) and all(bars.index.names):
+            bars = bars.reset_index()
         try:
             return pl.from_pandas(bars)
         except Exception as e:  # pyarrow and polars raise several kinds for odd columns

@@ -15,6 +15,7 @@ import json
 import logging
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -37,6 +38,9 @@ from foxhunt.errors import DataError, InputError
 from foxhunt.runtime import atomic_path, atomic_write_text
 
 log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from foxhunt.data.read_options import ReadOptions
 
 
 def _previous(root: Path, horizon: int) -> dict[str, ShardInfo]:
@@ -95,7 +99,13 @@ def _check_out(bars: Path, out: Path) -> None:
 
 
 def write_feature_store(
-    bars: Path, out: Path, horizon: int = 10, *, tz: str = "UTC", allow_outliers: bool = False
+    bars: Path,
+    out: Path,
+    horizon: int = 10,
+    *,
+    tz: str | None = None,
+    allow_outliers: bool = False,
+    options: ReadOptions | None = None,
 ) -> Manifest:
     """``foxhunt features --shards``: one feature shard per symbol plus ``manifest.json``.
 
@@ -105,6 +115,7 @@ def write_feature_store(
         horizon: H, number of target horizons.
         tz: zone of naive timestamps in ``bars``.
         allow_outliers: keep implausible bars (one warning per file with their count).
+        options: how to read the bar files (``--symbol``, ``--columns``, ...).
 
     Returns:
         The manifest written, and how many symbols were computed (the others were unchanged).
@@ -118,7 +129,9 @@ def write_feature_store(
         raise InputError(f"--horizon must be >= 1, got {horizon}")
     bars, out = Path(bars), Path(out)
     _check_out(bars, out)
-    frame, spec = read_bars_for_features(bars, horizon, tz=tz, allow_outliers=allow_outliers)
+    frame, spec = read_bars_for_features(
+        bars, horizon, tz=tz, allow_outliers=allow_outliers, options=options
+    )
     out.mkdir(exist_ok=True)
     previous = _previous(out, horizon)
     counts = frame.group_by("symbol", maintain_order=True).len().rows()
