@@ -112,17 +112,30 @@ class IncrementalFeatures:
             k: np.concatenate([v, np.zeros((extra, v.shape[1]))]) for k, v in self.state.items()
         }
 
-    def step(self, slots: np.ndarray, values: np.ndarray, session: np.ndarray) -> np.ndarray:
+    def step(
+        self,
+        slots: np.ndarray,
+        values: np.ndarray,
+        session: np.ndarray,
+        *,
+        derived: bool = True,
+        features: bool = True,
+    ) -> np.ndarray | None:
         """Advance ``k`` distinct slots by one bar each.
 
         Args:
             slots: (k,) distinct slots (:meth:`slot_of`).
             values: (k, 5) float64 open, high, low, close, volume (validated bars).
             session: (k,) int trading day of each bar (resets the session VWAP).
+            derived: Compute the windowed series later windows read (the volatilities ranked
+                by the percentiles, the stochastics' %K). Only a bar more than
+                :data:`~foxhunt.infer.incremental.windows.RING` bars before any bar whose
+                features are wanted may skip them (a backlog being fast-forwarded).
+            features: Compute and return the features (False: only advance the state).
 
         Returns:
             (k, 210) float64 observed features at these bars (meaningful once a symbol has
-            more than the warm-up's 200 bars).
+            more than the warm-up's 200 bars), or None without ``features``.
         """
         t = self.count[slots]
         ring = np.roll(self.ring[slots], -1, axis=2)  # oldest value drops off the front
@@ -158,11 +171,18 @@ class IncrementalFeatures:
         }
         for name, x in new.items():
             ring[:, w.IX[name], -1] = x
-        ring[:, w.IX["rv20"], -1] = w.rv(ring, 20)
-        ring[:, w.IX["pk10"], -1] = w.pk(ring, 10)
-        for k, sk, _ in o.STOCH_PARAMS:
-            ring[:, w.IX[f"fastk{k}"], -1] = w.stochastic_fastk(ring, k)
-            ring[:, w.IX[f"slowk{k}"], -1] = np.mean(w.last(ring, f"fastk{k}", sk), axis=-1)
+        if derived:
+            ring[:, w.IX["rv20"], -1] = w.rv(ring, 20)
+            ring[:, w.IX["pk10"], -1] = w.pk(ring, 10)
+            for k, sk, _ in o.STOCH_PARAMS:
+                ring[:, w.IX[f"fastk{k}"], -1] = w.stochastic_fastk(ring, k)
+                ring[:, w.IX[f"slowk{k}"], -1] = np.mean(w.last(ring, f"fastk{k}", sk), axis=-1)
+        else:
+            ring[:, w.DERIVED, -1] = np.nan
+        if not features:
+            self._advance_only(state, t, ring, values, prev_c, prev_h, prev_l, slots, session)
+            self._store(slots, ring, state, t, session)
+            return None
 
         f: dict[str, np.ndarray] = {}
         win = w.Windows(ring)
@@ -174,13 +194,40 @@ class IncrementalFeatures:
         w.volume(ring, win, f)
         w.shape(ring, f)
         w.regime(ring, win, f, ema, vols)
+        self._store(slots, ring, state, t, session)
+        return np.stack([f[n] for n in self.names], axis=1)
 
+    def _store(
+        self,
+        slots: np.ndarray,
+        ring: np.ndarray,
+        state: dict[str, np.ndarray],
+        t: np.ndarray,
+        session: np.ndarray,
+    ) -> None:
         self.ring[slots] = ring
         for k, a in state.items():
             self.state[k][slots] = a
         self.count[slots] = t + 1
         self.session[slots] = session
-        return np.stack([f[n] for n in self.names], axis=1)
+
+    def _advance_only(
+        self,
+        s: dict[str, np.ndarray],
+        t: np.ndarray,
+        ring: np.ndarray,
+        values: np.ndarray,
+        prev_c: np.ndarray,
+        prev_h: np.ndarray,
+        prev_l: np.ndarray,
+        slots: np.ndarray,
+        session: np.ndarray,
+    ) -> None:
+        """The recursive states' step without the features (a fast-forwarded bar)."""
+        self._recursive(s, t, ring, values, prev_c, prev_h, prev_l, {})
+        c, v = values[:, 3], values[:, 4]
+        self._ema(s, t, c)
+        self._session_vwap(s, t, slots, session, c, ring[:, w.IX["tpv"], -1], v)
 
     def _recursive(
         self,

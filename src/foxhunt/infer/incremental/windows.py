@@ -45,6 +45,8 @@ SERIES = (
     *(f"slowk{k}" for k, _, _ in o.STOCH_PARAMS),
 )
 IX = {name: i for i, name in enumerate(SERIES)}
+DERIVED = [IX[n] for n in SERIES if n in ("rv20", "pk10") or n.startswith(("fastk", "slowk"))]
+"""Series computed from windows of the others (skipped for fast-forwarded bars)."""
 
 _LN2 = math.log(2.0)
 _EPS = 1e-12
