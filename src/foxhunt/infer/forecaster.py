@@ -13,10 +13,8 @@ feature steps and one batched forward. Forecasts equal ``foxhunt predict`` at th
 (tests assert rtol 1e-4). :meth:`Forecaster.save` writes that state (atomically, versioned) and
 ``Forecaster.load(run, state=path)`` resumes it, without the backlog.
 
-Runs whose inputs the incremental path does not compute (SQL feature lines, covariates), or a
-forecaster given an explicit ``history``, keep the raw bars of a bounded tail instead and
-recompute the features on it with the batch functions (:mod:`foxhunt.infer.bartail`; about
-1,450 bars per symbol at TFT-225).
+Runs with SQL feature lines or covariates, or a given ``history``, keep a bounded tail of raw
+bars instead and recompute the features on it (:mod:`foxhunt.infer.bartail`).
 
 Bad input raises :class:`~foxhunt.errors.DataError` naming the row, symbol and time, and leaves
 the forecaster unchanged (a rejected update is all or nothing):
@@ -52,9 +50,9 @@ from foxhunt.data.instruments import resolve_bars
 from foxhunt.data.pipeline import calendars_of, future_rows
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError
-from foxhunt.infer.bar_input import check_order, normalise, session_expr
+from foxhunt.infer.bar_input import check_order, group_rows, normalise, session_expr
 from foxhunt.infer.bartail import VALUE_COLUMNS, BarTail, smoother_memory
-from foxhunt.infer.incremental.stream import LiveState, known_rows, supports
+from foxhunt.infer.incremental.stream import LiveState, supports
 from foxhunt.infer.incremental.windows import RING
 from foxhunt.infer.predict import forecast_frame, forecast_schema
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
@@ -172,8 +170,7 @@ class Forecaster:
         return sum(t.nbytes for t in self._tails.values())
 
     def held_bars(self, symbol: str) -> int:
-        """Bars given so far for ``symbol`` (incremental), or raw bars held (tail); 0 if never
-        seen."""
+        """Bars given for ``symbol`` (incremental) or raw bars held (tail); 0 if never seen."""
         if self.incremental:
             return self._live.bars(symbol)
         tail = self._tails.get(symbol)
@@ -266,14 +263,19 @@ class Forecaster:
             DataError: Bad input (see the module docstring); nothing is changed then.
         """
         chunk = normalise(bars)
+        if self.incremental:
+            rows = group_rows(chunk, self.last_ts, self.allowed)
+            if rows is None:  # something is wrong: the full check names it
+                check_order(chunk, self.last_ts, self.allowed)
+                raise AssertionError("group_rows refused bars check_order accepts")
+            self._resolve(chunk, list(rows))
+            self._advance(chunk, rows)
+            ready = sorted(s for s in rows if self._live.ready(s))
+            return self._forecast_live(ready) if forecast and ready else self._empty()
         groups = check_order(chunk, self.last_ts, self.allowed)
-        self._resolve(chunk)
+        self._resolve(chunk, list(groups))
         session = session_expr(calendars_of(self._instruments)).cast(pl.Int32).alias("__session")
         groups = {sym: part.with_columns(session) for sym, part in groups.items()}
-        if self.incremental:
-            self._advance(groups)
-            ready = sorted(s for s in groups if self._live.ready(s))
-            return self._forecast_live(ready) if forecast and ready else self._empty()
         candidates = {
             sym: self._tails.get(sym, BarTail()).extended(
                 part["ts"].dt.epoch("us").to_numpy(),
@@ -310,21 +312,21 @@ class Forecaster:
     def _empty(self) -> pl.DataFrame:
         return pl.DataFrame(schema=pl.Schema(forecast_schema(self.loaded.config.model.quantiles)))
 
-    def _resolve(self, chunk: pl.DataFrame) -> None:
-        """Resolve (once) the instrument of each symbol of ``chunk`` the run did not store."""
-        if self._instruments is None:
+    def _resolve(self, chunk: pl.DataFrame, symbols: list[str]) -> None:
+        """Resolve (once) the instrument of each of ``symbols`` the run did not store."""
+        if self._instruments is None or all(s in self._instruments for s in symbols):
             return
         new = chunk.filter(~pl.col("symbol").is_in(list(self._instruments)))
-        if new.height:
-            self._instruments |= resolve_bars(new, self._instruments)
+        self._instruments |= resolve_bars(new, self._instruments)
 
-    def _advance(self, groups: Mapping[str, pl.DataFrame]) -> None:
-        """Feed checked bars to the incremental state: the r-th bar of every symbol together."""
+    def _advance(self, chunk: pl.DataFrame, rows: Mapping[str, np.ndarray]) -> None:
+        """Feed checked bars (``rows``: symbol -> its rows of ``chunk``) to the state."""
         live = self._live
-        new = [s for s in groups if s not in live.engine.slots]
+        new = [s for s in rows if s not in live.engine.slots]
         if new:
-            frame = pl.concat([groups[s] for s in new])
-            resolved = resolve_bars(frame, self._instruments)
+            resolved = resolve_bars(
+                chunk[np.concatenate([rows[s] for s in new])], self._instruments
+            )
             live.add_symbols(
                 {
                     s: (
@@ -334,15 +336,13 @@ class Forecaster:
                     for s in new
                 }
             )
+        all_ts = chunk["ts"].dt.epoch("us").to_numpy()
+        all_values = chunk.select(VALUE_COLUMNS).to_numpy().astype(np.float64)
         parts = {}
-        for sym, part in groups.items():
-            cal = live.calendars[live.engine.slots[sym]]
-            parts[sym] = (
-                part["ts"].dt.epoch("us").to_numpy(),
-                part.select(VALUE_COLUMNS).to_numpy().astype(np.float64),
-                part["__session"].to_numpy().astype(np.int64),
-                known_rows(part["ts"], cal),
-            )
+        for sym, idx in rows.items():
+            ts = all_ts[idx]
+            known, session = live.times.get(live.calendars[live.engine.slots[sym]], ts)
+            parts[sym] = (ts, all_values[idx], session, known)
         # The r-th bar of every symbol in one step. Of a long update only the last L bars need
         # their features (the window) and the RING bars before them their windowed series:
         # earlier bars only advance the state (a backlog is fast-forwarded).

@@ -75,17 +75,18 @@ def forecast_frame(
     close = np.repeat(np.asarray(closes, np.float64), H)  # (B*H,)
     flat = q.reshape(-1, q.shape[-1])
     price = close[:, None] * np.exp(flat)
-    out = pl.DataFrame(
+    return pl.DataFrame(
         {
-            "symbol": pl.Series(np.repeat(np.asarray(symbols, dtype=object), H), dtype=pl.String),
-            "origin_ts": pl.Series(np.repeat(np.asarray(origins_us, np.int64), H)),
+            "symbol": pl.Series([s for s in symbols for _ in range(H)], dtype=pl.String),
+            "origin_ts": pl.Series(np.repeat(np.asarray(origins_us, np.int64), H)).cast(
+                pl.Datetime("us", "UTC")
+            ),
             "horizon": np.tile(np.arange(1, H + 1, dtype=np.int16), len(symbols)),
             "close": close,
             **{c: flat[:, j] for j, c in enumerate(ret_cols)},
             **{c: price[:, j] for j, c in enumerate(price_cols)},
         }
     )
-    return out.with_columns(pl.col("origin_ts").cast(pl.Datetime("us")).dt.replace_time_zone("UTC"))
 
 
 def predict_schema(quantiles: tuple[float, ...], *, long: bool = False) -> pa.Schema:

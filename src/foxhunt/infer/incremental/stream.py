@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 import torch
 
-from foxhunt.data.calendar import known_features, project_bar_times
+from foxhunt.data.calendar import known_features, project_bar_times, trading_date
 from foxhunt.data.features import FeatureSpec
 from foxhunt.data.scaling import ScalerParams
 from foxhunt.infer.incremental.engine import IncrementalFeatures, feature_names
@@ -48,11 +48,50 @@ def supports(spec: FeatureSpec) -> bool:
     )
 
 
+AHEAD = 64
+"""Bar times projected ahead at once per symbol (consumed as bars arrive on schedule)."""
+
+
 def known_rows(ts: pl.Series, calendar: str) -> np.ndarray:
     """(n, 10) float32 known-future features of bar times ``ts`` (UTC) on ``calendar``."""
     frame = pl.DataFrame({"ts": ts})
     exprs = [e.cast(pl.Float32) for e in known_features(pl.col("ts"), calendar)]
     return frame.select(exprs).to_numpy()
+
+
+class TimeRows:
+    """The calendar features of bar times, cached per (calendar, time): the known-future
+    features (float32, as the batch table holds them) and the trading day (the session VWAP's
+    reset). Live bars arrive at the times projected for the previous decoder, so nearly every
+    lookup is a hit; misses are computed together in one polars call.
+
+    Args:
+        limit: Entries kept before the cache is emptied (bounds memory).
+    """
+
+    def __init__(self, limit: int = 100_000) -> None:
+        self.limit = limit
+        self._rows: dict[tuple[str, int], tuple[np.ndarray, int]] = {}
+
+    def get(self, calendar: str, ts_us: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(n, 10) float32 known features and (n,) int64 trading days of ``ts_us``."""
+        keys = [(calendar, int(t)) for t in ts_us]
+        missing = sorted({k[1] for k in keys if k not in self._rows})
+        if missing:
+            if len(self._rows) + len(missing) > self.limit:
+                self._rows.clear()
+            ts = pl.Series("ts", missing, dtype=pl.Int64).cast(pl.Datetime("us", "UTC"))
+            frame = pl.DataFrame({"ts": ts})
+            known = frame.select(
+                [e.cast(pl.Float32) for e in known_features(pl.col("ts"), calendar)]
+            ).to_numpy()
+            day = frame.select(trading_date(pl.col("ts"), calendar).cast(pl.Int32)).to_series()
+            for i, (t, d) in enumerate(zip(missing, day.to_numpy(), strict=True)):
+                self._rows[calendar, t] = (known[i], int(d))
+        rows = [self._rows[k] for k in keys]
+        width = len(rows[0][0]) if rows else 0
+        known_out = np.array([r[0] for r in rows], np.float32).reshape(len(rows), width)
+        return known_out, np.array([r[1] for r in rows], np.int64)
 
 
 def _scaling(scaler: ScalerParams, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -93,6 +132,8 @@ class LiveState:
         self.close = np.zeros(0, np.float64)
         self.calendars: list[str] = []
         self.gaps: list[Counter[int]] = []
+        self.times = TimeRows()
+        self._ahead: list[tuple[int, np.ndarray]] = []  # per slot: (interval µs, [origin, t1..])
 
     # --- what is held ------------------------------------------------------------------------
 
@@ -132,6 +173,7 @@ class LiveState:
         self.close = np.concatenate([self.close, np.zeros(n)])
         self.calendars += [symbols[s][0] for s in new]
         self.gaps += [Counter() for _ in new]
+        self._ahead += [(0, np.empty(0, np.int64)) for _ in new]
 
     def step(
         self,
@@ -173,24 +215,50 @@ class LiveState:
 
     # --- the model's batch -------------------------------------------------------------------
 
-    def interval(self, slot: int) -> timedelta:
-        """The modal gap between the symbol's bars (ties: the smaller)."""
+    def decoder_times(self, slots: np.ndarray) -> np.ndarray:
+        """(B, H) int64 µs: the bar times the calendar schedules after each slot's last bar
+        (:func:`foxhunt.data.calendar.project_bar_times`, the schedule ``predict`` uses).
+
+        Each slot keeps :data:`AHEAD` times projected from an earlier origin; projection is a
+        step function of the current time, so from a later origin on that schedule the next
+        H times are the ones already projected. A bar off the schedule, a changed interval or
+        a used-up projection projects again (one call per interval and calendar)."""
+        out = np.empty((len(slots), self.H), np.int64)
+        redo: dict[tuple[int, str], list[int]] = {}
+        for i, slot in enumerate(slots):
+            origin, iv = self.ts[slot, -1], self._interval_us(int(slot))
+            kept_iv, ahead = self._ahead[slot]
+            j = int(np.searchsorted(ahead, origin))
+            if kept_iv == iv and j < len(ahead) and ahead[j] == origin and len(ahead) > j + self.H:
+                self._ahead[slot] = (iv, ahead[j:])
+                out[i] = ahead[j + 1 : j + 1 + self.H]
+            else:
+                redo.setdefault((iv, self.calendars[slot]), []).append(i)
+        for (iv, cal), rows in redo.items():
+            origins = self.ts[slots[rows], -1]
+            last = pl.Series(origins, dtype=pl.Int64).cast(pl.Datetime("us", "UTC"))
+            proj = project_bar_times(last, AHEAD, timedelta(microseconds=iv), cal)
+            times = proj.select(pl.all().dt.epoch("us")).to_numpy()  # (m, AHEAD)
+            self.times.get(cal, times.reshape(-1))  # the calendar rows of all of them, at once
+            for r, i in enumerate(rows):
+                self._ahead[slots[i]] = (iv, np.concatenate([[origins[r]], times[r]]))
+                out[i] = times[r, : self.H]
+        return out
+
+    def _interval_us(self, slot: int) -> int:
         gaps = self.gaps[slot]
-        best = min(gaps.items(), key=lambda kv: (-kv[1], kv[0]))[0]
-        return timedelta(microseconds=best)
+        return min(gaps.items(), key=lambda kv: (-kv[1], kv[0]))[0]
 
     def batch(self, symbols: Sequence[str]) -> TFTBatch:
         """The last window of each of ``symbols`` (all ready), scaled, with its decoder rows."""
         slots = np.array([self.engine.slots[s] for s in symbols], np.int64)
+        times = self.decoder_times(slots)
         future = np.empty((len(slots), self.H, self.known.shape[2]), np.float32)
-        groups: dict[tuple[timedelta, str], list[int]] = {}
+        by_cal: dict[str, list[int]] = {}
         for i, slot in enumerate(slots):
-            groups.setdefault((self.interval(int(slot)), self.calendars[slot]), []).append(i)
-        for (interval, cal), rows in groups.items():
-            last = pl.Series(self.ts[slots[rows], -1]).cast(pl.Datetime("us"))
-            times = project_bar_times(last.dt.replace_time_zone("UTC"), self.H, interval, cal)
-            flat = pl.Series("ts", times.to_numpy().reshape(-1)).cast(pl.Datetime("us"))
-            kn = known_rows(flat.dt.replace_time_zone("UTC"), cal)
+            by_cal.setdefault(self.calendars[slot], []).append(i)
+        for cal, rows in by_cal.items():
+            kn, _ = self.times.get(cal, times[rows].reshape(-1))
             future[rows] = kn.reshape(len(rows), self.H, -1)
         known = np.concatenate([self.known[slots], future], axis=1)  # (B, L+H, V_k)
         return TFTBatch(
@@ -246,5 +314,6 @@ class LiveState:
         self.static, self.close = d["static"], d["close"]
         self.calendars = list(meta["calendars"])
         self.gaps = [Counter() for _ in meta["symbols"]]
+        self._ahead = [(0, np.empty(0, np.int64)) for _ in meta["symbols"]]
         for slot, gap, count in d["gaps"].tolist():
             self.gaps[slot][gap] = count
