@@ -38,8 +38,11 @@ def test_an_update_of_many_symbols_is_one_forward_and_equals_predict(
     last = bars.group_by("symbol").tail(3).sort(["ts", "symbol"])
     backlog = bars.join(last, on=["symbol", "ts"], how="anti")
     fc = Forecaster.load(demo_run.run, symbols=SYMBOLS)
-    assert fc.incremental
+    assert fc.incremental and fc.symbols == () and fc.held_bytes == 0
     fc.update(backlog, forecast=False)
+    assert fc.symbols == tuple(SYMBOLS) and fc.held_bars("YM") == 250 - 3
+    per_symbol = fc.held_bytes // 3
+    assert fc.held_bytes == 3 * per_symbol > 0
     calls = []
     hook = fc.loaded.model.register_forward_hook(lambda *_: calls.append(1))
     try:

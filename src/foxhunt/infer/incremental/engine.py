@@ -83,9 +83,10 @@ class IncrementalFeatures:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of all state arrays (allocated slots included)."""
+        """Bytes of the state of the symbols seen (slots allocated ahead not counted)."""
         arrays = [self.count, self.session, self.ring, *self.state.values()]
-        return sum(a.nbytes for a in arrays)
+        per_slot = sum(a.nbytes for a in arrays) // self.count.shape[0]
+        return per_slot * len(self.slots)
 
     def bars(self, symbol: str) -> int:
         """Bars ``symbol`` has been advanced by (0 if never seen)."""
