@@ -23,6 +23,7 @@ from foxhunt.commands import (
     model,
     predict,
     quantize,
+    serve,
 )
 from foxhunt.commands import train as train_cmd
 from foxhunt.commands import tune as tune_cmd
@@ -39,6 +40,7 @@ COMMANDS = (
     evaluate,
     backtest,
     predict,
+    serve,
     quantize,
     export,
     memory,

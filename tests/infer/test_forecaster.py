@@ -73,15 +73,20 @@ def test_streaming_one_bar_at_a_time_equals_batch_predict(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("incremental", [True, False])
 def test_streaming_equals_batch_after_the_tail_is_trimmed(
-    demo_run: DemoRun, tmp_path: Path
+    demo_run: DemoRun, tmp_path: Path, incremental: bool
 ) -> None:
     bars = two_symbols(2000, 1900, seed=21)
-    fc = Forecaster.load(demo_run.run, symbols=["ES", "NQ"])
+    fc = Forecaster.load(demo_run.run, symbols=["ES", "NQ"], incremental=incremental)
     head = bars.height - 10
     outs = [fc.update(bars.slice(a, min(500, head - a))) for a in range(0, head, 500)]
+    held = fc.held_bytes
     outs += [fc.update(bars.slice(i, 1)) for i in range(head, bars.height)]  # then bar by bar
-    assert fc.held_bars("ES") == fc.history < 2000  # trimmed
+    if incremental:  # a fixed-size state: bars given are counted, nothing grows
+        assert fc.held_bars("ES") == 2000 and fc.held_bytes == held
+    else:
+        assert fc.held_bars("ES") == fc.history < 2000  # trimmed
     assert_same_forecasts(pl.concat(outs), _batch_predict(demo_run.run, bars, tmp_path))
 
 
@@ -144,8 +149,10 @@ def test_tail_keeps_the_whole_session_of_the_first_encoder_bar() -> None:
 
 @pytest.mark.slow
 def test_memory_stays_bounded_over_100k_bars(demo_run: DemoRun) -> None:
+    """The bar-tail path holds exactly its window (the incremental state's fixed size is
+    checked in test_streaming_equals_batch_after_the_tail_is_trimmed)."""
     bars = demo_bars(100_000, seed=7)
-    fc = Forecaster.load(demo_run.run)
+    fc = Forecaster.load(demo_run.run, incremental=False)
     held = []
     for a in range(0, bars.height, 5_000):
         fc.update(bars.slice(a, 5_000), forecast=a >= 90_000)

@@ -49,7 +49,9 @@ def test_history_must_cover_warm_up_plus_encoder(demo_run: DemoRun) -> None:
 
 @pytest.mark.slow
 def test_state_accessors_follow_the_bars_given(demo_run: DemoRun) -> None:
-    fc = Forecaster.load(demo_run.run, symbols=["ES", "NQ"])
+    """On the bar-tail path (held bytes are its rows; the incremental state's accessors:
+    tests/infer/test_forecaster_state.py)."""
+    fc = Forecaster.load(demo_run.run, symbols=["ES", "NQ"], incremental=False)
     assert fc.symbols == () and fc.held_bytes == 0
     assert fc.held_bars("ES") == 0 and fc.last_ts("ES") is None and not fc.ready("ES")
     nq, es = demo_bars(MINIMUM, seed=4, symbol="NQ"), demo_bars(MINIMUM - 1, seed=5)

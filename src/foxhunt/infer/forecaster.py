@@ -6,13 +6,15 @@
     out = fc.update(bars)                      # pl.DataFrame of new bars, any symbols
     # out: one row per (symbol with new bars) x horizon, the schema of `foxhunt predict`
 
-Per symbol the forecaster keeps only the raw bars the next forecast needs (see
-:mod:`foxhunt.infer.bartail`: warm-up + encoder + smoother memory, about 1,450 bars at
-TFT-225, extended to the start of the current trading session when needed) and recomputes
-the features on that tail with the very functions ``foxhunt predict`` uses, so a forecast from
-streamed bars equals the batch forecast at the same origin (to about 1e-6 relative; see the
-``bartail`` docstring for why not bit for bit). Nothing else is cached: memory is bounded by the
-number of symbols, however long it runs.
+Per symbol the forecaster keeps a fixed-size state (:mod:`foxhunt.infer.incremental`): the
+observed features advance one bar at a time (ring buffers, smoother states, the session VWAP),
+and the model's inputs of the last ``L`` bars are kept ready; an update of N symbols costs N
+feature steps and one batched forward. Forecasts equal ``foxhunt predict`` at the same origin
+(tests assert rtol 1e-4). :meth:`Forecaster.save` writes that state (atomically, versioned) and
+``Forecaster.load(run, state=path)`` resumes it, without the backlog.
+
+Runs with SQL feature lines or covariates, or a given ``history``, keep a bounded tail of raw
+bars instead and recompute the features on it (:mod:`foxhunt.infer.bartail`).
 
 Bad input raises :class:`~foxhunt.errors.DataError` naming the row, symbol and time, and leaves
 the forecaster unchanged (a rejected update is all or nothing):
@@ -31,6 +33,7 @@ no rows for it (see :meth:`Forecaster.ready`).
 
 from __future__ import annotations
 
+import io
 import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -41,24 +44,25 @@ import polars as pl
 import torch
 
 from foxhunt.artifacts.rundir import LoadedModel, trained_symbols
-from foxhunt.data.calendar import trading_date
 from foxhunt.data.calendar_decoder import GLOBEX
 from foxhunt.data.features import compute_features
 from foxhunt.data.instruments import resolve_bars
 from foxhunt.data.pipeline import calendars_of, future_rows
-from foxhunt.data.validate import check_values
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError
-from foxhunt.infer.bar_frame import canonical_bars, polars_bars
+from foxhunt.infer.bar_input import check_order, group_rows, normalise, session_expr
 from foxhunt.infer.bartail import VALUE_COLUMNS, BarTail, smoother_memory
-from foxhunt.infer.predict import forecast_schema, quantile_columns
+from foxhunt.infer.incremental.stream import LiveState, supports
+from foxhunt.infer.incremental.windows import RING
+from foxhunt.infer.predict import forecast_frame, forecast_schema
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
 from foxhunt.quantize.model import load_inference_model
+from foxhunt.runtime import atomic_path
 
 log = logging.getLogger(__name__)
 
-WHERE = "Forecaster.update"
-"""How error messages name the input."""
+STATE_FORMAT = 1
+"""Version of the file :meth:`Forecaster.save` writes."""
 
 
 class Forecaster:
@@ -66,14 +70,17 @@ class Forecaster:
 
     Args:
         loaded: A loaded model directory (:func:`foxhunt.quantize.model.load_inference_model`).
-        history: Raw bars kept per symbol; default warm-up + encoder + :func:`smoother_memory`.
-            Shorter is faster and approximate (the recursive smoothers have not forgotten
-            their start); it must be at least warm-up + encoder.
+        history: Keep raw bars instead of the incremental state (the older path): this many
+            per symbol (the default of that path is warm-up + encoder + :func:`smoother_memory`;
+            shorter is faster and approximate); it must be at least warm-up + encoder.
         symbols: If given, the only symbols accepted (others raise DataError).
         device: Where the model runs.
+        incremental: Force the incremental state (True) or the bar tail (False); default:
+            incremental unless ``history`` is given or the run's inputs need the tail.
 
     Raises:
-        ValueError: ``history`` shorter than warm-up + encoder.
+        ValueError: ``history`` shorter than warm-up + encoder, or ``incremental=True`` for
+            inputs the incremental path does not compute.
     """
 
     def __init__(
@@ -83,6 +90,7 @@ class Forecaster:
         history: int | None = None,
         symbols: Iterable[str] | None = None,
         device: torch.device | str = "cpu",
+        incremental: bool | None = None,
     ) -> None:
         self.loaded = loaded
         m = loaded.config.model
@@ -93,6 +101,10 @@ class Forecaster:
         self.history = minimum + smoother_memory() if history is None else int(history)
         if self.history < minimum:
             raise ValueError(f"history must be >= warm-up + encoder = {minimum}, got {history}")
+        if incremental and not supports(loaded.spec):
+            raise ValueError("incremental features cover the built-in observed set only")
+        if incremental is None:
+            incremental = history is None and supports(loaded.spec)
         self.allowed = None if symbols is None else frozenset(symbols)
         # Each symbol's instrument, as trained (None: a run from before calendars, all globex);
         # a symbol the run never saw is resolved once, at first sight, and kept.
@@ -100,7 +112,9 @@ class Forecaster:
         self.device = torch.device(device)
         self._qmap = quantile_map(loaded)
         self._tails: dict[str, BarTail] = {}
-        self._ret_cols, self._price_cols = quantile_columns(m.quantiles)
+        self._live = LiveState(loaded.spec, loaded.scaler, m.encoder_length, m.horizon)
+        self.incremental = bool(incremental)
+        self._quantiles = m.quantiles
 
     @classmethod
     def load(
@@ -110,8 +124,10 @@ class Forecaster:
         history: int | None = None,
         symbols: Iterable[str] | None = None,
         device: torch.device | str = "cpu",
+        state: Path | str | None = None,
+        incremental: bool | None = None,
     ) -> Forecaster:
-        """Load a model directory (fp32 or quantised) into a forecaster with no bars yet.
+        """Load a model directory (fp32 or quantised) into a forecaster.
 
         Args:
             run_dir: The model directory.
@@ -120,47 +136,110 @@ class Forecaster:
                 when the run directory records them (``run.json`` ``symbols`` or
                 ``instruments.json``), else any symbol with a known futures root.
             device: Where the model runs.
+            state: A file :meth:`save` wrote for this model: resume from it (else no bars yet).
+            incremental: See the class docstring.
 
         Returns:
             The forecaster.
 
         Raises:
             ModelDirError: Missing, corrupt or inconsistent model directory.
+            DataError: ``state`` unreadable or saved for another model.
         """
         loaded = load_inference_model(Path(run_dir), device)
         if symbols is None:
             symbols = trained_symbols(loaded.run)
-        return cls(loaded, history=history, symbols=symbols, device=device)
+        fc = cls(loaded, history=history, symbols=symbols, device=device, incremental=incremental)
+        if state is not None:
+            fc.restore(state)
+        return fc
 
     # --- state -----------------------------------------------------------------------------
 
     @property
     def symbols(self) -> tuple[str, ...]:
         """Symbols seen so far, sorted."""
-        return tuple(sorted(self._tails))
+        return self._live.symbols if self.incremental else tuple(sorted(self._tails))
 
     @property
     def held_bytes(self) -> int:
-        """Bytes of raw bars held for all symbols (the model's weights not included)."""
+        """Bytes held for all symbols (the model's weights not included): the incremental
+        state's arrays, or the raw bars of the tails."""
+        if self.incremental:
+            return self._live.nbytes
         return sum(t.nbytes for t in self._tails.values())
 
     def held_bars(self, symbol: str) -> int:
-        """Raw bars held for ``symbol`` (0 if never seen)."""
+        """Bars given for ``symbol`` (incremental) or raw bars held (tail); 0 if never seen."""
+        if self.incremental:
+            return self._live.bars(symbol)
         tail = self._tails.get(symbol)
         return len(tail) if tail is not None else 0
 
     def last_ts(self, symbol: str) -> int | None:
         """Time of the latest bar held for ``symbol`` (epoch µs UTC; None if never seen)."""
+        if self.incremental:
+            return self._live.last_ts(symbol)
         tail = self._tails.get(symbol)
         return tail.last_ts if tail is not None else None
 
     def ready(self, symbol: str) -> bool:
         """Whether ``symbol`` has enough bars for a forecast (warm-up + encoder)."""
+        if self.incremental:
+            return self._live.ready(symbol)
         tail = self._tails.get(symbol)
         return tail is not None and self._is_ready(tail)
 
     def _is_ready(self, tail: BarTail) -> bool:
         return len(tail) >= self.warmup + self.encoder_length
+
+    # --- saving and resuming ---------------------------------------------------------------
+
+    def _identity(self) -> str:
+        return f"{self.loaded.fingerprint}:{self.loaded.sidecar.get('sha256', '')}"
+
+    def save(self, path: Path | str) -> Path:
+        """Write the whole streaming state to ``path`` (numpy ``.npz``, no pickle), atomically.
+
+        Returns:
+            ``path``.
+
+        Raises:
+            ValueError: a forecaster on the bar-tail path (it has no state to save).
+        """
+        if not self.incremental:
+            raise ValueError("only the incremental forecaster saves its state")
+        path = Path(path)
+        arrays = self._live.state_dict()
+        arrays["forecaster"] = np.array([STATE_FORMAT])
+        arrays["model"] = np.array(self._identity())
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)  # type: ignore[arg-type]
+        with atomic_path(path) as tmp:
+            tmp.write_bytes(buf.getvalue())
+        return path
+
+    def restore(self, path: Path | str) -> None:
+        """Replace what is held by the state :meth:`save` wrote.
+
+        Raises:
+            DataError: unreadable file, another format, or a state saved for another model.
+        """
+        path = Path(path)
+        try:
+            with np.load(path, allow_pickle=False) as f:
+                arrays = {k: f[k] for k in f.files}
+        except (OSError, ValueError) as e:
+            raise DataError(f"{path}: not a forecaster state ({e})") from e
+        if arrays.get("forecaster", np.array([0])).tolist() != [STATE_FORMAT]:
+            raise DataError(f"{path}: forecaster state format is not {STATE_FORMAT}")
+        if str(arrays.get("model")) != self._identity():
+            raise DataError(f"{path}: the state was saved for another model")
+        try:
+            self._live.load_state_dict(arrays)
+        except (KeyError, ValueError) as e:
+            raise DataError(f"{path}: {e}") from e
+        self.incremental = True
 
     # --- updates ---------------------------------------------------------------------------
 
@@ -183,10 +262,19 @@ class Forecaster:
         Raises:
             DataError: Bad input (see the module docstring); nothing is changed then.
         """
-        chunk = _normalise(bars)
-        groups = self._check(chunk)
-        self._resolve(chunk)
-        session = _session(calendars_of(self._instruments)).cast(pl.Int32).alias("__session")
+        chunk = normalise(bars)
+        if self.incremental:
+            rows = group_rows(chunk, self.last_ts, self.allowed)
+            if rows is None:  # something is wrong: the full check names it
+                check_order(chunk, self.last_ts, self.allowed)
+                raise AssertionError("group_rows refused bars check_order accepts")
+            self._resolve(chunk, list(rows))
+            self._advance(chunk, rows)
+            ready = sorted(s for s in rows if self._live.ready(s))
+            return self._forecast_live(ready) if forecast and ready else self._empty()
+        groups = check_order(chunk, self.last_ts, self.allowed)
+        self._resolve(chunk, list(groups))
+        session = session_expr(calendars_of(self._instruments)).cast(pl.Int32).alias("__session")
         groups = {sym: part.with_columns(session) for sym, part in groups.items()}
         candidates = {
             sym: self._tails.get(sym, BarTail()).extended(
@@ -213,63 +301,73 @@ class Forecaster:
         Returns:
             The schema of :meth:`update`.
         """
-        wanted = self._tails if symbols is None else symbols
+        wanted = self.symbols if symbols is None else symbols
         ready = sorted(s for s in wanted if self.ready(s))
-        return self._forecast(ready, self._tails) if ready else self._empty()
+        if not ready:
+            return self._empty()
+        return (
+            self._forecast_live(ready) if self.incremental else self._forecast(ready, self._tails)
+        )
 
     def _empty(self) -> pl.DataFrame:
         return pl.DataFrame(schema=pl.Schema(forecast_schema(self.loaded.config.model.quantiles)))
 
-    def _check(self, chunk: pl.DataFrame) -> dict[str, pl.DataFrame]:
-        """Validate a normalised chunk against itself and the held tails; group by symbol."""
-        chunk = chunk.with_row_index("__row")
-        for sym in chunk["symbol"].unique(maintain_order=True).to_list():
-            if self.allowed is not None and sym not in self.allowed:
-                raise DataError(
-                    f"{WHERE}: symbol {sym!r} is not one this forecaster serves "
-                    f"({', '.join(sorted(self.allowed))})"
-                )
-        step = pl.col("ts").diff().over("symbol")
-        bad = chunk.filter(step <= pl.duration())
-        if bad.height:
-            row = bad.row(0, named=True)
-            what = (
-                "duplicate bar"
-                if chunk.filter(
-                    (pl.col("symbol") == row["symbol"]) & (pl.col("ts") == row["ts"])
-                ).height
-                > 1
-                else "bar out of time order"
-            )
-            raise DataError(
-                f"{WHERE}: row {row['__row']}, symbol {row['symbol']!r}, ts {row['ts']}: {what} "
-                "within the update"
-            )
-        groups = {}
-        for (sym,), part in chunk.group_by("symbol", maintain_order=True):
-            last = self._tails[sym].last_ts if sym in self._tails else None
-            first = part.row(0, named=True)
-            if last is not None and int(part["ts"].dt.epoch("us")[0]) <= last:
-                held = pl.Series([last]).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")[0]
-                what = (
-                    "duplicate bar"
-                    if int(part["ts"].dt.epoch("us")[0]) == last
-                    else "bar out of time order"
-                )
-                raise DataError(
-                    f"{WHERE}: row {first['__row']}, symbol {sym!r}, ts {first['ts']}: {what} "
-                    f"(the last bar already given for {sym!r} is at {held})"
-                )
-            groups[str(sym)] = part
-        return groups
-
-    def _resolve(self, chunk: pl.DataFrame) -> None:
-        """Resolve (once) the instrument of each symbol of ``chunk`` the run did not store."""
-        if self._instruments is None:
+    def _resolve(self, chunk: pl.DataFrame, symbols: list[str]) -> None:
+        """Resolve (once) the instrument of each of ``symbols`` the run did not store."""
+        if self._instruments is None or all(s in self._instruments for s in symbols):
             return
         new = chunk.filter(~pl.col("symbol").is_in(list(self._instruments)))
-        if new.height:
-            self._instruments |= resolve_bars(new, self._instruments)
+        self._instruments |= resolve_bars(new, self._instruments)
+
+    def _advance(self, chunk: pl.DataFrame, rows: Mapping[str, np.ndarray]) -> None:
+        """Feed checked bars (``rows``: symbol -> its rows of ``chunk``) to the state."""
+        live = self._live
+        new = [s for s in rows if s not in live.engine.slots]
+        if new:
+            resolved = resolve_bars(
+                chunk[np.concatenate([rows[s] for s in new])], self._instruments
+            )
+            live.add_symbols(
+                {
+                    s: (
+                        resolved[s].calendar if self._instruments is not None else GLOBEX,
+                        resolved[s].static_values(),
+                    )
+                    for s in new
+                }
+            )
+        all_ts = chunk["ts"].dt.epoch("us").to_numpy()
+        all_values = chunk.select(VALUE_COLUMNS).to_numpy().astype(np.float64)
+        parts = {}
+        for sym, idx in rows.items():
+            ts = all_ts[idx]
+            known, session = live.times.get(live.calendars[live.engine.slots[sym]], ts)
+            parts[sym] = (ts, all_values[idx], session, known)
+        # The r-th bar of every symbol in one step. Of a long update only the last L bars need
+        # their features (the window) and the RING bars before them their windowed series:
+        # earlier bars only advance the state (a backlog is fast-forwarded).
+        L, ring = self.encoder_length, RING
+        longest = max((len(p[0]) for p in parts.values()), default=0)
+        for r in range(longest):
+            kinds: dict[tuple[bool, bool], list[str]] = {}
+            for s, p in parts.items():
+                m = len(p[0])
+                if m > r:
+                    kinds.setdefault((r >= m - L - ring, r >= m - L), []).append(s)
+            for (derived, features), syms in kinds.items():
+                ts, values, session, known = (
+                    np.stack([parts[s][j][r] for s in syms]) for j in range(4)
+                )
+                live.step(syms, ts, values, session, known, derived=derived, features=features)
+
+    @torch.inference_mode()
+    def _forecast_live(self, symbols: list[str]) -> pl.DataFrame:
+        """One batched forward over the held windows of ``symbols`` (all ready)."""
+        batch = self._live.batch(symbols)
+        q = tft_quantiles(self.loaded.model, batch, self._qmap, device=self.device).numpy()
+        slots = [self._live.engine.slots[s] for s in symbols]
+        origins = self._live.ts[slots, -1]
+        return forecast_frame(symbols, origins, self._live.close[slots], q, self._quantiles)
 
     @torch.inference_mode()
     def _forecast(self, symbols: list[str], tails: Mapping[str, BarTail]) -> pl.DataFrame:
@@ -295,57 +393,8 @@ class Forecaster:
         batch = windows.batch(list(range(len(windows))))
         q = tft_quantiles(loaded.model, batch, self._qmap, device=self.device).numpy()  # (B, H, Q)
         origins = windows.origins()
-        closes = {s: float(tails[s].values[-1, 3]) for s in symbols}
-        close = np.repeat([closes[s] for s in origins["symbol"].to_list()], H)  # (B*H,)
-        flat = q.reshape(-1, q.shape[-1])
-        price = close[:, None] * np.exp(flat)
-        out = pl.DataFrame(
-            {
-                "symbol": np.repeat(origins["symbol"].to_numpy(), H),
-                "origin_ts": origins["ts"].to_numpy().repeat(H),
-                "horizon": np.tile(np.arange(1, H + 1, dtype=np.int16), len(origins)),
-                "close": close,
-                **{c: flat[:, j] for j, c in enumerate(self._ret_cols)},
-                **{c: price[:, j] for j, c in enumerate(self._price_cols)},
-            }
+        syms = origins["symbol"].to_list()
+        closes = [float(tails[s].values[-1, 3]) for s in syms]
+        return forecast_frame(
+            syms, origins["ts"].dt.epoch("us").to_numpy(), closes, q, self._quantiles
         )
-        return out.with_columns(
-            pl.col("origin_ts").dt.replace_time_zone("UTC").dt.cast_time_unit("us")
-        )
-
-
-def _session(calendars: Mapping[str, str]) -> pl.Expr:
-    """Each bar's trading date on its symbol's calendar (``globex`` when none is named)."""
-    expr = trading_date(pl.col("ts"), GLOBEX)
-    for cal in sorted(set(calendars.values()) - {GLOBEX}):
-        syms = [s for s, c in calendars.items() if c == cal]
-        expr = (
-            pl.when(pl.col("symbol").is_in(syms))
-            .then(trading_date(pl.col("ts"), cal))
-            .otherwise(expr)
-        )
-    return expr
-
-
-def _normalise(bars: pl.DataFrame | Any) -> pl.DataFrame:
-    """Check columns and values; return ``ts`` (UTC µs), ``symbol`` and float64 values."""
-    bars = canonical_bars(polars_bars(bars, WHERE))
-    missing = [c for c in ("ts", "symbol", *VALUE_COLUMNS) if c not in bars.columns]
-    if missing:
-        raise DataError(
-            f"{WHERE}: missing column {missing[0]!r} (columns: {', '.join(bars.columns)})"
-        )
-    ts = bars.schema["ts"]
-    if not isinstance(ts, pl.Datetime):
-        raise DataError(f"{WHERE}: column 'ts' must be a datetime, got {ts}")
-    ts_expr = pl.col("ts").dt.replace_time_zone("UTC") if ts.time_zone is None else pl.col("ts")
-    try:
-        df = bars.select(
-            ts_expr.dt.convert_time_zone("UTC").dt.cast_time_unit("us").alias("ts"),
-            pl.col("symbol").cast(pl.String),
-            *[pl.col(c).cast(pl.Float64) for c in VALUE_COLUMNS],
-        )
-    except pl.exceptions.PolarsError as e:
-        raise DataError(f"{WHERE}: cannot read the bars ({str(e).splitlines()[0]})") from e
-    check_values(df, WHERE)  # the one bar validator, as for files
-    return df

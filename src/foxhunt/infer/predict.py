@@ -17,6 +17,7 @@ are, and a crash never leaves a half-written forecast under the final name.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +58,34 @@ def forecast_schema(quantiles: tuple[float, ...]) -> pa.Schema:
             *[(c, pa.float64()) for c in ret],
             *[(c, pa.float64()) for c in price],
         ]
+    )
+
+
+def forecast_frame(
+    symbols: Sequence[str],
+    origins_us: np.ndarray,
+    closes: Sequence[float] | np.ndarray,
+    q: np.ndarray,
+    quantiles: tuple[float, ...],
+) -> pl.DataFrame:
+    """The streaming forecast table (:func:`forecast_schema`) of (B, H, Q) log-return
+    quantiles ``q`` of ``symbols`` at their origins (µs) with the closes there."""
+    H = q.shape[1]
+    ret_cols, price_cols = quantile_columns(quantiles)
+    close = np.repeat(np.asarray(closes, np.float64), H)  # (B*H,)
+    flat = q.reshape(-1, q.shape[-1])
+    price = close[:, None] * np.exp(flat)
+    return pl.DataFrame(
+        {
+            "symbol": pl.Series([s for s in symbols for _ in range(H)], dtype=pl.String),
+            "origin_ts": pl.Series(np.repeat(np.asarray(origins_us, np.int64), H)).cast(
+                pl.Datetime("us", "UTC")
+            ),
+            "horizon": np.tile(np.arange(1, H + 1, dtype=np.int16), len(symbols)),
+            "close": close,
+            **{c: flat[:, j] for j, c in enumerate(ret_cols)},
+            **{c: price[:, j] for j, c in enumerate(price_cols)},
+        }
     )
 
 

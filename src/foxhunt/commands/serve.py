@@ -1,0 +1,62 @@
+"""``foxhunt serve``: live forecasts over HTTP (FastAPI on uvicorn), state saved on shutdown."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from foxhunt.errors import InputError
+
+log = logging.getLogger(__name__)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser(
+        "serve",
+        help="serve live forecasts over HTTP: POST bars, GET forecasts (docs/inference.md)",
+    )
+    s.add_argument("--model", type=Path, required=True, help="model directory (fp32 or quantised)")
+    s.add_argument("--host", default="127.0.0.1", help="address to listen on (default loopback)")
+    s.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    s.add_argument(
+        "--state",
+        type=Path,
+        default=None,
+        help="stream state file: resumed at start when it exists, saved at shutdown",
+    )
+    s.add_argument(
+        "--symbols",
+        default=None,
+        help="comma-separated symbols served (default: the training symbols)",
+    )
+    s.add_argument("--device", default="cpu", help="torch device (default cpu)")
+    s.set_defaults(func=run)
+
+
+def run(a: argparse.Namespace) -> None:
+    try:
+        import uvicorn
+    except ImportError as e:
+        raise InputError(
+            "foxhunt serve needs fastapi and uvicorn: pip install 'foxhunt[serve]'"
+        ) from e
+
+    from foxhunt.infer.forecaster import Forecaster
+    from foxhunt.infer.service import make_app
+    from foxhunt.runtime import parse_device
+
+    if not 0 < a.port < 65536:
+        raise InputError(f"--port must be in 1..65535, got {a.port}")
+    symbols = [s.strip() for s in a.symbols.split(",") if s.strip()] if a.symbols else None
+    state = a.state if a.state is not None and a.state.exists() else None
+    fc = Forecaster.load(a.model, symbols=symbols, device=parse_device(a.device), state=state)
+    if not fc.incremental:
+        raise InputError(
+            f"--model {a.model}: its inputs need the bar-tail forecaster; serve needs the incremental one"
+        )
+    if state is not None:
+        log.info("resumed %d symbols from %s", len(fc.symbols), state)
+    app = make_app(fc, a.state)
+    log.info("serving %s on http://%s:%d", a.model, a.host, a.port)
+    uvicorn.run(app, host=a.host, port=a.port, log_level="warning")

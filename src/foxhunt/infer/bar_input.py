@@ -1,0 +1,155 @@
+"""New bars handed to the streaming ``Forecaster``: normalised, checked, and their sessions.
+
+One home for the checks both of the forecaster's paths (the incremental features and the bar
+tail) make before anything held changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from foxhunt.data.calendar import trading_date
+from foxhunt.data.calendar_decoder import GLOBEX
+from foxhunt.data.validate import check_values
+from foxhunt.errors import DataError
+from foxhunt.infer.bar_frame import canonical_bars, polars_bars
+from foxhunt.infer.bartail import VALUE_COLUMNS
+
+WHERE = "Forecaster.update"
+"""How error messages name the input."""
+
+
+def session_expr(calendars: Mapping[str, str]) -> pl.Expr:
+    """Each bar's trading date on its symbol's calendar (``globex`` when none is named)."""
+    expr = trading_date(pl.col("ts"), GLOBEX)
+    for cal in sorted(set(calendars.values()) - {GLOBEX}):
+        syms = [s for s, c in calendars.items() if c == cal]
+        expr = (
+            pl.when(pl.col("symbol").is_in(syms))
+            .then(trading_date(pl.col("ts"), cal))
+            .otherwise(expr)
+        )
+    return expr
+
+
+def normalise(bars: pl.DataFrame | Any) -> pl.DataFrame:
+    """Check columns and values; return ``ts`` (UTC µs), ``symbol`` and float64 values."""
+    bars = canonical_bars(polars_bars(bars, WHERE))
+    missing = [c for c in ("ts", "symbol", *VALUE_COLUMNS) if c not in bars.columns]
+    if missing:
+        raise DataError(
+            f"{WHERE}: missing column {missing[0]!r} (columns: {', '.join(bars.columns)})"
+        )
+    ts = bars.schema["ts"]
+    if not isinstance(ts, pl.Datetime):
+        raise DataError(f"{WHERE}: column 'ts' must be a datetime, got {ts}")
+    ts_expr = pl.col("ts").dt.replace_time_zone("UTC") if ts.time_zone is None else pl.col("ts")
+    try:
+        df = bars.select(
+            ts_expr.dt.convert_time_zone("UTC").dt.cast_time_unit("us").alias("ts"),
+            pl.col("symbol").cast(pl.String),
+            *[pl.col(c).cast(pl.Float64) for c in VALUE_COLUMNS],
+        )
+    except pl.exceptions.PolarsError as e:
+        raise DataError(f"{WHERE}: cannot read the bars ({str(e).splitlines()[0]})") from e
+    if not _plainly_valid(df):
+        check_values(df, WHERE)  # the one bar validator, as for files: names the first bad row
+    return df
+
+
+def _plainly_valid(df: pl.DataFrame) -> bool:
+    """Whether every rule of ``check_values`` holds, tested in numpy (a few microseconds for a
+    live update, where the validator's polars passes cost milliseconds); when not,
+    ``check_values`` finds and names the first bad row."""
+    if df["ts"].null_count() or df["symbol"].null_count() or (df["symbol"] == "").any():
+        return False
+    v = df.select(VALUE_COLUMNS).to_numpy()  # nulls -> nan
+    op, hi, lo, c, vol = (v[:, j] for j in range(5))
+    return bool(
+        np.isfinite(v).all()
+        and (v[:, :4] > 0).all()
+        and (vol >= 0).all()
+        and (hi >= np.maximum(op, c)).all()
+        and (lo <= np.minimum(op, c)).all()
+    )
+
+
+def group_rows(
+    chunk: pl.DataFrame,
+    last_ts: Callable[[str], int | None],
+    allowed: frozenset[str] | None,
+) -> dict[str, np.ndarray] | None:
+    """symbol -> its rows (indices in ``chunk``, in order) when the chunk passes every check of
+    :func:`check_order`, else None (then :func:`check_order` names the problem). numpy only."""
+    symbols = chunk["symbol"].to_numpy()
+    ts = chunk["ts"].dt.epoch("us").to_numpy()
+    order = np.argsort(symbols, kind="stable")
+    s, t = symbols[order], ts[order]
+    same = s[1:] == s[:-1]
+    if (same & (t[1:] <= t[:-1])).any():
+        return None
+    starts = np.flatnonzero(np.concatenate([[True], ~same]))
+    groups = {}
+    for a, b in zip(starts, [*starts[1:], len(s)], strict=True):
+        sym = str(s[a])
+        last = last_ts(sym)
+        if (allowed is not None and sym not in allowed) or (last is not None and t[a] <= last):
+            return None
+        groups[sym] = order[a:b]
+    return dict(sorted(groups.items(), key=lambda kv: kv[1][0]))  # in order of first sight
+
+
+def check_order(
+    chunk: pl.DataFrame,
+    last_ts: Callable[[str], int | None],
+    allowed: frozenset[str] | None,
+) -> dict[str, pl.DataFrame]:
+    """Check a normalised chunk against itself and the bars held; group it by symbol.
+
+    Args:
+        chunk: :func:`normalise`'s output.
+        last_ts: symbol -> time of its latest bar held (µs), None if none.
+        allowed: the symbols served (None: any).
+
+    Returns:
+        symbol -> its rows (with ``__row``, the row in the chunk), in chunk order.
+
+    Raises:
+        DataError: a symbol not served; a duplicate or out-of-order bar within the chunk or
+            against the bars held (naming row, symbol and time).
+    """
+    chunk = chunk.with_row_index("__row")
+    for sym in chunk["symbol"].unique(maintain_order=True).to_list():
+        if allowed is not None and sym not in allowed:
+            raise DataError(
+                f"{WHERE}: symbol {sym!r} is not one this forecaster serves "
+                f"({', '.join(sorted(allowed))})"
+            )
+    step = pl.col("ts").diff().over("symbol")
+    bad = chunk.filter(step <= pl.duration())
+    if bad.height:
+        row = bad.row(0, named=True)
+        same = (pl.col("symbol") == row["symbol"]) & (pl.col("ts") == row["ts"])
+        what = "duplicate bar" if chunk.filter(same).height > 1 else "bar out of time order"
+        raise DataError(
+            f"{WHERE}: row {row['__row']}, symbol {row['symbol']!r}, ts {row['ts']}: {what} "
+            "within the update"
+        )
+    groups = {}
+    for (sym,), part in chunk.group_by("symbol", maintain_order=True):
+        last = last_ts(str(sym))
+        first = part.row(0, named=True)
+        start = int(part["ts"].dt.epoch("us")[0])
+        if last is not None and start <= last:
+            held = pl.Series([last]).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")[0]
+            what = "duplicate bar" if start == last else "bar out of time order"
+            raise DataError(
+                f"{WHERE}: row {first['__row']}, symbol {sym!r}, ts {first['ts']}: {what} "
+                f"(the last bar already given for {sym!r} is at {held})"
+            )
+        groups[str(sym)] = part
+    return groups

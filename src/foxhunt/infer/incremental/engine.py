@@ -1,0 +1,338 @@
+"""Incremental observed features: per-symbol state that advances one bar in O(features) work.
+
+:class:`IncrementalFeatures` keeps, for every symbol, a ring buffer of the last
+:data:`~foxhunt.infer.incremental.windows.RING` values of a few base series (prices, log
+returns, the volatility terms ...), the recursive states of the smoothers (EMA, MACD, Wilder
+RSI/ATR/DMI: :mod:`~foxhunt.infer.incremental.smoothers`) and the session VWAP's running sums.
+:meth:`IncrementalFeatures.step` takes one new bar for each of ``k`` symbols and returns their
+210 observed features (``foxhunt.data.observed.observed_features`` order), computed for all
+``k`` symbols at once with numpy: the work per bar does not depend on how many bars came before.
+
+The batch pipeline (:func:`foxhunt.data.features.compute_features`) stays the reference: a
+state started at a symbol's first bar gives its features to float32 rounding on every row the
+pipeline keeps (after the 200-bar warm-up; earlier rows are NaN or partial here and never used).
+``tests/infer/incremental/test_engine.py`` checks every feature against it on real bars.
+
+The whole state is a handful of float64 arrays with a first axis of symbol slots
+(:meth:`state_dict` / :meth:`from_state_dict`), about 36 kB per symbol.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from foxhunt.data import observed as o
+from foxhunt.infer.incremental import smoothers as sm
+from foxhunt.infer.incremental import windows as w
+
+FORMAT = 1
+"""Version of :meth:`IncrementalFeatures.state_dict`'s layout."""
+
+_RSI = np.array(o.RSI_PERIODS, np.float64)
+_ATR = np.array(o.ATR_PERIODS, np.float64)
+_ADX = np.array(o.ADX_PERIODS, np.float64)
+_MACD = np.array(o.MACD_PARAMS, np.int64)
+_BB = np.array(o.BB_WINDOWS, np.float64)
+_EMA = np.array(o.EMA_SPANS, np.float64)
+_LN2 = math.log(2.0)
+
+_WIDTHS = {  # recursive state arrays: name -> columns
+    "rsi_gain": len(_RSI),
+    "rsi_loss": len(_RSI),
+    "atr": len(_ATR),
+    "dm_plus": len(_ADX),
+    "dm_minus": len(_ADX),
+    "dm_tr": len(_ADX),
+    "adx": len(_ADX),
+    "adx_sum": len(_ADX),
+    "macd_fast": len(_MACD),
+    "macd_slow": len(_MACD),
+    "macd_sig": len(_MACD),
+    "macd_fast_sum": len(_MACD),
+    "macd_slow_sum": len(_MACD),
+    "macd_sig_sum": len(_MACD),
+    "bb_sum": len(_BB),
+    "bb_sum2": len(_BB),
+    "ema": len(_EMA),
+    "vwap": 2,  # the session's sum of tp * volume and of volume
+}
+
+
+def feature_names() -> tuple[str, ...]:
+    """The observed features this engine computes, in the batch pipeline's order."""
+    return tuple(name for name, _ in o.observed_features())
+
+
+class IncrementalFeatures:
+    """Observed features of many symbols, advanced one bar at a time.
+
+    Args:
+        capacity: Symbol slots to allocate at first (grown as needed).
+    """
+
+    def __init__(self, capacity: int = 8) -> None:
+        self.names = feature_names()
+        self.slots: dict[str, int] = {}
+        self.count = np.zeros(capacity, np.int64)  # bars seen per slot
+        self.session = np.zeros(capacity, np.int64)  # trading day of the latest bar
+        self.ring = np.full((capacity, len(w.SERIES), w.RING), np.nan)
+        self.state = {k: np.zeros((capacity, m)) for k, m in _WIDTHS.items()}
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the state of the symbols seen (slots allocated ahead not counted)."""
+        arrays = [self.count, self.session, self.ring, *self.state.values()]
+        per_slot = sum(a.nbytes for a in arrays) // self.count.shape[0]
+        return per_slot * len(self.slots)
+
+    def bars(self, symbol: str) -> int:
+        """Bars ``symbol`` has been advanced by (0 if never seen)."""
+        slot = self.slots.get(symbol)
+        return 0 if slot is None else int(self.count[slot])
+
+    def slot_of(self, symbols: Sequence[str]) -> np.ndarray:
+        """Slots of ``symbols``, allocating (and growing the arrays) for new ones."""
+        for s in symbols:
+            if s not in self.slots:
+                self.slots[s] = len(self.slots)
+        need = len(self.slots)
+        if need > self.count.shape[0]:
+            self._grow(max(need, 2 * self.count.shape[0]))
+        return np.array([self.slots[s] for s in symbols], np.int64)
+
+    def _grow(self, capacity: int) -> None:
+        extra = capacity - self.count.shape[0]
+        self.count = np.concatenate([self.count, np.zeros(extra, np.int64)])
+        self.session = np.concatenate([self.session, np.zeros(extra, np.int64)])
+        pad = np.full((extra, *self.ring.shape[1:]), np.nan)
+        self.ring = np.concatenate([self.ring, pad])
+        self.state = {
+            k: np.concatenate([v, np.zeros((extra, v.shape[1]))]) for k, v in self.state.items()
+        }
+
+    def step(
+        self,
+        slots: np.ndarray,
+        values: np.ndarray,
+        session: np.ndarray,
+        *,
+        derived: bool = True,
+        features: bool = True,
+    ) -> np.ndarray | None:
+        """Advance ``k`` distinct slots by one bar each.
+
+        Args:
+            slots: (k,) distinct slots (:meth:`slot_of`).
+            values: (k, 5) float64 open, high, low, close, volume (validated bars).
+            session: (k,) int trading day of each bar (resets the session VWAP).
+            derived: Compute the windowed series later windows read (the volatilities ranked
+                by the percentiles, the stochastics' %K). Only a bar more than
+                :data:`~foxhunt.infer.incremental.windows.RING` bars before any bar whose
+                features are wanted may skip them (a backlog being fast-forwarded).
+            features: Compute and return the features (False: only advance the state).
+
+        Returns:
+            (k, 210) float64 observed features at these bars (meaningful once a symbol has
+            more than the warm-up's 200 bars), or None without ``features``.
+        """
+        t = self.count[slots]
+        ring = np.roll(self.ring[slots], -1, axis=2)  # oldest value drops off the front
+        state = {k: v[slots] for k, v in self.state.items()}
+        op, hi, lo, c, v = (values[:, j] for j in range(5))
+        prev_c = ring[:, w.IX["close"], -2]
+        prev_h, prev_l = ring[:, w.IX["high"], -2], ring[:, w.IX["low"], -2]
+        prev_tp = ring[:, w.IX["tp"], -2]
+        first = t == 0
+        lc = np.log(c)
+        r1 = np.where(first, np.nan, lc - ring[:, w.IX["lc"], -2])
+        hl, co = np.log(hi / lo), np.log(c / op)
+        tp = (hi + lo + c) / 3.0
+        new = {
+            "open": op,
+            "high": hi,
+            "low": lo,
+            "close": c,
+            "volume": v,
+            "lc": lc,
+            "r1": r1,
+            "hl": hl,
+            "co": co,
+            "rs": np.log(hi / c) * np.log(hi / op) + np.log(lo / c) * np.log(lo / op),
+            "lv": np.log1p(v),
+            "tp": tp,
+            "gk": 0.5 * hl**2 - (2.0 * _LN2 - 1.0) * co**2,
+            "signed": np.sign(r1) * v,
+            "tpv": tp * v,
+            "absr1": np.abs(r1),
+            "mf_pos": np.where(tp > prev_tp, tp * v, 0.0),
+            "mf_neg": np.where(tp < prev_tp, tp * v, 0.0),
+        }
+        for name, x in new.items():
+            ring[:, w.IX[name], -1] = x
+        if derived:
+            ring[:, w.IX["rv20"], -1] = w.rv(ring, 20)
+            ring[:, w.IX["pk10"], -1] = w.pk(ring, 10)
+            for k, sk, _ in o.STOCH_PARAMS:
+                ring[:, w.IX[f"fastk{k}"], -1] = w.stochastic_fastk(ring, k)
+                ring[:, w.IX[f"slowk{k}"], -1] = np.mean(w.last(ring, f"fastk{k}", sk), axis=-1)
+        else:
+            ring[:, w.DERIVED, -1] = np.nan
+        if not features:
+            self._advance_only(state, t, ring, values, prev_c, prev_h, prev_l, slots, session)
+            self._store(slots, ring, state, t, session)
+            return None
+
+        f: dict[str, np.ndarray] = {}
+        win = w.Windows(ring)
+        vols = w.returns(ring, win, f)
+        self._recursive(state, t, ring, values, prev_c, prev_h, prev_l, f)
+        ema = self._ema(state, t, c)
+        f["obs__vwap_dist_session"] = self._session_vwap(state, t, slots, session, c, tp * v, v)
+        w.oscillators(ring, win, f)
+        w.volume(ring, win, f)
+        w.shape(ring, f)
+        w.regime(ring, win, f, ema, vols)
+        self._store(slots, ring, state, t, session)
+        return np.stack([f[n] for n in self.names], axis=1)
+
+    def _store(
+        self,
+        slots: np.ndarray,
+        ring: np.ndarray,
+        state: dict[str, np.ndarray],
+        t: np.ndarray,
+        session: np.ndarray,
+    ) -> None:
+        self.ring[slots] = ring
+        for k, a in state.items():
+            self.state[k][slots] = a
+        self.count[slots] = t + 1
+        self.session[slots] = session
+
+    def _advance_only(
+        self,
+        s: dict[str, np.ndarray],
+        t: np.ndarray,
+        ring: np.ndarray,
+        values: np.ndarray,
+        prev_c: np.ndarray,
+        prev_h: np.ndarray,
+        prev_l: np.ndarray,
+        slots: np.ndarray,
+        session: np.ndarray,
+    ) -> None:
+        """The recursive states' step without the features (a fast-forwarded bar)."""
+        self._recursive(s, t, ring, values, prev_c, prev_h, prev_l, {})
+        c, v = values[:, 3], values[:, 4]
+        self._ema(s, t, c)
+        self._session_vwap(s, t, slots, session, c, ring[:, w.IX["tpv"], -1], v)
+
+    def _recursive(
+        self,
+        s: dict[str, np.ndarray],
+        t: np.ndarray,
+        ring: np.ndarray,
+        values: np.ndarray,
+        prev_c: np.ndarray,
+        prev_h: np.ndarray,
+        prev_l: np.ndarray,
+        f: dict[str, np.ndarray],
+    ) -> None:
+        """RSI, MACD, Bollinger, NATR, DMI (the TA-Lib indicators with a state)."""
+        hi, lo, c = values[:, 1], values[:, 2], values[:, 3]
+        rsi = sm.rsi_step(s, t, c - prev_c, _RSI)
+        for j, p in enumerate(o.RSI_PERIODS):
+            f[f"obs__rsi_{p}"] = w.clean(rsi[:, j] - 50.0) / 50.0
+        macd, sig, hist = sm.macd_step(s, t, c, _MACD)
+        for j, (fast, slow, g) in enumerate(o.MACD_PARAMS):
+            tag = f"{fast}_{slow}_{g}"
+            f[f"obs__macd_{tag}"] = w.div(macd[:, j], c)
+            f[f"obs__macd_signal_{tag}"] = w.div(sig[:, j], c)
+            f[f"obs__macd_hist_{tag}"] = w.div(hist[:, j], c)
+        closes = ring[:, w.IX["close"]]
+        leaving = closes[:, w.RING - _BB.astype(np.int64)]  # (k, m): window - 1 bars back
+        mid, std = sm.bbands_step(s, t, c, leaving, _BB)
+        for j, n in enumerate(o.BB_WINDOWS):
+            up, dn = mid[:, j] + std[:, j] * 2.0, mid[:, j] - std[:, j] * 2.0
+            f[f"obs__bb_pctb_{n}"] = w.div(c - dn, up - dn) - 0.5
+            f[f"obs__bb_width_{n}"] = w.div(up - dn, mid[:, j])
+        tr = sm.true_range(hi, lo, prev_c)
+        atr = sm.atr_step(s, t, tr, _ATR)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            natr = np.where(sm._is_zero(c)[:, None], 0.0, (atr / c[:, None]) * 100.0)
+        for j, p in enumerate(o.ATR_PERIODS):
+            f[f"obs__natr_{p}"] = w.clean(natr[:, j]) / 100.0
+        plus, minus, adx = sm.dmi_step(s, t, hi - prev_h, prev_l - lo, tr, _ADX)
+        for j, p in enumerate(o.ADX_PERIODS):
+            f[f"obs__adx_{p}"] = w.clean(adx[:, j]) / 100.0
+            f[f"obs__plus_di_{p}"] = w.clean(plus[:, j]) / 100.0
+            f[f"obs__minus_di_{p}"] = w.clean(minus[:, j]) / 100.0
+
+    @staticmethod
+    def _ema(s: dict[str, np.ndarray], t: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """polars ``ewm_mean(span=n, adjust=False)``, as polars computes it."""
+        alpha = 2.0 / (_EMA + 1.0)
+        old = 1.0 - alpha
+        x = c[:, None]
+        ema = np.where((t == 0)[:, None], x, (old * s["ema"] + alpha * x) / (old + alpha))
+        s["ema"] = ema
+        return ema
+
+    def _session_vwap(
+        self,
+        s: dict[str, np.ndarray],
+        t: np.ndarray,
+        slots: np.ndarray,
+        session: np.ndarray,
+        c: np.ndarray,
+        tpv: np.ndarray,
+        v: np.ndarray,
+    ) -> np.ndarray:
+        """``ln(c / VWAP)`` since the session's first bar (c when it has no volume yet)."""
+        fresh = (t == 0) | (session != self.session[slots])
+        sums = np.where(fresh[:, None], 0.0, s["vwap"])
+        sums = sums + np.stack([tpv, v], axis=1)
+        s["vwap"] = sums
+        with np.errstate(divide="ignore", invalid="ignore"):
+            vwap = np.where(sums[:, 1] > 0, sums[:, 0] / sums[:, 1], c)
+        return np.log(c / vwap)
+
+    # --- persistence -------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """Every array of the state (trimmed to the used slots), for ``np.savez``."""
+        n = len(self.slots)
+        out = {
+            "format": np.array([FORMAT, w.RING, len(w.SERIES)], np.int64),
+            "symbols": np.array(sorted(self.slots, key=self.slots.__getitem__), dtype=str),
+            "count": self.count[:n],
+            "session": self.session[:n],
+            "ring": self.ring[:n],
+        }
+        return out | {f"state.{k}": v[:n] for k, v in self.state.items()}
+
+    @classmethod
+    def from_state_dict(cls, d: Mapping[str, np.ndarray]) -> IncrementalFeatures:
+        """Inverse of :meth:`state_dict`.
+
+        Raises:
+            ValueError: another format or layout.
+        """
+        fmt = [int(x) for x in d["format"]]
+        if fmt != [FORMAT, w.RING, len(w.SERIES)]:
+            raise ValueError(
+                f"feature state format {fmt}, expected {[FORMAT, w.RING, len(w.SERIES)]}"
+            )
+        symbols = [str(s) for s in d["symbols"]]
+        self = cls(capacity=max(1, len(symbols)))
+        self.slots = {s: i for i, s in enumerate(symbols)}
+        n = len(symbols)
+        self.count[:n] = d["count"]
+        self.session[:n] = d["session"]
+        self.ring[:n] = d["ring"]
+        for k in _WIDTHS:
+            self.state[k][:n] = d[f"state.{k}"]
+        return self

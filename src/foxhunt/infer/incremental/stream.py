@@ -1,0 +1,319 @@
+"""What a live forecaster holds per symbol, and the model batch it makes from it.
+
+:class:`LiveState` keeps, per symbol: the incremental feature state
+(:class:`~foxhunt.infer.incremental.engine.IncrementalFeatures`), the model's unscaled inputs
+of the last ``L`` bars (observed and known-future features, as float32 like the batch feature
+table), their times, the static features, and the counts of the gaps between bars (the bar
+interval is their mode, as :func:`foxhunt.data.calendar.infer_interval` takes it over the whole
+history). Nothing grows with the bars streamed: memory is O(symbols x L x features).
+
+:meth:`LiveState.batch` scales those inputs exactly as :class:`foxhunt.data.windows.WindowDataset`
+does (float32 feature -> float64, minus the training mean, over the training std, -> float32) and
+adds the decoder's known inputs at the bar times the calendar schedules after each symbol's
+last bar, so the window equals the last window ``foxhunt predict`` builds from the same bars.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+import polars as pl
+import torch
+
+from foxhunt.data.calendar import known_features, project_bar_times, trading_date
+from foxhunt.data.features import FeatureSpec
+from foxhunt.data.scaling import ScalerParams
+from foxhunt.infer.incremental.engine import IncrementalFeatures, feature_names
+from foxhunt.model.batch import TFTBatch
+
+FORMAT = 1
+"""Version of :meth:`LiveState.state_dict`'s layout (the engine has its own)."""
+
+
+def supports(spec: FeatureSpec) -> bool:
+    """Whether the incremental path computes every input of ``spec``: observed features from
+    the built-in set (default or minimal), no covariates."""
+    from foxhunt.data.calendar import KNOWN_FEATURES
+    from foxhunt.data.static import STATIC_FEATURES
+
+    return (
+        set(spec.historical) <= set(feature_names())
+        and spec.known == KNOWN_FEATURES
+        and spec.static == STATIC_FEATURES
+    )
+
+
+AHEAD = 64
+"""Bar times projected ahead at once per symbol (consumed as bars arrive on schedule)."""
+
+
+def known_rows(ts: pl.Series, calendar: str) -> np.ndarray:
+    """(n, 10) float32 known-future features of bar times ``ts`` (UTC) on ``calendar``."""
+    frame = pl.DataFrame({"ts": ts})
+    exprs = [e.cast(pl.Float32) for e in known_features(pl.col("ts"), calendar)]
+    return frame.select(exprs).to_numpy()
+
+
+class TimeRows:
+    """The calendar features of bar times, cached per (calendar, time): the known-future
+    features (float32, as the batch table holds them) and the trading day (the session VWAP's
+    reset). Live bars arrive at the times projected for the previous decoder, so nearly every
+    lookup is a hit; misses are computed together in one polars call.
+
+    Args:
+        limit: Entries kept before the cache is emptied (bounds memory).
+    """
+
+    def __init__(self, limit: int = 100_000) -> None:
+        self.limit = limit
+        self._rows: dict[tuple[str, int], tuple[np.ndarray, int]] = {}
+
+    def get(self, calendar: str, ts_us: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(n, 10) float32 known features and (n,) int64 trading days of ``ts_us``."""
+        keys = [(calendar, int(t)) for t in ts_us]
+        missing = sorted({k[1] for k in keys if k not in self._rows})
+        if missing:
+            if len(self._rows) + len(missing) > self.limit:
+                self._rows.clear()
+            ts = pl.Series("ts", missing, dtype=pl.Int64).cast(pl.Datetime("us", "UTC"))
+            frame = pl.DataFrame({"ts": ts})
+            known = frame.select(
+                [e.cast(pl.Float32) for e in known_features(pl.col("ts"), calendar)]
+            ).to_numpy()
+            day = frame.select(trading_date(pl.col("ts"), calendar).cast(pl.Int32)).to_series()
+            for i, (t, d) in enumerate(zip(missing, day.to_numpy(), strict=True)):
+                self._rows[calendar, t] = (known[i], int(d))
+        rows = [self._rows[k] for k in keys]
+        width = len(rows[0][0]) if rows else 0
+        known_out = np.array([r[0] for r in rows], np.float32).reshape(len(rows), width)
+        return known_out, np.array([r[1] for r in rows], np.int64)
+
+
+def _scaling(scaler: ScalerParams, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    pos = [scaler.columns.index(c) for c in names]
+    return np.array([scaler.mean[i] for i in pos]), np.array([scaler.std[i] for i in pos])
+
+
+def _scaled(x: np.ndarray, scaling: tuple[np.ndarray, np.ndarray]) -> torch.Tensor:
+    mean, std = scaling
+    return torch.from_numpy(((x.astype(np.float64) - mean) / std).astype(np.float32))
+
+
+class LiveState:
+    """Per-symbol streaming state for one model's inputs.
+
+    Args:
+        spec: The model's feature names (:func:`supports` must hold).
+        scaler: The run's scaler.
+        encoder_length: L.
+        horizon: H.
+    """
+
+    def __init__(
+        self, spec: FeatureSpec, scaler: ScalerParams, encoder_length: int, horizon: int
+    ) -> None:
+        self.spec, self.L, self.H = spec, encoder_length, horizon
+        self.warmup = spec.warmup
+        self.engine = IncrementalFeatures()
+        names = feature_names()
+        self._cols = np.array([names.index(n) for n in spec.historical], np.int64)
+        self._scale_h = _scaling(scaler, spec.historical)
+        self._scale_k = _scaling(scaler, spec.known)
+        self._scale_s = _scaling(scaler, spec.static)
+        self.hist = np.zeros((0, self.L, len(spec.historical)), np.float32)
+        self.known = np.zeros((0, self.L, len(spec.known)), np.float32)
+        self.ts = np.zeros((0, self.L), np.int64)
+        self.static = np.zeros((0, len(spec.static)), np.float32)
+        self.close = np.zeros(0, np.float64)
+        self.calendars: list[str] = []
+        self.gaps: list[Counter[int]] = []
+        self.times = TimeRows()
+        self._ahead: list[tuple[int, np.ndarray]] = []  # per slot: (interval µs, [origin, t1..])
+
+    # --- what is held ------------------------------------------------------------------------
+
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        return tuple(sorted(self.engine.slots))
+
+    def bars(self, symbol: str) -> int:
+        return self.engine.bars(symbol)
+
+    def last_ts(self, symbol: str) -> int | None:
+        slot = self.engine.slots.get(symbol)
+        return None if slot is None or self.engine.bars(symbol) == 0 else int(self.ts[slot, -1])
+
+    def ready(self, symbol: str) -> bool:
+        return self.engine.bars(symbol) >= self.warmup + self.L
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.hist, self.known, self.ts, self.static, self.close)
+        return self.engine.nbytes + sum(a.nbytes for a in arrays)
+
+    # --- advancing ---------------------------------------------------------------------------
+
+    def add_symbols(self, symbols: dict[str, tuple[str, tuple[float, ...]]]) -> None:
+        """Register new symbols: symbol -> (calendar, static feature values)."""
+        new = [s for s in symbols if s not in self.engine.slots]
+        if not new:
+            return
+        self.engine.slot_of(new)
+        n = len(new)
+        self.hist = np.concatenate([self.hist, np.zeros((n, *self.hist.shape[1:]), np.float32)])
+        self.known = np.concatenate([self.known, np.zeros((n, *self.known.shape[1:]), np.float32)])
+        self.ts = np.concatenate([self.ts, np.zeros((n, self.L), np.int64)])
+        static = np.array([symbols[s][1] for s in new], np.float64).astype(np.float32)
+        self.static = np.concatenate([self.static, static.reshape(n, -1)])
+        self.close = np.concatenate([self.close, np.zeros(n)])
+        self.calendars += [symbols[s][0] for s in new]
+        self.gaps += [Counter() for _ in new]
+        self._ahead += [(0, np.empty(0, np.int64)) for _ in new]
+
+    def step(
+        self,
+        symbols: Sequence[str],
+        ts: np.ndarray,
+        values: np.ndarray,
+        session: np.ndarray,
+        known: np.ndarray,
+        *,
+        derived: bool = True,
+        features: bool = True,
+    ) -> None:
+        """One new bar for each of ``symbols`` (distinct, registered, bars already checked).
+
+        Args:
+            ts: (k,) int64 µs; values: (k, 5) OHLCV; session: (k,) trading day;
+            known: (k, 10) float32 known features of the bars.
+            derived, features: See :meth:`IncrementalFeatures.step`; a bar stepped without
+                features must leave the window (L bars) before a forecast reads it.
+        """
+        slots = self.engine.slot_of(list(symbols))
+        had = self.engine.count[slots] > 0
+        prev = self.ts[slots, -1]
+        out = self.engine.step(slots, values, session, derived=derived, features=features)
+        width = len(self._cols)
+        obs = (
+            np.zeros((len(slots), width), np.float32)
+            if out is None
+            else out[:, self._cols].astype(np.float32)
+        )
+        for i in np.flatnonzero(had):
+            gap = int(ts[i] - prev[i])
+            if gap > 0:
+                self.gaps[slots[i]][gap] += 1
+        for arr, new in ((self.hist, obs), (self.known, known), (self.ts, ts)):
+            arr[slots, :-1] = arr[slots, 1:]
+            arr[slots, -1] = new
+        self.close[slots] = values[:, 3]
+
+    # --- the model's batch -------------------------------------------------------------------
+
+    def decoder_times(self, slots: np.ndarray) -> np.ndarray:
+        """(B, H) int64 µs: the bar times the calendar schedules after each slot's last bar
+        (:func:`foxhunt.data.calendar.project_bar_times`, the schedule ``predict`` uses).
+
+        Each slot keeps :data:`AHEAD` times projected from an earlier origin; projection is a
+        step function of the current time, so from a later origin on that schedule the next
+        H times are the ones already projected. A bar off the schedule, a changed interval or
+        a used-up projection projects again (one call per interval and calendar)."""
+        out = np.empty((len(slots), self.H), np.int64)
+        redo: dict[tuple[int, str], list[int]] = {}
+        for i, slot in enumerate(slots):
+            origin, iv = self.ts[slot, -1], self._interval_us(int(slot))
+            kept_iv, ahead = self._ahead[slot]
+            j = int(np.searchsorted(ahead, origin))
+            if kept_iv == iv and j < len(ahead) and ahead[j] == origin and len(ahead) > j + self.H:
+                self._ahead[slot] = (iv, ahead[j:])
+                out[i] = ahead[j + 1 : j + 1 + self.H]
+            else:
+                redo.setdefault((iv, self.calendars[slot]), []).append(i)
+        for (iv, cal), rows in redo.items():
+            origins = self.ts[slots[rows], -1]
+            last = pl.Series(origins, dtype=pl.Int64).cast(pl.Datetime("us", "UTC"))
+            proj = project_bar_times(last, AHEAD, timedelta(microseconds=iv), cal)
+            times = proj.select(pl.all().dt.epoch("us")).to_numpy()  # (m, AHEAD)
+            self.times.get(cal, times.reshape(-1))  # the calendar rows of all of them, at once
+            for r, i in enumerate(rows):
+                self._ahead[slots[i]] = (iv, np.concatenate([[origins[r]], times[r]]))
+                out[i] = times[r, : self.H]
+        return out
+
+    def _interval_us(self, slot: int) -> int:
+        gaps = self.gaps[slot]
+        return min(gaps.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+
+    def batch(self, symbols: Sequence[str]) -> TFTBatch:
+        """The last window of each of ``symbols`` (all ready), scaled, with its decoder rows."""
+        slots = np.array([self.engine.slots[s] for s in symbols], np.int64)
+        times = self.decoder_times(slots)
+        future = np.empty((len(slots), self.H, self.known.shape[2]), np.float32)
+        by_cal: dict[str, list[int]] = {}
+        for i, slot in enumerate(slots):
+            by_cal.setdefault(self.calendars[slot], []).append(i)
+        for cal, rows in by_cal.items():
+            kn, _ = self.times.get(cal, times[rows].reshape(-1))
+            future[rows] = kn.reshape(len(rows), self.H, -1)
+        known = np.concatenate([self.known[slots], future], axis=1)  # (B, L+H, V_k)
+        return TFTBatch(
+            static=_scaled(self.static[slots], self._scale_s),
+            historical=_scaled(self.hist[slots], self._scale_h),
+            known=_scaled(known, self._scale_k),
+            target=None,
+        )
+
+    # --- persistence -------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """Every array (engine included, under ``engine.``), for ``np.savez``."""
+        order = list(self.engine.slots)  # slot order
+        gaps = [(slot, g, c) for slot, cnt in enumerate(self.gaps) for g, c in cnt.items()]
+        meta = {
+            "format": FORMAT,
+            "L": self.L,
+            "H": self.H,
+            "spec": self.spec.to_dict(),
+            "calendars": self.calendars,
+            "symbols": order,
+        }
+        out: dict[str, np.ndarray] = {
+            "meta": np.array(json.dumps(meta)),
+            "hist": self.hist,
+            "known": self.known,
+            "ts": self.ts,
+            "static": self.static,
+            "close": self.close,
+            "gaps": np.array(gaps, np.int64).reshape(-1, 3),
+        }
+        return out | {f"engine.{k}": v for k, v in self.engine.state_dict().items()}
+
+    def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Replace everything held by a saved state (of the same model inputs).
+
+        Raises:
+            ValueError: another format, or a state saved for other inputs.
+        """
+        meta = json.loads(str(d["meta"]))
+        if meta.get("format") != FORMAT:
+            raise ValueError(f"stream state format {meta.get('format')}, expected {FORMAT}")
+        if (meta["L"], meta["H"], meta["spec"]) != (self.L, self.H, self.spec.to_dict()):
+            raise ValueError("the stream state was saved for another model's inputs")
+        engine = IncrementalFeatures.from_state_dict(
+            {k.removeprefix("engine."): v for k, v in d.items() if k.startswith("engine.")}
+        )
+        if list(engine.slots) != meta["symbols"]:
+            raise ValueError("the stream state's symbols do not match its feature state")
+        self.engine = engine
+        self.hist, self.known, self.ts = d["hist"], d["known"], d["ts"]
+        self.static, self.close = d["static"], d["close"]
+        self.calendars = list(meta["calendars"])
+        self.gaps = [Counter() for _ in meta["symbols"]]
+        self._ahead = [(0, np.empty(0, np.int64)) for _ in meta["symbols"]]
+        for slot, gap, count in d["gaps"].tolist():
+            self.gaps[slot][gap] = count

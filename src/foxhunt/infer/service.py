@@ -1,0 +1,208 @@
+"""The forecast service behind ``foxhunt serve``: an ASGI app (FastAPI) over one ``Forecaster``.
+
+Routes (JSON unless said otherwise):
+
+* ``POST /bars`` — new bars, ``{"bars": [{"ts": ISO-8601, "symbol", "open", "high", "low",
+  "close", "volume"}, ...]}`` (or an Arrow IPC stream with those columns, content type
+  ``application/vnd.apache.arrow.stream``) -> ``{"forecasts": [...]}``, the forecast rows of
+  every symbol the bars updated that is ready (the table of ``Forecaster.update``).
+* ``GET /forecast/{symbol}`` — the latest forecast of ``symbol`` (404 when it has none yet).
+* ``GET /health`` — updates, bars, symbols, latency percentiles of the last 1,000 updates,
+  process RSS.
+
+A bad request gets a 4xx with ``{"error": one line}`` naming the row (the checks of
+``Forecaster.update``; a malformed row is named by its index in ``bars``); an update is all or
+nothing, so nothing held changes. One lock serialises the forecaster: requests from many
+clients are served in turn. When the app stops (``foxhunt serve`` on SIGINT/SIGTERM) the state
+is saved to ``state_path`` (atomically), and a service started on an existing state resumes it.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import psutil
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
+
+from foxhunt.errors import DataError
+from foxhunt.infer.forecaster import Forecaster
+
+log = logging.getLogger(__name__)
+
+ARROW = "application/vnd.apache.arrow.stream"
+LATENCIES = 1000
+"""Updates the latency percentiles of ``/health`` are taken over."""
+
+
+class Bar(BaseModel):
+    """One bar as JSON."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ts: datetime
+    symbol: str
+    open: float
+    high: float
+    low: float
+    close: float
+    volume: float
+
+
+class Bars(BaseModel):
+    """The body of ``POST /bars``."""
+
+    bars: list[Bar]
+
+
+class Stats:
+    """Counters and recent latencies (thread-safe under the service's lock)."""
+
+    def __init__(self) -> None:
+        self.updates = 0
+        self.bars = 0
+        self.rejected = 0
+        self.latencies: deque[float] = deque(maxlen=LATENCIES)
+        self.started = time.time()
+
+    def summary(self) -> dict[str, Any]:
+        lat = np.array(self.latencies) if self.latencies else np.zeros(1)
+        p50, p90, p99 = np.percentile(lat, [50, 90, 99]) * 1e3
+        return {
+            "updates": self.updates,
+            "bars": self.bars,
+            "rejected": self.rejected,
+            "latency_ms": {"p50": p50, "p90": p90, "p99": p99, "n": len(self.latencies)},
+            "uptime_s": time.time() - self.started,
+            "rss_mb": psutil.Process().memory_info().rss / 2**20,
+        }
+
+
+def _bad(message: str, status: int = 422) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def _validation_message(e: RequestValidationError) -> str:
+    """One line naming the first bad row and field of a JSON body."""
+    err = e.errors()[0]
+    loc = [p for p in err.get("loc", ()) if p != "body"]
+    if len(loc) >= 2 and loc[0] == "bars" and isinstance(loc[1], int):
+        field = f", column {loc[2]!r}" if len(loc) > 2 else ""
+        return f"bars row {loc[1]}{field}: {err.get('msg', 'invalid')}"
+    return f"request body{(' ' + '.'.join(map(str, loc))) if loc else ''}: {err.get('msg')}"
+
+
+def _frame(bars: list[Bar]) -> pl.DataFrame:
+    rows = [b.model_dump() for b in bars]
+    frame = pl.DataFrame(rows, schema_overrides={"ts": pl.Datetime("us", "UTC")})
+    return frame if frame.height else pl.DataFrame()
+
+
+def _records(frame: pl.DataFrame) -> list[dict[str, Any]]:
+    return frame.with_columns(
+        pl.col("origin_ts").dt.to_string("%Y-%m-%dT%H:%M:%S%.f%:z")
+    ).to_dicts()
+
+
+def make_app(forecaster: Forecaster, state_path: Path | None = None) -> FastAPI:
+    """The service over ``forecaster``; its state is saved to ``state_path`` when it stops.
+
+    Args:
+        forecaster: An incremental :class:`Forecaster` (possibly restored from a state).
+        state_path: Where the state is saved on shutdown (None: not saved).
+    """
+    lock = threading.Lock()
+    stats = Stats()
+    latest: dict[str, list[dict[str, Any]]] = {}
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        if state_path is not None:
+            with lock:
+                forecaster.save(state_path)
+            log.info(
+                "saved the stream state of %d symbols to %s", len(forecaster.symbols), state_path
+            )
+
+    app = FastAPI(title="foxhunt forecasts", lifespan=lifespan)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, e: RequestValidationError) -> JSONResponse:
+        with lock:
+            stats.rejected += 1
+        return _bad(_validation_message(e))
+
+    def _update(frame: pl.DataFrame) -> JSONResponse | dict[str, Any]:
+        with lock:
+            t0 = time.perf_counter()
+            try:
+                out = forecaster.update(frame) if frame.height else None
+            except DataError as e:
+                stats.rejected += 1
+                return _bad(str(e))
+            stats.latencies.append(time.perf_counter() - t0)
+            stats.updates += 1
+            stats.bars += frame.height
+            records = _records(out) if out is not None else []
+            for sym in {r["symbol"] for r in records}:
+                latest[sym] = [r for r in records if r["symbol"] == sym]
+        return {"forecasts": records}
+
+    @app.post("/bars")
+    async def post_bars(request: Request) -> Any:
+        if request.headers.get("content-type", "").startswith(ARROW):
+            try:
+                frame = pl.read_ipc_stream(io.BytesIO(await request.body()))
+            except Exception as e:  # pyarrow/polars raise several kinds for bad streams
+                with lock:
+                    stats.rejected += 1
+                return _bad(f"not an Arrow IPC stream ({str(e).splitlines()[0]})", 400)
+        else:
+            try:
+                body = Bars.model_validate_json(await request.body())
+            except ValueError as e:
+                if hasattr(e, "errors"):
+                    raise RequestValidationError(
+                        [{**err, "loc": ("body", *err["loc"])} for err in e.errors()]
+                    ) from e
+                raise
+            frame = _frame(body.bars)
+        return await _run(_update, frame)
+
+    @app.get("/forecast/{symbol}")
+    def get_forecast(symbol: str) -> Any:
+        with lock:
+            rows = latest.get(symbol)
+        if rows is None:
+            return _bad(f"no forecast for symbol {symbol!r} yet", 404)
+        return {"symbol": symbol, "forecast": rows}
+
+    @app.get("/health")
+    def health() -> dict[str, Any]:
+        with lock:
+            symbols = forecaster.symbols
+            ready = sum(forecaster.ready(s) for s in symbols)
+            return {"status": "ok", "symbols": len(symbols), "ready": ready, **stats.summary()}
+
+    return app
+
+
+async def _run(fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` in a worker thread (the forecaster's work must not block the event loop)."""
+    from starlette.concurrency import run_in_threadpool
+
+    return await run_in_threadpool(fn, *args)
