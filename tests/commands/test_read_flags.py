@@ -54,6 +54,7 @@ def test_flags_on_the_reading_commands(command: str) -> None:
     assert (a.symbol, a.tz, a.bar_minutes, a.allow_odd_times) == ("CL", "UTC-5", 5, True)
 
 
+@pytest.mark.subprocess
 def test_read_run_bars_uses_the_stored_options() -> None:
     a = build_parser().parse_args(["train", "--bars", "x", "--symbol", "CL", "--tz", "-05:00"])
     data = run_config(a).data

@@ -31,6 +31,7 @@ def _batch(run: Path, bars: pl.DataFrame, tmp_path: Path) -> pl.DataFrame:
     return pl.read_parquet(out)
 
 
+@pytest.mark.slow
 def test_an_update_of_many_symbols_is_one_forward_and_equals_predict(
     demo_run: DemoRun, tmp_path: Path
 ) -> None:
@@ -65,6 +66,7 @@ def test_an_update_of_many_symbols_is_one_forward_and_equals_predict(
     )
 
 
+@pytest.mark.slow
 def test_a_restart_from_the_saved_state_gives_the_uninterrupted_forecasts(
     demo_run: DemoRun, tmp_path: Path
 ) -> None:
@@ -90,6 +92,7 @@ def test_a_restart_from_the_saved_state_gives_the_uninterrupted_forecasts(
         resumed.update(live.tail(1))  # the restored state knows what it has seen
 
 
+@pytest.mark.slow
 def test_a_bad_or_foreign_state_is_refused(demo_run: DemoRun, tmp_path: Path) -> None:
     bad = tmp_path / "bad.state"
     bad.write_bytes(b"not numpy")
@@ -110,6 +113,7 @@ def test_a_bad_or_foreign_state_is_refused(demo_run: DemoRun, tmp_path: Path) ->
         Forecaster.load(demo_run.run, state=tmp_path / "future.npz")
 
 
+@pytest.mark.slow
 def test_a_rejected_update_changes_nothing(demo_run: DemoRun) -> None:
     bars = _bars(230)
     fc = Forecaster.load(demo_run.run, symbols=SYMBOLS)

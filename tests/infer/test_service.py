@@ -69,6 +69,7 @@ def _bars(symbol: str, n: int, seed: int) -> pl.DataFrame:
     return demo_bars(n, seed=seed, symbol=symbol)
 
 
+@pytest.mark.slow
 def test_post_get_health_and_state_saved_at_shutdown(
     served: tuple[Served, Forecaster, Path], demo_run: DemoRun
 ) -> None:
@@ -140,6 +141,7 @@ def test_arrow_ipc_bars(served: tuple[Served, Forecaster, Path]) -> None:
     assert r.status_code == 200 and {x["symbol"] for x in r.json()["forecasts"]} == {"NQ"}
 
 
+@pytest.mark.slow
 def test_concurrent_clients_lose_no_update(
     served: tuple[Served, Forecaster, Path], demo_run: DemoRun
 ) -> None:
@@ -188,6 +190,7 @@ def test_concurrent_clients_lose_no_update(
         assert mine == want.filter(pl.col("symbol") == sym)["return_q0.5"].to_list()
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_foxhunt_serve_saves_its_state_on_sigterm(demo_run: DemoRun, tmp_path: Path) -> None:
     with socket.socket() as sock:
