@@ -79,22 +79,26 @@ def test_zip_with_many_csvs_reads_each(tmp_path: Path) -> None:
     assert bars.height == 1200
 
 
-def test_fx_clock_five_hours_off_is_refused_naming_the_zone() -> None:
-    """Read as UTC, the Sunday bars sit in the weekend; the fit names UTC-05:00 and --tz."""
+def test_fx_clock_five_hours_off_is_refused_naming_the_zone(tmp_path: Path) -> None:
+    """Naive times read as UTC (no zone given, no vendor name): the Sunday bars sit in the
+    weekend; the fit names the zone and --tz."""
+    plain = tmp_path / "EURUSD.csv"
+    with zipfile.ZipFile(HISTDATA) as z:
+        plain.write_bytes(z.read(MEMBER))
     with pytest.raises(DataError) as e:
-        read_bars(HISTDATA, tz="UTC")
+        read_bars(plain)
     msg = str(e.value)
-    assert msg.startswith(f"{HISTDATA}/{MEMBER}: symbol 'EURUSD': ")
+    assert msg.startswith(f"{plain}: symbol 'EURUSD': ")
     # In January New York is UTC-05:00 too (the full year names UTC-05:00: docs/data.md).
     assert "read as UTC," in msg and "0.0% read as America/New_York" in msg
     assert "--tz America/New_York reads it so, or --allow-odd-times" in msg
     assert "\n" not in msg
-    # The same with the flag that keeps it: a warning, the bars as read.
-    kept = read_bars(HISTDATA, options=ReadOptions(tz="UTC", allow_odd_times=True))
+    # The same with the flag that keeps it: the bars as read.
+    kept = read_bars(plain, options=ReadOptions(allow_odd_times=True))
     assert kept["ts"][0] == datetime(2018, 1, 1, 17, 0, tzinfo=UTC)
     # In January every spelling of EST reads it right.
     for tz in ("-05:00", "UTC-5", "Etc/GMT+5", "GMT-05:00"):
-        assert read_bars(HISTDATA, tz=tz)["ts"][0] == datetime(2018, 1, 1, 22, tzinfo=UTC)
+        assert read_bars(plain, tz=tz)["ts"][0] == datetime(2018, 1, 1, 22, tzinfo=UTC)
 
 
 def test_quantiacs_folder_reads_right_as_found(caplog: pytest.LogCaptureFixture) -> None:
@@ -292,10 +296,23 @@ def test_histdata_clock_is_new_york_time_with_daylight_saving() -> None:
     july = REAL / "histdata-july" / "HISTDATA_COM_ASCII_EURUSD_M12018.zip"
     bars = read_bars(july)
     assert bars["ts"][0] == datetime(2018, 7, 13, 19, 0, tzinfo=UTC)  # 15:00 EDT
-    with pytest.raises(DataError) as e:
-        read_bars(july, tz="-05:00")
-    msg = str(e.value)
-    assert "read as UTC-05:00" in msg and "likely America/New_York" in msg
+
+
+def test_a_zone_the_user_gives_is_kept_and_the_better_one_named(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """--tz -05:00 (histdata's documented EST) on July bars: the user's zone is read (a run
+    trained with --tz reads its later files the same way), with one warning naming New York;
+    a zone that also puts over a quarter of the bars in closed hours is still refused."""
+    july = REAL / "histdata-july" / "HISTDATA_COM_ASCII_EURUSD_M12018.zip"
+    with caplog.at_level(logging.WARNING):
+        bars = read_bars(july, tz="-05:00")
+    assert bars["ts"][0] == datetime(2018, 7, 13, 20, 0, tzinfo=UTC)  # 15:00 read as EST
+    warned = [r.getMessage() for r in caplog.records if "kept as given" in r.getMessage()]
+    assert len(warned) == 1
+    assert "read as UTC-05:00" in warned[0] and "likely America/New_York" in warned[0]
+    with pytest.raises(DataError, match="33.3% of the bars fall in the closed hours"):
+        read_bars(HISTDATA, tz="UTC")  # the Sunday open read 5 hours early
 
 
 def test_pandas_frame_indexed_by_symbol_and_ts() -> None:

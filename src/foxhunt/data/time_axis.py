@@ -9,10 +9,11 @@ file read as one bar a day. Per symbol, after validation (:func:`find_problems`)
   :mod:`foxhunt.data.vendors`), or one bar per trading day where the name claims intraday bars;
 * ``closed``: more than :data:`CLOSED_SHARE_MAX` of the bars fall where the symbol's calendar
   is closed;
-* ``zone``: naive timestamps read in a zone (UTC unless ``--tz``) while another zone or fixed
-  offset (UTC-12..UTC+14, and the cities of :data:`CITY_ZONES`) puts clearly fewer bars in
-  closed hours (:func:`zone_fits`): a clock 5 hours off passes the closed-share limit on FX
-  (3.6 % of bars in the weekend) but not this one.
+* ``zone``: naive timestamps read in a guessed zone (UTC, or a vendor's clock) while another
+  zone or fixed offset (UTC-12..UTC+14, and the cities of :data:`CITY_ZONES`) puts clearly fewer
+  bars in closed hours (:func:`zone_fits`): a clock 5 hours off passes the closed-share limit on
+  FX (3.6 % of bars in the weekend) but not this one. A zone the user gave (``--tz``) is kept
+  with a warning naming the better one, unless it also breaks the ``closed`` rule.
 
 Each problem is one line naming the file, the symbol, what was read, the likely cause and the
 flag that fixes it. :func:`check_time_axis` raises the first (exit 2) unless
@@ -189,12 +190,18 @@ def find_problems(
         share = float(g.select(closed_time(pl.col("ts"), cal).mean()).item())
         fit = zone_fits(ts, loaded.zone_of(f), cal) if naive and share > 0 else None
         if fit is not None and fit.clearly_better:
-            out.append(
+            line = (
                 f"{where}: {share:.1%} of the bars fall in the closed hours of calendar {cal} "
                 f"with the naive timestamps read as {fit.read_in}, {fit.best_share:.1%} read as "
                 f"{fit.best}: the file's clock is likely {fit.best}; --tz "
                 f"{_flag_for_zone(fit.best)} reads it so, or {ODD_TIMES_FLAG}"
             )
+            if loaded.options.tz is not None and share <= CLOSED_SHARE_MAX:
+                # The user named the zone: theirs is kept (a run trained with --tz Etc/GMT+5
+                # reads its later files the same way), the better fit is named, not enforced.
+                log.warning("--tz %s kept as given: %s", loaded.options.tz, line)
+            else:
+                out.append(line)
         elif share > CLOSED_SHARE_MAX:
             better = ""
             if fit is not None and fit.clearly_better:
