@@ -33,6 +33,7 @@ def _loop(epoch: int, **more: object) -> dict[str, object]:
     return {"epoch": epoch, "step": 10 * epoch, "micro_batch": 8, **more}
 
 
+@pytest.mark.slow
 def test_restore_brings_back_optimizer_scaler_rng_and_counters() -> None:
     model, opt, scaler = _trained()
     state = resume_state(opt, scaler, _loop(2), total_steps=40)

@@ -43,6 +43,7 @@ def _refused(argv: list[str], capsys: pytest.CaptureFixture[str], *words: str) -
         assert w in err, err
 
 
+@pytest.mark.slow
 def test_out_equal_to_an_input_is_refused_and_the_input_kept(
     run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -73,6 +73,7 @@ def test_names_are_the_batch_pipelines() -> None:
     assert len(feature_names()) == 210
 
 
+@pytest.mark.slow
 def test_every_feature_equals_batch_one_bar_at_a_time_with_a_restart(
     bars: pl.DataFrame, reference: pl.DataFrame
 ) -> None:
