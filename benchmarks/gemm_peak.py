@@ -6,6 +6,7 @@ with the same thread pinning as the step scripts.
 
 Example:
     .venv/bin/python benchmarks/gemm_peak.py --sizes 256 512
+    .venv/bin/python benchmarks/gemm_peak.py --dtypes fp32   # AVX2-only CPU: no bf16 timing
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sizes", type=int, nargs="+", default=[512, 1024, 2048])
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--steps", type=int, default=5)
+    p.add_argument(
+        "--dtypes",
+        nargs="+",
+        choices=["fp32", "bf16"],
+        default=["fp32", "bf16"],
+        help="fp32 only on a CPU without bf16, where bf16 GEMMs are emulated (minutes at 2048)",
+    )
     a = p.parse_args(argv)
     harness.set_thread_env(a.threads)
     import torch
@@ -31,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     harness.pin_torch_threads(a.threads)
     out: dict[str, object] = {"sizes": a.sizes}
     for name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
+        if name not in a.dtypes:
+            continue
         per_size = {}
         for n in a.sizes:
             x = torch.randn(n, n).to(dtype)

@@ -176,7 +176,9 @@ class VariableSelectionNetwork(nn.Module):
         state = self.variable_grn.run_embedded(xt, emb_w, emb_b, grn_w)  # (Vc, N, d_var | d_model)
         if lift_w is None or lift_b is None:  # faithful
             return torch.einsum("vnd,nv->nd", state, vc)
-        # in the states' dtype (half under autocast): an fp32 product would be cast again by addmm
-        weight = vc.t()[..., None].to(state.dtype)
-        scaled = (state * weight).transpose(0, 1).reshape(n, -1)  # (N, Vc * d_var)
+        # in the states' dtype (half under autocast): an fp32 product would be cast again by addmm.
+        # The (N, Vc, 1) weights first: the product is laid out (N, Vc, d_var), so the reshape
+        # is a view and no transposing copy of the states is made, forward or backward
+        weight = vc[..., None].to(state.dtype)  # (N, Vc, 1)
+        scaled = (weight * state.transpose(0, 1)).reshape(n, -1)  # (N, Vc * d_var)
         return torch.addmm(vc @ lift_b, scaled, lift_w.reshape(-1, self.d_model))  # (N, d)

@@ -1,0 +1,139 @@
+"""A training step as ``foxhunt train`` runs it, in CPU seconds against the CPU-time GEMM peak.
+
+For a busy machine: wall time there measures the other processes, CPU time with one thread
+(no OpenMP spin-waiting) tracks the work. One fresh process builds the preset's network with
+``foxhunt train``'s defaults (allocator applied, huge pages on, recompute off, foxhunt's AdamW,
+gradient clipping, precision as given), times ``--steps`` steps after ``--warmup`` in CPU
+seconds (``time.process_time``: user + system, so page faults count), counts one step's FLOPs
+(``torch.utils.flop_counter`` plus the oneDNN LSTM kernels, as ``foxhunt_step.py``) and times a
+square fp32 ``torch.mm`` (sizes 1024 and 2048) the same way: ``gflops_per_cpu_s`` over
+``gemm_peak_gflops_per_cpu_s`` is the share of the GEMM peak the step reaches. Prints ONE JSON
+line; ``--profile`` adds a ``torch.profiler`` table (self CPU time per op, 3 steps) on stderr.
+
+Synthetic inputs (``harness.synthetic_batch``); no data file is read.
+
+    PYTHONPATH=src .venv/bin/python benchmarks/step_cpu.py --preset tft-225 --batch-size 32
+    PYTHONPATH=src .venv/bin/python benchmarks/step_cpu.py --preset demo --batch-size 64 --profile
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")  # as the foxhunt CLI does (memory/allocator.py)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+
+def cpu_seconds(fn, warmup: int, steps: int) -> list[float]:  # noqa: ANN001
+    """CPU seconds of each of ``steps`` calls after ``warmup`` untimed ones."""
+    for _ in range(warmup):
+        fn()
+    out = []
+    for _ in range(steps):
+        t0 = time.process_time()
+        fn()
+        out.append(time.process_time() - t0)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print one JSON line."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--preset", default="tft-225")
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--steps", type=int, default=5)
+    p.add_argument("--profile", action="store_true", help="torch.profiler table on stderr")
+    a = p.parse_args(argv)
+    harness.set_thread_env(a.threads)
+    import torch
+
+    from foxhunt.config import preset
+    from foxhunt.memory.allocator import apply_cpu_allocator
+    from foxhunt.model.batch import TFTBatch
+    from foxhunt.model.quantile import quantile_loss
+    from foxhunt.model.recompute import set_internal_recompute
+    from foxhunt.model.tft import TFT
+    from foxhunt.train.optim import build_optimizer
+    from foxhunt_step import lstm_flop_mapping
+
+    harness.pin_torch_threads(a.threads)
+    cfg = preset(a.preset)
+    cfg = cfg.replace(train={"batch_size": a.batch_size, "precision": a.precision})
+    apply_cpu_allocator(cfg)
+    torch.manual_seed(0)
+    m = cfg.model
+    syn = harness.synthetic_batch(
+        a.batch_size, m.n_static, m.n_historical, m.n_known, m.encoder_length, m.horizon, 0
+    )
+    batch = TFTBatch(
+        static=syn.static, historical=syn.historical, known=syn.known, target=syn.target
+    )
+    q = torch.tensor(m.quantiles)
+    model = TFT(m).train()
+    set_internal_recompute(model, cfg.train.recompute)
+    opt = build_optimizer(model, lr=cfg.train.lr, weight_decay=cfg.train.weight_decay)
+    params = [t for g in opt.param_groups for t in g["params"]]
+    autocast = torch.autocast("cpu", torch.bfloat16, enabled=a.precision == "bf16")
+
+    def forward_backward() -> None:
+        with autocast:
+            out = model(batch)
+        quantile_loss(out.quantiles.float(), batch.target, q).backward()
+
+    def step() -> None:
+        forward_backward()
+        torch.nn.utils.clip_grad_norm_(params, cfg.train.grad_clip)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    times = cpu_seconds(step, a.warmup, a.steps)
+    from torch.utils.flop_counter import FlopCounterMode
+
+    counter = FlopCounterMode(display=False, custom_mapping=lstm_flop_mapping())
+    with counter:
+        forward_backward()
+    opt.zero_grad(set_to_none=True)
+    flops = int(counter.get_total_flops())
+    peak = 0.0
+    for n in (1024, 2048):
+        x, y = torch.randn(n, n), torch.randn(n, n)
+        peak = max(peak, 2 * n**3 / min(cpu_seconds(lambda x=x, y=y: torch.mm(x, y), 1, 5)))
+    best = min(times)
+    record = {
+        "preset": a.preset,
+        "batch_size": a.batch_size,
+        "precision": a.precision,
+        "threads": a.threads,
+        "cpu_allocator": cfg.train.cpu_allocator,
+        "cpu_s_per_step_min": best,
+        "cpu_s_per_step_median": sorted(times)[len(times) // 2],
+        "flops_per_step": flops,
+        "gflops_per_cpu_s": flops / best / 1e9,
+        "gemm_peak_gflops_per_cpu_s": peak / 1e9,
+        "share_of_gemm_peak": flops / best / peak,
+        "load_average": os.getloadavg(),
+        **harness.environment(),
+    }
+    harness.emit(record)
+    if a.profile:
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+            for _ in range(3):
+                step()
+        table = prof.key_averages(group_by_input_shape=True).table(
+            sort_by="self_cpu_time_total", row_limit=40, max_name_column_width=36
+        )
+        print(table, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
