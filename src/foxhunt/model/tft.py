@@ -149,7 +149,10 @@ class TFT(nn.Module):
         # Variable selection (§4.2).
         hist, hist_w = self.historical_vsn(batch.historical, ctx.selection)  # (B, T_enc, d)
         known, known_w = self.known_vsn(batch.known, ctx.selection)  # (B, T, d)
-        selected = torch.cat([known[:, :t_enc] + hist, known[:, t_enc:]], dim=1)  # (B, T, d)
+        future = known[:, t_enc:]  # (B, T_dec, d)
+        if self.config.decoder_origin_inputs:  # the origin's observed inputs, at every future bar
+            future = future + hist[:, -1:]
+        selected = torch.cat([known[:, :t_enc] + hist, future], dim=1)  # (B, T, d)
 
         # Sequence-to-sequence layer (§4.5.1), seeded by the static context in every layer.
         h0 = ctx.hidden.unsqueeze(0).expand(layers, -1, -1)  # (L, B, d)
