@@ -92,6 +92,11 @@ class TFT(nn.Module):
        workspace (the largest activation of the model otherwise); no change to the function.
     9. **Dropout** sits before every GLU and on the attention probabilities; not before the final
        pre-output gate (as in pytorch-forecasting).
+    10. **Origin inputs at the decoder** with ``decoder_origin_inputs`` (the presets): every
+        decoder position's input is the known embedding plus the origin bar's selected observed
+        embedding, so the observed inputs reach the decoder directly rather than only through
+        the LSTM state and attention (where, at initialisation, they explain about 0.002 % of
+        the head input's variance; docs/recipe.md, *A network that learns*). No parameters.
 
     Args:
         config: The network's shape; kept as ``self.config``.
