@@ -61,8 +61,10 @@ def test_recipe_fields_default_to_the_old_behaviour_and_presets_opt_in() -> None
 
     old = RunConfig.from_dict({"data": {"stride": 2}, "model": {"hidden": 32, "n_heads": 4}})
     assert old.data.target_scale == "global" and not old.model.monotone_quantiles
+    assert not old.model.decoder_origin_inputs  # the paper's forward, as those runs trained
     for cfg in (demo(), tft_225()):
         assert cfg.data.target_scale == "window" and cfg.model.monotone_quantiles
+        assert cfg.model.decoder_origin_inputs
         assert RunConfig.from_dict(cfg.to_dict()) == cfg
     with pytest.raises(ConfigError, match="target_scale"):
         DataConfig(target_scale="daily")  # type: ignore[arg-type]

@@ -211,3 +211,41 @@ def test_monotone_head_orders_quantiles_for_random_inputs(tiny_config: TFTConfig
             assert (q[..., 1:] >= q[..., :-1]).all()
         raw = plain.eval()(batch).quantiles
         assert not (raw[..., 1:] >= raw[..., :-1]).all()  # the plain head does cross here
+
+
+def _observed_share_of_head_input(config: TFTConfig) -> float:
+    """Share of the head input's variance across windows that the observed inputs explain at
+    initialisation: half the mean squared change when every window's observed inputs are
+    swapped for another's, over the variance (docs/recipe.md, *A network that learns*)."""
+    torch.manual_seed(0)
+    model = TFT(config).eval()
+    got: list[torch.Tensor] = []
+    model.output.register_forward_hook(lambda m, i, o: got.append(i[0].detach()))
+    batch = make_batch(config, 256)
+    model(batch)
+    model(dataclasses.replace(batch, historical=batch.historical.roll(1, dims=0)))
+    a, b = got
+    return float((a - b).pow(2).mean() / 2 / a.var(0).mean())
+
+
+def test_origin_inputs_reach_the_head(tiny_config: TFTConfig) -> None:
+    """Without ``decoder_origin_inputs`` the observed inputs reach the decoder only through the
+    LSTM state and attention and explain little of the head's input; with it they reach every
+    decoder position directly."""
+    c = dataclasses.replace(tiny_config, n_historical=40, n_known=8, lstm_layers=1)
+    before = _observed_share_of_head_input(c)
+    after = _observed_share_of_head_input(dataclasses.replace(c, decoder_origin_inputs=True))
+    assert after > 10 * before
+    assert after > 0.01
+
+
+def test_origin_inputs_change_the_function_only_when_set(tiny_config: TFTConfig) -> None:
+    """Same weights, flag off: the forward of every run trained before the option; flag on: the
+    forecast moves with the last observed bar even where the encoder's state cannot carry it."""
+    torch.manual_seed(0)
+    off = TFT(tiny_config).eval()
+    on = TFT(dataclasses.replace(tiny_config, decoder_origin_inputs=True)).eval()
+    on.load_state_dict(off.state_dict())  # no new parameters
+    batch = make_batch(tiny_config, 3)
+    assert not torch.allclose(on(batch).quantiles, off(batch).quantiles)
+    assert set(on.state_dict()) == set(off.state_dict())

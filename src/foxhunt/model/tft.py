@@ -92,6 +92,11 @@ class TFT(nn.Module):
        workspace (the largest activation of the model otherwise); no change to the function.
     9. **Dropout** sits before every GLU and on the attention probabilities; not before the final
        pre-output gate (as in pytorch-forecasting).
+    10. **Origin inputs at the decoder** with ``decoder_origin_inputs`` (the presets): every
+        decoder position's input is the known embedding plus the origin bar's selected observed
+        embedding, so the observed inputs reach the decoder directly rather than only through
+        the LSTM state and attention (where, at initialisation, they explain about 0.002 % of
+        the head input's variance; docs/recipe.md, *A network that learns*). No parameters.
 
     Args:
         config: The network's shape; kept as ``self.config``.
@@ -149,7 +154,10 @@ class TFT(nn.Module):
         # Variable selection (§4.2).
         hist, hist_w = self.historical_vsn(batch.historical, ctx.selection)  # (B, T_enc, d)
         known, known_w = self.known_vsn(batch.known, ctx.selection)  # (B, T, d)
-        selected = torch.cat([known[:, :t_enc] + hist, known[:, t_enc:]], dim=1)  # (B, T, d)
+        future = known[:, t_enc:]  # (B, T_dec, d)
+        if self.config.decoder_origin_inputs:  # the origin's observed inputs, at every future bar
+            future = future + hist[:, -1:]
+        selected = torch.cat([known[:, :t_enc] + hist, future], dim=1)  # (B, T, d)
 
         # Sequence-to-sequence layer (§4.5.1), seeded by the static context in every layer.
         h0 = ctx.hidden.unsqueeze(0).expand(layers, -1, -1)  # (L, B, d)
