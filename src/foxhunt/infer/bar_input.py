@@ -7,6 +7,7 @@ tail) make before anything held changes.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -78,6 +79,14 @@ def _plainly_valid(df: pl.DataFrame) -> bool:
     )
 
 
+def _latest_plausible_us() -> int:
+    """The latest bar time a live update accepts (µs since the epoch): now + one day, the
+    time-axis rule for files (``foxhunt.data.time_axis.FUTURE_SLACK``)."""
+    from foxhunt.data.time_axis import FUTURE_SLACK
+
+    return int((datetime.now(UTC) + FUTURE_SLACK).timestamp() * 1_000_000)
+
+
 def group_rows(
     chunk: pl.DataFrame,
     last_ts: Callable[[str], int | None],
@@ -87,6 +96,8 @@ def group_rows(
     :func:`check_order`, else None (then :func:`check_order` names the problem). numpy only."""
     symbols = chunk["symbol"].to_numpy()
     ts = chunk["ts"].dt.epoch("us").to_numpy()
+    if len(ts) and ts.max() > _latest_plausible_us():
+        return None
     order = np.argsort(symbols, kind="stable")
     s, t = symbols[order], ts[order]
     same = s[1:] == s[:-1]
@@ -129,6 +140,13 @@ def check_order(
                 f"{WHERE}: symbol {sym!r} is not one this forecaster serves "
                 f"({', '.join(sorted(allowed))})"
             )
+    ahead = chunk.filter(pl.col("ts").dt.epoch("us") > _latest_plausible_us())
+    if ahead.height:
+        row = ahead.row(0, named=True)
+        raise DataError(
+            f"{WHERE}: row {row['__row']}, symbol {row['symbol']!r}, ts {row['ts']}: bar after "
+            "tomorrow (a typo or a misread clock); it would put every later bar out of order"
+        )
     step = pl.col("ts").diff().over("symbol")
     bad = chunk.filter(step <= pl.duration())
     if bad.height:
