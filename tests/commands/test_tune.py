@@ -80,3 +80,16 @@ def test_tune_demo_four_trials_writes_a_config_train_accepts(tmp_path, capsys) -
     chosen = {k: getattr(stored.data, k) for k in keys}
     want = cfg.replace(train={"epochs": 1, "max_steps": 2, "precision": used}, data=chosen)
     assert stored == want
+
+
+def test_an_unreadable_memory_budget_is_one_parse_error_before_any_trial(tmp_path, capsys) -> None:
+    bars = tmp_path / "ES.parquet"
+    write_demo_bars(bars, n_bars=300, seed=0)
+    out = tmp_path / "tune"
+    argv = ["tune", "--bars", str(bars), "--preset", "demo", "--trials", "2"]
+    assert main([*argv, "--memory-budget", "abc", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(
+        "--memory-budget: not a byte size: 'abc' (expected e.g. 1GB, 512MiB, 750MB, 4096)"
+    )
+    assert "\n" not in err and not out.exists()

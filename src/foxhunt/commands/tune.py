@@ -79,9 +79,15 @@ def run(a: argparse.Namespace) -> None:
         raise InputError("foxhunt tune needs Optuna: pip install 'foxhunt[tune]'") from None
 
     from foxhunt.commands.options import refuse_out_over_inputs
+    from foxhunt.memory.units import parse_bytes
     from foxhunt.runtime import atomic_write_json
     from foxhunt.train.tune import TuneSettings, tune
 
+    if a.memory_budget is not None:  # one parse error now, not "over budget" for every trial
+        try:
+            parse_bytes(a.memory_budget)
+        except InputError as e:
+            raise InputError(f"--memory-budget: {e}") from None
     cfg = run_config(a)
     out = a.out or Path("runs") / f"tune-{cfg.preset}"
     refuse_out_over_inputs(out, bars=a.bars, out_is_dir=True)
