@@ -94,7 +94,8 @@ def har_inputs(bars: pl.DataFrame, horizon: int, targets: bool) -> pl.DataFrame:
         ((lc - lc.shift(1)).over("symbol").fill_null(0.0) ** 2).alias("_r2")
     )
     rv = [
-        pl.col("_r2").rolling_mean(k, min_samples=1).over("symbol").sqrt().alias(f"rv{k}")
+        # clipped: a running mean of squares can come out a hair below 0 (float cancellation)
+        pl.col("_r2").rolling_mean(k, min_samples=1).over("symbol").clip(0.0).sqrt().alias(f"rv{k}")
         for k in RV_LAGS
     ]
     ys = [(lc.shift(-h).over("symbol") - lc).alias(f"y{h}") for h in range(1, horizon + 1)]
