@@ -276,7 +276,7 @@ def test_resume_after_a_crash_matches_the_uninterrupted_run(
 def test_signal_mid_epoch_then_resume(
     trained: dict[str, Path], tmp_path: Path, sig: signal.Signals
 ) -> None:
-    cfg = tiny_config(tmp_path / "cfg.json", batch_size=8, epochs=4)
+    cfg = tiny_config(tmp_path / "cfg.json", batch_size=8, epochs=4, patience=10)  # all 4 run
     run = tmp_path / "stopped"
     cmd = [
         sys.executable,

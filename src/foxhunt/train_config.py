@@ -30,6 +30,19 @@ class TrainConfig:
     """Passes over the training windows."""
     max_steps: int | None = None
     """Stop after this many optimizer steps in total (quick runs); None means no limit."""
+    epoch_steps: int | None = 2000
+    """Optimizer steps per epoch at most: with more training windows than ``epoch_steps x
+    batch_size`` each epoch takes that many from a fresh seeded permutation of all of them
+    (every symbol, the whole period; ``foxhunt.train.sampling``); None: every epoch is a full
+    pass."""
+    validation_windows: int | None = None
+    """Validation windows per epoch: a fixed seeded subsample of the validation split, the same
+    every epoch. None: 0.3 x an epoch's training samples (validation then costs about a tenth
+    of the epoch's training), at least 4096; all when the split has fewer."""
+    max_minutes: float | None = None
+    """Stop training at the first step boundary after this many minutes of wall clock in the
+    training loop (validations included, data preparation not), then validate that epoch and
+    keep the best weights; None means no limit."""
     lr: float = 1e-3
     """Peak learning rate of the warm-up + cosine schedule."""
     weight_decay: float = 1e-2
@@ -82,6 +95,18 @@ class TrainConfig:
         _require(
             self.max_steps is None or self.max_steps >= 1,
             f"max_steps must be >= 1: {self.max_steps}",
+        )
+        _require(
+            self.epoch_steps is None or self.epoch_steps >= 1,
+            f"epoch_steps must be >= 1: {self.epoch_steps}",
+        )
+        _require(
+            self.validation_windows is None or self.validation_windows >= 1,
+            f"validation_windows must be >= 1: {self.validation_windows}",
+        )
+        _require(
+            self.max_minutes is None or self.max_minutes > 0,
+            f"max_minutes must be > 0: {self.max_minutes}",
         )
         _require(self.lr > 0, f"lr must be > 0, got {self.lr}")
         _require(self.weight_decay >= 0, f"weight_decay must be >= 0, got {self.weight_decay}")

@@ -99,3 +99,12 @@ def test_variance_path_is_what_the_fit_scored(hourly: pl.DataFrame) -> None:
     for model, entry in rec.items():
         v = variance_path(model, entry["per_symbol"]["ES"], ts, close, H)
         assert v.shape == (len(close), H) and np.all(np.diff(v, axis=1) > 0), model
+
+
+def test_spread_keeps_at_most_most_rows_evenly_with_the_last() -> None:
+    from foxhunt.artifacts.classical import spread
+
+    rows = np.arange(10, 110)
+    assert spread(rows, 200).tolist() == rows.tolist()
+    got = spread(rows, 30)
+    assert len(got) <= 30 and got[-1] == 109 and np.all(np.diff(got) == 4)

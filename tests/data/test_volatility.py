@@ -41,3 +41,17 @@ def test_floor_and_bad_decay() -> None:
     assert ewma_variance(np.zeros(3), 0.9).min() == VARIANCE_FLOOR
     with pytest.raises(ValueError, match="decay"):
         ewma_variance(np.zeros(3), 1.0)
+
+
+@pytest.mark.parametrize("initial", [None, 3e-4])
+def test_filter_matches_the_recursion_written_as_a_loop(initial: float | None) -> None:
+    r = np.random.default_rng(1).standard_normal(2000) * 0.01
+    ref, s, num, den = np.empty(len(r)), initial, 0.0, 0.0
+    for t, x in enumerate(r**2):
+        if initial is None:
+            num, den = 0.94 * num + x, 0.94 * den + 1.0
+            ref[t] = num / den
+        else:
+            s = 0.94 * s + 0.06 * x
+            ref[t] = s
+    np.testing.assert_allclose(ewma_variance(r, 0.94, initial), ref, rtol=1e-12)

@@ -139,3 +139,20 @@ def test_decoder_known_inputs_follow_the_calendar_not_the_next_rows(
     rows = holed.select(SPEC.known).to_numpy()
     np.testing.assert_array_equal(batch.known[0, :L].numpy(), rows[395 - L + 1 : 396])
     np.testing.assert_array_equal(batch.known[1].numpy(), rows[385 - L + 1 : 386 + H])
+
+
+def test_thinned_keeps_every_kth_window_with_its_batch(ds: WindowDataset) -> None:
+    n = len(ds)
+    assert ds.thinned(n) is ds
+    thin = ds.thinned(n // 3)
+    k = -(-n // (n // 3))
+    assert len(thin) == len(range(0, n, k)) <= n // 3
+    assert thin.origins().equals(ds.origins()[::k])
+    a, b = thin.batch([0, 1, len(thin) - 1]), ds.batch([0, k, (len(thin) - 1) * k])
+    for x, y in zip(
+        (a.static, a.historical, a.known, a.target),
+        (b.static, b.historical, b.known, b.target),
+        strict=True,
+    ):
+        assert torch.equal(x, y)
+    assert len(ds) == n  # the original is untouched

@@ -145,3 +145,28 @@ def test_a_run_from_before_the_classical_baselines_still_evaluates(demo_run, tmp
     )
     assert set(result["scores"]) == {"tft", "empirical", "zero"}
     assert set(result["comparisons"]) == {"empirical", "zero"}
+
+
+def test_evaluate_says_which_weights_are_served_and_how_training_moved_them(
+    demo_run, tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rich.console import Console
+
+    from foxhunt.artifacts import checkpoints as ckpt
+    from foxhunt.commands.evaluate import print_tables
+    from foxhunt.infer.evaluate import evaluate_model
+
+    result = evaluate_model(
+        demo_run.run, demo_run.bars, batch_size=256, device="cpu", out=tmp_path / "e.json"
+    )
+    t = result["training"]
+    best = ckpt.read_best(demo_run.run / "checkpoints")
+    assert best is not None and (demo_run.run / "checkpoints" / best["file"]).is_file()
+    assert t["epoch"] == best["epoch"]
+    assert t["served"] == ("start" if best["epoch"] == 0 else "epoch")
+    assert t["served_val_loss"] == pytest.approx(best["val_loss"])
+    assert t["change"] == pytest.approx(t["served_val_loss"] / t["start_val_loss"] - 1)
+    print_tables(result, Console(width=200))
+    first = capsys.readouterr().out.strip().splitlines()[0]
+    assert first.startswith("served weights: ")
+    assert ("START" in first) == (t["served"] == "start")

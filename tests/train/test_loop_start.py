@@ -49,7 +49,7 @@ def test_the_start_is_kept_when_no_epoch_beats_it(tmp_path) -> None:
     cfg = tiny_config()
     run, model, start, result = _fit(tmp_path, Drifting(20, cfg.model, 2, step=10.0))
     assert result.state.best_epoch == 0 and result.stop_reason == "early_stop"
-    assert result.state.epoch == 3  # patience 2 counts epochs against epochs, as before
+    assert result.state.epoch == 2  # patience 2 counts from the best, the start included
     final, meta = ckpt.load_weights(result.final_weights)
     assert all(torch.equal(final[k], start[k]) for k in start)  # served = the start
     assert all(torch.equal(model.state_dict()[k], start[k]) for k in start)
@@ -58,7 +58,8 @@ def test_the_start_is_kept_when_no_epoch_beats_it(tmp_path) -> None:
     assert all(torch.equal(start_file[k], start[k]) for k in start)
     assert result.state.best_val_loss == start_meta["metrics"]["val_loss"]
     assert json.loads((run.checkpoints / "best.json").read_text())["epoch"] == 0
-    assert ckpt.complete_epochs(run.checkpoints) == [1, 2, 3]  # the start is no resumable epoch
+    assert ckpt.complete_epochs(run.checkpoints) == [1, 2]  # the start is no resumable epoch
+    assert json.loads((run.checkpoints / "best.json").read_text())["file"] == START_WEIGHTS
 
 
 def test_an_epoch_that_beats_the_start_is_served(tmp_path) -> None:
@@ -70,3 +71,31 @@ def test_an_epoch_that_beats_the_start_is_served(tmp_path) -> None:
     best, _ = ckpt.load_weights(ckpt.epoch_weights_path(run.checkpoints, result.state.best_epoch))
     assert all(torch.equal(final[k], best[k]) for k in final)
     assert not all(torch.equal(final[k], start[k]) for k in start)
+
+
+def test_an_epoch_worse_than_the_start_is_not_marked_best(tmp_path) -> None:
+    cfg = tiny_config()
+    run, _, _, result = _fit(tmp_path, Drifting(20, cfg.model, 2, step=10.0))
+    epochs = [
+        json.loads(line)
+        for line in run.metrics.read_text().splitlines()
+        if json.loads(line).get("kind") == "epoch"
+    ]
+    # each epoch's loss is above the start's: no line, record or sidecar calls it best
+    assert [e["best"] for e in epochs] == [False, False]
+    sidecars = [ckpt.load_sidecar(ckpt.epoch_weights_path(run.checkpoints, e)) for e in (1, 2)]
+    assert [s["best"] for s in sidecars] == [False, False]
+    best = ckpt.read_best(run.checkpoints)
+    assert best is not None and best["epoch"] == result.state.best_epoch == 0
+    assert (run.checkpoints / best["file"]).is_file()
+
+
+def test_best_json_names_an_existing_file_when_an_epoch_wins(tmp_path) -> None:
+    cfg = tiny_config()
+    run, _, _, result = _fit(tmp_path, Drifting(20, cfg.model, 2, step=0.0), epochs=2)
+    best = ckpt.read_best(run.checkpoints)
+    assert best is not None and best["epoch"] == result.state.best_epoch >= 1
+    assert (run.checkpoints / best["file"]).is_file()
+    records = [json.loads(x) for x in run.metrics.read_text().splitlines()]
+    marked = [r["epoch"] for r in records if r.get("kind") == "epoch" and r["best"]]
+    assert marked[-1] == result.state.best_epoch  # the last "(best)" is the epoch kept

@@ -5,8 +5,10 @@ Layout inside ``<run>/checkpoints/``::
     tft_epoch_{N}.safetensors      weights after epoch N
     tft_epoch_{N}.json             sidecar: epoch, step, metrics, config, features, sha256
     optimizer_epoch_{N}.pt         optimizer + grad scaler + RNG + loop counters (resume only)
+    tft_start.safetensors          the weights before epoch 1 (epoch 0), + .json
     tft_final_epoch{N}.safetensors the model to use (best validation weights), + .json
-    best.json                      which epoch is best, and its validation loss
+    best.json                      which epoch is best (0: the start), its validation loss and
+                                   the file that holds its weights
 
 Every file is written atomically (:func:`foxhunt.runtime.atomic_path`), so a crash
 leaves either the old file or the new one, never half of one. Within an epoch the sidecar is
@@ -34,6 +36,9 @@ from foxhunt.runtime import atomic_path, atomic_write_json, read_json
 SIDECAR_FORMAT = 1
 """Version of the sidecar schema; a newer one is refused with a clear message."""
 
+START_WEIGHTS = "tft_start.safetensors"
+"""The model as training found it (epoch 0: the candidate every epoch has to beat)."""
+
 _EPOCH_RE = re.compile(r"^tft_epoch_(\d+)\.json$")
 _FINAL_RE = re.compile(r"^tft_final_epoch(\d+)\.safetensors$")
 
@@ -44,6 +49,11 @@ _FINAL_RE = re.compile(r"^tft_final_epoch(\d+)\.safetensors$")
 def epoch_weights_path(ckpt_dir: Path, epoch: int) -> Path:
     """``tft_epoch_{N}.safetensors``."""
     return ckpt_dir / f"tft_epoch_{epoch}.safetensors"
+
+
+def best_weights_path(ckpt_dir: Path, epoch: int) -> Path:
+    """The weights of ``epoch`` as a candidate for best: ``tft_start`` for 0, else its epoch's."""
+    return ckpt_dir / START_WEIGHTS if epoch == 0 else epoch_weights_path(ckpt_dir, epoch)
 
 
 def final_weights_path(ckpt_dir: Path, epoch: int) -> Path:
@@ -204,10 +214,11 @@ def final_weights(ckpt_dir: Path) -> Path | None:
 
 
 def mark_best(ckpt_dir: Path, epoch: int, val_loss: float) -> None:
-    """Record epoch ``epoch`` as the best so far in ``best.json``."""
+    """Record epoch ``epoch`` (0: the start) as the best so far in ``best.json``, naming the
+    file that holds its weights (:func:`best_weights_path`)."""
+    path = best_weights_path(Path(ckpt_dir), epoch)
     atomic_write_json(
-        Path(ckpt_dir) / "best.json",
-        {"epoch": epoch, "val_loss": val_loss, "file": f"tft_epoch_{epoch}.safetensors"},
+        Path(ckpt_dir) / "best.json", {"epoch": epoch, "val_loss": val_loss, "file": path.name}
     )
 
 

@@ -96,6 +96,27 @@ def save_epoch(
         ckpt.optimizer_path(d, old).unlink(missing_ok=True)
 
 
+def save_start_as_final(
+    run: RunDir,
+    model: nn.Module,
+    loop: Mapping[str, Any],
+    sidecar: Mapping[str, Any],
+    stop_reason: str,
+) -> Path:
+    """Load the starting weights (``tft_start``) into ``model`` and write them as the final
+    checkpoint (no epoch beat them: best epoch 0)."""
+    d = run.checkpoints
+    weights, meta = ckpt.load_weights(d / ckpt.START_WEIGHTS)
+    model.load_state_dict(weights)
+    path = ckpt.final_weights_path(d, loop["epoch"])
+    info = {"epoch": loop["epoch"], "step": loop["step"], "best_epoch": 0}
+    ckpt.save_weights(
+        path, weights, {**sidecar, **info, "stop_reason": stop_reason, "metrics": meta["metrics"]}
+    )
+    ckpt.mark_best(d, 0, loop["best_val_loss"])
+    return path
+
+
 def save_final(
     run: RunDir,
     model: nn.Module,

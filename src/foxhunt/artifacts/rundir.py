@@ -301,7 +301,7 @@ def model_weights(run: RunDir) -> Path:
         return final
     best = ckpt.read_best(run.checkpoints)
     if best is not None:
-        return ckpt.epoch_weights_path(run.checkpoints, int(best["epoch"]))
+        return ckpt.best_weights_path(run.checkpoints, int(best["epoch"]))
     epochs = ckpt.complete_epochs(run.checkpoints)
     if epochs:
         return ckpt.epoch_weights_path(run.checkpoints, epochs[-1])

@@ -79,6 +79,10 @@ def _names(result: dict[str, Any]) -> dict[str, str]:
 
 
 def print_tables(result: dict[str, Any], console: Console) -> None:
+    if "training" in result:  # first: whether the TFT rows below are a trained network at all
+        from foxhunt.artifacts.served import served_line
+
+        console.print(served_line(result["training"]))
     s = result["scores"]
     names = _names(result)
     t = Table(

@@ -60,6 +60,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument(
         "--max-steps", type=int, help="stop after this many optimizer steps (default: no limit)"
     )
+    t.add_argument(
+        "--max-minutes",
+        type=float,
+        metavar="N",
+        help="stop training at the first step boundary after N minutes of wall clock (the "
+        "training loop's: validations included, data preparation not), validate that epoch "
+        "and keep the best weights (default: no limit)",
+    )
+    t.add_argument(
+        "--epoch-steps",
+        type=int,
+        metavar="N",
+        help="optimizer steps per epoch at most; with more windows each epoch draws that many "
+        "batches from a seeded permutation of all of them "
+        + preset_default("train", "epoch_steps"),
+    )
+    t.add_argument(
+        "--validation-windows",
+        type=int,
+        metavar="N",
+        help="validate every epoch on a fixed seeded subsample of N validation windows "
+        "(default: 0.3 x an epoch's training samples, at least 4096: about a tenth of the "
+        "epoch's training time; all when there are fewer)",
+    )
     t.add_argument("--lr", type=float, help="peak learning rate " + preset_default("train", "lr"))
     t.add_argument("--seed", type=int, help="random seed " + preset_default("train", "seed"))
     t.add_argument("--device", help="cpu, cuda, cuda:N " + preset_default("train", "device"))

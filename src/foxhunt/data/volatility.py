@@ -43,18 +43,18 @@ def ewma_variance(returns: np.ndarray, decay: float, initial: float | None = Non
     """
     if not 0.0 < decay < 1.0:
         raise ValueError(f"decay must be in (0, 1), got {decay}")
+    # The recursion as a first-order IIR filter (scipy.signal.lfilter runs it in C: a Python
+    # loop took 0.8 s per 370 k bars, 8 decays x 2 baselines x 10 symbols of a year of minutes).
+    from scipy.signal import lfilter  # here, not at import: scipy.signal costs ~60 MB RSS
+
     r2 = np.square(np.asarray(returns, dtype=np.float64))
-    out = np.empty(len(r2))
+    if len(r2) == 0:
+        return np.empty(0)
     a = 1.0 - decay
     if initial is not None:
-        s = float(initial)
-        for t, x in enumerate(r2):
-            s = decay * s + a * x
-            out[t] = s
+        out, _ = lfilter([a], [1.0, -decay], r2, zi=[decay * float(initial)])
     else:
-        num = den = 0.0
-        for t, x in enumerate(r2):
-            num = decay * num + x
-            den = decay * den + 1.0
-            out[t] = num / den
+        num = lfilter([1.0], [1.0, -decay], r2)
+        den = lfilter([1.0], [1.0, -decay], np.ones_like(r2))
+        out = num / den
     return np.maximum(out, VARIANCE_FLOOR)

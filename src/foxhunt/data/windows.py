@@ -224,6 +224,20 @@ class WindowDataset(Dataset):
         out.target_scale = scale
         return out
 
+    def thinned(self, most: int) -> WindowDataset:
+        """Every k-th window (k as small as keeps at most ``most``; arrays shared, nothing
+        copied), each symbol's still in time order: for passes over a split that need its
+        spread, not all of its overlapping windows (calibrating on a year of minutes)."""
+        k = -(-len(self) // most) if len(self) > most else 1
+        if k == 1:
+            return self
+        out = copy.copy(self)
+        out._origin = self._origin[::k].clone()
+        out._symbol_code = self._symbol_code[::k].copy()
+        if self._decoder_slot is not None:
+            out._decoder_slot = self._decoder_slot[::k].clone()
+        return out
+
     @property
     def calendar_windows(self) -> int:
         """Windows whose decoder known inputs come from the calendar, not the next H rows."""

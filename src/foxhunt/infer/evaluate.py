@@ -26,10 +26,11 @@ from torch import Tensor
 
 from foxhunt.artifacts.lock import check_unlocked, run_lock
 from foxhunt.artifacts.rundir import LoadedModel, RunDir, with_user_instruments
+from foxhunt.artifacts.served import served_weights
 from foxhunt.data.pipeline import evaluation_data
 from foxhunt.data.scaling import unscale_targets
 from foxhunt.data.windows import WindowDataset
-from foxhunt.errors import DataError, InputError
+from foxhunt.errors import DataError, InputError, ModelDirError
 from foxhunt.infer.baselines import EmpiricalQuantiles, load_baselines
 from foxhunt.infer.classical import WindowForecast, classical_forecasts, simple_forecasts
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
@@ -192,6 +193,9 @@ def evaluate_model(
         "comparisons": comparisons,
         "tft_beats": {k: v["pooled"]["verdict"] == "win" for k, v in comparisons.items()},
     }
+    training = _training(loaded.run, loaded.weights)
+    if training is not None:  # the start or a trained epoch, and how training moved val loss
+        result["training"] = training
     if untrained:
         result["untrained_symbols"] = untrained
     if out is not None:
@@ -200,6 +204,17 @@ def evaluate_model(
     else:
         _record(loaded.run, result)
     return result
+
+
+def _training(run: RunDir, weights: Path) -> dict[str, Any] | None:
+    """:func:`foxhunt.artifacts.served.served_weights` for a run's own checkpoint; None for an
+    ensemble or quantised directory, or a run whose sidecars do not say."""
+    if weights.parent != run.checkpoints:
+        return None
+    try:
+        return served_weights(run.checkpoints, weights)
+    except ModelDirError:
+        return None
 
 
 def _record(run: RunDir, result: dict[str, Any]) -> None:

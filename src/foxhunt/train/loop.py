@@ -3,15 +3,21 @@
 Per optimizer step: :func:`foxhunt.train.step.train_step` (micro-batches, backward, clipping,
 optimizer step, gradients cleared; finer micro-batches after an out-of-memory error).
 
-Per epoch (:func:`fit`): shuffle with a generator seeded by (seed, epoch); train; empty the CUDA
-cache; validate under ``model.eval()`` + ``torch.inference_mode()`` with the validation batch
-size (:func:`validate`); write the epoch checkpoint; stop early after ``patience`` epochs without
-improvement. At the end the best weights are loaded and written as the final checkpoint.
+Per epoch (:func:`fit`): a permutation of all training windows seeded by (seed, epoch), of which
+the epoch takes at most ``epoch_steps`` batches (:mod:`foxhunt.train.sampling`); train; empty
+the CUDA cache; validate under ``model.eval()`` + ``torch.inference_mode()`` with the validation
+batch size (:func:`validate`) on a fixed seeded subsample of the validation windows when they
+are many; write the epoch checkpoint; stop early after ``patience`` epochs without improvement,
+or once ``max_minutes`` of wall clock are spent (:mod:`foxhunt.train.deadline`: the epoch in
+progress ends at that step boundary and is validated). At the end the best weights are loaded
+and written as the final checkpoint.
 
 The starting point competes for the final checkpoint: a fresh run validates the model before
 the first epoch and saves it (``checkpoints/tft_start.safetensors``, its loss in the loop state);
 when no epoch's validation loss is below the start's, the final checkpoint holds the starting
-weights (``best_epoch`` 0). Early stopping and the per-epoch "best" marks compare epochs only.
+weights (``best_epoch`` 0). The start is epoch 0 of the "best" marks: an epoch's line says
+"(best)", ``metrics.jsonl`` ``"best": true`` and ``best.json`` names it only when it beats the
+start and every earlier epoch, and early stopping counts epochs since the best of them all.
 A monotone head starts at the scale-only forecast (:mod:`foxhunt.train.head_init`), so the
 served model is never worse on validation than it.
 
@@ -39,61 +45,30 @@ import torch
 from torch import nn
 
 from foxhunt.artifacts import checkpoints as ckpt
-from foxhunt.artifacts.resume import restore, save_epoch, save_final
+from foxhunt.artifacts.resume import restore, save_epoch, save_final, save_start_as_final
 from foxhunt.artifacts.rundir import RunDir
 from foxhunt.config import RunConfig, TrainConfig
 from foxhunt.memory.log import MemoryLog
 from foxhunt.model.recompute import set_checkpointing, set_internal_recompute
+from foxhunt.train.deadline import Clock, Deadline
 from foxhunt.train.distributed import ShardedWindows, World
+from foxhunt.train.loop_state import LoopState
 from foxhunt.train.observer import Listener, LoopObserver, Progress
 from foxhunt.train.oom import MicroBatching, empty_cache
 from foxhunt.train.optim import Optimizer, build_optimizer
+from foxhunt.train.sampling import epoch_order, epoch_sample, validation_windows
 from foxhunt.train.schedule import lr_at
 from foxhunt.train.source import WindowSource
 from foxhunt.train.step import train_step, validate
 
 log = logging.getLogger(__name__)
 
-StopReason = Literal["epochs", "early_stop", "max_steps", "interrupted"]
+__all__ = ["START_WEIGHTS", "FitResult", "LoopState", "epoch_order", "fit"]
 
-START_WEIGHTS = "tft_start.safetensors"
+StopReason = Literal["epochs", "early_stop", "max_steps", "max_minutes", "interrupted"]
+
+START_WEIGHTS = ckpt.START_WEIGHTS
 """The model as training found it, in the run's checkpoints folder (the epoch-0 candidate)."""
-
-
-@dataclass
-class LoopState:
-    """Counters that make a run resumable (plain numbers, saved in the resume state).
-
-    Attributes:
-        epoch: Epochs completed.
-        step: Optimizer steps taken.
-        samples_seen: Training samples that went into an optimizer step.
-        best_val_loss: Lowest validation loss so far (the start's, once it is served).
-        best_epoch: Epoch of ``best_val_loss`` (0: none yet, or the starting weights).
-        epochs_without_improvement: Epochs since ``best_epoch``.
-        micro_batch: Current micro-batch size (smaller after OOM back-offs).
-        start_val_loss: Validation loss of the starting weights (inf: not measured).
-    """
-
-    epoch: int = 0
-    step: int = 0
-    samples_seen: int = 0
-    best_val_loss: float = math.inf
-    best_epoch: int = 0
-    epochs_without_improvement: int = 0
-    micro_batch: int = 0
-    start_val_loss: float = math.inf
-
-    def end_epoch(self, epoch: int, val_loss: float, micro_batch: int) -> bool:
-        """Count ``epoch`` as complete; True if ``val_loss`` is the best so far."""
-        self.epoch, self.micro_batch = epoch, micro_batch
-        improved = val_loss < self.best_val_loss
-        if improved:
-            self.best_val_loss, self.best_epoch = val_loss, epoch
-            self.epochs_without_improvement = 0
-        else:
-            self.epochs_without_improvement += 1
-        return improved
 
 
 @dataclass
@@ -102,7 +77,8 @@ class FitResult:
 
     Attributes:
         state: Loop counters at the end.
-        stop_reason: ``epochs`` (all done), ``early_stop``, ``max_steps`` or ``interrupted``.
+        stop_reason: ``epochs`` (all done), ``early_stop``, ``max_steps``, ``max_minutes`` or
+            ``interrupted``.
         final_weights: The final checkpoint written (None when interrupted before any epoch
             completed, or when interrupted at all: the run is to be resumed).
         backoffs: One message per OOM back-off.
@@ -128,6 +104,7 @@ def fit(
     progress: Progress | None = None,
     world: World | None = None,
     listeners: Sequence[Listener] = (),
+    clock: Clock | None = None,
 ) -> FitResult:
     """Train ``model`` on ``train``, validate on ``val``, checkpoint into ``run``.
 
@@ -148,6 +125,7 @@ def fit(
         world: This process's place in a data-parallel job; None: one process.
         listeners: See every metrics record and memory snapshot (TensorBoard, tuning);
             one that raises ends the run there.
+        clock: Wall clock for ``max_minutes`` (default ``time.monotonic``; tests inject one).
 
     Returns:
         The loop's end state and why it stopped.
@@ -161,19 +139,15 @@ def fit(
     device = torch.device(tc.device)
     kit, state = _setup(model, len(train), cfg, world, device, resume)
     optimizer, grad_scaler, total_steps = kit.optimizer, kit.grad_scaler, kit.total_steps
+    deadline = Deadline(tc.max_minutes, state.train_seconds, *([clock] if clock else []))
+    val = validation_windows(val, kit.steps_per_epoch * tc.batch_size, tc.validation_windows,
+                             tc.seed)  # fmt: skip
     obs = LoopObserver.for_fit(run.metrics, world.is_main, memory, progress, tc, listeners)
     stop = stop or threading.Event()
     obs.snapshot("run_start", epoch=state.epoch, step=state.step)
     if resume is None:  # the start competes for the final checkpoint (_save_final)
-        state.start_val_loss = _validate(model, val, kit, tc, world, memory, 0, 0, progress)
-        if world.is_main:
-            start = {
-                **sidecar,
-                "epoch": 0,
-                "step": 0,
-                "metrics": {"val_loss": state.start_val_loss},
-            }
-            ckpt.save_weights(run.checkpoints / START_WEIGHTS, model.state_dict(), start)
+        loss = _validate(model, val, kit, tc, world, memory, 0, 0, progress)
+        _start_is_best(run, model, state, loss, sidecar, world.is_main)
         empty_cache(device)  # what validating the start left cached is not training's
     stop_reason: StopReason = "epochs" if state.step < total_steps else "max_steps"
     backoffs: list[str] = []
@@ -181,7 +155,9 @@ def fit(
         if stop_reason != "epochs":
             break
         n_steps = min(kit.steps_per_epoch, total_steps - state.step)
-        train_loss = _train_epoch(kit, train, tc, world, state, epoch, n_steps, stop, obs, backoffs)
+        train_loss = _train_epoch(
+            kit, train, tc, world, state, epoch, n_steps, stop, obs, backoffs, deadline
+        )
         if train_loss is None:
             stop_reason = "interrupted"
             obs.interrupted(epoch, state.step, state.epoch, run.root)
@@ -192,6 +168,7 @@ def fit(
         val_loss = _validate(model, val, kit, tc, world, memory, epoch, state.step, progress)
         empty_cache(device)  # and validation's, so epoch ends compare live memory
         improved = state.end_epoch(epoch, val_loss, kit.micro.micro)
+        state.train_seconds = deadline.seconds
         metrics = {"train_loss": train_loss, "val_loss": val_loss}
         if world.is_main:  # DDP: one checkpoint set, written by rank 0
             save_epoch(
@@ -199,7 +176,7 @@ def fit(
                 total_steps,
             )  # fmt: skip
         obs.epoch_end(epoch, state.step, metrics, improved, state.samples_seen)
-        stop_reason = _stop_after(state, epoch, tc.epochs, tc.patience, total_steps)
+        stop_reason = _stop_after(state, epoch, tc.epochs, tc.patience, total_steps, deadline)
 
     final = None
     if stop_reason != "interrupted" and state.epoch > 0 and world.is_main:
@@ -229,6 +206,27 @@ def _validate(
     return world.mean(loss, len(shard), kit.quantiles.device)
 
 
+def _start_is_best(
+    run: RunDir,
+    model: nn.Module,
+    state: LoopState,
+    loss: float,
+    sidecar: Mapping[str, Any],
+    is_main: bool,
+) -> None:
+    """The starting weights, validated (``loss``), are epoch 0: saved as ``tft_start`` and the
+    best so far, so an epoch is "best" (its line, ``metrics.jsonl``, ``best.json``, early
+    stopping) only when it beats them and every earlier epoch."""
+    state.start_val_loss = loss
+    if math.isfinite(loss):
+        state.best_val_loss, state.best_epoch = loss, 0
+    if is_main:
+        meta = {**sidecar, "epoch": 0, "step": 0, "metrics": {"val_loss": loss}}
+        ckpt.save_weights(run.checkpoints / START_WEIGHTS, model.state_dict(), meta)
+        if math.isfinite(loss):
+            ckpt.mark_best(run.checkpoints, 0, loss)
+
+
 def _save_final(
     run: RunDir, model: nn.Module, state: LoopState, sidecar: Mapping[str, Any], reason: str
 ) -> Path | None:
@@ -240,12 +238,7 @@ def _save_final(
     if not math.isfinite(state.start_val_loss):
         return None
     state.best_epoch, state.best_val_loss = 0, state.start_val_loss
-    weights, meta = ckpt.load_weights(run.checkpoints / START_WEIGHTS)
-    model.load_state_dict(weights)
-    path = ckpt.final_weights_path(run.checkpoints, state.epoch)
-    info = {"epoch": state.epoch, "step": state.step, "best_epoch": 0, "stop_reason": reason}
-    ckpt.save_weights(path, weights, {**sidecar, **info, "metrics": meta.get("metrics", {})})
-    ckpt.mark_best(run.checkpoints, 0, state.best_val_loss)
+    path = save_start_as_final(run, model, asdict(state), sidecar, reason)
     log.info(
         "no epoch beat the starting weights (validation loss %.6g): kept them", state.best_val_loss
     )
@@ -282,7 +275,10 @@ def _setup(
     set_internal_recompute(model, tc.recompute)  # VSN streaming and LSTM recompute (or not)
     optimizer = build_optimizer(model, lr=tc.lr, weight_decay=tc.weight_decay)
     grad_scaler = torch.amp.GradScaler(device.type, enabled=tc.precision == "fp16")
-    steps_per_epoch = world.steps_per_epoch(n_train, tc.batch_size)
+    epoch_windows = (
+        n_train if tc.epoch_steps is None else min(n_train, tc.epoch_steps * tc.batch_size)
+    )
+    steps_per_epoch = world.steps_per_epoch(epoch_windows, tc.batch_size)
     state = LoopState(micro_batch=tc.micro_batch)
     if resume is not None:
         state = LoopState(**restore(resume, optimizer, grad_scaler, device))
@@ -310,17 +306,21 @@ def _train_epoch(
     stop: threading.Event,
     obs: LoopObserver,
     backoffs: list[str],
+    deadline: Deadline,
 ) -> float | None:
-    """``n_steps`` optimizer steps of ``epoch``; the sample-weighted mean training loss, or
-    None when ``stop`` was set (the epoch is then discarded)."""
+    """``n_steps`` optimizer steps of ``epoch`` (fewer when ``deadline`` passes: at least one);
+    the sample-weighted mean training loss, or None when ``stop`` was set (the epoch is then
+    discarded)."""
     device = kit.quantiles.device
     obs.epoch_start(epoch, state.step, n_steps)
     kit.net.train()
-    order = epoch_order(len(train), seed=tc.seed, epoch=epoch)
+    order = epoch_sample(len(train), n_steps * tc.batch_size, seed=tc.seed, epoch=epoch).tolist()
     loss_sum, samples = 0.0, 0
     for start in range(0, n_steps * tc.batch_size, tc.batch_size):
         if world.any(stop.is_set(), device):  # DDP: a signal on any rank stops all of them
             return None
+        if samples and world.any(deadline.passed(), device):  # DDP: all ranks stop together
+            break
         global_batch = order[start : start + tc.batch_size]
         batch = train.batch(world.shard(global_batch))  # DDP: this rank's share
         lr = lr_at(
@@ -368,18 +368,15 @@ def _train_epoch(
 
 
 def _stop_after(
-    state: LoopState, epoch: int, epochs: int, patience: int, total_steps: int
+    state: LoopState, epoch: int, epochs: int, patience: int, total_steps: int, deadline: Deadline
 ) -> StopReason:
     """Why the run stops after ``epoch`` (``epochs``: it goes on, or ends with the last one)."""
+    if deadline.passed() and (epoch < epochs and state.step < total_steps):
+        log.info("--max-minutes: %.1f minutes of training spent", deadline.seconds / 60)
+        return "max_minutes"
     if state.epochs_without_improvement >= patience:
         log.info("early stop: no improvement for %d epochs", patience)
         return "early_stop"
     if state.step >= total_steps and epoch < epochs:
         return "max_steps"
     return "epochs"
-
-
-def epoch_order(n: int, *, seed: int, epoch: int) -> list[int]:
-    """The shuffled sample order of ``epoch``: a pure function of (n, seed, epoch)."""
-    g = torch.Generator().manual_seed(seed * 1_000_003 + epoch)
-    return torch.randperm(n, generator=g).tolist()

@@ -39,6 +39,9 @@ from foxhunt.data.pipeline import PreparedData, calendars_of, prepare_training_d
 from foxhunt.data.scale_choice import resolve_target_scale
 from foxhunt.data.store.cache import Coordinator
 from foxhunt.errors import DataError, InputError
+from foxhunt.memory.counters import peak_rss_bytes
+from foxhunt.memory.preparation import preparation_peak
+from foxhunt.memory.units import format_bytes
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +103,11 @@ def prepare(
             calendars_of(data.instruments),
             classical=cfg.data.target == "close",  # they model the close's returns
         )
+    estimate = preparation_peak(data.closes.height, len(data.spec.inputs), cfg.model.horizon)
+    log.info(
+        "data preparation: %d bars, peak RSS %s (estimated %s; docs/memory.md)",
+        data.closes.height, format_bytes(peak_rss_bytes()), format_bytes(estimate),
+    )  # fmt: skip
     return RunData(data, cfg, record)
 
 

@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 from foxhunt import runtime
 from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.rundir import RunDir
+from foxhunt.artifacts.served import served_line, served_weights
 from foxhunt.config import ConfigError, RunConfig
 from foxhunt.errors import InputError
 from foxhunt.memory.report import breakdown_table_markdown, plot_memory_timeline
@@ -235,16 +236,28 @@ def _summary_rows(
             else "none yet",
         ),
         ("final weights", f"`checkpoints/{final.name}`" if final else "none (run incomplete)"),
+        ("served", _served(final)),
         ("wall time", f"{seconds:.0f} s" if isinstance(seconds, int | float) else "?"),
     ]
     if isinstance(info.get("ensemble"), dict):  # foxhunt train --ensemble N (docs/training.md)
         seeds = ", ".join(str(m.get("seed")) for m in info.get("members", []))
-        rows[-4:-1] = [
+        rows[-5:-1] = [
             ("ensemble", f"{len(info.get('members', []))} members (seeds {seeds}), stopped: "
              f"{info.get('stop_reason', 'running')}; each a run in `members/K` with its own "
              "report; their calibrated quantiles are averaged"),
         ]  # fmt: skip
     return rows
+
+
+def _served(final: Path | None) -> str:
+    """Which weights the run serves (the start or an epoch) and how training moved its
+    validation loss."""
+    if final is None:
+        return "nothing yet"
+    try:
+        return served_line(served_weights(final.parent, final))
+    except InputError:  # a run from before the sidecars said (ModelDirError)
+        return "not recorded"
 
 
 def write_report(run: RunDir) -> Path:

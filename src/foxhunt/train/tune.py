@@ -4,7 +4,8 @@ validation losses, each inside a memory budget, the best config written as a fil
 Each trial is an ordinary training run (:func:`foxhunt.train.run.run_training`) of the base
 config with the sampled values, in ``OUT/trials/NNN``; a listener on the loop's records
 (:data:`foxhunt.train.observer.Listener`) reports every epoch's validation loss to Optuna and
-stops the run when the pruner says so. The trial's score is its best validation loss. Before a
+stops the run when the pruner says so. The trial's score is the validation loss of the weights it kept (the start's when no epoch
+beat them, as its ``best.json`` says). Before a
 trial trains, the memory planner (:func:`foxhunt.memory.budget.plan_budget`) fits it into the
 budget (micro-batch, checkpointing, validation batch); a trial that cannot fit is skipped and
 recorded as ``over budget``. Trials keep their metrics and report; their checkpoints are deleted
@@ -82,7 +83,8 @@ class TrialResult:
         params: The sampled values, by dotted config key (``train.lr``).
         state: ``complete``, ``pruned`` (by the pruner), ``over budget`` (skipped before
             training) or ``failed`` (bad input for these values; ``message`` says why).
-        val_loss: Best validation loss of the epochs it ran (None: no epoch ran).
+        val_loss: Validation loss of the weights the trial kept (the start's when no epoch beat
+            them); of its best epoch so far when pruned (None: no epoch ran).
         epochs: Epochs it ran.
         estimated_peak: Estimated training peak bytes at the settings it ran (or would have).
         seconds: Wall time.
@@ -237,8 +239,9 @@ def _run_trial(
             cfg, cfg.train.micro_batch, cfg.train.checkpointing, cfg.train.precision
         )
     root = Path(out) / "trials" / f"{trial.number:03d}"
+    kept: float | None = None
     try:
-        run_training(
+        kept = run_training(
             cfg,
             bars=bars,
             out=root,
@@ -248,7 +251,7 @@ def _run_trial(
             progress=progress,
             overwrite=True,
             listeners=[pruning_listener(trial, losses)],
-        )
+        ).best_val_loss
         state: TrialState = "complete"
     except optuna.TrialPruned:
         state = "pruned"
@@ -257,7 +260,9 @@ def _run_trial(
         return ended("failed", message=str(e))
     finally:
         shutil.rmtree(root / "checkpoints", ignore_errors=True)
-    loss = min(losses) if losses else None
+    # A complete trial scores the weights it kept (the start's when no epoch beat them);
+    # a pruned one its best epoch so far.
+    loss = kept if kept is not None else (min(losses) if losses else None)
     if loss is not None and not math.isfinite(loss):
         return ended("failed", message=f"trial {trial.number}: validation loss is {loss}")
     return ended(state, loss)

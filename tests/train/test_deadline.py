@@ -1,0 +1,74 @@
+"""``--max-minutes`` (train/deadline.py and the loop): stops at a step boundary on an injected
+clock, validates that epoch, keeps the best weights, and a resume gets only the rest."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from foxhunt.artifacts import checkpoints as ckpt
+from foxhunt.artifacts.rundir import RunDir
+from foxhunt.model.tft import TFT
+from foxhunt.train.deadline import Deadline
+
+from .test_loop import Recorder, _fit
+from .train_fakes import FakeWindows, tiny_config
+
+torch.set_num_threads(1)
+
+
+def test_deadline_counts_spent_seconds_on_its_clock() -> None:
+    now = [100.0]
+    d = Deadline(1.0, spent=20.0, clock=lambda: now[0])
+    assert d.seconds == 20.0 and not d.passed()
+    now[0] = 139.0
+    assert not d.passed()
+    now[0] = 140.0
+    assert d.passed() and d.seconds == 60.0
+    assert not Deadline(None, clock=lambda: 1e12).passed()
+
+
+def _step_clock(model: Recorder, seconds_per_step: float):
+    """Wall clock that advances only with training forwards (one per step here)."""
+    return lambda: seconds_per_step * sum(1 for c in model.calls if c["training"])
+
+
+def test_max_minutes_stops_at_a_step_boundary_validates_and_keeps_the_best(run_dir) -> None:
+    cfg = tiny_config(epochs=3, epoch_steps=10, max_minutes=2.0)
+    model = Recorder(TFT(cfg.model))
+    _, result = _fit(
+        run_dir, cfg, FakeWindows(480, cfg.model, 1), FakeWindows(24, cfg.model, 2),
+        model=model, clock=_step_clock(model, 30.0),
+    )  # fmt: skip
+    # 4 steps x 30 s = 2 minutes: epoch 1 ends there, is validated, the run stops
+    assert result.stop_reason == "max_minutes"
+    assert result.state.step == 4 and result.state.epoch == 1
+    assert result.state.train_seconds == 120.0
+    assert model.calls[-1]["training"] is False  # the shortened epoch was validated
+    assert ckpt.complete_epochs(run_dir.checkpoints) == [1]
+    assert result.final_weights is not None and result.final_weights.is_file()
+
+
+def test_a_resumed_run_gets_only_the_rest_of_its_budget(tmp_path) -> None:
+    cfg = tiny_config(epochs=4, epoch_steps=3, max_minutes=2.0)
+    train, val = FakeWindows(480, cfg.model, 1), FakeWindows(24, cfg.model, 2)
+    whole = RunDir(tmp_path / "whole")
+    whole.create()
+    model = Recorder(TFT(cfg.model))
+    _, result = _fit(whole, cfg, train, val, model=model, clock=_step_clock(model, 30.0))
+    assert result.stop_reason == "max_minutes"
+    assert (result.state.epoch, result.state.step) == (2, 4)  # 3 steps, then 1 of epoch 2
+
+    # resume from epoch 1 (90 s spent) on a fresh clock: one more step, as above
+    state = ckpt.load_resume_state(ckpt.optimizer_path(whole.checkpoints, 1))
+    assert state["loop"]["train_seconds"] == pytest.approx(90.0)
+    resumed = RunDir(tmp_path / "resumed")
+    resumed.create()
+    again = Recorder(TFT(cfg.model))
+    again.load_state_dict(ckpt.load_weights(ckpt.epoch_weights_path(whole.checkpoints, 1))[0])
+    _, second = _fit(
+        resumed, cfg, train, val, model=again, resume=state, clock=_step_clock(again, 30.0)
+    )
+    assert second.stop_reason == "max_minutes"
+    assert (second.state.epoch, second.state.step) == (2, 4)
+    assert second.state.train_seconds == pytest.approx(120.0)
