@@ -5,7 +5,8 @@
     runs/<name>/
       config.json         the full resolved RunConfig
       features.json       feature names per group, scaler params, data fingerprint, versions
-      run.json            where the bars came from, versions, status (informational)
+      run.json            where the bars came from and where they end per symbol (data_end:
+                          evaluate scores other bars from there on), versions, status
       baselines.json      empirical return quantiles of recent training windows (for evaluate)
       checkpoints/        see foxhunt.artifacts.checkpoints
       metrics.jsonl       one line per logged step, per epoch, per OOM back-off

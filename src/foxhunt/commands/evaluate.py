@@ -45,6 +45,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="keep bars that fail the plausibility checks (interleaved price levels, prices off "
         "by orders of magnitude, implausible one-bar moves; docs/data.md), counted in one warning (always, if the run was trained with it)",
     )
+    e.add_argument(
+        "--windows",
+        choices=("new", "test", "all"),
+        help="which windows to score: new = forecast origin at or after the training bars' "
+        "end (one warning counts those left out); test = the test split of the training bars "
+        "themselves; all = every window, training windows included (one warning). Default: "
+        "test for the training file itself, new for any other bars",
+    )
     e.add_argument("--json", action="store_true", help="machine-readable output")
     e.set_defaults(func=run)
 
@@ -65,6 +73,7 @@ def run(a: argparse.Namespace) -> None:
             out=a.out,
             strict=a.strict,
             allow_outliers=a.allow_outliers,
+            scope=a.windows,
         )
     if a.json:
         sys.stdout.write(json.dumps(result, indent=2) + "\n")

@@ -12,6 +12,7 @@ columns are 0 and never read (observed inputs only cover the encoder).
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import logging
 import math
 from collections.abc import Mapping
@@ -33,8 +34,9 @@ from foxhunt.data.instruments import resolve_bars
 from foxhunt.data.prepared import PreparedData
 from foxhunt.data.scaling import ScalerParams, fit_scaler
 from foxhunt.data.splits import Splits, split_by_time
+from foxhunt.data.window_scope import WindowScope, before_end, end_text
 from foxhunt.data.windows import WindowDataset
-from foxhunt.errors import DataError, ModelDirError
+from foxhunt.errors import DataError, InputError, ModelDirError
 
 if TYPE_CHECKING:
     from foxhunt.data.store.cache import Coordinator
@@ -354,21 +356,49 @@ def evaluation_data(
     fingerprint: str,
     instruments: Mapping[str, Instrument] | None = None,
     allow_outliers: bool = False,
+    scope: WindowScope | None = None,
+    ends: Mapping[str, dt.datetime] | None = None,
 ) -> tuple[WindowDataset, str, pl.DataFrame]:
-    """:func:`evaluation_windows`, plus the bars' ``symbol``, ``ts``, ``close`` (what the
-    classical baselines filter up to each window's origin)."""
+    """The windows ``evaluate`` scores (:mod:`foxhunt.data.window_scope`), a description of
+    them, and the bars' ``symbol``, ``ts``, ``close`` (what the classical baselines filter up to
+    each window's origin).
+
+    Args:
+        scope: ``new``, ``test`` or ``all``; None: ``test`` for the training bars themselves
+            (same fingerprint), else ``new``.
+        ends: The run's training end per symbol (``data_end`` in ``run.json``); None for a run
+            that did not record it (``new`` is then refused).
+
+    Raises:
+        InputError: ``test`` on other bars than the training bars; ``new`` without ``ends``.
+        DataError: No window left to score (the message names the ``--windows`` that has some).
+    """
     m = cfg.model
     need, why = inference_bars_needed(spec, m.encoder_length, m.horizon, with_target=True)
     allow = allow_outliers or cfg.data.allow_outliers
     frame, _ = read_run_bars(bars, cfg.data, min_bars=need, reason=why, allow_outliers=allow)
-    if bars_fingerprint(frame) == fingerprint:
+    closes = frame.select("symbol", "ts", "close")
+    same = bars_fingerprint(frame) == fingerprint
+    scope = scope or ("test" if same else "new")
+    if scope == "test":
+        if not same:
+            raise InputError(
+                f"--windows test: {bars} are not the bars the model was trained on (another "
+                "data fingerprint), so they have no test split; use --windows new or all"
+            )
         test, refit = test_split_windows(frame, cfg, instruments)
         if not _same_scaler(refit, scaler):
             raise ModelDirError(
                 f"the scaler refitted on {bars} differs from the model's "
                 "although the bars are the same (feature code changed since training?)"
             )
-        return test, "test split of the training bars", frame.select("symbol", "ts", "close")
+        return test, "test split of the training bars", closes
+    if scope == "new" and ends is None:
+        raise InputError(
+            "--windows new: the run does not record where its training bars end (trained "
+            "before foxhunt stored it); --windows all scores every window, training windows "
+            "included"
+        )
     windows = prepare_inference_data(
         frame,
         spec,
@@ -379,7 +409,37 @@ def evaluation_data(
         instruments=instruments,
         inputs=cfg.data,
     )
-    return windows, "all windows", frame.select("symbol", "ts", "close")
+    inside = before_end(windows, ends) if ends is not None else None
+    n_inside = len(windows) if same else int(inside.sum()) if inside is not None else None
+    if scope == "all":
+        if n_inside:
+            log.warning(
+                "--windows all: %d of %d windows have their forecast origin inside the training "
+                "bars%s: the model was fitted or early-stopped on most of them; the scores flatter it",
+                n_inside, len(windows), f" (before {end_text(ends)})" if ends else "",
+            )  # fmt: skip
+        elif n_inside is None:
+            log.warning(
+                "--windows all: the run does not record where its training bars end; any "
+                "window inside them is scored too"
+            )
+        return windows, "all windows", closes
+    assert inside is not None and ends is not None
+    n_new = len(windows) - int(inside.sum())
+    if n_new == 0:
+        hint = "--windows test scores their test split" if same else "--windows all scores them"
+        raise DataError(
+            f"{bars}: all {len(windows)} windows have their forecast origin before the training "
+            f"bars end ({end_text(ends)}): nothing new to score; {hint}"
+        )
+    if inside.any():
+        log.warning(
+            "left out %d of %d windows whose forecast origin is before the training bars end "
+            "(%s): the model was trained on them; --windows all scores them too",
+            int(inside.sum()), len(windows), end_text(ends),
+        )  # fmt: skip
+        windows = windows.subset(~inside)
+    return windows, "windows after the training bars", closes
 
 
 def _same_scaler(a: ScalerParams, b: ScalerParams, rel: float = 1e-6) -> bool:

@@ -238,6 +238,20 @@ class WindowDataset(Dataset):
             out._decoder_slot = self._decoder_slot[::k].clone()
         return out
 
+    def subset(self, keep: np.ndarray) -> WindowDataset:
+        """The windows where the boolean mask ``keep`` (one per window) is true, in order
+        (arrays shared, only the index copied)."""
+        keep = np.asarray(keep, dtype=bool)
+        if keep.shape != (len(self),):
+            raise ValueError(f"mask of shape {keep.shape} for {len(self)} windows")
+        out = copy.copy(self)
+        index = torch.from_numpy(np.flatnonzero(keep))
+        out._origin = self._origin[index].clone()
+        out._symbol_code = self._symbol_code[keep].copy()
+        if self._decoder_slot is not None:
+            out._decoder_slot = self._decoder_slot[index].clone()
+        return out
+
     @property
     def calendar_windows(self) -> int:
         """Windows whose decoder known inputs come from the calendar, not the next H rows."""

@@ -9,7 +9,8 @@ returns (:mod:`foxhunt.infer.baselines`) and the classical volatility models the
 Diebold–Mariano test on the per-window losses (:mod:`foxhunt.infer.significance`): the TFT
 "wins" or "loses" only when the difference is significant at 5 %. When the bars are the very
 file the model was trained on (same data fingerprint), only the test split is scored: the other
-windows were used for fitting or early stopping.
+windows were used for fitting or early stopping. Other bars are scored only from the training
+bars' end on (``--windows``, :mod:`foxhunt.data.window_scope`).
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ import torch
 from rich.progress import Progress
 from torch import Tensor
 
+from foxhunt.artifacts.data_end import read_data_end
 from foxhunt.artifacts.lock import check_unlocked, run_lock
 from foxhunt.artifacts.rundir import LoadedModel, RunDir, with_user_instruments
 from foxhunt.artifacts.served import served_weights
 from foxhunt.data.pipeline import evaluation_data
 from foxhunt.data.scaling import unscale_targets
+from foxhunt.data.window_scope import WindowScope
 from foxhunt.data.windows import WindowDataset
 from foxhunt.errors import DataError, InputError, ModelDirError
 from foxhunt.infer.baselines import EmpiricalQuantiles, load_baselines
@@ -117,6 +120,7 @@ def evaluate_model(
     out: Path | None = None,
     strict: bool = False,
     allow_outliers: bool = False,
+    scope: WindowScope | None = None,
 ) -> dict[str, Any]:
     """Score a run directory's model on bars, against the baselines.
 
@@ -137,6 +141,8 @@ def evaluate_model(
         out: Write the result here (JSON) instead of into the run directory.
         strict: Refuse symbols the model was not trained on (else one warning names them).
         allow_outliers: keep implausible bars (always, if the run was trained keeping them).
+        scope: ``--windows``: ``new``, ``test`` or ``all`` (:mod:`foxhunt.data.window_scope`); None:
+            ``test`` for the training bars themselves, else ``new``.
 
     Returns:
         The evaluation (JSON-able): model, bars, split, window count, scores per model,
@@ -168,6 +174,8 @@ def evaluate_model(
         loaded.fingerprint,
         loaded.instruments,
         allow_outliers=allow_outliers,
+        scope=scope,
+        ends=read_data_end(loaded.run),
     )
     if len(windows) == 0:
         raise DataError(

@@ -31,6 +31,7 @@ import torch
 from foxhunt import __version__, runtime
 from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.calibration import write_calibration
+from foxhunt.artifacts.data_end import data_end
 from foxhunt.artifacts.rundir import RunDir, features_record
 from foxhunt.config import RunConfig
 from foxhunt.data.instruments import instruments_to_dict
@@ -341,6 +342,7 @@ def _start_fresh(
             "bars": str(Path(bars).resolve()),
             "fingerprint": data.fingerprint,
             "symbols": list(data.train.symbols),
+            "data_end": data_end(data.closes),
             "windows": {"train": len(data.train), "val": len(data.val), "test": len(data.test)},
             "parameters": sum(p.numel() for p in TFT(cfg.model).parameters()),
             "memory_budget": memory_budget,
