@@ -76,7 +76,8 @@ def test_a_stored_run_config_missing_a_newer_field_takes_the_field_default(tmp_p
     assert RunConfig.load(run / "config.json") == as_built  # how run directories are loaded
     (run / "run.json").write_text("{}")  # a run directory's config.json: read as stored
     assert read_config_file(run / "config.json") == as_built
-    (tmp_path / "config.json").write_text(json.dumps(d))  # any other file: over its preset
+    # a file without a first-version field (stride) is no stored config: over its preset
+    (tmp_path / "config.json").write_text(json.dumps(d))
     assert read_config_file(tmp_path / "config.json") == demo().replace(train={"lr": 0.01})
 
 
@@ -148,3 +149,49 @@ def test_train_help_shows_defaults_without_none() -> None:
     assert "samples per optimizer step (default: the preset's: demo 64 · tft-225 32)" in text
     assert "(default: tft-225)" in text and "(default: toml)" not in text
     assert "default: None" not in text and "default: False" not in text
+
+
+def test_fields_of_the_first_config_still_exist() -> None:
+    import dataclasses
+
+    from foxhunt.config_files import FIRST_FIELDS, SECTIONS
+
+    for section, fields in FIRST_FIELDS.items():
+        assert fields <= {f.name for f in dataclasses.fields(SECTIONS[section])}
+
+
+def test_an_old_run_config_copied_out_of_its_run_reads_as_inside_it(tmp_path, caplog) -> None:
+    import logging
+
+    # an old run's config.json: every first-version field, none of those added since where
+    # demo today differs from the default the run was built with
+    d = demo().replace(train={"lr": 0.01}).to_dict()
+    newer = {"model": ["monotone_quantiles", "decoder_origin_inputs"], "data": ["target_scale"]}
+    for section, names in newer.items():
+        for name in names:
+            del d[section][name]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps(d))
+    (run / "run.json").write_text("{}")
+    inside = read_config_file(run / "config.json")
+    assert inside == RunConfig.load(run / "config.json")  # how the run directory loads it
+    assert not inside.model.monotone_quantiles and inside.data.target_scale == "global"
+    assert demo().model.monotone_quantiles and demo().data.target_scale == "window"
+
+    copied = tmp_path / "elsewhere" / "config.json"
+    copied.parent.mkdir()
+    copied.write_text(json.dumps(d))
+    with caplog.at_level(logging.WARNING):
+        assert read_config_file(copied) == inside
+    (warned,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert "model.monotone_quantiles = False (preset demo: True)" in warned
+    assert "data.target_scale = 'global' (preset demo: 'window')" in warned
+    # renamed too: it is the content that says it is a stored config, not the name
+    renamed = tmp_path / "old_run.json"
+    renamed.write_text(json.dumps(d))
+    assert read_config_file(renamed) == inside
+    # a partial file is still read over its preset
+    partial = tmp_path / "partial.json"
+    partial.write_text(json.dumps({"preset": "demo", "model": {"hidden": 16}}))
+    assert read_config_file(partial) == demo().replace(model={"hidden": 16})

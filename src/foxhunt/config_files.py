@@ -17,11 +17,14 @@ The base is the preset the file names; without one, the ``--preset`` given on th
 without either, ``tft-225``. A file naming one preset and ``--preset`` naming another is refused.
 ``custom`` (a config built without a preset) means the dataclass defaults.
 
-A run directory's ``config.json`` (``run.json`` beside it) is read as the run stored it
+A run directory's ``config.json`` is read as the run stored it
 (:meth:`~foxhunt.config.RunConfig.from_dict`): a field added since the run was saved takes the
 dataclass default, which reproduces how that run was built, not the preset's value today
-(presets may change their recipe; a run's checkpoint must still load). Any full config loads to
-exactly the config it was written from. Unknown keys, values of the
+(presets may change their recipe; a run's checkpoint must still load). That holds for the file
+copied out of its run too: a JSON file that sets every field of :data:`FIRST_FIELDS` (what every
+config foxhunt has stored has set; no hand-written partial config does) is a stored config and
+is read the same way wherever it lies, with one warning naming the fields where today's preset
+would differ. Any full config loads to exactly the config it was written from. Unknown keys, values of the
 wrong type and values out of range are one-line :class:`~foxhunt.config.ConfigError` messages
 naming the file and the key. TOML has no null: a field left out takes the base's value, so
 :func:`config_text` writes unset (None) fields as comments.
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import tomllib
 import types
 from pathlib import Path
@@ -38,10 +42,27 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from foxhunt.config import PRESETS, ConfigError, DataConfig, RunConfig, TFTConfig, TrainConfig
 
+log = logging.getLogger(__name__)
+
 ConfigFormat = Literal["toml", "json"]
 
 SECTIONS: dict[str, type] = {"model": TFTConfig, "data": DataConfig, "train": TrainConfig}
 """Top-level tables of a config file and the dataclass each one overrides."""
+
+FIRST_FIELDS: dict[str, frozenset[str]] = {
+    "model": frozenset(
+        "n_static n_historical n_known hidden n_heads lstm_layers encoder_length horizon "
+        "quantiles dropout vsn_mode variable_width vsn_chunk".split()
+    ),
+    "data": frozenset("val_fraction test_fraction embargo stride".split()),
+    "train": frozenset(
+        "batch_size micro_batch_size validation_batch_size epochs max_steps lr weight_decay "
+        "warmup_steps grad_clip precision checkpointing patience seed device num_threads "
+        "log_every".split()
+    ),
+}
+"""The fields of foxhunt's first config (none removed since): every ``config.json`` a run has
+stored sets them all, so a JSON file that does is a stored config (see the module docstring)."""
 
 DEFAULT_PRESET = "tft-225"
 """The base of a file that names no preset when ``--preset`` is not given either."""
@@ -79,10 +100,44 @@ def read_config_file(path: Path, preset_name: str | None = None) -> RunConfig:
     raw = _parse(Path(path))
     _check_keys(raw, path)
     name = _base_name(raw.get("preset"), preset_name, path)
+    stored = is_run_config(path) or is_stored_config(raw, path)
     try:
-        return RunConfig.from_dict({**raw, "preset": name}, over_preset=not is_run_config(path))
+        cfg = RunConfig.from_dict({**raw, "preset": name}, over_preset=not stored)
+        if stored and not is_run_config(path):
+            _warn_if_preset_differs(
+                cfg, RunConfig.from_dict({**raw, "preset": name}, over_preset=True), path
+            )
+        return cfg
     except ConfigError as e:
         raise ConfigError(f"{path}: {str(e).removeprefix('invalid config: ')}") from e
+
+
+def is_stored_config(raw: dict[str, Any], path: Path) -> bool:
+    """Whether ``raw`` (read from ``path``) is a config a run stored, wherever the file lies:
+    JSON setting every field of :data:`FIRST_FIELDS`."""
+    return config_format(path) == "json" and all(
+        isinstance(raw.get(section), dict) and fields <= raw[section].keys()
+        for section, fields in FIRST_FIELDS.items()
+    )
+
+
+def _warn_if_preset_differs(stored: RunConfig, over_preset: RunConfig, path: Path) -> None:
+    """One warning naming the fields a stored config leaves out whose preset value today
+    differs from the default the run was built with."""
+    a, b = stored.to_dict(), over_preset.to_dict()
+    diff = [
+        f"{section}.{k} = {a[section][k]!r} (preset {stored.preset}: {b[section][k]!r})"
+        for section in SECTIONS
+        for k in a[section]
+        if a[section][k] != b[section][k]
+    ]
+    if diff:
+        log.warning(
+            "%s: read as the run stored it (a full config from an older foxhunt): the fields it "
+            "lacks take the defaults its run was built with: %s",
+            path,
+            ", ".join(diff),
+        )
 
 
 def is_run_config(path: Path) -> bool:

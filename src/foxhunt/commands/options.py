@@ -68,8 +68,9 @@ def add_config_args(p: argparse.ArgumentParser, with_batch: bool = True) -> None
     p.add_argument(
         "--config",
         type=Path,
-        help="config file, TOML or JSON: a run's config.json, or a partial file that overrides "
-        "the preset it names field by field (docs/tuning.md)",
+        help="config file, TOML or JSON: a run's config.json (read as its run stored it, also "
+        "when copied out of the run), or a partial file that overrides the preset it names "
+        "field by field (docs/tuning.md)",
     )
     if with_batch:
         p.add_argument(
