@@ -136,6 +136,10 @@ def test_predict_and_evaluate_take_the_ensemble(ens, tmp_path: Path) -> None:
     result = json.loads(out.read_text())
     assert result["n_windows"] > 0 and result["split"].startswith("test split")
     assert np.isfinite(result["scores"]["tft"]["mean_pinball"])
+    # where the training bars end travels to the ensemble (evaluate --windows new of other bars)
+    member_0 = ens["run"] / "members/0"
+    info, member = (json.loads((d / "run.json").read_text()) for d in (ens["run"], member_0))
+    assert info["data_end"] == member["data_end"] and list(member["data_end"]) == ["ES"]
 
 
 @pytest.mark.slow

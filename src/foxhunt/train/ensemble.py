@@ -273,7 +273,8 @@ def _finish(root: Path, plan: EnsemblePlan, members: list[MemberDone]) -> None:
         if src.is_file():
             runtime.atomic_write_text(root / name, src.read_text())
     info = runtime.read_json(first.run_info, "run.json")
-    keep = ("bars", "fingerprint", "symbols", "windows", "parameters", "precision", "cpu_allocator")
+    keep = ("bars", "fingerprint", "symbols", "data_end", "windows", "parameters", "precision")
+    keep += ("cpu_allocator",)
     _update(
         root,
         **{k: info[k] for k in keep if k in info},
