@@ -156,3 +156,22 @@ def test_thinned_keeps_every_kth_window_with_its_batch(ds: WindowDataset) -> Non
     ):
         assert torch.equal(x, y)
     assert len(ds) == n  # the original is untouched
+
+
+def test_subset_keeps_the_masked_windows_with_their_batches(ds: WindowDataset) -> None:
+    n = len(ds)
+    keep = np.zeros(n, dtype=bool)
+    keep[[0, 3, n - 1]] = True
+    sub = ds.subset(keep)
+    assert len(sub) == 3
+    assert sub.origins().equals(ds.origins()[[0, 3, n - 1]])
+    a, b = sub.batch([0, 1, 2]), ds.batch([0, 3, n - 1])
+    for x, y in zip(
+        (a.static, a.historical, a.known, a.target),
+        (b.static, b.historical, b.known, b.target),
+        strict=True,
+    ):
+        assert torch.equal(x, y)
+    assert len(ds) == n
+    with pytest.raises(ValueError, match="mask"):
+        ds.subset(keep[:-1])
