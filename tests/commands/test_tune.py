@@ -93,3 +93,39 @@ def test_an_unreadable_memory_budget_is_one_parse_error_before_any_trial(tmp_pat
         "--memory-budget: not a byte size: 'abc' (expected e.g. 1GB, 512MiB, 750MB, 4096)"
     )
     assert "\n" not in err and not out.exists()
+
+
+def _tune_argv(tmp_path, *extra: str) -> list[str]:
+    bars = tmp_path / "ES.parquet"
+    if not bars.exists():
+        write_demo_bars(bars, n_bars=300, seed=0)
+    argv = ["tune", "--bars", str(bars), "--preset", "demo", "--trials", "2"]
+    return [*argv, "--num-threads", "1", "--out", str(tmp_path / "tune"), *extra]
+
+
+def _old_search(out) -> None:
+    (out / "trials" / "000").mkdir(parents=True)
+    (out / "trials.json").write_text("[]")
+    (out / "best.toml").write_text("")
+    (out / "notes.txt").write_text("mine")
+
+
+def test_an_out_holding_a_search_is_refused_without_overwrite(tmp_path, capsys) -> None:
+    out = tmp_path / "tune"
+    _old_search(out)
+    assert main(_tune_argv(tmp_path)) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err
+    assert f"{out} already holds a search (best.toml, trials, trials.json)" in err
+    assert "--overwrite" in err
+    assert (out / "trials" / "000").is_dir() and (out / "trials.json").read_text() == "[]"
+
+
+def test_overwrite_clears_the_old_search_before_the_first_trial(tmp_path, capsys) -> None:
+    out = tmp_path / "tune"
+    _old_search(out)
+    # a 1-byte budget skips every trial before it trains: the search ends "no trial completed"
+    assert main(_tune_argv(tmp_path, "--overwrite", "--memory-budget", "1")) == 2
+    assert "no trial completed (over budget, over budget)" in capsys.readouterr().err
+    # the old trials are gone, the user's own file stays; nothing trained, nothing new written
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]

@@ -69,6 +69,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", help="cpu, cuda, cuda:N (default: the config's)")
     p.add_argument("--num-threads", type=int, help="torch CPU threads (default: torch's own)")
     p.add_argument("--out", type=Path, help="output directory (default: runs/tune-<preset>)")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace a search already in --out (its best.toml, trials.json and trials/ are "
+        "deleted before the first trial); without it such an --out is refused",
+    )
     p.set_defaults(func=run)
 
 
@@ -78,10 +84,11 @@ def run(a: argparse.Namespace) -> None:
     except ImportError:
         raise InputError("foxhunt tune needs Optuna: pip install 'foxhunt[tune]'") from None
 
+    from foxhunt.artifacts.outputs import refuse_held_outputs
     from foxhunt.commands.options import refuse_out_over_inputs
     from foxhunt.memory.units import parse_bytes
     from foxhunt.runtime import atomic_write_json
-    from foxhunt.train.tune import TuneSettings, tune
+    from foxhunt.train.tune import OUTPUTS, TuneSettings, tune
 
     if a.memory_budget is not None:  # one parse error now, not "over budget" for every trial
         try:
@@ -91,6 +98,7 @@ def run(a: argparse.Namespace) -> None:
     cfg = run_config(a)
     out = a.out or Path("runs") / f"tune-{cfg.preset}"
     refuse_out_over_inputs(out, bars=a.bars, out_is_dir=True)
+    refuse_held_outputs(out, OUTPUTS, "search", a.overwrite)  # one line, before the progress bar
     settings = TuneSettings(
         trials=a.trials,
         seed=cfg.train.seed,
@@ -103,7 +111,13 @@ def run(a: argparse.Namespace) -> None:
     console = Console(stderr=True)
     with _TuneProgress(settings.trials, console) as bars:
         result = tune(
-            cfg, a.bars, out, settings, progress=bars.trial_progress, on_trial=bars.trial_done
+            cfg,
+            a.bars,
+            out,
+            settings,
+            progress=bars.trial_progress,
+            on_trial=bars.trial_done,
+            overwrite=a.overwrite,
         )
     atomic_write_json(out / "trials.json", [dataclasses.asdict(r) for r in result.trials])
     table = Console()

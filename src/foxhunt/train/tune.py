@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 import optuna
 
+from foxhunt.artifacts.outputs import clear_outputs, refuse_held_outputs
 from foxhunt.config import RunConfig
 from foxhunt.config_files import write_config_file
 from foxhunt.errors import InputError
@@ -47,6 +48,9 @@ from foxhunt.train.plan import plan_margin
 from foxhunt.train.run import ProgressFactory, run_training
 
 log = logging.getLogger(__name__)
+
+OUTPUTS = ("best.toml", "trials.json", "trials")
+"""What a search writes in its ``OUT`` (refused there without ``overwrite``, cleared with it)."""
 
 TrialState = Literal["complete", "pruned", "over budget", "failed"]
 
@@ -161,6 +165,7 @@ def tune(
     *,
     progress: ProgressFactory | None = None,
     on_trial: Callable[[TrialResult], None] | None = None,
+    overwrite: bool = False,
 ) -> TuneResult:
     """Search around ``base`` on ``bars``; write the best config to ``OUT/best.toml``.
 
@@ -174,14 +179,19 @@ def tune(
         settings: Trials, seed, budget and per-trial length.
         progress: Progress display of each trial's training (as for ``run_training``).
         on_trial: Called with each trial's result as it ends.
+        overwrite: Replace a search already in ``out`` (its ``best.toml``, ``trials.json`` and
+            ``trials/`` are deleted before the first trial); without it such an ``out`` is
+            refused.
 
     Returns:
         Every trial and the best one.
 
     Raises:
-        InputError: No trial completed (the first failure's message, or every one over budget).
+        InputError: ``out`` holds a search and ``overwrite`` is not given; no trial completed (the first failure's message, or every one over budget).
         KeyboardInterrupt: Interrupted; the trials so far stay in ``OUT/trials``.
     """
+    refuse_held_outputs(Path(out), OUTPUTS, "search", overwrite)
+    clear_outputs(Path(out), OUTPUTS)
     short = {"epochs": settings.epochs, "max_steps": settings.max_steps}
     trial_base = base.replace(train={k: v for k, v in short.items() if v is not None})
     sampler = optuna.samplers.TPESampler(seed=settings.seed)
