@@ -93,3 +93,108 @@ def test_an_unreadable_memory_budget_is_one_parse_error_before_any_trial(tmp_pat
         "--memory-budget: not a byte size: 'abc' (expected e.g. 1GB, 512MiB, 750MB, 4096)"
     )
     assert "\n" not in err and not out.exists()
+
+
+def _tune_argv(tmp_path, *extra: str) -> list[str]:
+    bars = tmp_path / "ES.parquet"
+    if not bars.exists():
+        write_demo_bars(bars, n_bars=300, seed=0)
+    argv = ["tune", "--bars", str(bars), "--preset", "demo", "--trials", "2"]
+    return [*argv, "--num-threads", "1", "--out", str(tmp_path / "tune"), *extra]
+
+
+def _old_search(out) -> None:
+    (out / "trials" / "000").mkdir(parents=True)
+    (out / "trials.json").write_text("[]")
+    (out / "best.toml").write_text("")
+    (out / "notes.txt").write_text("mine")
+
+
+def test_an_out_holding_a_search_is_refused_without_overwrite(tmp_path, capsys) -> None:
+    out = tmp_path / "tune"
+    _old_search(out)
+    assert main(_tune_argv(tmp_path)) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err
+    assert f"{out} already holds a search (best.toml, trials, trials.json)" in err
+    assert "--overwrite" in err
+    assert (out / "trials" / "000").is_dir() and (out / "trials.json").read_text() == "[]"
+
+
+def test_overwrite_clears_the_old_search_before_the_first_trial(tmp_path, capsys) -> None:
+    out = tmp_path / "tune"
+    _old_search(out)
+    # a 1-byte budget skips every trial before it trains: the search ends "no trial completed"
+    assert main(_tune_argv(tmp_path, "--overwrite", "--memory-budget", "1")) == 2
+    assert "no trial completed (over budget, over budget)" in capsys.readouterr().err
+    # the old trials and best.toml are gone, the user's own file stays; trials.json holds the
+    # two new (skipped) trials, study.log the new study; nothing trained
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "study.log", "trials.json"]
+    trials = json.loads((out / "trials.json").read_text())
+    assert [(t["number"], t["state"]) for t in trials] == [(0, "over budget"), (1, "over budget")]
+
+
+class _Trained:
+    def __init__(self, loss: float) -> None:
+        self.best_val_loss = loss
+
+
+def _fake_training(monkeypatch, interrupt_at: int | None) -> list[int]:
+    """Trials "train" instantly (validation loss 1/(call+1)); call ``interrupt_at`` raises
+    KeyboardInterrupt as training does after Ctrl-C or SIGTERM."""
+    import foxhunt.train.tune as tune_module
+
+    calls: list[int] = []
+
+    def run_training(cfg, *, out, **kw):  # noqa: ANN001, ANN003, ANN202
+        calls.append(len(calls))
+        out.mkdir(parents=True, exist_ok=True)
+        if len(calls) - 1 == interrupt_at:
+            raise KeyboardInterrupt
+        return _Trained(1.0 / len(calls))
+
+    monkeypatch.setattr(tune_module, "run_training", run_training)
+    return calls
+
+
+def test_an_interrupted_search_keeps_its_trials_and_resumes(tmp_path, capsys, monkeypatch) -> None:
+    out = tmp_path / "tune"
+    argv = [*_tune_argv(tmp_path), "--trials", "4"]  # the last --trials wins
+    _fake_training(monkeypatch, interrupt_at=2)
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    line = [x for x in err.splitlines() if "interrupted" in x]
+    assert line == [
+        f"foxhunt tune: interrupted after 2 finished trials ({out / 'trials.json'}); continue "
+        "the search with the same command and --resume"
+    ]
+    assert [t["number"] for t in json.loads((out / "trials.json").read_text())] == [0, 1]
+    assert not (out / "best.toml").exists()
+
+    # --resume with other bars is refused; without --resume the folder is refused
+    other = tmp_path / "other.parquet"
+    write_demo_bars(other, n_bars=300, seed=1)
+    moved = [other if x == str(tmp_path / "ES.parquet") else x for x in argv]
+    assert main([*map(str, moved), "--resume"]) == 2
+    assert "the search was started with another bars" in capsys.readouterr().err
+    assert main(argv) == 2
+    assert "already holds a search" in capsys.readouterr().err
+
+    calls = _fake_training(monkeypatch, interrupt_at=None)
+    assert main([*argv, "--resume"]) == 0
+    trials = json.loads((out / "trials.json").read_text())
+    # trial 2 was interrupted (Optuna's journal keeps it as failed): the search goes on with 3, 4
+    assert [t["number"] for t in trials] == [0, 1, 3, 4] and len(calls) == 2
+    assert all(t["state"] == "complete" for t in trials)
+    assert read_config_file(out / "best.toml").train.lr == trials[1]["params"]["train.lr"]
+
+
+def test_sigterm_between_trials_interrupts_the_search() -> None:
+    import os
+    import signal
+
+    from foxhunt.train.tune import _sigterm_interrupts
+
+    with pytest.raises(KeyboardInterrupt), _sigterm_interrupts():
+        os.kill(os.getpid(), signal.SIGTERM)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL

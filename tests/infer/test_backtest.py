@@ -12,8 +12,9 @@ import pytest
 from foxhunt.cli import main
 from foxhunt.config import demo
 from foxhunt.data.demo import write_demo_bars
+from foxhunt.data.features import feature_spec
 from foxhunt.errors import InputError
-from foxhunt.infer.backtest import Fold, _fold_bars, backtest, plan_folds
+from foxhunt.infer.backtest import Fold, _fold_bars, backtest, max_folds, plan_folds
 from foxhunt.infer.backtest_plot import backtest_figure
 
 START = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
@@ -123,3 +124,77 @@ def test_cli_refuses_too_many_folds_before_training(tmp_path, capsys) -> None:
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and "--folds 400" in err[0]
     assert not (tmp_path / "bt" / "fold-1").exists()
+
+
+def test_too_many_folds_name_the_largest_k_that_fits() -> None:
+    times = _times(1000)  # 500 times after the initial half: 100 folds of 5
+    with pytest.raises(
+        InputError, match=r"--folds 101: .* folds of 5 bar times .*at most --folds 100 fits"
+    ):
+        plan_folds(times, 101, embargo=20, min_fold=5)
+    folds = plan_folds(times, 100, embargo=20, min_fold=5)
+    assert len(folds) == 100 and max_folds(1000, 20, 5) == 100
+    with pytest.raises(InputError, match="no fold count fits"):
+        plan_folds(_times(30), 1, embargo=20)
+
+
+def test_every_fold_of_the_largest_k_holds_a_test_window() -> None:
+    # the fold size backtest asks plan_folds for is what _fold_bars keeps a symbol for
+    from foxhunt.data.pipeline import inference_bars_needed
+
+    cfg = demo()
+    L, H = cfg.model.encoder_length, cfg.model.horizon
+    spec = feature_spec(H, cfg.data)
+    need, _ = inference_bars_needed(spec, L, H, with_target=True)
+    history = spec.warmup + L - 1
+    n = 3000
+    bars = pl.DataFrame({"symbol": "ES", "ts": _times(n), "close": np.ones(n)})
+    k = max_folds(n, L + H, need - history)
+    assert k == (n - n // 2) // (2 * H + 1)
+    for fold in plan_folds(bars["ts"], k, L + H, min_fold=need - history):
+        assert _fold_bars(bars, fold, history, need).height >= need
+    with pytest.raises(InputError, match=f"at most --folds {k} fits"):
+        plan_folds(bars["ts"], k + 1, L + H, min_fold=need - history)
+
+
+def _backtest_argv(tmp_path, *extra: str) -> list[str]:
+    bars = tmp_path / "ES.parquet"
+    if not bars.exists():
+        write_demo_bars(bars, n_bars=600, seed=1)
+    argv = ["backtest", "--bars", str(bars), "--preset", "demo", "--out", str(tmp_path / "bt")]
+    return [*argv, *extra]
+
+
+def test_cli_refusal_of_too_many_folds_names_a_k_that_fits(tmp_path, capsys) -> None:
+    H = demo().model.horizon
+    assert main(_backtest_argv(tmp_path, "--folds", "1000")) == 2
+    err = capsys.readouterr().err.strip()
+    k = 300 // (2 * H + 1)  # 600 bar times, 300 after the initial half, 2H + 1 per fold
+    assert "\n" not in err and f"at most --folds {k} fits" in err
+    assert not (tmp_path / "bt").exists()  # nothing trained, nothing written
+
+
+def test_cli_refuses_an_out_holding_a_backtest_without_overwrite(tmp_path, capsys) -> None:
+    out = tmp_path / "bt"
+    (out / "fold-1").mkdir(parents=True)
+    (out / "backtest.json").write_text("{}")
+    (out / "notes.txt").write_text("mine")
+    assert main(_backtest_argv(tmp_path, "--folds", "2")) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err
+    assert f"{out} already holds a backtest (backtest.json, fold-1)" in err and "--overwrite" in err
+    # with --overwrite, a refusal at planning (too many folds) still deletes nothing
+    assert main(_backtest_argv(tmp_path, "--folds", "1000", "--overwrite")) == 2
+    assert (out / "backtest.json").exists() and (out / "fold-1").is_dir()
+
+
+def test_overwrite_clears_only_the_backtest_outputs(tmp_path) -> None:
+    from foxhunt.artifacts.outputs import clear_outputs
+    from foxhunt.infer.backtest import OUTPUTS
+
+    out = tmp_path / "bt"
+    (out / "fold-7" / "run").mkdir(parents=True)
+    for name in ("backtest.json", "backtest.png", "notes.txt"):
+        (out / name).write_text("x")
+    clear_outputs(out, OUTPUTS)
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]

@@ -60,6 +60,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=Path,
         help="directory for the results and fold runs (default runs/backtest-<bars>)",
     )
+    b.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace a backtest already in --out (its backtest.json, backtest.png and fold-K/ "
+        "are deleted once the folds are planned); without it such an --out is refused",
+    )
     b.add_argument("--json", action="store_true", help="machine-readable output")
     b.set_defaults(func=run)
 
@@ -80,6 +86,7 @@ def run(a: argparse.Namespace) -> None:
         device=a.device,
         progress=None if a.json else (lambda e, f: TrainProgress(e, first_epoch=f)),
         ensemble=a.ensemble,
+        overwrite=a.overwrite,
     )
     if a.json:
         sys.stdout.write(json.dumps(result, indent=2) + "\n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
+import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,8 +35,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "of the base config (--preset or --config) with sampled lr, weight decay, batch size, "
         "width, dropout and encoder length, scored on its best validation loss and pruned by "
         "Optuna's median pruner after each epoch. With --memory-budget, each trial is fitted "
-        "into the budget by the planner, or skipped. Writes OUT/best.toml, OUT/trials.json and "
-        "one run directory per trial (checkpoints deleted).",
+        "into the budget by the planner, or skipped. Writes OUT/best.toml, OUT/trials.json (after "
+        "every trial), the Optuna study OUT/study.log and one run directory per trial "
+        "(checkpoints deleted). Ctrl-C or SIGTERM keeps the finished trials; the same command "
+        "with --resume continues the search.",
         formatter_class=DefaultsFormatter,
     )
     p.add_argument("--bars", type=Path, required=True, help="bars to train and validate on")
@@ -69,19 +71,32 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", help="cpu, cuda, cuda:N (default: the config's)")
     p.add_argument("--num-threads", type=int, help="torch CPU threads (default: torch's own)")
     p.add_argument("--out", type=Path, help="output directory (default: runs/tune-<preset>)")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace a search already in --out (its best.toml, trials.json, study.log and "
+        "trials/ are deleted before the first trial); without it such an --out is refused",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the search in --out (stopped by Ctrl-C, SIGTERM or a kill) up to --trials "
+        "trials in all; give the same --preset/--config, --bars, --epochs, --max-steps and "
+        "--memory-budget",
+    )
     p.set_defaults(func=run)
 
 
-def run(a: argparse.Namespace) -> None:
+def run(a: argparse.Namespace) -> int | None:
     try:
         import optuna
     except ImportError:
         raise InputError("foxhunt tune needs Optuna: pip install 'foxhunt[tune]'") from None
 
+    from foxhunt.artifacts.outputs import refuse_held_outputs
     from foxhunt.commands.options import refuse_out_over_inputs
     from foxhunt.memory.units import parse_bytes
-    from foxhunt.runtime import atomic_write_json
-    from foxhunt.train.tune import TuneSettings, tune
+    from foxhunt.train.tune import OUTPUTS, TuneSettings, tune
 
     if a.memory_budget is not None:  # one parse error now, not "over budget" for every trial
         try:
@@ -91,6 +106,8 @@ def run(a: argparse.Namespace) -> None:
     cfg = run_config(a)
     out = a.out or Path("runs") / f"tune-{cfg.preset}"
     refuse_out_over_inputs(out, bars=a.bars, out_is_dir=True)
+    if not a.resume:  # one line, before the progress bar
+        refuse_held_outputs(out, OUTPUTS, "search", a.overwrite)
     settings = TuneSettings(
         trials=a.trials,
         seed=cfg.train.seed,
@@ -101,11 +118,28 @@ def run(a: argparse.Namespace) -> None:
     optuna.logging.set_verbosity(optuna.logging.ERROR)  # the table says what its log would
     logging.getLogger("foxhunt.memory.budget").setLevel(logging.WARNING)  # one plan per trial
     console = Console(stderr=True)
-    with _TuneProgress(settings.trials, console) as bars:
-        result = tune(
-            cfg, a.bars, out, settings, progress=bars.trial_progress, on_trial=bars.trial_done
+    try:
+        earlier = _finished(out) if a.resume else 0
+        with _TuneProgress(settings.trials, console, done=earlier) as bars:
+            result = tune(
+                cfg,
+                a.bars,
+                out,
+                settings,
+                progress=bars.trial_progress,
+                on_trial=bars.trial_done,
+                overwrite=a.overwrite,
+                resume=a.resume,
+            )
+    except KeyboardInterrupt:
+        console.print(
+            f"foxhunt tune: interrupted after {_finished(out)} finished trials "
+            f"({out / 'trials.json'}); continue the search "
+            "with the same command and --resume",
+            soft_wrap=True,
+            highlight=False,
         )
-    atomic_write_json(out / "trials.json", [dataclasses.asdict(r) for r in result.trials])
+        return 130
     table = Console()
     if not table.is_terminal:  # a pipe or a file: rich's 80 columns would squash the table
         table = Console(width=160)
@@ -115,6 +149,13 @@ def run(a: argparse.Namespace) -> None:
         f"[bold green]best[/]: trial {best.number}, validation loss {best.val_loss:.4f} → "
         f"{result.best_path}\n  next    foxhunt train --config {result.best_path} --bars {a.bars}"
     )
+    return None
+
+
+def _finished(out: Path) -> int:
+    """Trials in ``OUT/trials.json`` (0: none yet)."""
+    done = out / "trials.json"
+    return len(json.loads(done.read_text())) if done.is_file() else 0
 
 
 def _table(result) -> Table:  # noqa: ANN001 (TuneResult: imported lazily)
@@ -145,7 +186,7 @@ class _TuneProgress:
     """A trials bar and, below it, the batches of the trial in flight (the loop's ``Progress``
     protocol, :class:`foxhunt.train.observer.Progress`)."""
 
-    def __init__(self, trials: int, console: Console) -> None:
+    def __init__(self, trials: int, console: Console, done: int = 0) -> None:
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -154,7 +195,7 @@ class _TuneProgress:
             TextColumn("{task.fields[status]}"),
             console=console,
         )
-        self._trials = self._progress.add_task("trials", total=trials, status="")
+        self._trials = self._progress.add_task("trials", total=trials, completed=done, status="")
         self._batches = self._progress.add_task("", total=None, status="", visible=False)
         self._best: float | None = None
 

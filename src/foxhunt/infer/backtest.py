@@ -41,6 +41,7 @@ import polars as pl
 import torch
 
 from foxhunt.artifacts.ensemble import COMBINE, member_root
+from foxhunt.artifacts.outputs import clear_outputs, refuse_held_outputs
 from foxhunt.artifacts.rundir import LoadedModel
 from foxhunt.config import RunConfig
 from foxhunt.data.features import feature_spec
@@ -64,6 +65,9 @@ INITIAL_TRAIN_FRACTION = 0.5
 
 REFIT = ("every", "once")
 
+OUTPUTS = ("backtest.json", "backtest.png", "fold-*")
+"""What a backtest writes in its ``out`` (refused there without ``overwrite``, cleared with it)."""
+
 MEMBER0 = "tft_member0"
 """Key of member 0's scores (alone) in a ``--ensemble N`` backtest; ``tft`` is the ensemble."""
 
@@ -78,22 +82,27 @@ class Fold:
     end: datetime | None  # None: to the last bar
 
 
-def plan_folds(times: pl.Series, folds: int, embargo: int) -> list[Fold]:
-    """Cut sorted distinct bar times into the folds (see the module docstring).
+def plan_folds(times: pl.Series, folds: int, embargo: int, min_fold: int = 1) -> list[Fold]:
+    """Cut sorted distinct bar times into the folds (see the module docstring); each fold
+    holds at least ``min_fold`` bar times (what one test window needs in it).
 
     Raises:
-        InputError: ``folds`` < 1, or too few times for the folds and the embargo.
+        InputError: ``folds`` < 1, or too few times for the folds and the embargo (naming the
+            largest K that fits, when one does).
     """
     if folds < 1:
         raise InputError(f"--folds must be >= 1, got {folds}")
     n = len(times)
     first = int(n * INITIAL_TRAIN_FRACTION)
-    edges = np.linspace(first, n, folds + 1).round().astype(int)
-    if first - embargo < 1 or np.any(np.diff(edges) < 1):
+    if first - embargo < 1 or not _fits(n, folds, min_fold):
+        fits = max_folds(n, embargo, min_fold)
+        hint = f"at most --folds {fits} fits" if fits else "no fold count fits"
         raise InputError(
-            f"--folds {folds}: {n} bar times are too few for {folds} folds after an initial "
-            f"{INITIAL_TRAIN_FRACTION:.0%} and an embargo of {embargo} bars"
+            f"--folds {folds}: {n} bar times are too few for {folds} folds of {min_fold} bar "
+            f"times each after an initial {INITIAL_TRAIN_FRACTION:.0%} and an embargo of "
+            f"{embargo} bars; {hint}"
         )
+    edges = _edges(n, folds)
     return [
         Fold(
             index=k + 1,
@@ -103,6 +112,24 @@ def plan_folds(times: pl.Series, folds: int, embargo: int) -> list[Fold]:
         )
         for k, (a, b) in enumerate(zip(edges[:-1], edges[1:], strict=True))
     ]
+
+
+def max_folds(n: int, embargo: int, min_fold: int = 1) -> int:
+    """The largest K that :func:`plan_folds` accepts for ``n`` bar times (0: none)."""
+    if int(n * INITIAL_TRAIN_FRACTION) - embargo < 1:
+        return 0
+    k = (n - int(n * INITIAL_TRAIN_FRACTION)) // max(1, min_fold)  # no more folds than this
+    while k >= 1 and not _fits(n, k, min_fold):
+        k -= 1
+    return k
+
+
+def _edges(n: int, folds: int) -> np.ndarray:
+    return np.linspace(int(n * INITIAL_TRAIN_FRACTION), n, folds + 1).round().astype(int)
+
+
+def _fits(n: int, folds: int, min_fold: int) -> bool:
+    return bool(np.all(np.diff(_edges(n, folds)) >= max(1, min_fold)))
 
 
 def _before(bars: pl.DataFrame, t: datetime | None) -> pl.DataFrame:
@@ -170,6 +197,7 @@ def backtest(
     batch_size: int = 256,
     progress: Callable[..., Any] | None = None,
     ensemble: int = 1,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Rolling-origin evaluation (module docstring); writes ``out/backtest.json``, the fold
     runs under ``out/fold-K/`` and returns the result.
@@ -185,14 +213,19 @@ def backtest(
         progress: progress factory handed to training (None: log lines).
         ensemble: members per training (1: a single run; N >= 2: a seed ensemble, scored as
             ``tft``, with member 0 alone as :data:`MEMBER0`).
+        overwrite: replace a backtest already in ``out`` (its ``backtest.json``,
+            ``backtest.png`` and ``fold-K/`` are deleted once the folds are planned); without
+            it such an ``out`` is refused before the bars are read.
 
     Raises:
-        InputError: bad arguments, or bars too short for the folds.
+        InputError: bad arguments, ``out`` holds a backtest and ``overwrite`` is not given, or
+            bars too short for the folds.
     """
     if refit not in REFIT:
         raise InputError(f"--refit must be one of {', '.join(REFIT)}, got {refit!r}")
     if ensemble < 1:
         raise InputError(f"--ensemble must be >= 1, got {ensemble}")
+    refuse_held_outputs(out, OUTPUTS, "backtest", overwrite)
     m = cfg.model
     L, H = m.encoder_length, m.horizon
     spec = feature_spec(H, cfg.data)
@@ -201,7 +234,10 @@ def backtest(
         bars_path, cfg.data, min_bars=need, reason=why, allow_outliers=cfg.data.allow_outliers
     )
     embargo = cfg.data.embargo if cfg.data.embargo is not None else L + H
-    plan = plan_folds(bars["ts"].unique().sort(), folds, embargo)
+    history = spec.warmup + L - 1  # bars before a fold its windows read (warm-up, encoder)
+    # a fold holds at least one test window: what _fold_bars keeps a symbol for, less history
+    plan = plan_folds(bars["ts"].unique().sort(), folds, embargo, min_fold=need - history)
+    clear_outputs(out, OUTPUTS)
     out.mkdir(parents=True, exist_ok=True)
     dev = parse_device(device)
     results, losses, trained = [], [], []
@@ -215,7 +251,7 @@ def backtest(
             if members is not None:
                 trained.append({"fold": fold.index, **members})
         fold_result, fold_losses = _score_fold(
-            run_dir, bars, fold, spec.warmup + L - 1, need, dev, batch_size, ensemble > 1
+            run_dir, bars, fold, history, need, dev, batch_size, ensemble > 1
         )
         results.append(fold_result)
         losses.append(fold_losses)

@@ -22,31 +22,46 @@ The search space (:func:`suggest`), around the base config:
 
 Deterministic for a seed: the sampler (TPE) is seeded with it, and every trial trains with the
 base config's seed.
+
+The study lives in ``OUT/study.log`` (Optuna's journal file storage) and ``OUT/trials.json`` is
+rewritten after every trial, so a search stopped by Ctrl-C or SIGTERM (or killed) keeps its
+finished trials; ``resume`` continues it up to ``trials`` in all, the sampler and the pruner
+seeing the earlier trials. A resumed search is not the same as one never stopped: the
+sampler's random stream starts again from the seed, so later trials sample other values.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import math
 import shutil
+import signal
+import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import optuna
 
+from foxhunt.artifacts.outputs import clear_outputs, refuse_held_outputs
 from foxhunt.config import RunConfig
 from foxhunt.config_files import write_config_file
 from foxhunt.errors import InputError
 from foxhunt.memory.budget import plan_budget, training_peak
 from foxhunt.memory.units import parse_bytes
+from foxhunt.runtime import atomic_write_json
 from foxhunt.train.observer import Listener
 from foxhunt.train.plan import plan_margin
 from foxhunt.train.run import ProgressFactory, run_training
 
 log = logging.getLogger(__name__)
+
+OUTPUTS = ("best.toml", "trials.json", "trials", "study.log", "study.log.lock")
+"""What a search writes in its ``OUT`` (refused there without ``overwrite``, cleared with it)."""
 
 TrialState = Literal["complete", "pruned", "over budget", "failed"]
 
@@ -161,6 +176,8 @@ def tune(
     *,
     progress: ProgressFactory | None = None,
     on_trial: Callable[[TrialResult], None] | None = None,
+    overwrite: bool = False,
+    resume: bool = False,
 ) -> TuneResult:
     """Search around ``base`` on ``bars``; write the best config to ``OUT/best.toml``.
 
@@ -174,24 +191,57 @@ def tune(
         settings: Trials, seed, budget and per-trial length.
         progress: Progress display of each trial's training (as for ``run_training``).
         on_trial: Called with each trial's result as it ends.
+        overwrite: Replace a search already in ``out`` (its :data:`OUTPUTS` are deleted
+            before the first trial); without it (or ``resume``) such an ``out`` is refused.
+        resume: Continue the search in ``out`` (its ``study.log`` and ``trials.json``) up to
+            ``settings.trials`` trials in all; the base config, bars and per-trial settings
+            must be the ones it started with.
 
     Returns:
         Every trial and the best one.
 
     Raises:
-        InputError: No trial completed (the first failure's message, or every one over budget).
-        KeyboardInterrupt: Interrupted; the trials so far stay in ``OUT/trials``.
+        InputError: ``out`` holds a search and neither ``overwrite`` nor ``resume`` is given;
+            ``resume`` of no search or of one started otherwise; no trial completed (the first
+            failure's message, or every one over budget).
+        KeyboardInterrupt: Interrupted (SIGINT or SIGTERM); the finished trials are in
+            ``OUT/trials.json`` and the study in ``OUT/study.log`` (``resume`` continues it).
     """
+    out = Path(out)
     short = {"epochs": settings.epochs, "max_steps": settings.max_steps}
     trial_base = base.replace(train={k: v for k, v in short.items() if v is not None})
+    search = json.loads(
+        json.dumps(
+            {"base": trial_base.to_dict(), "bars": str(bars), "budget": settings.memory_budget},
+            default=str,
+        )
+    )  # as the study stores it
+    if resume:
+        if overwrite:
+            raise InputError("--overwrite starts a new search; it cannot be used with --resume")
+        results = _earlier_trials(out, search)
+    else:
+        refuse_held_outputs(out, OUTPUTS, "search", overwrite)
+        clear_outputs(out, OUTPUTS)
+        results = []
+    out.mkdir(parents=True, exist_ok=True)
     sampler = optuna.samplers.TPESampler(seed=settings.seed)
     pruner = optuna.pruners.MedianPruner(n_startup_trials=2, n_warmup_steps=0)
-    study = optuna.create_study(direction="minimize", sampler=sampler, pruner=pruner)
-    results: list[TrialResult] = []
+    study = optuna.create_study(
+        study_name=STUDY,
+        storage=_storage(out),
+        load_if_exists=resume,
+        direction="minimize",
+        sampler=sampler,
+        pruner=pruner,
+    )
+    if not resume:
+        study.set_user_attr("search", search)
 
     def objective(trial: optuna.Trial) -> float:
         result = _run_trial(trial, trial_base, bars, out, settings.memory_budget, progress)
         results.append(result)
+        atomic_write_json(out / "trials.json", [asdict(r) for r in results])
         if on_trial is not None:
             on_trial(result)
         if result.state != "complete":
@@ -199,7 +249,10 @@ def tune(
         assert result.val_loss is not None
         return result.val_loss
 
-    study.optimize(objective, n_trials=settings.trials)
+    remaining = settings.trials - len(results)
+    if remaining > 0:
+        with _sigterm_interrupts():
+            study.optimize(objective, n_trials=remaining)
     done = [r for r in results if r.state == "complete"]
     if not done:
         why = next((r.message for r in results if r.state == "failed"), "")
@@ -209,6 +262,55 @@ def tune(
     best_path = Path(out) / "best.toml"
     write_config_file(best_config, best_path)
     return TuneResult(results, best, best_config, best_path)
+
+
+STUDY = "foxhunt-tune"
+"""Name of the Optuna study in ``OUT/study.log``."""
+
+
+def _storage(out: Path) -> optuna.storages.BaseStorage:
+    from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock, JournalStorage
+
+    path = str(out / "study.log")
+    return JournalStorage(JournalFileBackend(path, lock_obj=JournalFileOpenLock(path)))
+
+
+def _earlier_trials(out: Path, search: Mapping[str, Any]) -> list[TrialResult]:
+    """The finished trials of the search in ``out`` to resume (InputError: none there, or it
+    was started with another base config, bars or budget)."""
+    log_path, trials_path = out / "study.log", out / "trials.json"
+    if not log_path.is_file():
+        raise InputError(f"{out}: no search to resume (no study.log); start one without --resume")
+    stored = optuna.load_study(study_name=STUDY, storage=_storage(out)).user_attrs.get("search")
+    if stored != search:
+        differ = [k for k in ("base", "bars", "budget") if (stored or {}).get(k) != search[k]]
+        what = {"base": "config", "bars": "bars", "budget": "--memory-budget"}
+        raise InputError(
+            f"{out}: the search was started with another "
+            f"{', '.join(what[k] for k in differ) or 'setting'}; resume it with the same "
+            "--preset/--config, --bars, --epochs, --max-steps and --memory-budget"
+        )
+    if not trials_path.is_file():
+        return []  # stopped before its first trial ended
+    return [TrialResult(**r) for r in json.loads(trials_path.read_text())]
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM between trials stops the search as Ctrl-C does (inside a trial, training's own
+    handler stops it cleanly after the step, :mod:`foxhunt.train.signals`)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _run_trial(
