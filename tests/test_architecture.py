@@ -4,6 +4,7 @@ imports a room above it) and no two modules import each other, directly or in a 
 from __future__ import annotations
 
 import ast
+import warnings
 from pathlib import Path
 
 import pytest
@@ -109,13 +110,18 @@ def test_no_import_circle() -> None:
     assert cycles == []
 
 
-def test_no_source_file_over_400_lines() -> None:
-    long = {
-        str(p.relative_to(SRC)): n
-        for p in SRC.rglob("*.py")
-        if (n := len(p.read_text().splitlines())) > 400
-    }
-    assert long == {}
+LINES_GUIDE = 400
+"""Past this a file is worth a look for a second concept (a warning, not a failure: a cap that
+bends code into splits is a bad rule, issue 29)."""
+LINES_MAX = 600
+
+
+def test_no_source_file_over_600_lines() -> None:
+    sizes = {str(p.relative_to(SRC)): len(p.read_text().splitlines()) for p in SRC.rglob("*.py")}
+    for name, n in sorted(sizes.items()):
+        if LINES_GUIDE < n <= LINES_MAX:
+            warnings.warn(f"{name}: {n} lines (guide {LINES_GUIDE})", stacklevel=1)
+    assert {k: n for k, n in sizes.items() if n > LINES_MAX} == {}
 
 
 @pytest.mark.slow

@@ -381,6 +381,7 @@ def test_allow_outliers_travels_with_the_run(
     _bars(1500).write_parquet(clean)
     _times(_bars(1500), 700, 100).write_parquet(dirty)
     quick = ["--preset", "demo", "--epochs", "1", "--max-steps", "2", "--num-threads", "1"]
+    quick += ["--encoder-length", "8", "--horizon", "3", "--hidden", "16", "--heads", "2"]
     run = tmp_path / "run"
     assert main(["train", *quick, "--bars", str(dirty), "--out", str(run)]) == 2
     assert main(["train", *quick, "--bars", str(dirty), "--out", str(run), "--allow-outliers"]) == 0

@@ -27,7 +27,7 @@ from foxhunt.data.instrument_table import load_instruments
 from foxhunt.data.instruments import calendar_of, infer_instrument, lookup
 from foxhunt.data.observed import WARMUP
 from foxhunt.data.read_options import ReadOptions
-from foxhunt.data.time_axis import find_problems
+from foxhunt.data.time_axis import CITY_ZONES, find_problems
 from foxhunt.data.timestamps import local_to_utc
 from foxhunt.data.validate import FILE_COLUMN
 from foxhunt.data.vendors import guess_lines
@@ -37,15 +37,6 @@ log = logging.getLogger(__name__)
 
 ClosedFn = Callable[[pl.Expr], pl.Expr]
 """A calendar's test: UTC timestamp expression -> True where the market is closed."""
-CANDIDATE_ZONES = (
-    "UTC",
-    "America/Chicago",
-    "America/New_York",
-    "Europe/London",
-    "Europe/Berlin",
-    "Asia/Tokyo",
-)
-"""Zones tried when bars fall in closed hours (where bar files are usually written)."""
 CLOSED_SHARE_WARN = 0.05
 """Share of bars in closed hours above which ``inspect`` warns."""
 
@@ -76,7 +67,7 @@ def best_zone(ts: pl.Series, read_in: str, closed: ClosedFn = closed_time) -> tu
         (zone, bars in closed hours when read in that zone); ``read_in`` wins ties.
     """
     wall = pl.DataFrame({"w": ts.dt.convert_time_zone(read_in).dt.replace_time_zone(None)})
-    zones = (read_in, *(z for z in CANDIDATE_ZONES if z != read_in))
+    zones = (read_in, *(z for z in CITY_ZONES if z != read_in))
     counts = wall.select([closed(local_to_utc(pl.col("w"), z)).sum().alias(z) for z in zones]).row(
         0, named=True
     )
@@ -97,7 +88,7 @@ def closed_hours_warning(
     zone, n = best_zone(ts, tz, closed)
     # A zone is named only when it clearly fits: a 24/7 market is closed-heavy in every zone.
     if zone == tz or n > 0.5 * s["closed_time_bars"]:
-        return text + f"; no other zone fits better (tried {', '.join(CANDIDATE_ZONES)})"
+        return text + f"; no other zone fits better (tried {', '.join(CITY_ZONES)})"
     return text + f"; the timestamps fit {zone} ({n:,} closed): pass --tz {zone}"
 
 
