@@ -37,7 +37,10 @@ class SpreadWindows(FakeWindows):
 
 
 def _config(**model: object) -> RunConfig:
-    cfg = tiny_config(epochs=4, patience=4, batch_size=32, lr=3e-3, warmup_steps=5)
+    # fp32 pinned: the losses measured below are fp32 ones, and `auto` picks bf16 on some CPUs
+    cfg = tiny_config(
+        epochs=4, patience=4, batch_size=32, lr=3e-3, warmup_steps=5, precision="fp32"
+    )
     fields = {"monotone_quantiles": True, "decoder_origin_inputs": True, "dropout": 0.0}
     m = dataclasses.replace(cfg.model, **{**fields, **model})
     return dataclasses.replace(cfg, model=m)
