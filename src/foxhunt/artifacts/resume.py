@@ -96,27 +96,6 @@ def save_epoch(
         ckpt.optimizer_path(d, old).unlink(missing_ok=True)
 
 
-def save_start_as_final(
-    run: RunDir,
-    model: nn.Module,
-    loop: Mapping[str, Any],
-    sidecar: Mapping[str, Any],
-    stop_reason: str,
-) -> Path:
-    """Load the starting weights (``tft_start``) into ``model`` and write them as the final
-    checkpoint (no epoch beat them: best epoch 0)."""
-    d = run.checkpoints
-    weights, meta = ckpt.load_weights(d / ckpt.START_WEIGHTS)
-    model.load_state_dict(weights)
-    path = ckpt.final_weights_path(d, loop["epoch"])
-    info = {"epoch": loop["epoch"], "step": loop["step"], "best_epoch": 0}
-    ckpt.save_weights(
-        path, weights, {**sidecar, **info, "stop_reason": stop_reason, "metrics": meta["metrics"]}
-    )
-    ckpt.mark_best(d, 0, loop["best_val_loss"])
-    return path
-
-
 def save_final(
     run: RunDir,
     model: nn.Module,
@@ -124,9 +103,12 @@ def save_final(
     sidecar: Mapping[str, Any],
     stop_reason: str,
 ) -> Path:
-    """Load the best epoch's weights into ``model`` and write them as the final checkpoint."""
+    """Load the best epoch's weights into ``model`` and write them as the final checkpoint;
+    best epoch 0 is the starting weights (``tft_start``: no epoch beat them)."""
     d = run.checkpoints
-    weights, best_meta = ckpt.load_weights(ckpt.epoch_weights_path(d, loop["best_epoch"]))
+    best = loop["best_epoch"]
+    source = d / ckpt.START_WEIGHTS if best == 0 else ckpt.epoch_weights_path(d, best)
+    weights, best_meta = ckpt.load_weights(source)
     model.load_state_dict(weights)
     path = ckpt.final_weights_path(d, loop["epoch"])
     meta = {

@@ -45,7 +45,7 @@ import torch
 from torch import nn
 
 from foxhunt.artifacts import checkpoints as ckpt
-from foxhunt.artifacts.resume import restore, save_epoch, save_final, save_start_as_final
+from foxhunt.artifacts.resume import restore, save_epoch, save_final
 from foxhunt.artifacts.rundir import RunDir
 from foxhunt.config import RunConfig, TrainConfig
 from foxhunt.memory.log import MemoryLog
@@ -238,7 +238,7 @@ def _save_final(
     if not math.isfinite(state.start_val_loss):
         return None
     state.best_epoch, state.best_val_loss = 0, state.start_val_loss
-    path = save_start_as_final(run, model, asdict(state), sidecar, reason)
+    path = save_final(run, model, asdict(state), sidecar, reason)
     log.info(
         "no epoch beat the starting weights (validation loss %.6g): kept them", state.best_val_loss
     )
