@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     start = start_forecasts(load_inference_model(a.model, torch.device("cpu")), windows,
                             a.batch_size, served)  # fmt: skip
     rows = {"start": Fixed(start), **baselines, **extra}
-    scores, losses = score(
+    scores, losses, _ = score(
         loaded,
         windows,
         rows,

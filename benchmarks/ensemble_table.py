@@ -52,7 +52,7 @@ def _ensemble_vs_members(ensemble: Path, bars: Path, members: int) -> list[str]:
     windows, _, _ = evaluation_data(
         bars, loaded.config, loaded.spec, loaded.scaler, loaded.fingerprint, loaded.instruments
     )
-    _, ens = score(loaded, windows, {}, batch_size=256, device=CPU)
+    _, ens, _ = score(loaded, windows, {}, batch_size=256, device=CPU)
     out = []
     for k in range(members):
         member = load_inference_model(ensemble / "members" / str(k), CPU)

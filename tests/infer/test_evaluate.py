@@ -116,6 +116,15 @@ def test_verdict_follows_the_significance_test(
         assert pooled["verdict"] == (want or "no significant difference")
         assert result["tft_beats"][key] == (pooled["verdict"] == "win")
     assert c["zero"]["pooled"]["verdict"] == "win"  # a trained model beats zero return here
+    per_sym = result["per_symbol"]  # each symbol's windows on their own
+    assert sum(e["n_windows"] for e in per_sym.values()) == result["n_windows"]
+    pooled_tft = sum(e["tft"] * e["n_windows"] for e in per_sym.values()) / result["n_windows"]
+    assert pooled_tft == pytest.approx(s["tft"]["mean_pinball"], rel=1e-6)
+    cov = sum(e["coverage"]["10-90"] * e["n_windows"] for e in per_sym.values())
+    assert cov / result["n_windows"] == pytest.approx(s["tft"]["coverage"]["10-90"], rel=1e-9)
+    for key in c:
+        wins = sum(e["comparisons"][key]["verdict"] == "win" for e in per_sym.values())
+        assert result["symbols_beaten"][key] == wins
     print_tables(result, Console(width=200))
     line = capsys.readouterr().out.strip().splitlines()[-1]
     beaten = line.split("significantly beats ")[1].split(";")[0]

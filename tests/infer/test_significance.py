@@ -8,7 +8,14 @@ import math
 import numpy as np
 import pytest
 
-from foxhunt.infer.significance import NO_DIFFERENCE, compare, diebold_mariano, hac_lag, verdict
+from foxhunt.infer.significance import (
+    NO_DIFFERENCE,
+    compare,
+    compare_per_group,
+    diebold_mariano,
+    hac_lag,
+    verdict,
+)
 
 
 def _newey_west(d: np.ndarray, lag: int) -> float:
@@ -81,3 +88,22 @@ def test_rounding_level_differences_get_no_verdict() -> None:
     # A real edge of 1e-4 relative is still seen.
     c = compare(base * (1 - 1e-4), base)
     assert c["pooled"]["verdict"] == "win"
+
+
+def test_per_group_comparison_tests_each_group_on_its_own_windows() -> None:
+    """Symbol A: the TFT clearly better; symbol B: clearly worse. Pooled they cancel; per group
+    each keeps its verdict, equal to ``compare`` on that group's windows alone."""
+    rng = np.random.default_rng(5)
+    n, h = 600, 4
+    base = rng.uniform(1.0, 2.0, (2 * n, h))
+    tft = base.copy()
+    tft[:n] -= 0.2
+    tft[n:] += 0.2
+    groups = np.array(["A"] * n + ["B"] * n)
+    by = compare_per_group(tft, base, groups)
+    assert list(by) == ["A", "B"]
+    assert by["A"]["verdict"] == "win" and by["B"]["verdict"] == "lose"
+    assert by["A"]["n_windows"] == by["B"]["n_windows"] == n
+    alone = compare(tft[n:], base[n:])["pooled"]
+    assert {k: by["B"][k] for k in alone} == alone
+    assert compare(tft, base)["pooled"]["verdict"] == NO_DIFFERENCE

@@ -26,6 +26,11 @@ def test_deadline_counts_spent_seconds_on_its_clock() -> None:
     now[0] = 140.0
     assert d.passed() and d.seconds == 60.0
     assert not Deadline(None, clock=lambda: 1e12).passed()
+    now[0] = 110.0
+    assert d.fraction() == pytest.approx(0.5)  # 20 s spent + 10 s of a 60 s budget
+    now[0] = 1000.0
+    assert d.fraction() == 1.0
+    assert Deadline(None, clock=lambda: 1e12).fraction() == 0.0
 
 
 def _step_clock(model: Recorder, seconds_per_step: float):
@@ -47,6 +52,31 @@ def test_max_minutes_stops_at_a_step_boundary_validates_and_keeps_the_best(run_d
     assert model.calls[-1]["training"] is False  # the shortened epoch was validated
     assert ckpt.complete_epochs(run_dir.checkpoints) == [1]
     assert result.final_weights is not None and result.final_weights.is_file()
+
+
+def test_the_learning_rate_decays_with_the_time_budget(run_dir) -> None:
+    """Under --max-minutes the cosine runs on the budget's clock: each step's rate is the
+    schedule at that step with the share of the budget spent (30 s a step of 120 s here), far
+    below the rate of the step-only schedule of a 30-step run."""
+    import json
+
+    from foxhunt.train.schedule import lr_at
+
+    cfg = tiny_config(epochs=3, epoch_steps=10, max_minutes=2.0, log_every=1)
+    model = Recorder(TFT(cfg.model))
+    _fit(
+        run_dir, cfg, FakeWindows(480, cfg.model, 1), FakeWindows(24, cfg.model, 2),
+        model=model, clock=_step_clock(model, 30.0),
+    )  # fmt: skip
+    steps = [r for r in map(json.loads, run_dir.metrics.read_text().splitlines())
+             if r["kind"] == "step"]  # fmt: skip
+    assert [r["step"] for r in steps] == [1, 2, 3, 4]
+    tc = cfg.train
+    for r in steps:
+        k = r["step"] - 1  # the step the rate was set for; k steps of 30 s were spent before it
+        kw = {"peak_lr": tc.lr, "warmup_steps": tc.warmup_steps, "total_steps": 30}
+        assert r["lr"] == pytest.approx(lr_at(k, **kw, time_fraction=k * 30.0 / 120.0))
+    assert steps[-1]["lr"] < 0.5 * lr_at(3, peak_lr=tc.lr, warmup_steps=2, total_steps=30)
 
 
 def test_a_resumed_run_gets_only_the_rest_of_its_budget(tmp_path) -> None:

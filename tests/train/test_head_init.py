@@ -4,6 +4,7 @@ input until it trains."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from foxhunt.config import TFTConfig
@@ -35,6 +36,17 @@ def test_start_is_the_pooled_empirical_quantiles_of_the_targets() -> None:
     got = standardised_target_quantiles(_Windows(target), LEVELS, batch_size=700)  # type: ignore[arg-type]
     want = torch.quantile(target.double().reshape(-1), torch.tensor(LEVELS, dtype=torch.float64))
     torch.testing.assert_close(got, want)
+
+
+@pytest.mark.slow
+def test_more_targets_than_torch_quantile_takes() -> None:
+    """A year of 1-minute bars gives ~1.8 M training windows x H 10 targets, over the 2**24
+    values torch.quantile accepts ("input tensor is too large"); the start is still computed,
+    and is the quantiles of those values."""
+    n = 2**22 + 1  # x H 4 = 2**24 + 4 values
+    target = torch.arange(n * 4, dtype=torch.float32).reshape(n, 4) / (n * 4 - 1)  # 0..1 even
+    got = standardised_target_quantiles(_Windows(target), LEVELS, batch_size=2**21)  # type: ignore[arg-type]
+    torch.testing.assert_close(got, torch.tensor(LEVELS, dtype=torch.float64), atol=1e-6, rtol=0)
 
 
 def test_fresh_monotone_tft_outputs_the_start_for_any_input() -> None:

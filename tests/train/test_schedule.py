@@ -54,3 +54,16 @@ def test_rejects_bad_arguments() -> None:
         lr_at(-1, peak_lr=1.0, warmup_steps=0, total_steps=10)
     with pytest.raises(ValueError):
         lr_at(0, peak_lr=1.0, warmup_steps=0, total_steps=0)
+
+
+def test_a_time_budget_moves_the_cosine_forward() -> None:
+    """Under --max-minutes the decay follows whichever budget is further spent: half the time
+    gone at step 10 of 1,000 puts the rate half-way down; the end of the time budget puts it
+    at the floor; time never slows the step schedule, and warm-up ignores it."""
+    kw = {"peak_lr": 1e-3, "warmup_steps": 10, "total_steps": 1010, "min_ratio": 0.1}
+    half = 1e-3 * (0.1 + 0.9 * 0.5)
+    assert lr_at(10, **kw, time_fraction=0.5) == pytest.approx(half)
+    assert lr_at(10, **kw, time_fraction=1.0) == pytest.approx(1e-4)
+    assert lr_at(510, **kw, time_fraction=0.1) == pytest.approx(half)  # steps further along
+    assert lr_at(510, **kw) == pytest.approx(lr_at(510, **kw, time_fraction=0.0))
+    assert lr_at(3, **kw, time_fraction=0.9) == pytest.approx(lr_at(3, **kw))  # warm-up

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import polars as pl
 import torch
 
@@ -63,7 +64,7 @@ def recent_return_quantiles(
     for sym in dict.fromkeys(symbols.tolist()):
         idx = rows[symbols == sym][-recent:]  # windows are in time order within a symbol
         returns = unscale_targets(train.target[torch.from_numpy(idx)].double(), scaler)  # (n, H)
-        per_symbol[sym] = torch.quantile(returns, levels, dim=0).T.tolist()  # (H, Q)
+        per_symbol[sym] = _quantiles(returns, levels)  # (H, Q)
         pooled.append(returns)
     return {
         "format": BASELINES_FORMAT,
@@ -71,8 +72,14 @@ def recent_return_quantiles(
         "horizon": train.horizon,
         "recent_windows": recent,
         "per_symbol": per_symbol,
-        "pooled": torch.quantile(torch.cat(pooled), levels, dim=0).T.tolist(),
+        "pooled": _quantiles(torch.cat(pooled), levels),
     }
+
+
+def _quantiles(returns: torch.Tensor, levels: torch.Tensor) -> list[list[float]]:
+    """(H, Q) quantiles of (n, H) returns along n, as lists; numpy's, since torch.quantile
+    refuses inputs over 2**24 values (many symbols x H x the recent windows)."""
+    return np.quantile(returns.numpy(), levels.numpy(), axis=0).T.tolist()
 
 
 def fit_baselines(

@@ -128,6 +128,8 @@ def print_tables(result: dict[str, Any], console: Console) -> None:
     comparisons = result.get("comparisons", {})
     if comparisons:
         console.print(verdict_table(comparisons, names, result["horizon"]))
+    if len(result.get("per_symbol", {})) > 1:
+        console.print(symbol_table(result["per_symbol"], names))
     console.print(verdict_sentence(result))
 
 
@@ -150,6 +152,37 @@ def verdict_table(comparisons: dict[str, Any], names: dict[str, str], horizon: i
             per_h,
         )
     return v
+
+
+def symbol_table(per_symbol: dict[str, Any], names: dict[str, str]) -> Table:
+    """Each symbol on its own: windows, the TFT's pinball loss and 10–90 coverage, and TFT vs
+    each baseline (relative difference; W significant win, L significant loss, · neither);
+    the last row counts the symbols won."""
+    t = Table(title="per symbol: TFT − baseline, Diebold–Mariano at 5 % (W win, L lose)")
+    t.add_column("symbol")
+    for col in ("windows", "TFT (bp)", "10–90 cover"):
+        t.add_column(col, justify="right")
+    bases = list(next(iter(per_symbol.values()))["comparisons"])
+    for key in bases:
+        t.add_column(names.get(key, key), justify="right")
+    marks = {"win": "W", "lose": "L"}
+    wins = dict.fromkeys(bases, 0)
+    for sym, e in per_symbol.items():
+        cov = e["coverage"].get("10-90")
+        cells = []
+        for key in bases:
+            c = e["comparisons"][key]
+            wins[key] += c["verdict"] == "win"
+            cells.append(f"{c['relative'] * 100:+.2f} % {marks.get(c['verdict'], '·')}")
+        t.add_row(
+            sym,
+            f"{e['n_windows']:,}",
+            f"{e['tft'] * 1e4:.3f}",
+            "—" if cov is None else f"{cov * 100:.1f} %",
+            *cells,
+        )
+    t.add_row("wins", "", "", "", *[f"{wins[k]} of {len(per_symbol)}" for k in bases])
+    return t
 
 
 def verdict_sentence(result: dict[str, Any]) -> str:

@@ -296,10 +296,10 @@ def _score_fold(
     empirical, classical = load_baselines(loaded.run.baselines, m.quantiles, m.horizon)
     closes = _before(bars, fold.end).select("symbol", "ts", "close")
     forecasts = baseline_forecasts(empirical, classical, closes, windows)
-    scores, losses = score(loaded, windows, forecasts, batch_size=batch_size, device=device)
+    scores, losses, _ = score(loaded, windows, forecasts, batch_size=batch_size, device=device)
     if member0:  # same windows: the members share the ensemble's features and scaler
         first = load_inference_model(member_root(run_dir, 0), device)
-        alone, alone_losses = score(first, windows, {}, batch_size=batch_size, device=device)
+        alone, alone_losses, _ = score(first, windows, {}, batch_size=batch_size, device=device)
         scores = {"tft": scores.pop("tft"), MEMBER0: alone["tft"], **scores}
         losses = {"tft": losses.pop("tft"), MEMBER0: alone_losses["tft"], **losses}
     origins = windows.origins()["ts"]

@@ -16,10 +16,11 @@ bars' end on (``--windows``, :mod:`foxhunt.data.window_scope`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import torch
 from rich.progress import Progress
@@ -38,7 +39,7 @@ from foxhunt.infer.baselines import EmpiricalQuantiles, load_baselines
 from foxhunt.infer.classical import WindowForecast, classical_forecasts, simple_forecasts
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
 from foxhunt.infer.scores import QuantileScores
-from foxhunt.infer.significance import compare
+from foxhunt.infer.significance import compare, compare_per_group
 from foxhunt.infer.untrained import check_trained_symbols
 from foxhunt.quantize.model import load_inference_model
 from foxhunt.runtime import atomic_write_json, parse_device
@@ -72,12 +73,13 @@ def score(
     batch_size: int,
     device: torch.device,
     progress: Progress | None = None,
-) -> tuple[dict[str, dict[str, Any]], dict[str, Tensor]]:
+) -> tuple[dict[str, dict[str, Any]], dict[str, Tensor], dict[str, Tensor]]:
     """Score the model and every baseline on ``windows`` (streamed in batches).
 
     Returns:
-        ``({"tft": scores, baseline: scores...}, {same keys: (N, H) per-window losses})``
-        (see :class:`foxhunt.infer.scores.QuantileScores`).
+        ``({"tft": scores, baseline: scores...}, {same keys: (N, H) per-window losses},
+        {interval: (N,) the TFT's per-window coverage})`` (see
+        :class:`foxhunt.infer.scores.QuantileScores`).
     """
     m = loaded.config.model
     scores = {name: QuantileScores(m.quantiles, m.horizon) for name in ("tft", *baselines)}
@@ -99,7 +101,51 @@ def score(
         if progress is not None and task is not None:
             progress.update(task, advance=b - a)
     results = {name: s.result() for name, s in scores.items()}
-    return results, {name: s.window_losses() for name, s in scores.items()}
+    losses = {name: s.window_losses() for name, s in scores.items()}
+    return results, losses, scores["tft"].window_coverage()
+
+
+def per_symbol(
+    losses: Mapping[str, Tensor], coverage: Mapping[str, Tensor], symbols: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """Each symbol's windows on their own: the TFT's mean pinball loss and interval coverage,
+    and its Diebold–Mariano comparison (pooled over horizons) with every baseline.
+
+    Args:
+        losses: ``score``'s per-window losses, ``"tft"`` and every baseline.
+        coverage: ``score``'s per-window TFT coverage per interval.
+        symbols: (N,) each window's symbol, in the windows' order.
+
+    Returns:
+        ``{symbol: {"n_windows", "tft", "coverage": {interval: share},
+        "comparisons": {baseline: {...}}}}`` (entries as :func:`compare_per_group`'s).
+    """
+    groups = np.asarray(symbols)
+    tft = losses["tft"].numpy()
+    by_base = {
+        name: compare_per_group(tft, v.numpy(), groups)
+        for name, v in losses.items()
+        if name != "tft"
+    }
+    out: dict[str, dict[str, Any]] = {}
+    for sym in dict.fromkeys(groups.tolist()):
+        m = groups == sym
+        out[str(sym)] = {
+            "n_windows": int(m.sum()),
+            "tft": float(tft[m].mean()),
+            "coverage": {k: float(c.numpy()[m].mean()) for k, c in coverage.items()},
+            "comparisons": {name: c[str(sym)] for name, c in by_base.items()},
+        }
+    return out
+
+
+def symbols_beaten(per_sym: Mapping[str, dict[str, Any]]) -> dict[str, int]:
+    """How many symbols the TFT significantly beats each baseline on, one by one."""
+    counts: dict[str, int] = {}
+    for entry in per_sym.values():
+        for name, c in entry["comparisons"].items():
+            counts[name] = counts.get(name, 0) + (c["verdict"] == "win")
+    return counts
 
 
 def verdicts(losses: Mapping[str, Tensor]) -> dict[str, dict[str, Any]]:
@@ -184,10 +230,11 @@ def evaluate_model(
     symbols = windows.origins()["symbol"].unique().to_list()
     untrained = check_trained_symbols(loaded, symbols, strict=strict)
     baselines = baseline_forecasts(empirical, classical, closes, windows)
-    scores, losses = score(
+    scores, losses, coverage = score(
         loaded, windows, baselines, batch_size=batch_size, device=dev, progress=progress
     )
     comparisons = verdicts(losses)
+    by_symbol = per_symbol(losses, coverage, windows.origins()["symbol"].to_list())
     result: dict[str, Any] = {
         "model": str(loaded.run.root),
         "weights": loaded.weights.name,
@@ -200,6 +247,8 @@ def evaluate_model(
         "scores": scores,
         "comparisons": comparisons,
         "tft_beats": {k: v["pooled"]["verdict"] == "win" for k, v in comparisons.items()},
+        "per_symbol": by_symbol,
+        "symbols_beaten": symbols_beaten(by_symbol),
     }
     training = _training(loaded.run, loaded.weights)
     if training is not None:  # the start or a trained epoch, and how training moved val loss

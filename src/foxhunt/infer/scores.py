@@ -61,6 +61,7 @@ class QuantileScores:
         self.below = torch.zeros(len(self.quantiles), dtype=torch.float64)
         self.pit = torch.zeros(len(self.quantiles) + 1, dtype=torch.float64)
         self._window_loss: list[Tensor] = []
+        self._window_covered: dict[str, list[Tensor]] = {name: [] for name in self.intervals}
 
     def update(self, pred: Tensor, target: Tensor) -> None:
         """Add a batch.
@@ -78,6 +79,7 @@ class QuantileScores:
         for name, (lo, hi) in self.intervals.items():
             inside = (target >= pred[..., lo]) & (target <= pred[..., hi])  # (B, H)
             self.covered[name] += inside.double().sum(dim=0)
+            self._window_covered[name].append(inside.double().mean(dim=1))
         below = target[..., None] <= pred  # (B, H, Q)
         self.below += below.double().sum(dim=(0, 1))
         bins = below.logical_not().sum(dim=-1).reshape(-1)  # quantiles under y: its PIT bin
@@ -92,6 +94,14 @@ class QuantileScores:
         if not self._window_loss:
             return torch.zeros(0, self.pinball_sum.shape[0], dtype=torch.float64)
         return torch.cat(self._window_loss)
+
+    def window_coverage(self) -> dict[str, Tensor]:
+        """{interval: (N,)} each window's share of horizons inside the interval, in update
+        order (per-symbol coverage is the mean over a symbol's windows)."""
+        return {
+            name: torch.cat(parts) if parts else torch.zeros(0, dtype=torch.float64)
+            for name, parts in self._window_covered.items()
+        }
 
     def result(self) -> dict[str, Any]:
         """Scores so far (JSON-able).

@@ -114,3 +114,29 @@ def compare(tft: np.ndarray, base: np.ndarray) -> dict[str, Any]:
         "pooled": _one(tft.mean(axis=1), base.mean(axis=1), lag),
         "per_horizon": [_one(tft[:, j], base[:, j], lag) for j in range(h)],
     }
+
+
+def compare_per_group(tft: np.ndarray, base: np.ndarray, groups: np.ndarray) -> dict[str, Any]:
+    """The TFT against one baseline within each group of windows (e.g. each symbol), pooled
+    over horizons, in the order the groups first appear.
+
+    Args:
+        tft: (N, H) the TFT's per-window pinball losses per horizon.
+        base: (N, H) the baseline's, on the same windows.
+        groups: (N,) each window's group label; windows of a group keep their order (time
+            order within a symbol), so the HAC variance sees their overlap.
+
+    Returns:
+        ``{group: {...}}``, each entry as ``compare``'s ``pooled``, plus ``n_windows``.
+    """
+    tft, base = np.asarray(tft, dtype=np.float64), np.asarray(base, dtype=np.float64)
+    groups = np.asarray(groups)
+    _, first = np.unique(groups, return_index=True)
+    out: dict[str, Any] = {}
+    for g in groups[np.sort(first)]:
+        m = groups == g
+        n = int(m.sum())
+        out[str(g)] = {"n_windows": n} | _one(
+            tft[m].mean(axis=1), base[m].mean(axis=1), hac_lag(n, tft.shape[1])
+        )
+    return out

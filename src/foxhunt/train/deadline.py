@@ -39,6 +39,13 @@ class Deadline:
         """Seconds used so far, the earlier runs' included."""
         return self._spent + (self._clock() - self._t0)
 
+    def fraction(self) -> float:
+        """Share of the budget used, in [0, 1]; 0 without a budget (the learning-rate schedule
+        decays on it, :func:`foxhunt.train.schedule.lr_at`)."""
+        if math.isinf(self._limit):
+            return 0.0
+        return min(1.0, self.seconds / self._limit) if self._limit > 0 else 1.0
+
     def passed(self) -> bool:
         """True once the budget is used up."""
         return self.seconds >= self._limit

@@ -324,7 +324,11 @@ def _train_epoch(
         global_batch = order[start : start + tc.batch_size]
         batch = train.batch(world.shard(global_batch))  # DDP: this rank's share
         lr = lr_at(
-            state.step, peak_lr=tc.lr, warmup_steps=tc.warmup_steps, total_steps=kit.total_steps
+            state.step,
+            peak_lr=tc.lr,
+            warmup_steps=tc.warmup_steps,
+            total_steps=kit.total_steps,
+            time_fraction=deadline.fraction(),  # --max-minutes: the cosine ends with the budget
         )
         for group in kit.optimizer.param_groups:
             group["lr"] = lr
