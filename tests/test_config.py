@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from foxhunt.config import ConfigError, RunConfig, TFTConfig, demo, preset, tft_225
+from foxhunt.config import ConfigError, RunConfig, TFTConfig, demo, fast, preset, tft_225
 
 
 def test_tft_225_sizes() -> None:
@@ -12,6 +12,21 @@ def test_tft_225_sizes() -> None:
     assert m.quantiles == (0.02, 0.1, 0.25, 0.4, 0.5, 0.6, 0.75, 0.9, 0.98)
     assert m.dropout == 0.1 and m.head_dim == 32 and m.total_length == 60
     assert tft_225().train.batch_size == 32
+
+
+def test_fast_is_the_demo_network_narrowed_for_many_windows() -> None:
+    """The preset README names for a year of 1-minute bars: demo's inputs, width and heads,
+    a 16-bar encoder, 4-wide variable GRNs, batch 256, 500-step epochs (docs/recipe.md)."""
+    f, d = fast(), demo()
+    assert preset("fast") == f and f.preset == "fast"
+    assert (f.model.n_static, f.model.n_historical, f.model.n_known) == (5, 210, 10)
+    assert (f.model.hidden, f.model.n_heads, f.model.lstm_layers) == (32, 4, 1)
+    assert (f.model.encoder_length, f.model.variable_width, f.model.horizon) == (16, 4, 10)
+    assert (f.train.batch_size, f.train.epoch_steps, f.train.epochs) == (256, 500, 20)
+    assert f.train.lr == d.train.lr and f.data == d.data
+    from foxhunt.model.tft import TFT
+
+    assert sum(p.numel() for p in TFT(f.model).parameters()) == 177_409
 
 
 def test_roundtrip(tmp_path) -> None:
@@ -62,7 +77,7 @@ def test_recipe_fields_default_to_the_old_behaviour_and_presets_opt_in() -> None
     old = RunConfig.from_dict({"data": {"stride": 2}, "model": {"hidden": 32, "n_heads": 4}})
     assert old.data.target_scale == "global" and not old.model.monotone_quantiles
     assert not old.model.decoder_origin_inputs  # the paper's forward, as those runs trained
-    for cfg in (demo(), tft_225()):
+    for cfg in (demo(), tft_225(), fast()):
         assert cfg.data.target_scale == "window" and cfg.model.monotone_quantiles
         assert cfg.model.decoder_origin_inputs
         assert RunConfig.from_dict(cfg.to_dict()) == cfg

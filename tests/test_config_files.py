@@ -146,7 +146,10 @@ def test_train_help_shows_defaults_without_none() -> None:
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     text = " ".join(sub.choices["train"].format_help().split())
-    assert "samples per optimizer step (default: the preset's: demo 64 · tft-225 32)" in text
+    assert (
+        "samples per optimizer step (default: the preset's: demo 64 · tft-225 32 · fast 256)"
+        in text
+    )
     assert "(default: tft-225)" in text and "(default: toml)" not in text
     assert "default: None" not in text and "default: False" not in text
 
