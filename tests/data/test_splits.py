@@ -48,7 +48,31 @@ def test_zero_fractions_have_no_embargo(panel_features: pl.DataFrame) -> None:
 
 
 def test_too_short_split_raises(panel_features: pl.DataFrame) -> None:
-    with pytest.raises(DataError, match="symbol 'CLZ4': .* for validation"):
-        split_by_time(panel_features, val_fraction=0.05, test_fraction=0.2, embargo=60)
+    """Too short for every symbol (or the only one): one error naming the symbol and split."""
     with pytest.raises(DataError, match="for train"):
         split_by_time(panel_features, val_fraction=0.45, test_fraction=0.45, embargo=100)
+    one = panel_features.filter(pl.col("symbol") == "CLZ4")
+    with pytest.raises(DataError, match="symbol 'CLZ4': .* for validation"):
+        split_by_time(one, val_fraction=0.05, test_fraction=0.2, embargo=60)
+
+
+def test_a_short_symbol_among_many_is_left_out_with_a_warning(
+    panel_features: pl.DataFrame, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Pooled data (88 futures, one of which starts late): the symbols too short for the
+    splits are left out of all three splits, named in one warning; the others split exactly as
+    they would alone."""
+    cut = pl.concat([
+        panel_features.filter(pl.col("symbol") != "CLZ4"),
+        panel_features.filter(pl.col("symbol") == "CLZ4").head(150),  # a late starter
+    ]).sort("symbol", "ts")  # fmt: skip
+    kw = {"val_fraction": 0.15, "test_fraction": 0.15, "embargo": 20}
+    with caplog.at_level("WARNING", logger="foxhunt.data.splits"):
+        s = split_by_time(cut, **kw)
+    assert "CLZ4 (150 rows)" in caplog.text and "left out" in caplog.text
+    kept = set(panel_features["symbol"].unique()) - {"CLZ4"}
+    assert kept
+    for part in (s.train, s.val, s.test):
+        assert set(part["symbol"].unique()) == kept
+    alone = split_by_time(cut.filter(pl.col("symbol") != "CLZ4"), **kw)
+    assert s.train.equals(alone.train) and s.val.equals(alone.val) and s.test.equals(alone.test)

@@ -83,21 +83,59 @@ def split_bounds(
         n_train, n_val, n_test = split_sizes(
             n, val_fraction=val_fraction, test_fraction=test_fraction, embargo=embargo
         )
-        for name, rows, wanted in (
-            ("train", n_train, True),
-            ("validation", n_val, val_fraction > 0),
-            ("test", n_test, test_fraction > 0),
-        ):
-            if wanted and rows < need:
-                raise DataError(
-                    f"symbol {sym!r}: {n} feature rows leave {max(rows, 0)} for {name} "
-                    f"(need >= {need}; embargo {embargo} x2, val {val_fraction}, "
-                    f"test {test_fraction}); use more bars"
-                )
+        problem = _short_split(
+            sym, n, (n_train, n_val, n_test), need, val_fraction, test_fraction, embargo
+        )
+        if problem is not None:
+            raise DataError(problem)
         val_start = n_train + (embargo if val_fraction > 0 else 0)
         test_start = val_start + n_val + (embargo if test_fraction > 0 else 0)
         bounds[sym] = (n_train, val_start, val_start + n_val, test_start)
     return bounds
+
+
+def _short_split(
+    sym: str,
+    n: int,
+    rows: tuple[int, int, int],
+    need: int,
+    val_fraction: float,
+    test_fraction: float,
+    embargo: int,
+) -> str | None:
+    """Why ``sym``'s ``n`` rows cannot be split (a split under ``need`` rows), or None."""
+    for name, got, wanted in zip(
+        ("train", "validation", "test"), rows, (True, val_fraction > 0, test_fraction > 0),
+        strict=True,
+    ):  # fmt: skip
+        if wanted and got < need:
+            return (
+                f"symbol {sym!r}: {n} feature rows leave {max(got, 0)} for {name} "
+                f"(need >= {need}; embargo {embargo} x2, val {val_fraction}, "
+                f"test {test_fraction}); use more bars"
+            )
+    return None
+
+
+def too_short(
+    counts: Iterable[tuple[str, int]],
+    *,
+    val_fraction: float,
+    test_fraction: float,
+    embargo: int,
+    min_rows: int,
+) -> dict[str, str]:
+    """Symbols whose rows are too few for the splits: symbol -> the reason (as
+    :func:`split_bounds` would raise it)."""
+    out = {}
+    for sym, n in counts:
+        sizes = split_sizes(
+            n, val_fraction=val_fraction, test_fraction=test_fraction, embargo=embargo
+        )
+        problem = _short_split(sym, n, sizes, min_rows, val_fraction, test_fraction, embargo)
+        if problem is not None:
+            out[sym] = problem
+    return out
 
 
 def split_by_time(
@@ -120,12 +158,34 @@ def split_by_time(
             ``max(embargo, 1)`` (a window needs encoder + horizon rows).
 
     Returns:
-        The three splits, each sorted by (symbol, ts).
+        The three splits, each sorted by (symbol, ts). With several symbols, those too short
+        for every split are left out of all three (one warning names them): a pooled model
+        over many markets is not refused because one of them started late.
 
     Raises:
-        DataError: a requested split would have fewer than ``min_rows`` rows for a symbol.
+        DataError: a requested split would have fewer than ``min_rows`` rows for every symbol
+            (for the only one, with one symbol).
     """
     counts = features.group_by("symbol", maintain_order=True).len()
+    need = max(embargo, 1) if min_rows is None else min_rows
+    short = too_short(
+        counts.iter_rows(),
+        val_fraction=val_fraction,
+        test_fraction=test_fraction,
+        embargo=embargo,
+        min_rows=need,
+    )
+    if short and len(short) < counts.height:  # pooled data: leave out the short, train the rest
+        rows = dict(counts.iter_rows())
+        listed = ", ".join(f"{sym} ({rows[sym]:,} rows)" for sym in list(short)[:8])
+        more = f" and {len(short) - 8} more" if len(short) > 8 else ""
+        log.warning(
+            "%d of %d symbols left out: too few feature rows for train, validation and test "
+            "(need >= %d each after the embargoes): %s%s",
+            len(short), counts.height, need, listed, more,
+        )  # fmt: skip
+        features = features.filter(~pl.col("symbol").is_in(list(short)))
+        counts = counts.filter(~pl.col("symbol").is_in(list(short)))
     bounds = split_bounds(
         counts.iter_rows(),
         val_fraction=val_fraction,
