@@ -46,7 +46,7 @@ from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.calibration import QuantileMap, quantile_map
 from foxhunt.artifacts.served import served_weights
 from foxhunt.data.pipeline import evaluation_data
-from foxhunt.data.target_scale import TargetScale
+from foxhunt.data.scale.target import TargetScale
 from foxhunt.infer.baselines import load_baselines
 from foxhunt.infer.classical import LABELS
 from foxhunt.infer.evaluate import baseline_forecasts, score

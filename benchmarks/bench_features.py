@@ -19,8 +19,8 @@ import time
 import polars as pl
 import psutil
 
-from foxhunt.data.demo import demo_bars
-from foxhunt.data.features import compute_features
+from foxhunt.data.features.table import compute_features
+from foxhunt.data.sources.demo import demo_bars
 
 
 def _rss_gb() -> float:

@@ -34,7 +34,7 @@ import torch
 
 from foxhunt.artifacts.calibration import Calibration, QuantileMap
 from foxhunt.data.pipeline import prepare_training_data
-from foxhunt.data.scaling import unscale_targets
+from foxhunt.data.scale.scaler import unscale_targets
 from foxhunt.infer.baselines import load_baselines
 from foxhunt.infer.evaluate import baseline_forecasts
 from foxhunt.infer.quantiles import quantile_map

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from foxhunt.config import preset
-from foxhunt.data.target_scale import TargetScale
+from foxhunt.data.scale.target import TargetScale
 from foxhunt.model.quantile import _pinball
 from foxhunt.model.recompute import set_internal_recompute
 from foxhunt.model.tft import BLOCK_NAMES, TFT

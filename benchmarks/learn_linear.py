@@ -20,7 +20,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 from foxhunt.config import preset
-from foxhunt.data.target_scale import TargetScale
+from foxhunt.data.scale.target import TargetScale
 from foxhunt.model.quantile import _pinball, monotone_quantiles
 from foxhunt.train.head_init import init_monotone_head, standardised_target_quantiles
 from foxhunt.train.schedule import lr_at

@@ -19,7 +19,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 from foxhunt.artifacts import checkpoints as ckpt  # noqa: E402
 from foxhunt.config import preset  # noqa: E402
-from foxhunt.data.target_scale import TargetScale  # noqa: E402
+from foxhunt.data.scale.target import TargetScale  # noqa: E402
 from foxhunt.model.tft import BLOCK_NAMES, TFT  # noqa: E402
 from foxhunt.train.head_init import (  # noqa: E402
     init_monotone_head,

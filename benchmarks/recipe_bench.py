@@ -9,7 +9,7 @@ or test split, appending one JSON line per (variant, seed, split) to ``--results
   on the validation split the calibrated scores are in-sample, so tuning reads ``tft_raw``);
 * ``empirical``: ``foxhunt evaluate``'s baseline (per-symbol quantiles of training returns);
 * ``ewma``: zero-mean normal quantiles with sigma_h = sqrt(h) x the causal RiskMetrics
-  volatility at the origin (:func:`foxhunt.data.volatility.ewma_variance` over the symbol's
+  volatility at the origin (:func:`foxhunt.data.scale.volatility.ewma_variance` over the symbol's
   whole close series up to the origin), decay chosen on the validation split from
   :data:`EWMA_DECAYS` (the decay is reported).
 
@@ -43,9 +43,9 @@ from scipy.stats import norm
 from foxhunt.artifacts.rundir import load_model_dir
 from foxhunt.config import preset
 from foxhunt.data.pipeline import prepare_training_data
-from foxhunt.data.scaling import unscale_targets
-from foxhunt.data.volatility import ewma_variance, log_returns
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.scale.scaler import unscale_targets
+from foxhunt.data.scale.volatility import ewma_variance, log_returns
+from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.infer.baselines import load_empirical
 from foxhunt.infer.evaluate import QuantileScores
 from foxhunt.infer.quantiles import QuantileMap, quantile_map, tft_quantiles

@@ -3,7 +3,7 @@
 One command = one run: ``--variant old`` is the target scale before the mean-reversion recipe
 (window scale, decay 0.94, no reversion, no search); ``--variant new`` is the preset as it now
 stands (window scale with ``target_scale_search``: decay and reversion chosen on the training
-split by :func:`foxhunt.data.scale_choice.resolve_target_scale`, which this script calls
+split by :func:`foxhunt.data.scale.choice.resolve_target_scale`, which this script calls
 before :func:`foxhunt.train.run.run_training`). The run is scored on the pipeline's
 validation split (tuning; its calibration is in-sample there, so read ``tft_raw`` too) or test
 split (the final report) against every baseline the run fitted, with the Diebold–Mariano
@@ -30,8 +30,8 @@ import torch
 
 from foxhunt.config import preset
 from foxhunt.data.pipeline import prepare_training_data
-from foxhunt.data.scale_choice import resolve_target_scale
-from foxhunt.data.scaling import unscale_targets
+from foxhunt.data.scale.choice import resolve_target_scale
+from foxhunt.data.scale.scaler import unscale_targets
 from foxhunt.infer.baselines import load_baselines
 from foxhunt.infer.evaluate import baseline_forecasts, score, verdicts
 from foxhunt.infer.quantiles import QuantileMap, quantile_map, tft_quantiles

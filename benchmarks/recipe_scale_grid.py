@@ -3,7 +3,7 @@
 The *scale-only* forecast of a candidate target scale is what a TFT with that scale predicts at
 its start (``train/head_init.py``): ``Q_z[q] x scale[b, h]``, ``Q_z`` the empirical quantiles
 of the standardised training targets pooled over horizons. Candidates (all from the window's
-encoder returns only, as :class:`foxhunt.data.target_scale.TargetScale` computes them):
+encoder returns only, as :class:`foxhunt.data.scale.target.TargetScale` computes them):
 
 * ``ewma d``: EWMA variance ``s`` of the encoder's one-bar returns (decay d) x h;
 * ``mr d phi``: mean reversion to the training variance ``v`` (GARCH-like term structure):
@@ -15,7 +15,7 @@ by) and on the validation windows, next to ``foxhunt evaluate``'s EWMA and GARCH
 
 ``--split test`` (read once, for the final report) scores only three candidates on the test
 split: ``old`` (decay 0.94, no reversion: the start before this recipe), ``fixed`` (0.94, 0.9)
-and ``chosen`` (what ``data/scale_choice.py`` picks on the training split), each against every
+and ``chosen`` (what ``data/scale/choice.py`` picks on the training split), each against every
 baseline with the Diebold–Mariano test ``foxhunt evaluate`` uses.
 
     PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/recipe_scale_grid.py --bars BARS
@@ -33,10 +33,10 @@ import numpy as np
 from foxhunt.artifacts.baselines import fit_baselines
 from foxhunt.config import preset
 from foxhunt.data.pipeline import calendars_of, prepare_training_data
-from foxhunt.data.scale_choice import choose_target_scale
-from foxhunt.data.scaling import unscale_targets
-from foxhunt.data.target_scale import RETURN_FEATURE
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.scale.choice import choose_target_scale
+from foxhunt.data.scale.scaler import unscale_targets
+from foxhunt.data.scale.target import RETURN_FEATURE
+from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.infer.baselines import EmpiricalQuantiles
 from foxhunt.infer.classical import classical_forecasts, simple_forecasts
 from foxhunt.infer.significance import compare

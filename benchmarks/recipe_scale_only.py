@@ -26,8 +26,8 @@ from scipy.stats import norm
 
 from foxhunt.config import preset
 from foxhunt.data.pipeline import prepare_training_data
-from foxhunt.data.target_scale import TargetScale
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.scale.target import TargetScale
+from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.infer.evaluate import QuantileScores
 
 DECAYS = (0.8, 0.9, 0.94, 0.97, 0.99)

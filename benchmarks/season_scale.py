@@ -1,7 +1,7 @@
 """The time-of-day season of the window target scale, scored without training.
 
 What a fresh run starts from (``train/head_init.py``) is the *scale-only* forecast
-``Q_z[q] x scale[b, h]``. ``data/scale_choice.py`` now tries every (decay, reversion) with and
+``Q_z[q] x scale[b, h]``. ``data/scale/choice.py`` now tries every (decay, reversion) with and
 without a time-of-day season fitted on the training split. This script runs that choice on
 ``BARS`` (optionally resampled to ``--minutes``-minute bars first, OHLCV aggregated) and scores,
 on the validation and the test split, the best plain scale against the best seasonal one and
@@ -26,12 +26,12 @@ import torch
 
 from foxhunt.artifacts.baselines import fit_baselines
 from foxhunt.config import preset
-from foxhunt.data.bars import load_bars
 from foxhunt.data.pipeline import calendars_of, prepare_training_data
-from foxhunt.data.scale_choice import choose_target_scale
-from foxhunt.data.scaling import unscale_targets
-from foxhunt.data.target_scale import TargetScale
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.read.bars import load_bars
+from foxhunt.data.scale.choice import choose_target_scale
+from foxhunt.data.scale.scaler import unscale_targets
+from foxhunt.data.scale.target import TargetScale
+from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.infer.classical import classical_forecasts
 from foxhunt.infer.significance import compare
 

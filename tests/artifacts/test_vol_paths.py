@@ -16,7 +16,7 @@ from foxhunt.artifacts.vol_paths import (
     standardised_quantiles,
     time_of_week_slots,
 )
-from foxhunt.data.volatility import ewma_variance
+from foxhunt.data.scale.volatility import ewma_variance
 
 H = 5
 

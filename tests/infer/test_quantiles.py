@@ -16,7 +16,7 @@ from demo_run import QUANTILES, DemoRun
 from foxhunt.artifacts.calibration import read_calibration
 from foxhunt.artifacts.rundir import load_model_dir
 from foxhunt.data.pipeline import prepare_training_data
-from foxhunt.data.scaling import unscale_targets
+from foxhunt.data.scale.scaler import unscale_targets
 from foxhunt.errors import ModelDirError
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
 from foxhunt.train.calibrate import conformal_offsets, standardised_predictions, window_scales

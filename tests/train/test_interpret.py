@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from foxhunt.data.features import FeatureSpec
+from foxhunt.data.features.table import FeatureSpec
 from foxhunt.model.batch import TFTOutput
 from foxhunt.train.interpret import SelectionWeights
 

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from foxhunt.config import RunConfig, demo
-from foxhunt.data.demo import write_demo_bars
+from foxhunt.data.sources.demo import write_demo_bars
 from foxhunt.errors import DataError
 from foxhunt.train.prepare import exit_with_parent, prepare, prepare_in_child
 
@@ -55,7 +55,7 @@ def test_the_child_prepares_what_this_process_would(
     assert child.data.closes.equals(here.data.closes)
     assert not list(tmp_path.glob(".prepared*")), "the child's file is left behind"
     # the child's log records reach this process's handlers
-    assert any(r.name == "foxhunt.data.scale_choice" for r in caplog.records)
+    assert any(r.name == "foxhunt.data.scale.choice" for r in caplog.records)
 
 
 @pytest.mark.slow

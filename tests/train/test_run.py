@@ -7,9 +7,9 @@ import polars as pl
 import pytest
 
 from foxhunt.artifacts.baselines import recent_return_quantiles
-from foxhunt.data.features import FeatureSpec
-from foxhunt.data.scaling import ScalerParams
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.features.table import FeatureSpec
+from foxhunt.data.scale.scaler import ScalerParams
+from foxhunt.data.windows.dataset import WindowDataset
 
 SPEC = FeatureSpec(("obs__a",), ("known__b",), ("static__c",), ("target__h1", "target__h2"), 0)
 

@@ -24,8 +24,8 @@ import polars as pl
 import torch
 
 from foxhunt.artifacts.classical import fit_classical
-from foxhunt.data.scaling import ScalerParams, unscale_targets
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.scale.scaler import ScalerParams, unscale_targets
+from foxhunt.data.windows.dataset import WindowDataset
 
 BASELINES_FORMAT = 2
 """Version of the ``baselines.json`` schema written now."""

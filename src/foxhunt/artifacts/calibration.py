@@ -3,7 +3,7 @@
 Conformalised quantile regression (Romano et al. 2019), one level at a time: on the validation
 windows, the offset of level ``q`` at horizon ``h`` is the empirical ``q``-quantile of the
 standardised residuals ``z_y - z_q`` (target minus predicted quantile, both divided by the
-window's target scale, :mod:`foxhunt.data.target_scale`). Adding it moves each predicted
+window's target scale, :mod:`foxhunt.data.scale.target`). Adding it moves each predicted
 quantile so that, on the validation windows, exactly a share ``q`` of targets falls below it;
 because residuals are in scale units, the correction widens with the window's volatility.
 Fitted by :mod:`foxhunt.train.calibrate`; applied in standardised units by
@@ -27,7 +27,7 @@ from torch import Tensor
 
 from foxhunt import runtime
 from foxhunt.artifacts.rundir import LoadedModel
-from foxhunt.data.target_scale import TargetScale
+from foxhunt.data.scale.target import TargetScale
 from foxhunt.errors import ModelDirError
 
 CALIBRATION_FORMAT = 2

@@ -40,9 +40,9 @@ from foxhunt.artifacts.vol_paths import (
     standardised_quantiles,
     time_of_week_slots,
 )
-from foxhunt.data.calendar import infer_interval, project_bar_times
-from foxhunt.data.calendar_decoder import GLOBEX
-from foxhunt.data.volatility import log_returns
+from foxhunt.data.features.calendar_decoder import GLOBEX
+from foxhunt.data.market.calendar import infer_interval, project_bar_times
+from foxhunt.data.scale.volatility import log_returns
 
 log = logging.getLogger(__name__)
 

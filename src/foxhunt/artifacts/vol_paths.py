@@ -6,7 +6,7 @@ times a standardised quantile ``z`` fitted on the training split (filtered histo
 simulation: the empirical quantiles of ``y / sqrt(V)`` over the training origins).
 
 * **EWMA** (RiskMetrics): one-bar variance ``s[t]`` from
-  :func:`foxhunt.data.volatility.ewma_variance`; ``V[t, h] = h * s[t]`` (square-root of time).
+  :func:`foxhunt.data.scale.volatility.ewma_variance`; ``V[t, h] = h * s[t]`` (square-root of time).
 * **GARCH(1,1)**: ``f[t] = omega + alpha * r[t]**2 + beta * f[t-1]`` is the variance of bar
   ``t + 1`` seen at ``t``; with ``phi = alpha + beta`` the expected variance ``k`` bars ahead is
   ``omega * (1 + phi + ... + phi**(k-2)) + phi**(k-1) * f[t]`` and ``V[t, h]`` sums it over
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from foxhunt.data.volatility import VARIANCE_FLOOR, ewma_variance
+from foxhunt.data.scale.volatility import VARIANCE_FLOOR, ewma_variance
 
 WEEK_MINUTES = 7 * 24 * 60
 

@@ -5,7 +5,7 @@ scaler fitted on train -> scaled tables -> :class:`WindowDataset` per split.
 
 Inference: the same features, scaled with the stored params. For forecasting
 (``with_target=False``) each symbol gets H synthetic future rows after its last bar whose known
-(calendar) features come from :func:`foxhunt.data.calendar.project_bar_times`; their other
+(calendar) features come from :func:`foxhunt.data.market.calendar.project_bar_times`; their other
 columns are 0 and never read (observed inputs only cover the encoder).
 """
 
@@ -22,20 +22,20 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from foxhunt.config import DataConfig, RunConfig
-from foxhunt.data.calendar import infer_interval, known_features, project_bar_times
-from foxhunt.data.calendar_decoder import GLOBEX
-from foxhunt.data.covariates import USER, future_values
-from foxhunt.data.features import FeatureSpec, compute_features, feature_spec
-from foxhunt.data.fingerprint import bars_fingerprint
-from foxhunt.data.inputs import check_input_shape, is_standard, read_run_bars
-from foxhunt.data.instrument import Instrument
-from foxhunt.data.instrument_table import load_instruments
-from foxhunt.data.instruments import resolve_bars
+from foxhunt.data.features.calendar_decoder import GLOBEX
+from foxhunt.data.features.covariates import USER, future_values
+from foxhunt.data.features.inputs import check_input_shape, is_standard, read_run_bars
+from foxhunt.data.features.table import FeatureSpec, compute_features, feature_spec
+from foxhunt.data.market.calendar import infer_interval, known_features, project_bar_times
+from foxhunt.data.market.instrument import Instrument
+from foxhunt.data.market.instrument_table import load_instruments
+from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.prepared import PreparedData
-from foxhunt.data.scaling import ScalerParams, fit_scaler
-from foxhunt.data.splits import Splits, split_by_time
-from foxhunt.data.window_scope import WindowScope, before_end, end_text
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.read.fingerprint import bars_fingerprint
+from foxhunt.data.scale.scaler import ScalerParams, fit_scaler
+from foxhunt.data.windows.dataset import WindowDataset
+from foxhunt.data.windows.scope import WindowScope, before_end, end_text
+from foxhunt.data.windows.splits import Splits, split_by_time
 from foxhunt.errors import DataError, InputError, ModelDirError
 
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ def future_rows(
 
     Their known (calendar) columns hold the scheduled times' features; every other column is 0
     and never read (observed inputs only cover the encoder, static inputs come from the origin
-    row). The times are :func:`foxhunt.data.calendar.project_bar_times` from each symbol's last
+    row). The times are :func:`foxhunt.data.market.calendar.project_bar_times` from each symbol's last
     bar with its inferred interval — the same schedule ``WindowDataset`` uses for every
     window's decoder, so batch inference (:func:`prepare_inference_data`) and the streaming
     ``Forecaster`` see the same future inputs at every origin.
@@ -359,7 +359,7 @@ def evaluation_data(
     scope: WindowScope | None = None,
     ends: Mapping[str, dt.datetime] | None = None,
 ) -> tuple[WindowDataset, str, pl.DataFrame]:
-    """The windows ``evaluate`` scores (:mod:`foxhunt.data.window_scope`), a description of
+    """The windows ``evaluate`` scores (:mod:`foxhunt.data.windows.scope`), a description of
     them, and the bars' ``symbol``, ``ts``, ``close`` (what the classical baselines filter up to
     each window's origin).
 

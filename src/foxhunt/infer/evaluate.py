@@ -10,7 +10,7 @@ Diebold–Mariano test on the per-window losses (:mod:`foxhunt.infer.significanc
 "wins" or "loses" only when the difference is significant at 5 %. When the bars are the very
 file the model was trained on (same data fingerprint), only the test split is scored: the other
 windows were used for fitting or early stopping. Other bars are scored only from the training
-bars' end on (``--windows``, :mod:`foxhunt.data.window_scope`).
+bars' end on (``--windows``, :mod:`foxhunt.data.windows.scope`).
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from foxhunt.artifacts.lock import check_unlocked, run_lock
 from foxhunt.artifacts.rundir import LoadedModel, RunDir, with_user_instruments
 from foxhunt.artifacts.served import served_weights
 from foxhunt.data.pipeline import evaluation_data
-from foxhunt.data.scaling import unscale_targets
-from foxhunt.data.window_scope import WindowScope
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.scale.scaler import unscale_targets
+from foxhunt.data.windows.dataset import WindowDataset
+from foxhunt.data.windows.scope import WindowScope
 from foxhunt.errors import DataError, InputError, ModelDirError
 from foxhunt.infer.baselines import EmpiricalQuantiles, load_baselines
 from foxhunt.infer.classical import WindowForecast, classical_forecasts, simple_forecasts
@@ -141,7 +141,7 @@ def evaluate_model(
         out: Write the result here (JSON) instead of into the run directory.
         strict: Refuse symbols the model was not trained on (else one warning names them).
         allow_outliers: keep implausible bars (always, if the run was trained keeping them).
-        scope: ``--windows``: ``new``, ``test`` or ``all`` (:mod:`foxhunt.data.window_scope`); None:
+        scope: ``--windows``: ``new``, ``test`` or ``all`` (:mod:`foxhunt.data.windows.scope`); None:
             ``test`` for the training bars themselves, else ``new``.
 
     Returns:

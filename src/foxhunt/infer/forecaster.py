@@ -44,11 +44,11 @@ import polars as pl
 import torch
 
 from foxhunt.artifacts.rundir import LoadedModel, trained_symbols
-from foxhunt.data.calendar_decoder import GLOBEX
-from foxhunt.data.features import compute_features
-from foxhunt.data.instruments import resolve_bars
+from foxhunt.data.features.calendar_decoder import GLOBEX
+from foxhunt.data.features.table import compute_features
+from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.pipeline import calendars_of, future_rows
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import DataError
 from foxhunt.infer.bar_input import check_order, group_rows, normalise, session_expr
 from foxhunt.infer.bartail import VALUE_COLUMNS, BarTail, smoother_memory

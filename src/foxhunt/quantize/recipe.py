@@ -33,8 +33,8 @@ from torch import nn
 from foxhunt import runtime
 from foxhunt.artifacts.calibration import quantile_map
 from foxhunt.artifacts.rundir import LoadedModel, load_model_dir
-from foxhunt.data.scaling import unscale_targets
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.scale.scaler import unscale_targets
+from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import InputError
 from foxhunt.model.quantile import pinball_per_quantile_horizon
 from foxhunt.quantize.model import (

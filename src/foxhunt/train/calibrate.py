@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from foxhunt.artifacts.calibration import Calibration
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.model.batch import TFTOutput
 from foxhunt.runtime import autocast
 from foxhunt.train.calibration_choice import choose_shrinkage, crossfit_blocks

@@ -44,7 +44,7 @@ def crossfit_blocks(symbols: Sequence[str], embargo: int, k: int = BLOCKS) -> li
 
     Args:
         symbols: each window's symbol, in the dataset's order (each symbol's windows in time
-            order, as :class:`foxhunt.data.windows.WindowDataset` holds them).
+            order, as :class:`foxhunt.data.windows.dataset.WindowDataset` holds them).
         embargo: windows dropped at the start of every block after the first, per symbol
             (the horizon: the windows whose targets overlap the previous block's).
         k: number of blocks.

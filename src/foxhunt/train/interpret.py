@@ -17,10 +17,10 @@ from torch import nn
 from foxhunt import runtime
 from foxhunt.artifacts.rundir import RunDir
 from foxhunt.config import RunConfig
-from foxhunt.data.features import FeatureSpec
+from foxhunt.data.features.table import FeatureSpec
 from foxhunt.data.prepared import PreparedData
-from foxhunt.data.target_scale import TargetScale
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.scale.target import TargetScale
+from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.model.batch import TFTOutput
 
 

@@ -36,7 +36,7 @@ from typing import Any
 from foxhunt.artifacts.baselines import fit_baselines
 from foxhunt.config import RunConfig
 from foxhunt.data.pipeline import PreparedData, calendars_of, prepare_training_data
-from foxhunt.data.scale_choice import resolve_target_scale
+from foxhunt.data.scale.choice import resolve_target_scale
 from foxhunt.data.store.cache import Coordinator
 from foxhunt.errors import DataError, InputError
 from foxhunt.memory.counters import peak_rss_bytes

@@ -34,10 +34,10 @@ from foxhunt.artifacts.calibration import write_calibration
 from foxhunt.artifacts.data_end import data_end
 from foxhunt.artifacts.rundir import RunDir, features_record
 from foxhunt.config import RunConfig
-from foxhunt.data.instruments import instruments_to_dict
+from foxhunt.data.market.instruments import instruments_to_dict
 from foxhunt.data.prepared import PreparedData
+from foxhunt.data.scale.target import TargetScale
 from foxhunt.data.store.manifest import is_feature_store
-from foxhunt.data.target_scale import TargetScale
 from foxhunt.errors import InputError, ModelDirError
 from foxhunt.memory.budget import check_above_baseline
 from foxhunt.memory.log import MemoryLog
@@ -232,7 +232,7 @@ def _train(
         "features": features_record(data.spec, data.scaler, data.fingerprint),
     }
     memory = MemoryLog(memory_path, device)
-    # The network learns targets divided by the run's target scale (data/target_scale.py).
+    # The network learns targets divided by the run's target scale (data/scale/target.py).
     scale = TargetScale.of(cfg.data, data.spec, data.scaler)
     train_windows, val_windows = (d.with_target_scale(scale) for d in (data.train, data.val))
     if state is None and cfg.model.monotone_quantiles:  # start at the scale-only forecast

@@ -14,11 +14,11 @@ import numpy as np
 import polars as pl
 import pytest
 
-from foxhunt.data.calendar import KNOWN_FEATURES, known_features
-from foxhunt.data.calendar_decoder import calendar_decoder_known
-from foxhunt.data.calendars import sessions
-from foxhunt.data.features import FeatureSpec
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.features.calendar_decoder import calendar_decoder_known
+from foxhunt.data.features.table import FeatureSpec
+from foxhunt.data.market.calendar import KNOWN_FEATURES, known_features
+from foxhunt.data.market.calendars import sessions
+from foxhunt.data.windows.dataset import WindowDataset
 
 H, L = 4, 3
 CAL = "xnys"

@@ -10,12 +10,12 @@ import polars as pl
 import pytest
 
 from foxhunt.config import DataConfig, RunConfig, demo
-from foxhunt.data.bars import read_bars
-from foxhunt.data.demo import demo_bars
-from foxhunt.data.features import compute_features, feature_spec
-from foxhunt.data.fingerprint import bars_fingerprint
-from foxhunt.data.inputs import check_input_shape, input_shape, with_input_shape
+from foxhunt.data.features.inputs import check_input_shape, input_shape, with_input_shape
+from foxhunt.data.features.table import compute_features, feature_spec
 from foxhunt.data.pipeline import future_rows
+from foxhunt.data.read.bars import read_bars
+from foxhunt.data.read.fingerprint import bars_fingerprint
+from foxhunt.data.sources.demo import demo_bars
 from foxhunt.errors import DataError, InputError
 
 COV = DataConfig(observed_cols=("spread",), known_cols=("event",), static_cols=("sector",))

@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from foxhunt.data.observed import observed_features
+from foxhunt.data.features.observed import observed_features
 
 CLOSE = np.array([10.0, 11.0, 10.5, 11.5, 12.0, 11.0, 11.5, 12.5, 12.0, 13.0, 12.5, 12.0])
 BARS = pl.DataFrame({"close": CLOSE, "high": CLOSE + 0.5, "low": CLOSE - 0.5})

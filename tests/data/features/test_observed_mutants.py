@@ -25,8 +25,8 @@ import pytest
 import talib
 from numpy.lib.stride_tricks import sliding_window_view
 
-from foxhunt.data.feature_sets import selected_features
-from foxhunt.data.observed import base_columns, observed_features
+from foxhunt.data.features.observed import base_columns, observed_features
+from foxhunt.data.features.sets import selected_features
 
 N = 400
 START = datetime(2024, 3, 5, 18, 0, tzinfo=UTC)  # 12:00 CT (CST); 17:00 CT is row 300

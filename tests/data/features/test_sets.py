@@ -7,15 +7,15 @@ import polars as pl
 import pytest
 
 from foxhunt.config import DataConfig
-from foxhunt.data.feature_sets import (
+from foxhunt.data.features.inputs import input_columns
+from foxhunt.data.features.sets import (
     MINIMAL,
     check_causal,
     expression_columns,
     feature_names,
     read_feature_file,
 )
-from foxhunt.data.features import compute_features, feature_spec
-from foxhunt.data.inputs import input_columns
+from foxhunt.data.features.table import compute_features, feature_spec
 from foxhunt.errors import DataError, InputError
 
 LINES = (
@@ -28,7 +28,7 @@ LINES = (
 
 @pytest.fixture(scope="module")
 def bars() -> pl.DataFrame:
-    from foxhunt.data.demo import demo_bars
+    from foxhunt.data.sources.demo import demo_bars
 
     return demo_bars(320, seed=2).with_columns(pl.col("volume").cast(pl.Float64))
 

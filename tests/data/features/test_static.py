@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from foxhunt.data.static import CONTRACTS, ContractSpec, static_values, symbol_root
+from foxhunt.data.features.static import CONTRACTS, ContractSpec, static_values, symbol_root
 from foxhunt.errors import DataError
 
 

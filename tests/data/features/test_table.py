@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from foxhunt.cli import main
-from foxhunt.data.demo import demo_bars
-from foxhunt.data.features import FeatureSpec, compute_features, feature_spec
-from foxhunt.data.observed import MAX_LOOKBACK, WARMUP
-from foxhunt.data.static import CONTRACTS, ContractSpec
+from foxhunt.data.features.observed import MAX_LOOKBACK, WARMUP
+from foxhunt.data.features.static import CONTRACTS, ContractSpec
+from foxhunt.data.features.table import FeatureSpec, compute_features, feature_spec
+from foxhunt.data.sources.demo import demo_bars
 from foxhunt.errors import DataError
 
 
@@ -207,7 +207,7 @@ def test_features_cli_writes_parquet(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_docs_list_every_feature_family() -> None:
-    docs = (Path(__file__).parents[2] / "docs" / "features.md").read_text()
+    docs = (Path(__file__).parents[3] / "docs" / "features.md").read_text()
     spec = feature_spec(10)
     for name in (*spec.historical, *spec.known, *spec.static):
         family = re.sub(r"(_lag\d+|(_\d+)+)$", "", name)
@@ -218,7 +218,7 @@ def test_docs_list_every_feature_family() -> None:
 @pytest.mark.slow
 def test_real_market_bars_prefix_matches_full_run() -> None:
     """Real daily S&P 500 bars (shipped in the arch wheel): finite features, prefix == full run."""
-    from foxhunt.data.index_daily import index_daily_bars
+    from foxhunt.data.sources.index_daily import index_daily_bars
 
     bars = index_daily_bars().filter(pl.col("symbol") == "ES")
     assert bars.height == 5031

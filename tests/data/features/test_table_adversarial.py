@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from foxhunt.data.features import compute_features
-from foxhunt.data.instrument import Instrument
+from foxhunt.data.features.table import compute_features
+from foxhunt.data.market.instrument import Instrument
 
 N = 330  # warm-up 200 + horizon 2 + enough rows to see runs
 

@@ -19,15 +19,15 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from foxhunt.data.demo import demo_bars
-from foxhunt.data.features import (
+from foxhunt.data.features.table import (
     FeatureSpec,
     compute_features,
     feature_spec,
     read_bars_for_features,
     write_features,
 )
-from foxhunt.data.instrument import Instrument
+from foxhunt.data.market.instrument import Instrument
+from foxhunt.data.sources.demo import demo_bars
 from foxhunt.errors import DataError, InputError
 
 H = 4

@@ -7,8 +7,8 @@ import polars as pl
 import pytest
 
 from foxhunt.config import DataConfig
-from foxhunt.data.demo import demo_bars
-from foxhunt.data.features import compute_features
+from foxhunt.data.features.table import compute_features
+from foxhunt.data.sources.demo import demo_bars
 from foxhunt.errors import DataError
 
 H = 3

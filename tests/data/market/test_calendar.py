@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from foxhunt.data.calendar import (
+from foxhunt.data.market.calendar import (
     KNOWN_FEATURES,
     closed_hours_share,
     closed_time,
@@ -22,7 +22,7 @@ from foxhunt.data.calendar import (
     project_bar_times,
     session_bar_times,
 )
-from foxhunt.data.calendars import CALENDARS
+from foxhunt.data.market.calendars import CALENDARS
 
 FIVE = timedelta(minutes=5)
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from foxhunt.data.instrument_table import load_instruments
-from foxhunt.data.instruments import resolve
+from foxhunt.data.market.instrument_table import load_instruments
+from foxhunt.data.market.instruments import resolve
 from foxhunt.errors import DataError
 
 TOML = """

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from foxhunt.data.calendars import CALENDARS
-from foxhunt.data.futures import FUTURES
-from foxhunt.data.instrument import ASSET_CLASSES, Instrument
-from foxhunt.data.instruments import (
+from foxhunt.data.market.calendars import CALENDARS
+from foxhunt.data.market.futures import FUTURES
+from foxhunt.data.market.instrument import ASSET_CLASSES, Instrument
+from foxhunt.data.market.instruments import (
     infer_tick_size,
     instruments_from_dict,
     instruments_to_dict,

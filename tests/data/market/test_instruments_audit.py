@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from foxhunt.data.futures import FUTURES
-from foxhunt.data.instrument import Instrument
-from foxhunt.data.instruments import futures_root, lookup, resolve
+from foxhunt.data.market.futures import FUTURES
+from foxhunt.data.market.instrument import Instrument
+from foxhunt.data.market.instruments import futures_root, lookup, resolve
 
 # ticker -> the root it starts with (Disney's ESPN, Clorox, Turtle Beach, Genesco, Cleveland-
 # Cliffs, Sirius XM, Ingevity, Mesa Air)

@@ -14,8 +14,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from foxhunt.cli import main
-from foxhunt.data.bars import BAR_COLUMNS, read_bars, symbol_from_filename
-from foxhunt.data.demo import demo_bars
+from foxhunt.data.read.bars import BAR_COLUMNS, read_bars, symbol_from_filename
+from foxhunt.data.sources.demo import demo_bars
 from foxhunt.errors import DataError
 
 
@@ -132,7 +132,7 @@ def test_unsorted_input_is_sorted_with_warning(
     panel_bars: pl.DataFrame, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     panel_bars.sample(fraction=1.0, shuffle=True, seed=3).write_parquet(tmp_path / "x.parquet")
-    with caplog.at_level(logging.WARNING, logger="foxhunt.data.validate"):
+    with caplog.at_level(logging.WARNING, logger="foxhunt.data.read.validate"):
         got = read_bars(tmp_path / "x.parquet")
     assert "not in time order" in caplog.text
     assert_frame_equal(got, panel_bars)
@@ -142,7 +142,7 @@ def test_interleaved_symbols_sorted_without_warning(
     panel_bars: pl.DataFrame, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     panel_bars.sort("ts", "symbol").write_parquet(tmp_path / "x.parquet")
-    with caplog.at_level(logging.WARNING, logger="foxhunt.data.validate"):
+    with caplog.at_level(logging.WARNING, logger="foxhunt.data.read.validate"):
         got = read_bars(tmp_path / "x.parquet")
     assert caplog.text == ""
     assert_frame_equal(got, panel_bars)

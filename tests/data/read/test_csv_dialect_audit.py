@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from foxhunt.data.bars import read_bars
-from foxhunt.data.csv_dialect import sniff_csv
+from foxhunt.data.read.bars import read_bars
+from foxhunt.data.read.csv_dialect import sniff_csv
 
 ROWS = [
     "02.01.2024;09:00;16800,5;16801,25;16799,75;16800,25;12",

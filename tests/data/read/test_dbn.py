@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from foxhunt.data.bars import read_bars
+from foxhunt.data.read.bars import read_bars
 from foxhunt.errors import DataError
 
 dbn = pytest.importorskip("databento_dbn")

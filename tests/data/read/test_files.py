@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from foxhunt.data.files import resolve_table_paths, write_table
+from foxhunt.data.read.files import resolve_table_paths, write_table
 from foxhunt.errors import DataError, InputError
 
 

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from foxhunt.cli import main
-from foxhunt.data.demo import demo_bars
+from foxhunt.data.sources.demo import demo_bars
 
 
 def _json(capsys: pytest.CaptureFixture[str]) -> dict:
@@ -66,8 +66,8 @@ def test_closed_hours_names_the_zone_that_fits(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Chicago wall-clock times written without a zone: inspect names America/Chicago."""
-    from foxhunt.data.bars import load_bars
-    from foxhunt.data.inspection import summarize
+    from foxhunt.data.read.bars import load_bars
+    from foxhunt.data.read.inspection import summarize
 
     bars = demo_bars(3000, seed=0, symbol="ES")
     local = pl.col("ts").dt.convert_time_zone("America/Chicago").dt.replace_time_zone(None)

@@ -16,9 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from foxhunt.cli import main
-from foxhunt.data.bars import read_bars
-from foxhunt.data.demo import demo_bars
-from foxhunt.data.plausibility import (
+from foxhunt.data.read.bars import read_bars
+from foxhunt.data.read.plausibility import (
     LIMITS,
     RULE,
     Limits,
@@ -26,9 +25,10 @@ from foxhunt.data.plausibility import (
     interleaved_levels,
     level,
 )
+from foxhunt.data.sources.demo import demo_bars
 from foxhunt.errors import DataError
 
-FIXTURES = Path(__file__).parent / "fixtures" / "real"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "real"
 PRICES = ("open", "high", "low", "close")
 
 
@@ -77,7 +77,7 @@ def test_real_fixtures_pass(name: str) -> None:
 
 def test_real_index_daily_bars_pass() -> None:
     """S&P 500 and NASDAQ daily bars 1999-2018 (2000-2002, 2008 included): nothing flagged."""
-    from foxhunt.data.index_daily import index_daily_bars
+    from foxhunt.data.sources.index_daily import index_daily_bars
 
     try:
         bars = index_daily_bars()
@@ -338,7 +338,7 @@ def test_cli_refuses_in_one_line_and_keeps_with_allow_outliers(
     where = f"{bars}: column 'ts'" if "equal" in name else f"{bars}: symbol 'ES', column '{column}'"
     assert err == f"foxhunt: error: {where}, row {row} ({when}): {tail.format(bars=bars)}\n"
     assert list(tmp_path.iterdir()) == [bars]  # nothing written
-    with caplog.at_level(logging.WARNING, logger="foxhunt.data.validate"):
+    with caplog.at_level(logging.WARNING, logger="foxhunt.data.read.validate"):
         rc = main(["features", "--bars", str(bars), "--out", str(out), "--allow-outliers"])
     assert rc == allowed_rc
     kept_lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("kept")]

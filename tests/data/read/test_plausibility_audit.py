@@ -7,8 +7,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from foxhunt.data.demo import demo_bars
-from foxhunt.data.plausibility import RULE, find_outliers, interleaved_levels, level
+from foxhunt.data.read.plausibility import RULE, find_outliers, interleaved_levels, level
+from foxhunt.data.sources.demo import demo_bars
 
 
 def _bars(n: int, seed: int, symbol: str) -> pl.DataFrame:

@@ -12,9 +12,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from foxhunt.data.bars import load_bars, read_bars
+from foxhunt.data.read.bars import load_bars, read_bars
 
-REAL = Path(__file__).parent / "fixtures" / "real"
+REAL = Path(__file__).parents[1] / "fixtures" / "real"
 FX = ("gbpusd-m1-bid-2012.csv.gz", "usdjpy-m1-bid-2013.csv.gz")
 BTC = "btc-perp-20211231-20220201_1m.csv.gz"
 
@@ -54,8 +54,8 @@ def test_real_fixtures_report_no_extra_columns() -> None:
 
 
 def test_inspect_names_no_zone_for_a_24_7_market() -> None:
-    from foxhunt.data.calendar import closed_time
-    from foxhunt.data.inspection import summarize
+    from foxhunt.data.market.calendar import closed_time
+    from foxhunt.data.read.inspection import summarize
 
     # Judged by the Globex clock, a 24/7 market is closed-heavy in every zone: no zone named.
     (s,) = summarize(load_bars(REAL / BTC), closed=closed_time)
@@ -64,7 +64,7 @@ def test_inspect_names_no_zone_for_a_24_7_market() -> None:
 
 
 def test_inspect_judges_each_market_by_its_own_calendar() -> None:
-    from foxhunt.data.inspection import summarize
+    from foxhunt.data.read.inspection import summarize
 
     btc, gbp, jpy = (summarize(load_bars(REAL / f))[0] for f in (BTC, *FX))
     assert (btc["calendar"], btc["closed_time_bars"], btc["closed_hours_warning"]) == (

@@ -9,8 +9,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from foxhunt.data.bars import load_bars, read_bars
-from foxhunt.data.csv_dialect import CsvDialect, sniff_csv
+from foxhunt.data.read.bars import load_bars, read_bars
+from foxhunt.data.read.csv_dialect import CsvDialect, sniff_csv
 from foxhunt.errors import DataError
 
 T0 = datetime(2024, 1, 2, 14, 30, tzinfo=UTC)

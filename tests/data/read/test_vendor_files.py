@@ -14,14 +14,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from foxhunt.data.bars import load_bars, read_bars
-from foxhunt.data.inspection import inspect_report
-from foxhunt.data.read_options import ReadOptions
-from foxhunt.data.vendors import guess_from_name
-from foxhunt.data.zones import parse_zone
+from foxhunt.data.read.bars import load_bars, read_bars
+from foxhunt.data.read.inspection import inspect_report
+from foxhunt.data.read.options import ReadOptions
+from foxhunt.data.read.vendors import guess_from_name
+from foxhunt.data.read.zones import parse_zone
 from foxhunt.errors import DataError
 
-REAL = Path(__file__).parent / "fixtures" / "real"
+REAL = Path(__file__).parents[1] / "fixtures" / "real"
 HISTDATA = REAL / "histdata" / "HISTDATA_COM_ASCII_EURUSD_M12018.zip"
 QUANTIACS = REAL / "quantiacs"
 MEMBER = "DAT_ASCII_EURUSD_M1_2018.csv"
@@ -279,7 +279,7 @@ def test_inspect_cli_on_histdata(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_vendor_symbols_get_a_fitting_calendar(
     symbol: str, asset_class: str, calendar: str
 ) -> None:
-    from foxhunt.data.instruments import resolve
+    from foxhunt.data.market.instruments import resolve
 
     inst = resolve(symbol, warn=False)
     assert (inst.asset_class, inst.calendar) == (asset_class, calendar)
@@ -318,7 +318,7 @@ def test_a_zone_the_user_gives_is_kept_and_the_better_one_named(
 def test_pandas_frame_indexed_by_symbol_and_ts() -> None:
     """A (symbol, ts) MultiIndex is what pandas users hold: read as columns, not refused."""
     import foxhunt
-    from foxhunt.data.demo import demo_bars
+    from foxhunt.data.sources.demo import demo_bars
 
     flat = demo_bars(300, seed=1)
     indexed = flat.to_pandas().set_index(["symbol", "ts"])
@@ -331,8 +331,8 @@ def test_pandas_frame_indexed_by_symbol_and_ts() -> None:
 def test_the_users_instrument_table_sets_the_calendar_judged(tmp_path: Path) -> None:
     """FOO looks like a stock (NYSE hours), so Globex-hours bars are refused; the user's table
     saying it trades on CME equity hours makes the same file read."""
-    from foxhunt.data.demo import demo_bars
-    from foxhunt.data.instrument import Instrument
+    from foxhunt.data.market.instrument import Instrument
+    from foxhunt.data.sources.demo import demo_bars
 
     p = tmp_path / "bars.csv"
     demo_bars(220, seed=5).with_columns(symbol=pl.lit("FOO")).write_csv(p)

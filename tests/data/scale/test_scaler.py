@@ -8,9 +8,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from foxhunt.data.features import feature_spec
-from foxhunt.data.scaling import ScalerParams, apply_scaler, fit_scaler, unscale_targets
-from foxhunt.data.splits import split_by_time
+from foxhunt.data.features.table import feature_spec
+from foxhunt.data.scale.scaler import ScalerParams, apply_scaler, fit_scaler, unscale_targets
+from foxhunt.data.windows.splits import split_by_time
 
 SPEC = feature_spec(10)
 

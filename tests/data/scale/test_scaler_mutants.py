@@ -7,8 +7,8 @@ import polars as pl
 import pytest
 import torch
 
-from foxhunt.data.features import FeatureSpec
-from foxhunt.data.scaling import ScalerParams, apply_scaler, fit_scaler, unscale_targets
+from foxhunt.data.features.table import FeatureSpec
+from foxhunt.data.scale.scaler import ScalerParams, apply_scaler, fit_scaler, unscale_targets
 from foxhunt.errors import DataError
 
 PARAMS = ScalerParams(

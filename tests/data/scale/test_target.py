@@ -11,11 +11,11 @@ import pytest
 import torch
 
 from foxhunt.config import DataConfig
-from foxhunt.data.features import compute_features, feature_spec
-from foxhunt.data.scaling import ScalerParams, fit_scaler
-from foxhunt.data.target_scale import RETURN_FEATURE, WINDOW_FLOOR, TargetScale, ewma_last
-from foxhunt.data.volatility import ewma_variance
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.features.table import compute_features, feature_spec
+from foxhunt.data.scale.scaler import ScalerParams, fit_scaler
+from foxhunt.data.scale.target import RETURN_FEATURE, WINDOW_FLOOR, TargetScale, ewma_last
+from foxhunt.data.scale.volatility import ewma_variance
+from foxhunt.data.windows.dataset import WindowDataset
 
 SPEC = feature_spec(4)
 L, H = 12, 4

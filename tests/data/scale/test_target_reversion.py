@@ -1,5 +1,5 @@
 """The window scale's mean reversion (``target_scale_reversion``) and its choice on the training
-split (``foxhunt.data.scale_choice``); old configs load without either."""
+split (``foxhunt.data.scale.choice``); old configs load without either."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 import torch
 
 from foxhunt.config import DataConfig, RunConfig, TFTConfig
-from foxhunt.data.features import feature_spec
-from foxhunt.data.scale_choice import choose_target_scale, resolve_target_scale
-from foxhunt.data.scaling import ScalerParams
-from foxhunt.data.target_scale import RETURN_FEATURE, TargetScale, reverting_variance
+from foxhunt.data.features.table import feature_spec
+from foxhunt.data.scale.choice import choose_target_scale, resolve_target_scale
+from foxhunt.data.scale.scaler import ScalerParams
+from foxhunt.data.scale.target import RETURN_FEATURE, TargetScale, reverting_variance
 from foxhunt.errors import ConfigError
 
 L, H = 12, 4

@@ -12,11 +12,10 @@ import pytest
 import torch
 
 from foxhunt.config import DataConfig, RunConfig, TFTConfig
-from foxhunt.data.demo import demo_bars
-from foxhunt.data.features import compute_features, feature_spec
-from foxhunt.data.scale_choice import choose_target_scale
-from foxhunt.data.scaling import ScalerParams, fit_scaler
-from foxhunt.data.target_scale import (
+from foxhunt.data.features.table import compute_features, feature_spec
+from foxhunt.data.scale.choice import choose_target_scale
+from foxhunt.data.scale.scaler import ScalerParams, fit_scaler
+from foxhunt.data.scale.target import (
     RETURN_FEATURE,
     SEASON_BUCKETS,
     TOD_FEATURES,
@@ -24,7 +23,8 @@ from foxhunt.data.target_scale import (
     TargetScale,
     tod_bucket,
 )
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.sources.demo import demo_bars
+from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import ConfigError
 
 L, H = 12, 4

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from foxhunt.data.volatility import VARIANCE_FLOOR, ewma_variance, log_returns
+from foxhunt.data.scale.volatility import VARIANCE_FLOOR, ewma_variance, log_returns
 
 
 def test_log_returns_first_is_zero_and_rest_by_hand() -> None:

@@ -10,9 +10,9 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from foxhunt.cli import main
-from foxhunt.data.bars import read_bars
-from foxhunt.data.calendar import clock_minutes, closed_time
-from foxhunt.data.demo import demo_bars
+from foxhunt.data.market.calendar import clock_minutes, closed_time
+from foxhunt.data.read.bars import read_bars
+from foxhunt.data.sources.demo import demo_bars
 from foxhunt.errors import DataError, InputError
 
 

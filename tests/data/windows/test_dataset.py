@@ -8,9 +8,9 @@ import pytest
 import torch
 from torch.utils.data import BatchSampler, DataLoader, SequentialSampler
 
-from foxhunt.data.calendar import known_features
-from foxhunt.data.features import compute_features, feature_spec
-from foxhunt.data.windows import WindowDataset, collate
+from foxhunt.data.features.table import compute_features, feature_spec
+from foxhunt.data.market.calendar import known_features
+from foxhunt.data.windows.dataset import WindowDataset, collate
 from foxhunt.model.batch import TFTBatch
 
 SPEC = feature_spec(10)
@@ -106,7 +106,7 @@ def test_stride_and_inference_mode(panel_features: pl.DataFrame) -> None:
 
 
 def test_scaler_inside_equals_apply_scaler_first(panel_features: pl.DataFrame) -> None:
-    from foxhunt.data.scaling import apply_scaler, fit_scaler
+    from foxhunt.data.scale.scaler import apply_scaler, fit_scaler
 
     params = fit_scaler(panel_features, SPEC)
     a = WindowDataset(apply_scaler(panel_features, params), SPEC, L, H)

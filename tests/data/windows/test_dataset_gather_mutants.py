@@ -16,9 +16,9 @@ import polars as pl
 import pytest
 import torch
 
-from foxhunt.data.features import FeatureSpec
-from foxhunt.data.scaling import ScalerParams
-from foxhunt.data.windows import WindowDataset, collate
+from foxhunt.data.features.table import FeatureSpec
+from foxhunt.data.scale.scaler import ScalerParams
+from foxhunt.data.windows.dataset import WindowDataset, collate
 from foxhunt.errors import DataError
 from foxhunt.model.batch import TFTBatch
 
@@ -228,7 +228,7 @@ def test_gap_windows_get_scheduled_and_scaled_decoder_rows() -> None:
 
 
 def test_with_target_scale_shares_arrays_and_leaves_the_original() -> None:
-    from foxhunt.data.target_scale import TargetScale
+    from foxhunt.data.scale.target import TargetScale
 
     ds = WindowDataset(_frame(), SPEC, L, H)
     scale = TargetScale.__new__(TargetScale)

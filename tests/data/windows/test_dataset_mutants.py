@@ -7,9 +7,9 @@ import polars as pl
 import pytest
 import torch
 
-from foxhunt.data.features import FeatureSpec
-from foxhunt.data.row_arrays import row_arrays
-from foxhunt.data.scaling import ScalerParams
+from foxhunt.data.features.table import FeatureSpec
+from foxhunt.data.scale.scaler import ScalerParams
+from foxhunt.data.windows.row_arrays import row_arrays
 from foxhunt.errors import DataError
 
 SPEC = FeatureSpec(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from foxhunt.data.features import compute_features
-from foxhunt.data.splits import split_by_time, split_sizes
+from foxhunt.data.features.table import compute_features
+from foxhunt.data.windows.splits import split_by_time, split_sizes
 from foxhunt.errors import DataError
 
 

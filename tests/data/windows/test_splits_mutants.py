@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from foxhunt.data.splits import split_bounds, split_by_time, split_sizes
+from foxhunt.data.windows.splits import split_bounds, split_by_time, split_sizes
 from foxhunt.errors import DataError
 
 

@@ -1,7 +1,7 @@
 """Decoder known inputs from the calendar, for windows whose next H rows are not the schedule.
 
 A window's decoder must describe the bar times the calendar schedules after its origin
-(:func:`foxhunt.data.calendar.project_bar_times`), not the bars that actually followed: a live
+(:func:`foxhunt.data.market.calendar.project_bar_times`), not the bars that actually followed: a live
 forecaster cannot know of a holiday or a data gap ahead. Almost every window of intraday data
 has the scheduled times as its next H rows and reads them from the table; this module finds the
 others and computes their decoder rows into a small side array.
@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 import torch
 
-from foxhunt.data.calendar import infer_interval, known_features, project_bar_times
+from foxhunt.data.market.calendar import infer_interval, known_features, project_bar_times
 
 GLOBEX = "globex"
 """The calendar of a symbol nobody named one for (and of runs from before calendars)."""

@@ -4,7 +4,7 @@ covariates (``--observed-cols``, ``--known-cols``, ``--static-cols``).
 A covariate ``x`` becomes ``obs__user_x``, ``known__user_x`` or ``static__user_x``: its value at
 the row's bar, cast to float32 and scaled like every input (training-split mean and std). The
 reader keeps these columns and refuses a missing, non-numeric or non-finite value with file,
-column and row (:func:`foxhunt.data.bars.read_bars`, ``keep``). Observed covariates are read up
+column and row (:func:`foxhunt.data.read.bars.read_bars`, ``keep``). Observed covariates are read up
 to the forecast origin only; known-future ones also at the decoder's bar times, which at
 forecast time come from *future rows* of the bars file: rows after a symbol's last bar with
 empty prices and the known columns filled (:func:`future_values`). Static covariates must be

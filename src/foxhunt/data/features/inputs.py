@@ -13,15 +13,15 @@ from pathlib import Path
 import polars as pl
 
 from foxhunt.config import DataConfig, RunConfig
-from foxhunt.data.bars import read_bars
-from foxhunt.data.calendar import KNOWN_FEATURES
-from foxhunt.data.covariates import covariate_columns, covariate_names
-from foxhunt.data.feature_sets import expression_columns, feature_names
-from foxhunt.data.instrument_table import load_instruments
-from foxhunt.data.read_options import options_of
-from foxhunt.data.static import STATIC_FEATURES
-from foxhunt.data.targets import target_extra_columns
-from foxhunt.data.validate import VALUE_COLUMNS
+from foxhunt.data.features.covariates import covariate_columns, covariate_names
+from foxhunt.data.features.sets import expression_columns, feature_names
+from foxhunt.data.features.static import STATIC_FEATURES
+from foxhunt.data.features.targets import target_extra_columns
+from foxhunt.data.market.calendar import KNOWN_FEATURES
+from foxhunt.data.market.instrument_table import load_instruments
+from foxhunt.data.read.bars import read_bars
+from foxhunt.data.read.options import options_of
+from foxhunt.data.read.validate import VALUE_COLUMNS
 from foxhunt.errors import InputError
 
 
@@ -68,7 +68,7 @@ def check_input_shape(cfg: RunConfig) -> None:
     if have != want:
         raise InputError(
             f"the model takes {have} static/historical/known inputs but the chosen features "
-            f"give {want}; set them with foxhunt.data.inputs.with_input_shape(config)"
+            f"give {want}; set them with foxhunt.data.features.inputs.with_input_shape(config)"
         )
 
 

@@ -1,7 +1,7 @@
 """The 210 observed (historical) features: causal polars expressions over one symbol's bars.
 
 Every expression here reads the current and earlier bars only. They are written for a single
-symbol's series; :func:`foxhunt.data.features.compute_features` evaluates each one
+symbol's series; :func:`foxhunt.data.features.table.compute_features` evaluates each one
 ``.over("symbol")`` so a panel never leaks across symbols. TA-Lib indicators come from
 ``polars-talib``; the rest are rolling polars expressions. All features are scale-free (log
 returns, ratios, oscillators rescaled to about [-1, 1], z-scores), so one model works across
@@ -20,7 +20,7 @@ import math
 import polars as pl
 import polars_talib as plta
 
-from foxhunt.data.calendar import trading_date
+from foxhunt.data.market.calendar import trading_date
 
 SYMBOL = "symbol"
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from foxhunt.data.observed import observed_features, partition_of
+from foxhunt.data.features.observed import observed_features, partition_of
 from foxhunt.errors import DataError, InputError
 
 MINIMAL: tuple[str, ...] = (

@@ -1,7 +1,7 @@
 """Static (per-symbol) features: 5 numbers from the symbol's instrument.
 
-The instrument comes from :func:`foxhunt.data.instruments.resolve` (the user's table, the
-built-in futures table :data:`foxhunt.data.futures.FUTURES`, then inference for stocks, ETFs,
+The instrument comes from :func:`foxhunt.data.market.instruments.resolve` (the user's table, the
+built-in futures table :data:`foxhunt.data.market.futures.FUTURES`, then inference for stocks, ETFs,
 spot FX, crypto and unknown symbols). This module keeps the older futures-only interface
 (:class:`ContractSpec`, :data:`CONTRACTS`, :func:`symbol_root`, :func:`static_values`) that the
 demo generator and ``compute_features(static_table=...)`` use.
@@ -13,9 +13,9 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from foxhunt.data.futures import FUTURES
-from foxhunt.data.instrument import ASSET_CLASSES, Instrument
-from foxhunt.data.instruments import futures_root
+from foxhunt.data.market.futures import FUTURES
+from foxhunt.data.market.instrument import ASSET_CLASSES, Instrument
+from foxhunt.data.market.instruments import futures_root
 from foxhunt.errors import DataError
 
 
@@ -28,7 +28,7 @@ class ContractSpec:
     point_value: float
     """Currency value of a one-point price move, per contract."""
     asset_class: int
-    """Code in :data:`foxhunt.data.instruments.ASSET_CLASSES` (0 equity index, 1 energy,
+    """Code in :data:`foxhunt.data.market.instruments.ASSET_CLASSES` (0 equity index, 1 energy,
     2 metals, 3 interest rates, 4 currencies, 5 agriculture, ...)."""
     session_hours: float
     """Typical hours traded per session (23 for most Globex products)."""
@@ -77,7 +77,7 @@ def symbol_root(symbol: str, table: Mapping[str, ContractSpec] | None = None) ->
 
     Raises:
         DataError: no root in ``table`` matches (stocks, ETFs, spot FX and crypto never match
-            a future: use :func:`foxhunt.data.instruments.resolve` for those).
+            a future: use :func:`foxhunt.data.market.instruments.resolve` for those).
     """
     table = CONTRACTS if table is None else table
     root = futures_root(symbol, table)

@@ -18,20 +18,20 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from foxhunt.config import DataConfig
-from foxhunt.data.bars import BAR_COLUMNS, VALUE_COLUMNS
-from foxhunt.data.calendar import KNOWN_FEATURES, known_features, trading_date
-from foxhunt.data.covariates import check_static, covariate_exprs, covariate_names
-from foxhunt.data.feature_sets import feature_names, selected_features
-from foxhunt.data.inputs import input_columns
-from foxhunt.data.instrument import Instrument
-from foxhunt.data.instruments import resolve_bars
-from foxhunt.data.observed import WARMUP, base_columns
-from foxhunt.data.static import STATIC_FEATURES, ContractSpec, static_table_for
-from foxhunt.data.targets import check_target_prices, target_exprs
+from foxhunt.data.features.covariates import check_static, covariate_exprs, covariate_names
+from foxhunt.data.features.inputs import input_columns
+from foxhunt.data.features.observed import WARMUP, base_columns
+from foxhunt.data.features.sets import feature_names, selected_features
+from foxhunt.data.features.static import STATIC_FEATURES, ContractSpec, static_table_for
+from foxhunt.data.features.targets import check_target_prices, target_exprs
+from foxhunt.data.market.calendar import KNOWN_FEATURES, known_features, trading_date
+from foxhunt.data.market.instrument import Instrument
+from foxhunt.data.market.instruments import resolve_bars
+from foxhunt.data.read.bars import BAR_COLUMNS, VALUE_COLUMNS
 from foxhunt.errors import DataError
 
 if TYPE_CHECKING:
-    from foxhunt.data.read_options import ReadOptions
+    from foxhunt.data.read.options import ReadOptions
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +125,7 @@ def feature_spec(horizon: int = 10, inputs: DataConfig | None = None) -> Feature
     Returns:
         The spec: the set's observed features then the observed covariates; the calendar
         then the known covariates; the instrument's then the static covariates.
-        ``warmup`` is :data:`foxhunt.data.observed.WARMUP` for every set.
+        ``warmup`` is :data:`foxhunt.data.features.observed.WARMUP` for every set.
     """
     if horizon < 1:
         raise ValueError(f"horizon must be >= 1, got {horizon}")
@@ -192,18 +192,18 @@ def compute_features(
     """Compute the run's features (:func:`feature_spec`) and targets from validated bars.
 
     Args:
-        bars: output of :func:`foxhunt.data.bars.read_bars` (sorted by symbol, ts).
+        bars: output of :func:`foxhunt.data.read.bars.read_bars` (sorted by symbol, ts).
         horizon: H, number of forward-return targets.
         with_targets: add ``target__h1..hH`` and drop each symbol's last H rows (whose
             targets are incomplete); False keeps every row after the warm-up.
         static_table: root -> :class:`ContractSpec`, replacing the built-in table for the
             static features (futures only; an unknown root raises). Prefer ``instruments``.
         instruments: the user's instrument table (root or symbol ->
-            :class:`~foxhunt.data.instruments.Instrument`, e.g. from
-            :func:`~foxhunt.data.instrument_table.load_instruments`, or a stored resolved
+            :class:`~foxhunt.data.market.instruments.Instrument`, e.g. from
+            :func:`~foxhunt.data.market.instrument_table.load_instruments`, or a stored resolved
             table), looked up before the built-in one. Each symbol's instrument gives its
             static features; unknown symbols are inferred with one warning each (see
-            :func:`foxhunt.data.instruments.resolve`). When given (``{}`` will do), each
+            :func:`foxhunt.data.market.instruments.resolve`). When given (``{}`` will do), each
             symbol's calendar also drives its known-future features and session VWAP; when
             None they follow the ``globex`` rule, as the decoder schedule of callers that pass
             no calendar does.
@@ -343,8 +343,8 @@ def write_features(
     Raises:
         InputError/DataError: bad bars, horizon or output path.
     """
-    from foxhunt.data.files import write_table
-    from foxhunt.data.instrument_table import load_instruments
+    from foxhunt.data.market.instrument_table import load_instruments
+    from foxhunt.data.read.files import write_table
 
     table = load_instruments(Path(instruments)) if instruments else {}
     frame, spec = read_bars_for_features(
@@ -382,7 +382,7 @@ def read_bars_for_features(
         InputError: ``horizon`` < 1.
         DataError: Bad or too few bars.
     """
-    from foxhunt.data.bars import read_bars
+    from foxhunt.data.read.bars import read_bars
     from foxhunt.errors import InputError
 
     if horizon < 1:

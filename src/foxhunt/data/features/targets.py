@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from foxhunt.data.validate import VALUE_COLUMNS
+from foxhunt.data.read.validate import VALUE_COLUMNS
 from foxhunt.errors import DataError
 
 RETURN = "return:"

@@ -1,6 +1,6 @@
 """Calendar features and bar-time projection, per trading calendar.
 
-Every function takes ``calendar=`` (a name of :data:`foxhunt.data.calendars.CALENDARS`, chosen
+Every function takes ``calendar=`` (a name of :data:`foxhunt.data.market.calendars.CALENDARS`, chosen
 per instrument by the instrument table). The default, ``globex``, is the CME Globex weekly rule
 without holidays: Sunday 17:00 to Friday 16:00 America/Chicago with a daily 16:00-17:00 CT
 halt; a *trading session* runs from 17:00 CT to 16:00 CT the next day and is named after the
@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import polars as pl
 
-from foxhunt.data.calendars import (
+from foxhunt.data.market.calendars import (
     DEFAULT_CALENDAR,
     Sessions,
     calendar_spec,
@@ -149,7 +149,7 @@ def known_features(ts: pl.Expr, calendar: str = DEFAULT_CALENDAR) -> list[pl.Exp
 
     Args:
         ts: a ``Datetime(time_zone="UTC")`` expression (the bar's open time).
-        calendar: the instrument's calendar (see :mod:`foxhunt.data.calendars`).
+        calendar: the instrument's calendar (see :mod:`foxhunt.data.market.calendars`).
 
     Returns:
         Ten ``Float64`` expressions aliased with the names in :data:`KNOWN_FEATURES`:

@@ -12,7 +12,7 @@ import re
 
 import polars as pl
 
-from foxhunt.data.static import symbol_root
+from foxhunt.data.features.static import symbol_root
 from foxhunt.errors import DataError
 
 _SUFFIX = re.compile(r"^([FGHJKMNQUVXZ]\d{1,2}|\.[cvn]\.\d+)$", re.IGNORECASE)

@@ -7,7 +7,7 @@ or override a root with the user's table (``--instruments FILE``, docs/data.md).
 
 from __future__ import annotations
 
-from foxhunt.data.instrument import Instrument
+from foxhunt.data.market.instrument import Instrument
 
 
 def _group(
@@ -163,4 +163,4 @@ FUTURES: dict[str, Instrument] = {
     ),
     **_group("equity_index", "eurex", "CHF", {"FSMI": (1.0, 10.0, 11500.0)}),
 }
-"""Root -> :class:`~foxhunt.data.instruments.Instrument` (``root`` equals the key)."""
+"""Root -> :class:`~foxhunt.data.market.instruments.Instrument` (``root`` equals the key)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from foxhunt.data.calendars import CALENDARS
+from foxhunt.data.market.calendars import CALENDARS
 from foxhunt.errors import DataError
 
 ASSET_CLASSES: tuple[str, ...] = (
@@ -42,7 +42,7 @@ class Instrument:
     asset_class: str
     """One of :data:`ASSET_CLASSES`."""
     calendar: str
-    """A name in :data:`foxhunt.data.calendars.CALENDARS`."""
+    """A name in :data:`foxhunt.data.market.calendars.CALENDARS`."""
     session_hours: float = 0.0
     """Typical hours traded per trading day; 0 means the calendar's typical hours."""
     typical_price: float = 0.0

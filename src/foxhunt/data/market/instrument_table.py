@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from foxhunt.data.instrument import Instrument
+from foxhunt.data.market.instrument import Instrument
 from foxhunt.errors import DataError
 
 REQUIRED = ("tick_size", "point_value", "asset_class", "calendar")

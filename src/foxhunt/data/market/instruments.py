@@ -2,9 +2,9 @@
 
 A symbol resolves to an :class:`Instrument` in this order (:func:`resolve`):
 
-1. the user's table (``--instruments FILE``, :func:`foxhunt.data.instrument_table.load_instruments`),
+1. the user's table (``--instruments FILE``, :func:`foxhunt.data.market.instrument_table.load_instruments`),
    by the exact symbol, then by its futures root;
-2. the built-in futures table (:data:`foxhunt.data.futures.FUTURES`) by root: ``ES``, ``ESZ4``,
+2. the built-in futures table (:data:`foxhunt.data.market.futures.FUTURES`) by root: ``ES``, ``ESZ4``,
    ``ESZ24``, ``ES.c.0``, ``ES_FUT``, ``6EH4`` all resolve to ``ES`` / ``6E``;
 3. inference from the symbol's shape: spot FX pairs (``GBPUSD``, ``GBP/USD``, ``EUR_USD``),
    crypto (``BTCUSD``, ``BTCUSDT``, ``BTC-PERP``, ``ETH/USDC``), ETFs and cash indices from a
@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from foxhunt.data.futures import FUTURES
-from foxhunt.data.instrument import Instrument
+from foxhunt.data.market.futures import FUTURES
+from foxhunt.data.market.instrument import Instrument
 from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)

@@ -5,19 +5,19 @@ Accepted layouts:
 * one file, a directory of files or a glob; each file one symbol or many (long format with a
   ``symbol`` column). Files are read lazily where the format allows and concatenated.
 * formats: parquet; CSV (``.csv``, ``.csv.gz``) in any dialect (``,`` ``;`` tab ``|``, header
-  or not, decimal comma; see :mod:`foxhunt.data.csv_dialect`); Databento DBN OHLCV
-  (``.dbn``, ``.dbn.zst``; see :mod:`foxhunt.data.dbn`).
+  or not, decimal comma; see :mod:`foxhunt.data.read.csv_dialect`); Databento DBN OHLCV
+  (``.dbn``, ``.dbn.zst``; see :mod:`foxhunt.data.read.dbn`).
 * column names as vendors spell them (TradeStation, MetaTrader, Kibot, NinjaTrader,
-  Dukascopy, Binance, Databento; see :mod:`foxhunt.data.columns`), including separate date and
+  Dukascopy, Binance, Databento; see :mod:`foxhunt.data.read.columns`), including separate date and
   time columns. Other columns are listed in one warning and returned as ``LoadedBars.extra``.
 * timestamps as datetimes, dates, text in many spellings or integer epochs (s, ms, us, ns;
-  see :mod:`foxhunt.data.timestamps`). **Naive timestamps are wall-clock times in ``tz``**
+  see :mod:`foxhunt.data.read.timestamps`). **Naive timestamps are wall-clock times in ``tz``**
   (default UTC, with a warning naming the file). Everything ends up ``Datetime("us", "UTC")``.
 * no volume column: volume is 0.0 (one warning naming the file).
 * symbol from a symbol column, else the leading run of letters and digits of the file name,
   upper-cased (``ES_FUT_small.parquet`` -> ``ES``). Contract codes become their root with the
   code kept in a ``contract`` column (``ESZ4.GLBX_5min_bars_20241001_20241031.csv`` -> symbol
-  ``ES``, contract ``ESZ4``; see :mod:`foxhunt.data.contracts`). This applies to symbols that
+  ``ES``, contract ``ESZ4``; see :mod:`foxhunt.data.market.contracts`). This applies to symbols that
   are names (the file name, a DBN file's symbology), not to a symbol column, which is kept as
   written; and not when one DBN file holds several contracts of one root.
 
@@ -35,18 +35,18 @@ from pathlib import Path
 
 import polars as pl
 
-from foxhunt.data.file_read import read_file
-from foxhunt.data.files import resolve_table_paths
-from foxhunt.data.instrument import Instrument
-from foxhunt.data.read_checks import (
+from foxhunt.data.market.instrument import Instrument
+from foxhunt.data.read.checks import (
     check_future_after_bars,
     check_kept,
     check_min_bars,
 )
-from foxhunt.data.read_options import ReadOptions
-from foxhunt.data.resample import aggregate_bars
-from foxhunt.data.time_axis import check_time_axis
-from foxhunt.data.validate import (
+from foxhunt.data.read.file_read import read_file
+from foxhunt.data.read.files import resolve_table_paths
+from foxhunt.data.read.options import ReadOptions
+from foxhunt.data.read.resample import aggregate_bars
+from foxhunt.data.read.time_axis import check_time_axis
+from foxhunt.data.read.validate import (
     BAR_COLUMNS,
     CONTRACT_COLUMN,
     FILE_COLUMN,
@@ -55,8 +55,8 @@ from foxhunt.data.validate import (
     VALUE_COLUMNS,
     validate_bars,
 )
-from foxhunt.data.vendors import guess_from_name, guess_lines
-from foxhunt.data.zones import parse_zone
+from foxhunt.data.read.vendors import guess_from_name, guess_lines
+from foxhunt.data.read.zones import parse_zone
 
 __all__ = [
     "BAR_COLUMNS",
@@ -114,7 +114,7 @@ class LoadedBars:
 
 
 def symbol_from_filename(path: Path) -> str:
-    """The symbol of a file without a symbol column (:func:`foxhunt.data.vendors.guess_from_name`:
+    """The symbol of a file without a symbol column (:func:`foxhunt.data.read.vendors.guess_from_name`:
     ``DAT_ASCII_EURUSD_M1_2018.csv`` -> ``EURUSD``, ``F_CL.txt`` -> ``F_CL``, ``ES_FUT.parquet``
     -> ``ES``, ``btc-perp-2022.csv`` -> ``BTC-PERP``)."""
     return guess_from_name(path).symbol
@@ -140,7 +140,7 @@ def load_bars(
             (False); None decides from the data and the vendor convention, logging the guess.
         keep: extra columns to keep as Float64 after the bar columns (a file without one
             raises); text that is not a number becomes null.
-        options: the user's explicit choices (:class:`~foxhunt.data.read_options.ReadOptions`).
+        options: the user's explicit choices (:class:`~foxhunt.data.read.options.ReadOptions`).
 
     Returns:
         The normalised bars in file order, with provenance columns.
@@ -197,7 +197,7 @@ def read_bars(
         tz: zone of naive timestamps (see :func:`load_bars`).
         dayfirst: force day-first/month-first for ambiguous text dates (see :func:`load_bars`).
         allow_outliers: keep implausible bars (two interleaved price levels, prices off by
-            orders of magnitude, implausible one-bar moves; :mod:`foxhunt.data.plausibility`),
+            orders of magnitude, implausible one-bar moves; :mod:`foxhunt.data.read.plausibility`),
             with one warning per file giving their count, instead of refusing the first.
         keep: extra numeric columns to keep (the user's covariates; ``docs/data.md``), checked
             like prices: a missing, non-numeric or non-finite value raises.
@@ -208,7 +208,7 @@ def read_bars(
         future_cols: the kept columns future rows must fill (the known-future ones).
         options: the user's explicit choices (symbol, columns, timestamp format and zone,
             ``bar_minutes`` aggregation, ``allow_odd_times``;
-            :class:`~foxhunt.data.read_options.ReadOptions`).
+            :class:`~foxhunt.data.read.options.ReadOptions`).
         instruments: the user's instrument table: the calendars the time axis is judged by
             and ``bar_minutes`` buckets follow (else each symbol's built-in or inferred one).
 
@@ -223,7 +223,7 @@ def read_bars(
             ``high < max(open, close)``, ``low > min(open, close)``, duplicate bar, fewer
             than ``min_bars`` bars for a symbol, (unless ``allow_outliers``) an implausible
             bar, or (unless ``options.allow_odd_times``) a time axis that looks wrong
-            (:mod:`foxhunt.data.time_axis`). The message names file, column, row and time.
+            (:mod:`foxhunt.data.read.time_axis`). The message names file, column, row and time.
     """
     keep = tuple(keep)
     loaded = load_bars(path, tz=tz, dayfirst=dayfirst, keep=keep, options=options)

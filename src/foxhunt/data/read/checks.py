@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from foxhunt.data.columns import canonical_name
-from foxhunt.data.validate import FILE_COLUMN as _FILE
-from foxhunt.data.validate import ROW_COLUMN as _ROW
+from foxhunt.data.read.columns import canonical_name
+from foxhunt.data.read.validate import FILE_COLUMN as _FILE
+from foxhunt.data.read.validate import ROW_COLUMN as _ROW
 from foxhunt.errors import DataError
 
 if TYPE_CHECKING:
-    from foxhunt.data.bars import LoadedBars
+    from foxhunt.data.read.bars import LoadedBars
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ def check_future_after_bars(loaded: LoadedBars, rows: pl.DataFrame, bars: pl.Dat
 
 def check_kept(loaded: LoadedBars, keep: tuple[str, ...]) -> None:
     """A missing, non-numeric or non-finite value in a kept column, named by file/column/row."""
-    from foxhunt.data.validate import _raw_value as raw_value
+    from foxhunt.data.read.validate import _raw_value as raw_value
 
     for c in keep:
         hit = loaded.frame.filter(~pl.col(c).is_finite().fill_null(False)).head(1)

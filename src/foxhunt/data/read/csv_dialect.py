@@ -28,7 +28,7 @@ from pathlib import Path
 
 import polars as pl
 
-from foxhunt.data.files import zip_member
+from foxhunt.data.read.files import zip_member
 from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)
@@ -178,7 +178,7 @@ def scan_csv_text(path: Path, dialect: CsvDialect, numeric: tuple[str, ...] = ()
     """The columns of a CSV bar file as text (we cast ourselves, so a bad value keeps its row),
     except ``numeric`` ones, read as Float64: several times faster on millions of rows; a bad
     number then fails the whole read, and the caller reads the file again all as text to name
-    it (:func:`foxhunt.data.bars.load_bars`)."""
+    it (:func:`foxhunt.data.read.bars.load_bars`)."""
     kwargs = {
         "separator": dialect.delimiter,
         "has_header": dialect.has_header,

@@ -3,7 +3,7 @@ timestamps in UTC, its symbol, and what was guessed on the way (:class:`FileRead
 
 The price and volume columns of delimited text are read as numbers first (several times
 faster on millions of rows); when a value is not a number, the file is read again all as text
-so that the error names its row (:func:`foxhunt.data.validate.validate_bars`).
+so that the error names its row (:func:`foxhunt.data.read.validate.validate_bars`).
 """
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ from pathlib import Path
 
 import polars as pl
 
-from foxhunt.data.columns import ColumnMap, map_columns
-from foxhunt.data.contracts import split_contracts
-from foxhunt.data.files import table_kind
-from foxhunt.data.read_checks import kept_name, unknown_volume
-from foxhunt.data.read_options import ReadOptions
-from foxhunt.data.scan import first_line, scan_table
-from foxhunt.data.timestamps import Times, formatted_expr, text_timestamp_expr, timestamp_expr
-from foxhunt.data.validate import FILE_COLUMN, PRICE_COLUMNS, ROW_COLUMN, VALUE_COLUMNS
-from foxhunt.data.vendors import guess_from_name
-from foxhunt.data.zones import parse_zone
+from foxhunt.data.market.contracts import split_contracts
+from foxhunt.data.read.checks import kept_name, unknown_volume
+from foxhunt.data.read.columns import ColumnMap, map_columns
+from foxhunt.data.read.files import table_kind
+from foxhunt.data.read.options import ReadOptions
+from foxhunt.data.read.scan import first_line, scan_table
+from foxhunt.data.read.timestamps import Times, formatted_expr, text_timestamp_expr, timestamp_expr
+from foxhunt.data.read.validate import FILE_COLUMN, PRICE_COLUMNS, ROW_COLUMN, VALUE_COLUMNS
+from foxhunt.data.read.vendors import guess_from_name
+from foxhunt.data.read.zones import parse_zone
 from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)

@@ -20,17 +20,17 @@ from typing import Any
 
 import polars as pl
 
-from foxhunt.data.bars import LoadedBars, load_bars, validate_bars
-from foxhunt.data.calendar import closed_time, infer_interval, trading_date
-from foxhunt.data.instrument import Instrument
-from foxhunt.data.instrument_table import load_instruments
-from foxhunt.data.instruments import calendar_of, infer_instrument, lookup
-from foxhunt.data.observed import WARMUP
-from foxhunt.data.read_options import ReadOptions
-from foxhunt.data.time_axis import CITY_ZONES, find_problems
-from foxhunt.data.timestamps import local_to_utc
-from foxhunt.data.validate import FILE_COLUMN
-from foxhunt.data.vendors import guess_lines
+from foxhunt.data.features.observed import WARMUP
+from foxhunt.data.market.calendar import closed_time, infer_interval, trading_date
+from foxhunt.data.market.instrument import Instrument
+from foxhunt.data.market.instrument_table import load_instruments
+from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
+from foxhunt.data.read.bars import LoadedBars, load_bars, validate_bars
+from foxhunt.data.read.options import ReadOptions
+from foxhunt.data.read.time_axis import CITY_ZONES, find_problems
+from foxhunt.data.read.timestamps import local_to_utc
+from foxhunt.data.read.validate import FILE_COLUMN
+from foxhunt.data.read.vendors import guess_lines
 from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)
@@ -100,7 +100,7 @@ def summarize(
     """One dict per symbol describing its bars (rows with a null timestamp are ignored).
 
     Args:
-        loaded: bars from :func:`foxhunt.data.bars.load_bars`.
+        loaded: bars from :func:`foxhunt.data.read.bars.load_bars`.
         closed: a closed-hours test for every symbol; None: each symbol's own calendar (its
             instrument's: the user's table, the built-in one, or inferred from the symbol).
         instruments: the user's instrument table, looked up first.
@@ -201,7 +201,7 @@ def inspect_report(
 
     Args:
         path: bars file, directory or glob.
-        tz: zone of naive timestamps (see :func:`foxhunt.data.bars.load_bars`).
+        tz: zone of naive timestamps (see :func:`foxhunt.data.read.bars.load_bars`).
         instruments: the user's instrument table file (calendars per symbol).
         allow_outliers: judge implausible bars valid (one warning per file with their count).
         options: the user's read options (``--symbol``, ``--columns``, ``--ts-format``,
@@ -209,7 +209,7 @@ def inspect_report(
 
     Returns:
         ``path``, ``files``, ``valid``, ``error`` (the validation message or None),
-        ``time_axis`` (one line per time-axis problem, :mod:`foxhunt.data.time_axis`),
+        ``time_axis`` (one line per time-axis problem, :mod:`foxhunt.data.read.time_axis`),
         ``guesses`` (what was guessed and the flag that changes it, deduplicated),
         ``features_min_bars``, ``too_short_for_features`` and one summary per symbol.
         ``valid`` is True only when there is no error and no time-axis problem (or

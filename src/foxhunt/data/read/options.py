@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from foxhunt.data.columns import parse_columns
-from foxhunt.data.timestamps import EPOCH_FORMATS
-from foxhunt.data.zones import parse_zone
+from foxhunt.data.read.columns import parse_columns
+from foxhunt.data.read.timestamps import EPOCH_FORMATS
+from foxhunt.data.read.zones import parse_zone
 from foxhunt.errors import DataError
 
 if TYPE_CHECKING:
@@ -33,8 +33,8 @@ class ReadOptions:
         ts_format: how timestamps are written: ``epoch-s|ms|us|ns``, ``yyyymmdd`` or a
             strftime format (``%Y%m%d %H%M%S``).
         bar_minutes: aggregate the bars to K-minute OHLCV bars when read
-            (:mod:`foxhunt.data.resample`).
-        allow_odd_times: keep bars whose time axis looks wrong (:mod:`foxhunt.data.time_axis`)
+            (:mod:`foxhunt.data.read.resample`).
+        allow_odd_times: keep bars whose time axis looks wrong (:mod:`foxhunt.data.read.time_axis`)
             with a warning instead of refusing them.
     """
 

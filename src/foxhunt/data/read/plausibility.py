@@ -1,6 +1,6 @@
 """Plausibility: valid bars that no market prints, found per symbol at load.
 
-Validity (:mod:`foxhunt.data.validate`) asks whether each row can be a bar; plausibility asks
+Validity (:mod:`foxhunt.data.read.validate`) asks whether each row can be a bar; plausibility asks
 whether a symbol's series can be a market. On bars sorted by (symbol, ts), after validity:
 
 * **interleaved**: the closes sit at two price levels with an empty band between them that the

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from foxhunt.data.calendar import infer_interval, trading_date
-from foxhunt.data.instruments import calendar_of
-from foxhunt.data.validate import BAR_COLUMNS
+from foxhunt.data.market.calendar import infer_interval, trading_date
+from foxhunt.data.market.instruments import calendar_of
+from foxhunt.data.read.validate import BAR_COLUMNS
 from foxhunt.errors import DataError
 
 if TYPE_CHECKING:
-    from foxhunt.data.instrument import Instrument
+    from foxhunt.data.market.instrument import Instrument
 
 _DAY = "__day"
 _BUCKET = "__bucket"

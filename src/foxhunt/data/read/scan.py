@@ -13,9 +13,9 @@ from pathlib import Path
 
 import polars as pl
 
-from foxhunt.data.csv_dialect import CsvDialect, header_names, scan_csv_text, sniff_csv
-from foxhunt.data.dbn import read_dbn
-from foxhunt.data.files import table_kind, zip_member
+from foxhunt.data.read.csv_dialect import CsvDialect, header_names, scan_csv_text, sniff_csv
+from foxhunt.data.read.dbn import read_dbn
+from foxhunt.data.read.files import table_kind, zip_member
 from foxhunt.errors import DataError
 
 
@@ -54,7 +54,7 @@ def scan_table(
     Args:
         path: the file.
         numeric: for CSV, given the column names, the columns to read as Float64 rather than
-            text (:func:`foxhunt.data.csv_dialect.scan_csv_text`); None: all text.
+            text (:func:`foxhunt.data.read.csv_dialect.scan_csv_text`); None: all text.
 
     Raises:
         DataError: the file is empty, of an unknown kind, or unreadable.

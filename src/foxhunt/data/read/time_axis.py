@@ -6,7 +6,7 @@ file read as one bar a day. Per symbol, after validation (:func:`find_problems`)
 
 * ``years``: a bar before 1980 or after tomorrow (:data:`EARLIEST`, :data:`FUTURE_SLACK`);
 * ``interval``: the bar interval differs from the one the file name claims (``M1``, ``5min``,
-  :mod:`foxhunt.data.vendors`), or one bar per trading day where the name claims intraday bars;
+  :mod:`foxhunt.data.read.vendors`), or one bar per trading day where the name claims intraday bars;
 * ``closed``: more than :data:`CLOSED_SHARE_MAX` of the bars fall where the symbol's calendar
   is closed;
 * ``zone``: naive timestamps read in a guessed zone (UTC, or a vendor's clock) while another
@@ -30,14 +30,14 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from foxhunt.data.calendar import closed_time, infer_interval
-from foxhunt.data.instruments import calendar_of
-from foxhunt.data.zones import fixed_offset_name, local_to_utc, utc_to_local
+from foxhunt.data.market.calendar import closed_time, infer_interval
+from foxhunt.data.market.instruments import calendar_of
+from foxhunt.data.read.zones import fixed_offset_name, local_to_utc, utc_to_local
 from foxhunt.errors import DataError
 
 if TYPE_CHECKING:
-    from foxhunt.data.bars import LoadedBars
-    from foxhunt.data.instrument import Instrument
+    from foxhunt.data.market.instrument import Instrument
+    from foxhunt.data.read.bars import LoadedBars
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ def find_problems(
         now: the wall clock (tests pin it); None: now.
     """
     now = now or datetime.now(UTC)
-    from foxhunt.data.validate import FILE_COLUMN
+    from foxhunt.data.read.validate import FILE_COLUMN
 
     first_file = dict(loaded.frame.group_by("symbol").agg(pl.col(FILE_COLUMN).min()).iter_rows())
     out: list[str] = []

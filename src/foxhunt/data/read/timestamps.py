@@ -23,7 +23,7 @@ from pathlib import Path
 
 import polars as pl
 
-from foxhunt.data.zones import local_to_utc
+from foxhunt.data.read.zones import local_to_utc
 from foxhunt.errors import DataError
 
 __all__ = ["Times", "local_to_utc", "text_timestamp_expr", "timestamp_expr"]

@@ -3,7 +3,7 @@
 Checks, in order: null or unparsable timestamp, missing symbol, missing or non-numeric value,
 NaN/inf, non-positive price, negative volume, ``high < max(open, close)``,
 ``low > min(open, close)``; then, sorted by (symbol, ts): duplicate bars and too few bars per
-symbol; then plausibility (:mod:`foxhunt.data.plausibility`: two interleaved price levels,
+symbol; then plausibility (:mod:`foxhunt.data.read.plausibility`: two interleaved price levels,
 prices off by orders of magnitude, implausible one-bar moves), refused unless
 ``allow_outliers``. Rows are 0-based data rows of the file (header not counted), as
 pandas/polars number them.
@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from foxhunt.data import plausibility
-from foxhunt.data.files import is_readable
-from foxhunt.data.scan import scan_table
+from foxhunt.data.read import plausibility
+from foxhunt.data.read.files import is_readable
+from foxhunt.data.read.scan import scan_table
 from foxhunt.errors import DataError
 
 if TYPE_CHECKING:
-    from foxhunt.data.bars import LoadedBars
+    from foxhunt.data.read.bars import LoadedBars
 
 log = logging.getLogger(__name__)
 
@@ -276,7 +276,7 @@ def validate_bars(
         loaded: output of :func:`load_bars`.
         min_bars: smallest acceptable number of bars per symbol, or None.
         min_bars_reason: how ``min_bars`` was made up, shown in the error message.
-        allow_outliers: keep implausible bars (:mod:`foxhunt.data.plausibility`) with one
+        allow_outliers: keep implausible bars (:mod:`foxhunt.data.read.plausibility`) with one
             warning per file giving their count, instead of refusing the first.
 
     Returns:

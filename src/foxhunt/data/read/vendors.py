@@ -11,7 +11,7 @@ A file without a symbol column takes its symbol from its name; some vendors' nam
   ``ES``), a perpetual keeping its marker (``btc-perp-2022.csv`` -> ``BTC-PERP``).
 
 An interval token in the name (``5min``, ``1m``, ``m1``, ``H1``, ``D1``, ``daily``) is what the
-file claims to hold; the time-axis check (:mod:`foxhunt.data.time_axis`) compares it with the
+file claims to hold; the time-axis check (:mod:`foxhunt.data.read.time_axis`) compares it with the
 bars. Every such guess can be overridden (``--symbol``, ``--tz``).
 """
 

@@ -23,16 +23,16 @@ import numpy as np
 import torch
 
 from foxhunt.config import RunConfig
-from foxhunt.data.features import FeatureSpec
-from foxhunt.data.scaling import ScalerParams
-from foxhunt.data.target_scale import (
+from foxhunt.data.features.table import FeatureSpec
+from foxhunt.data.scale.scaler import ScalerParams
+from foxhunt.data.scale.target import (
     RETURN_FEATURE,
     SEASON_BUCKETS,
     TOD_FEATURES,
     TargetScale,
     tod_bucket,
 )
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.windows.dataset import WindowDataset
 
 log = logging.getLogger(__name__)
 

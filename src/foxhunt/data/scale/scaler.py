@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from foxhunt.data.features import FeatureSpec
+from foxhunt.data.features.table import FeatureSpec
 from foxhunt.errors import DataError
 
 MIN_STD = 1e-12

@@ -4,11 +4,11 @@ The network predicts quantiles of *standardised* cumulative log returns ``z = y 
 scale is reapplied outside the network (:meth:`TargetScale.to_returns`). Two scales:
 
 * ``global``: ``scale[h] = target_std[h]``, the training split's std of the h-bar return (the
-  behaviour of every run trained before this option; ``data/scaling.py``).
+  behaviour of every run trained before this option; ``data/scale/scaler.py``).
 * ``window``: ``scale[b, h] = sigma_b * sqrt(h)``, where ``sigma_b**2`` is the exponentially
   weighted variance of the one-bar log returns of window ``b``'s encoder bars, up to and
   including the origin (RiskMetrics with normalised weights, as
-  :func:`foxhunt.data.volatility.ewma_variance` without ``initial``). This is what
+  :func:`foxhunt.data.scale.volatility.ewma_variance` without ``initial``). This is what
   pytorch-forecasting's ``EncoderNormalizer`` does: the scale is a function of the encoder
   alone, so training, ``evaluate``, ``predict`` and the streaming ``Forecaster`` compute the
   same number from the same bars, and it never sees a bar after the origin. It is floored at
@@ -44,9 +44,9 @@ import torch
 from torch import Tensor
 
 from foxhunt.config import DataConfig, TargetScaleMode
-from foxhunt.data.features import FeatureSpec
-from foxhunt.data.scaling import ScalerParams
-from foxhunt.data.volatility import VARIANCE_FLOOR
+from foxhunt.data.features.table import FeatureSpec
+from foxhunt.data.scale.scaler import ScalerParams
+from foxhunt.data.scale.volatility import VARIANCE_FLOOR
 
 log = logging.getLogger(__name__)
 
@@ -247,7 +247,7 @@ def reverting_variance(
 def ewma_last(returns: Tensor, decay: float) -> Tensor:
     """The EWMA variance after the last of each row's returns, with normalised weights.
 
-    Equals ``ewma_variance(r, decay)[-1]`` (no ``initial``) of :mod:`foxhunt.data.volatility`
+    Equals ``ewma_variance(r, decay)[-1]`` (no ``initial``) of :mod:`foxhunt.data.scale.volatility`
     for every row, vectorised over the batch.
 
     Args:
@@ -255,7 +255,7 @@ def ewma_last(returns: Tensor, decay: float) -> Tensor:
         decay: in (0, 1).
 
     Returns:
-        (B,) float64, floored at :data:`~foxhunt.data.volatility.VARIANCE_FLOOR`.
+        (B,) float64, floored at :data:`~foxhunt.data.scale.volatility.VARIANCE_FLOOR`.
     """
     if not 0.0 < decay < 1.0:
         raise ValueError(f"decay must be in (0, 1), got {decay}")

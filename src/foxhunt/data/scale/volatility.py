@@ -3,7 +3,7 @@
 One home for the RiskMetrics-style exponentially weighted variance that the classical baselines
 (EWMA, time-of-week x EWMA) and the per-window target scale both need. Every function here is
 causal: the value at row ``t`` uses returns at rows ``<= t`` only, so truncating the future never
-changes the past (tests/data/test_volatility.py checks it).
+changes the past (tests/data/scale/test_volatility.py checks it).
 """
 
 from __future__ import annotations

@@ -26,10 +26,10 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import polars as pl
 
-from foxhunt.data.bars import BAR_COLUMNS
-from foxhunt.data.calendar import EXCHANGE_TZ, SESSION_MINUTES, SESSION_OPEN
-from foxhunt.data.files import write_table
-from foxhunt.data.static import CONTRACTS, symbol_root
+from foxhunt.data.features.static import CONTRACTS, symbol_root
+from foxhunt.data.market.calendar import EXCHANGE_TZ, SESSION_MINUTES, SESSION_OPEN
+from foxhunt.data.read.bars import BAR_COLUMNS
+from foxhunt.data.read.files import write_table
 from foxhunt.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -108,7 +108,7 @@ def demo_bars(
         n_bars: number of bars.
         seed: seed of numpy's ``Generator``; the same seed gives the same bars.
         symbol: symbol written in the ``symbol`` column; its root (see
-            :func:`foxhunt.data.static.symbol_root`) sets the tick size and price level.
+            :func:`foxhunt.data.features.static.symbol_root`) sets the tick size and price level.
         start: first trading day (YYYY-MM-DD); its session opens 17:00 CT the evening before.
             A weekend date starts on the next Monday.
 

@@ -98,7 +98,7 @@ def write_index_daily(out: Path) -> pl.DataFrame:
         DataError: ``arch`` is not installed.
         InputError: bad output path.
     """
-    from foxhunt.data.files import write_table
+    from foxhunt.data.read.files import write_table
 
     bars = index_daily_bars()
     write_table(bars, Path(out))

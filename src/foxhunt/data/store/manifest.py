@@ -30,7 +30,7 @@ from typing import Any
 import polars as pl
 
 from foxhunt import __version__
-from foxhunt.data.features import FeatureSpec, feature_spec
+from foxhunt.data.features.table import FeatureSpec, feature_spec
 from foxhunt.errors import DataError
 
 FORMAT = "foxhunt-feature-store"

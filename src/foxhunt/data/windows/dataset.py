@@ -12,17 +12,17 @@ row t; its batch is gathered on demand:
 * target:     ``target__h1..hH`` at row t      -> [B, H]   (log(close[t+h]/close[t]), scaled)
 
 Targets are divided by the training std per horizon; a dataset given a
-:class:`~foxhunt.data.target_scale.TargetScale` (:meth:`WindowDataset.with_target_scale`, what
+:class:`~foxhunt.data.scale.target.TargetScale` (:meth:`WindowDataset.with_target_scale`, what
 training does) gives them divided by that scale instead (per window: its encoder's volatility).
 
 The decoder's known-future inputs describe the bar times the calendar schedules after the
-origin (:func:`foxhunt.data.calendar.project_bar_times`), not the bars that actually followed:
+origin (:func:`foxhunt.data.market.calendar.project_bar_times`), not the bars that actually followed:
 a live forecaster cannot know of a holiday or a data gap ahead, so neither may a training window
 or a past origin in ``predict``. Where the next H rows are the scheduled times (almost every
 window of intraday data) they are read from the table; the other windows get their decoder
 rows from a small side array (``calendar_windows``; computed in
-:mod:`foxhunt.data.calendar_decoder`). The row arrays come from
-:func:`foxhunt.data.row_arrays.row_arrays` (still importable from here).
+:mod:`foxhunt.data.features.calendar_decoder`). The row arrays come from
+:func:`foxhunt.data.windows.row_arrays.row_arrays` (still importable from here).
 
 Host memory is O(rows x features), not O(windows x window length x features).
 """
@@ -37,11 +37,11 @@ import polars as pl
 import torch
 from torch.utils.data import Dataset
 
-from foxhunt.data.calendar_decoder import GLOBEX, calendar_decoder_known
-from foxhunt.data.features import FeatureSpec
-from foxhunt.data.row_arrays import row_arrays
-from foxhunt.data.scaling import ScalerParams
-from foxhunt.data.target_scale import TargetScale
+from foxhunt.data.features.calendar_decoder import GLOBEX, calendar_decoder_known
+from foxhunt.data.features.table import FeatureSpec
+from foxhunt.data.scale.scaler import ScalerParams
+from foxhunt.data.scale.target import TargetScale
+from foxhunt.data.windows.row_arrays import row_arrays
 from foxhunt.errors import DataError
 from foxhunt.model.batch import TFTBatch
 
@@ -65,7 +65,7 @@ class WindowDataset(Dataset):
             (same result as ``apply_scaler`` first, without a scaled copy of the table).
             Without it the frame holds the model's inputs as they are, and the decoder rows
             computed from the calendar are left unscaled too.
-        calendars: symbol -> calendar name (:data:`foxhunt.data.calendars.CALENDARS`) that
+        calendars: symbol -> calendar name (:data:`foxhunt.data.market.calendars.CALENDARS`) that
             schedules each symbol's decoder bar times; a symbol not in it (or None) follows
             ``globex``. Must be the calendars its known features were computed with.
 

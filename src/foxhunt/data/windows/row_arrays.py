@@ -1,6 +1,6 @@
 """A feature table's rows as contiguous row-major float32 arrays, scaled while they are filled.
 
-:class:`~foxhunt.data.windows.WindowDataset` holds these arrays (historical, known, static,
+:class:`~foxhunt.data.windows.dataset.WindowDataset` holds these arrays (historical, known, static,
 targets) and gathers windows from them on demand; the feature store's window cache writes the
 same arrays to ``.npy`` files (:mod:`foxhunt.data.store.cache`). Filling column by column keeps
 the only full-size allocation the result: there is no scaled copy of the table.
@@ -14,8 +14,8 @@ import numpy as np
 import polars as pl
 import torch
 
-from foxhunt.data.features import FeatureSpec
-from foxhunt.data.scaling import ScalerParams
+from foxhunt.data.features.table import FeatureSpec
+from foxhunt.data.scale.scaler import ScalerParams
 from foxhunt.errors import DataError
 
 

@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.windows.dataset import WindowDataset
 
 __all__ = ["SCOPES", "WindowScope", "before_end", "end_text"]
 
