@@ -351,9 +351,9 @@ def score_baselines(prepared: Any, cfg: Any) -> dict[str, dict[str, float]]:
     builds ``baselines.json``)."""
     import torch
 
-    from foxhunt.artifacts.baselines import recent_return_quantiles
+    from foxhunt.baselines.empirical import EmpiricalQuantiles, zero_forecast
+    from foxhunt.baselines.fit import recent_return_quantiles
     from foxhunt.data.scale.scaler import unscale_targets
-    from foxhunt.infer.baselines import EmpiricalQuantiles, zero_forecast
     from foxhunt.infer.evaluate import QuantileScores
 
     q, h = tuple(cfg.model.quantiles), cfg.model.horizon

@@ -33,9 +33,9 @@ from typing import Any
 import torch
 
 from foxhunt.artifacts.calibration import Calibration, QuantileMap
+from foxhunt.baselines.empirical import load_baselines
 from foxhunt.data.pipeline import prepare_training_data
 from foxhunt.data.scale.scaler import unscale_targets
-from foxhunt.infer.baselines import load_baselines
 from foxhunt.infer.evaluate import baseline_forecasts
 from foxhunt.infer.quantiles import quantile_map
 from foxhunt.infer.scores import QuantileScores

@@ -41,12 +41,12 @@ import torch
 from scipy.stats import norm
 
 from foxhunt.artifacts.rundir import load_model_dir
+from foxhunt.baselines.empirical import load_empirical
 from foxhunt.config import preset
 from foxhunt.data.pipeline import prepare_training_data
 from foxhunt.data.scale.scaler import unscale_targets
 from foxhunt.data.scale.volatility import ewma_variance, log_returns
 from foxhunt.data.windows.dataset import WindowDataset
-from foxhunt.infer.baselines import load_empirical
 from foxhunt.infer.evaluate import QuantileScores
 from foxhunt.infer.quantiles import QuantileMap, quantile_map, tft_quantiles
 from foxhunt.train.run import run_training

@@ -28,11 +28,11 @@ from typing import Any
 import polars as pl
 import torch
 
+from foxhunt.baselines.empirical import load_baselines
 from foxhunt.config import preset
 from foxhunt.data.pipeline import prepare_training_data
 from foxhunt.data.scale.choice import resolve_target_scale
 from foxhunt.data.scale.scaler import unscale_targets
-from foxhunt.infer.baselines import load_baselines
 from foxhunt.infer.evaluate import baseline_forecasts, score, verdicts
 from foxhunt.infer.quantiles import QuantileMap, quantile_map, tft_quantiles
 from foxhunt.infer.scores import QuantileScores

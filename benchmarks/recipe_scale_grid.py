@@ -11,7 +11,7 @@ encoder returns only, as :class:`foxhunt.data.scale.target.TargetScale` computes
 
 Each is scored (mean pinball, log-return units) on the training windows (what a run may choose
 by) and on the validation windows, next to ``foxhunt evaluate``'s EWMA and GARCH baselines
-(fitted as a run fits them: ``artifacts/baselines.py``) on the same validation windows.
+(fitted as a run fits them: ``baselines/fit.py``) on the same validation windows.
 
 ``--split test`` (read once, for the final report) scores only three candidates on the test
 split: ``old`` (decay 0.94, no reversion: the start before this recipe), ``fixed`` (0.94, 0.9)
@@ -30,15 +30,15 @@ from pathlib import Path
 
 import numpy as np
 
-from foxhunt.artifacts.baselines import fit_baselines
+from foxhunt.baselines.empirical import EmpiricalQuantiles
+from foxhunt.baselines.fit import fit_baselines
+from foxhunt.baselines.forecasts import classical_forecasts, simple_forecasts
 from foxhunt.config import preset
 from foxhunt.data.pipeline import calendars_of, prepare_training_data
 from foxhunt.data.scale.choice import choose_target_scale
 from foxhunt.data.scale.scaler import unscale_targets
 from foxhunt.data.scale.target import RETURN_FEATURE
 from foxhunt.data.windows.dataset import WindowDataset
-from foxhunt.infer.baselines import EmpiricalQuantiles
-from foxhunt.infer.classical import classical_forecasts, simple_forecasts
 from foxhunt.infer.significance import compare
 
 DECAYS = (0.8, 0.9, 0.94, 0.97, 0.985, 0.995)

@@ -24,7 +24,8 @@ import numpy as np
 import polars as pl
 import torch
 
-from foxhunt.artifacts.baselines import fit_baselines
+from foxhunt.baselines.fit import fit_baselines
+from foxhunt.baselines.forecasts import classical_forecasts
 from foxhunt.config import preset
 from foxhunt.data.pipeline import calendars_of, prepare_training_data
 from foxhunt.data.read.bars import load_bars
@@ -32,7 +33,6 @@ from foxhunt.data.scale.choice import choose_target_scale
 from foxhunt.data.scale.scaler import unscale_targets
 from foxhunt.data.scale.target import TargetScale
 from foxhunt.data.windows.dataset import WindowDataset
-from foxhunt.infer.classical import classical_forecasts
 from foxhunt.infer.significance import compare
 
 

@@ -19,6 +19,7 @@ ROOMS = [
     {"data"},
     {"memory"},
     {"artifacts"},
+    {"baselines"},
     {"train"},
     {"quantize"},
     {"infer"},

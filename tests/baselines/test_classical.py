@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from foxhunt.artifacts.classical import DECAYS, fit_classical, symbol_series, variance_path
+from foxhunt.baselines.classical import DECAYS, fit_classical, symbol_series, variance_path
 
 H, LEVELS = 3, (0.1, 0.5, 0.9)
 
@@ -102,7 +102,7 @@ def test_variance_path_is_what_the_fit_scored(hourly: pl.DataFrame) -> None:
 
 
 def test_spread_keeps_at_most_most_rows_evenly_with_the_last() -> None:
-    from foxhunt.artifacts.classical import spread
+    from foxhunt.baselines.classical import spread
 
     rows = np.arange(10, 110)
     assert spread(rows, 200).tolist() == rows.tolist()

@@ -5,8 +5,8 @@ import json
 import pytest
 import torch
 
+from foxhunt.baselines.empirical import EmpiricalQuantiles, load_empirical, zero_forecast
 from foxhunt.errors import ModelDirError
-from foxhunt.infer.baselines import EmpiricalQuantiles, load_empirical, zero_forecast
 
 
 def _record() -> dict[str, object]:

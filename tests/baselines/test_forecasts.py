@@ -10,10 +10,10 @@ import polars as pl
 import pytest
 import torch
 
-from foxhunt.artifacts.classical import symbol_series, variance_path
+from foxhunt.baselines.classical import symbol_series, variance_path
+from foxhunt.baselines.empirical import EmpiricalQuantiles
+from foxhunt.baselines.forecasts import classical_forecasts, simple_forecasts
 from foxhunt.errors import DataError
-from foxhunt.infer.baselines import EmpiricalQuantiles
-from foxhunt.infer.classical import classical_forecasts, simple_forecasts
 
 H, Q = 2, 3
 Z = [[-1.0, 0.0, 1.0], [-1.5, 0.0, 1.5]]

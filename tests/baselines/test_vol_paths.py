@@ -7,7 +7,7 @@ import datetime as dt
 import numpy as np
 import pytest
 
-from foxhunt.artifacts.vol_paths import (
+from foxhunt.baselines.vol_paths import (
     ewma_path,
     fit_profile,
     forward_returns,

@@ -1,6 +1,6 @@
 """The classical volatility baselines: fit per symbol on the training split, then forecast.
 
-Three models (formulas in :mod:`foxhunt.artifacts.vol_paths` and docs/evaluation.md), each giving
+Three models (formulas in :mod:`foxhunt.baselines.vol_paths` and docs/evaluation.md), each giving
 quantiles ``sqrt(V[t, h]) * z[h, q]`` of the cumulative log return for h = 1..H:
 
 * ``ewma``: RiskMetrics EWMA; the decay is chosen from :data:`DECAYS` by mean pinball loss on the
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from foxhunt.artifacts.vol_paths import (
+from foxhunt.baselines.vol_paths import (
     ewma_path,
     fit_profile,
     forward_returns,

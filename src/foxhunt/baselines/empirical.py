@@ -1,12 +1,14 @@
 """The simple baselines a TFT must beat, in unscaled log-return units (the classical volatility
-models are in :mod:`foxhunt.infer.classical`).
+models are fitted in :mod:`foxhunt.baselines.classical`, forecast in
+:mod:`foxhunt.baselines.forecasts`).
 
 * **Zero-return persistence**: tomorrow's price is today's, so every quantile of the h-bar
   return is 0. As a quantile forecast it is degenerate (no spread); its P50 q-risk is exactly 1.
 * **Empirical quantiles of recent returns**: for each horizon h, the quantiles of the h-bar
   forward log returns over the most recent training windows of the same symbol (all symbols
-  pooled for a symbol the model never saw). They are computed when training ends and stored in
-  ``baselines.json``, so evaluation needs no training data.
+  pooled for a symbol the model never saw). They are fitted on the training split while the
+  run's data is prepared (:mod:`foxhunt.baselines.fit`) and stored in ``baselines.json``, so
+  evaluation needs no training data.
 
 ``baselines.json`` and its schema: :mod:`foxhunt.artifacts.baselines`.
 """

@@ -4,7 +4,7 @@ A baseline's forecast for window ``i`` is ``scale[i, h] * z[symbol of i, h, q]``
 
 * zero return: scale 1, z 0;
 * empirical quantiles: scale 1, z the symbol's stored quantiles;
-* the classical volatility models (:mod:`foxhunt.artifacts.classical`): scale
+* the classical volatility models (:mod:`foxhunt.baselines.classical`): scale
   ``sqrt(V[origin, h])`` from the bars up to the window's origin, z the stored standardised
   quantiles.
 
@@ -24,9 +24,9 @@ import torch
 from torch import Tensor
 
 from foxhunt.artifacts.baselines import BASELINE_LABELS
-from foxhunt.artifacts.classical import MODELS, symbol_series, variance_path
+from foxhunt.baselines.classical import MODELS, symbol_series, variance_path
+from foxhunt.baselines.empirical import EmpiricalQuantiles
 from foxhunt.errors import DataError, ModelDirError
-from foxhunt.infer.baselines import EmpiricalQuantiles
 
 LABELS = BASELINE_LABELS
 """Display name of every baseline."""

@@ -4,8 +4,8 @@ Scores (:mod:`foxhunt.infer.scores`), all in unscaled log-return units (tables s
 points, 1 bp = 1e-4): pinball loss, P50/P90 q-risk, interval coverage, reliability and PIT.
 
 The model is compared with zero-return persistence, the empirical quantiles of recent training
-returns (:mod:`foxhunt.infer.baselines`) and the classical volatility models the run fitted
-(EWMA, GARCH(1,1), time-of-week x EWMA; :mod:`foxhunt.infer.classical`), each with a
+returns (:mod:`foxhunt.baselines.empirical`) and the classical volatility models the run fitted
+(EWMA, GARCH(1,1), time-of-week x EWMA; :mod:`foxhunt.baselines.forecasts`), each with a
 Diebold–Mariano test on the per-window losses (:mod:`foxhunt.infer.significance`): the TFT
 "wins" or "loses" only when the difference is significant at 5 %. When the bars are the very
 file the model was trained on (same data fingerprint), only the test split is scored: the other
@@ -29,13 +29,13 @@ from foxhunt.artifacts.data_end import read_data_end
 from foxhunt.artifacts.lock import check_unlocked, run_lock
 from foxhunt.artifacts.rundir import LoadedModel, RunDir, with_user_instruments
 from foxhunt.artifacts.served import served_weights
+from foxhunt.baselines.empirical import EmpiricalQuantiles, load_baselines
+from foxhunt.baselines.forecasts import WindowForecast, classical_forecasts, simple_forecasts
 from foxhunt.data.pipeline import evaluation_data
 from foxhunt.data.scale.scaler import unscale_targets
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.data.windows.scope import WindowScope
 from foxhunt.errors import DataError, InputError, ModelDirError
-from foxhunt.infer.baselines import EmpiricalQuantiles, load_baselines
-from foxhunt.infer.classical import WindowForecast, classical_forecasts, simple_forecasts
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
 from foxhunt.infer.scores import QuantileScores
 from foxhunt.infer.significance import compare
@@ -56,7 +56,7 @@ def baseline_forecasts(
     windows: WindowDataset,
 ) -> dict[str, WindowForecast]:
     """Every baseline's forecasts for ``windows`` (zero, empirical, then the classical ones
-    the run stored), keyed as in :data:`foxhunt.infer.classical.LABELS`."""
+    the run stored), keyed as in :data:`foxhunt.baselines.forecasts.LABELS`."""
     origins = windows.origins()
     h, q = windows.horizon, len(empirical.quantiles)
     simple = simple_forecasts(empirical, origins["symbol"].to_list(), h)
