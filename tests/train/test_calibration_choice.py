@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import torch
 
-from foxhunt.model.quantile import pinball_per_quantile_horizon
+from foxhunt.model.quantile import quantile_loss_table
 from foxhunt.train.calibrate import conformal_offsets
 from foxhunt.train.calibration_choice import (
     SHRINKAGES,
     choose_shrinkage,
     crossfit_blocks,
-    mean_pinball,
+    mean_quantile_loss,
 )
 
 LEVELS = (0.02, 0.1, 0.5, 0.9, 0.98)
@@ -39,8 +39,8 @@ def test_mean_pinball_is_the_return_unit_pinball_of_the_sorted_quantiles() -> No
     y = torch.randn(50, H, generator=g, dtype=torch.float64)
     scale = torch.rand(50, H, generator=g, dtype=torch.float64) + 0.5
     sorted_returns = torch.sort(z, dim=-1).values * scale[:, :, None]
-    want = pinball_per_quantile_horizon(sorted_returns, y * scale, torch.tensor(LEVELS)).mean()
-    got = mean_pinball(z, y, scale, LEVELS)
+    want = quantile_loss_table(sorted_returns, y * scale, torch.tensor(LEVELS)).mean()
+    got = mean_quantile_loss(z, y, scale, LEVELS)
     torch.testing.assert_close(got, want.double(), rtol=1e-6, atol=0)
     assert got.dtype == torch.float64
 
@@ -85,8 +85,8 @@ def test_the_score_is_each_held_block_served_with_offsets_fitted_on_the_rest() -
     _, choice = choose_shrinkage(z, y, scale, LEVELS, [a, b], conformal_offsets, embargo=H)
     off_a, off_b = conformal_offsets(z[a], y[a], LEVELS), conformal_offsets(z[b], y[b], LEVELS)
     for lam, got in zip(SHRINKAGES, choice.pinball, strict=True):
-        on_b = mean_pinball(z[b] + lam * off_a, y[b], scale[b], LEVELS) * len(b)
-        on_a = mean_pinball(z[a] + lam * off_b, y[a], scale[a], LEVELS) * len(a)
+        on_b = mean_quantile_loss(z[b] + lam * off_a, y[b], scale[b], LEVELS) * len(b)
+        on_a = mean_quantile_loss(z[a] + lam * off_b, y[a], scale[a], LEVELS) * len(a)
         assert abs(got - float((on_a + on_b) / (len(a) + len(b)))) < 1e-15
 
 

@@ -35,13 +35,13 @@ from foxhunt.baselines.vol_paths import (
     fit_profile,
     forward_returns,
     garch_path,
-    mean_pinball,
+    mean_quantile_loss,
     seasonal_path,
     standardised_quantiles,
     time_of_week_slots,
 )
-from foxhunt.data.features.calendar_decoder import GLOBEX
 from foxhunt.data.market.calendar import infer_interval, project_bar_times
+from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 from foxhunt.data.scale.volatility import log_returns
 
 log = logging.getLogger(__name__)
@@ -133,7 +133,7 @@ def fit_classical(
         n_train = int(np.searchsorted(ts_us, end_us, side="right"))
         val_ts = val_origins.filter(pl.col("symbol") == sym)["ts"].dt.epoch("us").to_numpy()
         val = np.searchsorted(ts_us, val_ts)
-        cal = (calendars or {}).get(sym, GLOBEX)
+        cal = (calendars or {}).get(sym, DEFAULT_CALENDAR)
         fitted = _fit_symbol(ts_us, close, n_train, val, levels, horizon, cal)
         for model, params in fitted.items():
             out[model]["per_symbol"][sym] = params
@@ -205,7 +205,7 @@ def _choose_decay(
         zs[d] = standardised_quantiles(y[train], var[train], levels)
         rows = val if len(val) else train
         pred = np.sqrt(var[rows])[..., None] * zs[d][None]
-        losses[d] = mean_pinball(y[rows], pred, levels)
+        losses[d] = mean_quantile_loss(y[rows], pred, levels)
     best = min(DECAYS, key=lambda d: losses[d])
     return {
         "decay": best,

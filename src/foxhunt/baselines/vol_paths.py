@@ -21,8 +21,10 @@ All functions are causal in the origin: row ``t`` of every path reads returns at
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from foxhunt.data.scale.volatility import VARIANCE_FLOOR, ewma_variance
+from foxhunt.model.quantile import pinball
 
 WEEK_MINUTES = 7 * 24 * 60
 
@@ -154,8 +156,10 @@ def standardised_quantiles(y: np.ndarray, var: np.ndarray, levels: np.ndarray) -
     return out
 
 
-def mean_pinball(y: np.ndarray, pred: np.ndarray, levels: np.ndarray) -> float:
+def mean_quantile_loss(y: np.ndarray, pred: np.ndarray, levels: np.ndarray) -> float:
     """Mean pinball loss of (n, H, Q) quantiles against (n, H) outcomes (NaN rows skipped)."""
     ok = np.isfinite(y).all(axis=1)
-    e = y[ok][..., None] - pred[ok]
-    return float(np.maximum(levels * e, (levels - 1) * e).mean()) if ok.any() else np.inf
+    if not ok.any():
+        return np.inf
+    loss = pinball(torch.from_numpy(pred[ok]), torch.from_numpy(y[ok]), torch.from_numpy(levels))
+    return float(loss.numpy().mean())

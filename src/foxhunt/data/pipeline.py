@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from foxhunt.config import DataConfig, RunConfig
-from foxhunt.data.features.calendar_decoder import GLOBEX
 from foxhunt.data.features.covariates import USER, future_values
 from foxhunt.data.features.inputs import check_input_shape, is_standard, read_run_bars
 from foxhunt.data.features.table import FeatureSpec, compute_features, feature_spec
 from foxhunt.data.market.calendar import infer_interval, known_features, project_bar_times
+from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instrument_table import load_instruments
 from foxhunt.data.market.instruments import resolve_bars
@@ -121,7 +121,7 @@ def calendars_of(instruments: Mapping[str, Instrument] | None) -> dict[str, str]
     return {sym: inst.calendar for sym, inst in (instruments or {}).items()}
 
 
-def test_split_windows(
+def windows_of_test_split(
     bars: pl.DataFrame, cfg: RunConfig, instruments: Mapping[str, Instrument] | None
 ) -> tuple[WindowDataset, ScalerParams]:
     """The test split of bars a model was trained on, and the scaler refitted on their train
@@ -194,7 +194,7 @@ def future_rows(
     parts = []
     for (sym,), group in bars.group_by("symbol", maintain_order=True):
         ts = group["ts"]
-        cal = calendars.get(str(sym), GLOBEX)
+        cal = calendars.get(str(sym), DEFAULT_CALENDAR)
         scheduled = project_bar_times(ts.tail(1), horizon, infer_interval(ts), calendar=cal)
         times = pl.Series("ts", scheduled.row(0)).dt.convert_time_zone("UTC")
         part = pl.DataFrame({"symbol": pl.Series([str(sym)] * horizon, dtype=pl.String)})
@@ -386,7 +386,7 @@ def evaluation_data(
                 f"--windows test: {bars} are not the bars the model was trained on (another "
                 "data fingerprint), so they have no test split; use --windows new or all"
             )
-        test, refit = test_split_windows(frame, cfg, instruments)
+        test, refit = windows_of_test_split(frame, cfg, instruments)
         if not _same_scaler(refit, scaler):
             raise ModelDirError(
                 f"the scaler refitted on {bars} differs from the model's "

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from foxhunt.data.features.calendar_decoder import GLOBEX
 from foxhunt.data.market.calendar import trading_date
+from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 from foxhunt.data.read.validate import check_values
 from foxhunt.errors import DataError
 from foxhunt.infer.bar_frame import canonical_bars, polars_bars
@@ -26,8 +26,8 @@ WHERE = "Forecaster.update"
 
 def session_expr(calendars: Mapping[str, str]) -> pl.Expr:
     """Each bar's trading date on its symbol's calendar (``globex`` when none is named)."""
-    expr = trading_date(pl.col("ts"), GLOBEX)
-    for cal in sorted(set(calendars.values()) - {GLOBEX}):
+    expr = trading_date(pl.col("ts"), DEFAULT_CALENDAR)
+    for cal in sorted(set(calendars.values()) - {DEFAULT_CALENDAR}):
         syms = [s for s, c in calendars.items() if c == cal]
         expr = (
             pl.when(pl.col("symbol").is_in(syms))

@@ -44,8 +44,8 @@ import polars as pl
 import torch
 
 from foxhunt.artifacts.rundir import LoadedModel, trained_symbols
-from foxhunt.data.features.calendar_decoder import GLOBEX
 from foxhunt.data.features.table import compute_features
+from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.pipeline import calendars_of, future_rows
 from foxhunt.data.windows.dataset import WindowDataset
@@ -330,7 +330,7 @@ class Forecaster:
             live.add_symbols(
                 {
                     s: (
-                        resolved[s].calendar if self._instruments is not None else GLOBEX,
+                        resolved[s].calendar if self._instruments is not None else DEFAULT_CALENDAR,
                         resolved[s].static_values(),
                     )
                     for s in new

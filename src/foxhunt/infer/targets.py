@@ -14,8 +14,8 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
-from foxhunt.data.features.calendar_decoder import GLOBEX
 from foxhunt.data.market.calendar import infer_interval, project_bar_times
+from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 
 UTC_US = pl.Datetime("us", "UTC")
 
@@ -44,7 +44,7 @@ def forecast_targets(
     parts = []
     for (sym,), group in indexed.group_by("symbol", maintain_order=True):
         sym_ts = bars.filter(pl.col("symbol") == sym)["ts"]
-        cal = calendars.get(str(sym), GLOBEX)
+        cal = calendars.get(str(sym), DEFAULT_CALENDAR)
         steps = project_bar_times(group["ts"], horizon, infer_interval(sym_ts), calendar=cal)
         stacked = np.stack([steps[c].dt.epoch("us").to_numpy() for c in steps.columns], axis=1)
         parts.append(

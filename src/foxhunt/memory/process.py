@@ -167,6 +167,9 @@ def process_training_peak(
 ) -> ProcessPeak:
     """Estimated peak RSS of a CPU training process at these settings (default: ``cfg``'s).
 
+    The CPU half of :func:`foxhunt.memory.budget.training_peak`, the one training peak that
+    training, tuning and ``foxhunt memory`` call; this one also gives the parts.
+
     Args:
         cfg: The run (model, effective batch size; ``train.precision`` must be resolved unless
             ``precision`` is given).

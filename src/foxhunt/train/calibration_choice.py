@@ -29,6 +29,7 @@ import torch
 from torch import Tensor
 
 from foxhunt.artifacts.calibration import ShrinkageChoice
+from foxhunt.model.quantile import pinball
 
 SHRINKAGES = (0.0, 0.25, 0.5, 0.75, 1.0)
 """Candidate shares of the fitted offsets to serve (0: uncalibrated, 1: full CQR)."""
@@ -66,7 +67,7 @@ def crossfit_blocks(symbols: Sequence[str], embargo: int, k: int = BLOCKS) -> li
     return [torch.tensor(sorted(b), dtype=torch.long) for b in blocks]
 
 
-def mean_pinball(
+def mean_quantile_loss(
     z_pred: Tensor, z_y: Tensor, scale: Tensor, quantiles: tuple[float, ...]
 ) -> Tensor:
     """Mean pinball loss of the sorted quantiles, in log-return units.
@@ -83,8 +84,7 @@ def mean_pinball(
     """
     q = torch.tensor(quantiles, dtype=torch.float64)
     pred = torch.sort(z_pred.double(), dim=-1).values
-    err = (z_y.double()[:, :, None] - pred) * scale.double()[:, :, None]  # (N, H, Q)
-    return torch.maximum(q * err, (q - 1.0) * err).mean()
+    return pinball(pred, z_y.double(), q, scale.double()).mean()  # over (N, H, Q)
 
 
 def choose_shrinkage(
@@ -124,7 +124,9 @@ def choose_shrinkage(
         rest = everything[~torch.isin(everything, held)]
         off = fit(z_pred[rest], z_y[rest], quantiles)  # (H, Q) fitted without the held block
         for j, lam in enumerate(candidates):
-            loss = mean_pinball(z_pred[held] + lam * off[None], z_y[held], scale[held], quantiles)
+            loss = mean_quantile_loss(
+                z_pred[held] + lam * off[None], z_y[held], scale[held], quantiles
+            )
             total[j] += loss * len(held)
     scores = total / len(everything)
     best = int(torch.argmin(scores))  # the first minimum: ties go to the smaller shrinkage

@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from foxhunt.data.features.static import CONTRACTS, ContractSpec, static_values, symbol_root
+from foxhunt.data.features.static import CONTRACTS, ContractSpec, contract_spec_of, static_values
+from foxhunt.data.market.instruments import futures_root
 from foxhunt.errors import DataError
 
 
@@ -27,13 +28,13 @@ from foxhunt.errors import DataError
         ("CLF25", "CL"),
     ],
 )
-def test_symbol_root(symbol: str, root: str) -> None:
-    assert symbol_root(symbol) == root
+def test_futures_root_of_symbols(symbol: str, root: str) -> None:
+    assert futures_root(symbol, CONTRACTS) == root
 
 
 def test_unknown_root_names_symbol() -> None:
     with pytest.raises(DataError, match="symbol 'QQQX'"):
-        symbol_root("QQQX")
+        contract_spec_of("QQQX")
 
 
 def test_static_values_and_override() -> None:
@@ -48,4 +49,4 @@ def test_static_values_and_override() -> None:
 def test_no_silent_aliases_onto_futures(symbol: str) -> None:
     # Cash indices, ETFs, spot FX and crypto are not futures: no root, never ES's point value.
     with pytest.raises(DataError, match="unknown futures root"):
-        symbol_root(symbol)
+        contract_spec_of(symbol)

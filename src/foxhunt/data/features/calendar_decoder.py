@@ -16,9 +16,7 @@ import polars as pl
 import torch
 
 from foxhunt.data.market.calendar import infer_interval, known_features, project_bar_times
-
-GLOBEX = "globex"
-"""The calendar of a symbol nobody named one for (and of runs from before calendars)."""
+from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 
 
 def calendar_decoder_known(
@@ -55,7 +53,7 @@ def calendar_decoder_known(
     wanted: list[np.ndarray] = []  # window indices, per symbol
     rows: list[np.ndarray] = []  # their decoder known inputs, (M_s * H, V_k)
     first = 0
-    cals = list(calendars) if calendars is not None else [GLOBEX] * len(starts)
+    cals = list(calendars) if calendars is not None else [DEFAULT_CALENDAR] * len(starts)
     for start, n, count, cal in zip(starts, lengths, counts, cals, strict=True):
         if count == 0:
             continue

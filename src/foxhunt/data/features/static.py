@@ -3,7 +3,7 @@
 The instrument comes from :func:`foxhunt.data.market.instruments.resolve` (the user's table, the
 built-in futures table :data:`foxhunt.data.market.futures.FUTURES`, then inference for stocks, ETFs,
 spot FX, crypto and unknown symbols). This module keeps the older futures-only interface
-(:class:`ContractSpec`, :data:`CONTRACTS`, :func:`symbol_root`, :func:`static_values`) that the
+(:class:`ContractSpec`, :data:`CONTRACTS`, :func:`contract_spec_of`, :func:`static_values`) that the
 demo generator and ``compute_features(static_table=...)`` use.
 """
 
@@ -65,15 +65,16 @@ STATIC_FEATURES: tuple[str, ...] = (
 """The 5 static feature names, in model input order."""
 
 
-def symbol_root(symbol: str, table: Mapping[str, ContractSpec] | None = None) -> str:
-    """Map a futures symbol or contract code to a root in ``table``.
+def contract_spec_of(symbol: str, table: Mapping[str, ContractSpec] | None = None) -> ContractSpec:
+    """The contract spec of a futures symbol or contract code, by its root
+    (:func:`foxhunt.data.market.instruments.futures_root`, the one root rule).
 
     Args:
         symbol: e.g. ``ES``, ``ESH4``, ``ESZ24``, ``ES.c.0``, ``ES_FUT``, ``6EM4``.
         table: root -> spec; the built-in :data:`CONTRACTS` when None.
 
     Returns:
-        The root, e.g. ``ES``.
+        The spec of the symbol's root, e.g. ``ES``'s.
 
     Raises:
         DataError: no root in ``table`` matches (stocks, ETFs, spot FX and crypto never match
@@ -86,7 +87,7 @@ def symbol_root(symbol: str, table: Mapping[str, ContractSpec] | None = None) ->
             f"symbol {symbol!r}: unknown futures root; pass --instruments FILE with this root "
             "(docs/data.md, Instruments)"
         )
-    return root
+    return table[root]
 
 
 def static_values(
@@ -97,8 +98,7 @@ def static_values(
     Raises:
         DataError: the symbol's root is unknown.
     """
-    table = CONTRACTS if table is None else table
-    spec = table[symbol_root(symbol, table)]
+    spec = contract_spec_of(symbol, table)
     return (
         math.log10(spec.tick_size),
         math.log10(spec.point_value),

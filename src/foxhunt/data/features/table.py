@@ -25,6 +25,7 @@ from foxhunt.data.features.sets import feature_names, selected_features
 from foxhunt.data.features.static import STATIC_FEATURES, ContractSpec, static_table_for
 from foxhunt.data.features.targets import check_target_prices, target_exprs
 from foxhunt.data.market.calendar import KNOWN_FEATURES, known_features, trading_date
+from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.read.bars import BAR_COLUMNS, VALUE_COLUMNS
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_GLOBEX = Instrument("GLOBEX", 1.0, 1.0, "", "unknown", "globex")  # calendar carrier only
+_DEFAULT_TIMING = Instrument("GLOBEX", 1.0, 1.0, "", "unknown", DEFAULT_CALENDAR)  # calendar only
 _IDX = "__i"
 _LEN = "__n"
 _CHUNK = 40  # feature columns computed per pass (bounds peak memory)
@@ -246,7 +247,7 @@ def compute_features(
     # Calendars follow the instruments only when the caller passes a table (``{}`` will do):
     # the decoder schedule is built by callers that must then pass the same calendars to
     # project_bar_times / known_features. Without one, the old Globex rule holds everywhere.
-    timing = resolved if instruments is not None else dict.fromkeys(resolved, _GLOBEX)
+    timing = resolved if instruments is not None else dict.fromkeys(resolved, _DEFAULT_TIMING)
 
     f32 = pl.Float32
     chosen = ((), "default") if inputs is None else (inputs.feature_lines, inputs.features)

@@ -33,7 +33,8 @@ SPAN = ("1985-01-01", "2060-12-31")
 """First and last trading day for which sessions are precomputed."""
 
 DEFAULT_CALENDAR = "globex"
-"""The calendar of callers that do not name one (the Globex weekly rule, no holidays)."""
+"""The calendar of callers that do not name one, of a symbol nobody named one for and of runs
+from before calendars: the Globex weekly rule, no holidays (the one definition of ``globex``)."""
 
 
 @dataclass(frozen=True)

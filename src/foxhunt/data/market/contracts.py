@@ -12,8 +12,8 @@ import re
 
 import polars as pl
 
-from foxhunt.data.features.static import symbol_root
-from foxhunt.errors import DataError
+from foxhunt.data.market.futures import FUTURES
+from foxhunt.data.market.instruments import futures_root
 
 _SUFFIX = re.compile(r"^([FGHJKMNQUVXZ]\d{1,2}|\.[cvn]\.\d+)$", re.IGNORECASE)
 
@@ -29,9 +29,8 @@ def contract_root(symbol: str) -> str | None:
         The root (upper case) or None.
     """
     s = symbol.strip()
-    try:
-        root = symbol_root(s)
-    except DataError:  # not a known futures root: keep the symbol as it is
+    root = futures_root(s, FUTURES)
+    if root is None:  # not a known futures root: keep the symbol as it is
         return None
     if s.upper().startswith(root) and _SUFFIX.match(s[len(root) :]):
         return root

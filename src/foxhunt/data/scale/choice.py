@@ -33,6 +33,7 @@ from foxhunt.data.scale.target import (
     tod_bucket,
 )
 from foxhunt.data.windows.dataset import WindowDataset
+from foxhunt.model.quantile import pinball
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +117,7 @@ def choose_target_scale(
     def score(candidate: TargetScale) -> float:
         scale = candidate.scale(returns, known)  # (N, H)
         q_z = torch.quantile((y / scale).reshape(-1), levels)  # (Q,)
-        return _mean_pinball(y, scale[:, :, None] * q_z, levels)
+        return _mean_quantile_loss(y, scale[:, :, None] * q_z, levels)
 
     def score_crossed(candidate: TargetScale) -> float:
         assert known is not None
@@ -125,7 +126,7 @@ def choose_target_scale(
             with_other = dataclasses.replace(candidate, season=other)
             scale[half] = with_other.scale(returns[half], known[half])
         q_z = torch.quantile((y / scale).reshape(-1), levels)  # (Q,)
-        return _mean_pinball(y, scale[:, :, None] * q_z, levels)
+        return _mean_quantile_loss(y, scale[:, :, None] * q_z, levels)
 
     plain = dataclasses.replace(base, ret_index=0, season=())
     losses, season_losses = {}, {}
@@ -276,6 +277,5 @@ def _returns_and_targets(
     return torch.cat(hist), torch.cat(known) if known_cols else None, torch.cat(ys) * std
 
 
-def _mean_pinball(y: torch.Tensor, pred: torch.Tensor, levels: torch.Tensor) -> float:
-    e = y[:, :, None] - pred
-    return float(torch.maximum(levels * e, (levels - 1) * e).mean())
+def _mean_quantile_loss(y: torch.Tensor, pred: torch.Tensor, levels: torch.Tensor) -> float:
+    return float(pinball(pred, y, levels).mean())

@@ -26,7 +26,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import polars as pl
 
-from foxhunt.data.features.static import CONTRACTS, symbol_root
+from foxhunt.data.features.static import contract_spec_of
 from foxhunt.data.market.calendar import EXCHANGE_TZ, SESSION_MINUTES, SESSION_OPEN
 from foxhunt.data.read.bars import BAR_COLUMNS
 from foxhunt.data.read.files import write_table
@@ -108,7 +108,7 @@ def demo_bars(
         n_bars: number of bars.
         seed: seed of numpy's ``Generator``; the same seed gives the same bars.
         symbol: symbol written in the ``symbol`` column; its root (see
-            :func:`foxhunt.data.features.static.symbol_root`) sets the tick size and price level.
+            :func:`foxhunt.data.market.instruments.futures_root`) sets the tick size and price level.
         start: first trading day (YYYY-MM-DD); its session opens 17:00 CT the evening before.
             A weekend date starts on the next Monday.
 
@@ -126,7 +126,7 @@ def demo_bars(
         first_day = date.fromisoformat(start)
     except ValueError as e:
         raise InputError(f"--start {start!r} is not a date (YYYY-MM-DD)") from e
-    spec = CONTRACTS[symbol_root(symbol)]
+    spec = contract_spec_of(symbol)
     rng = np.random.default_rng(seed)
 
     per_session = SESSION_MINUTES // BAR_MINUTES

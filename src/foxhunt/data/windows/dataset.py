@@ -37,8 +37,9 @@ import polars as pl
 import torch
 from torch.utils.data import Dataset
 
-from foxhunt.data.features.calendar_decoder import GLOBEX, calendar_decoder_known
+from foxhunt.data.features.calendar_decoder import calendar_decoder_known
 from foxhunt.data.features.table import FeatureSpec
+from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 from foxhunt.data.scale.scaler import ScalerParams
 from foxhunt.data.scale.target import TargetScale
 from foxhunt.data.windows.row_arrays import row_arrays
@@ -204,7 +205,7 @@ class WindowDataset(Dataset):
             pos = [scaler.columns.index(c) for c in spec.known]
             known_scaling = ([scaler.mean[i] for i in pos], [scaler.std[i] for i in pos])
         counts = [o.size for o in origins]
-        block_calendars = [self.calendars.get(sym, GLOBEX) for sym in self.symbols]
+        block_calendars = [self.calendars.get(sym, DEFAULT_CALENDAR) for sym in self.symbols]
         self._decoder_slot, self._decoder_known = calendar_decoder_known(
             self._ts,
             self._origin.numpy(),
