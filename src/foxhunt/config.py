@@ -285,7 +285,9 @@ class RunConfig:
 
     def save(self, path: Path) -> None:
         """Write as JSON, atomically (:func:`foxhunt.runtime.atomic_write_json`)."""
-        from foxhunt.runtime import atomic_write_json  # runtime imports this module
+        from foxhunt.runtime import (
+            atomic_write_json,  # deferred: runtime loads torch, config does not
+        )
 
         atomic_write_json(path, self.to_dict())
 

@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from foxhunt import __version__, runtime
+from foxhunt import runtime
 from foxhunt.config import ConfigError, RunConfig
 from foxhunt.errors import DataError, ModelDirError
+from foxhunt.version import __version__
 
 if TYPE_CHECKING:  # torch (and checkpoints, which need it) load where a model is read
     import torch

@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from foxhunt import __version__, runtime
+from foxhunt import runtime
 from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.calibration import write_calibration
 from foxhunt.artifacts.data_end import data_end
@@ -39,9 +39,9 @@ from foxhunt.data.prepared import PreparedData
 from foxhunt.data.scale.target import TargetScale
 from foxhunt.data.store.manifest import is_feature_store
 from foxhunt.errors import InputError, ModelDirError
-from foxhunt.memory.budget import check_above_baseline
+from foxhunt.memory.budget import check_above_baseline, training_peak
 from foxhunt.memory.log import MemoryLog
-from foxhunt.memory.process import measured_baseline, process_training_peak
+from foxhunt.memory.process import measured_baseline
 from foxhunt.memory.units import format_bytes, parse_bytes
 from foxhunt.model.tft import TFT
 from foxhunt.runtime import truncate_jsonl
@@ -56,6 +56,7 @@ from foxhunt.train.prepare import prepare, prepare_in_child
 from foxhunt.train.resolve import hold_run, resolve_run, run_root
 from foxhunt.train.signals import stop_on_signals
 from foxhunt.train.threads import set_cpu_threads
+from foxhunt.version import __version__
 
 log = logging.getLogger(__name__)
 
@@ -200,10 +201,15 @@ def _train(
             data_process=not in_child,
         )  # fmt: skip
     elif device.type == "cpu":  # no budget: the fastest settings, and what they will cost
-        peak = process_training_peak(
-            cfg, data_bytes=data_bytes(data), import_baseline=baseline
-        ).total
         t = cfg.train
+        peak = training_peak(
+            cfg,
+            t.micro_batch,
+            t.checkpointing,
+            t.precision,
+            data_bytes=data_bytes(data),
+            baseline=baseline,
+        )
         log.info("estimated peak RSS %s (%s allocator, %s, recompute %s; docs/memory.md)",
                  format_bytes(peak), t.cpu_allocator, t.precision, t.recompute)  # fmt: skip
     if process_setup is not None:
