@@ -18,8 +18,8 @@ steps excluded, and reports:
 Timings on a shared 2-core machine are noisy; the memory and FLOP numbers are deterministic.
 
 Example:
-    .venv/bin/python benchmarks/bench_model.py                 # the four TFT-225 settings
-    .venv/bin/python benchmarks/bench_model.py --modes fused --checkpointing off --json
+    .venv/bin/python benchmarks/experiments/bench_model.py                 # the four TFT-225 settings
+    .venv/bin/python benchmarks/experiments/bench_model.py --modes fused --checkpointing off --json
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import sys
 import time
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # harness.py
 import harness  # noqa: E402
 
 

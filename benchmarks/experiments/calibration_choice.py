@@ -16,10 +16,10 @@ Also recorded, as a diagnostic that chooses nothing: the test pinball of every c
 shrinkage (how far the validation choice is from the best one in hindsight). One JSON line per
 run goes to ``--results``; a summary line per run is printed.
 
-    PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/calibration_choice.py \\
+    PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/experiments/calibration_choice.py \\
         --run RUN --bars BARS [--run RUN2 --bars BARS2 ...] \\
         --results benchmarks/results/calib6_choice.jsonl
-    .venv/bin/python benchmarks/calibration_choice.py --table benchmarks/results/calib6_choice.jsonl
+    .venv/bin/python benchmarks/experiments/calibration_choice.py --table benchmarks/results/calib6_choice.jsonl
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ backward is compiled by AOTAutograd with it. Reported: seconds for the first two
 compilation), the median of the next ``--steps`` steps, and the break-even step count
 (compile time / time saved per step)::
 
-    .venv/bin/python benchmarks/compile_step.py --preset demo --batch-size 64
+    .venv/bin/python benchmarks/experiments/compile_step.py --preset demo --batch-size 64
 
 Results: ``benchmarks/results/compile_<preset>_b<batch>.json``.
 """
@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 
 def one(preset_name: str, batch: int, variant: str, steps: int) -> dict[str, object]:
@@ -89,7 +89,7 @@ def main() -> None:
     saved = float(eager["median_step_s"]) - float(comp["median_step_s"])  # type: ignore[arg-type]
     extra = float(comp["first_two_steps_s"]) - float(eager["first_two_steps_s"])  # type: ignore[arg-type]
     summary = {
-        "command": "benchmarks/compile_step.py " + " ".join(sys.argv[1:]),
+        "command": "benchmarks/experiments/compile_step.py " + " ".join(sys.argv[1:]),
         "preset": a.preset, "batch": a.batch_size, **{k: rows[k] for k in rows},
         "saved_per_step_s": saved, "compile_s": extra,
         "break_even_steps": extra / saved if saved > 0 else None,

@@ -3,7 +3,7 @@
 The three variants alternate on the same model and batch (swapping the GLU dropout modules
 between steps), so load drift hits them alike; CPU seconds per training step, 1 thread::
 
-    .venv/bin/python benchmarks/dropout_ab.py --preset demo --batch-size 64
+    .venv/bin/python benchmarks/experiments/dropout_ab.py --preset demo --batch-size 64
 
 prints min and median per variant (results: ``benchmarks/results/dropout_<preset>.json``).
 """
@@ -27,7 +27,7 @@ from foxhunt.train.oom import MicroBatching
 from foxhunt.train.optim import build_optimizer
 from foxhunt.train.step import train_step
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 
 def main() -> None:
@@ -66,7 +66,9 @@ def main() -> None:
         v: {"min_cpu_s": min(ts), "median_cpu_s": sorted(ts)[len(ts) // 2]}
         for v, ts in times.items()
     }
-    out["command"] = f"benchmarks/dropout_ab.py --preset {a.preset} --batch-size {a.batch_size}"  # type: ignore[assignment]
+    out["command"] = (
+        f"benchmarks/experiments/dropout_ab.py --preset {a.preset} --batch-size {a.batch_size}"  # type: ignore[assignment]
+    )
     out["precision"] = precision  # type: ignore[assignment]
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"dropout_{a.preset}.json").write_text(json.dumps(out, indent=2) + "\n")

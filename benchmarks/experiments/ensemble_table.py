@@ -8,7 +8,7 @@ each member again on the same windows to test the ensemble against each member
 
 Usage (after ``foxhunt train ... --ensemble 3 --out ENS`` and one evaluate per model)::
 
-    python benchmarks/ensemble_table.py --ensemble ENS --bars BARS \\
+    python benchmarks/experiments/ensemble_table.py --ensemble ENS --bars BARS \\
         --evals ENS-eval.json M0-eval.json M1-eval.json M2-eval.json
 """
 

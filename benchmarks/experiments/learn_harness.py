@@ -21,7 +21,7 @@ import torch
 
 from foxhunt.config import preset
 from foxhunt.data.scale.target import TargetScale
-from foxhunt.model.quantile import _pinball
+from foxhunt.model.quantile import pinball, quantile_loss
 from foxhunt.model.recompute import set_internal_recompute
 from foxhunt.model.tft import BLOCK_NAMES, TFT
 from foxhunt.train.head_init import init_monotone_head, standardised_target_quantiles
@@ -38,14 +38,30 @@ def load(bars: Path, cfg):
     )
     cache.parent.mkdir(exist_ok=True)
     if cache.exists():
-        with cache.open("rb") as f:
-            return pickle.load(f)
+        try:
+            with cache.open("rb") as f:
+                return pickle.load(f)
+        except (ModuleNotFoundError, AttributeError):  # pickled by an older layout of foxhunt
+            log_stale = f"stale cache {cache} (foxhunt's modules moved): preparing again"
+            print(log_stale, file=sys.stderr)
     t = time.time()
     rd = prepare(bars, cfg, choose_scale=True, baselines=False)
     print(f"prepared in {time.time() - t:.0f}s", file=sys.stderr)
     with cache.open("wb") as f:
         pickle.dump((rd.data, rd.cfg), f, protocol=5)
     return rd.data, rd.cfg
+
+
+def scaled_splits(bars: Path):
+    """The demo preset's train and val windows of ``bars`` with the run's target scale applied,
+    the quantile levels and the head's start: ``(cfg, train, val, q, start)`` (the block every
+    learn_*.py script starts with)."""
+    data, cfg = load(bars, preset("demo"))
+    scale = TargetScale.of(cfg.data, data.spec, data.scaler)
+    train, val = (d.with_target_scale(scale) for d in (data.train, data.val))
+    q = torch.tensor(cfg.model.quantiles)
+    start = standardised_target_quantiles(train, cfg.model.quantiles)
+    return cfg, train, val, q, start
 
 
 def subsample(n: int, k: int) -> list[int]:
@@ -60,7 +76,7 @@ def eval_loss(model, ds, idx, q, bs=1024, per=False):
     for a in range(0, len(idx), bs):
         b = ds.batch(idx[a : a + bs])
         out = model(b).quantiles.float()
-        pl = _pinball(out, b.target, q).double()  # (B,H,Q)
+        pl = pinball(out.float(), b.target.float(), q.float()).double()  # (B,H,Q)
         s = pl.sum(0)
         acc = s if acc is None else acc + s
         n += b.size
@@ -175,7 +191,7 @@ def main() -> None:
     # grad norms at step 0, on one batch, without stepping
     b0 = train.batch(order[: tc.batch_size])
     out = model(b0).quantiles.float()
-    loss0 = _pinball(out, b0.target, q).mean()
+    loss0 = quantile_loss(out, b0.target, q)
     loss0.backward()
     g0 = block_grad_norms(model)
     model.zero_grad(set_to_none=True)

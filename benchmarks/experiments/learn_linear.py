@@ -19,12 +19,11 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from foxhunt.config import preset
-from foxhunt.data.scale.target import TargetScale
-from foxhunt.model.quantile import _pinball, monotone_quantiles
-from foxhunt.train.head_init import init_monotone_head, standardised_target_quantiles
+from learn_harness import scaled_splits, subsample  # noqa: E402
+
+from foxhunt.model.quantile import monotone_quantiles, quantile_loss, quantile_loss_table
+from foxhunt.train.head_init import init_monotone_head
 from foxhunt.train.schedule import lr_at
-from learn_harness import load, subsample  # noqa: E402
 
 
 def feats(ds, idx, t_enc):
@@ -43,12 +42,8 @@ def main() -> None:
     ap.add_argument("--n-train", type=int, default=60000)
     a = ap.parse_args()
     torch.set_num_threads(1)
-    data, cfg = load(a.bars, preset("demo"))
+    cfg, train, val, q, start = scaled_splits(a.bars)
     m = cfg.model
-    scale = TargetScale.of(cfg.data, data.spec, data.scaler)
-    train, val = (d.with_target_scale(scale) for d in (data.train, data.val))
-    q = torch.tensor(m.quantiles)
-    start = standardised_target_quantiles(train, m.quantiles)
     xtr, ytr = feats(train, subsample(len(train), a.n_train), m.encoder_length)
     xva, yva = feats(val, subsample(len(val), 20000), m.encoder_length)
     xtr = torch.nan_to_num(xtr).clamp(-10, 10)
@@ -57,9 +52,7 @@ def main() -> None:
 
     def loss(head, x, y):
         return float(
-            _pinball(
-                monotone_quantiles(head(x)).unsqueeze(1).expand(-1, y.shape[1], -1), y, q
-            ).mean()
+            quantile_loss(monotone_quantiles(head(x)).unsqueeze(1).expand(-1, y.shape[1], -1), y, q)
         )
 
     # (a) noise floor: bias only, weights zero
@@ -84,7 +77,7 @@ def main() -> None:
                 for grp in opt.param_groups:
                     grp["lr"] = lr_at(step, peak_lr=lr, warmup_steps=20, total_steps=steps)
                 out = monotone_quantiles(head(xtr[i]))
-                lo = _pinball(out.unsqueeze(1).expand(-1, ytr.shape[1], -1), ytr[i], q).mean()
+                lo = quantile_loss(out.unsqueeze(1).expand(-1, ytr.shape[1], -1), ytr[i], q)
                 opt.zero_grad()
                 lo.backward()
                 opt.step()
@@ -102,7 +95,7 @@ def main() -> None:
         opt = torch.optim.Adam(head.parameters(), lr=3e-3)
         for step in range(400):
             out = monotone_quantiles(head(xtr))
-            lo = _pinball(out.unsqueeze(1).expand(-1, ytr.shape[1], -1), ytr, q).mean()
+            lo = quantile_loss(out.unsqueeze(1).expand(-1, ytr.shape[1], -1), ytr, q)
             opt.zero_grad()
             lo.backward()
             opt.step()
@@ -111,19 +104,19 @@ def main() -> None:
                     f"(b) linear step {step + 1}: train {(loss(head, xtr, ytr) / s0tr - 1) * 100:+.3f} % val {(loss(head, xva, yva) / s0va - 1) * 100:+.3f} %",
                     flush=True,
                 )
-        per_h = _pinball(
+        per_h = quantile_loss_table(
             monotone_quantiles(head(xva)).unsqueeze(1).expand(-1, yva.shape[1], -1), yva, q
-        ).mean((0, 2))
+        ).mean(-1)
         head0 = torch.nn.Linear(xtr.shape[1], len(q))
         init_monotone_head(head0, start)
-        per_h0 = _pinball(
+        per_h0 = quantile_loss_table(
             monotone_quantiles(head0(xva)).unsqueeze(1).expand(-1, yva.shape[1], -1), yva, q
-        ).mean((0, 2))
+        ).mean(-1)
         print("(b) per horizon %", [f"{x:+.2f}" for x in ((per_h / per_h0 - 1) * 100).tolist()])
         w = head.weight.detach().abs().sum(0)
         names = (
-            [*data.spec.historical, *data.spec.known, *data.spec.static]
-            if hasattr(data.spec, "historical")
+            [*train.spec.historical, *train.spec.known, *train.spec.static]
+            if hasattr(train.spec, "historical")
             else None
         )
         top = torch.argsort(w, descending=True)[:12].tolist()

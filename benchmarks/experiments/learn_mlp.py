@@ -14,13 +14,12 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from foxhunt.config import preset
-from foxhunt.data.scale.target import TargetScale
-from foxhunt.model.quantile import _pinball, monotone_quantiles
-from foxhunt.train.head_init import init_monotone_head, standardised_target_quantiles
-from foxhunt.train.schedule import lr_at
-from learn_harness import load, subsample  # noqa: E402
+from learn_harness import scaled_splits, subsample  # noqa: E402
 from learn_linear import feats  # noqa: E402
+
+from foxhunt.model.quantile import monotone_quantiles, quantile_loss
+from foxhunt.train.head_init import init_monotone_head
+from foxhunt.train.schedule import lr_at
 
 
 class MLP(torch.nn.Module):
@@ -50,12 +49,8 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=2)
     a = ap.parse_args()
     torch.set_num_threads(1)
-    data, cfg = load(a.bars, preset("demo"))
+    cfg, train, val, q, start = scaled_splits(a.bars)
     m = cfg.model
-    scale = TargetScale.of(cfg.data, data.spec, data.scaler)
-    train, val = (d.with_target_scale(scale) for d in (data.train, data.val))
-    q = torch.tensor(m.quantiles)
-    start = standardised_target_quantiles(train, m.quantiles)
     cache = Path(os.environ.get("FOXHUNT_LEARN_CACHE", "/tmp/foxhunt_learn_cache")) / "feats.pt"
     if cache.exists():
         xtr, ytr, xva, yva = torch.load(cache)
@@ -70,7 +65,7 @@ def main() -> None:
         with torch.no_grad():
             out = net(x)
         net.train()
-        return float(_pinball(out.unsqueeze(1).expand(-1, y.shape[1], -1), y, q).mean())
+        return float(quantile_loss(out.unsqueeze(1).expand(-1, y.shape[1], -1), y, q))
 
     for samples, bs, lr, head, p in itertools.product(
         a.samples, a.batches, a.lrs, a.heads, a.dropouts
@@ -96,9 +91,7 @@ def main() -> None:
                 i = order[(step * bs) % len(ytr) : (step * bs) % len(ytr) + bs]
                 for grp in opt.param_groups:
                     grp["lr"] = lr_at(step, peak_lr=lr, warmup_steps=20, total_steps=steps)
-                lo = _pinball(
-                    net(xtr[i]).unsqueeze(1).expand(-1, ytr.shape[1], -1), ytr[i], q
-                ).mean()
+                lo = quantile_loss(net(xtr[i]).unsqueeze(1).expand(-1, ytr.shape[1], -1), ytr[i], q)
                 opt.zero_grad()
                 lo.backward()
                 torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)

@@ -19,12 +19,11 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from foxhunt.config import preset
-from foxhunt.data.scale.target import TargetScale
-from foxhunt.model.quantile import _pinball, monotone_quantiles
+from learn_harness import scaled_splits, subsample  # noqa: E402
+
+from foxhunt.model.quantile import monotone_quantiles, quantile_loss
 from foxhunt.model.tft import TFT
-from foxhunt.train.head_init import init_monotone_head, standardised_target_quantiles
-from learn_harness import load, subsample  # noqa: E402
+from foxhunt.train.head_init import init_monotone_head
 
 
 def features(model, ds, idx, swap_hist=False):
@@ -50,12 +49,8 @@ def main() -> None:
     ap.add_argument("--n-val", type=int, default=8000)
     a = ap.parse_args()
     torch.set_num_threads(1)
-    data, cfg = load(a.bars, preset("demo"))
+    cfg, train, val, q, start = scaled_splits(a.bars)
     m = cfg.model
-    scale = TargetScale.of(cfg.data, data.spec, data.scaler)
-    train, val = (d.with_target_scale(scale) for d in (data.train, data.val))
-    q = torch.tensor(m.quantiles)
-    start = standardised_target_quantiles(train, m.quantiles)
     torch.manual_seed(0)
     model = TFT(m)
     init_monotone_head(model.output, start)
@@ -71,14 +66,14 @@ def main() -> None:
 
     def loss(head, p, y):
         with torch.no_grad():
-            return float(_pinball(monotone_quantiles(head(p)), y, q).mean())
+            return float(quantile_loss(monotone_quantiles(head(p)), y, q))
 
     head = torch.nn.Linear(m.hidden, len(q))
     init_monotone_head(head, start)
     s0tr, s0va = loss(head, ptr, ytr), loss(head, pva, yva)
     opt = torch.optim.Adam(head.parameters(), lr=3e-3)
     for step in range(400):
-        lo = _pinball(monotone_quantiles(head(ptr)), ytr, q).mean()
+        lo = quantile_loss(monotone_quantiles(head(ptr)), ytr, q)
         opt.zero_grad()
         lo.backward()
         opt.step()

@@ -4,7 +4,7 @@ One batch of training windows and the same batch with each window's observed (hi
 inputs swapped for another window's; per block of the freshly initialised TFT (or of a
 checkpoint): the output's variance across windows and the share of it the swap changes.
 
-    PYTHONPATH=src .venv/bin/python benchmarks/learn_signal_path.py --bars BARS [--origin 1]
+    PYTHONPATH=src .venv/bin/python benchmarks/experiments/learn_signal_path.py --bars BARS [--origin 1]
 """
 
 from __future__ import annotations
@@ -17,15 +17,13 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
+from learn_harness import scaled_splits, subsample  # noqa: E402
+
 from foxhunt.artifacts import checkpoints as ckpt  # noqa: E402
-from foxhunt.config import preset  # noqa: E402
-from foxhunt.data.scale.target import TargetScale  # noqa: E402
 from foxhunt.model.tft import BLOCK_NAMES, TFT  # noqa: E402
 from foxhunt.train.head_init import (  # noqa: E402
     init_monotone_head,
-    standardised_target_quantiles,
 )
-from learn_harness import load, subsample  # noqa: E402
 
 
 def _first(o: object) -> torch.Tensor:
@@ -42,13 +40,11 @@ def main() -> None:
     ap.add_argument("--weights", type=Path, default=None, help="a checkpoint instead of init")
     a = ap.parse_args()
     torch.set_num_threads(1)
-    data, cfg = load(a.bars, preset("demo"))
+    cfg, train, _, _, start = scaled_splits(a.bars)
     m = dataclasses.replace(cfg.model, decoder_origin_inputs=bool(a.origin))
-    scale = TargetScale.of(cfg.data, data.spec, data.scaler)
-    train = data.train.with_target_scale(scale)
     torch.manual_seed(0)
     model = TFT(m)
-    init_monotone_head(model.output, standardised_target_quantiles(train, m.quantiles))
+    init_monotone_head(model.output, start)
     if a.weights:
         model.load_state_dict(ckpt.load_weights(a.weights)[0])
     model.eval()

@@ -18,7 +18,7 @@ coverage of 10-90 and 2-98).
 
 Usage (tuning reads ``--split val``; the test split is read once, for the chosen recipe):
 
-    PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/recipe_bench.py \\
+    PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/experiments/recipe_bench.py \\
         --bars BARS --preset demo --seed 0 --max-steps 300 --split val \\
         --variant window --set data.target_scale=window --results benchmarks/results/recipe.jsonl
 """

@@ -10,7 +10,7 @@ split (the final report) against every baseline the run fitted, with the Diebold
 verdicts of :func:`foxhunt.infer.evaluate.verdicts`. One JSON line per run goes to
 ``--results``.
 
-    PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/recipe_eval.py --bars BARS \\
+    PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/experiments/recipe_eval.py --bars BARS \\
         --variant new --seed 0 --split val --results benchmarks/results/recipe5.jsonl
 """
 

@@ -18,8 +18,8 @@ split: ``old`` (decay 0.94, no reversion: the start before this recipe), ``fixed
 and ``chosen`` (what ``data/scale/choice.py`` picks on the training split), each against every
 baseline with the Diebold–Mariano test ``foxhunt evaluate`` uses.
 
-    PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/recipe_scale_grid.py --bars BARS
-    PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/recipe_scale_grid.py --bars BARS --split test
+    PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/experiments/recipe_scale_grid.py --bars BARS
+    PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/experiments/recipe_scale_grid.py --bars BARS --split test
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from foxhunt.baselines.empirical import EmpiricalQuantiles
 from foxhunt.baselines.fit import fit_baselines
@@ -40,6 +41,7 @@ from foxhunt.data.scale.scaler import unscale_targets
 from foxhunt.data.scale.target import RETURN_FEATURE
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.infer.significance import compare
+from foxhunt.model.quantile import pinball
 
 DECAYS = (0.8, 0.9, 0.94, 0.97, 0.985, 0.995)
 PHIS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.97, 0.99)
@@ -67,14 +69,14 @@ def term(s: np.ndarray, v: float, phi: float, horizon: int) -> np.ndarray:
     return np.cumsum(per_step, axis=1)
 
 
-def pinball(y: np.ndarray, pred: np.ndarray, levels: np.ndarray) -> float:
+def mean_loss(y: np.ndarray, pred: np.ndarray, levels: np.ndarray) -> float:
     return float(window_losses(y, pred, levels).mean())
 
 
 def window_losses(y: np.ndarray, pred: np.ndarray, levels: np.ndarray) -> np.ndarray:
-    """(N, H) pinball loss averaged over the quantile levels."""
-    e = y[..., None] - pred
-    return np.maximum(levels * e, (levels - 1) * e).mean(axis=-1)
+    """(N, H) pinball loss (foxhunt.model.quantile.pinball) averaged over the quantile levels."""
+    loss = pinball(torch.from_numpy(pred), torch.from_numpy(y), torch.from_numpy(levels))
+    return loss.numpy().mean(axis=-1)
 
 
 def test_split(a: argparse.Namespace, cfg, data, levels: np.ndarray) -> None:  # noqa: ANN001
@@ -156,8 +158,8 @@ def main() -> None:
             pred_tr = sc_tr[..., None] * qz
             pred_va = sc_va[..., None] * qz
             rows[f"d{d:g}_phi{phi:g}"] = {
-                "train": pinball(y_tr, pred_tr, levels),
-                "val": pinball(y_va, pred_va, levels),
+                "train": mean_loss(y_tr, pred_tr, levels),
+                "val": mean_loss(y_va, pred_va, levels),
                 "val_cov": [coverage(y_va, pred_va, 1, 7), coverage(y_va, pred_va, 0, 8)],
             }
     record = fit_baselines(
@@ -170,7 +172,7 @@ def main() -> None:
     for name, f in fc.items():
         pred = f.predict(0, len(data.val)).numpy()
         rows[f"baseline_{name}"] = {
-            "val": pinball(y_va, pred, levels),
+            "val": mean_loss(y_va, pred, levels),
             "val_cov": [coverage(y_va, pred, 1, 7), coverage(y_va, pred, 0, 8)],
         }
     best_train = min((k for k in rows if "train" in rows[k]), key=lambda k: rows[k]["train"])

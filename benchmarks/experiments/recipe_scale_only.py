@@ -9,7 +9,7 @@ network starts from. The EWMA-normal baseline (sigma x sqrt(h) x Normal quantile
 alongside for the same decays. Scores on the pipeline's validation split (tuning) or test
 split (``--split test``), unscaled log returns, :class:`foxhunt.infer.evaluate.QuantileScores`.
 
-    PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/recipe_scale_only.py \\
+    PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/experiments/recipe_scale_only.py \\
         --bars BARS --preset demo --split val
 """
 

@@ -1,6 +1,6 @@
-"""Markdown tables from the JSON lines of benchmarks/recipe_bench.py.
+"""Markdown tables from the JSON lines of benchmarks/experiments/recipe_bench.py.
 
-    .venv/bin/python benchmarks/recipe_table.py RESULTS.jsonl [--split test] [--ewma 0.94]
+    .venv/bin/python benchmarks/experiments/recipe_table.py RESULTS.jsonl [--split test] [--ewma 0.94]
 
 One row per (bars, variant, seed): mean pinball and 10-90 / 2-98 coverage of the served TFT
 (calibrated), the TFT without calibration, the empirical-quantile baseline and the EWMA-normal

@@ -9,7 +9,7 @@ against ``foxhunt evaluate``'s EWMA and time-of-week baselines (fitted as a run 
 the Diebold-Mariano test of ``foxhunt evaluate``. Everything goes through the product's code
 (``TargetScale``, ``choose_target_scale``, ``fit_baselines``).
 
-    PYTHONPATH=src .venv/bin/python benchmarks/season_scale.py --bars BARS [--minutes 15]
+    PYTHONPATH=src .venv/bin/python benchmarks/experiments/season_scale.py --bars BARS [--minutes 15]
 """
 
 from __future__ import annotations

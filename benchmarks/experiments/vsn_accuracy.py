@@ -10,7 +10,7 @@ by mean pinball loss on the test windows; the oracle (true conditional quantiles
 below.
 
 Example:
-    .venv/bin/python benchmarks/vsn_accuracy.py --seeds 0 1 2 --steps 400
+    .venv/bin/python benchmarks/experiments/vsn_accuracy.py --seeds 0 1 2 --steps 400
 """
 
 from __future__ import annotations
