@@ -240,8 +240,8 @@ def train_model(model: Any, prepared: Any, cfg: Any) -> dict[str, Any]:
     from foxhunt.model.quantile import quantile_loss
     from foxhunt.runtime import autocast
     from foxhunt.train.loop import epoch_order
-    from foxhunt.train.optim import build_optimizer
-    from foxhunt.train.schedule import lr_at
+    from foxhunt.train.optimizer.optim import build_optimizer
+    from foxhunt.train.optimizer.schedule import lr_at
     from foxhunt.train.step import validate
 
     tc = cfg.train

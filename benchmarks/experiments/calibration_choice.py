@@ -1,7 +1,7 @@
 """Score trained runs' test splits with the calibration refitted three ways, without retraining.
 
 For each ``--run DIR --bars FILE`` pair (the bars the run was trained on): the run's network is
-put through :func:`foxhunt.train.calibrate.fit_calibration` on its own validation windows (what
+put through :func:`foxhunt.train.calibration.calibrate.fit_calibration` on its own validation windows (what
 ``foxhunt train`` now does at the end of training: the conformal offsets on all validation
 windows and the shrinkage chosen by cross-fitting, docs/recipe.md), then the test split is scored
 as ``foxhunt evaluate`` scores it (:class:`foxhunt.infer.scores.QuantileScores`, the baselines
@@ -41,8 +41,8 @@ from foxhunt.infer.quantiles import quantile_map
 from foxhunt.infer.scores import QuantileScores
 from foxhunt.infer.significance import compare
 from foxhunt.quantize.model import load_inference_model
-from foxhunt.train.calibrate import fit_calibration
-from foxhunt.train.calibration_choice import SHRINKAGES
+from foxhunt.train.calibration.calibrate import fit_calibration
+from foxhunt.train.calibration.choice import SHRINKAGES
 
 CPU = torch.device("cpu")
 BATCH = 512

@@ -31,8 +31,8 @@ def one(preset_name: str, batch: int, variant: str, steps: int) -> dict[str, obj
     from foxhunt.model import TFT
     from foxhunt.model.batch import random_batch
     from foxhunt.runtime import resolve_precision
-    from foxhunt.train.oom import MicroBatching
-    from foxhunt.train.optim import build_optimizer
+    from foxhunt.train.optimizer.optim import build_optimizer
+    from foxhunt.train.resources.oom import MicroBatching
     from foxhunt.train.step import train_step
 
     torch.set_num_threads(2)

@@ -23,8 +23,8 @@ from foxhunt.model import TFT
 from foxhunt.model.batch import random_batch
 from foxhunt.model.dropout import ByteDropout
 from foxhunt.runtime import resolve_precision
-from foxhunt.train.oom import MicroBatching
-from foxhunt.train.optim import build_optimizer
+from foxhunt.train.optimizer.optim import build_optimizer
+from foxhunt.train.resources.oom import MicroBatching
 from foxhunt.train.step import train_step
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"

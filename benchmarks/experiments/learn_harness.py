@@ -25,10 +25,10 @@ from foxhunt.model.quantile import pinball, quantile_loss
 from foxhunt.model.recompute import set_internal_recompute
 from foxhunt.model.tft import BLOCK_NAMES, TFT
 from foxhunt.train.head_init import init_monotone_head, standardised_target_quantiles
-from foxhunt.train.oom import MicroBatching
-from foxhunt.train.optim import build_optimizer
+from foxhunt.train.optimizer.optim import build_optimizer
+from foxhunt.train.optimizer.schedule import lr_at
 from foxhunt.train.prepare import prepare
-from foxhunt.train.schedule import lr_at
+from foxhunt.train.resources.oom import MicroBatching
 from foxhunt.train.step import train_step
 
 

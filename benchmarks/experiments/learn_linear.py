@@ -23,7 +23,7 @@ from learn_harness import scaled_splits, subsample  # noqa: E402
 
 from foxhunt.model.quantile import monotone_quantiles, quantile_loss, quantile_loss_table
 from foxhunt.train.head_init import init_monotone_head
-from foxhunt.train.schedule import lr_at
+from foxhunt.train.optimizer.schedule import lr_at
 
 
 def feats(ds, idx, t_enc):

@@ -19,7 +19,7 @@ from learn_linear import feats  # noqa: E402
 
 from foxhunt.model.quantile import monotone_quantiles, quantile_loss
 from foxhunt.train.head_init import init_monotone_head
-from foxhunt.train.schedule import lr_at
+from foxhunt.train.optimizer.schedule import lr_at
 
 
 class MLP(torch.nn.Module):

@@ -108,7 +108,7 @@ def test_the_training_process_never_imports_data_preparation_or_the_compiler(
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["seen"]["modules"] == [], out
     # nor, without checkpointing or recomputation (the defaults), torch's compiler: the
-    # optimizer is foxhunt's AdamW (train/adamw.py), not torch.optim's
+    # optimizer is foxhunt's AdamW (train/optimizer/adamw.py), not torch.optim's
     assert out["dynamo"] is False, out
     assert (tmp_path / "run" / "baselines.json").is_file()
     assert not list((tmp_path / "run").glob(".prepared*"))

@@ -56,7 +56,7 @@ def parse_members(members: list[str] | None) -> dict[str, int]:
 
 
 def _measure(cfg: RunConfig) -> dict[str, Any]:
-    from foxhunt.train.measure import measure_in_subprocess
+    from foxhunt.train.resources.measure import measure_in_subprocess
 
     return {
         "train": measure_in_subprocess(cfg, "train"),

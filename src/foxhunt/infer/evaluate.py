@@ -42,7 +42,7 @@ from foxhunt.infer.significance import compare
 from foxhunt.infer.untrained import check_trained_symbols
 from foxhunt.quantize.model import load_inference_model
 from foxhunt.runtime import atomic_write_json, parse_device
-from foxhunt.train.report import write_report
+from foxhunt.train.reporting.report import write_report
 
 __all__ = ["QuantileScores", "baseline_forecasts", "evaluate_model", "score", "verdicts"]
 

@@ -45,17 +45,17 @@ from foxhunt.memory.process import measured_baseline
 from foxhunt.memory.units import format_bytes, parse_bytes
 from foxhunt.model.tft import TFT
 from foxhunt.runtime import truncate_jsonl
-from foxhunt.train.calibrate import fit_calibration
+from foxhunt.train.calibration.calibrate import fit_calibration
 from foxhunt.train.distributed import World, process_group, rank_device, world_from_env
 from foxhunt.train.head_init import init_monotone_head, standardised_target_quantiles
-from foxhunt.train.interpret import SelectionWeights, write_interpretation
 from foxhunt.train.loop import fit
 from foxhunt.train.observer import Listener, Progress
-from foxhunt.train.plan import apply_budget, data_bytes
 from foxhunt.train.prepare import prepare, prepare_in_child
+from foxhunt.train.reporting.interpret import SelectionWeights, write_interpretation
 from foxhunt.train.resolve import hold_run, resolve_run, run_root
+from foxhunt.train.resources.plan import apply_budget, data_bytes
+from foxhunt.train.resources.threads import set_cpu_threads
 from foxhunt.train.signals import stop_on_signals
-from foxhunt.train.threads import set_cpu_threads
 from foxhunt.version import __version__
 
 log = logging.getLogger(__name__)
@@ -363,7 +363,9 @@ def _start_fresh(
 
 
 def _write_report(run: RunDir) -> None:
-    from foxhunt.train.report import write_report  # matplotlib (30 MiB): not while training
+    from foxhunt.train.reporting.report import (
+        write_report,  # matplotlib (30 MiB): not while training
+    )
 
     write_report(run)
 

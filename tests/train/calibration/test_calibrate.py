@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from foxhunt.train.calibrate import conformal_offsets
+from foxhunt.train.calibration.calibrate import conformal_offsets
 
 LEVELS = (0.02, 0.1, 0.5, 0.9, 0.98)
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import torch
 
 from foxhunt.model.quantile import quantile_loss_table
-from foxhunt.train.calibrate import conformal_offsets
-from foxhunt.train.calibration_choice import (
+from foxhunt.train.calibration.calibrate import conformal_offsets
+from foxhunt.train.calibration.choice import (
     SHRINKAGES,
     choose_shrinkage,
     crossfit_blocks,
@@ -108,7 +108,7 @@ class _Windows:
 
 
 def _fit_with(monkeypatch, shift: torch.Tensor, symbols: list[str]):  # noqa: ANN001, ANN202
-    import foxhunt.train.calibrate as calibrate
+    import foxhunt.train.calibration.calibrate as calibrate
 
     z, y, _ = _forecast(shift)
     n = len(symbols)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from foxhunt.train.calibration_choice import SHRINKAGES, choose_shrinkage, crossfit_blocks
+from foxhunt.train.calibration.choice import SHRINKAGES, choose_shrinkage, crossfit_blocks
 
 LEVELS = (0.1, 0.5, 0.9)
 N, H = 40, 2

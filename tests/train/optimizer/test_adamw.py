@@ -10,8 +10,8 @@ import pytest
 import torch
 from torch import nn
 
-from foxhunt.train.adamw import AdamW
-from foxhunt.train.optim import param_groups
+from foxhunt.train.optimizer.adamw import AdamW
+from foxhunt.train.optimizer.optim import param_groups
 
 
 def _net(seed: int = 0) -> nn.Module:
@@ -96,7 +96,7 @@ def test_zero_grad_and_a_mismatched_state_dict() -> None:
 def test_stepping_does_not_import_the_compiler() -> None:
     code = (
         "import sys, torch\n"
-        "from foxhunt.train.adamw import AdamW\n"
+        "from foxhunt.train.optimizer.adamw import AdamW\n"
         "net = torch.nn.Linear(3, 2)\n"
         "opt = AdamW(net.parameters(), lr=0.1)\n"
         "net(torch.ones(1, 3)).sum().backward()\n"

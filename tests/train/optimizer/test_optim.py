@@ -3,8 +3,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from foxhunt.train.adamw import AdamW
-from foxhunt.train.optim import build_optimizer, param_groups
+from foxhunt.train.optimizer.adamw import AdamW
+from foxhunt.train.optimizer.optim import build_optimizer, param_groups
 
 
 class _Net(nn.Module):

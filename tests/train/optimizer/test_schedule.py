@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from foxhunt.train.schedule import lr_at
+from foxhunt.train.optimizer.schedule import lr_at
 
 
 def test_warmup_then_cosine_values() -> None:

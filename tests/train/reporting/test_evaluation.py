@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from foxhunt.train.report_evaluation import evaluation_md, pit_figure, reliability_figure
+from foxhunt.train.reporting.evaluation import evaluation_md, pit_figure, reliability_figure
 
 LEVELS = [0.1, 0.5, 0.9]
 

@@ -1,5 +1,5 @@
 """Variable importance from the selection weights, accumulated batch by batch during the
-calibration pass (train/interpret.py:SelectionWeights)."""
+calibration pass (train/reporting/interpret.py:SelectionWeights)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import torch
 
 from foxhunt.data.features.table import FeatureSpec
 from foxhunt.model.batch import TFTOutput
-from foxhunt.train.interpret import SelectionWeights
+from foxhunt.train.reporting.interpret import SelectionWeights
 
 SPEC = FeatureSpec(
     historical=("h0", "h1", "h2"), known=("k0", "k1"), static=("s0", "s1"),

@@ -10,7 +10,7 @@ from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.rundir import RunDir
 from foxhunt.config import demo
 from foxhunt.memory.log import MemoryLog
-from foxhunt.train.report import write_report
+from foxhunt.train.reporting.report import write_report
 
 
 def _run(tmp_path) -> RunDir:

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 
 from foxhunt.memory.log import MemoryLog
 from foxhunt.memory.report import plot_memory_timeline
-from foxhunt.train.report import plot_fan_chart, plot_losses, plot_variable_importance
+from foxhunt.train.reporting.report import plot_fan_chart, plot_losses, plot_variable_importance
 
 
 @pytest.fixture

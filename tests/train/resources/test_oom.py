@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from foxhunt.train.oom import MicroBatching, OutOfMemoryAtMicroBatchOne, is_oom
+from foxhunt.train.resources.oom import MicroBatching, OutOfMemoryAtMicroBatchOne, is_oom
 
 
 def test_back_off_halves_micro_and_doubles_accumulation() -> None:

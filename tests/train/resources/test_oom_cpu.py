@@ -8,11 +8,11 @@ from torch import nn
 
 from foxhunt.model.batch import TFTBatch, TFTOutput
 from foxhunt.model.tft import TFT
-from foxhunt.train.oom import MicroBatching, is_oom
-from foxhunt.train.optim import build_optimizer
+from foxhunt.train.optimizer.optim import build_optimizer
+from foxhunt.train.resources.oom import MicroBatching, is_oom
 from foxhunt.train.step import train_step
 
-from .train_fakes import FakeWindows, tiny_config
+from ..train_fakes import FakeWindows, tiny_config
 
 HUGE = 2**60  # bytes no machine can give: malloc fails, torch raises
 

@@ -7,8 +7,8 @@ import logging
 import pytest
 import torch
 
-from foxhunt.train import threads
-from foxhunt.train.threads import busy_cpu_warning, set_cpu_threads
+from foxhunt.train.resources import threads
+from foxhunt.train.resources.threads import busy_cpu_warning, set_cpu_threads
 
 
 def test_warns_only_when_the_load_leaves_too_few_idle_cores() -> None:
@@ -29,12 +29,12 @@ def test_set_cpu_threads_applies_the_count_and_logs_the_warning(monkeypatch, cap
     monkeypatch.setattr(threads.os, "getloadavg", lambda: (6.0, 6.0, 6.0))
     monkeypatch.setattr(threads, "usable_cores", lambda: 2)
     try:
-        with caplog.at_level(logging.WARNING, logger="foxhunt.train.threads"):
+        with caplog.at_level(logging.WARNING, logger="foxhunt.train.resources.threads"):
             set_cpu_threads(2, torch.device("cpu"))
         assert torch.get_num_threads() == 2
         assert any("CPU is busy" in r.getMessage() for r in caplog.records)
         caplog.clear()
-        with caplog.at_level(logging.WARNING, logger="foxhunt.train.threads"):
+        with caplog.at_level(logging.WARNING, logger="foxhunt.train.resources.threads"):
             set_cpu_threads(1, torch.device("cpu"))
         assert torch.get_num_threads() == 1
         assert not caplog.records
@@ -45,6 +45,6 @@ def test_set_cpu_threads_applies_the_count_and_logs_the_warning(monkeypatch, cap
 @pytest.mark.parametrize("device", ["cuda", "meta"])
 def test_no_cpu_warning_off_the_cpu(device: str, monkeypatch, caplog) -> None:  # noqa: ANN001
     monkeypatch.setattr(threads.os, "getloadavg", lambda: (60.0, 60.0, 60.0))
-    with caplog.at_level(logging.WARNING, logger="foxhunt.train.threads"):
+    with caplog.at_level(logging.WARNING, logger="foxhunt.train.resources.threads"):
         set_cpu_threads(None, torch.device(device))
     assert not caplog.records

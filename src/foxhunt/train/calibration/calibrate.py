@@ -4,7 +4,7 @@ Conformalised quantile regression (Romano et al. 2019), per quantile level and h
 offset of level ``q`` at horizon ``h`` is the ``ceil((n + 1) q)``-th smallest standardised
 residual ``z_y - z_q`` of the n validation windows (target minus predicted quantile, both in
 target-scale units). The run serves them times a shrinkage in [0, 1] chosen by cross-fitting
-within the validation windows (:mod:`foxhunt.train.calibration_choice`; 0 = uncalibrated), so
+within the validation windows (:mod:`foxhunt.train.calibration.choice`; 0 = uncalibrated), so
 the correction is served only as far as it helps out of sample.
 :func:`foxhunt.infer.quantiles.tft_quantiles` adds the served offsets before the scale is
 reapplied; :mod:`foxhunt.artifacts.calibration` stores them.
@@ -23,7 +23,7 @@ from foxhunt.artifacts.calibration import Calibration
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.model.batch import TFTOutput
 from foxhunt.runtime import autocast
-from foxhunt.train.calibration_choice import choose_shrinkage, crossfit_blocks
+from foxhunt.train.calibration.choice import choose_shrinkage, crossfit_blocks
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ def fit_calibration(
     """The run's calibration on its validation windows, or None when there are none.
 
     The offsets are fitted on all validation windows and served times the shrinkage chosen by
-    cross-fitting (:mod:`foxhunt.train.calibration_choice`); with too few windows for two
+    cross-fitting (:mod:`foxhunt.train.calibration.choice`); with too few windows for two
     non-empty blocks the shrinkage is 1 (the full correction, as before the choice).
 
     Args:

@@ -1,6 +1,6 @@
 """How much of the conformal correction to serve: a shrinkage chosen by cross-fitting.
 
-The conformal offsets (:func:`foxhunt.train.calibrate.conformal_offsets`) are fitted on the
+The conformal offsets (:func:`foxhunt.train.calibration.calibrate.conformal_offsets`) are fitted on the
 validation windows and, in-sample, put every level at nominal. Out of sample they can cost: on
 every run scored both ways in session 5 the full correction made the test pinball worse
 (docs/recipe.md), because the validation period's residuals are not the test period's. So the
@@ -106,7 +106,7 @@ def choose_shrinkage(
         scale: (N, H) their target scales.
         quantiles: the Q levels.
         blocks: window indices of each block (:func:`crossfit_blocks`); each must be non-empty.
-        fit: the offsets of a set of windows (:func:`foxhunt.train.calibrate.conformal_offsets`).
+        fit: the offsets of a set of windows (:func:`foxhunt.train.calibration.calibrate.conformal_offsets`).
         embargo: the blocks' embargo (recorded in the choice).
         candidates: shrinkages to try, ascending.
 

@@ -7,7 +7,7 @@ training process (70 MiB in a fresh one) and 1.4 s, in a process that never comp
 (docs/memory.md). :class:`AdamW` is ``torch.optim.AdamW`` as it runs by default on CPU (one
 parameter at a time, decoupled weight decay, no AMSGrad), op for op, so the trajectory is
 bit-identical on CPU, and its ``state_dict`` has torch's layout, so checkpoints written by either
-resume with the other (``tests/train/test_adamw.py``). On CUDA torch would batch the same
+resume with the other (``tests/train/optimizer/test_adamw.py``). On CUDA torch would batch the same
 arithmetic over tensors (``foreach``); this runs it per parameter: the same update, more kernel
 launches.
 

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from foxhunt.train.adamw import AdamW
+from foxhunt.train.optimizer.adamw import AdamW
 
 Optimizer = AdamW | torch.optim.AdamW
 """What :func:`build_optimizer` returns: foxhunt's AdamW on CPU, torch's on CUDA."""
@@ -65,7 +65,7 @@ def build_optimizer(model: nn.Module, *, lr: float, weight_decay: float) -> Opti
         weight_decay: Decoupled decay for >= 2-D weights.
 
     Returns:
-        On CPU :class:`foxhunt.train.adamw.AdamW`: ``torch.optim.AdamW``'s arithmetic and state
+        On CPU :class:`foxhunt.train.optimizer.adamw.AdamW`: ``torch.optim.AdamW``'s arithmetic and state
         dict without importing torch's compiler (50-70 MiB of host RSS, 1.4 s). On CUDA
         ``torch.optim.AdamW`` itself, whose ``foreach`` path batches the update over tensors
         (host memory is not what a CUDA budget bounds). Checkpoints load into either.

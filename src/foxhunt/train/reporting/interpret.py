@@ -28,7 +28,7 @@ class SelectionWeights:
     """Mean variable-selection weight per input over the last ``max_windows`` of ``n`` windows.
 
     Fed the model's outputs batch by batch (:meth:`add`), so the pass that calibrates the run
-    (:func:`foxhunt.train.calibrate.standardised_predictions`) also gives the importance: one
+    (:func:`foxhunt.train.calibration.calibrate.standardised_predictions`) also gives the importance: one
     forward pass over the validation windows instead of two.
 
     Args:

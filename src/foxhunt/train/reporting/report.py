@@ -27,7 +27,7 @@ from foxhunt.errors import InputError
 from foxhunt.memory.report import breakdown_table_markdown, plot_memory_timeline
 from foxhunt.memory.units import format_bytes
 from foxhunt.runtime import read_jsonl
-from foxhunt.train.report_evaluation import (
+from foxhunt.train.reporting.evaluation import (
     EVALUATION_PLOTS,
     evaluation_md,
     write_evaluation_plots,

@@ -29,8 +29,8 @@ from foxhunt.model import TFT, quantile_loss, set_checkpointing
 from foxhunt.model.batch import random_batch
 from foxhunt.model.recompute import set_internal_recompute
 from foxhunt.runtime import autocast, resolve_precision
-from foxhunt.train.oom import MicroBatching
-from foxhunt.train.optim import build_optimizer
+from foxhunt.train.optimizer.optim import build_optimizer
+from foxhunt.train.resources.oom import MicroBatching
 from foxhunt.train.step import train_step
 
 Mode = Literal["train", "infer"]
