@@ -45,10 +45,10 @@ import torch
 from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.calibration import QuantileMap, quantile_map
 from foxhunt.artifacts.served import served_weights
+from foxhunt.baselines.empirical import load_baselines
+from foxhunt.baselines.forecasts import LABELS
 from foxhunt.data.pipeline import evaluation_data
-from foxhunt.data.target_scale import TargetScale
-from foxhunt.infer.baselines import load_baselines
-from foxhunt.infer.classical import LABELS
+from foxhunt.data.scale.target import TargetScale
 from foxhunt.infer.evaluate import baseline_forecasts, score
 from foxhunt.infer.significance import compare
 from foxhunt.quantize.model import load_inference_model

@@ -23,7 +23,7 @@ Controlled comparison — only the network differs:
 
 Datasets: ``demo`` (``foxhunt data demo --bars 20000 --seed 0``: synthetic ES-like 5-minute
 bars) and ``real`` (S&P 500 and NASDAQ Composite daily bars 1999-2018 shipped in the ``arch``
-wheel; see ``foxhunt.data.index_daily``).
+wheel; see ``foxhunt.data.sources.index_daily``).
 
 Worker commands (each a fresh process; ``run_all.py`` drives them):
 
@@ -170,12 +170,12 @@ def write_bars(dataset: str, out: Path, n_bars: int) -> dict[str, Any]:
     """Write the dataset's bars file; return its provenance."""
     out.parent.mkdir(parents=True, exist_ok=True)
     if dataset == "demo":
-        from foxhunt.data.demo import write_demo_bars
+        from foxhunt.data.sources.demo import write_demo_bars
 
         write_demo_bars(out, n_bars=n_bars, seed=0, symbol="ES", start="2024-01-02")
         return {"source": f"foxhunt data demo --bars {n_bars} --seed 0", "path": str(out)}
-    from foxhunt.data.files import write_table
-    from foxhunt.data.index_daily import index_daily_bars, provenance
+    from foxhunt.data.read.files import write_table
+    from foxhunt.data.sources.index_daily import index_daily_bars, provenance
 
     bars = index_daily_bars()
     write_table(bars, out)
@@ -240,8 +240,8 @@ def train_model(model: Any, prepared: Any, cfg: Any) -> dict[str, Any]:
     from foxhunt.model.quantile import quantile_loss
     from foxhunt.runtime import autocast
     from foxhunt.train.loop import epoch_order
-    from foxhunt.train.optim import build_optimizer
-    from foxhunt.train.schedule import lr_at
+    from foxhunt.train.optimizer.optim import build_optimizer
+    from foxhunt.train.optimizer.schedule import lr_at
     from foxhunt.train.step import validate
 
     tc = cfg.train
@@ -328,7 +328,7 @@ def score_test(model: Any, prepared: Any, cfg: Any, batch_size: int = 512) -> di
     """Test-split scores of ``model`` in unscaled log returns (quantiles sorted per forecast)."""
     import torch
 
-    from foxhunt.data.scaling import unscale_targets
+    from foxhunt.data.scale.scaler import unscale_targets
     from foxhunt.infer.evaluate import QuantileScores
 
     test = prepared.test
@@ -351,9 +351,9 @@ def score_baselines(prepared: Any, cfg: Any) -> dict[str, dict[str, float]]:
     builds ``baselines.json``)."""
     import torch
 
-    from foxhunt.artifacts.baselines import recent_return_quantiles
-    from foxhunt.data.scaling import unscale_targets
-    from foxhunt.infer.baselines import EmpiricalQuantiles, zero_forecast
+    from foxhunt.baselines.empirical import EmpiricalQuantiles, zero_forecast
+    from foxhunt.baselines.fit import recent_return_quantiles
+    from foxhunt.data.scale.scaler import unscale_targets
     from foxhunt.infer.evaluate import QuantileScores
 
     q, h = tuple(cfg.model.quantiles), cfg.model.horizon
@@ -388,7 +388,7 @@ def run_recipe(a: argparse.Namespace) -> dict[str, Any]:
     from foxhunt.artifacts.rundir import load_model_dir
     from foxhunt.config import preset
     from foxhunt.data.pipeline import prepare_training_data
-    from foxhunt.data.scaling import unscale_targets
+    from foxhunt.data.scale.scaler import unscale_targets
     from foxhunt.infer.evaluate import QuantileScores
     from foxhunt.infer.quantiles import tft_quantiles
     from foxhunt.train.run import run_training

@@ -12,7 +12,6 @@ JSON line per preset.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -39,12 +38,12 @@ def main() -> None:
     p.add_argument("--presets", nargs="+", default=["demo", "tft-225", "fast"])
     a = p.parse_args()
     import torch
+    from foxhunt.train.optim import build_optimizer
 
     from foxhunt.config import preset
     from foxhunt.model.batch import TFTBatch
     from foxhunt.model.quantile import quantile_loss
     from foxhunt.model.tft import TFT
-    from foxhunt.train.optim import build_optimizer
 
     harness.pin_torch_threads(1)
     for name in a.presets:
@@ -61,7 +60,12 @@ def main() -> None:
         model = TFT(m).train()
         opt = build_optimizer(model, lr=cfg.train.lr, weight_decay=cfg.train.weight_decay)
 
-        def step(model: TFT = model, opt: torch.optim.Optimizer = opt) -> None:
+        def step(
+            model: TFT = model,
+            opt: torch.optim.Optimizer = opt,
+            batch: TFTBatch = batch,
+            q: torch.Tensor = q,
+        ) -> None:
             quantile_loss(model(batch).quantiles.float(), batch.target, q).backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
@@ -69,7 +73,7 @@ def main() -> None:
         train_s = best_cpu_seconds(step)
         model.eval()
         with torch.inference_mode():
-            infer_s = best_cpu_seconds(lambda model=model: model(batch))
+            infer_s = best_cpu_seconds(lambda model=model, batch=batch: model(batch))
         harness.emit(
             {
                 "preset": name,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from foxhunt.config import preset
 from foxhunt.memory.process import process_training_peak
-from foxhunt.train.measure import measure_in_subprocess
+from foxhunt.train.resources.measure import measure_in_subprocess
 
 
 def main() -> None:

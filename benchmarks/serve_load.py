@@ -28,7 +28,7 @@ import polars as pl
 import psutil
 import uvicorn
 
-from foxhunt.data.demo import demo_bars
+from foxhunt.data.sources.demo import demo_bars
 from foxhunt.infer.forecaster import Forecaster
 from foxhunt.infer.service import make_app
 

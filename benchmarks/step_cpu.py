@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     from foxhunt.model.quantile import quantile_loss
     from foxhunt.model.recompute import set_internal_recompute
     from foxhunt.model.tft import TFT
-    from foxhunt.train.optim import build_optimizer
+    from foxhunt.train.optimizer.optim import build_optimizer
     from foxhunt_step import lstm_flop_mapping
 
     harness.pin_torch_threads(a.threads)

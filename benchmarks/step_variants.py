@@ -28,8 +28,8 @@ def one(preset_name: str, batch: int, alloc: str, precision: str, recompute: boo
     from foxhunt.model import TFT
     from foxhunt.model.batch import random_batch
     from foxhunt.model.recompute import set_internal_recompute
-    from foxhunt.train.oom import MicroBatching
-    from foxhunt.train.optim import build_optimizer
+    from foxhunt.train.optimizer.optim import build_optimizer
+    from foxhunt.train.resources.oom import MicroBatching
     from foxhunt.train.step import train_step
 
     if threads:

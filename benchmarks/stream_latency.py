@@ -10,7 +10,7 @@ N symbols (the incremental path: N feature steps and one batched forward), fp32,
 ``--preset`` trains a throwaway run of that preset for one optimizer step on 1,200 synthetic
 bars (latency does not depend on the weights' values); ``--model`` uses a run directory.
 Symbols are CME equity-index contracts (``ESF0 ...``) with synthetic ES-like 5-minute bars
-(``foxhunt.data.demo``) on their calendar's schedule, each
+(``foxhunt.data.sources.demo``) on their calendar's schedule, each
 given a backlog of warm-up + encoder + 20 bars first; then ``--rounds`` updates each carry one new
 bar for every one of the N symbols. Printed per N: median and p90 wall time per update, the median CPU time of the process per
 update (on a shared, oversubscribed machine the wall time includes waiting for a core; the CPU
@@ -34,7 +34,7 @@ import psutil
 import torch
 
 from foxhunt.config import preset
-from foxhunt.data.demo import demo_bars, write_demo_bars
+from foxhunt.data.sources.demo import demo_bars, write_demo_bars
 from foxhunt.infer.forecaster import Forecaster
 from foxhunt.quantize.model import load_inference_model
 

@@ -55,6 +55,6 @@ def _cli_import_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr("foxhunt.train.run.measured_baseline", lambda: IMPORT_BASELINE_BYTES)
     monkeypatch.setattr(
-        "foxhunt.train.plan.resident_before_training",
+        "foxhunt.train.resources.plan.resident_before_training",
         lambda data_bytes, *, prepared_here=True: IMPORT_BASELINE_BYTES,
     )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from foxhunt.config import demo
-from foxhunt.data.demo import write_demo_bars
+from foxhunt.data.sources.demo import write_demo_bars
 from foxhunt.train.run import run_training
 
 QUANTILES = (0.02, 0.1, 0.5, 0.9, 0.98)

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import foxhunt
-from foxhunt.data.demo import demo_bars
+from foxhunt.data.sources.demo import demo_bars
 from foxhunt.errors import DataError, InputError
 
 TINY = {

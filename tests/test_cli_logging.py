@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from foxhunt.cli import main
-from foxhunt.data.demo import write_demo_bars
+from foxhunt.data.sources.demo import write_demo_bars
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 

@@ -333,7 +333,7 @@ def test_memory_budget_picks_a_smaller_micro_batch(
     from foxhunt.config import RunConfig
     from foxhunt.memory.budget import plan_budget, training_peak
     from foxhunt.runtime import resolve_precision
-    from foxhunt.train.plan import CPU_PLAN_MARGIN
+    from foxhunt.train.resources.plan import CPU_PLAN_MARGIN
 
     cfg = RunConfig.load(trained["cfg"])
     precision = resolve_precision(cfg.train.precision, torch.device("cpu"))

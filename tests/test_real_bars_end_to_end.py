@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 
 from foxhunt.cli import main
-from foxhunt.data.bars import read_bars
-from foxhunt.data.features import compute_features
+from foxhunt.data.features.table import compute_features
+from foxhunt.data.read.bars import read_bars
 from foxhunt.infer.forecaster import Forecaster
 
 REAL = Path(__file__).parent / "data" / "fixtures" / "real"
@@ -91,7 +91,7 @@ def test_real_file_end_to_end(
 def _vendor_cme_file(tmp_path: Path) -> Path:
     """ES 5-minute bars as a CME data vendor ships them: semicolon CSV, ``timestamp_utc``, an
     extra text column, the contract and bar size in the file name."""
-    from foxhunt.data.demo import demo_bars
+    from foxhunt.data.sources.demo import demo_bars
 
     bars = demo_bars(2500, seed=4).with_columns(
         pl.col("ts").dt.strftime("%Y-%m-%dT%H:%M:%SZ").alias("timestamp_utc"),
@@ -106,7 +106,7 @@ def _vendor_cme_file(tmp_path: Path) -> Path:
 def _daily_equity_file(tmp_path: Path) -> Path:
     """Real S&P 500 daily bars (arch's wheel) in a file named by an ETF ticker, no symbol
     column: an equity on the NYSE calendar, never mapped onto the ES future."""
-    from foxhunt.data.index_daily import index_daily_bars
+    from foxhunt.data.sources.index_daily import index_daily_bars
 
     spx = index_daily_bars().filter(pl.col("symbol") == "ES").drop("symbol")
     path = tmp_path / "SPY.csv"

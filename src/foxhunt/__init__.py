@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from foxhunt.version import __version__
 
 __all__ = ["Forecaster", "TFTForecaster", "__version__", "read_bars"]
 

@@ -12,7 +12,6 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from foxhunt import __version__
 from foxhunt.commands import (
     backtest,
     data,
@@ -30,6 +29,7 @@ from foxhunt.commands import tune as tune_cmd
 from foxhunt.config import ConfigError
 from foxhunt.errors import InputError
 from foxhunt.memory.allocator import enable_huge_pages
+from foxhunt.version import __version__
 
 COMMANDS = (
     data,

@@ -167,7 +167,7 @@ class DataConfig:
     """Forecast target: a price column (the log return of it over h = 1..H bars, default
     ``close``) or ``return:COLUMN`` (a column of one-bar returns, summed over h = 1..H)."""
     target_scale: TargetScaleMode = "global"
-    """What targets are divided by (``foxhunt.data.target_scale``): ``global`` (the training
+    """What targets are divided by (``foxhunt.data.scale.target``): ``global`` (the training
     std per horizon; how runs trained before the option load) or ``window`` (a causal EWMA
     volatility of the window's encoder returns x sqrt(h)). The presets set ``window``."""
     target_scale_decay: float = 0.94
@@ -178,7 +178,7 @@ class DataConfig:
     mean squared return), summed over k = 1..h. 1.0: ``s x h`` (no reversion; older runs)."""
     target_scale_search: bool = False
     """Choose ``target_scale_decay``, ``target_scale_reversion`` and ``target_scale_season``
-    per run on the training split (``foxhunt.data.scale_choice``); config.json stores the
+    per run on the training split (``foxhunt.data.scale.choice``); config.json stores the
     chosen values."""
     target_scale_season: tuple[float, ...] = ()
     """Time-of-day variance multipliers of the ``window`` scale, one per half-hour of the
@@ -285,7 +285,9 @@ class RunConfig:
 
     def save(self, path: Path) -> None:
         """Write as JSON, atomically (:func:`foxhunt.runtime.atomic_write_json`)."""
-        from foxhunt.runtime import atomic_write_json  # runtime imports this module
+        from foxhunt.runtime import (
+            atomic_write_json,  # deferred: runtime loads torch, config does not
+        )
 
         atomic_write_json(path, self.to_dict())
 

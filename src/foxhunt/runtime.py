@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from foxhunt.config import Precision
 from foxhunt.errors import InputError, ModelDirError
+from foxhunt.train_config import Precision
 
 if TYPE_CHECKING:  # torch is imported where it is used: the data commands never load it
     import torch

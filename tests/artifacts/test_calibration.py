@@ -17,7 +17,7 @@ from foxhunt.artifacts.calibration import (
     read_calibration,
     write_calibration,
 )
-from foxhunt.data.target_scale import TargetScale
+from foxhunt.data.scale.target import TargetScale
 from foxhunt.errors import ModelDirError
 
 LEVELS = (0.1, 0.5, 0.9)

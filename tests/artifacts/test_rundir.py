@@ -15,8 +15,8 @@ from foxhunt.artifacts.rundir import (
     trained_symbols,
 )
 from foxhunt.config import demo
-from foxhunt.data.features import feature_spec
-from foxhunt.data.scaling import ScalerParams
+from foxhunt.data.features.table import feature_spec
+from foxhunt.data.scale.scaler import ScalerParams
 from foxhunt.errors import ModelDirError
 from foxhunt.model.tft import TFT
 from foxhunt.runtime import truncate_jsonl

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from foxhunt.cli import main
-from foxhunt.data.demo import write_demo_bars
+from foxhunt.data.sources.demo import write_demo_bars
 
 SHAPE = ["--encoder-length", "8", "--horizon", "3", "--hidden", "16", "--heads", "2"]
 TRAIN_BARS, NEW_BARS = 700, 100

@@ -10,8 +10,8 @@ import pytest
 
 from demo_run import QUANTILES, DemoRun
 from foxhunt.cli import main
-from foxhunt.data.bars import read_bars
-from foxhunt.data.demo import write_demo_bars
+from foxhunt.data.read.bars import read_bars
+from foxhunt.data.sources.demo import write_demo_bars
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ import pytest
 from foxhunt.cli import build_parser, main
 from foxhunt.commands.options import run_config
 from foxhunt.config_files import read_config_file, write_config_file
-from foxhunt.data.inputs import read_run_bars
-from foxhunt.data.read_options import options_of
+from foxhunt.data.features.inputs import read_run_bars
+from foxhunt.data.read.options import options_of
 
 REAL = Path(__file__).parents[1] / "data" / "fixtures" / "real"
 FLAGS = [

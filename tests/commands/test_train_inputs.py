@@ -15,7 +15,7 @@ import torch
 from foxhunt.artifacts.checkpoints import load_weights, save_weights
 from foxhunt.artifacts.rundir import RunDir, model_weights
 from foxhunt.cli import main
-from foxhunt.data.demo import write_demo_bars
+from foxhunt.data.sources.demo import write_demo_bars
 
 SHAPE = ["--encoder-length", "8", "--horizon", "3", "--hidden", "16", "--heads", "2"]
 INPUTS = ["--observed-cols", "spread", "--known-cols", "event", "--static-cols", "sector"]

@@ -10,7 +10,7 @@ import torch
 from foxhunt.cli import main
 from foxhunt.config import RunConfig, demo
 from foxhunt.config_files import read_config_file
-from foxhunt.data.demo import write_demo_bars
+from foxhunt.data.sources.demo import write_demo_bars
 from foxhunt.runtime import resolve_precision
 
 TINY = """\

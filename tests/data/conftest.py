@@ -5,8 +5,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from foxhunt.data.demo import demo_bars
-from foxhunt.data.features import compute_features
+from foxhunt.data.features.table import compute_features
+from foxhunt.data.sources.demo import demo_bars
 
 
 @pytest.fixture(scope="session")

@@ -9,10 +9,10 @@ import polars as pl
 import pytest
 
 from foxhunt.config import DataConfig, RunConfig, TFTConfig
-from foxhunt.data.calendar import future_timestamps, known_features
-from foxhunt.data.demo import demo_bars
-from foxhunt.data.features import feature_spec
+from foxhunt.data.features.table import feature_spec
+from foxhunt.data.market.calendar import future_timestamps, known_features
 from foxhunt.data.pipeline import bars_fingerprint, prepare_inference_data, prepare_training_data
+from foxhunt.data.sources.demo import demo_bars
 from foxhunt.errors import DataError
 
 L, H = 16, 5

@@ -13,8 +13,8 @@ import pytest
 from demo_run import DemoRun
 from foxhunt.artifacts.rundir import RunDir
 from foxhunt.cli import main
-from foxhunt.data.demo import write_demo_bars
-from foxhunt.train.report import write_report
+from foxhunt.data.sources.demo import write_demo_bars
+from foxhunt.train.reporting.report import write_report
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from demo_run import DemoRun
 from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.lock import run_lock
 from foxhunt.cli import main
-from foxhunt.data.demo import write_demo_bars
+from foxhunt.data.sources.demo import write_demo_bars
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 

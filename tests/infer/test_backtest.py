@@ -11,8 +11,8 @@ import pytest
 
 from foxhunt.cli import main
 from foxhunt.config import demo
-from foxhunt.data.demo import write_demo_bars
-from foxhunt.data.features import feature_spec
+from foxhunt.data.features.table import feature_spec
+from foxhunt.data.sources.demo import write_demo_bars
 from foxhunt.errors import InputError
 from foxhunt.infer.backtest import Fold, _fold_bars, backtest, max_folds, plan_folds
 from foxhunt.infer.backtest_plot import backtest_figure

@@ -14,11 +14,11 @@ from foxhunt.artifacts.ensemble import is_ensemble_dir, member_root
 from foxhunt.artifacts.rundir import load_model_dir
 from foxhunt.cli import main
 from foxhunt.config import demo
-from foxhunt.data.demo import write_demo_bars
-from foxhunt.data.features import feature_spec
-from foxhunt.data.inputs import read_run_bars
+from foxhunt.data.features.inputs import read_run_bars
+from foxhunt.data.features.table import feature_spec
 from foxhunt.data.pipeline import inference_bars_needed
-from foxhunt.data.scaling import unscale_targets
+from foxhunt.data.scale.scaler import unscale_targets
+from foxhunt.data.sources.demo import write_demo_bars
 from foxhunt.infer.backtest import MEMBER0, backtest, fold_windows, plan_folds
 from foxhunt.infer.backtest_plot import backtest_figure
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from foxhunt.data.demo import demo_bars
+from foxhunt.data.sources.demo import demo_bars
 from foxhunt.errors import DataError
 from foxhunt.infer.feed import BarFileReader
 from foxhunt.infer.screen import WHERE

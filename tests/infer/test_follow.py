@@ -13,7 +13,7 @@ import pytest
 
 from demo_run import DemoRun
 from foxhunt.cli import main
-from foxhunt.data.demo import demo_bars
+from foxhunt.data.sources.demo import demo_bars
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.feed import BarFileReader
 from foxhunt.infer.follow import _ingest, follow, follow_path

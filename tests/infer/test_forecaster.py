@@ -10,10 +10,10 @@ import polars as pl
 import pytest
 
 from demo_run import QUANTILES, DemoRun
-from foxhunt.data.calendar import project_bar_times
-from foxhunt.data.demo import demo_bars
-from foxhunt.data.features import compute_features, feature_spec
-from foxhunt.data.index_daily import index_daily_bars
+from foxhunt.data.features.table import compute_features, feature_spec
+from foxhunt.data.market.calendar import project_bar_times
+from foxhunt.data.sources.demo import demo_bars
+from foxhunt.data.sources.index_daily import index_daily_bars
 from foxhunt.errors import DataError
 from foxhunt.infer.bartail import ROW_BYTES, BarTail, smoother_memory
 from foxhunt.infer.forecaster import Forecaster

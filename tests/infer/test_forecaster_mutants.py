@@ -21,7 +21,7 @@ import pytest
 import torch
 
 from demo_run import QUANTILES, DemoRun
-from foxhunt.data.demo import demo_bars
+from foxhunt.data.sources.demo import demo_bars
 from foxhunt.errors import DataError
 from foxhunt.infer.bartail import ROW_BYTES
 from foxhunt.infer.forecaster import Forecaster

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from demo_run import DemoRun
-from foxhunt.data.demo import demo_bars
+from foxhunt.data.sources.demo import demo_bars
 from foxhunt.errors import DataError
 from foxhunt.infer.forecaster import Forecaster
 from foxhunt.infer.predict import predict_to_file

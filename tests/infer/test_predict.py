@@ -11,9 +11,9 @@ import torch
 
 from foxhunt.artifacts.rundir import LoadedModel, RunDir
 from foxhunt.config import RunConfig, TFTConfig
-from foxhunt.data.features import FeatureSpec
-from foxhunt.data.scaling import ScalerParams
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.features.table import FeatureSpec
+from foxhunt.data.scale.scaler import ScalerParams
+from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.infer.predict import write_forecasts
 from foxhunt.model.tft import TFT
 

@@ -16,11 +16,15 @@ from demo_run import QUANTILES, DemoRun
 from foxhunt.artifacts.calibration import read_calibration
 from foxhunt.artifacts.rundir import load_model_dir
 from foxhunt.data.pipeline import prepare_training_data
-from foxhunt.data.scaling import unscale_targets
+from foxhunt.data.scale.scaler import unscale_targets
 from foxhunt.errors import ModelDirError
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
-from foxhunt.train.calibrate import conformal_offsets, standardised_predictions, window_scales
-from foxhunt.train.calibration_choice import choose_shrinkage, crossfit_blocks
+from foxhunt.train.calibration.calibrate import (
+    conformal_offsets,
+    standardised_predictions,
+    window_scales,
+)
+from foxhunt.train.calibration.choice import choose_shrinkage, crossfit_blocks
 
 CPU = torch.device("cpu")
 
@@ -36,7 +40,7 @@ def test_demo_run_is_calibrated_on_its_validation_windows(demo_run: DemoRun) -> 
     want = conformal_offsets(z_pred, z_y, QUANTILES)
     fitted = torch.tensor(qmap.calibration.fitted_offsets, dtype=torch.float64)
     torch.testing.assert_close(fitted, want, rtol=1e-5, atol=1e-7)
-    # the shrinkage is the cross-fitted choice (tests/train/test_calibration_choice.py)
+    # the shrinkage is the cross-fitted choice (tests/train/calibration/test_choice.py)
     blocks = crossfit_blocks(val.origins()["symbol"].to_list(), embargo=val.horizon)
     scale = window_scales(val, 64)
     lam, choice = choose_shrinkage(

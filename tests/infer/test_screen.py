@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from foxhunt.data.demo import demo_bars
+from foxhunt.data.sources.demo import demo_bars
 from foxhunt.infer.screen import WHERE, screen
 
 

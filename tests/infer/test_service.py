@@ -22,7 +22,7 @@ uvicorn = pytest.importorskip("uvicorn")
 pytest.importorskip("fastapi")
 
 from demo_run import DemoRun  # noqa: E402
-from foxhunt.data.demo import demo_bars  # noqa: E402
+from foxhunt.data.sources.demo import demo_bars  # noqa: E402
 from foxhunt.infer.forecaster import Forecaster  # noqa: E402
 from foxhunt.infer.service import ARROW, make_app  # noqa: E402
 

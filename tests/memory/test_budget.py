@@ -203,7 +203,7 @@ def test_train_refuses_a_budget_below_the_import_baseline(tmp_path, capsys, monk
     or any file written."""
     import foxhunt.train.run as run_module
     from foxhunt.cli import main
-    from foxhunt.data.demo import write_demo_bars
+    from foxhunt.data.sources.demo import write_demo_bars
 
     monkeypatch.setattr(run_module, "measured_baseline", lambda: 300 * 2**20)
     bars = tmp_path / "ES.parquet"
@@ -226,7 +226,7 @@ def test_cli_quotes_its_own_measured_baseline(tmp_path) -> None:  # noqa: ANN001
     import subprocess
     import sys
 
-    from foxhunt.data.demo import write_demo_bars
+    from foxhunt.data.sources.demo import write_demo_bars
 
     bars = tmp_path / "ES.parquet"
     write_demo_bars(bars, n_bars=300, seed=0)

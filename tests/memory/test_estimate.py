@@ -175,8 +175,8 @@ def test_training_step_tensor_peak_matches_the_estimate(batch: int) -> None:
     from foxhunt.memory.tensor_peak import tensor_peak_bytes
     from foxhunt.model import TFT
     from foxhunt.model.batch import random_batch
-    from foxhunt.train.oom import MicroBatching
-    from foxhunt.train.optim import build_optimizer
+    from foxhunt.train.optimizer.optim import build_optimizer
+    from foxhunt.train.resources.oom import MicroBatching
     from foxhunt.train.step import train_step
 
     threads = torch.get_num_threads()

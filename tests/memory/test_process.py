@@ -10,7 +10,7 @@ import pytest
 
 from foxhunt.config import preset
 from foxhunt.memory.process import IMPORT_BASELINE_BYTES, process_training_peak
-from foxhunt.train.measure import measure_in_subprocess
+from foxhunt.train.resources.measure import measure_in_subprocess
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc RSS")
 FULL = os.environ.get("FOXHUNT_FULL_RSS_MATRIX") == "1"

@@ -5,7 +5,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from foxhunt.model.quantile import monotone_quantiles, pinball_per_quantile_horizon, quantile_loss
+from foxhunt.model.quantile import monotone_quantiles, quantile_loss, quantile_loss_table
 
 
 def test_pinball_known_values() -> None:
@@ -26,7 +26,7 @@ def test_loss_properties(b: int, h: int, seed: int) -> None:
     g = torch.Generator().manual_seed(seed)
     q = torch.tensor([0.02, 0.5, 0.98])
     pred, target = torch.randn(b, h, 3, generator=g), torch.randn(b, h, generator=g)
-    table = pinball_per_quantile_horizon(pred, target, q)
+    table = quantile_loss_table(pred, target, q)
     assert table.shape == (h, 3) and (table >= 0).all()
     torch.testing.assert_close(table.mean(), quantile_loss(pred, target, q))
     exact = target.unsqueeze(-1).expand(b, h, 3)
@@ -58,9 +58,9 @@ def test_each_level_prices_its_own_column() -> None:
     y = torch.tensor([[1.0]])
     # y > pred: q * (y - pred); y < pred: (1 - q) * (pred - y)
     by_hand = torch.tensor([[0.1 * 2.0, 0.3 * 0.5, 0.2 * 1.0]])
-    torch.testing.assert_close(pinball_per_quantile_horizon(pred, y, q), by_hand)
+    torch.testing.assert_close(quantile_loss_table(pred, y, q), by_hand)
     assert quantile_loss(pred, y, q).item() == pytest.approx(by_hand.mean().item())
-    reversed_levels = pinball_per_quantile_horizon(pred, y, q.flip(0))
+    reversed_levels = quantile_loss_table(pred, y, q.flip(0))
     assert not torch.allclose(reversed_levels, by_hand)
 
 

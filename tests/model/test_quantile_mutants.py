@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from foxhunt.model.quantile import pinball_per_quantile_horizon, quantile_loss
+from foxhunt.model.quantile import quantile_loss, quantile_loss_table
 
 
 def test_a_scalar_quantile_level_is_rejected_for_two_dim_predictions() -> None:
@@ -23,7 +23,7 @@ def test_the_loss_is_fp32_whatever_the_level_and_prediction_dtypes(
     pred = torch.tensor([[[0.0, 1.0, 2.0]]], dtype=pred_dtype)
     target = torch.tensor([[1.0]], dtype=pred_dtype)
     loss = quantile_loss(pred, target, levels)
-    table = pinball_per_quantile_horizon(pred, target, levels)
+    table = quantile_loss_table(pred, target, levels)
     assert loss.dtype == torch.float32 and table.dtype == torch.float32
     # errors 1, 0, -1 -> 0.1 * 1, 0, (0.9 - 1) * -1
     torch.testing.assert_close(table, torch.tensor([[0.1, 0.0, 0.1]]))

@@ -60,7 +60,7 @@ def test_the_learning_rate_decays_with_the_time_budget(run_dir) -> None:
     below the rate of the step-only schedule of a 30-step run."""
     import json
 
-    from foxhunt.train.schedule import lr_at
+    from foxhunt.train.optimizer.schedule import lr_at
 
     cfg = tiny_config(epochs=3, epoch_steps=10, max_minutes=2.0, log_every=1)
     model = Recorder(TFT(cfg.model))

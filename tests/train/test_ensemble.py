@@ -23,7 +23,7 @@ from foxhunt.config import demo
 from foxhunt.data.pipeline import evaluation_data
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
 from foxhunt.quantize.model import load_inference_model
-from foxhunt.train.report import write_report
+from foxhunt.train.reporting.report import write_report
 
 CPU = torch.device("cpu")
 

@@ -12,8 +12,8 @@ from foxhunt.memory.log import MemoryLog
 from foxhunt.model.batch import TFTBatch, TFTOutput
 from foxhunt.model.tft import TFT
 from foxhunt.train.loop import epoch_order, fit
-from foxhunt.train.oom import MicroBatching
-from foxhunt.train.optim import build_optimizer
+from foxhunt.train.optimizer.optim import build_optimizer
+from foxhunt.train.resources.oom import MicroBatching
 from foxhunt.train.step import train_step, validate
 
 from .train_fakes import FakeWindows, tiny_config

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from foxhunt.config import RunConfig, demo
-from foxhunt.data.demo import write_demo_bars
+from foxhunt.data.sources.demo import write_demo_bars
 from foxhunt.errors import DataError
 from foxhunt.train.prepare import exit_with_parent, prepare, prepare_in_child
 
@@ -55,7 +55,7 @@ def test_the_child_prepares_what_this_process_would(
     assert child.data.closes.equals(here.data.closes)
     assert not list(tmp_path.glob(".prepared*")), "the child's file is left behind"
     # the child's log records reach this process's handlers
-    assert any(r.name == "foxhunt.data.scale_choice" for r in caplog.records)
+    assert any(r.name == "foxhunt.data.scale.choice" for r in caplog.records)
 
 
 @pytest.mark.slow
@@ -108,7 +108,7 @@ def test_the_training_process_never_imports_data_preparation_or_the_compiler(
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["seen"]["modules"] == [], out
     # nor, without checkpointing or recomputation (the defaults), torch's compiler: the
-    # optimizer is foxhunt's AdamW (train/adamw.py), not torch.optim's
+    # optimizer is foxhunt's AdamW (train/optimizer/adamw.py), not torch.optim's
     assert out["dynamo"] is False, out
     assert (tmp_path / "run" / "baselines.json").is_file()
     assert not list((tmp_path / "run").glob(".prepared*"))

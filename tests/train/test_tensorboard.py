@@ -6,7 +6,7 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from foxhunt.cli import main
-from foxhunt.data.demo import write_demo_bars
+from foxhunt.data.sources.demo import write_demo_bars
 from foxhunt.train.tensorboard import EVENT_GLOB, TensorBoardLog
 
 

@@ -98,7 +98,7 @@ def test_trials_are_planned_with_the_trainers_cpu_margin() -> None:
     as configured: like ``foxhunt train``, tune fits the estimate into 90 % of the budget."""
     from foxhunt.memory.budget import plan_budget
     from foxhunt.memory.units import format_bytes, parse_bytes
-    from foxhunt.train.plan import CPU_PLAN_MARGIN
+    from foxhunt.train.resources.plan import CPU_PLAN_MARGIN
     from foxhunt.train.tune import _trial_config
 
     cfg = demo().replace(train={"precision": "fp32"})

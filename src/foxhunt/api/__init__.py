@@ -11,7 +11,7 @@ import polars as pl
 
 from foxhunt.api.forecaster import TFTForecaster
 from foxhunt.api.frames import BarsLike, as_kind, bars_path, kind_of
-from foxhunt.data import bars as _bars
+from foxhunt.data.read import bars as _bars
 from foxhunt.infer.forecaster import Forecaster
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def read_bars(
     Raises:
         DataError: Bad bars; the message names the file (or ``DataFrame``), column and row.
     """
-    from foxhunt.data.read_options import ReadOptions
+    from foxhunt.data.read.options import ReadOptions
 
     options = ReadOptions(
         tz=tz,

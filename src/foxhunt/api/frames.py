@@ -1,7 +1,7 @@
 """Bars as a notebook holds them (a path, a polars or a pandas DataFrame) in, the caller's kind out.
 
 The library reads bars from files, where every vendor spelling is understood
-(:func:`foxhunt.data.bars.read_bars`). A DataFrame is written once to a Parquet file in a
+(:func:`foxhunt.data.read.bars.read_bars`). A DataFrame is written once to a Parquet file in a
 private working directory and read from there, so a frame and a file with the same columns
 give the same bars, the same checks and the same fingerprint (a model trained on a frame
 recognises the frame as its training data). Error messages name ``DataFrame`` instead of that
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import polars as pl
 
-from foxhunt.data.columns import SYMBOL_NAMES, canonical_name
+from foxhunt.data.read.columns import SYMBOL_NAMES, canonical_name
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.bar_frame import is_pandas, polars_bars
 

@@ -1,5 +1,6 @@
-"""``baselines.json``: the baselines a run fits when training ends, so evaluation needs no
-training data. Written and its format defined here; read by :mod:`foxhunt.infer.baselines`.
+"""``baselines.json``: the baselines a run fits while its data is prepared (on the training
+split, :mod:`foxhunt.baselines.fit`), so evaluation needs no training data. Its format is
+defined here; read by :mod:`foxhunt.baselines.empirical`.
 
 Schema (format 2; format 1 is the same without ``classical``, and is still read)::
 
@@ -12,21 +13,10 @@ Schema (format 2; format 1 is the same without ``classical``, and is still read)
                                 "interval_s", "calendar"}}}
 
 ``per_symbol``/``pooled`` are the empirical quantiles; ``classical`` the volatility models of
-:mod:`foxhunt.artifacts.classical`.
+:mod:`foxhunt.baselines.classical`.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
-from typing import Any
-
-import numpy as np
-import polars as pl
-import torch
-
-from foxhunt.artifacts.classical import fit_classical
-from foxhunt.data.scaling import ScalerParams, unscale_targets
-from foxhunt.data.windows import WindowDataset
 
 BASELINES_FORMAT = 2
 """Version of the ``baselines.json`` schema written now."""
@@ -42,77 +32,3 @@ BASELINE_LABELS: dict[str, str] = {
 
 READABLE_FORMATS = (1, 2)
 """Versions still read (1: empirical quantiles only, from before the classical baselines)."""
-
-RECENT_WINDOWS = 2000
-"""Most recent training windows per symbol behind the empirical-quantile baseline."""
-
-
-def recent_return_quantiles(
-    train: WindowDataset,
-    scaler: ScalerParams,
-    quantiles: tuple[float, ...],
-    recent: int = RECENT_WINDOWS,
-) -> dict[str, Any]:
-    """The empirical-quantile baseline: per symbol, quantiles of the h-bar log returns of its
-    ``recent`` latest training windows (the ``baselines.json`` schema of
-    :mod:`foxhunt.infer.baselines`)."""
-    assert train.target is not None
-    symbols = train.origins()["symbol"].to_numpy()
-    rows = train.origin_rows()
-    levels = torch.tensor(quantiles, dtype=torch.float64)
-    per_symbol, pooled = {}, []
-    for sym in dict.fromkeys(symbols.tolist()):
-        idx = rows[symbols == sym][-recent:]  # windows are in time order within a symbol
-        returns = unscale_targets(train.target[torch.from_numpy(idx)].double(), scaler)  # (n, H)
-        per_symbol[sym] = _quantiles(returns, levels)  # (H, Q)
-        pooled.append(returns)
-    return {
-        "format": BASELINES_FORMAT,
-        "quantiles": list(quantiles),
-        "horizon": train.horizon,
-        "recent_windows": recent,
-        "per_symbol": per_symbol,
-        "pooled": _quantiles(torch.cat(pooled), levels),
-    }
-
-
-def _quantiles(returns: torch.Tensor, levels: torch.Tensor) -> list[list[float]]:
-    """(H, Q) quantiles of (n, H) returns along n, as lists; numpy's, since torch.quantile
-    refuses inputs over 2**24 values (many symbols x H x the recent windows)."""
-    return np.quantile(returns.numpy(), levels.numpy(), axis=0).T.tolist()
-
-
-def fit_baselines(
-    train: WindowDataset,
-    val: WindowDataset,
-    closes: pl.DataFrame,
-    scaler: ScalerParams,
-    quantiles: tuple[float, ...],
-    calendars: Mapping[str, str] | None = None,
-    *,
-    classical: bool = True,
-) -> dict[str, Any]:
-    """Every baseline of a run (the ``baselines.json`` record): the empirical quantiles and the
-    classical volatility models, fitted on the training split (the EWMA decays chosen on
-    ``val``).
-
-    Args:
-        train: training windows (their last origin per symbol ends the training bars).
-        val: validation windows.
-        closes: ``symbol``, ``ts``, ``close`` of the bars (``PreparedData.closes``).
-        scaler: the run's scaler (targets back to log returns).
-        quantiles: the Q levels.
-        calendars: symbol -> calendar of its bar schedule.
-        classical: fit the volatility models; they model the close's log returns, so a run
-            with another target (``--target``) stores none and is compared with the empirical
-            quantiles and zero only.
-    """
-    record = recent_return_quantiles(train, scaler, quantiles)
-    if not classical:
-        return record
-    ends = train.origins().group_by("symbol", maintain_order=True).agg(pl.col("ts").max())
-    train_end = dict(zip(ends["symbol"].to_list(), ends["ts"].to_list(), strict=True))
-    record["classical"] = fit_classical(
-        closes, train_end, val.origins(), quantiles, train.horizon, calendars
-    )
-    return record

@@ -3,14 +3,14 @@
 Conformalised quantile regression (Romano et al. 2019), one level at a time: on the validation
 windows, the offset of level ``q`` at horizon ``h`` is the empirical ``q``-quantile of the
 standardised residuals ``z_y - z_q`` (target minus predicted quantile, both divided by the
-window's target scale, :mod:`foxhunt.data.target_scale`). Adding it moves each predicted
+window's target scale, :mod:`foxhunt.data.scale.target`). Adding it moves each predicted
 quantile so that, on the validation windows, exactly a share ``q`` of targets falls below it;
 because residuals are in scale units, the correction widens with the window's volatility.
-Fitted by :mod:`foxhunt.train.calibrate`; applied in standardised units by
+Fitted by :mod:`foxhunt.train.calibration.calibrate`; applied in standardised units by
 :func:`foxhunt.infer.quantiles.tft_quantiles`. A run without the file is uncalibrated.
 
 The offsets served are the fitted ones times a shrinkage ``lambda`` in [0, 1], chosen by
-cross-fitting on the validation windows (:mod:`foxhunt.train.calibration_choice`): ``lambda`` 0
+cross-fitting on the validation windows (:mod:`foxhunt.train.calibration.choice`): ``lambda`` 0
 serves the network's quantiles unchanged. Format 2 stores the served offsets, the fitted ones,
 ``lambda`` and the cross-fitted scores behind it; a format-1 file (runs before the choice) loads
 as ``lambda`` 1, its offsets both fitted and served.
@@ -27,7 +27,7 @@ from torch import Tensor
 
 from foxhunt import runtime
 from foxhunt.artifacts.rundir import LoadedModel
-from foxhunt.data.target_scale import TargetScale
+from foxhunt.data.scale.target import TargetScale
 from foxhunt.errors import ModelDirError
 
 CALIBRATION_FORMAT = 2

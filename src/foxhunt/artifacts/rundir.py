@@ -28,16 +28,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from foxhunt import __version__, runtime
+from foxhunt import runtime
 from foxhunt.config import ConfigError, RunConfig
 from foxhunt.errors import DataError, ModelDirError
+from foxhunt.version import __version__
 
 if TYPE_CHECKING:  # torch (and checkpoints, which need it) load where a model is read
     import torch
 
-    from foxhunt.data.features import FeatureSpec
-    from foxhunt.data.instrument import Instrument
-    from foxhunt.data.scaling import ScalerParams
+    from foxhunt.data.features.table import FeatureSpec
+    from foxhunt.data.market.instrument import Instrument
+    from foxhunt.data.scale.scaler import ScalerParams
     from foxhunt.model.tft import TFT
 
 FEATURES_FORMAT = 1
@@ -252,8 +253,8 @@ def read_features(run: RunDir, cfg: RunConfig) -> tuple[FeatureSpec, ScalerParam
         ModelDirError: Missing/corrupt file, newer format, or feature names that differ from
             what this version of foxhunt computes (the message names the first differences).
     """
-    from foxhunt.data.features import FeatureSpec, feature_spec
-    from foxhunt.data.scaling import ScalerParams
+    from foxhunt.data.features.table import FeatureSpec, feature_spec
+    from foxhunt.data.scale.scaler import ScalerParams
     from foxhunt.errors import DataError
 
     rec = runtime.read_json(run.features, "features.json")
@@ -350,7 +351,7 @@ def load_model_dir(path: Path, device: torch.device | str = "cpu") -> LoadedMode
 
 def read_instruments(run: RunDir) -> dict[str, Instrument] | None:
     """The run's ``instruments.json``, or None when it has none."""
-    from foxhunt.data.instruments import instruments_from_dict
+    from foxhunt.data.market.instruments import instruments_from_dict
 
     if not run.instruments.is_file():
         return None
@@ -387,6 +388,6 @@ def with_user_instruments(loaded: LoadedModel, table: Path | None) -> LoadedMode
         return loaded
     from dataclasses import replace
 
-    from foxhunt.data.instrument_table import load_instruments
+    from foxhunt.data.market.instrument_table import load_instruments
 
     return replace(loaded, instruments={**load_instruments(table), **loaded.instruments})

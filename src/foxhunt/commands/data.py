@@ -47,7 +47,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def demo(a: argparse.Namespace) -> None:
-    from foxhunt.data.demo import BAR_MINUTES, write_demo_bars
+    from foxhunt.data.sources.demo import BAR_MINUTES, write_demo_bars
 
     with Console(stderr=True).status(f"generating {a.bars:,} demo bars"):
         bars = write_demo_bars(a.out, n_bars=a.bars, seed=a.seed, symbol=a.symbol, start=a.start)
@@ -61,7 +61,7 @@ def demo(a: argparse.Namespace) -> None:
 
 
 def index_daily(a: argparse.Namespace) -> None:
-    from foxhunt.data.index_daily import provenance, write_index_daily
+    from foxhunt.data.sources.index_daily import provenance, write_index_daily
 
     bars = write_index_daily(a.out)
     counts = ", ".join(f"{s} {n:,}" for s, n in bars.group_by("symbol").len().sort("symbol").rows())
@@ -76,7 +76,7 @@ def index_daily(a: argparse.Namespace) -> None:
 def inspect(a: argparse.Namespace) -> int:
     """Exit 0 when the bars are valid, 2 when not; with ``--json`` an unreadable file is a JSON
     verdict too (one line), else a one-line error."""
-    from foxhunt.data.inspection import inspect_report
+    from foxhunt.data.read.inspection import inspect_report
     from foxhunt.errors import DataError
 
     try:

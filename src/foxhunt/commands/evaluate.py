@@ -82,7 +82,7 @@ def run(a: argparse.Namespace) -> None:
 
 
 def _names(result: dict[str, Any]) -> dict[str, str]:
-    from foxhunt.infer.classical import LABELS
+    from foxhunt.baselines.forecasts import LABELS
 
     return {"tft": "TFT"} | {k: LABELS.get(k, k) for k in result["scores"] if k != "tft"}
 

@@ -64,7 +64,7 @@ def run(a: argparse.Namespace) -> None:
             highlight=False,
         )
         return
-    from foxhunt.data.features import write_features
+    from foxhunt.data.features.table import write_features
 
     with console.status(f"computing features of {a.bars}"):
         rows, spec = write_features(

@@ -1,5 +1,5 @@
 """``python -m foxhunt.commands.measure``: the fresh process in which
-:func:`foxhunt.train.measure.measure_in_subprocess` measures a training step or a forward pass;
+:func:`foxhunt.train.resources.measure.measure_in_subprocess` measures a training step or a forward pass;
 prints one JSON line."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import foxhunt.train.run  # noqa: E402, F401, I001
 from foxhunt.config import ConfigError, RunConfig, preset
 from foxhunt.errors import InputError
 from foxhunt.memory.allocator import apply_cpu_allocator, enable_huge_pages
-from foxhunt.train.measure import measure_here
+from foxhunt.train.resources.measure import measure_here
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,7 +56,7 @@ def parse_members(members: list[str] | None) -> dict[str, int]:
 
 
 def _measure(cfg: RunConfig) -> dict[str, Any]:
-    from foxhunt.train.measure import measure_in_subprocess
+    from foxhunt.train.resources.measure import measure_in_subprocess
 
     return {
         "train": measure_in_subprocess(cfg, "train"),
@@ -104,9 +104,11 @@ def build_report(
         "training_peak": est.training_peak_bytes + process_overhead_bytes(device, "train"),
     }
     if device == "cpu":  # what `top` shows: import baseline + tensors + overhead + allocator slack
-        from foxhunt.memory.process import process_training_peak
+        from foxhunt.memory.budget import training_peak
 
-        estimated["process_peak_rss"] = process_training_peak(cfg).total
+        estimated["process_peak_rss"] = training_peak(
+            cfg, t.micro_batch, t.checkpointing, t.precision
+        )
     measured: dict[str, int | None] = dict.fromkeys(estimated)
     report: dict[str, Any] = {
         "config": {

@@ -212,12 +212,12 @@ _READ_FIELDS = ("symbol", "columns", "ts_format", "tz", "bar_minutes")
 
 
 def read_options_of(a: argparse.Namespace) -> Any:
-    """The :class:`~foxhunt.data.read_options.ReadOptions` the flags give.
+    """The :class:`~foxhunt.data.read.options.ReadOptions` the flags give.
 
     Raises:
         InputError: a bad value (an unknown zone, a malformed ``--columns`` entry ...).
     """
-    from foxhunt.data.read_options import ReadOptions
+    from foxhunt.data.read.options import ReadOptions
     from foxhunt.errors import DataError
 
     try:
@@ -287,7 +287,7 @@ def refuse_out_over_inputs(
         InputError: One line naming the clash (exit 2); nothing has been written.
     """
     from foxhunt.artifacts.rundir import RunDir
-    from foxhunt.data.files import resolve_table_paths
+    from foxhunt.data.read.files import resolve_table_paths
     from foxhunt.errors import DataError
 
     inputs: list[tuple[str, Path]] = []
@@ -329,8 +329,8 @@ def apply_input_args(cfg: RunConfig, a: argparse.Namespace) -> RunConfig:
         InputError: an unreadable or bad ``--features`` file.
         ConfigError: a column given as two kinds of input.
     """
-    from foxhunt.data.feature_sets import read_feature_file
-    from foxhunt.data.inputs import with_input_shape
+    from foxhunt.data.features.inputs import with_input_shape
+    from foxhunt.data.features.sets import read_feature_file
 
     data: dict[str, Any] = {}
     for name in ("observed_cols", "known_cols", "static_cols", "target"):

@@ -5,7 +5,7 @@ scaler fitted on train -> scaled tables -> :class:`WindowDataset` per split.
 
 Inference: the same features, scaled with the stored params. For forecasting
 (``with_target=False``) each symbol gets H synthetic future rows after its last bar whose known
-(calendar) features come from :func:`foxhunt.data.calendar.project_bar_times`; their other
+(calendar) features come from :func:`foxhunt.data.market.calendar.project_bar_times`; their other
 columns are 0 and never read (observed inputs only cover the encoder).
 """
 
@@ -22,20 +22,20 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from foxhunt.config import DataConfig, RunConfig
-from foxhunt.data.calendar import infer_interval, known_features, project_bar_times
-from foxhunt.data.calendar_decoder import GLOBEX
-from foxhunt.data.covariates import USER, future_values
-from foxhunt.data.features import FeatureSpec, compute_features, feature_spec
-from foxhunt.data.fingerprint import bars_fingerprint
-from foxhunt.data.inputs import check_input_shape, is_standard, read_run_bars
-from foxhunt.data.instrument import Instrument
-from foxhunt.data.instrument_table import load_instruments
-from foxhunt.data.instruments import resolve_bars
+from foxhunt.data.features.covariates import USER, future_values
+from foxhunt.data.features.inputs import check_input_shape, is_standard, read_run_bars
+from foxhunt.data.features.table import FeatureSpec, compute_features, feature_spec
+from foxhunt.data.market.calendar import infer_interval, known_features, project_bar_times
+from foxhunt.data.market.calendars import DEFAULT_CALENDAR
+from foxhunt.data.market.instrument import Instrument
+from foxhunt.data.market.instrument_table import load_instruments
+from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.prepared import PreparedData
-from foxhunt.data.scaling import ScalerParams, fit_scaler
-from foxhunt.data.splits import Splits, split_by_time
-from foxhunt.data.window_scope import WindowScope, before_end, end_text
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.read.fingerprint import bars_fingerprint
+from foxhunt.data.scale.scaler import ScalerParams, fit_scaler
+from foxhunt.data.windows.dataset import WindowDataset
+from foxhunt.data.windows.scope import WindowScope, before_end, end_text
+from foxhunt.data.windows.splits import Splits, split_by_time
 from foxhunt.errors import DataError, InputError, ModelDirError
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def calendars_of(instruments: Mapping[str, Instrument] | None) -> dict[str, str]
     return {sym: inst.calendar for sym, inst in (instruments or {}).items()}
 
 
-def test_split_windows(
+def windows_of_test_split(
     bars: pl.DataFrame, cfg: RunConfig, instruments: Mapping[str, Instrument] | None
 ) -> tuple[WindowDataset, ScalerParams]:
     """The test split of bars a model was trained on, and the scaler refitted on their train
@@ -170,7 +170,7 @@ def future_rows(
 
     Their known (calendar) columns hold the scheduled times' features; every other column is 0
     and never read (observed inputs only cover the encoder, static inputs come from the origin
-    row). The times are :func:`foxhunt.data.calendar.project_bar_times` from each symbol's last
+    row). The times are :func:`foxhunt.data.market.calendar.project_bar_times` from each symbol's last
     bar with its inferred interval — the same schedule ``WindowDataset`` uses for every
     window's decoder, so batch inference (:func:`prepare_inference_data`) and the streaming
     ``Forecaster`` see the same future inputs at every origin.
@@ -194,7 +194,7 @@ def future_rows(
     parts = []
     for (sym,), group in bars.group_by("symbol", maintain_order=True):
         ts = group["ts"]
-        cal = calendars.get(str(sym), GLOBEX)
+        cal = calendars.get(str(sym), DEFAULT_CALENDAR)
         scheduled = project_bar_times(ts.tail(1), horizon, infer_interval(ts), calendar=cal)
         times = pl.Series("ts", scheduled.row(0)).dt.convert_time_zone("UTC")
         part = pl.DataFrame({"symbol": pl.Series([str(sym)] * horizon, dtype=pl.String)})
@@ -359,7 +359,7 @@ def evaluation_data(
     scope: WindowScope | None = None,
     ends: Mapping[str, dt.datetime] | None = None,
 ) -> tuple[WindowDataset, str, pl.DataFrame]:
-    """The windows ``evaluate`` scores (:mod:`foxhunt.data.window_scope`), a description of
+    """The windows ``evaluate`` scores (:mod:`foxhunt.data.windows.scope`), a description of
     them, and the bars' ``symbol``, ``ts``, ``close`` (what the classical baselines filter up to
     each window's origin).
 
@@ -386,7 +386,7 @@ def evaluation_data(
                 f"--windows test: {bars} are not the bars the model was trained on (another "
                 "data fingerprint), so they have no test split; use --windows new or all"
             )
-        test, refit = test_split_windows(frame, cfg, instruments)
+        test, refit = windows_of_test_split(frame, cfg, instruments)
         if not _same_scaler(refit, scaler):
             raise ModelDirError(
                 f"the scaler refitted on {bars} differs from the model's "

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from foxhunt.data.features import FeatureSpec
-from foxhunt.data.instrument import Instrument
-from foxhunt.data.scaling import ScalerParams
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.features.table import FeatureSpec
+from foxhunt.data.market.instrument import Instrument
+from foxhunt.data.scale.scaler import ScalerParams
+from foxhunt.data.windows.dataset import WindowDataset
 
 
 @dataclass

@@ -43,14 +43,14 @@ import torch
 from foxhunt.artifacts.ensemble import COMBINE, member_root
 from foxhunt.artifacts.outputs import clear_outputs, refuse_held_outputs
 from foxhunt.artifacts.rundir import LoadedModel
+from foxhunt.baselines.empirical import load_baselines
 from foxhunt.config import RunConfig
-from foxhunt.data.features import feature_spec
-from foxhunt.data.inputs import read_run_bars
+from foxhunt.data.features.inputs import read_run_bars
+from foxhunt.data.features.table import feature_spec
 from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.backtest_plot import plot_backtest
-from foxhunt.infer.baselines import load_baselines
 from foxhunt.infer.evaluate import baseline_forecasts, score, verdicts
 from foxhunt.infer.significance import compare
 from foxhunt.quantize.model import load_inference_model

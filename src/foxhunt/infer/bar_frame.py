@@ -1,6 +1,6 @@
 """Bars handed over in memory (polars or pandas), as the streaming ``Forecaster`` and the
 Python API take them: one conversion to polars and one renaming to the canonical columns, with
-the vendor spellings a bars file may use (:mod:`foxhunt.data.columns`)."""
+the vendor spellings a bars file may use (:mod:`foxhunt.data.read.columns`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from foxhunt.data.columns import map_columns
+from foxhunt.data.read.columns import map_columns
 from foxhunt.errors import DataError
 
 

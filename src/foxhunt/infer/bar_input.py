@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from foxhunt.data.calendar import trading_date
-from foxhunt.data.calendar_decoder import GLOBEX
-from foxhunt.data.validate import check_values
+from foxhunt.data.market.calendar import trading_date
+from foxhunt.data.market.calendars import DEFAULT_CALENDAR
+from foxhunt.data.read.validate import check_values
 from foxhunt.errors import DataError
 from foxhunt.infer.bar_frame import canonical_bars, polars_bars
 from foxhunt.infer.bartail import VALUE_COLUMNS
@@ -26,8 +26,8 @@ WHERE = "Forecaster.update"
 
 def session_expr(calendars: Mapping[str, str]) -> pl.Expr:
     """Each bar's trading date on its symbol's calendar (``globex`` when none is named)."""
-    expr = trading_date(pl.col("ts"), GLOBEX)
-    for cal in sorted(set(calendars.values()) - {GLOBEX}):
+    expr = trading_date(pl.col("ts"), DEFAULT_CALENDAR)
+    for cal in sorted(set(calendars.values()) - {DEFAULT_CALENDAR}):
         syms = [s for s, c in calendars.items() if c == cal]
         expr = (
             pl.when(pl.col("symbol").is_in(syms))
@@ -81,8 +81,8 @@ def _plainly_valid(df: pl.DataFrame) -> bool:
 
 def _latest_plausible_us() -> int:
     """The latest bar time a live update accepts (µs since the epoch): now + one day, the
-    time-axis rule for files (``foxhunt.data.time_axis.FUTURE_SLACK``)."""
-    from foxhunt.data.time_axis import FUTURE_SLACK
+    time-axis rule for files (``foxhunt.data.read.time_axis.FUTURE_SLACK``)."""
+    from foxhunt.data.read.time_axis import FUTURE_SLACK
 
     return int((datetime.now(UTC) + FUTURE_SLACK).timestamp() * 1_000_000)
 

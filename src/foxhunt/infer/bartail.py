@@ -40,10 +40,10 @@ def smoother_memory(tolerance: float = 1e-13) -> int:
     """Bars after which every recursive smoother of the observed features has forgotten its
     start value to within ``tolerance`` (relative weight of the start value).
 
-    Reads the smoothers' periods from :mod:`foxhunt.data.observed`, so a new, slower EMA there
+    Reads the smoothers' periods from :mod:`foxhunt.data.features.observed`, so a new, slower EMA there
     lengthens the tail here.
     """
-    from foxhunt.data import observed as o
+    from foxhunt.data.features import observed as o
 
     alphas = [2.0 / (n + 1.0) for n in o.EMA_SPANS]  # polars ewm_mean(span=n, adjust=False)
     alphas += [2.0 / (p + 1.0) for params in o.MACD_PARAMS for p in params]  # TA-Lib EMAs

@@ -4,13 +4,13 @@ Scores (:mod:`foxhunt.infer.scores`), all in unscaled log-return units (tables s
 points, 1 bp = 1e-4): pinball loss, P50/P90 q-risk, interval coverage, reliability and PIT.
 
 The model is compared with zero-return persistence, the empirical quantiles of recent training
-returns (:mod:`foxhunt.infer.baselines`) and the classical volatility models the run fitted
-(EWMA, GARCH(1,1), time-of-week x EWMA; :mod:`foxhunt.infer.classical`), each with a
+returns (:mod:`foxhunt.baselines.empirical`) and the classical volatility models the run fitted
+(EWMA, GARCH(1,1), time-of-week x EWMA; :mod:`foxhunt.baselines.forecasts`), each with a
 Diebold–Mariano test on the per-window losses (:mod:`foxhunt.infer.significance`): the TFT
 "wins" or "loses" only when the difference is significant at 5 %. When the bars are the very
 file the model was trained on (same data fingerprint), only the test split is scored: the other
 windows were used for fitting or early stopping. Other bars are scored only from the training
-bars' end on (``--windows``, :mod:`foxhunt.data.window_scope`).
+bars' end on (``--windows``, :mod:`foxhunt.data.windows.scope`).
 """
 
 from __future__ import annotations
@@ -30,20 +30,20 @@ from foxhunt.artifacts.data_end import read_data_end
 from foxhunt.artifacts.lock import check_unlocked, run_lock
 from foxhunt.artifacts.rundir import LoadedModel, RunDir, with_user_instruments
 from foxhunt.artifacts.served import served_weights
+from foxhunt.baselines.empirical import EmpiricalQuantiles, load_baselines
+from foxhunt.baselines.forecasts import WindowForecast, classical_forecasts, simple_forecasts
 from foxhunt.data.pipeline import evaluation_data
-from foxhunt.data.scaling import unscale_targets
-from foxhunt.data.window_scope import WindowScope
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.scale.scaler import unscale_targets
+from foxhunt.data.windows.dataset import WindowDataset
+from foxhunt.data.windows.scope import WindowScope
 from foxhunt.errors import DataError, InputError, ModelDirError
-from foxhunt.infer.baselines import EmpiricalQuantiles, load_baselines
-from foxhunt.infer.classical import WindowForecast, classical_forecasts, simple_forecasts
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
 from foxhunt.infer.scores import QuantileScores
 from foxhunt.infer.significance import compare, compare_per_group
 from foxhunt.infer.untrained import check_trained_symbols
 from foxhunt.quantize.model import load_inference_model
 from foxhunt.runtime import atomic_write_json, parse_device
-from foxhunt.train.report import write_report
+from foxhunt.train.reporting.report import write_report
 
 __all__ = ["QuantileScores", "baseline_forecasts", "evaluate_model", "score", "verdicts"]
 
@@ -57,7 +57,7 @@ def baseline_forecasts(
     windows: WindowDataset,
 ) -> dict[str, WindowForecast]:
     """Every baseline's forecasts for ``windows`` (zero, empirical, then the classical ones
-    the run stored), keyed as in :data:`foxhunt.infer.classical.LABELS`."""
+    the run stored), keyed as in :data:`foxhunt.baselines.forecasts.LABELS`."""
     origins = windows.origins()
     h, q = windows.horizon, len(empirical.quantiles)
     simple = simple_forecasts(empirical, origins["symbol"].to_list(), h)
@@ -187,7 +187,7 @@ def evaluate_model(
         out: Write the result here (JSON) instead of into the run directory.
         strict: Refuse symbols the model was not trained on (else one warning names them).
         allow_outliers: keep implausible bars (always, if the run was trained keeping them).
-        scope: ``--windows``: ``new``, ``test`` or ``all`` (:mod:`foxhunt.data.window_scope`); None:
+        scope: ``--windows``: ``new``, ``test`` or ``all`` (:mod:`foxhunt.data.windows.scope`); None:
             ``test`` for the training bars themselves, else ``new``.
 
     Returns:

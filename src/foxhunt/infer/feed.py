@@ -6,7 +6,7 @@
   already read, in pieces of at most ``chunk_rows``; a file that cannot be read yet (a writer
   mid-way) is retried at the next poll.
 
-Each piece is read exactly as ``foxhunt predict`` reads a file (:func:`~foxhunt.data.bars.load_bars`
+Each piece is read exactly as ``foxhunt predict`` reads a file (:func:`~foxhunt.data.read.bars.load_bars`
 on a file of the same name: same column names, timestamp formats, symbol from the file name)
 but not validated: every row keeps its place in the file (:data:`~foxhunt.infer.screen.WHERE`,
 the CSV line number) so that :func:`~foxhunt.infer.screen.screen` can judge it on its own. A
@@ -30,8 +30,8 @@ from typing import BinaryIO
 import polars as pl
 import pyarrow.parquet as pq
 
-from foxhunt.data.bars import load_bars
-from foxhunt.data.files import TABLE_SUFFIXES, is_parquet
+from foxhunt.data.read.bars import load_bars
+from foxhunt.data.read.files import TABLE_SUFFIXES, is_parquet
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.screen import WHERE, Reject
 

@@ -44,11 +44,11 @@ import polars as pl
 import torch
 
 from foxhunt.artifacts.rundir import LoadedModel, trained_symbols
-from foxhunt.data.calendar_decoder import GLOBEX
-from foxhunt.data.features import compute_features
-from foxhunt.data.instruments import resolve_bars
+from foxhunt.data.features.table import compute_features
+from foxhunt.data.market.calendars import DEFAULT_CALENDAR
+from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.pipeline import calendars_of, future_rows
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import DataError
 from foxhunt.infer.bar_input import check_order, group_rows, normalise, session_expr
 from foxhunt.infer.bartail import VALUE_COLUMNS, BarTail, smoother_memory
@@ -330,7 +330,7 @@ class Forecaster:
             live.add_symbols(
                 {
                     s: (
-                        resolved[s].calendar if self._instruments is not None else GLOBEX,
+                        resolved[s].calendar if self._instruments is not None else DEFAULT_CALENDAR,
                         resolved[s].static_values(),
                     )
                     for s in new

@@ -28,9 +28,9 @@ import torch
 from rich.progress import Progress
 
 from foxhunt.artifacts.rundir import LoadedModel, with_user_instruments
-from foxhunt.data.inputs import read_run_bars
+from foxhunt.data.features.inputs import read_run_bars
 from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
 from foxhunt.infer.targets import forecast_targets

@@ -3,7 +3,7 @@
 ``evaluate``, ``predict`` and the streaming ``Forecaster`` all call :func:`tft_quantiles`:
 model forward (standardised quantiles) -> conformal offsets (when the run has
 ``calibration.json``) -> times the target scale (global std per horizon, or the window's causal
-volatility; :mod:`foxhunt.data.target_scale`) -> sorted along Q (a no-op for a monotone head
+volatility; :mod:`foxhunt.data.scale.target`) -> sorted along Q (a no-op for a monotone head
 without calibration; it keeps quantiles from crossing in every other case). The steps after the
 forward are :meth:`foxhunt.artifacts.calibration.QuantileMap.to_returns`, which the layers
 below ``infer`` (the quantisation comparison, the training report's fan chart) call directly.

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from foxhunt.model.quantile import pinball_per_quantile_horizon
+from foxhunt.model.quantile import quantile_loss_table
 
 INTERVALS: dict[str, tuple[float, float]] = {"10-90": (0.1, 0.9), "2-98": (0.02, 0.98)}
 """Central intervals whose coverage is reported: name -> (lower, upper) quantile level."""
@@ -74,7 +74,7 @@ class QuantileScores:
         if b == 0:
             return
         pred, target = pred.double().cpu(), target.double().cpu()
-        self.pinball_sum += pinball_per_quantile_horizon(pred, target, self.levels).double() * b
+        self.pinball_sum += quantile_loss_table(pred, target, self.levels).double() * b
         self.abs_sum += target.abs().sum(dim=0)
         for name, (lo, hi) in self.intervals.items():
             inside = (target >= pred[..., lo]) & (target <= pred[..., hi])  # (B, H)

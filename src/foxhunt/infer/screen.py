@@ -1,12 +1,12 @@
 """Sort a followed file's new rows into the bars a forecaster can take and the lines it cannot.
 
 ``foxhunt predict --follow`` must get past a bad line of an append-only feed, so instead of
-stopping at the first problem (what :func:`~foxhunt.data.validate.validate_bars` does for a
+stopping at the first problem (what :func:`~foxhunt.data.read.validate.validate_bars` does for a
 file read once) every row is judged on its own, in file order, and rejected with a reason:
 
 * ``malformed``: no timestamp, symbol or value could be read (unparsable number or time, a
   missing field, a line the CSV reader cannot split);
-* ``invalid``: the bar breaks the rules of :mod:`foxhunt.data.validate` (non-finite value,
+* ``invalid``: the bar breaks the rules of :mod:`foxhunt.data.read.validate` (non-finite value,
   non-positive price, negative volume, high/low inconsistent with open/close);
 * ``unknown_symbol``: a symbol the forecaster does not serve (the model was not trained on it);
 * ``duplicate``: the same time as the latest bar already taken for its symbol;
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from foxhunt.data.validate import PRICE_COLUMNS, VALUE_COLUMNS
+from foxhunt.data.read.validate import PRICE_COLUMNS, VALUE_COLUMNS
 
 REASONS = ("malformed", "invalid", "unknown_symbol", "duplicate", "out_of_order")
 """Why a line is skipped, in the order the checks run."""

@@ -1,7 +1,7 @@
 """What each forecast row is about: the target bar's time and, where known, its realised value.
 
 A forecast made at origin ``t`` for horizon ``h`` is about the ``h``-th bar the instrument's
-calendar schedules after ``t`` (:func:`foxhunt.data.calendar.project_bar_times`, the same
+calendar schedules after ``t`` (:func:`foxhunt.data.market.calendar.project_bar_times`, the same
 schedule the model's decoder inputs describe): the next trading bars, skipping halts, weekends
 and holidays, not ``t + h x interval``. The realised value is the close of the bar at exactly
 that time when the bars hold one, else null (the future, or a gap in the data).
@@ -14,8 +14,8 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
-from foxhunt.data.calendar import infer_interval, project_bar_times
-from foxhunt.data.calendar_decoder import GLOBEX
+from foxhunt.data.market.calendar import infer_interval, project_bar_times
+from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 
 UTC_US = pl.Datetime("us", "UTC")
 
@@ -44,7 +44,7 @@ def forecast_targets(
     parts = []
     for (sym,), group in indexed.group_by("symbol", maintain_order=True):
         sym_ts = bars.filter(pl.col("symbol") == sym)["ts"]
-        cal = calendars.get(str(sym), GLOBEX)
+        cal = calendars.get(str(sym), DEFAULT_CALENDAR)
         steps = project_bar_times(group["ts"], horizon, infer_interval(sym_ts), calendar=cal)
         stacked = np.stack([steps[c].dt.epoch("us").to_numpy() for c in steps.columns], axis=1)
         parts.append(

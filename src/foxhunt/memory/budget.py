@@ -210,7 +210,7 @@ def plan_budget(
         baseline: the process's RSS before data (CPU): ``foxhunt train`` measures its own
             (:func:`foxhunt.memory.process.measured_baseline`); the default is the constant.
         margin: plan estimates up to ``margin * budget_bytes`` (``foxhunt train`` on CPU keeps
-            a margin for the estimate's error: ``foxhunt.train.plan.CPU_PLAN_MARGIN``).
+            a margin for the estimate's error: ``foxhunt.train.resources.plan.CPU_PLAN_MARGIN``).
 
     Returns:
         The plan; ``plan.apply(cfg)`` gives the config to train with.

@@ -104,7 +104,7 @@ PROCESS_OVERHEAD: dict[str, int] = {"avx512": 100 * 2**20, "avx2": 45 * 2**20}
 primitive caches, thread arenas, Python objects), by the CPU's vector ISA: it depends on the
 machine, not on the precision. ``avx512`` (AMD Zen 5 with AVX-512 BF16): fitted with
 :data:`ACTIVATION_RSS_FACTOR` in bf16 as 150 MiB while every run imported torch._dynamo through
-``torch.optim``, 100 MiB once foxhunt's AdamW (``train/adamw.py``) took that import out (now
+``torch.optim``, 100 MiB once foxhunt's AdamW (``train/optimizer/adamw.py``) took that import out (now
 :data:`COMPILER_IMPORT_BYTES`, counted only where it still happens); the fp32 tensor-level fit
 there found 105 MiB. ``avx2`` (AMD Zen 3, no AVX-512): peak RSS over the child's baseline less
 tensors and slack measured 30-68 MiB in fp32 over four points (demo batch 8 and 128, TFT-225
@@ -166,6 +166,9 @@ def process_training_peak(
     import_baseline: int = IMPORT_BASELINE_BYTES,
 ) -> ProcessPeak:
     """Estimated peak RSS of a CPU training process at these settings (default: ``cfg``'s).
+
+    The CPU half of :func:`foxhunt.memory.budget.training_peak`, the one training peak that
+    training, tuning and ``foxhunt memory`` call; this one also gives the parts.
 
     Args:
         cfg: The run (model, effective batch size; ``train.precision`` must be resolved unless

@@ -1,7 +1,7 @@
 """The Temporal Fusion Transformer, block by block."""
 
 from foxhunt.model.batch import TFTBatch, TFTOutput
-from foxhunt.model.quantile import pinball_per_quantile_horizon, quantile_loss
+from foxhunt.model.quantile import quantile_loss, quantile_loss_table
 from foxhunt.model.recompute import is_checkpointing, set_checkpointing
 from foxhunt.model.summary import parameter_table
 from foxhunt.model.tft import BLOCK_NAMES, TFT
@@ -13,7 +13,7 @@ __all__ = [
     "TFTOutput",
     "is_checkpointing",
     "parameter_table",
-    "pinball_per_quantile_horizon",
+    "quantile_loss_table",
     "quantile_loss",
     "set_checkpointing",
 ]

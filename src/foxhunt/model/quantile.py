@@ -12,7 +12,28 @@ import torch
 from torch import Tensor
 
 
-def _pinball(pred: Tensor, target: Tensor, quantiles: Tensor) -> Tensor:
+def pinball(pred: Tensor, target: Tensor, quantiles: Tensor, scale: Tensor | None = None) -> Tensor:
+    """Elementwise pinball loss ``max(q e, (q - 1) e)`` with ``e = (y - ŷ) · scale``: the one
+    definition (training loss, evaluation, calibration and baseline choices all call it).
+
+    Computed in the dtypes given (no casts, no shape checks: :func:`quantile_loss` checks).
+
+    Args:
+        pred: (..., Q) predicted quantiles.
+        target: (...) observed values.
+        quantiles: (Q,) quantile levels in (0, 1).
+        scale: (...) a positive factor per target (e.g. a window's target scale), or None.
+
+    Returns:
+        (..., Q) losses.
+    """
+    err = target.unsqueeze(-1) - pred  # (..., Q)
+    if scale is not None:
+        err = err * scale.unsqueeze(-1)
+    return torch.maximum(quantiles * err, (quantiles - 1.0) * err)
+
+
+def _checked_fp32(pred: Tensor, target: Tensor, quantiles: Tensor) -> Tensor:
     """Elementwise pinball loss, (B, H, Q), computed in fp32."""
     if pred.dim() != 3 or target.shape != pred.shape[:2] or quantiles.shape != pred.shape[2:]:
         raise ValueError(
@@ -20,8 +41,7 @@ def _pinball(pred: Tensor, target: Tensor, quantiles: Tensor) -> Tensor:
             f"{tuple(target.shape)}, {tuple(quantiles.shape)}"
         )
     q = quantiles.to(device=pred.device, dtype=torch.float32)
-    err = target.float().unsqueeze(-1) - pred.float()  # (B, H, Q)
-    return torch.maximum(q * err, (q - 1.0) * err)
+    return pinball(pred.float(), target.float(), q)
 
 
 def monotone_quantiles(raw: Tensor) -> Tensor:
@@ -54,10 +74,10 @@ def quantile_loss(pred: Tensor, target: Tensor, quantiles: Tensor) -> Tensor:
     Raises:
         ValueError: If the shapes do not line up.
     """
-    return _pinball(pred, target, quantiles).mean()
+    return _checked_fp32(pred, target, quantiles).mean()
 
 
-def pinball_per_quantile_horizon(pred: Tensor, target: Tensor, quantiles: Tensor) -> Tensor:
+def quantile_loss_table(pred: Tensor, target: Tensor, quantiles: Tensor) -> Tensor:
     """Pinball loss per horizon and quantile, averaged over the batch (for evaluation).
 
     Args:
@@ -71,4 +91,4 @@ def pinball_per_quantile_horizon(pred: Tensor, target: Tensor, quantiles: Tensor
     Raises:
         ValueError: If the shapes do not line up.
     """
-    return _pinball(pred, target, quantiles).mean(dim=0)
+    return _checked_fp32(pred, target, quantiles).mean(dim=0)

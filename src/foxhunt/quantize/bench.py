@@ -49,8 +49,8 @@ def measure_here(
         batch}, ``threads``.
     """
     # Everything loading imports is imported before the baseline: imports are not inference.
-    import foxhunt.data.features  # noqa: F401 - read_features imports it (polars, TA-Lib)
-    import foxhunt.data.scaling  # noqa: F401
+    import foxhunt.data.features.table  # noqa: F401 - read_features imports it (polars, TA-Lib)
+    import foxhunt.data.scale.scaler  # noqa: F401
     from foxhunt.artifacts.rundir import RunDir, read_config
     from foxhunt.memory.counters import rss_bytes
     from foxhunt.model.batch import random_batch
@@ -138,8 +138,8 @@ def write_random_run(cfg: RunConfig, out: Path, *, seed: int = 0) -> Path:
     from foxhunt import runtime
     from foxhunt.artifacts import checkpoints as ckpt
     from foxhunt.artifacts.rundir import RunDir, features_record
-    from foxhunt.data.features import feature_spec
-    from foxhunt.data.scaling import ScalerParams
+    from foxhunt.data.features.table import feature_spec
+    from foxhunt.data.scale.scaler import ScalerParams
     from foxhunt.model.tft import TFT
 
     spec = feature_spec(cfg.model.horizon)

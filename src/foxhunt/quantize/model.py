@@ -26,7 +26,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils import parametrize
 
-from foxhunt import __version__, runtime
+from foxhunt import runtime
 from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.ensemble import is_ensemble_dir, load_ensemble_dir
 from foxhunt.artifacts.rundir import (
@@ -44,6 +44,7 @@ from foxhunt.model.batch import TFTBatch, TFTOutput
 from foxhunt.model.tft import TFT
 from foxhunt.quantize.layers import Activations, DequantizeWeight, QuantLinear, QuantLSTM
 from foxhunt.quantize.tensors import quantize_int8
+from foxhunt.version import __version__
 
 log = logging.getLogger(__name__)
 

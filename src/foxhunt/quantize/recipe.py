@@ -33,10 +33,10 @@ from torch import nn
 from foxhunt import runtime
 from foxhunt.artifacts.calibration import quantile_map
 from foxhunt.artifacts.rundir import LoadedModel, load_model_dir
-from foxhunt.data.scaling import unscale_targets
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.scale.scaler import unscale_targets
+from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import InputError
-from foxhunt.model.quantile import pinball_per_quantile_horizon
+from foxhunt.model.quantile import quantile_loss_table
 from foxhunt.quantize.model import (
     MARKER,
     Mode,
@@ -112,7 +112,9 @@ def calibrate_activations(
 
 
 @torch.inference_mode()
-def mean_pinball(loaded: LoadedModel, windows: WindowDataset, *, batch_size: int = 256) -> float:
+def mean_quantile_loss(
+    loaded: LoadedModel, windows: WindowDataset, *, batch_size: int = 256
+) -> float:
     """Mean pinball loss (log-return units) of the model's quantiles on ``windows``, as served
     (target scale and calibration: :meth:`~foxhunt.artifacts.calibration.QuantileMap.to_returns`)."""
     levels = torch.tensor(loaded.config.model.quantiles, dtype=torch.float32)
@@ -125,7 +127,7 @@ def mean_pinball(loaded: LoadedModel, windows: WindowDataset, *, batch_size: int
         pred = qmap.to_returns(
             loaded.model(batch).quantiles, batch.historical, batch.known
         )  # (B, H, Q)
-        per = pinball_per_quantile_horizon(pred, y, levels).double()  # (H, Q) batch means
+        per = quantile_loss_table(pred, y, levels).double()  # (H, Q) batch means
         pinball_sum = pinball_sum + per * y.shape[0]
         n += y.shape[0]
     return float((pinball_sum / max(n, 1)).mean())
@@ -243,8 +245,8 @@ def quantize_run(
     result["pinball_on"] = where
     if windows is not None and len(windows):
         result["pinball"] = {
-            "fp32": mean_pinball(source, windows),
-            "quantized": mean_pinball(quantized, windows),
+            "fp32": mean_quantile_loss(source, windows),
+            "quantized": mean_quantile_loss(quantized, windows),
         }
     if measure:
         from foxhunt.quantize.bench import measure_in_subprocess

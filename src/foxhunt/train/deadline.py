@@ -41,7 +41,7 @@ class Deadline:
 
     def fraction(self) -> float:
         """Share of the budget used, in [0, 1]; 0 without a budget (the learning-rate schedule
-        decays on it, :func:`foxhunt.train.schedule.lr_at`)."""
+        decays on it, :func:`foxhunt.train.optimizer.schedule.lr_at`)."""
         if math.isinf(self._limit):
             return 0.0
         return min(1.0, self.seconds / self._limit) if self._limit > 0 else 1.0

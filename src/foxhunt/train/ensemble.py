@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from foxhunt import __version__, runtime
+from foxhunt import runtime
 from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.ensemble import (
     EnsemblePlan,
@@ -41,6 +41,7 @@ from foxhunt.memory.counters import peak_rss_bytes, reset_peak_rss
 from foxhunt.train.distributed import world_from_env
 from foxhunt.train.resolve import hold_run, run_root
 from foxhunt.train.run import ProcessSetup, ProgressFactory, run_training
+from foxhunt.version import __version__
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Start a monotone quantile head at the scale-only forecast.
 
-With the per-window target scale (:mod:`foxhunt.data.target_scale`) the standardised targets
+With the per-window target scale (:mod:`foxhunt.data.scale.target`) the standardised targets
 ``z = y / scale`` have nearly the same distribution for every window and horizon, and the
 forecast ``Q_z x scale`` — ``Q_z`` the empirical quantiles of the training split's ``z`` —
 already beats the empirical-quantile and EWMA-normal baselines (docs/recipe.md). A fresh run
@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.windows.dataset import WindowDataset
 
 MIN_STEP = 1e-4
 """Smallest gap between neighbouring starting quantiles (softplus cannot reach 0)."""

@@ -54,10 +54,10 @@ from foxhunt.train.deadline import Clock, Deadline
 from foxhunt.train.distributed import ShardedWindows, World
 from foxhunt.train.loop_state import LoopState
 from foxhunt.train.observer import Listener, LoopObserver, Progress
-from foxhunt.train.oom import MicroBatching, empty_cache
-from foxhunt.train.optim import Optimizer, build_optimizer
+from foxhunt.train.optimizer.optim import Optimizer, build_optimizer
+from foxhunt.train.optimizer.schedule import lr_at
+from foxhunt.train.resources.oom import MicroBatching, empty_cache
 from foxhunt.train.sampling import epoch_order, epoch_sample, validation_windows
-from foxhunt.train.schedule import lr_at
 from foxhunt.train.source import WindowSource
 from foxhunt.train.step import train_step, validate
 

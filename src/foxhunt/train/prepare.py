@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from foxhunt.artifacts.baselines import fit_baselines
+from foxhunt.baselines.fit import fit_baselines
 from foxhunt.config import RunConfig
 from foxhunt.data.pipeline import PreparedData, calendars_of, prepare_training_data
-from foxhunt.data.scale_choice import resolve_target_scale
+from foxhunt.data.scale.choice import resolve_target_scale
 from foxhunt.data.store.cache import Coordinator
 from foxhunt.errors import DataError, InputError
 from foxhunt.memory.counters import peak_rss_bytes

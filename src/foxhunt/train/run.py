@@ -28,34 +28,35 @@ from typing import Any
 
 import torch
 
-from foxhunt import __version__, runtime
+from foxhunt import runtime
 from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.calibration import write_calibration
 from foxhunt.artifacts.data_end import data_end
 from foxhunt.artifacts.rundir import RunDir, features_record
 from foxhunt.config import RunConfig
-from foxhunt.data.instruments import instruments_to_dict
+from foxhunt.data.market.instruments import instruments_to_dict
 from foxhunt.data.prepared import PreparedData
+from foxhunt.data.scale.target import TargetScale
 from foxhunt.data.store.manifest import is_feature_store
-from foxhunt.data.target_scale import TargetScale
 from foxhunt.errors import InputError, ModelDirError
-from foxhunt.memory.budget import check_above_baseline
+from foxhunt.memory.budget import check_above_baseline, training_peak
 from foxhunt.memory.log import MemoryLog
-from foxhunt.memory.process import measured_baseline, process_training_peak
+from foxhunt.memory.process import measured_baseline
 from foxhunt.memory.units import format_bytes, parse_bytes
 from foxhunt.model.tft import TFT
 from foxhunt.runtime import truncate_jsonl
-from foxhunt.train.calibrate import fit_calibration
+from foxhunt.train.calibration.calibrate import fit_calibration
 from foxhunt.train.distributed import World, process_group, rank_device, world_from_env
 from foxhunt.train.head_init import init_monotone_head, standardised_target_quantiles
-from foxhunt.train.interpret import SelectionWeights, write_interpretation
 from foxhunt.train.loop import fit
 from foxhunt.train.observer import Listener, Progress
-from foxhunt.train.plan import apply_budget, data_bytes
 from foxhunt.train.prepare import prepare, prepare_in_child
+from foxhunt.train.reporting.interpret import SelectionWeights, write_interpretation
 from foxhunt.train.resolve import hold_run, resolve_run, run_root
+from foxhunt.train.resources.plan import apply_budget, data_bytes
+from foxhunt.train.resources.threads import set_cpu_threads
 from foxhunt.train.signals import stop_on_signals
-from foxhunt.train.threads import set_cpu_threads
+from foxhunt.version import __version__
 
 log = logging.getLogger(__name__)
 
@@ -200,10 +201,15 @@ def _train(
             data_process=not in_child,
         )  # fmt: skip
     elif device.type == "cpu":  # no budget: the fastest settings, and what they will cost
-        peak = process_training_peak(
-            cfg, data_bytes=data_bytes(data), import_baseline=baseline
-        ).total
         t = cfg.train
+        peak = training_peak(
+            cfg,
+            t.micro_batch,
+            t.checkpointing,
+            t.precision,
+            data_bytes=data_bytes(data),
+            baseline=baseline,
+        )
         log.info("estimated peak RSS %s (%s allocator, %s, recompute %s; docs/memory.md)",
                  format_bytes(peak), t.cpu_allocator, t.precision, t.recompute)  # fmt: skip
     if process_setup is not None:
@@ -232,7 +238,7 @@ def _train(
         "features": features_record(data.spec, data.scaler, data.fingerprint),
     }
     memory = MemoryLog(memory_path, device)
-    # The network learns targets divided by the run's target scale (data/target_scale.py).
+    # The network learns targets divided by the run's target scale (data/scale/target.py).
     scale = TargetScale.of(cfg.data, data.spec, data.scaler)
     train_windows, val_windows = (d.with_target_scale(scale) for d in (data.train, data.val))
     if state is None and cfg.model.monotone_quantiles:  # start at the scale-only forecast
@@ -357,7 +363,9 @@ def _start_fresh(
 
 
 def _write_report(run: RunDir) -> None:
-    from foxhunt.train.report import write_report  # matplotlib (30 MiB): not while training
+    from foxhunt.train.reporting.report import (
+        write_report,  # matplotlib (30 MiB): not while training
+    )
 
     write_report(run)
 

@@ -4,7 +4,7 @@
 autocast, its quantile loss is scaled by its share of the batch (so accumulated gradients
 equal the full-batch mean) and backpropagated; then gradients are unscaled (fp16), clipped, the
 optimizer steps and gradients are cleared with ``set_to_none=True``. An out-of-memory error
-halves the micro-batch and retries the same samples (:mod:`foxhunt.train.oom`).
+halves the micro-batch and retries the same samples (:mod:`foxhunt.train.resources.oom`).
 :func:`validate` is the mean loss under ``model.eval()`` + ``torch.inference_mode()``.
 """
 
@@ -24,8 +24,8 @@ from foxhunt.model.batch import TFTBatch
 from foxhunt.model.quantile import quantile_loss
 from foxhunt.runtime import autocast
 from foxhunt.train.observer import Progress
-from foxhunt.train.oom import MicroBatching, is_oom
-from foxhunt.train.optim import Optimizer
+from foxhunt.train.optimizer.optim import Optimizer
+from foxhunt.train.resources.oom import MicroBatching, is_oom
 from foxhunt.train.source import WindowSource
 
 

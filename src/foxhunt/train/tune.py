@@ -55,7 +55,7 @@ from foxhunt.memory.budget import plan_budget, training_peak
 from foxhunt.memory.units import parse_bytes
 from foxhunt.runtime import atomic_write_json
 from foxhunt.train.observer import Listener
-from foxhunt.train.plan import plan_margin
+from foxhunt.train.resources.plan import plan_margin
 from foxhunt.train.run import ProgressFactory, run_training
 
 log = logging.getLogger(__name__)

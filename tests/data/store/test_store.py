@@ -13,9 +13,9 @@ import torch
 
 from foxhunt.cli import main
 from foxhunt.config import DataConfig, RunConfig, TFTConfig
-from foxhunt.data.demo import demo_bars
-from foxhunt.data.features import compute_features, feature_spec
+from foxhunt.data.features.table import compute_features, feature_spec
 from foxhunt.data.pipeline import PreparedData, bars_fingerprint, prepare_training_data
+from foxhunt.data.sources.demo import demo_bars
 from foxhunt.data.store.cache import ARRAYS, SPLITS, cache_key
 from foxhunt.data.store.manifest import (
     CACHE_DIR,
@@ -26,7 +26,7 @@ from foxhunt.data.store.manifest import (
     shard_file_name,
 )
 from foxhunt.data.store.write import write_feature_store
-from foxhunt.data.windows import WindowDataset
+from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import DataError
 
 L, H = 16, 5
@@ -274,7 +274,7 @@ def test_from_arrays_wraps_given_rows_and_checks_their_shapes() -> None:
 
 def test_evaluate_and_predict_refuse_a_store_with_a_clear_error(store: Path) -> None:
     from foxhunt.data.pipeline import prepare_inference_data
-    from foxhunt.data.scaling import ScalerParams
+    from foxhunt.data.scale.scaler import ScalerParams
 
     spec = feature_spec(H)
     scaler = ScalerParams(columns=(), mean=(), std=(), target_std=())

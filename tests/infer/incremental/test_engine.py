@@ -14,11 +14,11 @@ import numpy as np
 import polars as pl
 import pytest
 
-from foxhunt.data.calendar import trading_date
-from foxhunt.data.feature_sets import feature_names as default_names
-from foxhunt.data.features import compute_features
-from foxhunt.data.instruments import resolve_bars
-from foxhunt.data.observed import RANK_SPECS, WARMUP
+from foxhunt.data.features.observed import RANK_SPECS, WARMUP
+from foxhunt.data.features.sets import feature_names as default_names
+from foxhunt.data.features.table import compute_features
+from foxhunt.data.market.calendar import trading_date
+from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.infer.incremental.engine import IncrementalFeatures, feature_names
 
 FIXTURE = Path(__file__).with_name("real_bars.parquet")

@@ -4,7 +4,7 @@
 the same splits, scaler and windows as training from the bars, without computing features:
 
 1. every rank checks the manifest and the shards' footers, and derives the splits from the
-   row counts alone (:func:`foxhunt.data.splits.split_bounds`);
+   row counts alone (:func:`foxhunt.data.windows.splits.split_bounds`);
 2. one process (rank 0 under torchrun) fits the scaler on the training rows, reading the
    shards lazily a few columns at a time, then scales :data:`BLOCK_ROWS` rows at a time into
    row-major float32 ``.npy`` files under ``DIR/cache/<key>/``, where ``key`` hashes what the
@@ -40,10 +40,9 @@ import polars as pl
 import torch
 
 from foxhunt.config import RunConfig
-from foxhunt.data.features import FeatureSpec
+from foxhunt.data.features.table import FeatureSpec
 from foxhunt.data.prepared import PreparedData
-from foxhunt.data.scaling import ScalerParams, fit_scaler
-from foxhunt.data.splits import split_bounds
+from foxhunt.data.scale.scaler import ScalerParams, fit_scaler
 from foxhunt.data.store.manifest import (
     CACHE_DIR,
     MANIFEST,
@@ -52,7 +51,8 @@ from foxhunt.data.store.manifest import (
     check_store,
     read_store_closes,
 )
-from foxhunt.data.windows import WindowDataset, row_arrays
+from foxhunt.data.windows.dataset import WindowDataset, row_arrays
+from foxhunt.data.windows.splits import split_bounds
 from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)

@@ -29,9 +29,9 @@ from typing import Any
 
 import polars as pl
 
-from foxhunt import __version__
-from foxhunt.data.features import FeatureSpec, feature_spec
+from foxhunt.data.features.table import FeatureSpec, feature_spec
 from foxhunt.errors import DataError
+from foxhunt.version import __version__
 
 FORMAT = "foxhunt-feature-store"
 """``format`` field of every manifest."""

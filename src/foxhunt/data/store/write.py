@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from foxhunt.data.features import compute_features
-from foxhunt.data.fingerprint import bars_fingerprint
+from foxhunt.data.features.table import compute_features
+from foxhunt.data.read.fingerprint import bars_fingerprint
 from foxhunt.data.store.manifest import (
     CACHE_DIR,
     CLOSE,
@@ -40,7 +40,7 @@ from foxhunt.runtime import atomic_path, atomic_write_text
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from foxhunt.data.read_options import ReadOptions
+    from foxhunt.data.read.options import ReadOptions
 
 
 def _previous(root: Path, horizon: int) -> dict[str, ShardInfo]:
@@ -85,7 +85,7 @@ def _write_manifest(root: Path, manifest: Manifest) -> None:
 
 
 def _check_out(bars: Path, out: Path) -> None:
-    from foxhunt.data.files import resolve_table_paths
+    from foxhunt.data.read.files import resolve_table_paths
 
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: exists and is not a directory (--shards writes a folder)")
@@ -123,7 +123,7 @@ def write_feature_store(
     Raises:
         InputError/DataError: Bad bars, horizon or output path.
     """
-    from foxhunt.data.features import read_bars_for_features
+    from foxhunt.data.features.table import read_bars_for_features
 
     if horizon < 1:
         raise InputError(f"--horizon must be >= 1, got {horizon}")

@@ -5,10 +5,10 @@
 returns, the volatility terms ...), the recursive states of the smoothers (EMA, MACD, Wilder
 RSI/ATR/DMI: :mod:`~foxhunt.infer.incremental.smoothers`) and the session VWAP's running sums.
 :meth:`IncrementalFeatures.step` takes one new bar for each of ``k`` symbols and returns their
-210 observed features (``foxhunt.data.observed.observed_features`` order), computed for all
+210 observed features (``foxhunt.data.features.observed.observed_features`` order), computed for all
 ``k`` symbols at once with numpy: the work per bar does not depend on how many bars came before.
 
-The batch pipeline (:func:`foxhunt.data.features.compute_features`) stays the reference: a
+The batch pipeline (:func:`foxhunt.data.features.table.compute_features`) stays the reference: a
 state started at a symbol's first bar gives its features to float32 rounding on every row the
 pipeline keeps (after the 200-bar warm-up; earlier rows are NaN or partial here and never used).
 ``tests/infer/incremental/test_engine.py`` checks every feature against it on real bars.
@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from foxhunt.data import observed as o
+from foxhunt.data.features import observed as o
 from foxhunt.infer.incremental import smoothers as sm
 from foxhunt.infer.incremental import windows as w
 

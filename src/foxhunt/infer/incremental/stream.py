@@ -4,10 +4,10 @@
 (:class:`~foxhunt.infer.incremental.engine.IncrementalFeatures`), the model's unscaled inputs
 of the last ``L`` bars (observed and known-future features, as float32 like the batch feature
 table), their times, the static features, and the counts of the gaps between bars (the bar
-interval is their mode, as :func:`foxhunt.data.calendar.infer_interval` takes it over the whole
+interval is their mode, as :func:`foxhunt.data.market.calendar.infer_interval` takes it over the whole
 history). Nothing grows with the bars streamed: memory is O(symbols x L x features).
 
-:meth:`LiveState.batch` scales those inputs exactly as :class:`foxhunt.data.windows.WindowDataset`
+:meth:`LiveState.batch` scales those inputs exactly as :class:`foxhunt.data.windows.dataset.WindowDataset`
 does (float32 feature -> float64, minus the training mean, over the training std, -> float32) and
 adds the decoder's known inputs at the bar times the calendar schedules after each symbol's
 last bar, so the window equals the last window ``foxhunt predict`` builds from the same bars.
@@ -25,9 +25,9 @@ import numpy as np
 import polars as pl
 import torch
 
-from foxhunt.data.calendar import known_features, project_bar_times, trading_date
-from foxhunt.data.features import FeatureSpec
-from foxhunt.data.scaling import ScalerParams
+from foxhunt.data.features.table import FeatureSpec
+from foxhunt.data.market.calendar import known_features, project_bar_times, trading_date
+from foxhunt.data.scale.scaler import ScalerParams
 from foxhunt.infer.incremental.engine import IncrementalFeatures, feature_names
 from foxhunt.model.batch import TFTBatch
 
@@ -38,8 +38,8 @@ FORMAT = 1
 def supports(spec: FeatureSpec) -> bool:
     """Whether the incremental path computes every input of ``spec``: observed features from
     the built-in set (default or minimal), no covariates."""
-    from foxhunt.data.calendar import KNOWN_FEATURES
-    from foxhunt.data.static import STATIC_FEATURES
+    from foxhunt.data.features.static import STATIC_FEATURES
+    from foxhunt.data.market.calendar import KNOWN_FEATURES
 
     return (
         set(spec.historical) <= set(feature_names())
@@ -217,7 +217,7 @@ class LiveState:
 
     def decoder_times(self, slots: np.ndarray) -> np.ndarray:
         """(B, H) int64 µs: the bar times the calendar schedules after each slot's last bar
-        (:func:`foxhunt.data.calendar.project_bar_times`, the schedule ``predict`` uses).
+        (:func:`foxhunt.data.market.calendar.project_bar_times`, the schedule ``predict`` uses).
 
         Each slot keeps :data:`AHEAD` times projected from an earlier origin; projection is a
         step function of the current time, so from a later origin on that schedule the next

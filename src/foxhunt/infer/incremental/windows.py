@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from foxhunt.data import observed as o
+from foxhunt.data.features import observed as o
 
 RING = 128
 """Values kept per series: the longest read is 121 (a 120-bar return, a lag-1 autocorrelation)."""

@@ -1,0 +1,105 @@
+"""Does ``torch.compile`` pay on CPU? Eager vs compiled training step, compile time included.
+
+Each variant runs in a fresh process: the preset's model at ``--batch-size`` with foxhunt's
+defaults (precision ``auto``, recompute off, glibc's allocator), one random batch, 2 threads.
+``compiled`` wraps the model's forward in ``torch.compile`` (inductor, static shapes); the
+backward is compiled by AOTAutograd with it. Reported: seconds for the first two steps (the
+compilation), the median of the next ``--steps`` steps, and the break-even step count
+(compile time / time saved per step)::
+
+    .venv/bin/python benchmarks/experiments/compile_step.py --preset demo --batch-size 64
+
+Results: ``benchmarks/results/compile_<preset>_b<batch>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+
+
+def one(preset_name: str, batch: int, variant: str, steps: int) -> dict[str, object]:
+    import torch
+
+    from foxhunt.config import preset
+    from foxhunt.model import TFT
+    from foxhunt.model.batch import random_batch
+    from foxhunt.runtime import resolve_precision
+    from foxhunt.train.optimizer.optim import build_optimizer
+    from foxhunt.train.resources.oom import MicroBatching
+    from foxhunt.train.step import train_step
+
+    torch.set_num_threads(2)
+    cfg = preset(preset_name)
+    precision = resolve_precision(cfg.train.precision, torch.device("cpu"))
+    torch.manual_seed(0)
+    model = TFT(cfg.model).train()
+    if variant == "compiled":
+        model.forward = torch.compile(model.forward, dynamic=False)  # type: ignore[method-assign]
+    opt = build_optimizer(model, lr=1e-3, weight_decay=1e-2)
+    scaler = torch.amp.GradScaler("cpu", enabled=False)
+    b = random_batch(cfg.model, batch, seed=0)
+    q = torch.tensor(cfg.model.quantiles)
+    micro = MicroBatching(batch, batch)
+
+    def step(i: int) -> None:
+        train_step(model, b, opt, scaler, micro, quantiles=q, precision=precision,  # type: ignore[arg-type]
+                   grad_clip=1.0, step=i)  # fmt: skip
+
+    t0 = time.perf_counter()
+    step(0)
+    step(1)
+    first = time.perf_counter() - t0
+    times = []
+    for i in range(steps):
+        t = time.perf_counter()
+        step(i + 2)
+        times.append(time.perf_counter() - t)
+    times.sort()
+    return {"variant": variant, "precision": precision, "first_two_steps_s": first,
+            "median_step_s": times[len(times) // 2], "min_step_s": times[0]}  # fmt: skip
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--preset", default="demo")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--one", choices=["eager", "compiled"])
+    a = p.parse_args()
+    if a.one:
+        print(json.dumps(one(a.preset, a.batch_size, a.one, a.steps)))
+        return
+    rows = {}
+    for variant in ("eager", "compiled"):
+        out = subprocess.run(
+            [sys.executable, __file__, "--preset", a.preset, "--batch-size", str(a.batch_size),
+             "--steps", str(a.steps), "--one", variant],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        rows[variant] = json.loads(out.stdout.strip().splitlines()[-1])
+        print(json.dumps(rows[variant]), flush=True)
+    eager, comp = rows["eager"], rows["compiled"]
+    saved = float(eager["median_step_s"]) - float(comp["median_step_s"])  # type: ignore[arg-type]
+    extra = float(comp["first_two_steps_s"]) - float(eager["first_two_steps_s"])  # type: ignore[arg-type]
+    summary = {
+        "command": "benchmarks/experiments/compile_step.py " + " ".join(sys.argv[1:]),
+        "preset": a.preset, "batch": a.batch_size, **{k: rows[k] for k in rows},
+        "saved_per_step_s": saved, "compile_s": extra,
+        "break_even_steps": extra / saved if saved > 0 else None,
+    }  # fmt: skip
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"compile_{a.preset}_b{a.batch_size}.json").write_text(json.dumps(summary, indent=2))
+    print(
+        json.dumps({k: summary[k] for k in ("saved_per_step_s", "compile_s", "break_even_steps")})
+    )
+
+
+if __name__ == "__main__":
+    main()

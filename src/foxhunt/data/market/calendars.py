@@ -1,0 +1,192 @@
+"""Trading calendars: which hours a market trades, as sorted arrays of open intervals.
+
+A calendar is a name (the ``calendar`` column of the instrument table) for a
+:class:`CalendarSpec`: the exchange time zone, the local clock time at which its trading day
+rolls over, the days per trading week, and where its sessions come from:
+
+- CME Globex product groups (equity, rates, FX, energy, metals, grains, crypto), Cboe futures,
+  Eurex and NYSE come from ``pandas_market_calendars`` (holidays and early closes included;
+  it builds on ``exchange_calendars``) — see docs/data.md, "Calendars", for why that library;
+- ``globex`` is the weekly CME rule without holidays (Sunday 17:00 to Friday 16:00 CT, a daily
+  16:00-17:00 halt): what foxhunt used before calendars came from a library, and still the
+  default of every function that takes a calendar, so old callers keep their behaviour;
+- ``fx_24x5`` (spot FX: Sunday 17:00 to Friday 17:00 New York) and ``24x7`` (crypto, and the
+  neutral calendar of unknown symbols) are rules.
+
+Sessions are precomputed once per calendar for :data:`SPAN` (a library call per calendar, not
+per bar) into :class:`Sessions`: int64 microsecond arrays that vectorised code searches with
+``searchsorted``. A session with a break (grains) is two intervals with the same trading day.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from datetime import time
+from typing import NamedTuple
+
+import numpy as np
+
+from foxhunt.errors import DataError
+
+SPAN = ("1985-01-01", "2060-12-31")
+"""First and last trading day for which sessions are precomputed."""
+
+DEFAULT_CALENDAR = "globex"
+"""The calendar of callers that do not name one, of a symbol nobody named one for and of runs
+from before calendars: the Globex weekly rule, no holidays (the one definition of ``globex``)."""
+
+
+@dataclass(frozen=True)
+class CalendarSpec:
+    """How one calendar's sessions and trading days are defined."""
+
+    tz: str
+    """Exchange time zone: clock-time features and the trading-day roll are read in it."""
+    roll: time
+    """Local clock time from which a timestamp belongs to the next trading day."""
+    week_days: int
+    """Trading days per week (5, or 7 for markets that never close): the day-of-week period."""
+    source: str
+    """``pandas_market_calendars`` calendar name, or ``""`` for a rule built here."""
+    hours: float
+    """Typical hours traded per trading day (the ``static__session_hours`` default)."""
+
+
+CALENDARS: dict[str, CalendarSpec] = {
+    "globex": CalendarSpec("America/Chicago", time(17), 5, "", 23.0),
+    "cme_equity": CalendarSpec("America/Chicago", time(17), 5, "CME_Equity", 23.0),
+    "cme_rates": CalendarSpec("America/Chicago", time(17), 5, "CME_Rate", 23.0),
+    "cme_fx": CalendarSpec("America/Chicago", time(17), 5, "CMEGlobex_FX", 23.0),
+    "cme_energy": CalendarSpec("America/Chicago", time(17), 5, "CMEGlobex_Energy", 23.0),
+    "cme_metals": CalendarSpec("America/Chicago", time(17), 5, "CMEGlobex_Metals", 23.0),
+    "cme_grains": CalendarSpec("America/Chicago", time(17), 5, "CMEGlobex_Grains", 17.5),
+    "cme_crypto": CalendarSpec("America/Chicago", time(17), 5, "CME Globex Crypto", 23.0),
+    "cme_livestock": CalendarSpec("America/Chicago", time(17), 5, "CMEGlobex_Livestock", 4.6),
+    "cfe": CalendarSpec("America/Chicago", time(17), 5, "CFE", 6.75),
+    "eurex": CalendarSpec("Europe/Berlin", time(23), 5, "EUREX", 14.0),
+    "xnys": CalendarSpec("America/New_York", time(17), 5, "XNYS", 6.5),
+    "fx_24x5": CalendarSpec("America/New_York", time(17), 5, "", 24.0),
+    "24x7": CalendarSpec("UTC", time(0), 7, "", 24.0),
+}
+"""Calendar name -> spec. Names are what the instrument table's ``calendar`` field holds."""
+
+
+class Sessions(NamedTuple):
+    """Open intervals of one calendar, sorted and disjoint (µs since the epoch, UTC).
+
+    ``opens[i] <= t < closes[i]`` is open; ``day[i]`` is the interval's trading day (days since
+    the epoch); ``day_open``/``day_close`` span the whole trading day the interval belongs to.
+    """
+
+    opens: np.ndarray
+    closes: np.ndarray
+    day: np.ndarray
+    day_open: np.ndarray
+    day_close: np.ndarray
+
+
+def calendar_spec(name: str) -> CalendarSpec:
+    """The spec of calendar ``name``.
+
+    Raises:
+        DataError: unknown name (the message lists the known ones).
+    """
+    try:
+        return CALENDARS[name]
+    except KeyError:
+        raise DataError(
+            f"unknown calendar {name!r} (known: {', '.join(sorted(CALENDARS))})"
+        ) from None
+
+
+def _utc_us(local: np.ndarray, tz: str) -> np.ndarray:
+    """Naive local wall times (datetime64) in ``tz`` -> µs since the epoch, UTC."""
+    import pandas as pd
+
+    idx = pd.DatetimeIndex(local).tz_localize(tz).tz_convert("UTC")
+    return idx.as_unit("us").asi8.copy()
+
+
+def _rule_sessions(name: str) -> Sessions:
+    days = np.arange(np.datetime64(SPAN[0]), np.datetime64(SPAN[1]) + 1)  # datetime64[D]
+    weekday = (days.astype(np.int64) + 3) % 7  # Mon=0 .. Sun=6 (1970-01-01 was a Thursday)
+    if name == "24x7":
+        opens = days.astype("datetime64[us]").astype(np.int64)
+        closes = opens + 86_400_000_000
+    else:
+        days = days[weekday < 5]
+        prev = (days - 1).astype("datetime64[us]")
+        spec = CALENDARS[name]
+        if name == "globex":
+            opens = _utc_us(prev + np.timedelta64(17, "h"), spec.tz)
+            closes = _utc_us(days.astype("datetime64[us]") + np.timedelta64(16, "h"), spec.tz)
+        else:  # fx_24x5: one continuous week, Sunday 17:00 to Friday 17:00 New York
+            opens = _utc_us(prev + np.timedelta64(17, "h"), spec.tz)
+            closes = _utc_us(days.astype("datetime64[us]") + np.timedelta64(17, "h"), spec.tz)
+    day = days.astype(np.int64)
+    return Sessions(opens, closes, day, opens, closes)
+
+
+def _library_sessions(source: str) -> Sessions:
+    import pandas_market_calendars as mcal
+
+    sched = mcal.get_calendar(source).schedule(*SPAN)
+
+    def us(col: str) -> np.ndarray:
+        return sched[col].dt.tz_convert("UTC").dt.as_unit("us").astype("int64").to_numpy()
+
+    opens, closes = us("market_open"), us("market_close")
+    day = sched.index.values.astype("datetime64[D]").astype(np.int64)
+    if "break_start" in sched.columns:
+        b0, b1 = us("break_start"), us("break_end")
+        has = (b0 < b1) & (b0 > opens) & (b1 < closes)  # a real break inside the session
+        parts = [
+            (opens, np.where(has, b0, closes), day, opens, closes),
+            (b1[has], closes[has], day[has], opens[has], closes[has]),
+        ]
+        cols = [np.concatenate(c) for c in zip(*parts, strict=True)]
+        order = np.argsort(cols[0], kind="stable")
+        opens, closes, day, day_open, day_close = (c[order] for c in cols)
+        return Sessions(opens, closes, day, day_open, day_close)
+    return Sessions(opens, closes, day, opens, closes)
+
+
+@functools.cache
+def sessions(name: str = DEFAULT_CALENDAR) -> Sessions:
+    """The open intervals of calendar ``name`` over :data:`SPAN` (computed once, then cached).
+
+    Raises:
+        DataError: unknown calendar name.
+    """
+    spec = calendar_spec(name)
+    return _library_sessions(spec.source) if spec.source else _rule_sessions(name)
+
+
+def locate(ts_us: np.ndarray, cal: Sessions) -> tuple[np.ndarray, np.ndarray]:
+    """For each time, the first interval that closes after it and whether it is inside it.
+
+    Args:
+        ts_us: µs since the epoch, UTC, any shape.
+        cal: the calendar's sessions.
+
+    Returns:
+        ``(k, inside)``: interval indices clipped to the last one, and a boolean mask.
+    """
+    k = np.searchsorted(cal.closes, ts_us, side="right")
+    k = np.minimum(k, cal.closes.size - 1)
+    inside = (cal.opens[k] <= ts_us) & (ts_us < cal.closes[k])
+    return k, inside
+
+
+def closed_share(ts_us: np.ndarray, name: str = DEFAULT_CALENDAR) -> float:
+    """Share of ``ts_us`` (µs since the epoch, UTC) outside the sessions of calendar ``name``.
+
+    For ``inspect``: a large share says the file's zone or the instrument's calendar is wrong.
+    Returns 0.0 for no timestamps.
+    """
+    ts_us = np.asarray(ts_us, dtype=np.int64)
+    if ts_us.size == 0:
+        return 0.0
+    _, inside = locate(ts_us, sessions(name))
+    return float(1.0 - inside.mean())

@@ -1,0 +1,305 @@
+"""Instruments: what a symbol is (tick size, point value, currency, asset class, calendar).
+
+A symbol resolves to an :class:`Instrument` in this order (:func:`resolve`):
+
+1. the user's table (``--instruments FILE``, :func:`foxhunt.data.market.instrument_table.load_instruments`),
+   by the exact symbol, then by its futures root;
+2. the built-in futures table (:data:`foxhunt.data.market.futures.FUTURES`) by root: ``ES``, ``ESZ4``,
+   ``ESZ24``, ``ES.c.0``, ``ES_FUT``, ``6EH4`` all resolve to ``ES`` / ``6E``;
+3. inference from the symbol's shape: spot FX pairs (``GBPUSD``, ``GBP/USD``, ``EUR_USD``),
+   crypto (``BTCUSD``, ``BTCUSDT``, ``BTC-PERP``, ``ETH/USDC``), ETFs and cash indices from a
+   short list, then stock tickers (``AAPL``, ``BRK.B``) — each its own asset class with its own
+   calendar, never a future's contract economics;
+4. anything else is ``unknown``: tick size from the data (:func:`infer_tick_size`), point value 1,
+   the 24/7 calendar.
+
+Steps 3 and 4 log one warning per symbol naming what was guessed and ``--instruments FILE``.
+A resolved table round-trips through :func:`instruments_to_dict` / :func:`instruments_from_dict`
+so a run stores the values it trained with and inference reuses them.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+
+from foxhunt.data.market.futures import FUTURES
+from foxhunt.data.market.instrument import Instrument
+from foxhunt.errors import DataError
+
+log = logging.getLogger(__name__)
+
+_LEADING = re.compile(r"[A-Za-z0-9]+")
+_CONTRACT = re.compile(r"^([A-Z0-9]+?)[FGHJKMNQUVXZ]\d{1,2}$")
+_SEP = re.compile(r"[/_\-. :]")
+
+FIAT = frozenset(
+    "USD EUR JPY GBP CHF AUD NZD CAD SEK NOK DKK HKD SGD CNH CNY MXN ZAR TRY PLN HUF CZK ILS "
+    "KRW INR BRL RUB THB TWD".split()
+)
+"""ISO 4217 codes accepted as either side of a spot FX pair."""
+CRYPTO = frozenset(
+    "BTC XBT ETH SOL XRP ADA DOGE LTC BNB DOT AVAX LINK MATIC POL BCH TRX XLM ATOM UNI ETC "
+    "FIL APT ARB OP SHIB TON NEAR SUI PEPE".split()
+)
+"""Crypto asset codes recognised as the base of a pair or perpetual."""
+CRYPTO_QUOTES = ("USDT", "USDC", "BUSD", "FDUSD", "USD", "EUR", "BTC", "ETH")
+_PERP = re.compile(r"^([A-Z0-9]+?)[-_/.]?(?:(USDT|USDC|USD)[-_/.]?)?(?:PERP|SWAP|P)$")
+ETFS = frozenset(
+    "SPY IVV VOO VTI QQQ IWM DIA EEM EFA TLT IEF SHY LQD HYG GLD SLV USO UNG XLF XLE XLK XLV "
+    "XLI XLY XLP XLU XLB XLRE VNQ GDX SMH ARKK TQQQ SQQQ UVXY".split()
+)
+"""ETF tickers recognised by name (any other short ticker is taken for a stock)."""
+CASH_INDICES = frozenset("SPX GSPC SP500 NDX NDX100 DJI DJIA RUT VIX DAX SX5E FTSE N225".split())
+"""Cash index names (not tradeable; own asset class, exchange hours)."""
+_QUANTIACS = re.compile(r"^F_[A-Z0-9]{1,4}$")
+_STOCK = re.compile(r"^[A-Z]{1,5}([.\-][A-Z])?$")
+CFD_BASES = {
+    **dict.fromkeys(("XAU", "XAG", "XPT", "XPD"), "metals"),
+    **dict.fromkeys(("BCO", "WTI"), "energy"),
+    **dict.fromkeys(
+        ("SPX", "NSX", "UDX", "JPX", "GRX", "FRX", "UKX", "HKX", "AUX", "ETX"), "cash_index"
+    ),
+}
+"""Bases of CFDs quoted like FX pairs (histdata's ``XAUUSD``, ``SPXUSD``, ``BCOUSD``): spot
+metals, crude oil and index CFDs, traded through the FX week (``fx_24x5``: in 2018 histdata's
+SPXUSD/NSXUSD/XAUUSD/BCOUSD put 0.4-0.6 % of their bars outside it, 2-5 % outside the CME
+calendars)."""
+
+
+def _head(symbol: str) -> str:
+    m = _LEADING.match(symbol.strip())
+    return m.group(0).upper() if m else ""
+
+
+def futures_root(symbol: str, roots: Iterable[str]) -> str | None:
+    """The futures root of ``symbol`` among ``roots``, or None.
+
+    ``ES``, ``es``, ``ES.c.0`` and ``ES_FUT`` match by their leading letters and digits;
+    ``ESH4``/``ESZ24``/``6EM4`` by stripping a contract month code and a 1-2 digit year.
+    """
+    roots = set(roots)
+    head = _head(symbol)
+    if head in roots:
+        return head
+    c = _CONTRACT.match(head)
+    return c.group(1) if c and c.group(1) in roots else None
+
+
+def _spot_fx(symbol: str) -> tuple[str, str] | None:
+    s = symbol.strip().upper()
+    parts = [p for p in _SEP.split(s) if p]
+    if len(parts) == 2 and parts[0] in FIAT and parts[1] in FIAT:
+        return parts[0], parts[1]
+    flat = "".join(parts)
+    if len(flat) == 6 and flat[:3] in FIAT and flat[3:] in FIAT and flat[:3] != flat[3:]:
+        return flat[:3], flat[3:]
+    return None
+
+
+def _cfd(symbol: str) -> tuple[str, str] | None:
+    """(base, quote currency) of a CFD quoted like an FX pair (:data:`CFD_BASES`), or None."""
+    flat = "".join(p for p in _SEP.split(symbol.strip().upper()) if p)
+    if len(flat) == 6 and flat[:3] in CFD_BASES and flat[3:] in FIAT:
+        return flat[:3], flat[3:]
+    return None
+
+
+def _crypto(symbol: str) -> tuple[str, str] | None:
+    s = symbol.strip().upper()
+    m = _PERP.match(s)
+    if m and m.group(1) in CRYPTO:
+        return m.group(1), m.group(2) or "USD"
+    parts = [p for p in _SEP.split(s) if p]
+    if len(parts) >= 2 and parts[0] in CRYPTO and parts[1] in CRYPTO_QUOTES:
+        return parts[0], parts[1]
+    flat = "".join(parts)
+    for q in CRYPTO_QUOTES:
+        if flat.endswith(q) and flat[: -len(q)] in CRYPTO:
+            return flat[: -len(q)], q
+    return None
+
+
+def infer_instrument(symbol: str, tick_size: float | None = None) -> Instrument:
+    """An instrument guessed from the symbol's shape alone (steps 3-4 of :func:`resolve`).
+
+    Args:
+        symbol: the bar file's symbol.
+        tick_size: the tick inferred from the data (:func:`infer_tick_size`), used where the
+            asset class has no standard tick (crypto, unknown); None means 1e-8 / 0.01.
+
+    Returns:
+        The guessed instrument (asset class ``unknown`` when nothing matched).
+    """
+    s = symbol.strip().upper()
+    if fx := _spot_fx(s):
+        tick = 0.001 if fx[1] == "JPY" else 0.00001
+        return Instrument(s, tick, 1.0, fx[1], "spot_fx", "fx_24x5")
+    if _QUANTIACS.match(s):
+        # Quantiacs' continuous futures: prices are contract values in USD (point value 1),
+        # daily bars on weekdays (the Sunday-Friday week of fx_24x5 holds a bar at 00:00 UTC
+        # Monday to Friday, none on weekends).
+        return Instrument(s, tick_size or 0.01, 1.0, "USD", "unknown", "fx_24x5")
+    if cfd := _cfd(s):
+        return Instrument(s, tick_size or 0.01, 1.0, cfd[1], CFD_BASES[cfd[0]], "fx_24x5")
+    if cr := _crypto(s):
+        cur = "USD" if cr[1] in ("USDT", "USDC", "BUSD", "FDUSD") else cr[1]
+        return Instrument(s, tick_size or 1e-8, 1.0, cur, "crypto", "24x7")
+    head = _head(s)
+    if head in ETFS:
+        return Instrument(head, 0.01, 1.0, "USD", "etf", "xnys")
+    if head in CASH_INDICES or s.startswith("^"):
+        return Instrument(head, 0.01, 1.0, "", "cash_index", "xnys")
+    if _STOCK.match(s):
+        return Instrument(s, 0.01, 1.0, "USD", "stock", "xnys")
+    return Instrument(s, tick_size or 0.01, 1.0, "", "unknown", "24x7")
+
+
+def infer_tick_size(prices: np.ndarray | Iterable[float]) -> float | None:
+    """The smallest price increment seen in ``prices``, robust to float noise.
+
+    Prices are rounded to 10 significant digits of the largest price, the distinct levels
+    sorted, and the smallest positive difference (itself rounded to 10 significant digits)
+    taken: a 5-decimal FX quote gives 1e-05 even if stored as 1.2345600000000001.
+
+    Returns:
+        The tick, or None when fewer than two distinct finite positive prices.
+    """
+    p = np.asarray(list(prices) if not isinstance(prices, np.ndarray) else prices, float)
+    p = p[np.isfinite(p) & (p > 0)]
+    if p.size < 2:
+        return None
+    decimals = 9 - math.floor(math.log10(float(p.max())))
+    levels = np.unique(np.round(p, decimals))
+    d = np.diff(levels)
+    d = d[d > 0]
+    if d.size == 0:
+        return None
+    tick = float(d.min())
+    return float(f"{tick:.10g}")
+
+
+def lookup(symbol: str, table: Mapping[str, Instrument] | None = None) -> Instrument | None:
+    """Steps 1-2 of :func:`resolve`: the user's table, then the built-in futures; None if
+    neither has the symbol."""
+
+    key = symbol.strip().upper()
+    user = table or {}
+    if key in user:
+        return user[key]
+    if (root := futures_root(symbol, user)) is not None:
+        return user[root]
+    if key in FUTURES:
+        return FUTURES[key]
+    # A pair, CFD or perpetual (BTC-PERP, XAUUSD) must not match a future by its leading letters.
+    if _spot_fx(symbol) is not None or _crypto(symbol) is not None or _cfd(symbol) is not None:
+        return None
+    root = futures_root(symbol, FUTURES)
+    return None if root is None else FUTURES[root]
+
+
+def resolve(
+    symbol: str,
+    table: Mapping[str, Instrument] | None = None,
+    *,
+    prices: np.ndarray | None = None,
+    warn: bool = True,
+) -> Instrument:
+    """The instrument of ``symbol``: user table, then built-in futures, then inference.
+
+    Args:
+        symbol: e.g. ``ES``, ``ESZ4``, ``ES.c.0``, ``6EH4``, ``GBPUSD``, ``BTC-PERP``, ``AAPL``.
+        table: the user's instruments (root or symbol -> :class:`Instrument`), or None.
+        prices: the symbol's prices, to infer a tick size when none is known.
+        warn: log one warning when the instrument is inferred (steps 3-4).
+
+    Returns:
+        The instrument (its ``root`` is the table key that matched, or the symbol).
+    """
+    found = lookup(symbol, table)
+    if found is not None:
+        return found
+    tick = infer_tick_size(prices) if prices is not None else None
+    inst = infer_instrument(symbol, tick)
+    if warn:
+        log.warning(
+            "symbol %r is not in the instrument table: treated as %s (tick %g, point value %g, "
+            "currency %s, calendar %s); pass --instruments FILE to set it",
+            symbol,
+            inst.asset_class,
+            inst.tick_size,
+            inst.point_value,
+            inst.currency or "unknown",
+            inst.calendar,
+        )
+    return inst
+
+
+def resolve_all(
+    prices_by_symbol: Mapping[str, np.ndarray | None],
+    table: Mapping[str, Instrument] | None = None,
+) -> dict[str, Instrument]:
+    """``{symbol: instrument}`` for every symbol (one warning per inferred symbol).
+
+    Args:
+        prices_by_symbol: symbol -> its prices (or None), e.g. the ``close`` column per symbol.
+        table: the user's instruments, or None.
+    """
+    return {s: resolve(s, table, prices=p) for s, p in sorted(prices_by_symbol.items())}
+
+
+def instruments_to_dict(table: Mapping[str, Instrument]) -> dict[str, dict[str, Any]]:
+    """JSON-able form of a table (``{key: {field: value}}``), e.g. for the run directory."""
+    return {k: asdict(v) for k, v in sorted(table.items())}
+
+
+def instruments_from_dict(d: Mapping[str, Mapping[str, Any]]) -> dict[str, Instrument]:
+    """Inverse of :func:`instruments_to_dict`.
+
+    Raises:
+        DataError: a row lacks a field or holds a bad value (the message names the key).
+    """
+    out: dict[str, Instrument] = {}
+    for key, row in d.items():
+        try:
+            out[key] = Instrument(**dict(row))
+        except TypeError as e:
+            raise DataError(f"instrument {key!r}: {e}") from e
+    return out
+
+
+def resolve_bars(bars: Any, table: Mapping[str, Instrument] | None = None) -> dict[str, Instrument]:
+    """``{symbol: instrument}`` for every symbol of a bars frame (``symbol``, prices).
+
+    The data is read only for symbols that need a tick size from it (crypto, CFDs, unknown): their
+    open/high/low/close values go to :func:`infer_tick_size`. One warning per inferred symbol.
+
+    Args:
+        bars: a polars DataFrame with ``symbol`` and ``open high low close``.
+        table: the user's instruments, or None.
+    """
+    import polars as pl
+
+    out: dict[str, Instrument] = {}
+    for sym in sorted(bars["symbol"].unique().to_list()):
+        prices = None
+        guess = infer_instrument(sym)
+        if lookup(sym, table) is None and (
+            guess.asset_class in ("crypto", "unknown") or _cfd(sym) is not None
+        ):
+            rows = bars.filter(pl.col("symbol") == sym)
+            cols = [c for c in ("open", "high", "low", "close") if c in rows.columns]
+            prices = rows.select(cols).to_numpy().reshape(-1)
+        out[sym] = resolve(sym, table, prices=prices)
+    return out
+
+
+def calendar_of(symbol: str, table: Mapping[str, Instrument] | None = None) -> str:
+    """The calendar name of ``symbol``'s instrument (no warning; see :func:`resolve`)."""
+    return resolve(symbol, table, warn=False).calendar

@@ -1,0 +1,252 @@
+"""Read and validate OHLCV bars from the files traders have: parquet, CSV, DBN.
+
+Accepted layouts:
+
+* one file, a directory of files or a glob; each file one symbol or many (long format with a
+  ``symbol`` column). Files are read lazily where the format allows and concatenated.
+* formats: parquet; CSV (``.csv``, ``.csv.gz``) in any dialect (``,`` ``;`` tab ``|``, header
+  or not, decimal comma; see :mod:`foxhunt.data.read.csv_dialect`); Databento DBN OHLCV
+  (``.dbn``, ``.dbn.zst``; see :mod:`foxhunt.data.read.dbn`).
+* column names as vendors spell them (TradeStation, MetaTrader, Kibot, NinjaTrader,
+  Dukascopy, Binance, Databento; see :mod:`foxhunt.data.read.columns`), including separate date and
+  time columns. Other columns are listed in one warning and returned as ``LoadedBars.extra``.
+* timestamps as datetimes, dates, text in many spellings or integer epochs (s, ms, us, ns;
+  see :mod:`foxhunt.data.read.timestamps`). **Naive timestamps are wall-clock times in ``tz``**
+  (default UTC, with a warning naming the file). Everything ends up ``Datetime("us", "UTC")``.
+* no volume column: volume is 0.0 (one warning naming the file).
+* symbol from a symbol column, else the leading run of letters and digits of the file name,
+  upper-cased (``ES_FUT_small.parquet`` -> ``ES``). Contract codes become their root with the
+  code kept in a ``contract`` column (``ESZ4.GLBX_5min_bars_20241001_20241031.csv`` -> symbol
+  ``ES``, contract ``ESZ4``; see :mod:`foxhunt.data.market.contracts`). This applies to symbols that
+  are names (the file name, a DBN file's symbology), not to a symbol column, which is kept as
+  written; and not when one DBN file holds several contracts of one root.
+
+Errors name the file, the column as spelled in the file, and the first offending row
+(0-based data row, header not counted, as pandas/polars number it) and its time.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+from pathlib import Path
+
+import polars as pl
+
+from foxhunt.data.market.instrument import Instrument
+from foxhunt.data.read.checks import (
+    check_future_after_bars,
+    check_kept,
+    check_min_bars,
+)
+from foxhunt.data.read.file_read import read_file
+from foxhunt.data.read.files import resolve_table_paths
+from foxhunt.data.read.options import ReadOptions
+from foxhunt.data.read.resample import aggregate_bars
+from foxhunt.data.read.time_axis import check_time_axis
+from foxhunt.data.read.validate import (
+    BAR_COLUMNS,
+    CONTRACT_COLUMN,
+    FILE_COLUMN,
+    PRICE_COLUMNS,
+    ROW_COLUMN,
+    VALUE_COLUMNS,
+    validate_bars,
+)
+from foxhunt.data.read.vendors import guess_from_name, guess_lines
+from foxhunt.data.read.zones import parse_zone
+
+__all__ = [
+    "BAR_COLUMNS",
+    "CONTRACT_COLUMN",
+    "PRICE_COLUMNS",
+    "VALUE_COLUMNS",
+    "LoadedBars",
+    "load_bars",
+    "read_bars",
+    "symbol_from_filename",
+    "validate_bars",
+]
+
+log = logging.getLogger(__name__)
+
+_FILE = FILE_COLUMN
+_ROW = ROW_COLUMN
+
+
+@dataclass(frozen=True)
+class LoadedBars:
+    """Bars read and normalised but not yet validated (what ``inspect`` summarises).
+
+    Attributes:
+        frame: the bar columns (plus ``contract`` when a file was contract-coded), ``__file``
+            (index into ``files``) and ``__row`` (0-based row in that file), in file order.
+        files: the files read.
+        spellings: per file, canonical column name -> the name in the file (``symbol`` is
+            absent when it came from the file name, ``volume`` when the file has none).
+        extra: per file, the columns read past (not bars: spread, open interest ...).
+        naive: per file, whether its timestamps were naive wall-clock times (read in ``tz``).
+        tz: the zone naive timestamps were read in (the user's, else UTC).
+        zones: per file, the zone its naive timestamps were read in (a vendor's clock where
+            the file name says it, histdata: America/New_York).
+        guesses: per file, what was guessed and the flag that changes it ("symbol EURUSD
+            from histdata's file name; --symbol to change").
+        claims: per file, the bar interval its name claims (``5min``), or None.
+        options: the user's read options.
+    """
+
+    frame: pl.DataFrame
+    files: tuple[Path, ...]
+    spellings: tuple[dict[str, str], ...]
+    extra: tuple[tuple[str, ...], ...] = field(default=())
+    naive: tuple[bool, ...] = field(default=())
+    tz: str = "UTC"
+    zones: tuple[str, ...] = field(default=())
+    guesses: tuple[tuple[str, ...], ...] = field(default=())
+    claims: tuple[timedelta | None, ...] = field(default=())
+    options: ReadOptions = field(default_factory=ReadOptions)
+
+    def zone_of(self, index: int) -> str:
+        """The zone file ``index``'s naive timestamps were read in."""
+        return self.zones[index] if self.zones else self.tz
+
+
+def symbol_from_filename(path: Path) -> str:
+    """The symbol of a file without a symbol column (:func:`foxhunt.data.read.vendors.guess_from_name`:
+    ``DAT_ASCII_EURUSD_M1_2018.csv`` -> ``EURUSD``, ``F_CL.txt`` -> ``F_CL``, ``ES_FUT.parquet``
+    -> ``ES``, ``btc-perp-2022.csv`` -> ``BTC-PERP``)."""
+    return guess_from_name(path).symbol
+
+
+def load_bars(
+    path: str | Path,
+    *,
+    tz: str | None = None,
+    dayfirst: bool | None = None,
+    keep: tuple[str, ...] = (),
+    options: ReadOptions | None = None,
+) -> LoadedBars:
+    """Read and normalise every file under ``path`` without validating values.
+
+    Args:
+        path: a file, directory or glob (see the module docstring for accepted layouts).
+        tz: zone of naive timestamps, an IANA name (``America/Chicago``) or a fixed offset
+            (``-05:00``); None: the vendor's clock where the file name says it (histdata:
+            America/New_York), else UTC with a warning per file that had naive timestamps. Wins over
+            ``options.tz``.
+        dayfirst: read ambiguous text dates (``01/02/2024``) day-first (True) or month-first
+            (False); None decides from the data and the vendor convention, logging the guess.
+        keep: extra columns to keep as Float64 after the bar columns (a file without one
+            raises); text that is not a number becomes null.
+        options: the user's explicit choices (:class:`~foxhunt.data.read.options.ReadOptions`).
+
+    Returns:
+        The normalised bars in file order, with provenance columns.
+
+    Raises:
+        DataError: no file, unreadable file, missing column, empty file or unknown zone.
+    """
+    opts = options or ReadOptions()
+    if tz is not None:
+        opts = replace(opts, tz=tz)
+    files = resolve_table_paths(path)
+    reads = [read_file(f, i, opts, dayfirst, tuple(keep)) for i, f in enumerate(files)]
+    for line in guess_lines(tuple(r.guesses for r in reads)):
+        log.info("guess: %s", line)
+    frames = [r.frame for r in reads]
+    frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal")
+    if CONTRACT_COLUMN in frame.columns:  # keep the bar columns first, provenance last
+        frame = frame.select(*BAR_COLUMNS, CONTRACT_COLUMN, *keep, _FILE, _ROW)
+    return LoadedBars(
+        frame=frame,
+        files=tuple(files),
+        spellings=tuple(r.spell for r in reads),
+        extra=tuple(r.extra for r in reads),
+        naive=tuple(r.naive for r in reads),
+        tz=parse_zone(opts.tz).name if opts.tz else "UTC",
+        zones=tuple(r.zone for r in reads),
+        guesses=tuple(r.guesses for r in reads),
+        claims=tuple(r.claim for r in reads),
+        options=opts,
+    )
+
+
+def read_bars(
+    path: str | Path,
+    *,
+    min_bars: int | None = None,
+    min_bars_reason: str = "warm-up + encoder + horizon",
+    tz: str | None = None,
+    dayfirst: bool | None = None,
+    allow_outliers: bool = False,
+    keep: Sequence[str] = (),
+    future: list[pl.DataFrame] | None = None,
+    future_cols: Sequence[str] = (),
+    options: ReadOptions | None = None,
+    instruments: Mapping[str, Instrument] | None = None,
+) -> pl.DataFrame:
+    """Read, validate and sort bars from a parquet/CSV file, a directory or a glob.
+
+    Args:
+        path: where the bars are (see the module docstring for accepted layouts).
+        min_bars: per-symbol minimum number of bars (callers pass warm-up + encoder +
+            horizon), or None for no minimum.
+        min_bars_reason: how ``min_bars`` was made up, shown in the error message.
+        tz: zone of naive timestamps (see :func:`load_bars`).
+        dayfirst: force day-first/month-first for ambiguous text dates (see :func:`load_bars`).
+        allow_outliers: keep implausible bars (two interleaved price levels, prices off by
+            orders of magnitude, implausible one-bar moves; :mod:`foxhunt.data.read.plausibility`),
+            with one warning per file giving their count, instead of refusing the first.
+        keep: extra numeric columns to keep (the user's covariates; ``docs/data.md``), checked
+            like prices: a missing, non-numeric or non-finite value raises.
+        future: when given, rows whose four prices are all empty are not bars but *future
+            rows* (known-future covariates after the last bar): they are taken out before
+            validation and appended to this list as one frame (``ts``, ``symbol``,
+            ``future_cols``), each of those columns checked like ``keep``.
+        future_cols: the kept columns future rows must fill (the known-future ones).
+        options: the user's explicit choices (symbol, columns, timestamp format and zone,
+            ``bar_minutes`` aggregation, ``allow_odd_times``;
+            :class:`~foxhunt.data.read.options.ReadOptions`).
+        instruments: the user's instrument table: the calendars the time axis is judged by
+            and ``bar_minutes`` buckets follow (else each symbol's built-in or inferred one).
+
+    Returns:
+        Columns ``ts`` (Datetime us UTC), ``symbol`` (String), ``open high low close volume``
+        (Float64), then ``contract`` (String) when a file was contract-coded, then ``keep``;
+        sorted by (symbol, ts). A warning is logged when the input was unsorted.
+
+    Raises:
+        DataError: missing file or column, empty file, unparsable or null timestamp, missing
+            or non-numeric value, NaN/inf, non-positive price, negative volume,
+            ``high < max(open, close)``, ``low > min(open, close)``, duplicate bar, fewer
+            than ``min_bars`` bars for a symbol, (unless ``allow_outliers``) an implausible
+            bar, or (unless ``options.allow_odd_times``) a time axis that looks wrong
+            (:mod:`foxhunt.data.read.time_axis`). The message names file, column, row and time.
+    """
+    keep = tuple(keep)
+    loaded = load_bars(path, tz=tz, dayfirst=dayfirst, keep=keep, options=options)
+    if future is not None:
+        empty = pl.all_horizontal(pl.col(c).is_null() for c in PRICE_COLUMNS)
+        rows = loaded.frame.filter(empty)
+        future.append(rows.select("ts", "symbol", *future_cols).sort("symbol", "ts"))
+        loaded = replace(loaded, frame=loaded.frame.filter(~empty))
+        if rows.height:
+            log.info("%d future rows (empty prices) read for the known-future inputs", rows.height)
+    bars = validate_bars(
+        loaded,
+        min_bars=min_bars,
+        min_bars_reason=min_bars_reason,
+        allow_outliers=allow_outliers,
+    )
+    check_kept(loaded, keep)
+    if future is not None and future[-1].height:
+        check_kept(replace(loaded, frame=rows), tuple(future_cols))
+        check_future_after_bars(loaded, rows, bars)
+    check_time_axis(loaded, bars, instruments)
+    if loaded.options.bar_minutes is not None:
+        bars = aggregate_bars(bars, loaded.options.bar_minutes, str(path), instruments)
+    if min_bars is not None and loaded.options.bar_minutes is not None:
+        check_min_bars(bars, min_bars, min_bars_reason, loaded.options.bar_minutes)
+    return bars

@@ -1,0 +1,97 @@
+"""Checks ``read_bars`` makes around validation: the user's kept columns (their names and
+values), future rows after each symbol's last bar, enough bars after ``--bar-minutes``
+aggregation, and a volume a vendor wrote as NaN. Each names the file, column and row."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from foxhunt.data.read.columns import canonical_name
+from foxhunt.data.read.validate import FILE_COLUMN as _FILE
+from foxhunt.data.read.validate import ROW_COLUMN as _ROW
+from foxhunt.errors import DataError
+
+if TYPE_CHECKING:
+    from foxhunt.data.read.bars import LoadedBars
+
+log = logging.getLogger(__name__)
+
+
+def check_min_bars(bars: pl.DataFrame, min_bars: int, reason: str, minutes: int) -> None:
+    """Enough bars per symbol after aggregation to ``minutes``-minute bars."""
+    counts = bars.group_by("symbol").len().sort(["len", "symbol"])
+    sym, n = counts.row(0)
+    if n < min_bars:
+        raise DataError(
+            f"symbol {sym!r} has {n} bars of {minutes} minutes after --bar-minutes {minutes}; "
+            f"need at least {min_bars} ({reason})"
+        )
+
+
+def check_future_after_bars(loaded: LoadedBars, rows: pl.DataFrame, bars: pl.DataFrame) -> None:
+    """A row with empty prices before its symbol's last bar is a missing bar, not a future row."""
+    last = bars.group_by("symbol").agg(pl.col("ts").max().alias("__last"))
+    early = rows.join(last, on="symbol", how="left").filter(
+        pl.col("__last").is_null() | (pl.col("ts") <= pl.col("__last"))
+    )
+    if early.height:
+        row = early.sort(_FILE, _ROW).row(0, named=True)
+        spell = loaded.spellings[int(row[_FILE])].get("close", "close")
+        raise DataError(
+            f"{loaded.files[int(row[_FILE])]}: column '{spell}', row {row[_ROW]} ({row['ts']}): "
+            f"missing value (a row with empty prices is a future row only after symbol "
+            f"{row['symbol']!r}'s last bar)"
+        )
+
+
+def check_kept(loaded: LoadedBars, keep: tuple[str, ...]) -> None:
+    """A missing, non-numeric or non-finite value in a kept column, named by file/column/row."""
+    from foxhunt.data.read.validate import _raw_value as raw_value
+
+    for c in keep:
+        hit = loaded.frame.filter(~pl.col(c).is_finite().fill_null(False)).head(1)
+        if hit.height:
+            row = hit.row(0, named=True)
+            f, r = int(row[_FILE]), int(row[_ROW])
+            spell = loaded.spellings[f].get(c, c)
+            if row[c] is None:
+                raw = raw_value(loaded.files[f], spell, r)
+                what = "missing value" if raw in (None, "") else f"not a number {raw!r}"
+            else:
+                what = f"{c} is {row[c]} (must be finite)"
+            raise DataError(f"{loaded.files[f]}: column '{spell}', row {r} ({row['ts']}): {what}")
+
+
+def unknown_volume(df: pl.DataFrame, path: Path, column: str | None) -> pl.DataFrame:
+    """A volume written ``NaN`` (Quantiacs: not reported that day) reads as 0, one warning."""
+    nan = pl.col("volume").is_nan().fill_null(False)
+    n = df.select(nan.sum()).item() if column is not None else 0
+    if not n:
+        return df
+    row = df.filter(nan).row(0, named=True)[_ROW]
+    log.warning(
+        "volume NaN (not reported) in %d rows of %s (column '%s', first row %s): read as 0",
+        n,
+        path,
+        column,
+        row,
+    )
+    return df.with_columns(pl.when(nan).then(0.0).otherwise(pl.col("volume")).alias("volume"))
+
+
+def kept_name(path: Path, column: str, extra: tuple[str, ...], names: list[str]) -> str:
+    """The file's spelling of the extra column ``column`` (exact, else trimmed/lower-case)."""
+    if column in extra:
+        return column
+    for n in extra:
+        if canonical_name(n) == canonical_name(column):
+            return n
+    used = "a bar field" if column in names else "missing"
+    raise DataError(
+        f"{path}: column '{column}' is {used}; an input column must be an extra numeric "
+        f"column of the bars (columns: {', '.join(names)})"
+    )

@@ -1,0 +1,201 @@
+"""CSV dialects of bar files as vendors write them: delimiter, header, decimal comma.
+
+The dialect is guessed from the first lines only (a sample), then polars reads the whole file.
+Python's ``csv.Sniffer`` is not enough here: with a decimal comma (``2024-01-02;1234,5;...``)
+it picks ``,`` as the delimiter, and its header test misreads all-number rows. So the delimiter
+is the candidate (``,`` ``;`` tab ``|``) that splits every sampled line into the same number
+(>= 4) of fields with the most number-like fields; ``csv.reader`` still does the splitting (so
+quoted fields are honoured).
+
+Headerless files get names by position (see :func:`headerless_names`):
+``timestamp, open, high, low, close[, volume, ...]`` or, when the second field is a clock time
+(Kibot ``01/02/2024,09:30,...``, MetaTrader ``2024.01.02,09:30,...``),
+``date, time, open, high, low, close[, volume, ...]``. Further fields are ``column_N``
+(1-based, as polars names them).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import logging
+import re
+import zipfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from foxhunt.data.read.files import zip_member
+from foxhunt.errors import DataError
+
+log = logging.getLogger(__name__)
+
+SAMPLE_LINES = 64
+"""Lines read to guess the dialect."""
+DELIMITERS = (",", ";", "\t", "|")
+"""Delimiters tried, in order of preference on a tie."""
+
+_DOT_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_COMMA_NUMBER = re.compile(r"^[+-]?\d+,\d+$")
+_CLOCK = re.compile(r"^\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?$")
+
+
+@dataclass(frozen=True)
+class CsvDialect:
+    """How a CSV bar file is written.
+
+    Attributes:
+        delimiter: the field separator.
+        has_header: whether the first line names the columns.
+        decimal_comma: numbers are written ``1234,5`` (only with a delimiter other than ``,``).
+        names: column names to use for a headerless file (None with a header).
+    """
+
+    delimiter: str = ","
+    has_header: bool = True
+    decimal_comma: bool = False
+    names: tuple[str, ...] | None = None
+
+    def describe(self) -> str:
+        """E.g. ``delimiter ';', header, decimal comma``."""
+        parts = [f"delimiter {self.delimiter!r}", "header" if self.has_header else "no header"]
+        if self.decimal_comma:
+            parts.append("decimal comma")
+        return ", ".join(parts)
+
+
+def open_text(path: Path) -> io.TextIOBase:
+    """Open a ``.csv``/``.txt``/``.tsv`` or ``.csv.gz`` file, or a file inside a zip archive
+    (``a.zip/b.csv``), as text (UTF-8, a leading BOM dropped)."""
+    member = zip_member(path)
+    if member is not None:
+        archive = zipfile.ZipFile(member[0])
+        raw = archive.open(member[1])
+        return io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="")
+    if path.name.lower().endswith(".gz"):
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", errors="replace")
+    return open(path, encoding="utf-8-sig", errors="replace", newline="")  # noqa: SIM115
+
+
+def _sample(path: Path) -> list[str]:
+    try:
+        with open_text(path) as f:
+            lines = []
+            for line in f:
+                if line.strip():
+                    lines.append(line.rstrip("\r\n"))
+                if len(lines) >= SAMPLE_LINES:
+                    break
+    except (OSError, EOFError, gzip.BadGzipFile, zipfile.BadZipFile, KeyError) as e:
+        raise DataError(f"{path}: cannot read ({e})") from e
+    return lines
+
+
+def _is_number(cell: str, comma: bool) -> bool:
+    cell = cell.strip()
+    return bool(_DOT_NUMBER.match(cell) or (comma and _COMMA_NUMBER.match(cell)))
+
+
+def _split(lines: list[str], delimiter: str) -> list[list[str]]:
+    return list(csv.reader(lines, delimiter=delimiter))
+
+
+def _score(rows: list[list[str]], delimiter: str) -> tuple[int, int] | None:
+    """(number-like fields, fields per row) of the body rows, or None if rows are ragged."""
+    body = rows[1:] if len(rows) > 1 else rows
+    widths = Counter(len(r) for r in body)
+    width, count = widths.most_common(1)[0]
+    if width < 4 or count < 0.9 * len(body):
+        return None
+    numbers = sum(_is_number(c, delimiter != ",") for r in body for c in r)
+    return numbers, width
+
+
+def headerless_names(first_row: list[str]) -> tuple[str, ...]:
+    """Column names for a headerless file, from the types of the first row's fields."""
+    if len(first_row) >= 6 and _CLOCK.match(first_row[1].strip()):
+        head = ("date", "time", "open", "high", "low", "close", "volume")
+    else:
+        head = ("timestamp", "open", "high", "low", "close", "volume")
+    names = list(head[: len(first_row)])
+    names += [f"column_{i + 1}" for i in range(len(names), len(first_row))]
+    return tuple(names)
+
+
+def sniff_csv(path: Path) -> CsvDialect:
+    """Guess the dialect of a CSV bar file from its first :data:`SAMPLE_LINES` lines.
+
+    Args:
+        path: a ``.csv`` or ``.csv.gz`` file.
+
+    Returns:
+        The dialect; ``,`` with a header when nothing fits better (polars then reports what
+        is missing).
+
+    Raises:
+        DataError: the file is empty or cannot be read.
+    """
+    lines = _sample(path)
+    if not lines:
+        raise DataError(f"{path}: empty file (no bars)")
+    best: tuple[tuple[int, int], str] | None = None
+    for d in DELIMITERS:
+        score = _score(_split(lines, d), d)
+        if score is not None and (best is None or score > best[0]):
+            best = (score, d)
+    if best is None:
+        return CsvDialect()
+    delimiter = best[1]
+    rows = _split(lines, delimiter)
+    first = rows[0]
+    first_numbers = sum(_is_number(c, delimiter != ",") for c in first)
+    has_header = first_numbers < 4
+    cells = [c.strip() for r in rows[int(has_header) :] for c in r]
+    decimal_comma = (
+        delimiter != ","
+        and any(_COMMA_NUMBER.match(c) for c in cells)
+        and not any("." in c and _DOT_NUMBER.match(c) for c in cells)
+    )
+    names = None if has_header else headerless_names(first)
+    dialect = CsvDialect(delimiter, has_header, decimal_comma, names)
+    if dialect != CsvDialect(delimiter=","):
+        log.info("%s: CSV read with %s (guessed from the first lines)", path, dialect.describe())
+    return dialect
+
+
+def header_names(path: Path, dialect: CsvDialect) -> list[str]:
+    """The column names polars will give a file in this dialect (without reading it)."""
+    if dialect.names is not None:
+        return list(dialect.names)
+    lines = _sample(path)
+    return _split(lines[:1], dialect.delimiter)[0] if lines else []
+
+
+def scan_csv_text(path: Path, dialect: CsvDialect, numeric: tuple[str, ...] = ()) -> pl.LazyFrame:
+    """The columns of a CSV bar file as text (we cast ourselves, so a bad value keeps its row),
+    except ``numeric`` ones, read as Float64: several times faster on millions of rows; a bad
+    number then fails the whole read, and the caller reads the file again all as text to name
+    it (:func:`foxhunt.data.read.bars.load_bars`)."""
+    kwargs = {
+        "separator": dialect.delimiter,
+        "has_header": dialect.has_header,
+        "infer_schema": False,
+        "truncate_ragged_lines": False,
+    }
+    if numeric and not dialect.decimal_comma:
+        kwargs["schema_overrides"] = {c: pl.Float64 for c in numeric}
+    if dialect.names is not None:
+        kwargs["new_columns"] = list(dialect.names)
+    member = zip_member(path)
+    if member is not None:
+        # A zip member is read into memory (one 1-minute year is ~20 MB of text).
+        with zipfile.ZipFile(member[0]) as z:
+            data = z.read(member[1])
+        return pl.read_csv(data, **kwargs).lazy()  # type: ignore[arg-type]
+    if path.name.lower().endswith(".gz"):
+        # polars reads gzip only eagerly; a 1-minute year is ~100 MB of text, fine in memory.
+        return pl.read_csv(path, **kwargs).lazy()  # type: ignore[arg-type]
+    return pl.scan_csv(path, **kwargs)  # type: ignore[arg-type]

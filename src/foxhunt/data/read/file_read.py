@@ -1,0 +1,219 @@
+"""One bar file read and normalised: the bar columns from its own (vendor) spelling, its
+timestamps in UTC, its symbol, and what was guessed on the way (:class:`FileRead`).
+
+The price and volume columns of delimited text are read as numbers first (several times
+faster on millions of rows); when a value is not a number, the file is read again all as text
+so that the error names its row (:func:`foxhunt.data.read.validate.validate_bars`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import polars as pl
+
+from foxhunt.data.market.contracts import split_contracts
+from foxhunt.data.read.checks import kept_name, unknown_volume
+from foxhunt.data.read.columns import ColumnMap, map_columns
+from foxhunt.data.read.files import table_kind
+from foxhunt.data.read.options import ReadOptions
+from foxhunt.data.read.scan import first_line, scan_table
+from foxhunt.data.read.timestamps import Times, formatted_expr, text_timestamp_expr, timestamp_expr
+from foxhunt.data.read.validate import FILE_COLUMN, PRICE_COLUMNS, ROW_COLUMN, VALUE_COLUMNS
+from foxhunt.data.read.vendors import guess_from_name
+from foxhunt.data.read.zones import parse_zone
+from foxhunt.errors import DataError
+
+log = logging.getLogger(__name__)
+
+_FILE = FILE_COLUMN
+_ROW = ROW_COLUMN
+
+
+def _value_expr(path: Path, col: str, dtype: pl.DataType, decimal_comma: bool) -> pl.Expr:
+    c = pl.col(col)
+    if dtype == pl.String:
+        text = c.str.strip_chars()
+        if decimal_comma:
+            text = text.str.replace(",", ".", literal=True)
+        return text.cast(pl.Float64, strict=False)
+    if dtype.is_numeric():
+        return c.cast(pl.Float64)
+    raise DataError(f"{path}: column '{col}' has type {dtype}, not numbers")
+
+
+def _times(
+    lf: pl.LazyFrame,
+    path: Path,
+    schema: pl.Schema,
+    cols: ColumnMap,
+    tz: str,
+    dayfirst: bool | None,
+    fmt: str | None = None,
+) -> tuple[Times, str]:
+    """The timestamp expression of a file and how its column(s) are spelled."""
+    if cols.date is not None:
+        d, t = cols.date, cols.time
+        text = pl.concat_str([pl.col(d).cast(pl.String), pl.col(t).cast(pl.String)], separator=" ")
+        if fmt is not None:
+            return formatted_expr(text, fmt, tz), f"{d}+{t}"
+        where = f"{path} '{d}'+'{t}'"
+        return text_timestamp_expr(lf, text, tz=tz, dayfirst=dayfirst, where=where), f"{d}+{t}"
+    ts = cols.ts
+    if ts is None:
+        raise DataError(
+            f"{path}: missing column 'ts' (a timestamp column such as ts, timestamp, "
+            f"ts_event, datetime, or date and time; columns: {', '.join(schema.names())})"
+        )
+    return timestamp_expr(lf, path, ts, schema[ts], tz=tz, dayfirst=dayfirst, fmt=fmt), ts
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """One file normalised, and what was guessed about it."""
+
+    frame: pl.DataFrame
+    spell: dict[str, str]
+    extra: tuple[str, ...]
+    naive: bool
+    zone: str
+    guesses: tuple[str, ...]
+    claim: timedelta | None
+
+
+def read_file(
+    path: Path,
+    index: int,
+    opts: ReadOptions,
+    dayfirst: bool | None,
+    keep: tuple[str, ...] = (),
+) -> FileRead:
+    """One file read with its price and volume columns as numbers (fast), else, when a value
+    is not a number, all as text so that the error names its row."""
+    try:
+        return _normalise_as(path, index, opts, dayfirst, keep, typed=True)
+    except _TypedReadFailed:
+        return _normalise_as(path, index, opts, dayfirst, keep, typed=False)
+
+
+class _TypedReadFailed(Exception):
+    """A value of a column read as a number is not one."""
+
+
+def _numeric_columns(opts: ReadOptions) -> Callable[[list[str]], tuple[str, ...]]:
+    def pick(names: list[str]) -> tuple[str, ...]:
+        try:
+            cols = map_columns(names, given=opts.column_map)
+        except DataError:
+            return ()
+        values = [*cols.prices.values(), cols.volume]
+        return tuple(
+            c for c in values if c is not None and c not in (cols.ts, cols.date, cols.time)
+        )
+
+    return pick
+
+
+def _normalise_as(
+    path: Path,
+    index: int,
+    opts: ReadOptions,
+    dayfirst: bool | None,
+    keep: tuple[str, ...],
+    typed: bool,
+) -> FileRead:
+    try:
+        scanned = scan_table(path, _numeric_columns(opts) if typed else None)
+    except DataError:
+        if typed:
+            raise _TypedReadFailed from None
+        raise
+    lf = scanned.lf
+    try:
+        schema = lf.collect_schema()
+    except Exception as e:
+        raise DataError(f"{path}: cannot read ({first_line(e)})") from e
+    names = list(schema.names())
+    first = names[0] if names else None
+    cols = map_columns(
+        names,
+        index_is_integer=first is not None and schema[first].is_integer(),
+        given=opts.column_map,
+        where=str(path),
+    )
+    for canon in PRICE_COLUMNS:
+        if canon not in cols.prices:
+            raise DataError(
+                f"{path}: missing column '{canon}' (columns: {', '.join(names)}); "
+                f"--columns {canon}=COLUMN names it"
+            )
+    guesses: list[str] = []
+    name = guess_from_name(path) if cols.symbol is None and opts.symbol is None else None
+    zone = parse_zone(opts.tz or (name.tz if name and name.tz else "UTC")).name
+    spell = dict(cols.prices)
+    if cols.volume is not None:
+        spell["volume"] = cols.volume
+    times, spell["ts"] = _times(lf, path, schema, cols, zone, dayfirst, opts.ts_format)
+    exprs = [times.expr.alias("ts")]
+    if times.format is not None:
+        guesses.append(f"'{spell['ts']}' read as {times.format}; --ts-format to change")
+    if opts.symbol is not None:
+        if cols.symbol is not None:
+            raise DataError(
+                f"{path}: has a symbol column '{cols.symbol}'; --symbol is for files without one"
+            )
+        exprs.append(pl.lit(opts.symbol.strip(), dtype=pl.String).alias("symbol"))
+    elif cols.symbol is not None:
+        spell["symbol"] = cols.symbol
+        exprs.append(pl.col(cols.symbol).cast(pl.String).str.strip_chars().alias("symbol"))
+    else:
+        assert name is not None
+        guesses.append(f"symbol {name.symbol} from {name.how}; --symbol to change")
+        exprs.append(pl.lit(name.symbol, dtype=pl.String).alias("symbol"))
+    comma = scanned.dialect is not None and scanned.dialect.decimal_comma
+    for c in VALUE_COLUMNS:
+        if c in spell:
+            exprs.append(_value_expr(path, spell[c], schema[spell[c]], comma).alias(c))
+        else:
+            exprs.append(pl.lit(0.0, dtype=pl.Float64).alias(c))
+    for c in keep:  # the user's extra columns (covariates, a target column)
+        spell[c] = kept_name(path, c, cols.extra, names)
+        exprs.append(_value_expr(path, spell[c], schema[spell[c]], comma).alias(c))
+    exprs += [pl.lit(index, dtype=pl.UInt32).alias(_FILE), pl.col(_ROW)]
+    try:
+        df = lf.with_row_index(_ROW).select(exprs).collect()
+    except DataError:
+        raise
+    except Exception as e:
+        if typed:
+            raise _TypedReadFailed from e
+        raise DataError(f"{path}: cannot read ({first_line(e)})") from e
+    if df.height == 0:
+        raise DataError(f"{path}: empty file (no bars)")
+    df = unknown_volume(df, path, spell.get("volume"))
+    if cols.volume is None:
+        log.warning("no volume column in %s: volume features will be constant", path)
+    ignored = [c for c in cols.extra if c not in spell.values()]
+    if ignored:
+        log.warning("ignored columns in %s: %s", path, ", ".join(ignored))
+    if times.naive and opts.tz is None:
+        why = f"the clock of {name.how}" if name and name.tz else "no zone in the file"
+        guesses.append(f"naive timestamps read as {zone} ({why}); --tz to change")
+        if zone == "UTC":
+            log.warning(
+                "naive timestamps in %s taken as UTC; pass --tz ZONE if they are local", path
+            )
+    if times.naive:
+        log.debug("naive timestamps in %s read as %s", path, zone)
+    for g in guesses:
+        log.debug("%s: %s", path, g)
+    # Names (file names, DBN symbology) are split into root + contract; a symbol column the user
+    # wrote is kept as written (a panel of CLZ4 and CLF5 stays two series).
+    if (cols.symbol is None and opts.symbol is None) or table_kind(path) == "dbn":
+        df = split_contracts(df)
+    claim = name.interval if name else guess_from_name(path).interval
+    return FileRead(df, spell, cols.extra, times.naive, zone, tuple(guesses), claim)

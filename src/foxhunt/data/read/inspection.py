@@ -1,0 +1,243 @@
+"""``foxhunt data inspect``: what is in a bars file, and is it valid?
+
+Per symbol: bar count, first and last bar, bar interval, trading sessions, session breaks
+(daily halt, weekends), gaps inside sessions (missing bars) and bars at times Globex is
+normally closed; then the validation verdict (the first error ``read_bars`` would raise).
+
+When many bars fall in closed hours, the timestamps may be local times read as UTC: for a file
+with naive timestamps, the zone (of a short list) that puts the fewest bars in closed hours is
+named, with the option that applies it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from datetime import timedelta
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from foxhunt.data.features.observed import WARMUP
+from foxhunt.data.market.calendar import closed_time, infer_interval, trading_date
+from foxhunt.data.market.instrument import Instrument
+from foxhunt.data.market.instrument_table import load_instruments
+from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
+from foxhunt.data.read.bars import LoadedBars, load_bars, validate_bars
+from foxhunt.data.read.options import ReadOptions
+from foxhunt.data.read.time_axis import CITY_ZONES, find_problems
+from foxhunt.data.read.timestamps import local_to_utc
+from foxhunt.data.read.validate import FILE_COLUMN
+from foxhunt.data.read.vendors import guess_lines
+from foxhunt.errors import DataError
+
+log = logging.getLogger(__name__)
+
+ClosedFn = Callable[[pl.Expr], pl.Expr]
+"""A calendar's test: UTC timestamp expression -> True where the market is closed."""
+CLOSED_SHARE_WARN = 0.05
+"""Share of bars in closed hours above which ``inspect`` warns."""
+
+DEFAULT_HORIZON = 10
+"""Horizon assumed when saying whether a file is long enough for ``foxhunt features``."""
+
+
+def _fmt_td(td: timedelta) -> str:
+    secs = int(td.total_seconds())
+    if secs % 86400 == 0:
+        return f"{secs // 86400}d"
+    if secs % 3600 == 0:
+        return f"{secs // 3600}h"
+    if secs % 60 == 0:
+        return f"{secs // 60}m"
+    return f"{secs}s"
+
+
+def best_zone(ts: pl.Series, read_in: str, closed: ClosedFn = closed_time) -> tuple[str, int]:
+    """The zone in which these wall-clock times put the fewest bars in closed hours.
+
+    Args:
+        ts: UTC timestamps that were read from naive wall-clock times in ``read_in``.
+        read_in: the zone they were read in.
+        closed: the calendar's closed-hours test (Globex by default).
+
+    Returns:
+        (zone, bars in closed hours when read in that zone); ``read_in`` wins ties.
+    """
+    wall = pl.DataFrame({"w": ts.dt.convert_time_zone(read_in).dt.replace_time_zone(None)})
+    zones = (read_in, *(z for z in CITY_ZONES if z != read_in))
+    counts = wall.select([closed(local_to_utc(pl.col("w"), z)).sum().alias(z) for z in zones]).row(
+        0, named=True
+    )
+    zone = min(zones, key=lambda z: counts[z])  # first minimum: read_in on a tie
+    return zone, int(counts[zone])
+
+
+def closed_hours_warning(
+    s: dict[str, Any], naive: bool, tz: str, closed: ClosedFn, ts: pl.Series
+) -> str | None:
+    """The warning for one symbol's summary when many of its bars fall in closed hours."""
+    share = s["closed_time_bars"] / max(s["bars"], 1)
+    if share <= CLOSED_SHARE_WARN:
+        return None
+    text = f"{s['closed_time_bars']:,} of {s['bars']:,} bars ({share:.0%}) fall in closed hours"
+    if not naive:
+        return text + " (a market with other hours, or timestamps in the wrong zone)"
+    zone, n = best_zone(ts, tz, closed)
+    # A zone is named only when it clearly fits: a 24/7 market is closed-heavy in every zone.
+    if zone == tz or n > 0.5 * s["closed_time_bars"]:
+        return text + f"; no other zone fits better (tried {', '.join(CITY_ZONES)})"
+    return text + f"; the timestamps fit {zone} ({n:,} closed): pass --tz {zone}"
+
+
+def summarize(
+    loaded: LoadedBars,
+    closed: ClosedFn | None = None,
+    instruments: Mapping[str, Instrument] | None = None,
+) -> list[dict[str, Any]]:
+    """One dict per symbol describing its bars (rows with a null timestamp are ignored).
+
+    Args:
+        loaded: bars from :func:`foxhunt.data.read.bars.load_bars`.
+        closed: a closed-hours test for every symbol; None: each symbol's own calendar (its
+            instrument's: the user's table, the built-in one, or inferred from the symbol).
+        instruments: the user's instrument table, looked up first.
+
+    Returns:
+        Dicts with keys symbol, bars, first, last, interval, sessions, session_breaks,
+        intra_session_gaps, largest_gap, missing_bars, closed_time_bars, closed_hours_warning
+        (None, or a line naming the zone that would fit when the timestamps were naive),
+        calendar.
+    """
+    naive_files = [i for i, n in enumerate(loaded.naive) if n]
+    naive_symbols = set(
+        loaded.frame.filter(pl.col(FILE_COLUMN).is_in(naive_files))["symbol"].unique().to_list()
+    )
+    first_file = dict(loaded.frame.group_by("symbol").agg(pl.col(FILE_COLUMN).min()).iter_rows())
+    df = (
+        loaded.frame.select("ts", "symbol")
+        .drop_nulls()
+        .unique(maintain_order=True)
+        .sort(["symbol", "ts"])
+    )
+    out = []
+    for (sym,), g in df.group_by("symbol", maintain_order=True):
+        cal = calendar_of(str(sym), instruments)
+        sym_closed = closed or partial(closed_time, calendar=cal)
+        g = g.with_columns(trading_date(pl.col("ts"), cal).alias("session"))
+        ts = g["ts"]
+        interval = infer_interval(ts) if g.height > 1 else None
+        gaps = g.select(
+            pl.col("ts").diff().alias("gap"),
+            (pl.col("session") != pl.col("session").shift(1)).alias("new_session"),
+        ).slice(1)
+        within = gaps.filter(~pl.col("new_session"))
+        if interval is not None:
+            within = within.filter(pl.col("gap") > interval)
+        else:
+            within = within.clear()
+        missing = 0
+        if interval is not None and within.height:
+            step = interval // timedelta(microseconds=1)
+            per_gap = within["gap"].dt.total_microseconds() // step - 1
+            missing = int(per_gap.sum())
+        n_closed = g.select(sym_closed(pl.col("ts")).sum()).item()
+        largest = within["gap"].max() if within.height else None
+        summary: dict[str, Any] = {
+            "symbol": sym,
+            "bars": g.height,
+            "first": ts[0].isoformat(),
+            "last": ts[-1].isoformat(),
+            "interval": _fmt_td(interval) if interval else None,
+            "sessions": g["session"].n_unique(),
+            "session_breaks": int(gaps["new_session"].sum()),
+            "intra_session_gaps": within.height,
+            "largest_gap": _fmt_td(largest) if largest is not None else None,
+            "missing_bars": missing,
+            "closed_time_bars": int(n_closed),
+            "calendar": cal,
+        }
+        read_in = loaded.zone_of(int(first_file.get(sym, 0)))
+        warning = closed_hours_warning(summary, sym in naive_symbols, read_in, sym_closed, g["ts"])
+        if warning:
+            log.warning("%s: %s", sym, warning)
+        summary["closed_hours_warning"] = warning
+        out.append(summary)
+    return out
+
+
+def instrument_guesses(
+    symbols: list[dict[str, Any]], table: Mapping[str, Instrument] | None
+) -> list[str]:
+    """One line per kind of instrument guessed from symbol names (not in the user's or the
+    built-in table), naming the symbols and ``--instruments FILE``."""
+    kinds: dict[tuple[str, str], list[str]] = {}
+    for s in symbols:
+        sym = str(s["symbol"])
+        if lookup(sym, table) is None:
+            inst = infer_instrument(sym)
+            kinds.setdefault((inst.asset_class, inst.calendar), []).append(sym)
+    lines = []
+    for (asset, cal), names in kinds.items():
+        shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+        lines.append(
+            f"instrument of {shown} ({len(names)} symbol{'s' if len(names) > 1 else ''}) "
+            f"guessed from the name: {asset}, calendar {cal}; --instruments FILE sets it"
+        )
+    return lines
+
+
+def inspect_report(
+    path: Path,
+    tz: str | None = None,
+    instruments: Path | None = None,
+    allow_outliers: bool = False,
+    options: ReadOptions | None = None,
+) -> dict[str, Any]:
+    """Summary of a bars file/directory/glob and its validation verdict (``foxhunt data
+    inspect``).
+
+    Args:
+        path: bars file, directory or glob.
+        tz: zone of naive timestamps (see :func:`foxhunt.data.read.bars.load_bars`).
+        instruments: the user's instrument table file (calendars per symbol).
+        allow_outliers: judge implausible bars valid (one warning per file with their count).
+        options: the user's read options (``--symbol``, ``--columns``, ``--ts-format``,
+            ``--bar-minutes`` is not applied here, ``--allow-odd-times``).
+
+    Returns:
+        ``path``, ``files``, ``valid``, ``error`` (the validation message or None),
+        ``time_axis`` (one line per time-axis problem, :mod:`foxhunt.data.read.time_axis`),
+        ``guesses`` (what was guessed and the flag that changes it, deduplicated),
+        ``features_min_bars``, ``too_short_for_features`` and one summary per symbol.
+        ``valid`` is True only when there is no error and no time-axis problem (or
+        ``allow_odd_times``).
+
+    Raises:
+        DataError: the bars cannot be read at all (missing file or column, empty file).
+    """
+    loaded = load_bars(path, tz=tz, options=options)
+    table = load_instruments(Path(instruments)) if instruments else None
+    symbols = summarize(loaded, instruments=table)
+    problems: list[str] = []
+    try:
+        bars = validate_bars(loaded, allow_outliers=allow_outliers)
+        error = None
+        problems = find_problems(loaded, bars, table)
+    except DataError as e:
+        error = str(e)
+    allowed = loaded.options.allow_odd_times
+    short = [s["symbol"] for s in symbols if s["bars"] <= WARMUP + DEFAULT_HORIZON]
+    return {
+        "path": str(path),
+        "files": [str(f) for f in loaded.files],
+        "valid": error is None and (not problems or allowed),
+        "error": error or (problems[0] if problems and not allowed else None),
+        "time_axis": problems,
+        "guesses": guess_lines(loaded.guesses) + instrument_guesses(symbols, table),
+        "features_min_bars": WARMUP + DEFAULT_HORIZON + 1,
+        "too_short_for_features": short,
+        "symbols": symbols,
+    }

@@ -1,0 +1,82 @@
+"""How to read a bar file when the guess is wrong: the user's explicit choices.
+
+Every command that reads bars takes them (``--symbol``, ``--columns``, ``--ts-format``,
+``--tz``, ``--bar-minutes``, ``--allow-odd-times``), ``train`` stores them in the run's
+``config.json`` (``data`` section), and ``evaluate`` and ``predict`` read new files the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from foxhunt.data.read.columns import parse_columns
+from foxhunt.data.read.timestamps import EPOCH_FORMATS
+from foxhunt.data.read.zones import parse_zone
+from foxhunt.errors import DataError
+
+if TYPE_CHECKING:
+    from foxhunt.config import DataConfig
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """The user's choices for reading bar files; None or empty: guess.
+
+    Attributes:
+        tz: zone of naive timestamps: an IANA name or a fixed offset (``-05:00``, ``UTC-5``);
+            None: the vendor's clock where the file name says it (histdata: America/New_York), else
+            UTC.
+        symbol: the symbol of one-symbol files (files without a symbol column).
+        columns: ``FIELD=COLUMN`` entries naming the file's column for a bar field
+            (``ts``, ``date`` + ``time``, ``open`` ... ``volume``, ``symbol``).
+        ts_format: how timestamps are written: ``epoch-s|ms|us|ns``, ``yyyymmdd`` or a
+            strftime format (``%Y%m%d %H%M%S``).
+        bar_minutes: aggregate the bars to K-minute OHLCV bars when read
+            (:mod:`foxhunt.data.read.resample`).
+        allow_odd_times: keep bars whose time axis looks wrong (:mod:`foxhunt.data.read.time_axis`)
+            with a warning instead of refusing them.
+    """
+
+    tz: str | None = None
+    symbol: str | None = None
+    columns: tuple[str, ...] = field(default=())
+    ts_format: str | None = None
+    bar_minutes: int | None = None
+    allow_odd_times: bool = False
+
+    def __post_init__(self) -> None:
+        if self.tz is not None:
+            parse_zone(self.tz)
+        if self.symbol is not None and not self.symbol.strip():
+            raise DataError("--symbol is empty")
+        try:
+            parse_columns(self.columns)
+        except ValueError as e:
+            raise DataError(str(e)) from e
+        fmt = self.ts_format
+        if fmt is not None and fmt not in EPOCH_FORMATS and fmt.lower() != "yyyymmdd":
+            if "%" not in fmt:
+                raise DataError(
+                    f"--ts-format {fmt!r}: use epoch-s, epoch-ms, epoch-us, epoch-ns, yyyymmdd "
+                    "or a strftime format such as '%Y%m%d %H%M%S'"
+                )
+        if self.bar_minutes is not None and not 1 <= self.bar_minutes <= 1440:
+            raise DataError(f"--bar-minutes must be 1..1440, got {self.bar_minutes}")
+
+    @property
+    def column_map(self) -> dict[str, str]:
+        """Field -> column of :attr:`columns`."""
+        return parse_columns(self.columns)
+
+
+def options_of(data: DataConfig) -> ReadOptions:
+    """The read options a run's data config holds."""
+    return ReadOptions(
+        tz=data.tz,
+        symbol=data.symbol,
+        columns=data.columns,
+        ts_format=data.ts_format,
+        bar_minutes=data.bar_minutes,
+        allow_odd_times=data.allow_odd_times,
+    )

@@ -1,0 +1,101 @@
+"""K-minute bars from finer ones, at read time (``--bar-minutes K``).
+
+A bar's ``ts`` is its open time (the convention of every reader here): the K-minute bar
+stamped ``t`` aggregates the bars with ``t <= ts < t + K`` minutes — open of the first, high
+max, low min, close of the last, volume summed (``contract`` and kept columns: the last bar's)
+— so it is known when its last bar closes, and nothing after it is used (causal). Buckets are
+K-minute steps from the start of the symbol's trading day in its calendar (the session open
+for FX and CME, midnight for 24/7 markets) and never span two trading days: a session that
+opens at 17:00 New York gives 17:00, 17:00 + K, ... (a bucket cut by the session's end is
+shorter, not merged into the next day).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from foxhunt.data.market.calendar import infer_interval, trading_date
+from foxhunt.data.market.instruments import calendar_of
+from foxhunt.data.read.validate import BAR_COLUMNS
+from foxhunt.errors import DataError
+
+if TYPE_CHECKING:
+    from foxhunt.data.market.instrument import Instrument
+
+_DAY = "__day"
+_BUCKET = "__bucket"
+
+
+def _check_interval(bars: pl.DataFrame, minutes: int, where: str) -> None:
+    """Each symbol's bars must be finer than K minutes and divide them."""
+    step = timedelta(minutes=minutes)
+    for (sym,), g in bars.select("symbol", "ts").group_by("symbol", maintain_order=True):
+        if g.height < 2:
+            continue
+        interval = infer_interval(g["ts"])
+        if interval > step or step % interval:
+            raise DataError(
+                f"{where}: symbol {sym!r} has bars {interval} apart; --bar-minutes {minutes} "
+                "needs bars that divide K minutes (a multiple of the bars' interval)"
+            )
+
+
+def aggregate_bars(
+    bars: pl.DataFrame,
+    minutes: int,
+    where: str = "bars",
+    instruments: Mapping[str, Instrument] | None = None,
+) -> pl.DataFrame:
+    """``bars`` (validated, sorted by symbol and ts) as ``minutes``-minute bars.
+
+    Args:
+        bars: columns ``ts symbol open high low close volume`` (+ ``contract``, kept ones).
+        minutes: K.
+        where: the path, for messages.
+        instruments: the user's instrument table (each symbol's calendar; else its built-in
+            or inferred one).
+
+    Returns:
+        The K-minute bars, same columns, sorted by symbol and ts.
+
+    Raises:
+        DataError: a symbol's bars are coarser than K minutes or do not divide them.
+    """
+    _check_interval(bars, minutes, where)
+    k_us = minutes * 60_000_000
+    parts = []
+    for (sym,), g in bars.group_by("symbol", maintain_order=True):
+        cal = calendar_of(str(sym), instruments)
+        g = g.with_columns(trading_date(pl.col("ts"), cal).alias(_DAY))
+        # Trading-day start: the first bar's time of each day floored to the day's first
+        # K-grid point measured from the session open (its earliest bar's whole hour).
+        start = pl.col("ts").min().over(_DAY).dt.truncate("1h")
+        since = (pl.col("ts") - start).dt.total_microseconds()
+        g = g.with_columns(
+            (start + pl.duration(microseconds=(since // k_us) * k_us)).alias(_BUCKET)
+        )
+        parts.append(g)
+    frame = (
+        pl.concat(parts)
+        if parts
+        else bars.with_columns(pl.lit(None).alias(_DAY), pl.col("ts").alias(_BUCKET))
+    )
+    other = [c for c in frame.columns if c not in (*BAR_COLUMNS, _DAY, _BUCKET)]
+    out = (
+        frame.group_by("symbol", _DAY, _BUCKET, maintain_order=True)
+        .agg(
+            pl.col("open").first(),
+            pl.col("high").max(),
+            pl.col("low").min(),
+            pl.col("close").last(),
+            pl.col("volume").sum(),
+            *[pl.col(c).last() for c in other],
+        )
+        .rename({_BUCKET: "ts"})
+        .sort("symbol", "ts")
+    )
+    return out.select(*BAR_COLUMNS, *other)

@@ -1,0 +1,80 @@
+"""Open one bars file lazily, whatever it is: parquet, CSV in any dialect (plain, gzipped or
+inside a zip archive), DBN.
+
+CSV columns are read as text so that a bad value is reported with its row; parquet and DBN keep
+their types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from foxhunt.data.read.csv_dialect import CsvDialect, header_names, scan_csv_text, sniff_csv
+from foxhunt.data.read.dbn import read_dbn
+from foxhunt.data.read.files import table_kind, zip_member
+from foxhunt.errors import DataError
+
+
+@dataclass(frozen=True)
+class Scanned:
+    """A file opened for reading.
+
+    Attributes:
+        lf: its columns as stored (CSV: all text).
+        dialect: the CSV dialect, None for parquet and DBN.
+    """
+
+    lf: pl.LazyFrame
+    dialect: CsvDialect | None
+
+
+def first_line(e: BaseException) -> str:
+    """The first line of an exception's message (polars errors run to many lines)."""
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+def zip_size(archive: Path, member: str) -> int:
+    """Uncompressed size of a zip member."""
+    import zipfile
+
+    with zipfile.ZipFile(archive) as z:
+        return z.getinfo(member).file_size
+
+
+def scan_table(
+    path: Path, numeric: Callable[[list[str]], tuple[str, ...]] | None = None
+) -> Scanned:
+    """Open ``path`` lazily (see the module docstring).
+
+    Args:
+        path: the file.
+        numeric: for CSV, given the column names, the columns to read as Float64 rather than
+            text (:func:`foxhunt.data.read.csv_dialect.scan_csv_text`); None: all text.
+
+    Raises:
+        DataError: the file is empty, of an unknown kind, or unreadable.
+    """
+    member = zip_member(path)
+    size = zip_size(*member) if member else path.stat().st_size
+    if size == 0:
+        raise DataError(f"{path}: empty file (no bars)")
+    kind = table_kind(path)
+    try:
+        if kind == "parquet":
+            return Scanned(pl.scan_parquet(path), None)
+        if kind == "dbn":
+            return Scanned(read_dbn(path).lazy(), None)
+        if kind == "csv":
+            dialect = sniff_csv(path)
+            cols = numeric(header_names(path, dialect)) if numeric else ()
+            return Scanned(scan_csv_text(path, dialect, cols), dialect)
+    except DataError:
+        raise
+    except Exception as e:  # polars raises several types for unreadable files
+        raise DataError(f"{path}: cannot read ({first_line(e)})") from e
+    raise DataError(f"{path}: unsupported file type {path.suffix!r}")

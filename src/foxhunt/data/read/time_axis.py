@@ -1,0 +1,236 @@
+"""Is the time axis of these bars plausible? Checks of the timestamps, not the prices.
+
+A file can be valid bar by bar and still be read wrong: ``19900102`` taken as epoch seconds
+(bars 1 s apart in 1970), a fixed-EST clock read as UTC (FX bars in the weekend), a 1-minute
+file read as one bar a day. Per symbol, after validation (:func:`find_problems`):
+
+* ``years``: a bar before 1980 or after tomorrow (:data:`EARLIEST`, :data:`FUTURE_SLACK`);
+* ``interval``: the bar interval differs from the one the file name claims (``M1``, ``5min``,
+  :mod:`foxhunt.data.read.vendors`), or one bar per trading day where the name claims intraday bars;
+* ``closed``: more than :data:`CLOSED_SHARE_MAX` of the bars fall where the symbol's calendar
+  is closed;
+* ``zone``: naive timestamps read in a guessed zone (UTC, or a vendor's clock) while another
+  zone or fixed offset (UTC-12..UTC+14, and the cities of :data:`CITY_ZONES`) puts clearly fewer
+  bars in closed hours (:func:`zone_fits`): a clock 5 hours off passes the closed-share limit on
+  FX (3.6 % of bars in the weekend) but not this one. A zone the user gave (``--tz``) is kept
+  with a warning naming the better one, unless it also breaks the ``closed`` rule.
+
+Each problem is one line naming the file, the symbol, what was read, the likely cause and the
+flag that fixes it. :func:`check_time_axis` raises the first (exit 2) unless
+``--allow-odd-times``, which logs them instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from foxhunt.data.market.calendar import closed_time, infer_interval
+from foxhunt.data.market.instruments import calendar_of
+from foxhunt.data.read.zones import fixed_offset_name, local_to_utc, utc_to_local
+from foxhunt.errors import DataError
+
+if TYPE_CHECKING:
+    from foxhunt.data.market.instrument import Instrument
+    from foxhunt.data.read.bars import LoadedBars
+
+log = logging.getLogger(__name__)
+
+EARLIEST = datetime(1980, 1, 1, tzinfo=UTC)
+"""No bar file of electronic markets starts before this; earlier bars are a misread clock."""
+FUTURE_SLACK = timedelta(days=1)
+"""A bar later than now + this is a misread clock (or a typo such as 2099)."""
+CLOSED_SHARE_MAX = 0.25
+"""Share of bars in the calendar's closed hours above which the axis is refused."""
+CITY_ZONES = (
+    "UTC",
+    "America/Chicago",
+    "America/New_York",
+    "Europe/London",
+    "Europe/Berlin",
+    "Asia/Tokyo",
+)
+"""IANA zones tried beside the fixed offsets (where bar files are usually written)."""
+ZONE_SAMPLE = 20_000
+"""Bars per symbol the zone search looks at (evenly spaced): the shares are what matters."""
+ZONE_MARGIN = 0.002
+"""Another zone fits clearly better when it puts at least this share fewer bars in closed
+hours and at most a quarter as many (a clock one hour off in summer only, EST read for New York
+time, moves 0.5 % of FX bars into the weekend)."""
+ODD_TIMES_FLAG = "--allow-odd-times"
+
+
+@dataclass(frozen=True)
+class ZoneFit:
+    """How naive timestamps fit a calendar in the zone they were read in and in the best one.
+
+    Attributes:
+        read_in: the zone they were read in.
+        share: share of bars in closed hours read in ``read_in``.
+        best: the zone putting the fewest bars in closed hours (``read_in`` on a tie).
+        best_share: that share.
+    """
+
+    read_in: str
+    share: float
+    best: str
+    best_share: float
+
+    @property
+    def clearly_better(self) -> bool:
+        """Another zone puts clearly fewer bars in closed hours (see :data:`ZONE_MARGIN`)."""
+        return (
+            self.best != self.read_in
+            and self.share - self.best_share >= ZONE_MARGIN
+            and self.best_share <= 0.25 * self.share
+        )
+
+
+def candidate_zones(read_in: str) -> tuple[str, ...]:
+    """``read_in`` first, then the cities of :data:`CITY_ZONES` and UTC-12..UTC+14."""
+    fixed = tuple(fixed_offset_name(h * 60) for h in range(-12, 15))
+    return tuple(dict.fromkeys((read_in, *CITY_ZONES, *fixed)))
+
+
+def zone_fits(ts: pl.Series, read_in: str, calendar: str) -> ZoneFit:
+    """Shares of bars in ``calendar``'s closed hours when the wall-clock times behind ``ts``
+    (UTC, read from naive times in ``read_in``) are read in each candidate zone.
+
+    Args:
+        ts: one symbol's bar times (UTC).
+        read_in: the zone the naive times were read in.
+        calendar: the symbol's calendar name.
+    """
+    step = max(1, ts.len() // ZONE_SAMPLE)
+    frame = pl.DataFrame({"t": ts.gather_every(step)}).select(
+        utc_to_local(pl.col("t"), read_in).alias("w")
+    )
+    zones = candidate_zones(read_in)
+    shares = frame.select(
+        [closed_time(local_to_utc(pl.col("w"), z), calendar).mean().alias(z) for z in zones]
+    ).row(0, named=True)
+    best = min(zones, key=lambda z: shares[z] if shares[z] is not None else 1.0)
+    return ZoneFit(read_in, float(shares[read_in] or 0.0), best, float(shares[best] or 0.0))
+
+
+def _fmt(td: timedelta) -> str:
+    secs = int(td.total_seconds())
+    for unit, n in (("d", 86400), ("h", 3600), ("min", 60)):
+        if secs % n == 0:
+            return f"{secs // n}{unit}"
+    return f"{secs}s"
+
+
+def _flag_for_zone(zone: str) -> str:
+    return zone.removeprefix("UTC") if zone.startswith("UTC") and zone != "UTC" else zone
+
+
+def find_problems(
+    loaded: LoadedBars,
+    bars: pl.DataFrame,
+    instruments: Mapping[str, Instrument] | None = None,
+    now: datetime | None = None,
+) -> list[str]:
+    """Every time-axis problem of ``bars`` (validated, sorted by symbol and ts), one line each.
+
+    Args:
+        loaded: what ``bars`` were read from (files, zones, naive flags, claimed intervals).
+        bars: the validated bars.
+        instruments: the user's instrument table (calendars per symbol).
+        now: the wall clock (tests pin it); None: now.
+    """
+    now = now or datetime.now(UTC)
+    from foxhunt.data.read.validate import FILE_COLUMN
+
+    first_file = dict(loaded.frame.group_by("symbol").agg(pl.col(FILE_COLUMN).min()).iter_rows())
+    out: list[str] = []
+    for (sym,), g in bars.select("symbol", "ts").group_by("symbol", maintain_order=True):
+        f = int(first_file.get(sym, 0))
+        where = f"{loaded.files[f]}: symbol {sym!r}"
+        ts = g["ts"]
+        first, last = ts[0], ts[-1]
+        read = f"'{loaded.spellings[f].get('ts', 'ts')}'"
+        if first < EARLIEST:
+            out.append(
+                f"{where}: first bar {first} is before 1980: column {read} is misread (dates "
+                "taken as epoch seconds, or the wrong epoch unit); --ts-format (yyyymmdd, "
+                f"epoch-ms, '%Y%m%d %H%M%S', ...) reads it right, or {ODD_TIMES_FLAG}"
+            )
+            continue
+        if last > now + FUTURE_SLACK:
+            out.append(
+                f"{where}: last bar {last} is after tomorrow: column {read} is misread (wrong "
+                f"epoch unit or date order) or holds a typo; --ts-format reads it right, or "
+                f"{ODD_TIMES_FLAG}"
+            )
+            continue
+        if ts.len() < 3:
+            continue
+        interval = infer_interval(ts)
+        claim = loaded.claims[f] if loaded.claims else None
+        if claim is not None and interval != claim:
+            per_day = ""
+            if interval >= timedelta(hours=20) and claim < timedelta(hours=20):
+                per_day = " (one bar per trading day where the name's bars would give hundreds)"
+            out.append(
+                f"{where}: bars are {_fmt(interval)} apart{per_day} but the file name says "
+                f"{_fmt(claim)}: the timestamps are misread (--ts-format) or the file is not "
+                f"what its name says ({ODD_TIMES_FLAG})"
+            )
+            continue
+        cal = calendar_of(str(sym), instruments)
+        if interval >= timedelta(hours=20):
+            continue  # daily bars: the time of day is a convention, not a clock
+        naive = bool(loaded.naive[f]) if loaded.naive else False
+        share = float(g.select(closed_time(pl.col("ts"), cal).mean()).item())
+        fit = zone_fits(ts, loaded.zone_of(f), cal) if naive and share > 0 else None
+        if fit is not None and fit.clearly_better:
+            line = (
+                f"{where}: {share:.1%} of the bars fall in the closed hours of calendar {cal} "
+                f"with the naive timestamps read as {fit.read_in}, {fit.best_share:.1%} read as "
+                f"{fit.best}: the file's clock is likely {fit.best}; --tz "
+                f"{_flag_for_zone(fit.best)} reads it so, or {ODD_TIMES_FLAG}"
+            )
+            if loaded.options.tz is not None and share <= CLOSED_SHARE_MAX:
+                # The user named the zone: theirs is kept (a run trained with --tz Etc/GMT+5
+                # reads its later files the same way), the better fit is named, not enforced.
+                log.warning("--tz %s kept as given: %s", loaded.options.tz, line)
+            else:
+                out.append(line)
+        elif share > CLOSED_SHARE_MAX:
+            better = ""
+            if fit is not None and fit.clearly_better:
+                better = (
+                    f"; read as {fit.best} {fit.best_share:.1%} (--tz {_flag_for_zone(fit.best)})"
+                )
+            out.append(
+                f"{where}: {share:.0%} of the bars fall in the closed hours of calendar {cal}"
+                f"{better}: timestamps in another zone (--tz) or a market with other hours "
+                f"(--instruments FILE sets its calendar), or {ODD_TIMES_FLAG}"
+            )
+    return out
+
+
+def check_time_axis(
+    loaded: LoadedBars,
+    bars: pl.DataFrame,
+    instruments: Mapping[str, Instrument] | None = None,
+) -> None:
+    """Refuse the first time-axis problem (:func:`find_problems`), or log every one with
+    ``loaded.options.allow_odd_times``.
+
+    Raises:
+        DataError: the first problem, one line.
+    """
+    problems = find_problems(loaded, bars, instruments)
+    if not problems:
+        return
+    if not loaded.options.allow_odd_times:
+        raise DataError(problems[0])
+    for p in problems:
+        log.warning("kept (%s): %s", ODD_TIMES_FLAG, p)

@@ -1,0 +1,258 @@
+"""Timestamp columns -> ``Datetime("us", "UTC")`` expressions.
+
+Accepted: datetimes (any zone, converted; naive ones are wall-clock times in ``tz``), dates,
+integer/float epochs (unit from the magnitude: s, ms, us, ns; always UTC) and text:
+
+* ISO 8601 with or without offset (``2024-01-02 09:30:00``, ``2012-02-01 00:00:00+00:00``);
+* epoch digits (``1640995200000``, crypto ``open_time``);
+* vendor spellings, the format chosen by trying a short list on the data:
+  ``2024.01.02 09:30`` (MetaTrader), ``20240102 093000`` (NinjaTrader), ``01/02/2024 09:30``
+  (Kibot, TradeStation), ``01.02.2012 00:00:00.000`` (Dukascopy), with or without seconds.
+
+Day-first or month-first is decided by the data (``13/01/2024`` only parses day-first). When
+every value fits both, slash dates are read month-first (US vendors) and dotted or dashed dates
+day-first (European vendors), the guess is logged, and ``dayfirst=`` forces it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import polars as pl
+
+from foxhunt.data.read.zones import local_to_utc
+from foxhunt.errors import DataError
+
+__all__ = ["Times", "local_to_utc", "text_timestamp_expr", "timestamp_expr"]
+
+log = logging.getLogger(__name__)
+
+_HEAD = 200
+"""Values tried against every candidate format before the survivors see the whole column."""
+
+
+@dataclass(frozen=True)
+class Times:
+    """A timestamp expression and how it was read.
+
+    Attributes:
+        expr: ``Datetime("us", "UTC")`` expression; unparsable values are null.
+        naive: the values were wall-clock times without a zone (read in the given ``tz``).
+        format: the format guessed for text or numbers (``%Y%m%d``), None when the values
+            were typed or the format was given.
+    """
+
+    expr: pl.Expr
+    naive: bool
+    format: str | None = None
+
+
+def _epoch_unit(value: float) -> str:
+    v = abs(value)
+    if v >= 1e17:
+        return "ns"
+    if v >= 1e14:
+        return "us"
+    if v >= 1e11:
+        return "ms"
+    return "s"
+
+
+EPOCH_FORMATS = ("epoch-s", "epoch-ms", "epoch-us", "epoch-ns")
+"""``--ts-format`` values for integer epochs (else ``yyyymmdd`` or a strftime format)."""
+_YYYYMMDD = re.compile(r"^(19|20)\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")
+
+
+def _epoch_expr(c: pl.Expr, first: float | None, unit: str | None = None) -> pl.Expr:
+    unit = unit or (_epoch_unit(first) if first is not None else "s")
+    scale = {"s": 1_000_000, "ms": 1_000, "us": 1}.get(unit)
+    whole = c.cast(pl.Float64).round(0).cast(pl.Int64) if scale == 1_000_000 else c.cast(pl.Int64)
+    micros = whole * scale if scale else whole // 1_000
+    return micros.cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
+
+
+_NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?")
+_OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
+_MONTH_FIRST = ("%m/%d/%Y", "%m/%d/%y", "%m.%d.%Y", "%m-%d-%Y")
+_DAY_FIRST = ("%d/%m/%Y", "%d/%m/%y", "%d.%m.%Y", "%d-%m-%Y")
+_YEAR_FIRST = ("%Y.%m.%d", "%Y/%m/%d", "%Y%m%d")
+_TIMES = (
+    "",
+    " %H:%M",
+    " %H:%M:%S",
+    " %H:%M:%S%.f",
+    " %H%M%S",
+    " %H%M",
+    "T%H:%M:%S",
+    "T%H:%M:%S%.f",
+)
+
+
+def _convention(sample: str) -> bool:
+    """Day-first when a date fits both ways: yes for ``.``/``-`` dates, no for ``/`` dates."""
+    return "/" not in sample
+
+
+def _text_formats(
+    lf: pl.LazyFrame, text: pl.Expr, sample: str, dayfirst: bool | None, where: str
+) -> tuple[pl.Expr, str] | None:
+    """The candidate format parsing the most values, or None when none parses the head."""
+    dates = (*_YEAR_FIRST, *_MONTH_FIRST, *_DAY_FIRST)
+    formats = [d + t for d in dates for t in _TIMES]
+    head = lf.select(text).head(_HEAD).collect().to_series()
+    fits = []
+    for f in formats:
+        n = head.str.to_datetime(f, strict=False).null_count()
+        if n == head.null_count():
+            fits.append(f)
+    if not fits:
+        return None
+    if len(fits) > 1:
+        parsed = [text.str.to_datetime(f, time_unit="us", strict=False) for f in fits]
+        nulls = lf.select([p.null_count().alias(str(i)) for i, p in enumerate(parsed)]).collect()
+        best = min(nulls.row(0))
+        fits = [f for f, n in zip(fits, nulls.row(0), strict=True) if n == best]
+    if len(fits) > 1:
+        day = _convention(sample) if dayfirst is None else dayfirst
+        chosen = [f for f in fits if (f[:2] == "%d") == day] or fits
+        if dayfirst is None and any(f[:2] in ("%d", "%m") for f in fits):
+            log.warning(
+                "dates in %s fit both day-first and month-first (e.g. %r): read %s; "
+                "pass dayfirst=%s to force the other",
+                where,
+                sample,
+                "day-first" if day else "month-first",
+                not day,
+            )
+        fits = chosen
+    log.debug("timestamps in %s read with format %r", where, fits[0])
+    return text.str.to_datetime(fits[0], time_unit="us", strict=False), fits[0]
+
+
+def _looks_yyyymmdd(lf: pl.LazyFrame, text: pl.Expr) -> bool:
+    """Eight-digit integers that are all dates 1900-2099 (``19900102``): a date, not an epoch
+    (8-digit epoch seconds would be 1970-1973, and no vendor writes those)."""
+    head = lf.select(text.cast(pl.String).str.strip_chars()).head(_HEAD).collect().to_series()
+    head = head.drop_nulls()
+    return head.len() > 0 and bool(head.str.contains(_YYYYMMDD.pattern).all())
+
+
+def formatted_expr(text: pl.Expr, fmt: str, tz: str) -> Times:
+    """Timestamps read with the user's ``--ts-format``: ``epoch-s|ms|us|ns`` (UTC),
+    ``yyyymmdd`` or a strftime format (naive wall-clock times in ``tz`` unless it has ``%z``).
+
+    Raises:
+        DataError: an empty format.
+    """
+    if fmt in EPOCH_FORMATS:
+        unit = fmt.removeprefix("epoch-")
+        digits = text.cast(pl.String).str.strip_chars()
+        number = digits.cast(pl.Float64 if unit == "s" else pl.Int64, strict=False)
+        return Times(_epoch_expr(number, None, unit), False)
+    if not fmt.strip():
+        raise DataError(
+            "--ts-format is empty (use epoch-s|ms|us|ns, yyyymmdd or a strftime format)"
+        )
+    pattern = "%Y%m%d" if fmt.lower() == "yyyymmdd" else fmt
+    t = text.cast(pl.String).str.strip_chars()
+    if "%z" in pattern:
+        parsed = t.str.to_datetime(pattern, time_unit="us", strict=False)
+        return Times(parsed.dt.convert_time_zone("UTC"), False)
+    parsed = t.str.to_datetime(pattern, time_unit="us", strict=False)
+    timed = any(k in pattern for k in ("%H", "%M", "%S", "%T", "%R", "%I"))
+    return Times(local_to_utc(parsed, tz), naive=timed)
+
+
+def text_timestamp_expr(
+    lf: pl.LazyFrame,
+    text: pl.Expr,
+    *,
+    tz: str = "UTC",
+    dayfirst: bool | None = None,
+    where: str = "the file",
+) -> Times:
+    """Parse timestamp strings (see the module docstring for the spellings).
+
+    Args:
+        lf: the file's lazy frame (samples are read from it to choose a unit/format).
+        text: the text expression.
+        tz: zone of naive wall-clock times.
+        dayfirst: force day-first (True) or month-first (False) for ambiguous dates.
+        where: the file (and column), for log messages.
+
+    Returns:
+        The UTC expression and whether the values were naive.
+    """
+    text = text.str.strip_chars()
+    sample = lf.select(text.drop_nulls().first()).collect().item()
+    if sample is not None and _NUMBER.match(sample):
+        if _looks_yyyymmdd(lf, text):
+            return replace(formatted_expr(text, "yyyymmdd", tz), format="yyyymmdd")
+        unit = _epoch_unit(float(sample))
+        expr = _epoch_expr(text.cast(pl.Float64, strict=False), float(sample))
+        return Times(expr, False, f"epoch-{unit}")
+    if sample is None:
+        return Times(text.str.to_datetime(time_unit="us", time_zone="UTC", strict=False), False)
+    if _OFFSET.search(sample) and _ISO.match(sample):
+        return Times(text.str.to_datetime(time_unit="us", time_zone="UTC", strict=False), False)
+    dated_only = not re.search(r"\d[ T]\d", sample)
+    found = None if _ISO.match(sample) else _text_formats(lf, text, sample, dayfirst, where)
+    if found is None:
+        parsed, fmt = text.str.to_datetime(time_unit="us", strict=False), None
+    else:
+        parsed, fmt = found
+    return Times(local_to_utc(parsed, tz), naive=not dated_only, format=fmt)
+
+
+def timestamp_expr(
+    lf: pl.LazyFrame,
+    path: Path,
+    col: str,
+    dtype: pl.DataType,
+    *,
+    tz: str = "UTC",
+    dayfirst: bool | None = None,
+    fmt: str | None = None,
+) -> Times:
+    """Expression turning column ``col`` of ``lf`` (dtype ``dtype``) into UTC microseconds.
+
+    Args:
+        lf: the file's lazy frame (small samples are read from it to choose a unit/format).
+        path: the file, for messages.
+        col: the timestamp column's name in the file.
+        dtype: its type.
+        tz: zone of naive wall-clock times (epochs and zoned values ignore it).
+        dayfirst: force day-first (True) or month-first (False) for ambiguous text dates.
+        fmt: the user's ``--ts-format`` (:func:`formatted_expr`) for text or number columns;
+            None guesses.
+
+    Returns:
+        The ``Datetime("us", "UTC")`` expression (unparsable values null) and whether the
+        values were naive.
+
+    Raises:
+        DataError: the column's type cannot hold timestamps.
+    """
+    c = pl.col(col)
+    if fmt is not None and (dtype == pl.String or dtype.is_numeric()):
+        return formatted_expr(c, fmt, tz)
+    if isinstance(dtype, pl.Datetime):
+        if dtype.time_zone is None:
+            return Times(local_to_utc(c, tz).dt.cast_time_unit("us"), True)
+        return Times(c.dt.convert_time_zone("UTC").dt.cast_time_unit("us"), False)
+    if dtype == pl.Date:
+        return Times(c.cast(pl.Datetime("us")).dt.replace_time_zone("UTC"), False)
+    if dtype.is_integer() and _looks_yyyymmdd(lf, c):
+        return replace(formatted_expr(c, "yyyymmdd", tz), format="yyyymmdd")
+    if dtype.is_integer() or dtype.is_float():
+        first = lf.select(c.drop_nulls().first()).collect().item()
+        value = float(first) if first is not None else None
+        unit = _epoch_unit(value) if value is not None else "s"
+        return Times(_epoch_expr(c, value), False, f"epoch-{unit}")
+    if dtype == pl.String:
+        return text_timestamp_expr(lf, c, tz=tz, dayfirst=dayfirst, where=f"{path} '{col}'")
+    raise DataError(f"{path}: column '{col}' has type {dtype}, which is not a timestamp")

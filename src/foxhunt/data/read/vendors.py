@@ -1,0 +1,122 @@
+"""What a bar file's name says: its symbol, its vendor's clock and its bar interval.
+
+A file without a symbol column takes its symbol from its name; some vendors' names say more:
+
+* histdata.com: ``HISTDATA_COM_ASCII_EURUSD_M12018.zip`` holding
+  ``DAT_ASCII_EURUSD_M1_2018.csv`` -> symbol ``EURUSD``, 1-minute bars, timestamps in
+  New York time (:data:`HISTDATA_TZ`: the data shows daylight saving, whatever the site says);
+* Quantiacs: ``F_CL.txt`` -> symbol ``F_CL`` (Quantiacs' own futures roots, not always the
+  exchange's: F_AD is the Australian dollar);
+* otherwise the stem's leading run of letters and digits, upper-cased (``ES_FUT_small`` ->
+  ``ES``), a perpetual keeping its marker (``btc-perp-2022.csv`` -> ``BTC-PERP``).
+
+An interval token in the name (``5min``, ``1m``, ``m1``, ``H1``, ``D1``, ``daily``) is what the
+file claims to hold; the time-axis check (:mod:`foxhunt.data.read.time_axis`) compares it with the
+bars. Every such guess can be overridden (``--symbol``, ``--tz``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from foxhunt.errors import DataError
+
+HISTDATA_TZ = "America/New_York"
+"""histdata.com's clock. Its site (and our data README) say EST without daylight saving, but the
+2018 files keep New York's clock with daylight saving: the FX week opens at 17:00 and closes at
+16:59 in January and July alike, and the US payrolls release (08:30 New York) is the largest
+1-minute EURUSD range of the morning at 08:30 in February, March, July and August. Read as
+UTC-05:00, 0.5 % of the bars would fall outside the FX week; as New York time, none."""
+
+_HISTDATA = re.compile(
+    r"^(?:HISTDATA_COM_)?(?:DAT_)?(?:ASCII|MT|NT|XLSX|EXCEL)_([A-Z0-9]+)_(M1|T)_?(\d{4})",
+    re.IGNORECASE,
+)
+_QUANTIACS = re.compile(r"^F_([A-Z0-9]{1,4})$")
+_LEADING = re.compile(r"[A-Za-z0-9]+")
+_PERP_SUFFIX = re.compile(r"[-_.](perp|swap)(?![a-z])", re.IGNORECASE)
+_TOKEN = re.compile(r"[-_. ]+")
+_COUNT_UNIT = re.compile(
+    r"^(\d+)(s|sec|secs|second|seconds|m|min|mins|minute|minutes|h|hr|hour|hours|d|day|days)$"
+)
+_MT_CODE = re.compile(r"^([mhd])(\d+)$")
+_WORDS = {"daily": timedelta(days=1), "hourly": timedelta(hours=1), "minute": timedelta(minutes=1)}
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+@dataclass(frozen=True)
+class NameGuess:
+    """What a file name says.
+
+    Attributes:
+        symbol: the symbol.
+        how: how it was found, for the guess line (``histdata's file name``).
+        tz: the vendor's zone of naive timestamps, or None (UTC unless the user says).
+        interval: the bar interval the name claims, or None.
+    """
+
+    symbol: str
+    how: str
+    tz: str | None = None
+    interval: timedelta | None = None
+
+
+def _interval(stem: str) -> timedelta | None:
+    for token in _TOKEN.split(stem.lower()):
+        if token in _WORDS:
+            return _WORDS[token]
+        m = _COUNT_UNIT.match(token)
+        if m and int(m.group(1)) > 0:
+            unit = "m" if m.group(2).startswith("mi") else m.group(2)[0]
+            return timedelta(seconds=int(m.group(1)) * _UNITS[unit])
+        m = _MT_CODE.match(token)
+        if m and int(m.group(2)) > 0:
+            return timedelta(seconds=int(m.group(2)) * _UNITS[m.group(1)])
+    return None
+
+
+def guess_from_name(path: Path) -> NameGuess:
+    """Symbol, vendor clock and claimed interval of a file without a symbol column.
+
+    Raises:
+        DataError: the name holds no letters or digits.
+    """
+    stem = path.name.split(".")[0] if path.name.lower().endswith(".csv.gz") else path.stem
+    for part in (stem, path.parent.stem if path.parent.suffix.lower() == ".zip" else ""):
+        m = _HISTDATA.match(part)
+        if m:
+            interval = timedelta(minutes=1) if m.group(2).upper() == "M1" else None
+            return NameGuess(m.group(1).upper(), "histdata's file name", HISTDATA_TZ, interval)
+    if _QUANTIACS.match(stem):
+        return NameGuess(stem.upper(), "Quantiacs' file name (F_ROOT)")
+    m = _LEADING.match(stem)
+    if not m:
+        raise DataError(f"{path}: no symbol column and no symbol in the file name; pass --symbol")
+    symbol = m.group(0).upper()
+    perp = _PERP_SUFFIX.match(stem, m.end())
+    symbol = f"{symbol}-{perp.group(1).upper()}" if perp else symbol
+    return NameGuess(symbol, "the file name", None, _interval(stem))
+
+
+def guess_lines(per_file: tuple[tuple[str, ...], ...], most: int = 12) -> list[str]:
+    """The guesses made reading files, one line each, each distinct line once; past ``most``
+    lines the per-file symbol lines are merged into one (``symbols F_AD, F_AE, ... (88 files)
+    from Quantiacs' file name (F_ROOT); --symbol to change``)."""
+    lines = list(dict.fromkeys(g for guesses in per_file for g in guesses))
+    if len(lines) <= most:
+        return lines
+    symbols = [g for g in lines if g.startswith("symbol ")]
+    rest = [g for g in lines if not g.startswith("symbol ")]
+    by_how: dict[str, list[str]] = {}
+    for g in symbols:
+        name, how = g.removeprefix("symbol ").split(" from ", 1)
+        by_how.setdefault(how, []).append(name)
+    merged = [
+        f"symbols {', '.join(names[:6])}{', ...' if len(names) > 6 else ''} ({len(names)} files) "
+        f"from {how}"
+        for how, names in by_how.items()
+    ]
+    return [*rest, *merged]

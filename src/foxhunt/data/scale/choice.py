@@ -1,0 +1,281 @@
+"""Choose the window target scale's decay and mean reversion on the training split.
+
+A TFT with the ``window`` target scale starts at the *scale-only* forecast
+(:mod:`foxhunt.train.head_init`): ``Q_z[q] x scale[b, h]``, ``Q_z`` the empirical quantiles of
+the standardised training targets pooled over horizons. Its network barely moves from there on
+short budgets (docs/recipe.md), so the scale is what decides whether the forecast beats the
+EWMA and GARCH baselines. :func:`choose_target_scale` scores that forecast on the training
+windows for every (decay, reversion) of :data:`DECAYS` x :data:`REVERSIONS` and returns the
+pair with the lowest mean pinball loss, each pair with and without a time-of-day season
+(:func:`fit_season`, fitted on the same training split); :func:`resolve_target_scale` writes
+the choice into the run's config (``target_scale_search`` on), so ``config.json`` holds the
+values inference uses. Only training windows are read: validation stays for early stopping and
+calibration. Without the time-of-day inputs, or with bars that all fall in one half-hour (daily
+bars), the season is not tried.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import numpy as np
+import torch
+
+from foxhunt.config import RunConfig
+from foxhunt.data.features.table import FeatureSpec
+from foxhunt.data.scale.scaler import ScalerParams
+from foxhunt.data.scale.target import (
+    RETURN_FEATURE,
+    SEASON_BUCKETS,
+    TOD_FEATURES,
+    TargetScale,
+    tod_bucket,
+)
+from foxhunt.data.windows.dataset import WindowDataset
+from foxhunt.model.quantile import pinball
+
+log = logging.getLogger(__name__)
+
+DECAYS = (0.8, 0.9, 0.94, 0.97, 0.985, 0.995)
+"""EWMA decays tried (over the encoder's bars)."""
+REVERSIONS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.97, 0.99, 1.0)
+"""Mean reversions tried (1: none)."""
+MAX_WINDOWS = 20_000
+"""Training windows scored at most (evenly spaced, the latest included)."""
+SEASON_SHRINK = 50.0
+"""Pseudo-bars at multiplier 1 added to each half-hour of :func:`fit_season` (a half-hour with
+few training bars stays near 1)."""
+SEASON_FLOOR = 0.1
+"""Smallest seasonal multiplier (the encoder's returns are divided by its square root)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ScaleChoice:
+    """The chosen pair and the training pinball loss of every pair tried.
+
+    Attributes:
+        decay: the chosen EWMA decay.
+        reversion: the chosen mean reversion.
+        losses: ``(decay, reversion) -> mean pinball`` (log-return units) of each pair.
+        season: the chosen time-of-day multipliers, () for none.
+        season_losses: the same losses with the fitted season (empty when it was not tried).
+    """
+
+    decay: float
+    reversion: float
+    losses: dict[tuple[float, float], float]
+    season: tuple[float, ...] = ()
+    season_losses: dict[tuple[float, float], float] = dataclasses.field(default_factory=dict)
+
+
+def choose_target_scale(
+    train: WindowDataset,
+    spec: FeatureSpec,
+    scaler: ScalerParams,
+    cfg: RunConfig,
+    *,
+    decays: tuple[float, ...] = DECAYS,
+    reversions: tuple[float, ...] = REVERSIONS,
+) -> ScaleChoice | None:
+    """The (decay, reversion) whose scale-only forecast has the lowest training pinball loss.
+
+    Args:
+        train: the training windows (globally scaled targets, as the pipeline builds them).
+        spec: the run's feature spec.
+        scaler: the run's fitted scaler.
+        cfg: the run's config (target scale settings, quantile levels).
+
+    Returns:
+        The choice; None when the run's scale is not ``window`` (see
+        :meth:`TargetScale.of`) or there are no training windows.
+
+    Raises:
+        ValueError: ``train`` already standardises its targets (``with_target_scale``).
+    """
+    if train.target_scale is not None:
+        raise ValueError("choose_target_scale needs the pipeline's windows (no target scale)")
+    if cfg.data.target_scale != "window" or len(train) == 0:
+        return None
+    base = TargetScale.of(cfg.data, spec, scaler)
+    if base.mode != "window":
+        return None
+    tod = _tod_columns(spec, scaler)
+    rows = _scored_rows(len(train))
+    returns, known, y = _returns_and_targets(train, rows, base.ret_index, scaler, tod)
+    levels = torch.tensor(cfg.model.quantiles, dtype=torch.float64)
+    season = fit_season(train, base.ret_index, scaler, tod) if tod is not None else ()
+    # Cross-fitted seasons: windows on even days are scored with the season of odd days' bars
+    # and the other way round, so the season is chosen only where it holds out of sample.
+    halves: list[torch.Tensor] = []
+    crossed: list[tuple[float, ...]] = []
+    if season and tod is not None:
+        days = _day_parity(train)
+        halves = [torch.as_tensor(days[rows] == g) for g in (0, 1)]
+        crossed = [fit_season(train, base.ret_index, scaler, tod, days == 1 - g) for g in (0, 1)]
+
+    def score(candidate: TargetScale) -> float:
+        scale = candidate.scale(returns, known)  # (N, H)
+        q_z = torch.quantile((y / scale).reshape(-1), levels)  # (Q,)
+        return _mean_quantile_loss(y, scale[:, :, None] * q_z, levels)
+
+    def score_crossed(candidate: TargetScale) -> float:
+        assert known is not None
+        scale = torch.empty_like(y)
+        for half, other in zip(halves, crossed, strict=True):
+            with_other = dataclasses.replace(candidate, season=other)
+            scale[half] = with_other.scale(returns[half], known[half])
+        q_z = torch.quantile((y / scale).reshape(-1), levels)  # (Q,)
+        return _mean_quantile_loss(y, scale[:, :, None] * q_z, levels)
+
+    plain = dataclasses.replace(base, ret_index=0, season=())
+    losses, season_losses = {}, {}
+    cross_fitted = bool(crossed) and all(crossed) and all(bool(h.any()) for h in halves)
+    for decay in decays:
+        for phi in reversions:
+            losses[(decay, phi)] = score(dataclasses.replace(plain, decay=decay, reversion=phi))
+            if cross_fitted and tod is not None:  # time of day: columns 0, 1 of `known`
+                candidate = dataclasses.replace(
+                    plain, decay=decay, reversion=phi, season=season, tod_index=(0, 1),
+                    tod_affine=tod,
+                )  # fmt: skip
+                season_losses[(decay, phi)] = score_crossed(candidate)
+    decay, phi = min(losses, key=lambda k: losses[k])
+    if season_losses and min(season_losses.values()) < losses[(decay, phi)]:
+        decay, phi = min(season_losses, key=lambda k: season_losses[k])
+        return ScaleChoice(decay, phi, losses, season, season_losses)
+    return ScaleChoice(decay, phi, losses, (), season_losses)
+
+
+def fit_season(
+    train: WindowDataset,
+    ret_index: int,
+    scaler: ScalerParams,
+    tod: tuple[float, float, float, float],
+    windows: np.ndarray | None = None,
+    shrink: float = SEASON_SHRINK,
+) -> tuple[float, ...]:
+    """Time-of-day variance multipliers from the training split's bars, or () when they all
+    fall in one half-hour.
+
+    Each training window's origin bar counts once: its squared one-bar return goes to its
+    half-hour (from the known time-of-day inputs). Per half-hour ``m = (n x mean / v +
+    shrink) / (n + shrink)`` (``v`` the mean over all of them, ``n`` the half-hour's bars), then
+    rescaled to a bar-weighted mean of 1 and floored at :data:`SEASON_FLOOR`.
+
+    Args:
+        train: the training windows.
+        ret_index: column of the return input in the historical inputs.
+        scaler: the fitted scaler (to undo the z-scoring).
+        tod: (sin mean, sin std, cos mean, cos std) of the time-of-day inputs.
+        windows: (N,) bool, the windows whose origin bars count (default: all).
+        shrink: pseudo-bars at 1 per half-hour.
+
+    Returns:
+        :data:`SEASON_BUCKETS` multipliers, or ().
+    """
+    origin_rows = train.origin_rows()
+    if windows is not None:
+        origin_rows = origin_rows[windows]
+    rows = torch.as_tensor(origin_rows, dtype=torch.long)
+    if rows.numel() == 0:
+        return ()
+    col = scaler.columns.index(RETURN_FEATURE)
+    r = train.historical[rows, ret_index].double() * scaler.std[col] + scaler.mean[col]
+    sin_k, cos_k = _tod_known_indices(train)
+    sin = train.known[rows, sin_k].double() * tod[1] + tod[0]
+    cos = train.known[rows, cos_k].double() * tod[3] + tod[2]
+    bucket = tod_bucket(sin, cos)
+    counts = torch.bincount(bucket, minlength=SEASON_BUCKETS).double()
+    if int((counts > 0).sum()) < 2:
+        return ()
+    r2 = r.square()
+    v = float(r2.mean())
+    if v <= 0:
+        return ()
+    sums = torch.bincount(bucket, weights=r2, minlength=SEASON_BUCKETS)
+    m = (sums / v + shrink) / (counts + shrink)
+    m = m / float((m * counts).sum() / counts.sum())
+    return tuple(float(x) for x in m.clamp_min(SEASON_FLOOR))
+
+
+def _scored_rows(n: int) -> np.ndarray:
+    """At most :data:`MAX_WINDOWS` window indices, evenly spaced, the latest included."""
+    step = max(1, -(-n // MAX_WINDOWS))
+    return np.arange(n - 1, -1, -step)[::-1].copy()
+
+
+def _day_parity(train: WindowDataset) -> np.ndarray:
+    """(N,) 0 or 1 per window: the parity of its origin's UTC day number."""
+    ts = train.origins()["ts"]
+    days = ts.dt.epoch("d").to_numpy() if len(ts) else np.zeros(0, dtype=np.int64)
+    return (days % 2).astype(np.int64)
+
+
+def _tod_known_indices(train: WindowDataset) -> tuple[int, int]:
+    return train.spec.known.index(TOD_FEATURES[0]), train.spec.known.index(TOD_FEATURES[1])
+
+
+def _tod_columns(
+    spec: FeatureSpec, scaler: ScalerParams
+) -> tuple[float, float, float, float] | None:
+    """(sin mean, sin std, cos mean, cos std) of the time-of-day inputs, None without them."""
+    if not all(f in spec.known and f in scaler.columns for f in TOD_FEATURES):
+        return None
+    s, c = (scaler.columns.index(f) for f in TOD_FEATURES)
+    return scaler.mean[s], scaler.std[s], scaler.mean[c], scaler.std[c]
+
+
+def resolve_target_scale(
+    cfg: RunConfig, train: WindowDataset, spec: FeatureSpec, scaler: ScalerParams
+) -> RunConfig:
+    """``cfg`` with the chosen decay and reversion when ``data.target_scale_search`` is on
+    (unchanged otherwise, or when :func:`choose_target_scale` has nothing to choose)."""
+    if not cfg.data.target_scale_search:
+        return cfg
+    choice = choose_target_scale(train, spec, scaler, cfg)
+    if choice is None:
+        return cfg
+    losses = choice.season_losses if choice.season else choice.losses
+    log.info(
+        "target scale: decay %g, reversion %g, %s (training pinball %.4e)",
+        choice.decay,
+        choice.reversion,
+        "time-of-day season" if choice.season else "no season",
+        losses[(choice.decay, choice.reversion)],
+    )
+    return cfg.replace(
+        data={
+            "target_scale_decay": choice.decay,
+            "target_scale_reversion": choice.reversion,
+            "target_scale_season": choice.season,
+        }
+    )
+
+
+def _returns_and_targets(
+    train: WindowDataset,
+    windows: np.ndarray,
+    ret_index: int,
+    scaler: ScalerParams,
+    tod: tuple[float, float, float, float] | None,
+    batch_size: int = 2048,
+) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
+    """(N, T, 1) return inputs (z-scored, as the batch holds them), (N, T + H, 2) time-of-day
+    inputs (sin, cos; None without ``tod``) and (N, H) log-return targets of ``windows``."""
+    rows = windows.tolist()
+    known_cols = list(_tod_known_indices(train)) if tod is not None else []
+    hist, known, ys = [], [], []
+    for a in range(0, len(rows), batch_size):
+        batch = train.batch(rows[a : a + batch_size])
+        assert batch.target is not None
+        hist.append(batch.historical[:, :, ret_index : ret_index + 1].double())
+        if known_cols:
+            known.append(batch.known[:, :, known_cols].double())
+        ys.append(batch.target.double())
+    std = torch.tensor(scaler.target_std, dtype=torch.float64)
+    return torch.cat(hist), torch.cat(known) if known_cols else None, torch.cat(ys) * std
+
+
+def _mean_quantile_loss(y: torch.Tensor, pred: torch.Tensor, levels: torch.Tensor) -> float:
+    return float(pinball(pred, y, levels).mean())

@@ -1,0 +1,265 @@
+"""The scale a window's targets are divided by: global per horizon, or per window (causal).
+
+The network predicts quantiles of *standardised* cumulative log returns ``z = y / scale``; the
+scale is reapplied outside the network (:meth:`TargetScale.to_returns`). Two scales:
+
+* ``global``: ``scale[h] = target_std[h]``, the training split's std of the h-bar return (the
+  behaviour of every run trained before this option; ``data/scale/scaler.py``).
+* ``window``: ``scale[b, h] = sigma_b * sqrt(h)``, where ``sigma_b**2`` is the exponentially
+  weighted variance of the one-bar log returns of window ``b``'s encoder bars, up to and
+  including the origin (RiskMetrics with normalised weights, as
+  :func:`foxhunt.data.scale.volatility.ewma_variance` without ``initial``). This is what
+  pytorch-forecasting's ``EncoderNormalizer`` does: the scale is a function of the encoder
+  alone, so training, ``evaluate``, ``predict`` and the streaming ``Forecaster`` compute the
+  same number from the same bars, and it never sees a bar after the origin. It is floored at
+  ``WINDOW_FLOOR x target_std[h]`` so a flat encoder cannot blow a target up.
+
+  With ``reversion`` ``phi < 1`` the window's variance reverts to the training split's mean
+  squared one-bar return ``v`` as a GARCH(1,1) forecast does: the k-th bar ahead has variance
+  ``v + phi^(k-1) (sigma_b**2 - v)`` and ``scale[b, h]**2`` is their sum over k = 1..h
+  (``phi = 1``: ``sigma_b**2 x h``, the scale above). ``v`` is read from the fitted scaler
+  (``std**2 + mean**2`` of the return input), so inference reproduces it.
+
+  With a time-of-day ``season`` (``DataConfig.target_scale_season``: :data:`SEASON_BUCKETS`
+  variance multipliers ``m``, one per half-hour of the calendar's clock, bar-weighted mean 1 on
+  the training split) the encoder's returns are deseasonalised before the EWMA
+  (``r_t / sqrt(m(t))``) and the k-th bar ahead's variance is multiplied by its own half-hour's
+  ``m``: ``m(t+k) (v + phi^(k-1) (sigma_b**2 - v))``. Intraday volatility follows the clock
+  (the open, the lunch lull, the session overlaps); an EWMA alone carries the last hour's level
+  into the next. The half-hour of every bar, the forecast bars' included, is read from the
+  batch's known inputs ``known__tod_sin`` / ``known__tod_cos`` (the calendar's, so ``predict``
+  and the ``Forecaster`` know it for bars not yet seen).
+
+The one-bar returns are read back from the batch's observed input ``obs__ret1_lag0`` (z-scored
+with the training mean and std; undone here in float64).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from foxhunt.config import DataConfig, TargetScaleMode
+from foxhunt.data.features.table import FeatureSpec
+from foxhunt.data.scale.scaler import ScalerParams
+from foxhunt.data.scale.volatility import VARIANCE_FLOOR
+
+log = logging.getLogger(__name__)
+
+RETURN_FEATURE = "obs__ret1_lag0"
+"""The observed input holding the bar's one-bar log return."""
+WINDOW_FLOOR = 0.1
+"""Smallest window scale, as a fraction of the global per-horizon std."""
+TOD_FEATURES = ("known__tod_sin", "known__tod_cos")
+"""The known inputs holding each bar's time of day (angle ``2 pi minutes / 1440``)."""
+SEASON_BUCKETS = 48
+"""Half-hours per day of the seasonal profile."""
+
+
+@dataclass(frozen=True)
+class TargetScale:
+    """How targets are standardised, with everything needed to do it from a batch.
+
+    Attributes:
+        mode: ``global`` or ``window`` (see the module docstring).
+        target_std: (H,) training std of the h-bar return, h = 1..H.
+        decay: EWMA decay of the window scale (RiskMetrics lambda).
+        ret_index: column of :data:`RETURN_FEATURE` in the batch's historical inputs.
+        ret_mean: training mean the return input was centred with.
+        ret_std: training std the return input was divided by.
+        reversion: mean reversion ``phi`` of the window variance towards the training mean
+            squared return (1: none).
+        season: :data:`SEASON_BUCKETS` time-of-day variance multipliers, or () for none.
+        tod_index: columns of :data:`TOD_FEATURES` in the batch's known inputs.
+        tod_affine: (sin mean, sin std, cos mean, cos std) they were z-scored with.
+    """
+
+    mode: TargetScaleMode
+    target_std: tuple[float, ...]
+    decay: float = 0.94
+    ret_index: int = 0
+    ret_mean: float = 0.0
+    ret_std: float = 1.0
+    reversion: float = 1.0
+    season: tuple[float, ...] = ()
+    tod_index: tuple[int, int] = (0, 1)
+    tod_affine: tuple[float, float, float, float] = (0.0, 1.0, 0.0, 1.0)
+
+    @classmethod
+    def of(cls, data: DataConfig, spec: FeatureSpec, scaler: ScalerParams) -> TargetScale:
+        """The scale of a run (its data config, its spec and fitted scaler).
+
+        ``window`` needs the close's one-bar return among the inputs and a price target: a run
+        with a custom feature set without :data:`RETURN_FEATURE`, or a ``return:COLUMN`` target
+        (another series than the close), gets the ``global`` scale, with a warning. The choice
+        is a pure function of the stored config and features, so training and inference agree.
+        """
+        mode, decay = data.target_scale, data.target_scale_decay
+        if mode == "window" and (
+            RETURN_FEATURE not in spec.historical
+            or RETURN_FEATURE not in scaler.columns
+            or data.target.startswith("return:")
+        ):
+            log.warning(
+                "target_scale 'window' needs the input %s and a price target; using 'global'",
+                RETURN_FEATURE,
+            )
+            mode = "global"
+        if mode == "global":
+            return cls("global", tuple(scaler.target_std), decay)
+        col = scaler.columns.index(RETURN_FEATURE)
+        season, tod_index, tod_affine = (
+            tuple(data.target_scale_season),
+            (0, 1),
+            (0.0, 1.0, 0.0, 1.0),
+        )
+        if season and not all(f in spec.known and f in scaler.columns for f in TOD_FEATURES):
+            log.warning(
+                "target_scale_season needs the known inputs %s; the scale has no season",
+                " and ".join(TOD_FEATURES),
+            )
+            season = ()
+        if season:
+            sin_col, cos_col = (scaler.columns.index(f) for f in TOD_FEATURES)
+            tod_index = (spec.known.index(TOD_FEATURES[0]), spec.known.index(TOD_FEATURES[1]))
+            tod_affine = (
+                scaler.mean[sin_col], scaler.std[sin_col], scaler.mean[cos_col], scaler.std[cos_col]
+            )  # fmt: skip
+        return cls(
+            "window",
+            tuple(scaler.target_std),
+            decay,
+            spec.historical.index(RETURN_FEATURE),
+            scaler.mean[col],
+            scaler.std[col],
+            data.target_scale_reversion,
+            season,
+            tod_index,
+            tod_affine,
+        )
+
+    def scale(self, historical: Tensor, known: Tensor | None = None) -> Tensor:
+        """Each window's scale per horizon, in log-return units.
+
+        Args:
+            historical: (B, T_enc, V_h) observed inputs as the model gets them (z-scored).
+            known: (B, T_enc + H, V_k) known inputs (z-scored); needed with a ``season``.
+
+        Returns:
+            (B, H) float64 on ``historical``'s device.
+
+        Raises:
+            ValueError: a seasonal scale without ``known``.
+        """
+        std = torch.tensor(self.target_std, dtype=torch.float64, device=historical.device)
+        b = historical.shape[0]
+        if self.mode == "global":
+            return std.expand(b, -1)  # (B, H)
+        r = historical[:, :, self.ret_index].double() * self.ret_std + self.ret_mean  # (B, T_enc)
+        if self.season:
+            if known is None:
+                raise ValueError("a seasonal target scale needs the batch's known inputs")
+            t_enc, horizon = r.shape[1], len(self.target_std)
+            m = self.multipliers(known.to(historical.device))  # (B, T_enc + H)
+            var = ewma_last(r / m[:, :t_enc].sqrt(), self.decay)  # deseasonalised (B,)
+            per_bar = m[:, t_enc : t_enc + horizon]  # (B, H) the forecast bars' multipliers
+            cum = reverting_variance(var, self.long_run_var, self.reversion, horizon, per_bar)
+            return torch.maximum(cum.sqrt(), WINDOW_FLOOR * std[None, :])
+        var = ewma_last(r, self.decay)  # (B,)
+        if self.reversion < 1.0:
+            window = reverting_variance(var, self.long_run_var, self.reversion, len(std)).sqrt()
+        else:
+            h = torch.arange(1, len(self.target_std) + 1, dtype=torch.float64, device=r.device)
+            window = var.sqrt()[:, None] * h.sqrt()[None, :]  # (B, H)
+        return torch.maximum(window, WINDOW_FLOOR * std[None, :])
+
+    def multipliers(self, known: Tensor) -> Tensor:
+        """The ``season`` multiplier of every bar of the windows, (B, T) float64.
+
+        Args:
+            known: (B, T, V_k) known inputs (z-scored), with the time of day at ``tod_index``.
+        """
+        sin_mean, sin_std, cos_mean, cos_std = self.tod_affine
+        sin = known[:, :, self.tod_index[0]].double() * sin_std + sin_mean
+        cos = known[:, :, self.tod_index[1]].double() * cos_std + cos_mean
+        return self.season_table(known.device)[tod_bucket(sin, cos)]
+
+    def season_table(self, device: torch.device) -> Tensor:
+        """``season`` as a (SEASON_BUCKETS,) float64 tensor."""
+        return torch.tensor(self.season, dtype=torch.float64, device=device)
+
+    @property
+    def long_run_var(self) -> float:
+        """The training split's mean squared one-bar return (what the window variance reverts
+        to)."""
+        return self.ret_std**2 + self.ret_mean**2
+
+    def standardise(
+        self, target: Tensor, historical: Tensor, known: Tensor | None = None
+    ) -> Tensor:
+        """Globally scaled targets ``y / target_std`` (B, H) -> ``y / scale`` (same dtype)."""
+        if self.mode == "global":
+            return target
+        std = torch.tensor(self.target_std, dtype=torch.float64, device=target.device)
+        return (target.double() * std / self.scale(historical, known)).to(target.dtype)
+
+    def to_returns(self, z: Tensor, historical: Tensor, known: Tensor | None = None) -> Tensor:
+        """Standardised quantiles (B, H, Q) -> log-return quantiles (float64, same device)."""
+        return z.double() * self.scale(historical, known)[:, :, None]
+
+
+def tod_bucket(sin: Tensor, cos: Tensor) -> Tensor:
+    """The half-hour (0..SEASON_BUCKETS-1) of each time-of-day angle, as a long tensor.
+
+    A bar on a half-hour boundary (09:30) falls in the half-hour it opens, whatever the float
+    rounding of its sine and cosine."""
+    frac = torch.remainder(torch.atan2(sin, cos), 2 * math.pi) / (2 * math.pi)  # [0, 1)
+    return (frac * SEASON_BUCKETS + 1e-4).floor().long().remainder(SEASON_BUCKETS)
+
+
+def reverting_variance(
+    var: Tensor, long_run: float, phi: float, horizon: int, per_bar_scale: Tensor | None = None
+) -> Tensor:
+    """Cumulative variance over h = 1..H bars when each bar's variance reverts to ``long_run``.
+
+    Args:
+        var: (B,) the variance of the next bar.
+        long_run: the variance it reverts to.
+        phi: reversion per bar in [0, 1] (1: none, ``var x h``).
+        horizon: H.
+        per_bar_scale: (B, H) multipliers of each bar's variance (a time-of-day season), or
+            None.
+
+    Returns:
+        (B, H) float64: ``sum_{k=1..h} m_k (long_run + phi^(k-1) (var - long_run))``.
+    """
+    k = torch.arange(horizon, dtype=torch.float64, device=var.device)
+    per_bar = long_run + (phi**k)[None, :] * (var.double()[:, None] - long_run)  # (B, H)
+    if per_bar_scale is not None:
+        per_bar = per_bar * per_bar_scale.double()
+    return per_bar.cumsum(dim=1)
+
+
+def ewma_last(returns: Tensor, decay: float) -> Tensor:
+    """The EWMA variance after the last of each row's returns, with normalised weights.
+
+    Equals ``ewma_variance(r, decay)[-1]`` (no ``initial``) of :mod:`foxhunt.data.scale.volatility`
+    for every row, vectorised over the batch.
+
+    Args:
+        returns: (B, T) one-bar returns, oldest first.
+        decay: in (0, 1).
+
+    Returns:
+        (B,) float64, floored at :data:`~foxhunt.data.scale.volatility.VARIANCE_FLOOR`.
+    """
+    if not 0.0 < decay < 1.0:
+        raise ValueError(f"decay must be in (0, 1), got {decay}")
+    t = returns.shape[1]
+    w = decay ** torch.arange(t - 1, -1, -1, dtype=torch.float64, device=returns.device)  # (T,)
+    var = (returns.double().square() * w).sum(dim=1) / w.sum()
+    return var.clamp_min(VARIANCE_FLOOR)

@@ -1,0 +1,177 @@
+"""Globex calendar: open hours, future bar times across halts/weekends/DST, known features."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from foxhunt.data.market.calendar import (
+    KNOWN_FEATURES,
+    closed_hours_share,
+    closed_time,
+    future_timestamps,
+    infer_interval,
+    is_open,
+    known_features,
+    project_bar_times,
+    session_bar_times,
+)
+from foxhunt.data.market.calendars import CALENDARS
+
+FIVE = timedelta(minutes=5)
+
+
+def utc(*args: int) -> datetime:
+    return datetime(*args, tzinfo=UTC)
+
+
+def test_is_open() -> None:
+    assert is_open(utc(2024, 1, 3, 15, 0))  # Wed 09:00 CT
+    assert not is_open(utc(2024, 1, 3, 22, 30))  # Wed 16:30 CT, daily halt
+    assert not is_open(utc(2024, 1, 6, 12, 0))  # Saturday
+    assert not is_open(utc(2024, 1, 7, 22, 59))  # Sunday 16:59 CT
+    assert is_open(utc(2024, 1, 7, 23, 0))  # Sunday 17:00 CT opens Monday's session
+    assert not is_open(utc(2024, 1, 5, 22, 0))  # Friday 16:00 CT
+    assert is_open(datetime(2024, 1, 3, 15, 0))  # naive means UTC
+
+
+def test_future_timestamps_skip_halt_and_weekend() -> None:
+    got = future_timestamps(utc(2024, 1, 3, 21, 50), 3, FIVE)  # Wed 15:50 CT
+    assert got == [utc(2024, 1, 3, 21, 55), utc(2024, 1, 3, 23, 0), utc(2024, 1, 3, 23, 5)]
+    got = future_timestamps(utc(2024, 1, 5, 21, 55), 2, FIVE)  # Fri's last bar
+    assert got == [utc(2024, 1, 7, 23, 0), utc(2024, 1, 7, 23, 5)]  # Sunday 17:00 CT
+
+
+def test_future_timestamps_across_dst() -> None:
+    # US DST starts Sunday 2024-03-10: 17:00 CT is 22:00 UTC after the change (23:00 before).
+    got = future_timestamps(utc(2024, 3, 8, 21, 55), 1, FIVE)
+    assert got == [utc(2024, 3, 10, 22, 0)]
+    bars = session_bar_times("2024-03-11", FIVE)
+    assert bars[0] == utc(2024, 3, 10, 22, 0) and bars[-1] == utc(2024, 3, 11, 20, 55)
+    assert len(bars) == 276
+
+
+def test_known_features_values() -> None:
+    ts = [utc(2024, 1, 3, 14, 30), utc(2024, 1, 7, 23, 0), utc(2024, 3, 15, 14, 30)]
+    df = pl.DataFrame({"ts": ts}).with_columns(pl.col("ts").dt.cast_time_unit("us"))
+    out = df.select(known_features(pl.col("ts")))
+    assert tuple(out.columns) == KNOWN_FEATURES
+    wed, sun, expiry = out.rows(named=True)
+    # Wed 08:30 CT: US session, its first hour; clock angle 510/1440 of a day.
+    assert wed["known__is_us"] == 1.0 and wed["known__is_us_open_hour"] == 1.0
+    assert wed["known__is_asia"] == 0.0 and wed["known__is_europe"] == 0.0
+    assert wed["known__session_progress"] == pytest.approx((510 + 1440 - 1020) / 1380)
+    assert wed["known__dow_sin"] == pytest.approx(math.sin(2 * math.pi * 2 / 5))  # Wed = 2 of 0..4
+    # Sunday 17:00 CT belongs to Monday's session: day index 0, progress 0, Asia.
+    assert sun["known__dow_sin"] == pytest.approx(0.0) and sun["known__dow_cos"] == 1.0
+    assert sun["known__session_progress"] == 0.0 and sun["known__is_asia"] == 1.0
+    # 2024-03-15 is the March quarterly expiry (third Friday).
+    assert expiry["known__days_to_expiry"] == 0.0
+    assert wed["known__days_to_expiry"] == pytest.approx(
+        (datetime(2024, 3, 15) - datetime(2024, 1, 3)).days / 91
+    )
+
+
+def test_closed_time_and_interval() -> None:
+    ts = [utc(2024, 1, 3, 22, 30), utc(2024, 1, 6, 12, 0), utc(2024, 1, 3, 15, 0)]
+    df = pl.DataFrame({"ts": ts})
+    assert df.select(closed_time(pl.col("ts"))).to_series().to_list() == [True, True, False]
+    bars = session_bar_times("2024-01-03", FIVE)
+    assert infer_interval(bars[:10] + bars[20:]) == FIVE
+    with pytest.raises(ValueError):
+        infer_interval(bars[:1])
+
+
+def test_daily_bars_keep_their_clock_time_over_weekends() -> None:
+    # Daily bars stamped at the cash close, 15:00 CT = 21:00 UTC in winter.
+    got = future_timestamps(utc(2024, 1, 4, 21, 0), 3, timedelta(days=1))  # Thursday
+    assert got == [utc(2024, 1, 5, 21, 0), utc(2024, 1, 8, 21, 0), utc(2024, 1, 9, 21, 0)]
+    # Stamped at 00:00 UTC (18:00 CT the evening before, Globex's next trading day).
+    got = future_timestamps(utc(2024, 1, 5, 0, 0), 2, timedelta(days=1))  # Friday's session
+    assert got == [utc(2024, 1, 8, 0, 0), utc(2024, 1, 9, 0, 0)]  # Monday's, Tuesday's
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    minutes=st.integers(0, 366 * 24 * 12 - 1).map(lambda k: 5 * k),
+    step=st.sampled_from([5, 15, 30, 60]),
+)
+def test_intraday_projection_is_the_next_open_grid_time(minutes: int, step: int) -> None:
+    """Brute force: from an open bar on the interval's grid, each scheduled bar is the first
+    later grid time (every ``step`` minutes, aligned to 17:00 CT) at which Globex is open."""
+    start = utc(2024, 1, 1) + timedelta(minutes=minutes)
+    start -= timedelta(minutes=minutes % step)
+    interval = timedelta(minutes=step)
+    assume(is_open(start))
+    got = project_bar_times(pl.Series([start]), 4, interval).row(0)
+    want, t = [], start
+    while len(want) < 4:
+        t += interval
+        if is_open(t):
+            want.append(t)
+    assert list(got) == want
+
+
+# --- calendars from the library and the rules (issue 12) -------------------------------------
+
+
+def test_cme_equity_holidays_and_early_closes() -> None:
+    # Thanksgiving 2024: equity futures close early at 12:00 CT, reopen 17:00 CT.
+    assert is_open(utc(2024, 11, 28, 17, 55), "cme_equity")
+    assert not is_open(utc(2024, 11, 28, 18, 30), "cme_equity")
+    got = future_timestamps(utc(2024, 11, 28, 17, 55), 2, FIVE, "cme_equity")
+    assert got == [utc(2024, 11, 28, 23, 0), utc(2024, 11, 28, 23, 5)]
+    # Christmas: closed all day; the Globex rule without holidays would have opened it.
+    assert not is_open(utc(2024, 12, 25, 15, 0), "cme_equity")
+    assert is_open(utc(2024, 12, 25, 15, 0))  # default "globex": the old behaviour
+    got = future_timestamps(utc(2024, 12, 24, 17, 55), 1, FIVE, "cme_equity")
+    assert got == [utc(2024, 12, 25, 23, 0)]
+
+
+def test_daily_bars_skip_exchange_holidays() -> None:
+    got = future_timestamps(utc(2024, 12, 23, 21, 0), 3, timedelta(days=1), "xnys")
+    assert got == [utc(2024, 12, 24, 21, 0), utc(2024, 12, 26, 21, 0), utc(2024, 12, 27, 21, 0)]
+
+
+def test_spot_fx_is_24x5_new_york() -> None:
+    assert is_open(utc(2024, 1, 5, 21, 59), "fx_24x5")  # Friday 16:59 New York
+    assert not is_open(utc(2024, 1, 5, 22, 0), "fx_24x5")  # Friday 17:00 New York
+    assert is_open(utc(2024, 1, 7, 22, 0), "fx_24x5")  # Sunday 17:00 New York
+    assert is_open(utc(2024, 1, 3, 22, 30), "fx_24x5")  # no daily halt
+    got = future_timestamps(utc(2024, 1, 5, 21, 55), 2, FIVE, "fx_24x5")
+    assert got == [utc(2024, 1, 7, 22, 0), utc(2024, 1, 7, 22, 5)]
+
+
+def test_crypto_never_closes() -> None:
+    got = future_timestamps(utc(2024, 1, 5, 23, 59), 3, timedelta(minutes=1), "24x7")
+    assert got == [utc(2024, 1, 6, 0, 0), utc(2024, 1, 6, 0, 1), utc(2024, 1, 6, 0, 2)]
+    got = future_timestamps(utc(2024, 1, 5, 21, 0), 2, timedelta(days=1), "24x7")
+    assert got == [utc(2024, 1, 6, 21, 0), utc(2024, 1, 7, 21, 0)]  # weekends included
+    weekend = pl.Series([utc(2024, 1, 6, 12, 0), utc(2024, 1, 7, 12, 0)])
+    assert closed_hours_share(weekend, "24x7") == 0.0
+    assert closed_hours_share(weekend) == 1.0  # Globex: both closed
+
+
+@pytest.mark.slow
+def test_known_features_finite_for_every_calendar() -> None:
+    ts = pl.datetime_range(utc(2024, 12, 20), utc(2025, 1, 3), "7m", eager=True)
+    df = pl.DataFrame({"ts": ts})
+    for name in CALENDARS:
+        out = df.select(known_features(pl.col("ts"), name)).to_numpy()
+        assert np.isfinite(out).all(), name
+        progress = df.select(known_features(pl.col("ts"), name)[4]).to_series()
+        assert progress.min() >= 0.0 and progress.max() <= 1.0
+
+
+def test_project_bar_times_is_vectorised_and_matches_one_by_one() -> None:
+    ts = pl.datetime_range(utc(2024, 11, 25), utc(2024, 12, 31), "37m", eager=True)
+    for name in ("cme_equity", "cme_grains", "fx_24x5", "24x7"):
+        many = project_bar_times(ts, 3, FIVE, name)
+        for i in (0, 77, 501, len(ts) - 1):
+            assert list(many.row(i)) == future_timestamps(ts[i], 3, FIVE, name)

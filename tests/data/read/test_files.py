@@ -1,0 +1,48 @@
+"""Path resolution and atomic table writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from foxhunt.data.read.files import resolve_table_paths, write_table
+from foxhunt.errors import DataError, InputError
+
+
+def test_resolve(tmp_path: Path) -> None:
+    for name in ("b.csv", "a.parquet", "c.txt", "d.json", "README.txt"):
+        (tmp_path / name).write_text("x")
+    # .txt beside other tables is notes; a README is never bars.
+    assert [p.name for p in resolve_table_paths(tmp_path)] == ["a.parquet", "b.csv"]
+    assert [p.name for p in resolve_table_paths(f"{tmp_path}/*.csv")] == ["b.csv"]
+    with pytest.raises(DataError, match="unsupported file type '.json'"):
+        resolve_table_paths(tmp_path / "d.json")
+    with pytest.raises(DataError, match="no such file"):
+        resolve_table_paths(tmp_path / "missing.csv")
+    only_txt = tmp_path / "quantiacs"
+    only_txt.mkdir()
+    for name in ("F_CL.txt", "F_ES.txt", "README.txt"):
+        (only_txt / name).write_text("x")
+    # A folder of .txt tables alone (Quantiacs) is read, the README left out.
+    assert [p.name for p in resolve_table_paths(only_txt)] == ["F_CL.txt", "F_ES.txt"]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DataError, match="holds no"):
+        resolve_table_paths(tmp_path / "empty")
+
+
+def test_write_table_atomic(tmp_path: Path) -> None:
+    df = pl.DataFrame({"a": [1, 2]})
+    write_table(df, tmp_path / "x.parquet")
+    write_table(df, tmp_path / "x.csv")
+    assert pl.read_parquet(tmp_path / "x.parquet").equals(df)
+    assert pl.read_csv(tmp_path / "x.csv").equals(df)
+    with pytest.raises(InputError, match="must end in"):
+        write_table(df, tmp_path / "x.json")
+    with pytest.raises(InputError, match="does not exist"):
+        write_table(df, tmp_path / "nope" / "x.parquet")
+    bad = pl.DataFrame({"a": [[1, 2]]})  # CSV cannot hold a list column
+    with pytest.raises(pl.exceptions.ComputeError):
+        write_table(bad, tmp_path / "y.csv")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.csv", "x.parquet"]

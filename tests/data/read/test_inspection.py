@@ -1,0 +1,84 @@
+"""foxhunt data inspect: summary fields, gap detection, verdicts and exit codes."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from foxhunt.cli import main
+from foxhunt.data.sources.demo import demo_bars
+
+
+def _json(capsys: pytest.CaptureFixture[str]) -> dict:
+    return json.loads(capsys.readouterr().out)
+
+
+def test_valid_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "es.parquet"
+    demo_bars(1000, seed=0).write_parquet(path)
+    assert main(["data", "inspect", str(path), "--json"]) == 0
+    r = _json(capsys)
+    assert r["valid"] and r["error"] is None
+    (s,) = r["symbols"]
+    assert (s["symbol"], s["bars"], s["interval"]) == ("ES", 1000, "5m")
+    assert s["first"] == "2024-01-01T23:00:00+00:00"
+    assert s["sessions"] == 4 and s["session_breaks"] == 3
+    assert s["intra_session_gaps"] == 0 and s["closed_time_bars"] == 0
+    assert main(["data", "inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "verdict: valid" in out and "1,000" in out
+
+
+def test_gaps_and_invalid_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    b = demo_bars(600, seed=1)
+    b = pl.concat([b.head(100), b.slice(103)])  # 3 bars missing inside a session
+    b = b.with_columns(
+        pl.when(pl.int_range(pl.len()) == 50)
+        .then(pl.col("low") - 100)
+        .otherwise(pl.col("high"))
+        .alias("high")
+    )  # row 50: high below the body
+    path = tmp_path / "bad.csv"
+    b.write_csv(path)
+    assert main(["data", "inspect", str(path), "--json"]) == 2
+    r = _json(capsys)
+    assert not r["valid"] and "column 'high', row 50" in r["error"]
+    s = r["symbols"][0]
+    assert (s["intra_session_gaps"], s["missing_bars"], s["largest_gap"]) == (1, 3, "20m")
+    assert main(["data", "inspect", str(path)]) == 2
+    out = capsys.readouterr().out
+    assert "verdict: invalid" in out and "missing bars" in out
+
+
+def test_unreadable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nope.parquet"
+    assert main(["data", "inspect", str(missing), "--json"]) == 2
+    assert _json(capsys)["valid"] is False
+    assert main(["data", "inspect", str(missing)]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_closed_hours_names_the_zone_that_fits(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Chicago wall-clock times written without a zone: inspect names America/Chicago."""
+    from foxhunt.data.read.bars import load_bars
+    from foxhunt.data.read.inspection import summarize
+
+    bars = demo_bars(3000, seed=0, symbol="ES")
+    local = pl.col("ts").dt.convert_time_zone("America/Chicago").dt.replace_time_zone(None)
+    bars.with_columns(local.dt.strftime("%Y-%m-%d %H:%M:%S")).write_csv(tmp_path / "ES.csv")
+    with caplog.at_level(logging.WARNING):
+        (s,) = summarize(load_bars(tmp_path / "ES.csv"))
+    assert s["closed_time_bars"] > 150
+    assert "pass --tz America/Chicago" in s["closed_hours_warning"]
+    assert "taken as UTC" in caplog.text
+    (s,) = summarize(load_bars(tmp_path / "ES.csv", tz="America/Chicago"))
+    # ES follows the CME equity calendar: the demo generator's bars in the MLK Day 2024 early
+    # close (48 five-minute bars) are closed time; no warning at 1.6 %.
+    assert s["calendar"] == "cme_equity"
+    assert s["closed_time_bars"] == 48 and s["closed_hours_warning"] is None

@@ -1,0 +1,211 @@
+"""Bar files as vendors write them: dialects, spellings, date+time columns, zones, contracts."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from foxhunt.data.read.bars import load_bars, read_bars
+from foxhunt.data.read.csv_dialect import CsvDialect, sniff_csv
+from foxhunt.errors import DataError
+
+T0 = datetime(2024, 1, 2, 14, 30, tzinfo=UTC)
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def _minutes(df: pl.DataFrame) -> list[int]:
+    return [int((t - T0).total_seconds() // 60) for t in df["ts"]]
+
+
+def test_cme_raw_semicolon_file_with_contract_name(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The vendor file from issue 12: ';', timestamp_utc, an extra text column, ESZ4 name."""
+    text = "timestamp_utc;open;high;low;close;volume;symbol_text_extra\n" + "".join(
+        f"2024-01-02 14:{30 + 5 * i}:00;4700.25;4701.00;4699.75;4700.50;{100 + i};ESZ4 Globex\n"
+        for i in range(5)
+    )
+    p = _write(tmp_path, "ESZ4.GLBX_5min_bars_20241001_20241031.csv", text)
+    with caplog.at_level(logging.WARNING):
+        df = read_bars(p)
+    assert df.columns == ["ts", "symbol", "open", "high", "low", "close", "volume", "contract"]
+    assert df["symbol"].unique().to_list() == ["ES"]
+    assert df["contract"].unique().to_list() == ["ESZ4"]
+    assert _minutes(df) == [0, 5, 10, 15, 20]  # 5-minute bars, as the name says
+    assert df["volume"].to_list() == [100.0, 101.0, 102.0, 103.0, 104.0]
+    assert f"ignored columns in {p}: symbol_text_extra" in caplog.text
+    assert f"naive timestamps in {p} taken as UTC; pass --tz ZONE" in caplog.text
+
+
+def test_decimal_comma_semicolon(tmp_path: Path) -> None:
+    text = "Date Time;Open;High;Low;Close;Volume\n" + "".join(
+        f"2024-01-02 14:3{i}:00;1234,5;1235,25;1233,0;1234,75;7\n" for i in range(4)
+    )
+    p = _write(tmp_path, "FDAX.csv", text)
+    assert sniff_csv(p) == CsvDialect(";", True, True, None)
+    df = read_bars(p)
+    assert df["high"].to_list() == [1235.25] * 4
+    assert _minutes(df) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("sep", [",", "\t", "|"])
+def test_delimiters(tmp_path: Path, sep: str) -> None:
+    rows = [["timestamp", "open", "high", "low", "close", "volume"]] + [
+        [f"2024-01-02T14:3{i}:00Z", "10.5", "11", "10", "10.75", "3"] for i in range(3)
+    ]
+    p = _write(tmp_path, "CL.csv", "".join(sep.join(r) + "\n" for r in rows))
+    assert sniff_csv(p).delimiter == sep
+    assert _minutes(read_bars(p)) == [0, 1, 2]
+
+
+def test_tradestation_date_time(tmp_path: Path) -> None:
+    text = '"Date","Time","Open","High","Low","Close","Up","Down"\n' + "".join(
+        f"01/02/2024,14:3{i},4700.25,4701,4699.5,4700,10,12\n" for i in range(3)
+    )
+    p = _write(tmp_path, "ES.csv", text)
+    loaded = load_bars(p)
+    assert loaded.extra == (("Up", "Down"),)
+    assert loaded.spellings[0]["ts"] == "Date+Time"
+    assert _minutes(read_bars(p)) == [0, 1, 2]
+
+
+def test_metatrader_export(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    text = "<DATE>\t<TIME>\t<OPEN>\t<HIGH>\t<LOW>\t<CLOSE>\t<TICKVOL>\t<VOL>\t<SPREAD>\n" + "".join(
+        f"2024.01.02\t14:3{i}:00\t1.10410\t1.10420\t1.10400\t1.10415\t55\t0\t2\n" for i in range(3)
+    )
+    p = _write(tmp_path, "EURUSD.csv", text)
+    with caplog.at_level(logging.WARNING):
+        df = read_bars(p, tz="Europe/London")  # London is UTC in January
+    assert _minutes(df) == [0, 1, 2]
+    assert df["volume"].to_list() == [0.0, 0.0, 0.0]  # real volume preferred over tick volume
+    assert "ignored columns" in caplog.text and "<TICKVOL>, <SPREAD>" in caplog.text
+    assert "taken as UTC" not in caplog.text
+
+
+def test_kibot_headerless(tmp_path: Path) -> None:
+    text = "".join(f"01/02/2024,09:3{i},4700.25,4701,4699.5,4700,{10 + i}\n" for i in range(3))
+    p = _write(tmp_path, "ES.txt.csv", text)
+    d = sniff_csv(p)
+    assert not d.has_header and d.names[:2] == ("date", "time")
+    df = read_bars(p, tz="America/New_York")  # Kibot writes Eastern time
+    assert _minutes(df) == [0, 1, 2]
+    assert df["volume"].to_list() == [10.0, 11.0, 12.0]
+
+
+def test_ninjatrader_headerless_semicolon(tmp_path: Path) -> None:
+    text = "".join(f"20240102 0830{i:02d};4700.25;4701;4699.5;4700;{i + 1}\n" for i in range(3))
+    p = _write(tmp_path, "ES 03-24.Last.csv", text)
+    df = read_bars(p, tz="America/Chicago")
+    assert [t.second for t in df["ts"]] == [0, 1, 2]
+    assert df["ts"][0] == T0
+
+
+def test_dukascopy_gmt_time_day_first(tmp_path: Path) -> None:
+    text = "Gmt time,Open,High,Low,Close,Volume\n" + "".join(
+        f"02.01.2024 14:3{i}:00.000,1.1,1.2,1.0,1.1,12.5\n" for i in range(3)
+    )
+    df = read_bars(_write(tmp_path, "EURUSD_Candlestick_1_M.csv", text))
+    assert _minutes(df) == [0, 1, 2]  # 2 January: dotted dates are day-first
+    assert read_bars(_write(tmp_path, "E2.csv", text), dayfirst=False)["ts"][0].month == 2
+
+
+def test_day_first_decided_by_data(tmp_path: Path) -> None:
+    text = "date,time,open,high,low,close\n02/01/2024,14:30,1,1,1,1\n13/01/2024,14:30,1,1,1,1\n"
+    df = read_bars(_write(tmp_path, "X.csv", text))
+    assert [t.day for t in df["ts"]] == [2, 13]
+
+
+def test_binance_open_time_epoch_ms_and_extras(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    ms = int(T0.timestamp() * 1000)
+    text = "open_time,open,high,low,close,volume,close_time,quote_volume,trades\n" + "".join(
+        f"{ms + 60_000 * i},42000.1,42010,41990,42005.5,1.25,{ms + 60_000 * i + 59_999},5.2e4,9\n"
+        for i in range(3)
+    )
+    p = _write(tmp_path, "BTCUSDT-1m-2024-01.csv", text)
+    with caplog.at_level(logging.WARNING):
+        loaded = load_bars(p)
+    assert loaded.extra == (("close_time", "quote_volume", "trades"),)
+    assert loaded.naive == (False,)
+    assert "naive" not in caplog.text
+    assert _minutes(validated := read_bars(p)) == [0, 1, 2]
+    assert validated["volume"][0] == 1.25
+
+
+@pytest.mark.parametrize("unit,scale", [("s", 1), ("ms", 10**3), ("us", 10**6), ("ns", 10**9)])
+def test_epoch_units_in_text(tmp_path: Path, unit: str, scale: int) -> None:
+    s = int(T0.timestamp())
+    text = "time,open,high,low,close\n" + "".join(
+        f"{(s + 60 * i) * scale},1,1,1,1\n" for i in range(3)
+    )
+    assert _minutes(read_bars(_write(tmp_path, f"{unit}.csv", text))) == [0, 1, 2]
+
+
+def test_tz_shifts_naive_times_and_checks_zone(tmp_path: Path) -> None:
+    text = "timestamp,open,high,low,close,volume\n2024-01-02 08:30:00,1,1,1,1,1\n"
+    p = _write(tmp_path, "ES.csv", text)
+    assert read_bars(p, tz="America/Chicago")["ts"][0] == T0
+    with pytest.raises(DataError, match="unknown time zone 'Mars/Base'"):
+        read_bars(p, tz="Mars/Base")
+
+
+def test_zoned_text_ignores_tz(tmp_path: Path) -> None:
+    text = "timestamp,open,high,low,close\n2024-01-02 09:30:00-05:00,1,1,1,1\n"
+    assert read_bars(_write(tmp_path, "ES.csv", text), tz="Asia/Tokyo")["ts"][0] == T0
+
+
+def test_bad_value_in_dialect_file_names_file_column_row(tmp_path: Path) -> None:
+    text = "timestamp_utc;open;high;low;close;volume\n" + "".join(
+        f"2024-01-02 14:3{i}:00;1,5;2,0;1,0;{'x' if i == 2 else '1,5'};1\n" for i in range(4)
+    )
+    p = _write(tmp_path, "ES.csv", text)
+    with pytest.raises(DataError) as e:
+        read_bars(p)
+    msg = str(e.value)
+    assert "\n" not in msg
+    assert f"{p}: column 'close', row 2" in msg and "not a number 'x'" in msg
+
+
+def test_bad_time_in_date_time_file_names_both_columns(tmp_path: Path) -> None:
+    text = "Date,Time,Open,High,Low,Close\n01/02/2024,14:30,1,1,1,1\n01/02/2024,25:99,1,1,1,1\n"
+    p = _write(tmp_path, "ES.csv", text)
+    with pytest.raises(DataError, match=r"column 'Date\+Time', row 1: unparsable timestamp"):
+        read_bars(p)
+
+
+def test_contract_codes_from_file_names(tmp_path: Path) -> None:
+    text = "ts,open,high,low,close,volume\n2024-01-02T14:30:00Z,1,1,1,1,1\n"
+    for name, symbol, contract in [
+        ("6EH4.csv", "6E", "6EH4"),
+        ("ESZ24_1m.csv", "ES", "ESZ24"),
+        ("ES_FUT.csv", "ES", None),
+        ("SPY.csv", "SPY", None),  # an alias of ES for features, never renamed
+        ("GOOG.csv", "GOOG", None),
+    ]:
+        df = read_bars(_write(tmp_path, name, text))
+        assert df["symbol"][0] == symbol, name
+        assert (df["contract"][0] if "contract" in df.columns else None) == contract, name
+
+
+def test_symbol_column_kept_as_written(tmp_path: Path) -> None:
+    text = "ts,symbol,open,high,low,close\n2024-01-02T14:30:00Z,CLZ4,1,1,1,1\n"
+    df = read_bars(_write(tmp_path, "panel.csv", text))
+    assert df["symbol"].to_list() == ["CLZ4"] and "contract" not in df.columns
+
+
+def test_contract_file_beside_plain_file(tmp_path: Path) -> None:
+    text = "ts,open,high,low,close\n2024-01-02T14:30:00Z,1,1,1,1\n"
+    _write(tmp_path, "ESH4.csv", text)
+    _write(tmp_path, "NQ.csv", text)
+    df = read_bars(tmp_path)
+    assert df.select("symbol", "contract").rows() == [("ES", "ESH4"), ("NQ", None)]

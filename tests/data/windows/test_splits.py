@@ -1,0 +1,78 @@
+"""Time splits: disjoint, ordered, embargoed, per symbol; too-short splits raise."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from foxhunt.data.features.table import compute_features
+from foxhunt.data.windows.splits import split_by_time, split_sizes
+from foxhunt.errors import DataError
+
+
+@pytest.fixture(scope="module")
+def panel_features(panel_bars: pl.DataFrame) -> pl.DataFrame:
+    return compute_features(panel_bars, 10)
+
+
+def _positions(full: pl.DataFrame, part: pl.DataFrame, sym: str) -> list[int]:
+    rows = full.filter(pl.col("symbol") == sym).with_row_index("i")
+    return rows.join(part.select("ts", "symbol"), on=["ts", "symbol"], how="semi")["i"].to_list()
+
+
+@pytest.mark.parametrize("embargo", [0, 42, 60])
+def test_disjoint_ordered_and_embargoed(panel_features: pl.DataFrame, embargo: int) -> None:
+    s = split_by_time(
+        panel_features, val_fraction=0.15, test_fraction=0.2, embargo=embargo, min_rows=1
+    )
+    for sym in ("CLZ4", "ES"):
+        n = panel_features.filter(pl.col("symbol") == sym).height
+        tr, va, te = (_positions(panel_features, x, sym) for x in (s.train, s.val, s.test))
+        # Contiguous blocks in time order: train, gap, val, gap, test (ending at the last row).
+        assert tr == list(range(len(tr)))
+        assert va == list(range(va[0], va[0] + len(va)))
+        assert te == list(range(n - len(te), n))
+        assert va[0] - tr[-1] - 1 == embargo
+        assert te[0] - va[-1] - 1 == embargo
+        assert (len(tr), len(va), len(te)) == split_sizes(
+            n, val_fraction=0.15, test_fraction=0.2, embargo=embargo
+        )
+    total = s.train.height + s.val.height + s.test.height
+    assert total == panel_features.height - 4 * embargo
+    assert s.train.columns == panel_features.columns
+
+
+def test_zero_fractions_have_no_embargo(panel_features: pl.DataFrame) -> None:
+    s = split_by_time(panel_features, val_fraction=0.0, test_fraction=0.0, embargo=50)
+    assert s.train.height == panel_features.height and s.val.height == s.test.height == 0
+
+
+def test_too_short_split_raises(panel_features: pl.DataFrame) -> None:
+    """Too short for every symbol (or the only one): one error naming the symbol and split."""
+    with pytest.raises(DataError, match="for train"):
+        split_by_time(panel_features, val_fraction=0.45, test_fraction=0.45, embargo=100)
+    one = panel_features.filter(pl.col("symbol") == "CLZ4")
+    with pytest.raises(DataError, match="symbol 'CLZ4': .* for validation"):
+        split_by_time(one, val_fraction=0.05, test_fraction=0.2, embargo=60)
+
+
+def test_a_short_symbol_among_many_is_left_out_with_a_warning(
+    panel_features: pl.DataFrame, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Pooled data (88 futures, one of which starts late): the symbols too short for the
+    splits are left out of all three splits, named in one warning; the others split exactly as
+    they would alone."""
+    cut = pl.concat([
+        panel_features.filter(pl.col("symbol") != "CLZ4"),
+        panel_features.filter(pl.col("symbol") == "CLZ4").head(150),  # a late starter
+    ]).sort("symbol", "ts")  # fmt: skip
+    kw = {"val_fraction": 0.15, "test_fraction": 0.15, "embargo": 20}
+    with caplog.at_level("WARNING", logger="foxhunt.data.windows.splits"):
+        s = split_by_time(cut, **kw)
+    assert "CLZ4 (150 rows)" in caplog.text and "left out" in caplog.text
+    kept = set(panel_features["symbol"].unique()) - {"CLZ4"}
+    assert kept
+    for part in (s.train, s.val, s.test):
+        assert set(part["symbol"].unique()) == kept
+    alone = split_by_time(cut.filter(pl.col("symbol") != "CLZ4"), **kw)
+    assert s.train.equals(alone.train) and s.val.equals(alone.val) and s.test.equals(alone.test)

@@ -1,0 +1,107 @@
+"""foxhunt's AdamW is torch.optim.AdamW's default CPU arithmetic, bit for bit, with torch's
+state-dict layout (checkpoints move between the two), and without importing torch._dynamo."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch import nn
+
+from foxhunt.train.optimizer.adamw import AdamW
+from foxhunt.train.optimizer.optim import param_groups
+
+
+def _net(seed: int = 0) -> nn.Module:
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(6, 8), nn.LayerNorm(8), nn.Linear(8, 3))
+
+
+def _groups(net: nn.Module) -> list[dict]:
+    return param_groups(net, weight_decay=0.05)
+
+
+def _steps(net: nn.Module, opt, steps: range, *, skip_bias_at: int = 2) -> None:
+    """Steps with a changing learning rate; at one step the last bias gets no gradient."""
+    g = torch.Generator().manual_seed(1)
+    for k in steps:
+        for group in opt.param_groups:
+            group["lr"] = 1e-2 / (1 + k)
+        x = torch.randn(16, 6, generator=g)
+        loss = net(x).pow(2).mean()
+        loss.backward()
+        if k == skip_bias_at:
+            net[2].bias.grad = None
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+
+def _assert_same(a: nn.Module, b: nn.Module) -> None:
+    for (name, x), (_, y) in zip(a.named_parameters(), b.named_parameters(), strict=True):
+        assert torch.equal(x, y), name
+
+
+def test_the_trajectory_is_torchs_bit_for_bit() -> None:
+    ours_net, torch_net = _net(), _net()
+    ours = AdamW(_groups(ours_net), lr=1e-2, betas=(0.9, 0.999))
+    theirs = torch.optim.AdamW(_groups(torch_net), lr=1e-2, betas=(0.9, 0.999))
+    _steps(ours_net, ours, range(6))
+    _steps(torch_net, theirs, range(6))
+    _assert_same(ours_net, torch_net)
+    assert not torch.equal(ours_net[0].weight, _net()[0].weight)  # it did train
+
+
+@pytest.mark.parametrize("direction", ["torch to ours", "ours to torch"])
+def test_a_state_dict_moves_between_the_two_and_training_continues_identically(
+    direction: str,
+) -> None:
+    first_net, second_net, reference_net = _net(), _net(), _net()
+    make_first, make_second = (
+        (torch.optim.AdamW, AdamW) if direction == "torch to ours" else (AdamW, torch.optim.AdamW)
+    )
+    first = make_first(_groups(first_net), lr=1e-2)
+    reference = torch.optim.AdamW(_groups(reference_net), lr=1e-2)
+    _steps(first_net, first, range(3))
+    _steps(reference_net, reference, range(3))
+    saved = first.state_dict()
+    assert saved.keys() == {"state", "param_groups"}
+    assert saved["param_groups"][0].keys() == reference.state_dict()["param_groups"][0].keys()
+    second_net.load_state_dict(first_net.state_dict())
+    second = make_second(_groups(second_net), lr=1e-2)
+    second.load_state_dict(saved)
+    _steps(second_net, second, range(3, 6))
+    _steps(reference_net, reference, range(3, 6))
+    _assert_same(second_net, reference_net)
+
+
+def test_zero_grad_and_a_mismatched_state_dict() -> None:
+    net = _net()
+    opt = AdamW(_groups(net), lr=1e-2)
+    net(torch.randn(2, 6)).sum().backward()
+    opt.zero_grad(set_to_none=False)
+    assert all(p.grad is not None and not p.grad.any() for p in net.parameters())
+    opt.zero_grad()
+    assert all(p.grad is None for p in net.parameters())
+    other = AdamW(list(_net().parameters()), lr=1e-2)  # one group, not two
+    with pytest.raises(ValueError, match="parameter groups"):
+        other.load_state_dict(opt.state_dict())
+    with pytest.raises(ValueError, match="closure"):
+        opt.step(lambda: 0.0)
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_stepping_does_not_import_the_compiler() -> None:
+    code = (
+        "import sys, torch\n"
+        "from foxhunt.train.optimizer.adamw import AdamW\n"
+        "net = torch.nn.Linear(3, 2)\n"
+        "opt = AdamW(net.parameters(), lr=0.1)\n"
+        "net(torch.ones(1, 3)).sum().backward()\n"
+        "opt.step(); opt.zero_grad(); opt.load_state_dict(opt.state_dict())\n"
+        "print('torch._dynamo' in sys.modules)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "False"
