@@ -37,7 +37,7 @@ demo: $(STAMP)
 # Tests run in pytest-xdist workers, one per core (at most 8), each on one torch thread
 # (tests/conftest.py); TEST_WORKERS=0 runs them in one process. docs/testing.md.
 TEST_WORKERS ?= auto
-XDIST   := -n $(TEST_WORKERS) --maxprocesses 8 --dist loadgroup
+XDIST   := -n $(TEST_WORKERS) --maxprocesses 8 --dist loadscope
 
 # Every test (what CI runs). Tiers and markers: docs/testing.md.
 test: $(STAMP)

@@ -4,7 +4,9 @@ once, the demo run trained once per session."""
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -55,33 +57,30 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
     return make_demo_run(root)
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under xdist (``--dist loadgroup``), a module's tests that use a module- or class-scoped
-    fixture (a trained run, a CLI smoke run) go to one worker, so the fixture is built once as in
-    a serial run; every other test is scheduled on its own."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        if info is None:
-            continue
-        scopes = {defs[-1].scope for defs in info.name2fixturedefs.values() if defs}
-        if scopes & {"module", "class", "package"}:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+@functools.cache
+def _has_wide_fixture(test_file: Path) -> bool:
+    """Whether a test file defines a module-, class- or package-scoped fixture (no conftest
+    here defines one)."""
+    return bool(_WIDE_SCOPE.search(test_file.read_text())) if test_file.is_file() else False
 
 
-@pytest.fixture(autouse=True)
-def _cli_import_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """In-process ``foxhunt train`` plans a budget with the process's own RSS (before the data,
-    ``measured_baseline``, and once it is prepared, ``resident_before_training``); pytest's RSS,
-    after many trained models, is not a CLI's. Pin it to
-    the constant (a fresh CLI process's low end) so in-process runs plan as the CLI does.
-    tests/memory/test_budget.py runs the real command in a fresh process to check the measured
-    figure."""
-    from foxhunt.memory.process import IMPORT_BASELINE_BYTES
+_WIDE_SCOPE = re.compile(r"""scope\s*=\s*["'](module|class|package)["']""")
 
-    monkeypatch.setattr("foxhunt.train.run.measured_baseline", lambda: IMPORT_BASELINE_BYTES)
-    monkeypatch.setattr(
-        "foxhunt.train.plan.resident_before_training",
-        lambda data_bytes, *, prepared_here=True: IMPORT_BASELINE_BYTES,
-    )
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Under xdist, a test file that defines a module-, class- or package-scoped fixture (a
+    trained run, a CLI smoke run, an export) runs whole on one worker, so the fixture is built
+    once as in a serial run; every other test is scheduled on its own, the whole files first
+    (largest first). (xdist's own ``--dist loadgroup`` marks do not group under pytest 9.2,
+    whose node ids no longer take xdist's rewrite.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    root = config.rootpath
+
+    class FileFixtureScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if _has_wide_fixture(root / path) else nodeid
+
+    return FileFixtureScheduling(config, log)
