@@ -34,17 +34,22 @@ demo: $(STAMP)
 	$(BIN)/foxhunt predict --model $(DEMO) --bars $(DEMO)/ES_FUT_latest.parquet --out $(DEMO)/forecast.parquet
 	@echo "demo done: $(DEMO)/report.md, $(DEMO)/forecast.parquet, $(DEMO)/evaluation.json"
 
+# Tests run in pytest-xdist workers, one per core (at most 8), each on one torch thread
+# (tests/conftest.py); TEST_WORKERS=0 runs them in one process. docs/testing.md.
+TEST_WORKERS ?= auto
+XDIST   := -n $(TEST_WORKERS) --maxprocesses 8 --dist loadscope
+
 # Every test (what CI runs). Tiers and markers: docs/testing.md.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(XDIST)
 
 # The unit tier, what a developer runs after each change: no slow, subprocess or gpu test.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow and not subprocess and not gpu"
+	$(BIN)/python -m pytest -q $(XDIST) -m "not slow and not subprocess and not gpu"
 
 # The whole suite as a CPU without native bf16 runs it: precision auto resolves to fp32.
 test-fp32: $(STAMP)
-	FOXHUNT_FORCE_FP32=1 $(BIN)/python -m pytest -q
+	FOXHUNT_FORCE_FP32=1 $(BIN)/python -m pytest -q $(XDIST)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

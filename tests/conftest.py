@@ -1,12 +1,23 @@
-"""Fixtures shared across test folders."""
+"""Fixtures shared across test folders, and what keeps ``pytest -n N`` (pytest-xdist, what
+``make test`` runs) equal to a serial run: one torch thread per worker, module fixtures built
+once, the demo run trained once per session."""
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import shutil
 from pathlib import Path
 
+# An xdist worker runs beside N-1 others on N cores: one thread each (inherited by the CLI
+# processes it starts) instead of N threads per worker fighting for the cores. Set before the
+# first import of torch, which reads it once. A value the caller set is kept.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import pytest
+from filelock import FileLock
 
 from demo_run import DemoRun, make_demo_run
 
@@ -19,28 +30,60 @@ retraining the run per mutant would dominate the run time. Unset, every session 
 
 
 def _cached_demo_run(cache: Path, root: Path) -> DemoRun:
-    built = cache / "demo"
-    if not built.is_dir():
-        staging = cache / f"demo.{os.getpid()}.tmp"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
-        make_demo_run(staging)
-        try:
-            staging.rename(built)
-        except OSError:  # another session finished first
-            shutil.rmtree(staging, ignore_errors=True)
+    """Train into ``cache`` unless a session (or an xdist worker) did; copy it to ``root``.
+    The lock makes a second worker wait for the first one's training instead of repeating it."""
+    built, done = cache / "demo", cache / "demo.done"
+    cache.mkdir(parents=True, exist_ok=True)
+    with FileLock(cache / "demo.lock"):
+        if not done.is_file():  # trained in place (its run.json names these paths, which stay)
+            shutil.rmtree(built, ignore_errors=True)  # a session that died while training
+            built.mkdir()
+            make_demo_run(built)
+            done.touch()
     shutil.copytree(built, root, dirs_exist_ok=True)
     return DemoRun(root, root / "ES_train.parquet", root / "run")
 
 
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
-    """A tiny trained demo-style run directory (see demo_run.py), built once per session."""
+    """A tiny trained demo-style run directory (see demo_run.py), built once per session: under
+    xdist, once for all workers (in the session's shared temporary directory)."""
     root = tmp_path_factory.mktemp("inference")
     cache = os.environ.get(DEMO_RUN_CACHE)
     if cache:
         return _cached_demo_run(Path(cache), root)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return _cached_demo_run(tmp_path_factory.getbasetemp().parent / "demo-run-cache", root)
     return make_demo_run(root)
+
+
+@functools.cache
+def _has_wide_fixture(test_file: Path) -> bool:
+    """Whether a test file defines a module-, class- or package-scoped fixture (no conftest
+    here defines one)."""
+    return bool(_WIDE_SCOPE.search(test_file.read_text())) if test_file.is_file() else False
+
+
+_WIDE_SCOPE = re.compile(r"""scope\s*=\s*["'](module|class|package)["']""")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Under xdist, a test file that defines a module-, class- or package-scoped fixture (a
+    trained run, a CLI smoke run, an export) runs whole on one worker, so the fixture is built
+    once as in a serial run; every other test is scheduled on its own, the whole files first
+    (largest first). (xdist's own ``--dist loadgroup`` marks do not group under pytest 9.2,
+    whose node ids no longer take xdist's rewrite.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    root = config.rootpath
+
+    class FileFixtureScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if _has_wide_fixture(root / path) else nodeid
+
+    return FileFixtureScheduling(config, log)
 
 
 @pytest.fixture(autouse=True)

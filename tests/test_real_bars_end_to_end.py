@@ -18,6 +18,19 @@ from foxhunt.data.read.bars import read_bars
 from foxhunt.infer.forecaster import Forecaster
 
 REAL = Path(__file__).parent / "data" / "fixtures" / "real"
+
+
+def _small_demo(path: Path) -> Path:
+    """The demo preset (its features, targets, recipe and horizon 10) with a narrow network: what
+    these tests check (the files read as found, finite scores, streaming == predict) does not
+    depend on the width, and predict forecasts every one of the file's ~30,000 windows."""
+    from foxhunt.config import demo
+
+    small = {"hidden": 8, "n_heads": 2, "encoder_length": 16, "variable_width": 2}
+    demo().replace(model=small).save(path)
+    return path
+
+
 FILES = {
     "gbpusd-m1-bid-2012.csv.gz": ("GBPUSD", "fx_24x5"),
     "usdjpy-m1-bid-2013.csv.gz": ("USDJPY", "fx_24x5"),
@@ -56,7 +69,8 @@ def test_real_file_end_to_end(
     )
 
     run = tmp_path / "run"
-    train = ["train", "--preset", "demo", "--bars", str(bars_file), "--out", str(run)]
+    cfg = str(_small_demo(tmp_path / "demo_small.json"))
+    train = ["train", "--config", cfg, "--bars", str(bars_file), "--out", str(run)]
     assert main([*train, "--epochs", "1", "--max-steps", "3", "--num-threads", "1"]) == 0
     stored = json.loads((run / "instruments.json").read_text())
     assert stored[symbol]["calendar"] == calendar
@@ -128,7 +142,8 @@ def test_vendor_files_train_and_evaluate_as_found(
 ) -> None:
     bars_file = make(tmp_path)
     run = tmp_path / "run"
-    train = ["train", "--preset", "demo", "--bars", str(bars_file), "--out", str(run)]
+    cfg = str(_small_demo(tmp_path / "demo_small.json"))
+    train = ["train", "--config", cfg, "--bars", str(bars_file), "--out", str(run)]
     assert main([*train, "--epochs", "1", "--max-steps", "3", "--num-threads", "1"]) == 0
     stored = json.loads((run / "instruments.json").read_text())
     assert list(stored) == [symbol] and stored[symbol]["calendar"] == calendar
