@@ -27,10 +27,10 @@ from foxhunt.data.instrument_table import load_instruments
 from foxhunt.data.instruments import calendar_of, infer_instrument, lookup
 from foxhunt.data.observed import WARMUP
 from foxhunt.data.read_options import ReadOptions
-from foxhunt.data.time_axis import CITY_ZONES, find_problems
-from foxhunt.data.timestamps import local_to_utc
+from foxhunt.data.time_axis import CITY_ZONES, ODD_TIMES_FLAG, TimeAxisFindings, examine
 from foxhunt.data.validate import FILE_COLUMN
 from foxhunt.data.vendors import guess_lines
+from foxhunt.data.zones import local_to_utc, utc_to_local
 from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ def best_zone(ts: pl.Series, read_in: str, closed: ClosedFn = closed_time) -> tu
     Returns:
         (zone, bars in closed hours when read in that zone); ``read_in`` wins ties.
     """
-    wall = pl.DataFrame({"w": ts.dt.convert_time_zone(read_in).dt.replace_time_zone(None)})
+    wall = pl.DataFrame({"t": ts}).select(utc_to_local(pl.col("t"), read_in).alias("w"))
     zones = (read_in, *(z for z in CITY_ZONES if z != read_in))
     counts = wall.select([closed(local_to_utc(pl.col("w"), z)).sum().alias(z) for z in zones]).row(
         0, named=True
@@ -208,12 +208,15 @@ def inspect_report(
             ``--bar-minutes`` is not applied here, ``--allow-odd-times``).
 
     Returns:
-        ``path``, ``files``, ``valid``, ``error`` (the validation message or None),
-        ``time_axis`` (one line per time-axis problem, :mod:`foxhunt.data.time_axis`),
-        ``guesses`` (what was guessed and the flag that changes it, deduplicated),
-        ``features_min_bars``, ``too_short_for_features`` and one summary per symbol.
-        ``valid`` is True only when there is no error and no time-axis problem (or
-        ``allow_odd_times``).
+        ``path``, ``files``, ``verdict`` (``valid``: nothing suspicious; ``suspicious``: the
+        commands read the bars as given, with warnings; ``invalid``: they refuse them),
+        ``valid`` (verdict ``valid``), ``readable`` (not ``invalid``: exit 0), ``error`` (the
+        first refusal or None), ``time_axis`` (one line per time-axis problem,
+        :mod:`foxhunt.data.time_axis`), ``warnings`` (zones kept as given with ``--tz``,
+        problems kept with ``--allow-odd-times``, symbols with over 5 % of their bars in
+        closed hours), ``guesses`` (what was guessed and the flag that changes it,
+        deduplicated), ``features_min_bars``, ``too_short_for_features`` and one summary per
+        symbol.
 
     Raises:
         DataError: the bars cannot be read at all (missing file or column, empty file).
@@ -221,21 +224,31 @@ def inspect_report(
     loaded = load_bars(path, tz=tz, options=options)
     table = load_instruments(Path(instruments)) if instruments else None
     symbols = summarize(loaded, instruments=table)
-    problems: list[str] = []
+    found = TimeAxisFindings()
     try:
         bars = validate_bars(loaded, allow_outliers=allow_outliers)
         error = None
-        problems = find_problems(loaded, bars, table)
+        found = examine(loaded, bars, table)
     except DataError as e:
         error = str(e)
+    problems = list(found.problems)
     allowed = loaded.options.allow_odd_times
+    if problems and not allowed:
+        error = error or problems[0]
+    warnings = [f"kept ({ODD_TIMES_FLAG}): {p}" for p in problems] if allowed else []
+    warnings += list(found.kept)
+    warnings += [f"{s['symbol']}: {s['closed_hours_warning']}" for s in symbols if s["closed_hours_warning"]]  # fmt: skip
+    verdict = "invalid" if error else "suspicious" if warnings else "valid"
     short = [s["symbol"] for s in symbols if s["bars"] <= WARMUP + DEFAULT_HORIZON]
     return {
         "path": str(path),
         "files": [str(f) for f in loaded.files],
-        "valid": error is None and (not problems or allowed),
-        "error": error or (problems[0] if problems and not allowed else None),
+        "verdict": verdict,
+        "valid": verdict == "valid",
+        "readable": error is None,
+        "error": error,
         "time_axis": problems,
+        "warnings": warnings,
         "guesses": guess_lines(loaded.guesses) + instrument_guesses(symbols, table),
         "features_min_bars": WARMUP + DEFAULT_HORIZON + 1,
         "too_short_for_features": short,
