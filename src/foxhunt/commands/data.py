@@ -127,7 +127,10 @@ def _print_report(report: dict[str, Any]) -> None:
             ("sessions", f"{s['sessions']:,} ({s['session_breaks']:,} breaks: halts, weekends)"),
             ("gaps in sessions", gaps),
             ("calendar", s.get("calendar", "-")),
-            ("bars in closed hours", f"{s['closed_time_bars']:,}"),
+            (
+                "bars on closed days" if s.get("daily") else "bars in closed hours",
+                f"{s['closed_time_bars']:,}",
+            ),
         ]
         for k, v in rows:
             table.add_row(k, v)

@@ -21,13 +21,13 @@ from typing import Any
 import polars as pl
 
 from foxhunt.data.bars import LoadedBars, load_bars, validate_bars
-from foxhunt.data.calendar import closed_time, infer_interval, trading_date
+from foxhunt.data.calendar import closed_day, closed_time, infer_interval, trading_date
 from foxhunt.data.instrument import Instrument
 from foxhunt.data.instrument_table import load_instruments
 from foxhunt.data.instruments import calendar_of, infer_instrument, lookup
 from foxhunt.data.observed import WARMUP
 from foxhunt.data.read_options import ReadOptions
-from foxhunt.data.time_axis import CITY_ZONES, ODD_TIMES_FLAG, TimeAxisFindings, examine
+from foxhunt.data.time_axis import CITY_ZONES, DAILY, ODD_TIMES_FLAG, TimeAxisFindings, examine
 from foxhunt.data.validate import FILE_COLUMN
 from foxhunt.data.vendors import guess_lines
 from foxhunt.data.zones import local_to_utc, utc_to_local
@@ -76,13 +76,19 @@ def best_zone(ts: pl.Series, read_in: str, closed: ClosedFn = closed_time) -> tu
 
 
 def closed_hours_warning(
-    s: dict[str, Any], naive: bool, tz: str, closed: ClosedFn, ts: pl.Series
+    s: dict[str, Any], naive: bool, tz: str, closed: ClosedFn, ts: pl.Series, daily: bool = False
 ) -> str | None:
-    """The warning for one symbol's summary when many of its bars fall in closed hours."""
+    """The warning for one symbol's summary when many of its bars fall in closed hours (daily
+    bars: on days the calendar does not trade)."""
     share = s["closed_time_bars"] / max(s["bars"], 1)
     if share <= CLOSED_SHARE_WARN:
         return None
     text = f"{s['closed_time_bars']:,} of {s['bars']:,} bars ({share:.0%}) fall in closed hours"
+    if daily:
+        return (
+            f"{s['closed_time_bars']:,} of {s['bars']:,} daily bars ({share:.0%}) fall on days "
+            "the calendar does not trade (a market with other days, or dates shifted by a zone)"
+        )
     if not naive:
         return text + " (a market with other hours, or timestamps in the wrong zone)"
     zone, n = best_zone(ts, tz, closed)
@@ -107,7 +113,8 @@ def summarize(
 
     Returns:
         Dicts with keys symbol, bars, first, last, interval, sessions, session_breaks,
-        intra_session_gaps, largest_gap, missing_bars, closed_time_bars, closed_hours_warning
+        intra_session_gaps, largest_gap, missing_bars, closed_time_bars (daily bars: on days
+        the calendar does not trade), daily, closed_hours_warning
         (None, or a line naming the zone that would fit when the timestamps were naive),
         calendar.
     """
@@ -125,10 +132,11 @@ def summarize(
     out = []
     for (sym,), g in df.group_by("symbol", maintain_order=True):
         cal = calendar_of(str(sym), instruments)
-        sym_closed = closed or partial(closed_time, calendar=cal)
         g = g.with_columns(trading_date(pl.col("ts"), cal).alias("session"))
         ts = g["ts"]
         interval = infer_interval(ts) if g.height > 1 else None
+        daily = interval is not None and interval >= DAILY
+        sym_closed = closed or partial(closed_day if daily else closed_time, calendar=cal)
         gaps = g.select(
             pl.col("ts").diff().alias("gap"),
             (pl.col("session") != pl.col("session").shift(1)).alias("new_session"),
@@ -157,10 +165,12 @@ def summarize(
             "largest_gap": _fmt_td(largest) if largest is not None else None,
             "missing_bars": missing,
             "closed_time_bars": int(n_closed),
+            "daily": daily,
             "calendar": cal,
         }
         read_in = loaded.zone_of(int(first_file.get(sym, 0)))
-        warning = closed_hours_warning(summary, sym in naive_symbols, read_in, sym_closed, g["ts"])
+        naive = sym in naive_symbols
+        warning = closed_hours_warning(summary, naive, read_in, sym_closed, g["ts"], daily)
         if warning:
             log.warning("%s: %s", sym, warning)
         summary["closed_hours_warning"] = warning

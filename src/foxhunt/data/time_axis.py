@@ -8,7 +8,8 @@ file read as one bar a day. Per symbol, after validation (:func:`examine`):
 * ``interval``: the bar interval differs from the one the file name claims (``M1``, ``5min``,
   :mod:`foxhunt.data.vendors`), or one bar per trading day where the name claims intraday bars;
 * ``closed``: more than :data:`CLOSED_SHARE_MAX` of the bars fall where the symbol's calendar
-  is closed;
+  is closed (daily bars, :data:`DAILY`: on days it does not trade; their time of day is a
+  convention, so the ``zone`` rule skips them);
 * ``zone``: naive timestamps read in a guessed zone (UTC, or a vendor's clock) while another
   zone or fixed offset (UTC-12..UTC+14, and the cities of :data:`CITY_ZONES`) puts clearly fewer
   bars in closed hours (:func:`zone_fits`): a clock 5 hours off passes the closed-share limit on
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from foxhunt.data.calendar import closed_time, infer_interval
+from foxhunt.data.calendar import closed_day, closed_time, infer_interval
 from foxhunt.data.instruments import calendar_of
 from foxhunt.data.zones import fixed_offset_name, local_to_utc, utc_to_local
 from foxhunt.errors import DataError
@@ -46,6 +47,8 @@ EARLIEST = datetime(1980, 1, 1, tzinfo=UTC)
 """No bar file of electronic markets starts before this; earlier bars are a misread clock."""
 FUTURE_SLACK = timedelta(days=1)
 """A bar later than now + this is a misread clock (or a typo such as 2099)."""
+DAILY = timedelta(hours=20)
+"""Bars this far apart or more are daily: judged by their trading day, not their clock."""
 CLOSED_SHARE_MAX = 0.25
 """Share of bars in the calendar's closed hours above which the axis is refused."""
 CITY_ZONES = (
@@ -193,7 +196,7 @@ def examine(
         claim = loaded.claims[f] if loaded.claims else None
         if claim is not None and interval != claim:
             per_day = ""
-            if interval >= timedelta(hours=20) and claim < timedelta(hours=20):
+            if interval >= DAILY and claim < DAILY:
                 per_day = " (one bar per trading day where the name's bars would give hundreds)"
             out.append(
                 f"{where}: bars are {_fmt(interval)} apart{per_day} but the file name says "
@@ -202,8 +205,15 @@ def examine(
             )
             continue
         cal = calendar_of(str(sym), instruments)
-        if interval >= timedelta(hours=20):
-            continue  # daily bars: the time of day is a convention, not a clock
+        if interval >= DAILY:  # the time of day is a convention, not a clock: no zone rule
+            share = float(g.select(closed_day(pl.col("ts"), cal).mean()).item())
+            if share > CLOSED_SHARE_MAX:
+                out.append(
+                    f"{where}: {share:.0%} of the daily bars fall on days calendar {cal} does "
+                    "not trade (weekends, holidays): dates shifted by a zone (--tz) or a market "
+                    f"with other days (--instruments FILE sets its calendar), or {ODD_TIMES_FLAG}"
+                )
+            continue
         naive = bool(loaded.naive[f]) if loaded.naive else False
         share = float(g.select(closed_time(pl.col("ts"), cal).mean()).item())
         fit = zone_fits(ts, loaded.zone_of(f), cal) if naive and share > 0 else None
