@@ -247,7 +247,9 @@ def inspect_report(
         error = error or problems[0]
     warnings = [f"kept ({ODD_TIMES_FLAG}): {p}" for p in problems] if allowed else []
     warnings += list(found.kept)
-    warnings += [f"{s['symbol']}: {s['closed_hours_warning']}" for s in symbols if s["closed_hours_warning"]]  # fmt: skip
+    warnings += [
+        f"{s['symbol']}: {s['closed_hours_warning']}" for s in symbols if s["closed_hours_warning"]
+    ]
     verdict = "invalid" if error else "suspicious" if warnings else "valid"
     short = [s["symbol"] for s in symbols if s["bars"] <= WARMUP + DEFAULT_HORIZON]
     return {
