@@ -51,7 +51,7 @@ from foxhunt.train.head_init import init_monotone_head, standardised_target_quan
 from foxhunt.train.interpret import SelectionWeights, write_interpretation
 from foxhunt.train.loop import fit
 from foxhunt.train.observer import Listener, Progress
-from foxhunt.train.plan import apply_budget, data_bytes
+from foxhunt.train.plan import apply_budget, check_child_peak, child_fits_budget, data_bytes
 from foxhunt.train.prepare import prepare, prepare_in_child
 from foxhunt.train.resolve import hold_run, resolve_run, run_root
 from foxhunt.train.signals import stop_on_signals
@@ -189,8 +189,12 @@ def _train(
     fresh = resume is None or not ckpt.complete_epochs(run.checkpoints)
     wants = {"choose_scale": resume is None, "baselines": fresh and world.is_main}
     in_child = isolate and not world.distributed and not is_feature_store(bars)
+    if in_child and budget is not None and device.type == "cpu":  # the child counts too
+        in_child = child_fits_budget(cfg, budget, bars, baseline)
     if in_child:
         prepared = prepare_in_child(bars, cfg, scratch=run.root, **wants)
+        if budget is not None and device.type == "cpu":
+            check_child_peak(budget, baseline, prepared.peak_rss)
     else:  # from a feature store, rank 0 builds the memory-mapped window cache once
         prepared = prepare(bars, cfg, coordinator=world, **wants)
     data, cfg = prepared.data, prepared.cfg
