@@ -3,7 +3,8 @@ each reads right as found, or stops with exit 2 and one line naming the flag tha
 and reads right with that flag; nothing with over a quarter of its bars in closed hours (daily
 bars: on days the market does not trade) or bars before 1980 is called valid.
 
-The files are synthetic, written by ``fixtures/synthetic/make_fixtures.py`` (README there).
+The files are synthetic, written by ``fixtures/synthetic/make_fixtures.py`` (its docstrings
+say what each vendor format holds).
 """
 
 from __future__ import annotations
