@@ -3,7 +3,9 @@ every command that reads bars, stored in the run's config (issue 27)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,3 +75,67 @@ def test_bad_flag_values_are_one_line(capsys: pytest.CaptureFixture[str]) -> Non
     assert "not FIELD=COLUMN" in capsys.readouterr().err
     assert main(["data", "inspect", path, "--ts-format", "daily"]) == 2
     assert "--ts-format 'daily'" in capsys.readouterr().err
+
+
+def _new_york_file(bars: Path, out: Path) -> None:
+    """The run's bars as another source writes them: naive New York times, no symbol column."""
+    import polars as pl
+
+    local = pl.col("ts").dt.convert_time_zone("America/New_York").dt.replace_time_zone(None)
+    pl.read_parquet(bars).drop("symbol").with_columns(local).write_csv(out)
+
+
+@pytest.mark.slow
+def test_predict_and_evaluate_read_later_files_with_their_own_flags(
+    demo_run: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """evaluate and predict take the read flags too: given, they win over the run's stored
+    ones (here: none), so a later file from another source reads as the training bars did."""
+    import polars as pl
+
+    other = tmp_path / "vendor.csv"
+    _new_york_file(demo_run.bars, other)
+    want = tmp_path / "want.parquet"
+    assert main(["predict", "--model", str(demo_run.run), "--bars", str(demo_run.bars),
+                 "--out", str(want)]) == 0  # fmt: skip
+    got = tmp_path / "got.parquet"
+    flags = ["--tz", "America/New_York", "--symbol", "ES"]
+    assert main(["predict", "--model", str(demo_run.run), "--bars", str(other),
+                 "--out", str(got), *flags]) == 0  # fmt: skip
+    assert pl.read_parquet(got).equals(pl.read_parquet(want))
+    capsys.readouterr()
+    # Without --tz the New York clock read as UTC is refused, naming the flag (without
+    # --symbol too the file's name gives VENDOR, unknown, judged 24/7: nothing is closed).
+    assert main(["predict", "--model", str(demo_run.run), "--bars", str(other),
+                 "--out", str(got), "--symbol", "ES"]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert "--tz America/New_York reads it so" in err and err.strip().count("\n") == 0
+    scores = []
+    for bars, extra in ((demo_run.bars, []), (other, flags)):
+        out = tmp_path / f"eval-{len(scores)}.json"
+        assert main(["evaluate", "--model", str(demo_run.run), "--bars", str(bars),
+                     "--windows", "all", "--out", str(out), "--json", *extra]) == 0  # fmt: skip
+        scores.append(json.loads(out.read_text()))
+    assert scores[0]["n_windows"] == scores[1]["n_windows"] > 0
+    assert scores[0]["scores"]["tft"] == scores[1]["scores"]["tft"]
+
+
+def test_run_values_are_the_default_and_a_given_flag_wins() -> None:
+    from foxhunt.commands.options import read_flags
+
+    a = build_parser().parse_args(["evaluate", "--model", "r", "--bars", "b", "--tz", "UTC-5"])
+    assert read_flags(a) == {"tz": "UTC-5"}
+    a = build_parser().parse_args(["predict", "--model", "r", "--bars", "b", "--out", "o.pq"])
+    assert read_flags(a) == {}  # nothing given: the run's stored options are read unchanged
+    for command in ("evaluate", "predict"):
+        assert "a flag given here wins over the run's value" in " ".join(_help(command).split())
+
+
+def _help(command: str) -> str:
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.suppress(SystemExit):
+        build_parser().parse_args([command, "--help"])
+    return buf.getvalue()

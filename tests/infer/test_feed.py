@@ -52,3 +52,20 @@ def test_a_broken_header_stops_the_reader(tmp_path: Path) -> None:
     path.write_text("when,sym,o,h,l\n1,ES,1,1,1\n")
     with pytest.raises(DataError, match=r"ES_feed.csv line 1 \(the header\): missing column"):
         list(BarFileReader(path).new_pieces())
+
+
+def test_rows_are_read_with_the_runs_read_options(tmp_path: Path) -> None:
+    """A feed of naive New York times without a symbol column, read with the run's (or the
+    user's) --tz and --symbol: the rows are the bars the model knows."""
+    from foxhunt.data.read.options import ReadOptions
+
+    bars = demo_bars(4, seed=4)
+    local = pl.col("ts").dt.convert_time_zone("America/New_York").dt.replace_time_zone(None)
+    path = tmp_path / "feed.csv"
+    bars.drop("symbol").with_columns(local).write_csv(path)
+    opts = ReadOptions(tz="America/New_York", symbol="ES")
+    (piece,) = BarFileReader(path, options=opts).new_pieces()
+    assert piece.rows["ts"].to_list() == bars["ts"].to_list()
+    assert piece.rows["symbol"].unique().to_list() == ["ES"]
+    (guessed,) = BarFileReader(path).new_pieces()  # without them: UTC and the file's name
+    assert guessed.rows["ts"][0] != bars["ts"][0] and guessed.rows["symbol"][0] == "FEED"

@@ -24,6 +24,7 @@ foxhunt computes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -391,3 +392,14 @@ def with_user_instruments(loaded: LoadedModel, table: Path | None) -> LoadedMode
     from foxhunt.data.market.instrument_table import load_instruments
 
     return replace(loaded, instruments={**load_instruments(table), **loaded.instruments})
+
+
+def with_read_flags(loaded: LoadedModel, read: Mapping[str, Any] | None) -> LoadedModel:
+    """``loaded`` reading bar files with the user's read flags (``--symbol``, ``--tz`` ...:
+    ``DataConfig`` fields) over the ones the run stored: for later files from another source.
+    Only how files are read changes; the model, features and scaler stay the run's."""
+    if not read:
+        return loaded
+    from dataclasses import replace
+
+    return replace(loaded, config=loaded.config.replace(data=dict(read)))

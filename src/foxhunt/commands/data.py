@@ -74,7 +74,8 @@ def index_daily(a: argparse.Namespace) -> None:
 
 
 def inspect(a: argparse.Namespace) -> int:
-    """Exit 0 when the bars are valid, 2 when not; with ``--json`` an unreadable file is a JSON
+    """Exit 0 when the commands read the bars (verdict valid, or suspicious: read as given
+    with warnings), 2 when they refuse them; with ``--json`` an unreadable file is a JSON
     verdict too (one line), else a one-line error."""
     from foxhunt.data.read.inspection import inspect_report
     from foxhunt.errors import DataError
@@ -89,12 +90,19 @@ def inspect(a: argparse.Namespace) -> int:
     except DataError as e:
         if not a.json:
             raise
-        report = {"path": str(a.path), "valid": False, "error": str(e), "symbols": []}
+        report = {
+            "path": str(a.path),
+            "verdict": "invalid",
+            "valid": False,
+            "readable": False,
+            "error": str(e),
+            "symbols": [],
+        }
     if a.json:
         sys.stdout.write(json.dumps(report) + "\n")
     else:
         _print_report(report)
-    return 0 if report["valid"] else 2
+    return 0 if report["readable"] else 2
 
 
 def _print_report(report: dict[str, Any]) -> None:
@@ -119,33 +127,37 @@ def _print_report(report: dict[str, Any]) -> None:
             ("sessions", f"{s['sessions']:,} ({s['session_breaks']:,} breaks: halts, weekends)"),
             ("gaps in sessions", gaps),
             ("calendar", s.get("calendar", "-")),
-            ("bars in closed hours", f"{s['closed_time_bars']:,}"),
+            (
+                "bars on closed days" if s.get("daily") else "bars in closed hours",
+                f"{s['closed_time_bars']:,}",
+            ),
         ]
         for k, v in rows:
             table.add_row(k, v)
         console.print(f"[bold]{s['symbol']}[/]")
         console.print(table)
-        if s["closed_hours_warning"]:
-            console.print(f"[yellow]{s['closed_hours_warning']}[/]", highlight=False)
     for g in report.get("guesses", []):
         console.print(f"[dim]guess:[/] {g}", soft_wrap=True, highlight=False)
-    odd = report.get("time_axis", [])
-    if odd and report["valid"]:
-        for p in odd:
-            console.print(
-                f"[yellow]kept (--allow-odd-times):[/] {p}", soft_wrap=True, highlight=False
-            )
-    elif len(odd) > 1:
-        for p in odd[1:]:
-            console.print(f"[red]time axis:[/] {p}", soft_wrap=True, highlight=False)
+    for w in report["warnings"]:
+        console.print(f"[yellow]warning:[/] {w}", soft_wrap=True, highlight=False)
+    for p in report["time_axis"][1:] if report["verdict"] == "invalid" else []:
+        console.print(f"[red]time axis:[/] {p}", soft_wrap=True, highlight=False)
     if report["too_short_for_features"]:
         need = report["features_min_bars"]
         console.print(
             f"[yellow]too short for features (need >= {need} bars):[/] "
             + ", ".join(report["too_short_for_features"])
         )
-    if report["valid"]:
+    n = len(report["warnings"])
+    if report["verdict"] == "valid":
         console.print("[green]verdict: valid[/]")
+    elif report["verdict"] == "suspicious":
+        console.print(
+            f"[yellow]verdict: suspicious[/] - {n} warning{'s' if n > 1 else ''} above; the "
+            "commands read these bars as given, not as valid",
+            soft_wrap=True,
+            highlight=False,
+        )
     else:
         console.print(
             f"[red]verdict: invalid[/] - {report['error']}", soft_wrap=True, highlight=False

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from foxhunt.commands.options import refuse_out_over_inputs
+from foxhunt.commands.options import add_read_args, read_flags, refuse_out_over_inputs
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -53,6 +53,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "themselves; all = every window, training windows included (one warning). Default: "
         "test for the training file itself, new for any other bars",
     )
+    add_read_args(e, stored=False, over_run=True)
     e.add_argument("--json", action="store_true", help="machine-readable output")
     e.set_defaults(func=run)
 
@@ -74,6 +75,7 @@ def run(a: argparse.Namespace) -> None:
             strict=a.strict,
             allow_outliers=a.allow_outliers,
             scope=a.windows,
+            read=read_flags(a),
         )
     if a.json:
         sys.stdout.write(json.dumps(result, indent=2) + "\n")

@@ -161,10 +161,22 @@ def _positive_int(text: str) -> int:
 _NEGATIVE_OR_OFFSET = re.compile(r"^-\d+$|^-\d*\.\d+$|^-\d{1,2}:?\d{2}$")
 
 
-def add_read_args(p: argparse.ArgumentParser, stored: bool = True) -> None:
+def add_read_args(p: argparse.ArgumentParser, stored: bool = True, over_run: bool = False) -> None:
     """How to read the bar files when the guess is wrong (docs/data.md, "When the guess is
-    wrong"): ``--symbol --columns --ts-format --tz --bar-minutes --allow-odd-times``."""
+    wrong"): ``--symbol --columns --ts-format --tz --bar-minutes --allow-odd-times``.
+
+    Args:
+        p: the command's parser.
+        stored: the command stores them in its run (train, tune, backtest).
+        over_run: the command reads bars for a trained run (evaluate, predict): the run's
+            stored choices are the default, and a flag given wins over the run's.
+    """
     where = " (stored in the run; evaluate and predict read the same way)" if stored else ""
+    if over_run:
+        where = (
+            " (default: as the run was trained, from its config.json; a flag given here wins "
+            "over the run's value, for later files from another source)"
+        )
     # argparse takes "-05:00" for an option unless it looks like a negative number to it: let
     # fixed offsets through as values (``--tz -05:00``), as argparse does for ``-5``.
     p._negative_number_matcher = _NEGATIVE_OR_OFFSET  # type: ignore[attr-defined]
@@ -229,14 +241,21 @@ def read_options_of(a: argparse.Namespace) -> Any:
         raise InputError(str(e)) from e
 
 
-def apply_read_args(cfg: RunConfig, a: argparse.Namespace) -> RunConfig:
-    """``cfg`` with the read flags that were given (:func:`add_read_args`) in its data section."""
+def read_flags(a: argparse.Namespace) -> dict[str, Any]:
+    """The read flags that were given (:func:`add_read_args`), as ``DataConfig`` fields
+    (checked: :func:`read_options_of`); empty when none was."""
     read_options_of(a)  # checks the values
     data: dict[str, Any] = {
         k: getattr(a, k) for k in _READ_FIELDS if getattr(a, k, None) is not None
     }
     if getattr(a, "allow_odd_times", False):
         data["allow_odd_times"] = True
+    return data
+
+
+def apply_read_args(cfg: RunConfig, a: argparse.Namespace) -> RunConfig:
+    """``cfg`` with the read flags that were given (:func:`add_read_args`) in its data section."""
+    data = read_flags(a)
     return cfg.replace(data=data) if data else cfg
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress
 
-from foxhunt.commands.options import refuse_out_over_inputs
+from foxhunt.commands.options import add_read_args, read_flags, refuse_out_over_inputs
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -58,6 +58,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="refuse bars of symbols the model was not trained on (default: one warning); with "
         "--follow: stop at the first bad line (exit 2) instead of skipping it",
     )
+    add_read_args(pr, stored=False, over_run=True)
     pr.set_defaults(func=run)
 
 
@@ -78,6 +79,7 @@ def run(a: argparse.Namespace) -> None:
             max_polls=a.max_polls,
             strict=a.strict,
             device=a.device,
+            read=read_flags(a),
         )
         return
     from foxhunt.infer.predict import predict_to_file
@@ -95,6 +97,7 @@ def run(a: argparse.Namespace) -> None:
             strict=a.strict,
             allow_outliers=a.allow_outliers,
             long=a.long,
+            read=read_flags(a),
         )
     shape = f"{origins:,} origins x {horizons} horizons"
     shape += f" x {rows // (origins * horizons)} quantiles" if a.long else ", a column per quantile"

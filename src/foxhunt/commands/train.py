@@ -106,7 +106,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument(
         "--memory-budget",
         help="fit the run in this much memory, e.g. 1GB, 512MiB; on CPU the whole process's "
-        "peak RSS (import baseline, data, tensors, allocator), on CUDA device memory",
+        "peak RSS (import baseline, data, tensors, allocator) and the data preparation's "
+        "(its child process beside this one, or this process), on CUDA device memory",
     )
     t.add_argument(
         "--allow-precision-change",

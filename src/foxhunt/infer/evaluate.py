@@ -28,7 +28,7 @@ from torch import Tensor
 
 from foxhunt.artifacts.data_end import read_data_end
 from foxhunt.artifacts.lock import check_unlocked, run_lock
-from foxhunt.artifacts.rundir import LoadedModel, RunDir, with_user_instruments
+from foxhunt.artifacts.rundir import LoadedModel, RunDir, with_read_flags, with_user_instruments
 from foxhunt.artifacts.served import served_weights
 from foxhunt.baselines.empirical import EmpiricalQuantiles, load_baselines
 from foxhunt.baselines.forecasts import WindowForecast, classical_forecasts, simple_forecasts
@@ -167,6 +167,7 @@ def evaluate_model(
     strict: bool = False,
     allow_outliers: bool = False,
     scope: WindowScope | None = None,
+    read: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Score a run directory's model on bars, against the baselines.
 
@@ -189,6 +190,8 @@ def evaluate_model(
         allow_outliers: keep implausible bars (always, if the run was trained keeping them).
         scope: ``--windows``: ``new``, ``test`` or ``all`` (:mod:`foxhunt.data.windows.scope`); None:
             ``test`` for the training bars themselves, else ``new``.
+        read: read flags (``DataConfig`` fields: ``tz``, ``symbol`` ...) over the run's own
+            (:func:`~foxhunt.artifacts.rundir.with_read_flags`).
 
     Returns:
         The evaluation (JSON-able): model, bars, split, window count, scores per model,
@@ -210,6 +213,7 @@ def evaluate_model(
         check_unlocked(Path(model_dir), "evaluate it alongside with --out FILE, or wait")
     dev = parse_device(device)
     loaded = with_user_instruments(load_inference_model(model_dir, dev), instruments)
+    loaded = with_read_flags(loaded, read)
     m = loaded.config.model
     empirical, classical = load_baselines(loaded.run.baselines, m.quantiles, m.horizon)
     windows, split, closes = evaluation_data(

@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 
 from foxhunt.data.read.bars import load_bars
 from foxhunt.data.read.files import TABLE_SUFFIXES, is_parquet
+from foxhunt.data.read.options import ReadOptions
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.screen import WHERE, Reject
 
@@ -69,6 +70,8 @@ class BarFileReader:
         chunk_bytes: CSV bytes per piece.
         resume_at: Position already processed by an earlier run (CSV: byte offset, header
             included; parquet: rows); rows before it come back with ``replay=True``.
+        options: how to read the rows (the run's read options, ``--tz`` ...); None: guess.
+            ``bar_minutes`` is not applied: the feed's bars are taken as they come.
 
     Raises:
         InputError: Unsupported file type.
@@ -81,8 +84,10 @@ class BarFileReader:
         chunk_rows: int = CHUNK_ROWS,
         chunk_bytes: int = CHUNK_BYTES,
         resume_at: int = 0,
+        options: ReadOptions | None = None,
     ) -> None:
         self.path = Path(path)
+        self.options = options
         if self.path.suffix.lower() not in TABLE_SUFFIXES:
             raise InputError(f"--follow {path}: unsupported file type (use .parquet or .csv)")
         self.parquet = is_parquet(self.path)
@@ -223,7 +228,7 @@ class BarFileReader:
             else:
                 content.write_parquet(piece)
             try:
-                frame = load_bars(piece).frame
+                frame = load_bars(piece, options=self.options).frame
             except DataError as e:
                 raise DataError(str(e).replace(f"{piece}: ", "").replace(str(piece), "")) from e
         if frame.height != where.len():  # e.g. a quoted field across lines: judge line by line

@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
+from foxhunt.data.read.options import options_of
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.feed import BarFileReader, Piece
 from foxhunt.infer.follow_state import FollowState, sidecar_path
@@ -68,6 +70,9 @@ def follow(
         poll_seconds: Wait between polls.
         max_polls: Stop after this many polls (None: until interrupted).
         sleep: The wait function (tests pass a fake).
+        read: read flags (``DataConfig`` fields: ``tz``, ``symbol`` ...) over the run's own;
+            the rows are read with them (``bar_minutes`` aside: one warning, the feed's bars
+            are taken as they come).
 
     Returns:
         Forecast rows written.
@@ -170,6 +175,7 @@ def follow_path(
     strict: bool = False,
     device: str = "cpu",
     sleep: Callable[[float], None] = time.sleep,
+    read: Mapping[str, Any] | None = None,
 ) -> int:
     """Forecast as bars arrive in ``path`` (``foxhunt predict --follow FILE``).
 
@@ -183,6 +189,9 @@ def follow_path(
         strict: Stop at the first bad line instead of skipping it.
         device: Torch device string.
         sleep: The wait function (tests pass a fake).
+        read: read flags (``DataConfig`` fields: ``tz``, ``symbol`` ...) over the run's own;
+            the rows are read with them (``bar_minutes`` aside: one warning, the feed's bars
+            are taken as they come).
 
     Returns:
         Forecast rows written.
@@ -202,6 +211,15 @@ def follow_path(
     state = FollowState.open(sidecar_path(Path(out)), Path(path), reader.unit)
     reader.resume_at = state.position
     forecaster = Forecaster.load(model_dir, device=parse_device(device))
+    data = forecaster.loaded.config.replace(data=dict(read or {})).data
+    reader.options = options_of(data)
+    if data.bar_minutes is not None:
+        log.warning(
+            "the run reads bars as %d-minute bars (--bar-minutes); --follow takes the feed's "
+            "bars as they come: feed %d-minute bars",
+            data.bar_minutes,
+            data.bar_minutes,
+        )
     if state.position:
         log.info(
             "resuming %s after %s %d (%s): earlier lines are re-read as history only",

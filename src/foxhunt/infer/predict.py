@@ -17,8 +17,9 @@ are, and a crash never leaves a half-written forecast under the final name.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -27,7 +28,7 @@ import pyarrow.parquet as pq
 import torch
 from rich.progress import Progress
 
-from foxhunt.artifacts.rundir import LoadedModel, with_user_instruments
+from foxhunt.artifacts.rundir import LoadedModel, with_read_flags, with_user_instruments
 from foxhunt.data.features.inputs import read_run_bars
 from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data
 from foxhunt.data.windows.dataset import WindowDataset
@@ -238,6 +239,7 @@ def predict_to_file(
     strict: bool = False,
     allow_outliers: bool = False,
     long: bool = False,
+    read: Mapping[str, Any] | None = None,
 ) -> tuple[int, int, int]:
     """Write quantile forecasts for every origin in ``bars`` to ``out`` (``foxhunt predict``).
 
@@ -254,6 +256,8 @@ def predict_to_file(
         allow_outliers: keep implausible bars (always, if the run was trained keeping them).
         long: one row per quantile level (``quantile``, ``return``, ``price``) instead of one
             column per level.
+        read: read flags (``DataConfig`` fields: ``tz``, ``symbol`` ...) over the run's own
+            (:func:`~foxhunt.artifacts.rundir.with_read_flags`).
 
     Returns:
         ``(rows written, origins, horizons)``: one row per origin and horizon (times the
@@ -272,7 +276,9 @@ def predict_to_file(
     if not out.parent.exists():
         raise InputError(f"--out {out}: directory {out.parent} does not exist")
     dev = parse_device(device)
-    loaded = with_user_instruments(load_inference_model(model_dir, dev), instruments)
+    loaded = with_read_flags(
+        with_user_instruments(load_inference_model(model_dir, dev), instruments), read
+    )
     m = loaded.config.model
     need, why = inference_bars_needed(loaded.spec, m.encoder_length, m.horizon, with_target=False)
     allow = allow_outliers or loaded.config.data.allow_outliers

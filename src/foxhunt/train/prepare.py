@@ -57,11 +57,13 @@ class RunData:
         data: The prepared windows, spec, scaler and fingerprint.
         cfg: The config with the target scale chosen (when asked).
         baselines: The ``baselines.json`` record (when asked), else None.
+        peak_rss: The preparing process's peak RSS in bytes, measured when it was done.
     """
 
     data: PreparedData
     cfg: RunConfig
     baselines: dict[str, Any] | None
+    peak_rss: int = 0
 
 
 def prepare(
@@ -104,11 +106,12 @@ def prepare(
             classical=cfg.data.target == "close",  # they model the close's returns
         )
     estimate = preparation_peak(data.closes.height, len(data.spec.inputs), cfg.model.horizon)
+    peak = peak_rss_bytes()
     log.info(
         "data preparation: %d bars, peak RSS %s (estimated %s; docs/memory.md)",
-        data.closes.height, format_bytes(peak_rss_bytes()), format_bytes(estimate),
+        data.closes.height, format_bytes(peak), format_bytes(estimate),
     )  # fmt: skip
-    return RunData(data, cfg, record)
+    return RunData(data, cfg, record, peak)
 
 
 def prepare_in_child(
@@ -150,7 +153,7 @@ def prepare_in_child(
         records.put(None)
         relay.join(timeout=5)
         path.unlink(missing_ok=True)  # the mapped pages stay readable
-    return RunData(saved["data"], saved["cfg"], saved["baselines"])
+    return RunData(saved["data"], saved["cfg"], saved["baselines"], saved["peak_rss"])
 
 
 def _child(bars: Path, cfg: RunConfig, choose_scale: bool, baselines: bool, path: Path) -> None:
@@ -159,7 +162,8 @@ def _child(bars: Path, cfg: RunConfig, choose_scale: bool, baselines: bool, path
 
     prepared = prepare(bars, cfg, choose_scale=choose_scale, baselines=baselines)
     tmp = path.with_name(path.name + ".tmp")
-    torch.save({"data": prepared.data, "cfg": prepared.cfg, "baselines": prepared.baselines}, tmp)
+    saved = {"data": prepared.data, "cfg": prepared.cfg, "baselines": prepared.baselines}
+    torch.save(saved | {"peak_rss": prepared.peak_rss}, tmp)
     tmp.replace(path)
 
 

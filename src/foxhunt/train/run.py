@@ -53,7 +53,12 @@ from foxhunt.train.observer import Listener, Progress
 from foxhunt.train.prepare import prepare, prepare_in_child
 from foxhunt.train.reporting.interpret import SelectionWeights, write_interpretation
 from foxhunt.train.resolve import hold_run, resolve_run, run_root
-from foxhunt.train.resources.plan import apply_budget, data_bytes
+from foxhunt.train.resources.plan import (
+    apply_budget,
+    check_child_peak,
+    child_fits_budget,
+    data_bytes,
+)
 from foxhunt.train.resources.threads import set_cpu_threads
 from foxhunt.train.signals import stop_on_signals
 from foxhunt.version import __version__
@@ -190,8 +195,12 @@ def _train(
     fresh = resume is None or not ckpt.complete_epochs(run.checkpoints)
     wants = {"choose_scale": resume is None, "baselines": fresh and world.is_main}
     in_child = isolate and not world.distributed and not is_feature_store(bars)
+    if in_child and budget is not None and device.type == "cpu":  # the child counts too
+        in_child = child_fits_budget(cfg, budget, bars, baseline)
     if in_child:
         prepared = prepare_in_child(bars, cfg, scratch=run.root, **wants)
+        if budget is not None and device.type == "cpu":
+            check_child_peak(budget, baseline, prepared.peak_rss)
     else:  # from a feature store, rank 0 builds the memory-mapped window cache once
         prepared = prepare(bars, cfg, coordinator=world, **wants)
     data, cfg = prepared.data, prepared.cfg

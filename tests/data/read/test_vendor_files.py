@@ -315,6 +315,35 @@ def test_a_zone_the_user_gives_is_kept_and_the_better_one_named(
         read_bars(HISTDATA, tz="UTC")  # the Sunday open read 5 hours early
 
 
+def test_a_kept_zone_makes_the_verdict_suspicious_not_valid(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--tz -05:00 on July bars reads (exit 0: train takes the same flag) but is not "valid":
+    the verdict says suspicious and lists the kept zone; so does a problem kept with
+    --allow-odd-times. The same file as found is valid."""
+    from foxhunt.cli import main
+
+    july = REAL / "histdata-july"
+    report = inspect_report(july, tz="-05:00")
+    assert (report["verdict"], report["valid"], report["readable"]) == ("suspicious", False, True)
+    # The fixture's 240 bars straddle the Friday close: read as EST, its last hour is closed.
+    kept, closed = report["warnings"]
+    assert kept.startswith("--tz -05:00 kept as given: ") and "likely America/New_York" in kept
+    assert closed.startswith("EURUSD: 60 of 240 bars (25%) fall in closed hours")
+    assert main(["data", "inspect", str(july), "--tz", "-05:00"]) == 0
+    out = capsys.readouterr().out
+    assert "verdict: suspicious - 2 warnings above" in out and "verdict: valid" not in out
+    assert main(["data", "inspect", str(july)]) == 0
+    assert "verdict: valid" in capsys.readouterr().out
+    plain = tmp_path / "EURUSD.csv"  # New York times read as UTC: refused, or kept with the flag
+    with zipfile.ZipFile(HISTDATA) as z:
+        plain.write_bytes(z.read(MEMBER))
+    assert inspect_report(plain)["verdict"] == "invalid"
+    kept = inspect_report(plain, options=ReadOptions(allow_odd_times=True))
+    assert (kept["verdict"], kept["readable"]) == ("suspicious", True)
+    assert kept["warnings"][0].startswith("kept (--allow-odd-times): ")
+
+
 def test_pandas_frame_indexed_by_symbol_and_ts() -> None:
     """A (symbol, ts) MultiIndex is what pandas users hold: read as columns, not refused."""
     import foxhunt

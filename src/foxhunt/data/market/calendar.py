@@ -114,6 +114,16 @@ def closed_time(ts: pl.Expr, calendar: str = DEFAULT_CALENDAR) -> pl.Expr:
     return ~((opens <= t) & (t < closes))
 
 
+def closed_day(ts: pl.Expr, calendar: str = DEFAULT_CALENDAR) -> pl.Expr:
+    """True where ``ts``'s trading day (:func:`trading_date`) is not one the calendar trades
+    (weekends, holidays): the closed test of daily bars, whose time of day is a convention.
+    Days outside the calendar's span (1985-2060) are not judged: False."""
+    days = np.unique(sessions(calendar).day).astype(np.int32)
+    day = trading_date(ts, calendar).cast(pl.Int32)
+    inside = day.is_between(int(days[0]), int(days[-1]))
+    return inside & ~day.is_in(pl.Series(days).implode())
+
+
 def _third_friday(year: pl.Expr, month: pl.Expr) -> pl.Expr:
     first = pl.date(year, month, 1)
     first_friday = 1 + (5 - first.dt.weekday().cast(pl.Int32)) % 7  # weekday: Mon=1 .. Sun=7

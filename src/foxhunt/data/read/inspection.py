@@ -21,16 +21,16 @@ from typing import Any
 import polars as pl
 
 from foxhunt.data.features.observed import WARMUP
-from foxhunt.data.market.calendar import closed_time, infer_interval, trading_date
+from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval, trading_date
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instrument_table import load_instruments
 from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
 from foxhunt.data.read.bars import LoadedBars, load_bars, validate_bars
 from foxhunt.data.read.options import ReadOptions
-from foxhunt.data.read.time_axis import CITY_ZONES, find_problems
-from foxhunt.data.read.timestamps import local_to_utc
+from foxhunt.data.read.time_axis import CITY_ZONES, DAILY, ODD_TIMES_FLAG, TimeAxisFindings, examine
 from foxhunt.data.read.validate import FILE_COLUMN
 from foxhunt.data.read.vendors import guess_lines
+from foxhunt.data.read.zones import local_to_utc, utc_to_local
 from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ def best_zone(ts: pl.Series, read_in: str, closed: ClosedFn = closed_time) -> tu
     Returns:
         (zone, bars in closed hours when read in that zone); ``read_in`` wins ties.
     """
-    wall = pl.DataFrame({"w": ts.dt.convert_time_zone(read_in).dt.replace_time_zone(None)})
+    wall = pl.DataFrame({"t": ts}).select(utc_to_local(pl.col("t"), read_in).alias("w"))
     zones = (read_in, *(z for z in CITY_ZONES if z != read_in))
     counts = wall.select([closed(local_to_utc(pl.col("w"), z)).sum().alias(z) for z in zones]).row(
         0, named=True
@@ -76,13 +76,19 @@ def best_zone(ts: pl.Series, read_in: str, closed: ClosedFn = closed_time) -> tu
 
 
 def closed_hours_warning(
-    s: dict[str, Any], naive: bool, tz: str, closed: ClosedFn, ts: pl.Series
+    s: dict[str, Any], naive: bool, tz: str, closed: ClosedFn, ts: pl.Series, daily: bool = False
 ) -> str | None:
-    """The warning for one symbol's summary when many of its bars fall in closed hours."""
+    """The warning for one symbol's summary when many of its bars fall in closed hours (daily
+    bars: on days the calendar does not trade)."""
     share = s["closed_time_bars"] / max(s["bars"], 1)
     if share <= CLOSED_SHARE_WARN:
         return None
     text = f"{s['closed_time_bars']:,} of {s['bars']:,} bars ({share:.0%}) fall in closed hours"
+    if daily:
+        return (
+            f"{s['closed_time_bars']:,} of {s['bars']:,} daily bars ({share:.0%}) fall on days "
+            "the calendar does not trade (a market with other days, or dates shifted by a zone)"
+        )
     if not naive:
         return text + " (a market with other hours, or timestamps in the wrong zone)"
     zone, n = best_zone(ts, tz, closed)
@@ -107,7 +113,8 @@ def summarize(
 
     Returns:
         Dicts with keys symbol, bars, first, last, interval, sessions, session_breaks,
-        intra_session_gaps, largest_gap, missing_bars, closed_time_bars, closed_hours_warning
+        intra_session_gaps, largest_gap, missing_bars, closed_time_bars (daily bars: on days
+        the calendar does not trade), daily, closed_hours_warning
         (None, or a line naming the zone that would fit when the timestamps were naive),
         calendar.
     """
@@ -125,10 +132,11 @@ def summarize(
     out = []
     for (sym,), g in df.group_by("symbol", maintain_order=True):
         cal = calendar_of(str(sym), instruments)
-        sym_closed = closed or partial(closed_time, calendar=cal)
         g = g.with_columns(trading_date(pl.col("ts"), cal).alias("session"))
         ts = g["ts"]
         interval = infer_interval(ts) if g.height > 1 else None
+        daily = interval is not None and interval >= DAILY
+        sym_closed = closed or partial(closed_day if daily else closed_time, calendar=cal)
         gaps = g.select(
             pl.col("ts").diff().alias("gap"),
             (pl.col("session") != pl.col("session").shift(1)).alias("new_session"),
@@ -157,10 +165,12 @@ def summarize(
             "largest_gap": _fmt_td(largest) if largest is not None else None,
             "missing_bars": missing,
             "closed_time_bars": int(n_closed),
+            "daily": daily,
             "calendar": cal,
         }
         read_in = loaded.zone_of(int(first_file.get(sym, 0)))
-        warning = closed_hours_warning(summary, sym in naive_symbols, read_in, sym_closed, g["ts"])
+        naive = sym in naive_symbols
+        warning = closed_hours_warning(summary, naive, read_in, sym_closed, g["ts"], daily)
         if warning:
             log.warning("%s: %s", sym, warning)
         summary["closed_hours_warning"] = warning
@@ -208,12 +218,15 @@ def inspect_report(
             ``--bar-minutes`` is not applied here, ``--allow-odd-times``).
 
     Returns:
-        ``path``, ``files``, ``valid``, ``error`` (the validation message or None),
-        ``time_axis`` (one line per time-axis problem, :mod:`foxhunt.data.read.time_axis`),
-        ``guesses`` (what was guessed and the flag that changes it, deduplicated),
-        ``features_min_bars``, ``too_short_for_features`` and one summary per symbol.
-        ``valid`` is True only when there is no error and no time-axis problem (or
-        ``allow_odd_times``).
+        ``path``, ``files``, ``verdict`` (``valid``: nothing suspicious; ``suspicious``: the
+        commands read the bars as given, with warnings; ``invalid``: they refuse them),
+        ``valid`` (verdict ``valid``), ``readable`` (not ``invalid``: exit 0), ``error`` (the
+        first refusal or None), ``time_axis`` (one line per time-axis problem,
+        :mod:`foxhunt.data.read.time_axis`), ``warnings`` (zones kept as given with ``--tz``,
+        problems kept with ``--allow-odd-times``, symbols with over 5 % of their bars in
+        closed hours), ``guesses`` (what was guessed and the flag that changes it,
+        deduplicated), ``features_min_bars``, ``too_short_for_features`` and one summary per
+        symbol.
 
     Raises:
         DataError: the bars cannot be read at all (missing file or column, empty file).
@@ -221,21 +234,33 @@ def inspect_report(
     loaded = load_bars(path, tz=tz, options=options)
     table = load_instruments(Path(instruments)) if instruments else None
     symbols = summarize(loaded, instruments=table)
-    problems: list[str] = []
+    found = TimeAxisFindings()
     try:
         bars = validate_bars(loaded, allow_outliers=allow_outliers)
         error = None
-        problems = find_problems(loaded, bars, table)
+        found = examine(loaded, bars, table)
     except DataError as e:
         error = str(e)
+    problems = list(found.problems)
     allowed = loaded.options.allow_odd_times
+    if problems and not allowed:
+        error = error or problems[0]
+    warnings = [f"kept ({ODD_TIMES_FLAG}): {p}" for p in problems] if allowed else []
+    warnings += list(found.kept)
+    warnings += [
+        f"{s['symbol']}: {s['closed_hours_warning']}" for s in symbols if s["closed_hours_warning"]
+    ]
+    verdict = "invalid" if error else "suspicious" if warnings else "valid"
     short = [s["symbol"] for s in symbols if s["bars"] <= WARMUP + DEFAULT_HORIZON]
     return {
         "path": str(path),
         "files": [str(f) for f in loaded.files],
-        "valid": error is None and (not problems or allowed),
-        "error": error or (problems[0] if problems and not allowed else None),
+        "verdict": verdict,
+        "valid": verdict == "valid",
+        "readable": error is None,
+        "error": error,
         "time_axis": problems,
+        "warnings": warnings,
         "guesses": guess_lines(loaded.guesses) + instrument_guesses(symbols, table),
         "features_min_bars": WARMUP + DEFAULT_HORIZON + 1,
         "too_short_for_features": short,

@@ -2,13 +2,14 @@
 
 A file can be valid bar by bar and still be read wrong: ``19900102`` taken as epoch seconds
 (bars 1 s apart in 1970), a fixed-EST clock read as UTC (FX bars in the weekend), a 1-minute
-file read as one bar a day. Per symbol, after validation (:func:`find_problems`):
+file read as one bar a day. Per symbol, after validation (:func:`examine`):
 
 * ``years``: a bar before 1980 or after tomorrow (:data:`EARLIEST`, :data:`FUTURE_SLACK`);
 * ``interval``: the bar interval differs from the one the file name claims (``M1``, ``5min``,
   :mod:`foxhunt.data.read.vendors`), or one bar per trading day where the name claims intraday bars;
 * ``closed``: more than :data:`CLOSED_SHARE_MAX` of the bars fall where the symbol's calendar
-  is closed;
+  is closed (daily bars, :data:`DAILY`: on days it does not trade; their time of day is a
+  convention, so the ``zone`` rule skips them);
 * ``zone``: naive timestamps read in a guessed zone (UTC, or a vendor's clock) while another
   zone or fixed offset (UTC-12..UTC+14, and the cities of :data:`CITY_ZONES`) puts clearly fewer
   bars in closed hours (:func:`zone_fits`): a clock 5 hours off passes the closed-share limit on
@@ -16,8 +17,9 @@ file read as one bar a day. Per symbol, after validation (:func:`find_problems`)
   with a warning naming the better one, unless it also breaks the ``closed`` rule.
 
 Each problem is one line naming the file, the symbol, what was read, the likely cause and the
-flag that fixes it. :func:`check_time_axis` raises the first (exit 2) unless
-``--allow-odd-times``, which logs them instead.
+flag that fixes it (:func:`examine`: the problems, and the warnings of zones kept as given).
+:func:`check_time_axis` raises the first problem (exit 2) unless ``--allow-odd-times``, which
+logs them instead; a kept zone is always a warning (``data inspect``: verdict "suspicious").
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from foxhunt.data.market.calendar import closed_time, infer_interval
+from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval
 from foxhunt.data.market.instruments import calendar_of
 from foxhunt.data.read.zones import fixed_offset_name, local_to_utc, utc_to_local
 from foxhunt.errors import DataError
@@ -45,6 +47,8 @@ EARLIEST = datetime(1980, 1, 1, tzinfo=UTC)
 """No bar file of electronic markets starts before this; earlier bars are a misread clock."""
 FUTURE_SLACK = timedelta(days=1)
 """A bar later than now + this is a misread clock (or a typo such as 2099)."""
+DAILY = timedelta(hours=20)
+"""Bars this far apart or more are daily: judged by their trading day, not their clock."""
 CLOSED_SHARE_MAX = 0.25
 """Share of bars in the calendar's closed hours above which the axis is refused."""
 CITY_ZONES = (
@@ -91,6 +95,21 @@ class ZoneFit:
         )
 
 
+@dataclass(frozen=True)
+class TimeAxisFindings:
+    """What :func:`examine` found, one line each.
+
+    Attributes:
+        problems: refused (exit 2) unless ``--allow-odd-times``.
+        kept: the user's ``--tz`` kept although another zone fits clearly better: never
+            refused (a run trained with ``--tz Etc/GMT+5`` reads its later files the same way),
+            always a warning; such bars are not "valid" (``data inspect``).
+    """
+
+    problems: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
+
+
 def candidate_zones(read_in: str) -> tuple[str, ...]:
     """``read_in`` first, then the cities of :data:`CITY_ZONES` and UTC-12..UTC+14."""
     fixed = tuple(fixed_offset_name(h * 60) for h in range(-12, 15))
@@ -130,13 +149,14 @@ def _flag_for_zone(zone: str) -> str:
     return zone.removeprefix("UTC") if zone.startswith("UTC") and zone != "UTC" else zone
 
 
-def find_problems(
+def examine(
     loaded: LoadedBars,
     bars: pl.DataFrame,
     instruments: Mapping[str, Instrument] | None = None,
     now: datetime | None = None,
-) -> list[str]:
-    """Every time-axis problem of ``bars`` (validated, sorted by symbol and ts), one line each.
+) -> TimeAxisFindings:
+    """Every time-axis problem of ``bars`` (validated, sorted by symbol and ts), and every
+    zone given with ``--tz`` that another zone fits clearly better, one line each.
 
     Args:
         loaded: what ``bars`` were read from (files, zones, naive flags, claimed intervals).
@@ -149,6 +169,7 @@ def find_problems(
 
     first_file = dict(loaded.frame.group_by("symbol").agg(pl.col(FILE_COLUMN).min()).iter_rows())
     out: list[str] = []
+    kept: list[str] = []
     for (sym,), g in bars.select("symbol", "ts").group_by("symbol", maintain_order=True):
         f = int(first_file.get(sym, 0))
         where = f"{loaded.files[f]}: symbol {sym!r}"
@@ -175,7 +196,7 @@ def find_problems(
         claim = loaded.claims[f] if loaded.claims else None
         if claim is not None and interval != claim:
             per_day = ""
-            if interval >= timedelta(hours=20) and claim < timedelta(hours=20):
+            if interval >= DAILY and claim < DAILY:
                 per_day = " (one bar per trading day where the name's bars would give hundreds)"
             out.append(
                 f"{where}: bars are {_fmt(interval)} apart{per_day} but the file name says "
@@ -184,8 +205,15 @@ def find_problems(
             )
             continue
         cal = calendar_of(str(sym), instruments)
-        if interval >= timedelta(hours=20):
-            continue  # daily bars: the time of day is a convention, not a clock
+        if interval >= DAILY:  # the time of day is a convention, not a clock: no zone rule
+            share = float(g.select(closed_day(pl.col("ts"), cal).mean()).item())
+            if share > CLOSED_SHARE_MAX:
+                out.append(
+                    f"{where}: {share:.0%} of the daily bars fall on days calendar {cal} does "
+                    "not trade (weekends, holidays): dates shifted by a zone (--tz) or a market "
+                    f"with other days (--instruments FILE sets its calendar), or {ODD_TIMES_FLAG}"
+                )
+            continue
         naive = bool(loaded.naive[f]) if loaded.naive else False
         share = float(g.select(closed_time(pl.col("ts"), cal).mean()).item())
         fit = zone_fits(ts, loaded.zone_of(f), cal) if naive and share > 0 else None
@@ -199,7 +227,7 @@ def find_problems(
             if loaded.options.tz is not None and share <= CLOSED_SHARE_MAX:
                 # The user named the zone: theirs is kept (a run trained with --tz Etc/GMT+5
                 # reads its later files the same way), the better fit is named, not enforced.
-                log.warning("--tz %s kept as given: %s", loaded.options.tz, line)
+                kept.append(f"--tz {loaded.options.tz} kept as given: {line}")
             else:
                 out.append(line)
         elif share > CLOSED_SHARE_MAX:
@@ -213,7 +241,7 @@ def find_problems(
                 f"{better}: timestamps in another zone (--tz) or a market with other hours "
                 f"(--instruments FILE sets its calendar), or {ODD_TIMES_FLAG}"
             )
-    return out
+    return TimeAxisFindings(tuple(out), tuple(kept))
 
 
 def check_time_axis(
@@ -221,16 +249,18 @@ def check_time_axis(
     bars: pl.DataFrame,
     instruments: Mapping[str, Instrument] | None = None,
 ) -> None:
-    """Refuse the first time-axis problem (:func:`find_problems`), or log every one with
-    ``loaded.options.allow_odd_times``.
+    """Refuse the first time-axis problem (:func:`examine`), or log every one with
+    ``loaded.options.allow_odd_times``; log every zone kept as given.
 
     Raises:
         DataError: the first problem, one line.
     """
-    problems = find_problems(loaded, bars, instruments)
-    if not problems:
+    found = examine(loaded, bars, instruments)
+    for line in found.kept:
+        log.warning("%s", line)
+    if not found.problems:
         return
     if not loaded.options.allow_odd_times:
-        raise DataError(problems[0])
-    for p in problems:
+        raise DataError(found.problems[0])
+    for p in found.problems:
         log.warning("kept (%s): %s", ODD_TIMES_FLAG, p)

@@ -4,10 +4,15 @@ validation batch) applied to its config, for the bars it holds."""
 from __future__ import annotations
 
 import logging
+import math
+from pathlib import Path
 
 from foxhunt.config import RunConfig
 from foxhunt.data.prepared import PreparedData
+from foxhunt.data.read.row_count import estimate_rows
+from foxhunt.errors import InputError
 from foxhunt.memory.budget import plan_budget
+from foxhunt.memory.preparation import preparation_peak
 from foxhunt.memory.process import IMPORT_BASELINE_BYTES, resident_before_training
 from foxhunt.memory.units import format_bytes, parse_bytes
 
@@ -80,3 +85,54 @@ def apply_budget(
         format_bytes(plan.estimated_peak),
     )
     return plan.apply(cfg)
+
+
+def child_fits_budget(cfg: RunConfig, budget: str, bars: Path, baseline: int) -> bool:
+    """Where a budgeted CPU run prepares its data, so that the preparation counts against the
+    budget: its peak (:func:`~foxhunt.memory.preparation.preparation_peak`, from the bars the
+    files hold, :func:`~foxhunt.data.read.row_count.estimate_rows`) plus, when a child process
+    prepares, this process's ``baseline`` beside it.
+
+    Returns:
+        True: in a child (both fit in :func:`plan_margin` of the budget); False: in this
+        process (only the preparation's own peak fits; the process then keeps what preparing
+        loaded, and the plan measures it, :func:`apply_budget`).
+
+    Raises:
+        InputError: the preparation alone does not fit; the message names the budget that does.
+    """
+    limit = parse_bytes(budget) * plan_margin(cfg)
+    m = cfg.model
+    n = estimate_rows(bars)
+    peak = preparation_peak(n, m.n_static + m.n_historical + m.n_known, m.horizon)
+    if baseline + peak <= limit:
+        log.info(
+            "memory budget %s: the data preparation child (about %s for %s bars, estimated) and "
+            "this process (%s) fit",
+            budget, format_bytes(peak), f"{n:,}", format_bytes(baseline),
+        )  # fmt: skip
+        return True
+    if peak <= limit:
+        log.info(
+            "memory budget %s: the data is prepared in this process (about %s for %s bars, "
+            "estimated): a child would hold that beside this process's %s, over the budget",
+            budget, format_bytes(peak), f"{n:,}", format_bytes(baseline),
+        )  # fmt: skip
+        return False
+    raise InputError(
+        f"memory budget {budget}: preparing the data ({n:,} bars) needs an estimated "
+        f"{format_bytes(peak)} on its own (docs/memory.md); raise --memory-budget to at least "
+        f"{format_bytes(math.ceil(peak / plan_margin(cfg)))}"
+    )
+
+
+def check_child_peak(budget: str, baseline: int, child_peak: int) -> None:
+    """One warning when the data preparation child's measured peak, with this process's
+    ``baseline`` beside it, went over ``budget`` (the estimate erred; docs/memory.md)."""
+    if child_peak and baseline + child_peak > parse_bytes(budget):
+        log.warning(
+            "memory budget %s exceeded while preparing the data: its child process peaked at "
+            "%s beside this process's %s (%s together); the estimate was low (docs/memory.md)",
+            budget, format_bytes(child_peak), format_bytes(baseline),
+            format_bytes(baseline + child_peak),
+        )  # fmt: skip

@@ -1,0 +1,159 @@
+"""The time-axis verdict on vendors' files the real fixtures do not show (issue 27's bar):
+each reads right as found, or stops with exit 2 and one line naming the flag that fixes it,
+and reads right with that flag; nothing with over a quarter of its bars in closed hours (daily
+bars: on days the market does not trade) or bars before 1980 is called valid.
+
+The files are synthetic, written by ``fixtures/synthetic/make_fixtures.py`` (its docstrings
+say what each vendor format holds).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from foxhunt.cli import main
+from foxhunt.data.market.calendar import closed_day
+from foxhunt.data.read.bars import read_bars
+from foxhunt.data.read.inspection import inspect_report
+from foxhunt.data.read.options import ReadOptions
+from foxhunt.errors import DataError
+
+SYNTHETIC = Path(__file__).parents[1] / "fixtures" / "synthetic"
+BID = "open=BidOpen,high=BidHigh,low=BidLow,close=BidClose,volume=TickQty"
+
+CASES = [
+    # file, (flag, value) it needs or None, symbol, interval, first bar, last bar, calendar
+    pytest.param(
+        "spy.zip", ("--tz", "America/New_York"), "SPY", "1h",
+        "2024-03-04T14:30:00+00:00", "2024-03-22T19:30:00+00:00", "xnys",
+        id="equity-hourly-price-x10000",
+    ),
+    pytest.param(
+        "EURUSD_H1.csv", ("--columns", BID), "EURUSD", "1h",
+        "2024-01-07T22:00:00+00:00", "2024-01-19T21:00:00+00:00", "fx_24x5",
+        id="fx-hourly-bid-ask",
+    ),
+    pytest.param(
+        "HISTDATA_COM_MT_GBPUSD_M12023.zip", None, "GBPUSD", "1m",
+        "2023-07-14T19:00:00+00:00", "2023-07-16T23:59:00+00:00", "fx_24x5",
+        id="fx-minute-2023",
+    ),
+    pytest.param(
+        "CL=F.csv", None, "CL", "1d",
+        "2022-11-01T00:00:00+00:00", "2023-03-30T00:00:00+00:00", "cme_energy",
+        id="futures-daily-later",
+    ),
+    pytest.param(
+        "glbx-mdp3-20240107.ohlcv-1m.csv", None, "ESH4", "1m",
+        "2024-01-07T23:00:00+00:00", "2024-01-08T05:39:00+00:00", "cme_equity",
+        id="cme-raw-minute",
+    ),
+]  # fmt: skip
+
+
+def _inspect(path: Path, *flags: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict]:
+    code = main(["data", "inspect", str(path), "--json", *flags])
+    return code, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "flag", "symbol", "interval", "first", "last", "calendar"), CASES)
+def test_reads_right_or_stops_naming_the_flag(
+    name: str,
+    flag: tuple[str, str] | None,
+    symbol: str,
+    interval: str,
+    first: str,
+    last: str,
+    calendar: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = SYNTHETIC / name
+    code, report = _inspect(path, capsys=capsys)
+    if flag is not None:
+        assert code == 2 and report["verdict"] == "invalid"
+        error = report["error"]
+        assert "\n" not in error and error.startswith(f"{path}")
+        assert (flag[0] in error) and (flag[0] != "--tz" or f"--tz {flag[1]}" in error)
+        code, report = _inspect(path, *flag, capsys=capsys)
+    assert code == 0 and report["verdict"] == "valid", report
+    (s,) = report["symbols"]
+    got = (s["symbol"], s["interval"], s["first"], s["last"], s["calendar"])
+    assert got == (symbol, interval, first, last, calendar)
+    assert s["closed_time_bars"] < 0.05 * s["bars"]
+
+
+def test_prices_in_a_times_10000_format_are_read_as_written() -> None:
+    """Deci-cents stay deci-cents (log returns, the model's targets, do not change); the
+    instrument table or --instruments sets tick size and point value."""
+    bars = read_bars(SYNTHETIC / "spy.zip", options=ReadOptions(tz="America/New_York"))
+    assert bars["open"][0] == 5_120_000.0 and bars.height == 105
+
+
+def test_bid_and_ask_columns_need_the_columns_flag() -> None:
+    with pytest.raises(DataError, match=r"missing column 'open' \(columns: DateTime, BidOpen"):
+        read_bars(SYNTHETIC / "EURUSD_H1.csv")
+    ask = "open=AskOpen,high=AskHigh,low=AskLow,close=AskClose"
+    bars = read_bars(
+        SYNTHETIC / "EURUSD_H1.csv", options=ReadOptions(columns=tuple(ask.split(",")))
+    )
+    assert bars["open"][0] == 1.09512 and bars["volume"].sum() == 0.0  # no volume named
+
+
+def test_a_zone_the_user_gives_is_still_refused_past_a_quarter_closed() -> None:
+    """--tz UTC on New York hourly equity bars: the user's zone, but 62 % of the bars in the
+    NYSE's closed hours: refused, the better zone named."""
+    with pytest.raises(DataError) as e:
+        read_bars(SYNTHETIC / "spy.zip", options=ReadOptions(tz="UTC"))
+    assert "61.9% of the bars fall in the closed hours of calendar xnys" in str(e.value)
+    assert "--tz America/New_York" in str(e.value)
+
+
+def _daily(path: Path, days: list[datetime]) -> Path:
+    rows = "".join(f"{d:%Y-%m-%d},180,181,179,180.5,1000\n" for d in days)
+    path.write_text("Date,Open,High,Low,Close,Volume\n" + rows)
+    return path
+
+
+def test_daily_bars_are_judged_by_their_trading_days(tmp_path: Path) -> None:
+    """Daily stock bars stamped at midnight are valid (their clock is a convention); bars on
+    every calendar day (a third on weekends) are not."""
+    start = datetime(2023, 1, 3)
+    weekdays = [d for d in (start + timedelta(days=i) for i in range(60)) if d.weekday() < 5]
+    report = inspect_report(_daily(tmp_path / "AAPL.csv", weekdays))
+    (s,) = report["symbols"]
+    assert report["verdict"] == "valid" and s["daily"]
+    assert s["closed_time_bars"] == 2  # MLK day and Presidents' Day 2023
+    every = [start + timedelta(days=i) for i in range(63)]
+    report = inspect_report(_daily(tmp_path / "MSFT.csv", every))
+    assert report["verdict"] == "invalid"
+    assert "32% of the daily bars fall on days calendar xnys does not trade" in report["error"]
+    kept = inspect_report(tmp_path / "MSFT.csv", options=ReadOptions(allow_odd_times=True))
+    assert (kept["verdict"], kept["valid"], kept["readable"]) == ("suspicious", False, True)
+
+
+def test_bars_before_1980_are_never_valid() -> None:
+    """Quantiacs dates read as epoch seconds (1970): refused; kept with --allow-odd-times,
+    the verdict is suspicious, never valid."""
+    quantiacs = Path(__file__).parents[1] / "fixtures" / "real" / "quantiacs" / "F_CL.txt"
+    report = inspect_report(quantiacs, options=ReadOptions(ts_format="epoch-s"))
+    assert report["verdict"] == "invalid" and "is before 1980" in report["error"]
+    kept = inspect_report(quantiacs, options=ReadOptions(ts_format="epoch-s", allow_odd_times=True))
+    assert kept["verdict"] == "suspicious" and not kept["valid"]
+
+
+def test_closed_day() -> None:
+    days = [datetime(2023, 1, d, tzinfo=UTC) for d in range(1, 10)]
+    ts = pl.DataFrame({"ts": [datetime(1982, 11, 6, tzinfo=UTC), *days]})  # a Saturday first
+    closed = {cal: ts.select(closed_day(pl.col("ts"), cal))["ts"].to_list() for cal in
+              ("xnys", "fx_24x5", "24x7")}  # fmt: skip
+    # Before the calendars' span (1985): not judged. Sun 1, Mon 2 (NYSE: New Year observed),
+    # Sat 7, Sun 8 closed; FX has no holidays.
+    assert closed["xnys"] == [False, True, True, False, False, False, False, True, True, False]
+    assert closed["fx_24x5"] == [False, True, False, False, False, False, False, True, True, False]
+    assert not any(closed["24x7"])

@@ -1,0 +1,55 @@
+"""The memory plan counts the data preparation (issue 27): a budgeted CPU run prepares its data
+in a child only when the child's estimated peak fits beside this process, else in this process,
+else it refuses before reading the bars."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from foxhunt.config import demo
+from foxhunt.data.sources.demo import write_demo_bars
+from foxhunt.errors import InputError
+from foxhunt.memory.preparation import preparation_peak
+from foxhunt.train.resources.plan import CPU_PLAN_MARGIN, check_child_peak, child_fits_budget
+
+MB = 10**6
+BASELINE = 270 * MB
+
+
+@pytest.fixture(scope="module")
+def bars(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("plan") / "ES.parquet"
+    write_demo_bars(path, n_bars=4000, seed=0)
+    return path
+
+
+def test_the_child_counts_beside_this_process(bars: Path) -> None:
+    cfg = demo()
+    m = cfg.model
+    peak = preparation_peak(4000, m.n_static + m.n_historical + m.n_known, m.horizon)
+    both = BASELINE + peak
+    fits = f"{int(both / CPU_PLAN_MARGIN) + 1}"
+    assert child_fits_budget(cfg, fits, bars, BASELINE)
+    # Child and parent together do not fit, the preparation alone does: this process prepares.
+    alone = f"{int(peak / CPU_PLAN_MARGIN) + 1}"
+    assert not child_fits_budget(cfg, alone, bars, BASELINE)
+    with pytest.raises(InputError) as e:
+        child_fits_budget(cfg, "400MB", bars, BASELINE)
+    msg = str(e.value)
+    assert msg.startswith("memory budget 400MB: preparing the data (4,000 bars) needs")
+    assert "raise --memory-budget to at least" in msg and "\n" not in msg
+
+
+def test_a_measured_child_peak_over_the_budget_is_one_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        check_child_peak("800MB", BASELINE, 500 * MB)
+        assert not caplog.records
+        check_child_peak("700MB", BASELINE, 500 * MB)
+    (r,) = caplog.records
+    assert "its child process peaked at 500 MB" in r.getMessage()
+    assert "770 MB together" in r.getMessage()
