@@ -356,7 +356,7 @@ def test_memory_budget_picks_a_smaller_micro_batch(
     given = math.ceil(budget / CPU_PLAN_MARGIN)
     # The data preparation's own peak (~560 MB for any bars, docs/memory.md) is over this
     # budget and would be refused (tests/train/test_plan.py); here the training plan is tested.
-    monkeypatch.setattr("foxhunt.train.plan.preparation_peak", lambda *a: 0)
+    monkeypatch.setattr("foxhunt.train.resources.plan.preparation_peak", lambda *a: 0)
     assert main([*argv, "--memory-budget", str(given), "--max-steps", "2"]) == 0
     saved = RunConfig.load(run / "config.json")
     # The run also counts its prepared data, so it may need a smaller micro-batch still.

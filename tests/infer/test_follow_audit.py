@@ -13,10 +13,12 @@ import json
 import logging
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
 import polars as pl
 import pytest
 
+from foxhunt.config import RunConfig
 from foxhunt.infer import follow as follow_module
 from foxhunt.infer.follow import follow_path
 from foxhunt.infer.follow_state import sidecar_path
@@ -28,6 +30,7 @@ class FakeForecaster:
     """Holds the latest bar time per symbol; "forecasts" one row (its close) from it."""
 
     allowed = frozenset({"ES"})
+    loaded = SimpleNamespace(config=RunConfig())  # a run that stored no read flags
 
     def __init__(self) -> None:
         self.last: dict[str, int] = {}
