@@ -373,27 +373,12 @@ def fast() -> RunConfig:
     of 1-minute bars takes minutes, not hours. The 16-bar encoder is enough here: the observed
     features already summarise up to 120 bars (realised volatility, ranges, trends).
     """
-    model = TFTConfig(
-        hidden=32,
-        n_heads=4,
-        lstm_layers=1,
-        encoder_length=16,
-        horizon=10,
-        dropout=0.1,
-        variable_width=4,
-        monotone_quantiles=True,
-        decoder_origin_inputs=True,
-    )
-    train = TrainConfig(
-        batch_size=256,
-        validation_batch_size=256,
-        epochs=20,
-        epoch_steps=500,
-        lr=3e-3,
-        warmup_steps=50,
-    )
-    return RunConfig(
-        model=model, train=train, data=dataclasses.replace(RECIPE_DATA, stride=2), preset="fast"
+    return dataclasses.replace(
+        demo().replace(
+            model={"encoder_length": 16, "variable_width": 4},
+            train={"batch_size": 256, "epochs": 20, "epoch_steps": 500, "warmup_steps": 50},
+        ),
+        preset="fast",
     )
 
 
