@@ -177,13 +177,18 @@ class DataConfig:
     variance ``v + phi^(k-1) (s - v)`` (``s`` the window's EWMA variance, ``v`` the training
     mean squared return), summed over k = 1..h. 1.0: ``s x h`` (no reversion; older runs)."""
     target_scale_search: bool = False
-    """Choose ``target_scale_decay``, ``target_scale_reversion`` and ``target_scale_season``
-    per run on the training split (``foxhunt.data.scale.choice``); config.json stores the
-    chosen values."""
+    """Choose ``target_scale_decay``, ``target_scale_reversion``, ``target_scale_season`` and
+    ``target_scale_anchor`` per run on the training split (``foxhunt.data.scale.choice``);
+    config.json stores the chosen values."""
     target_scale_season: tuple[float, ...] = ()
     """Time-of-day variance multipliers of the ``window`` scale, one per half-hour of the
     calendar's clock (48), fitted on the training split by the search; () for none (older
     runs)."""
+    target_scale_anchor: bool = False
+    """Anchor the ``window`` scale on each window's own long-run variance (the 120-bar realised
+    variance input at the origin): the EWMA starts from it and reverts to it
+    (``foxhunt.data.scale.target``). False: normalised EWMA over the encoder, reverting to the
+    pooled training mean (older runs)."""
 
     def __post_init__(self) -> None:
         for name in ("observed_cols", "known_cols", "static_cols", "feature_lines", "columns"):

@@ -256,3 +256,31 @@ def test_a_seasonal_target_scale_streams_as_it_predicts(demo_run: DemoRun, tmp_p
     joined = seasonal.join(plain, on=KEY, suffix="_plain")
     ratio = joined["return_q0.9"].abs() / joined["return_q0.9_plain"].abs()
     assert ratio.min() < 0.9 and ratio.max() > 1.1  # quiet and busy half-hours both moved
+
+
+@pytest.mark.slow
+def test_an_anchored_target_scale_streams_as_it_predicts(demo_run: DemoRun, tmp_path: Path) -> None:
+    """A run whose target scale is anchored on the 120-bar volatility input (config.json's
+    data.target_scale_anchor): the streaming Forecaster computes the anchor from its
+    incremental features exactly as batch ``predict`` does from the pipeline's, and the anchor
+    changes the quantiles."""
+    runs = {}
+    for anchor in (True, False):
+        run = runs[anchor] = tmp_path / f"anchor_{anchor}"
+        shutil.copytree(demo_run.run, run)
+        cfg = json.loads((run / "config.json").read_text())
+        assert cfg["data"]["target_scale"] == "window"
+        cfg["data"]["target_scale_anchor"] = anchor
+        cfg["data"]["target_scale_reversion"] = 0.5  # the level reverted to is the anchor's
+        (run / "config.json").write_text(json.dumps(cfg))
+    bars = two_symbols(300, 280, seed=32)
+    fc = Forecaster.load(runs[True], symbols=["ES", "NQ"])
+    fc.update(bars.head(bars.height - 30), forecast=False)
+    stream = pl.concat([fc.update(bars.slice(i, 1)) for i in range(bars.height - 30, bars.height)])
+    assert stream.height > 0
+    anchored = _batch_predict(runs[True], bars, tmp_path)
+    assert_same_forecasts(stream, anchored)
+    plain = _batch_predict(runs[False], bars, tmp_path)  # (rewrites the files read above)
+    joined = anchored.join(plain, on=KEY, suffix="_plain")
+    ratio = joined["return_q0.9"].abs() / joined["return_q0.9_plain"].abs()
+    assert (ratio - 1.0).abs().max() > 0.01

@@ -5,6 +5,7 @@ one is not)."""
 from __future__ import annotations
 
 import math
+from datetime import date
 
 import numpy as np
 import polars as pl
@@ -144,3 +145,35 @@ def test_the_choice_keeps_no_season_where_there_is_none() -> None:
     assert choice is not None and choice.season == ()
     assert choice.season_losses  # the cross-fitted season was tried, and lost
     assert min(choice.season_losses.values()) >= min(choice.losses.values())
+
+
+def _daily_bars() -> pl.DataFrame:
+    """Three years of weekday bars of a symbol the instrument table does not know (calendar
+    fx_24x5, New York clock), dated as Quantiacs' files are (midnight UTC): on the calendar's
+    clock they fall at 19:00 in summer and 20:00 in winter (two half-hours)."""
+    days = pl.date_range(date(2019, 1, 1), date(2021, 12, 31), "1d", eager=True)
+    days = days.filter(days.dt.weekday() <= 5)
+    ts = days.cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
+    r = np.random.default_rng(7).standard_t(5, size=len(ts)) * 0.01
+    close = 100.0 * np.exp(np.cumsum(r))
+    open_ = np.concatenate([[100.0], close[:-1]])
+    return pl.DataFrame(
+        {
+            "ts": ts.dt.convert_time_zone("UTC"),
+            "symbol": "F_CL",
+            "open": open_,
+            "high": np.maximum(open_, close) * 1.005,
+            "low": np.minimum(open_, close) * 0.995,
+            "close": close,
+            "volume": np.full(len(ts), 1000.0),
+        }
+    )
+
+
+@pytest.mark.slow
+def test_daily_bars_across_daylight_saving_get_no_season() -> None:
+    bars = _daily_bars()
+    feats = compute_features(bars, H)
+    assert feats["known__tod_sin"].round(6).n_unique() == 2  # the clock moves with the DST
+    choice = _choice(bars)
+    assert choice is not None and choice.season == () and choice.season_losses == {}

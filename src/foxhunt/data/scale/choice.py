@@ -7,11 +7,14 @@ short budgets (docs/recipe.md), so the scale is what decides whether the forecas
 EWMA and GARCH baselines. :func:`choose_target_scale` scores that forecast on the training
 windows for every (decay, reversion) of :data:`DECAYS` x :data:`REVERSIONS` and returns the
 pair with the lowest mean pinball loss, each pair with and without a time-of-day season
-(:func:`fit_season`, fitted on the same training split); :func:`resolve_target_scale` writes
+(:func:`fit_season`, fitted on the same training split) and, when the run has the 120-bar
+realised volatility input, with and without the per-window anchor
+(:attr:`~foxhunt.config.DataConfig.target_scale_anchor`); :func:`resolve_target_scale` writes
 the choice into the run's config (``target_scale_search`` on), so ``config.json`` holds the
 values inference uses. Only training windows are read: validation stays for early stopping and
-calibration. Without the time-of-day inputs, or with bars that all fall in one half-hour (daily
-bars), the season is not tried.
+calibration. Without the time-of-day inputs, with bars that all fall in one half-hour, or with
+bars a day or more apart (daily bars, whose UTC half-hour moves with daylight saving), the season
+is not tried.
 """
 
 from __future__ import annotations
@@ -20,12 +23,14 @@ import dataclasses
 import logging
 
 import numpy as np
+import polars as pl
 import torch
 
 from foxhunt.config import RunConfig
 from foxhunt.data.features.table import FeatureSpec
 from foxhunt.data.scale.scaler import ScalerParams
 from foxhunt.data.scale.target import (
+    ANCHOR_FEATURE,
     RETURN_FEATURE,
     SEASON_BUCKETS,
     TOD_FEATURES,
@@ -46,6 +51,8 @@ MAX_WINDOWS = 20_000
 SEASON_SHRINK = 50.0
 """Pseudo-bars at multiplier 1 added to each half-hour of :func:`fit_season` (a half-hour with
 few training bars stays near 1)."""
+INTRADAY_HOURS = 12.0
+"""Bars at most this far apart (median) are intraday: only they get a time-of-day season."""
 SEASON_FLOOR = 0.1
 """Smallest seasonal multiplier (the encoder's returns are divided by its square root)."""
 
@@ -60,6 +67,9 @@ class ScaleChoice:
         losses: ``(decay, reversion) -> mean pinball`` (log-return units) of each pair.
         season: the chosen time-of-day multipliers, () for none.
         season_losses: the same losses with the fitted season (empty when it was not tried).
+        anchor: whether the chosen scale is anchored (``losses`` and ``season_losses`` are
+            those of the chosen anchoring).
+        other_loss: the best loss of the other anchoring (None when only one was tried).
     """
 
     decay: float
@@ -67,6 +77,14 @@ class ScaleChoice:
     losses: dict[tuple[float, float], float]
     season: tuple[float, ...] = ()
     season_losses: dict[tuple[float, float], float] = dataclasses.field(default_factory=dict)
+    anchor: bool = False
+    other_loss: float | None = None
+
+    @property
+    def best_loss(self) -> float:
+        """The training pinball loss of the chosen scale."""
+        losses = self.season_losses if self.season else self.losses
+        return losses[(self.decay, self.reversion)]
 
 
 def choose_target_scale(
@@ -102,9 +120,10 @@ def choose_target_scale(
         return None
     tod = _tod_columns(spec, scaler)
     rows = _scored_rows(len(train))
-    returns, known, y = _returns_and_targets(train, rows, base.ret_index, scaler, tod)
+    anchor = _anchor_column(spec, scaler)
+    returns, known, y = _returns_and_targets(train, rows, base.ret_index, scaler, tod, anchor)
     levels = torch.tensor(cfg.model.quantiles, dtype=torch.float64)
-    season = fit_season(train, base.ret_index, scaler, tod) if tod is not None else ()
+    season = fit_season(train, base.ret_index, scaler, tod) if tod and _intraday(train) else ()
     # Cross-fitted seasons: windows on even days are scored with the season of odd days' bars
     # and the other way round, so the season is chosen only where it holds out of sample.
     halves: list[torch.Tensor] = []
@@ -128,23 +147,37 @@ def choose_target_scale(
         q_z = torch.quantile((y / scale).reshape(-1), levels)  # (Q,)
         return _mean_quantile_loss(y, scale[:, :, None] * q_z, levels)
 
-    plain = dataclasses.replace(base, ret_index=0, season=())
-    losses, season_losses = {}, {}
     cross_fitted = bool(crossed) and all(crossed) and all(bool(h.any()) for h in halves)
-    for decay in decays:
-        for phi in reversions:
-            losses[(decay, phi)] = score(dataclasses.replace(plain, decay=decay, reversion=phi))
-            if cross_fitted and tod is not None:  # time of day: columns 0, 1 of `known`
-                candidate = dataclasses.replace(
-                    plain, decay=decay, reversion=phi, season=season, tod_index=(0, 1),
-                    tod_affine=tod,
-                )  # fmt: skip
-                season_losses[(decay, phi)] = score_crossed(candidate)
-    decay, phi = min(losses, key=lambda k: losses[k])
-    if season_losses and min(season_losses.values()) < losses[(decay, phi)]:
-        decay, phi = min(season_losses, key=lambda k: season_losses[k])
-        return ScaleChoice(decay, phi, losses, season, season_losses)
-    return ScaleChoice(decay, phi, losses, (), season_losses)
+    choices = []
+    for anchored in (False, True) if anchor is not None else (False,):
+        plain = dataclasses.replace(
+            base,
+            ret_index=0,
+            season=(),
+            anchor_index=1 if anchored else -1,
+            anchor_affine=anchor if anchored and anchor is not None else (0.0, 1.0),
+        )
+        losses, season_losses = {}, {}
+        for decay in decays:
+            for phi in reversions:
+                losses[(decay, phi)] = score(dataclasses.replace(plain, decay=decay, reversion=phi))
+                if cross_fitted and tod is not None:  # time of day: columns 0, 1 of `known`
+                    candidate = dataclasses.replace(
+                        plain, decay=decay, reversion=phi, season=season, tod_index=(0, 1),
+                        tod_affine=tod,
+                    )  # fmt: skip
+                    season_losses[(decay, phi)] = score_crossed(candidate)
+        decay, phi = min(losses, key=lambda k: losses[k])
+        chosen_season: tuple[float, ...] = ()
+        if season_losses and min(season_losses.values()) < losses[(decay, phi)]:
+            decay, phi = min(season_losses, key=lambda k: season_losses[k])
+            chosen_season = season
+        choices.append(ScaleChoice(decay, phi, losses, chosen_season, season_losses, anchored))
+    best = min(choices, key=lambda c: c.best_loss)
+    if len(choices) == 1:
+        return best
+    other = next(c for c in choices if c is not best)
+    return dataclasses.replace(best, other_loss=other.best_loss)
 
 
 def fit_season(
@@ -205,6 +238,22 @@ def _scored_rows(n: int) -> np.ndarray:
     return np.arange(n - 1, -1, -step)[::-1].copy()
 
 
+def _intraday(train: WindowDataset) -> bool:
+    """Whether the windows' bars are intraday: the median time between a symbol's consecutive
+    origins, per bar of ``stride``, is under :data:`INTRADAY_HOURS`. Daily bars stamped at
+    midnight local time fall in two half-hours of UTC across daylight saving; a "season" fitted
+    on them would be summer against winter, not a time of day."""
+    origins = train.origins()
+    gaps = (
+        origins.with_columns(gap=pl.col("ts").diff().over("symbol").dt.total_seconds())
+        .filter(pl.col("gap") > 0)["gap"]
+        .median()
+    )
+    if gaps is None:
+        return False
+    return float(gaps) / train.stride < INTRADAY_HOURS * 3600.0  # type: ignore[arg-type]
+
+
 def _day_parity(train: WindowDataset) -> np.ndarray:
     """(N,) 0 or 1 per window: the parity of its origin's UTC day number."""
     ts = train.origins()["ts"]
@@ -236,21 +285,31 @@ def resolve_target_scale(
     choice = choose_target_scale(train, spec, scaler, cfg)
     if choice is None:
         return cfg
-    losses = choice.season_losses if choice.season else choice.losses
     log.info(
-        "target scale: decay %g, reversion %g, %s (training pinball %.4e)",
+        "target scale: decay %g, reversion %g, %s, %s (training pinball %.4e%s)",
         choice.decay,
         choice.reversion,
         "time-of-day season" if choice.season else "no season",
-        losses[(choice.decay, choice.reversion)],
+        "anchored on the 120-bar volatility" if choice.anchor else "no anchor",
+        choice.best_loss,
+        "" if choice.other_loss is None else f"; {choice.other_loss:.4e} the other anchoring",
     )
     return cfg.replace(
         data={
             "target_scale_decay": choice.decay,
             "target_scale_reversion": choice.reversion,
             "target_scale_season": choice.season,
+            "target_scale_anchor": choice.anchor,
         }
     )
+
+
+def _anchor_column(spec: FeatureSpec, scaler: ScalerParams) -> tuple[float, float] | None:
+    """(mean, std) of the anchor input, None when the run does not have it."""
+    if ANCHOR_FEATURE not in spec.historical or ANCHOR_FEATURE not in scaler.columns:
+        return None
+    a = scaler.columns.index(ANCHOR_FEATURE)
+    return scaler.mean[a], scaler.std[a]
 
 
 def _returns_and_targets(
@@ -259,17 +318,22 @@ def _returns_and_targets(
     ret_index: int,
     scaler: ScalerParams,
     tod: tuple[float, float, float, float] | None,
+    anchor: tuple[float, float] | None = None,
     batch_size: int = 2048,
 ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
-    """(N, T, 1) return inputs (z-scored, as the batch holds them), (N, T + H, 2) time-of-day
-    inputs (sin, cos; None without ``tod``) and (N, H) log-return targets of ``windows``."""
+    """(N, T, 1) return inputs (z-scored, as the batch holds them; (N, T, 2) with the anchor
+    input as column 1 when ``anchor``), (N, T + H, 2) time-of-day inputs (sin, cos; None
+    without ``tod``) and (N, H) log-return targets of ``windows``."""
     rows = windows.tolist()
     known_cols = list(_tod_known_indices(train)) if tod is not None else []
+    hist_cols = [ret_index]
+    if anchor is not None:
+        hist_cols.append(train.spec.historical.index(ANCHOR_FEATURE))
     hist, known, ys = [], [], []
     for a in range(0, len(rows), batch_size):
         batch = train.batch(rows[a : a + batch_size])
         assert batch.target is not None
-        hist.append(batch.historical[:, :, ret_index : ret_index + 1].double())
+        hist.append(batch.historical[:, :, hist_cols].double())
         if known_cols:
             known.append(batch.known[:, :, known_cols].double())
         ys.append(batch.target.double())

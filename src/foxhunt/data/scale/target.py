@@ -30,8 +30,20 @@ scale is reapplied outside the network (:meth:`TargetScale.to_returns`). Two sca
   batch's known inputs ``known__tod_sin`` / ``known__tod_cos`` (the calendar's, so ``predict``
   and the ``Forecaster`` know it for bars not yet seen).
 
+  With an ``anchor`` (``DataConfig.target_scale_anchor``) the window's own long-run level
+  ``L_b`` (the square of the observed input ``obs__rv_cc_120`` at the origin: the variance of
+  the last 120 one-bar returns, computed by the feature pipeline over the whole history, not
+  only the encoder) replaces two things: the EWMA starts from it instead of normalising its
+  weights over the encoder (``lambda^T L_b + (1 - lambda) sum_t lambda^(T-1-t) r_t**2``, as
+  a RiskMetrics recursion seeded with ``L_b`` T bars back), and the mean reversion goes to it
+  instead of the training split's pooled ``v``. A short encoder (16 bars) then still carries
+  each symbol's own volatility level, which matters most for pooled daily futures whose
+  levels differ tenfold (a GARCH(1,1) fitted per symbol has its own long-run level). With a
+  season, ``L_b`` is divided by the mean multiplier of the encoder's bars.
+
 The one-bar returns are read back from the batch's observed input ``obs__ret1_lag0`` (z-scored
-with the training mean and std; undone here in float64).
+with the training mean and std; undone here in float64), the anchor from ``obs__rv_cc_120``
+likewise.
 """
 
 from __future__ import annotations
@@ -52,6 +64,8 @@ log = logging.getLogger(__name__)
 
 RETURN_FEATURE = "obs__ret1_lag0"
 """The observed input holding the bar's one-bar log return."""
+ANCHOR_FEATURE = "obs__rv_cc_120"
+"""The observed input holding the std of the last 120 one-bar log returns (the anchor)."""
 WINDOW_FLOOR = 0.1
 """Smallest window scale, as a fraction of the global per-horizon std."""
 TOD_FEATURES = ("known__tod_sin", "known__tod_cos")
@@ -76,6 +90,9 @@ class TargetScale:
         season: :data:`SEASON_BUCKETS` time-of-day variance multipliers, or () for none.
         tod_index: columns of :data:`TOD_FEATURES` in the batch's known inputs.
         tod_affine: (sin mean, sin std, cos mean, cos std) they were z-scored with.
+        anchor_index: column of :data:`ANCHOR_FEATURE` in the historical inputs, or -1 for no
+            anchor.
+        anchor_affine: (mean, std) it was z-scored with.
     """
 
     mode: TargetScaleMode
@@ -88,6 +105,8 @@ class TargetScale:
     season: tuple[float, ...] = ()
     tod_index: tuple[int, int] = (0, 1)
     tod_affine: tuple[float, float, float, float] = (0.0, 1.0, 0.0, 1.0)
+    anchor_index: int = -1
+    anchor_affine: tuple[float, float] = (0.0, 1.0)
 
     @classmethod
     def of(cls, data: DataConfig, spec: FeatureSpec, scaler: ScalerParams) -> TargetScale:
@@ -129,6 +148,17 @@ class TargetScale:
             tod_affine = (
                 scaler.mean[sin_col], scaler.std[sin_col], scaler.mean[cos_col], scaler.std[cos_col]
             )  # fmt: skip
+        anchor_index, anchor_affine = -1, (0.0, 1.0)
+        if data.target_scale_anchor:
+            if ANCHOR_FEATURE in spec.historical and ANCHOR_FEATURE in scaler.columns:
+                a = scaler.columns.index(ANCHOR_FEATURE)
+                anchor_index = spec.historical.index(ANCHOR_FEATURE)
+                anchor_affine = (scaler.mean[a], scaler.std[a])
+            else:
+                log.warning(
+                    "target_scale_anchor needs the input %s; the scale has no anchor",
+                    ANCHOR_FEATURE,
+                )
         return cls(
             "window",
             tuple(scaler.target_std),
@@ -140,6 +170,8 @@ class TargetScale:
             season,
             tod_index,
             tod_affine,
+            anchor_index,
+            anchor_affine,
         )
 
     def scale(self, historical: Tensor, known: Tensor | None = None) -> Tensor:
@@ -160,22 +192,37 @@ class TargetScale:
         if self.mode == "global":
             return std.expand(b, -1)  # (B, H)
         r = historical[:, :, self.ret_index].double() * self.ret_std + self.ret_mean  # (B, T_enc)
+        anchor = self.anchor_variance(historical)  # (B,) or None
+        long_run: Tensor | float = self.long_run_var if anchor is None else anchor
+        horizon = len(self.target_std)
         if self.season:
             if known is None:
                 raise ValueError("a seasonal target scale needs the batch's known inputs")
-            t_enc, horizon = r.shape[1], len(self.target_std)
+            t_enc = r.shape[1]
             m = self.multipliers(known.to(historical.device))  # (B, T_enc + H)
-            var = ewma_last(r / m[:, :t_enc].sqrt(), self.decay)  # deseasonalised (B,)
+            if anchor is not None:
+                anchor = anchor / m[:, :t_enc].mean(dim=1)
+                long_run = anchor
+            var = ewma_last(r / m[:, :t_enc].sqrt(), self.decay, anchor)  # deseasonalised (B,)
             per_bar = m[:, t_enc : t_enc + horizon]  # (B, H) the forecast bars' multipliers
-            cum = reverting_variance(var, self.long_run_var, self.reversion, horizon, per_bar)
+            cum = reverting_variance(var, long_run, self.reversion, horizon, per_bar)
             return torch.maximum(cum.sqrt(), WINDOW_FLOOR * std[None, :])
-        var = ewma_last(r, self.decay)  # (B,)
+        var = ewma_last(r, self.decay, anchor)  # (B,)
         if self.reversion < 1.0:
-            window = reverting_variance(var, self.long_run_var, self.reversion, len(std)).sqrt()
+            window = reverting_variance(var, long_run, self.reversion, horizon).sqrt()
         else:
-            h = torch.arange(1, len(self.target_std) + 1, dtype=torch.float64, device=r.device)
+            h = torch.arange(1, horizon + 1, dtype=torch.float64, device=r.device)
             window = var.sqrt()[:, None] * h.sqrt()[None, :]  # (B, H)
         return torch.maximum(window, WINDOW_FLOOR * std[None, :])
+
+    def anchor_variance(self, historical: Tensor) -> Tensor | None:
+        """Each window's long-run variance ``L_b`` (the anchor at the origin, squared), (B,)
+        float64 floored at :data:`VARIANCE_FLOOR`; None without an anchor."""
+        if self.anchor_index < 0:
+            return None
+        mean, std = self.anchor_affine
+        sd = historical[:, -1, self.anchor_index].double() * std + mean
+        return sd.clamp_min(0.0).square().clamp_min(VARIANCE_FLOOR)
 
     def multipliers(self, known: Tensor) -> Tensor:
         """The ``season`` multiplier of every bar of the windows, (B, T) float64.
@@ -222,13 +269,17 @@ def tod_bucket(sin: Tensor, cos: Tensor) -> Tensor:
 
 
 def reverting_variance(
-    var: Tensor, long_run: float, phi: float, horizon: int, per_bar_scale: Tensor | None = None
+    var: Tensor,
+    long_run: Tensor | float,
+    phi: float,
+    horizon: int,
+    per_bar_scale: Tensor | None = None,
 ) -> Tensor:
     """Cumulative variance over h = 1..H bars when each bar's variance reverts to ``long_run``.
 
     Args:
         var: (B,) the variance of the next bar.
-        long_run: the variance it reverts to.
+        long_run: the variance it reverts to: one for all rows, or (B,) one per row.
         phi: reversion per bar in [0, 1] (1: none, ``var x h``).
         horizon: H.
         per_bar_scale: (B, H) multipliers of each bar's variance (a time-of-day season), or
@@ -238,21 +289,25 @@ def reverting_variance(
         (B, H) float64: ``sum_{k=1..h} m_k (long_run + phi^(k-1) (var - long_run))``.
     """
     k = torch.arange(horizon, dtype=torch.float64, device=var.device)
-    per_bar = long_run + (phi**k)[None, :] * (var.double()[:, None] - long_run)  # (B, H)
+    level = long_run.double()[:, None] if isinstance(long_run, Tensor) else long_run
+    per_bar = level + (phi**k)[None, :] * (var.double()[:, None] - level)  # (B, H)
     if per_bar_scale is not None:
         per_bar = per_bar * per_bar_scale.double()
     return per_bar.cumsum(dim=1)
 
 
-def ewma_last(returns: Tensor, decay: float) -> Tensor:
-    """The EWMA variance after the last of each row's returns, with normalised weights.
+def ewma_last(returns: Tensor, decay: float, initial: Tensor | None = None) -> Tensor:
+    """The EWMA variance after the last of each row's returns.
 
-    Equals ``ewma_variance(r, decay)[-1]`` (no ``initial``) of :mod:`foxhunt.data.scale.volatility`
-    for every row, vectorised over the batch.
+    Without ``initial``: normalised weights, ``ewma_variance(r, decay)[-1]`` (no ``initial``) of
+    :mod:`foxhunt.data.scale.volatility` for every row, vectorised over the batch. With it: the
+    RiskMetrics recursion ``s <- decay s + (1 - decay) r**2`` started at ``s = initial`` before
+    the first return, ``decay**T initial + (1 - decay) sum_t decay**(T-1-t) r_t**2``.
 
     Args:
         returns: (B, T) one-bar returns, oldest first.
         decay: in (0, 1).
+        initial: (B,) starting variances, or None.
 
     Returns:
         (B,) float64, floored at :data:`~foxhunt.data.scale.volatility.VARIANCE_FLOOR`.
@@ -261,5 +316,9 @@ def ewma_last(returns: Tensor, decay: float) -> Tensor:
         raise ValueError(f"decay must be in (0, 1), got {decay}")
     t = returns.shape[1]
     w = decay ** torch.arange(t - 1, -1, -1, dtype=torch.float64, device=returns.device)  # (T,)
-    var = (returns.double().square() * w).sum(dim=1) / w.sum()
+    weighted = (returns.double().square() * w).sum(dim=1)  # (B,)
+    if initial is None:
+        var = weighted / w.sum()
+    else:
+        var = decay**t * initial.double() + (1.0 - decay) * weighted
     return var.clamp_min(VARIANCE_FLOOR)
