@@ -16,6 +16,7 @@ from foxhunt.data.market.instruments import (
     instruments_from_dict,
     instruments_to_dict,
     resolve,
+    resolve_all,
 )
 from foxhunt.errors import DataError
 
@@ -105,3 +106,21 @@ def test_bad_instrument_fields_raise() -> None:
         Instrument("X", 0.01, 1.0, "USD", "stock", "moon")
     with pytest.raises(DataError, match="unknown asset_class 'bond'"):
         Instrument("X", 0.01, 1.0, "USD", "bond", "xnys")
+
+
+def test_many_inferred_symbols_get_one_warning_per_class_and_calendar(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    few = {"F_AD": None, "F_AE": None, "ES": None}
+    with caplog.at_level(logging.WARNING):
+        resolve_all(few)
+    assert caplog.text.count("is not in the instrument table") == 2  # ES is in it
+    caplog.clear()
+    many = {f"F_{a}{b}": None for a in "ABC" for b in "XY"} | {"ES": None}
+    with caplog.at_level(logging.WARNING):
+        out = resolve_all(many)
+    assert set(out) == set(many)
+    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(lines) == 1
+    assert lines[0].startswith("6 symbols are not in the instrument table (F_AX, F_AY, F_BX")
+    assert "ES" not in lines[0] and "--instruments FILE" in lines[0]

@@ -14,7 +14,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from foxhunt.cli import main
-from foxhunt.data.read.bars import BAR_COLUMNS, read_bars, symbol_from_filename
+from foxhunt.data.read.bars import BAR_COLUMNS, ignored_lines, read_bars, symbol_from_filename
 from foxhunt.data.sources.demo import demo_bars
 from foxhunt.errors import DataError
 
@@ -338,3 +338,17 @@ def test_mixed_naive_and_offset_timestamps_are_named_as_such(
     )
     with pytest.raises(DataError, match=re.escape(message)):
         read_bars(path)
+
+
+def test_ignored_columns_are_one_line_per_column_set_not_one_per_file(tmp_path: Path) -> None:
+    files = [tmp_path / f"F_{c}.txt" for c in "ABCDE"]
+    ignored = [(" OI", " P"), ("OI", "P"), (), ("OI", "P"), ("RINFO",)]
+    assert ignored_lines(files, ignored) == [
+        f"ignored columns in 3 files under {tmp_path} (F_A.txt, F_B.txt, F_D.txt): OI, P",
+        f"ignored columns in {files[4]}: RINFO",
+    ]
+    many = ignored_lines(files, [("OI",)] * 5)
+    assert many == [
+        f"ignored columns in 5 files under {tmp_path} (F_A.txt, F_B.txt, F_C.txt, ...): OI"
+    ]
+    assert ignored_lines(files, [()] * 5) == []

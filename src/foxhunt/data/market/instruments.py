@@ -228,30 +228,55 @@ def resolve(
     tick = infer_tick_size(prices) if prices is not None else None
     inst = infer_instrument(symbol, tick)
     if warn:
-        log.warning(
-            "symbol %r is not in the instrument table: treated as %s (tick %g, point value %g, "
-            "currency %s, calendar %s); pass --instruments FILE to set it",
-            symbol,
-            inst.asset_class,
-            inst.tick_size,
-            inst.point_value,
-            inst.currency or "unknown",
-            inst.calendar,
-        )
+        log.warning("%s", _inferred_line(symbol, inst))
     return inst
+
+
+def _inferred_line(symbol: str, inst: Instrument) -> str:
+    return (
+        f"symbol {symbol!r} is not in the instrument table: treated as {inst.asset_class} "
+        f"(tick {inst.tick_size:g}, point value {inst.point_value:g}, currency "
+        f"{inst.currency or 'unknown'}, calendar {inst.calendar}); pass --instruments FILE to "
+        "set it"
+    )
 
 
 def resolve_all(
     prices_by_symbol: Mapping[str, np.ndarray | None],
     table: Mapping[str, Instrument] | None = None,
+    *,
+    each: int = 3,
 ) -> dict[str, Instrument]:
-    """``{symbol: instrument}`` for every symbol (one warning per inferred symbol).
+    """``{symbol: instrument}`` for every symbol.
+
+    Up to ``each`` inferred symbols get a warning each (their tick, point value, currency and
+    calendar); more get one warning per asset class and calendar naming them (a folder of 88
+    Quantiacs futures: one line, not 88; the details of each are in the run's
+    ``instruments.json`` and at debug level).
 
     Args:
         prices_by_symbol: symbol -> its prices (or None), e.g. the ``close`` column per symbol.
         table: the user's instruments, or None.
+        each: inferred symbols warned about one by one at most.
     """
-    return {s: resolve(s, table, prices=p) for s, p in sorted(prices_by_symbol.items())}
+    out = {s: resolve(s, table, prices=p, warn=False) for s, p in sorted(prices_by_symbol.items())}
+    inferred = [s for s in out if lookup(s, table) is None]
+    if len(inferred) <= each:
+        for s in inferred:
+            log.warning("%s", _inferred_line(s, out[s]))
+        return out
+    groups: dict[tuple[str, str], list[str]] = {}
+    for s in inferred:
+        log.debug("%s", _inferred_line(s, out[s]))
+        groups.setdefault((out[s].asset_class, out[s].calendar), []).append(s)
+    for (asset_class, calendar), names in groups.items():
+        shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+        log.warning(
+            "%d symbols are not in the instrument table (%s): treated as %s, calendar %s, tick "
+            "sizes inferred from their prices; pass --instruments FILE to set them",
+            len(names), shown, asset_class, calendar,
+        )  # fmt: skip
+    return out
 
 
 def instruments_to_dict(table: Mapping[str, Instrument]) -> dict[str, dict[str, Any]]:
@@ -278,7 +303,8 @@ def resolve_bars(bars: Any, table: Mapping[str, Instrument] | None = None) -> di
     """``{symbol: instrument}`` for every symbol of a bars frame (``symbol``, prices).
 
     The data is read only for symbols that need a tick size from it (crypto, CFDs, unknown): their
-    open/high/low/close values go to :func:`infer_tick_size`. One warning per inferred symbol.
+    open/high/low/close values go to :func:`infer_tick_size`. Inferred symbols are warned about
+    as :func:`resolve_all` does.
 
     Args:
         bars: a polars DataFrame with ``symbol`` and ``open high low close``.
@@ -286,7 +312,7 @@ def resolve_bars(bars: Any, table: Mapping[str, Instrument] | None = None) -> di
     """
     import polars as pl
 
-    out: dict[str, Instrument] = {}
+    prices_by_symbol: dict[str, Any] = {}
     for sym in sorted(bars["symbol"].unique().to_list()):
         prices = None
         guess = infer_instrument(sym)
@@ -296,8 +322,8 @@ def resolve_bars(bars: Any, table: Mapping[str, Instrument] | None = None) -> di
             rows = bars.filter(pl.col("symbol") == sym)
             cols = [c for c in ("open", "high", "low", "close") if c in rows.columns]
             prices = rows.select(cols).to_numpy().reshape(-1)
-        out[sym] = resolve(sym, table, prices=prices)
-    return out
+        prices_by_symbol[sym] = prices
+    return resolve_all(prices_by_symbol, table)
 
 
 def calendar_of(symbol: str, table: Mapping[str, Instrument] | None = None) -> str:

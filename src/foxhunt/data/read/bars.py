@@ -28,6 +28,7 @@ Errors name the file, the column as spelled in the file, and the first offending
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -155,6 +156,8 @@ def load_bars(
     reads = [read_file(f, i, opts, dayfirst, tuple(keep)) for i, f in enumerate(files)]
     for line in guess_lines(tuple(r.guesses for r in reads)):
         log.info("guess: %s", line)
+    for line in ignored_lines(files, [r.ignored for r in reads]):
+        log.warning("%s", line)
     frames = [r.frame for r in reads]
     frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal")
     if CONTRACT_COLUMN in frame.columns:  # keep the bar columns first, provenance last
@@ -171,6 +174,29 @@ def load_bars(
         claims=tuple(r.claim for r in reads),
         options=opts,
     )
+
+
+def ignored_lines(
+    files: Sequence[Path], ignored: Sequence[tuple[str, ...]], most: int = 3
+) -> list[str]:
+    """One warning line per set of ignored columns: naming the file when one file has it,
+    else how many files and the first ``most`` of them (a folder of 88 Quantiacs files gets one
+    line, not 88)."""
+    groups: dict[tuple[str, ...], list[Path]] = {}
+    for f, cols in zip(files, ignored, strict=True):
+        if cols:
+            groups.setdefault(tuple(c.strip() for c in cols), []).append(f)
+    lines = []
+    for cols, paths in groups.items():
+        if len(paths) == 1:
+            lines.append(f"ignored columns in {paths[0]}: {', '.join(cols)}")
+            continue
+        names = ", ".join(p.name for p in paths[:most]) + (", ..." if len(paths) > most else "")
+        lines.append(
+            f"ignored columns in {len(paths)} files under {os.path.commonpath(paths)} ({names}): "
+            + ", ".join(cols)
+        )
+    return lines
 
 
 def read_bars(

@@ -83,6 +83,8 @@ class FileRead:
     zone: str
     guesses: tuple[str, ...]
     claim: timedelta | None
+    ignored: tuple[str, ...] = ()
+    """Columns of the file that were not read (logged once per folder by the caller)."""
 
 
 def read_file(
@@ -197,9 +199,7 @@ def _normalise_as(
     df = unknown_volume(df, path, spell.get("volume"))
     if cols.volume is None:
         log.warning("no volume column in %s: volume features will be constant", path)
-    ignored = [c for c in cols.extra if c not in spell.values()]
-    if ignored:
-        log.warning("ignored columns in %s: %s", path, ", ".join(ignored))
+    ignored = tuple(c for c in cols.extra if c not in spell.values())
     if times.naive and opts.tz is None:
         why = f"the clock of {name.how}" if name and name.tz else "no zone in the file"
         guesses.append(f"naive timestamps read as {zone} ({why}); --tz to change")
@@ -216,4 +216,4 @@ def _normalise_as(
     if (cols.symbol is None and opts.symbol is None) or table_kind(path) == "dbn":
         df = split_contracts(df)
     claim = name.interval if name else guess_from_name(path).interval
-    return FileRead(df, spell, cols.extra, times.naive, zone, tuple(guesses), claim)
+    return FileRead(df, spell, cols.extra, times.naive, zone, tuple(guesses), claim, ignored)
