@@ -124,3 +124,9 @@ def test_many_inferred_symbols_get_one_warning_per_class_and_calendar(
     assert len(lines) == 1
     assert lines[0].startswith("6 symbols are not in the instrument table (F_AX, F_AY, F_BX")
     assert "ES" not in lines[0] and "--instruments FILE" in lines[0]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        resolve_all({**many, "EURUSD": None, "XAUUSD": None})  # a class of one: its own line
+    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(lines) == 3
+    assert any(x.startswith("symbol 'XAUUSD' is not in the instrument table") for x in lines)

@@ -270,6 +270,9 @@ def resolve_all(
         log.debug("%s", _inferred_line(s, out[s]))
         groups.setdefault((out[s].asset_class, out[s].calendar), []).append(s)
     for (asset_class, calendar), names in groups.items():
+        if len(names) == 1:
+            log.warning("%s", _inferred_line(names[0], out[names[0]]))
+            continue
         shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
         log.warning(
             "%d symbols are not in the instrument table (%s): treated as %s, calendar %s, tick "
