@@ -32,7 +32,7 @@ def _full_and_kept(fc: Forecaster, symbols: list[str]) -> tuple[torch.Tensor, to
 def test_kept_rows_give_the_full_forward_over_many_updates_and_a_restart(
     demo_run: DemoRun, tmp_path: Path
 ) -> None:
-    parts = [demo_bars(150, seed=60 + i, symbol=s) for i, s in enumerate(SYMBOLS)]
+    parts = [demo_bars(262, seed=60 + i, symbol=s) for i, s in enumerate(SYMBOLS)]
     bars = pl.concat(parts).sort(["ts", "symbol"])
     fc = Forecaster.load(demo_run.run, symbols=SYMBOLS)
     backlog = fc.warmup + fc.encoder_length + 2
