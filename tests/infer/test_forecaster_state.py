@@ -44,8 +44,8 @@ def test_an_update_of_many_symbols_is_one_forward_and_equals_predict(
     assert fc.symbols == tuple(SYMBOLS) and fc.held_bars("YM") == 250 - 3
     per_symbol = fc.held_bytes // 3
     assert fc.held_bytes == 3 * per_symbol > 0
-    calls = []
-    hook = fc.loaded.model.register_forward_hook(lambda *_: calls.append(1))
+    calls = []  # one batched forward: one run of the encoder LSTM over all windows
+    hook = fc.loaded.model.lstm_encoder.register_forward_hook(lambda *_: calls.append(1))
     try:
         out = fc.update(last)  # 3 bars of each of 3 symbols, in one update
     finally:

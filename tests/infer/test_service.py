@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -187,7 +188,14 @@ def test_concurrent_clients_lose_no_update(
     want = direct.update(pl.concat(data.values()))
     for sym in SYMBOLS:
         mine = [row["return_q0.5"] for row in latest[sym]]
-        assert mine == want.filter(pl.col("symbol") == sym)["return_q0.5"].to_list()
+        # bar by bar the model's per-bar rows were computed one update at a time, directly
+        # in one go: equal to float rounding (the streaming-vs-predict tolerance)
+        np.testing.assert_allclose(
+            mine,
+            want.filter(pl.col("symbol") == sym)["return_q0.5"].to_list(),
+            rtol=1e-4,
+            atol=1e-8,
+        )
 
 
 @pytest.mark.subprocess

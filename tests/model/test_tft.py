@@ -8,7 +8,7 @@ from model_refs import batch_tensors, make_batch, saved_activation_bytes
 
 from foxhunt.config import TFTConfig
 from foxhunt.model import BLOCK_NAMES, TFT, quantile_loss
-from foxhunt.model.batch import TFTBatch
+from foxhunt.model.batch import TFTBatch, random_batch
 
 
 def test_output_shapes_and_weights(tiny_config: TFTConfig) -> None:
@@ -249,3 +249,25 @@ def test_origin_inputs_change_the_function_only_when_set(tiny_config: TFTConfig)
     batch = make_batch(tiny_config, 3)
     assert not torch.allclose(on(batch).quantiles, off(batch).quantiles)
     assert set(on.state_dict()) == set(off.state_dict())
+
+
+def test_the_forward_in_parts_is_the_forward(tiny_config: TFTConfig) -> None:
+    """contexts -> VSNs -> join_selected -> temporal is forward, bit for bit."""
+    torch.manual_seed(0)
+    model = TFT(tiny_config).eval()
+    batch = random_batch(model.config, 4, seed=1)
+    t = model.config.encoder_length
+    with torch.inference_mode():
+        ctx, _ = model.contexts(batch.static)
+        hist, _ = model.historical_vsn(batch.historical, ctx.selection)
+        known, _ = model.known_vsn(batch.known, ctx.selection)
+        selected = model.join_selected(known[:, :t] + hist, known[:, t:], hist[:, -1:])
+        parts, _ = model.temporal(selected, ctx)
+        assert torch.equal(parts, model(batch).quantiles)
+        # and a VSN row by row, all variables in one chunk, equals it to rounding
+        rows, _ = model.historical_vsn(
+            batch.historical.reshape(-1, model.config.n_historical),
+            ctx.selection.repeat_interleave(t, dim=0),
+            chunk=model.config.n_historical,
+        )
+        torch.testing.assert_close(rows.view_as(hist), hist, rtol=1e-5, atol=1e-6)

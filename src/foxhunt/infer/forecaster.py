@@ -43,6 +43,7 @@ import numpy as np
 import polars as pl
 import torch
 
+from foxhunt.artifacts.ensemble import EnsembleTFT
 from foxhunt.artifacts.rundir import LoadedModel, trained_symbols
 from foxhunt.data.features.table import compute_features
 from foxhunt.data.market.calendars import DEFAULT_CALENDAR
@@ -52,17 +53,21 @@ from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import DataError
 from foxhunt.infer.bar_input import check_order, group_rows, normalise, session_expr
 from foxhunt.infer.bartail import VALUE_COLUMNS, BarTail, smoother_memory
+from foxhunt.infer.incremental.selected import SelectedRows
 from foxhunt.infer.incremental.stream import LiveState, supports
 from foxhunt.infer.incremental.windows import RING
 from foxhunt.infer.predict import forecast_frame, forecast_schema
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
+from foxhunt.model.batch import TFTBatch
 from foxhunt.quantize.model import load_inference_model
 from foxhunt.runtime import atomic_path
 
 log = logging.getLogger(__name__)
 
-STATE_FORMAT = 1
-"""Version of the file :meth:`Forecaster.save` writes."""
+STATE_FORMAT = 2
+"""Version of the file :meth:`Forecaster.save` writes (2 adds the model's per-bar rows,
+:class:`~foxhunt.infer.incremental.selected.SelectedRows`; a format-1 file is read, its rows
+computed again at the next forecast)."""
 
 
 class Forecaster:
@@ -113,6 +118,9 @@ class Forecaster:
         self._qmap = quantile_map(loaded)
         self._tails: dict[str, BarTail] = {}
         self._live = LiveState(loaded.spec, loaded.scaler, m.encoder_length, m.horizon)
+        model = loaded.model
+        members = list(model.members) if isinstance(model, EnsembleTFT) else [model]
+        self._selected = SelectedRows(members, self.device)  # type: ignore[arg-type]
         self.incremental = bool(incremental)
         self._quantiles = m.quantiles
 
@@ -166,7 +174,7 @@ class Forecaster:
         """Bytes held for all symbols (the model's weights not included): the incremental
         state's arrays, or the raw bars of the tails."""
         if self.incremental:
-            return self._live.nbytes
+            return self._live.nbytes + self._selected.nbytes
         return sum(t.nbytes for t in self._tails.values())
 
     def held_bars(self, symbol: str) -> int:
@@ -210,7 +218,7 @@ class Forecaster:
         if not self.incremental:
             raise ValueError("only the incremental forecaster saves its state")
         path = Path(path)
-        arrays = self._live.state_dict()
+        arrays = self._live.state_dict() | self._selected.state_dict()
         arrays["forecaster"] = np.array([STATE_FORMAT])
         arrays["model"] = np.array(self._identity())
         buf = io.BytesIO()
@@ -231,12 +239,13 @@ class Forecaster:
                 arrays = {k: f[k] for k in f.files}
         except (OSError, ValueError) as e:
             raise DataError(f"{path}: not a forecaster state ({e})") from e
-        if arrays.get("forecaster", np.array([0])).tolist() != [STATE_FORMAT]:
+        if arrays.get("forecaster", np.array([0])).tolist() not in ([1], [STATE_FORMAT]):
             raise DataError(f"{path}: forecaster state format is not {STATE_FORMAT}")
         if str(arrays.get("model")) != self._identity():
             raise DataError(f"{path}: the state was saved for another model")
         try:
             self._live.load_state_dict(arrays)
+            self._selected.load_state_dict(arrays)  # format 1 had none: computed again
         except (KeyError, ValueError) as e:
             raise DataError(f"{path}: {e}") from e
         self.incremental = True
@@ -362,10 +371,19 @@ class Forecaster:
 
     @torch.inference_mode()
     def _forecast_live(self, symbols: list[str]) -> pl.DataFrame:
-        """One batched forward over the held windows of ``symbols`` (all ready)."""
+        """One batched forward over the held windows of ``symbols`` (all ready), reusing each
+        symbol's static contexts and the encoder bars' selected embeddings held from earlier
+        forecasts (:class:`~foxhunt.infer.incremental.selected.SelectedRows`)."""
         batch = self._live.batch(symbols)
-        q = tft_quantiles(self.loaded.model, batch, self._qmap, device=self.device).numpy()
-        slots = [self._live.engine.slots[s] for s in symbols]
+        slots = np.array([self._live.engine.slots[s] for s in symbols], np.int64)
+        count = self._live.engine.count[slots]
+
+        def forward(model: torch.nn.Module, batch: TFTBatch) -> torch.Tensor:
+            return self._selected.outputs(model, batch, slots, count)
+
+        q = tft_quantiles(
+            self.loaded.model, batch, self._qmap, device=self.device, forward=forward
+        ).numpy()
         origins = self._live.ts[slots, -1]
         return forecast_frame(symbols, origins, self._live.close[slots], q, self._quantiles)
 

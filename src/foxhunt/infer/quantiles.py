@@ -16,6 +16,8 @@ member's), and the ensemble's are their mean, sorted.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor, nn
 
@@ -26,6 +28,13 @@ from foxhunt.runtime import autocast
 
 __all__ = ["QuantileMap", "quantile_map", "tft_quantiles"]
 
+Forward = Callable[[nn.Module, TFTBatch], Tensor]
+"""A TFT and a batch -> its (B, H, Q) standardised quantiles (the plain forward by default)."""
+
+
+def _forward(model: nn.Module, batch: TFTBatch) -> Tensor:
+    return model(batch).quantiles
+
 
 @torch.inference_mode()
 def tft_quantiles(
@@ -35,6 +44,7 @@ def tft_quantiles(
     *,
     device: torch.device,
     precision: str = "fp32",
+    forward: Forward = _forward,
 ) -> Tensor:
     """Forecast ``batch`` as sorted log-return quantiles.
 
@@ -45,6 +55,9 @@ def tft_quantiles(
             use their own (``qmap`` is not used for them).
         device: where the model is.
         precision: autocast precision (used on CUDA only).
+        forward: how a TFT makes the batch's standardised quantiles: ``model(batch)``, or the
+            live forecaster's, which reuses what it computed for earlier windows
+            (:class:`foxhunt.infer.incremental.selected.SelectedRows`).
 
     Returns:
         (B, H, Q) float64 on the CPU, non-decreasing along Q; for an ensemble the mean of its
@@ -53,10 +66,12 @@ def tft_quantiles(
     if isinstance(model, EnsembleTFT):
         batch = batch.to(device)  # moved once, shared by the members
         each = [
-            tft_quantiles(member, batch, member_map, device=device, precision=precision)
+            tft_quantiles(
+                member, batch, member_map, device=device, precision=precision, forward=forward
+            )
             for member, member_map in zip(model.members, model.maps, strict=True)
         ]  # N x (B, H, Q), computed one member at a time
         return torch.sort(torch.stack(each).mean(dim=0), dim=-1).values
     with autocast(device, precision if device.type == "cuda" else "fp32"):  # type: ignore[arg-type]
-        z = model(batch.to(device)).quantiles  # (B, H, Q) standardised
+        z = forward(model, batch.to(device))  # (B, H, Q) standardised
     return qmap.to_returns(z, batch.historical, batch.known)

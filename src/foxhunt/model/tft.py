@@ -12,7 +12,7 @@ from foxhunt.model.glu import GateAddNorm
 from foxhunt.model.grn import GatedResidualNetwork
 from foxhunt.model.lstm import LSTMBlock
 from foxhunt.model.quantile import monotone_quantiles
-from foxhunt.model.static_encoder import StaticCovariateEncoders
+from foxhunt.model.static_encoder import StaticContexts, StaticCovariateEncoders
 from foxhunt.model.vsn import VariableSelectionNetwork
 
 #: Top-level blocks in forward order. Stable names: memory attribution, checkpointing and the
@@ -145,19 +145,63 @@ class TFT(nn.Module):
         """
         self._check(batch)
         t_enc = self.config.encoder_length
-        layers = self.config.lstm_layers
 
         # Static covariate encoders (§4.3).
-        static, static_w = self.static_vsn(batch.static)  # (B, d), (B, S)
-        ctx = self.static_encoders(static)
+        ctx, static_w = self.contexts(batch.static)
 
         # Variable selection (§4.2).
         hist, hist_w = self.historical_vsn(batch.historical, ctx.selection)  # (B, T_enc, d)
         known, known_w = self.known_vsn(batch.known, ctx.selection)  # (B, T, d)
-        future = known[:, t_enc:]  # (B, T_dec, d)
+        selected = self.join_selected(known[:, :t_enc] + hist, known[:, t_enc:], hist[:, -1:])
+        quantiles, attn_w = self.temporal(selected, ctx, return_attention)
+        return TFTOutput(
+            quantiles=quantiles,  # (B, T_dec, Q)
+            static_weights=static_w,
+            historical_weights=hist_w,
+            known_weights=known_w,
+            attention=attn_w,
+        )
+
+    # The forward in three parts, for callers that keep some of it between calls (the live
+    # forecaster keeps each symbol's contexts and each encoder bar's selected embedding, which
+    # depend on that bar's inputs and the symbol's static inputs only: infer/incremental/).
+
+    def contexts(self, static: Tensor) -> tuple[StaticContexts, Tensor]:
+        """The static contexts (§4.3) and static selection weights of (B, S) static inputs."""
+        emb, weights = self.static_vsn(static)  # (B, d), (B, S)
+        return self.static_encoders(emb), weights
+
+    def join_selected(self, encoder: Tensor, future: Tensor, origin: Tensor) -> Tensor:
+        """The LSTM's input: the encoder bars' selected embeddings, then the decoder's.
+
+        Args:
+            encoder: (B, T_enc, d) each encoder bar's known plus observed selected embedding.
+            future: (B, T_dec, d) the decoder bars' known selected embeddings.
+            origin: (B, 1, d) the origin bar's observed selected embedding (added to every
+                decoder bar with ``decoder_origin_inputs``).
+
+        Returns:
+            (B, T_enc + T_dec, d).
+        """
         if self.config.decoder_origin_inputs:  # the origin's observed inputs, at every future bar
-            future = future + hist[:, -1:]
-        selected = torch.cat([known[:, :t_enc] + hist, future], dim=1)  # (B, T, d)
+            future = future + origin
+        return torch.cat([encoder, future], dim=1)
+
+    def temporal(
+        self, selected: Tensor, ctx: StaticContexts, return_attention: bool = False
+    ) -> tuple[Tensor, Tensor | None]:
+        """From the selected embeddings to the quantiles (§4.5-4.6).
+
+        Args:
+            selected: (B, T_enc + T_dec, d) from :meth:`join_selected`.
+            ctx: The static contexts from :meth:`contexts`.
+            return_attention: Also return the attention weights.
+
+        Returns:
+            ``(quantiles, attention)``: (B, T_dec, Q) and (B, nh, T_dec, T) or None.
+        """
+        t_enc = self.config.encoder_length
+        layers = self.config.lstm_layers
 
         # Sequence-to-sequence layer (§4.5.1), seeded by the static context in every layer.
         h0 = ctx.hidden.unsqueeze(0).expand(layers, -1, -1)  # (L, B, d)
@@ -181,13 +225,7 @@ class TFT(nn.Module):
         psi = self.pre_output_gate(psi, temporal[:, t_enc:])  # ψ̃ (B, T_dec, d)
 
         # Quantile outputs (§4.6).
-        return TFTOutput(
-            quantiles=self._head(self.output(psi)),  # (B, T_dec, Q)
-            static_weights=static_w,
-            historical_weights=hist_w,
-            known_weights=known_w,
-            attention=attn_w,
-        )
+        return self._head(self.output(psi)), attn_w  # (B, T_dec, Q)
 
     def _head(self, raw: Tensor) -> Tensor:
         """Quantiles from the linear head's outputs (monotone when configured)."""

@@ -98,12 +98,17 @@ class VariableSelectionNetwork(nn.Module):
             self.variable_grn = PerVariableGRN(n_vars, d_var, min(d_var, d_model), d_model, dropout)
             self.lift_weight = self.lift_bias = None
 
-    def forward(self, x: Tensor, context: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    def forward(
+        self, x: Tensor, context: Tensor | None = None, chunk: int | None = None
+    ) -> tuple[Tensor, Tensor]:
         """Select and combine.
 
         Args:
             x: (B, ..., V) real-valued inputs (e.g. (B, S) static or (B, T, V) time-varying).
             context: (B, d_context) static context for the selection weights, or None.
+            chunk: Variables per chunk for this call instead of ``self.chunk`` (a forward of
+                few positions without autograd, where one chunk of all V costs little memory
+                and saves the per-chunk calls: the live forecaster's one new bar per symbol).
 
         Returns:
             ``(out, weights)``: (B, ..., d_model) combined embedding and (B, ..., V) selection
@@ -119,6 +124,7 @@ class VariableSelectionNetwork(nn.Module):
         # gradients (validation, inference) always goes chunk by chunk, and its widest moment
         # is one chunk's (N, Vc, d_var) states, not all V variables' (docs/memory.md).
         step = self.chunk if self.streaming or not torch.is_grad_enabled() else self.n_vars
+        step = step if chunk is None else chunk
         # One split per tensor (views): backward gathers each gradient with one concatenation.
         xs = x.reshape(-1, self.n_vars).split(step, dim=1)  # (N, Vc) each
         vs = weights.reshape(-1, self.n_vars).split(step, dim=1)  # (N, Vc) each

@@ -1,16 +1,20 @@
 """What a live forecaster holds per symbol, and the model batch it makes from it.
 
 :class:`LiveState` keeps, per symbol: the incremental feature state
-(:class:`~foxhunt.infer.incremental.engine.IncrementalFeatures`), the model's unscaled inputs
-of the last ``L`` bars (observed and known-future features, as float32 like the batch feature
-table), their times, the static features, and the counts of the gaps between bars (the bar
-interval is their mode, as :func:`foxhunt.data.market.calendar.infer_interval` takes it over the whole
-history). Nothing grows with the bars streamed: memory is O(symbols x L x features).
+(:class:`~foxhunt.infer.incremental.engine.IncrementalFeatures`), the model's inputs of the last
+``L`` bars (observed and known-future features), their times, the static features, and the
+counts of the gaps between bars (the bar interval is their mode, as
+:func:`foxhunt.data.market.calendar.infer_interval` takes it over the whole history). Nothing
+grows with the bars streamed: memory is O(symbols x L x features).
 
-:meth:`LiveState.batch` scales those inputs exactly as :class:`foxhunt.data.windows.dataset.WindowDataset`
-does (float32 feature -> float64, minus the training mean, over the training std, -> float32) and
-adds the decoder's known inputs at the bar times the calendar schedules after each symbol's
-last bar, so the window equals the last window ``foxhunt predict`` builds from the same bars.
+A bar's inputs are scaled once, when it arrives, exactly as
+:class:`foxhunt.data.windows.dataset.WindowDataset` scales them (float32 feature, as the batch
+feature table holds it -> float64, minus the training mean, over the training std -> float32);
+the observed ones go into a ring of ``L`` rows (bar number ``b`` at row ``b mod L``), so a new
+bar writes one row instead of shifting the window. :meth:`LiveState.batch` gathers each
+symbol's window in time order and adds the decoder's known inputs at the bar times the calendar
+schedules after its last bar, so the window equals the last window ``foxhunt predict`` builds
+from the same bars.
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ from foxhunt.data.scale.scaler import ScalerParams
 from foxhunt.infer.incremental.engine import IncrementalFeatures, feature_names
 from foxhunt.model.batch import TFTBatch
 
-FORMAT = 1
-"""Version of :meth:`LiveState.state_dict`'s layout (the engine has its own)."""
+FORMAT = 2
+"""Version of :meth:`LiveState.state_dict`'s layout (the engine has its own). 2: scaled inputs,
+the observed ones in a ring; a format-1 state (unscaled, shifted) is converted on loading."""
 
 
 def supports(spec: FeatureSpec) -> bool:
@@ -99,9 +104,10 @@ def _scaling(scaler: ScalerParams, names: Sequence[str]) -> tuple[np.ndarray, np
     return np.array([scaler.mean[i] for i in pos]), np.array([scaler.std[i] for i in pos])
 
 
-def _scaled(x: np.ndarray, scaling: tuple[np.ndarray, np.ndarray]) -> torch.Tensor:
+def _scaled(x: np.ndarray, scaling: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """float32 features scaled as the dataset scales them (float64 arithmetic, float32 out)."""
     mean, std = scaling
-    return torch.from_numpy(((x.astype(np.float64) - mean) / std).astype(np.float32))
+    return ((x.astype(np.float64) - mean) / std).astype(np.float32)
 
 
 class LiveState:
@@ -125,8 +131,8 @@ class LiveState:
         self._scale_h = _scaling(scaler, spec.historical)
         self._scale_k = _scaling(scaler, spec.known)
         self._scale_s = _scaling(scaler, spec.static)
-        self.hist = np.zeros((0, self.L, len(spec.historical)), np.float32)
-        self.known = np.zeros((0, self.L, len(spec.known)), np.float32)
+        self.hist = np.zeros((0, self.L, len(spec.historical)), np.float32)  # scaled, ring
+        self.known = np.zeros((0, self.L, len(spec.known)), np.float32)  # scaled, oldest first
         self.ts = np.zeros((0, self.L), np.int64)
         self.static = np.zeros((0, len(spec.static)), np.float32)
         self.close = np.zeros(0, np.float64)
@@ -195,20 +201,18 @@ class LiveState:
                 features must leave the window (L bars) before a forecast reads it.
         """
         slots = self.engine.slot_of(list(symbols))
-        had = self.engine.count[slots] > 0
+        bar = self.engine.count[slots]  # the new bars' numbers
         prev = self.ts[slots, -1]
         out = self.engine.step(slots, values, session, derived=derived, features=features)
-        width = len(self._cols)
-        obs = (
-            np.zeros((len(slots), width), np.float32)
-            if out is None
-            else out[:, self._cols].astype(np.float32)
-        )
-        for i in np.flatnonzero(had):
+        if out is not None:  # float32 as the batch table holds them, then scaled
+            self.hist[slots, bar % self.L] = _scaled(
+                out[:, self._cols].astype(np.float32), self._scale_h
+            )
+        for i in np.flatnonzero(bar > 0):
             gap = int(ts[i] - prev[i])
             if gap > 0:
                 self.gaps[slots[i]][gap] += 1
-        for arr, new in ((self.hist, obs), (self.known, known), (self.ts, ts)):
+        for arr, new in ((self.known, _scaled(known, self._scale_k)), (self.ts, ts)):
             arr[slots, :-1] = arr[slots, 1:]
             arr[slots, -1] = new
         self.close[slots] = values[:, 3]
@@ -252,6 +256,7 @@ class LiveState:
     def batch(self, symbols: Sequence[str]) -> TFTBatch:
         """The last window of each of ``symbols`` (all ready), scaled, with its decoder rows."""
         slots = np.array([self.engine.slots[s] for s in symbols], np.int64)
+        bars = self.engine.count[slots, None] - self.L + np.arange(self.L)  # (B, L) oldest first
         times = self.decoder_times(slots)
         future = np.empty((len(slots), self.H, self.known.shape[2]), np.float32)
         by_cal: dict[str, list[int]] = {}
@@ -260,11 +265,11 @@ class LiveState:
         for cal, rows in by_cal.items():
             kn, _ = self.times.get(cal, times[rows].reshape(-1))
             future[rows] = kn.reshape(len(rows), self.H, -1)
-        known = np.concatenate([self.known[slots], future], axis=1)  # (B, L+H, V_k)
+        known = np.concatenate([self.known[slots], _scaled(future, self._scale_k)], axis=1)
         return TFTBatch(
-            static=_scaled(self.static[slots], self._scale_s),
-            historical=_scaled(self.hist[slots], self._scale_h),
-            known=_scaled(known, self._scale_k),
+            static=torch.from_numpy(_scaled(self.static[slots], self._scale_s)),
+            historical=torch.from_numpy(self.hist[slots[:, None], bars % self.L]),  # (B, L, V_h)
+            known=torch.from_numpy(known),  # (B, L + H, V_k)
             target=None,
         )
 
@@ -300,7 +305,7 @@ class LiveState:
             ValueError: another format, or a state saved for other inputs.
         """
         meta = json.loads(str(d["meta"]))
-        if meta.get("format") != FORMAT:
+        if meta.get("format") not in (1, FORMAT):
             raise ValueError(f"stream state format {meta.get('format')}, expected {FORMAT}")
         if (meta["L"], meta["H"], meta["spec"]) != (self.L, self.H, self.spec.to_dict()):
             raise ValueError("the stream state was saved for another model's inputs")
@@ -311,6 +316,12 @@ class LiveState:
             raise ValueError("the stream state's symbols do not match its feature state")
         self.engine = engine
         self.hist, self.known, self.ts = d["hist"], d["known"], d["ts"]
+        if meta["format"] == 1:  # unscaled, the observed window shifted (oldest first)
+            self.known = _scaled(self.known, self._scale_k)
+            ring = (engine.count[: len(self.hist), None] - self.L + np.arange(self.L)) % self.L
+            hist = np.empty_like(self.hist)
+            hist[np.arange(len(hist))[:, None], ring] = _scaled(self.hist, self._scale_h)
+            self.hist = hist
         self.static, self.close = d["static"], d["close"]
         self.calendars = list(meta["calendars"])
         self.gaps = [Counter() for _ in meta["symbols"]]
