@@ -20,13 +20,15 @@ incremental feature step and in the model's forward (kept rows + the new bars' v
 selection + decoder, LSTMs, attention, head; medians), symbol-updates per second by wall time
 (N / median) and by CPU time (N / CPU ms), and the process RSS before and after the timed
 rounds. Torch uses ``--threads`` threads (1: the
-"one core" of the issue's bar).
+"one core" of the issue's bar). The machine's load average is printed before and after (on a
+shared machine the CPU columns are the ones to read).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -153,7 +155,11 @@ def main() -> None:
             a.run_dir.mkdir(parents=True, exist_ok=True)
             run = throwaway_run(a.preset, a.run_dir)
         name = a.preset or str(a.model)
-        print(f"{name}, fp32, {a.threads} thread(s), {a.rounds} rounds per N", flush=True)
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        print(
+            f"{name}, fp32, {a.threads} thread(s), {a.rounds} rounds per N, load average {load}",
+            flush=True,
+        )
         print(
             f"{'N':>5} {'median ms':>10} {'p90 ms':>8} {'CPU ms':>8} {'features':>9} "
             f"{'forward':>8} {'upd/s':>7} {'upd/CPU-s':>10} {'RSS MB':>13}"
@@ -167,6 +173,7 @@ def main() -> None:
                 f"{r['rss_mb_before']:>6.0f}->{r['rss_mb_after']:.0f}",
                 flush=True,
             )
+        print(f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -196,3 +196,22 @@ def test_long_form_holds_the_wide_numbers_one_row_per_level(tmp_path: Path) -> N
     firsts = lg.filter(pl.col("quantile") == QUANTILES[0])
     for col in ("target_ts", "close", "realised_close", "realised_return"):
         assert firsts[col].to_list() == w[col].to_list()
+
+
+def test_forecast_frame_lays_out_each_symbol_horizon_and_level() -> None:
+    """The streaming table: one row per symbol x horizon in that order, the schema of
+    ``forecast_schema``, each level's return as given and its price ``close * exp(return)``."""
+    from foxhunt.infer.predict import forecast_frame, forecast_schema
+
+    q = np.arange(2 * 3 * 3, dtype=np.float64).reshape(2, 3, 3) / 100.0  # (B, H, Q)
+    origins = np.array([1_704_200_000_000_000, 1_704_200_300_000_000], np.int64)
+    got = forecast_frame(["ES", "NQ"], origins, np.array([4000.0, 17000.0]), q, QUANTILES)
+    assert got.schema == pl.Schema(forecast_schema(QUANTILES))
+    assert got["symbol"].to_list() == ["ES"] * 3 + ["NQ"] * 3
+    assert got["horizon"].to_list() == [1, 2, 3, 1, 2, 3]
+    assert got["origin_ts"].dt.epoch("us").to_list() == [origins[0]] * 3 + [origins[1]] * 3
+    assert got["close"].to_list() == [4000.0] * 3 + [17000.0] * 3
+    ret = got.select(pl.col("^return_q.*$")).to_numpy()
+    price = got.select(pl.col("^price_q.*$")).to_numpy()
+    np.testing.assert_array_equal(ret, q.reshape(6, 3))
+    np.testing.assert_array_equal(price, got["close"].to_numpy()[:, None] * np.exp(q.reshape(6, 3)))

@@ -54,4 +54,5 @@ def canonical_bars(bars: pl.DataFrame) -> pl.DataFrame:
     cols = map_columns(bars.columns)
     names = {cols.ts: "ts", cols.symbol: "symbol", cols.volume: "volume"}
     names |= {spelled: canon for canon, spelled in cols.prices.items()}
-    return bars.rename({k: v for k, v in names.items() if k is not None and k != v})
+    renames = {k: v for k, v in names.items() if k is not None and k != v}
+    return bars.rename(renames) if renames else bars  # (a rename is a query: skip a no-op)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -38,22 +38,33 @@ def session_expr(calendars: Mapping[str, str]) -> pl.Expr:
 
 
 def normalise(bars: pl.DataFrame | Any) -> pl.DataFrame:
-    """Check columns and values; return ``ts`` (UTC µs), ``symbol`` and float64 values."""
+    """Check columns and values; return ``ts`` (UTC µs), ``symbol`` and float64 values.
+
+    Column by column on polars Series (no query plan): a live update of a few rows is
+    dominated by per-call work, and a column already of its type is taken as it is.
+    """
     bars = canonical_bars(polars_bars(bars, WHERE))
     missing = [c for c in ("ts", "symbol", *VALUE_COLUMNS) if c not in bars.columns]
     if missing:
         raise DataError(
             f"{WHERE}: missing column {missing[0]!r} (columns: {', '.join(bars.columns)})"
         )
-    ts = bars.schema["ts"]
-    if not isinstance(ts, pl.Datetime):
-        raise DataError(f"{WHERE}: column 'ts' must be a datetime, got {ts}")
-    ts_expr = pl.col("ts").dt.replace_time_zone("UTC") if ts.time_zone is None else pl.col("ts")
+    ts = bars["ts"]
+    if not isinstance(ts.dtype, pl.Datetime):
+        raise DataError(f"{WHERE}: column 'ts' must be a datetime, got {ts.dtype}")
     try:
-        df = bars.select(
-            ts_expr.dt.convert_time_zone("UTC").dt.cast_time_unit("us").alias("ts"),
-            pl.col("symbol").cast(pl.String),
-            *[pl.col(c).cast(pl.Float64) for c in VALUE_COLUMNS],
+        if ts.dtype.time_zone is None:
+            ts = ts.dt.replace_time_zone("UTC")
+        elif ts.dtype.time_zone != "UTC":
+            ts = ts.dt.convert_time_zone("UTC")
+        if ts.dtype.time_unit != "us":  # type: ignore[union-attr]
+            ts = ts.dt.cast_time_unit("us")
+        df = pl.DataFrame(
+            [
+                ts,
+                bars["symbol"].cast(pl.String),
+                *[bars[c].cast(pl.Float64) for c in VALUE_COLUMNS],
+            ]
         )
     except pl.exceptions.PolarsError as e:
         raise DataError(f"{WHERE}: cannot read the bars ({str(e).splitlines()[0]})") from e
@@ -62,13 +73,33 @@ def normalise(bars: pl.DataFrame | Any) -> pl.DataFrame:
     return df
 
 
+class BarArrays(NamedTuple):
+    """A normalised chunk's columns as numpy arrays (read once per update)."""
+
+    ts: np.ndarray
+    """(n,) int64 µs UTC."""
+    symbol: np.ndarray
+    """(n,) the symbols (object array of str)."""
+    values: np.ndarray
+    """(n, 5) float64 open, high, low, close, volume."""
+
+
+def bar_arrays(df: pl.DataFrame) -> BarArrays:
+    """:class:`BarArrays` of :func:`normalise`'s output."""
+    return BarArrays(
+        ts=df["ts"].to_numpy().view(np.int64),  # datetime64[us] (no nulls: checked)
+        symbol=df["symbol"].to_numpy(),
+        values=np.column_stack([df[c].to_numpy() for c in VALUE_COLUMNS]).astype(np.float64),
+    )
+
+
 def _plainly_valid(df: pl.DataFrame) -> bool:
     """Whether every rule of ``check_values`` holds, tested in numpy (a few microseconds for a
     live update, where the validator's polars passes cost milliseconds); when not,
     ``check_values`` finds and names the first bad row."""
     if df["ts"].null_count() or df["symbol"].null_count() or (df["symbol"] == "").any():
         return False
-    v = df.select(VALUE_COLUMNS).to_numpy()  # nulls -> nan
+    v = np.column_stack([df[c].to_numpy() for c in VALUE_COLUMNS])  # nulls -> nan
     op, hi, lo, c, vol = (v[:, j] for j in range(5))
     return bool(
         np.isfinite(v).all()
@@ -88,14 +119,13 @@ def _latest_plausible_us() -> int:
 
 
 def group_rows(
-    chunk: pl.DataFrame,
+    chunk: BarArrays,
     last_ts: Callable[[str], int | None],
     allowed: frozenset[str] | None,
 ) -> dict[str, np.ndarray] | None:
     """symbol -> its rows (indices in ``chunk``, in order) when the chunk passes every check of
     :func:`check_order`, else None (then :func:`check_order` names the problem). numpy only."""
-    symbols = chunk["symbol"].to_numpy()
-    ts = chunk["ts"].dt.epoch("us").to_numpy()
+    symbols, ts = chunk.symbol, chunk.ts
     if len(ts) and ts.max() > _latest_plausible_us():
         return None
     order = np.argsort(symbols, kind="stable")

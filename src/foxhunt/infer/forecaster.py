@@ -51,7 +51,14 @@ from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.pipeline import calendars_of, future_rows
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import DataError
-from foxhunt.infer.bar_input import check_order, group_rows, normalise, session_expr
+from foxhunt.infer.bar_input import (
+    BarArrays,
+    bar_arrays,
+    check_order,
+    group_rows,
+    normalise,
+    session_expr,
+)
 from foxhunt.infer.bartail import VALUE_COLUMNS, BarTail, smoother_memory
 from foxhunt.infer.incremental.selected import SelectedRows
 from foxhunt.infer.incremental.stream import LiveState, supports
@@ -273,12 +280,13 @@ class Forecaster:
         """
         chunk = normalise(bars)
         if self.incremental:
-            rows = group_rows(chunk, self.last_ts, self.allowed)
+            arrays = bar_arrays(chunk)
+            rows = group_rows(arrays, self.last_ts, self.allowed)
             if rows is None:  # something is wrong: the full check names it
                 check_order(chunk, self.last_ts, self.allowed)
                 raise AssertionError("group_rows refused bars check_order accepts")
             self._resolve(chunk, list(rows))
-            self._advance(chunk, rows)
+            self._advance(chunk, arrays, rows)
             ready = sorted(s for s in rows if self._live.ready(s))
             return self._forecast_live(ready) if forecast and ready else self._empty()
         groups = check_order(chunk, self.last_ts, self.allowed)
@@ -328,8 +336,11 @@ class Forecaster:
         new = chunk.filter(~pl.col("symbol").is_in(list(self._instruments)))
         self._instruments |= resolve_bars(new, self._instruments)
 
-    def _advance(self, chunk: pl.DataFrame, rows: Mapping[str, np.ndarray]) -> None:
-        """Feed checked bars (``rows``: symbol -> its rows of ``chunk``) to the state."""
+    def _advance(
+        self, chunk: pl.DataFrame, arrays: BarArrays, rows: Mapping[str, np.ndarray]
+    ) -> None:
+        """Feed checked bars (``rows``: symbol -> its rows of ``chunk``, ``arrays`` its
+        columns) to the state."""
         live = self._live
         new = [s for s in rows if s not in live.engine.slots]
         if new:
@@ -345,8 +356,7 @@ class Forecaster:
                     for s in new
                 }
             )
-        all_ts = chunk["ts"].dt.epoch("us").to_numpy()
-        all_values = chunk.select(VALUE_COLUMNS).to_numpy().astype(np.float64)
+        all_ts, all_values = arrays.ts, arrays.values
         parts = {}
         for sym, idx in rows.items():
             ts = all_ts[idx]

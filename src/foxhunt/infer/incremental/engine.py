@@ -39,6 +39,21 @@ _BB = np.array(o.BB_WINDOWS, np.float64)
 _EMA = np.array(o.EMA_SPANS, np.float64)
 _LN2 = math.log(2.0)
 
+_NAMES = {  # the recursive indicators' feature names, in the column order of their blocks
+    "rsi": tuple(f"obs__rsi_{p}" for p in o.RSI_PERIODS),
+    "macd": tuple(
+        f"obs__{kind}_{fast}_{slow}_{g}"
+        for kind in ("macd", "macd_signal", "macd_hist")
+        for fast, slow, g in o.MACD_PARAMS
+    ),
+    "bb_pctb": tuple(f"obs__bb_pctb_{n}" for n in o.BB_WINDOWS),
+    "bb_width": tuple(f"obs__bb_width_{n}" for n in o.BB_WINDOWS),
+    "natr": tuple(f"obs__natr_{p}" for p in o.ATR_PERIODS),
+    "dmi": tuple(
+        f"obs__{kind}_{p}" for kind in ("adx", "plus_di", "minus_di") for p in o.ADX_PERIODS
+    ),
+}
+
 _WIDTHS = {  # recursive state arrays: name -> columns
     "rsi_gain": len(_RSI),
     "rsi_loss": len(_RSI),
@@ -185,7 +200,7 @@ class IncrementalFeatures:
             self._store(slots, ring, state, t, session)
             return None
 
-        f: dict[str, np.ndarray] = {}
+        f = w.Out(len(slots))
         win = w.Windows(ring)
         vols = w.returns(ring, win, f)
         self._recursive(state, t, ring, values, prev_c, prev_h, prev_l, f)
@@ -196,7 +211,7 @@ class IncrementalFeatures:
         w.shape(ring, f)
         w.regime(ring, win, f, ema, vols)
         self._store(slots, ring, state, t, session)
-        return np.stack([f[n] for n in self.names], axis=1)
+        return f.array
 
     def _store(
         self,
@@ -225,7 +240,7 @@ class IncrementalFeatures:
         session: np.ndarray,
     ) -> None:
         """The recursive states' step without the features (a fast-forwarded bar)."""
-        self._recursive(s, t, ring, values, prev_c, prev_h, prev_l, {})
+        self._recursive(s, t, ring, values, prev_c, prev_h, prev_l, w.Out(len(t)))
         c, v = values[:, 3], values[:, 4]
         self._ema(s, t, c)
         self._session_vwap(s, t, slots, session, c, ring[:, w.IX["tpv"], -1], v)
@@ -239,37 +254,29 @@ class IncrementalFeatures:
         prev_c: np.ndarray,
         prev_h: np.ndarray,
         prev_l: np.ndarray,
-        f: dict[str, np.ndarray],
+        f: w.Out,
     ) -> None:
         """RSI, MACD, Bollinger, NATR, DMI (the TA-Lib indicators with a state)."""
         hi, lo, c = values[:, 1], values[:, 2], values[:, 3]
         rsi = sm.rsi_step(s, t, c - prev_c, _RSI)
-        for j, p in enumerate(o.RSI_PERIODS):
-            f[f"obs__rsi_{p}"] = w.clean(rsi[:, j] - 50.0) / 50.0
+        w.put(f, _NAMES["rsi"], w.clean(rsi - 50.0) / 50.0)
         macd, sig, hist = sm.macd_step(s, t, c, _MACD)
-        for j, (fast, slow, g) in enumerate(o.MACD_PARAMS):
-            tag = f"{fast}_{slow}_{g}"
-            f[f"obs__macd_{tag}"] = w.div(macd[:, j], c)
-            f[f"obs__macd_signal_{tag}"] = w.div(sig[:, j], c)
-            f[f"obs__macd_hist_{tag}"] = w.div(hist[:, j], c)
+        cc = c[:, None]
+        w.put(f, _NAMES["macd"], w.div(np.concatenate([macd, sig, hist], axis=1), cc))
         closes = ring[:, w.IX["close"]]
         leaving = closes[:, w.RING - _BB.astype(np.int64)]  # (k, m): window - 1 bars back
         mid, std = sm.bbands_step(s, t, c, leaving, _BB)
-        for j, n in enumerate(o.BB_WINDOWS):
-            up, dn = mid[:, j] + std[:, j] * 2.0, mid[:, j] - std[:, j] * 2.0
-            f[f"obs__bb_pctb_{n}"] = w.div(c - dn, up - dn) - 0.5
-            f[f"obs__bb_width_{n}"] = w.div(up - dn, mid[:, j])
+        up, dn = mid + std * 2.0, mid - std * 2.0
+        w.put(f, _NAMES["bb_pctb"], w.div(cc - dn, up - dn) - 0.5)
+        w.put(f, _NAMES["bb_width"], w.div(up - dn, mid))
         tr = sm.true_range(hi, lo, prev_c)
         atr = sm.atr_step(s, t, tr, _ATR)
         with np.errstate(divide="ignore", invalid="ignore"):
-            natr = np.where(sm._is_zero(c)[:, None], 0.0, (atr / c[:, None]) * 100.0)
-        for j, p in enumerate(o.ATR_PERIODS):
-            f[f"obs__natr_{p}"] = w.clean(natr[:, j]) / 100.0
+            natr = np.where(sm._is_zero(c)[:, None], 0.0, (atr / cc) * 100.0)
+        w.put(f, _NAMES["natr"], w.clean(natr) / 100.0)
         plus, minus, adx = sm.dmi_step(s, t, hi - prev_h, prev_l - lo, tr, _ADX)
-        for j, p in enumerate(o.ADX_PERIODS):
-            f[f"obs__adx_{p}"] = w.clean(adx[:, j]) / 100.0
-            f[f"obs__plus_di_{p}"] = w.clean(plus[:, j]) / 100.0
-            f[f"obs__minus_di_{p}"] = w.clean(minus[:, j]) / 100.0
+        dmi = np.concatenate([adx, plus, minus], axis=1)
+        w.put(f, _NAMES["dmi"], w.clean(dmi) / 100.0)
 
     @staticmethod
     def _ema(s: dict[str, np.ndarray], t: np.ndarray, c: np.ndarray) -> np.ndarray:

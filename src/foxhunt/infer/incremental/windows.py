@@ -11,7 +11,9 @@ MFI, linear-regression slope) follow TA-Lib's C code.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -97,6 +99,13 @@ def stochastic_fastk(ring: np.ndarray, k: int) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(diff != 0.0, (lag(ring, "close", 0) - lo) / diff, 0.0)
 
+
+_STOCH_NAMES = tuple(
+    [f"obs__stoch_k_{k}_{sk}_{sd}" for k, sk, sd in o.STOCH_PARAMS]
+    + [f"obs__stoch_d_{k}_{sk}_{sd}" for k, sk, sd in o.STOCH_PARAMS]
+)
+
+_CCI_NAMES = tuple(f"obs__cci_{n}" for n in o.OSC_PERIODS)
 
 _SUMMED = (
     "r1",
@@ -186,13 +195,44 @@ class Windows:
         return self.lows[:, n - 1]
 
 
-def put(f: dict[str, np.ndarray], names: list[str], block: np.ndarray) -> None:
+@functools.cache
+def _positions() -> dict[str, int]:
+    """Each observed feature's column in the pipeline's order."""
+    return {name: i for i, (name, _) in enumerate(o.observed_features())}
+
+
+@functools.cache
+def _columns(names: tuple[str, ...]) -> np.ndarray:
+    at = _positions()
+    return np.array([at[n] for n in names], np.int64)
+
+
+class Out:
+    """The (k, 210) observed features of one step, written block by block in the pipeline's
+    column order (one numpy assignment per block, not a stack of 210 columns); a column
+    never written stays NaN (the tests compare every column with the batch pipeline).
+
+    Args:
+        k: Symbols in the step.
+    """
+
+    def __init__(self, k: int) -> None:
+        self.array = np.full((k, len(_positions())), np.nan)
+
+    def __setitem__(self, name: str, column: np.ndarray) -> None:
+        self.array[:, _positions()[name]] = column
+
+    def put(self, names: Sequence[str], block: np.ndarray) -> None:
+        """Column ``names[j]`` is ``block[:, j]``."""
+        self.array[:, _columns(tuple(names))] = block
+
+
+def put(f: Out, names: Sequence[str], block: np.ndarray) -> None:
     """``f[names[j]] = block[:, j]``."""
-    for j, name in enumerate(names):
-        f[name] = block[:, j]
+    f.put(names, block)
 
 
-def returns(ring: np.ndarray, win: Windows, f: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def returns(ring: np.ndarray, win: Windows, f: Out) -> dict[str, np.ndarray]:
     """Returns, volatility estimators and moments (docs/features.md, first two tables).
 
     Returns the close-to-close and Parkinson volatilities by window (for trend and ratios).
@@ -229,14 +269,15 @@ def returns(ring: np.ndarray, win: Windows, f: dict[str, np.ndarray]) -> dict[st
     return vols
 
 
-def oscillators(ring: np.ndarray, win: Windows, f: dict[str, np.ndarray]) -> None:
+def oscillators(ring: np.ndarray, win: Windows, f: Out) -> None:
     """The finite-window TA-Lib indicators: stochastics, Williams %R, CCI, MFI."""
     c = lag(ring, "close", 0)[:, None]
-    for k, sk, sd in o.STOCH_PARAMS:
-        slowk = np.mean(last(ring, f"fastk{k}", sk), axis=-1)
-        slowd = np.mean(last(ring, f"slowk{k}", sd), axis=-1)
-        f[f"obs__stoch_k_{k}_{sk}_{sd}"] = clean(slowk / 100.0 - 0.5)
-        f[f"obs__stoch_d_{k}_{sk}_{sd}"] = clean(slowd / 100.0 - 0.5)
+    slow = np.stack(  # (k, 2 x params): every %K, then every %D
+        [np.mean(last(ring, f"fastk{k}", sk), axis=-1) for k, sk, _ in o.STOCH_PARAMS]
+        + [np.mean(last(ring, f"slowk{k}", sd), axis=-1) for k, _, sd in o.STOCH_PARAMS],
+        axis=1,
+    )
+    put(f, _STOCH_NAMES, clean(slow / 100.0 - 0.5))
     p = _ix(o.OSC_PERIODS)
     hi, lo = win.high(p), win.low(p)
     diff = (hi - lo) / -100.0
@@ -244,13 +285,17 @@ def oscillators(ring: np.ndarray, win: Windows, f: dict[str, np.ndarray]) -> Non
         willr = np.where(diff != 0.0, (hi - c) / diff, 0.0)
     put(f, [f"obs__willr_{n}" for n in p], clean(willr / 100.0 + 0.5))
     avg = win.sum("tp", p) / p
-    for j, n in enumerate(o.OSC_PERIODS):
-        tp = last(ring, "tp", n)
-        dev = np.sum(np.abs(tp - avg[:, j : j + 1]), axis=-1)
-        dist = tp[:, -1] - avg[:, j]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            cci = np.where((dist != 0.0) & (dev != 0.0), dist / (0.015 * (dev / n)), 0.0)
-        f[f"obs__cci_{n}"] = clean(cci / 100.0)
+    dev = np.stack(  # (k, periods): each window's own sum, as TA-Lib sums it
+        [
+            np.sum(np.abs(last(ring, "tp", n) - avg[:, j : j + 1]), axis=-1)
+            for j, n in enumerate(o.OSC_PERIODS)
+        ],
+        axis=1,
+    )
+    dist = lag(ring, "tp", 0)[:, None] - avg
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cci = np.where((dist != 0.0) & (dev != 0.0), dist / (0.015 * (dev / p)), 0.0)
+    put(f, _CCI_NAMES, clean(cci / 100.0))
     pos = np.stack([np.sum(last(ring, "mf_pos", n), axis=-1) for n in o.OSC_PERIODS], axis=1)
     neg = np.stack([np.sum(last(ring, "mf_neg", n), axis=-1) for n in o.OSC_PERIODS], axis=1)
     total = pos + neg
@@ -259,7 +304,7 @@ def oscillators(ring: np.ndarray, win: Windows, f: dict[str, np.ndarray]) -> Non
     put(f, [f"obs__mfi_{n}" for n in o.OSC_PERIODS], clean(mfi / 100.0 - 0.5))
 
 
-def volume(ring: np.ndarray, win: Windows, f: dict[str, np.ndarray]) -> None:
+def volume(ring: np.ndarray, win: Windows, f: Out) -> None:
     """Volume z-scores, ratios, imbalance and rolling VWAP distance."""
     lv, c = lag(ring, "lv", 0)[:, None], lag(ring, "close", 0)[:, None]
     n = _ix(o.VOLZ_WINDOWS)
@@ -277,7 +322,7 @@ def volume(ring: np.ndarray, win: Windows, f: dict[str, np.ndarray]) -> None:
     put(f, [f"obs__vwap_dist_{x}" for x in n], np.log(c / vwap))
 
 
-def shape(ring: np.ndarray, f: dict[str, np.ndarray]) -> None:
+def shape(ring: np.ndarray, f: Out) -> None:
     """Bar shape at lags 0..4: body, wicks, log range, opening gap."""
     k = _ix(o.SHAPE_LAGS)
     op, hi, lo, c = (lag(ring, x, k) for x in ("open", "high", "low", "close"))
@@ -288,9 +333,8 @@ def shape(ring: np.ndarray, f: dict[str, np.ndarray]) -> None:
         "lower_wick": div(np.minimum(op, c) - lo, rng),
         "log_range": lag(ring, "hl", k),
     }
-    for j in o.SHAPE_LAGS:
-        for name, block in parts.items():
-            f[f"obs__{name}_lag{j}"] = block[:, j]
+    for name, block in parts.items():
+        put(f, [f"obs__{name}_lag{j}" for j in o.SHAPE_LAGS], block)
     gap = np.log(op / lag(ring, "close", k + 1))
     put(f, [f"obs__gap_lag{j}" for j in o.SHAPE_LAGS], gap)
 
@@ -307,7 +351,7 @@ def _rank_last(x: np.ndarray, n: np.ndarray) -> np.ndarray:
 def regime(
     ring: np.ndarray,
     win: Windows,
-    f: dict[str, np.ndarray],
+    f: Out,
     ema: np.ndarray,
     vols: dict[str, np.ndarray],
 ) -> None:
@@ -334,8 +378,8 @@ def regime(
     put(f, [f"obs__efficiency_{x}" for x in n], div(move, win.sum("absr1", n)))
     n = _ix(o.DONCHIAN_WINDOWS)
     hi, lo = np.log(c / win.high(n)), np.log(c / win.low(n))
-    for j, x in enumerate(o.DONCHIAN_WINDOWS):
-        f[f"obs__dist_high_{x}"], f[f"obs__dist_low_{x}"] = hi[:, j], lo[:, j]
+    put(f, [f"obs__dist_high_{x}" for x in o.DONCHIAN_WINDOWS], hi)
+    put(f, [f"obs__dist_low_{x}" for x in o.DONCHIAN_WINDOWS], lo)
     n = _ix(o.AUTOCORR_WINDOWS)
     sx, sy = win.sum("r1", n), win.sum("r1lag", n)
     sxy = win.sum("r1*r1lag", n) - sx * sy / n
