@@ -71,12 +71,15 @@ _WIDE_SCOPE = re.compile(r"""scope\s*=\s*["'](module|class|package)["']""")
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """Under xdist, a test file that defines a module-, class- or package-scoped fixture (a
     trained run, a CLI smoke run, an export) runs whole on one worker, so the fixture is built
-    once as in a serial run; every other test is scheduled on its own, the whole files first
-    (largest first). (xdist's own ``--dist loadgroup`` marks do not group under pytest 9.2,
+    once as in a serial run; every other test is scheduled on its own, in the order
+    ``pytest_collection_modifyitems`` gives (the units with the most slow tests first). (xdist's own ``--dist loadgroup`` marks do not group under pytest 9.2,
     whose node ids no longer take xdist's rewrite.)"""
     from xdist.scheduler import LoadScopeScheduling
 
     root = config.rootpath
+    # The work queue in collection order, which pytest_collection_modifyitems below sets
+    # (xdist's own reorder puts files with more tests first, whatever they cost).
+    config.option.loadscopereorder = False
 
     class FileFixtureScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
@@ -84,6 +87,32 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
             return path if _has_wide_fixture(root / path) else nodeid
 
     return FileFixtureScheduling(config, log)
+
+
+def _scope_of(item: pytest.Item) -> str:
+    """The unit the scheduler above hands to one worker: a file with a wide fixture, else the
+    test."""
+    return item.nodeid.split("::", 1)[0] if _has_wide_fixture(item.path) else item.nodeid
+
+
+def _heavy(item: pytest.Item) -> bool:
+    return item.get_closest_marker("slow") is not None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist: the units holding the most ``slow`` tests first, every fast test last
+    (longest first: the workers then end together on short tests instead of one running a
+    long test, or two, queued last, while the other idles). Each worker sorts the same
+    collection the same way (xdist checks); a file with a wide fixture stays whole, in its own
+    order. A serial run keeps pytest's order."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        units.setdefault(_scope_of(item), []).append(item)
+    ranked = sorted(units.values(), key=lambda unit: -sum(map(_heavy, unit)))
+    items[:] = [item for unit in ranked for item in unit]
 
 
 @pytest.fixture(autouse=True)

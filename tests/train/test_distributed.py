@@ -1,7 +1,9 @@
-"""Data-parallel training: two gloo processes on loopback vs one process, and a failing rank.
+"""Data-parallel training: two gloo processes on loopback vs one process (from the bars and
+from a feature store: shards + one memory-mapped window cache), and a failing rank.
 
 The two-process runs are real ``torchrun`` launches (``python -m torch.distributed.run``) of the
-ordinary CLI; the single-process reference runs in this process through :func:`main`.
+ordinary CLI; the single-process reference runs in this process through :func:`main`, once for
+both comparisons (the same config, bars and steps).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.cli import main
 from foxhunt.config import RunConfig, demo
 from foxhunt.data.pipeline import prepare_training_data
+from foxhunt.data.store.manifest import CACHE_DIR
 from foxhunt.errors import InputError
 from foxhunt.train.distributed import FAIL_ENV, World
 
@@ -87,6 +90,19 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"root": root, "bars": bars, "cfg": _tiny_config(root / "tiny.json")}
 
 
+@pytest.fixture(scope="module")
+def single_run(setup: dict[str, Path]) -> Path:
+    """One process with the whole batch, from the bars: what both two-rank runs must match."""
+    run = setup["root"] / "single"
+    argv = ["train", "--config", str(setup["cfg"]), "--bars", str(setup["bars"])]
+    threads = torch.get_num_threads()
+    try:
+        assert main([*argv, "--max-steps", str(STEPS), "--out", str(run)]) == 0  # 1 thread
+    finally:
+        torch.set_num_threads(threads)
+    return run
+
+
 def _final_weights(run: Path) -> dict[str, torch.Tensor]:
     path = ckpt.final_weights(run / "checkpoints")
     assert path is not None, f"no final checkpoint in {run}"
@@ -95,18 +111,15 @@ def _final_weights(run: Path) -> dict[str, torch.Tensor]:
 
 @pytest.mark.slow
 @pytest.mark.subprocess
-def test_two_processes_match_one_process_with_the_whole_batch(setup: dict[str, Path]) -> None:
+def test_two_processes_match_one_process_with_the_whole_batch(
+    setup: dict[str, Path], single_run: Path
+) -> None:
     common = ["train", "--config", str(setup["cfg"]), "--bars", str(setup["bars"])]
     common += ["--max-steps", str(STEPS)]
-    ddp_run, single_run = setup["root"] / "ddp", setup["root"] / "single"
+    ddp_run = setup["root"] / "ddp"
     # 2 micro-batches of 2 per rank: the first backward runs under no_sync
     proc = _torchrun([*common, "--micro-batch-size", "2", "--out", str(ddp_run)])
     assert proc.returncode == 0, proc.stderr[-4000:]
-    threads = torch.get_num_threads()
-    try:
-        assert main([*common, "--out", str(single_run)]) == 0  # sets 1 thread (config)
-    finally:
-        torch.set_num_threads(threads)
 
     ddp, single = _final_weights(ddp_run), _final_weights(single_run)
     assert ddp.keys() == single.keys()
@@ -127,6 +140,40 @@ def test_two_processes_match_one_process_with_the_whole_batch(setup: dict[str, P
     assert (ddp_run / "memory.jsonl").is_file() and (ddp_run / "memory.rank1.jsonl").is_file()
     assert "- rank1 peak RSS: " in (ddp_run / "report.md").read_text()  # per-rank memory
     assert not list(ddp_run.rglob("*.tmp"))
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_two_ranks_from_a_feature_store_match_one_process_from_bars(
+    setup: dict[str, Path], single_run: Path, tmp_path: Path
+) -> None:
+    """The store gives the same data as the bars: the same scaler, fingerprint, windows and
+    (two ranks against one process) the same weights as the reference trained from the bars."""
+    store = tmp_path / "store"
+    horizon = json.loads(setup["cfg"].read_text())["model"]["horizon"]
+    args = ["features", "--bars", str(setup["bars"]), "--out", str(store), "--shards"]
+    assert main([*args, "--horizon", str(horizon)]) == 0
+
+    ddp_run = tmp_path / "ddp"
+    common = ["train", "--config", str(setup["cfg"]), "--max-steps", str(STEPS)]
+    proc = _torchrun([*common, "--bars", str(store), "--out", str(ddp_run)])
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "window cache" in proc.stderr and "(memory-mapped)" in proc.stderr
+
+    # One cache, built by rank 0 alone; the same scaler and fingerprint as from the bars.
+    caches = list((store / CACHE_DIR).iterdir())
+    assert len(caches) == 1 and (caches[0] / "meta.json").is_file()
+    assert not list(store.rglob("*.tmp"))
+    ddp_features = json.loads((ddp_run / "features.json").read_text())
+    assert ddp_features == json.loads((single_run / "features.json").read_text())
+    run_info = json.loads((ddp_run / "run.json").read_text())
+    assert run_info["windows"] == json.loads((single_run / "run.json").read_text())["windows"]
+    assert json.loads((ddp_run / "interpretation.json").read_text())["fan_chart"]
+
+    ddp, single = _final_weights(ddp_run), _final_weights(single_run)
+    assert ddp.keys() == single.keys() and BATCH % 2 == 0
+    for name in single:
+        torch.testing.assert_close(ddp[name], single[name], rtol=1e-4, atol=5e-5, msg=name)
 
 
 @pytest.mark.slow
