@@ -101,3 +101,20 @@ def test_standardised_quantiles_skip_unknown_outcomes() -> None:
     z = standardised_quantiles(y, var, levels)
     np.testing.assert_allclose(z[0], np.quantile(y[:, 0] / 2, levels))
     np.testing.assert_allclose(z[1], np.quantile(y[:-10, 1] / 2, levels))
+
+
+def test_a_horizon_without_outcomes_gets_the_standard_normals_quantiles() -> None:
+    y = np.random.default_rng(2).normal(size=(50, 2))
+    y[:, 1] = np.nan
+    z = standardised_quantiles(y, np.ones((50, 2)), np.array([0.1, 0.5, 0.975]))
+    np.testing.assert_allclose(z[1], [-1.2815515655446004, 0.0, 1.959963984540054], atol=1e-12)
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.5, 1.0])
+def test_garch_recursion_at_the_edges_of_beta(beta: float) -> None:
+    r = _returns(40)
+    f, want = 3e-6, []
+    for x in 1e-8 + 0.05 * r**2:
+        f = x + beta * f
+        want.append(f)
+    np.testing.assert_allclose(garch_path(r, 1e-8, 0.05, beta, 3e-6, 1)[:, 0], want, rtol=1e-12)

@@ -10,6 +10,7 @@ import pytest
 
 from foxhunt.infer.significance import (
     NO_DIFFERENCE,
+    bartlett_long_run_variance,
     compare,
     compare_per_group,
     diebold_mariano,
@@ -31,6 +32,15 @@ def test_statistic_matches_a_hand_written_newey_west() -> None:
     want = d.mean() / math.sqrt(_newey_west(d, 4) / len(d))
     assert stat == pytest.approx(want, rel=1e-10)
     assert p == pytest.approx(math.erfc(abs(want) / math.sqrt(2)), rel=1e-10)
+
+
+@pytest.mark.parametrize(("n", "lag"), [(500, 4), (37, 9), (2000, 0), (12, 11)])
+def test_long_run_variance_equals_archs_bartlett_kernel(n: int, lag: int) -> None:
+    from arch.covariance.kernel import Bartlett
+
+    d = np.random.default_rng(n).standard_t(3, n) + 0.2
+    want = float(Bartlett(d, bandwidth=lag, force_int=True).cov.long_run[0, 0])
+    assert bartlett_long_run_variance(d, lag) == pytest.approx(want, rel=1e-12)
 
 
 def test_lag_covers_the_overlap_of_the_windows() -> None:

@@ -20,10 +20,12 @@ All functions are causal in the origin: row ``t`` of every path reads returns at
 
 from __future__ import annotations
 
+from statistics import NormalDist
+
 import numpy as np
 import torch
 
-from foxhunt.data.scale.volatility import VARIANCE_FLOOR, ewma_variance
+from foxhunt.data.scale.volatility import VARIANCE_FLOOR, ewma_variance, exponential_smooth
 from foxhunt.model.quantile import pinball
 
 WEEK_MINUTES = 7 * 24 * 60
@@ -71,10 +73,13 @@ def garch_path(
     r2 = np.square(np.asarray(returns, dtype=np.float64))
     if len(r2) == 0:
         return np.zeros((0, horizon))
-    # f[t] = x[t] + beta f[t-1] with x = omega + alpha r^2 and f[-1] = initial.
-    from scipy.signal import lfilter  # here, not at import: scipy.signal costs ~60 MB RSS
-
-    f, _ = lfilter([1.0], [1.0, -beta], omega + alpha * r2, zi=[beta * initial])
+    # f[t] = x[t] + beta f[t-1] with x = omega + alpha r^2 and f[-1] = initial; (1 - beta) f
+    # is the exponential smooth of x with decay beta (beta = 1: a plain running sum).
+    x = omega + alpha * r2
+    if beta >= 1.0:
+        f = initial + np.cumsum(x)
+    else:
+        f = exponential_smooth(x, beta, (1.0 - beta) * initial) / (1.0 - beta)
     phi = alpha + beta
     k = np.arange(1, horizon + 1)
     decay = phi ** (k - 1)  # weight of f[t] in the k-th bar's variance
@@ -146,13 +151,15 @@ def standardised_quantiles(y: np.ndarray, var: np.ndarray, levels: np.ndarray) -
     Returns:
         (H, Q); a horizon without any known ``y`` gets the standard normal's quantiles.
     """
-    from scipy.stats import norm
-
     z = y / np.sqrt(var)
     out = np.empty((y.shape[1], len(levels)))
     for h in range(y.shape[1]):
         col = z[:, h][np.isfinite(z[:, h])]
-        out[h] = np.quantile(col, levels) if len(col) else norm.ppf(levels)
+        out[h] = (
+            np.quantile(col, levels)
+            if len(col)
+            else [NormalDist().inv_cdf(float(p)) for p in levels]
+        )
     return out
 
 

@@ -52,13 +52,13 @@ def measured_baseline() -> int:
     return max(IMPORT_BASELINE_BYTES, rss_bytes())
 
 
-RUN_IMPORTS = ("pandas", "pandas_market_calendars", "scipy.signal", "arch")
+RUN_IMPORTS = ("pandas", "pandas_market_calendars", "arch")
 """Modules a run that prepares its data in-process imports after it starts, beyond the import
 baseline, with their RSS on this machine (``import`` one after the other after
-``foxhunt.train.run``): pandas +61 MiB and pandas_market_calendars +11 (the calendars behind
-the known features), scipy.signal +58 and arch +10 (the GARCH baseline). Not here: torch._dynamo,
-which ``torch.utils.checkpoint`` imports in runs with checkpointing or recomputation
-(:data:`COMPILER_IMPORT_BYTES`)."""
+``foxhunt.train.run``): pandas +62 MiB and pandas_market_calendars +9 (the calendars behind
+the known features), arch +92 with the parts of scipy it loads (the GARCH baseline). Not here:
+torch._dynamo, which ``torch.utils.checkpoint`` imports in runs with checkpointing or
+recomputation (:data:`COMPILER_IMPORT_BYTES`)."""
 
 
 def resident_before_training(data_bytes: int, *, prepared_here: bool = True) -> int:
