@@ -57,6 +57,18 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
     return make_demo_run(root)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _prepare_children_from_a_forkserver() -> None:
+    """Runs trained in a test process prepare their data in children forked from one server
+    that imported the preparation modules once (``foxhunt.train.prepare.START_METHOD``), not in
+    a fresh interpreter each: ~7 CPU-s less per training after the first (docs/testing.md).
+    CLI processes a test starts keep ``spawn``, what ``foxhunt train`` uses; both are tested
+    (tests/train/test_prepare.py)."""
+    import foxhunt.train.prepare
+
+    foxhunt.train.prepare.START_METHOD = "forkserver"
+
+
 @functools.cache
 def _has_wide_fixture(test_file: Path) -> bool:
     """Whether a test file defines a module-, class- or package-scoped fixture (no conftest

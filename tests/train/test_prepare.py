@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import subprocess
 import sys
 import time
@@ -121,9 +120,15 @@ def test_the_watchdog_deletes_the_childs_files_and_exits_once_the_parent_is_gone
     for p in (path, path.with_name(path.name + ".tmp")):
         p.write_bytes(b"x")
     codes: list[int] = []
-    # a pid that is not this process's parent: the parent is "gone" at the first check
-    exit_with_parent(os.getppid() + 1, path, poll_s=0.0, exit=codes.append)
+    exit_with_parent(_pid_of_exited(), path, poll_s=0.0, exit=codes.append)
     assert codes == [1] and not list(tmp_path.iterdir())
+
+
+def _pid_of_exited() -> int:
+    """The pid of a process that has exited and been reaped."""
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
 
 
 # A parent that prepares 20,000 demo bars in its child; the test kills it mid-preparation.
@@ -131,17 +136,23 @@ PARENT = """
 import sys
 from pathlib import Path
 from foxhunt.config import demo
+import foxhunt.train.prepare
 from foxhunt.train.prepare import prepare_in_child
 if __name__ == "__main__":
+    foxhunt.train.prepare.START_METHOD = sys.argv[3]
     prepare_in_child(Path(sys.argv[1]), demo(), choose_scale=True, baselines=True,
                      scratch=Path(sys.argv[2]))
 """
 
 
-def _spawned_child(parent: int) -> psutil.Process | None:
-    for c in psutil.Process(parent).children():
+def _preparing_child(parent: int, method: str) -> psutil.Process | None:
+    """The child that prepares: spawned by ``parent``, or forked by the forkserver that
+    ``parent`` started (a grandchild)."""
+    for c in psutil.Process(parent).children(recursive=True):
         with contextlib.suppress(psutil.Error):
-            if "spawn_main" in " ".join(c.cmdline()):
+            if method == "spawn" and "spawn_main" in " ".join(c.cmdline()):
+                return c
+            if method == "forkserver" and c.ppid() != parent:
                 return c
     return None
 
@@ -155,17 +166,18 @@ def _running(p: psutil.Process) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.subprocess
-def test_a_killed_parent_leaves_no_child_running_and_no_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_a_killed_parent_leaves_no_child_running_and_no_file(tmp_path: Path, method: str) -> None:
     bars = tmp_path / "ES.parquet"
     write_demo_bars(bars, n_bars=20_000, seed=1)
     scratch = tmp_path / "run"
     scratch.mkdir()
     script = tmp_path / "parent.py"
     script.write_text(PARENT)
-    parent = subprocess.Popen([sys.executable, str(script), str(bars), str(scratch)])
+    parent = subprocess.Popen([sys.executable, str(script), str(bars), str(scratch), method])
     try:
         deadline = time.monotonic() + 120
-        while (child := _spawned_child(parent.pid)) is None:
+        while (child := _preparing_child(parent.pid, method)) is None:
             assert parent.poll() is None and time.monotonic() < deadline, "no child started"
             time.sleep(0.05)
     finally:

@@ -13,6 +13,11 @@ process's loggers; its errors are raised here with their own message. A child wh
 gone (killed during preparation: SIGTERM, SIGKILL, OOM) deletes its file and exits within
 :data:`PARENT_POLL_S`, so nothing keeps computing or is left in the run directory.
 
+The child starts by :data:`START_METHOD`: ``spawn`` (a fresh interpreter that imports what it
+needs, ~7 s of imports and first calls per run on the 2-core machine) unless a caller that trains
+many runs in one process sets ``forkserver``: one server per process imports :data:`PRELOAD`
+once, and each later child is forked from it (the test suite does; tests/conftest.py).
+
 Under torchrun, from a feature store (already memory-mapped windows) or from the library
 (:func:`foxhunt.train.run.run_training` with ``isolate=False``, its default) the data is
 prepared in-process (:func:`prepare`).
@@ -47,6 +52,15 @@ log = logging.getLogger(__name__)
 
 PARENT_POLL_S = 0.25
 """How often the child checks that its parent is still there."""
+
+START_METHOD = "spawn"
+"""How :func:`prepare_in_child` starts its child: ``spawn`` or ``forkserver`` (see the module
+doc). A process-wide setting for callers that train many runs in one process, not a run option:
+it changes how long a child takes to start, not what it computes."""
+
+PRELOAD = ("foxhunt.train.prepare", "pandas_market_calendars", "arch")
+"""What a ``forkserver`` imports once for all its children: this module (and with it torch,
+polars, pandas and the data pipeline), the calendars and the GARCH fit."""
 
 
 @dataclass(frozen=True)
@@ -132,7 +146,9 @@ def prepare_in_child(
     import torch
 
     path = scratch / f".prepared.{os.getpid()}.pt"
-    ctx = multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context(START_METHOD)
+    if START_METHOD == "forkserver":
+        ctx.set_forkserver_preload(list(PRELOAD))  # read when the server starts (once)
     records = ctx.Queue()
     relay = threading.Thread(target=_relay, args=(records,), daemon=True)
     relay.start()
@@ -171,7 +187,8 @@ def _child_setup(records: Any, level: int, parent: int, path: Path) -> None:
     """In the child: every log record goes to the parent through ``records``, and a watchdog
     ends the child when the parent is gone (:func:`exit_with_parent`). ``parent`` is the pid
     the parent gave, not ``os.getppid()`` here: the parent may already be gone by the time the
-    child has imported enough to run this."""
+    child has imported enough to run this, and a forkserver's child has the server as its
+    parent."""
     root = logging.getLogger()
     root.handlers[:] = [logging.handlers.QueueHandler(records)]
     root.setLevel(level)
@@ -187,20 +204,35 @@ def exit_with_parent(
     poll_s: float = PARENT_POLL_S,
     exit: Callable[[int], object] = os._exit,
 ) -> None:
-    """Wait until this process's parent is no longer ``parent``, then delete ``path`` and its
-    ``.tmp`` and exit (the parent was killed: nobody will read or delete them).
+    """Wait until process ``parent`` is gone, then delete ``path`` and its ``.tmp`` and exit
+    (the parent was killed: nobody will read or delete them).
+
+    Gone: no such process or a zombie (killed but not yet reaped), or this process was
+    reparented since the watch began (its parent, ``parent`` itself or a forkserver that
+    ``parent`` started, exited; the check that cannot be fooled by a reused pid).
 
     Args:
-        parent: The parent's pid.
+        parent: The pid of the process that started the preparation.
         path: The file the child writes.
         poll_s: Seconds between checks.
         exit: How to end the process (``os._exit``: no cleanup that could wait on the parent).
     """
-    while os.getppid() == parent:
+    first = os.getppid()
+    while os.getppid() == first and _running(parent):
         time.sleep(poll_s)
     for p in (path.with_name(path.name + ".tmp"), path):
         p.unlink(missing_ok=True)
     exit(1)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:  # NoSuchProcess, or AccessDenied: not ours
+        return False
 
 
 def _relay(records: Any) -> None:
