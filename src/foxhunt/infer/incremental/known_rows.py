@@ -12,7 +12,10 @@ state an update calls the known VSN about once per ``AHEAD - H`` updates instead
 
 Rows are found by their inputs, not their times: equal inputs with the same context give the
 same output, so a row found is the row the VSN would compute (to float rounding: the VSN runs
-over another batch shape). Unused positions hold NaN inputs, which equal nothing.
+over another batch shape). A row is looked up by a key (an integer weighted sum of its inputs'
+float32 bits: exact, whatever the order of the sum), then its inputs are compared in full, so a
+shared key can cost a recomputation, never a wrong row. Unused positions hold NaN inputs, which
+equal nothing.
 """
 
 from __future__ import annotations
@@ -45,10 +48,17 @@ class KnownRows:
         self.device = device
         self.x = torch.full((members, 0, width, n_known), float("nan"), device=device)
         self.y = torch.zeros(members, 0, width, d, device=device)
+        self.key = torch.zeros(members, 0, width, dtype=torch.int64, device=device)
+        # odd multipliers below 2**27: ten products of 32-bit values sum below 2**63
+        self._w = (2 * torch.arange(n_known, device=device) + 1) * 1_000_003 % (1 << 27)
+
+    def _keys(self, x: Tensor) -> Tensor:
+        """(..., V_k) float32 -> (...) int64 keys."""
+        return (x.float().contiguous().view(torch.int32).long() * self._w).sum(dim=-1)
 
     @property
-    def tensors(self) -> tuple[Tensor, Tensor]:
-        return self.x, self.y
+    def tensors(self) -> tuple[Tensor, Tensor, Tensor]:
+        return self.x, self.y, self.key
 
     def reserve(self, slots: int) -> None:
         """Grow the slot axis to ``slots`` (new slots hold nothing)."""
@@ -57,6 +67,7 @@ class KnownRows:
             nan = self.x.new_full((self.M, extra, self.A, self.V), float("nan"))
             self.x = torch.cat([self.x, nan], dim=1)
             self.y = torch.cat([self.y, self.y.new_zeros(self.M, extra, self.A, self.d)], dim=1)
+            self.key = torch.cat([self.key, self.key.new_zeros(self.M, extra, self.A)], dim=1)
 
     def clear(self) -> None:
         """Forget every row (the contexts they were computed with may have changed)."""
@@ -88,9 +99,10 @@ class KnownRows:
             (n, d).
         """
         s = torch.from_numpy(slots).to(self.device)[at]  # (n,) each row's slot
-        hit = (self.x[m, s] == x[:, None, :]).all(dim=-1)  # (n, A)
-        found = hit.any(dim=1)
-        out = self.y[m, s, hit.to(torch.uint8).argmax(dim=1)]  # (n, d): garbage where missed
+        hit = self.key[m, s] == self._keys(x)[:, None]  # (n, A) candidates
+        pos = hit.to(torch.uint8).argmax(dim=1)  # (n,) the first candidate
+        found = hit.any(dim=1) & (self.x[m, s, pos] == x).all(dim=-1)  # its inputs, in full
+        out = self.y[m, s, pos]  # (n, d): garbage where missed
         if bool(found.all()):
             return out
         miss = ~found
@@ -106,5 +118,6 @@ class KnownRows:
         ay[valid] = computed[:n_ahead].to(ay.dtype)
         rs = torch.from_numpy(slots[rb]).to(self.device)
         self.x[m, rs], self.y[m, rs] = ax.to(self.x.dtype), ay
+        self.key[m, rs] = self._keys(ax)
         out[miss] = computed[n_ahead:].to(out.dtype)
         return out
