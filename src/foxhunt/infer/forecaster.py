@@ -127,9 +127,7 @@ class Forecaster:
         self._live = LiveState(loaded.spec, loaded.scaler, m.encoder_length, m.horizon)
         model = loaded.model
         members = list(model.members) if isinstance(model, EnsembleTFT) else [model]
-        self._selected = SelectedRows(  # type: ignore[arg-type]
-            members, self.device, known_width=AHEAD + 1
-        )
+        self._selected = SelectedRows(members, self.device, AHEAD + 1)  # type: ignore[arg-type]
         self.incremental = bool(incremental)
         self._quantiles = m.quantiles
 
