@@ -145,7 +145,9 @@ class SelectedRows:
             dec_known = batch.known[:, self.L :].reshape(-1, batch.known.shape[-1])  # (B*H, V_k)
             known_x = torch.cat([batch.known[bt, jt], dec_known])
             if ahead is not None and self.known_width:
-                at = torch.cat([bt, torch.arange(len(slots)).repeat_interleave(h)])
+                at = torch.cat(
+                    [bt, torch.arange(len(slots), device=self.device).repeat_interleave(h)]
+                )
                 known = self.known.rows(
                     m, tft.known_vsn, _vsn, known_x, at, slots, ctx.selection, ahead
                 )
