@@ -61,7 +61,7 @@ from foxhunt.infer.bar_input import (
 )
 from foxhunt.infer.bartail import VALUE_COLUMNS, BarTail, smoother_memory
 from foxhunt.infer.incremental.selected import SelectedRows
-from foxhunt.infer.incremental.stream import LiveState, supports
+from foxhunt.infer.incremental.stream import AHEAD, LiveState, supports
 from foxhunt.infer.incremental.windows import RING
 from foxhunt.infer.predict import forecast_frame, forecast_schema
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
@@ -127,7 +127,7 @@ class Forecaster:
         self._live = LiveState(loaded.spec, loaded.scaler, m.encoder_length, m.horizon)
         model = loaded.model
         members = list(model.members) if isinstance(model, EnsembleTFT) else [model]
-        self._selected = SelectedRows(members, self.device)  # type: ignore[arg-type]
+        self._selected = SelectedRows(members, self.device, AHEAD + 1)  # type: ignore[arg-type]
         self.incremental = bool(incremental)
         self._quantiles = m.quantiles
 
@@ -389,7 +389,7 @@ class Forecaster:
         count = self._live.engine.count[slots]
 
         def forward(model: torch.nn.Module, batch: TFTBatch) -> torch.Tensor:
-            return self._selected.outputs(model, batch, slots, count)
+            return self._selected.outputs(model, batch, slots, count, self._live.known_ahead)
 
         q = tft_quantiles(
             self.loaded.model, batch, self._qmap, device=self.device, forward=forward

@@ -125,15 +125,22 @@ class VariableSelectionNetwork(nn.Module):
         # is one chunk's (N, Vc, d_var) states, not all V variables' (docs/memory.md).
         step = self.chunk if self.streaming or not torch.is_grad_enabled() else self.n_vars
         step = step if chunk is None else chunk
-        # One split per tensor (views): backward gathers each gradient with one concatenation.
-        xs = x.reshape(-1, self.n_vars).split(step, dim=1)  # (N, Vc) each
-        vs = weights.reshape(-1, self.n_vars).split(step, dim=1)  # (N, Vc) each
-        emb_w, emb_b = self.embed_weight.split(step), self.embed_bias.split(step)
-        grn_w = self.variable_grn.split(step)
-        lift_w: Sequence[Tensor | None] = [None] * len(xs)
-        lift_b: Sequence[Tensor | None] = [None] * len(xs)
-        if self.lift_weight is not None and self.lift_bias is not None:
-            lift_w, lift_b = self.lift_weight.split(step), self.lift_bias.split(step)
+        if step >= self.n_vars and not stream:  # one chunk: the tensors themselves, no splits
+            # (each split costs a few microseconds: felt by a forward of one row)
+            xs = [x.reshape(-1, self.n_vars)]
+            vs = [weights.reshape(-1, self.n_vars)]
+            emb_w, emb_b = [self.embed_weight], [self.embed_bias]
+            grn_w = [self.variable_grn.weights()]
+            lift_w: Sequence[Tensor | None] = [self.lift_weight]
+            lift_b: Sequence[Tensor | None] = [self.lift_bias]
+        else:  # one split per tensor (views): backward gathers each gradient with one concat
+            xs = x.reshape(-1, self.n_vars).split(step, dim=1)  # (N, Vc) each
+            vs = weights.reshape(-1, self.n_vars).split(step, dim=1)  # (N, Vc) each
+            emb_w, emb_b = self.embed_weight.split(step), self.embed_bias.split(step)
+            grn_w = self.variable_grn.split(step)
+            lift_w, lift_b = [None] * len(xs), [None] * len(xs)
+            if self.lift_weight is not None and self.lift_bias is not None:
+                lift_w, lift_b = self.lift_weight.split(step), self.lift_bias.split(step)
         out: Tensor | None = None
         for i in range(len(xs)):
             args = (xs[i], vs[i], emb_w[i], emb_b[i], grn_w[i], lift_w[i], lift_b[i])

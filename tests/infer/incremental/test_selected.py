@@ -17,14 +17,19 @@ from foxhunt.infer.forecaster import Forecaster
 SYMBOLS = ["ES", "NQ", "YM"]
 
 
-def _full_and_kept(fc: Forecaster, symbols: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
-    """The full forward's and the kept rows' standardised quantiles of the held windows."""
+def _full_and_kept(
+    fc: Forecaster, symbols: list[str], ahead: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The full forward's and the kept rows' standardised quantiles of the held windows
+    (``ahead``: with the known rows of the projected times kept too, as ``update`` runs)."""
     live = fc._live
     batch = live.batch(symbols)
     slots = np.array([live.engine.slots[s] for s in symbols], np.int64)
+    count = live.engine.count[slots]
     with torch.inference_mode():
         full = fc.loaded.model(batch).quantiles
-        kept = fc._selected.outputs(fc.loaded.model, batch, slots, live.engine.count[slots])
+        known = live.known_ahead if ahead else None
+        kept = fc._selected.outputs(fc.loaded.model, batch, slots, count, known)
     return full, kept
 
 
@@ -44,8 +49,9 @@ def test_kept_rows_give_the_full_forward_over_many_updates_and_a_restart(
             step = step.head(1)  # one symbol only: the others' rows wait
         out = fc.update(step)
         assert out.height == step.height * fc.horizon
-        full, kept = _full_and_kept(fc, SYMBOLS)
-        torch.testing.assert_close(kept, full, rtol=1e-5, atol=1e-6)
+        for ahead in (False, True):
+            full, kept = _full_and_kept(fc, SYMBOLS, ahead)
+            torch.testing.assert_close(kept, full, rtol=1e-5, atol=1e-6)
         if i == 20:  # restart halfway: the rows come back with the state
             held = fc._selected.rows.clone()
             fc = Forecaster.load(demo_run.run, symbols=SYMBOLS, state=fc.save(tmp_path / "s"))

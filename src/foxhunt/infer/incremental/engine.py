@@ -153,6 +153,17 @@ class IncrementalFeatures:
             (k, 210) float64 observed features at these bars (meaningful once a symbol has
             more than the warm-up's 200 bars), or None without ``features``.
         """
+        with np.errstate(divide="ignore", invalid="ignore"):  # one for the whole step
+            return self._step(slots, values, session, derived, features)
+
+    def _step(
+        self,
+        slots: np.ndarray,
+        values: np.ndarray,
+        session: np.ndarray,
+        derived: bool,
+        features: bool,
+    ) -> np.ndarray | None:
         t = self.count[slots]
         ring = np.roll(self.ring[slots], -1, axis=2)  # oldest value drops off the front
         state = {k: v[slots] for k, v in self.state.items()}
@@ -192,7 +203,7 @@ class IncrementalFeatures:
             ring[:, w.IX["pk10"], -1] = w.pk(ring, 10)
             for k, sk, _ in o.STOCH_PARAMS:
                 ring[:, w.IX[f"fastk{k}"], -1] = w.stochastic_fastk(ring, k)
-                ring[:, w.IX[f"slowk{k}"], -1] = np.mean(w.last(ring, f"fastk{k}", sk), axis=-1)
+                ring[:, w.IX[f"slowk{k}"], -1] = w.mean_last(w.last(ring, f"fastk{k}", sk))
         else:
             ring[:, w.DERIVED, -1] = np.nan
         if not features:
@@ -271,8 +282,7 @@ class IncrementalFeatures:
         w.put(f, _NAMES["bb_width"], w.div(up - dn, mid))
         tr = sm.true_range(hi, lo, prev_c)
         atr = sm.atr_step(s, t, tr, _ATR)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            natr = np.where(sm._is_zero(c)[:, None], 0.0, (atr / cc) * 100.0)
+        natr = np.where(sm._is_zero(c)[:, None], 0.0, (atr / cc) * 100.0)
         w.put(f, _NAMES["natr"], w.clean(natr) / 100.0)
         plus, minus, adx = sm.dmi_step(s, t, hi - prev_h, prev_l - lo, tr, _ADX)
         dmi = np.concatenate([adx, plus, minus], axis=1)
@@ -303,8 +313,7 @@ class IncrementalFeatures:
         sums = np.where(fresh[:, None], 0.0, s["vwap"])
         sums = sums + np.stack([tpv, v], axis=1)
         s["vwap"] = sums
-        with np.errstate(divide="ignore", invalid="ignore"):
-            vwap = np.where(sums[:, 1] > 0, sums[:, 0] / sums[:, 1], c)
+        vwap = np.where(sums[:, 1] > 0, sums[:, 0] / sums[:, 1], c)
         return np.log(c / vwap)
 
     # --- persistence -------------------------------------------------------------------------

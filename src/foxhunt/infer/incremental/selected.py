@@ -32,6 +32,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils import parametrize
 
+from foxhunt.infer.incremental.known_rows import Ahead, KnownRows
 from foxhunt.model.batch import TFTBatch
 from foxhunt.model.static_encoder import StaticContexts
 from foxhunt.model.tft import TFT
@@ -61,8 +62,9 @@ class SelectedRows:
         device: Where the models are (the rows are kept there).
     """
 
-    def __init__(self, models: Sequence[TFT], device: torch.device) -> None:
+    def __init__(self, models: Sequence[TFT], device: torch.device, known_width: int = 0) -> None:
         self.models = list(models)
+        self.known_width = known_width
         c = self.models[0].config
         self.L, self.H, self.d = c.encoder_length, c.horizon, c.hidden
         self.device = device
@@ -73,11 +75,12 @@ class SelectedRows:
         self.origin_bar = np.full((n, 0), -1, np.int64)
         self.contexts = torch.zeros(n, 0, 4, self.d, device=device)  # (M, slots, 4, d)
         self.has_contexts = np.zeros((n, 0), bool)
+        self.known = KnownRows(n, known_width, c.n_known, self.d, device)
 
     @property
     def nbytes(self) -> int:
         """Bytes held for the symbols forecast so far (slots allocated ahead not counted)."""
-        tensors = (self.rows, self.origin, self.contexts)
+        tensors = (self.rows, self.origin, self.contexts, *self.known.tensors)
         arrays = (self.bar, self.origin_bar, self.has_contexts)
         total = sum(t.numel() * t.element_size() for t in tensors) + sum(a.nbytes for a in arrays)
         slots = self.bar.shape[1]
@@ -99,9 +102,15 @@ class SelectedRows:
         self.bar = np.concatenate([self.bar, np.full((n, extra, self.L), -1, np.int64)], axis=1)
         self.origin_bar = np.concatenate([self.origin_bar, np.full((n, extra), -1)], axis=1)
         self.has_contexts = np.concatenate([self.has_contexts, np.zeros((n, extra), bool)], 1)
+        self.known.reserve(have + extra)
 
     def outputs(
-        self, model: nn.Module, batch: TFTBatch, slots: np.ndarray, count: np.ndarray
+        self,
+        model: nn.Module,
+        batch: TFTBatch,
+        slots: np.ndarray,
+        count: np.ndarray,
+        ahead: Ahead | None = None,
     ) -> Tensor:
         """The model's standardised quantiles of ``batch``, reusing what is held.
 
@@ -110,6 +119,10 @@ class SelectedRows:
             batch: The last window of each slot (:meth:`LiveState.batch`), on ``device``.
             slots: (B,) the windows' symbol slots.
             count: (B,) bars seen per slot: the window holds bars ``count - L .. count - 1``.
+            ahead: The known inputs of slots' projected bar times
+                (:meth:`~foxhunt.infer.incremental.stream.LiveState.known_ahead`): known-VSN
+                rows are then kept per slot (:class:`KnownRows`, which needs ``known_width``)
+                and computed only when not held; None computes them every call.
 
         Returns:
             (B, H, Q) what ``model(batch).quantiles`` gives, to float rounding.
@@ -130,12 +143,17 @@ class SelectedRows:
             # the new rows' known inputs and the decoder's, in one call of the known VSN
             h = self.H
             dec_known = batch.known[:, self.L :].reshape(-1, batch.known.shape[-1])  # (B*H, V_k)
-            dec_ctx = ctx.selection.repeat_interleave(h, dim=0)
-            known, _ = _vsn(
-                tft.known_vsn,
-                torch.cat([batch.known[bt, jt], dec_known]),
-                torch.cat([c_s, dec_ctx]),
-            )
+            known_x = torch.cat([batch.known[bt, jt], dec_known])
+            if ahead is not None and self.known_width:
+                at = torch.cat(
+                    [bt, torch.arange(len(slots), device=self.device).repeat_interleave(h)]
+                )
+                known = self.known.rows(
+                    m, tft.known_vsn, _vsn, known_x, at, slots, ctx.selection, ahead
+                )
+            else:
+                dec_ctx = ctx.selection.repeat_interleave(h, dim=0)
+                known, _ = _vsn(tft.known_vsn, known_x, torch.cat([c_s, dec_ctx]))
             future = known[len(b) :].reshape(len(slots), h, -1)  # (B, H, d)
             if len(b):
                 hist, _ = _vsn(tft.historical_vsn, batch.historical[bt, jt], c_s)  # (M, d)
@@ -184,8 +202,9 @@ class SelectedRows:
         Raises:
             ValueError: another format or shape.
         """
+        self.known.clear()  # the contexts change with the state
         if "selected.format" not in d:
-            fresh = SelectedRows(self.models, self.device)
+            fresh = SelectedRows(self.models, self.device, self.known_width)
             self.__dict__.update(fresh.__dict__)
             return
         fmt = [int(x) for x in d["selected.format"]]
@@ -203,3 +222,6 @@ class SelectedRows:
         self.bar = np.array(d["selected.bar"], np.int64)
         self.origin_bar = np.array(d["selected.origin_bar"], np.int64)
         self.has_contexts = np.array(d["selected.has_contexts"], bool)
+        n_known = self.models[0].config.n_known
+        self.known = KnownRows(len(self.models), self.known_width, n_known, self.d, self.device)
+        self.known.reserve(self.bar.shape[1])

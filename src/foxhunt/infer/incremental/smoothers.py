@@ -16,7 +16,8 @@ the batch values to the last bits, not merely after the start has been forgotten
 * Bollinger bands: TA-Lib's running sums of the inputs and of their squares.
 
 Values before an indicator's first output are NaN (the batch pipeline drops those rows).
-``TA_EPS`` is TA-Lib's zero test (``TA_IS_ZERO``).
+``TA_EPS`` is TA-Lib's zero test (``TA_IS_ZERO``). Divisions by zero here are expected and
+cleaned up; the engine runs these under one ``np.errstate`` that silences them.
 """
 
 from __future__ import annotations
@@ -58,8 +59,7 @@ def rsi_step(s: State, t: np.ndarray, d: np.ndarray, periods: np.ndarray) -> np.
     loss = np.where(tt >= periods, loss / periods, loss)
     s["rsi_gain"], s["rsi_loss"] = gain, loss
     total = gain + loss
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(_is_zero(total), 0.0, 100.0 * (gain / total))
+    out = np.where(_is_zero(total), 0.0, 100.0 * (gain / total))
     return np.where(tt >= periods, out, np.nan)
 
 
@@ -104,12 +104,11 @@ def dmi_step(
     trs = np.where(on, trs + tr[:, None], trs)
     s["dm_plus"], s["dm_minus"], s["dm_tr"] = plus, minus, trs
     tr_ok = ~_is_zero(trs)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        plus_di = np.where(tr_ok, 100.0 * (plus / trs), 0.0)
-        minus_di = np.where(tr_ok, 100.0 * (minus / trs), 0.0)
-        di_sum = minus_di + plus_di
-        dx_ok = tr_ok & ~_is_zero(di_sum)
-        dx = np.where(dx_ok, 100.0 * (np.abs(minus_di - plus_di) / di_sum), 0.0)
+    plus_di = np.where(tr_ok, 100.0 * (plus / trs), 0.0)
+    minus_di = np.where(tr_ok, 100.0 * (minus / trs), 0.0)
+    di_sum = minus_di + plus_di
+    dx_ok = tr_ok & ~_is_zero(di_sum)
+    dx = np.where(dx_ok, 100.0 * (np.abs(minus_di - plus_di) / di_sum), 0.0)
     # ADX: the first period DX values are summed (bars p .. 2p-1), averaged at 2p - 1, then
     # Wilder-smoothed (a bar whose DX is undefined keeps the previous ADX).
     adx_sum = np.where(smooth & (tt <= 2 * p - 1), s["adx_sum"] + dx, s["adx_sum"])

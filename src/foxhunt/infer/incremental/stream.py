@@ -249,6 +249,18 @@ class LiveState:
                 out[i] = times[r, : self.H]
         return out
 
+    def known_ahead(self, slots: np.ndarray) -> np.ndarray:
+        """(b, AHEAD + 1, V_k) float32: the scaled known inputs of each slot's projected bar
+        times (its latest bar first, then those :meth:`decoder_times` projected after it),
+        NaN past them; what :class:`~foxhunt.infer.incremental.known_rows.KnownRows` keeps."""
+        out = np.full((len(slots), AHEAD + 1, self.known.shape[2]), np.nan, np.float32)
+        for i, slot in enumerate(slots):
+            times = self._ahead[slot][1][: AHEAD + 1]
+            if len(times):
+                kn, _ = self.times.get(self.calendars[slot], times)
+                out[i, : len(times)] = _scaled(kn, self._scale_k)
+        return out
+
     def _interval_us(self, slot: int) -> int:
         gaps = self.gaps[slot]
         return min(gaps.items(), key=lambda kv: (-kv[1], kv[0]))[0]

@@ -7,6 +7,9 @@ sums and moments are taken fresh over the window rather than carried, which keep
 the drift a carried sum accumulates, and ranks, maxima and minima could not be carried in O(1)
 anyway. The formulas are docs/features.md's; the TA-Lib ones (stochastics, Williams %R, CCI,
 MFI, linear-regression slope) follow TA-Lib's C code.
+
+Divisions by zero here are expected and cleaned up as the batch pipeline does: the engine's
+``step`` runs this module and ``smoothers`` under one ``np.errstate`` that silences them.
 """
 
 from __future__ import annotations
@@ -68,10 +71,14 @@ def last(ring: np.ndarray, name: str, n: int) -> np.ndarray:
     return ring[:, IX[name], RING - n :]
 
 
+def mean_last(x: np.ndarray) -> np.ndarray:
+    """``np.mean(x, axis=-1)`` as numpy computes it (sum, then / count), minus its dispatch."""
+    return x.sum(axis=-1) / x.shape[-1]
+
+
 def div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a / b, 0 where b is 0 or the ratio is not finite (the batch pipeline's ``_div``)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(b != 0.0, a / b, 0.0)
+    out = np.where(b != 0.0, a / b, 0.0)
     return clean(out)
 
 
@@ -87,7 +94,7 @@ def rv(ring: np.ndarray, n: int) -> np.ndarray:
 
 def pk(ring: np.ndarray, n: int) -> np.ndarray:
     """Parkinson volatility over ``n`` bars."""
-    mean = np.clip(np.mean(last(ring, "hl", n) ** 2, axis=-1), 0.0, None)
+    mean = np.clip(mean_last(last(ring, "hl", n) ** 2), 0.0, None)
     return np.sqrt(mean / (4.0 * _LN2))
 
 
@@ -96,8 +103,7 @@ def stochastic_fastk(ring: np.ndarray, k: int) -> np.ndarray:
     hi = np.max(last(ring, "high", k), axis=-1)
     lo = np.min(last(ring, "low", k), axis=-1)
     diff = (hi - lo) / 100.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(diff != 0.0, (lag(ring, "close", 0) - lo) / diff, 0.0)
+    return np.where(diff != 0.0, (lag(ring, "close", 0) - lo) / diff, 0.0)
 
 
 _STOCH_NAMES = tuple(
@@ -232,26 +238,36 @@ def put(f: Out, names: Sequence[str], block: np.ndarray) -> None:
     f.put(names, block)
 
 
+@functools.cache  # the names formatted once, not at every step
+def _fmt_columns(fmt: str, values: tuple[int, ...]) -> np.ndarray:
+    return _columns(tuple(fmt.format(v) for v in values))
+
+
+def putf(f: Out, fmt: str, values: tuple[int, ...], block: np.ndarray) -> None:
+    """``f[fmt.format(values[j])] = block[:, j]`` (the columns looked up once per format)."""
+    f.array[:, _fmt_columns(fmt, values)] = block
+
+
 def returns(ring: np.ndarray, win: Windows, f: Out) -> dict[str, np.ndarray]:
     """Returns, volatility estimators and moments (docs/features.md, first two tables).
 
     Returns the close-to-close and Parkinson volatilities by window (for trend and ratios).
     """
     lc = lag(ring, "lc", 0)[:, None]
-    put(f, [f"obs__ret1_lag{k}" for k in o.RET_LAGS], lag(ring, "r1", _ix(o.RET_LAGS)))
-    put(f, [f"obs__ret_{n}" for n in o.RET_HORIZONS], lc - lag(ring, "lc", _ix(o.RET_HORIZONS)))
+    putf(f, "obs__ret1_lag{}", o.RET_LAGS, lag(ring, "r1", _ix(o.RET_LAGS)))
+    putf(f, "obs__ret_{}", o.RET_HORIZONS, lc - lag(ring, "lc", _ix(o.RET_HORIZONS)))
     vw = _ix(o.VOL_WINDOWS)
     rv = np.sqrt(win.var("r1", vw))  # (k, 6)
     pkv = np.sqrt(np.clip(win.mean("hl^2", vw), 0.0, None) / (4.0 * _LN2))
     rv20 = rv[:, [o.VOL_WINDOWS.index(20)]]
     z = _ix(o.ZRET_HORIZONS)
-    put(f, [f"obs__zret_{n}" for n in z], div(lc - lag(ring, "lc", z), rv20 * np.sqrt(z)))
-    put(f, [f"obs__rv_cc_{n}" for n in vw], rv)
-    put(f, [f"obs__rv_parkinson_{n}" for n in vw], pkv)
+    putf(f, "obs__zret_{}", o.ZRET_HORIZONS, div(lc - lag(ring, "lc", z), rv20 * np.sqrt(z)))
+    putf(f, "obs__rv_cc_{}", o.VOL_WINDOWS, rv)
+    putf(f, "obs__rv_parkinson_{}", o.VOL_WINDOWS, pkv)
     gk = np.sqrt(np.clip(win.mean("gk", vw), 0.0, None))
-    put(f, [f"obs__rv_garman_klass_{n}" for n in vw], gk)
+    putf(f, "obs__rv_garman_klass_{}", o.VOL_WINDOWS, gk)
     rsv = np.sqrt(np.clip(win.mean("rs", vw), 0.0, None))
-    put(f, [f"obs__rv_rogers_satchell_{n}" for n in vw], rsv)
+    putf(f, "obs__rv_rogers_satchell_{}", o.VOL_WINDOWS, rsv)
     vols = {"rv": rv, "pk": pkv}
     at = {n: j for j, n in enumerate(o.VOL_WINDOWS)}
     for kind, a, b in o.VOL_RATIOS:
@@ -263,9 +279,8 @@ def returns(ring: np.ndarray, win: Windows, f: Out) -> dict[str, np.ndarray]:
     m2 = e2 - mu * mu
     m3 = e3 - 3.0 * mu * e2 + 2.0 * mu**3
     m4 = e4 - 4.0 * mu * e3 + 6.0 * mu * mu * e2 - 3.0 * mu**4
-    with np.errstate(divide="ignore", invalid="ignore"):
-        put(f, [f"obs__skew_{n}" for n in m], clean(m3 / m2**1.5))
-        put(f, [f"obs__kurt_{n}" for n in m], clean(m4 / m2**2 - 3.0))
+    putf(f, "obs__skew_{}", o.MOMENT_WINDOWS, clean(m3 / m2**1.5))
+    putf(f, "obs__kurt_{}", o.MOMENT_WINDOWS, clean(m4 / m2**2 - 3.0))
     return vols
 
 
@@ -273,17 +288,16 @@ def oscillators(ring: np.ndarray, win: Windows, f: Out) -> None:
     """The finite-window TA-Lib indicators: stochastics, Williams %R, CCI, MFI."""
     c = lag(ring, "close", 0)[:, None]
     slow = np.stack(  # (k, 2 x params): every %K, then every %D
-        [np.mean(last(ring, f"fastk{k}", sk), axis=-1) for k, sk, _ in o.STOCH_PARAMS]
-        + [np.mean(last(ring, f"slowk{k}", sd), axis=-1) for k, _, sd in o.STOCH_PARAMS],
+        [mean_last(last(ring, f"fastk{k}", sk)) for k, sk, _ in o.STOCH_PARAMS]
+        + [mean_last(last(ring, f"slowk{k}", sd)) for k, _, sd in o.STOCH_PARAMS],
         axis=1,
     )
     put(f, _STOCH_NAMES, clean(slow / 100.0 - 0.5))
     p = _ix(o.OSC_PERIODS)
     hi, lo = win.high(p), win.low(p)
     diff = (hi - lo) / -100.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        willr = np.where(diff != 0.0, (hi - c) / diff, 0.0)
-    put(f, [f"obs__willr_{n}" for n in p], clean(willr / 100.0 + 0.5))
+    willr = np.where(diff != 0.0, (hi - c) / diff, 0.0)
+    putf(f, "obs__willr_{}", o.OSC_PERIODS, clean(willr / 100.0 + 0.5))
     avg = win.sum("tp", p) / p
     dev = np.stack(  # (k, periods): each window's own sum, as TA-Lib sums it
         [
@@ -293,15 +307,13 @@ def oscillators(ring: np.ndarray, win: Windows, f: Out) -> None:
         axis=1,
     )
     dist = lag(ring, "tp", 0)[:, None] - avg
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cci = np.where((dist != 0.0) & (dev != 0.0), dist / (0.015 * (dev / p)), 0.0)
+    cci = np.where((dist != 0.0) & (dev != 0.0), dist / (0.015 * (dev / p)), 0.0)
     put(f, _CCI_NAMES, clean(cci / 100.0))
     pos = np.stack([np.sum(last(ring, "mf_pos", n), axis=-1) for n in o.OSC_PERIODS], axis=1)
     neg = np.stack([np.sum(last(ring, "mf_neg", n), axis=-1) for n in o.OSC_PERIODS], axis=1)
     total = pos + neg
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mfi = np.where(total < 1.0, 0.0, 100.0 * (pos / total))
-    put(f, [f"obs__mfi_{n}" for n in o.OSC_PERIODS], clean(mfi / 100.0 - 0.5))
+    mfi = np.where(total < 1.0, 0.0, 100.0 * (pos / total))
+    putf(f, "obs__mfi_{}", o.OSC_PERIODS, clean(mfi / 100.0 - 0.5))
 
 
 def volume(ring: np.ndarray, win: Windows, f: Out) -> None:
@@ -309,17 +321,16 @@ def volume(ring: np.ndarray, win: Windows, f: Out) -> None:
     lv, c = lag(ring, "lv", 0)[:, None], lag(ring, "close", 0)[:, None]
     n = _ix(o.VOLZ_WINDOWS)
     z = div(lv - win.mean("lv", n), np.sqrt(win.var("lv", n)))
-    put(f, [f"obs__volume_z_{x}" for x in n], z)
+    putf(f, "obs__volume_z_{}", o.VOLZ_WINDOWS, z)
     n = _ix(o.VOLRATIO_WINDOWS)
-    put(f, [f"obs__volume_ratio_{x}" for x in n], lv - np.log1p(win.mean("volume", n)))
+    putf(f, "obs__volume_ratio_{}", o.VOLRATIO_WINDOWS, lv - np.log1p(win.mean("volume", n)))
     n = _ix(o.IMBALANCE_WINDOWS)
     imb = div(win.sum("signed", n), win.sum("volume", n))
-    put(f, [f"obs__volume_imbalance_{x}" for x in n], imb)
+    putf(f, "obs__volume_imbalance_{}", o.IMBALANCE_WINDOWS, imb)
     n = _ix(o.VWAP_WINDOWS)
     v = win.sum("volume", n)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        vwap = np.where(v > 0, win.sum("tpv", n) / v, win.mean("tp", n))
-    put(f, [f"obs__vwap_dist_{x}" for x in n], np.log(c / vwap))
+    vwap = np.where(v > 0, win.sum("tpv", n) / v, win.mean("tp", n))
+    putf(f, "obs__vwap_dist_{}", o.VWAP_WINDOWS, np.log(c / vwap))
 
 
 def shape(ring: np.ndarray, f: Out) -> None:
@@ -334,9 +345,9 @@ def shape(ring: np.ndarray, f: Out) -> None:
         "log_range": lag(ring, "hl", k),
     }
     for name, block in parts.items():
-        put(f, [f"obs__{name}_lag{j}" for j in o.SHAPE_LAGS], block)
+        putf(f, f"obs__{name}_lag{{}}", o.SHAPE_LAGS, block)
     gap = np.log(op / lag(ring, "close", k + 1))
-    put(f, [f"obs__gap_lag{j}" for j in o.SHAPE_LAGS], gap)
+    putf(f, "obs__gap_lag{}", o.SHAPE_LAGS, gap)
 
 
 def _rank_last(x: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -364,27 +375,26 @@ def regime(
         rank = _rank_last(last(ring, series, int(n.max())), n)
         put(f, [f"obs__{kind}_{w_}_pctile_{m}" for w_, m in specs], (rank - 1.0) / (n - 1.0))
     n = _ix(o.SMA_WINDOWS)
-    put(f, [f"obs__sma_dist_{x}" for x in n], np.log(c / win.mean("close", n)))
-    put(f, [f"obs__ema_dist_{x}" for x in o.EMA_SPANS], np.log(c / ema))
+    putf(f, "obs__sma_dist_{}", o.SMA_WINDOWS, np.log(c / win.mean("close", n)))
+    putf(f, "obs__ema_dist_{}", o.EMA_SPANS, np.log(c / ema))
     n = _ix(o.TREND_WINDOWS)
     nf = n.astype(np.float64)
     sum_x = nf * (nf - 1) * 0.5
     divisor = sum_x * sum_x - nf * (nf * (nf - 1) * (2 * nf - 1) / 6.0)
     slope = (nf * win.sum("x*dlc", n) - sum_x * win.sum("dlc", n)) / divisor
     rvn = vols["rv"][:, [o.VOL_WINDOWS.index(x) for x in o.TREND_WINDOWS]]
-    put(f, [f"obs__trend_{x}" for x in n], div(slope * np.sqrt(nf), rvn))
+    putf(f, "obs__trend_{}", o.TREND_WINDOWS, div(slope * np.sqrt(nf), rvn))
     n = _ix(o.ER_WINDOWS)
     move = np.abs(lc - lag(ring, "lc", n))
-    put(f, [f"obs__efficiency_{x}" for x in n], div(move, win.sum("absr1", n)))
+    putf(f, "obs__efficiency_{}", o.ER_WINDOWS, div(move, win.sum("absr1", n)))
     n = _ix(o.DONCHIAN_WINDOWS)
     hi, lo = np.log(c / win.high(n)), np.log(c / win.low(n))
-    put(f, [f"obs__dist_high_{x}" for x in o.DONCHIAN_WINDOWS], hi)
-    put(f, [f"obs__dist_low_{x}" for x in o.DONCHIAN_WINDOWS], lo)
+    putf(f, "obs__dist_high_{}", o.DONCHIAN_WINDOWS, hi)
+    putf(f, "obs__dist_low_{}", o.DONCHIAN_WINDOWS, lo)
     n = _ix(o.AUTOCORR_WINDOWS)
     sx, sy = win.sum("r1", n), win.sum("r1lag", n)
     sxy = win.sum("r1*r1lag", n) - sx * sy / n
     sxx = win.sum("r1^2", n) - sx * sx / n
     syy = win.sum("r1lag^2", n) - sy * sy / n
-    with np.errstate(divide="ignore", invalid="ignore"):
-        corr = sxy / np.sqrt(sxx * syy)
-    put(f, [f"obs__autocorr_{x}" for x in n], np.clip(clean(corr), -1.0, 1.0))
+    corr = sxy / np.sqrt(sxx * syy)
+    putf(f, "obs__autocorr_{}", o.AUTOCORR_WINDOWS, np.clip(clean(corr), -1.0, 1.0))
