@@ -61,7 +61,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
 def _prepare_children_from_a_forkserver() -> None:
     """Runs trained in a test process prepare their data in children forked from one server
     that imported the preparation modules once (``foxhunt.train.prepare.START_METHOD``), not in
-    a fresh interpreter each: ~7 CPU-s less per training after the first (docs/testing.md).
+    a fresh interpreter each: about 5 s less per training after the first (docs/testing.md).
     CLI processes a test starts keep ``spawn``, what ``foxhunt train`` uses; both are tested
     (tests/train/test_prepare.py)."""
     import foxhunt.train.prepare
@@ -83,15 +83,12 @@ _WIDE_SCOPE = re.compile(r"""scope\s*=\s*["'](module|class|package)["']""")
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """Under xdist, a test file that defines a module-, class- or package-scoped fixture (a
     trained run, a CLI smoke run, an export) runs whole on one worker, so the fixture is built
-    once as in a serial run; every other test is scheduled on its own, in the order
-    ``pytest_collection_modifyitems`` gives (the units with the most slow tests first). (xdist's own ``--dist loadgroup`` marks do not group under pytest 9.2,
+    once as in a serial run; every other test is scheduled on its own, the whole files first
+    (largest first). (xdist's own ``--dist loadgroup`` marks do not group under pytest 9.2,
     whose node ids no longer take xdist's rewrite.)"""
     from xdist.scheduler import LoadScopeScheduling
 
     root = config.rootpath
-    # The work queue in collection order, which pytest_collection_modifyitems below sets
-    # (xdist's own reorder puts files with more tests first, whatever they cost).
-    config.option.loadscopereorder = False
 
     class FileFixtureScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
@@ -99,32 +96,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
             return path if _has_wide_fixture(root / path) else nodeid
 
     return FileFixtureScheduling(config, log)
-
-
-def _scope_of(item: pytest.Item) -> str:
-    """The unit the scheduler above hands to one worker: a file with a wide fixture, else the
-    test."""
-    return item.nodeid.split("::", 1)[0] if _has_wide_fixture(item.path) else item.nodeid
-
-
-def _heavy(item: pytest.Item) -> bool:
-    return item.get_closest_marker("slow") is not None
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under xdist: the units holding the most ``slow`` tests first, every fast test last
-    (longest first: the workers then end together on short tests instead of one running a
-    long test, or two, queued last, while the other idles). Each worker sorts the same
-    collection the same way (xdist checks); a file with a wide fixture stays whole, in its own
-    order. A serial run keeps pytest's order."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return
-    units: dict[str, list[pytest.Item]] = {}
-    for item in items:
-        units.setdefault(_scope_of(item), []).append(item)
-    ranked = sorted(units.values(), key=lambda unit: -sum(map(_heavy, unit)))
-    items[:] = [item for unit in ranked for item in unit]
 
 
 @pytest.fixture(autouse=True)
