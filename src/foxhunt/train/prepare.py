@@ -14,7 +14,8 @@ gone (killed during preparation: SIGTERM, SIGKILL, OOM) deletes its file and exi
 :data:`PARENT_POLL_S`, so nothing keeps computing or is left in the run directory.
 
 The child starts by :data:`START_METHOD`: ``spawn`` (a fresh interpreter that imports what it
-needs, ~7 s of imports and first calls per run on the 2-core machine) unless a caller that trains
+needs: about 5 s of imports and first calls per run on the 2-core machine, docs/testing.md
+"Session 14") unless a caller that trains
 many runs in one process sets ``forkserver``: one server per process imports :data:`PRELOAD`
 once, and each later child is forked from it (the test suite does; tests/conftest.py).
 

@@ -54,9 +54,9 @@ def exponential_smooth(x: np.ndarray, decay: float, initial: float | None = None
 
     Runs in polars' compiled ``ewm_mean`` (``adjust=False`` on ``[initial, *x]``, or
     ``adjust=True``): a Python loop took 0.8 s per 370 k bars, and ``scipy.signal.lfilter``,
-    which runs the same recursion, costs every process that imports it ~3 s (scipy.signal's
-    import) and ~60 MB RSS. Equal to the recursion to float64 rounding
-    (tests/data/scale/test_volatility.py).
+    which runs the same recursion, costs a process that imports it ~1.6 s and ~61 MiB RSS
+    (``import scipy.signal`` after ``foxhunt.train.run``). Equal to the recursion to float64
+    rounding (tests/data/scale/test_volatility.py).
 
     Args:
         x: values in time order, float64, finite.

@@ -202,7 +202,6 @@ class SelectedRows:
         Raises:
             ValueError: another format or shape.
         """
-        self.known.clear()  # the contexts change with the state
         if "selected.format" not in d:
             fresh = SelectedRows(self.models, self.device, self.known_width)
             self.__dict__.update(fresh.__dict__)
