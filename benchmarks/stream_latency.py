@@ -12,7 +12,9 @@ bars (latency does not depend on the weights' values; ``--run-dir DIR`` keeps it
 it next time); ``--model`` uses a run directory (fp32 or quantised).
 Symbols are CME equity-index contracts (``ESF0 ...``) with synthetic ES-like 5-minute bars
 (``foxhunt.data.sources.demo``) on their calendar's schedule, each
-given a backlog of warm-up + encoder + 20 bars first; then ``--rounds`` updates each carry one new
+given a backlog of warm-up + encoder + 20 bars first (``--engine``: ``onnx``, the default, runs
+the forward's historical VSN and temporal layers in onnxruntime graphs built once into
+``RUN/live/``; ``torch`` runs it all in eager PyTorch); then ``--rounds`` updates each carry one new
 bar for every one of the N symbols. Printed per N: median and p90 wall time per update, the median CPU time of the process per
 update (on a shared, oversubscribed machine the wall time includes waiting for a core; the CPU
 time is what one free core would take, to within cache effects), the CPU time in the
@@ -69,9 +71,9 @@ def throwaway_run(name: str, root: Path) -> Path:
 _ROOTS = ("ES", "NQ", "YM", "RTY", "MES", "MNQ")
 
 
-def bench(run: Path, n: int, rounds: int) -> dict[str, float]:
+def bench(run: Path, n: int, rounds: int, engine: str) -> dict[str, float]:
     loaded = load_inference_model(run, torch.device("cpu"))
-    fc = Forecaster(loaded, symbols=None)
+    fc = Forecaster(loaded, symbols=None, engine=engine)
     assert fc.incremental
     backlog_len = fc.warmup + fc.encoder_length + 20
     # Contract symbols of CME equity-index futures: their bars (ES-like, from the demo
@@ -142,6 +144,12 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=30)
     p.add_argument("--run-dir", type=Path, help="keep the throwaway run here (reused if present)")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument(
+        "--engine",
+        choices=["torch", "onnx"],
+        default="onnx",
+        help="the forward's engine (onnx: onnxruntime graphs, built once into RUN/live/)",
+    )
     a = p.parse_args()
     logging.basicConfig(level=logging.ERROR)
     torch.set_num_threads(a.threads)
@@ -157,7 +165,8 @@ def main() -> None:
         name = a.preset or str(a.model)
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         print(
-            f"{name}, fp32, {a.threads} thread(s), {a.rounds} rounds per N, load average {load}",
+            f"{name}, fp32, engine {a.engine}, {a.threads} thread(s), {a.rounds} rounds per N, "
+            f"load average {load}",
             flush=True,
         )
         print(
@@ -165,7 +174,7 @@ def main() -> None:
             f"{'forward':>8} {'upd/s':>7} {'upd/CPU-s':>10} {'RSS MB':>13}"
         )
         for n in (int(x) for x in a.symbols.split(",")):
-            r = bench(run, n, a.rounds)
+            r = bench(run, n, a.rounds, a.engine)
             print(
                 f"{n:>5} {r['median_ms']:>10.2f} {r['p90_ms']:>8.2f} {r['cpu_ms']:>8.2f} "
                 f"{r['feature_ms']:>9.2f} {r['model_ms']:>8.2f} "

@@ -172,7 +172,7 @@ def test_strict_stops_at_the_first_bad_line_via_the_cli(
     feed.good(241)
     out = tmp_path / "fc.csv"
     args = ["predict", "--model", str(demo_run.run), "--follow", str(feed.path), "--out", str(out)]
-    args += ["--max-polls", "1", "--poll-seconds", "0"]
+    args += ["--max-polls", "1", "--poll-seconds", "0", "--engine", "torch"]
     assert main([*args, "--strict"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == (

@@ -37,7 +37,7 @@ class FakeForecaster:
         self.close: dict[str, float] = {}
 
     @classmethod
-    def load(cls, model_dir: Path, device: object = None) -> FakeForecaster:
+    def load(cls, model_dir: Path, device: object = None, engine: str = "torch") -> FakeForecaster:
         return cls()
 
     @property

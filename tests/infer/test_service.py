@@ -206,7 +206,7 @@ def test_foxhunt_serve_saves_its_state_on_sigterm(demo_run: DemoRun, tmp_path: P
         port = sock.getsockname()[1]
     state = tmp_path / "serve.state"
     cmd = [sys.executable, "-m", "foxhunt", "serve", "--model", str(demo_run.run)]
-    cmd += ["--port", str(port), "--state", str(state), "--symbols", "ES,NQ"]
+    cmd += ["--port", str(port), "--state", str(state), "--symbols", "ES,NQ", "--engine", "torch"]
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
     url = f"http://127.0.0.1:{port}"
     try:

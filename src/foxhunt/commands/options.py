@@ -362,3 +362,22 @@ def apply_input_args(cfg: RunConfig, a: argparse.Namespace) -> RunConfig:
         data.update(features="custom", feature_lines=read_feature_file(Path(features)))
     cfg = cfg.replace(data=data) if data else cfg
     return with_input_shape(cfg)
+
+
+LIVE_ENGINES = ("auto", "torch", "onnx")
+"""``--engine`` choices (:data:`foxhunt.infer.incremental.graphs.ENGINES`, kept here so the
+argument parsers do not import torch)."""
+
+
+def add_engine_arg(parser: argparse.ArgumentParser, when: str = "") -> None:
+    """``--engine {auto,torch,onnx}``: how the live forecaster runs the model's forward."""
+    parser.add_argument(
+        "--engine",
+        choices=LIVE_ENGINES,
+        default="auto",
+        help=when
+        + "the live forward's engine: onnx runs it in onnxruntime graphs built once per model "
+        "into MODEL/live/ (~10-20 s the first time; several times faster per update), torch in "
+        "eager PyTorch; auto (the default) onnx where it can run (a float model on the CPU, "
+        "onnxruntime installed), else torch",
+    )

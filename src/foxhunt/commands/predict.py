@@ -8,7 +8,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress
 
-from foxhunt.commands.options import add_read_args, read_flags, refuse_out_over_inputs
+from foxhunt.commands.options import (
+    add_engine_arg,
+    add_read_args,
+    read_flags,
+    refuse_out_over_inputs,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -52,6 +57,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--poll-seconds", type=float, default=5.0, help="with --follow: wait between polls"
     )
     pr.add_argument("--max-polls", type=int, help="with --follow: stop after this many polls")
+    add_engine_arg(pr, "with --follow: ")
     pr.add_argument(
         "--strict",
         action="store_true",
@@ -80,6 +86,7 @@ def run(a: argparse.Namespace) -> None:
             strict=a.strict,
             device=a.device,
             read=read_flags(a),
+            engine=a.engine,
         )
         return
     from foxhunt.infer.predict import predict_to_file

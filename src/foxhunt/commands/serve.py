@@ -6,6 +6,7 @@ import argparse
 import logging
 from pathlib import Path
 
+from foxhunt.commands.options import add_engine_arg
 from foxhunt.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="comma-separated symbols served (default: the training symbols)",
     )
     s.add_argument("--device", default="cpu", help="torch device (default cpu)")
+    add_engine_arg(s)
     s.set_defaults(func=run)
 
 
@@ -50,7 +52,9 @@ def run(a: argparse.Namespace) -> None:
         raise InputError(f"--port must be in 1..65535, got {a.port}")
     symbols = [s.strip() for s in a.symbols.split(",") if s.strip()] if a.symbols else None
     state = a.state if a.state is not None and a.state.exists() else None
-    fc = Forecaster.load(a.model, symbols=symbols, device=parse_device(a.device), state=state)
+    fc = Forecaster.load(
+        a.model, symbols=symbols, device=parse_device(a.device), state=state, engine=a.engine
+    )
     if not fc.incremental:
         raise InputError(
             f"--model {a.model}: its inputs need the bar-tail forecaster; serve needs the incremental one"
@@ -58,5 +62,5 @@ def run(a: argparse.Namespace) -> None:
     if state is not None:
         log.info("resumed %d symbols from %s", len(fc.symbols), state)
     app = make_app(fc, a.state)
-    log.info("serving %s on http://%s:%d", a.model, a.host, a.port)
+    log.info("serving %s on http://%s:%d (engine %s)", a.model, a.host, a.port, fc.engine)
     uvicorn.run(app, host=a.host, port=a.port, log_level="warning")

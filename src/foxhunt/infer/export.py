@@ -30,7 +30,7 @@ import contextlib
 import importlib.util
 import logging
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,24 +97,45 @@ def export_onnx(model: nn.Module, example: TFTBatch, out: Path) -> None:
             exporter does not specialise the batch axis to 1).
         out: Target ``.onnx`` path.
     """
-    graph = QuantileGraph(model).eval()
     args = (example.static, example.historical, example.known)
+    write_onnx(QuantileGraph(model).eval(), args, INPUT_NAMES, OUTPUT_NAME, out)
+
+
+def write_onnx(
+    module: nn.Module,
+    args: tuple[Tensor, ...],
+    input_names: Sequence[str],
+    output_name: str,
+    out: Path,
+) -> None:
+    """Export ``module(*args)`` to ``out`` with axis 0 of every input dynamic (one ``batch``
+    dimension), as one self-contained file written atomically; the exporter's logging and
+    warnings are kept quiet.
+
+    Args:
+        module: A float module in eval mode.
+        args: Example inputs (axis 0 of size >= 2: the exporter specialises a size of 1).
+        input_names: One name per input.
+        output_name: The single output's name.
+        out: Target ``.onnx`` path.
+    """
     batch = torch.export.Dim("batch", min=1)
     with atomic_path(out) as tmp, _quiet_exporter():
         with warnings.catch_warnings():
             # nn.LSTM re-assigns its flat weight list while being traced: harmless here.
             warnings.filterwarnings("ignore", message=".*were assigned during export.*")
-            # One "batch" name on three inputs is reported as a rename it skips: harmless.
+            # One "batch" name on several inputs is reported as a rename it skips: harmless.
             warnings.filterwarnings("ignore", message=".*axis name.*will not be used.*")
             warnings.filterwarnings("ignore", category=DeprecationWarning)
             warnings.filterwarnings("ignore", category=FutureWarning)
+            warnings.filterwarnings("ignore", category=UserWarning, module="torch")
             program = torch.onnx.export(
-                graph,
+                module,
                 args,
                 dynamo=True,
-                input_names=list(INPUT_NAMES),
-                output_names=[OUTPUT_NAME],
-                dynamic_shapes={name: {0: batch} for name in INPUT_NAMES},
+                input_names=list(input_names),
+                output_names=[output_name],
+                dynamic_shapes={name: {0: batch} for name in input_names},
                 verbose=False,
             )
             assert program is not None

@@ -176,6 +176,7 @@ def follow_path(
     device: str = "cpu",
     sleep: Callable[[float], None] = time.sleep,
     read: Mapping[str, Any] | None = None,
+    engine: str = "torch",
 ) -> int:
     """Forecast as bars arrive in ``path`` (``foxhunt predict --follow FILE``).
 
@@ -188,6 +189,7 @@ def follow_path(
         max_polls: Stop after this many polls (None: until interrupted).
         strict: Stop at the first bad line instead of skipping it.
         device: Torch device string.
+        engine: The live forward's engine (:class:`~foxhunt.infer.forecaster.Forecaster`).
         sleep: The wait function (tests pass a fake).
         read: read flags (``DataConfig`` fields: ``tz``, ``symbol`` ...) over the run's own;
             the rows are read with them (``bar_minutes`` aside: one warning, the feed's bars
@@ -210,7 +212,7 @@ def follow_path(
     reader = BarFileReader(Path(path))
     state = FollowState.open(sidecar_path(Path(out)), Path(path), reader.unit)
     reader.resume_at = state.position
-    forecaster = Forecaster.load(model_dir, device=parse_device(device))
+    forecaster = Forecaster.load(model_dir, device=parse_device(device), engine=engine)
     data = forecaster.loaded.config.replace(data=dict(read or {})).data
     reader.options = options_of(data)
     if data.bar_minutes is not None:

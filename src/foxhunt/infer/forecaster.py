@@ -60,6 +60,7 @@ from foxhunt.infer.bar_input import (
     session_expr,
 )
 from foxhunt.infer.bartail import VALUE_COLUMNS, BarTail, smoother_memory
+from foxhunt.infer.incremental.graphs import check_engine, live_graphs
 from foxhunt.infer.incremental.selected import SelectedRows
 from foxhunt.infer.incremental.stream import AHEAD, LiveState, supports
 from foxhunt.infer.incremental.windows import RING
@@ -89,10 +90,16 @@ class Forecaster:
         device: Where the model runs.
         incremental: Force the incremental state (True) or the bar tail (False); default:
             incremental unless ``history`` is given or the run's inputs need the tail.
+        engine: How the incremental path runs the model's per-update forward: ``torch``
+            (eager PyTorch), ``onnx`` (onnxruntime graphs built once per model and cached in
+            the run directory's ``live/``; several times faster at a few symbols) or ``auto``
+            (``onnx`` where it can run, else ``torch``):
+            :mod:`foxhunt.infer.incremental.graphs`. The bar-tail path always runs PyTorch.
 
     Raises:
         ValueError: ``history`` shorter than warm-up + encoder, or ``incremental=True`` for
             inputs the incremental path does not compute.
+        InputError: an unknown ``engine``, or ``onnx`` for a model it cannot run.
     """
 
     def __init__(
@@ -103,6 +110,7 @@ class Forecaster:
         symbols: Iterable[str] | None = None,
         device: torch.device | str = "cpu",
         incremental: bool | None = None,
+        engine: str = "torch",
     ) -> None:
         self.loaded = loaded
         m = loaded.config.model
@@ -130,6 +138,12 @@ class Forecaster:
         self._selected = SelectedRows(members, self.device, AHEAD + 1)  # type: ignore[arg-type]
         self.incremental = bool(incremental)
         self._quantiles = m.quantiles
+        cache = loaded.run.root / "live"
+        engine = engine if self.incremental else check_engine(engine) and "torch"
+        graphs = live_graphs(members, engine, self.device, cache)  # type: ignore[arg-type]
+        self._selected.graphs = graphs
+        self.engine = "onnx" if graphs is not None else "torch"
+        """The engine the incremental forward runs on (``auto`` resolved)."""
 
     @classmethod
     def load(
@@ -141,6 +155,7 @@ class Forecaster:
         device: torch.device | str = "cpu",
         state: Path | str | None = None,
         incremental: bool | None = None,
+        engine: str = "torch",
     ) -> Forecaster:
         """Load a model directory (fp32 or quantised) into a forecaster.
 
@@ -153,6 +168,7 @@ class Forecaster:
             device: Where the model runs.
             state: A file :meth:`save` wrote for this model: resume from it (else no bars yet).
             incremental: See the class docstring.
+            engine: See the class docstring.
 
         Returns:
             The forecaster.
@@ -164,7 +180,14 @@ class Forecaster:
         loaded = load_inference_model(Path(run_dir), device)
         if symbols is None:
             symbols = trained_symbols(loaded.run)
-        fc = cls(loaded, history=history, symbols=symbols, device=device, incremental=incremental)
+        fc = cls(
+            loaded,
+            history=history,
+            symbols=symbols,
+            device=device,
+            incremental=incremental,
+            engine=engine,
+        )
         if state is not None:
             fc.restore(state)
         return fc

@@ -32,6 +32,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils import parametrize
 
+from foxhunt.infer.incremental.graphs import LiveGraphs
 from foxhunt.infer.incremental.known_rows import Ahead, KnownRows
 from foxhunt.model.batch import TFTBatch
 from foxhunt.model.static_encoder import StaticContexts
@@ -76,6 +77,9 @@ class SelectedRows:
         self.contexts = torch.zeros(n, 0, 4, self.d, device=device)  # (M, slots, 4, d)
         self.has_contexts = np.zeros((n, 0), bool)
         self.known = KnownRows(n, known_width, c.n_known, self.d, device)
+        self.graphs: list[LiveGraphs] | None = None
+        """Each model's onnxruntime graphs (:mod:`~foxhunt.infer.incremental.graphs`), or None:
+        the historical VSN and the temporal layers run in PyTorch."""
 
     @property
     def nbytes(self) -> int:
@@ -129,6 +133,7 @@ class SelectedRows:
         """
         m = next(i for i, x in enumerate(self.models) if x is model)
         tft = self.models[m]
+        g = None if self.graphs is None else self.graphs[m]
         self._reserve(slots)
         with parametrize.cached():  # a quantised model dequantises each weight once per call
             ctx = self._contexts(m, tft, slots, batch.static)
@@ -156,7 +161,8 @@ class SelectedRows:
                 known, _ = _vsn(tft.known_vsn, known_x, torch.cat([c_s, dec_ctx]))
             future = known[len(b) :].reshape(len(slots), h, -1)  # (B, H, d)
             if len(b):
-                hist, _ = _vsn(tft.historical_vsn, batch.historical[bt, jt], c_s)  # (M, d)
+                x_h = batch.historical[bt, jt]
+                hist = g.historical(x_h, c_s) if g else _vsn(tft.historical_vsn, x_h, c_s)[0]
                 rt = torch.from_numpy(ring[b, j]).to(self.device)
                 self.rows[m, s[bt], rt] = (known[: len(b)] + hist).to(self.rows.dtype)
                 self.bar[m, slots[b], ring[b, j]] = bars[b, j]
@@ -166,8 +172,7 @@ class SelectedRows:
                 self.origin_bar[m, slots[b[last]]] = count[b[last]] - 1
             encoder = self.rows[m][s[:, None], torch.from_numpy(ring).to(self.device)]  # (B, L, d)
             selected = tft.join_selected(encoder, future, self.origin[m, s][:, None])
-            quantiles, _ = tft.temporal(selected, ctx)
-        return quantiles
+            return g.temporal(selected, ctx) if g else tft.temporal(selected, ctx)[0]
 
     def _contexts(self, m: int, tft: TFT, slots: np.ndarray, static: Tensor) -> StaticContexts:
         """The static contexts of ``slots`` (computed for those without)."""
@@ -204,6 +209,7 @@ class SelectedRows:
         """
         if "selected.format" not in d:
             fresh = SelectedRows(self.models, self.device, self.known_width)
+            fresh.graphs = self.graphs
             self.__dict__.update(fresh.__dict__)
             return
         fmt = [int(x) for x in d["selected.format"]]
