@@ -91,7 +91,7 @@ def test_post_get_health_and_state_saved_at_shutdown(
         health = client.get("/health").json()
         assert health["updates"] == 11 and health["bars"] == 240 and health["ready"] == 1
         assert set(health["latency_ms"]) == {"p50", "p90", "p99", "n"}
-        assert health["rss_mb"] > 0
+        assert health["rss_mb"] > 0 and health["engine"] == "torch"
     # the same forecasts as a forecaster fed directly
     direct = Forecaster.load(demo_run.run, symbols=SYMBOLS)
     direct.update(bars.head(239), forecast=False)

@@ -377,7 +377,7 @@ def add_engine_arg(parser: argparse.ArgumentParser, when: str = "") -> None:
         default="auto",
         help=when
         + "the live forward's engine: onnx runs it in onnxruntime graphs built once per model "
-        "into MODEL/live/ (~10-20 s the first time; several times faster per update), torch in "
+        "into MODEL/live/ (a few seconds the first time; faster per update at a few symbols), torch in "
         "eager PyTorch; auto (the default) onnx where it can run (a float model on the CPU, "
         "onnxruntime installed), else torch",
     )

@@ -107,6 +107,8 @@ def write_onnx(
     input_names: Sequence[str],
     output_name: str,
     out: Path,
+    *,
+    legacy: bool = False,
 ) -> None:
     """Export ``module(*args)`` to ``out`` with axis 0 of every input dynamic (one ``batch``
     dimension), as one self-contained file written atomically; the exporter's logging and
@@ -118,6 +120,9 @@ def write_onnx(
         input_names: One name per input.
         output_name: The single output's name.
         out: Target ``.onnx`` path.
+        legacy: Use the deprecated TorchScript exporter (``dynamo=False``, opset 17): a few
+            seconds where the default takes 10-20 s for an LSTM, but it mis-exports the VSN's
+            chunk splits (module docstring); callers check its graphs and fall back.
     """
     batch = torch.export.Dim("batch", min=1)
     with atomic_path(out) as tmp, _quiet_exporter():
@@ -129,6 +134,20 @@ def write_onnx(
             warnings.filterwarnings("ignore", category=DeprecationWarning)
             warnings.filterwarnings("ignore", category=FutureWarning)
             warnings.filterwarnings("ignore", category=UserWarning, module="torch")
+            if legacy:
+                # nn.LSTM's shape checks, traced as constants: the shapes are fixed but batch
+                warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
+                torch.onnx.export(
+                    module,
+                    args,
+                    str(tmp),
+                    dynamo=False,
+                    input_names=list(input_names),
+                    output_names=[output_name],
+                    dynamic_axes={name: {0: "batch"} for name in input_names},
+                    opset_version=17,
+                )
+                return
             program = torch.onnx.export(
                 module,
                 args,

@@ -196,7 +196,9 @@ def make_app(forecaster: Forecaster, state_path: Path | None = None) -> FastAPI:
         with lock:
             symbols = forecaster.symbols
             ready = sum(forecaster.ready(s) for s in symbols)
-            return {"status": "ok", "symbols": len(symbols), "ready": ready, **stats.summary()}
+            head = {"status": "ok", "engine": forecaster.engine, "symbols": len(symbols)}
+            head["ready"] = ready
+            return head | stats.summary()
 
     return app
 

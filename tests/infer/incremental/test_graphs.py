@@ -134,6 +134,42 @@ def test_predict_follow_on_the_onnx_engine_writes_the_torch_engines_forecasts(
     )
 
 
+@pytest.mark.slow
+def test_the_torch_export_exporter_builds_a_graph_the_legacy_one_cannot(
+    onnx_forecaster: Forecaster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from foxhunt.infer import export
+
+    tft = onnx_forecaster.loaded.model
+    real, tried = export.write_onnx, []
+
+    def legacy_fails(*a: object, legacy: bool = False) -> None:
+        tried.append(legacy)
+        if legacy:
+            raise RuntimeError("legacy exporter gone")
+        real(*a, legacy=legacy)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(export, "write_onnx", legacy_fails)
+    _, args = g._examples(tft)
+    path = tmp_path / "h.onnx"
+    session = g._export(g.HistoricalGraph(tft).eval(), args, ("x", "context"), path, 1, "h")
+    assert tried == [True, False] and path.is_file()
+    with torch.inference_mode():
+        want = tft.historical_vsn(*args)[0].numpy()
+    got = session.run(None, {"x": args[0].numpy(), "context": args[1].numpy()})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+    def both_fail(*a: object, legacy: bool = False) -> None:
+        raise RuntimeError(f"no exporter (legacy={legacy})")
+
+    monkeypatch.setattr(export, "write_onnx", both_fail)
+    with pytest.raises(InputError, match=r"no exporter \(legacy=True\); no exporter \(legacy"):
+        g._export(
+            g.HistoricalGraph(tft).eval(), args, ("x", "context"), tmp_path / "x.onnx", 1, "h"
+        )
+    assert not (tmp_path / "x.onnx").exists()
+
+
 def test_unknown_engine_is_refused() -> None:
     assert LIVE_ENGINES == g.ENGINES
     with pytest.raises(InputError, match="--engine 'fast': choose from auto, torch, onnx"):

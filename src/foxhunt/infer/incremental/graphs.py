@@ -12,8 +12,11 @@ gathering the kept rows.
 
 The graphs are built at the first use of a model and cached beside it (``RUN/live/``), named by
 a key over the model's weights, its config and the torch/onnxruntime versions: a later start
-loads them in well under a second; an export takes ~10-20 s per graph. Every graph built is
-checked against PyTorch (:data:`foxhunt.infer.export.ATOL` / ``RTOL``) before it is used.
+loads them in well under a second. Every graph built is checked against PyTorch
+(:data:`foxhunt.infer.export.ATOL` / ``RTOL``) before it is used. The TorchScript exporter is
+tried first (about 3 s for both graphs; deprecated, and known to mis-export the VSN's chunk
+splits, which these one-chunk graphs do not have), then ``torch.export`` (the exporter of
+``foxhunt export``; 10-20 s per graph, mostly tracing the LSTMs) where it fails or differs.
 Only float CPU models are exported (a quantised model's int8 matmuls have no ONNX lowering).
 
 ``engine``: ``torch`` (eager PyTorch, the default of :class:`~foxhunt.infer.forecaster.
@@ -49,7 +52,8 @@ FORMAT = 1
 
 ENGINES = ("auto", "torch", "onnx")
 
-_CONTEXTS = ("selection", "enrichment", "cell", "hidden")
+_CONTEXTS = ("enrichment", "cell", "hidden")
+"""The static contexts ``TFT.temporal`` reads (``selection`` is the VSNs')."""
 
 _ROW_VALUES = 1 << 17
 """Rows x variables x per-variable width of one historical-VSN call (as
@@ -58,17 +62,15 @@ so the graph's (rows, V, d_var) states stay small."""
 
 
 class TemporalGraph(nn.Module):
-    """``tft.temporal`` as a function of tensors: (B, T, d) selected embeddings and the four
-    (B, d) static contexts -> (B, H, Q) standardised quantiles."""
+    """``tft.temporal`` as a function of tensors: (B, T, d) selected embeddings and the three
+    (B, d) static contexts it reads -> (B, H, Q) standardised quantiles."""
 
     def __init__(self, tft: TFT) -> None:
         super().__init__()
         self.tft = tft
 
-    def forward(
-        self, selected: Tensor, selection: Tensor, enrichment: Tensor, cell: Tensor, hidden: Tensor
-    ) -> Tensor:
-        ctx = StaticContexts(selection, enrichment, cell, hidden)
+    def forward(self, selected: Tensor, enrichment: Tensor, cell: Tensor, hidden: Tensor) -> Tensor:
+        ctx = StaticContexts(hidden.new_zeros(()), enrichment, cell, hidden)  # no selection
         return self.tft.temporal(selected, ctx)[0]
 
 
@@ -198,6 +200,33 @@ def _check(module: nn.Module, session: Any, args: tuple[Tensor, ...], what: str)
         )
 
 
+def _export(
+    module: nn.Module,
+    args: tuple[Tensor, ...],
+    names: Sequence[str],
+    path: Path,
+    threads: int,
+    what: str,
+) -> Any:
+    """Export ``module`` to ``path`` and load it, checked against PyTorch: with the TorchScript
+    exporter first (about 3 s), and where it fails or does not match, with ``torch.export``
+    (10-20 s); a graph neither gives is refused and no file is left."""
+    from foxhunt.infer.export import write_onnx
+
+    errors = []
+    for legacy in (True, False):
+        try:
+            write_onnx(module, args, names, "out", path, legacy=legacy)
+            session = _session(path, threads)
+            _check(module, session, args, what)
+            return session
+        except Exception as e:  # noqa: BLE001 - the exporters and onnxruntime raise their own
+            path.unlink(missing_ok=True)
+            text = str(e).strip()
+            errors.append(text.splitlines()[0] if text else type(e).__name__)
+    raise InputError(f"{path}: the live {what} graph cannot be built ({'; '.join(errors)})")
+
+
 def build_graphs(tft: TFT, cache: Path, threads: int) -> LiveGraphs:
     """Load ``tft``'s graphs from ``cache``, exporting (and checking) those not there yet.
 
@@ -213,8 +242,6 @@ def build_graphs(tft: TFT, cache: Path, threads: int) -> LiveGraphs:
         InputError: a graph that does not run or does not match PyTorch.
         OSError: ``cache`` cannot be written.
     """
-    from foxhunt.infer.export import write_onnx
-
     key = graph_key(tft)
     cache.mkdir(parents=True, exist_ok=True)
     temporal_args, historical_args = _examples(tft)
@@ -225,21 +252,14 @@ def build_graphs(tft: TFT, cache: Path, threads: int) -> LiveGraphs:
     sessions = {}
     for what, (module, args, names) in graphs.items():
         path = cache / f"{key}.{what}.onnx"
-        fresh = not path.exists()
-        try:
-            if fresh:
-                log.info("building the live %s graph in %s (once per model)", what, cache)
-                write_onnx(module, args, names, "out", path)
-            sessions[what] = _session(path, threads)
-            if fresh:
-                _check(module, sessions[what], args, what)
-        except Exception as e:
-            if fresh:
-                path.unlink(missing_ok=True)
-            if isinstance(e, InputError | OSError):
-                raise
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise InputError(f"{path}: the live {what} graph cannot be built ({first})") from e
+        if path.exists():
+            try:
+                sessions[what] = _session(path, threads)
+                continue
+            except Exception as e:  # a corrupt cache file: built again below
+                log.warning("%s: cannot be loaded (%s); building it again", path, e)
+        log.info("building the live %s graph into %s (once per model)", what, cache)
+        sessions[what] = _export(module, args, names, path, threads, what)
     vsn = tft.historical_vsn
     rows = max(1, _ROW_VALUES // max(1, vsn.n_vars * vsn.d_var))
     return LiveGraphs(sessions["temporal"], sessions["historical"], rows)
