@@ -1,5 +1,5 @@
 """Live forecasting: latency and throughput of ``Forecaster.update`` with one new bar for each of
-N symbols (the incremental path: N feature steps and one batched forward), fp32, on CPU.
+N symbols (the incremental path: N feature steps and one batched forward), fp32 or int8, on CPU.
 
 ::
 
@@ -12,9 +12,10 @@ bars (latency does not depend on the weights' values; ``--run-dir DIR`` keeps it
 it next time); ``--model`` uses a run directory (fp32 or quantised).
 Symbols are CME equity-index contracts (``ESF0 ...``) with synthetic ES-like 5-minute bars
 (``foxhunt.data.sources.demo``) on their calendar's schedule, each
-given a backlog of warm-up + encoder + 20 bars first (``--engine``: ``onnx``, the default, runs
-the forward's historical VSN and temporal layers in onnxruntime graphs built once into
-``RUN/live/``; ``torch`` runs it all in eager PyTorch); then ``--rounds`` updates each carry one new
+given a backlog of warm-up + encoder + 20 bars first (``--engine``: ``onnx`` runs the forward's
+historical VSN and temporal layers in onnxruntime graphs built once into ``RUN/live/``;
+``torch`` runs it all in eager PyTorch; ``auto``, the default, is ``onnx`` where it can run, so
+``torch`` for a quantised ``--model``); then ``--rounds`` updates each carry one new
 bar for every one of the N symbols. Printed per N: median and p90 wall time per update, the median CPU time of the process per
 update (on a shared, oversubscribed machine the wall time includes waiting for a core; the CPU
 time is what one free core would take, to within cache effects), the CPU time in the
@@ -71,7 +72,7 @@ def throwaway_run(name: str, root: Path) -> Path:
 _ROOTS = ("ES", "NQ", "YM", "RTY", "MES", "MNQ")
 
 
-def bench(run: Path, n: int, rounds: int, engine: str) -> dict[str, float]:
+def bench(run: Path, n: int, rounds: int, engine: str) -> dict[str, Any]:
     loaded = load_inference_model(run, torch.device("cpu"))
     fc = Forecaster(loaded, symbols=None, engine=engine)
     assert fc.incremental
@@ -122,6 +123,7 @@ def bench(run: Path, n: int, rounds: int, engine: str) -> dict[str, float]:
     rss1 = psutil.Process().memory_info().rss
     med = float(np.median(lat))
     return {
+        "engine": fc.engine,
         "symbols": n,
         "median_ms": med * 1e3,
         "p90_ms": float(np.percentile(lat, 90)) * 1e3,
@@ -146,9 +148,10 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument(
         "--engine",
-        choices=["torch", "onnx"],
-        default="onnx",
-        help="the forward's engine (onnx: onnxruntime graphs, built once into RUN/live/)",
+        choices=["auto", "torch", "onnx"],
+        default="auto",
+        help="the forward's engine (onnx: onnxruntime graphs, built once into RUN/live/; auto: "
+        "onnx where it can run, torch for a quantised model)",
     )
     a = p.parse_args()
     logging.basicConfig(level=logging.ERROR)
@@ -165,7 +168,7 @@ def main() -> None:
         name = a.preset or str(a.model)
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         print(
-            f"{name}, fp32, engine {a.engine}, {a.threads} thread(s), {a.rounds} rounds per N, "
+            f"{name}, engine {a.engine}, {a.threads} thread(s), {a.rounds} rounds per N, "
             f"load average {load}",
             flush=True,
         )
@@ -173,8 +176,12 @@ def main() -> None:
             f"{'N':>5} {'median ms':>10} {'p90 ms':>8} {'CPU ms':>8} {'features':>9} "
             f"{'forward':>8} {'upd/s':>7} {'upd/CPU-s':>10} {'RSS MB':>13}"
         )
-        for n in (int(x) for x in a.symbols.split(",")):
+        sizes = [int(x) for x in a.symbols.split(",")]
+        first = sizes[0]
+        for n in sizes:
             r = bench(run, n, a.rounds, a.engine)
+            if n == first:
+                print(f"engine used: {r['engine']}", flush=True)
             print(
                 f"{n:>5} {r['median_ms']:>10.2f} {r['p90_ms']:>8.2f} {r['cpu_ms']:>8.2f} "
                 f"{r['feature_ms']:>9.2f} {r['model_ms']:>8.2f} "
