@@ -4,6 +4,8 @@
 
     .venv/bin/python benchmarks/serve_load.py --model runs/demo --symbols 100 --clients 8 --seconds 60
 
+``--engine`` as ``foxhunt serve``'s (default ``auto``: the onnx engine where it can run).
+
 The service (``foxhunt.infer.service.make_app`` over an incremental ``Forecaster``) runs in
 this process under uvicorn on 127.0.0.1 (a free port); each symbol first gets a backlog of
 warm-up + encoder bars, then each client owns every C-th symbol and posts one new bar of its
@@ -45,11 +47,15 @@ def main() -> None:
     p.add_argument("--symbols", type=int, default=100)
     p.add_argument("--clients", type=int, default=8)
     p.add_argument("--seconds", type=float, default=60.0)
+    p.add_argument(
+        "--engine", choices=["auto", "torch", "onnx"], default="auto", help="as foxhunt serve's"
+    )
     a = p.parse_args()
     logging.basicConfig(level=logging.ERROR)
     names = [f"{r}{m}{y}" for r in _ROOTS for y in range(10) for m in "FGHJKMNQUVXZ"]
     syms = names[: a.symbols]
-    fc = Forecaster.load(a.model, symbols=syms)
+    fc = Forecaster.load(a.model, symbols=syms, engine=a.engine)
+    print(f"engine: {fc.engine}", flush=True)
     backlog = fc.warmup + fc.encoder_length
     live = 5000  # bars available per symbol after the backlog (far more than T seconds use)
     data = {
