@@ -215,14 +215,24 @@ class TFTForecaster:
         self._fitted = True
         return self
 
-    def stream(self, *, symbols: list[str] | None = None, history: int | None = None) -> Forecaster:
+    def stream(
+        self,
+        *,
+        symbols: list[str] | None = None,
+        history: int | None = None,
+        engine: str = "torch",
+    ) -> Forecaster:
         """A streaming forecaster over this model: ``update(bars)`` with new bars (polars or
         pandas) returns forecasts from each symbol's latest bar
-        (:class:`foxhunt.infer.forecaster.Forecaster`)."""
+        (:class:`foxhunt.infer.forecaster.Forecaster`; ``engine="onnx"`` or ``"auto"`` runs its
+        forward in onnxruntime graphs built once into the run directory, faster at a few
+        symbols per update: docs/inference.md)."""
         from foxhunt.infer.forecaster import Forecaster
 
         run = self._require_fitted()
-        return Forecaster.load(run, symbols=symbols, history=history, device=self.device)
+        return Forecaster.load(
+            run, symbols=symbols, history=history, device=self.device, engine=engine
+        )
 
     def __repr__(self) -> str:
         state = f"run_dir={str(self.run_dir)!r}" if self._fitted else "not fitted"

@@ -21,6 +21,7 @@ from foxhunt.data.sources.demo import demo_bars
 from foxhunt.errors import InputError
 from foxhunt.infer.forecaster import Forecaster
 from foxhunt.infer.incremental import graphs as g
+from foxhunt.model.static_encoder import StaticContexts
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnxscript")
@@ -55,6 +56,13 @@ def _stream(fc: Forecaster) -> pl.DataFrame:
     return pl.concat(outs)
 
 
+def _assert_same_quantiles(got: pl.DataFrame, want: pl.DataFrame) -> None:
+    values = [c for c in want.columns if c.startswith(("return_q", "price_q"))]
+    np.testing.assert_allclose(
+        got.select(values).to_numpy(), want.select(values).to_numpy(), rtol=1e-5, atol=1e-8
+    )
+
+
 @pytest.mark.slow
 def test_onnx_engine_streams_the_torch_engines_forecasts(
     onnx_forecaster: Forecaster, run_copy: Path
@@ -71,10 +79,7 @@ def test_onnx_engine_streams_the_torch_engines_forecasts(
     assert got.select("symbol", "origin_ts", "horizon").equals(
         want.select("symbol", "origin_ts", "horizon")
     )
-    values = [c for c in want.columns if c.startswith(("return_q", "price_q"))]
-    np.testing.assert_allclose(
-        got.select(values).to_numpy(), want.select(values).to_numpy(), rtol=1e-5, atol=1e-8
-    )
+    _assert_same_quantiles(got, want)
 
 
 @pytest.mark.slow
@@ -98,6 +103,26 @@ def test_graphs_are_loaded_from_the_cache_and_rebuilt_for_other_weights(
     assert g.graph_key(other) != g.graph_key(tft)
     with pytest.raises(InputError, match="exported again|cannot be built"):
         g.build_graphs(other, run_copy / "live", 1)
+
+
+@pytest.mark.slow
+def test_a_corrupt_cached_graph_is_built_again(
+    onnx_forecaster: Forecaster, run_copy: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = tmp_path / "live"
+    shutil.copytree(run_copy / "live", cache)
+    (temporal,) = cache.glob("*.temporal.onnx")
+    temporal.write_bytes(b"not a graph")
+    with caplog.at_level(logging.WARNING, logger=g.__name__):
+        graphs = g.build_graphs(onnx_forecaster.loaded.model, cache, 1)
+    assert "cannot be loaded" in caplog.text and temporal.stat().st_size > 1000
+    c = onnx_forecaster.loaded.config.model
+    gen = torch.Generator().manual_seed(3)
+    selected = torch.randn(2, c.encoder_length + c.horizon, c.hidden, generator=gen)
+    contexts = StaticContexts(*(torch.randn(2, c.hidden, generator=gen) for _ in range(4)))
+    with torch.inference_mode():
+        want = onnx_forecaster.loaded.model.temporal(selected, contexts)[0]
+    torch.testing.assert_close(graphs.temporal(selected, contexts), want, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.slow
@@ -128,10 +153,7 @@ def test_predict_follow_on_the_onnx_engine_writes_the_torch_engines_forecasts(
         assert main([*argv, "--out", str(outs[engine]), "--max-polls", "1"]) == 0
     got, want = pl.read_csv(outs["onnx"]), pl.read_csv(outs["torch"])
     assert got.height == want.height == onnx_forecaster.horizon
-    values = [c for c in want.columns if c.startswith(("return_q", "price_q"))]
-    np.testing.assert_allclose(
-        got.select(values).to_numpy(), want.select(values).to_numpy(), rtol=1e-5, atol=1e-8
-    )
+    _assert_same_quantiles(got, want)
 
 
 @pytest.mark.slow
