@@ -106,23 +106,41 @@ def test_graphs_are_loaded_from_the_cache_and_rebuilt_for_other_weights(
 
 
 @pytest.mark.slow
-def test_a_corrupt_cached_graph_is_built_again(
+def test_a_corrupt_or_wrong_cached_graph_is_built_again(
     onnx_forecaster: Forecaster, run_copy: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     cache = tmp_path / "live"
     shutil.copytree(run_copy / "live", cache)
     (temporal,) = cache.glob("*.temporal.onnx")
+    (historical,) = cache.glob("*.historical.onnx")
     temporal.write_bytes(b"not a graph")
+    # a graph that loads but computes something else (another model's) fails the load check
+    other_tft = Forecaster.load(run_copy, symbols=SYMBOLS).loaded.model
+    with torch.no_grad():
+        for p in other_tft.historical_vsn.parameters():
+            p.add_(0.5)
+    g.build_graphs(other_tft, tmp_path / "other", 1)
+    (wrong,) = (tmp_path / "other").glob("*.historical.onnx")
+    shutil.copy(wrong, historical)
     with caplog.at_level(logging.WARNING, logger=g.__name__):
         graphs = g.build_graphs(onnx_forecaster.loaded.model, cache, 1)
-    assert "cannot be loaded" in caplog.text and temporal.stat().st_size > 1000
+    assert caplog.text.count("cannot be loaded") == 2
+    assert temporal.stat().st_size > 1000 and sorted(p.name for p in cache.iterdir()) == sorted(
+        [temporal.name, historical.name]
+    )
     c = onnx_forecaster.loaded.config.model
     gen = torch.Generator().manual_seed(3)
     selected = torch.randn(2, c.encoder_length + c.horizon, c.hidden, generator=gen)
     contexts = StaticContexts(*(torch.randn(2, c.hidden, generator=gen) for _ in range(4)))
+    x = torch.randn(2, c.n_historical, generator=gen)
+    tft = onnx_forecaster.loaded.model
     with torch.inference_mode():
-        want = onnx_forecaster.loaded.model.temporal(selected, contexts)[0]
+        want = tft.temporal(selected, contexts)[0]
+        want_h = tft.historical_vsn(x, contexts.selection)[0]
     torch.testing.assert_close(graphs.temporal(selected, contexts), want, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(
+        graphs.historical(x, contexts.selection), want_h, rtol=1e-5, atol=1e-6
+    )
 
 
 @pytest.mark.slow

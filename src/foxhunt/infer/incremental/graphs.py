@@ -12,8 +12,9 @@ gathering the kept rows.
 
 The graphs are built at the first use of a model and cached beside it (``RUN/live/``), named by
 a key over the model's weights, its config and the torch/onnxruntime versions: a later start
-loads them in well under a second. Every graph built is checked against PyTorch
-(:data:`foxhunt.infer.export.ATOL` / ``RTOL``) before it is used. The TorchScript exporter is
+loads them in well under a second. Every graph, built or loaded, is checked against PyTorch
+(:data:`foxhunt.infer.export.ATOL` / ``RTOL``) on a few random windows before it is used; a
+cached one that fails is built again. The TorchScript exporter is
 tried first (about 3 s for both graphs; deprecated, and known to mis-export the VSN's chunk
 splits, which these one-chunk graphs do not have), then ``torch.export`` (the exporter of
 ``foxhunt export``; 10-20 s per graph, mostly tracing the LSTMs) where it fails or differs.
@@ -31,6 +32,7 @@ import hashlib
 import importlib.util
 import json
 import logging
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -210,18 +212,22 @@ def _export(
 ) -> Any:
     """Export ``module`` to ``path`` and load it, checked against PyTorch: with the TorchScript
     exporter first (about 3 s), and where it fails or does not match, with ``torch.export``
-    (10-20 s); a graph neither gives is refused and no file is left."""
+    (10-20 s); a graph neither gives is refused. The graph is written under a name of this
+    process's own and renamed to ``path`` only once checked: two processes building the same
+    graph at once each rename a whole, checked file."""
     from foxhunt.infer.export import write_onnx
 
     errors = []
+    own = path.with_name(f"{path.name}.{os.getpid()}")
     for legacy in (True, False):
         try:
-            write_onnx(module, args, names, "out", path, legacy=legacy)
-            session = _session(path, threads)
+            write_onnx(module, args, names, "out", own, legacy=legacy)
+            session = _session(own, threads)
             _check(module, session, args, what)
+            os.replace(own, path)
             return session
         except Exception as e:  # noqa: BLE001 - the exporters and onnxruntime raise their own
-            path.unlink(missing_ok=True)
+            own.unlink(missing_ok=True)
             text = str(e).strip()
             errors.append(text.splitlines()[0] if text else type(e).__name__)
     raise InputError(f"{path}: the live {what} graph cannot be built ({'; '.join(errors)})")
@@ -253,10 +259,11 @@ def build_graphs(tft: TFT, cache: Path, threads: int) -> LiveGraphs:
     for what, (module, args, names) in graphs.items():
         path = cache / f"{key}.{what}.onnx"
         if path.exists():
-            try:
+            try:  # checked at every load too: a cache file that went bad is built again
                 sessions[what] = _session(path, threads)
+                _check(module, sessions[what], args, what)
                 continue
-            except Exception as e:  # a corrupt cache file: built again below
+            except Exception as e:  # noqa: BLE001 - onnxruntime raises its own types
                 log.warning("%s: cannot be loaded (%s); building it again", path, e)
         log.info("building the live %s graph into %s (once per model)", what, cache)
         sessions[what] = _export(module, args, names, path, threads, what)
