@@ -117,7 +117,7 @@ def write_onnx(
     Args:
         module: A float module in eval mode.
         args: Example inputs (axis 0 of size >= 2: the exporter specialises a size of 1).
-        input_names: One name per input.
+        input_names: One name per input: the names of ``module.forward``'s parameters.
         output_name: The single output's name.
         out: Target ``.onnx`` path.
         legacy: Use the deprecated TorchScript exporter (``dynamo=False``, opset 17): a few
