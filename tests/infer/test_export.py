@@ -108,3 +108,32 @@ def test_export_refuses_bad_input(demo_run: DemoRun, tmp_path: Path) -> None:
     with pytest.raises(InputError, match="quantised model directory cannot be exported"):
         export_model(quantized, tmp_path / "q.onnx")
     assert not list(tmp_path.glob("*.onnx*"))
+
+
+@pytest.mark.slow
+def test_export_falls_back_to_the_second_exporter_when_the_first_fails_or_differs(
+    demo_run: DemoRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from foxhunt.infer import export
+
+    real, tried = export.export_onnx, []
+
+    def first_bad(model: torch.nn.Module, example: object, out: Path, *, legacy: bool) -> None:
+        tried.append(legacy)
+        if legacy:
+            out.write_bytes(b"not an onnx graph")  # exported, but onnxruntime cannot load it
+            return
+        real(model, example, out, legacy=True)  # type: ignore[arg-type]  # a good graph, fast
+
+    monkeypatch.setattr(export, "export_onnx", first_bad)
+    out = tmp_path / "m.onnx"
+    report = export_model(demo_run.run, out)
+    assert tried == [True, False] and report["max_abs_diff"] < 1e-4 and out.stat().st_size > 1000
+
+    def both_raise(model: torch.nn.Module, example: object, out: Path, *, legacy: bool) -> None:
+        raise RuntimeError(f"exporter legacy={legacy} gone")
+
+    monkeypatch.setattr(export, "export_onnx", both_raise)
+    with pytest.raises(RuntimeError, match="legacy=False gone"):
+        export_model(demo_run.run, tmp_path / "n.onnx")
+    assert not (tmp_path / "n.onnx").exists()

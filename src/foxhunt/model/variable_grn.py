@@ -10,6 +10,7 @@ its slice of the weights (:meth:`PerVariableGRN.split`), which is what the strea
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import torch
@@ -23,6 +24,16 @@ def _uniform(shape: tuple[int, ...], fan_in: int) -> nn.Parameter:
     """A parameter initialised like ``nn.Linear`` does (uniform in ±1/sqrt(fan_in))."""
     bound = 1.0 / math.sqrt(fan_in)
     return nn.Parameter(torch.empty(shape).uniform_(-bound, bound))
+
+
+def split_views(t: Tensor, size: int, dim: int = 0) -> Sequence[Tensor]:
+    """``t.split(size, dim)``. While traced by the TorchScript ONNX exporter, the same views made
+    by ``narrow``: that exporter writes a split whose last part is smaller as equal parts (a
+    Split whose sizes overrun the axis, which onnxruntime refuses to load)."""
+    if not torch.jit.is_tracing():
+        return t.split(size, dim)
+    n = t.shape[dim]
+    return [t.narrow(dim, a, min(size, n - a)) for a in range(0, n, size)]
 
 
 class VariableWeights(NamedTuple):
@@ -112,7 +123,7 @@ class PerVariableGRN(nn.Module):
         Returns:
             One :class:`VariableWeights` per chunk.
         """
-        parts = [None if w is None else w.split(size) for w in self.weights()]
+        parts = [None if w is None else split_views(w, size) for w in self.weights()]
         n_chunks = len(parts[0] or ())
         return [
             VariableWeights(*(None if p is None else p[i] for p in parts)) for i in range(n_chunks)

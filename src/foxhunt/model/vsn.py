@@ -38,7 +38,7 @@ from torch import Tensor, nn
 from torch.utils.checkpoint import checkpoint
 
 from foxhunt.model.grn import GatedResidualNetwork
-from foxhunt.model.variable_grn import PerVariableGRN, VariableWeights
+from foxhunt.model.variable_grn import PerVariableGRN, VariableWeights, split_views
 
 
 class VariableSelectionNetwork(nn.Module):
@@ -134,13 +134,15 @@ class VariableSelectionNetwork(nn.Module):
             lift_w: Sequence[Tensor | None] = [self.lift_weight]
             lift_b: Sequence[Tensor | None] = [self.lift_bias]
         else:  # one split per tensor (views): backward gathers each gradient with one concat
-            xs = x.reshape(-1, self.n_vars).split(step, dim=1)  # (N, Vc) each
-            vs = weights.reshape(-1, self.n_vars).split(step, dim=1)  # (N, Vc) each
-            emb_w, emb_b = self.embed_weight.split(step), self.embed_bias.split(step)
+            xs = split_views(x.reshape(-1, self.n_vars), step, dim=1)  # (N, Vc) each
+            vs = split_views(weights.reshape(-1, self.n_vars), step, dim=1)  # (N, Vc) each
+            emb_w = split_views(self.embed_weight, step)
+            emb_b = split_views(self.embed_bias, step)
             grn_w = self.variable_grn.split(step)
             lift_w, lift_b = [None] * len(xs), [None] * len(xs)
             if self.lift_weight is not None and self.lift_bias is not None:
-                lift_w, lift_b = self.lift_weight.split(step), self.lift_bias.split(step)
+                lift_w = split_views(self.lift_weight, step)
+                lift_b = split_views(self.lift_bias, step)
         out: Tensor | None = None
         for i in range(len(xs)):
             args = (xs[i], vs[i], emb_w[i], emb_b[i], grn_w[i], lift_w[i], lift_b[i])
