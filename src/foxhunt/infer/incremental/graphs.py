@@ -14,10 +14,9 @@ The graphs are built at the first use of a model and cached beside it (``RUN/liv
 a key over the model's weights, its config and the torch/onnxruntime versions: a later start
 loads them in well under a second. Every graph, built or loaded, is checked against PyTorch
 (:data:`foxhunt.infer.export.ATOL` / ``RTOL``) on a few random windows before it is used; a
-cached one that fails is built again. The TorchScript exporter is
-tried first (about 3 s for both graphs; deprecated, and known to mis-export the VSN's chunk
-splits, which these one-chunk graphs do not have), then ``torch.export`` (the exporter of
-``foxhunt export``; 10-20 s per graph, mostly tracing the LSTMs) where it fails or differs.
+cached one that fails is built again. As in ``foxhunt export``, the TorchScript exporter is
+tried first (about 3 s for both graphs; deprecated), then ``torch.export`` (10-20 s per graph,
+mostly tracing the LSTMs) where it fails or its graph differs.
 Only float CPU models are exported (a quantised model's int8 matmuls have no ONNX lowering).
 
 ``engine``: ``torch`` (eager PyTorch, the default of :class:`~foxhunt.infer.forecaster.
