@@ -20,6 +20,7 @@ from foxhunt.data.market.calendar import (
     is_open,
     known_features,
     project_bar_times,
+    project_bar_times_us,
     session_bar_times,
 )
 from foxhunt.data.market.calendars import CALENDARS
@@ -175,3 +176,24 @@ def test_project_bar_times_is_vectorised_and_matches_one_by_one() -> None:
         many = project_bar_times(ts, 3, FIVE, name)
         for i in (0, 77, 501, len(ts) - 1):
             assert list(many.row(i)) == future_timestamps(ts[i], 3, FIVE, name)
+
+
+@pytest.mark.parametrize("calendar", ["globex", "cme_equity", "eurex", "xnys", "fx_24x5", "24x7"])
+@pytest.mark.parametrize("minutes", [1, 5, 60, 1440])
+def test_projection_in_microseconds_is_the_frames(calendar: str, minutes: int) -> None:
+    """The live forecaster's numpy projection and the frame every other path uses agree."""
+    rng = np.random.default_rng(minutes)
+    start = int(datetime(2015, 1, 1, tzinfo=UTC).timestamp()) * 1_000_000
+    last = start + rng.integers(0, 10 * 365 * 1440, 200) * 60_000_000  # on the minute
+    frame = project_bar_times(
+        pl.Series(last, dtype=pl.Int64).cast(pl.Datetime("us", "UTC")),
+        9,
+        timedelta(minutes=minutes),
+        calendar,
+    )
+    got = project_bar_times_us(last, 9, minutes * 60_000_000, calendar)
+    assert got.shape == (200, 9) and got.dtype == np.int64
+    np.testing.assert_array_equal(got, frame.select(pl.all().dt.epoch("us")).to_numpy())
+    assert (np.diff(np.column_stack([last, got]), axis=1) > 0).all()  # strictly later, each
+    with pytest.raises(ValueError, match="interval must be positive"):
+        project_bar_times_us(last, 9, 0, calendar)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
-from datetime import timedelta
 from typing import Any
 
 import numpy as np
@@ -30,7 +29,7 @@ import polars as pl
 import torch
 
 from foxhunt.data.features.table import FeatureSpec
-from foxhunt.data.market.calendar import known_features, project_bar_times, trading_date
+from foxhunt.data.market.calendar import known_features, project_bar_times_us, trading_date
 from foxhunt.data.scale.scaler import ScalerParams
 from foxhunt.infer.incremental.engine import IncrementalFeatures, feature_names
 from foxhunt.model.batch import TFTBatch
@@ -221,7 +220,7 @@ class LiveState:
 
     def decoder_times(self, slots: np.ndarray) -> np.ndarray:
         """(B, H) int64 µs: the bar times the calendar schedules after each slot's last bar
-        (:func:`foxhunt.data.market.calendar.project_bar_times`, the schedule ``predict`` uses).
+        (:func:`foxhunt.data.market.calendar.project_bar_times_us`, the schedule ``predict`` uses).
 
         Each slot keeps :data:`AHEAD` times projected from an earlier origin; projection is a
         step function of the current time, so from a later origin on that schedule the next
@@ -240,9 +239,7 @@ class LiveState:
                 redo.setdefault((iv, self.calendars[slot]), []).append(i)
         for (iv, cal), rows in redo.items():
             origins = self.ts[slots[rows], -1]
-            last = pl.Series(origins, dtype=pl.Int64).cast(pl.Datetime("us", "UTC"))
-            proj = project_bar_times(last, AHEAD, timedelta(microseconds=iv), cal)
-            times = proj.select(pl.all().dt.epoch("us")).to_numpy()  # (m, AHEAD)
+            times = project_bar_times_us(origins, AHEAD, iv, cal)  # (m, AHEAD)
             self.times.get(cal, times.reshape(-1))  # the calendar rows of all of them, at once
             for r, i in enumerate(rows):
                 self._ahead[slots[i]] = (iv, np.concatenate([[origins[r]], times[r]]))
