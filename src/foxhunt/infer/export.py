@@ -32,15 +32,16 @@ import contextlib
 import importlib.util
 import logging
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 
 from foxhunt.artifacts.rundir import load_model_dir
+from foxhunt.data.read.scan import first_line
 from foxhunt.errors import InputError
 from foxhunt.model.batch import TFTBatch
 from foxhunt.runtime import atomic_path
@@ -102,6 +103,38 @@ def export_onnx(model: nn.Module, example: TFTBatch, out: Path, *, legacy: bool 
     """
     args = (example.static, example.historical, example.known)
     write_onnx(QuantileGraph(model).eval(), args, INPUT_NAMES, OUTPUT_NAME, out, legacy=legacy)
+
+
+T = TypeVar("T")
+
+
+def checked_export(attempt: Callable[[bool], T], out: Path) -> T:
+    """``attempt(True)`` (the TorchScript exporter: seconds), and where it raises,
+    ``attempt(False)`` (torch.export: tens of seconds); a failed attempt's ``out`` is removed.
+
+    Args:
+        attempt: Exports to ``out`` with the exporter ``legacy`` names and checks the graph,
+            raising where it is not usable; returns what the caller keeps.
+        out: The file the attempts write.
+
+    Returns:
+        The first result.
+
+    Raises:
+        Exception: the second attempt's error, the first's as its ``__cause__``.
+    """
+    try:
+        return attempt(True)
+    except Exception as first:  # the exporters and onnxruntime raise their own types
+        out.unlink(missing_ok=True)
+        log.info(
+            "TorchScript export not usable (%s); exporting with torch.export", first_line(first)
+        )
+        try:
+            return attempt(False)
+        except Exception as second:
+            out.unlink(missing_ok=True)
+            raise second from first
 
 
 def write_onnx(
@@ -230,34 +263,26 @@ def export_model(model_dir: Path, out: Path, *, fmt: str = "onnx") -> dict[str, 
         raise InputError(f"foxhunt export needs {', '.join(missing)}: pip install 'foxhunt[onnx]'")
     loaded = load_model_dir(Path(model_dir), "cpu")
     cfg = loaded.config.model
-    for legacy in (True, False):  # TorchScript first (seconds); torch.export where it fails
+    model = loaded.model
+
+    def attempt(legacy: bool) -> list[dict[str, Any]]:
+        export_onnx(model, random_batch(cfg, 2), out, legacy=legacy)
         try:
-            export_onnx(loaded.model, random_batch(cfg, 2), out, legacy=legacy)
-        except Exception as e:  # the exporters raise their own types
-            if not legacy:
-                raise
-            log.info("TorchScript exporter failed (%s); exporting with torch.export", e)
-            continue
-        try:
-            checks = [onnx_parity(loaded.model, out, random_batch(cfg, b, seed=b)) for b in (1, 3)]
+            checks = [onnx_parity(model, out, random_batch(cfg, b, seed=b)) for b in (1, 3)]
         except Exception as e:  # onnxruntime raises its own types for graphs it cannot run
-            out.unlink(missing_ok=True)
-            if legacy:
-                log.info("TorchScript export does not run (%s); exporting with torch.export", e)
-                continue
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise InputError(
-                f"ONNX export of {model_dir} does not run in onnxruntime ({first})"
+                f"ONNX export of {model_dir} does not run in onnxruntime ({first_line(e)})"
             ) from e
-        worst = max(c["max_abs_diff"] for c in checks)
-        if all(c["ok"] for c in checks):
-            break
-        out.unlink(missing_ok=True)
-        if not legacy:
+        if not all(c["ok"] for c in checks):
+            worst = max(c["max_abs_diff"] for c in checks)
             raise InputError(
                 f"ONNX export of {model_dir} does not match PyTorch (max abs diff {worst:.3g} > "
                 f"{ATOL:g} + {RTOL:g} x |value|)"
             )
+        return checks
+
+    checks = checked_export(attempt, out)
+    worst = max(c["max_abs_diff"] for c in checks)
     shapes = {
         "static": ["batch", cfg.n_static],
         "historical": ["batch", cfg.encoder_length, cfg.n_historical],

@@ -42,6 +42,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils import parametrize
 
+from foxhunt.data.read.scan import first_line
 from foxhunt.errors import InputError
 from foxhunt.model.static_encoder import StaticContexts
 from foxhunt.model.tft import TFT
@@ -214,22 +215,23 @@ def _export(
     (10-20 s); a graph neither gives is refused. The graph is written under a name of this
     process's own and renamed to ``path`` only once checked: two processes building the same
     graph at once each rename a whole, checked file."""
-    from foxhunt.infer.export import write_onnx
+    from foxhunt.infer.export import checked_export, write_onnx
 
-    errors = []
     own = path.with_name(f"{path.name}.{os.getpid()}")
-    for legacy in (True, False):
-        try:
-            write_onnx(module, args, names, "out", own, legacy=legacy)
-            session = _session(own, threads)
-            _check(module, session, args, what)
-            os.replace(own, path)
-            return session
-        except Exception as e:  # noqa: BLE001 - the exporters and onnxruntime raise their own
-            own.unlink(missing_ok=True)
-            text = str(e).strip()
-            errors.append(text.splitlines()[0] if text else type(e).__name__)
-    raise InputError(f"{path}: the live {what} graph cannot be built ({'; '.join(errors)})")
+
+    def attempt(legacy: bool) -> Any:
+        write_onnx(module, args, names, "out", own, legacy=legacy)
+        session = _session(own, threads)
+        _check(module, session, args, what)
+        return session
+
+    try:
+        session = checked_export(attempt, own)
+    except Exception as e:  # noqa: BLE001 - the exporters and onnxruntime raise their own
+        both = f"{first_line(e.__cause__ or e)}; {first_line(e)}"
+        raise InputError(f"{path}: the live {what} graph cannot be built ({both})") from e
+    os.replace(own, path)
+    return session
 
 
 def build_graphs(tft: TFT, cache: Path, threads: int) -> LiveGraphs:
