@@ -10,12 +10,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-import torch
 
-from foxhunt.artifacts.checkpoints import load_weights, save_weights
-from foxhunt.artifacts.rundir import RunDir, model_weights
 from foxhunt.cli import main
 from foxhunt.data.sources.demo import write_demo_bars
+from hand_weights import input_dependent_head
 
 SHAPE = ["--encoder-length", "8", "--horizon", "3", "--hidden", "16", "--heads", "2"]
 INPUTS = ["--observed-cols", "spread", "--known-cols", "event", "--static-cols", "sector"]
@@ -71,25 +69,13 @@ def test_run_stores_inputs_and_shape(run) -> None:
     )
 
 
-def _input_dependent_head(run_dir: Path) -> None:
-    """Give the served weights' quantile head non-zero weights, set by hand: two training steps
-    may serve the scale-only start, whose zero head ignores every input (what this test checks
-    is the mechanism that carries the future rows' values to the forecast, not training)."""
-    path = model_weights(RunDir(run_dir))
-    tensors, meta = load_weights(path)
-    gen = torch.Generator().manual_seed(0)
-    w = tensors["output.weight"]
-    tensors["output.weight"] = torch.randn(w.shape, generator=gen, dtype=w.dtype) * 0.5
-    save_weights(path, tensors, {k: v for k, v in meta.items() if k != "weights_sha256"})
-
-
 @pytest.mark.slow
 @pytest.mark.subprocess
 def test_evaluate_and_predict(run, capsys) -> None:
     assert main(["evaluate", "--model", str(run["run"]), "--bars", str(run["bars"])]) == 0
     assert "test split of the training bars" in " ".join(capsys.readouterr().out.split())
     root = run["root"]
-    _input_dependent_head(run["run"])
+    input_dependent_head(run["run"])
     outs = []
     for value in (0.0, 1.0):
         bars = _with_covariates(run["raw"], root / f"ES_f{value}.parquet", future_event=value)

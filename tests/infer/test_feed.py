@@ -69,3 +69,36 @@ def test_rows_are_read_with_the_runs_read_options(tmp_path: Path) -> None:
     assert piece.rows["symbol"].unique().to_list() == ["ES"]
     (guessed,) = BarFileReader(path).new_pieces()  # without them: UTC and the file's name
     assert guessed.rows["ts"][0] != bars["ts"][0] and guessed.rows["symbol"][0] == "FEED"
+
+
+def test_a_headerless_vendor_file_is_read_from_its_first_line(tmp_path: Path) -> None:
+    """histdata's DAT_ASCII files have no header: line 1 is a bar, read like every other line
+    (and as ``predict --bars`` reads the whole file), also when it grows line by line."""
+    import zipfile
+
+    from foxhunt.data.read.bars import load_bars
+    from foxhunt.data.read.options import ReadOptions
+
+    real = Path(__file__).parents[1] / "data" / "fixtures" / "real" / "histdata"
+    with zipfile.ZipFile(real / "HISTDATA_COM_ASCII_EURUSD_M12018.zip") as z:
+        lines = z.read("DAT_ASCII_EURUSD_M1_2018.csv").splitlines(keepends=True)[:40]
+    path = tmp_path / "DAT_ASCII_EURUSD_M1_2018.csv"
+    opts = ReadOptions(tz="Etc/GMT+5")
+    path.write_bytes(b"".join(lines))
+    whole = load_bars(path, options=opts).frame
+    path.write_bytes(lines[0])  # the file as it starts: one bar, no header
+    reader = BarFileReader(path, options=opts, chunk_bytes=400)
+    pieces = list(reader.new_pieces())
+    with open(path, "ab") as f:
+        f.write(b"".join(lines[1:]))
+    pieces += list(reader.new_pieces())
+    rows = pl.concat([p.rows for p in pieces])
+    assert rows[WHERE].to_list() == list(range(1, 41))
+    assert rows["ts"].to_list() == whole["ts"].to_list()
+    assert rows["close"].to_list() == whole["close"].to_list()
+    assert rows["symbol"].unique().to_list() == ["EURUSD"]
+    assert pieces[-1].end == path.stat().st_size
+    offset = sum(len(x) for x in lines[:25])  # a restart replays up to where the last run was
+    again = list(BarFileReader(path, options=opts, resume_at=offset).new_pieces())
+    assert [(p.end, p.replay) for p in again] == [(offset, True), (path.stat().st_size, False)]
+    assert again[1].rows[WHERE].to_list() == list(range(26, 41))

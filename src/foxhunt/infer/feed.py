@@ -96,7 +96,8 @@ class BarFileReader:
         self.resume_at = resume_at
         self.position = 0  # CSV: bytes read (header included); parquet: rows read
         self.lines = 0  # CSV: lines read (header included)
-        self.header = b""
+        self.header = b""  # the header line (empty for a headerless file)
+        self.header_read = False
 
     @property
     def unit(self) -> str:
@@ -161,7 +162,7 @@ class BarFileReader:
                 f"{max(self.position, self.resume_at)} already read"
             )
         with open(self.path, "rb") as f:
-            if not self.header and not self._read_header(f):
+            if not self.header_read and not self._read_header(f):
                 return
             while self.position < size:
                 replaying = self.position < self.resume_at
@@ -191,16 +192,28 @@ class BarFileReader:
                 yield Piece(rows, rejects, self.position, self.position <= self.resume_at)
 
     def _read_header(self, f: BinaryIO) -> bool:
-        """Read and check the header line; False while it is still being written."""
+        """Read and check the header line; False while it is still being written.
+
+        A headerless file (a vendor's ``20180102 170000;1.2;...``: the first line is a bar, as
+        :func:`~foxhunt.data.read.csv_dialect.sniff_csv` judges it) has no header to keep:
+        every line, the first included, is then read as rows."""
         line = f.readline()
         if not line.endswith(b"\n"):
             return False
+        try:
+            self._load(line, pl.Series(WHERE, [1], dtype=pl.Int64))
+        except DataError:
+            pass
+        else:  # line 1 reads as one bar: no header
+            self.header_read = True
+            return True
         try:
             self._load(line, pl.Series(WHERE, [], dtype=pl.Int64))
         except DataError as e:
             if "empty file" not in str(e):  # a header alone is "empty"; anything else is fatal
                 raise DataError(f"{self.where(1)} (the header): {str(e)}") from e
         self.header, self.position, self.lines = line, len(line), 1
+        self.header_read = True
         return True
 
     def _load_lines(self, numbered: list[tuple[int, bytes]]) -> tuple[pl.DataFrame, list[Reject]]:
