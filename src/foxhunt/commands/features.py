@@ -53,6 +53,7 @@ def run(a: argparse.Namespace) -> None:
                 horizon=a.horizon,
                 allow_outliers=a.allow_outliers,
                 options=read_options_of(a),
+                instruments=a.instruments,
             )
         spec, shards = manifest.spec, manifest.shards
         Console().print(

@@ -58,6 +58,7 @@ from foxhunt.train.resources.plan import (
     check_child_peak,
     child_fits_budget,
     data_bytes,
+    warn_large_preparation,
 )
 from foxhunt.train.resources.threads import set_cpu_threads
 from foxhunt.train.signals import stop_on_signals
@@ -195,6 +196,8 @@ def _train(
     fresh = resume is None or not ckpt.complete_epochs(run.checkpoints)
     wants = {"choose_scale": resume is None, "baselines": fresh and world.is_main}
     in_child = isolate and not world.distributed and not is_feature_store(bars)
+    if world.is_main and device.type == "cpu" and not is_feature_store(bars):
+        warn_large_preparation(cfg, bars)
     if in_child and budget is not None and device.type == "cpu":  # the child counts too
         in_child = child_fits_budget(cfg, budget, bars, baseline)
     if in_child:
@@ -349,7 +352,7 @@ def _start_fresh(
         run.features, features_record(data.spec, data.scaler, data.fingerprint)
     )
     runtime.atomic_write_json(run.baselines, baselines)
-    if data.instruments is not None:  # from a feature store: none (globex, as its features)
+    if data.instruments is not None:  # an older feature store: none (globex, as its features)
         runtime.atomic_write_json(run.instruments, instruments_to_dict(data.instruments))
     runtime.atomic_write_json(
         run.run_info,

@@ -281,3 +281,56 @@ def test_evaluate_and_predict_refuse_a_store_with_a_clear_error(store: Path) -> 
     for with_target in (True, False):
         with pytest.raises(DataError, match="is a feature store .* pass the bars"):
             prepare_inference_data(store, spec, scaler, L, H, with_target=with_target)
+
+
+def _fx_panel(path: Path) -> Path:
+    """A spot-FX symbol (calendar fx_24x5, not globex) with two missing bars, and ES."""
+    fx = demo_bars(700, seed=5, symbol="ES").with_columns(symbol=pl.lit("EURUSD"))
+    fx = fx.with_columns(pl.col(c) / 4000.0 for c in ("open", "high", "low", "close"))
+    fx = fx.filter(~pl.int_range(pl.len()).is_in([450, 580]))
+    pl.concat([fx, demo_bars(700, seed=2, symbol="ES")], how="vertical_relaxed").write_parquet(path)
+    return path
+
+
+@pytest.mark.slow
+def test_a_store_computes_and_keeps_each_symbols_instrument_as_the_bars_path(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Features on the symbol's own calendar (not the globex rule), the resolved instruments in
+    the manifest, and a store-trained run's windows and instruments equal to the bars path's;
+    a changed instrument table recomputes the symbol."""
+    from foxhunt.data.market.instruments import resolve_bars
+
+    bars_path = _fx_panel(tmp_path / "fx.parquet")
+    bars = pl.read_parquet(bars_path).with_columns(pl.col("volume").cast(pl.Float64))
+    out = tmp_path / "store"
+    write_feature_store(bars_path, out, horizon=H)
+    m = read_manifest(out)
+    resolved = resolve_bars(bars)
+    assert m.instruments() == resolved
+    assert resolved["EURUSD"].calendar != resolved["ES"].calendar
+    fx = bars.filter(pl.col("symbol") == "EURUSD")
+    shard = pl.read_parquet(out / "EURUSD.parquet").drop(CLOSE)
+    assert shard.equals(compute_features(fx, H, instruments=resolved))
+    assert not shard.equals(compute_features(fx, H))  # the globex rule gives other features
+    cfg = _cfg()
+    from_bars = prepare_training_data(bars_path, cfg)
+    from_store = prepare_training_data(out, cfg)
+    _assert_same(from_bars, from_store)
+    assert from_store.instruments == from_bars.instruments == resolved
+    # Another instrument table: EURUSD gets recomputed with it, ES is kept.
+    table = tmp_path / "instruments.csv"
+    table.write_text(
+        "root,tick_size,point_value,currency,asset_class,calendar\n"
+        "EURUSD,0.00001,100000,USD,spot_fx,globex\n"
+    )
+    with caplog.at_level(logging.INFO, logger="foxhunt.data.store.write"):
+        m2, computed = write_feature_store(bars_path, out, horizon=H, instruments=table)
+    assert computed == 1 and "EURUSD: recomputing (its instrument changed)" in caplog.text
+    assert m2.instruments()["EURUSD"].calendar == "globex"
+    # A store written before stores kept instruments: None, every symbol on globex, as before.
+    raw = json.loads((out / MANIFEST).read_text())
+    for s in raw["symbols"]:
+        del s["instrument"]
+    (out / MANIFEST).write_text(json.dumps(raw))
+    assert read_manifest(out).instruments() is None

@@ -13,7 +13,12 @@ from foxhunt.config import demo
 from foxhunt.data.sources.demo import write_demo_bars
 from foxhunt.errors import InputError
 from foxhunt.memory.preparation import preparation_peak
-from foxhunt.train.resources.plan import CPU_PLAN_MARGIN, check_child_peak, child_fits_budget
+from foxhunt.train.resources.plan import (
+    CPU_PLAN_MARGIN,
+    check_child_peak,
+    child_fits_budget,
+    warn_large_preparation,
+)
 
 MB = 10**6
 BASELINE = 270 * MB
@@ -53,3 +58,26 @@ def test_a_measured_child_peak_over_the_budget_is_one_warning(
     (r,) = caplog.records
     assert "its child process peaked at 500 MB" in r.getMessage()
     assert "770 MB together" in r.getMessage()
+
+
+def test_a_preparation_over_half_the_memory_is_one_warning_naming_the_store(
+    bars: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cfg = demo()
+    m = cfg.model
+    peak = preparation_peak(4000, m.n_static + m.n_historical + m.n_known, m.horizon)
+    with caplog.at_level(logging.WARNING):
+        assert warn_large_preparation(cfg, bars, total_memory=2 * peak) == peak  # at half: fine
+        assert not caplog.records
+        warn_large_preparation(cfg, bars, total_memory=2 * peak - 1)
+    (r,) = caplog.records
+    msg = r.getMessage()
+    assert msg.startswith("preparing 4,000 bars in memory needs an estimated")
+    assert "--shards --out DIR" in msg and "\n" not in msg
+    caplog.clear()
+    custom = cfg.replace(data={"target": "return:volume"})  # a store cannot hold it
+    with caplog.at_level(logging.WARNING):
+        warn_large_preparation(custom, bars, total_memory=peak)
+    (r,) = caplog.records
+    assert "--shards" not in r.getMessage() and "fewer bars" in r.getMessage()
+    assert warn_large_preparation(cfg, bars.parent / "missing", total_memory=1) == 0

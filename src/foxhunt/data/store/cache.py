@@ -109,6 +109,7 @@ def cache_key(manifest: Manifest, cfg: RunConfig) -> tuple[str, dict[str, Any]]:
         "foxhunt_version": manifest.foxhunt_version,
         "fingerprint": manifest.fingerprint,
         "shards": [[s.symbol, s.rows, s.fingerprint] for s in manifest.shards],
+        "instruments": [s.instrument for s in manifest.shards],
         "encoder_length": L,
         "horizon": H,
         "val_fraction": d.val_fraction,
@@ -364,6 +365,8 @@ def _open(dest: Path, manifest: Manifest, cfg: RunConfig, closes: pl.DataFrame) 
         raise DataError(f"{dest / _META}: cannot read window cache ({e})") from e
     L, H = cfg.model.encoder_length, cfg.model.horizon
     strides = {"train": cfg.data.stride, "val": 1, "test": 1}
+    instruments = manifest.instruments()  # None: an older store, computed on globex
+    calendars = {sym: inst.calendar for sym, inst in (instruments or {}).items()}
     datasets = []
     for split in SPLITS:
         arrays = {name: _mapped(dest / f"{split}.{name}.npy") for name in ARRAYS}
@@ -383,6 +386,7 @@ def _open(dest: Path, manifest: Manifest, cfg: RunConfig, closes: pl.DataFrame) 
                 lengths=np.array([n for _, n in kept], dtype=np.int64),
                 stride=strides[split],
                 scaler=scaler,
+                calendars=calendars,
             )
         )
     train, val, test = datasets
@@ -393,4 +397,6 @@ def _open(dest: Path, manifest: Manifest, cfg: RunConfig, closes: pl.DataFrame) 
         len(val),
         len(test),
     )
-    return PreparedData(manifest.spec, scaler, train, val, test, manifest.fingerprint, closes)
+    return PreparedData(
+        manifest.spec, scaler, train, val, test, manifest.fingerprint, closes, instruments
+    )

@@ -4,8 +4,9 @@ A store written by ``foxhunt features --bars BARS --out DIR --shards`` (see
 :mod:`foxhunt.data.store.write`) is::
 
     DIR/manifest.json        what the store is: format, foxhunt version, horizon, feature spec,
-                             and per symbol its shard file, bar count, row count and the
-                             fingerprint of its bars (written last)
+                             and per symbol its shard file, bar count, row count, the
+                             fingerprint of its bars and its resolved instrument (calendar,
+                             static values; written last)
     DIR/<SYMBOL>.parquet     that symbol's ``compute_features`` output, unscaled (ts, symbol,
                              observed, known, static, targets) plus the bar's ``close`` (for
                              the report's fan chart); the bars' fingerprint is in the parquet
@@ -30,6 +31,7 @@ from typing import Any
 import polars as pl
 
 from foxhunt.data.features.table import FeatureSpec, feature_spec
+from foxhunt.data.market.instruments import Instrument, instruments_from_dict
 from foxhunt.errors import DataError
 from foxhunt.version import __version__
 
@@ -71,6 +73,10 @@ class ShardInfo:
         bars: Bars the features were computed from.
         rows: Feature rows in the shard (bars minus warm-up and the last H).
         fingerprint: :func:`foxhunt.data.pipeline.bars_fingerprint` of the symbol's bars.
+        instrument: The symbol's resolved instrument (``asdict`` of
+            :class:`~foxhunt.data.market.instruments.Instrument`) its features were computed
+            with: its calendar drives the known features and the session VWAP. None in a store
+            written before stores kept it (its features follow the ``globex`` rule).
     """
 
     symbol: str
@@ -78,6 +84,7 @@ class ShardInfo:
     bars: int
     rows: int
     fingerprint: str
+    instrument: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +107,14 @@ class Manifest:
     shards: tuple[ShardInfo, ...]
     foxhunt_version: str = __version__
     bars: str = ""
+
+    def instruments(self) -> dict[str, Instrument] | None:
+        """``{symbol: instrument}`` the shards were computed with; None when a shard predates
+        stored instruments (then every symbol was computed on the ``globex`` rule)."""
+        rows = {s.symbol: s.instrument for s in self.shards}
+        if any(v is None for v in rows.values()):
+            return None
+        return instruments_from_dict({k: v for k, v in rows.items() if v is not None})
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able dict."""
@@ -140,6 +155,7 @@ class Manifest:
                     bars=int(s["bars"]),
                     rows=int(s["rows"]),
                     fingerprint=str(s["fingerprint"]),
+                    instrument=_instrument(s.get("instrument")),
                 )
                 for s in d["symbols"]
             )
@@ -153,6 +169,16 @@ class Manifest:
             )
         except (KeyError, TypeError, ValueError, DataError) as e:
             raise DataError(f"{where}: malformed manifest ({e})") from e
+
+
+def _instrument(d: Any) -> dict[str, Any] | None:
+    """A shard's stored instrument, checked (None: an older store without one)."""
+    if d is None:
+        return None
+    if not isinstance(d, Mapping):
+        raise TypeError(f"instrument must be an object, got {type(d).__name__}")
+    instruments_from_dict({"shard": d})  # raises DataError on a bad row
+    return dict(d)
 
 
 def is_feature_store(path: str | Path) -> bool:

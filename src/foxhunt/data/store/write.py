@@ -14,12 +14,15 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from foxhunt.data.features.table import compute_features
+from foxhunt.data.market.instrument_table import load_instruments
+from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.read.fingerprint import bars_fingerprint
 from foxhunt.data.store.manifest import (
     CACHE_DIR,
@@ -58,8 +61,13 @@ def _previous(root: Path, horizon: int) -> dict[str, ShardInfo]:
     return {s.symbol: s for s in old.shards}
 
 
-def _unchanged(root: Path, old: ShardInfo | None, fingerprint: str, n_bars: int) -> bool:
+def _unchanged(
+    root: Path, old: ShardInfo | None, fingerprint: str, n_bars: int, instrument: dict[str, Any]
+) -> bool:
     if old is None or old.fingerprint != fingerprint or old.bars != n_bars:
+        return False
+    if old.instrument != instrument:  # another calendar or static values: other features
+        log.info("%s: recomputing (its instrument changed)", old.symbol)
         return False
     try:
         check_shard(root, old)
@@ -106,7 +114,8 @@ def write_feature_store(
     tz: str | None = None,
     allow_outliers: bool = False,
     options: ReadOptions | None = None,
-) -> Manifest:
+    instruments: Path | None = None,
+) -> tuple[Manifest, int]:
     """``foxhunt features --shards``: one feature shard per symbol plus ``manifest.json``.
 
     Args:
@@ -116,6 +125,11 @@ def write_feature_store(
         tz: zone of naive timestamps in ``bars``.
         allow_outliers: keep implausible bars (one warning per file with their count).
         options: how to read the bar files (``--symbol``, ``--columns``, ...).
+        instruments: the user's instrument table file (``--instruments``). Each symbol is
+            resolved once, as ``foxhunt train`` resolves the bars (the table, the built-in
+            one, then inference with one warning), its features computed on its instrument's
+            calendar and static values, and the instrument kept in the manifest: a run trained
+            from the store stores the same ``instruments.json`` as one trained from the bars.
 
     Returns:
         The manifest written, and how many symbols were computed (the others were unchanged).
@@ -132,6 +146,8 @@ def write_feature_store(
     frame, spec = read_bars_for_features(
         bars, horizon, tz=tz, allow_outliers=allow_outliers, options=options
     )
+    table = load_instruments(Path(instruments)) if instruments else None
+    resolved = resolve_bars(frame, table)
     out.mkdir(exist_ok=True)
     previous = _previous(out, horizon)
     counts = frame.group_by("symbol", maintain_order=True).len().rows()
@@ -142,8 +158,9 @@ def write_feature_store(
         sym_bars = frame.slice(offset, n)  # a view: bars are sorted by (symbol, ts)
         offset += n
         fingerprint = bars_fingerprint(sym_bars)
+        instrument = asdict(resolved[symbol])
         old = previous.get(symbol)
-        if _unchanged(out, old, fingerprint, n):
+        if _unchanged(out, old, fingerprint, n, instrument):
             assert old is not None
             log.info(
                 "%s: bars unchanged (fingerprint %s), kept %s", symbol, fingerprint[:12], old.file
@@ -152,14 +169,14 @@ def write_feature_store(
             continue
         name = shard_file_name(symbol)
         log.info("%s (%d/%d): features for %s bars", symbol, k, len(counts), f"{n:,}")
-        feats = compute_features(sym_bars, horizon)
+        feats = compute_features(sym_bars, horizon, instruments=resolved)
         closes = feats.select("ts").join(
             sym_bars.select("ts", CLOSE), on="ts", how="left", maintain_order="left"
         )
         feats = feats.with_columns(closes.get_column(CLOSE))
         _write_shard(feats, out / name, symbol, fingerprint)
         log.info("%s: %d feature rows from %d bars -> %s", symbol, feats.height, n, out / name)
-        shards.append(ShardInfo(symbol, name, n, feats.height, fingerprint))
+        shards.append(ShardInfo(symbol, name, n, feats.height, fingerprint, instrument))
         computed += 1
         del feats
     manifest = Manifest(

@@ -126,6 +126,48 @@ def child_fits_budget(cfg: RunConfig, budget: str, bars: Path, baseline: int) ->
     )
 
 
+LARGE_PREPARATION_SHARE = 0.5
+"""A preparation estimated over this share of the machine's memory gets a warning."""
+
+
+def warn_large_preparation(cfg: RunConfig, bars: Path, total_memory: int | None = None) -> int:
+    """One warning when preparing ``bars`` in memory (the whole feature table about three times
+    over, :func:`~foxhunt.memory.preparation.preparation_peak`) is estimated at more than half
+    of ``total_memory`` (default: this machine's), naming the feature store, which prepares one
+    symbol at a time and memory-maps the windows (docs/memory.md, "The feature store").
+
+    Returns:
+        The estimated peak in bytes (0 when the bars cannot be counted; reading them will say
+        why).
+    """
+    import psutil
+
+    from foxhunt.data.features.inputs import is_standard
+    from foxhunt.errors import DataError
+
+    try:
+        n = estimate_rows(bars)
+    except DataError:
+        return 0
+    m = cfg.model
+    peak = preparation_peak(n, m.n_static + m.n_historical + m.n_known, m.horizon)
+    total = psutil.virtual_memory().total if total_memory is None else total_memory
+    if peak > LARGE_PREPARATION_SHARE * total:
+        how = (
+            "`foxhunt features --bars BARS --shards --out DIR` and then `foxhunt train --bars "
+            "DIR` prepare one symbol at a time and memory-map the windows"
+            if is_standard(cfg.data)
+            else "a feature store holds only the default features, so fewer bars or symbols "
+            "per run is the way down"
+        )
+        log.warning(
+            "preparing %s bars in memory needs an estimated %s, %.0f %% of this machine's %s; "
+            "%s (docs/memory.md)",
+            f"{n:,}", format_bytes(peak), 100 * peak / total, format_bytes(total), how,
+        )  # fmt: skip
+    return peak
+
+
 def check_child_peak(budget: str, baseline: int, child_peak: int) -> None:
     """One warning when the data preparation child's measured peak, with this process's
     ``baseline`` beside it, went over ``budget`` (the estimate erred; docs/memory.md)."""
