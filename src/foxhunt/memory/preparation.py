@@ -8,8 +8,8 @@ from one split while the next is still a table. Fitted on two measurements of
 glibc): the 2018 1-minute bars of 2 symbols (726 k bars, peak 2.58 GB) and of 10 symbols
 (3.54 M bars, 10.69 GB); ``python /work/scratch/scale/prof_prepare.py BARS`` and
 ``/usr/bin/time -v``. It grows linearly with the bars; a feature store (``foxhunt features
---shards``) prepares one symbol at a time instead (docs/memory.md, "The feature store"). The intercept is raised from the fit's 490 MB to 560 MB by a
-third point: 4,000 demo bars peaked at 562 MB in one process (``foxhunt.train.prepare.prepare``,
+--shards``) prepares one symbol at a time instead (docs/memory.md, "The feature store").
+The intercept is raised from the fit's 490 MB to 560 MB by a third point: 4,000 demo bars peaked at 562 MB in one process (``foxhunt.train.prepare.prepare``,
 ``/usr/bin/time -v``: 549,280 kB); the fit gave 502 MB (-11 %), and the budget counts this peak
 (:func:`foxhunt.train.plan.child_fits_budget`). The two large points move by +2.8 % and +0.7 %.
 """

@@ -81,3 +81,7 @@ def test_a_preparation_over_half_the_memory_is_one_warning_naming_the_store(
     (r,) = caplog.records
     assert "--shards" not in r.getMessage() and "fewer bars" in r.getMessage()
     assert warn_large_preparation(cfg, bars.parent / "missing", total_memory=1) == 0
+    five = cfg.replace(data={"bar_minutes": 5})  # counted as the 800 bars it reads as
+    assert warn_large_preparation(five, bars, total_memory=10**15) == preparation_peak(
+        800, m.n_static + m.n_historical + m.n_known, m.horizon
+    )

@@ -149,6 +149,8 @@ def warn_large_preparation(cfg: RunConfig, bars: Path, total_memory: int | None 
         n = estimate_rows(bars)
     except DataError:
         return 0
+    if cfg.data.bar_minutes:  # aggregated when read: as many K-minute bars as 1-minute ones / K
+        n //= cfg.data.bar_minutes
     m = cfg.model
     peak = preparation_peak(n, m.n_static + m.n_historical + m.n_known, m.horizon)
     total = psutil.virtual_memory().total if total_memory is None else total_memory
