@@ -10,7 +10,7 @@ from pathlib import Path
 from foxhunt.config import RunConfig
 from foxhunt.data.prepared import PreparedData
 from foxhunt.data.read.row_count import estimate_rows
-from foxhunt.errors import InputError
+from foxhunt.errors import DataError, InputError
 from foxhunt.memory.budget import plan_budget
 from foxhunt.memory.preparation import preparation_peak
 from foxhunt.memory.process import IMPORT_BASELINE_BYTES, resident_before_training
@@ -142,8 +142,7 @@ def warn_large_preparation(cfg: RunConfig, bars: Path, total_memory: int | None 
     """
     import psutil
 
-    from foxhunt.data.features.inputs import is_standard
-    from foxhunt.errors import DataError
+    from foxhunt.data.features.inputs import is_standard  # lazily: the trainer's imports stay lean
 
     try:
         n = estimate_rows(bars)
