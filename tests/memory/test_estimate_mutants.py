@@ -157,7 +157,8 @@ def test_every_part_grows_with_the_batch(precision: str) -> None:
 
 
 def test_half_precision_lowers_activations_not_state() -> None:
-    fp32, bf16 = (estimate_memory(TINY, 8, precision=p) for p in ("fp32", "bf16"))
+    # batch 16: at 8 the optimizer's transient, not the activations, sets both training peaks
+    fp32, bf16 = (estimate_memory(TINY, 16, precision=p) for p in ("fp32", "bf16"))
     assert (bf16.parameter_bytes, bf16.optimizer_bytes, bf16.batch_bytes) == (
         fp32.parameter_bytes,
         fp32.optimizer_bytes,

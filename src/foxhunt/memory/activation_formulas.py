@@ -149,9 +149,9 @@ def vsn_bytes(
     Selection: GRN(x -> V) with hidden min(d, V); its input is the batch (not counted), then a
     softmax that keeps its output (N V). Per variable (fused): GRN at d_v without a LayerNorm
     affine (it is folded into the lift) and with the embedding folded into fc1 (no embedding
-    kept), the normalised state kept by the weighting, the weight-scaled states, and the
-    contiguous copy of the chunk's inputs ((7 d_v + 3) fp32 values per row, plus dropout's
-    d_v-byte mask). A streaming VSN
+    kept), the normalised state (kept by its LayerNorm, with one fp32 ``1/std`` per row, and by
+    the weighting: one tensor), the weight-scaled states, and the contiguous copy of the
+    chunk's inputs ((6 d_v + 2) fp32 values per row, plus dropout's d_v-byte mask). A streaming VSN
     runs the selection under checkpoint (keeping its context and its output, the weights) and
     the per-variable part chunk by chunk under checkpoint (keeping nothing new: its inputs are
     views of the batch and of the weights); in backward the selection and then one chunk at a
@@ -166,13 +166,16 @@ def vsn_bytes(
     if mode == "fused":
         mask = s.d_v * MASK if s.dropout else 0
         if f == F32:
-            per_var_row_bytes = (7 * s.d_v + 3) * F32 + mask
-        else:  # half precision throughout (LayerNorm too: model/variable_grn.py); inputs fp32
-            per_var_row_bytes = 14 * s.d_v + 6 + mask
+            per_var_row_bytes = (6 * s.d_v + 2) * F32 + mask
+        else:  # half precision throughout (the normalised state too: model/variable_grn.py),
+            # LayerNorm's 1/std in fp32
+            per_var_row_bytes = 12 * s.d_v + 6 + mask
     else:  # faithful: GRN d_v -> d with hidden min(d_v, d) and a LayerNorm affine, then einsum
+        # (kept: ELU and dropout outputs, GLU input, the normalised state with its fp32 1/std,
+        # the affine's output, the chunk's inputs)
         dh = min(s.d_v, s.d)
         mask = dh * MASK if s.dropout else 0
-        per_var_row_bytes = (2 * dh + 2 * s.d + s.d + 2 + s.d + s.d) * f + F32 + mask
+        per_var_row_bytes = (2 * dh + 2 * s.d + s.d + s.d) * f + 2 * F32 + mask
     per_var = v * rows * per_var_row_bytes
     if streaming:
         # Kept: the context (a checkpoint input) and the selection weights (the chunks' input).

@@ -183,17 +183,16 @@ class VariableSelectionNetwork(nn.Module):
             (N, d_model) this chunk's contribution to the VSN output.
         """
         n = xc.shape[0]
-        # xc.t() made contiguous (N * Vc values): from its transposed strides the embedding, and
-        # everything computed from it, would come out non-contiguous, and every baddbmm and
-        # layer_norm of the GRN would copy its input first, forward and backward
-        xt = xc.t().contiguous()[..., None]  # (Vc, N, 1)
+        # xc.t() made contiguous (N * Vc values): the per-variable GRNs run feature-major,
+        # (Vc, width, N), each variable's N rows contiguous (PerVariableGRN.run_embedded)
+        xt = xc.t().contiguous()[:, None, :]  # (Vc, 1, N)
         # the embedding x * emb_w + emb_b is folded into fc1 (PerVariableGRN.run_embedded)
-        state = self.variable_grn.run_embedded(xt, emb_w, emb_b, grn_w)  # (Vc, N, d_var | d_model)
+        state = self.variable_grn.run_embedded(xt, emb_w, emb_b, grn_w)  # (Vc, d_var | d_model, N)
         if lift_w is None or lift_b is None:  # faithful
-            return torch.einsum("vnd,nv->nd", state, vc)
+            return torch.einsum("vdn,nv->nd", state, vc)
         # in the states' dtype (half under autocast): an fp32 product would be cast again by addmm.
-        # The (N, Vc, 1) weights first: the product is laid out (N, Vc, d_var), so the reshape
-        # is a view and no transposing copy of the states is made, forward or backward
-        weight = vc[..., None].to(state.dtype)  # (N, Vc, 1)
-        scaled = (weight * state.transpose(0, 1)).reshape(n, -1)  # (N, Vc * d_var)
-        return torch.addmm(vc @ lift_b, scaled, lift_w.reshape(-1, self.d_model))  # (N, d)
+        # The weights as a (Vc, 1, N) view of vc; the product is laid out (Vc, d_var, N), so the
+        # reshape is a view and addmm reads it transposed (no copy, forward or backward)
+        weight = vc.t()[:, None, :].to(state.dtype)  # (Vc, 1, N)
+        scaled = (state * weight).reshape(-1, n)  # (Vc * d_var, N)
+        return torch.addmm(vc @ lift_b, scaled.t(), lift_w.reshape(-1, self.d_model))  # (N, d)
