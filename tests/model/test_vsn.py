@@ -100,3 +100,28 @@ def test_streaming_vsn_saved_memory_does_not_scale_with_per_variable_width() -> 
 
     # per-variable states ((V, N, d_var) tensors) are recomputed, never saved: width is free
     assert measure(4) == measure(64)
+
+
+@pytest.mark.parametrize("mode", ["fused", "faithful"])
+def test_no_grad_forward_in_byte_sized_chunks_equals_the_autograd_forward(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without autograd the VSN runs chunks sized by bytes and adds each into the sum in
+    place; the result is the one-chunk autograd forward's."""
+    from foxhunt.model import vsn
+
+    torch.manual_seed(0)
+    m = VariableSelectionNetwork(10, 4, 8, mode, dropout=0.0, d_context=3, chunk=4, streaming=False)
+    x, ctx = torch.randn(3, 5, 10), torch.randn(3, 3)
+    width = 2 * (4 if mode == "fused" else 8)
+    # room for 3 variables per chunk: chunks of 3, 3, 3, 1
+    monkeypatch.setattr(vsn, "INFERENCE_CHUNK_BYTES", 3 * width * 15 * 4 + 1)
+    assert m._inference_chunk(x) == 3
+    expected = m(x, ctx)[0]
+    with torch.no_grad():
+        got = m(x, ctx)[0]
+    torch.testing.assert_close(got, expected, rtol=1e-6, atol=1e-6)
+    monkeypatch.setattr(vsn, "INFERENCE_CHUNK_BYTES", 1)  # at least one variable
+    assert m._inference_chunk(x) == 1
+    monkeypatch.setattr(vsn, "INFERENCE_CHUNK_BYTES", 2**40)  # at most the configured chunk
+    assert m._inference_chunk(x) == 4

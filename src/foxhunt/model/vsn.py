@@ -40,6 +40,13 @@ from torch.utils.checkpoint import checkpoint
 from foxhunt.model.grn import GatedResidualNetwork
 from foxhunt.model.variable_grn import PerVariableGRN, VariableWeights, split_views
 
+INFERENCE_CHUNK_BYTES = 8 * 2**20
+"""Bytes of a no-grad chunk's widest per-variable tensor. Chunks of a few MiB stay below
+glibc's mmap threshold (fresh pages cost more than the ops that fill them) and near the
+caches: a demo validation batch (256 windows) ran its historical VSN 1.3-2x faster in chunks of
+8-16 variables than of 32, and TFT-225's 1.3-1.6x faster in chunks of 4-8 (session 17,
+docs/benchmarks.md)."""
+
 
 class VariableSelectionNetwork(nn.Module):
     """Select and combine ``V`` real-valued variables into one ``d_model`` vector per position.
@@ -121,10 +128,15 @@ class VariableSelectionNetwork(nn.Module):
         else:
             weights = self._select(x, context)  # (B, ..., V)
         # Without autograd nothing is kept, so chunks cost no recomputation: a forward without
-        # gradients (validation, inference) always goes chunk by chunk, and its widest moment
-        # is one chunk's (N, Vc, d_var) states, not all V variables' (docs/memory.md).
-        step = self.chunk if self.streaming or not torch.is_grad_enabled() else self.n_vars
-        step = step if chunk is None else chunk
+        # gradients (validation, inference) always goes chunk by chunk, chunks of a few MiB
+        # (_inference_chunk), and its widest moment is one chunk's (Vc, d_var, N) states, not
+        # all V variables' (docs/memory.md).
+        if chunk is not None:
+            step = chunk
+        elif not torch.is_grad_enabled():
+            step = self._inference_chunk(x)
+        else:
+            step = self.chunk if self.streaming else self.n_vars
         if step >= self.n_vars and not stream:  # one chunk: the tensors themselves, no splits
             # (each split costs a few microseconds: felt by a forward of one row)
             xs = [x.reshape(-1, self.n_vars)]
@@ -148,11 +160,26 @@ class VariableSelectionNetwork(nn.Module):
             args = (xs[i], vs[i], emb_w[i], emb_b[i], grn_w[i], lift_w[i], lift_b[i])
             if stream:
                 part = checkpoint(self._combine, *args, use_reentrant=False)
-            else:
+            elif torch.is_grad_enabled():
                 part = self._combine(*args)
+            else:  # each chunk adds into the (N, d) sum: no (N, d) part and copy per chunk
+                out = self._combine(*args, into=out)
+                continue
             out = part if out is None else out + part  # (N, d)
         assert out is not None
         return out.view(*lead, self.d_model), weights
+
+    def _inference_chunk(self, x: Tensor) -> int:
+        """Variables per chunk of a forward without autograd: as many as keep the chunk's
+        widest tensor (the gate's (Vc, 2 d_var, N)) within :data:`INFERENCE_CHUNK_BYTES`, at
+        least one and at most ``self.chunk`` (so the memory estimate, made at ``chunk``, stays
+        an upper bound)."""
+        dev = x.device.type
+        dtype = torch.get_autocast_dtype(dev) if torch.is_autocast_enabled(dev) else x.dtype
+        rows = max(1, x.numel() // self.n_vars)
+        width = 2 * (self.d_var if self.lift_weight is not None else self.d_model)
+        per_var = width * rows * dtype.itemsize
+        return max(1, min(self.chunk, INFERENCE_CHUNK_BYTES // per_var))
 
     def _select(self, x: Tensor, context: Tensor | None) -> Tensor:
         """Selection weights ``softmax(GRN_v(x, c))``, (B, ..., V)."""
@@ -167,6 +194,7 @@ class VariableSelectionNetwork(nn.Module):
         grn_w: VariableWeights,
         lift_w: Tensor | None,
         lift_b: Tensor | None,
+        into: Tensor | None = None,
     ) -> Tensor:
         """Weighted sum over one chunk of Vc variables of their processed embeddings.
 
@@ -178,9 +206,11 @@ class VariableSelectionNetwork(nn.Module):
             grn_w: The chunk's per-variable GRN weights.
             lift_w: (Vc, d_var, d_model) lift weights (fused mode), or None (faithful).
             lift_b: (Vc, d_model) lift biases, or None.
+            into: Without autograd, the (N, d_model) sum of the chunks before: this chunk's
+                contribution is added into it, in place, and it is returned.
 
         Returns:
-            (N, d_model) this chunk's contribution to the VSN output.
+            (N, d_model) this chunk's contribution to the VSN output (added to ``into``).
         """
         n = xc.shape[0]
         # xc.t() made contiguous (N * Vc values): the per-variable GRNs run feature-major,
@@ -189,10 +219,17 @@ class VariableSelectionNetwork(nn.Module):
         # the embedding x * emb_w + emb_b is folded into fc1 (PerVariableGRN.run_embedded)
         state = self.variable_grn.run_embedded(xt, emb_w, emb_b, grn_w)  # (Vc, d_var | d_model, N)
         if lift_w is None or lift_b is None:  # faithful
-            return torch.einsum("vdn,nv->nd", state, vc)
+            part = torch.einsum("vdn,nv->nd", state, vc)
+            return part if into is None else into.add_(part)
         # in the states' dtype (half under autocast): an fp32 product would be cast again by addmm.
         # The weights as a (Vc, 1, N) view of vc; the product is laid out (Vc, d_var, N), so the
         # reshape is a view and addmm reads it transposed (no copy, forward or backward)
         weight = vc.t()[:, None, :].to(state.dtype)  # (Vc, 1, N)
         scaled = (state * weight).reshape(-1, n)  # (Vc * d_var, N)
-        return torch.addmm(vc @ lift_b, scaled.t(), lift_w.reshape(-1, self.d_model))  # (N, d)
+        lift = lift_w.reshape(-1, self.d_model)
+        if into is None:
+            return torch.addmm(vc @ lift_b, scaled.t(), lift)  # (N, d)
+        # in place, outside autocast's casts: the weights in the sum's dtype
+        return into.addmm_(scaled.t(), lift.to(into.dtype)).addmm_(
+            vc.to(into.dtype), lift_b.to(into.dtype)
+        )

@@ -26,6 +26,7 @@ prepared in-process (:func:`prepare`).
 
 from __future__ import annotations
 
+import importlib
 import logging
 import logging.handlers
 import multiprocessing
@@ -101,6 +102,8 @@ def prepare(
     Raises:
         DataError: Bad bars, or a split without windows.
     """
+    if baselines:  # the GARCH fit's import (arch, scipy: ~3 s) overlaps reading the bars
+        threading.Thread(target=importlib.import_module, args=("arch",), daemon=True).start()
     data = prepare_training_data(bars, cfg, coordinator=coordinator)
     for name, ds in (("training", data.train), ("validation", data.val)):
         if len(ds) == 0:

@@ -154,13 +154,18 @@ def _library_sessions(source: str) -> Sessions:
 
 @functools.cache
 def sessions(name: str = DEFAULT_CALENDAR) -> Sessions:
-    """The open intervals of calendar ``name`` over :data:`SPAN` (computed once, then cached).
+    """The open intervals of calendar ``name`` over :data:`SPAN` (computed once per process,
+    and a library calendar's once per machine: :mod:`foxhunt.data.market.session_cache`).
 
     Raises:
         DataError: unknown calendar name.
     """
     spec = calendar_spec(name)
-    return _library_sessions(spec.source) if spec.source else _rule_sessions(name)
+    if not spec.source:
+        return _rule_sessions(name)
+    from foxhunt.data.market.session_cache import cached_sessions
+
+    return Sessions(*cached_sessions(spec.source, SPAN, lambda: _library_sessions(spec.source)))
 
 
 def locate(ts_us: np.ndarray, cal: Sessions) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,79 @@
+"""A disk cache of the library calendars' sessions, so a command does not rebuild them.
+
+``pandas_market_calendars`` takes about 1.4 s per process to import and to build one
+calendar's schedule over :data:`foxhunt.data.market.calendars.SPAN` (0.75 s + 0.66 s on the
+development machine, session 17) — paid by every ``inspect``, ``train``, ``evaluate`` and
+``predict`` of a symbol on a library calendar. The sessions are a pure function of the
+calendar, the span and the library's version, so the first process writes them to
+``$FOXHUNT_CACHE_DIR`` (default ``$XDG_CACHE_HOME/foxhunt``, else ``~/.cache/foxhunt``) as
+``.npz`` and later ones load them in about a millisecond without importing the library.
+
+The file name carries the source, the span and the library's version: a new version computes
+afresh. Writes go to a temporary file renamed into place, so concurrent processes never read
+half a file; a cache that cannot be read or written is skipped (computed, not failed).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import tempfile
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+_FIELDS = ("opens", "closes", "day", "day_open", "day_close")
+
+
+def cache_dir() -> Path:
+    """Where foxhunt caches derived data (``FOXHUNT_CACHE_DIR``, then the XDG default)."""
+    if os.environ.get("FOXHUNT_CACHE_DIR"):
+        return Path(os.environ["FOXHUNT_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "foxhunt"
+
+
+def cache_path(source: str, span: tuple[str, str]) -> Path:
+    """The cache file of one library calendar over ``span``."""
+    try:
+        version = metadata.version("pandas_market_calendars")
+    except metadata.PackageNotFoundError:
+        version = "none"
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{source}_{span[0]}_{span[1]}_pmc{version}")
+    return cache_dir() / "calendars" / f"{name}.npz"
+
+
+def cached_sessions(
+    source: str, span: tuple[str, str], compute: Callable[[], tuple[np.ndarray, ...]]
+) -> tuple[np.ndarray, ...]:
+    """The sessions' five arrays of ``source`` over ``span``: from the cache, else computed
+    by ``compute()`` and written to it.
+
+    Args:
+        source: The ``pandas_market_calendars`` name.
+        span: First and last day.
+        compute: Builds the five arrays (opens, closes, day, day_open, day_close).
+    """
+    path = cache_path(source, span)
+    try:
+        with np.load(path) as z:
+            return tuple(z[f] for f in _FIELDS)
+    except FileNotFoundError:
+        pass
+    except Exception as e:  # noqa: BLE001 - a bad cache file is recomputed, never fatal
+        log.debug("calendar cache %s unreadable (%s): recomputing", path, e)
+    arrays = compute()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz.tmp")
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **dict(zip(_FIELDS, arrays, strict=True)))
+        os.replace(tmp, path)
+    except OSError as e:
+        log.debug("calendar cache %s not written (%s)", path, e)
+    return arrays
