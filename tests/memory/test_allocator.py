@@ -239,3 +239,58 @@ def test_torch_tensors_get_huge_pages_once_enabled_and_not_when_turned_off() -> 
     assert huge(None) >= 8 * 1024  # at least half of the 16 MiB tensor in 2 MiB pages
     if _thp_mode() == "madvise":
         assert huge("0") == 0
+
+
+HEAP_PROBE = r"""
+import ctypes, ctypes.util, sys
+sys.path.insert(0, sys.argv[1])
+from foxhunt.memory.allocator import inference_heap, tune_cpu_allocator
+libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+def cycle():
+    block = libc.malloc(8 << 20)
+    ctypes.memset(block, 1, 8 << 20)
+    libc.free(block)
+
+assert tune_cpu_allocator(64 << 20, trim_threshold=None)  # 8 MiB blocks come from the heap
+rss0 = rss()
+cycle()
+trimmed = rss() - rss0
+with inference_heap():
+    cycle()
+    kept = rss() - rss0
+after = rss() - rss0
+print(trimmed, kept, after)
+"""
+
+
+@GLIBC
+def test_inference_heap_keeps_freed_heap_memory_inside_and_returns_it_after() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", HEAP_PROBE, str(SRC)], capture_output=True, text=True, check=True
+    )
+    trimmed, kept, after = (int(v) for v in done.stdout.split())
+    assert trimmed < MIB  # tuned glibc trims a freed 8 MiB heap top at once (refaulted next time)
+    assert kept >= 7 * MIB  # inside: kept for the next tensor
+    assert after < MIB  # on exit: the trim threshold restored and the free heap returned
+
+
+def test_inference_heap_is_a_no_op_on_an_untuned_allocator(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import foxhunt.memory.allocator as allocator
+
+    def no_libc() -> None:
+        raise AssertionError("glibc touched")
+
+    monkeypatch.setattr(allocator, "_tuned_trim", None)
+    monkeypatch.setattr(allocator, "_libc", no_libc)
+    with allocator.inference_heap():
+        pass

@@ -19,6 +19,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from foxhunt.config import Precision
+from foxhunt.memory.allocator import inference_heap
 from foxhunt.memory.log import MemoryLog
 from foxhunt.model.batch import TFTBatch
 from foxhunt.model.quantile import quantile_loss
@@ -146,7 +147,7 @@ def validate(
         val: Validation windows.
         batch_size: Windows per forward pass (no autograd state, so it can be large).
         quantiles: (Q,) levels on the device.
-        precision: Autocast precision.
+        precision: Autocast precision on CUDA; on CPU validation runs fp32.
         memory: Memory log for ``validation_start``/``validation_end``.
         epoch: For the snapshots.
         step: For the snapshots.
@@ -163,10 +164,14 @@ def validate(
         progress.start_validation(math.ceil(n / batch_size))
     model.eval()
     total = torch.zeros((), device=device, dtype=torch.float64)
-    with torch.inference_mode():
+    # On CPU in fp32, as calibration, evaluate and predict run the model: the loss is the
+    # served forecast's, and a forward without autograd is no faster in bf16 there (demo
+    # batch 256: 215 ms fp32 vs 350 ms bf16 on a Zen 5 CPU; session 17, docs/benchmarks.md)
+    infer_precision: Precision = precision if device.type == "cuda" else "fp32"
+    with torch.inference_mode(), inference_heap():
         for start in range(0, n, batch_size):
             batch = val.batch(list(range(start, min(start + batch_size, n)))).to(device)
-            with autocast(device, precision):
+            with autocast(device, infer_precision):
                 out = model(batch)
             total += (
                 quantile_loss(out.quantiles.float(), batch.target, quantiles).double() * batch.size

@@ -115,3 +115,27 @@ def test_report_of_a_run_that_has_barely_started(tmp_path) -> None:
     demo().save(run.config)
     text = write_report(run).read_text()
     assert "none yet" in text and "none (run incomplete)" in text
+
+
+@pytest.mark.slow
+def test_a_second_report_draws_again_only_the_plots_whose_source_changed(tmp_path) -> None:
+    import os
+
+    run = _run(tmp_path)
+    write_report(run)
+    pngs = ("loss_curves", "fan_chart", "variable_importance", "memory_timeline")
+    for name in pngs:  # as if drawn a minute ago
+        os.utime(run.png(name), ns=(0, run.png(name).stat().st_mtime_ns - 60 * 10**9))
+    # the metrics change after their plot was drawn; the other sources are older than theirs
+    for src in (run.interpretation, run.memory):
+        os.utime(src, ns=(0, src.stat().st_mtime_ns - 120 * 10**9))
+    before = {name: run.png(name).stat().st_mtime_ns for name in pngs}
+    text = write_report(run).read_text()
+    after = {name: run.png(name).stat().st_mtime_ns for name in pngs}
+    assert after["loss_curves"] > before["loss_curves"]  # drawn again
+    for name in ("fan_chart", "variable_importance", "memory_timeline"):
+        assert after[name] == before[name], name  # kept
+        assert f"({name}.png)" in text  # and still shown
+    run.png("fan_chart").unlink()  # a missing picture is drawn again
+    write_report(run)
+    assert run.png("fan_chart").stat().st_size > 1000

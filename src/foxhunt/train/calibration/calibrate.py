@@ -21,6 +21,7 @@ from torch import nn
 
 from foxhunt.artifacts.calibration import Calibration
 from foxhunt.data.windows.dataset import WindowDataset
+from foxhunt.memory.allocator import inference_heap
 from foxhunt.model.batch import TFTOutput
 from foxhunt.runtime import autocast
 from foxhunt.train.calibration.choice import choose_shrinkage, crossfit_blocks
@@ -60,16 +61,17 @@ def standardised_predictions(
     model.eval()
     preds, ys = [], []
     try:
-        for a in range(0, len(windows), batch_size):
-            rows = range(a, min(a + batch_size, len(windows)))
-            batch = windows.batch(rows)
-            assert batch.target is not None
-            with autocast(device, precision if device.type == "cuda" else "fp32"):  # type: ignore[arg-type]
-                out = model(batch.to(device))
-            preds.append(out.quantiles.double().cpu())
-            ys.append(batch.target.double())
-            if on_output is not None:
-                on_output(out, rows)
+        with inference_heap():
+            for a in range(0, len(windows), batch_size):
+                rows = range(a, min(a + batch_size, len(windows)))
+                batch = windows.batch(rows)
+                assert batch.target is not None
+                with autocast(device, precision if device.type == "cuda" else "fp32"):  # type: ignore[arg-type]
+                    out = model(batch.to(device))
+                preds.append(out.quantiles.double().cpu())
+                ys.append(batch.target.double())
+                if on_output is not None:
+                    on_output(out, rows)
     finally:
         model.train(was_training)
     return torch.cat(preds), torch.cat(ys)
