@@ -10,6 +10,7 @@ from torch import nn
 from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.memory.log import MemoryLog
 from foxhunt.model.batch import TFTBatch, TFTOutput
+from foxhunt.model.quantile import quantile_loss
 from foxhunt.model.tft import TFT
 from foxhunt.train.loop import epoch_order, fit
 from foxhunt.train.optimizer.optim import build_optimizer
@@ -317,6 +318,45 @@ def test_validate_uses_batch_size_and_restores_train_mode() -> None:
     )
     assert loss > 0 and model.training
     assert [c["size"] for c in model.calls] == [4, 4, 2]
+
+
+def test_validation_of_a_constant_network_runs_one_batch_and_gives_the_full_loss() -> None:
+    """A zero output layer (a fresh run's start) forecasts the same quantiles everywhere: the
+    first batch runs, the rest are scored against its forecast, and the loss is what running
+    every batch gives."""
+    from foxhunt.train.step import output_is_constant
+
+    cfg = tiny_config()
+    torch.manual_seed(0)
+    model = TFT(cfg.model)
+    val = FakeWindows(10, cfg.model)
+    q = torch.tensor(cfg.model.quantiles)
+    calls: list[int] = []
+    model.register_forward_hook(lambda m, args, out: calls.append(args[0].size))
+
+    def run() -> float:
+        calls.clear()
+        return validate(model, val, batch_size=4, quantiles=q, precision="fp32")
+
+    assert not output_is_constant(model)
+    full = run()
+    assert calls == [4, 4, 2]
+    with torch.no_grad():
+        model.output.weight.zero_()
+        model.output.bias.copy_(torch.linspace(-1, 1, cfg.model.n_quantiles))
+    assert output_is_constant(model)
+    shortcut = run()
+    assert calls == [4]
+    model.eval()
+    with torch.no_grad():
+        ref = (
+            sum(
+                float(quantile_loss(model(b).quantiles, b.target, q)) * b.size
+                for b in (val.batch(list(range(a, min(a + 4, 10)))) for a in range(0, 10, 4))
+            )
+            / 10
+        )
+    assert shortcut == pytest.approx(ref, rel=1e-6) and shortcut != pytest.approx(full)
 
 
 def test_epoch_order_is_a_pure_permutation() -> None:
