@@ -242,16 +242,19 @@ class _FeatureNorm(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, dy: Tensor) -> Tensor:  # noqa: D102
         y, rstd = ctx.saved_tensors
-        dyf, yf = dy.float(), y.float()
-        mean_dy = dyf.mean(1, keepdim=True)
-        mean_dy_y = (dyf * yf).mean(1, keepdim=True)
-        return ((dyf - mean_dy).sub_(yf * mean_dy_y)).mul_(rstd).to(dy.dtype)
+        f32 = torch.float32
+        mean_dy = dy.mean(1, keepdim=True, dtype=f32)
+        mean_dy_y = (dy * y).mean(1, keepdim=True, dtype=f32)
+        # one fp32 (Vc, width, N) tensor, updated in place: a half-precision step's transient
+        # stays at five half-width tensors (dy, y, this one, the result), not eight
+        dx = y * mean_dy_y.neg_()
+        return dx.add_(dy).sub_(mean_dy).mul_(rstd).to(dy.dtype)
 
 
 def _normalise(x: Tensor) -> tuple[Tensor, Tensor]:
-    """``((x - mean) / std`` in x's dtype, ``1/std`` in fp32), over axis 1."""
-    xf = x.float()
-    xc = xf - xf.mean(1, keepdim=True)
+    """``((x - mean) / std`` in x's dtype, ``1/std`` in fp32), over axis 1; the statistics and
+    the normalisation in fp32, from a half-precision ``x`` without an fp32 copy of it."""
+    xc = x - x.mean(1, keepdim=True, dtype=torch.float32)  # fp32
     rstd = torch.rsqrt((xc * xc).mean(1, keepdim=True).add_(_EPS))  # not square(): 4x slower here
     return xc.mul_(rstd).to(x.dtype), rstd
 
