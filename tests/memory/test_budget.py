@@ -100,7 +100,14 @@ def test_refuses_with_a_clear_message() -> None:
         plan_budget(CFG, 0, allow_precision_change=False)
 
 
-def test_switches_to_bf16_only_when_allowed() -> None:
+@pytest.mark.parametrize("avx512", [False, True])
+def test_switches_to_bf16_only_when_allowed(avx512: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A budget just under every fp32 plan: bf16 fits where it is allowed, on a CPU whose process
+    overhead is the same in both precisions (AVX2). On an AVX-512 one bf16's overhead is 50 MiB
+    more (memory/process.py): this small model's activations save less, so nothing fits."""
+    import foxhunt.runtime
+
+    monkeypatch.setattr(foxhunt.runtime, "cpu_has_avx512", lambda: avx512)
     cfg = RunConfig(
         model=dataclasses.replace(TINY, encoder_length=300, horizon=8),
         train=TrainConfig(batch_size=2, validation_batch_size=2, precision="fp32"),
@@ -115,6 +122,10 @@ def test_switches_to_bf16_only_when_allowed() -> None:
     )
     with pytest.raises(InputError):
         plan_budget(cfg, budget, allow_precision_change=False)
+    if avx512:
+        with pytest.raises(InputError):
+            plan_budget(cfg, budget, allow_precision_change=True)
+        return
     plan = plan_budget(cfg, budget, allow_precision_change=True)
     assert plan.precision == "bf16" and plan.estimated_peak <= budget
 

@@ -44,7 +44,9 @@ def _validation_peak(
     activations and the training process's overhead; on CUDA at the run's precision, tensors
     only."""
     device = "cuda" if cfg.train.device.startswith("cuda") else "cpu"
-    overhead = process_overhead() if device == "cpu" else process_overhead_bytes(device, "train")
+    overhead = (
+        process_overhead(precision) if device == "cpu" else process_overhead_bytes(device, "train")
+    )
     if device == "cpu":
         precision = "fp32"
     est = estimate_memory(cfg.model, size, precision=precision, device=device)  # type: ignore[arg-type]

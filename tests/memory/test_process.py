@@ -91,16 +91,27 @@ def test_balanced_is_quoted_as_glibc_below_its_smallest_block_and_as_lean_from_t
     assert peak(128, "balanced") == peak(128, "lean") == peak(128, "glibc")  # 43 MB blocks
 
 
-def test_process_overhead_follows_the_cpus_vector_isa(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The overhead beyond tensors is the machine's (oneDNN's AVX-512 kernels), not the
-    precision's: fitted 100 MiB on an AVX-512 CPU, 45 MiB on an AVX2-only one."""
+def test_process_overhead_follows_the_cpus_vector_isa_and_precision(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The overhead beyond tensors is the machine's (oneDNN's AVX-512 kernels) and, there, the
+    precision's: fitted 100 MiB in bf16 and 50 in fp32 on an AVX-512 CPU, 45 MiB on an AVX2-only
+    one."""
     import foxhunt.runtime
     from foxhunt.memory.process import PROCESS_OVERHEAD, process_overhead
 
-    cfg = preset("demo").replace(train={"batch_size": 8, "precision": "fp32"})
     totals = {}
     for avx512 in (True, False):
         monkeypatch.setattr(foxhunt.runtime, "cpu_has_avx512", lambda v=avx512: v)
-        assert process_overhead() == PROCESS_OVERHEAD["avx512" if avx512 else "avx2"]
-        totals[avx512] = process_training_peak(cfg, import_baseline=0).total
-    assert totals[True] - totals[False] == PROCESS_OVERHEAD["avx512"] - PROCESS_OVERHEAD["avx2"]
+        isa = "avx512" if avx512 else "avx2"
+        for precision in ("fp32", "bf16"):
+            assert process_overhead(precision) == PROCESS_OVERHEAD[(isa, precision)]
+            cfg = preset("demo").replace(train={"batch_size": 8, "precision": precision})
+            totals[(isa, precision)] = process_training_peak(cfg, import_baseline=0).total
+        assert process_overhead("fp16") == PROCESS_OVERHEAD[(isa, "bf16")]
+    assert PROCESS_OVERHEAD[("avx512", "fp32")] < PROCESS_OVERHEAD[("avx512", "bf16")]
+    for precision in ("fp32", "bf16"):
+        assert (
+            totals[("avx512", precision)] - totals[("avx2", precision)]
+            == PROCESS_OVERHEAD[("avx512", precision)] - PROCESS_OVERHEAD[("avx2", precision)]
+        )

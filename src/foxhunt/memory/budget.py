@@ -350,7 +350,9 @@ def _fit_validation(
         # Validation runs between training steps: the optimizer state is still resident, and
         # on CPU the training process's overhead (the same constant as its steps').
         overhead = (
-            process_overhead() if device == "cpu" else process_overhead_bytes(device, "train")
+            process_overhead(precision)
+            if device == "cpu"
+            else process_overhead_bytes(device, "train")
         )
         peak = est.inference_peak_bytes + est.optimizer_bytes + est.parameter_bytes + overhead
         peak += fixed

@@ -99,24 +99,35 @@ RECOMPUTE_ACTIVATION_RSS_FACTOR = 2.0
 transients come and go outside the tensor estimate's saved bytes. Fitted to one point only
 (TFT-225, batch 32 as 2 x 16, lean, bf16: 590.3 MiB measured, 589 estimated)."""
 
-PROCESS_OVERHEAD: dict[str, int] = {"avx512": 100 * 2**20, "avx2": 45 * 2**20}
+PROCESS_OVERHEAD: dict[tuple[str, str], int] = {
+    ("avx512", "bf16"): 100 * 2**20,
+    ("avx512", "fp32"): 50 * 2**20,
+    ("avx2", "bf16"): 45 * 2**20,
+    ("avx2", "fp32"): 45 * 2**20,
+}
 """Process memory beyond tensors and slack (kernel code pages, oneDNN's JIT kernels and
-primitive caches, thread arenas, Python objects), by the CPU's vector ISA: it depends on the
-machine, not on the precision. ``avx512`` (AMD Zen 5 with AVX-512 BF16): fitted with
-:data:`ACTIVATION_RSS_FACTOR` in bf16 as 150 MiB while every run imported torch._dynamo through
-``torch.optim``, 100 MiB once foxhunt's AdamW (``train/optimizer/adamw.py``) took that import out (now
-:data:`COMPILER_IMPORT_BYTES`, counted only where it still happens); the fp32 tensor-level fit
-there found 105 MiB. ``avx2`` (AMD Zen 3, no AVX-512): peak RSS over the child's baseline less
-tensors and slack measured 30-68 MiB in fp32 over four points (demo batch 8 and 128, TFT-225
-batch 8 and 32, balanced) and 19-25 MiB in bf16 (demo and TFT-225 batch 8); 100 MiB there
-overestimated demo batch 8 by 20 % (docs/memory.md)."""
+primitive caches, thread arenas, Python objects), by the CPU's vector ISA and the training
+precision (fp16 is quoted as bf16). ``avx512`` (AMD Zen 5 with AVX-512 BF16), bf16: fitted with
+:data:`ACTIVATION_RSS_FACTOR` as 150 MiB while every run imported torch._dynamo through
+``torch.optim``, 100 MiB once foxhunt's AdamW (``train/optimizer/adamw.py``) took that import
+out (now :data:`COMPILER_IMPORT_BYTES`, counted only where it still happens); measured again in
+session 17 at 61-136 MiB over five points (demo batch 8, 32, 128, TFT-225 batch 8, 32,
+``balanced``; median 84). ``avx512``, fp32 (``--precision fp32`` there, or
+``FOXHUNT_FORCE_FP32=1``): 34-50 MiB over four of those points and 126 at demo batch 128
+(median 41); 100 MiB had overestimated demo batch 8 by 21 % (``make test-fp32``, session 16),
+50 MiB puts the five points at -12 % to +5 %. ``avx2`` (AMD Zen 3, no AVX-512): peak RSS over
+the child's baseline less tensors and slack measured 30-68 MiB in fp32 over four points (demo
+batch 8 and 128, TFT-225 batch 8 and 32, balanced) and 19-25 MiB in bf16 (demo and TFT-225
+batch 8); 100 MiB there overestimated demo batch 8 by 20 % (docs/memory.md)."""
 
 
-def process_overhead() -> int:
-    """:data:`PROCESS_OVERHEAD` of a training process on this machine's CPU."""
+def process_overhead(precision: str = "bf16") -> int:
+    """:data:`PROCESS_OVERHEAD` of a training process on this machine's CPU at ``precision``
+    (``auto`` resolved; fp16 counts as bf16)."""
     from foxhunt.runtime import cpu_has_avx512
 
-    return PROCESS_OVERHEAD["avx512" if cpu_has_avx512() else "avx2"]
+    isa = "avx512" if cpu_has_avx512() else "avx2"
+    return PROCESS_OVERHEAD[(isa, "fp32" if precision == "fp32" else "bf16")]
 
 
 COMPILER_IMPORT_BYTES = 50 * 2**20
@@ -216,5 +227,5 @@ def process_training_peak(
     factor = RECOMPUTE_ACTIVATION_RSS_FACTOR if rec else ACTIVATION_RSS_FACTOR[alloc]
     slack = int((factor - 1) * activations)
     ckpt = t.checkpointing if checkpointing is None else checkpointing
-    overhead = process_overhead() + (COMPILER_IMPORT_BYTES if ckpt or rec else 0)
+    overhead = process_overhead(precision) + (COMPILER_IMPORT_BYTES if ckpt or rec else 0)
     return ProcessPeak(import_baseline, data_bytes, tensors, overhead, slack)
