@@ -20,21 +20,27 @@ from foxhunt.memory.allocator import tune_cpu_allocator
 SRC = Path(__file__).resolve().parents[2] / "src"
 MIB = 1 << 20
 
-PROBE = r"""
+LIBC = r"""
 import ctypes, ctypes.util, sys
 sys.path.insert(0, sys.argv[1])
 libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
 libc.malloc.restype = ctypes.c_void_p
 libc.malloc.argtypes = [ctypes.c_size_t]
 libc.free.argtypes = [ctypes.c_void_p]
-FIELDS = ("arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost").split()
-class Info(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in FIELDS]
-libc.mallinfo2.restype = Info
 
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4096
+"""
+"""glibc's malloc and free through ctypes, and the resident set: the probes' common start."""
+
+PROBE = (
+    LIBC
+    + r"""
+FIELDS = ("arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost").split()
+class Info(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in FIELDS]
+libc.mallinfo2.restype = Info
 
 def touched(size):
     block = libc.malloc(size)
@@ -51,6 +57,7 @@ mapped = libc.mallinfo2().hblkhd - mapped0
 libc.free(block)
 print(mapped, rss() - rss0)
 """
+)
 
 
 def _probe(mode: str) -> tuple[int, int]:
@@ -241,18 +248,10 @@ def test_torch_tensors_get_huge_pages_once_enabled_and_not_when_turned_off() -> 
         assert huge("0") == 0
 
 
-HEAP_PROBE = r"""
-import ctypes, ctypes.util, sys
-sys.path.insert(0, sys.argv[1])
+HEAP_PROBE = (
+    LIBC
+    + r"""
 from foxhunt.memory.allocator import inference_heap, tune_cpu_allocator
-libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-libc.malloc.restype = ctypes.c_void_p
-libc.malloc.argtypes = [ctypes.c_size_t]
-libc.free.argtypes = [ctypes.c_void_p]
-
-def rss():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * 4096
 
 def cycle():
     block = libc.malloc(8 << 20)
@@ -269,6 +268,7 @@ with inference_heap():
 after = rss() - rss0
 print(trimmed, kept, after)
 """
+)
 
 
 @GLIBC
