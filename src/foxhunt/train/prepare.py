@@ -177,9 +177,14 @@ def prepare_in_child(
 
 
 def _child(bars: Path, cfg: RunConfig, choose_scale: bool, baselines: bool, path: Path) -> None:
-    """The child's work: prepare, then save everything for the parent to map."""
+    """The child's work: warn when the bars are large for this machine, prepare, then save
+    everything for the parent to map."""
     import torch
 
+    if torch.device(cfg.train.device).type == "cpu":
+        from foxhunt.train.resources.plan import warn_large_preparation
+
+        warn_large_preparation(cfg, bars)
     prepared = prepare(bars, cfg, choose_scale=choose_scale, baselines=baselines)
     tmp = path.with_name(path.name + ".tmp")
     saved = {"data": prepared.data, "cfg": prepared.cfg, "baselines": prepared.baselines}

@@ -196,10 +196,11 @@ def _train(
     fresh = resume is None or not ckpt.complete_epochs(run.checkpoints)
     wants = {"choose_scale": resume is None, "baselines": fresh and world.is_main}
     in_child = isolate and not world.distributed and not is_feature_store(bars)
-    if world.is_main and device.type == "cpu" and not is_feature_store(bars):
-        warn_large_preparation(cfg, bars)
     if in_child and budget is not None and device.type == "cpu":  # the child counts too
         in_child = child_fits_budget(cfg, budget, bars, baseline)
+    # (a child warns itself: counting the rows imports pyarrow, 35 MiB this process would hold)
+    if world.is_main and device.type == "cpu" and not is_feature_store(bars) and not in_child:
+        warn_large_preparation(cfg, bars)
     if in_child:
         prepared = prepare_in_child(bars, cfg, scratch=run.root, **wants)
         if budget is not None and device.type == "cpu":
