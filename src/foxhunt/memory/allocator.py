@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import functools
 import logging
 import os
 import sys
@@ -67,7 +68,9 @@ def tune_cpu_allocator(mmap_threshold: int = 2**20, trim_threshold: int | None =
     return ok
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL:
+    """The C library, looked up once (``find_library`` runs ``ldconfig``: not per pass)."""
     return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
 
 

@@ -43,9 +43,9 @@ from foxhunt.model.variable_grn import PerVariableGRN, VariableWeights, split_vi
 INFERENCE_CHUNK_BYTES = 8 * 2**20
 """Bytes of a no-grad chunk's widest per-variable tensor. Chunks of a few MiB stay below
 glibc's mmap threshold (fresh pages cost more than the ops that fill them) and near the
-caches: a demo validation batch (256 windows) ran its historical VSN 1.3-2x faster in chunks of
-8-16 variables than of 32, and TFT-225's 1.3-1.6x faster in chunks of 4-8 (session 17,
-docs/benchmarks.md)."""
+caches: the historical VSN of a demo validation batch (256 windows) ran 1.3-2x faster in
+chunks of 8-16 variables than of 32, TFT-225's 1.3-1.6x faster in chunks of 4-8
+(docs/benchmarks.md, "Session 17", with the command)."""
 
 
 class VariableSelectionNetwork(nn.Module):
