@@ -7,6 +7,7 @@ Fixture ``real_bars.parquet``: 2,500 BTC perpetual bars (Jan 2022, with volume, 
 
 from __future__ import annotations
 
+import importlib.util
 import io
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from foxhunt.data.market.calendar import trading_date
 from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.infer.incremental.engine import IncrementalFeatures, feature_names
 
+HAS_NUMBA = importlib.util.find_spec("numba") is not None
 FIXTURE = Path(__file__).with_name("real_bars.parquet")
 N = 1500
 RANKS = {f"obs__{k}_{w}_pctile_{n}" for k, w, n in RANK_SPECS}
@@ -73,16 +75,23 @@ def test_names_are_the_batch_pipelines() -> None:
     assert len(feature_names()) == 210
 
 
+KERNELS = [
+    pytest.param(False, id="numpy"),
+    pytest.param(True, id="compiled", marks=pytest.mark.skipif(not HAS_NUMBA, reason="no numba")),
+]
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("compiled", KERNELS)
 def test_every_feature_equals_batch_one_bar_at_a_time_with_a_restart(
-    bars: pl.DataFrame, reference: pl.DataFrame
+    bars: pl.DataFrame, reference: pl.DataFrame, compiled: bool
 ) -> None:
     """Both symbols advance together (one step = one bar of each), and halfway the state is
     saved, reloaded into a new engine and continued: the weekend (GBPUSD), session breaks
     and the restart all fall in the compared rows."""
     data = _inputs(bars)
     symbols = sorted(data)
-    engine = IncrementalFeatures(capacity=1)  # grows
+    engine = IncrementalFeatures(capacity=1, compiled=compiled)  # grows
     slots = engine.slot_of(symbols)
     rows = {s: [] for s in symbols}
     for i in range(N):
@@ -92,6 +101,7 @@ def test_every_feature_equals_batch_one_bar_at_a_time_with_a_restart(
             buf.seek(0)
             with np.load(buf) as saved:
                 engine = IncrementalFeatures.from_state_dict(dict(saved))
+            engine.compiled = compiled
             assert engine.slot_of(symbols).tolist() == slots.tolist()
         values = np.stack([data[s][0][i] for s in symbols])
         session = np.array([data[s][1][i] for s in symbols])
@@ -103,10 +113,13 @@ def test_every_feature_equals_batch_one_bar_at_a_time_with_a_restart(
         assert engine.bars(s) == N
 
 
-def test_one_symbol_alone_gives_the_same_bits_as_in_company(bars: pl.DataFrame) -> None:
+@pytest.mark.parametrize("compiled", KERNELS)
+def test_one_symbol_alone_gives_the_same_bits_as_in_company(
+    bars: pl.DataFrame, compiled: bool
+) -> None:
     data = _inputs(bars)
-    together = IncrementalFeatures()
-    alone = IncrementalFeatures()
+    together = IncrementalFeatures(compiled=compiled)
+    alone = IncrementalFeatures(compiled=compiled)
     symbols = sorted(data)
     slots = together.slot_of(symbols)
     solo = alone.slot_of(["GBPUSD"])

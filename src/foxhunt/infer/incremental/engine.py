@@ -19,7 +19,9 @@ The whole state is a handful of float64 arrays with a first axis of symbol slots
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import os
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -76,6 +78,18 @@ _WIDTHS = {  # recursive state arrays: name -> columns
 }
 
 
+KERNEL_ENV = "FOXHUNT_FEATURE_KERNEL"
+"""``numpy`` forces the numpy step; unset or ``numba``, the compiled one where numba is
+installed (:mod:`~foxhunt.infer.incremental.compiled`)."""
+
+
+def compiled_available() -> bool:
+    """Whether the compiled step runs here: numba installed and not turned off."""
+    if os.environ.get(KERNEL_ENV, "numba").strip().lower() == "numpy":
+        return False
+    return importlib.util.find_spec("numba") is not None
+
+
 def feature_names() -> tuple[str, ...]:
     """The observed features this engine computes, in the batch pipeline's order."""
     return tuple(name for name, _ in o.observed_features())
@@ -86,20 +100,35 @@ class IncrementalFeatures:
 
     Args:
         capacity: Symbol slots to allocate at first (grown as needed).
+        compiled: Step with the numba kernel (:mod:`~foxhunt.infer.incremental.compiled`,
+            the same arithmetic in scalar loops: a bar of one symbol in microseconds instead
+            of milliseconds) or the numpy one; None: compiled where
+            :func:`compiled_available`.
     """
 
-    def __init__(self, capacity: int = 8) -> None:
+    def __init__(self, capacity: int = 8, *, compiled: bool | None = None) -> None:
         self.names = feature_names()
+        self.compiled = compiled_available() if compiled is None else compiled
         self.slots: dict[str, int] = {}
         self.count = np.zeros(capacity, np.int64)  # bars seen per slot
         self.session = np.zeros(capacity, np.int64)  # trading day of the latest bar
         self.ring = np.full((capacity, len(w.SERIES), w.RING), np.nan)
-        self.state = {k: np.zeros((capacity, m)) for k, m in _WIDTHS.items()}
+        self._pack(np.zeros((capacity, sum(_WIDTHS.values()))))
+
+    def _pack(self, packed: np.ndarray) -> None:
+        """Hold the recursive states as one (slots, width) array; ``state`` maps each name to
+        its columns (views: writing a view writes the packed array the kernel reads)."""
+        self.packed = packed
+        self.state: dict[str, np.ndarray] = {}
+        at = 0
+        for k, m in _WIDTHS.items():
+            self.state[k] = packed[:, at : at + m]
+            at += m
 
     @property
     def nbytes(self) -> int:
         """Bytes of the state of the symbols seen (slots allocated ahead not counted)."""
-        arrays = [self.count, self.session, self.ring, *self.state.values()]
+        arrays = [self.count, self.session, self.ring, self.packed]
         per_slot = sum(a.nbytes for a in arrays) // self.count.shape[0]
         return per_slot * len(self.slots)
 
@@ -124,9 +153,7 @@ class IncrementalFeatures:
         self.session = np.concatenate([self.session, np.zeros(extra, np.int64)])
         pad = np.full((extra, *self.ring.shape[1:]), np.nan)
         self.ring = np.concatenate([self.ring, pad])
-        self.state = {
-            k: np.concatenate([v, np.zeros((extra, v.shape[1]))]) for k, v in self.state.items()
-        }
+        self._pack(np.concatenate([self.packed, np.zeros((extra, self.packed.shape[1]))]))
 
     def step(
         self,
@@ -153,8 +180,35 @@ class IncrementalFeatures:
             (k, 210) float64 observed features at these bars (meaningful once a symbol has
             more than the warm-up's 200 bars), or None without ``features``.
         """
+        if self.compiled:
+            return self._step_compiled(slots, values, session, derived, features)
         with np.errstate(divide="ignore", invalid="ignore"):  # one for the whole step
             return self._step(slots, values, session, derived, features)
+
+    def _step_compiled(
+        self,
+        slots: np.ndarray,
+        values: np.ndarray,
+        session: np.ndarray,
+        derived: bool,
+        features: bool,
+    ) -> np.ndarray | None:
+        from foxhunt.infer.incremental import compiled
+
+        out = np.full((len(slots), len(self.names)), np.nan)
+        compiled.step(
+            np.ascontiguousarray(slots, np.int64),
+            np.ascontiguousarray(values, np.float64),
+            np.ascontiguousarray(session, np.int64),
+            self.count,
+            self.session,
+            self.ring,
+            self.packed,
+            out,
+            derived,
+            features,
+        )
+        return out if features else None
 
     def _step(
         self,
