@@ -27,7 +27,7 @@ from torch import Tensor
 
 from foxhunt import runtime
 from foxhunt.artifacts.rundir import LoadedModel
-from foxhunt.data.scale.target import TargetScale
+from foxhunt.data.scale.target import TargetScale, constant_tensor
 from foxhunt.errors import ModelDirError
 
 CALIBRATION_FORMAT = 2
@@ -112,7 +112,7 @@ class Calibration:
 
     def apply(self, z: Tensor) -> Tensor:
         """Standardised quantiles (B, H, Q) plus the offsets (same dtype and device)."""
-        off = torch.tensor(self.offsets, dtype=z.dtype, device=z.device)  # (H, Q)
+        off = constant_tensor(self.offsets, z.dtype, z.device)  # (H, Q)
         if tuple(off.shape) != tuple(z.shape[1:]):
             raise ValueError(f"calibration is {tuple(off.shape)}, quantiles {tuple(z.shape)}")
         return z + off[None]

@@ -48,6 +48,7 @@ likewise.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from dataclasses import dataclass
@@ -187,10 +188,10 @@ class TargetScale:
         Raises:
             ValueError: a seasonal scale without ``known``.
         """
-        std = torch.tensor(self.target_std, dtype=torch.float64, device=historical.device)
+        std = constant_tensor(self.target_std, torch.float64, historical.device)
         b = historical.shape[0]
         if self.mode == "global":
-            return std.expand(b, -1)  # (B, H)
+            return std.expand(b, -1).clone()  # (B, H)
         r = historical[:, :, self.ret_index].double() * self.ret_std + self.ret_mean  # (B, T_enc)
         anchor = self.anchor_variance(historical)  # (B,) or None
         long_run: Tensor | float = self.long_run_var if anchor is None else anchor
@@ -211,7 +212,7 @@ class TargetScale:
         if self.reversion < 1.0:
             window = reverting_variance(var, long_run, self.reversion, horizon).sqrt()
         else:
-            h = torch.arange(1, horizon + 1, dtype=torch.float64, device=r.device)
+            h = constant_tensor(tuple(range(1, horizon + 1)), torch.float64, r.device)
             window = var.sqrt()[:, None] * h.sqrt()[None, :]  # (B, H)
         return torch.maximum(window, WINDOW_FLOOR * std[None, :])
 
@@ -237,7 +238,7 @@ class TargetScale:
 
     def season_table(self, device: torch.device) -> Tensor:
         """``season`` as a (SEASON_BUCKETS,) float64 tensor."""
-        return torch.tensor(self.season, dtype=torch.float64, device=device)
+        return constant_tensor(self.season, torch.float64, device)
 
     @property
     def long_run_var(self) -> float:
@@ -251,12 +252,30 @@ class TargetScale:
         """Globally scaled targets ``y / target_std`` (B, H) -> ``y / scale`` (same dtype)."""
         if self.mode == "global":
             return target
-        std = torch.tensor(self.target_std, dtype=torch.float64, device=target.device)
+        std = constant_tensor(self.target_std, torch.float64, target.device)
         return (target.double() * std / self.scale(historical, known)).to(target.dtype)
 
     def to_returns(self, z: Tensor, historical: Tensor, known: Tensor | None = None) -> Tensor:
         """Standardised quantiles (B, H, Q) -> log-return quantiles (float64, same device)."""
         return z.double() * self.scale(historical, known)[:, :, None]
+
+
+@functools.lru_cache(maxsize=256)
+def constant_tensor(values: tuple, dtype: torch.dtype, device: torch.device | str) -> Tensor:
+    """``torch.tensor(values)``, made once per (values, dtype, device) and shared: a live
+    update scales one window at a time, where making these small tensors costs as much as the
+    arithmetic. An ordinary tensor (made outside inference mode); never write to it."""
+    with torch.inference_mode(False):
+        return torch.tensor(values, dtype=dtype, device=device)
+
+
+@functools.lru_cache(maxsize=256)
+def _powers(base: float, n: int, reverse: int, device: torch.device | str) -> Tensor:
+    """``base ** arange(n)`` (float64), reversed with ``reverse``; made once and shared."""
+    with torch.inference_mode(False):
+        if reverse:
+            return base ** torch.arange(n - 1, -1, -1, dtype=torch.float64, device=device)
+        return base ** torch.arange(n, dtype=torch.float64, device=device)
 
 
 def tod_bucket(sin: Tensor, cos: Tensor) -> Tensor:
@@ -288,9 +307,10 @@ def reverting_variance(
     Returns:
         (B, H) float64: ``sum_{k=1..h} m_k (long_run + phi^(k-1) (var - long_run))``.
     """
-    k = torch.arange(horizon, dtype=torch.float64, device=var.device)
     level = long_run.double()[:, None] if isinstance(long_run, Tensor) else long_run
-    per_bar = level + (phi**k)[None, :] * (var.double()[:, None] - level)  # (B, H)
+    per_bar = level + _powers(phi, horizon, 0, var.device)[None, :] * (
+        var.double()[:, None] - level
+    )  # (B, H)
     if per_bar_scale is not None:
         per_bar = per_bar * per_bar_scale.double()
     return per_bar.cumsum(dim=1)
@@ -315,7 +335,7 @@ def ewma_last(returns: Tensor, decay: float, initial: Tensor | None = None) -> T
     if not 0.0 < decay < 1.0:
         raise ValueError(f"decay must be in (0, 1), got {decay}")
     t = returns.shape[1]
-    w = decay ** torch.arange(t - 1, -1, -1, dtype=torch.float64, device=returns.device)  # (T,)
+    w = _powers(decay, t, 1, returns.device)  # (T,): decay^(T-1) .. decay^0
     weighted = (returns.double().square() * w).sum(dim=1)  # (B,)
     if initial is None:
         var = weighted / w.sum()
