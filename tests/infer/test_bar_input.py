@@ -9,7 +9,13 @@ import polars as pl
 import pytest
 
 from foxhunt.errors import DataError
-from foxhunt.infer.bar_input import bar_arrays, check_order, group_rows, normalise
+from foxhunt.infer.bar_input import (
+    bar_arrays,
+    check_order,
+    fast_arrays,
+    group_rows,
+    normalise,
+)
 
 
 def _bars(times: list[datetime]) -> pl.DataFrame:
@@ -80,3 +86,54 @@ def test_normalise_gives_one_frame_for_every_spelling_of_the_same_bars() -> None
     ]
     assert a.symbol.tolist() == ["ES", "ES"]
     assert a.values.dtype == np.float64 and a.values[0].tolist() == [100, 101, 99, 100.5, 10]
+
+
+def _raw(n: int = 3) -> pl.DataFrame:
+    times = [datetime(2024, 6, 3, 14, 30, tzinfo=UTC) + timedelta(minutes=i) for i in range(n)]
+    return pl.DataFrame(
+        {
+            "ts": times,
+            "symbol": ["ES", "NQ", "ES"][:n],
+            "open": [100.0, 200.0, 100.5],
+            "high": [101.0, 201.0, 101.5],
+            "low": [99.0, 199.0, 99.5],
+            "close": [100.5, 200.5, 101.0],
+            "volume": [10, 0, 12],  # integers, as many feeds send them
+            "extra": ["a", "b", "c"],
+        }
+    ).with_columns(pl.col("ts").dt.cast_time_unit("us"))
+
+
+def test_fast_arrays_of_a_normalised_layout_are_normalises() -> None:
+    raw = _raw()
+    fast = fast_arrays(raw)
+    assert fast is not None
+    slow = bar_arrays(normalise(raw))
+    np.testing.assert_array_equal(fast.ts, slow.ts)
+    np.testing.assert_array_equal(fast.symbol, slow.symbol)
+    np.testing.assert_array_equal(fast.values, slow.values)
+    assert fast.values.dtype == np.float64
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pl.col("ts").dt.convert_time_zone("Europe/London"),  # another zone: normalise converts
+        pl.col("ts").dt.cast_time_unit("ns"),
+        pl.col("ts").dt.replace_time_zone(None),  # naive: normalise reads it as UTC
+        pl.col("open").cast(pl.String),
+        pl.when(pl.int_range(pl.len()) == 1).then(None).otherwise(pl.col("close")).alias("close"),
+        pl.when(pl.int_range(pl.len()) == 2).then(90.0).otherwise(pl.col("high")).alias("high"),
+        pl.when(pl.int_range(pl.len()) == 0).then(pl.lit("")).otherwise("symbol").alias("symbol"),
+        pl.when(pl.int_range(pl.len()) == 1).then(-1).otherwise("volume").alias("volume"),
+    ],
+    ids=["zone", "ns", "naive", "text", "null", "high_below_close", "empty_symbol", "neg_volume"],
+)
+def test_anything_normalise_would_change_or_refuse_takes_the_full_path(change: pl.Expr) -> None:
+    assert fast_arrays(_raw().with_columns(change)) is None
+
+
+def test_other_spellings_take_the_full_path() -> None:
+    assert fast_arrays(_raw().rename({"ts": "timestamp"})) is None
+    assert fast_arrays(_raw().rename({"close": "Close"})) is None
+    assert fast_arrays(_raw().to_pandas()) is None

@@ -55,6 +55,7 @@ from foxhunt.infer.bar_input import (
     BarArrays,
     bar_arrays,
     check_order,
+    fast_arrays,
     group_rows,
     normalise,
     session_expr,
@@ -306,17 +307,25 @@ class Forecaster:
         Raises:
             DataError: Bad input (see the module docstring); nothing is changed then.
         """
-        chunk = normalise(bars)
         if self.incremental:
-            arrays = bar_arrays(chunk)
+            chunk: pl.DataFrame | None = None
+            arrays = fast_arrays(bars)  # a frame already normalised: read as it is
+            if arrays is None:
+                chunk = normalise(bars)
+                arrays = bar_arrays(chunk)
             rows = group_rows(arrays, self.last_ts, self.allowed)
+            if chunk is None and (rows is None or not self._held(rows)):
+                chunk = normalise(bars)  # a problem to name, or new symbols to resolve
             if rows is None:  # something is wrong: the full check names it
+                assert chunk is not None
                 check_order(chunk, self.last_ts, self.allowed)
                 raise AssertionError("group_rows refused bars check_order accepts")
-            self._resolve(chunk, list(rows))
+            if chunk is not None:
+                self._resolve(chunk, list(rows))
             self._advance(chunk, arrays, rows)
             ready = sorted(s for s in rows if self._live.ready(s))
             return self._forecast_live(ready) if forecast and ready else self._empty()
+        chunk = normalise(bars)
         groups = check_order(chunk, self.last_ts, self.allowed)
         self._resolve(chunk, list(groups))
         session = session_expr(calendars_of(self._instruments)).cast(pl.Int32).alias("__session")
@@ -357,6 +366,12 @@ class Forecaster:
     def _empty(self) -> pl.DataFrame:
         return pl.DataFrame(schema=pl.Schema(forecast_schema(self.loaded.config.model.quantiles)))
 
+    def _held(self, symbols: Iterable[str]) -> bool:
+        """Whether every one of ``symbols`` has its state and instrument already."""
+        inst = self._instruments
+        slots = self._live.engine.slots
+        return all(s in slots and (inst is None or s in inst) for s in symbols)
+
     def _resolve(self, chunk: pl.DataFrame, symbols: list[str]) -> None:
         """Resolve (once) the instrument of each of ``symbols`` the run did not store."""
         if self._instruments is None or all(s in self._instruments for s in symbols):
@@ -365,13 +380,14 @@ class Forecaster:
         self._instruments |= resolve_bars(new, self._instruments)
 
     def _advance(
-        self, chunk: pl.DataFrame, arrays: BarArrays, rows: Mapping[str, np.ndarray]
+        self, chunk: pl.DataFrame | None, arrays: BarArrays, rows: Mapping[str, np.ndarray]
     ) -> None:
         """Feed checked bars (``rows``: symbol -> its rows of ``chunk``, ``arrays`` its
-        columns) to the state."""
+        columns) to the state (``chunk`` may be None when every symbol is held already)."""
         live = self._live
         new = [s for s in rows if s not in live.engine.slots]
         if new:
+            assert chunk is not None
             resolved = resolve_bars(
                 chunk[np.concatenate([rows[s] for s in new])], self._instruments
             )
