@@ -139,6 +139,10 @@ class Forecaster:
         members = list(model.members) if isinstance(model, EnsembleTFT) else [model]
         self._selected = SelectedRows(members, self.device, AHEAD + 1)  # type: ignore[arg-type]
         self.incremental = bool(incremental)
+        if self.incremental and self._live.engine.compiled:
+            from foxhunt.infer.incremental.compiled import warm
+
+            warm()  # compiled (or loaded) now, not at the first bar
         self._quantiles = m.quantiles
         check_engine(engine)  # the bar-tail path runs PyTorch, whichever is asked
         cache = loaded.run.root / "live"
