@@ -29,6 +29,8 @@ import numpy as np
 from foxhunt.data.features import observed as o
 from foxhunt.infer.incremental import smoothers as sm
 from foxhunt.infer.incremental import windows as w
+from foxhunt.infer.incremental.kernel_layout import NAMES as _NAMES
+from foxhunt.infer.incremental.kernel_layout import WIDTHS as _WIDTHS
 
 FORMAT = 1
 """Version of :meth:`IncrementalFeatures.state_dict`'s layout."""
@@ -40,43 +42,6 @@ _MACD = np.array(o.MACD_PARAMS, np.int64)
 _BB = np.array(o.BB_WINDOWS, np.float64)
 _EMA = np.array(o.EMA_SPANS, np.float64)
 _LN2 = math.log(2.0)
-
-_NAMES = {  # the recursive indicators' feature names, in the column order of their blocks
-    "rsi": tuple(f"obs__rsi_{p}" for p in o.RSI_PERIODS),
-    "macd": tuple(
-        f"obs__{kind}_{fast}_{slow}_{g}"
-        for kind in ("macd", "macd_signal", "macd_hist")
-        for fast, slow, g in o.MACD_PARAMS
-    ),
-    "bb_pctb": tuple(f"obs__bb_pctb_{n}" for n in o.BB_WINDOWS),
-    "bb_width": tuple(f"obs__bb_width_{n}" for n in o.BB_WINDOWS),
-    "natr": tuple(f"obs__natr_{p}" for p in o.ATR_PERIODS),
-    "dmi": tuple(
-        f"obs__{kind}_{p}" for kind in ("adx", "plus_di", "minus_di") for p in o.ADX_PERIODS
-    ),
-}
-
-_WIDTHS = {  # recursive state arrays: name -> columns
-    "rsi_gain": len(_RSI),
-    "rsi_loss": len(_RSI),
-    "atr": len(_ATR),
-    "dm_plus": len(_ADX),
-    "dm_minus": len(_ADX),
-    "dm_tr": len(_ADX),
-    "adx": len(_ADX),
-    "adx_sum": len(_ADX),
-    "macd_fast": len(_MACD),
-    "macd_slow": len(_MACD),
-    "macd_sig": len(_MACD),
-    "macd_fast_sum": len(_MACD),
-    "macd_slow_sum": len(_MACD),
-    "macd_sig_sum": len(_MACD),
-    "bb_sum": len(_BB),
-    "bb_sum2": len(_BB),
-    "ema": len(_EMA),
-    "vwap": 2,  # the session's sum of tp * volume and of volume
-}
-
 
 KERNEL_ENV = "FOXHUNT_FEATURE_KERNEL"
 """``numpy`` forces the numpy step; unset or ``numba``, the compiled one where numba is
