@@ -128,6 +128,17 @@ TARGETS: dict[str, Target] = {
             )
         ),
     ),
+    "significance": Target(
+        "src/foxhunt/infer/significance.py",
+        ("tests/infer/test_significance.py", "tests/infer/test_significance_audit.py"),
+    ),
+    "calibration_choice": Target(
+        "src/foxhunt/train/calibration/choice.py",
+        (
+            "tests/train/calibration/test_choice.py",
+            "tests/train/calibration/test_choice_audit.py",
+        ),
+    ),
     "forecaster": Target(
         "src/foxhunt/infer/forecaster.py",
         ("tests/infer/test_forecaster.py", "tests/infer/test_forecaster_mutants.py"),
