@@ -124,3 +124,37 @@ def test_a_rejected_update_changes_nothing(demo_run: DemoRun) -> None:
     with pytest.raises(DataError, match="row 1"):
         fc.update(broken)
     assert {s: (fc.held_bars(s), fc.last_ts(s)) for s in SYMBOLS} == before
+
+
+def test_a_normalised_frame_skips_normalise_and_forecasts_as_any_spelling(
+    demo_run: DemoRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bars of held symbols handed over in the normalised layout are read without building the
+    normalised copy (``bar_input.fast_arrays``), and forecast exactly as the same bars under
+    another spelling, which ``normalise`` reads."""
+    import foxhunt.infer.forecaster as forecaster_module
+
+    bars = _bars(240)
+    last = bars.group_by("symbol").tail(1).sort(["ts", "symbol"])  # one bar of each
+    backlog = bars.join(last, on=["symbol", "ts"], how="anti")
+    fast = Forecaster.load(demo_run.run, symbols=SYMBOLS)
+    slow = Forecaster.load(demo_run.run, symbols=SYMBOLS)
+    fast.update(backlog, forecast=False)
+    slow.update(backlog, forecast=False)
+    calls: list[int] = []
+    real = forecaster_module.normalise
+
+    def counted(frame: object) -> pl.DataFrame:
+        calls.append(1)
+        return real(frame)
+
+    monkeypatch.setattr(forecaster_module, "normalise", counted)
+    a = fast.update(last)
+    assert calls == []  # held symbols, normalised layout: no normalise
+    spelled = last.rename({"ts": "timestamp", "open": "Open", "close": "Close"}).with_columns(
+        pl.col("timestamp").dt.replace_time_zone(None)
+    )
+    b = slow.update(spelled)
+    assert calls == [1]
+    assert a.height == 3 * fast.horizon
+    assert a.equals(b)
