@@ -1,5 +1,7 @@
 """Live forecasting: latency and throughput of ``Forecaster.update`` with one new bar for each of
 N symbols (the incremental path: N feature steps and one batched forward), fp32 or int8, on CPU.
+The feature step is the compiled one where numba is installed (``FOXHUNT_FEATURE_KERNEL=numpy``
+times the numpy one; the line "engine used" says which ran).
 
 ::
 
@@ -124,6 +126,7 @@ def bench(run: Path, n: int, rounds: int, engine: str) -> dict[str, Any]:
     med = float(np.median(lat))
     return {
         "engine": fc.engine,
+        "kernel": "compiled" if fc._live.engine.compiled else "numpy",
         "symbols": n,
         "median_ms": med * 1e3,
         "p90_ms": float(np.percentile(lat, 90)) * 1e3,
@@ -181,7 +184,11 @@ def main() -> None:
         for n in sizes:
             r = bench(run, n, a.rounds, a.engine)
             if n == first:
-                print(f"engine used: {r['engine']}", flush=True)
+                print(
+                    f"engine used: {r['engine']}, feature step: {r['kernel']} "
+                    f"(FOXHUNT_FEATURE_KERNEL=numpy for the numpy one)",
+                    flush=True,
+                )
             print(
                 f"{n:>5} {r['median_ms']:>10.2f} {r['p90_ms']:>8.2f} {r['cpu_ms']:>8.2f} "
                 f"{r['feature_ms']:>9.2f} {r['model_ms']:>8.2f} "
