@@ -130,13 +130,18 @@ TARGETS: dict[str, Target] = {
     ),
     "significance": Target(
         "src/foxhunt/infer/significance.py",
-        ("tests/infer/test_significance.py", "tests/infer/test_significance_audit.py"),
+        (
+            "tests/infer/test_significance.py",
+            "tests/infer/test_significance_audit.py",
+            "tests/infer/test_significance_mutants.py",
+        ),
     ),
     "calibration_choice": Target(
         "src/foxhunt/train/calibration/choice.py",
         (
             "tests/train/calibration/test_choice.py",
             "tests/train/calibration/test_choice_audit.py",
+            "tests/train/calibration/test_choice_mutants.py",
         ),
     ),
     "forecaster": Target(
