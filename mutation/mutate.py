@@ -39,6 +39,9 @@ class Target:
     tests: tuple[str, ...]
     skip: tuple[str, ...] = ()
     """Test ids left out: minutes-long end-to-end checks that `make test` runs anyway."""
+    marks: str = "not slow and not gpu"
+    """The pytest ``-m`` selection; a module whose tests are all ``slow`` (they share the
+    trained demo run) needs ``not gpu`` or no test reaches its mutants."""
 
 
 TARGETS: dict[str, Target] = {
@@ -146,7 +149,12 @@ TARGETS: dict[str, Target] = {
     ),
     "forecaster": Target(
         "src/foxhunt/infer/forecaster.py",
-        ("tests/infer/test_forecaster.py", "tests/infer/test_forecaster_mutants.py"),
+        (
+            "tests/infer/test_forecaster.py",
+            "tests/infer/test_forecaster_mutants.py",
+            "tests/infer/test_forecaster_state.py",
+        ),
+        marks="not gpu",  # every forecaster test is slow (the shared trained demo run)
         skip=tuple(
             f"tests/infer/test_forecaster.py::test_streaming_{name}"
             for name in (
@@ -175,7 +183,7 @@ def _mutmut_section(target: Target, tests: tuple[str, ...]) -> str:
         f"only_mutate = {toml_list([target.source])}\n"
         f"pytest_add_cli_args_test_selection = {toml_list(tests)}\n"
         "pytest_add_cli_args = "
-        + toml_list(["-p", "no:cacheprovider", "-q", "-m", "not slow and not gpu"] + deselect)
+        + toml_list(["-p", "no:cacheprovider", "-q", "-m", target.marks] + deselect)
         + "\n"
         # torch is not fork-safe once it has run: fork each mutant from a clean server.
         'process_isolation = "forkserver"\n'
