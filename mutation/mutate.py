@@ -153,6 +153,7 @@ TARGETS: dict[str, Target] = {
             "tests/infer/test_forecaster.py",
             "tests/infer/test_forecaster_mutants.py",
             "tests/infer/test_forecaster_state.py",
+            "tests/infer/incremental/test_graphs.py",  # the engine choice and the graph cache
         ),
         marks="not gpu",  # every forecaster test is slow (the shared trained demo run)
         skip=tuple(
