@@ -158,3 +158,27 @@ def test_a_normalised_frame_skips_normalise_and_forecasts_as_any_spelling(
     assert calls == [1]
     assert a.height == 3 * fast.horizon
     assert a.equals(b)
+
+
+def test_a_state_without_a_format_or_from_the_bar_tail_path_is_refused(
+    demo_run: DemoRun, tmp_path: Path
+) -> None:
+    """Mutants of `make mutate` (forecaster): a file with no format entry reads as format 0
+    (refused, not taken as 1), format 1 is still read, and the bar-tail forecaster, which has
+    no state, says so when asked to save one."""
+    fc = Forecaster.load(demo_run.run, symbols=SYMBOLS)
+    fc.update(_bars(230), forecast=False)
+    arrays = dict(np.load(fc.save(tmp_path / "ok.state")))
+    del arrays["forecaster"]
+    np.savez(tmp_path / "none.npz", **arrays)
+    with pytest.raises(DataError, match=r"none\.npz: forecaster state format is not 2"):
+        Forecaster.load(demo_run.run, state=tmp_path / "none.npz")
+    arrays["forecaster"] = np.array([1])  # the first format is still read
+    np.savez(tmp_path / "one.npz", **arrays)
+    again = Forecaster.load(demo_run.run, state=tmp_path / "one.npz", symbols=SYMBOLS)
+    assert again.held_bars("ES") == fc.held_bars("ES")
+    tail = Forecaster.load(demo_run.run, history=1000, symbols=SYMBOLS)
+    assert not tail.incremental
+    with pytest.raises(ValueError, match="^only the incremental forecaster saves its state$"):
+        tail.save(tmp_path / "tail.state")
+    assert not (tmp_path / "tail.state").exists()
