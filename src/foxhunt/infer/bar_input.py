@@ -120,22 +120,30 @@ def fast_arrays(bars: pl.DataFrame | Any) -> BarArrays | None:
         k != v for k, v in cols.prices.items()
     ):
         return None
-    if not _plainly_valid(bars):
+    if not _keys_present(bars):
         return None
-    return BarArrays(
-        ts=bars["ts"].to_numpy().view(np.int64),
-        symbol=bars["symbol"].to_numpy(),
-        values=np.column_stack([bars[c].to_numpy() for c in VALUE_COLUMNS]).astype(np.float64),
-    )
+    arrays = bar_arrays(bars)
+    return arrays if _values_valid(arrays.values) else None
 
 
 def _plainly_valid(df: pl.DataFrame) -> bool:
     """Whether every rule of ``check_values`` holds, tested in numpy (a few microseconds for a
     live update, where the validator's polars passes cost milliseconds); when not,
     ``check_values`` finds and names the first bad row."""
-    if df["ts"].null_count() or df["symbol"].null_count() or (df["symbol"] == "").any():
+    if not _keys_present(df):
         return False
-    v = np.column_stack([df[c].to_numpy() for c in VALUE_COLUMNS]).astype(np.float64)
+    return _values_valid(np.column_stack([df[c].to_numpy() for c in VALUE_COLUMNS]))
+
+
+def _keys_present(df: pl.DataFrame) -> bool:
+    """No null time, no null or empty symbol."""
+    return not (df["ts"].null_count() or df["symbol"].null_count() or (df["symbol"] == "").any())
+
+
+def _values_valid(v: np.ndarray) -> bool:
+    """(n, 5) OHLCV (nulls read as NaN): finite, prices > 0, volume >= 0, high and low
+    around open and close."""
+    v = v.astype(np.float64, copy=False)
     op, hi, lo, c, vol = (v[:, j] for j in range(5))
     return bool(
         np.isfinite(v).all()

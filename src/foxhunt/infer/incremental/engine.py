@@ -145,19 +145,9 @@ class IncrementalFeatures:
             (k, 210) float64 observed features at these bars (meaningful once a symbol has
             more than the warm-up's 200 bars), or None without ``features``.
         """
-        if self.compiled:
-            return self._step_compiled(slots, values, session, derived, features)
-        with np.errstate(divide="ignore", invalid="ignore"):  # one for the whole step
-            return self._step(slots, values, session, derived, features)
-
-    def _step_compiled(
-        self,
-        slots: np.ndarray,
-        values: np.ndarray,
-        session: np.ndarray,
-        derived: bool,
-        features: bool,
-    ) -> np.ndarray | None:
+        if not self.compiled:
+            with np.errstate(divide="ignore", invalid="ignore"):  # one for the whole step
+                return self._step(slots, values, session, derived, features)
         from foxhunt.infer.incremental import compiled
 
         out = np.full((len(slots), len(self.names)), np.nan)
