@@ -6,6 +6,7 @@ tail) make before anything held changes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -115,15 +116,22 @@ def fast_arrays(bars: pl.DataFrame | Any) -> BarArrays | None:
         dtype = schema.get(c)
         if dtype is None or not (dtype.is_float() or dtype.is_integer()):
             return None
-    cols = map_columns(bars.columns)  # the names normalise would read are these ones
-    if (cols.ts, cols.symbol, cols.volume) != ("ts", "symbol", "volume") or any(
-        k != v for k, v in cols.prices.items()
-    ):
+    if not _canonical_names(tuple(bars.columns)):
         return None
     if not _keys_present(bars):
         return None
     arrays = bar_arrays(bars)
     return arrays if _values_valid(arrays.values) else None
+
+
+@functools.lru_cache(maxsize=64)
+def _canonical_names(columns: tuple[str, ...]) -> bool:
+    """Whether the names :func:`normalise` would read in ``columns`` are the canonical ones
+    (cached: a live feed sends the same columns every update)."""
+    cols = map_columns(list(columns))
+    return (cols.ts, cols.symbol, cols.volume) == ("ts", "symbol", "volume") and all(
+        k == v for k, v in cols.prices.items()
+    )
 
 
 def _plainly_valid(df: pl.DataFrame) -> bool:

@@ -81,3 +81,39 @@ def test_a_state_without_rows_computes_them_again(demo_run: DemoRun, tmp_path: P
     np.testing.assert_allclose(
         again.select(ret).to_numpy(), first.select(ret).to_numpy(), rtol=1e-5, atol=1e-8
     )
+
+
+@pytest.mark.slow
+def test_the_torch_indexing_of_other_devices_gives_the_numpy_views_forecasts(
+    demo_run: DemoRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the CPU the held rows are indexed through numpy views; on other devices (a GPU)
+    with torch's indexing. Both ways, run here on the CPU, give the same forecasts."""
+    from foxhunt.infer.incremental import known_rows, selected
+
+    bars = pl.concat([demo_bars(280, seed=80 + i, symbol=s) for i, s in enumerate(SYMBOLS)])
+    bars = bars.sort(["ts", "symbol"])
+    times = bars["ts"].unique().sort()
+
+    def run() -> pl.DataFrame:
+        fc = Forecaster.load(demo_run.run, symbols=SYMBOLS)
+        cut = times[fc.warmup + fc.encoder_length + 2]
+        fc.update(bars.filter(pl.col("ts") < cut), forecast=False)
+        steps = [bars.filter(pl.col("ts") == t) for t in times.filter(times >= cut)]
+        return pl.concat([fc.update(step) for step in steps])
+
+    host = run()
+    original = selected._Index.__init__
+
+    def on_device(self: selected._Index, device: torch.device) -> None:
+        original(self, device)
+        self.host = False  # torch's indexing, as on a GPU
+
+    monkeypatch.setattr(selected._Index, "__init__", on_device)
+    monkeypatch.setattr(known_rows.KnownRows, "_held_on_host", lambda *a: None)
+    device = run()
+    assert host.height >= 15 * len(SYMBOLS) * 10
+    ret = [c for c in host.columns if c.startswith("return_q")]
+    np.testing.assert_allclose(
+        device.select(ret).to_numpy(), host.select(ret).to_numpy(), rtol=1e-6, atol=1e-9
+    )

@@ -143,7 +143,7 @@ class LiveGraphs:
         }
         return torch.from_numpy(self.temporal_session.run(None, feeds)[0])
 
-    def historical(self, x: Tensor, context: Tensor) -> Tensor:
+    def historical(self, x: Tensor | np.ndarray, context: Tensor | np.ndarray) -> Tensor:
         """What ``tft.historical_vsn(x, context)[0]`` gives, to float rounding."""
         x, context = _array(x), _array(context)
         step = self.rows_per_call
@@ -156,7 +156,9 @@ class LiveGraphs:
         return torch.from_numpy(parts[0] if len(parts) == 1 else np.concatenate(parts))
 
 
-def _array(t: Tensor) -> np.ndarray:
+def _array(t: Tensor | np.ndarray) -> np.ndarray:
+    if isinstance(t, np.ndarray):
+        return np.ascontiguousarray(t, np.float32)
     return np.ascontiguousarray(t.detach().float().numpy())
 
 

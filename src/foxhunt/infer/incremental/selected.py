@@ -26,6 +26,7 @@ test_selected.py``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -53,6 +54,36 @@ def _vsn(vsn: VariableSelectionNetwork, x: Tensor, context: Tensor) -> tuple[Ten
     :data:`_CHUNK_VALUES` (all V at once for one new bar per symbol)."""
     fit = _CHUNK_VALUES // max(1, x.shape[0] * vsn.d_var)
     return vsn(x, context, chunk=max(vsn.chunk, min(vsn.n_vars, fit)))
+
+
+class _Index:
+    """Gathers from and writes to held tensors: through numpy views of them on the CPU (no
+    copy: a view shares the tensor's memory), with torch's indexing on other devices."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.host = device.type == "cpu"
+
+    def view(self, t: Tensor) -> Any:
+        """``t`` as this call indexes it."""
+        if not self.host:
+            return t
+        return (t.detach() if t.requires_grad else t).numpy()
+
+    def at(self, a: np.ndarray) -> Any:
+        """An index array for :meth:`view`'s arrays."""
+        return a if self.host else torch.from_numpy(a).to(self.device)
+
+    def tensor(self, a: Any) -> Tensor:
+        """A viewed array back as a tensor (for the modules)."""
+        return torch.from_numpy(a) if self.host else a
+
+    def cat(self, parts: Sequence[Any]) -> Any:
+        return np.concatenate(parts) if self.host else torch.cat(list(parts))
+
+    def like(self, value: Any, held: Any) -> Any:
+        """``value`` in ``held``'s dtype (numpy casts on assignment; torch does not)."""
+        return value if self.host else value.to(held.dtype)
 
 
 class SelectedRows:
@@ -135,43 +166,54 @@ class SelectedRows:
         tft = self.models[m]
         g = None if self.graphs is None else self.graphs[m]
         self._reserve(slots)
+        # On the CPU the held tensors are gathered and written through numpy views of them:
+        # one bar per symbol makes these tiny, and numpy indexes them several times faster
+        # than torch's advanced indexing (docs/inference.md, "Cost").
+        ix = _Index(self.device)
         with parametrize.cached():  # a quantised model dequantises each weight once per call
             ctx = self._contexts(m, tft, slots, batch.static)
-            s = torch.from_numpy(slots).to(self.device)
             bars = count[:, None] - self.L + np.arange(self.L)  # (B, L) bar numbers
             ring = bars % self.L
             missing = self.bar[m, slots[:, None], ring] != bars  # (B, L)
             missing[:, -1] |= self.origin_bar[m, slots] != count - 1
             b, j = np.nonzero(missing)
-            bt, jt = torch.from_numpy(b).to(self.device), torch.from_numpy(j).to(self.device)
-            c_s = ctx.selection[bt]  # (M, d): the missing rows' contexts
+            selection, known_in = ix.view(ctx.selection), ix.view(batch.known)
+            c_s = selection[ix.at(b)]  # (M, d): the missing rows' contexts
             # the new rows' known inputs and the decoder's, in one call of the known VSN
             h = self.H
-            dec_known = batch.known[:, self.L :].reshape(-1, batch.known.shape[-1])  # (B*H, V_k)
-            known_x = torch.cat([batch.known[bt, jt], dec_known])
+            dec_known = known_in[:, self.L :].reshape(-1, known_in.shape[-1])  # (B*H, V_k)
+            known_x = ix.cat([known_in[ix.at(b), ix.at(j)], dec_known])
             if ahead is not None and self.known_width:
-                at = torch.cat(
-                    [bt, torch.arange(len(slots), device=self.device).repeat_interleave(h)]
-                )
+                at = np.concatenate([b, np.repeat(np.arange(len(slots)), h)])
                 known = self.known.rows(
-                    m, tft.known_vsn, _vsn, known_x, at, slots, ctx.selection, ahead
-                )
+                    m, tft.known_vsn, _vsn, ix.tensor(known_x),
+                    torch.from_numpy(at).to(self.device), slots, ctx.selection, ahead,
+                )  # fmt: skip
             else:
-                dec_ctx = ctx.selection.repeat_interleave(h, dim=0)
-                known, _ = _vsn(tft.known_vsn, known_x, torch.cat([c_s, dec_ctx]))
+                dec_ctx = selection[ix.at(np.repeat(np.arange(len(slots)), h))]
+                contexts = ix.tensor(ix.cat([c_s, dec_ctx]))
+                known, _ = _vsn(tft.known_vsn, ix.tensor(known_x), contexts)
+            known = ix.view(known)
             future = known[len(b) :].reshape(len(slots), h, -1)  # (B, H, d)
+            rows, origin = (
+                ix.view(self.rows[m]),
+                ix.view(self.origin[m]),
+            )  # (slots, L, d), (slots, d)
             if len(b):
-                x_h = batch.historical[bt, jt]
-                hist = g.historical(x_h, c_s) if g else _vsn(tft.historical_vsn, x_h, c_s)[0]
-                rt = torch.from_numpy(ring[b, j]).to(self.device)
-                self.rows[m, s[bt], rt] = (known[: len(b)] + hist).to(self.rows.dtype)
+                x_h = ix.view(batch.historical)[ix.at(b), ix.at(j)]
+                if g is not None:
+                    hist = ix.view(g.historical(x_h, c_s))
+                else:
+                    hist = ix.view(_vsn(tft.historical_vsn, ix.tensor(x_h), ix.tensor(c_s))[0])
+                rows[ix.at(slots[b]), ix.at(ring[b, j])] = ix.like(known[: len(b)] + hist, rows)
                 self.bar[m, slots[b], ring[b, j]] = bars[b, j]
                 last = j == self.L - 1
-                lt = torch.from_numpy(last).to(self.device)
-                self.origin[m, s[bt[lt]]] = hist[lt].to(self.origin.dtype)
+                origin[ix.at(slots[b[last]])] = ix.like(hist[ix.at(last)], origin)
                 self.origin_bar[m, slots[b[last]]] = count[b[last]] - 1
-            encoder = self.rows[m][s[:, None], torch.from_numpy(ring).to(self.device)]  # (B, L, d)
-            selected = tft.join_selected(encoder, future, self.origin[m, s][:, None])
+            encoder = rows[ix.at(slots[:, None]), ix.at(ring)]  # (B, L, d)
+            selected = tft.join_selected(
+                ix.tensor(encoder), ix.tensor(future), ix.tensor(origin[ix.at(slots)][:, None])
+            )
             return g.temporal(selected, ctx) if g else tft.temporal(selected, ctx)[0]
 
     def _contexts(self, m: int, tft: TFT, slots: np.ndarray, static: Tensor) -> StaticContexts:
@@ -182,8 +224,9 @@ class SelectedRows:
             at = torch.from_numpy(slots[new]).to(self.device)
             self.contexts[m, at] = torch.stack(list(ctx), dim=1).to(self.contexts.dtype)
             self.has_contexts[m, slots[new]] = True
-        held = self.contexts[m, torch.from_numpy(slots).to(self.device)]  # (B, 4, d)
-        return StaticContexts(*held.unbind(dim=1))
+        ix = _Index(self.device)
+        held = ix.view(self.contexts[m])[ix.at(slots)]  # (B, 4, d)
+        return StaticContexts(*(ix.tensor(held[:, i]) for i in range(held.shape[1])))
 
     # --- persistence -------------------------------------------------------------------------
 
