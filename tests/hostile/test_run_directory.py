@@ -56,6 +56,7 @@ def test_two_trainings_on_one_out_one_runs_the_other_exits_2(bars: Path, tmp_pat
     procs = [_foxhunt(*argv, "--bars", str(bars), "--out", str(run)) for _ in range(2)]
     errs = [p.communicate(timeout=300)[1] for p in procs]
     codes = [p.returncode for p in procs]
+    print(*errs, sep="\n---\n")  # whole, under "Captured stdout" when this fails
     assert sorted(codes) == [0, 2], (codes, errs)
     winner, loser = (0, 1) if codes[0] == 0 else (1, 0)
     err = errs[loser].strip()

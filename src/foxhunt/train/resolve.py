@@ -54,16 +54,19 @@ def hold_run(root: Path, *, resume: bool, overwrite: bool, is_main: bool) -> Ite
     made = not root.exists()
     root.mkdir(parents=True, exist_ok=True)
     command = f"foxhunt train --resume {root}" if resume else f"foxhunt train --out {root}"
-    try:
-        with run_lock(root, command + (" --overwrite" if overwrite else "")):
+    with run_lock(root, command + (" --overwrite" if overwrite else "")):
+        try:
             yield
-    except BaseException:
-        # A run that failed before writing anything leaves no empty directory behind.
-        if made and [p.name for p in root.iterdir()] == [LOCK_NAME]:
-            with contextlib.suppress(OSError):
-                (root / LOCK_NAME).unlink()
-                root.rmdir()
-        raise
+        except BaseException:
+            # A run that failed before writing anything leaves no empty directory behind. Only
+            # the holder of the lock may remove it: two processes started together can both
+            # find no directory, and the one refused the lock must not delete the other's
+            # directory (with its lock file) while that one's data is still being prepared.
+            if made and [p.name for p in root.iterdir()] == [LOCK_NAME]:
+                with contextlib.suppress(OSError):
+                    (root / LOCK_NAME).unlink()
+                    root.rmdir()
+            raise
 
 
 def resolve_run(
