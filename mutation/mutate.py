@@ -165,6 +165,14 @@ TARGETS: dict[str, Target] = {
             )
         ),
     ),
+    "lock": Target(
+        "src/foxhunt/artifacts/lock.py",
+        (
+            "tests/artifacts/test_lock.py",
+            "tests/artifacts/test_lock_mutants.py",
+            "tests/train/test_resolve.py",  # the run directory's owner, through run_lock
+        ),
+    ),
 }
 
 KILLED = {"killed", "timeout", "segfault", "caught by type check", "suspicious"}

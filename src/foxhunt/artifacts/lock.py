@@ -85,9 +85,8 @@ def check_unlocked(root: Path, what: str) -> None:
     try:
         if not _try_lock(fd, root):
             raise ModelDirError(f"{root}: in use by {holder(root)}; {what}")
-        fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
-        os.close(fd)
+        os.close(fd)  # releases the probe's lock (no unlock call: it fails where flock does)
 
 
 def holder(root: Path) -> str:
