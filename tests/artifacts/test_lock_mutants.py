@@ -78,6 +78,7 @@ def test_a_probe_on_a_file_system_without_flock_names_the_directory(
 ) -> None:
     """check_unlocked goes on with a warning there, as run_lock does (it raised from its
     unlock call before session 19: that call fails where flock does)."""
+
     def no_flock(fd: int, op: int) -> None:
         raise OSError(errno.EOPNOTSUPP, "Operation not supported")
 
