@@ -173,6 +173,30 @@ TARGETS: dict[str, Target] = {
             "tests/train/test_resolve.py",  # the run directory's owner, through run_lock
         ),
     ),
+    "csv_dialect": Target(
+        "src/foxhunt/data/read/csv_dialect.py",
+        (
+            "tests/data/read/test_csv_dialect_audit.py",
+            "tests/data/read/test_csv_dialect_mutants.py",
+            "tests/data/read/test_vendor_csv.py",
+            # CSV files read end to end: the dialect is what they go through first
+            "tests/data/read/test_bars.py",
+            "tests/data/read/test_files.py",
+            "tests/data/read/test_vendor_files.py",
+            "tests/data/read/test_row_count.py",
+            "tests/data/read/test_time_axis.py",
+        ),
+    ),
+    "instruments": Target(
+        "src/foxhunt/data/market/instruments.py",
+        (
+            "tests/data/market/test_instruments.py",
+            "tests/data/market/test_instruments_audit.py",
+            "tests/data/market/test_instrument_table.py",
+            "tests/data/features/test_static.py",  # the static features of each instrument
+            "tests/data/read/test_vendor_files.py",  # symbols resolved from vendor files
+        ),
+    ),
 }
 
 KILLED = {"killed", "timeout", "segfault", "caught by type check", "suspicious"}
