@@ -193,6 +193,7 @@ TARGETS: dict[str, Target] = {
             "tests/data/market/test_instruments.py",
             "tests/data/market/test_instruments_audit.py",
             "tests/data/market/test_instrument_table.py",
+            "tests/data/market/test_instruments_mutants.py",
             "tests/data/features/test_static.py",  # the static features of each instrument
             "tests/data/read/test_vendor_files.py",  # symbols resolved from vendor files
         ),

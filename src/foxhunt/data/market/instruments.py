@@ -151,7 +151,7 @@ def infer_instrument(symbol: str, tick_size: float | None = None) -> Instrument:
     if cr := _crypto(s):
         cur = "USD" if cr[1] in ("USDT", "USDC", "BUSD", "FDUSD") else cr[1]
         return Instrument(s, tick_size or 1e-8, 1.0, cur, "crypto", "24x7")
-    head = _head(s)
+    head = _head(s.removeprefix("^"))  # Yahoo's index spelling: ^GSPC is GSPC
     if head in ETFS:
         return Instrument(head, 0.01, 1.0, "USD", "etf", "xnys")
     if head in CASH_INDICES or s.startswith("^"):
