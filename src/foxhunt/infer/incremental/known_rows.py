@@ -131,6 +131,7 @@ class KnownRows:
         tensors: several times faster for the few rows of a live update), else None."""
         xn = x.detach().numpy()
         s = slots[at.numpy()]  # (n,) each row's slot
+        # _keys in numpy: the same bits, weights and sum
         keys = (xn.astype(np.float32).view(np.int32).astype(np.int64) * self._w.numpy()).sum(-1)
         hit = self.key[m].numpy()[s] == keys[:, None]  # (n, A) candidates
         pos = hit.argmax(axis=1)  # (n,) the first candidate

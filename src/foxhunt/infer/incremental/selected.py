@@ -195,10 +195,8 @@ class SelectedRows:
                 known, _ = _vsn(tft.known_vsn, ix.tensor(known_x), contexts)
             known = ix.view(known)
             future = known[len(b) :].reshape(len(slots), h, -1)  # (B, H, d)
-            rows, origin = (
-                ix.view(self.rows[m]),
-                ix.view(self.origin[m]),
-            )  # (slots, L, d), (slots, d)
+            rows = ix.view(self.rows[m])  # (slots, L, d)
+            origin = ix.view(self.origin[m])  # (slots, d)
             if len(b):
                 x_h = ix.view(batch.historical)[ix.at(b), ix.at(j)]
                 if g is not None:
