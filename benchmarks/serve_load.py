@@ -12,7 +12,9 @@ warm-up + encoder bars, then each client owns every C-th symbol and posts one ne
 next symbol per request (httpx, one connection per client) until T seconds have passed.
 Printed: requests, errors, requests/s, client-side p50/p90/p99 latency, whether every update
 arrived (the service's update count and each symbol's bar count against what was sent), and the
-process RSS after the backlog and at the end.
+process RSS after the backlog and at the end; with ``--rss-every K`` also the RSS every K
+seconds while the clients post, and again after ``malloc_trim(0)`` (glibc's free pages given
+back; what is left is live memory): whether it levels off, "RSS flat".
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import uvicorn
 from foxhunt.data.sources.demo import demo_bars
 from foxhunt.infer.forecaster import Forecaster
 from foxhunt.infer.service import make_app
+from foxhunt.memory.allocator import release_free_heap
 
 _ROOTS = ("ES", "NQ", "YM", "RTY", "MES", "MNQ")
 
@@ -49,6 +52,9 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=60.0)
     p.add_argument(
         "--engine", choices=["auto", "torch", "onnx"], default="auto", help="as foxhunt serve's"
+    )
+    p.add_argument(
+        "--rss-every", type=float, default=0.0, help="print the RSS every K seconds (0: never)"
     )
     a = p.parse_args()
     logging.basicConfig(level=logging.ERROR)
@@ -99,6 +105,16 @@ def main() -> None:
     ]
     for t in threads:
         t.start()
+    while a.rss_every > 0 and any(t.is_alive() for t in threads):
+        time.sleep(min(a.rss_every, max(stop - time.monotonic(), 0.0)) or 0.05)
+        if time.monotonic() < stop:
+            rss = psutil.Process().memory_info().rss / 2**20
+            release_free_heap()  # what glibc's arenas hold free is not a leak: give it back
+            kept = psutil.Process().memory_info().rss / 2**20
+            print(
+                f"  {time.monotonic() - t0:6.0f} s  {len(lat):7d} requests  RSS {rss:.0f} MB, "
+                f"{kept:.0f} MB after malloc_trim"
+            )
     for t in threads:
         t.join()
     elapsed = time.monotonic() - t0

@@ -13,7 +13,8 @@ Routes (JSON unless said otherwise):
 A bad request gets a 4xx with ``{"error": one line}`` naming the row (the checks of
 ``Forecaster.update``; a malformed row is named by its index in ``bars``); an update is all or
 nothing, so nothing held changes. One lock serialises the forecaster: requests from many
-clients are served in turn. When the app stops (``foxhunt serve`` on SIGINT/SIGTERM) the state
+clients are served in turn, every update in the same worker thread (one thread's caches and
+allocator arena, not those of a pool of 40: the service's RSS levels off under load). When the app stops (``foxhunt serve`` on SIGINT/SIGTERM) the state
 is saved to ``state_path`` (atomically), and a service started on an existing state resumes it.
 """
 
@@ -21,10 +22,12 @@ from __future__ import annotations
 
 import io
 import logging
+import asyncio
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
@@ -125,12 +128,14 @@ def make_app(forecaster: Forecaster, state_path: Path | None = None) -> FastAPI:
         state_path: Where the state is saved on shutdown (None: not saved).
     """
     lock = threading.Lock()
+    worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="foxhunt-update")
     stats = Stats()
     latest: dict[str, list[dict[str, Any]]] = {}
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
+        worker.shutdown(wait=True)  # the update in flight ends before the state is saved
         if state_path is not None:
             with lock:
                 forecaster.save(state_path)
@@ -181,7 +186,7 @@ def make_app(forecaster: Forecaster, state_path: Path | None = None) -> FastAPI:
                     ) from e
                 raise
             frame = _frame(body.bars)
-        return await _run(_update, frame)
+        return await _in_thread(worker, _update, frame)
 
     @app.get("/forecast/{symbol}")
     def get_forecast(symbol: str) -> Any:
@@ -203,8 +208,9 @@ def make_app(forecaster: Forecaster, state_path: Path | None = None) -> FastAPI:
     return app
 
 
-async def _run(fn: Any, *args: Any) -> Any:
-    """``fn(*args)`` in a worker thread (the forecaster's work must not block the event loop)."""
-    from starlette.concurrency import run_in_threadpool
-
-    return await run_in_threadpool(fn, *args)
+async def _in_thread(worker: ThreadPoolExecutor, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` in the service's update thread (the forecaster's work must not block the
+    event loop). One thread, not starlette's pool: each pool thread that ran an update kept its
+    own onnxruntime, polars and glibc per-thread state, and RSS crept up for minutes as new
+    threads took turns (``benchmarks/serve_load.py --rss-every``, docs/inference.md)."""
+    return await asyncio.get_running_loop().run_in_executor(worker, fn, *args)
