@@ -20,9 +20,9 @@ is saved to ``state_path`` (atomically), and a service started on an existing st
 
 from __future__ import annotations
 
+import asyncio
 import io
 import logging
-import asyncio
 import threading
 import time
 from collections import deque
