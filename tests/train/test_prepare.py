@@ -15,6 +15,7 @@ import psutil
 import pytest
 import torch
 
+from foxhunt.artifacts.data_end import data_end
 from foxhunt.config import RunConfig, demo
 from foxhunt.data.sources.demo import write_demo_bars
 from foxhunt.errors import DataError
@@ -51,6 +52,8 @@ def test_the_child_prepares_what_this_process_would(
             assert torch.equal(getattr(x, name), getattr(y, name)), (split, name)
     assert child.data.fingerprint == here.data.fingerprint
     assert child.data.scaler == here.data.scaler
+    assert child.ends == here.ends == data_end(here.data.closes)
+    assert "closes" not in vars(child.data)  # decoded on first use, not when unpickled
     assert child.data.closes.equals(here.data.closes)
     assert not list(tmp_path.glob(".prepared*")), "the child's file is left behind"
     # the child's log records reach this process's handlers
@@ -70,15 +73,23 @@ def test_an_error_in_the_child_is_raised_here_with_its_message(tmp_path: Path) -
 
 
 # Runs `foxhunt train` in a fresh interpreter and records what the training process has
-# imported when training starts.
+# imported, and which polars readers and group-bys it has run, when training starts.
 CLI = """
 import json, sys
+import polars as pl
 import foxhunt.train.run as run
 seen = {}
+polars_calls = []
+for owner, name in ((pl, "read_ipc"), (pl.DataFrame, "group_by")):
+    def wrapped(*a, _f=getattr(owner, name), _n=name, **k):
+        polars_calls.append(_n)
+        return _f(*a, **k)
+    setattr(owner, name, wrapped)
 original = run.fit
 def fit(*args, **kwargs):
     seen["modules"] = sorted(m for m in ("pandas", "scipy", "arch", "pandas_market_calendars")
                              if m in sys.modules)
+    seen["polars"] = sorted(set(polars_calls))
     return original(*args, **kwargs)
 run.fit = fit
 from foxhunt.cli import main
@@ -106,6 +117,8 @@ def test_the_training_process_never_imports_data_preparation_or_the_compiler(
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["seen"]["modules"] == [], out
+    # nor runs polars' IPC reader or group-by (their code pages: ~28 MB of RSS, docs/memory.md)
+    assert out["seen"]["polars"] == [], out
     # nor, without checkpointing or recomputation (the defaults), torch's compiler: the
     # optimizer is foxhunt's AdamW (train/optimizer/adamw.py), not torch.optim's
     assert out["dynamo"] is False, out

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -24,7 +26,11 @@ class PreparedData:
         test: test windows (stride 1).
         fingerprint: sha256 of the bars' content (symbols, times, OHLCV).
         closes: ``symbol``, ``ts``, ``close`` of the bars (the report's fan chart), so
-            nothing reads the bars again after training.
+            nothing reads the bars again after training. Pickled (the preparation child
+            hands the data to the training process, :mod:`foxhunt.train.prepare`) as Arrow
+            IPC bytes and decoded on first use: a process that unpickles the data and trains
+            does not load polars' IPC reader (~11 MB of code pages, docs/memory.md) until the
+            report reads ``closes``.
         instruments: each symbol's resolved instrument (stored in the run for inference);
             None from a feature store (its features follow the ``globex`` calendar).
     """
@@ -37,3 +43,23 @@ class PreparedData:
     fingerprint: str
     closes: pl.DataFrame
     instruments: dict[str, Instrument] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        if "closes" in state:
+            state[_CLOSES_IPC] = state.pop("closes").write_ipc(None).getvalue()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for attributes not set: ``closes`` of an unpickled object, once.
+        if name == "closes" and _CLOSES_IPC in self.__dict__:
+            closes = pl.read_ipc(io.BytesIO(self.__dict__.pop(_CLOSES_IPC)))
+            self.closes = closes
+            return closes
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+_CLOSES_IPC = "_closes_ipc"

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from foxhunt.artifacts.data_end import data_end
 from foxhunt.baselines.fit import fit_baselines
 from foxhunt.config import RunConfig
 from foxhunt.data.pipeline import PreparedData, calendars_of, prepare_training_data
@@ -74,12 +75,16 @@ class RunData:
         cfg: The config with the target scale chosen (when asked).
         baselines: The ``baselines.json`` record (when asked), else None.
         peak_rss: The preparing process's peak RSS in bytes, measured when it was done.
+        ends: Where the bars end per symbol (``data_end`` in ``run.json``), with the
+            baselines; computed where the data is prepared, so that a parent that trains
+            never runs polars' group-by (its code pages: ~17 MB of RSS, docs/memory.md).
     """
 
     data: PreparedData
     cfg: RunConfig
     baselines: dict[str, Any] | None
     peak_rss: int = 0
+    ends: dict[str, str] | None = None
 
 
 def prepare(
@@ -129,7 +134,8 @@ def prepare(
         "data preparation: %d bars, peak RSS %s (estimated %s; docs/memory.md)",
         data.closes.height, format_bytes(peak), format_bytes(estimate),
     )  # fmt: skip
-    return RunData(data, cfg, record, peak)
+    ends = data_end(data.closes) if baselines else None
+    return RunData(data, cfg, record, peak, ends)
 
 
 def prepare_in_child(
@@ -173,7 +179,9 @@ def prepare_in_child(
         records.put(None)
         relay.join(timeout=5)
         path.unlink(missing_ok=True)  # the mapped pages stay readable
-    return RunData(saved["data"], saved["cfg"], saved["baselines"], saved["peak_rss"])
+    return RunData(
+        saved["data"], saved["cfg"], saved["baselines"], saved["peak_rss"], saved["ends"]
+    )
 
 
 def _child(bars: Path, cfg: RunConfig, choose_scale: bool, baselines: bool, path: Path) -> None:
@@ -188,7 +196,7 @@ def _child(bars: Path, cfg: RunConfig, choose_scale: bool, baselines: bool, path
     prepared = prepare(bars, cfg, choose_scale=choose_scale, baselines=baselines)
     tmp = path.with_name(path.name + ".tmp")
     saved = {"data": prepared.data, "cfg": prepared.cfg, "baselines": prepared.baselines}
-    torch.save(saved | {"peak_rss": prepared.peak_rss}, tmp)
+    torch.save(saved | {"peak_rss": prepared.peak_rss, "ends": prepared.ends}, tmp)
     tmp.replace(path)
 
 

@@ -31,7 +31,6 @@ import torch
 from foxhunt import runtime
 from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.calibration import write_calibration
-from foxhunt.artifacts.data_end import data_end
 from foxhunt.artifacts.rundir import RunDir, features_record
 from foxhunt.config import RunConfig
 from foxhunt.data.market.instruments import instruments_to_dict
@@ -235,9 +234,16 @@ def _train(
             run.clear()
         run.create()
         if fresh:
-            assert prepared.baselines is not None
+            assert prepared.baselines is not None and prepared.ends is not None
             _start_fresh(
-                run, cfg, bars, data, prepared.baselines, memory_budget, requested_precision
+                run,
+                cfg,
+                bars,
+                data,
+                prepared.baselines,
+                prepared.ends,
+                memory_budget,
+                requested_precision,
             )
     world.barrier()  # the other ranks start once rank 0 has laid out the run directory
     if fresh and not world.is_main:
@@ -344,10 +350,11 @@ def _start_fresh(
     bars: Path,
     data: PreparedData,
     baselines: dict[str, Any],
+    ends: dict[str, str],
     memory_budget: str | None,
     requested_precision: str,
 ) -> None:
-    """Write the run's description files."""
+    """Write the run's description files (``ends``: ``data_end``, :class:`RunData`)."""
     cfg.save(run.config)
     runtime.atomic_write_json(
         run.features, features_record(data.spec, data.scaler, data.fingerprint)
@@ -361,7 +368,7 @@ def _start_fresh(
             "bars": str(Path(bars).resolve()),
             "fingerprint": data.fingerprint,
             "symbols": list(data.train.symbols),
-            "data_end": data_end(data.closes),
+            "data_end": ends,
             "windows": {"train": len(data.train), "val": len(data.val), "test": len(data.test)},
             "parameters": sum(p.numel() for p in TFT(cfg.model).parameters()),
             "memory_budget": memory_budget,
