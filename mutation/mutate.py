@@ -198,6 +198,13 @@ TARGETS: dict[str, Target] = {
             "tests/data/read/test_vendor_files.py",  # symbols resolved from vendor files
         ),
     ),
+    "plausibility": Target(
+        "src/foxhunt/data/read/plausibility.py",
+        (
+            "tests/data/read/test_plausibility.py",
+            "tests/data/read/test_plausibility_audit.py",
+        ),
+    ),
 }
 
 KILLED = {"killed", "timeout", "segfault", "caught by type check", "suspicious"}
