@@ -203,6 +203,7 @@ TARGETS: dict[str, Target] = {
         (
             "tests/data/read/test_plausibility.py",
             "tests/data/read/test_plausibility_audit.py",
+            "tests/data/read/test_plausibility_mutants.py",
         ),
     ),
 }
