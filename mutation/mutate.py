@@ -206,6 +206,14 @@ TARGETS: dict[str, Target] = {
             "tests/data/read/test_plausibility_mutants.py",
         ),
     ),
+    "calendar_decoder": Target(
+        "src/foxhunt/data/features/calendar_decoder.py",
+        (
+            "tests/data/features/test_calendar_decoder_audit.py",
+            "tests/data/features/test_calendar_decoder_mutants.py",
+            "tests/data/windows/test_dataset.py",  # the windows whose decoder rows it computes
+        ),
+    ),
 }
 
 KILLED = {"killed", "timeout", "segfault", "caught by type check", "suspicious"}
