@@ -27,6 +27,8 @@ from foxhunt.train_config import TrainConfig
 
 VSNMode = Literal["fused", "faithful"]
 TargetScaleMode = Literal["global", "window"]
+TargetScaleEstimator = Literal["close", "range"]
+ModelLocation = Literal["conditional", "fixed"]
 
 TFT_QUANTILES: tuple[float, ...] = (0.02, 0.1, 0.25, 0.4, 0.5, 0.6, 0.75, 0.9, 0.98)
 
@@ -66,6 +68,12 @@ class TFTConfig:
     """Monotone output head (lowest quantile + cumulative softplus increments), so quantiles
     never cross; False (a plain linear head, sorted at inference) is how runs trained before
     the option load. The presets set True."""
+    location: ModelLocation = "conditional"
+    """The median's dependence on the inputs. ``conditional`` (how runs trained before the option
+    load): every quantile is the network's. ``fixed`` (needs ``monotone_quantiles`` and the level
+    0.5): the median is pinned at the start's standardised median, one constant, and the
+    network learns only the steps to the other quantiles, the forecast's spread and skew
+    (docs/recipe.md, *Daily futures: a median that is not conditional*)."""
     decoder_origin_inputs: bool = False
     """Add the origin bar's selected observed embedding to every decoder position's input
     (docs/recipe.md, *A network that learns*): without it the observed inputs reach the
@@ -99,6 +107,14 @@ class TFTConfig:
             self.variable_width >= 1, f"variable_width must be >= 1, got {self.variable_width}"
         )
         _require(self.vsn_chunk >= 1, f"vsn_chunk must be >= 1, got {self.vsn_chunk}")
+        _require(
+            self.location in ("conditional", "fixed"),
+            f"location must be 'conditional' or 'fixed', got {self.location!r}",
+        )
+        _require(
+            self.location == "conditional" or (self.monotone_quantiles and 0.5 in q),
+            "location 'fixed' needs monotone_quantiles and the quantile level 0.5",
+        )
 
     @property
     def head_dim(self) -> int:
@@ -189,6 +205,15 @@ class DataConfig:
     variance input at the origin): the EWMA starts from it and reverts to it
     (``foxhunt.data.scale.target``). False: normalised EWMA over the encoder, reverting to the
     pooled training mean (older runs)."""
+    target_scale_estimator: TargetScaleEstimator = "close"
+    """Each bar's variance in the ``window`` scale's EWMA: ``close`` (the squared close-to-close
+    return; older runs) or ``range`` (the squared opening gap plus Parkinson's
+    ``log(high/low)**2 / (4 ln 2)``, times ``target_scale_range_ratio``), read from the inputs
+    ``obs__gap_lag0`` and ``obs__log_range_lag0``. The search tries both on the training split."""
+    target_scale_range_ratio: float = 1.0
+    """With the ``range`` estimator: the training split's mean squared one-bar return over its
+    mean range variance, so the range variance is on the return's scale (the mean reversion and
+    the anchor are)."""
 
     def __post_init__(self) -> None:
         for name in ("observed_cols", "known_cols", "static_cols", "feature_lines", "columns"):
@@ -232,6 +257,14 @@ class DataConfig:
         _require(
             0.0 <= self.target_scale_reversion <= 1.0,
             f"target_scale_reversion must be in [0, 1], got {self.target_scale_reversion}",
+        )
+        _require(
+            self.target_scale_estimator in ("close", "range"),
+            f"target_scale_estimator must be 'close' or 'range', got {self.target_scale_estimator!r}",
+        )
+        _require(
+            0.0 < self.target_scale_range_ratio < math.inf,
+            f"target_scale_range_ratio must be positive, got {self.target_scale_range_ratio}",
         )
 
 

@@ -27,6 +27,13 @@ def test_shape_flags_apply_over_the_preset() -> None:
     assert _cfg("--preset", "demo").model == _cfg("--preset", "demo").model
 
 
+def test_location_flag_pins_the_median_over_the_preset() -> None:
+    assert _cfg("--preset", "fast").model.location == "conditional"
+    assert _cfg("--preset", "fast", "--location", "fixed").model.location == "fixed"
+    with pytest.raises(SystemExit):
+        _cfg("--preset", "fast", "--location", "median")
+
+
 def _estimate(capsys: pytest.CaptureFixture[str], *flags: str) -> dict:
     rc = main(["memory", "--preset", "demo", "--batch-size", "8", "--json", *flags])
     assert rc in (0, 1)

@@ -75,13 +75,15 @@ def test_tune_demo_four_trials_writes_a_config_train_accepts(tmp_path, capsys) -
     assert main([*train, "--epochs", "1", "--max-steps", "2"]) == 0
     stored = RunConfig.load(run / "config.json")
     used = resolve_precision(cfg.train.precision, torch.device("cpu"))  # a run stores auto's pick
-    # a fresh run also stores the target scale (decay, reversion, season, anchor) chosen on its
-    # training split
+    # a fresh run also stores the target scale (decay, reversion, season, anchor, estimator and
+    # its ratio) chosen on its training split
     keys = (
         "target_scale_decay",
         "target_scale_reversion",
         "target_scale_season",
         "target_scale_anchor",
+        "target_scale_estimator",
+        "target_scale_range_ratio",
     )
     chosen = {k: getattr(stored.data, k) for k in keys}
     want = cfg.replace(train={"epochs": 1, "max_steps": 2, "precision": used}, data=chosen)

@@ -10,7 +10,11 @@ import torch
 from foxhunt.config import TFTConfig
 from foxhunt.model import TFT
 from foxhunt.model.batch import TFTBatch
-from foxhunt.train.head_init import init_monotone_head, standardised_target_quantiles
+from foxhunt.train.head_init import (
+    init_monotone_head,
+    standardised_target_quantiles,
+    start_head,
+)
 
 LEVELS = (0.02, 0.1, 0.5, 0.9, 0.98)
 
@@ -69,3 +73,23 @@ def test_fresh_monotone_tft_outputs_the_start_for_any_input() -> None:
     model.train()
     model(batch).quantiles.sum().backward()
     assert model.output.weight.grad is not None and model.output.weight.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize("location", ["conditional", "fixed"])
+def test_start_head_pins_a_fixed_median_at_the_starts(location: str) -> None:
+    cfg = TFTConfig(
+        n_static=3, n_historical=5, n_known=2, hidden=8, n_heads=2, lstm_layers=1,
+        encoder_length=4, horizon=3, quantiles=LEVELS, dropout=0.0, variable_width=4,
+        monotone_quantiles=True, location=location,  # type: ignore[arg-type]
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = TFT(cfg).eval()
+    start = torch.tensor([-2.1, -1.3, 0.07, 1.25, 2.0], dtype=torch.float64)
+    start_head(model, start)
+    assert float(model.median) == (pytest.approx(0.07) if location == "fixed" else 0.0)
+    batch = TFTBatch(
+        static=torch.randn(4, 3), historical=torch.randn(4, 4, 5), known=torch.randn(4, 7, 2)
+    )
+    with torch.no_grad():
+        q = model(batch).quantiles
+    torch.testing.assert_close(q, start.float().expand(4, 3, -1), atol=1e-5, rtol=0)

@@ -35,6 +35,7 @@ _MODEL_FLAGS = {
     "horizon": "horizon",
     "hidden": "hidden",
     "heads": "n_heads",
+    "location": "location",
 }
 """Shape flags (``--encoder-length`` ...) -> the :class:`~foxhunt.config.TFTConfig` field."""
 
@@ -91,8 +92,9 @@ def add_config_args(p: argparse.ArgumentParser, with_batch: bool = True) -> None
 
 
 def add_shape_args(p: argparse.ArgumentParser) -> None:
-    """``--encoder-length``, ``--horizon``, ``--hidden``, ``--heads``: the model's shape over
-    the preset or config (the feature spec, windows, memory estimate and checkpoint follow)."""
+    """``--encoder-length``, ``--horizon``, ``--hidden``, ``--heads``, ``--location``: the
+    model's shape over the preset or config (the feature spec, windows, memory estimate and
+    checkpoint follow)."""
     g = p.add_argument_group("model shape (over the preset or --config)")
     g.add_argument(
         "--encoder-length", type=int, metavar="N", help="past bars the model sees (T_enc)"
@@ -102,6 +104,13 @@ def add_shape_args(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--hidden", type=int, metavar="N", help="model width d (divisible by --heads)")
     g.add_argument("--heads", type=int, metavar="N", help="attention heads")
+    g.add_argument(
+        "--location",
+        choices=["conditional", "fixed"],
+        help="the forecast median: conditional on the inputs, or fixed at the start's pooled "
+        "median with the network learning only the spread around it (docs/recipe.md; "
+        "default: the preset's, conditional)",
+    )
     add_input_args(p)
 
 

@@ -97,6 +97,9 @@ class TFT(nn.Module):
         embedding, so the observed inputs reach the decoder directly rather than only through
         the LSTM state and attention (where, at initialisation, they explain about 0.002 % of
         the head input's variance; docs/recipe.md, *A network that learns*). No parameters.
+    11. **A fixed median** with ``location = "fixed"``: the head's monotone quantiles are shifted
+        so the level 0.5 is one constant (the start's standardised median, the buffer
+        ``median``); the inputs move only the spread and skew around it.
 
     Args:
         config: The network's shape; kept as ``self.config``.
@@ -128,6 +131,9 @@ class TFT(nn.Module):
         self.positionwise_grn = GatedResidualNetwork(d, d, d, p)
         self.pre_output_gate = GateAddNorm(d, d, 0.0)
         self.output = nn.Linear(d, c.n_quantiles)
+        # location "fixed": the median the head is pinned at (set at the start; saved with the
+        # weights). Not a parameter: no gradient reaches it.
+        self.register_buffer("median", torch.zeros(()), persistent=c.location == "fixed")
 
     def forward(self, batch: TFTBatch, return_attention: bool = False) -> TFTOutput:
         """Forecast quantiles for a batch of windows.
@@ -228,8 +234,15 @@ class TFT(nn.Module):
         return self._head(self.output(psi)), attn_w  # (B, T_dec, Q)
 
     def _head(self, raw: Tensor) -> Tensor:
-        """Quantiles from the linear head's outputs (monotone when configured)."""
-        return monotone_quantiles(raw) if self.config.monotone_quantiles else raw
+        """Quantiles from the linear head's outputs (monotone when configured; with a ``fixed``
+        location, shifted so the level 0.5 sits at ``median`` whatever the inputs)."""
+        if not self.config.monotone_quantiles:
+            return raw
+        q = monotone_quantiles(raw)
+        if self.config.location == "fixed":
+            m = self.config.quantiles.index(0.5)
+            q = q - q[..., m : m + 1] + self.median.to(q.dtype)
+        return q
 
     def _check(self, batch: TFTBatch) -> None:
         c = self.config

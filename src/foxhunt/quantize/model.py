@@ -279,6 +279,11 @@ def build_quantized_model(
         raise ModelDirError(f"{where}: quantised weights do not fit config.json ({first})") from e
     if result.unexpected_keys:
         raise ModelDirError(f"{where}: unexpected tensor {result.unexpected_keys[0]!r}")
+    for module in model.modules():  # buffers the weights file does not hold start at zero
+        for key in module._non_persistent_buffers_set:
+            buffer = module._buffers[key]
+            if buffer is not None and buffer.is_meta:
+                module._buffers[key] = torch.zeros(buffer.shape, dtype=buffer.dtype)
     for name, t in [*model.named_parameters(), *model.named_buffers()]:
         if t.is_meta:
             raise ModelDirError(f"{where}: tensor {name!r} is missing")

@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from foxhunt.data.windows.dataset import WindowDataset
+from foxhunt.model.tft import TFT
 
 MIN_STEP = 1e-4
 """Smallest gap between neighbouring starting quantiles (softplus cannot reach 0)."""
@@ -50,3 +51,17 @@ def init_monotone_head(head: nn.Linear, start: torch.Tensor) -> None:
     bias = torch.cat([start[:1], raw_steps]).to(head.bias.dtype)
     head.weight.zero_()
     head.bias.copy_(bias)
+
+
+@torch.no_grad()
+def start_head(model: TFT, start: torch.Tensor) -> None:
+    """Start ``model``'s monotone head at ``start`` (:func:`init_monotone_head`) and, with a
+    ``fixed`` location, pin its median at the start's median for good.
+
+    Args:
+        model: a TFT with ``monotone_quantiles``.
+        start: (Q,) non-decreasing starting quantiles (:func:`standardised_target_quantiles`).
+    """
+    init_monotone_head(model.output, start)
+    if model.config.location == "fixed":
+        model.median.fill_(float(start[model.config.quantiles.index(0.5)]))

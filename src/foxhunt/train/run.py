@@ -46,7 +46,7 @@ from foxhunt.model.tft import TFT
 from foxhunt.runtime import truncate_jsonl
 from foxhunt.train.calibration.calibrate import fit_calibration
 from foxhunt.train.distributed import World, process_group, rank_device, world_from_env
-from foxhunt.train.head_init import init_monotone_head, standardised_target_quantiles
+from foxhunt.train.head_init import standardised_target_quantiles, start_head
 from foxhunt.train.loop import fit
 from foxhunt.train.observer import Listener, Progress
 from foxhunt.train.prepare import prepare, prepare_in_child
@@ -262,7 +262,7 @@ def _train(
     train_windows, val_windows = (d.with_target_scale(scale) for d in (data.train, data.val))
     if state is None and cfg.model.monotone_quantiles:  # start at the scale-only forecast
         start = standardised_target_quantiles(train_windows, cfg.model.quantiles)
-        init_monotone_head(model.output, start)
+        start_head(model, start)
     stop = threading.Event()
     first_epoch = state["loop"]["epoch"] + 1 if state else 1
     make_progress = progress_factory if progress_factory and world.is_main else None

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
 import torch
+from choice_windows import ChoiceWindows
 
 from foxhunt.config import DataConfig, RunConfig, TFTConfig
 from foxhunt.data.features.table import feature_spec
@@ -90,32 +90,7 @@ def test_an_anchor_without_the_input_warns_and_is_left_out(
     assert ANCHOR_FEATURE in caplog.text
 
 
-class _Windows:
-    """The part of a WindowDataset the choice reads."""
-
-    target_scale = None
-    spec = SPEC
-
-    def __init__(self, hist: torch.Tensor, target: np.ndarray) -> None:
-        self.hist = hist
-        self.target = torch.from_numpy(target / 1e-3)  # globally scaled, as the pipeline's
-
-    def __len__(self) -> int:
-        return len(self.hist)
-
-    def batch(self, rows: list[int]) -> object:
-        return type("B", (), {"historical": self.hist[rows], "target": self.target[rows]})
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-def _windows(informative: bool, n: int = 1500) -> _Windows:
+def _windows(informative: bool, n: int = 1500) -> ChoiceWindows:
     """Pooled symbols whose volatility levels differ tenfold and stay put: the anchor is each
     window's true level (``informative``) or unrelated noise."""
     rng = np.random.default_rng(5)
@@ -123,7 +98,7 @@ def _windows(informative: bool, n: int = 1500) -> _Windows:
     returns = rng.normal(size=(n, L)) * sigma[:, None]
     target = np.cumsum(rng.normal(size=(n, H)) * sigma[:, None], axis=1)
     anchor = sigma if informative else rng.permutation(sigma)
-    return _Windows(_hist(returns, anchor), target)
+    return ChoiceWindows(_hist(returns, anchor), target, SPEC)
 
 
 def _cfg() -> RunConfig:

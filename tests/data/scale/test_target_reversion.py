@@ -4,7 +4,6 @@ split (``foxhunt.data.scale.choice``); old configs load without either."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -86,14 +85,6 @@ class _Windows:
 
     def batch(self, rows: list[int]) -> object:
         return type("B", (), {"historical": self.hist[rows], "target": self.target[rows]})
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)  # 48 small candidates: threads only contend on a busy machine
-    yield
-    torch.set_num_threads(before)
 
 
 def _reverting_windows(phi: float, n: int = 1500) -> _Windows:

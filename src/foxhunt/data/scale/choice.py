@@ -9,7 +9,10 @@ windows for every (decay, reversion) of :data:`DECAYS` x :data:`REVERSIONS` and 
 pair with the lowest mean pinball loss, each pair with and without a time-of-day season
 (:func:`fit_season`, fitted on the same training split) and, when the run has the 120-bar
 realised volatility input, with and without the per-window anchor
-(:attr:`~foxhunt.config.DataConfig.target_scale_anchor`); :func:`resolve_target_scale` writes
+(:attr:`~foxhunt.config.DataConfig.target_scale_anchor`), and, when the run has the gap and
+log-range inputs, with each bar's variance from its close-to-close return and from its gap and
+range (:attr:`~foxhunt.config.DataConfig.target_scale_estimator`; the range variance's ratio to
+the squared return fitted on the same windows); :func:`resolve_target_scale` writes
 the choice into the run's config (``target_scale_search`` on), so ``config.json`` holds the
 values inference uses. Only training windows are read: validation stays for early stopping and
 calibration. Without the time-of-day inputs, with bars that all fall in one half-hour, or with
@@ -20,7 +23,9 @@ is not tried.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
+import math
 
 import numpy as np
 import polars as pl
@@ -31,6 +36,7 @@ from foxhunt.data.features.table import FeatureSpec
 from foxhunt.data.scale.scaler import ScalerParams
 from foxhunt.data.scale.target import (
     ANCHOR_FEATURE,
+    RANGE_FEATURES,
     RETURN_FEATURE,
     SEASON_BUCKETS,
     TOD_FEATURES,
@@ -70,6 +76,9 @@ class ScaleChoice:
         anchor: whether the chosen scale is anchored (``losses`` and ``season_losses`` are
             those of the chosen anchoring).
         other_loss: the best loss of the other anchoring (None when only one was tried).
+        estimator: the chosen bars' variance estimator (``close`` or ``range``).
+        range_ratio: the range variance's multiplier (1 for ``close``).
+        estimator_losses: the best loss of each estimator tried.
     """
 
     decay: float
@@ -79,6 +88,9 @@ class ScaleChoice:
     season_losses: dict[tuple[float, float], float] = dataclasses.field(default_factory=dict)
     anchor: bool = False
     other_loss: float | None = None
+    estimator: str = "close"
+    range_ratio: float = 1.0
+    estimator_losses: dict[str, float] = dataclasses.field(default_factory=dict)
 
     @property
     def best_loss(self) -> float:
@@ -121,7 +133,28 @@ def choose_target_scale(
     tod = _tod_columns(spec, scaler)
     rows = _scored_rows(len(train))
     anchor = _anchor_column(spec, scaler)
-    returns, known, y = _returns_and_targets(train, rows, base.ret_index, scaler, tod, anchor)
+    ranges = _range_columns(spec, scaler)
+    returns, known, y = _returns_and_targets(
+        train, rows, base.ret_index, scaler, tod, anchor, ranges is not None
+    )
+    estimators: list[tuple[str, dict]] = [("close", {"estimator": "close", "range_ratio": 1.0})]
+    if ranges is not None:
+        first = 2 if anchor is not None else 1  # the gap and range columns of `returns`
+        ranged = dataclasses.replace(
+            base,
+            ret_index=0,
+            estimator="range",
+            range_index=(first, first + 1),
+            range_affine=ranges,
+            range_ratio=1.0,
+        )
+        close = dataclasses.replace(base, ret_index=0, estimator="close")
+        ratio = _range_ratio(returns, close, ranged)
+        if ratio is not None:
+            estimators.append(
+                ("range", {"estimator": "range", "range_index": (first, first + 1),
+                           "range_affine": ranges, "range_ratio": ratio})
+            )  # fmt: skip
     levels = torch.tensor(cfg.model.quantiles, dtype=torch.float64)
     season = fit_season(train, base.ret_index, scaler, tod) if tod and _intraday(train) else ()
     # Cross-fitted seasons: windows on even days are scored with the season of odd days' bars
@@ -149,13 +182,16 @@ def choose_target_scale(
 
     cross_fitted = bool(crossed) and all(crossed) and all(bool(h.any()) for h in halves)
     choices = []
-    for anchored in (False, True) if anchor is not None else (False,):
+    for (name, fields), anchored in itertools.product(
+        estimators, (False, True) if anchor is not None else (False,)
+    ):
         plain = dataclasses.replace(
             base,
             ret_index=0,
             season=(),
             anchor_index=1 if anchored else -1,
             anchor_affine=anchor if anchored and anchor is not None else (0.0, 1.0),
+            **fields,
         )
         losses, season_losses = {}, {}
         for decay in decays:
@@ -172,12 +208,22 @@ def choose_target_scale(
         if season_losses and min(season_losses.values()) < losses[(decay, phi)]:
             decay, phi = min(season_losses, key=lambda k: season_losses[k])
             chosen_season = season
-        choices.append(ScaleChoice(decay, phi, losses, chosen_season, season_losses, anchored))
+        choices.append(
+            ScaleChoice(
+                decay, phi, losses, chosen_season, season_losses, anchored,
+                estimator=name, range_ratio=fields["range_ratio"],
+            )
+        )  # fmt: skip
     best = min(choices, key=lambda c: c.best_loss)
-    if len(choices) == 1:
-        return best
-    other = next(c for c in choices if c is not best)
-    return dataclasses.replace(best, other_loss=other.best_loss)
+    by_estimator = {
+        name: min(c.best_loss for c in choices if c.estimator == name) for name, _ in estimators
+    }
+    other = [c for c in choices if c.estimator == best.estimator and c is not best]
+    return dataclasses.replace(
+        best,
+        other_loss=other[0].best_loss if other else None,
+        estimator_losses=by_estimator if len(by_estimator) > 1 else {},
+    )
 
 
 def fit_season(
@@ -286,13 +332,19 @@ def resolve_target_scale(
     if choice is None:
         return cfg
     log.info(
-        "target scale: decay %g, reversion %g, %s, %s (training pinball %.4e%s)",
+        "target scale: decay %g, reversion %g, %s, %s, %s (training pinball %.4e%s%s)",
         choice.decay,
         choice.reversion,
         "time-of-day season" if choice.season else "no season",
         "anchored on the 120-bar volatility" if choice.anchor else "no anchor",
+        "bar variance from the gap and range"
+        if choice.estimator == "range"
+        else "bar variance from the close-to-close return",
         choice.best_loss,
         "" if choice.other_loss is None else f"; {choice.other_loss:.4e} the other anchoring",
+        "".join(
+            f"; {v:.4e} {k}" for k, v in choice.estimator_losses.items() if k != choice.estimator
+        ),
     )
     return cfg.replace(
         data={
@@ -300,6 +352,8 @@ def resolve_target_scale(
             "target_scale_reversion": choice.reversion,
             "target_scale_season": choice.season,
             "target_scale_anchor": choice.anchor,
+            "target_scale_estimator": choice.estimator,
+            "target_scale_range_ratio": choice.range_ratio,
         }
     )
 
@@ -312,6 +366,26 @@ def _anchor_column(spec: FeatureSpec, scaler: ScalerParams) -> tuple[float, floa
     return scaler.mean[a], scaler.std[a]
 
 
+def _range_columns(
+    spec: FeatureSpec, scaler: ScalerParams
+) -> tuple[float, float, float, float] | None:
+    """(gap mean, gap std, range mean, range std) of the range estimator's inputs, None when
+    the run does not have them."""
+    if not all(f in spec.historical and f in scaler.columns for f in RANGE_FEATURES):
+        return None
+    g, r = (scaler.columns.index(f) for f in RANGE_FEATURES)
+    return scaler.mean[g], scaler.std[g], scaler.mean[r], scaler.std[r]
+
+
+def _range_ratio(returns: torch.Tensor, close: TargetScale, ranged: TargetScale) -> float | None:
+    """The scored windows' mean squared return over their mean range variance (every encoder
+    bar), None when either is not positive and finite."""
+    r2 = float(close.bar_deviations(returns).square().mean())
+    v = float(ranged.bar_deviations(returns).square().mean())
+    ratio = r2 / v if v > 0 else math.inf
+    return ratio if 0.0 < ratio < math.inf else None
+
+
 def _returns_and_targets(
     train: WindowDataset,
     windows: np.ndarray,
@@ -319,16 +393,20 @@ def _returns_and_targets(
     scaler: ScalerParams,
     tod: tuple[float, float, float, float] | None,
     anchor: tuple[float, float] | None = None,
+    ranges: bool = False,
     batch_size: int = 2048,
 ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
-    """(N, T, 1) return inputs (z-scored, as the batch holds them; (N, T, 2) with the anchor
-    input as column 1 when ``anchor``), (N, T + H, 2) time-of-day inputs (sin, cos; None
-    without ``tod``) and (N, H) log-return targets of ``windows``."""
+    """(N, T, C) inputs of ``windows`` (z-scored, as the batch holds them): the return in
+    column 0, then the anchor input when ``anchor``, then the gap and range inputs when
+    ``ranges``; (N, T + H, 2) time-of-day inputs (sin, cos; None without ``tod``) and (N, H)
+    log-return targets."""
     rows = windows.tolist()
     known_cols = list(_tod_known_indices(train)) if tod is not None else []
     hist_cols = [ret_index]
     if anchor is not None:
         hist_cols.append(train.spec.historical.index(ANCHOR_FEATURE))
+    if ranges:
+        hist_cols += [train.spec.historical.index(f) for f in RANGE_FEATURES]
     hist, known, ys = [], [], []
     for a in range(0, len(rows), batch_size):
         batch = train.batch(rows[a : a + batch_size])

@@ -41,6 +41,14 @@ scale is reapplied outside the network (:meth:`TargetScale.to_returns`). Two sca
   levels differ tenfold (a GARCH(1,1) fitted per symbol has its own long-run level). With a
   season, ``L_b`` is divided by the mean multiplier of the encoder's bars.
 
+With the ``range`` ``estimator`` (``DataConfig.target_scale_estimator``) each encoder bar's
+variance in the EWMA is not the squared close-to-close return but ``kappa (gap**2 +
+log(high/low)**2 / (4 ln 2))``: the squared opening gap plus Parkinson's estimate from the bar's
+range, which sees the bar's whole path instead of its two ends (several times as efficient for
+a random walk), times ``kappa`` (``target_scale_range_ratio``), the training split's mean squared
+return over its mean range variance, so the EWMA, the mean reversion and the anchor share one
+scale. Gap and range are read from ``obs__gap_lag0`` and ``obs__log_range_lag0``.
+
 The one-bar returns are read back from the batch's observed input ``obs__ret1_lag0`` (z-scored
 with the training mean and std; undone here in float64), the anchor from ``obs__rv_cc_120``
 likewise.
@@ -67,6 +75,14 @@ RETURN_FEATURE = "obs__ret1_lag0"
 """The observed input holding the bar's one-bar log return."""
 ANCHOR_FEATURE = "obs__rv_cc_120"
 """The observed input holding the std of the last 120 one-bar log returns (the anchor)."""
+GAP_FEATURE = "obs__gap_lag0"
+"""The observed input holding the bar's opening gap ``log(open / previous close)``."""
+RANGE_FEATURE = "obs__log_range_lag0"
+"""The observed input holding the bar's ``log(high / low)``."""
+RANGE_FEATURES = (GAP_FEATURE, RANGE_FEATURE)
+"""What the ``range`` estimator reads."""
+PARKINSON = 1.0 / (4.0 * math.log(2.0))
+"""Parkinson's factor: ``E[log(high/low)**2] = 4 ln 2 sigma**2`` for a driftless random walk."""
 WINDOW_FLOOR = 0.1
 """Smallest window scale, as a fraction of the global per-horizon std."""
 TOD_FEATURES = ("known__tod_sin", "known__tod_cos")
@@ -94,6 +110,12 @@ class TargetScale:
         anchor_index: column of :data:`ANCHOR_FEATURE` in the historical inputs, or -1 for no
             anchor.
         anchor_affine: (mean, std) it was z-scored with.
+        estimator: each bar's variance: ``close`` (squared return) or ``range`` (gap and
+            Parkinson range; module docstring).
+        range_index: columns of :data:`GAP_FEATURE` and :data:`RANGE_FEATURE` in the
+            historical inputs (``range`` only).
+        range_affine: (gap mean, gap std, range mean, range std) they were z-scored with.
+        range_ratio: ``kappa``, the range variance's multiplier.
     """
 
     mode: TargetScaleMode
@@ -108,6 +130,10 @@ class TargetScale:
     tod_affine: tuple[float, float, float, float] = (0.0, 1.0, 0.0, 1.0)
     anchor_index: int = -1
     anchor_affine: tuple[float, float] = (0.0, 1.0)
+    estimator: str = "close"
+    range_index: tuple[int, int] = (0, 0)
+    range_affine: tuple[float, float, float, float] = (0.0, 1.0, 0.0, 1.0)
+    range_ratio: float = 1.0
 
     @classmethod
     def of(cls, data: DataConfig, spec: FeatureSpec, scaler: ScalerParams) -> TargetScale:
@@ -160,6 +186,21 @@ class TargetScale:
                     "target_scale_anchor needs the input %s; the scale has no anchor",
                     ANCHOR_FEATURE,
                 )
+        estimator, range_index, range_affine = "close", (0, 0), (0.0, 1.0, 0.0, 1.0)
+        if data.target_scale_estimator == "range":
+            if all(f in spec.historical and f in scaler.columns for f in RANGE_FEATURES):
+                g, r = (scaler.columns.index(f) for f in RANGE_FEATURES)
+                estimator = "range"
+                range_index = (
+                    spec.historical.index(GAP_FEATURE),
+                    spec.historical.index(RANGE_FEATURE),
+                )
+                range_affine = (scaler.mean[g], scaler.std[g], scaler.mean[r], scaler.std[r])
+            else:
+                log.warning(
+                    "target_scale_estimator 'range' needs the inputs %s; using 'close'",
+                    " and ".join(RANGE_FEATURES),
+                )
         return cls(
             "window",
             tuple(scaler.target_std),
@@ -173,6 +214,10 @@ class TargetScale:
             tod_affine,
             anchor_index,
             anchor_affine,
+            estimator,
+            range_index,
+            range_affine,
+            data.target_scale_range_ratio,
         )
 
     def scale(self, historical: Tensor, known: Tensor | None = None) -> Tensor:
@@ -192,7 +237,7 @@ class TargetScale:
         b = historical.shape[0]
         if self.mode == "global":
             return std.expand(b, -1).clone()  # (B, H)
-        r = historical[:, :, self.ret_index].double() * self.ret_std + self.ret_mean  # (B, T_enc)
+        r = self.bar_deviations(historical)  # (B, T_enc): squared, each bar's variance
         anchor = self.anchor_variance(historical)  # (B,) or None
         long_run: Tensor | float = self.long_run_var if anchor is None else anchor
         horizon = len(self.target_std)
@@ -215,6 +260,17 @@ class TargetScale:
             h = constant_tensor(tuple(range(1, horizon + 1)), torch.float64, r.device)
             window = var.sqrt()[:, None] * h.sqrt()[None, :]  # (B, H)
         return torch.maximum(window, WINDOW_FLOOR * std[None, :])
+
+    def bar_deviations(self, historical: Tensor) -> Tensor:
+        """Each encoder bar's one-bar return (``close``) or the square root of its scaled range
+        variance (``range``): what the EWMA squares. (B, T_enc) float64."""
+        if self.estimator != "range":
+            return historical[:, :, self.ret_index].double() * self.ret_std + self.ret_mean
+        g_mean, g_std, r_mean, r_std = self.range_affine
+        gap = historical[:, :, self.range_index[0]].double() * g_std + g_mean
+        hl = historical[:, :, self.range_index[1]].double() * r_std + r_mean
+        var = gap.square() + PARKINSON * hl.square()
+        return (self.range_ratio * var).sqrt()
 
     def anchor_variance(self, historical: Tensor) -> Tensor | None:
         """Each window's long-run variance ``L_b`` (the anchor at the origin, squared), (B,)
