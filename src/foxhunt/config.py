@@ -73,7 +73,7 @@ class TFTConfig:
     load): every quantile is the network's. ``fixed`` (needs ``monotone_quantiles`` and the level
     0.5): the median is pinned at the start's standardised median, one constant, and the
     network learns only the steps to the other quantiles, the forecast's spread and skew
-    (docs/recipe.md, *Daily futures: a median that is not conditional*)."""
+    (docs/recipe.md, *Daily futures: the bars' range and a fixed median*)."""
     decoder_origin_inputs: bool = False
     """Add the origin bar's selected observed embedding to every decoder position's input
     (docs/recipe.md, *A network that learns*): without it the observed inputs reach the
