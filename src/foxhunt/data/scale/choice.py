@@ -41,6 +41,7 @@ from foxhunt.data.scale.target import (
     SEASON_BUCKETS,
     TOD_FEATURES,
     TargetScale,
+    range_inputs_affine,
     tod_bucket,
 )
 from foxhunt.data.windows.dataset import WindowDataset
@@ -133,28 +134,20 @@ def choose_target_scale(
     tod = _tod_columns(spec, scaler)
     rows = _scored_rows(len(train))
     anchor = _anchor_column(spec, scaler)
-    ranges = _range_columns(spec, scaler)
+    ranges = range_inputs_affine(spec, scaler)
     returns, known, y = _returns_and_targets(
         train, rows, base.ret_index, scaler, tod, anchor, ranges is not None
     )
-    estimators: list[tuple[str, dict]] = [("close", {"estimator": "close", "range_ratio": 1.0})]
+    # one base per bars' variance estimator, reading `returns`' columns
+    estimators = [dataclasses.replace(base, ret_index=0, estimator="close", range_ratio=1.0)]
     if ranges is not None:
         first = 2 if anchor is not None else 1  # the gap and range columns of `returns`
         ranged = dataclasses.replace(
-            base,
-            ret_index=0,
-            estimator="range",
-            range_index=(first, first + 1),
-            range_affine=ranges,
-            range_ratio=1.0,
+            estimators[0], estimator="range", range_index=(first, first + 1), range_affine=ranges
         )
-        close = dataclasses.replace(base, ret_index=0, estimator="close")
-        ratio = _range_ratio(returns, close, ranged)
+        ratio = _range_ratio(returns, estimators[0], ranged)
         if ratio is not None:
-            estimators.append(
-                ("range", {"estimator": "range", "range_index": (first, first + 1),
-                           "range_affine": ranges, "range_ratio": ratio})
-            )  # fmt: skip
+            estimators.append(dataclasses.replace(ranged, range_ratio=ratio))
     levels = torch.tensor(cfg.model.quantiles, dtype=torch.float64)
     season = fit_season(train, base.ret_index, scaler, tod) if tod and _intraday(train) else ()
     # Cross-fitted seasons: windows on even days are scored with the season of odd days' bars
@@ -182,16 +175,14 @@ def choose_target_scale(
 
     cross_fitted = bool(crossed) and all(crossed) and all(bool(h.any()) for h in halves)
     choices = []
-    for (name, fields), anchored in itertools.product(
+    for estimator, anchored in itertools.product(
         estimators, (False, True) if anchor is not None else (False,)
     ):
         plain = dataclasses.replace(
-            base,
-            ret_index=0,
+            estimator,
             season=(),
             anchor_index=1 if anchored else -1,
             anchor_affine=anchor if anchored and anchor is not None else (0.0, 1.0),
-            **fields,
         )
         losses, season_losses = {}, {}
         for decay in decays:
@@ -211,12 +202,13 @@ def choose_target_scale(
         choices.append(
             ScaleChoice(
                 decay, phi, losses, chosen_season, season_losses, anchored,
-                estimator=name, range_ratio=fields["range_ratio"],
+                estimator=estimator.estimator, range_ratio=estimator.range_ratio,
             )
         )  # fmt: skip
     best = min(choices, key=lambda c: c.best_loss)
     by_estimator = {
-        name: min(c.best_loss for c in choices if c.estimator == name) for name, _ in estimators
+        e.estimator: min(c.best_loss for c in choices if c.estimator == e.estimator)
+        for e in estimators
     }
     other = [c for c in choices if c.estimator == best.estimator and c is not best]
     return dataclasses.replace(
@@ -364,17 +356,6 @@ def _anchor_column(spec: FeatureSpec, scaler: ScalerParams) -> tuple[float, floa
         return None
     a = scaler.columns.index(ANCHOR_FEATURE)
     return scaler.mean[a], scaler.std[a]
-
-
-def _range_columns(
-    spec: FeatureSpec, scaler: ScalerParams
-) -> tuple[float, float, float, float] | None:
-    """(gap mean, gap std, range mean, range std) of the range estimator's inputs, None when
-    the run does not have them."""
-    if not all(f in spec.historical and f in scaler.columns for f in RANGE_FEATURES):
-        return None
-    g, r = (scaler.columns.index(f) for f in RANGE_FEATURES)
-    return scaler.mean[g], scaler.std[g], scaler.mean[r], scaler.std[r]
 
 
 def _range_ratio(returns: torch.Tensor, close: TargetScale, ranged: TargetScale) -> float | None:

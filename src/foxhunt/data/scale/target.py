@@ -188,14 +188,13 @@ class TargetScale:
                 )
         estimator, range_index, range_affine = "close", (0, 0), (0.0, 1.0, 0.0, 1.0)
         if data.target_scale_estimator == "range":
-            if all(f in spec.historical and f in scaler.columns for f in RANGE_FEATURES):
-                g, r = (scaler.columns.index(f) for f in RANGE_FEATURES)
-                estimator = "range"
+            affine = range_inputs_affine(spec, scaler)
+            if affine is not None:
+                estimator, range_affine = "range", affine
                 range_index = (
                     spec.historical.index(GAP_FEATURE),
                     spec.historical.index(RANGE_FEATURE),
                 )
-                range_affine = (scaler.mean[g], scaler.std[g], scaler.mean[r], scaler.std[r])
             else:
                 log.warning(
                     "target_scale_estimator 'range' needs the inputs %s; using 'close'",
@@ -314,6 +313,17 @@ class TargetScale:
     def to_returns(self, z: Tensor, historical: Tensor, known: Tensor | None = None) -> Tensor:
         """Standardised quantiles (B, H, Q) -> log-return quantiles (float64, same device)."""
         return z.double() * self.scale(historical, known)[:, :, None]
+
+
+def range_inputs_affine(
+    spec: FeatureSpec, scaler: ScalerParams
+) -> tuple[float, float, float, float] | None:
+    """(gap mean, gap std, range mean, range std) the ``range`` estimator's inputs were z-scored
+    with, None when the run does not have them."""
+    if not all(f in spec.historical and f in scaler.columns for f in RANGE_FEATURES):
+        return None
+    g, r = (scaler.columns.index(f) for f in RANGE_FEATURES)
+    return scaler.mean[g], scaler.std[g], scaler.mean[r], scaler.std[r]
 
 
 @functools.lru_cache(maxsize=256)
