@@ -214,6 +214,26 @@ TARGETS: dict[str, Target] = {
             "tests/data/windows/test_dataset.py",  # the windows whose decoder rows it computes
         ),
     ),
+    # the target scale every forecast is standardised by (issue 26), and its bars' variance
+    "target_scale": Target(
+        "src/foxhunt/data/scale/target.py",
+        (
+            "tests/data/scale/test_target.py",
+            "tests/data/scale/test_target_anchor.py",
+            "tests/data/scale/test_target_range.py",
+            "tests/data/scale/test_target_reversion.py",
+            "tests/data/scale/test_target_season.py",
+            "tests/data/scale/test_target_mutants.py",
+        ),
+    ),
+    "volatility": Target(
+        "src/foxhunt/data/scale/volatility.py",
+        ("tests/data/scale/test_volatility.py", "tests/data/scale/test_target.py"),
+    ),
+    "preparation": Target(
+        "src/foxhunt/memory/preparation.py", ("tests/memory/test_preparation.py",)
+    ),
+    "head_init": Target("src/foxhunt/train/head_init.py", ("tests/train/test_head_init.py",)),
 }
 
 KILLED = {"killed", "timeout", "segfault", "caught by type check", "suspicious"}

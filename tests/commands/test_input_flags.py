@@ -27,9 +27,11 @@ def test_shape_flags_apply_over_the_preset() -> None:
     assert _cfg("--preset", "demo").model == _cfg("--preset", "demo").model
 
 
-def test_location_flag_pins_the_median_over_the_preset() -> None:
-    assert _cfg("--preset", "fast").model.location == "conditional"
-    assert _cfg("--preset", "fast", "--location", "fixed").model.location == "fixed"
+def test_location_flag_sets_the_median_over_the_preset() -> None:
+    assert _cfg("--preset", "fast").model.location == "fixed"  # the preset's own
+    assert _cfg("--preset", "demo").model.location == "conditional"
+    assert _cfg("--preset", "demo", "--location", "fixed").model.location == "fixed"
+    assert _cfg("--preset", "fast", "--location", "conditional").model.location == "conditional"
     with pytest.raises(SystemExit):
         _cfg("--preset", "fast", "--location", "median")
 

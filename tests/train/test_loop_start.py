@@ -99,3 +99,15 @@ def test_best_json_names_an_existing_file_when_an_epoch_wins(tmp_path) -> None:
     records = [json.loads(x) for x in run.metrics.read_text().splitlines()]
     marked = [r["epoch"] for r in records if r.get("kind") == "epoch" and r["best"]]
     assert marked[-1] == result.state.best_epoch  # the last "(best)" is the epoch kept
+
+
+@pytest.mark.slow
+def test_early_stopping_waits_until_the_learning_rate_is_half_way_down(tmp_path) -> None:
+    # 2 steps per epoch, warm-up 2, 8 epochs: the cosine is 0.43 of the way down after epoch 4
+    # and 0.57 after epoch 5; patience 2 is spent after epoch 2 but the run goes on to 5
+    cfg = tiny_config()
+    run, model, start, result = _fit(tmp_path, Drifting(20, cfg.model, 2, step=10.0), epochs=8)
+    assert result.stop_reason == "early_stop" and result.state.epoch == 5
+    assert result.state.best_epoch == 0  # still the start: every later epoch looked worse
+    lines = [json.loads(x) for x in run.metrics.read_text().splitlines()]
+    assert [x["epoch"] for x in lines if "val_loss" in x] == [1, 2, 3, 4, 5]

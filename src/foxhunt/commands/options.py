@@ -109,7 +109,7 @@ def add_shape_args(p: argparse.ArgumentParser) -> None:
         choices=["conditional", "fixed"],
         help="the forecast median: conditional on the inputs, or fixed at the start's pooled "
         "median with the network learning only the spread around it (docs/recipe.md; "
-        "default: the preset's, conditional)",
+        "default: the preset's: fixed for fast, conditional for demo and tft-225)",
     )
     add_input_args(p)
 

@@ -268,6 +268,7 @@ def _train_ensemble(a: argparse.Namespace, cfg: RunConfig) -> None:
         progress=lambda epochs, first: TrainProgress(epochs, first_epoch=first),
         overwrite=a.overwrite,
         process_setup=apply_cpu_allocator,
+        isolate=True,  # each member's data preparation in its own child, as for one run
         on_member=started,
         on_member_done=finished,
     )

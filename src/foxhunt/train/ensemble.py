@@ -60,7 +60,8 @@ class MemberDone:
         dir: its run directory, relative to the ensemble's.
         seconds: wall time of the call that finished its training (a resumed member's
             earlier, interrupted part is not counted).
-        peak_rss_bytes: the process's peak RSS while it trained (reset before it started).
+        peak_rss_bytes: this process's peak RSS while it trained (reset before it started;
+            a data preparation in a child, ``isolate``, logs its own peak).
         best_epoch: its best epoch.
         best_val_loss: its validation loss there.
     """
@@ -97,6 +98,7 @@ def train_ensemble(
     progress: ProgressFactory | None = None,
     overwrite: bool = False,
     process_setup: ProcessSetup | None = None,
+    isolate: bool = False,
     on_member: Callable[[int, int, int], None] | None = None,
     on_member_done: Callable[[MemberDone, int], None] | None = None,
 ) -> EnsembleRun:
@@ -109,8 +111,10 @@ def train_ensemble(
         bars: bars for every member (with ``resume``: default the ensemble's own).
         out: the ensemble's directory (default ``runs/<preset>``).
         resume: continue the ensemble in this directory.
-        memory_budget, allow_precision_change, progress, process_setup: as for
-            :func:`foxhunt.train.run.run_training`, for every member.
+        memory_budget, allow_precision_change, progress, process_setup, isolate: as for
+            :func:`foxhunt.train.run.run_training`, for every member (with ``isolate`` each
+            member prepares its data in its own child, so this process never holds the
+            preparation's arenas, which the next member would otherwise start on top of).
         overwrite: replace a run or ensemble already in ``out`` (deleted before member 0).
         on_member: called with ``(k, n, seed)`` before member k trains.
         on_member_done: called with each member's record and ``n`` once it has finished.
@@ -143,7 +147,7 @@ def train_ensemble(
             member = _train_member(
                 root, k, cfg.replace(train={"seed": seed}), bars,
                 memory_budget=memory_budget, allow_precision_change=allow_precision_change,
-                progress=progress, process_setup=process_setup,
+                progress=progress, process_setup=process_setup, isolate=isolate,
             )  # fmt: skip
             members.append(member)
             _update(root, members=[asdict(m) for m in members])

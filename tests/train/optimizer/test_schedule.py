@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from foxhunt.train.optimizer.schedule import lr_at
+from foxhunt.train.optimizer.schedule import decay_progress, lr_at
 
 
 def test_warmup_then_cosine_values() -> None:
@@ -67,3 +67,21 @@ def test_a_time_budget_moves_the_cosine_forward() -> None:
     assert lr_at(510, **kw, time_fraction=0.1) == pytest.approx(half)  # steps further along
     assert lr_at(510, **kw) == pytest.approx(lr_at(510, **kw, time_fraction=0.0))
     assert lr_at(3, **kw, time_fraction=0.9) == pytest.approx(lr_at(3, **kw))  # warm-up
+
+
+def test_decay_progress_is_how_far_the_cosine_has_gone() -> None:
+    """What early stopping waits on (train/loop.py): 0 in warm-up, the step share after it, or
+    the time share when that is further along, 1 at the floor."""
+    kw = {"warmup_steps": 10, "total_steps": 110}
+    assert decay_progress(5, **kw) == 0.0
+    assert decay_progress(5, **kw, time_fraction=0.9) == 0.0  # warm-up ignores the clock
+    assert decay_progress(60, **kw) == pytest.approx(0.5)
+    assert decay_progress(60, **kw, time_fraction=0.7) == pytest.approx(0.7)
+    assert decay_progress(60, **kw, time_fraction=0.2) == pytest.approx(0.5)
+    assert decay_progress(500, **kw) == 1.0
+    half = lr_at(60, peak_lr=1.0, min_ratio=0.0, **kw)
+    assert half == pytest.approx(0.5)  # the rate is half-way down where progress is 0.5
+    with pytest.raises(ValueError):
+        decay_progress(-1, **kw)
+    with pytest.raises(ValueError):
+        decay_progress(0, warmup_steps=0, total_steps=0)

@@ -184,7 +184,6 @@ def split_by_time(
             "(need >= %d each after the embargoes): %s%s",
             len(short), counts.height, need, listed, more,
         )  # fmt: skip
-        features = features.filter(~pl.col("symbol").is_in(list(short)))
         counts = counts.filter(~pl.col("symbol").is_in(list(short)))
     bounds = split_bounds(
         counts.iter_rows(),
@@ -204,13 +203,27 @@ def split_by_time(
         },
         schema_overrides={"symbol": features.schema["symbol"]},
     )
-    idx = features.lazy().with_columns(pl.int_range(pl.len()).over("symbol").alias(_IDX))
-    idx = idx.join(table.lazy(), on="symbol", how="left", maintain_order="left")
-    cols = features.columns
+    # Which split each row falls in, from a narrow frame (symbol, index, bounds): filtering the
+    # wide table by a mask copies only the rows kept, where a join of the bounds onto it (or a
+    # filtered copy without the short symbols) would hold the whole table again per split.
     i = pl.col(_IDX)
-    train = idx.filter(i < pl.col("__tr_end")).select(cols).collect()
-    val = idx.filter((i >= pl.col("__va_start")) & (i < pl.col("__va_end"))).select(cols).collect()
-    test = idx.filter(i >= pl.col("__te_start")).select(cols).collect()
+    where = (
+        features.select("symbol")
+        .with_columns(pl.int_range(pl.len()).over("symbol").alias(_IDX))
+        .join(table, on="symbol", how="left", maintain_order="left")
+        .select(
+            pl.when(i < pl.col("__tr_end"))
+            .then(0)
+            .when((i >= pl.col("__va_start")) & (i < pl.col("__va_end")))
+            .then(1)
+            .when(i >= pl.col("__te_start"))
+            .then(2)
+            .otherwise(None)  # the embargoes, and the symbols left out (no bounds)
+            .cast(pl.Int8)
+        )
+        .to_series()
+    )
+    train, val, test = (features.filter(where == k) for k in range(3))
     log.info(
         "splits: train %d, val %d, test %d rows (embargo %d rows x2 per symbol)",
         train.height,

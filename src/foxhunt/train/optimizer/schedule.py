@@ -51,7 +51,27 @@ def lr_at(
         raise ValueError(f"total_steps must be >= 1, got {total_steps}")
     if step < warmup_steps:
         return peak_lr * (step + 1) / warmup_steps
-    decay_steps = max(1, total_steps - warmup_steps)
-    progress = min(1.0, max((step - warmup_steps) / decay_steps, time_fraction))
+    progress = decay_progress(
+        step, warmup_steps=warmup_steps, total_steps=total_steps, time_fraction=time_fraction
+    )
     cosine = 0.5 * (1.0 + math.cos(math.pi * progress))  # 1 -> 0
     return peak_lr * (min_ratio + (1.0 - min_ratio) * cosine)
+
+
+def decay_progress(
+    step: int, *, warmup_steps: int, total_steps: int, time_fraction: float = 0.0
+) -> float:
+    """How far the cosine of :func:`lr_at` has gone at ``step``, in [0, 1]: 0 until warm-up
+    ends, 1 at its floor (``total_steps``, or the end of the time budget, whichever is first).
+
+    Raises:
+        ValueError: If ``step`` is negative or ``total_steps`` < 1.
+    """
+    if step < 0:
+        raise ValueError(f"step must be >= 0, got {step}")
+    if total_steps < 1:
+        raise ValueError(f"total_steps must be >= 1, got {total_steps}")
+    if step < warmup_steps:
+        return 0.0
+    decay_steps = max(1, total_steps - warmup_steps)
+    return min(1.0, max((step - warmup_steps) / decay_steps, time_fraction))

@@ -1,0 +1,89 @@
+"""The data preparation's peak RSS against its estimate (``memory/preparation.py``), stage by stage.
+
+Runs ``foxhunt.train.prepare.prepare`` (features, splits, windows, target-scale choice,
+baselines) on BARS in this process and prints each stage's RSS and high-water mark, then one
+line with the bars, the peak and the estimate::
+
+    .venv/bin/python benchmarks/prepare_rss.py BARS [--preset demo]
+
+Run one process per measurement (the peak is this process's ``VmHWM``); docs/memory.md's table
+came from ``/usr/bin/time -v`` around it, on bars from ``../shared/data/real/`` (read as found,
+or cut from it by date). Linux only (``/proc/self/status``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+
+def _memory_mb() -> tuple[float, float]:
+    """This process's (RSS, peak RSS) in MB, from /proc/self/status."""
+    with open("/proc/self/status") as f:
+        kib = {
+            ln.split(":")[0]: int(ln.split()[1]) for ln in f if ln.startswith(("VmRSS", "VmHWM"))
+        }
+    return kib["VmRSS"] / 1e3, kib["VmHWM"] / 1e3
+
+
+def _timed(module: ModuleType, name: str) -> None:
+    """Wrap ``module.name`` so each call prints its time, RSS and high-water mark."""
+    fn: Callable[..., Any] = getattr(module, name)
+
+    @functools.wraps(fn)
+    def stage(*args: Any, **kwargs: Any) -> Any:
+        (rss0, hwm0), t0 = _memory_mb(), time.perf_counter()
+        out = fn(*args, **kwargs)
+        rss1, hwm1 = _memory_mb()
+        print(
+            f"  {name:22s} {time.perf_counter() - t0:6.2f} s  RSS {rss0:6.0f} -> {rss1:6.0f} MB"
+            f"  peak {hwm0:6.0f} -> {hwm1:6.0f} MB",
+            flush=True,
+        )
+        return out
+
+    setattr(module, name, stage)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("bars", type=Path, help="bars file, folder or glob")
+    p.add_argument("--preset", default="demo")
+    a = p.parse_args()
+    logging.basicConfig(level=logging.ERROR)
+    import foxhunt.data.pipeline as pipeline
+    import foxhunt.train.prepare as prepare
+    from foxhunt.config import preset
+    from foxhunt.memory.preparation import preparation_peak
+
+    for name in (
+        "read_run_bars",
+        "compute_features",
+        "split_by_time",
+        "fit_scaler",
+        "WindowDataset",
+    ):
+        _timed(pipeline, name)
+    for name in ("resolve_target_scale", "fit_baselines"):
+        _timed(prepare, name)
+    cfg = preset(a.preset)
+    t0 = time.perf_counter()
+    done = prepare.prepare(a.bars, cfg, choose_scale=True, baselines=True)
+    n = done.data.closes.height
+    estimate = preparation_peak(n, len(done.data.spec.inputs), cfg.model.horizon) / 1e6
+    peak = _memory_mb()[1]
+    print(
+        f"{a.bars}: {n:,} bars, {done.data.closes['symbol'].n_unique()} symbols, peak {peak:,.0f} MB,"
+        f" estimate {estimate:,.0f} MB ({100 * (estimate / peak - 1):+.1f} %), "
+        f"{time.perf_counter() - t0:.1f} s"
+    )
+
+
+if __name__ == "__main__":
+    main()
