@@ -228,7 +228,11 @@ TARGETS: dict[str, Target] = {
     ),
     "volatility": Target(
         "src/foxhunt/data/scale/volatility.py",
-        ("tests/data/scale/test_volatility.py", "tests/data/scale/test_target.py"),
+        (
+            "tests/data/scale/test_volatility.py",
+            "tests/data/scale/test_volatility_mutants.py",
+            "tests/data/scale/test_target.py",
+        ),
     ),
     "preparation": Target(
         "src/foxhunt/memory/preparation.py", ("tests/memory/test_preparation.py",)

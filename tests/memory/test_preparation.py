@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from foxhunt.memory.preparation import PREPARATION_BASE_BYTES, WORKING_BYTES, preparation_peak
+from foxhunt.memory.preparation import (
+    PREPARATION_BASE_BYTES,
+    TABLE_COPIES,
+    WORKING_BYTES,
+    preparation_peak,
+)
 
 
 @pytest.mark.parametrize(
@@ -35,3 +40,12 @@ def test_estimate_grows_with_bars_and_columns() -> None:
     assert small > int(2 * 1_000 * row)  # the table's own bytes count for the working part too
     big = WORKING_BYTES // row * 4
     assert preparation_peak(2 * big, 225, 10) - preparation_peak(big, 225, 10) < 2.1 * big * row
+
+
+@pytest.mark.parametrize(("inputs", "horizon"), [(225, 10), (225, 1), (12, 30)])
+def test_the_table_counts_float32_inputs_and_float64_targets(inputs: int, horizon: int) -> None:
+    bars = 1_000  # a table below WORKING_BYTES: the working part is the table's own size
+    table = bars * (4 * inputs + 8 * horizon)
+    assert table < WORKING_BYTES
+    want = PREPARATION_BASE_BYTES + int(TABLE_COPIES * table) + table
+    assert preparation_peak(bars, inputs, horizon) == want

@@ -76,3 +76,36 @@ def test_a_short_symbol_among_many_is_left_out_with_a_warning(
         assert set(part["symbol"].unique()) == kept
     alone = split_by_time(cut.filter(pl.col("symbol") != "CLZ4"), **kw)
     assert s.train.equals(alone.train) and s.val.equals(alone.val) and s.test.equals(alone.test)
+
+
+def test_many_short_symbols_are_named_eight_then_counted(
+    panel_features: pl.DataFrame, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Ten late starters among the long symbols: the warning names the first eight, comma
+    separated, and counts the other two."""
+    long_sym = panel_features["symbol"].unique().sort()[0]
+    base = panel_features.filter(pl.col("symbol") == long_sym)
+    short = [
+        base.head(40).with_columns(pl.lit(f"S{k}").alias("symbol")) for k in range(10)
+    ]  # fmt: skip
+    table = pl.concat([base, *short]).sort("symbol", "ts")
+    with caplog.at_level("WARNING", logger="foxhunt.data.windows.splits"):
+        s = split_by_time(table, val_fraction=0.15, test_fraction=0.15, embargo=20)
+    named = ", ".join(f"S{k} (40 rows)" for k in range(8))
+    assert "10 of 11 symbols left out" in caplog.text
+    assert f"{named} and 2 more" in caplog.text and "S8 (" not in caplog.text
+    assert set(s.train["symbol"].unique()) == {long_sym}
+
+
+def test_rows_need_not_be_grouped_by_symbol(panel_features: pl.DataFrame) -> None:
+    """Each row's split comes from its index within its own symbol, so rows interleaved by time
+    split as the symbol-sorted table does (the mask is row-aligned, no join reorders it)."""
+    kw = {"val_fraction": 0.2, "test_fraction": 0.1, "embargo": 30}
+    by_symbol = split_by_time(panel_features.sort("symbol", "ts"), **kw)
+    by_time = split_by_time(panel_features.sort("ts", "symbol"), **kw)
+    for a, b in zip(
+        (by_symbol.train, by_symbol.val, by_symbol.test),
+        (by_time.train, by_time.val, by_time.test),
+        strict=True,
+    ):
+        assert a.height > 0 and a.equals(b.sort("symbol", "ts"))

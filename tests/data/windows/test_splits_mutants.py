@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
+import numpy as np
 import polars as pl
 import pytest
 
-from foxhunt.data.windows.splits import split_bounds, split_by_time, split_sizes
+from foxhunt.data.windows.splits import split_bounds, split_by_time, split_sizes, too_short
 from foxhunt.errors import DataError
 
 
@@ -66,3 +69,63 @@ def test_split_by_time_keeps_a_categorical_symbol_column(dtype: pl.DataType) -> 
     # 10 rows, 2 embargo rows: 8 usable -> 1 validation, 1 test, 6 train per symbol
     assert s.train["x"].to_list() == [0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15]
     assert s.val["x"].to_list() == [7, 17] and s.test["x"].to_list() == [9, 19]
+
+
+@pytest.mark.parametrize(
+    ("n_short", "tail"),
+    [(1, "S0 (40 rows)"), (8, "S7 (40 rows)"), (9, "S7 (40 rows) and 1 more"),
+     (10, "S7 (40 rows) and 2 more")],
+)  # fmt: skip
+def test_the_warning_names_eight_short_symbols_then_counts_the_rest(
+    n_short: int, tail: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    ts = pl.datetime_range(
+        datetime(2024, 1, 1), datetime(2024, 1, 1, 8, 19), "1m", time_zone="UTC", eager=True
+    )  # 500 rows
+    long = pl.DataFrame({"symbol": "LONG", "ts": ts, "x": np.arange(500.0)})
+    short = [long.head(40).with_columns(pl.lit(f"S{k}").alias("symbol")) for k in range(n_short)]
+    table = pl.concat([long, *short]).sort("symbol", "ts")
+    with caplog.at_level("WARNING", logger="foxhunt.data.windows.splits"):
+        split_by_time(table, val_fraction=0.15, test_fraction=0.15, embargo=20)
+    line = next(r.getMessage() for r in caplog.records if "left out" in r.getMessage())
+    assert line.endswith(tail)
+
+
+def test_too_short_says_why_per_symbol() -> None:
+    out = too_short(
+        [("OK", 1000), ("TINY", 50)], val_fraction=0.2, test_fraction=0.1, embargo=20,
+        min_rows=20,
+    )  # fmt: skip
+    assert list(out) == ["TINY"]
+    assert out["TINY"].startswith("symbol 'TINY': 50 feature rows leave ")
+    assert "embargo 20 x2, val 0.2, test 0.1" in out["TINY"]
+
+
+@pytest.mark.parametrize(("val", "test"), [(1.0, 0.0), (0.0, 1.0), (1.5, 0.0), (0.0, 1.5)])
+def test_split_bounds_refuses_fractions_of_one_or_more(val: float, test: float) -> None:
+    with pytest.raises(ValueError, match="bad fractions"):
+        split_bounds([("A", 1000)], val_fraction=val, test_fraction=test, embargo=0)
+
+
+def test_split_bounds_error_names_the_rows_and_the_embargo() -> None:
+    with pytest.raises(DataError, match=r"'A': 60 feature rows leave .* embargo 15 x2"):
+        split_bounds([("A", 60)], val_fraction=0.2, test_fraction=0.2, embargo=15, min_rows=20)
+
+
+def test_the_default_minimum_is_one_row_without_an_embargo() -> None:
+    ts = pl.datetime_range(
+        datetime(2024, 1, 1), datetime(2024, 1, 1, 0, 9), "1m", time_zone="UTC", eager=True
+    )
+    table = pl.DataFrame({"symbol": "A", "ts": ts, "x": np.arange(10.0)})
+    s = split_by_time(table, val_fraction=0.1, test_fraction=0.1, embargo=0)
+    assert (s.train.height, s.val.height, s.test.height) == (8, 1, 1)
+
+
+def test_without_an_embargo_one_row_per_split_is_enough_among_many_symbols() -> None:
+    ts = pl.datetime_range(
+        datetime(2024, 1, 1), datetime(2024, 1, 1, 8, 19), "1m", time_zone="UTC", eager=True
+    )
+    long = pl.DataFrame({"symbol": "LONG", "ts": ts, "x": np.arange(500.0)})
+    table = pl.concat([long, long.head(10).with_columns(pl.lit("TEN").alias("symbol"))])
+    s = split_by_time(table.sort("symbol", "ts"), val_fraction=0.1, test_fraction=0.1, embargo=0)
+    assert s.val.filter(pl.col("symbol") == "TEN").height == 1  # kept, not left out

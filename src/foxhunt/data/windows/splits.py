@@ -21,9 +21,6 @@ from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)
 
-_IDX = "__i"
-_LEN = "__n"
-
 
 @dataclass(frozen=True)
 class Splits:
@@ -193,36 +190,27 @@ def split_by_time(
         min_rows=min_rows,
     )
 
-    table = pl.DataFrame(
-        {
-            "symbol": list(bounds),
-            "__tr_end": [b[0] for b in bounds.values()],
-            "__va_start": [b[1] for b in bounds.values()],
-            "__va_end": [b[2] for b in bounds.values()],
-            "__te_start": [b[3] for b in bounds.values()],
-        },
-        schema_overrides={"symbol": features.schema["symbol"]},
-    )
-    # Which split each row falls in, from a narrow frame (symbol, index, bounds): filtering the
-    # wide table by a mask copies only the rows kept, where a join of the bounds onto it (or a
-    # filtered copy without the short symbols) would hold the whole table again per split.
-    i = pl.col(_IDX)
-    where = (
-        features.select("symbol")
-        .with_columns(pl.int_range(pl.len()).over("symbol").alias(_IDX))
-        .join(table, on="symbol", how="left", maintain_order="left")
-        .select(
-            pl.when(i < pl.col("__tr_end"))
-            .then(0)
-            .when((i >= pl.col("__va_start")) & (i < pl.col("__va_end")))
-            .then(1)
-            .when(i >= pl.col("__te_start"))
-            .then(2)
-            .otherwise(None)  # the embargoes, and the symbols left out (no bounds)
-            .cast(pl.Int8)
-        )
-        .to_series()
-    )
+    # Which split each row falls in, from row-aligned expressions (each row's index within its
+    # symbol, its symbol's bounds looked up by value): filtering the wide table by a mask copies
+    # only the rows kept, where a join of the bounds onto it (or a filtered copy without the
+    # short symbols) would hold the whole table again per split.
+    symbols = list(bounds)
+
+    def bound(k: int) -> pl.Expr:  # the symbols left out have none: null, in no split
+        values = [b[k] for b in bounds.values()]
+        return pl.col("symbol").replace_strict(symbols, values, default=None, return_dtype=pl.Int64)
+
+    i = pl.int_range(pl.len()).over("symbol")
+    where = features.select(
+        pl.when(i < bound(0))
+        .then(0)
+        .when((i >= bound(1)) & (i < bound(2)))
+        .then(1)
+        .when(i >= bound(3))
+        .then(2)
+        .otherwise(None)  # the embargoes
+        .cast(pl.Int8)
+    ).to_series()
     train, val, test = (features.filter(where == k) for k in range(3))
     log.info(
         "splits: train %d, val %d, test %d rows (embargo %d rows x2 per symbol)",
