@@ -238,6 +238,12 @@ TARGETS: dict[str, Target] = {
         "src/foxhunt/memory/preparation.py", ("tests/memory/test_preparation.py",)
     ),
     "head_init": Target("src/foxhunt/train/head_init.py", ("tests/train/test_head_init.py",)),
+    # what decides how long a run trains and on which windows
+    "schedule": Target(
+        "src/foxhunt/train/optimizer/schedule.py", ("tests/train/optimizer/test_schedule.py",)
+    ),
+    "deadline": Target("src/foxhunt/train/deadline.py", ("tests/train/test_deadline.py",)),
+    "sampling": Target("src/foxhunt/train/sampling.py", ("tests/train/test_sampling.py",)),
 }
 
 KILLED = {"killed", "timeout", "segfault", "caught by type check", "suspicious"}

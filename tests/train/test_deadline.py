@@ -102,3 +102,26 @@ def test_a_resumed_run_gets_only_the_rest_of_its_budget(tmp_path) -> None:
     assert second.stop_reason == "max_minutes"
     assert (second.state.epoch, second.state.step) == (2, 4)
     assert second.state.train_seconds == pytest.approx(120.0)
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_fraction_and_seconds_of_small_and_empty_budgets() -> None:
+    # ``make mutate`` (deadline): a budget under a second, a zero one, nothing spent before
+    clock = _Clock()
+    fresh = Deadline(1.0, clock=clock)
+    assert fresh.seconds == 0.0 and fresh.fraction() == 0.0
+    half_second = Deadline(0.5 / 60, clock=clock)
+    clock.t += 0.25
+    assert half_second.fraction() == pytest.approx(0.5) and not half_second.passed()
+    clock.t += 10.0
+    assert half_second.fraction() == 1.0 and half_second.passed()  # capped at 1
+    empty = Deadline(0.0, clock=clock)
+    assert empty.fraction() == 1.0 and empty.passed()
+    assert Deadline(None, clock=clock).fraction() == 0.0

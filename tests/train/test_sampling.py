@@ -12,6 +12,7 @@ from foxhunt.train.sampling import (
     epoch_sample,
     validation_size,
     validation_subset,
+    validation_windows,
 )
 
 from .test_loop import Recorder, _fit
@@ -80,3 +81,13 @@ def test_fit_trains_epoch_steps_batches_and_validates_the_same_subsample(run_dir
     assert [len(c["ids"]) for c in validated] == [10, 10, 10, 10]
     assert all(c["ids"] == validated[0]["ids"] for c in validated)
     assert len(set(validated[0]["ids"])) == 10
+
+
+def test_validation_windows_sizes_the_subsample_from_the_epoch_when_not_asked() -> None:
+    # ``make mutate`` (sampling): only the requested size had been checked
+    cfg = tiny_config()
+    src = FakeWindows(100_000, cfg.model)
+    view = validation_windows(src, 100_000, None, seed=1)
+    assert len(view) == validation_size(100_000, None) == 30_000
+    assert validation_windows(src, 1_000_000, None, seed=1) is src  # all of it fits
+    assert len(validation_windows(src, 100_000, 77, seed=1)) == 77

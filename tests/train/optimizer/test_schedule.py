@@ -50,9 +50,9 @@ def test_monotone_after_warmup(warmup: int, total: int) -> None:
 
 
 def test_rejects_bad_arguments() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="step must be >= 0, got -1"):
         lr_at(-1, peak_lr=1.0, warmup_steps=0, total_steps=10)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="total_steps must be >= 1, got 0"):
         lr_at(0, peak_lr=1.0, warmup_steps=0, total_steps=0)
 
 
@@ -81,7 +81,7 @@ def test_decay_progress_is_how_far_the_cosine_has_gone() -> None:
     assert decay_progress(500, **kw) == 1.0
     half = lr_at(60, peak_lr=1.0, min_ratio=0.0, **kw)
     assert half == pytest.approx(0.5)  # the rate is half-way down where progress is 0.5
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="step must be >= 0, got -1"):
         decay_progress(-1, **kw)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="total_steps must be >= 1, got 0"):
         decay_progress(0, warmup_steps=0, total_steps=0)
