@@ -8,8 +8,9 @@ the epoch takes at most ``epoch_steps`` batches (:mod:`foxhunt.train.sampling`);
 the CUDA cache; validate under ``model.eval()`` + ``torch.inference_mode()`` with the validation
 batch size (:func:`validate`) on a fixed seeded subsample of the validation windows when they
 are many; write the epoch checkpoint; stop early after ``patience`` epochs without improvement
-once the learning rate is half-way down its cosine (:data:`EARLY_STOP_FROM`), or once ``max_minutes`` of wall clock are spent (:mod:`foxhunt.train.deadline`: the epoch in
-progress ends at that step boundary and is validated). At the end the best weights are loaded
+once the learning rate is half-way down its cosine (:data:`EARLY_STOP_FROM`), or once
+``max_minutes`` of wall clock are spent (:mod:`foxhunt.train.deadline`: the epoch in progress
+ends at that step boundary and is validated). At the end the best weights are loaded
 and written as the final checkpoint.
 
 The starting point competes for the final checkpoint: a fresh run validates the model before
@@ -384,7 +385,7 @@ def _stop_after(
     cosine is :data:`EARLY_STOP_FROM` of the way down: a plateau at the peak rate says little
     about the network the lower rates settle (a 30-minute run on a year of 1-minute bars, stopped
     by patience 3 after 8.5 minutes, had improved again at 6 of its 12 later epochs in another
-    run; docs/recipe.md, "Early stopping waits for the learning rate").
+    run; docs/recipe.md, "A fixed median and early stopping that waits").
     """
     if deadline.passed() and (epoch < tc.epochs and state.step < total_steps):
         log.info("--max-minutes: %.1f minutes of training spent", deadline.seconds / 60)

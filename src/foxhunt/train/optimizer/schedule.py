@@ -45,15 +45,11 @@ def lr_at(
     Raises:
         ValueError: If ``step`` is negative or ``total_steps`` < 1.
     """
-    if step < 0:
-        raise ValueError(f"step must be >= 0, got {step}")
-    if total_steps < 1:
-        raise ValueError(f"total_steps must be >= 1, got {total_steps}")
-    if step < warmup_steps:
-        return peak_lr * (step + 1) / warmup_steps
-    progress = decay_progress(
+    progress = decay_progress(  # and the arguments' checks
         step, warmup_steps=warmup_steps, total_steps=total_steps, time_fraction=time_fraction
     )
+    if step < warmup_steps:
+        return peak_lr * (step + 1) / warmup_steps
     cosine = 0.5 * (1.0 + math.cos(math.pi * progress))  # 1 -> 0
     return peak_lr * (min_ratio + (1.0 - min_ratio) * cosine)
 
