@@ -39,8 +39,9 @@ def test_the_child_prepares_what_this_process_would(
     write_demo_bars(bars, n_bars=900, seed=1)
     cfg = _tiny()
     here = prepare(bars, cfg, choose_scale=True, baselines=True)
-    with caplog.at_level(logging.INFO):
-        child = prepare_in_child(bars, cfg, choose_scale=True, baselines=True, scratch=tmp_path)
+    caplog.set_level(logging.WARNING)  # as the CLI sets them: libraries WARNING, foxhunt INFO
+    caplog.set_level(logging.INFO, logger="foxhunt")
+    child = prepare_in_child(bars, cfg, choose_scale=True, baselines=True, scratch=tmp_path)
     assert child.cfg == here.cfg  # the same target scale chosen
     assert json.dumps(child.baselines, sort_keys=True) == json.dumps(here.baselines, sort_keys=True)
     for split in ("train", "val", "test"):
@@ -56,8 +57,9 @@ def test_the_child_prepares_what_this_process_would(
     assert "closes" not in vars(child.data)  # decoded on first use, not when unpickled
     assert child.data.closes.equals(here.data.closes)
     assert not list(tmp_path.glob(".prepared*")), "the child's file is left behind"
-    # the child's log records reach this process's handlers
+    # the child's log records reach this process's handlers, foxhunt's INFO lines included
     assert any(r.name == "foxhunt.data.scale.choice" for r in caplog.records)
+    assert any(r.getMessage().startswith("data preparation: ") for r in caplog.records)
 
 
 @pytest.mark.slow

@@ -163,12 +163,16 @@ def prepare_in_child(
     relay = threading.Thread(target=_relay, args=(records,), daemon=True)
     relay.start()
     try:
-        level = logging.getLogger().getEffectiveLevel()
+        # the root's level and foxhunt's (the CLI: WARNING for libraries, INFO for foxhunt)
+        levels = (
+            logging.getLogger().getEffectiveLevel(),
+            logging.getLogger("foxhunt").getEffectiveLevel(),
+        )
         with ProcessPoolExecutor(
             1,
             mp_context=ctx,
             initializer=_child_setup,
-            initargs=(records, level, os.getpid(), path),
+            initargs=(records, levels, os.getpid(), path),
         ) as pool:
             pool.submit(_child, bars, cfg, choose_scale, baselines, path).result()
         # weights_only=False: our own file, written by the child a moment ago.
@@ -200,15 +204,17 @@ def _child(bars: Path, cfg: RunConfig, choose_scale: bool, baselines: bool, path
     tmp.replace(path)
 
 
-def _child_setup(records: Any, level: int, parent: int, path: Path) -> None:
-    """In the child: every log record goes to the parent through ``records``, and a watchdog
+def _child_setup(records: Any, levels: tuple[int, int], parent: int, path: Path) -> None:
+    """In the child: every log record at the parent's levels (``levels``: the root logger's and
+    ``foxhunt``'s) goes to the parent through ``records``, and a watchdog
     ends the child when the parent is gone (:func:`exit_with_parent`). ``parent`` is the pid
     the parent gave, not ``os.getppid()`` here: the parent may already be gone by the time the
     child has imported enough to run this, and a forkserver's child has the server as its
     parent."""
     root = logging.getLogger()
     root.handlers[:] = [logging.handlers.QueueHandler(records)]
-    root.setLevel(level)
+    root.setLevel(levels[0])
+    logging.getLogger("foxhunt").setLevel(levels[1])
     threading.Thread(
         target=exit_with_parent, args=(parent, path), daemon=True, name="parent-watch"
     ).start()
