@@ -31,7 +31,7 @@ import numpy as np
 import polars as pl
 import torch
 
-from foxhunt.config import RunConfig
+from foxhunt.config import RunConfig, TargetScaleEstimator
 from foxhunt.data.features.table import FeatureSpec
 from foxhunt.data.scale.scaler import ScalerParams
 from foxhunt.data.scale.target import (
@@ -89,7 +89,7 @@ class ScaleChoice:
     season_losses: dict[tuple[float, float], float] = dataclasses.field(default_factory=dict)
     anchor: bool = False
     other_loss: float | None = None
-    estimator: str = "close"
+    estimator: TargetScaleEstimator = "close"
     range_ratio: float = 1.0
     estimator_losses: dict[str, float] = dataclasses.field(default_factory=dict)
 

@@ -64,7 +64,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from foxhunt.config import DataConfig, TargetScaleMode
+from foxhunt.config import DataConfig, TargetScaleEstimator, TargetScaleMode
 from foxhunt.data.features.table import FeatureSpec
 from foxhunt.data.scale.scaler import ScalerParams
 from foxhunt.data.scale.volatility import VARIANCE_FLOOR
@@ -130,7 +130,7 @@ class TargetScale:
     tod_affine: tuple[float, float, float, float] = (0.0, 1.0, 0.0, 1.0)
     anchor_index: int = -1
     anchor_affine: tuple[float, float] = (0.0, 1.0)
-    estimator: str = "close"
+    estimator: TargetScaleEstimator = "close"
     range_index: tuple[int, int] = (0, 0)
     range_affine: tuple[float, float, float, float] = (0.0, 1.0, 0.0, 1.0)
     range_ratio: float = 1.0
