@@ -244,6 +244,28 @@ TARGETS: dict[str, Target] = {
     ),
     "deadline": Target("src/foxhunt/train/deadline.py", ("tests/train/test_deadline.py",)),
     "sampling": Target("src/foxhunt/train/sampling.py", ("tests/train/test_sampling.py",)),
+    "averaging": Target("src/foxhunt/train/averaging.py", ("tests/train/test_averaging.py",)),
+    "loop_state": Target("src/foxhunt/train/loop_state.py", ("tests/train/test_loop_state.py",)),
+    "units": Target("src/foxhunt/memory/units.py", ("tests/memory/test_units.py",)),
+    "infer_quantiles": Target("src/foxhunt/infer/quantiles.py", ("tests/infer/test_quantiles.py",)),
+    "empirical": Target(
+        "src/foxhunt/baselines/empirical.py", ("tests/baselines/test_empirical.py",)
+    ),
+    "adamw": Target(
+        "src/foxhunt/train/optimizer/adamw.py", ("tests/train/optimizer/test_adamw.py",)
+    ),
+    "follow": Target(
+        "src/foxhunt/infer/follow.py",
+        ("tests/infer/test_follow.py", "tests/infer/test_follow_audit.py"),
+    ),
+    "follow_state": Target(
+        "src/foxhunt/infer/follow_state.py",
+        ("tests/infer/test_follow.py", "tests/infer/test_follow_audit.py"),
+    ),
+    "classical": Target(
+        "src/foxhunt/baselines/classical.py",
+        ("tests/baselines/test_classical.py", "tests/baselines/test_vol_paths.py"),
+    ),
 }
 
 KILLED = {"killed", "timeout", "segfault", "caught by type check", "suspicious"}

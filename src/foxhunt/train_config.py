@@ -51,6 +51,10 @@ class TrainConfig:
     """Linear warm-up steps before cosine decay."""
     grad_clip: float = 1.0
     """Clip the global gradient norm to this value (0 disables)."""
+    weight_average: float = 0.0
+    """Validate, checkpoint and serve an exponential moving average of the weights with this
+    decay per optimizer step (about the last ``1 / (1 - a)`` steps; ``foxhunt.train.averaging``);
+    0 (default) serves the weights of the epoch's last step."""
     precision: PrecisionSetting = "auto"
     """``auto`` (bf16 autocast where the hardware computes bf16 natively: a CPU with AVX512-BF16
     or AMX, a CUDA device with bf16; fp32 elsewhere), fp32, bf16 autocast (CPU and CUDA) or fp16
@@ -112,6 +116,10 @@ class TrainConfig:
         _require(self.weight_decay >= 0, f"weight_decay must be >= 0, got {self.weight_decay}")
         _require(self.warmup_steps >= 0, f"warmup_steps must be >= 0, got {self.warmup_steps}")
         _require(self.grad_clip >= 0, f"grad_clip must be >= 0, got {self.grad_clip}")
+        _require(
+            0 <= self.weight_average < 1,
+            f"weight_average must be in [0, 1), got {self.weight_average}",
+        )
         _require(
             self.precision in ("auto", "fp32", "bf16", "fp16"),
             f"unknown precision {self.precision!r} (auto, fp32, bf16 or fp16)",

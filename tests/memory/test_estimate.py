@@ -117,6 +117,17 @@ def test_peak_model_orders_its_terms() -> None:
     assert comps["training_peak"] == est.training_peak_bytes and comps["saved.lstm_encoder"] > 0
 
 
+def test_the_weight_average_is_one_more_resident_copy_of_the_parameters() -> None:
+    plain = estimate_memory(tft_225().model, 32)
+    averaged = estimate_memory(tft_225().model, 32, weight_average=True)
+    assert averaged.average_bytes == plain.parameter_bytes > 0 and plain.average_bytes == 0
+    assert averaged.training_peak_bytes - plain.training_peak_bytes == plain.parameter_bytes
+    assert averaged.state_bytes - plain.state_bytes == plain.parameter_bytes
+    assert averaged.components()["weight_average"] == plain.parameter_bytes
+    assert "weight_average" not in plain.components()
+    assert averaged.inference_peak_bytes == plain.inference_peak_bytes  # served: one copy
+
+
 def test_estimate_allocates_nothing() -> None:
     huge = TFTConfig(n_historical=5000, hidden=2048, n_heads=8, encoder_length=500)
     before = rss_bytes()

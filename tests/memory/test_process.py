@@ -115,3 +115,13 @@ def test_process_overhead_follows_the_cpus_vector_isa_and_precision(
             totals[("avx512", precision)] - totals[("avx2", precision)]
             == PROCESS_OVERHEAD[("avx512", precision)] - PROCESS_OVERHEAD[("avx2", precision)]
         )
+
+
+def test_the_weight_average_adds_its_copy_to_the_process_peak() -> None:
+    from foxhunt.memory.estimate import estimate_memory
+
+    cfg = preset("tft-225").replace(train={"precision": "fp32"})
+    plain = process_training_peak(cfg, import_baseline=0)
+    averaged = process_training_peak(cfg.replace(train={"weight_average": 0.99}), import_baseline=0)
+    params = estimate_memory(cfg.model, 32).parameter_bytes
+    assert averaged.total - plain.total == params  # resident: no allocator slack on it

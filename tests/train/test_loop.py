@@ -161,10 +161,12 @@ class _Crash(FakeWindows):
 
 
 @pytest.mark.slow
-def test_resume_after_crash_gives_the_same_final_weights(tmp_path) -> None:
+@pytest.mark.parametrize("weight_average", [0.0, 0.8])
+def test_resume_after_crash_gives_the_same_final_weights(tmp_path, weight_average) -> None:
     from foxhunt.artifacts.rundir import RunDir
 
-    cfg = tiny_config(epochs=3)  # dropout 0.1: the RNG state must be restored too
+    # dropout 0.1: the RNG state must be restored too; averaged: the optimizer's weights too
+    cfg = tiny_config(epochs=3, weight_average=weight_average)
     val = FakeWindows(24, cfg.model, 2)
     straight = RunDir(tmp_path / "straight")
     straight.create()

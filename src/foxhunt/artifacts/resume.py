@@ -36,12 +36,14 @@ def resume_state(
     grad_scaler: torch.amp.GradScaler,
     loop: Mapping[str, Any],
     total_steps: int,
+    train_weights: Mapping[str, torch.Tensor] | None = None,
 ) -> dict[str, Any]:
-    """Everything beyond the weights that resuming needs, as weights_only-loadable values."""
+    """Everything beyond the weights that resuming needs, as weights_only-loadable values;
+    ``train_weights``: the optimizer's weights when the checkpoint holds their average."""
     rng: dict[str, Any] = {"torch": torch.get_rng_state()}
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         rng["cuda"] = torch.cuda.get_rng_state_all()
-    return {
+    state = {
         "format": RESUME_FORMAT,
         "optimizer": optimizer.state_dict(),
         "grad_scaler": grad_scaler.state_dict(),
@@ -49,6 +51,9 @@ def resume_state(
         "loop": dict(loop),
         "total_steps": total_steps,
     }
+    if train_weights is not None:
+        state["train_weights"] = {k: v.detach().clone() for k, v in train_weights.items()}
+    return state
 
 
 def restore(
@@ -79,12 +84,15 @@ def save_epoch(
     metrics: Mapping[str, float],
     improved: bool,
     total_steps: int,
+    train_weights: Mapping[str, torch.Tensor] | None = None,
 ) -> None:
     """Write epoch ``loop["epoch"]``: resume state, weights, then the sidecar (the completion
-    marker); mark it best if it ``improved``; keep only the two newest resume states."""
+    marker); mark it best if it ``improved``; keep only the two newest resume states.
+    ``train_weights``: see :func:`resume_state` (``model`` then holds their average)."""
     epoch, d = int(loop["epoch"]), run.checkpoints
     ckpt.save_resume_state(
-        ckpt.optimizer_path(d, epoch), resume_state(optimizer, grad_scaler, loop, total_steps)
+        ckpt.optimizer_path(d, epoch),
+        resume_state(optimizer, grad_scaler, loop, total_steps, train_weights),
     )
     meta = {**sidecar, "epoch": epoch, "step": loop["step"], "metrics": dict(metrics)}
     ckpt.save_weights(

@@ -97,6 +97,7 @@ def build_report(
         "parameters": est.parameter_bytes,
         "gradients": est.gradient_bytes,
         "optimizer": est.optimizer_bytes,
+        **({"weight_average": est.average_bytes} if est.average_bytes else {}),
         "batch": est.batch_bytes,
         **{f"saved.{k}": v for k, v in est.saved_by_block.items()},
         "saved_activations": est.saved_activation_bytes,

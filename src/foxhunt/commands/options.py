@@ -25,6 +25,7 @@ _TRAIN_FLAGS = (
     "epoch_steps",
     "validation_windows",
     "lr",
+    "weight_average",
     "precision",
     "seed",
     "device",

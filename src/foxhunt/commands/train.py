@@ -85,6 +85,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "epoch's training time; all when there are fewer)",
     )
     t.add_argument("--lr", type=float, help="peak learning rate " + preset_default("train", "lr"))
+    t.add_argument(
+        "--weight-average",
+        type=float,
+        metavar="A",
+        help="validate, checkpoint and serve an exponential moving average of the weights, "
+        "decay A per step (about the last 1/(1-A) steps); 0 serves each epoch's last step "
+        + preset_default("train", "weight_average"),
+    )
     t.add_argument("--seed", type=int, help="random seed " + preset_default("train", "seed"))
     t.add_argument("--device", help="cpu, cuda, cuda:N " + preset_default("train", "device"))
     t.add_argument("--num-threads", type=int, help="torch CPU threads (default: torch's own)")

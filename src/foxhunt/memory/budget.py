@@ -151,6 +151,7 @@ def training_peak(
         checkpointing=checkpointing,
         device="cuda",
         recompute=recompute,
+        weight_average=bool(cfg.train.weight_average),
     )
     return est.training_peak_bytes - est.batch_bytes + batch_bytes(cfg.model, cfg.train.batch_size)
 
@@ -355,6 +356,8 @@ def _fit_validation(
             else process_overhead_bytes(device, "train")
         )
         peak = est.inference_peak_bytes + est.optimizer_bytes + est.parameter_bytes + overhead
+        if cfg.train.weight_average:  # the average and the optimizer's weights both resident
+            peak += est.parameter_bytes
         peak += fixed
         if device == "cpu":
             factor = ACTIVATION_RSS_FACTOR[allocator or cfg.train.cpu_allocator]

@@ -84,6 +84,8 @@ class MemoryEstimate:
         inference_peak_bytes: weights + batch + the largest live activations of a no-grad
             forward.
         training_peak_bytes: the modelled peak of a step (see :func:`estimate_memory`).
+        average_bytes: the weight average's copy of the parameters
+            (``TrainConfig.weight_average``; 0 without one).
     """
 
     batch_size: int
@@ -98,6 +100,7 @@ class MemoryEstimate:
     optimizer_transient_bytes: int = 0
     inference_peak_bytes: int = 0
     training_peak_bytes: int = 0
+    average_bytes: int = 0
 
     @property
     def saved_activation_bytes(self) -> int:
@@ -106,8 +109,10 @@ class MemoryEstimate:
 
     @property
     def state_bytes(self) -> int:
-        """Parameters, gradients and optimizer state."""
-        return self.parameter_bytes + self.gradient_bytes + self.optimizer_bytes
+        """Parameters, gradients, optimizer state and the weight average."""
+        return (
+            self.parameter_bytes + self.gradient_bytes + self.optimizer_bytes + self.average_bytes
+        )
 
     def components(self) -> dict[str, int]:
         """Flat name -> bytes: state, batch, saved activations per block, transients, peaks."""
@@ -117,6 +122,8 @@ class MemoryEstimate:
             "optimizer": self.optimizer_bytes,
             "batch": self.batch_bytes,
         }
+        if self.average_bytes:
+            out["weight_average"] = self.average_bytes
         out.update({f"saved.{k}": v for k, v in self.saved_by_block.items()})
         out["saved_activations"] = self.saved_activation_bytes
         out["backward_transient"] = self.backward_transient_bytes
@@ -168,6 +175,7 @@ def estimate_memory(
     checkpointing: bool = False,
     device: DeviceType = "cpu",
     recompute: bool = True,
+    weight_average: bool = False,
 ) -> MemoryEstimate:
     """Estimate one training step's memory and inference memory, without allocating.
 
@@ -187,6 +195,8 @@ def estimate_memory(
         checkpointing: activation checkpointing of the heavy blocks.
         device: ``cpu`` or ``cuda`` (LSTM and attention terms differ).
         recompute: VSN streaming and LSTM recomputation on (``TrainConfig.recompute``).
+        weight_average: a copy of the parameters is averaged (``TrainConfig.weight_average``):
+            resident all run, like the optimizer state.
 
     Returns:
         The estimate; :meth:`MemoryEstimate.components` flattens it.
@@ -227,7 +237,8 @@ def estimate_memory(
         live_saved -= saved[name]
     step_transient = n_params
     step_peak = n_params + step_transient
-    base = n_params + optimizer + x
+    average = n_params if weight_average else 0
+    base = n_params + optimizer + average + x
     training_peak = base + max(backward_peak, step_peak)
     inference = n_params + x + _inference_activation_bytes(config, s)
     return MemoryEstimate(
@@ -243,6 +254,7 @@ def estimate_memory(
         optimizer_transient_bytes=step_transient,
         inference_peak_bytes=inference,
         training_peak_bytes=training_peak,
+        average_bytes=average,
     )
 
 
@@ -262,4 +274,5 @@ def estimate_for_run(cfg: RunConfig) -> MemoryEstimate:
         checkpointing=t.checkpointing,
         device=run_device_type(cfg),
         recompute=t.recompute,
+        weight_average=bool(t.weight_average),
     )

@@ -205,11 +205,12 @@ def process_training_peak(
         checkpointing=t.checkpointing if checkpointing is None else checkpointing,
         device="cpu",
         recompute=t.recompute if recompute is None else recompute,
+        weight_average=bool(t.weight_average),
     )
     full_batch = batch_bytes(cfg.model, t.batch_size)
-    static = est.parameter_bytes + est.optimizer_bytes + full_batch
-    activations = est.training_peak_bytes - est.parameter_bytes - est.optimizer_bytes
-    activations -= est.batch_bytes
+    resident = est.parameter_bytes + est.optimizer_bytes + est.average_bytes
+    static = resident + full_batch
+    activations = est.training_peak_bytes - resident - est.batch_bytes
     if (micro_batch or t.micro_batch) < t.batch_size:
         # Accumulating: every gradient is live through the later micro-batches' forward and
         # backward (the tensor estimate counts them only as backward reaches each block).

@@ -11,7 +11,8 @@ are many; write the epoch checkpoint; stop early after ``patience`` epochs witho
 once the learning rate is half-way down its cosine (:data:`EARLY_STOP_FROM`), or once
 ``max_minutes`` of wall clock are spent (:mod:`foxhunt.train.deadline`: the epoch in progress
 ends at that step boundary and is validated). At the end the best weights are loaded
-and written as the final checkpoint.
+and written as the final checkpoint. With ``weight_average`` the epoch's validation and
+checkpoint are of the weights' moving average (:mod:`foxhunt.train.averaging`).
 
 The starting point competes for the final checkpoint: a fresh run validates the model before
 the first epoch and saves it (``checkpoints/tft_start.safetensors``, its loss in the loop state);
@@ -51,6 +52,7 @@ from foxhunt.artifacts.rundir import RunDir
 from foxhunt.config import RunConfig, TrainConfig
 from foxhunt.memory.log import MemoryLog
 from foxhunt.model.recompute import set_checkpointing, set_internal_recompute
+from foxhunt.train.averaging import WeightAverage, averaged, start_average
 from foxhunt.train.deadline import Clock, Deadline
 from foxhunt.train.distributed import ShardedWindows, World
 from foxhunt.train.loop_state import LoopState
@@ -170,16 +172,17 @@ def fit(
         obs.snapshot("after_training", epoch=epoch, step=state.step)
         empty_cache(device)  # training's cached blocks go back before validation allocates
         obs.snapshot("before_validation", epoch=epoch, step=state.step)
-        val_loss = _validate(model, val, kit, tc, world, memory, epoch, state.step, progress)
-        empty_cache(device)  # and validation's, so epoch ends compare live memory
-        improved = state.end_epoch(epoch, val_loss, kit.micro.micro)
-        state.train_seconds = deadline.seconds
-        metrics = {"train_loss": train_loss, "val_loss": val_loss}
-        if world.is_main:  # DDP: one checkpoint set, written by rank 0
-            save_epoch(
-                run, model, optimizer, grad_scaler, asdict(state), sidecar, metrics, improved,
-                total_steps,
-            )  # fmt: skip
+        with averaged(kit.average) as train_weights:  # validate and save the average, if any
+            val_loss = _validate(model, val, kit, tc, world, memory, epoch, state.step, progress)
+            empty_cache(device)  # and validation's, so epoch ends compare live memory
+            improved = state.end_epoch(epoch, val_loss, kit.micro.micro)
+            state.train_seconds = deadline.seconds
+            metrics = {"train_loss": train_loss, "val_loss": val_loss}
+            if world.is_main:  # DDP: one checkpoint set, written by rank 0
+                save_epoch(
+                    run, model, optimizer, grad_scaler, asdict(state), sidecar, metrics,
+                    improved, total_steps, train_weights,
+                )  # fmt: skip
         obs.epoch_end(epoch, state.step, metrics, improved, state.samples_seen)
         stop_reason = _stop_after(state, epoch, tc, total_steps, deadline)
 
@@ -261,6 +264,7 @@ class _StepKit:
     quantiles: torch.Tensor
     total_steps: int
     steps_per_epoch: int
+    average: WeightAverage | None = None
 
 
 def _setup(
@@ -287,6 +291,7 @@ def _setup(
     state = LoopState(micro_batch=tc.micro_batch)
     if resume is not None:
         state = LoopState(**restore(resume, optimizer, grad_scaler, device))
+    average = start_average(model, tc.weight_average, state.step, resume)
     local_batch = world.per_rank_batch(tc.batch_size)
     kit = _StepKit(
         net=world.wrap(model, device),  # DDP: `net` trains; `model` is validated and saved
@@ -296,6 +301,7 @@ def _setup(
         quantiles=torch.tensor(cfg.model.quantiles, dtype=torch.float32, device=device),
         total_steps=int(min(tc.epochs * steps_per_epoch, tc.max_steps or math.inf)),
         steps_per_epoch=steps_per_epoch,
+        average=average,
     )
     return kit, state
 
@@ -359,6 +365,8 @@ def _train_epoch(
                 f"lower --lr (now {tc.lr}) or use --precision fp32"
             )
         state.step += 1
+        if kit.average is not None:
+            kit.average.update()
         world.maybe_fail(state.step)  # test hook (FOXHUNT_DDP_FAIL); no-op otherwise
         state.samples_seen += len(global_batch)
         samples += len(global_batch)
