@@ -44,3 +44,31 @@ def test_format_bytes() -> None:
 def test_format_parse_roundtrip_within_one_percent(n: int) -> None:
     back = parse_bytes(format_bytes(n).replace(" ", ""))
     assert abs(back - n) <= max(1, n) * 0.01
+
+
+@pytest.mark.parametrize(
+    ("n", "binary", "text"),
+    [
+        (0, False, "0 B"),
+        (999, False, "999 B"),
+        (1_000, False, "1.00 kB"),
+        (9_999, False, "10.00 kB"),  # below 10 before rounding: two digits
+        (10_000, False, "10.0 kB"),
+        (99_900, False, "99.9 kB"),
+        (100_000, False, "100 kB"),
+        (100_500, False, "100 kB"),
+        (2_500_000, False, "2.50 MB"),
+        (3 * 10**9, False, "3.00 GB"),
+        (4 * 10**12, False, "4.00 TB"),
+        (5 * 10**15, False, "5000 TB"),  # nothing above TB
+        (-1_500_000, False, "-1.50 MB"),
+        (1023, True, "1023 B"),
+        (1024, True, "1.00 KiB"),
+        (10 * 1024**2, True, "10.0 MiB"),
+        (3 * 1024**3, True, "3.00 GiB"),
+        (2 * 1024**4, True, "2.00 TiB"),
+        (2048 * 1024**4, True, "2048 TiB"),
+    ],
+)
+def test_format_bytes_names_each_unit_and_its_digits(n: int, binary: bool, text: str) -> None:
+    assert format_bytes(n, binary=binary) == text
