@@ -52,7 +52,7 @@ def resume_state(
         "total_steps": total_steps,
     }
     if train_weights is not None:
-        state["train_weights"] = {k: v.detach().clone() for k, v in train_weights.items()}
+        state["train_weights"] = dict(train_weights)  # saved at once, like the optimizer's
     return state
 
 

@@ -347,7 +347,13 @@ def _fit_validation(
     # On CPU the end-of-run calibration pass (and evaluate) run fp32 at this batch size.
     infer_precision: Precision = "fp32" if device == "cpu" else precision
     while True:
-        est = estimate_memory(cfg.model, size, precision=infer_precision, device=device)
+        est = estimate_memory(
+            cfg.model,
+            size,
+            precision=infer_precision,
+            device=device,
+            weight_average=bool(cfg.train.weight_average),
+        )
         # Validation runs between training steps: the optimizer state is still resident, and
         # on CPU the training process's overhead (the same constant as its steps').
         overhead = (
@@ -355,9 +361,9 @@ def _fit_validation(
             if device == "cpu"
             else process_overhead_bytes(device, "train")
         )
+        # the weight average (if any) is resident beside the optimizer's weights
         peak = est.inference_peak_bytes + est.optimizer_bytes + est.parameter_bytes + overhead
-        if cfg.train.weight_average:  # the average and the optimizer's weights both resident
-            peak += est.parameter_bytes
+        peak += est.average_bytes
         peak += fixed
         if device == "cpu":
             factor = ACTIVATION_RSS_FACTOR[allocator or cfg.train.cpu_allocator]

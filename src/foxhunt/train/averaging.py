@@ -44,9 +44,9 @@ class WeightAverage:
             raise ValueError(f"weight average decay must be in (0, 1), got {decay}")
         self.decay = decay
         self.steps = steps
-        self._names = [n for n, p in model.named_parameters() if p.is_floating_point()]
-        params = dict(model.named_parameters())
-        self._params = [params[n] for n in self._names]
+        named = [(n, p) for n, p in model.named_parameters() if p.is_floating_point()]
+        self._names = [n for n, _ in named]
+        self._params = [p for _, p in named]
         self._average = [p.detach().clone() for p in self._params]
 
     def update(self) -> None:
