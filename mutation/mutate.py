@@ -18,17 +18,22 @@ mutant broke the code), mutants no selected test reaches count as survivors.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "runs" / "mutate"
+VERDICTS = ROOT / "mutation" / "verdicts"
+"""Each module's last verdicts, one ``mutant: verdict`` line each, committed: the scores add up
+across sessions and machines (``--report``, ``--missing``, ``--again`` read them)."""
 
 
 @dataclass(frozen=True)
@@ -268,6 +273,77 @@ TARGETS: dict[str, Target] = {
     ),
 }
 
+SRC = ROOT / "src" / "foxhunt"
+TESTS = ROOT / "tests"
+
+
+def module_name(source: Path) -> str:
+    """``src/foxhunt/data/read/vendors.py`` -> ``data.read.vendors`` (the default map's names)."""
+    return ".".join(source.relative_to(SRC).with_suffix("").parts)
+
+
+def _imports(text: str, dotted: str) -> bool:
+    """Whether a test file's text imports ``foxhunt.<dotted>`` (or names it from its package)."""
+    if re.search(rf"^\s*(from|import)\s+foxhunt\.{re.escape(dotted)}\b", text, re.MULTILINE):
+        return True
+    parent, _, stem = dotted.rpartition(".")
+    package = re.escape(f"foxhunt.{parent}" if parent else "foxhunt")
+    names = rf"^\s*from\s+{package}\s+import\s+(\([^)]*\)|.*$)"
+    return any(
+        stem in re.findall(r"\w+", match.group(1))
+        for match in re.finditer(names, text, re.MULTILINE)
+    )
+
+
+@functools.cache
+def _test_texts() -> dict[Path, str]:
+    return {path: path.read_text(encoding="utf-8") for path in sorted(TESTS.rglob("test_*.py"))}
+
+
+def default_target(source: Path) -> Target:
+    """The tests of a module no entry of :data:`TARGETS` names: the test files that mirror it
+    (``tests/<package path>/test_<stem>*.py``) and every test file that imports it; for a module
+    no test imports (reached through the readers or the CLI), every test file of its folder.
+
+    mutmut's stats pass then keeps, for each mutant, only the tests that reach its function, so a
+    wide list costs one pass over it, not one per mutant.
+    """
+    dotted = module_name(source)
+    relative = source.relative_to(SRC)
+    if relative.stem == "__init__":  # a package's own code: the tests that import from it
+        package = "foxhunt" + "".join(f".{part}" for part in relative.parent.parts)
+        pattern = re.compile(
+            rf"^\s*(from\s+{re.escape(package)}\s+import|import\s+{re.escape(package)}$)", re.M
+        )
+        found = {path for path, text in _test_texts().items() if pattern.search(text)}
+    else:
+        found = set((TESTS / relative.parent).glob(f"test_{relative.stem}*.py"))
+        found |= {path for path, text in _test_texts().items() if _imports(text, dotted)}
+    if not found:  # reached only through other modules (the readers, the CLI): its folder's tests
+        found = set((TESTS / relative.parent).glob("test_*.py"))
+        if relative.parent.parts:  # and the package's own test file: tests/test_api.py for api/
+            found |= set((TESTS / relative.parent.parent).glob(f"test_{relative.parent.name}*.py"))
+    tests = tuple(sorted(str(path.relative_to(ROOT)) for path in found))
+    return Target(str(source.relative_to(ROOT)), tests)
+
+
+def all_targets() -> dict[str, Target]:
+    """Every module under ``src/foxhunt``: the hand-made entries of :data:`TARGETS` first, then
+    the rest under their dotted names with :func:`default_target`'s tests."""
+    mapped = {target.source for target in TARGETS.values()}
+    targets = dict(TARGETS)
+    for source in sorted(SRC.rglob("*.py")):
+        relative = str(source.relative_to(ROOT))
+        if relative in mapped:
+            continue
+        if source.name == "__init__.py" and not re.search(
+            r"^(def|class) ", source.read_text(encoding="utf-8"), re.MULTILINE
+        ):
+            continue  # re-exports only: nothing to mutate
+        targets[module_name(source)] = default_target(source)
+    return targets
+
+
 KILLED = {"killed", "timeout", "segfault", "caught by type check", "suspicious"}
 SURVIVED = {"survived", "no tests"}
 RESULT_LINE = re.compile(r"^\s+(\S+): (.+)$")
@@ -348,9 +424,13 @@ def _results(work: Path) -> dict[str, str]:
     return status
 
 
-def run_one(name: str, children: int, again: bool = False, fresh: bool = False) -> dict[str, str]:
+def run_one(
+    name: str, target: Target, children: int, again: bool = False, fresh: bool = False
+) -> dict[str, str]:
     """Mutate one module; ``again``: re-run only its last survivors (after adding tests)."""
-    target = TARGETS[name]
+    if not target.tests:  # mutmut would run the whole suite for every mutant
+        print(f"== {name}: no test file imports {target.source}; not run", flush=True)
+        return {}
     previous = _load(name) if again else {}
     survivors = [key for key, value in previous.items() if value in SURVIVED]
     if again and not survivors:
@@ -366,10 +446,12 @@ def run_one(name: str, children: int, again: bool = False, fresh: bool = False) 
 
 
 def _record(work: Path, status: dict[str, str]) -> dict[str, str]:
-    """Write ``results.txt`` and ``survivors.diff`` for one module's scratch copy."""
-    (work / "results.txt").write_text(
-        "".join(f"{key}: {value}\n" for key, value in sorted(status.items())), encoding="utf-8"
-    )
+    """Write ``results.txt`` and ``survivors.diff`` for one module's scratch copy, and the
+    verdicts to :data:`VERDICTS`."""
+    text = "".join(f"{key}: {value}\n" for key, value in sorted(status.items()))
+    (work / "results.txt").write_text(text, encoding="utf-8")
+    VERDICTS.mkdir(exist_ok=True)
+    (VERDICTS / f"{work.name}.txt").write_text(text, encoding="utf-8")
     survivors = [key for key, value in sorted(status.items()) if value in SURVIVED]
     # one `mutmut show` process per survivor (each imports mutmut): a few at once
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -380,7 +462,7 @@ def _record(work: Path, status: dict[str, str]) -> dict[str, str]:
 
 
 def _load(name: str) -> dict[str, str]:
-    path = WORK / name / "results.txt"
+    path = VERDICTS / f"{name}.txt"
     if not path.exists():
         return {}
     pairs = (line.rsplit(": ", 1) for line in path.read_text(encoding="utf-8").splitlines())
@@ -394,10 +476,11 @@ def report(names: list[str]) -> float:
         f"{'module':<12} {'mutants':>7} {'checked':>7} {'killed':>7} {'survived':>8} "
         f"{'no tests':>8} {'score':>7}"
     )
+    not_run = []
     for name in names:
         status = _load(name)
         if not status:
-            print(f"{name:<12} {'(not run)':>7}")
+            not_run.append(name)
             continue
         killed = sum(value in KILLED for value in status.values())
         survived = sum(value == "survived" for value in status.values())
@@ -418,12 +501,26 @@ def report(names: list[str]) -> float:
         f"{'overall':<12} {'':>7} {total_counted:>7} {total_killed:>7} {'':>8} {'':>8} "
         f"{overall:>6.1f}%"
     )
+    if not_run:
+        print(f"{len(names) - len(not_run)} of {len(names)} modules scored; not run yet:")
+        print(
+            textwrap.fill(
+                " ".join(not_run), width=100, initial_indent="    ", subsequent_indent="    "
+            )
+        )
     return overall
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("modules", nargs="*", help=f"some of: {' '.join(TARGETS)} (default all)")
+    parser.add_argument(
+        "modules",
+        nargs="*",
+        help="module names from --list (default: every module under src/foxhunt)",
+    )
+    parser.add_argument(
+        "--missing", action="store_true", help="only the modules with no verdicts yet"
+    )
     parser.add_argument("--children", type=int, default=2, help="parallel mutants (default 2)")
     parser.add_argument("--list", action="store_true", help="print the module -> tests map")
     parser.add_argument("--report", action="store_true", help="only print the last scores")
@@ -439,14 +536,18 @@ def main(argv: list[str] | None = None) -> int:
         "--again", action="store_true", help="re-run only the last run's survivors (new tests)"
     )
     args = parser.parse_args(argv)
-    unknown = [name for name in args.modules if name not in TARGETS]
+    targets = all_targets()
+    unknown = [name for name in args.modules if name not in targets]
     if unknown:
-        print(f"error: unknown module {unknown[0]!r}; one of: {' '.join(TARGETS)}", file=sys.stderr)
+        print(f"error: unknown module {unknown[0]!r}; --list names them", file=sys.stderr)
         return 2
-    names = args.modules or list(TARGETS)
+    names = args.modules or list(targets)
+    if args.missing:
+        names = [name for name in names if not _load(name)]
     if args.list:
         for name in names:
-            print(f"{name:<12} {TARGETS[name].source}  <-  {' '.join(TARGETS[name].tests)}")
+            tests = " ".join(targets[name].tests) or "(no test file imports it)"
+            print(f"{name:<12} {targets[name].source}  <-  {tests}")
         return 0
     if args.collect:
         for name in names:
@@ -454,7 +555,7 @@ def main(argv: list[str] | None = None) -> int:
                 _record(WORK / name, _results(WORK / name))
     elif not args.report:
         for name in names:
-            run_one(name, args.children, again=args.again, fresh=args.fresh)
+            run_one(name, targets[name], args.children, again=args.again, fresh=args.fresh)
     report(names)
     return 0
 

@@ -1,0 +1,63 @@
+"""The mutation map (`mutation/mutate.py`): every module under src/foxhunt has tests to run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "mutation"))
+
+import mutate  # noqa: E402
+
+
+def test_every_module_with_code_is_mapped_to_test_files_that_exist():
+    targets = mutate.all_targets()
+    sources = {target.source for target in targets.values()}
+    for path in (ROOT / "src" / "foxhunt").rglob("*.py"):
+        relative = str(path.relative_to(ROOT))
+        has_code = path.name != "__init__.py" or "\ndef " in path.read_text(encoding="utf-8")
+        assert (relative in sources) == has_code, relative
+    for name, target in targets.items():
+        assert target.tests, name
+        for test in target.tests:
+            assert (ROOT / test.split("::")[0]).is_file(), (name, test)
+    # one entry per module: a hand-made entry replaces the default one
+    assert len(sources) == len(targets)
+
+
+def test_default_map_finds_mirror_files_and_importers():
+    target = mutate.default_target(ROOT / "src" / "foxhunt" / "data" / "read" / "vendors.py")
+    assert target.source == "src/foxhunt/data/read/vendors.py"
+    assert "tests/data/read/test_vendor_files.py" in target.tests  # imports it by name
+    mirror = mutate.default_target(ROOT / "src" / "foxhunt" / "model" / "glu.py")
+    assert "tests/model/test_glu.py" in mirror.tests
+    # no test imports the reader's internals: its folder's tests reach them through read_bars
+    scan = mutate.default_target(ROOT / "src" / "foxhunt" / "data" / "read" / "scan.py")
+    assert "tests/data/read/test_bars.py" in scan.tests
+
+
+def test_imports_recognises_each_spelling():
+    assert mutate._imports("from foxhunt.data.read.vendors import guess\n", "data.read.vendors")
+    assert mutate._imports("import foxhunt.data.read.vendors as v\n", "data.read.vendors")
+    assert mutate._imports("from foxhunt.data.read import bars, vendors\n", "data.read.vendors")
+    assert mutate._imports(
+        "from foxhunt.data.read import (\n    bars,\n    vendors,\n)\n", "data.read.vendors"
+    )
+    assert not mutate._imports("from foxhunt.data.read.vendors_x import a\n", "data.read.vendors")
+    assert not mutate._imports("from foxhunt.data.read import bars\n", "data.read.vendors")
+    assert not mutate._imports("# foxhunt.data.read.vendors\n", "data.read.vendors")
+
+
+def test_report_scores_the_recorded_verdicts(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(mutate, "VERDICTS", tmp_path)
+    (tmp_path / "a.txt").write_text(
+        "m.x__mutmut_1: killed\nm.x__mutmut_2: survived\nm.x__mutmut_3: timeout\n"
+        "m.x__mutmut_4: no tests\nm.x__mutmut_5: not checked\n",
+        encoding="utf-8",
+    )
+    overall = mutate.report(["a", "b"])
+    assert overall == 50.0  # 2 killed (killed, timeout) of 4 counted; "not checked" left out
+    out = capsys.readouterr().out
+    assert "1 of 2 modules scored; not run yet:" in out
+    assert "survived  m.x__mutmut_2" in out
