@@ -82,3 +82,18 @@ def test_closed_hours_names_the_zone_that_fits(
     # close (48 five-minute bars) are closed time; no warning at 1.6 %.
     assert s["calendar"] == "cme_equity"
     assert s["closed_time_bars"] == 48 and s["closed_hours_warning"] is None
+
+
+def test_bar_minutes_is_checked_and_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "es.parquet"
+    demo_bars(1000, seed=0).write_parquet(path)
+    assert main(["data", "inspect", str(path), "--json", "--bar-minutes", "15"]) == 0
+    r = _json(capsys)
+    (line,) = [g for g in r["guesses"] if g.startswith("--bar-minutes 15:")]
+    assert "1,000 bars become" in line and "15-minute bars" in line
+    # 5-minute bars cannot make 7-minute ones: the same refusal as features and train
+    assert main(["data", "inspect", str(path), "--json", "--bar-minutes", "7"]) == 2
+    r = _json(capsys)
+    assert r["verdict"] == "invalid" and "--bar-minutes 7" in r["error"]

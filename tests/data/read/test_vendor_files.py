@@ -111,7 +111,7 @@ def test_quantiacs_folder_reads_right_as_found(caplog: pytest.LogCaptureFixture)
     assert cl.row(0)[2:7] == (21800.0, 22890.0, 21790.0, 22890.0, 100943.0)
     dx = bars.filter(pl.col("symbol") == "F_DX")
     assert dx["volume"].is_nan().sum() == 0 and dx["volume"][0] == 0.0  # NaN volume -> 0
-    assert "volume NaN (not reported) in 14 rows" in caplog.text
+    assert "volume NaN or empty (not reported) in 14 rows" in caplog.text
     assert "'DATE' read as yyyymmdd; --ts-format to change" in caplog.text
     report = inspect_report(QUANTIACS)
     assert report["valid"] and {s["interval"] for s in report["symbols"]} == {"1d"}

@@ -41,6 +41,7 @@ from foxhunt.data.read.checks import (
     check_future_after_bars,
     check_kept,
     check_min_bars,
+    without_empty_rows,
 )
 from foxhunt.data.read.file_read import read_file
 from foxhunt.data.read.files import resolve_table_paths
@@ -260,6 +261,8 @@ def read_bars(
         loaded = replace(loaded, frame=loaded.frame.filter(~empty))
         if rows.height:
             log.info("%d future rows (empty prices) read for the known-future inputs", rows.height)
+    else:  # no future rows to read: a row with a time and no value is no bar either
+        loaded = replace(loaded, frame=without_empty_rows(loaded.frame, path, timed=True))
     bars = validate_bars(
         loaded,
         min_bars=min_bars,

@@ -66,15 +66,48 @@ def check_kept(loaded: LoadedBars, keep: tuple[str, ...]) -> None:
             raise DataError(f"{loaded.files[f]}: column '{spell}', row {r} ({row['ts']}): {what}")
 
 
+def without_empty_rows(df: pl.DataFrame, path: object, timed: bool) -> pl.DataFrame:
+    """Rows that hold no value are not bars: blank or separator-only lines (``,,,,,``, a
+    trailing empty line) and a footer line (Barchart's ``Downloaded from ...``), which have no
+    time either, and a vendor's ``null`` row for a closed day (Yahoo), which has one. They are
+    dropped with one warning naming how many and the first; a row with some values and not
+    others is still refused later, by name.
+
+    ``timed=False`` drops only the rows without a time (the file reader: a priceless row with a
+    time may be a future row for the known-future inputs); ``timed=True`` also those with one
+    (:func:`foxhunt.data.read.bars.read_bars` when it reads no future rows, and ``inspect``).
+    """
+    values = [c for c in df.columns if c not in ("ts", "symbol", "contract", _FILE, _ROW)]
+    empty = pl.all_horizontal(
+        [pl.col(c).cast(pl.Float64, strict=False).fill_nan(None).is_null() for c in values]
+    )
+    drop = empty if timed else empty & pl.col("ts").is_null()
+    n = df.select(drop.sum()).item()
+    if not n:
+        return df
+    log.warning(
+        "%d rows of %s hold no value (blank lines, 'null' rows, a footer; first: row %s): "
+        "not bars, dropped",
+        n,
+        path,
+        df.filter(drop).row(0, named=True)[_ROW],
+    )
+    return df.filter(~drop)
+
+
 def unknown_volume(df: pl.DataFrame, path: Path, column: str | None) -> pl.DataFrame:
-    """A volume written ``NaN`` (Quantiacs: not reported that day) reads as 0, one warning."""
-    nan = pl.col("volume").is_nan().fill_null(False)
+    """A volume written ``NaN`` or left empty (Quantiacs, Investing.com: not reported that day)
+    reads as 0, one warning."""
+    # on rows with a price: a row without any is dropped or refused as a whole, by its caller
+    priced = pl.any_horizontal(pl.col(c).is_not_null() for c in ("open", "high", "low", "close"))
+    nan = pl.col("volume").is_nan().fill_null(False) & priced
     n = df.select(nan.sum()).item() if column is not None else 0
     if not n:
         return df
     row = df.filter(nan).row(0, named=True)[_ROW]
     log.warning(
-        "volume NaN (not reported) in %d rows of %s (column '%s', first row %s): read as 0",
+        "volume NaN or empty (not reported) in %d rows of %s (column '%s', first row %s): "
+        "read as 0",
         n,
         path,
         column,

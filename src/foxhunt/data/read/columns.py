@@ -8,8 +8,9 @@ Names are compared after trimming, lower-casing and dropping MetaTrader's angle 
   (crypto, epoch ms), a leading unnamed index column as pandas writes it; else a date column
   plus a time column (``date`` + ``time``: TradeStation, MetaTrader, Kibot); else ``time`` or
   ``date`` alone.
-* prices ``open high low close`` (or ``o h l c``); volume ``volume``, ``vol``, ``v``, then
-  tick volume (``tickvol``, ``tick_volume``); a file without one gets volume 0.
+* prices ``open high low close`` (or ``o h l c``; the close also as ``last`` (Barchart, IB) or
+  ``price`` (Investing.com)); volume ``volume``, ``vol``, ``vol.``, ``v``, then tick volume
+  (``tickvol``, ``tick_volume``); a file without one gets volume 0.
 * symbol ``symbol``, ``ticker``, ``instrument``, ``raw_symbol``.
 
 Every other column is *extra*: listed (not silently dropped) and left out of the bars, unless
@@ -39,8 +40,8 @@ ALIASES = {
     "open": ("open", "o"),
     "high": ("high", "h"),
     "low": ("low", "l"),
-    "close": ("close", "c"),
-    "volume": ("volume", "vol", "v", "tickvol", "tick_volume", "tick volume"),
+    "close": ("close", "c", "last", "price"),
+    "volume": ("volume", "vol", "vol.", "v", "tickvol", "tick_volume", "tick volume"),
 }
 SYMBOL_NAMES = ("symbol", "ticker", "instrument", "raw_symbol")
 

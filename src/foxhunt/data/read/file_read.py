@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from foxhunt.data.market.contracts import split_contracts
-from foxhunt.data.read.checks import kept_name, unknown_volume
+from foxhunt.data.read.checks import kept_name, unknown_volume, without_empty_rows
 from foxhunt.data.read.columns import ColumnMap, map_columns
 from foxhunt.data.read.files import table_kind
 from foxhunt.data.read.options import ReadOptions
@@ -34,13 +34,36 @@ _FILE = FILE_COLUMN
 _ROW = ROW_COLUMN
 
 
+_GROUPED = r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$"
+"""A number with thousands separators, ``2,052.50`` (quoted in a comma-separated file)."""
+_SUFFIX = r"^([+-]?\d+(\.\d*)?)([KMB])$"
+"""A count with a magnitude suffix, ``53.64K`` (Investing.com's volume)."""
+_SCALE = {"K": 1e3, "M": 1e6, "B": 1e9}
+
+
 def _value_expr(path: Path, col: str, dtype: pl.DataType, decimal_comma: bool) -> pl.Expr:
+    """A value column as Float64; text that is no number reads as null (reported later with its
+    row). Text numbers may carry thousands separators (``2,052.50``, not with a decimal comma)
+    or a K/M/B suffix (``53.64K``)."""
     c = pl.col(col)
     if dtype == pl.String:
         text = c.str.strip_chars()
         if decimal_comma:
             text = text.str.replace(",", ".", literal=True)
-        return text.cast(pl.Float64, strict=False)
+        else:
+            grouped = text.str.contains(_GROUPED)
+            text = (
+                pl.when(grouped).then(text.str.replace_all(",", "", literal=True)).otherwise(text)
+            )
+        suffix = text.str.extract(_SUFFIX, 3)
+        scaled = text.str.extract(_SUFFIX, 1).cast(
+            pl.Float64, strict=False
+        ) * suffix.replace_strict(_SCALE, default=None, return_dtype=pl.Float64)
+        return (
+            pl.when(suffix.is_not_null())
+            .then(scaled)
+            .otherwise(text.cast(pl.Float64, strict=False))
+        )
     if dtype.is_numeric():
         return c.cast(pl.Float64)
     raise DataError(f"{path}: column '{col}' has type {dtype}, not numbers")
@@ -178,7 +201,12 @@ def _normalise_as(
         exprs.append(pl.lit(name.symbol, dtype=pl.String).alias("symbol"))
     comma = scanned.dialect is not None and scanned.dialect.decimal_comma
     for c in VALUE_COLUMNS:
-        if c in spell:
+        if c == "volume" and c in spell:  # an empty cell: not reported (read as 0, one warning)
+            value = _value_expr(path, spell[c], schema[spell[c]], comma)
+            raw = pl.col(spell[c])
+            empty = raw.is_null() | (raw.cast(pl.String).str.strip_chars() == "")
+            exprs.append(pl.when(empty).then(float("nan")).otherwise(value).alias(c))
+        elif c in spell:
             exprs.append(_value_expr(path, spell[c], schema[spell[c]], comma).alias(c))
         else:
             exprs.append(pl.lit(0.0, dtype=pl.Float64).alias(c))
@@ -194,6 +222,7 @@ def _normalise_as(
         if typed:
             raise _TypedReadFailed from e
         raise DataError(f"{path}: cannot read ({first_line(e)})") from e
+    df = without_empty_rows(df, path, timed=False)
     if df.height == 0:
         raise DataError(f"{path}: empty file (no bars)")
     df = unknown_volume(df, path, spell.get("volume"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
@@ -26,7 +27,9 @@ from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instrument_table import load_instruments
 from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
 from foxhunt.data.read.bars import LoadedBars, load_bars, validate_bars
+from foxhunt.data.read.checks import without_empty_rows
 from foxhunt.data.read.options import ReadOptions
+from foxhunt.data.read.resample import aggregate_bars
 from foxhunt.data.read.time_axis import CITY_ZONES, DAILY, ODD_TIMES_FLAG, TimeAxisFindings, examine
 from foxhunt.data.read.validate import FILE_COLUMN
 from foxhunt.data.read.vendors import guess_lines
@@ -232,13 +235,22 @@ def inspect_report(
         DataError: the bars cannot be read at all (missing file or column, empty file).
     """
     loaded = load_bars(path, tz=tz, options=options)
+    loaded = replace(loaded, frame=without_empty_rows(loaded.frame, path, timed=True))
     table = load_instruments(Path(instruments)) if instruments else None
     symbols = summarize(loaded, instruments=table)
     found = TimeAxisFindings()
+    aggregated = None
     try:
         bars = validate_bars(loaded, allow_outliers=allow_outliers)
         error = None
         found = examine(loaded, bars, table)
+        if loaded.options.bar_minutes is not None:  # what train, features and evaluate read
+            k = loaded.options.bar_minutes
+            aggregated = (
+                f"--bar-minutes {k}: {bars.height:,} bars become "
+                f"{aggregate_bars(bars, k, str(path), table).height:,} {k}-minute bars "
+                "(the table above is of the bars as found)"
+            )
     except DataError as e:
         error = str(e)
     problems = list(found.problems)
@@ -261,7 +273,9 @@ def inspect_report(
         "error": error,
         "time_axis": problems,
         "warnings": warnings,
-        "guesses": guess_lines(loaded.guesses) + instrument_guesses(symbols, table),
+        "guesses": guess_lines(loaded.guesses)
+        + instrument_guesses(symbols, table)
+        + ([aggregated] if aggregated else []),
         "features_min_bars": WARMUP + DEFAULT_HORIZON + 1,
         "too_short_for_features": short,
         "symbols": symbols,

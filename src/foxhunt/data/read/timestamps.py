@@ -7,11 +7,16 @@ integer/float epochs (unit from the magnitude: s, ms, us, ns; always UTC) and te
 * epoch digits (``1640995200000``, crypto ``open_time``);
 * vendor spellings, the format chosen by trying a short list on the data:
   ``2024.01.02 09:30`` (MetaTrader), ``20240102 093000`` (NinjaTrader), ``01/02/2024 09:30``
-  (Kibot, TradeStation), ``01.02.2012 00:00:00.000`` (Dukascopy), with or without seconds.
+  (Kibot, TradeStation), ``01.02.2012 00:00:00.000`` (Dukascopy), with or without seconds,
+  12-hour clocks (``01/02/2024 02:30 PM``), month names (``Dec 31, 2018``, ``31-Dec-2018``),
+  two-digit years (``01/04/10``: 2010).
 
-Day-first or month-first is decided by the data (``13/01/2024`` only parses day-first). When
-every value fits both, slash dates are read month-first (US vendors) and dotted or dashed dates
-day-first (European vendors), the guess is logged, and ``dayfirst=`` forces it.
+Day-first or month-first is decided by the data: ``13/01/2024`` only parses day-first, and when
+every value fits both, the reading whose bars span the shorter time (first to last) wins if the
+other spans at least twice as long (bars are contiguous: ``01/01``-``12/01`` 1-minute bars read
+month-first would cover eleven months). Otherwise (one date, no signal) slash dates are read
+month-first (US vendors) and dotted or dashed dates day-first (European vendors), with a warning
+naming the ``--ts-format`` that reads them the other way; ``dayfirst=`` forces it.
 """
 
 from __future__ import annotations
@@ -80,6 +85,8 @@ _OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
 _MONTH_FIRST = ("%m/%d/%Y", "%m/%d/%y", "%m.%d.%Y", "%m-%d-%Y")
 _DAY_FIRST = ("%d/%m/%Y", "%d/%m/%y", "%d.%m.%Y", "%d-%m-%Y")
 _YEAR_FIRST = ("%Y.%m.%d", "%Y/%m/%d", "%Y%m%d")
+_NAMED_MONTH = ("%b %d, %Y", "%d-%b-%Y", "%d %b %Y")
+"""``Dec 31, 2018`` (Investing.com), ``31-Dec-2018`` and ``31 Dec 2018`` (spreadsheets)."""
 _TIMES = (
     "",
     " %H:%M",
@@ -89,6 +96,8 @@ _TIMES = (
     " %H%M",
     "T%H:%M:%S",
     "T%H:%M:%S%.f",
+    " %I:%M %p",
+    " %I:%M:%S %p",
 )
 
 
@@ -100,37 +109,74 @@ def _convention(sample: str) -> bool:
 def _text_formats(
     lf: pl.LazyFrame, text: pl.Expr, sample: str, dayfirst: bool | None, where: str
 ) -> tuple[pl.Expr, str] | None:
-    """The candidate format parsing the most values, or None when none parses the head."""
-    dates = (*_YEAR_FIRST, *_MONTH_FIRST, *_DAY_FIRST)
+    """The candidate format parsing the most values, or None when none parses any of the head."""
+    dates = (*_YEAR_FIRST, *_MONTH_FIRST, *_DAY_FIRST, *_NAMED_MONTH)
     formats = [d + t for d in dates for t in _TIMES]
     head = lf.select(text).head(_HEAD).collect().to_series()
-    fits = []
-    for f in formats:
-        n = head.str.to_datetime(f, strict=False).null_count()
-        if n == head.null_count():
-            fits.append(f)
-    if not fits:
+    # the formats parsing the most of the head (a vendor's footer line in a short file is no
+    # reason to give up the guess; the unparsed rows are named later, or dropped as empty rows)
+    parsed_head = {
+        f: head.len() - head.str.to_datetime(f, strict=False).null_count() for f in formats
+    }
+    most = max(parsed_head.values())
+    if most == 0:
         return None
+    fits = [f for f in formats if parsed_head[f] == most]
     if len(fits) > 1:
         parsed = [text.str.to_datetime(f, time_unit="us", strict=False) for f in fits]
         nulls = lf.select([p.null_count().alias(str(i)) for i, p in enumerate(parsed)]).collect()
         best = min(nulls.row(0))
         fits = [f for f, n in zip(fits, nulls.row(0), strict=True) if n == best]
+    if any("%y" in f for f in fits):  # "01/04/10" fits %Y too, as the year 10
+        fits = [f for f in fits if f.replace("%Y", "%y") == f or f.replace("%Y", "%y") not in fits]
     if len(fits) > 1:
         day = _convention(sample) if dayfirst is None else dayfirst
-        chosen = [f for f in fits if (f[:2] == "%d") == day] or fits
-        if dayfirst is None and any(f[:2] in ("%d", "%m") for f in fits):
-            log.warning(
-                "dates in %s fit both day-first and month-first (e.g. %r): read %s; "
-                "pass dayfirst=%s to force the other",
-                where,
-                sample,
-                "day-first" if day else "month-first",
-                not day,
-            )
-        fits = chosen
+        if dayfirst is None and {f[:2] for f in fits} >= {"%d", "%m"}:
+            by_span = _order_by_span(lf, text, fits)
+            if by_span is not None:
+                day = by_span
+            else:
+                other = next(f for f in fits if (f[:2] == "%d") != day)
+                log.warning(
+                    "dates in %s fit both day-first and month-first (e.g. %r) and span the same "
+                    "time either way: read %s; --ts-format '%s' reads them the other way",
+                    where,
+                    sample,
+                    "day-first" if day else "month-first",
+                    other,
+                )
+        fits = [f for f in fits if (f[:2] == "%d") == day] or fits
     log.debug("timestamps in %s read with format %r", where, fits[0])
     return text.str.to_datetime(fits[0], time_unit="us", strict=False), fits[0]
+
+
+SPAN_RATIO = 2.0
+"""How many times longer the other reading's span must be for the shorter to decide day-first
+against month-first: bars are contiguous in time, and reading ``02/01`` (2 January) as 1 February
+spreads a 12-day file over 11 months."""
+
+
+def _order_by_span(lf: pl.LazyFrame, text: pl.Expr, fits: list[str]) -> bool | None:
+    """Day-first (True) or month-first (False) when one reading spans at most 1/SPAN_RATIO of the
+    other's time (first to last bar); None when the spans are alike (one date, or no signal)."""
+    spans = {}
+    for first in ("%d", "%m"):
+        f = next(f for f in fits if f[:2] == first)
+        parsed = text.str.to_datetime(f, time_unit="us", strict=False)
+        span = lf.select((parsed.max() - parsed.min()).dt.total_seconds()).collect().item()
+        spans[first == "%d"] = span or 0
+    short, long = min(spans.values()), max(spans.values())
+    if long == 0 or long < SPAN_RATIO * max(short, 1):
+        return None
+    day = spans[True] < spans[False]
+    log.info(
+        "dates fit both day-first and month-first: read %s (the bars span %.0f days that way, "
+        "%.0f the other)",
+        "day-first" if day else "month-first",
+        short / 86400,
+        long / 86400,
+    )
+    return day
 
 
 def _looks_yyyymmdd(lf: pl.LazyFrame, text: pl.Expr) -> bool:

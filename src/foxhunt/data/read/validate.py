@@ -121,7 +121,12 @@ class _Validator:
             f, r = int(hit[_FILE]), int(hit[_ROW])  # type: ignore[arg-type]
             col = self.loaded.spellings[f]["ts"]
             raw = _raw_value(self.loaded.files[f], col, r)
-            what = "null timestamp" if raw in (None, "") else f"unparsable timestamp {raw!r}"
+            what = (
+                "null timestamp"
+                if raw in (None, "")
+                else f"unparsable timestamp {raw!r} (--ts-format names its spelling, e.g. "
+                "'%d/%m/%Y %H:%M' or epoch-ms)"
+            )
             if isinstance(raw, str) and _is_iso(raw) and self.loaded.frame["ts"].drop_nulls().len():
                 # A valid time, but the column parsed the other way (with or without offset).
                 offset = _OFFSET.search(raw.strip()) is not None

@@ -7,6 +7,10 @@ A file without a symbol column takes its symbol from its name; some vendors' nam
   New York time (:data:`HISTDATA_TZ`: the data shows daylight saving, whatever the site says);
 * Quantiacs: ``F_CL.txt`` -> symbol ``F_CL`` (Quantiacs' own futures roots, not always the
   exchange's: F_AD is the Australian dollar);
+* Investing.com: ``US 500 Futures Historical Data.csv`` -> ``ES`` for the common futures
+  (:data:`INVESTING_NAMES`; any other such name is refused: pass ``--symbol``), daily bars;
+* a pair written with a separator: ``EUR_USD`` -> ``EURUSD``, ``BTC-USD`` -> ``BTCUSD``;
+* a continuous-futures code: ``ES1!`` (TradingView), ``@ES#`` (IQFeed, TradeStation) -> ``ES``;
 * otherwise the stem's leading run of letters and digits, upper-cased (``ES_FUT_small`` ->
   ``ES``), a perpetual keeping its marker (``btc-perp-2022.csv`` -> ``BTC-PERP``).
 
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
+from foxhunt.data.market.instruments import CRYPTO, CRYPTO_QUOTES, FIAT
 from foxhunt.errors import DataError
 
 HISTDATA_TZ = "America/New_York"
@@ -36,6 +41,32 @@ _HISTDATA = re.compile(
     re.IGNORECASE,
 )
 _QUANTIACS = re.compile(r"^F_([A-Z0-9]{1,4})$")
+_PAIR = re.compile(r"^([A-Za-z]{2,5})[-_/ ]([A-Za-z]{3,5})(?![A-Za-z0-9])")
+"""A currency or crypto pair written with a separator: ``EUR_USD``, ``BTC-USD``, ``eth usdt``."""
+_CONTINUOUS = re.compile(r"^@?([A-Za-z]{1,3})(?:[12]!|#C?|@)(?![A-Za-z0-9])")
+"""A continuous-futures code: TradingView ``ES1!``, IQFeed/TradeStation ``@ES#``, ``@ES#C``."""
+_HISTORICAL_DATA = re.compile(r"^(.+?)\s+historical data", re.IGNORECASE)
+"""Investing.com's export name: ``US 500 Futures Historical Data.csv``."""
+INVESTING_NAMES = {
+    "us 500 futures": "ES",
+    "us 500": "ES",
+    "nasdaq 100 futures": "NQ",
+    "us tech 100 futures": "NQ",
+    "us 30 futures": "YM",
+    "us small cap 2000 futures": "RTY",
+    "crude oil wti futures": "CL",
+    "brent oil futures": "BZ",
+    "natural gas futures": "NG",
+    "gold futures": "GC",
+    "silver futures": "SI",
+    "copper futures": "HG",
+    "us 10 year t-note futures": "ZN",
+    "us 30 year t-bond futures": "ZB",
+    "corn futures": "ZC",
+    "us soybeans futures": "ZS",
+    "us wheat futures": "ZW",
+}
+"""Investing.com's names of the common futures -> their CME roots (others need ``--symbol``)."""
 _LEADING = re.compile(r"[A-Za-z0-9]+")
 _PERP_SUFFIX = re.compile(r"[-_.](perp|swap)(?![a-z])", re.IGNORECASE)
 _TOKEN = re.compile(r"[-_. ]+")
@@ -78,6 +109,13 @@ def _interval(stem: str) -> timedelta | None:
     return None
 
 
+def _is_pair(base: str, quote: str) -> bool:
+    """Two currencies (``EUR``/``USD``) or a crypto asset and a crypto quote (``BTC``/``USDT``)."""
+    if base == quote:
+        return False
+    return (base in FIAT and quote in FIAT) or (base in CRYPTO and quote in CRYPTO_QUOTES)
+
+
 def guess_from_name(path: Path) -> NameGuess:
     """Symbol, vendor clock and claimed interval of a file without a symbol column.
 
@@ -92,6 +130,27 @@ def guess_from_name(path: Path) -> NameGuess:
             return NameGuess(m.group(1).upper(), "histdata's file name", HISTDATA_TZ, interval)
     if _QUANTIACS.match(stem):
         return NameGuess(stem.upper(), "Quantiacs' file name (F_ROOT)")
+    pair = _PAIR.match(stem)
+    if pair and not _is_pair(pair.group(1).upper(), pair.group(2).upper()):
+        pair = None
+    named = _HISTORICAL_DATA.match(stem)
+    if named and pair is None:
+        title = named.group(1).strip().lower()
+        if title not in INVESTING_NAMES:
+            raise DataError(
+                f"{path}: no symbol column, and the file name says {named.group(1).strip()!r}, "
+                "not a symbol; pass --symbol"
+            )
+        return NameGuess(
+            INVESTING_NAMES[title], "Investing.com's file name", None, timedelta(days=1)
+        )
+    if pair:
+        symbol = (pair.group(1) + pair.group(2)).upper()
+        return NameGuess(symbol, "the file name (a pair)", None, _interval(stem))
+    continuous = _CONTINUOUS.match(stem)
+    if continuous:
+        root = continuous.group(1).upper()
+        return NameGuess(root, "the file name (a continuous contract)", None, _interval(stem))
     m = _LEADING.match(stem)
     if not m:
         raise DataError(f"{path}: no symbol column and no symbol in the file name; pass --symbol")

@@ -1,0 +1,121 @@
+"""What vendors put around their bars: blank and `null` rows, footers, grouped digits,
+magnitude suffixes, month names, 12-hour clocks, `Last`/`Price` for the close."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from foxhunt.data.read.bars import read_bars
+from foxhunt.errors import DataError
+
+YAHOO = "Date,Open,High,Low,Close,Adj Close,Volume\n"
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _days(n: int) -> list[str]:
+    return [f"2010-01-{d:02d}" for d in range(4, 4 + n)]
+
+
+def test_trailing_blank_and_separator_lines_are_not_bars(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    rows = "".join(f"{d},10,11,9,10.5,10.5,100\n" for d in _days(5))
+    path = _write(tmp_path, "ES=F.csv", YAHOO + rows + ",,,,,,\n \n\n")
+    with caplog.at_level(logging.WARNING):
+        df = read_bars(path)
+    assert df.height == 5
+    assert "hold no value" in caplog.text and "first: row 5" in caplog.text
+
+
+def test_yahoo_null_rows_are_dropped_and_a_half_null_row_still_refused(tmp_path: Path) -> None:
+    days = _days(6)
+    rows = [f"{d},10,11,9,10.5,10.5,100\n" for d in days]
+    rows[2] = f"{days[2]},null,null,null,null,null,null\n"
+    df = read_bars(_write(tmp_path, "ES=F.csv", YAHOO + "".join(rows)))
+    assert [t.day for t in df["ts"]] == [4, 5, 7, 8, 9]
+    rows[2] = f"{days[2]},10,null,9,10.5,10.5,100\n"  # some prices: a broken bar, not a gap
+    with pytest.raises(DataError, match=r"column 'High', row 2 .*not a number 'null'"):
+        read_bars(_write(tmp_path, "NQ=F.csv", YAHOO + "".join(rows)))
+
+
+def test_barchart_footer_and_last_as_the_close(tmp_path: Path) -> None:
+    text = "Time,Open,High,Low,Last,Change,%Chg,Volume\n" + "".join(
+        f"10/01/2018 00:{m:02d},2935.0,2936.25,2934.5,2935.75,+0.75,+0.03%,{100 + m}\n"
+        for m in range(0, 25, 5)
+    )
+    text += '"Downloaded from Barchart.com as of 10-12-2018 05:31pm CDT"\n'
+    df = read_bars(
+        _write(tmp_path, "esz18_intraday-5min_historical-data-download-10-12-2018.csv", text),
+        tz="America/Chicago",
+    )
+    assert df.height == 5
+    assert df["close"].to_list() == [2935.75] * 5
+    assert df["ts"][0] == datetime(2018, 10, 1, 5, tzinfo=UTC)
+
+
+def test_investing_com_export_reads_as_found(tmp_path: Path) -> None:
+    text = (
+        '"Date","Price","Open","High","Low","Vol.","Change %"\n'
+        '"Jan 05, 2015","2,011.00","2,052.50","2,054.75","2,003.50","1.92M","-1.85%"\n'
+        '"Jan 02, 2015","2,048.75","2,056.00","2,067.25","2,039.25","53.64K","-0.21%"\n'
+        '"Dec 31, 2014","2,053.00","2,076.25","2,078.00","2,049.00","","-1.13%"\n'
+    )
+    df = read_bars(_write(tmp_path, "ES.csv", text))
+    assert [t.date().isoformat() for t in df["ts"]] == ["2014-12-31", "2015-01-02", "2015-01-05"]
+    assert df["close"].to_list() == [2053.0, 2048.75, 2011.0]
+    assert df["open"].to_list() == [2076.25, 2056.0, 2052.5]
+    assert df["volume"].to_list()[1:] == [53_640.0, 1_920_000.0]
+
+
+def test_grouped_digits_are_not_read_with_a_decimal_comma(tmp_path: Path) -> None:
+    # ';' with decimal commas: '16800,5' is 16800.5, never 168005
+    text = "date;time;open;high;low;close\n02.01.2024;09:00;16800,5;16801;16800;16800,5\n"
+    df = read_bars(_write(tmp_path, "FDAX.csv", text), tz="Europe/Berlin")
+    assert df["open"][0] == 16800.5
+
+
+def test_twelve_hour_clock(tmp_path: Path) -> None:
+    text = "Date,Open,High,Low,Close\n" + "".join(
+        f"01/02/2018 {h},1.2,1.3,1.1,1.25\n" for h in ("11:59 AM", "12:00 PM", "01:30 PM")
+    )
+    df = read_bars(_write(tmp_path, "EURUSD.csv", text))
+    assert [(t.hour, t.minute) for t in df["ts"]] == [(11, 59), (12, 0), (13, 30)]
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol"),
+    [
+        ("EUR_USD Historical Data.csv", "EURUSD"),
+        ("BTC-USD.csv", "BTCUSD"),
+        ("eth_usdt_1m.csv", "ETHUSDT"),
+        ("ES1!.csv", "ES"),
+        ("@ES#.csv", "ES"),
+        ("@NQ#C.csv", "NQ"),
+        ("US 500 Futures Historical Data.csv", "ES"),
+        ("Gold Futures Historical Data.csv", "GC"),
+        # unchanged: a leading run of letters and digits
+        ("ES_FUT_small.csv", "ES"),
+        ("ES_1min.csv", "ES"),
+        ("CL_2018.csv", "CL"),
+        ("btc-perp-2022.csv", "BTC-PERP"),
+    ],
+)
+def test_symbols_from_vendor_file_names(name: str, symbol: str) -> None:
+    from foxhunt.data.read.vendors import guess_from_name
+
+    assert guess_from_name(Path(name)).symbol == symbol
+
+
+def test_an_investing_com_name_it_cannot_map_asks_for_the_symbol(tmp_path: Path) -> None:
+    text = '"Date","Price","Open","High","Low"\n"Jan 05, 2015","1","1","1","1"\n'
+    with pytest.raises(DataError, match=r"'Lean Hogs Futures', not a symbol; pass --symbol"):
+        read_bars(_write(tmp_path, "Lean Hogs Futures Historical Data.csv", text))
