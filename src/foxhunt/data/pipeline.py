@@ -25,7 +25,12 @@ from foxhunt.config import DataConfig, RunConfig
 from foxhunt.data.features.covariates import USER, future_values
 from foxhunt.data.features.inputs import check_input_shape, is_standard, read_run_bars
 from foxhunt.data.features.table import FeatureSpec, compute_features, feature_spec
-from foxhunt.data.market.calendar import infer_interval, known_features, project_bar_times
+from foxhunt.data.market.calendar import (
+    bars_interval,
+    infer_interval,
+    known_features,
+    project_bar_times,
+)
 from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instrument_table import load_instruments
@@ -86,6 +91,7 @@ def prepare_training_data(
     )
     fingerprint = bars_fingerprint(bars)
     closes = bars.select("symbol", "ts", "close")
+    interval = bars_interval(closes)
     instruments = run_instruments(bars, cfg)
     splits = _feature_splits(bars, cfg, instruments)
     del bars
@@ -106,7 +112,8 @@ def prepare_training_data(
         )
         del frame
     train, val, test = datasets
-    return PreparedData(spec, scaler, train, val, test, fingerprint, closes, instruments)
+    seconds = interval.total_seconds() if interval is not None else None
+    return PreparedData(spec, scaler, train, val, test, fingerprint, closes, instruments, seconds)
 
 
 def run_instruments(bars: pl.DataFrame, cfg: RunConfig) -> dict[str, Instrument]:

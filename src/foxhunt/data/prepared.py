@@ -43,6 +43,9 @@ class PreparedData:
     fingerprint: str
     closes: pl.DataFrame
     instruments: dict[str, Instrument] | None = None
+    bar_interval_s: float | None = None
+    """The bars' interval (:func:`~foxhunt.data.market.calendar.bars_interval`), recorded in
+    ``run.json`` so inference refuses bars of another; None from a feature store."""
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)

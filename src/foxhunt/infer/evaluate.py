@@ -37,6 +37,7 @@ from foxhunt.data.scale.scaler import unscale_targets
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.data.windows.scope import WindowScope
 from foxhunt.errors import DataError, InputError, ModelDirError
+from foxhunt.infer.bar_interval import check_bar_interval
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
 from foxhunt.infer.scores import QuantileScores
 from foxhunt.infer.significance import compare, compare_per_group
@@ -227,6 +228,7 @@ def evaluate_model(
         scope=scope,
         ends=read_data_end(loaded.run),
     )
+    check_bar_interval(loaded.run, closes, bars)
     if len(windows) == 0:
         raise DataError(
             f"{bars}: no window with {m.encoder_length} encoder and {m.horizon} future bars"

@@ -33,6 +33,7 @@ from foxhunt.data.features.inputs import read_run_bars
 from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import DataError, InputError
+from foxhunt.infer.bar_interval import check_bar_interval
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
 from foxhunt.infer.targets import forecast_targets
 from foxhunt.infer.untrained import check_trained_symbols
@@ -287,6 +288,7 @@ def predict_to_file(
         bars, loaded.config.data, min_bars=need, reason=why, allow_outliers=allow
     )
     check_trained_symbols(loaded, frame["symbol"].unique().to_list(), strict=strict)
+    check_bar_interval(loaded.run, frame, bars)
     windows = prepare_inference_data(
         frame,
         loaded.spec,

@@ -38,7 +38,18 @@ def check_trained_symbols(
     trained = trained_symbols(loaded.run)
     if trained is None:
         return []
-    unknown = sorted(set(symbols) - set(trained))
+    symbols = set(symbols)
+    absent = sorted(set(trained) - symbols)
+    if absent and symbols:  # a folder that misses some: say so, the pooled numbers cover fewer
+        log.warning(
+            "the bars hold no %s (%d of the %d symbols %s was trained on): they are not scored "
+            "or forecast",
+            ", ".join(absent[:10]) + (", ..." if len(absent) > 10 else ""),
+            len(absent),
+            len(trained),
+            loaded.run.root,
+        )
+    unknown = sorted(symbols - set(trained))
     if not unknown:
         return []
     msg = (

@@ -279,7 +279,7 @@ def _finish(root: Path, plan: EnsemblePlan, members: list[MemberDone]) -> None:
             runtime.atomic_write_text(root / name, src.read_text())
     info = runtime.read_json(first.run_info, "run.json")
     keep = ("bars", "fingerprint", "symbols", "data_end", "windows", "parameters", "precision")
-    keep += ("cpu_allocator",)
+    keep += ("cpu_allocator", "bar_interval_s")
     _update(
         root,
         **{k: info[k] for k in keep if k in info},

@@ -368,6 +368,7 @@ def _start_fresh(
             "bars": str(Path(bars).resolve()),
             "fingerprint": data.fingerprint,
             "symbols": list(data.train.symbols),
+            "bar_interval_s": data.bar_interval_s,
             "data_end": ends,
             "windows": {"train": len(data.train), "val": len(data.val), "test": len(data.test)},
             "parameters": sum(p.numel() for p in TFT(cfg.model).parameters()),

@@ -15,6 +15,7 @@ computed for bars that have not happened yet (the decoder part of a window at in
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -362,3 +363,18 @@ def infer_interval(ts: pl.Series | Sequence[datetime]) -> timedelta:
     name = diffs.name
     counts = counts.sort(["count", name], descending=[True, False])
     return counts[name][0]
+
+
+def bars_interval(frame: pl.DataFrame) -> timedelta | None:
+    """The most common of each symbol's bar interval (``symbol``, ``ts`` columns; ties go to
+    the smaller); None when no symbol has two distinct times."""
+    found: Counter[timedelta] = Counter()
+    for (_,), group in frame.select("symbol", "ts").group_by("symbol"):
+        try:
+            found[infer_interval(group["ts"].sort())] += 1
+        except ValueError:  # fewer than two distinct times
+            continue
+    if not found:
+        return None
+    most = max(found.values())
+    return min(k for k, n in found.items() if n == most)

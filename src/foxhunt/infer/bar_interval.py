@@ -1,0 +1,65 @@
+"""The bar interval a model was trained on, and a refusal of bars of another interval.
+
+A model's horizon is counted in bars and its features (returns at lags, the time-of-day season,
+the volatility scale) in the bars it was trained on: 5-minute bars through a 1-minute model give
+forecasts 50 minutes ahead labelled "h = 10" and inputs on another scale, with nothing in the
+numbers to say so. Training records the bars' interval in ``run.json`` (``bar_interval_s``:
+the most common of the symbols' own modal gaps); ``evaluate`` and ``predict`` refuse bars of another interval (exit 2), naming ``--bar-minutes`` when it can turn
+them into the trained interval. A run that records none (trained before session 25) is not checked.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import polars as pl
+
+from foxhunt import runtime
+from foxhunt.artifacts.rundir import RunDir
+from foxhunt.data.market.calendar import bars_interval
+from foxhunt.errors import InputError
+
+__all__ = ["check_bar_interval", "describe_interval", "trained_interval"]
+
+
+def trained_interval(run: RunDir) -> timedelta | None:
+    """``run.json``'s ``bar_interval_s``; None when the run records none."""
+    if not run.run_info.is_file():
+        return None
+    info = runtime.read_json(run.run_info, "run.json")
+    seconds = info.get("bar_interval_s") if isinstance(info, dict) else None
+    return timedelta(seconds=float(seconds)) if isinstance(seconds, int | float) else None
+
+
+def describe_interval(interval: timedelta) -> str:
+    """``1-minute``, ``15-minute``, ``1-hour``, ``1-day``, ``30-second``."""
+    seconds = interval.total_seconds()
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}-{unit}"
+    return f"{seconds:g}-second"
+
+
+def check_bar_interval(run: RunDir, frame: pl.DataFrame, bars: object) -> None:
+    """Refuse bars whose interval is not the one ``run`` was trained on.
+
+    Raises:
+        InputError: the intervals differ (one line: both intervals and the remedy).
+    """
+    trained = trained_interval(run)
+    got = bars_interval(frame) if trained is not None else None
+    if trained is None or got is None or got == trained:
+        return
+    ratio = trained / got
+    hint = (
+        f": --bar-minutes {int(trained.total_seconds() // 60)} aggregates them to it"
+        if ratio > 1
+        and ratio == int(ratio)
+        and trained < timedelta(days=1)
+        and trained.total_seconds() % 60 == 0
+        else ": forecast them with a model trained on such bars"
+    )
+    raise InputError(
+        f"{run.root} was trained on {describe_interval(trained)} bars; {bars} holds "
+        f"{describe_interval(got)} bars{hint}"
+    )
