@@ -265,11 +265,19 @@ TARGETS: dict[str, Target] = {
     ),
     "follow_state": Target(
         "src/foxhunt/infer/follow_state.py",
-        ("tests/infer/test_follow.py", "tests/infer/test_follow_audit.py"),
+        (
+            "tests/infer/test_follow_state.py",
+            "tests/infer/test_follow.py",
+            "tests/infer/test_follow_audit.py",
+        ),
     ),
     "classical": Target(
         "src/foxhunt/baselines/classical.py",
-        ("tests/baselines/test_classical.py", "tests/baselines/test_vol_paths.py"),
+        (
+            "tests/baselines/test_classical_mutants.py",
+            "tests/baselines/test_classical.py",
+            "tests/baselines/test_vol_paths.py",
+        ),
     ),
 }
 

@@ -49,3 +49,59 @@ def test_load_checks_quantiles_horizon_and_corruption(tmp_path) -> None:
         load_empirical(path, (0.1, 0.5, 0.9), 2)
     with pytest.raises(ModelDirError, match="missing"):
         load_empirical(tmp_path / "nope.json", (0.1, 0.5, 0.9), 2)
+
+
+def test_read_in_float64_exactly() -> None:
+    base = EmpiricalQuantiles.from_dict(_record())
+    assert base.quantiles == (0.1, 0.5, 0.9) and all(type(q) is float for q in base.quantiles)
+    assert base.pooled.dtype == torch.float64 and base.per_symbol["ES"].dtype == torch.float64
+    record = _record()
+    record["pooled"] = [[-0.1, 0.0, 0.1], [-0.2, 0.0, 0.2]]  # not exact in float32
+    assert EmpiricalQuantiles.from_dict(record).pooled[0, 2].item() == 0.1
+    assert base.recent_windows == 100 and type(base.recent_windows) is int
+    empty = base.predict([])
+    assert empty.shape == (0, 2, 3) and empty.dtype == torch.float64
+
+
+@pytest.mark.parametrize("fmt", [None, 0, 3, "1"])
+def test_unknown_formats_are_refused(fmt: object) -> None:
+    record = {**_record(), "format": fmt}
+    if fmt is None:
+        del record["format"]
+    with pytest.raises(ValueError, match=rf"format {fmt!r} is not one of \(1, 2\)"):
+        EmpiricalQuantiles.from_dict(record)
+
+
+def test_pooled_shape_must_match_horizon_and_levels() -> None:
+    with pytest.raises(ValueError, match=r"pooled quantiles have shape \(2, 2\)"):
+        EmpiricalQuantiles.from_dict({**_record(), "pooled": [[0.0, 1.0], [0.0, 1.0]]})
+    with pytest.raises(ValueError, match=r"pooled quantiles have shape \(2, 3\)"):
+        EmpiricalQuantiles.from_dict({**_record(), "horizon": 3})
+
+
+def test_load_baselines_returns_the_classical_record(tmp_path) -> None:
+    from foxhunt.baselines.empirical import load_baselines
+
+    path = tmp_path / "baselines.json"
+    path.write_text(json.dumps(_record()))
+    assert load_baselines(path, (0.1, 0.5, 0.9), 2)[1] == {}  # format 1: none
+    classical = {"ewma": {"per_symbol": {}, "fallback": "ES"}}
+    path.write_text(json.dumps({**_record(), "format": 2, "classical": classical}))
+    base, got = load_baselines(path, [0.1, 0.5, 0.9], 2)
+    assert got == classical and base.pooled.shape == (2, 3)
+    path.write_text(json.dumps({**_record(), "format": 2, "classical": [1]}))
+    with pytest.raises(ModelDirError, match=r"baselines.json: unreadable baselines \(classical is"):
+        load_baselines(path, (0.1, 0.5, 0.9), 2)
+    path.write_text(json.dumps({**_record(), "format": 9}))
+    with pytest.raises(ModelDirError, match=r"baselines.json: unreadable baselines \(format 9"):
+        load_baselines(path, (0.1, 0.5, 0.9), 2)
+    path.write_text(json.dumps(_record()))
+    with pytest.raises(
+        ModelDirError,
+        match=r"baselines are for quantiles \(0\.1, 0\.5, 0\.9\) and horizon 2, the model has "
+        r"\(0\.2, 0\.5, 0\.8\) and 2",
+    ):
+        load_baselines(path, (0.2, 0.5, 0.8), 2)
+    path.write_text(json.dumps({**_record(), "per_symbol": []}))
+    with pytest.raises(ModelDirError, match="unreadable baselines"):
+        load_baselines(path, (0.1, 0.5, 0.9), 2)

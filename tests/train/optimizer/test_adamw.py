@@ -105,3 +105,83 @@ def test_stepping_does_not_import_the_compiler() -> None:
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "False"
+
+
+def test_defaults_are_torchs() -> None:
+    p = [nn.Parameter(torch.ones(3))]
+    ours, theirs = AdamW(p).defaults, torch.optim.AdamW(p).defaults
+    assert {k: ours[k] for k in theirs} == theirs
+    assert (ours["lr"], ours["weight_decay"], ours["decoupled_weight_decay"]) == (1e-3, 1e-2, True)
+
+
+def test_a_weight_decay_of_one_still_decays() -> None:
+    a, b = nn.Parameter(torch.ones(3)), nn.Parameter(torch.ones(3))
+    ours, theirs = (
+        AdamW([a], lr=0.1, weight_decay=1.0),
+        torch.optim.AdamW([b], lr=0.1, weight_decay=1.0),
+    )
+    for p, opt in ((a, ours), (b, theirs)):
+        p.grad = torch.full((3,), 0.5)
+        opt.step()
+    assert torch.equal(a, b) and a[0].item() < 0.9  # decayed by 1 - lr * wd, then stepped
+
+
+def test_step_counter_dtype_follows_the_default_dtype() -> None:
+    p = nn.Parameter(torch.ones(2))
+    p.grad = torch.ones(2)
+    opt = AdamW([p])
+    opt.step()
+    assert opt.state[p]["step"].dtype == torch.float32
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        q = nn.Parameter(torch.ones(2))
+        q.grad = torch.ones(2)
+        opt = AdamW([q])
+        opt.step()
+        assert opt.state[q]["step"].dtype == torch.float64
+    finally:
+        torch.set_default_dtype(old)
+
+
+def test_zero_grad_goes_past_a_parameter_without_a_gradient() -> None:
+    first, second = nn.Parameter(torch.ones(2)), nn.Parameter(torch.ones(2))
+    second.grad = torch.ones(2)
+    AdamW([first, second]).zero_grad()
+    assert first.grad is None and second.grad is None
+
+
+def test_mismatched_groups_are_refused_whichever_differs() -> None:
+    a, b, c = (nn.Parameter(torch.ones(1)) for _ in range(3))
+    saved = AdamW([{"params": [a]}, {"params": [b]}]).state_dict()
+    message = "optimizer state does not match the model's parameter groups"
+    with pytest.raises(ValueError, match=f"^{message}$"):  # as many groups, other sizes
+        AdamW([{"params": [a, c]}, {"params": [b]}]).load_state_dict(saved)
+    with pytest.raises(ValueError, match=f"^{message}$"):  # another number of groups
+        AdamW([{"params": [a]}]).load_state_dict(saved)
+
+
+def test_loaded_state_takes_the_parameters_dtype_but_keeps_its_step() -> None:
+    p = nn.Parameter(torch.ones(2, dtype=torch.float64))
+    saved = {
+        "state": {
+            0: {"step": torch.tensor(3.0), "exp_avg": torch.ones(2), "exp_avg_sq": torch.ones(2)}
+        },
+        "param_groups": [{**AdamW([p]).defaults, "params": [0]}],
+    }
+    opt = AdamW([p])
+    opt.load_state_dict(saved)
+    assert opt.state[p]["exp_avg"].dtype == torch.float64
+    assert opt.state[p]["step"].dtype == torch.float32 and opt.state[p]["step"].item() == 3.0
+
+
+def test_a_parameter_without_saved_state_starts_fresh_after_a_load() -> None:
+    a, b = nn.Parameter(torch.ones(2)), nn.Parameter(torch.ones(2))
+    first = AdamW([a, b])
+    a.grad = torch.ones(2)
+    first.step()  # b has no gradient yet: no state
+    opt = AdamW([a, b])
+    opt.load_state_dict(first.state_dict())
+    b.grad = torch.ones(2)
+    opt.step()
+    assert opt.state[b]["step"].item() == 1.0 and opt.state[a]["step"].item() == 2.0
