@@ -7,6 +7,7 @@ import logging
 from datetime import UTC, datetime
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from foxhunt.data.read.bars import read_bars
@@ -119,3 +120,18 @@ def test_an_investing_com_name_it_cannot_map_asks_for_the_symbol(tmp_path: Path)
     text = '"Date","Price","Open","High","Low"\n"Jan 05, 2015","1","1","1","1"\n'
     with pytest.raises(DataError, match=r"'Lean Hogs Futures', not a symbol; pass --symbol"):
         read_bars(_write(tmp_path, "Lean Hogs Futures Historical Data.csv", text))
+
+
+def test_databento_csv_without_symbols_is_a_series_per_instrument_id(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    text = "ts_event,rtype,publisher_id,instrument_id,open,high,low,close,volume\n" + "".join(
+        f"2018-10-01T05:0{m}:00.000000000Z,33,1,{iid},{p},{p + 1},{p - 1},{p},5\n"
+        for m in range(3)
+        for iid, p in ((1001, 2900.0), (1002, 2930.0))
+    )
+    with caplog.at_level(logging.WARNING):
+        df = read_bars(_write(tmp_path, "glbx-mdp3-20181001-20181012.ohlcv-1m.csv", text))
+    assert sorted(df["symbol"].unique().to_list()) == ["1001", "1002"]
+    assert df.filter(pl.col("symbol") == "1002")["close"].to_list() == [2930.0] * 3
+    assert "each 'instrument_id' is a series" in caplog.text

@@ -11,7 +11,8 @@ Names are compared after trimming, lower-casing and dropping MetaTrader's angle 
 * prices ``open high low close`` (or ``o h l c``; the close also as ``last`` (Barchart, IB) or
   ``price`` (Investing.com)); volume ``volume``, ``vol``, ``vol.``, ``v``, then tick volume
   (``tickvol``, ``tick_volume``); a file without one gets volume 0.
-* symbol ``symbol``, ``ticker``, ``instrument``, ``raw_symbol``.
+* symbol ``symbol``, ``ticker``, ``instrument``, ``raw_symbol``, else ``instrument_id``
+  (Databento without ``map_symbols``).
 
 Every other column is *extra*: listed (not silently dropped) and left out of the bars, unless
 the caller keeps it as an input (``read_bars(..., keep=...)``: the user's covariates).
@@ -43,7 +44,9 @@ ALIASES = {
     "close": ("close", "c", "last", "price"),
     "volume": ("volume", "vol", "vol.", "v", "tickvol", "tick_volume", "tick volume"),
 }
-SYMBOL_NAMES = ("symbol", "ticker", "instrument", "raw_symbol")
+SYMBOL_NAMES = ("symbol", "ticker", "instrument", "raw_symbol", "instrument_id")
+"""The last, ``instrument_id``, is Databento's numeric id in a CSV written without
+``map_symbols``: a series per instrument, named by its number (a warning says so)."""
 
 
 def canonical_name(name: str) -> str:

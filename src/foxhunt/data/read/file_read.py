@@ -18,7 +18,7 @@ import polars as pl
 
 from foxhunt.data.market.contracts import split_contracts
 from foxhunt.data.read.checks import kept_name, unknown_volume, without_empty_rows
-from foxhunt.data.read.columns import ColumnMap, map_columns
+from foxhunt.data.read.columns import ColumnMap, canonical_name, map_columns
 from foxhunt.data.read.files import table_kind
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.scan import first_line, scan_table
@@ -193,6 +193,12 @@ def _normalise_as(
             )
         exprs.append(pl.lit(opts.symbol.strip(), dtype=pl.String).alias("symbol"))
     elif cols.symbol is not None:
+        if canonical_name(cols.symbol) == "instrument_id":
+            log.warning(
+                "%s: no symbol column; each 'instrument_id' is a series named by its number "
+                "(Databento: export with map_symbols, or pass --symbol for a single instrument)",
+                path,
+            )
         spell["symbol"] = cols.symbol
         exprs.append(pl.col(cols.symbol).cast(pl.String).str.strip_chars().alias("symbol"))
     else:
