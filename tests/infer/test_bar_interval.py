@@ -11,7 +11,7 @@ import pytest
 
 from foxhunt.artifacts.rundir import RunDir
 from foxhunt.data.market.calendar import bars_interval
-from foxhunt.errors import InputError
+from foxhunt.errors import DataError, InputError
 from foxhunt.infer.bar_interval import check_bar_interval, describe_interval, trained_interval
 from foxhunt.infer.evaluate import evaluate_model
 from foxhunt.infer.predict import predict_to_file
@@ -81,3 +81,12 @@ def test_evaluate_and_predict_refuse_bars_of_another_interval(demo_run, tmp_path
     with pytest.raises(InputError, match=r"holds 15-minute bars"):
         predict_to_file(demo_run.run, path, tmp_path / "f.parquet", batch_size=256, device="cpu")
     assert not (tmp_path / "f.parquet").exists()
+    # the streaming Forecaster (serve, predict --follow) checks each symbol's first bars
+    from foxhunt.infer.forecaster import Forecaster
+
+    for incremental in (True, False):
+        fc = Forecaster.load(demo_run.run, incremental=incremental)
+        with pytest.raises(DataError, match=r"trained on 5-minute bars; the bars given holds 15"):
+            fc.update(coarse.tail(300), forecast=False)
+        assert fc.symbols == [] or "ES" not in fc.symbols  # nothing taken
+        fc.update(bars.tail(300), forecast=False)  # its own interval: taken

@@ -4,7 +4,8 @@ A model's horizon is counted in bars and its features (returns at lags, the time
 the volatility scale) in the bars it was trained on: 5-minute bars through a 1-minute model give
 forecasts 50 minutes ahead labelled "h = 10" and inputs on another scale, with nothing in the
 numbers to say so. Training records the bars' interval in ``run.json`` (``bar_interval_s``:
-the most common of the symbols' own modal gaps); ``evaluate`` and ``predict`` refuse bars of another interval (exit 2), naming ``--bar-minutes`` when it can turn
+the most common of the symbols' own modal gaps); ``evaluate``, ``predict`` and the streaming
+``Forecaster`` (each symbol's first bars, when two or more: ``serve``, ``predict --follow``) refuse bars of another interval (exit 2), naming ``--bar-minutes`` when it can turn
 them into the trained interval. A run that records none (trained before session 25) is not checked.
 """
 
@@ -17,9 +18,14 @@ import polars as pl
 from foxhunt import runtime
 from foxhunt.artifacts.rundir import RunDir
 from foxhunt.data.market.calendar import bars_interval
-from foxhunt.errors import InputError
+from foxhunt.errors import DataError
 
-__all__ = ["check_bar_interval", "describe_interval", "trained_interval"]
+__all__ = [
+    "check_bar_interval",
+    "describe_interval",
+    "refuse_other_interval",
+    "trained_interval",
+]
 
 
 def trained_interval(run: RunDir) -> timedelta | None:
@@ -44,22 +50,27 @@ def check_bar_interval(run: RunDir, frame: pl.DataFrame, bars: object) -> None:
     """Refuse bars whose interval is not the one ``run`` was trained on.
 
     Raises:
-        InputError: the intervals differ (one line: both intervals and the remedy).
+        DataError: the intervals differ (one line: both intervals and the remedy).
     """
-    trained = trained_interval(run)
+    refuse_other_interval(trained_interval(run), frame, bars, run.root)
+
+
+def refuse_other_interval(
+    trained: timedelta | None, frame: pl.DataFrame, bars: object, model: object
+) -> None:
+    """:func:`check_bar_interval` with the trained interval already read (the streaming
+    ``Forecaster`` checks each symbol's first bars); nothing when either is unknown."""
     got = bars_interval(frame) if trained is not None else None
     if trained is None or got is None or got == trained:
         return
     ratio = trained / got
+    whole_minutes = trained < timedelta(days=1) and trained.total_seconds() % 60 == 0
     hint = (
         f": --bar-minutes {int(trained.total_seconds() // 60)} aggregates them to it"
-        if ratio > 1
-        and ratio == int(ratio)
-        and trained < timedelta(days=1)
-        and trained.total_seconds() % 60 == 0
+        if ratio > 1 and ratio == int(ratio) and whole_minutes
         else ": forecast them with a model trained on such bars"
     )
-    raise InputError(
-        f"{run.root} was trained on {describe_interval(trained)} bars; {bars} holds "
+    raise DataError(
+        f"{model} was trained on {describe_interval(trained)} bars; {bars} holds "
         f"{describe_interval(got)} bars{hint}"
     )

@@ -60,6 +60,7 @@ from foxhunt.infer.bar_input import (
     normalise,
     session_expr,
 )
+from foxhunt.infer.bar_interval import refuse_other_interval, trained_interval
 from foxhunt.infer.bartail import VALUE_COLUMNS, BarTail, smoother_memory
 from foxhunt.infer.incremental.graphs import check_engine, live_graphs
 from foxhunt.infer.incremental.selected import SelectedRows
@@ -131,6 +132,7 @@ class Forecaster:
         # Each symbol's instrument, as trained (None: a run from before calendars, all globex);
         # a symbol the run never saw is resolved once, at first sight, and kept.
         self._instruments = None if loaded.instruments is None else dict(loaded.instruments)
+        self._interval = trained_interval(loaded.run)
         self.device = torch.device(device)
         self._qmap = quantile_map(loaded)
         self._tails: dict[str, BarTail] = {}
@@ -325,12 +327,14 @@ class Forecaster:
                 check_order(chunk, self.last_ts, self.allowed)
                 raise AssertionError("group_rows refused bars check_order accepts")
             if chunk is not None:
+                self._check_interval(chunk, [s for s in rows if s not in self._live.engine.slots])
                 self._resolve(chunk, list(rows))
             self._advance(chunk, arrays, rows)
             ready = sorted(s for s in rows if self._live.ready(s))
             return self._forecast_live(ready) if forecast and ready else self._empty()
         chunk = normalise(bars)
         groups = check_order(chunk, self.last_ts, self.allowed)
+        self._check_interval(chunk, [s for s in groups if s not in self._tails])
         self._resolve(chunk, list(groups))
         session = session_expr(calendars_of(self._instruments)).cast(pl.Int32).alias("__session")
         groups = {sym: part.with_columns(session) for sym, part in groups.items()}
@@ -375,6 +379,13 @@ class Forecaster:
         inst = self._instruments
         slots = self._live.engine.slots
         return all(s in slots and (inst is None or s in inst) for s in symbols)
+
+    def _check_interval(self, chunk: pl.DataFrame, first: list[str]) -> None:
+        """Refuse the first bars of ``first`` (symbols seen for the first time) when their
+        interval is not the training bars' (:mod:`foxhunt.infer.bar_interval`)."""
+        if first and self._interval is not None:
+            part = chunk.filter(pl.col("symbol").is_in(first))
+            refuse_other_interval(self._interval, part, "the bars given", self.loaded.run.root)
 
     def _resolve(self, chunk: pl.DataFrame, symbols: list[str]) -> None:
         """Resolve (once) the instrument of each of ``symbols`` the run did not store."""
