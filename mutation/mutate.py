@@ -259,9 +259,12 @@ TARGETS: dict[str, Target] = {
     "adamw": Target(
         "src/foxhunt/train/optimizer/adamw.py", ("tests/train/optimizer/test_adamw.py",)
     ),
+    # the follower's end-to-end tests are `slow` (they share the trained demo run) but take
+    # seconds, and only they reach its strict mode and restarts
     "follow": Target(
         "src/foxhunt/infer/follow.py",
         ("tests/infer/test_follow.py", "tests/infer/test_follow_audit.py"),
+        marks="not gpu",
     ),
     "follow_state": Target(
         "src/foxhunt/infer/follow_state.py",
@@ -270,6 +273,7 @@ TARGETS: dict[str, Target] = {
             "tests/infer/test_follow.py",
             "tests/infer/test_follow_audit.py",
         ),
+        marks="not gpu",
     ),
     "classical": Target(
         "src/foxhunt/baselines/classical.py",

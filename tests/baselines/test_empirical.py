@@ -105,3 +105,12 @@ def test_load_baselines_returns_the_classical_record(tmp_path) -> None:
     path.write_text(json.dumps({**_record(), "per_symbol": []}))
     with pytest.raises(ModelDirError, match="unreadable baselines"):
         load_baselines(path, (0.1, 0.5, 0.9), 2)
+
+
+def test_missing_or_corrupt_file_is_named_as_baselines(tmp_path) -> None:
+    path = tmp_path / "b.json"
+    with pytest.raises(ModelDirError, match=r"b\.json: baselines\.json is missing$"):
+        load_empirical(path, (0.1, 0.5, 0.9), 2)
+    path.write_text("{")
+    with pytest.raises(ModelDirError, match=r"b\.json: baselines\.json is corrupt \(not valid"):
+        load_empirical(path, (0.1, 0.5, 0.9), 2)
