@@ -23,27 +23,34 @@ def _minute_bars(tmp_path: Path, name: str, start: datetime, days: int, spell: s
     return path
 
 
-def test_slash_dates_read_day_first_when_month_first_would_spread_them_over_months(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize(
+    ("name", "start", "days", "spell"),
+    [
+        # 1-12 January spelt day-first: month-first would read 1 Jan .. 1 Dec
+        ("BTCUSDT.csv", datetime(2022, 1, 1), 12, "%d/%m/%Y %H:%M"),
+        # 2-11 March spelt month-first with dots: the dotted convention (day-first) would
+        # give 3 February .. 3 November
+        ("ETHUSDT.csv", datetime(2023, 3, 2), 10, "%m.%d.%Y %H:%M"),
+    ],
+)
+def test_the_reading_that_keeps_the_bars_together_wins(
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    name: str,
+    start: datetime,
+    days: int,
+    spell: str,
 ) -> None:
-    # 1-12 January spelt day-first: month-first would read 1 Jan .. 1 Dec
-    path = _minute_bars(tmp_path, "BTCUSDT.csv", datetime(2022, 1, 1), 12, "%d/%m/%Y %H:%M")
+    path = _minute_bars(tmp_path, name, start, days, spell)
     with caplog.at_level(logging.INFO):
         df = read_bars(path)
-    assert df["ts"].min() == datetime(2022, 1, 1, tzinfo=UTC)
-    assert df["ts"].max() == datetime(2022, 1, 12, 23, tzinfo=UTC)
-    assert "read day-first" in caplog.text
-    # the convention is still what --ts-format or dayfirst= override
-    assert read_bars(path, dayfirst=False)["ts"].max().month == 12
-
-
-def test_dotted_dates_read_month_first_when_day_first_would_spread_them(tmp_path: Path) -> None:
-    # 2-11 March spelt month-first with dots: the dotted convention (day-first) would give
-    # 3 February .. 3 November
-    path = _minute_bars(tmp_path, "ETHUSDT.csv", datetime(2023, 3, 2), 10, "%m.%d.%Y %H:%M")
-    df = read_bars(path)
-    assert df["ts"].min() == datetime(2023, 3, 2, tzinfo=UTC)
-    assert df["ts"].max() == datetime(2023, 3, 11, 23, tzinfo=UTC)
+    assert df["ts"].min() == start.replace(tzinfo=UTC)
+    assert df["ts"].max() == (start + timedelta(days=days, hours=-1)).replace(tzinfo=UTC)
+    first = "day-first" if spell.startswith("%d") else "month-first"
+    assert f"read {first}" in caplog.text
+    # dayfirst= (the library's; --ts-format on the command line) still forces the other way
+    forced = read_bars(path, dayfirst=not spell.startswith("%d"))["ts"]
+    assert forced.max() - forced.min() > timedelta(days=200)
 
 
 def test_one_date_keeps_the_convention_and_names_the_other_format(
