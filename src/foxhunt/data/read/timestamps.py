@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 
 _HEAD = 200
 """Values tried against every candidate format before the survivors see the whole column."""
+_HEAD_MISSES = 2
+"""Values of the head a format may fail and still be chosen (a vendor's footer, a junk line)."""
 
 
 @dataclass(frozen=True)
@@ -119,8 +121,8 @@ def _text_formats(
         f: head.len() - head.str.to_datetime(f, strict=False).null_count() for f in formats
     }
     most = max(parsed_head.values())
-    if most == 0:
-        return None
+    if most == 0 or most < head.len() - head.null_count() - _HEAD_MISSES:
+        return None  # no format of the list reads this column: polars' own parser tries
     fits = [f for f in formats if parsed_head[f] == most]
     if len(fits) > 1:
         parsed = [text.str.to_datetime(f, time_unit="us", strict=False) for f in fits]
