@@ -140,6 +140,17 @@ def test_step_counter_dtype_follows_the_default_dtype() -> None:
         opt = AdamW([q])
         opt.step()
         assert opt.state[q]["step"].dtype == torch.float64
+        torch.set_default_dtype(torch.float16)  # any other default: a float32 count, as torch's
+        h = nn.Parameter(torch.ones(2, dtype=torch.float32))
+        h.grad = torch.ones(2, dtype=torch.float32)
+        opt = AdamW([h])
+        opt.step()
+        assert opt.state[h]["step"].dtype == torch.float32
+        t = nn.Parameter(torch.ones(2, dtype=torch.float32))  # torch agrees
+        t.grad = torch.ones(2, dtype=torch.float32)
+        theirs = torch.optim.AdamW([t])
+        theirs.step()
+        assert theirs.state[t]["step"].dtype == torch.float32
     finally:
         torch.set_default_dtype(old)
 
