@@ -28,8 +28,10 @@ from test_classical import LEVELS, H, _closes, _fit  # noqa: E402
 N_TRAIN, VAL = 1000, range(1100, 1300)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def hourly_fit():
+    """Fitted in each test (1-2 s), not once per module: mutmut attributes a module fixture's
+    calls to the first test only, and runs only that test against a mutant of them."""
     closes = _closes(1500, dt.timedelta(hours=1), seed=0)
     rec = _fit(closes, N_TRAIN, VAL)
     close = closes["close"].to_numpy()
@@ -138,3 +140,19 @@ def test_fit_garch_needs_a_hundred_returns_that_move() -> None:
     assert classical._fit_garch(x[:99]) is None
     assert classical._fit_garch(x[:100]) is not None
     assert classical._fit_garch(np.zeros(200)) is None
+
+
+def test_fallback_is_the_first_symbol_with_the_most_training_bars() -> None:
+    import polars as pl
+
+    es = _closes(400, dt.timedelta(days=1), seed=7, symbol="ES")
+    nq = _closes(400, dt.timedelta(days=1), seed=8, symbol="NQ")
+    closes = pl.concat([es, nq])
+    end = es["ts"][299]
+    val = pl.DataFrame({"symbol": ["ES", "NQ"], "ts": [es["ts"][320], nq["ts"][320]]})
+    rec = classical.fit_classical(closes, {"ES": end, "NQ": end}, val, LEVELS, H)
+    assert set(rec) == {"ewma", "garch"}
+    for model in rec.values():
+        assert model["fallback"] == "ES" and set(model["per_symbol"]) == {"ES", "NQ"}
+    more = classical.fit_classical(closes, {"ES": es["ts"][250], "NQ": end}, val, LEVELS, H)
+    assert more["ewma"]["fallback"] == "NQ"
