@@ -314,8 +314,9 @@ def _test_texts() -> dict[Path, str]:
 
 def default_target(source: Path) -> Target:
     """The tests of a module no entry of :data:`TARGETS` names: the test files that mirror it
-    (``tests/<package path>/test_<stem>*.py``) and every test file that imports it; for a module
-    no test imports (reached through the readers or the CLI), every test file of its folder.
+    (``tests/<package path>/test_<stem>*.py``), every test file that imports it, and every test
+    file of its folder (the readers are reached through ``read_bars``, the commands through the
+    CLI).
 
     mutmut's stats pass then keeps, for each mutant, only the tests that reach its function, so a
     wide list costs one pass over it, not one per mutant.
@@ -331,10 +332,12 @@ def default_target(source: Path) -> Target:
     else:
         found = set((TESTS / relative.parent).glob(f"test_{relative.stem}*.py"))
         found |= {path for path, text in _test_texts().items() if _imports(text, dotted)}
-    if not found:  # reached only through other modules (the readers, the CLI): its folder's tests
-        found = set((TESTS / relative.parent).glob("test_*.py"))
-        if relative.parent.parts:  # and the package's own test file: tests/test_api.py for api/
-            found |= set((TESTS / relative.parent.parent).glob(f"test_{relative.parent.name}*.py"))
+    # and its folder's tests: the modules of a package are mostly reached through its entry
+    # points (the readers through read_bars, the commands through the CLI); for a module no
+    # test imports, also the package's own test file (tests/test_api.py for api/)
+    found |= set((TESTS / relative.parent).glob("test_*.py"))
+    if not found and relative.parent.parts:
+        found |= set((TESTS / relative.parent.parent).glob(f"test_{relative.parent.name}*.py"))
     tests = tuple(sorted(str(path.relative_to(ROOT)) for path in found))
     return Target(str(source.relative_to(ROOT)), tests)
 

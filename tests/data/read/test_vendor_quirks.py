@@ -135,3 +135,26 @@ def test_databento_csv_without_symbols_is_a_series_per_instrument_id(
     assert sorted(df["symbol"].unique().to_list()) == ["1001", "1002"]
     assert df.filter(pl.col("symbol") == "1002")["close"].to_list() == [2930.0] * 3
     assert "each 'instrument_id' is a series" in caplog.text
+
+
+def test_guess_lines_deduplicate_then_merge_symbol_lines_past_the_most() -> None:
+    from foxhunt.data.read.vendors import guess_lines
+
+    how = "Quantiacs' file name (F_ROOT); --symbol to change"
+    zone = "naive timestamps read as UTC (no zone in the file); --tz to change"
+    few = ((f"symbol F_AD from {how}", zone), (f"symbol F_AE from {how}", zone))
+    assert guess_lines(few) == [f"symbol F_AD from {how}", zone, f"symbol F_AE from {how}"]
+    assert guess_lines(few, most=3) == guess_lines(few)
+    many = tuple((f"symbol F_{k:02d} from {how}", zone) for k in range(8))
+    many += (("symbol ES from the file name; --symbol to change",),)
+    assert guess_lines(many, most=10) == [  # 10 distinct lines: kept as they are
+        f"symbol F_00 from {how}",
+        zone,
+        *[f"symbol F_{k:02d} from {how}" for k in range(1, 8)],
+        "symbol ES from the file name; --symbol to change",
+    ]
+    assert guess_lines(many, most=9) == [
+        zone,
+        f"symbols F_00, F_01, F_02, F_03, F_04, F_05, ... (8 files) from {how}",
+        "symbols ES (1 files) from the file name; --symbol to change",
+    ]
