@@ -263,7 +263,11 @@ TARGETS: dict[str, Target] = {
     # seconds, and only they reach its strict mode and restarts
     "follow": Target(
         "src/foxhunt/infer/follow.py",
-        ("tests/infer/test_follow.py", "tests/infer/test_follow_audit.py"),
+        (
+            "tests/infer/test_follow_state.py",
+            "tests/infer/test_follow.py",
+            "tests/infer/test_follow_audit.py",
+        ),
         marks="not gpu",
     ),
     "follow_state": Target(

@@ -111,3 +111,16 @@ def test_a_record_that_is_not_json_is_named(tmp_path: Path) -> None:
     path.write_text('{"source": ')  # a torn write (the record is written atomically, but)
     with pytest.raises(InputError, match=r"f\.follow\.json: follow record is corrupt \(not valid"):
         FollowState.open(path, tmp_path / "ES.csv", "bytes")
+
+
+def test_follow_refuses_a_negative_wait_or_no_polls_before_reading_anything(
+    tmp_path: Path,
+) -> None:
+    from foxhunt.infer.follow import follow_path
+
+    out = tmp_path / "f.parquet"
+    with pytest.raises(InputError, match=r"^--poll-seconds must be >= 0, got -1\.0$"):
+        follow_path(tmp_path / "run", tmp_path / "ES.csv", out, poll_seconds=-1.0)
+    with pytest.raises(InputError, match=r"^--max-polls must be >= 1, got 0$"):
+        follow_path(tmp_path / "run", tmp_path / "ES.csv", out, max_polls=0)
+    assert list(tmp_path.iterdir()) == []
