@@ -158,3 +158,47 @@ def test_guess_lines_deduplicate_then_merge_symbol_lines_past_the_most() -> None
         f"symbols F_00, F_01, F_02, F_03, F_04, F_05, ... (8 files) from {how}",
         "symbols ES (1 files) from the file name; --symbol to change",
     ]
+
+
+@pytest.mark.parametrize(
+    ("path", "symbol", "how", "tz", "minutes"),
+    [
+        ("DAT_ASCII_EURUSD_M1_2018.csv", "EURUSD", "histdata's file name", "America/New_York", 1),
+        (
+            "HISTDATA_COM_ASCII_XAUUSD_M12018.zip/data.csv",
+            "XAUUSD",
+            "histdata's file name",
+            "America/New_York",
+            1,
+        ),
+        ("DAT_MT_GBPUSD_T_2019.csv", "GBPUSD", "histdata's file name", "America/New_York", None),
+        ("F_CL.txt", "F_CL", "Quantiacs' file name (F_ROOT)", None, None),
+        ("Gold Futures Historical Data.csv", "GC", "Investing.com's file name", None, 1440),
+        ("EUR_USD_5min.csv", "EURUSD", "the file name (a pair)", None, 5),
+        ("ES1!_15min.csv", "ES", "the file name (a continuous contract)", None, 15),
+        ("ES_FUT_daily.csv.gz", "ES", "the file name", None, 1440),
+        ("NQ_hourly.csv", "NQ", "the file name", None, 60),
+        ("CL_minute.csv", "CL", "the file name", None, 1),
+        ("GC_H4.csv", "GC", "the file name", None, 240),
+        ("ZN_2mins.csv", "ZN", "the file name", None, 2),
+        ("ZB_0min_m0.csv", "ZB", "the file name", None, None),
+        ("6E_30s.csv", "6E", "the file name", None, 0.5),
+    ],
+)
+def test_what_a_file_name_says(path: str, symbol: str, how: str, tz: str | None, minutes) -> None:
+    from datetime import timedelta
+
+    from foxhunt.data.read.vendors import NameGuess, guess_from_name
+
+    interval = None if minutes is None else timedelta(minutes=minutes)
+    assert guess_from_name(Path(path)) == NameGuess(symbol, how, tz, interval)
+
+
+def test_a_name_without_letters_or_digits_asks_for_the_symbol() -> None:
+    from foxhunt.data.read.vendors import guess_from_name
+
+    with pytest.raises(
+        DataError,
+        match=r"^__\.csv: no symbol column and no symbol in the file name; pass --symbol$",
+    ):
+        guess_from_name(Path("__.csv"))
