@@ -469,8 +469,9 @@ def _record(work: Path, status: dict[str, str]) -> dict[str, str]:
     verdicts to :data:`VERDICTS`."""
     text = "".join(f"{key}: {value}\n" for key, value in sorted(status.items()))
     (work / "results.txt").write_text(text, encoding="utf-8")
-    VERDICTS.mkdir(exist_ok=True)
-    (VERDICTS / f"{work.name}.txt").write_text(text, encoding="utf-8")
+    if any(value in KILLED | SURVIVED for value in status.values()):  # not a failed run
+        VERDICTS.mkdir(exist_ok=True)
+        (VERDICTS / f"{work.name}.txt").write_text(text, encoding="utf-8")
     survivors = [key for key, value in sorted(status.items()) if value in SURVIVED]
     # one `mutmut show` process per survivor (each imports mutmut): a few at once
     with ThreadPoolExecutor(max_workers=4) as pool:

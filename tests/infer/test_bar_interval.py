@@ -46,17 +46,24 @@ def test_describe_interval() -> None:
 def test_refusal_names_both_intervals_and_the_remedy(tmp_path: Path) -> None:
     run = _run(tmp_path, 300.0)
     assert trained_interval(run) == timedelta(minutes=5)
-    check_bar_interval(run, _frame(timedelta(minutes=5), 20), "same.csv")  # no complaint
+    check_bar_interval(run, _frame(timedelta(minutes=5), 40), "same.csv")  # no complaint
     with pytest.raises(
         InputError,
         match=r"trained on 5-minute bars; fine.csv holds 1-minute "
         r"bars: --bar-minutes 5 aggregates them to it",
     ):
-        check_bar_interval(run, _frame(timedelta(minutes=1), 20), "fine.csv")
+        check_bar_interval(run, _frame(timedelta(minutes=1), 40), "fine.csv")
     with pytest.raises(InputError, match=r"holds 1-day bars: forecast them with a model trained"):
-        check_bar_interval(run, _frame(timedelta(days=1), 20), "daily.csv")
+        check_bar_interval(run, _frame(timedelta(days=1), 40), "daily.csv")
     # a run from before the interval was recorded is not checked
-    check_bar_interval(_run(tmp_path, None), _frame(timedelta(days=1), 20), "daily.csv")
+    check_bar_interval(_run(tmp_path, None), _frame(timedelta(days=1), 40), "daily.csv")
+    # too few bars to judge: a feed's first bars (two across a weekend say "3 days")
+    check_bar_interval(run, _frame(timedelta(days=3), 2), "two.csv")
+    # an illiquid series of 5-minute bars: mostly 10 minutes apart, every fourth gap 5 minutes
+    t0 = datetime(2024, 1, 2, tzinfo=UTC)
+    steps = [timedelta(minutes=5 if k % 4 == 0 else 10) for k in range(60)]
+    times = [t0 + sum(steps[:k], timedelta(0)) for k in range(60)]
+    check_bar_interval(run, pl.DataFrame({"symbol": ["ES"] * 60, "ts": times}), "thin.csv")
 
 
 @pytest.mark.slow

@@ -5,7 +5,7 @@ the volatility scale) in the bars it was trained on: 5-minute bars through a 1-m
 forecasts 50 minutes ahead labelled "h = 10" and inputs on another scale, with nothing in the
 numbers to say so. Training records the bars' interval in ``run.json`` (``bar_interval_s``:
 the most common of the symbols' own modal gaps); ``evaluate``, ``predict`` and the streaming
-``Forecaster`` (each symbol's first bars, when two or more: ``serve``, ``predict --follow``) refuse bars of another interval (exit 2), naming ``--bar-minutes`` when it can turn
+``Forecaster`` (each symbol's first bars: ``serve``, ``predict --follow``) refuse bars of another interval (exit 2), naming ``--bar-minutes`` when it can turn
 them into the trained interval. A run that records none (trained before session 25) is not checked.
 """
 
@@ -19,6 +19,13 @@ from foxhunt import runtime
 from foxhunt.artifacts.rundir import RunDir
 from foxhunt.data.market.calendar import bars_interval
 from foxhunt.errors import DataError
+
+MIN_GAPS = 20
+"""A symbol's gaps between bars before its interval is judged (two bars across a weekend or a
+session break say nothing)."""
+TRAINED_SHARE = 0.1
+"""Share of the gaps at the trained interval above which bars are taken as the trained kind
+(illiquid 1-minute bars skip minutes, but one gap in ten or more is still one minute)."""
 
 __all__ = [
     "check_bar_interval",
@@ -60,8 +67,23 @@ def refuse_other_interval(
 ) -> None:
     """:func:`check_bar_interval` with the trained interval already read (the streaming
     ``Forecaster`` checks each symbol's first bars); nothing when either is unknown."""
-    got = bars_interval(frame) if trained is not None else None
-    if trained is None or got is None or got == trained:
+    if trained is None:
+        return
+    gaps = (
+        frame.select("symbol", "ts")
+        .sort("symbol", "ts")
+        .select(pl.col("ts").diff().over("symbol").alias("gap"), pl.col("symbol"))
+        .filter(pl.col("gap") > timedelta(0))
+    )
+    counts = gaps.group_by("symbol").len()
+    judged = counts.filter(pl.col("len") >= MIN_GAPS)["symbol"]
+    gaps = gaps.filter(pl.col("symbol").is_in(judged.implode()))
+    if gaps.height == 0:
+        return  # too few bars of any symbol to judge (a feed's first bars, one at a time)
+    if (gaps["gap"] == trained).mean() >= TRAINED_SHARE:
+        return  # the trained step is common: an illiquid or gappy series of the same bars
+    got = bars_interval(frame.filter(pl.col("symbol").is_in(judged.implode())))
+    if got is None or got == trained:
         return
     ratio = trained / got
     whole_minutes = trained < timedelta(days=1) and trained.total_seconds() % 60 == 0

@@ -118,7 +118,7 @@ def test_symbols_from_vendor_file_names(name: str, symbol: str) -> None:
 
 def test_an_investing_com_name_it_cannot_map_asks_for_the_symbol(tmp_path: Path) -> None:
     text = '"Date","Price","Open","High","Low"\n"Jan 05, 2015","1","1","1","1"\n'
-    with pytest.raises(DataError, match=r"'Lean Hogs Futures', not a symbol; pass --symbol"):
+    with pytest.raises(DataError, match=r"says 'Lean Hogs Futures', not a symbol; pass --symbol"):
         read_bars(_write(tmp_path, "Lean Hogs Futures Historical Data.csv", text))
 
 
@@ -173,9 +173,14 @@ def test_guess_lines_deduplicate_then_merge_symbol_lines_past_the_most() -> None
         ),
         ("DAT_MT_GBPUSD_T_2019.csv", "GBPUSD", "histdata's file name", "America/New_York", None),
         ("F_CL.txt", "F_CL", "Quantiacs' file name (F_ROOT)", None, None),
-        ("Gold Futures Historical Data.csv", "GC", "Investing.com's file name", None, 1440),
+        ("Gold Futures Historical Data.csv", "GC", "Investing.com's file name", None, None),
         ("EUR_USD_5min.csv", "EURUSD", "the file name (a pair)", None, 5),
         ("ES1!_15min.csv", "ES", "the file name (a continuous contract)", None, 15),
+        ("@NQ#C.csv", "NQ", "the file name (a continuous contract)", None, None),
+        ("ES2!.csv", "ES2", "the file name", None, None),
+        ("BTC-USDT-SWAP.csv", "BTC", "the file name", None, None),
+        ("btc-perp-2022.csv", "BTC-PERP", "the file name", None, None),
+        ("AAPL Historical Data.csv", "AAPL", "Investing.com's file name", None, None),
         ("ES_FUT_daily.csv.gz", "ES", "the file name", None, 1440),
         ("NQ_hourly.csv", "NQ", "the file name", None, 60),
         ("CL_minute.csv", "CL", "the file name", None, 1),
@@ -202,3 +207,52 @@ def test_a_name_without_letters_or_digits_asks_for_the_symbol() -> None:
         match=r"^__\.csv: no symbol column and no symbol in the file name; pass --symbol$",
     ):
         guess_from_name(Path("__.csv"))
+
+
+@pytest.mark.parametrize("spell", ["%m/%d/%y", "%d.%m.%y", "%d-%b-%y"])
+def test_two_digit_years_in_every_spelling(tmp_path: Path, spell: str) -> None:
+    from datetime import date
+
+    days = [date(2010, 1, 4), date(2010, 1, 5), date(2010, 1, 14)]
+    text = "Date,Open,High,Low,Close\n" + "".join(f"{d.strftime(spell)},1,1,1,1\n" for d in days)
+    df = read_bars(_write(tmp_path, "SPY.csv", text))
+    assert [t.date() for t in df["ts"]] == days
+
+
+def test_rows_without_prices_in_a_file_without_volume_or_as_nan(tmp_path: Path) -> None:
+    text = "ts,open,high,low,close\n2024-01-02,1,1,1,1\n2024-01-03,null,null,null,null\n"
+    assert read_bars(_write(tmp_path, "SPY.csv", text + "2024-01-04,1,1,1,1\n")).height == 2
+    text = "ts,open,high,low,close,volume\n2024-01-02,1,1,1,1,5\n2024-01-03,NaN,NaN,NaN,NaN,NaN\n"
+    assert read_bars(_write(tmp_path, "QQQ.csv", text + "2024-01-04,1,1,1,1,5\n")).height == 2
+    with pytest.raises(DataError, match=r"IWM\.csv: no bars: all 2 rows hold no value"):
+        read_bars(_write(tmp_path, "IWM.csv", "ts,open,high,low,close\nx,,,,\ny,null,,,\n"))
+
+
+def test_a_ticker_investing_name_and_the_symbol_flag(tmp_path: Path) -> None:
+    from foxhunt.data.read.options import ReadOptions
+
+    text = '"Date","Price","Open","High","Low"\n"Jan 05, 2015","1","1","1","1"\n' * 1
+    text += '"Jan 06, 2015","1","1","1","1"\n'
+    assert read_bars(_write(tmp_path, "SPY Historical Data.csv", text))["symbol"][0] == "SPY"
+    named = _write(tmp_path, "Lean Hogs Futures Historical Data.csv", text)
+    got = read_bars(named, options=ReadOptions(symbol="HE"))
+    assert got["symbol"].unique().to_list() == ["HE"]
+
+
+def test_the_symbol_flag_names_a_databento_csv_of_one_instrument(tmp_path: Path) -> None:
+    from foxhunt.data.read.options import ReadOptions
+
+    text = "ts_event,instrument_id,open,high,low,close,volume\n" + "".join(
+        f"2018-10-01T05:0{m}:00Z,1001,2900,2901,2899,2900,5\n" for m in range(3)
+    )
+    path = _write(tmp_path, "glbx-mdp3-esz8.ohlcv-1m.csv", text)
+    assert read_bars(path, options=ReadOptions(symbol="ES"))["symbol"].unique().to_list() == ["ES"]
+
+
+def test_a_lone_comma_group_is_not_taken_for_thousands(tmp_path: Path) -> None:
+    text = 'ts,open,high,low,close\n2024-01-02,"110,123","110,2","110,1","110,15"\n'
+    with pytest.raises(DataError, match=r"column 'open', row 0 .*not a number '110,123'"):
+        read_bars(_write(tmp_path, "USDJPY.csv", text))
+    text = 'ts,open,high,low,close\n2024-01-02,"1,234,567","1,234,568",1234566,"1,234,567.5"\n'
+    df = read_bars(_write(tmp_path, "BTCIDR.csv", text))
+    assert df.row(0, named=True)["close"] == 1_234_567.5 and df["open"][0] == 1_234_567.0

@@ -51,6 +51,7 @@ from foxhunt.data.read.time_axis import check_time_axis
 from foxhunt.data.read.validate import (
     BAR_COLUMNS,
     CONTRACT_COLUMN,
+    EMPTY_COLUMN,
     FILE_COLUMN,
     PRICE_COLUMNS,
     ROW_COLUMN,
@@ -162,7 +163,7 @@ def load_bars(
     frames = [r.frame for r in reads]
     frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal")
     if CONTRACT_COLUMN in frame.columns:  # keep the bar columns first, provenance last
-        frame = frame.select(*BAR_COLUMNS, CONTRACT_COLUMN, *keep, _FILE, _ROW)
+        frame = frame.select(*BAR_COLUMNS, CONTRACT_COLUMN, *keep, EMPTY_COLUMN, _FILE, _ROW)
     return LoadedBars(
         frame=frame,
         files=tuple(files),
@@ -254,6 +255,9 @@ def read_bars(
     """
     keep = tuple(keep)
     loaded = load_bars(path, tz=tz, dayfirst=dayfirst, keep=keep, options=options)
+    # rows holding no value: not bars; with future rows to read, those with a time are them
+    frame = without_empty_rows(loaded.frame, path, timed=future is None, files=loaded.files)
+    loaded = replace(loaded, frame=frame.drop(EMPTY_COLUMN, strict=False))
     if future is not None:
         empty = pl.all_horizontal(pl.col(c).is_null() for c in PRICE_COLUMNS)
         rows = loaded.frame.filter(empty)
@@ -261,8 +265,6 @@ def read_bars(
         loaded = replace(loaded, frame=loaded.frame.filter(~empty))
         if rows.height:
             log.info("%d future rows (empty prices) read for the known-future inputs", rows.height)
-    else:  # no future rows to read: a row with a time and no value is no bar either
-        loaded = replace(loaded, frame=without_empty_rows(loaded.frame, path, timed=True))
     bars = validate_bars(
         loaded,
         min_bars=min_bars,

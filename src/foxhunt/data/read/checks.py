@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from foxhunt.data.read.columns import canonical_name
+from foxhunt.data.read.validate import EMPTY_COLUMN
 from foxhunt.data.read.validate import FILE_COLUMN as _FILE
 from foxhunt.data.read.validate import ROW_COLUMN as _ROW
 from foxhunt.errors import DataError
@@ -66,40 +67,53 @@ def check_kept(loaded: LoadedBars, keep: tuple[str, ...]) -> None:
             raise DataError(f"{loaded.files[f]}: column '{spell}', row {r} ({row['ts']}): {what}")
 
 
-def without_empty_rows(df: pl.DataFrame, path: object, timed: bool) -> pl.DataFrame:
+def without_empty_rows(
+    df: pl.DataFrame, where: object, timed: bool, files: tuple[object, ...] = ()
+) -> pl.DataFrame:
     """Rows that hold no value are not bars: blank or separator-only lines (``,,,,,``, a
     trailing empty line) and a footer line (Barchart's ``Downloaded from ...``), which have no
-    time either, and a vendor's ``null`` row for a closed day (Yahoo), which has one. They are
-    dropped with one warning naming how many and the first; a row with some values and not
-    others is still refused later, by name.
+    time either, and a vendor's ``null`` row for a closed day (Yahoo), which has one. A row
+    holds no value when its prices and kept input columns are all missing as written (blank,
+    ``null``, ``NaN``...: the reader's ``__empty`` column; text that is no number is refused
+    later, by name). They are dropped with one warning naming how many and the first, and the
+    ``__empty`` column goes.
 
-    ``timed=False`` drops only the rows without a time (the file reader: a priceless row with a
-    time may be a future row for the known-future inputs); ``timed=True`` also those with one
-    (:func:`foxhunt.data.read.bars.read_bars` when it reads no future rows, and ``inspect``).
+    ``timed=False`` drops only the rows without a time (a priceless row with a time is a future
+    row for the known-future inputs); ``timed=True`` also those with one.
+    ``files``: the files the provenance column numbers, to name the first row's file.
+
+    Raises:
+        DataError: every row holds no value (no bars).
     """
-    values = [c for c in df.columns if c not in ("ts", "symbol", "contract", _FILE, _ROW)]
-    empty = pl.all_horizontal(
-        [pl.col(c).cast(pl.Float64, strict=False).fill_nan(None).is_null() for c in values]
-    )
+    if EMPTY_COLUMN not in df.columns:
+        return df
+    empty = pl.col(EMPTY_COLUMN)
     drop = empty if timed else empty & pl.col("ts").is_null()
     n = df.select(drop.sum()).item()
     if not n:
-        return df
+        return df.drop(EMPTY_COLUMN)
+    first = df.filter(drop).row(0, named=True)
+    if files and first.get(_FILE) is not None:
+        where = files[int(first[_FILE])]
+    if n == df.height:
+        raise DataError(f"{where}: no bars: all {n} rows hold no value")
     log.warning(
         "%d rows of %s hold no value (blank lines, 'null' rows, a footer; first: row %s): "
         "not bars, dropped",
         n,
-        path,
-        df.filter(drop).row(0, named=True)[_ROW],
+        where,
+        first[_ROW],
     )
-    return df.filter(~drop)
+    return df.filter(~drop).drop(EMPTY_COLUMN)
 
 
 def unknown_volume(df: pl.DataFrame, path: Path, column: str | None) -> pl.DataFrame:
     """A volume written ``NaN`` or left empty (Quantiacs, Investing.com: not reported that day)
     reads as 0, one warning."""
     # on rows with a price: a row without any is dropped or refused as a whole, by its caller
-    priced = pl.any_horizontal(pl.col(c).is_not_null() for c in ("open", "high", "low", "close"))
+    priced = pl.any_horizontal(
+        pl.col(c).fill_nan(None).is_not_null() for c in ("open", "high", "low", "close")
+    )
     nan = pl.col("volume").is_nan().fill_null(False) & priced
     n = df.select(nan.sum()).item() if column is not None else 0
     if not n:

@@ -10,20 +10,26 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
 import polars as pl
 
 from foxhunt.data.market.contracts import split_contracts
-from foxhunt.data.read.checks import kept_name, unknown_volume, without_empty_rows
+from foxhunt.data.read.checks import kept_name, unknown_volume
 from foxhunt.data.read.columns import ColumnMap, canonical_name, map_columns
 from foxhunt.data.read.files import table_kind
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.scan import first_line, scan_table
 from foxhunt.data.read.timestamps import Times, formatted_expr, text_timestamp_expr, timestamp_expr
-from foxhunt.data.read.validate import FILE_COLUMN, PRICE_COLUMNS, ROW_COLUMN, VALUE_COLUMNS
+from foxhunt.data.read.validate import (
+    EMPTY_COLUMN,
+    FILE_COLUMN,
+    PRICE_COLUMNS,
+    ROW_COLUMN,
+    VALUE_COLUMNS,
+)
 from foxhunt.data.read.vendors import guess_from_name
 from foxhunt.data.read.zones import parse_zone
 from foxhunt.errors import DataError
@@ -34,17 +40,21 @@ _FILE = FILE_COLUMN
 _ROW = ROW_COLUMN
 
 
-_GROUPED = r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$"
-"""A number with thousands separators, ``2,052.50`` (quoted in a comma-separated file)."""
+_GROUPED = r"^[+-]?\d{1,3}(,\d{3})+\.\d*$|^[+-]?\d{1,3}(,\d{3}){2,}$"
+"""A number with thousands separators: ``2,052.50`` (a decimal point after the groups) or
+``1,234,567`` (two groups or more). ``110,123`` alone is left as it is (refused): it may be a
+decimal comma."""
 _SUFFIX = r"^([+-]?\d+(\.\d*)?)([KMB])$"
 """A count with a magnitude suffix, ``53.64K`` (Investing.com's volume)."""
 _SCALE = {"K": 1e3, "M": 1e6, "B": 1e9}
 
 
-def _value_expr(path: Path, col: str, dtype: pl.DataType, decimal_comma: bool) -> pl.Expr:
+def _value_expr(
+    path: Path, col: str, dtype: pl.DataType, decimal_comma: bool, suffixes: bool = True
+) -> pl.Expr:
     """A value column as Float64; text that is no number reads as null (reported later with its
     row). Text numbers may carry thousands separators (``2,052.50``, not with a decimal comma)
-    or a K/M/B suffix (``53.64K``)."""
+    and, with ``suffixes`` (the volume), a K/M/B suffix (``53.64K``)."""
     c = pl.col(col)
     if dtype == pl.String:
         text = c.str.strip_chars()
@@ -55,18 +65,43 @@ def _value_expr(path: Path, col: str, dtype: pl.DataType, decimal_comma: bool) -
             text = (
                 pl.when(grouped).then(text.str.replace_all(",", "", literal=True)).otherwise(text)
             )
+        number = text.cast(pl.Float64, strict=False)
+        if not suffixes:
+            return number
         suffix = text.str.extract(_SUFFIX, 3)
         scaled = text.str.extract(_SUFFIX, 1).cast(
             pl.Float64, strict=False
         ) * suffix.replace_strict(_SCALE, default=None, return_dtype=pl.Float64)
-        return (
-            pl.when(suffix.is_not_null())
-            .then(scaled)
-            .otherwise(text.cast(pl.Float64, strict=False))
-        )
+        return pl.when(suffix.is_not_null()).then(scaled).otherwise(number)
     if dtype.is_numeric():
         return c.cast(pl.Float64)
     raise DataError(f"{path}: column '{col}' has type {dtype}, not numbers")
+
+
+_MISSING = ("", "null", "nan", "none", "n/a", "na", "-")
+"""How files write a value that is not there (Yahoo's ``null``, a blank cell, ``NaN``...)."""
+
+
+def _no_value(columns: list[str], schema: pl.Schema) -> pl.Expr:
+    """True where every one of ``columns`` is missing as written (not where it is text that is
+    no number: that row is refused by name)."""
+    empty = []
+    for col in columns:
+        raw = pl.col(col)
+        if schema[col] == pl.String:
+            empty.append(raw.is_null() | raw.str.strip_chars().str.to_lowercase().is_in(_MISSING))
+        else:
+            empty.append(raw.cast(pl.Float64, strict=False).fill_nan(None).is_null())
+    return pl.all_horizontal(empty)
+
+
+def _claimed_interval(path: Path) -> timedelta | None:
+    """The interval a file's name claims, for a file whose symbol is not taken from its name
+    (a name that holds no symbol claims none)."""
+    try:
+        return guess_from_name(path).interval
+    except DataError:
+        return None
 
 
 def _times(
@@ -177,6 +212,9 @@ def _normalise_as(
                 f"--columns {canon}=COLUMN names it"
             )
     guesses: list[str] = []
+    if opts.symbol is not None and cols.symbol and canonical_name(cols.symbol) == "instrument_id":
+        # Databento's numbers are a fallback symbol column: --symbol names the one instrument
+        cols = replace(cols, symbol=None, extra=(*cols.extra, cols.symbol))
     name = guess_from_name(path) if cols.symbol is None and opts.symbol is None else None
     zone = parse_zone(opts.tz or (name.tz if name and name.tz else "UTC")).name
     spell = dict(cols.prices)
@@ -196,7 +234,7 @@ def _normalise_as(
         if canonical_name(cols.symbol) == "instrument_id":
             log.warning(
                 "%s: no symbol column; each 'instrument_id' is a series named by its number "
-                "(Databento: export with map_symbols, or pass --symbol for a single instrument)",
+                "(Databento: export with map_symbols; --symbol names a single instrument)",
                 path,
             )
         spell["symbol"] = cols.symbol
@@ -210,15 +248,20 @@ def _normalise_as(
         if c == "volume" and c in spell:  # an empty cell: not reported (read as 0, one warning)
             value = _value_expr(path, spell[c], schema[spell[c]], comma)
             raw = pl.col(spell[c])
-            empty = raw.is_null() | (raw.cast(pl.String).str.strip_chars() == "")
+            empty = raw.is_null()
+            if schema[spell[c]] == pl.String:
+                empty = empty | (raw.str.strip_chars() == "")
             exprs.append(pl.when(empty).then(float("nan")).otherwise(value).alias(c))
         elif c in spell:
-            exprs.append(_value_expr(path, spell[c], schema[spell[c]], comma).alias(c))
+            exprs.append(
+                _value_expr(path, spell[c], schema[spell[c]], comma, suffixes=False).alias(c)
+            )
         else:
             exprs.append(pl.lit(0.0, dtype=pl.Float64).alias(c))
     for c in keep:  # the user's extra columns (covariates, a target column)
         spell[c] = kept_name(path, c, cols.extra, names)
-        exprs.append(_value_expr(path, spell[c], schema[spell[c]], comma).alias(c))
+        exprs.append(_value_expr(path, spell[c], schema[spell[c]], comma, suffixes=False).alias(c))
+    exprs.append(_no_value([spell[c] for c in (*PRICE_COLUMNS, *keep)], schema).alias(EMPTY_COLUMN))
     exprs += [pl.lit(index, dtype=pl.UInt32).alias(_FILE), pl.col(_ROW)]
     try:
         df = lf.with_row_index(_ROW).select(exprs).collect()
@@ -228,7 +271,6 @@ def _normalise_as(
         if typed:
             raise _TypedReadFailed from e
         raise DataError(f"{path}: cannot read ({first_line(e)})") from e
-    df = without_empty_rows(df, path, timed=False)
     if df.height == 0:
         raise DataError(f"{path}: empty file (no bars)")
     df = unknown_volume(df, path, spell.get("volume"))
@@ -250,5 +292,5 @@ def _normalise_as(
     # wrote is kept as written (a panel of CLZ4 and CLF5 stays two series).
     if (cols.symbol is None and opts.symbol is None) or table_kind(path) == "dbn":
         df = split_contracts(df)
-    claim = name.interval if name else guess_from_name(path).interval
+    claim = name.interval if name else _claimed_interval(path)
     return FileRead(df, spell, cols.extra, times.naive, zone, tuple(guesses), claim, ignored)

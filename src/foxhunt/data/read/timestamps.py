@@ -84,10 +84,10 @@ def _epoch_expr(c: pl.Expr, first: float | None, unit: str | None = None) -> pl.
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?")
 _OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
-_MONTH_FIRST = ("%m/%d/%Y", "%m/%d/%y", "%m.%d.%Y", "%m-%d-%Y")
-_DAY_FIRST = ("%d/%m/%Y", "%d/%m/%y", "%d.%m.%Y", "%d-%m-%Y")
+_MONTH_FIRST = ("%m/%d/%Y", "%m/%d/%y", "%m.%d.%Y", "%m.%d.%y", "%m-%d-%Y", "%m-%d-%y")
+_DAY_FIRST = ("%d/%m/%Y", "%d/%m/%y", "%d.%m.%Y", "%d.%m.%y", "%d-%m-%Y", "%d-%m-%y")
 _YEAR_FIRST = ("%Y.%m.%d", "%Y/%m/%d", "%Y%m%d")
-_NAMED_MONTH = ("%b %d, %Y", "%d-%b-%Y", "%d %b %Y")
+_NAMED_MONTH = ("%b %d, %Y", "%d-%b-%Y", "%d-%b-%y", "%d %b %Y")
 """``Dec 31, 2018`` (Investing.com), ``31-Dec-2018`` and ``31 Dec 2018`` (spreadsheets)."""
 _TIMES = (
     "",

@@ -39,6 +39,9 @@ FILE_COLUMN = "__file"
 CONTRACT_COLUMN = "contract"
 """Optional column of loaded and validated bars: the contract code of a contract-coded symbol
 (``ESZ4`` for symbol ``ES``)."""
+EMPTY_COLUMN = "__empty"
+"""Column of loaded bars: the row holds no value as written (no price, no kept input: a blank
+line, a ``null`` row, a footer); :func:`foxhunt.data.read.checks.without_empty_rows` drops them."""
 ROW_COLUMN = "__row"
 """Provenance column of loaded bars: 0-based row within that file."""
 _FILE = FILE_COLUMN

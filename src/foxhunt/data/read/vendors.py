@@ -43,13 +43,14 @@ _HISTDATA = re.compile(
 _QUANTIACS = re.compile(r"^F_([A-Z0-9]{1,4})$")
 _PAIR = re.compile(r"^([A-Za-z]{2,5})[-_/ ]([A-Za-z]{3,5})(?![A-Za-z0-9])")
 """A currency or crypto pair written with a separator: ``EUR_USD``, ``BTC-USD``, ``eth usdt``."""
-_CONTINUOUS = re.compile(r"^@?([A-Za-z]{1,3})(?:[12]!|#C?|@)(?![A-Za-z0-9])")
-"""A continuous-futures code: TradingView ``ES1!``, IQFeed/TradeStation ``@ES#``, ``@ES#C``."""
+_CONTINUOUS = re.compile(r"^(?:([A-Za-z]{1,3})1!|@([A-Za-z]{1,3})#C?)(?![A-Za-z0-9])")
+"""A front-month continuous-futures code: TradingView ``ES1!``, IQFeed/TradeStation ``@ES#``,
+``@ES#C`` (``ES2!``, the second month, keeps its number: ``ES2``)."""
+_TICKER = re.compile(r"^[A-Za-z0-9.\-]{1,6}$")
 _HISTORICAL_DATA = re.compile(r"^(.+?)\s+historical data", re.IGNORECASE)
 """Investing.com's export name: ``US 500 Futures Historical Data.csv``."""
 INVESTING_NAMES = {
     "us 500 futures": "ES",
-    "us 500": "ES",
     "nasdaq 100 futures": "NQ",
     "us tech 100 futures": "NQ",
     "us 30 futures": "YM",
@@ -63,6 +64,7 @@ INVESTING_NAMES = {
     "us 10 year t-note futures": "ZN",
     "us 30 year t-bond futures": "ZB",
     "corn futures": "ZC",
+    "us corn futures": "ZC",
     "us soybeans futures": "ZS",
     "us wheat futures": "ZW",
 }
@@ -131,25 +133,27 @@ def guess_from_name(path: Path) -> NameGuess:
     if _QUANTIACS.match(stem):
         return NameGuess(stem.upper(), "Quantiacs' file name (F_ROOT)")
     pair = _PAIR.match(stem)
-    if pair and not _is_pair(pair.group(1).upper(), pair.group(2).upper()):
-        pair = None
+    if pair and (
+        not _is_pair(pair.group(1).upper(), pair.group(2).upper()) or _PERP_SUFFIX.search(stem)
+    ):
+        pair = None  # a perpetual swap (btc-usdt-swap) keeps the rule below
     named = _HISTORICAL_DATA.match(stem)
     if named and pair is None:
-        title = named.group(1).strip().lower()
-        if title not in INVESTING_NAMES:
+        title = named.group(1).strip()
+        if title.lower() in INVESTING_NAMES:  # daily, weekly or monthly: the name does not say
+            return NameGuess(INVESTING_NAMES[title.lower()], "Investing.com's file name")
+        if not _TICKER.match(title):
             raise DataError(
-                f"{path}: no symbol column, and the file name says {named.group(1).strip()!r}, "
-                "not a symbol; pass --symbol"
+                f"{path}: no symbol column, and the file name says {title!r}, not a symbol; "
+                "pass --symbol"
             )
-        return NameGuess(
-            INVESTING_NAMES[title], "Investing.com's file name", None, timedelta(days=1)
-        )
+        return NameGuess(title.upper(), "Investing.com's file name")
     if pair:
         symbol = (pair.group(1) + pair.group(2)).upper()
         return NameGuess(symbol, "the file name (a pair)", None, _interval(stem))
     continuous = _CONTINUOUS.match(stem)
     if continuous:
-        root = continuous.group(1).upper()
+        root = (continuous.group(1) or continuous.group(2)).upper()
         return NameGuess(root, "the file name (a continuous contract)", None, _interval(stem))
     m = _LEADING.match(stem)
     if not m:
