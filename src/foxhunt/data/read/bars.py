@@ -257,7 +257,7 @@ def read_bars(
     loaded = load_bars(path, tz=tz, dayfirst=dayfirst, keep=keep, options=options)
     # rows holding no value: not bars; with future rows to read, those with a time are them
     frame = without_empty_rows(loaded.frame, path, timed=future is None, files=loaded.files)
-    loaded = replace(loaded, frame=frame.drop(EMPTY_COLUMN, strict=False))
+    loaded = replace(loaded, frame=frame)
     if future is not None:
         empty = pl.all_horizontal(pl.col(c).is_null() for c in PRICE_COLUMNS)
         rows = loaded.frame.filter(empty)

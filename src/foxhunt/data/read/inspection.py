@@ -31,7 +31,7 @@ from foxhunt.data.read.checks import without_empty_rows
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.resample import aggregate_bars
 from foxhunt.data.read.time_axis import CITY_ZONES, DAILY, ODD_TIMES_FLAG, TimeAxisFindings, examine
-from foxhunt.data.read.validate import EMPTY_COLUMN, FILE_COLUMN
+from foxhunt.data.read.validate import FILE_COLUMN
 from foxhunt.data.read.vendors import guess_lines
 from foxhunt.data.read.zones import local_to_utc, utc_to_local
 from foxhunt.errors import DataError
@@ -236,7 +236,7 @@ def inspect_report(
     """
     loaded = load_bars(path, tz=tz, options=options)
     frame = without_empty_rows(loaded.frame, path, timed=True, files=loaded.files)
-    loaded = replace(loaded, frame=frame.drop(EMPTY_COLUMN, strict=False))
+    loaded = replace(loaded, frame=frame)
     table = load_instruments(Path(instruments)) if instruments else None
     symbols = summarize(loaded, instruments=table)
     found = TimeAxisFindings()
