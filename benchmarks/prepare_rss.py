@@ -62,13 +62,7 @@ def main() -> None:
     from foxhunt.config import preset
     from foxhunt.memory.preparation import preparation_peak
 
-    for name in (
-        "read_run_bars",
-        "compute_features",
-        "split_by_time",
-        "fit_scaler",
-        "WindowDataset",
-    ):
+    for name in ("read_run_bars", "compute_features", "split_windows_by_symbol"):
         _timed(pipeline, name)
     for name in ("resolve_target_scale", "fit_baselines"):
         _timed(prepare, name)
@@ -76,7 +70,8 @@ def main() -> None:
     t0 = time.perf_counter()
     done = prepare.prepare(a.bars, cfg, choose_scale=True, baselines=True)
     n = done.data.closes.height
-    estimate = preparation_peak(n, len(done.data.spec.inputs), cfg.model.horizon) / 1e6
+    largest = int(done.data.closes.group_by("symbol").len()["len"].max())
+    estimate = preparation_peak(n, len(done.data.spec.inputs), cfg.model.horizon, largest) / 1e6
     peak = _memory_mb()[1]
     print(
         f"{a.bars}: {n:,} bars, {done.data.closes['symbol'].n_unique()} symbols, peak {peak:,.0f} MB,"

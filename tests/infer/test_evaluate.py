@@ -70,6 +70,25 @@ def test_streaming_equals_one_shot() -> None:
     assert r1["q_risk"] == pytest.approx(r2["q_risk"])
 
 
+def test_sized_scores_equal_unsized_ones_and_refuse_more_windows() -> None:
+    g = torch.Generator().manual_seed(1)
+    pred = torch.sort(torch.randn(40, 3, 5, generator=g), dim=-1).values
+    y = torch.randn(40, 3, generator=g)
+    free, sized, spare = (QuantileScores(LEVELS, 3, n) for n in (None, 40, 50))
+    for a in range(0, 40, 7):
+        for s in (free, sized, spare):
+            s.update(pred[a : a + 7], y[a : a + 7])
+    for s in (sized, spare):  # a larger size is cut to the windows fed
+        assert s.result() == free.result()
+        assert torch.equal(s.window_losses(), free.window_losses())
+        assert s.window_losses().shape == (40, 3)
+        got, want = s.window_coverage(), free.window_coverage()
+        assert got.keys() == want.keys() and all(torch.equal(got[k], want[k]) for k in got)
+    with pytest.raises(ValueError, match="41 windows fed to scores sized for 40"):
+        sized.update(pred[:1], y[:1])
+    assert sized.n == 40  # the refused batch left nothing behind
+
+
 def test_zero_forecast_has_p50_risk_one_and_a_perfect_forecast_zero() -> None:
     y = torch.randn(50, 2, dtype=torch.float64) * 1e-3
     zero = QuantileScores(LEVELS, 2)

@@ -8,38 +8,44 @@ import pytest
 
 from foxhunt.memory.preparation import (
     PREPARATION_BASE_BYTES,
-    TABLE_COPIES,
     WORKING_BYTES,
     preparation_peak,
+    table_bytes,
 )
 
 
 @pytest.mark.parametrize(
-    ("bars", "measured"),
+    ("bars", "largest", "measured"),
     [
-        (4_000, 0.562e9),  # demo bars
-        (323_829, 1.499e9),  # 88 daily futures, 1990-2009 (short symbols left out)
-        (434_958, 1.808e9),  # 88 daily futures, 1990-2014
-        (557_801, 1.979e9),  # 2 symbols of 1-minute bars, January-September 2018
-        (2_645_200, 6.404e9),  # 10 symbols, January-September 2018
-        (3_544_194, 7.965e9),  # 10 symbols, 2018
+        (4_000, 4_000, 0.561e9),  # demo bars
+        (279_013, 279_013, 1.333e9),  # 1 symbol of 1-minute bars, January-September 2018
+        (544_224, 279_013, 1.563e9),  # 2 symbols, January-September 2018
+        (323_829, 6_865, 1.117e9),  # 88 daily futures, 1990-2009 (short symbols left out)
+        (434_958, 8_127, 1.307e9),  # 88 daily futures, 1990-2014
+        (2_645_200, 279_013, 3.776e9),  # 10 symbols, January-September 2018
+        (3_544_194, 372_607, 4.765e9),  # 10 symbols, 2018
     ],
 )
-def test_estimate_is_within_15_percent_of_the_measured_peaks(bars: int, measured: float) -> None:
-    assert preparation_peak(bars, 225, 10) == pytest.approx(measured, rel=0.15)
+def test_estimate_is_within_15_percent_of_the_measured_peaks(
+    bars: int, largest: int, measured: float
+) -> None:
+    assert preparation_peak(bars, 225, 10, largest) == pytest.approx(measured, rel=0.15)
 
 
-def test_estimate_grows_with_bars_and_columns() -> None:
-    assert preparation_peak(0, 225, 10) == PREPARATION_BASE_BYTES
-    step = preparation_peak(2_000_000, 225, 10) - preparation_peak(1_000_000, 225, 10)
-    assert preparation_peak(3_000_000, 225, 10) - preparation_peak(2_000_000, 225, 10) == step
-    assert preparation_peak(1_000_000, 450, 10) > preparation_peak(1_000_000, 225, 10)
-    # the working memory stops growing once the table passes it
+def test_estimate_is_the_arrays_once_and_the_largest_symbols_table() -> None:
     row = 4 * 225 + 8 * 10
-    small = preparation_peak(1_000, 225, 10) - PREPARATION_BASE_BYTES
-    assert small > int(2 * 1_000 * row)  # the table's own bytes count for the working part too
-    big = WORKING_BYTES // row * 4
-    assert preparation_peak(2 * big, 225, 10) - preparation_peak(big, 225, 10) < 2.1 * big * row
+    assert table_bytes(1_000, 225, 10) == 1_000 * row
+    assert preparation_peak(0, 225, 10) == PREPARATION_BASE_BYTES
+    n, one = 3_000_000, 300_000
+    want = PREPARATION_BASE_BYTES + n * row + one * row + WORKING_BYTES
+    assert preparation_peak(n, 225, 10, one) == want
+    # unknown symbols: as if one symbol held every bar (the bound), and never more than that
+    assert preparation_peak(n, 225, 10) == preparation_peak(n, 225, 10, n) > want
+    assert preparation_peak(n, 225, 10, 10 * n) == preparation_peak(n, 225, 10)
+    # linear in the bars at one table's slope once the working memory stops growing
+    step = preparation_peak(2 * n, 225, 10, one) - preparation_peak(n, 225, 10, one)
+    assert step == n * row
+    assert preparation_peak(n, 450, 10, one) > preparation_peak(n, 225, 10, one)
 
 
 @pytest.mark.parametrize(("inputs", "horizon"), [(225, 10), (225, 1), (12, 30)])
@@ -47,5 +53,4 @@ def test_the_table_counts_float32_inputs_and_float64_targets(inputs: int, horizo
     bars = 1_000  # a table below WORKING_BYTES: the working part is the table's own size
     table = bars * (4 * inputs + 8 * horizon)
     assert table < WORKING_BYTES
-    want = PREPARATION_BASE_BYTES + int(TABLE_COPIES * table) + table
-    assert preparation_peak(bars, inputs, horizon) == want
+    assert preparation_peak(bars, inputs, horizon) == PREPARATION_BASE_BYTES + 3 * table

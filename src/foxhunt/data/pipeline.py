@@ -38,8 +38,10 @@ from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.prepared import PreparedData
 from foxhunt.data.read.fingerprint import bars_fingerprint
 from foxhunt.data.scale.scaler import ScalerParams, fit_scaler
+from foxhunt.data.windows.by_symbol import windows_by_symbol
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.data.windows.scope import WindowScope, before_end, end_text
+from foxhunt.data.windows.split_arrays import SplitCut, split_windows_by_symbol
 from foxhunt.data.windows.splits import Splits, split_by_time
 from foxhunt.errors import DataError, InputError, ModelDirError
 
@@ -93,25 +95,17 @@ def prepare_training_data(
     closes = bars.select("symbol", "ts", "close")
     interval = bars_interval(closes)
     instruments = run_instruments(bars, cfg)
-    splits = _feature_splits(bars, cfg, instruments)
-    del bars
     calendars = calendars_of(instruments)
-    scaler = fit_scaler(splits.train, spec)
 
-    # Scaled while the arrays are filled; each split's table is dropped once it is windowed.
-    tables = [splits.train, splits.val, splits.test]
-    del splits
-    strides = [cfg.data.stride, 1, 1]
-    datasets = []
-    for _ in range(3):
-        frame = tables.pop(0)
-        datasets.append(
-            WindowDataset(
-                frame, spec, L, H, stride=strides.pop(0), scaler=scaler, calendars=calendars
-            )
-        )
-        del frame
-    train, val, test = datasets
+    def table(symbol: str, part: pl.DataFrame) -> pl.DataFrame:
+        return compute_features(part, H, instruments=instruments, inputs=cfg.data)
+
+    # One symbol's feature table at a time, the scaler fitted on the training rows after
+    # (split_arrays.py): the peak holds the window arrays once, not the whole table beside them.
+    train, val, test, scaler = split_windows_by_symbol(
+        bars, table, spec, L, H, split_cut(cfg), stride=cfg.data.stride, calendars=calendars
+    )
+    del bars
     seconds = interval.total_seconds() if interval is not None else None
     return PreparedData(spec, scaler, train, val, test, fingerprint, closes, instruments, seconds)
 
@@ -149,19 +143,26 @@ def windows_of_test_split(
     return test, scaler
 
 
+def split_cut(cfg: RunConfig) -> SplitCut:
+    """The run's split fractions and embargo (default: encoder + horizon rows), and the fewest
+    rows a split may have per symbol (one window: encoder + horizon)."""
+    L, H = cfg.model.encoder_length, cfg.model.horizon
+    embargo = cfg.data.embargo if cfg.data.embargo is not None else L + H
+    return SplitCut(cfg.data.val_fraction, cfg.data.test_fraction, embargo, min_rows=L + H)
+
+
 def _feature_splits(
     bars: pl.DataFrame, cfg: RunConfig, instruments: Mapping[str, Instrument] | None
 ) -> Splits:
     """Features and targets of ``bars``, split by time with the run's fractions and embargo."""
-    L, H = cfg.model.encoder_length, cfg.model.horizon
-    feats = compute_features(bars, H, instruments=instruments, inputs=cfg.data)
-    embargo = cfg.data.embargo if cfg.data.embargo is not None else L + H
+    feats = compute_features(bars, cfg.model.horizon, instruments=instruments, inputs=cfg.data)
+    cut = split_cut(cfg)
     return split_by_time(
         feats,
-        val_fraction=cfg.data.val_fraction,
-        test_fraction=cfg.data.test_fraction,
-        embargo=embargo,
-        min_rows=L + H,
+        val_fraction=cut.val_fraction,
+        test_fraction=cut.test_fraction,
+        embargo=cut.embargo,
+        min_rows=cut.min_rows,
     )
 
 
@@ -292,9 +293,6 @@ def prepare_inference_data(
         )
     if instruments is not None:
         instruments = {**resolve_bars(bars, instruments), **instruments}
-    feats = compute_features(
-        bars, horizon, with_targets=with_target, instruments=instruments, inputs=inputs
-    )
     calendars = calendars_of(instruments)
     ours = feature_spec(horizon, inputs)
     for group, theirs, mine in (
@@ -314,14 +312,21 @@ def prepare_inference_data(
     if spec.warmup != ours.warmup:
         log.warning("model warm-up %d differs from this version's %d", spec.warmup, ours.warmup)
     columns = ["ts", "symbol", *spec.inputs, *(spec.targets if with_target else ())]
-    frame = feats.select(columns)
-    if not with_target:
-        ahead = future_rows(bars, spec, horizon, columns, calendars, future)
-        frame = pl.concat([frame, ahead.cast(frame.schema)], how="vertical").sort(  # type: ignore[arg-type]
-            ["symbol", "ts"], maintain_order=True
-        )
-    return WindowDataset(
-        frame,
+    ahead = None if with_target else future_rows(bars, spec, horizon, columns, calendars, future)
+
+    def table(symbol: str, part: pl.DataFrame) -> pl.DataFrame:
+        feats = compute_features(
+            part, horizon, with_targets=with_target, instruments=instruments, inputs=inputs
+        ).select(columns)
+        if ahead is None:
+            return feats
+        mine = ahead.filter(pl.col("symbol") == symbol).cast(feats.schema)  # type: ignore[arg-type]
+        return pl.concat([feats, mine], how="vertical")
+
+    # One symbol's feature table at a time: the peak is the window arrays once (by_symbol.py).
+    return windows_by_symbol(
+        bars,
+        table,
         spec,
         encoder_length,
         horizon,

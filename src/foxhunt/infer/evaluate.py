@@ -83,8 +83,8 @@ def score(
         :class:`foxhunt.infer.scores.QuantileScores`).
     """
     m = loaded.config.model
-    scores = {name: QuantileScores(m.quantiles, m.horizon) for name in ("tft", *baselines)}
     n = len(windows)
+    scores = {name: QuantileScores(m.quantiles, m.horizon, n) for name in ("tft", *baselines)}
     task = progress.add_task("evaluate", total=n) if progress else None
     loaded.model.eval()
     qmap = quantile_map(loaded)

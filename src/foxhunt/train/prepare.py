@@ -128,7 +128,10 @@ def prepare(
             calendars_of(data.instruments),
             classical=cfg.data.target == "close",  # they model the close's returns
         )
-    estimate = preparation_peak(data.closes.height, len(data.spec.inputs), cfg.model.horizon)
+    largest = int(data.closes.group_by("symbol").len()["len"].max() or 0)  # type: ignore[arg-type]
+    estimate = preparation_peak(
+        data.closes.height, len(data.spec.inputs), cfg.model.horizon, largest
+    )
     peak = peak_rss_bytes()
     log.info(
         "data preparation: %d bars, peak RSS %s (estimated %s; docs/memory.md)",

@@ -85,3 +85,14 @@ def test_a_preparation_over_half_the_memory_is_one_warning_naming_the_store(
     assert warn_large_preparation(five, bars, total_memory=10**15) == preparation_peak(
         800, m.n_static + m.n_historical + m.n_known, m.horizon
     )
+
+
+def test_the_largest_file_stands_for_the_largest_symbol(tmp_path: Path) -> None:
+    write_demo_bars(tmp_path / "ES.parquet", n_bars=3000, seed=0)
+    write_demo_bars(tmp_path / "NQ.parquet", n_bars=1000, seed=1, symbol="NQ")
+    cfg = demo()
+    m = cfg.model
+    n_inputs = m.n_static + m.n_historical + m.n_known
+    want = preparation_peak(4000, n_inputs, m.horizon, 3000)
+    assert want < preparation_peak(4000, n_inputs, m.horizon)
+    assert warn_large_preparation(cfg, tmp_path, total_memory=10**15) == want

@@ -43,8 +43,19 @@ def estimate_rows(path: str | Path) -> int:
     Raises:
         DataError: nothing readable at ``path`` (:func:`~foxhunt.data.files.resolve_table_paths`).
     """
-    total = 0
+    return sum(estimate_file_rows(path))
+
+
+def estimate_file_rows(path: str | Path) -> list[int]:
+    """:func:`estimate_rows` of each file at ``path``, in the order they are read (the largest
+    bounds the bars of one symbol when each file holds its own, as vendors' folders do).
+
+    Raises:
+        DataError: nothing readable at ``path``.
+    """
+    rows = []
     for p in resolve_table_paths(path):
+        total = 0
         member = zip_member(p)
         name = p.name.lower()
         if member is not None:
@@ -68,4 +79,5 @@ def estimate_rows(path: str | Path) -> int:
         else:
             with open(p, "rb") as f:
                 total += _text_rows(_sample(f), p.stat().st_size)
-    return total
+        rows.append(total)
+    return rows

@@ -9,7 +9,7 @@ and quantiles map back with one multiplication.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,12 +91,19 @@ def fit_scaler(train: pl.DataFrame, spec: FeatureSpec) -> ScalerParams:
     missing = [c for c in (*cols, *spec.targets) if c not in train.columns]
     if missing:
         raise DataError(f"training features lack column {missing[0]!r}")
-    moments = [_moments(train.get_column(c)) for c in cols]
+    return fit_scaler_columns(train.get_column, spec)
+
+
+def fit_scaler_columns(column: Callable[[str], pl.Series], spec: FeatureSpec) -> ScalerParams:
+    """:func:`fit_scaler` on training columns given one at a time (``column(name)``: the
+    training rows of that column, in table order), e.g. from row arrays built one symbol at a
+    time (:mod:`foxhunt.data.windows.split_arrays`): the same values give the same params."""
+    moments = [_moments(column(c)) for c in spec.inputs]
     return ScalerParams(
-        columns=tuple(cols),
+        columns=tuple(spec.inputs),
         mean=tuple(m for m, _ in moments),
         std=tuple(_safe_std(s) for _, s in moments),
-        target_std=tuple(_safe_std(_moments(train.get_column(c))[1]) for c in spec.targets),
+        target_std=tuple(_safe_std(_moments(column(c))[1]) for c in spec.targets),
     )
 
 

@@ -104,7 +104,7 @@ class WindowDataset(Dataset):
         lengths = blocks["len"].to_numpy().astype(np.int64)
         if (
             frame.select((pl.col("symbol") != pl.col("symbol").shift(1)).sum()).item()
-            != len(self.symbols) - 1
+            != max(len(self.symbols) - 1, 0)  # a table without rows: no symbol, no change
         ):
             raise DataError("feature table is not grouped by symbol (sort by symbol, ts)")
 
@@ -188,7 +188,7 @@ class WindowDataset(Dataset):
         """Window origins and symbol codes per block (``lengths`` rows each, in table order),
         and the calendar decoder side array."""
         L, H, stride, spec = self.encoder_length, self.horizon, self.stride, self.spec
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        starts = (np.cumsum(lengths) - lengths).astype(np.int64)
         origins, codes = [], []
         for code, (start, n) in enumerate(zip(starts, lengths, strict=True)):
             local = np.arange(L - 1, n - H, stride, dtype=np.int64)  # full encoder and decoder

@@ -12,7 +12,7 @@ encoder bar begins. The fractions apply to the rows left after removing the emba
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import polars as pl
@@ -135,6 +135,17 @@ def too_short(
     return out
 
 
+def short_symbols_warning(short: Mapping[str, str], rows: Mapping[str, int], need: int) -> str:
+    """The one warning naming the symbols left out of a pooled split (``short``: symbol ->
+    reason, from :func:`too_short`; ``rows``: every symbol's row count)."""
+    listed = ", ".join(f"{sym} ({rows[sym]:,} rows)" for sym in list(short)[:8])
+    more = f" and {len(short) - 8} more" if len(short) > 8 else ""
+    return (
+        f"{len(short)} of {len(rows)} symbols left out: too few feature rows for train, "
+        f"validation and test (need >= {need} each after the embargoes): {listed}{more}"
+    )
+
+
 def split_by_time(
     features: pl.DataFrame,
     *,
@@ -173,14 +184,7 @@ def split_by_time(
         min_rows=need,
     )
     if short and len(short) < counts.height:  # pooled data: leave out the short, train the rest
-        rows = dict(counts.iter_rows())
-        listed = ", ".join(f"{sym} ({rows[sym]:,} rows)" for sym in list(short)[:8])
-        more = f" and {len(short) - 8} more" if len(short) > 8 else ""
-        log.warning(
-            "%d of %d symbols left out: too few feature rows for train, validation and test "
-            "(need >= %d each after the embargoes): %s%s",
-            len(short), counts.height, need, listed, more,
-        )  # fmt: skip
+        log.warning(short_symbols_warning(short, dict(counts.iter_rows()), need))
         counts = counts.filter(~pl.col("symbol").is_in(list(short)))
     bounds = split_bounds(
         counts.iter_rows(),

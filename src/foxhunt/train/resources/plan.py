@@ -9,7 +9,7 @@ from pathlib import Path
 
 from foxhunt.config import RunConfig
 from foxhunt.data.prepared import PreparedData
-from foxhunt.data.read.row_count import estimate_rows
+from foxhunt.data.read.row_count import estimate_file_rows
 from foxhunt.errors import DataError, InputError
 from foxhunt.memory.budget import plan_budget
 from foxhunt.memory.preparation import preparation_peak
@@ -102,9 +102,7 @@ def child_fits_budget(cfg: RunConfig, budget: str, bars: Path, baseline: int) ->
         InputError: the preparation alone does not fit; the message names the budget that does.
     """
     limit = parse_bytes(budget) * plan_margin(cfg)
-    m = cfg.model
-    n = estimate_rows(bars)
-    peak = preparation_peak(n, m.n_static + m.n_historical + m.n_known, m.horizon)
+    peak, n = _preparation_estimate(cfg, bars)
     if baseline + peak <= limit:
         log.info(
             "memory budget %s: the data preparation child (about %s for %s bars, estimated) and "
@@ -130,9 +128,25 @@ LARGE_PREPARATION_SHARE = 0.5
 """A preparation estimated over this share of the machine's memory gets a warning."""
 
 
+def _preparation_estimate(cfg: RunConfig, bars: Path) -> tuple[int, int]:
+    """``(estimated peak of preparing bars, bars)`` from the files' estimated rows, before
+    they are read; the largest file stands for the largest symbol (each vendor file is one
+    symbol's, as a rule; a file of several symbols makes the estimate an upper bound).
+
+    Raises:
+        DataError: nothing readable at ``bars``.
+    """
+    per_file = estimate_file_rows(bars)
+    n, largest = sum(per_file), max(per_file, default=0)
+    if cfg.data.bar_minutes:  # aggregated when read: as many K-minute bars as 1-minute ones / K
+        n, largest = n // cfg.data.bar_minutes, largest // cfg.data.bar_minutes
+    m = cfg.model
+    return preparation_peak(n, m.n_static + m.n_historical + m.n_known, m.horizon, largest), n
+
+
 def warn_large_preparation(cfg: RunConfig, bars: Path, total_memory: int | None = None) -> int:
-    """One warning when preparing ``bars`` in memory (the whole feature table about three times
-    over, :func:`~foxhunt.memory.preparation.preparation_peak`) is estimated at more than half
+    """One warning when preparing ``bars`` in memory (the window arrays and the largest
+    symbol's feature table, :func:`~foxhunt.memory.preparation.preparation_peak`) is estimated at more than half
     of ``total_memory`` (default: this machine's), naming the feature store, which prepares one
     symbol at a time and memory-maps the windows (docs/memory.md, "The feature store").
 
@@ -145,13 +159,9 @@ def warn_large_preparation(cfg: RunConfig, bars: Path, total_memory: int | None 
     from foxhunt.data.features.inputs import is_standard  # lazily: the trainer's imports stay lean
 
     try:
-        n = estimate_rows(bars)
+        peak, n = _preparation_estimate(cfg, bars)
     except DataError:
         return 0
-    if cfg.data.bar_minutes:  # aggregated when read: as many K-minute bars as 1-minute ones / K
-        n //= cfg.data.bar_minutes
-    m = cfg.model
-    peak = preparation_peak(n, m.n_static + m.n_historical + m.n_known, m.horizon)
     total = psutil.virtual_memory().total if total_memory is None else total_memory
     if peak > LARGE_PREPARATION_SHARE * total:
         how = (

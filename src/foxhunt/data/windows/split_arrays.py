@@ -1,0 +1,205 @@
+"""Train / validation / test windows built one symbol at a time, the scaler fitted after.
+
+What ``foxhunt train`` prepares from bars: each symbol's feature table is computed, cut into
+its three splits (:mod:`foxhunt.data.windows.splits`: the same bounds from its row count),
+laid out as unscaled row arrays (float32 inputs, float64 targets) and dropped before the next
+symbol's. Once every symbol is in, the scaler is fitted on the training rows
+(:func:`~foxhunt.data.scale.scaler.fit_scaler_columns`, one column at a time: the values
+:func:`~foxhunt.data.scale.scaler.fit_scaler` would see on the whole training table, so the same
+params) and every array is scaled in place. At the peak the process holds the arrays once plus
+one symbol's table, where the whole table (computed, then split) held them about twice
+(docs/memory.md, "Data preparation").
+
+The datasets equal those built from the whole table: ``compute_features``, ``split_by_time``,
+``fit_scaler``, then :class:`~foxhunt.data.windows.dataset.WindowDataset` per split.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+import torch
+
+from foxhunt.data.features.table import FeatureSpec
+from foxhunt.data.scale.scaler import ScalerParams, fit_scaler_columns
+from foxhunt.data.windows.by_symbol import SymbolTable, joined, symbol_blocks
+from foxhunt.data.windows.dataset import WindowDataset
+from foxhunt.data.windows.row_arrays import row_arrays
+from foxhunt.data.windows.splits import short_symbols_warning, split_bounds, too_short
+from foxhunt.errors import DataError
+
+log = logging.getLogger(__name__)
+
+SPLITS = ("train", "val", "test")
+
+
+@dataclass(frozen=True)
+class SplitCut:
+    """How each symbol's rows are cut (``split_by_time``'s arguments)."""
+
+    val_fraction: float
+    test_fraction: float
+    embargo: int
+    min_rows: int
+
+
+@dataclass
+class _Pieces:
+    """One split's unscaled per-symbol arrays, in symbol order."""
+
+    symbols: list[str] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+    inputs: list[list[torch.Tensor]] = field(default_factory=lambda: [[], [], []])
+    targets: list[np.ndarray] = field(default_factory=list)
+    times: list[np.ndarray] = field(default_factory=list)
+
+    def add(self, symbol: str, rows: pl.DataFrame, spec: FeatureSpec, horizon: int) -> None:
+        if rows.height == 0:  # a split of fraction 0: no block, as a table without rows
+            return
+        arrays = row_arrays(rows, spec, horizon, None, with_target=False)
+        for kept, a in zip(self.inputs, arrays[:3], strict=True):
+            kept.append(a)  # type: ignore[arg-type]
+        self.targets.append(rows.select(spec.targets).to_numpy().astype(np.float64, order="C"))
+        self.times.append(rows.get_column("ts").dt.epoch("us").to_numpy())
+        self.symbols.append(symbol)
+        self.lengths.append(rows.height)
+
+
+def split_windows_by_symbol(
+    bars: pl.DataFrame,
+    table: SymbolTable,
+    spec: FeatureSpec,
+    encoder_length: int,
+    horizon: int,
+    cut: SplitCut,
+    *,
+    stride: int = 1,
+    calendars: Mapping[str, str] | None = None,
+) -> tuple[WindowDataset, WindowDataset, WindowDataset, ScalerParams]:
+    """Scaled ``(train, val, test, scaler)`` windows of ``bars``, built one symbol at a time.
+
+    Args:
+        bars: Validated bars, any number of symbols.
+        table: One symbol's feature rows with targets (e.g. ``compute_features``).
+        spec: The feature names.
+        encoder_length: L.
+        horizon: H.
+        cut: The split fractions, embargo and fewest rows per split.
+        stride: Distance between training origins (validation and test: 1).
+        calendars: symbol -> calendar of its decoder schedule.
+
+    Raises:
+        DataError: every symbol too short for the splits (the first one's reason), an empty
+            training split, or what ``table`` raises.
+    """
+    pieces = {name: _Pieces() for name in SPLITS}
+    counts: list[tuple[str, int]] = []
+    short: dict[str, str] = {}
+    empty: pl.DataFrame | None = None
+    for sym, part in symbol_blocks(bars):
+        frame = table(sym, part)
+        n = frame.height
+        counts.append((sym, n))
+        empty = frame.head(0) if empty is None else empty
+        kw = {"val_fraction": cut.val_fraction, "test_fraction": cut.test_fraction}
+        kw |= {"embargo": cut.embargo}
+        short |= too_short([(sym, n)], min_rows=cut.min_rows, **kw)
+        if sym not in short:
+            train_end, val_start, val_end, test_start = split_bounds(
+                [(sym, n)], min_rows=cut.min_rows, **kw
+            )[sym]
+            bounds = ((0, train_end), (val_start, val_end), (test_start, n))
+            for name, (a, b) in zip(SPLITS, bounds, strict=True):
+                pieces[name].add(sym, frame.slice(a, b - a), spec, horizon)
+        del frame
+    if empty is None:
+        raise DataError("no bars: no symbol to build windows for")
+    if short and len(short) == len(counts):
+        raise DataError(next(iter(short.values())))
+    if short:
+        log.warning(short_symbols_warning(short, dict(counts), cut.min_rows))
+    rows = [sum(pieces[name].lengths) for name in SPLITS]
+    log.info(
+        "splits: train %d, val %d, test %d rows (embargo %d rows x2 per symbol)",
+        *rows, cut.embargo,
+    )  # fmt: skip
+    if rows[0] == 0:
+        raise DataError("cannot fit the scaler on an empty training split")
+    arrays = {name: _joined_split(pieces[name], spec, horizon) for name in SPLITS}
+    scaler = _fit(arrays["train"], spec)
+    out = []
+    for name, step in zip(SPLITS, (stride, 1, 1), strict=True):
+        got = arrays.pop(name)
+        if got is None:  # no rows: the dataset a table without rows gives
+            out.append(WindowDataset(empty, spec, encoder_length, horizon, stride=step))
+            continue
+        historical, known, static, target64, ts = got
+        _scale_in_place(historical, spec.historical, scaler)
+        _scale_in_place(known, spec.known, scaler)
+        _scale_in_place(static, spec.static, scaler)
+        target = torch.from_numpy((target64 / np.asarray(scaler.target_std)).astype(np.float32))
+        del target64
+        p = pieces[name]
+        out.append(
+            WindowDataset.from_arrays(
+                spec,
+                encoder_length,
+                horizon,
+                historical=historical,
+                known=known,
+                static=static,
+                target=target,
+                ts=ts,
+                symbols=p.symbols,
+                lengths=p.lengths,
+                stride=step,
+                scaler=scaler,
+                calendars=calendars,
+            )
+        )
+    train, val, test = out
+    return train, val, test, scaler
+
+
+_Arrays = tuple[torch.Tensor, torch.Tensor, torch.Tensor, np.ndarray, np.ndarray]
+
+
+def _joined_split(p: _Pieces, spec: FeatureSpec, horizon: int) -> _Arrays | None:
+    """A split's pieces joined (each freed once copied); None for a split without rows."""
+    if not p.symbols:
+        return None
+    historical, known, static = (joined(kept) for kept in p.inputs)
+    targets = np.concatenate(p.targets)
+    p.targets.clear()
+    times = np.concatenate(p.times)
+    p.times.clear()
+    return historical, known, static, targets, times
+
+
+def _fit(train: _Arrays | None, spec: FeatureSpec) -> ScalerParams:
+    """The scaler of the training arrays, one column at a time as ``fit_scaler`` reads them."""
+    assert train is not None
+    historical, known, static, target, _ = train
+    where: dict[str, tuple[np.ndarray, int]] = {}
+    for names, a in ((spec.historical, historical), (spec.known, known), (spec.static, static)):
+        where |= {c: (a.numpy(), j) for j, c in enumerate(names)}
+    where |= {c: (target, j) for j, c in enumerate(spec.targets)}
+
+    def column(name: str) -> pl.Series:
+        a, j = where[name]
+        return pl.Series(name, np.ascontiguousarray(a[:, j]))
+
+    return fit_scaler_columns(column, spec)
+
+
+def _scale_in_place(a: torch.Tensor, names: Sequence[str], scaler: ScalerParams) -> None:
+    """z-score each column of float32 row array ``a`` in float64, as ``row_arrays`` does while
+    it fills."""
+    x = a.numpy()
+    for j, c in enumerate(names):
+        i = scaler.columns.index(c)
+        x[:, j] = (x[:, j].astype(np.float64) - scaler.mean[i]) / scaler.std[i]

@@ -1,0 +1,96 @@
+"""Windows built one symbol at a time equal windows built from the whole feature table."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+import torch
+
+from foxhunt.data.features.table import compute_features, feature_spec
+from foxhunt.data.scale.scaler import fit_scaler
+from foxhunt.data.windows.by_symbol import joined, symbol_blocks, windows_by_symbol
+from foxhunt.data.windows.dataset import WindowDataset
+from foxhunt.errors import DataError
+
+SPEC = feature_spec(10)
+L, H = 16, 10
+CALENDARS = {"CLZ4": "globex", "ES": "cme_equity"}
+
+
+def _per_symbol(with_target: bool):  # noqa: ANN202 - the table builder
+    def table(symbol: str, part: pl.DataFrame) -> pl.DataFrame:
+        assert part["symbol"].unique().to_list() == [symbol]
+        return compute_features(part, H, with_targets=with_target, instruments={})
+
+    return table
+
+
+def _same(a: WindowDataset, b: WindowDataset) -> None:
+    assert a.symbols == b.symbols
+    assert len(a) == len(b)
+    for name in ("historical", "known", "static", "target"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert (x is None) == (y is None), name
+        if x is not None:
+            assert x.dtype == y.dtype == torch.float32
+            assert torch.equal(x, y), name
+    assert a.origins().equals(b.origins())
+    assert a.calendar_windows == b.calendar_windows
+    idx = list(range(0, len(a), 37))
+    p, q = a.batch(idx), b.batch(idx)
+    for name in ("static", "historical", "known", "target"):
+        x, y = getattr(p, name), getattr(q, name)
+        assert (x is None and y is None) or torch.equal(x, y), name
+
+
+@pytest.mark.parametrize("with_target", [True, False])
+def test_equals_the_whole_table(panel_bars: pl.DataFrame, with_target: bool) -> None:
+    whole = compute_features(panel_bars, H, with_targets=with_target, instruments={})
+    scaler = fit_scaler(compute_features(panel_bars, H, instruments={}), SPEC)
+    ref = WindowDataset(
+        whole, SPEC, L, H, with_target=with_target, scaler=scaler, calendars=CALENDARS
+    )
+    got = windows_by_symbol(
+        panel_bars,
+        _per_symbol(with_target),
+        SPEC,
+        L,
+        H,
+        with_target=with_target,
+        scaler=scaler,
+        calendars=CALENDARS,
+    )
+    _same(got, ref)
+    assert got.nbytes == ref.nbytes
+
+
+def test_bars_out_of_symbol_order_give_the_same_windows(panel_bars: pl.DataFrame) -> None:
+    shuffled = panel_bars.sample(fraction=1.0, shuffle=True, seed=3)
+    assert not shuffled["symbol"].is_sorted()
+    kw = {"with_target": True, "scaler": None, "calendars": CALENDARS}
+    _same(
+        windows_by_symbol(shuffled, _per_symbol(True), SPEC, L, H, **kw),
+        windows_by_symbol(panel_bars, _per_symbol(True), SPEC, L, H, **kw),
+    )
+
+
+def test_symbol_blocks_are_each_symbols_rows_in_order(panel_bars: pl.DataFrame) -> None:
+    blocks = list(symbol_blocks(panel_bars))
+    assert [(s, b.height) for s, b in blocks] == [("CLZ4", 700), ("ES", 800)]
+    for sym, block in blocks:
+        assert block.equals(panel_bars.filter(pl.col("symbol") == sym))
+
+
+def testjoined_concatenates_and_empties_its_list() -> None:
+    parts = [torch.arange(6.0).reshape(3, 2), torch.arange(6.0, 10.0).reshape(2, 2)]
+    want = torch.cat(parts)
+    got = joined(parts)
+    assert torch.equal(got, want)
+    assert parts == []  # each piece released once copied
+
+
+def test_no_symbol_is_refused(panel_bars: pl.DataFrame) -> None:
+    with pytest.raises(DataError, match="no symbol"):
+        windows_by_symbol(
+            panel_bars.head(0), _per_symbol(True), SPEC, L, H, with_target=True, scaler=None
+        )

@@ -1,0 +1,98 @@
+"""Train / val / test windows built one symbol at a time equal those built from the whole
+table (compute_features, split_by_time, fit_scaler, one WindowDataset per split)."""
+
+from __future__ import annotations
+
+import logging
+
+import polars as pl
+import pytest
+import torch
+
+from foxhunt.data.features.table import compute_features, feature_spec
+from foxhunt.data.scale.scaler import fit_scaler
+from foxhunt.data.sources.demo import demo_bars
+from foxhunt.data.windows.dataset import WindowDataset
+from foxhunt.data.windows.split_arrays import SplitCut, split_windows_by_symbol
+from foxhunt.data.windows.splits import split_by_time
+from foxhunt.errors import DataError
+
+SPEC = feature_spec(10)
+L, H = 16, 10
+CALENDARS = {"CLZ4": "globex", "ES": "cme_equity", "NQ": "cme_equity"}
+
+
+def _table(symbol: str, part: pl.DataFrame) -> pl.DataFrame:
+    return compute_features(part, H, instruments={})
+
+
+def _reference(bars: pl.DataFrame, cut: SplitCut, stride: int):  # noqa: ANN202
+    splits = split_by_time(
+        compute_features(bars, H, instruments={}),
+        val_fraction=cut.val_fraction,
+        test_fraction=cut.test_fraction,
+        embargo=cut.embargo,
+        min_rows=cut.min_rows,
+    )
+    scaler = fit_scaler(splits.train, SPEC)
+    sets = [
+        WindowDataset(frame, SPEC, L, H, stride=s, scaler=scaler, calendars=CALENDARS)
+        for frame, s in ((splits.train, stride), (splits.val, 1), (splits.test, 1))
+    ]
+    return (*sets, scaler)
+
+
+def _same(a: WindowDataset, b: WindowDataset) -> None:
+    assert (a.symbols, len(a), a.stride) == (b.symbols, len(b), b.stride)
+    for name in ("historical", "known", "static", "target"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype == torch.float32
+        assert torch.equal(x, y), name
+    assert a.origins().equals(b.origins())
+    if len(a):
+        idx = list(range(0, len(a), 29))
+        p, q = a.batch(idx), b.batch(idx)
+        for name in ("static", "historical", "known", "target"):
+            assert torch.equal(getattr(p, name), getattr(q, name)), name
+
+
+def _check(bars: pl.DataFrame, cut: SplitCut, stride: int = 1) -> None:
+    *got, got_scaler = split_windows_by_symbol(
+        bars, _table, SPEC, L, H, cut, stride=stride, calendars=CALENDARS
+    )
+    *want, want_scaler = _reference(bars, cut, stride)
+    assert got_scaler == want_scaler  # the same floats, not merely close
+    for a, b in zip(got, want, strict=True):
+        _same(a, b)
+
+
+def test_equals_the_whole_table(panel_bars: pl.DataFrame) -> None:
+    _check(panel_bars, SplitCut(0.2, 0.15, embargo=L + H, min_rows=L + H), stride=3)
+
+
+def test_without_a_test_split(panel_bars: pl.DataFrame) -> None:
+    _check(panel_bars, SplitCut(0.25, 0.0, embargo=L + H, min_rows=L + H))
+
+
+def test_a_short_symbol_is_left_out_with_the_same_warning(
+    panel_bars: pl.DataFrame, caplog: pytest.LogCaptureFixture
+) -> None:
+    short = demo_bars(300, seed=4, symbol="NQ").with_columns(pl.col("volume").cast(pl.Float64))
+    bars = pl.concat([panel_bars, short]).sort("symbol", "ts")
+    cut = SplitCut(0.2, 0.2, embargo=L + H, min_rows=L + H)
+    with caplog.at_level(logging.WARNING):
+        _check(bars, cut)
+    left_out = [r.getMessage() for r in caplog.records if "left out" in r.getMessage()]
+    assert len(left_out) == 2  # one from each path, word for word the same
+    assert left_out[0] == left_out[1]
+    assert left_out[0].startswith("1 of 3 symbols left out") and "NQ (" in left_out[0]
+
+
+def test_every_symbol_too_short_names_the_first(panel_bars: pl.DataFrame) -> None:
+    cut = SplitCut(0.45, 0.45, embargo=200, min_rows=L + H)
+    with pytest.raises(DataError) as ours:
+        split_windows_by_symbol(panel_bars, _table, SPEC, L, H, cut)
+    with pytest.raises(DataError) as theirs:
+        _reference(panel_bars, cut, 1)
+    assert str(ours.value) == str(theirs.value)
+    assert "'CLZ4'" in str(ours.value)
