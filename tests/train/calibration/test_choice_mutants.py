@@ -43,3 +43,12 @@ def test_an_empty_block_is_refused_naming_the_sizes() -> None:
     blocks = crossfit_blocks(["A"] * 4, embargo=2)  # the second block is empty
     with pytest.raises(ValueError, match=r"empty cross-fitting block: sizes \[2, 0\]"):
         choose_shrinkage(z, z[:, :, 0], z[:, :, 0] + 1, (0.1, 0.5, 0.9), blocks, _zero, embargo=2)
+
+
+def test_an_empty_block_is_still_an_index_tensor() -> None:
+    # 4 windows, embargo 2: the second block is empty; it must index like the others (int64),
+    # not be torch.tensor([])'s float32
+    first, second = crossfit_blocks(["A"] * 4, embargo=2)
+    assert second.numel() == 0
+    assert first.dtype == second.dtype == torch.long
+    assert torch.arange(4)[second].numel() == 0
