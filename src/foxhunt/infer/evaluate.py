@@ -38,7 +38,8 @@ from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.data.windows.scope import WindowScope
 from foxhunt.errors import DataError, InputError, ModelDirError
 from foxhunt.infer.bar_interval import check_bar_interval
-from foxhunt.infer.quantiles import quantile_map, tft_quantiles
+from foxhunt.infer.quantiles import plain_forward, quantile_map, tft_quantiles
+from foxhunt.infer.row_forward import row_forward
 from foxhunt.infer.scores import QuantileScores
 from foxhunt.infer.significance import compare, compare_per_group
 from foxhunt.infer.untrained import check_trained_symbols
@@ -88,13 +89,21 @@ def score(
     task = progress.add_task("evaluate", total=n) if progress else None
     loaded.model.eval()
     qmap = quantile_map(loaded)
+    origins = torch.from_numpy(windows.origin_rows())
     for a in range(0, n, batch_size):
         b = min(a + batch_size, n)
         batch = windows.batch(list(range(a, b)))
         assert batch.target is not None
         y = unscale_targets(batch.target.double(), loaded.scaler)  # (B, H) log returns
+        # each encoder row's variable selection once per batch, not once per window holding it
+        forward = row_forward(windows, origins[a:b]) or plain_forward
         pred = tft_quantiles(
-            loaded.model, batch, qmap, device=device, precision=loaded.config.train.precision
+            loaded.model,
+            batch,
+            qmap,
+            device=device,
+            precision=loaded.config.train.precision,
+            forward=forward,
         )  # (B, H, Q) sorted log returns
         scores["tft"].update(pred, y)
         for name, forecast in baselines.items():

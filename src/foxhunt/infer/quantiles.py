@@ -26,13 +26,14 @@ from foxhunt.artifacts.ensemble import EnsembleTFT
 from foxhunt.model.batch import TFTBatch
 from foxhunt.runtime import autocast
 
-__all__ = ["QuantileMap", "quantile_map", "tft_quantiles"]
+__all__ = ["QuantileMap", "plain_forward", "quantile_map", "tft_quantiles"]
 
 Forward = Callable[[nn.Module, TFTBatch], Tensor]
 """A TFT and a batch -> its (B, H, Q) standardised quantiles (the plain forward by default)."""
 
 
-def _forward(model: nn.Module, batch: TFTBatch) -> Tensor:
+def plain_forward(model: nn.Module, batch: TFTBatch) -> Tensor:
+    """``model(batch)``'s standardised quantiles: the forward every caller gets by default."""
     return model(batch).quantiles
 
 
@@ -44,7 +45,7 @@ def tft_quantiles(
     *,
     device: torch.device,
     precision: str = "fp32",
-    forward: Forward = _forward,
+    forward: Forward = plain_forward,
 ) -> Tensor:
     """Forecast ``batch`` as sorted log-return quantiles.
 
