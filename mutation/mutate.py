@@ -183,6 +183,7 @@ TARGETS: dict[str, Target] = {
         (
             "tests/data/read/test_csv_dialect_audit.py",
             "tests/data/read/test_csv_dialect_mutants.py",
+            "tests/data/read/test_csv_dialect_survivors.py",
             "tests/data/read/test_vendor_csv.py",
             # CSV files read end to end: the dialect is what they go through first
             "tests/data/read/test_bars.py",
@@ -199,6 +200,7 @@ TARGETS: dict[str, Target] = {
             "tests/data/market/test_instruments_audit.py",
             "tests/data/market/test_instrument_table.py",
             "tests/data/market/test_instruments_mutants.py",
+            "tests/data/market/test_instruments_survivors.py",
             "tests/data/features/test_static.py",  # the static features of each instrument
             "tests/data/read/test_vendor_files.py",  # symbols resolved from vendor files
         ),

@@ -84,6 +84,12 @@ def test_sized_scores_equal_unsized_ones_and_refuse_more_windows() -> None:
         assert s.window_losses().shape == (40, 3)
         got, want = s.window_coverage(), free.window_coverage()
         assert got.keys() == want.keys() and all(torch.equal(got[k], want[k]) for k in got)
+    lean = QuantileScores(LEVELS, 3, 40, window_coverage=False)
+    for a in range(0, 40, 7):  # the same batches: the same sums
+        lean.update(pred[a : a + 7], y[a : a + 7])
+    assert lean.result() == free.result()  # the interval totals are kept all the same
+    with pytest.raises(ValueError, match="no per-window coverage"):
+        lean.window_coverage()
     with pytest.raises(ValueError, match="41 windows fed to scores sized for 40"):
         sized.update(pred[:1], y[:1])
     assert sized.n == 40  # the refused batch left nothing behind

@@ -62,7 +62,7 @@ def simple_forecasts(
 ) -> dict[str, WindowForecast]:
     """Zero return and empirical quantiles for windows of ``symbols`` (one per window)."""
     names, code = _codes(symbols)
-    ones = torch.ones(len(symbols), horizon, dtype=torch.float64)
+    ones = torch.ones(1, horizon, dtype=torch.float64).expand(len(symbols), -1)  # one row held
     q = len(empirical.quantiles)
     emp = empirical.predict(names) if names else torch.zeros(0, horizon, q, dtype=torch.float64)
     return {

@@ -85,7 +85,10 @@ def score(
     """
     m = loaded.config.model
     n = len(windows)
-    scores = {name: QuantileScores(m.quantiles, m.horizon, n) for name in ("tft", *baselines)}
+    scores = {
+        name: QuantileScores(m.quantiles, m.horizon, n, window_coverage=name == "tft")
+        for name in ("tft", *baselines)
+    }
     task = progress.add_task("evaluate", total=n) if progress else None
     loaded.model.eval()
     qmap = quantile_map(loaded)
