@@ -34,7 +34,8 @@ from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.bar_interval import check_bar_interval
-from foxhunt.infer.quantiles import quantile_map, tft_quantiles
+from foxhunt.infer.quantiles import plain_forward, quantile_map, tft_quantiles
+from foxhunt.infer.row_forward import row_forward
 from foxhunt.infer.targets import forecast_targets
 from foxhunt.infer.untrained import check_trained_symbols
 from foxhunt.quantize.model import load_inference_model
@@ -167,6 +168,7 @@ def write_forecasts(
     task = progress.add_task("predict", total=n) if progress else None
     loaded.model.eval()
     qmap = quantile_map(loaded)
+    origin_rows = torch.from_numpy(windows.origin_rows())
     with atomic_path(out) as tmp:
         with pq.ParquetWriter(tmp, schema) as writer:
             for a in range(0, n, batch_size):
@@ -178,6 +180,8 @@ def write_forecasts(
                     qmap,
                     device=device,
                     precision=loaded.config.train.precision,
+                    # each encoder bar's variable selection once per batch (row_forward.py)
+                    forward=row_forward(windows, origin_rows[a:b]) or plain_forward,
                 )  # (B, H, Q) sorted log returns
                 q = q.numpy().reshape(-1, n_q)  # (B*H, Q)
                 close = np.repeat(closes[a:b], horizon)  # (B*H,)
