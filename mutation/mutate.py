@@ -121,6 +121,18 @@ TARGETS: dict[str, Target] = {
     ),
     # QuantileScores moved from infer/evaluate.py to infer/scores.py; the evaluate tests that
     # train and score the demo run (seconds per mutant) are left out, `make test` runs them.
+    "row_forward": Target(
+        "src/foxhunt/infer/row_forward.py",
+        ("tests/infer/test_row_forward.py",),  # the plain forward is the reference
+    ),
+    "by_symbol": Target(
+        "src/foxhunt/data/windows/by_symbol.py",
+        ("tests/data/windows/test_by_symbol.py", "tests/data/windows/test_split_arrays.py"),
+    ),
+    "split_arrays": Target(
+        "src/foxhunt/data/windows/split_arrays.py",
+        ("tests/data/windows/test_split_arrays.py",),  # the whole-table path is the reference
+    ),
     "scores": Target(
         "src/foxhunt/infer/scores.py",
         (
