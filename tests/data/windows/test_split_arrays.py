@@ -96,3 +96,12 @@ def test_every_symbol_too_short_names_the_first(panel_bars: pl.DataFrame) -> Non
         _reference(panel_bars, cut, 1)
     assert str(ours.value) == str(theirs.value)
     assert "'CLZ4'" in str(ours.value)
+
+
+def test_scaling_block_by_block_gives_the_same_floats(
+    panel_bars: pl.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import foxhunt.data.windows.split_arrays as split_arrays
+
+    monkeypatch.setattr(split_arrays, "SCALE_BLOCK_ROWS", 97)  # many blocks, a ragged last one
+    _check(panel_bars, SplitCut(0.2, 0.15, embargo=L + H, min_rows=L + H))
