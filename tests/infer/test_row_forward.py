@@ -99,3 +99,14 @@ def test_a_model_that_is_not_a_tft_gets_the_plain_forward(windows: WindowDataset
     forward = row_forward(windows, _origins(windows, idx))
     assert forward is not None
     assert torch.equal(forward(_NotTFT(), batch), plain_forward(_NotTFT(), batch))
+
+
+def test_sharing_is_judged_by_the_span_of_rows_not_their_position(
+    windows: WindowDataset,
+) -> None:
+    n = len(windows)
+    late = list(range(n - 20, n))  # 20 overlapping windows at the arrays' end: 35 rows
+    assert row_forward(windows, _origins(windows, late)) is not None
+    # at exactly half of B x L rows nothing is shared: the same window twice spans L rows
+    assert row_forward(windows, _origins(windows, [30, 30])) is None
+    assert row_forward(windows, _origins(windows, [30, 30, 31])) is not None  # L + 1 < 1.5 L

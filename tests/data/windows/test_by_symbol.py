@@ -75,22 +75,46 @@ def test_bars_out_of_symbol_order_give_the_same_windows(panel_bars: pl.DataFrame
 
 
 def test_symbol_blocks_are_each_symbols_rows_in_order(panel_bars: pl.DataFrame) -> None:
-    blocks = list(symbol_blocks(panel_bars))
-    assert [(s, b.height) for s, b in blocks] == [("CLZ4", 700), ("ES", 800)]
+    third = panel_bars.filter(pl.col("symbol") == "ES").head(50).with_columns(symbol=pl.lit("NQ"))
+    bars = pl.concat([panel_bars, third])
+    blocks = list(symbol_blocks(bars))
+    assert [(s, b.height) for s, b in blocks] == [("CLZ4", 700), ("ES", 800), ("NQ", 50)]
     for sym, block in blocks:
-        assert block.equals(panel_bars.filter(pl.col("symbol") == sym))
+        assert block.equals(bars.filter(pl.col("symbol") == sym))
 
 
-def testjoined_concatenates_and_empties_its_list() -> None:
-    parts = [torch.arange(6.0).reshape(3, 2), torch.arange(6.0, 10.0).reshape(2, 2)]
+@pytest.mark.parametrize("sizes", [(3,), (3, 2), (3, 2, 4)])
+def test_joined_concatenates_and_empties_its_list(sizes: tuple[int, ...]) -> None:
+    parts, at = [], 0
+    for n in sizes:  # float64: the joined array keeps the pieces' dtype
+        parts.append(torch.arange(at, at + 2 * n, dtype=torch.float64).reshape(n, 2))
+        at += 2 * n
     want = torch.cat(parts)
     got = joined(parts)
+    assert got.dtype == torch.float64
     assert torch.equal(got, want)
     assert parts == []  # each piece released once copied
 
 
+def test_with_a_gap_the_calendar_decoder_rows_are_scaled_alike(panel_bars: pl.DataFrame) -> None:
+    # a hole in ES's bars: windows whose next H rows are not the scheduled bar times get their
+    # decoder's known inputs from the calendar, scaled with the same scaler
+    gap = panel_bars.with_row_index("i").filter(~pl.col("i").is_between(1000, 1030)).drop("i")
+    whole = compute_features(gap, H, instruments={})
+    scaler = fit_scaler(whole, SPEC)
+    calendars = {"CLZ4": "globex", "ES": "24x7"}  # ES's decoder runs on through the breaks
+    ref = WindowDataset(whole, SPEC, L, H, scaler=scaler, calendars=calendars)
+    got = windows_by_symbol(
+        gap, _per_symbol(True), SPEC, L, H, with_target=True, scaler=scaler, calendars=calendars
+    )
+    assert ref.calendar_windows > 0
+    _same(got, ref)
+    every = list(range(len(ref)))
+    assert torch.equal(got.batch(every).known, ref.batch(every).known)
+
+
 def test_no_symbol_is_refused(panel_bars: pl.DataFrame) -> None:
-    with pytest.raises(DataError, match="no symbol"):
+    with pytest.raises(DataError, match="^no bars: no symbol to build windows for$"):
         windows_by_symbol(
             panel_bars.head(0), _per_symbol(True), SPEC, L, H, with_target=True, scaler=None
         )
