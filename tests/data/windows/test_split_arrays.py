@@ -23,10 +23,13 @@ CALENDARS = {"CLZ4": "globex", "ES": "cme_equity", "NQ": "cme_equity"}
 
 
 def _table(symbol: str, part: pl.DataFrame) -> pl.DataFrame:
+    assert part["symbol"].unique().to_list() == [symbol]
     return compute_features(part, H, instruments={})
 
 
-def _reference(bars: pl.DataFrame, cut: SplitCut, stride: int):  # noqa: ANN202
+def _reference(
+    bars: pl.DataFrame, cut: SplitCut, stride: int, calendars: dict[str, str] = CALENDARS
+):  # noqa: ANN202
     splits = split_by_time(
         compute_features(bars, H, instruments={}),
         val_fraction=cut.val_fraction,
@@ -36,7 +39,7 @@ def _reference(bars: pl.DataFrame, cut: SplitCut, stride: int):  # noqa: ANN202
     )
     scaler = fit_scaler(splits.train, SPEC)
     sets = [
-        WindowDataset(frame, SPEC, L, H, stride=s, scaler=scaler, calendars=CALENDARS)
+        WindowDataset(frame, SPEC, L, H, stride=s, scaler=scaler, calendars=calendars)
         for frame, s in ((splits.train, stride), (splits.val, 1), (splits.test, 1))
     ]
     return (*sets, scaler)
@@ -56,11 +59,14 @@ def _same(a: WindowDataset, b: WindowDataset) -> None:
             assert torch.equal(getattr(p, name), getattr(q, name)), name
 
 
-def _check(bars: pl.DataFrame, cut: SplitCut, stride: int = 1) -> None:
+def _check(
+    bars: pl.DataFrame, cut: SplitCut, stride: int = 1, calendars: dict[str, str] = CALENDARS
+) -> None:
+    step = {"stride": stride} if stride != 1 else {}  # 1: the default
     *got, got_scaler = split_windows_by_symbol(
-        bars, _table, SPEC, L, H, cut, stride=stride, calendars=CALENDARS
+        bars, _table, SPEC, L, H, cut, calendars=calendars, **step
     )
-    *want, want_scaler = _reference(bars, cut, stride)
+    *want, want_scaler = _reference(bars, cut, stride, calendars)
     assert got_scaler == want_scaler  # the same floats, not merely close
     for a, b in zip(got, want, strict=True):
         _same(a, b)
@@ -105,3 +111,34 @@ def test_scaling_block_by_block_gives_the_same_floats(
 
     monkeypatch.setattr(split_arrays, "SCALE_BLOCK_ROWS", 97)  # many blocks, a ragged last one
     _check(panel_bars, SplitCut(0.2, 0.15, embargo=L + H, min_rows=L + H))
+
+
+def test_without_a_validation_split_the_test_split_is_kept(panel_bars: pl.DataFrame) -> None:
+    _check(panel_bars, SplitCut(0.0, 0.2, embargo=L + H, min_rows=L + H))
+
+
+def test_fewest_rows_is_the_cuts_not_the_embargo(panel_bars: pl.DataFrame) -> None:
+    # validation and test get fewer rows than the embargo (100) but more than min_rows (26)
+    _check(panel_bars, SplitCut(0.08, 0.08, embargo=100, min_rows=L + H))
+
+
+def test_decoder_rows_from_the_calendar_are_scaled_alike(
+    panel_bars: pl.DataFrame,
+) -> None:
+    # ES on a 24x7 calendar: windows before each session break get their decoder's known
+    # inputs from the calendar (with the scaler and calendars passed on)
+    calendars = {"CLZ4": "globex", "ES": "24x7"}
+    cut = SplitCut(0.2, 0.2, embargo=L + H, min_rows=L + H)
+    *got, _ = split_windows_by_symbol(panel_bars, _table, SPEC, L, H, cut, calendars=calendars)
+    assert sum(d.calendar_windows for d in got) > 0
+    _check(panel_bars, cut, calendars=calendars)
+    *want, _ = _reference(panel_bars, cut, 1, calendars)
+    for a, b in zip(got, want, strict=True):
+        every = list(range(len(a)))
+        assert torch.equal(a.batch(every).known, b.batch(every).known)
+
+
+def test_no_bars_is_refused_by_name(panel_bars: pl.DataFrame) -> None:
+    cut = SplitCut(0.2, 0.2, embargo=L + H, min_rows=L + H)
+    with pytest.raises(DataError, match="^no bars: no symbol to build windows for$"):
+        split_windows_by_symbol(panel_bars.head(0), _table, SPEC, L, H, cut)

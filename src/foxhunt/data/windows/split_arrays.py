@@ -93,8 +93,8 @@ def split_windows_by_symbol(
         calendars: symbol -> calendar of its decoder schedule.
 
     Raises:
-        DataError: every symbol too short for the splits (the first one's reason), an empty
-            training split, or what ``table`` raises.
+        DataError: no symbol, every symbol too short for the splits (the first one's
+            reason), or what ``table`` raises.
     """
     pieces = {name: _Pieces() for name in SPLITS}
     counts: list[tuple[str, int]] = []
@@ -127,9 +127,8 @@ def split_windows_by_symbol(
         "splits: train %d, val %d, test %d rows (embargo %d rows x2 per symbol)",
         *rows, cut.embargo,
     )  # fmt: skip
-    if rows[0] == 0:
-        raise DataError("cannot fit the scaler on an empty training split")
-    arrays = {name: _joined_split(pieces[name], spec, horizon) for name in SPLITS}
+    # train has rows: every symbol that is not short has at least min_rows of them
+    arrays = {name: _joined_split(pieces[name]) for name in SPLITS}
     scaler = _fit(arrays["train"], spec)
     out = []
     for name, step in zip(SPLITS, (stride, 1, 1), strict=True):
@@ -168,7 +167,7 @@ def split_windows_by_symbol(
 _Arrays = tuple[torch.Tensor, torch.Tensor, torch.Tensor, np.ndarray, np.ndarray]
 
 
-def _joined_split(p: _Pieces, spec: FeatureSpec, horizon: int) -> _Arrays | None:
+def _joined_split(p: _Pieces) -> _Arrays | None:
     """A split's pieces joined (each freed once copied); None for a split without rows."""
     if not p.symbols:
         return None
