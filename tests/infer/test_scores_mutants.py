@@ -149,3 +149,32 @@ def test_sums_are_kept_in_float64() -> None:
     assert r["q_risk"]["P50"] == 1.0
     assert s.abs_sum.tolist() == [12 * (1 + 2**-23)] * 2
     assert s.pinball_sum[:, 1].tolist() == [6 * (1 + 2**-23)] * 2
+
+
+def test_coverage_and_levels_are_counted_in_float64() -> None:
+    # one outcome of three inside the interval and under each quantile: float64 thirds, not
+    # float32 ones converted
+    pred = torch.tensor([[[-1.0, -0.5, 0.0, 0.5, 1.0, 2.0]]]).expand(3, 1, 6).double()
+    y = torch.tensor([[0.75], [5.0], [6.0]], dtype=torch.float64)
+    s = QuantileScores(LEVELS, 1)
+    s.update(pred, y)
+    r = s.result()
+    assert r["coverage"]["10-90"] == 1 / 3
+    assert r["observed_levels"]["0.9"] == 1 / 3 and r["observed_levels"]["0.5"] == 0.0
+
+
+def test_nothing_fed_gives_empty_float64_per_window_arrays() -> None:
+    s = QuantileScores(LEVELS, 3)
+    losses, cover = s.window_losses(), s.window_coverage()
+    assert losses.shape == (0, 3) and losses.dtype == torch.float64
+    assert set(cover) == {"10-90", "2-98"}
+    assert all(c.shape == (0,) and c.dtype == torch.float64 for c in cover.values())
+
+
+def test_scores_without_window_coverage_hold_none_and_say_so() -> None:
+    s = QuantileScores(LEVELS, 3, 100, window_coverage=False)
+    assert all(not parts for parts in s._window_covered.values())  # no (N,) array allocated
+    with pytest.raises(
+        ValueError, match=r"^these scores keep no per-window coverage \(window_coverage=False\)$"
+    ):
+        s.window_coverage()
