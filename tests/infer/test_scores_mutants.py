@@ -160,6 +160,7 @@ def test_coverage_and_levels_are_counted_in_float64() -> None:
     s.update(pred, y)
     r = s.result()
     assert r["coverage"]["10-90"] == 1 / 3
+    assert r["coverage_per_horizon"]["10-90"] == [1 / 3]  # a tensor division: float64 counts
     assert r["observed_levels"]["0.9"] == 1 / 3 and r["observed_levels"]["0.5"] == 0.0
 
 
