@@ -76,6 +76,7 @@ TARGETS: dict[str, Target] = {
         (
             "tests/data/windows/test_dataset.py",
             "tests/data/windows/test_dataset_gather_mutants.py",
+            "tests/data/windows/test_dataset_calendar_subsets.py",
             # from_arrays against the constructor, and a table without rows
             "tests/data/windows/test_by_symbol.py",
             "tests/data/windows/test_split_arrays.py",
