@@ -4,7 +4,13 @@ Runs ``foxhunt.train.prepare.prepare`` (features, splits, windows, target-scale 
 baselines) on BARS in this process and prints each stage's RSS and high-water mark, then one
 line with the bars, the peak and the estimate::
 
-    .venv/bin/python benchmarks/prepare_rss.py BARS [--preset demo]
+    .venv/bin/python benchmarks/prepare_rss.py BARS [--preset demo] [--in-memory]
+
+As ``foxhunt train`` does, the window arrays go to files in a temporary folder (in the working
+directory) and are mapped (``data/windows/row_files.py``); ``--in-memory`` holds them instead
+(the library's ``prepare_training_data`` without a folder). A thread samples ``RssAnon`` and
+``RssFile`` every 20 ms: their peaks say how much of the peak was the process's own memory and
+how much mapped file pages (page cache the kernel can drop and read again).
 
 Run one process per measurement (the peak is this process's ``VmHWM``); docs/memory.md's table
 came from ``/usr/bin/time -v`` around it, on bars from ``../shared/data/real/`` (read as found,
@@ -16,6 +22,8 @@ from __future__ import annotations
 import argparse
 import functools
 import logging
+import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,13 +31,36 @@ from types import ModuleType
 from typing import Any
 
 
-def _memory_mb() -> tuple[float, float]:
-    """This process's (RSS, peak RSS) in MB, from /proc/self/status."""
+def _status_mb() -> dict[str, float]:
+    """This process's memory counters in MB, from /proc/self/status."""
     with open("/proc/self/status") as f:
-        kib = {
-            ln.split(":")[0]: int(ln.split()[1]) for ln in f if ln.startswith(("VmRSS", "VmHWM"))
+        return {
+            ln.split(":")[0]: int(ln.split()[1]) / 1e3
+            for ln in f
+            if ln.startswith(("VmRSS", "VmHWM", "RssAnon", "RssFile"))
         }
-    return kib["VmRSS"] / 1e3, kib["VmHWM"] / 1e3
+
+
+def _memory_mb() -> tuple[float, float]:
+    """This process's (RSS, peak RSS) in MB."""
+    kib = _status_mb()
+    return kib["VmRSS"], kib["VmHWM"]
+
+
+class _Sampler(threading.Thread):
+    """Peak RssAnon and RssFile (MB) of this process, sampled every 20 ms."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.anon = self.file = 0.0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.02):
+            with open("/proc/self/status") as f:
+                kib = {ln.split(":")[0]: int(ln.split()[1]) for ln in f if ln.startswith("Rss")}
+            self.anon = max(self.anon, kib["RssAnon"] / 1e3)
+            self.file = max(self.file, kib["RssFile"] / 1e3)
 
 
 def _timed(module: ModuleType, name: str) -> None:
@@ -40,10 +71,12 @@ def _timed(module: ModuleType, name: str) -> None:
     def stage(*args: Any, **kwargs: Any) -> Any:
         (rss0, hwm0), t0 = _memory_mb(), time.perf_counter()
         out = fn(*args, **kwargs)
-        rss1, hwm1 = _memory_mb()
+        now = _status_mb()
+        rss1, hwm1 = now["VmRSS"], now["VmHWM"]
         print(
             f"  {name:22s} {time.perf_counter() - t0:6.2f} s  RSS {rss0:6.0f} -> {rss1:6.0f} MB"
-            f"  peak {hwm0:6.0f} -> {hwm1:6.0f} MB",
+            f"  peak {hwm0:6.0f} -> {hwm1:6.0f} MB  (anonymous {now['RssAnon']:5.0f},"
+            f" file-backed {now['RssFile']:5.0f})",
             flush=True,
         )
         return out
@@ -55,6 +88,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("bars", type=Path, help="bars file, folder or glob")
     p.add_argument("--preset", default="demo")
+    p.add_argument("--in-memory", action="store_true", help="hold the arrays, no files")
     a = p.parse_args()
     logging.basicConfig(level=logging.ERROR)
     import foxhunt.data.pipeline as pipeline
@@ -67,8 +101,17 @@ def main() -> None:
     for name in ("resolve_target_scale", "fit_baselines"):
         _timed(prepare, name)
     cfg = preset(a.preset)
+    start = _status_mb()
+    print(
+        f"  after imports: anonymous {start['RssAnon']:.0f} MB, file-backed {start['RssFile']:.0f} MB"
+    )
     t0 = time.perf_counter()
-    done = prepare.prepare(a.bars, cfg, choose_scale=True, baselines=True)
+    sampler = _Sampler()
+    sampler.start()
+    with tempfile.TemporaryDirectory(prefix=".rows.", dir=".") as folder:
+        spill = None if a.in_memory else Path(folder)
+        done = prepare.prepare(a.bars, cfg, choose_scale=True, baselines=True, spill=spill)
+    sampler.stop.set()
     n = done.data.closes.height
     largest = int(done.data.closes.group_by("symbol").len()["len"].max())
     estimate = preparation_peak(n, len(done.data.spec.inputs), cfg.model.horizon, largest) / 1e6
@@ -76,7 +119,8 @@ def main() -> None:
     print(
         f"{a.bars}: {n:,} bars, {done.data.closes['symbol'].n_unique()} symbols, peak {peak:,.0f} MB,"
         f" estimate {estimate:,.0f} MB ({100 * (estimate / peak - 1):+.1f} %), "
-        f"{time.perf_counter() - t0:.1f} s"
+        f"{time.perf_counter() - t0:.1f} s; sampled peaks: anonymous {sampler.anon:,.0f} MB,"
+        f" file-backed {sampler.file:,.0f} MB ({'in memory' if a.in_memory else 'files'})"
     )
 
 

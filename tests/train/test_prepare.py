@@ -19,7 +19,13 @@ from foxhunt.artifacts.data_end import data_end
 from foxhunt.config import RunConfig, demo
 from foxhunt.data.sources.demo import write_demo_bars
 from foxhunt.errors import DataError
-from foxhunt.train.prepare import exit_with_parent, prepare, prepare_in_child
+from foxhunt.train.prepare import (
+    exit_with_parent,
+    prepare,
+    prepare_in_child,
+    rows_folder,
+    spill_folder,
+)
 
 
 def _tiny() -> RunConfig:
@@ -56,7 +62,10 @@ def test_the_child_prepares_what_this_process_would(
     assert child.ends == here.ends == data_end(here.data.closes)
     assert "closes" not in vars(child.data)  # decoded on first use, not when unpickled
     assert child.data.closes.equals(here.data.closes)
-    assert not list(tmp_path.glob(".prepared*")), "the child's file is left behind"
+    assert not list(tmp_path.glob(".prepared*")), "the child's files are left behind"
+    # the windows came back as the child's files, read from them (row_files.py), not as rows
+    assert child.data.train.mapped_arrays == ("historical", "known", "static", "target")
+    assert here.data.train.mapped_arrays == ()  # no folder given: held in memory
     # the child's log records reach this process's handlers, foxhunt's INFO lines included
     assert any(r.name == "foxhunt.data.scale.choice" for r in caplog.records)
     assert any(r.getMessage().startswith("data preparation: ") for r in caplog.records)
@@ -134,6 +143,8 @@ def test_the_watchdog_deletes_the_childs_files_and_exits_once_the_parent_is_gone
     path = tmp_path / ".prepared.1.pt"
     for p in (path, path.with_name(path.name + ".tmp")):
         p.write_bytes(b"x")
+    rows_folder(path).mkdir()
+    (rows_folder(path) / "train.historical.f32").write_bytes(b"x")
     codes: list[int] = []
     exit_with_parent(_pid_of_exited(), path, poll_s=0.0, exit=codes.append)
     assert codes == [1] and not list(tmp_path.iterdir())
@@ -205,3 +216,21 @@ def test_a_killed_parent_leaves_no_child_running_and_no_file(tmp_path: Path, met
         assert time.monotonic() < deadline, "the orphaned child is still running"
         time.sleep(0.1)
     assert not list(scratch.iterdir()), list(scratch.iterdir())
+
+
+def test_a_spill_folder_is_gone_on_leaving_and_what_was_mapped_from_it_stays_readable(
+    tmp_path: Path,
+) -> None:
+    from foxhunt.data.windows.row_files import RowWriter
+
+    with spill_folder(tmp_path) as folder:
+        assert folder.parent == tmp_path and folder.is_dir() and not list(folder.iterdir())
+        w = RowWriter(folder / "a.f32", "float32", 3)
+        w.append(torch.arange(12, dtype=torch.float32).reshape(4, 3).numpy())
+        mapped = w.close()
+    assert not list(tmp_path.iterdir())
+    assert mapped.tensor[3, 2] == 11 and mapped.windows(torch.tensor([1]).numpy(), 2)[0, 1, 0] == 6
+    with pytest.raises(RuntimeError), spill_folder(tmp_path) as folder:
+        (folder / "x").write_bytes(b"x")
+        raise RuntimeError
+    assert not list(tmp_path.iterdir())

@@ -52,7 +52,11 @@ log = logging.getLogger(__name__)
 
 
 def prepare_training_data(
-    bars_path: Path, cfg: RunConfig, *, coordinator: Coordinator | None = None
+    bars_path: Path,
+    cfg: RunConfig,
+    *,
+    coordinator: Coordinator | None = None,
+    spill: Path | None = None,
 ) -> PreparedData:
     """Read bars and build scaled train/val/test window datasets.
 
@@ -63,6 +67,10 @@ def prepare_training_data(
         cfg: run config (encoder length, horizon, split fractions, embargo, stride).
         coordinator: with a feature store under torchrun, the rank's ``World``: its main
             process builds the window cache while the others wait. Unused for bars.
+        spill: for bars, an existing folder the window arrays are written to and mapped
+            from instead of held (:mod:`foxhunt.data.windows.row_files`); the caller deletes
+            it once the datasets are mapped (or, in another process, unpickled). Unused for
+            a feature store (already mapped).
 
     Returns:
         The prepared datasets with spec, scaler and bars fingerprint.
@@ -103,7 +111,15 @@ def prepare_training_data(
     # One symbol's feature table at a time, the scaler fitted on the training rows after
     # (split_arrays.py): the peak holds the window arrays once, not the whole table beside them.
     train, val, test, scaler = split_windows_by_symbol(
-        bars, table, spec, L, H, split_cut(cfg), stride=cfg.data.stride, calendars=calendars
+        bars,
+        table,
+        spec,
+        L,
+        H,
+        split_cut(cfg),
+        stride=cfg.data.stride,
+        calendars=calendars,
+        spill=spill,
     )
     del bars
     seconds = interval.total_seconds() if interval is not None else None

@@ -26,16 +26,19 @@ prepared in-process (:func:`prepare`).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import logging.handlers
 import multiprocessing
 import os
+import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,6 +97,7 @@ def prepare(
     choose_scale: bool,
     baselines: bool,
     coordinator: Coordinator | None = None,
+    spill: Path | None = None,
 ) -> RunData:
     """Prepare a run's data in this process.
 
@@ -103,13 +107,15 @@ def prepare(
         choose_scale: Choose the target scale on the training split (a fresh run).
         baselines: Fit the baselines (the process that writes a fresh run's files).
         coordinator: Under torchrun the rank's world (see :func:`prepare_training_data`).
+        spill: A folder the window arrays are written to and mapped from, not held
+            (:func:`spill_folder`; see :func:`prepare_training_data`).
 
     Raises:
         DataError: Bad bars, or a split without windows.
     """
     if baselines:  # the GARCH fit's import (arch, scipy: ~3 s) overlaps reading the bars
         threading.Thread(target=importlib.import_module, args=("arch",), daemon=True).start()
-    data = prepare_training_data(bars, cfg, coordinator=coordinator)
+    data = prepare_training_data(bars, cfg, coordinator=coordinator, spill=spill)
     for name, ds in (("training", data.train), ("validation", data.val)):
         if len(ds) == 0:
             raise DataError(
@@ -128,6 +134,8 @@ def prepare(
             calendars_of(data.instruments),
             classical=cfg.data.target == "close",  # they model the close's returns
         )
+    for ds in (data.train, data.val, data.test):  # pages the baselines' reads mapped
+        ds.release_pages()
     largest = int(data.closes.group_by("symbol").len()["len"].max() or 0)  # type: ignore[arg-type]
     estimate = preparation_peak(
         data.closes.height, len(data.spec.inputs), cfg.model.horizon, largest
@@ -159,6 +167,8 @@ def prepare_in_child(
     import torch
 
     path = scratch / f".prepared.{os.getpid()}.pt"
+    rows = rows_folder(path)
+    rows.mkdir(exist_ok=True)
     ctx = multiprocessing.get_context(START_METHOD)
     if START_METHOD == "forkserver":
         ctx.set_forkserver_preload(list(PRELOAD))  # read when the server starts (once)
@@ -178,7 +188,8 @@ def prepare_in_child(
             initargs=(records, levels, os.getpid(), path),
         ) as pool:
             pool.submit(_child, bars, cfg, choose_scale, baselines, path).result()
-        # weights_only=False: our own file, written by the child a moment ago.
+        # weights_only=False: our own file, written by the child a moment ago. The window
+        # arrays are the child's files in ``rows``, mapped again here as they are unpickled.
         saved = torch.load(path, mmap=True, weights_only=False)
     except BrokenProcessPool as e:
         raise InputError(f"{bars}: data preparation died in its child process ({e})") from e
@@ -186,6 +197,7 @@ def prepare_in_child(
         records.put(None)
         relay.join(timeout=5)
         path.unlink(missing_ok=True)  # the mapped pages stay readable
+        shutil.rmtree(rows, ignore_errors=True)
     return RunData(
         saved["data"], saved["cfg"], saved["baselines"], saved["peak_rss"], saved["ends"]
     )
@@ -200,7 +212,9 @@ def _child(bars: Path, cfg: RunConfig, choose_scale: bool, baselines: bool, path
         from foxhunt.train.resources.plan import warn_large_preparation
 
         warn_large_preparation(cfg, bars)
-    prepared = prepare(bars, cfg, choose_scale=choose_scale, baselines=baselines)
+    prepared = prepare(
+        bars, cfg, choose_scale=choose_scale, baselines=baselines, spill=rows_folder(path)
+    )
     tmp = path.with_name(path.name + ".tmp")
     saved = {"data": prepared.data, "cfg": prepared.cfg, "baselines": prepared.baselines}
     torch.save(saved | {"peak_rss": prepared.peak_rss, "ends": prepared.ends}, tmp)
@@ -230,8 +244,9 @@ def exit_with_parent(
     poll_s: float = PARENT_POLL_S,
     exit: Callable[[int], object] = os._exit,
 ) -> None:
-    """Wait until process ``parent`` is gone, then delete ``path`` and its ``.tmp`` and exit
-    (the parent was killed: nobody will read or delete them).
+    """Wait until process ``parent`` is gone, then delete ``path``, its ``.tmp`` and its
+    window files (:func:`rows_folder`) and exit (the parent was killed: nobody will read or
+    delete them).
 
     Gone: no such process or a zombie (killed but not yet reaped), or this process was
     reparented since the watch began (its parent, ``parent`` itself or a forkserver that
@@ -248,7 +263,33 @@ def exit_with_parent(
         time.sleep(poll_s)
     for p in (path.with_name(path.name + ".tmp"), path):
         p.unlink(missing_ok=True)
+    # renamed first: the preparation may still be writing into the folder by its name (a file
+    # it creates after the rename fails to open; one already open is deleted with the rest)
+    gone = rows_folder(path).with_suffix(".gone")
+    with contextlib.suppress(OSError):
+        rows_folder(path).rename(gone)
+    shutil.rmtree(gone, ignore_errors=True)
     exit(1)
+
+
+def rows_folder(path: Path) -> Path:
+    """Where the child writes the window arrays of ``path`` (``.prepared.PID.rows``)."""
+    return path.with_suffix(".rows")
+
+
+@contextmanager
+def spill_folder(root: Path) -> Iterator[Path]:
+    """A fresh folder in ``root`` for a preparation's window arrays
+    (:mod:`foxhunt.data.windows.row_files`), deleted on leaving: the datasets mapped from it
+    keep their data (Linux frees a deleted file's pages once it is no longer mapped), and
+    nothing is left in the run directory when the process ends, however it ends."""
+    folder = root / f".rows.{os.getpid()}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _running(pid: int) -> bool:

@@ -49,7 +49,7 @@ from foxhunt.train.distributed import World, process_group, rank_device, world_f
 from foxhunt.train.head_init import standardised_target_quantiles, start_head
 from foxhunt.train.loop import fit
 from foxhunt.train.observer import Listener, Progress
-from foxhunt.train.prepare import prepare, prepare_in_child
+from foxhunt.train.prepare import prepare, prepare_in_child, spill_folder
 from foxhunt.train.reporting.interpret import SelectionWeights, write_interpretation
 from foxhunt.train.resolve import hold_run, resolve_run, run_root
 from foxhunt.train.resources.plan import (
@@ -204,8 +204,11 @@ def _train(
         prepared = prepare_in_child(bars, cfg, scratch=run.root, **wants)
         if budget is not None and device.type == "cpu":
             check_child_peak(budget, baseline, prepared.peak_rss)
-    else:  # from a feature store, rank 0 builds the memory-mapped window cache once
+    elif is_feature_store(bars):  # rank 0 builds the memory-mapped window cache once
         prepared = prepare(bars, cfg, coordinator=world, **wants)
+    else:  # the window arrays go to files in the run directory, mapped (row_files.py)
+        with spill_folder(run.root) as rows:
+            prepared = prepare(bars, cfg, coordinator=world, spill=rows, **wants)
     data, cfg = prepared.data, prepared.cfg
     if budget is not None:
         cfg = apply_budget(

@@ -4,6 +4,7 @@ table (compute_features, split_by_time, fit_scaler, one WindowDataset per split)
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -59,10 +60,21 @@ def _same(a: WindowDataset, b: WindowDataset) -> None:
             assert torch.equal(getattr(p, name), getattr(q, name)), name
 
 
+@pytest.fixture(params=["memory", "disk"])
+def spill(request: pytest.FixtureRequest, tmp_path: Path) -> Path | None:
+    """Arrays held in memory, or written to files in a folder and mapped."""
+    return None if request.param == "memory" else tmp_path
+
+
 def _check(
-    bars: pl.DataFrame, cut: SplitCut, stride: int = 1, calendars: dict[str, str] = CALENDARS
+    bars: pl.DataFrame,
+    cut: SplitCut,
+    stride: int = 1,
+    calendars: dict[str, str] = CALENDARS,
+    spill: Path | None = None,
 ) -> None:
     step = {"stride": stride} if stride != 1 else {}  # 1: the default
+    step |= {"spill": spill} if spill is not None else {}
     *got, got_scaler = split_windows_by_symbol(
         bars, _table, SPEC, L, H, cut, calendars=calendars, **step
     )
@@ -72,22 +84,22 @@ def _check(
         _same(a, b)
 
 
-def test_equals_the_whole_table(panel_bars: pl.DataFrame) -> None:
-    _check(panel_bars, SplitCut(0.2, 0.15, embargo=L + H, min_rows=L + H), stride=3)
+def test_equals_the_whole_table(panel_bars: pl.DataFrame, spill: Path | None) -> None:
+    _check(panel_bars, SplitCut(0.2, 0.15, embargo=L + H, min_rows=L + H), stride=3, spill=spill)
 
 
-def test_without_a_test_split(panel_bars: pl.DataFrame) -> None:
-    _check(panel_bars, SplitCut(0.25, 0.0, embargo=L + H, min_rows=L + H))
+def test_without_a_test_split(panel_bars: pl.DataFrame, spill: Path | None) -> None:
+    _check(panel_bars, SplitCut(0.25, 0.0, embargo=L + H, min_rows=L + H), spill=spill)
 
 
 def test_a_short_symbol_is_left_out_with_the_same_warning(
-    panel_bars: pl.DataFrame, caplog: pytest.LogCaptureFixture
+    panel_bars: pl.DataFrame, caplog: pytest.LogCaptureFixture, spill: Path | None
 ) -> None:
     short = demo_bars(300, seed=4, symbol="NQ").with_columns(pl.col("volume").cast(pl.Float64))
     bars = pl.concat([panel_bars, short]).sort("symbol", "ts")
     cut = SplitCut(0.2, 0.2, embargo=L + H, min_rows=L + H)
     with caplog.at_level(logging.WARNING):
-        _check(bars, cut)
+        _check(bars, cut, spill=spill)
     left_out = [r.getMessage() for r in caplog.records if "left out" in r.getMessage()]
     assert len(left_out) == 2  # one from each path, word for word the same
     assert left_out[0] == left_out[1]
@@ -113,25 +125,41 @@ def test_scaling_block_by_block_gives_the_same_floats(
     _check(panel_bars, SplitCut(0.2, 0.15, embargo=L + H, min_rows=L + H))
 
 
-def test_without_a_validation_split_the_test_split_is_kept(panel_bars: pl.DataFrame) -> None:
-    _check(panel_bars, SplitCut(0.0, 0.2, embargo=L + H, min_rows=L + H))
+def test_scaling_files_block_by_block_gives_the_same_floats(
+    panel_bars: pl.DataFrame, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import foxhunt.data.windows.row_files as row_files
+
+    monkeypatch.setattr(row_files, "SCALE_BLOCK_ROWS", 97)  # many blocks, a ragged last one
+    _check(panel_bars, SplitCut(0.2, 0.15, embargo=L + H, min_rows=L + H), spill=tmp_path)
 
 
-def test_fewest_rows_is_the_cuts_not_the_embargo(panel_bars: pl.DataFrame) -> None:
+def test_without_a_validation_split_the_test_split_is_kept(
+    panel_bars: pl.DataFrame, spill: Path | None
+) -> None:
+    _check(panel_bars, SplitCut(0.0, 0.2, embargo=L + H, min_rows=L + H), spill=spill)
+
+
+def test_fewest_rows_is_the_cuts_not_the_embargo(
+    panel_bars: pl.DataFrame, spill: Path | None
+) -> None:
     # validation and test get fewer rows than the embargo (100) but more than min_rows (26)
-    _check(panel_bars, SplitCut(0.08, 0.08, embargo=100, min_rows=L + H))
+    _check(panel_bars, SplitCut(0.08, 0.08, embargo=100, min_rows=L + H), spill=spill)
 
 
 def test_decoder_rows_from_the_calendar_are_scaled_alike(
-    panel_bars: pl.DataFrame,
+    panel_bars: pl.DataFrame, spill: Path | None
 ) -> None:
     # ES on a 24x7 calendar: windows before each session break get their decoder's known
     # inputs from the calendar (with the scaler and calendars passed on)
     calendars = {"CLZ4": "globex", "ES": "24x7"}
     cut = SplitCut(0.2, 0.2, embargo=L + H, min_rows=L + H)
-    *got, _ = split_windows_by_symbol(panel_bars, _table, SPEC, L, H, cut, calendars=calendars)
+    where = {"spill": spill} if spill is not None else {}
+    *got, _ = split_windows_by_symbol(
+        panel_bars, _table, SPEC, L, H, cut, calendars=calendars, **where
+    )
     assert sum(d.calendar_windows for d in got) > 0
-    _check(panel_bars, cut, calendars=calendars)
+    _check(panel_bars, cut, calendars=calendars, spill=spill)
     *want, _ = _reference(panel_bars, cut, 1, calendars)
     for a, b in zip(got, want, strict=True):
         every = list(range(len(a)))

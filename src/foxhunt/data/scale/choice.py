@@ -252,10 +252,13 @@ def fit_season(
     if rows.numel() == 0:
         return ()
     col = scaler.columns.index(RETURN_FEATURE)
-    r = train.historical[rows, ret_index].double() * scaler.std[col] + scaler.mean[col]
+    # one value of every origin row: read a block at a time (row_values), so windows mapped
+    # from files (row_files.py) do not become resident whole
+    r = train.row_values("historical", rows, ret_index).double() * scaler.std[col]
+    r = r + scaler.mean[col]
     sin_k, cos_k = _tod_known_indices(train)
-    sin = train.known[rows, sin_k].double() * tod[1] + tod[0]
-    cos = train.known[rows, cos_k].double() * tod[3] + tod[2]
+    sin = train.row_values("known", rows, sin_k).double() * tod[1] + tod[0]
+    cos = train.row_values("known", rows, cos_k).double() * tod[3] + tod[2]
     bucket = tod_bucket(sin, cos)
     counts = torch.bincount(bucket, minlength=SEASON_BUCKETS).double()
     if int((counts > 0).sum()) < 2:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -43,10 +44,14 @@ from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 from foxhunt.data.scale.scaler import ScalerParams
 from foxhunt.data.scale.target import TargetScale
 from foxhunt.data.windows.row_arrays import row_arrays
+from foxhunt.data.windows.row_files import MappedRows
 from foxhunt.errors import DataError
 from foxhunt.model.batch import TFTBatch
 
 __all__ = ["WindowDataset", "collate", "row_arrays"]
+
+ROW_VALUE_BLOCK = 1 << 16
+"""Rows :meth:`WindowDataset.row_values` reads between two releases of a mapped array's pages."""
 
 
 class WindowDataset(Dataset):
@@ -113,6 +118,7 @@ class WindowDataset(Dataset):
         )
         self._ts = frame.get_column("ts").dt.epoch("us").to_numpy()  # (N,) int64 µs
         self.calendars = dict(calendars or {})
+        self._mapped: dict[str, MappedRows] = {}
         self._index(lengths, scaler)
 
     @classmethod
@@ -181,8 +187,63 @@ class WindowDataset(Dataset):
         self.historical, self.known, self.static, self.target = historical, known, static, target
         self._ts = ts
         self.calendars = dict(calendars or {})
+        self._mapped = {}
         self._index(np.asarray(lengths, dtype=np.int64), scaler)
         return self
+
+    def attach_mapped(self, files: Mapping[str, MappedRows]) -> None:
+        """Record that arrays (``historical``, ``known``, ``static``, ``target``) are these
+        files' tensors: batches then read their windows from the files (``preadv``, nothing
+        mapped), and pickling this dataset pickles the files' names instead of their rows
+        (:mod:`foxhunt.data.windows.row_files`)."""
+        for name, m in files.items():
+            if getattr(self, name) is not m.tensor:
+                raise ValueError(f"{name} is not the tensor of {m.path}")
+        self._mapped = dict(files)
+
+    @property
+    def mapped_arrays(self) -> tuple[str, ...]:
+        """The arrays read from files (:meth:`attach_mapped`), in attach order."""
+        return tuple(self._mapped)
+
+    def release_pages(self) -> None:
+        """Give back the pages of mapped arrays that reads made resident (nothing otherwise)."""
+        for m in self._mapped.values():
+            m.release()
+
+    def row_values(self, name: str, rows: torch.Tensor, column: int) -> torch.Tensor:
+        """``getattr(self, name)[rows, column]``, read :data:`ROW_VALUE_BLOCK` rows at a time
+        with the pages given back after each block when the array is mapped (one column of
+        every row touches every page of the array)."""
+        a: torch.Tensor = getattr(self, name)
+        if name not in self._mapped:
+            return a[rows, column]
+        parts = []
+        for start in range(0, rows.numel(), ROW_VALUE_BLOCK):
+            parts.append(a[rows[start : start + ROW_VALUE_BLOCK], column])
+            self._mapped[name].release()
+        return torch.cat(parts) if parts else a[rows, column]
+
+    def __copy__(self) -> WindowDataset:
+        out = type(self).__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        return out
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled: mapped arrays as their files' names while the files exist, else as rows."""
+        state = dict(self.__dict__)
+        mapped = state.get("_mapped") or {}
+        if mapped and all(m.path.is_file() for m in mapped.values()):
+            for name in mapped:
+                state[name] = None
+        else:
+            state["_mapped"] = {}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update({"_mapped": {}} | state)
+        for name, m in self._mapped.items():
+            setattr(self, name, m.tensor)
 
     def _index(self, lengths: np.ndarray, scaler: ScalerParams | None) -> None:
         """Window origins and symbol codes per block (``lengths`` rows each, in table order),
@@ -198,8 +259,6 @@ class WindowDataset(Dataset):
             np.concatenate(origins) if origins else np.empty(0, np.int64)
         )
         self._symbol_code = np.concatenate(codes) if codes else np.empty(0, np.int32)
-        self._enc = torch.arange(-L + 1, 1)  # (L,)
-        self._all = torch.arange(-L + 1, H + 1)  # (L+H,)
         known_scaling = None
         if scaler is not None:
             pos = [scaler.columns.index(c) for c in spec.known]
@@ -263,13 +322,21 @@ class WindowDataset(Dataset):
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the dataset's arrays (features, targets, index)."""
-        arrays = [self.historical, self.known, self.static, self._origin]
-        arrays += [self.target] if self.target is not None else []
+        """Bytes the dataset's arrays hold in memory (features, targets, index); arrays read
+        from files (:meth:`attach_mapped`) are :attr:`file_bytes` instead."""
+        rows = [self.historical, self.known, self.static]
+        rows += [self.target] if self.target is not None else []
+        arrays = [a for a in rows if all(a is not m.tensor for m in self._mapped.values())]
+        arrays.append(self._origin)
         if self._decoder_known is not None and self._decoder_slot is not None:
             arrays += [self._decoder_known, self._decoder_slot]
         n = sum(a.numel() * a.element_size() for a in arrays)
         return n + self._ts.nbytes + self._symbol_code.nbytes
+
+    @property
+    def file_bytes(self) -> int:
+        """Bytes of the arrays read from files (0 for arrays in memory)."""
+        return sum(m.tensor.numel() * m.tensor.element_size() for m in self._mapped.values())
 
     def batch(self, indices: Sequence[int] | np.ndarray | torch.Tensor) -> TFTBatch:
         """Gather windows ``indices`` into one batch (vectorised, no Python loop).
@@ -285,19 +352,30 @@ class WindowDataset(Dataset):
         if idx.numel() and (int(idx.min()) < -n or int(idx.max()) >= n):
             raise IndexError(f"window index out of range for {n} windows")
         t = self._origin[idx]  # (B,)
-        enc_rows = t[:, None] + self._enc[None, :]  # (B, L)
-        all_rows = t[:, None] + self._all[None, :]  # (B, L+H)
-        known = self.known[all_rows]  # (B, L+H, V_k)
+        L, H = self.encoder_length, self.horizon
+        known = self._rows("known", t - L + 1, L + H)  # (B, L+H, V_k)
         if self._decoder_slot is not None and self._decoder_known is not None:
             slot = self._decoder_slot[idx]  # (B,)
             hit = slot >= 0
             if bool(hit.any()):
                 known[hit, self.encoder_length :] = self._decoder_known[slot[hit].long()]
-        historical = self.historical[enc_rows]  # (B, L, V_h)
-        target = None if self.target is None else self.target[t]  # (B, H)
+        historical = self._rows("historical", t - L + 1, L)  # (B, L, V_h)
+        target = None if self.target is None else self._rows("target", t, 1)[:, 0]  # (B, H)
         if target is not None and self.target_scale is not None:
             target = self.target_scale.standardise(target, historical, known)
-        return TFTBatch(static=self.static[t], historical=historical, known=known, target=target)
+        static = self._rows("static", t, 1)[:, 0]  # (B, S)
+        return TFTBatch(static=static, historical=historical, known=known, target=target)
+
+    def _rows(self, name: str, first: torch.Tensor, length: int) -> torch.Tensor:
+        """Rows ``first[i] .. first[i] + length - 1`` of array ``name`` for each window i:
+        read from its file when it has one (row_files.py), else indexed."""
+        mapped = self._mapped.get(name)
+        if mapped is not None:
+            return torch.from_numpy(mapped.windows(first.numpy(), length))
+        a: torch.Tensor = getattr(self, name)
+        if length == 1:
+            return a[first][:, None]
+        return a[first[:, None] + torch.arange(length)[None, :]]
 
     def __getitem__(self, i: int) -> TFTBatch:
         return self.batch([i])

@@ -10,6 +10,11 @@ params) and every array is scaled in place. At the peak the process holds the ar
 one symbol's table, where the whole table (computed, then split) held them about twice
 (docs/memory.md, "Data preparation").
 
+Given a folder (``spill``) the arrays are not held at all: each symbol's rows are appended to
+raw files there, the training rows also column by column (what the scaler reads), the files
+are scaled through ``read``/``write`` a block at a time and the datasets map them
+(:mod:`foxhunt.data.windows.row_files`). The peak then holds one symbol's table, not the arrays.
+
 The datasets equal those built from the whole table: ``compute_features``, ``split_by_time``,
 ``fit_scaler``, then :class:`~foxhunt.data.windows.dataset.WindowDataset` per split.
 """
@@ -19,6 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -29,6 +35,13 @@ from foxhunt.data.scale.scaler import ScalerParams, fit_scaler_columns
 from foxhunt.data.windows.by_symbol import SymbolTable, joined, symbol_blocks
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.data.windows.row_arrays import row_arrays
+from foxhunt.data.windows.row_files import (
+    MappedRows,
+    RowWriter,
+    divide_rows,
+    read_column,
+    scale_rows,
+)
 from foxhunt.data.windows.splits import short_symbols_warning, split_bounds, too_short
 from foxhunt.errors import DataError
 
@@ -79,6 +92,7 @@ def split_windows_by_symbol(
     *,
     stride: int = 1,
     calendars: Mapping[str, str] | None = None,
+    spill: Path | None = None,
 ) -> tuple[WindowDataset, WindowDataset, WindowDataset, ScalerParams]:
     """Scaled ``(train, val, test, scaler)`` windows of ``bars``, built one symbol at a time.
 
@@ -91,12 +105,18 @@ def split_windows_by_symbol(
         cut: The split fractions, embargo and fewest rows per split.
         stride: Distance between training origins (validation and test: 1).
         calendars: symbol -> calendar of its decoder schedule.
+        spill: An existing folder for the arrays' files (None: held in memory). The
+            datasets map the files; the caller deletes the folder once every process that
+            reads them has mapped them (:mod:`foxhunt.data.windows.row_files`).
 
     Raises:
         DataError: no symbol, every symbol too short for the splits (the first one's
             reason), or what ``table`` raises.
     """
-    pieces = {name: _Pieces() for name in SPLITS}
+    pieces: dict[str, _Pieces] = {
+        name: _Pieces() if spill is None else _SpilledPieces(spill, name, spec, horizon)
+        for name in SPLITS
+    }
     counts: list[tuple[str, int]] = []
     short: dict[str, str] = {}
     empty: pl.DataFrame | None = None
@@ -127,6 +147,9 @@ def split_windows_by_symbol(
         "splits: train %d, val %d, test %d rows (embargo %d rows x2 per symbol)",
         *rows, cut.embargo,
     )  # fmt: skip
+    if spill is not None:
+        spilled = {name: pieces[name] for name in SPLITS}
+        return _spilled_datasets(spilled, empty, spec, encoder_length, horizon, stride, calendars)  # type: ignore[arg-type]
     # train has rows: every symbol that is not short has at least min_rows of them
     arrays = {name: _joined_split(pieces[name]) for name in SPLITS}
     scaler = _fit(arrays["train"], spec)
@@ -160,6 +183,135 @@ def split_windows_by_symbol(
                 calendars=calendars,
             )
         )
+    train, val, test = out
+    return train, val, test, scaler
+
+
+class _SpilledPieces(_Pieces):
+    """One split's unscaled rows appended to raw files in a folder, symbol after symbol; the
+    training split's also column by column (column-major per symbol block), for the scaler."""
+
+    def __init__(self, folder: Path, split: str, spec: FeatureSpec, horizon: int) -> None:
+        super().__init__()
+        self.split, self.spec, self.horizon = split, spec, horizon
+        widths = {"historical": len(spec.historical), "known": len(spec.known)}
+        widths |= {"static": len(spec.static)}
+        self.writers = {
+            name: RowWriter(folder / f"{split}.{name}.f32", np.float32, w)
+            for name, w in widths.items()
+        }
+        self.writers["target64"] = RowWriter(folder / f"{split}.target64.f64", np.float64, horizon)
+        self.columns: tuple[Path, Path] | None = None
+        if split == "train":
+            self.columns = (folder / "train.columns.f32", folder / "train.targets.f64")
+            for p in self.columns:
+                p.write_bytes(b"")
+
+    def add(self, symbol: str, rows: pl.DataFrame, spec: FeatureSpec, horizon: int) -> None:
+        if rows.height == 0:
+            return
+        arrays = row_arrays(rows, spec, horizon, None, with_target=False)
+        target = rows.select(spec.targets).to_numpy().astype(np.float64, order="C")
+        inputs = [a.numpy() for a in arrays[:3]]  # type: ignore[union-attr]
+        for name, a in zip(("historical", "known", "static"), inputs, strict=True):
+            self.writers[name].append(a)
+        self.writers["target64"].append(target)
+        if self.columns is not None:  # one column after another: read_column's layout
+            with open(self.columns[0], "ab") as f:
+                for a in inputs:
+                    for j in range(a.shape[1]):
+                        f.write(np.ascontiguousarray(a[:, j]).data)
+            with open(self.columns[1], "ab") as f:
+                for j in range(target.shape[1]):
+                    f.write(np.ascontiguousarray(target[:, j]).data)
+        self.times.append(rows.get_column("ts").dt.epoch("us").to_numpy())
+        self.symbols.append(symbol)
+        self.lengths.append(rows.height)
+
+    def fit_scaler(self) -> ScalerParams:
+        """The scaler of the training columns, each read whole from the column files."""
+        assert self.columns is not None
+        inputs, targets = self.spec.inputs, self.spec.targets
+
+        def column(name: str) -> pl.Series:
+            if name in targets:
+                values = read_column(
+                    self.columns[1], self.lengths, targets.index(name), len(targets), np.float64
+                )
+            else:
+                values = read_column(
+                    self.columns[0], self.lengths, inputs.index(name), len(inputs), np.float32
+                )
+            return pl.Series(name, values)
+
+        scaler = fit_scaler_columns(column, self.spec)
+        for p in self.columns:
+            p.unlink()
+        return scaler
+
+    def mapped(self, scaler: ScalerParams) -> dict[str, MappedRows]:
+        """Close the files, scale them in place and map them."""
+        spec = self.spec
+        out = {}
+        for name, names in (
+            ("historical", spec.historical), ("known", spec.known), ("static", spec.static)
+        ):  # fmt: skip
+            w = self.writers.pop(name)
+            w.abandon()
+            pos = [scaler.columns.index(c) for c in names]
+            scale_rows(w.path, w.width, [scaler.mean[i] for i in pos], [scaler.std[i] for i in pos])
+            out[name] = MappedRows(w.path, np.float32, w.width, w.rows)
+        w = self.writers.pop("target64")
+        w.abandon()
+        dest = w.path.with_name(f"{self.split}.target.f32")
+        divide_rows(w.path, dest, self.horizon, scaler.target_std[: self.horizon])
+        out["target"] = MappedRows(dest, np.float32, self.horizon, w.rows)
+        return out
+
+    def abandon(self) -> None:
+        for w in self.writers.values():
+            w.abandon()
+
+
+def _spilled_datasets(
+    pieces: dict[str, _SpilledPieces],
+    empty: pl.DataFrame,
+    spec: FeatureSpec,
+    encoder_length: int,
+    horizon: int,
+    stride: int,
+    calendars: Mapping[str, str] | None,
+) -> tuple[WindowDataset, WindowDataset, WindowDataset, ScalerParams]:
+    """The datasets over the scaled, mapped files of ``pieces``."""
+    try:
+        scaler = pieces["train"].fit_scaler()
+        out = []
+        for name, step in zip(SPLITS, (stride, 1, 1), strict=True):
+            p = pieces[name]
+            files = p.mapped(scaler)
+            if not p.symbols:  # no rows: the dataset a table without rows gives
+                out.append(WindowDataset(empty, spec, encoder_length, horizon, stride=step))
+                continue
+            ds = WindowDataset.from_arrays(
+                spec,
+                encoder_length,
+                horizon,
+                historical=files["historical"].tensor,
+                known=files["known"].tensor,
+                static=files["static"].tensor,
+                target=files["target"].tensor,
+                ts=np.concatenate(p.times),
+                symbols=p.symbols,
+                lengths=p.lengths,
+                stride=step,
+                scaler=scaler,
+                calendars=calendars,
+            )
+            ds.attach_mapped(files)
+            out.append(ds)
+    finally:
+        for p in pieces.values():
+            p.abandon()
     train, val, test = out
     return train, val, test, scaler
 

@@ -1,0 +1,180 @@
+"""Row arrays on disk: appended a block at a time, scaled through the file, read by windows.
+
+A run's preparation, given a folder (``spill``, :mod:`foxhunt.data.windows.split_arrays`),
+writes each split's row arrays to raw files there instead of holding them: each symbol's rows
+are appended (:class:`RowWriter`), z-scored in place a block at a time through the file
+(:func:`scale_rows`), and opened as :class:`MappedRows`. Writing and scaling go through
+``write``/``read`` calls, so the pages are the kernel's page cache, never the process's memory.
+
+A :class:`~foxhunt.data.windows.dataset.WindowDataset` over such files reads each window's rows
+with one ``preadv`` per array (:meth:`MappedRows.windows`: a batch of 256 TFT-225 windows in
+about 0.8 ms, against about 1.1 ms to index an array in memory), so batches cost the process
+no memory beyond the batch itself. The files are also memory-mapped (:attr:`MappedRows.tensor`)
+for code that indexes the arrays directly; a page such a read touches counts in the process's RSS
+as file-backed memory, and the kernel maps a file's page cache in large folios (2 MB here,
+Linux 6.18 on ext4: touching one value maps 2 MB), so such readers give the pages back
+(:meth:`MappedRows.release`, ``madvise(MADV_DONTNEED)``: the data stays in the file and the page
+cache) after each block of rows (``WindowDataset.row_values``) or pass.
+
+Pickling a :class:`MappedRows` pickles its file's name: the preparation child hands the windows
+to the trainer that way (:mod:`foxhunt.train.prepare`), and the trainer deletes the files once
+it has opened them (Linux keeps a deleted file's data while it is open or mapped).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+import torch
+
+SCALE_BLOCK_ROWS = 1 << 15
+"""Rows z-scored at a time (a float64 copy of 32,768 rows is 59 MB at 225 inputs)."""
+
+
+class RowWriter:
+    """A raw row-major file of ``width`` columns, appended a block of rows at a time."""
+
+    def __init__(self, path: Path, dtype: Any, width: int) -> None:
+        self.path, self.dtype, self.width = Path(path), np.dtype(dtype), width
+        self.rows = 0
+        self._f: BinaryIO = open(self.path, "wb")  # noqa: SIM115 - closed in close()
+
+    def append(self, block: np.ndarray) -> None:
+        """Write ``block`` ((n, width), this dtype) after the rows written so far."""
+        if block.dtype != self.dtype or block.shape[1:] != (self.width,):
+            raise ValueError(
+                f"{self.path}: block {block.dtype}{block.shape}, need (n, {self.width})"
+            )
+        self._f.write(np.ascontiguousarray(block).data)
+        self.rows += block.shape[0]
+
+    def close(self) -> MappedRows:
+        """Close the file and map it."""
+        self._f.close()
+        return MappedRows(self.path, self.dtype, self.width, self.rows)
+
+    def abandon(self) -> None:
+        """Close the file without mapping it (on failure; closing twice is harmless)."""
+        self._f.close()
+
+
+class MappedRows:
+    """A raw row file opened for reads of windows of rows, and mapped read-only as an
+    ``(rows, width)`` tensor (nothing read until indexed).
+
+    Args:
+        path: The file (``rows x width`` values of ``dtype``, row-major, no header).
+        dtype: The values' numpy dtype.
+        width: Columns per row.
+        rows: Rows in the file.
+    """
+
+    def __init__(self, path: Path, dtype: Any, width: int, rows: int) -> None:
+        self.path, self.dtype = Path(path), np.dtype(dtype)
+        self.width, self.rows = width, rows
+        self._row_bytes = width * self.dtype.itemsize
+        count = rows * width
+        self._mm: mmap.mmap | None = None
+        self._fd: int | None = None
+        if count == 0:  # mmap cannot map nothing, and there is nothing to read
+            array = np.empty((rows, width), dtype=self.dtype)
+        else:
+            self._fd = os.open(self.path, os.O_RDONLY)
+            self._mm = mmap.mmap(self._fd, count * self.dtype.itemsize, access=mmap.ACCESS_READ)
+            array = np.frombuffer(self._mm, dtype=self.dtype, count=count).reshape(rows, width)
+        with warnings.catch_warnings():
+            # torch warns that the array is not writable; datasets only ever index it
+            warnings.simplefilter("ignore", UserWarning)
+            self.tensor = torch.from_numpy(array)
+
+    def windows(self, first: np.ndarray, length: int) -> np.ndarray:
+        """Rows ``first[i] .. first[i] + length - 1`` for each i: ``(B, length, width)``, read
+        with one ``preadv`` per window into a fresh array (no page of the file is mapped).
+
+        Raises:
+            IndexError: A window runs outside the file's rows.
+        """
+        first = np.asarray(first, dtype=np.int64).reshape(-1)
+        out = np.empty((first.shape[0], length, self.width), dtype=self.dtype)
+        if first.size and (int(first.min()) < 0 or int(first.max()) + length > self.rows):
+            raise IndexError(f"{self.path}: rows outside 0..{self.rows - 1}")
+        if out.size == 0 or self._fd is None:
+            return out
+        n = length * self._row_bytes
+        view = memoryview(out).cast("B")
+        for i, row in enumerate(first.tolist()):
+            got = os.preadv(self._fd, [view[i * n : (i + 1) * n]], row * self._row_bytes)
+            if got != n:
+                raise OSError(f"{self.path}: read {got} of {n} bytes at row {row}")
+        return out
+
+    def release(self) -> None:
+        """Give back the pages reads of :attr:`tensor` mapped (they stay in the file and the
+        page cache)."""
+        if self._mm is not None:
+            self._mm.madvise(mmap.MADV_DONTNEED)
+
+    def __del__(self) -> None:
+        if getattr(self, "_fd", None) is not None:
+            os.close(self._fd)  # type: ignore[arg-type]
+            self._fd = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (MappedRows, (self.path, self.dtype.str, self.width, self.rows))
+
+
+def scale_rows(path: Path, width: int, mean: Sequence[float], std: Sequence[float]) -> None:
+    """z-score the columns of raw float32 row file ``path`` in place, in float64, a block of
+    :data:`SCALE_BLOCK_ROWS` rows at a time (the same operations on each value as
+    :func:`foxhunt.data.windows.row_arrays.row_arrays`: the same floats)."""
+    if width == 0:
+        return
+    m = np.asarray(mean, dtype=np.float64)
+    s = np.asarray(std, dtype=np.float64)
+    row_bytes = 4 * width
+    with open(path, "r+b") as f:
+        f.seek(0, 2)
+        rows = f.tell() // row_bytes
+        for start in range(0, rows, SCALE_BLOCK_ROWS):
+            n = min(SCALE_BLOCK_ROWS, rows - start)
+            f.seek(start * row_bytes)
+            x = np.fromfile(f, dtype=np.float32, count=n * width).reshape(n, width)
+            x[:] = (x.astype(np.float64) - m) / s
+            f.seek(start * row_bytes)
+            f.write(x.data)
+
+
+def divide_rows(source: Path, dest: Path, width: int, divisor: Sequence[float]) -> None:
+    """Raw float64 row file ``source`` divided by ``divisor`` per column, as float32 rows in
+    ``dest``, a block at a time (``source`` is deleted)."""
+    d = np.asarray(divisor, dtype=np.float64)
+    with open(source, "rb") as f, open(dest, "wb") as out:
+        while True:
+            x = np.fromfile(f, dtype=np.float64, count=SCALE_BLOCK_ROWS * width)
+            if x.size == 0:
+                break
+            out.write((x.reshape(-1, width) / d).astype(np.float32).data)
+    Path(source).unlink()
+
+
+def read_column(
+    path: Path, blocks: Sequence[int], column: int, width: int, dtype: Any
+) -> np.ndarray:
+    """Column ``column`` of a column-major file of symbol blocks: each block holds ``width``
+    columns of ``blocks[k]`` rows, one column after another; the column's values of every block,
+    in block order."""
+    dt = np.dtype(dtype)
+    parts = []
+    offset = 0
+    with open(path, "rb") as f:
+        for n in blocks:
+            f.seek(offset + column * n * dt.itemsize)
+            parts.append(np.fromfile(f, dtype=dt, count=n))
+            offset += width * n * dt.itemsize
+    return np.concatenate(parts) if parts else np.empty(0, dt)
