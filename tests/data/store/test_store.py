@@ -123,6 +123,10 @@ def test_training_from_store_equals_training_from_bars(
     assert files == sorted(["meta.json", *(f"{s}.{a}.npy" for s in SPLITS for a in ARRAYS)])
     hist = np.load(cache / "train.historical.npy", mmap_mode="r")
     assert hist.shape == tuple(from_bars.train.historical.shape)
+    # batches read their windows from the cache's files (row_files.py), nothing held
+    for ds in (from_store.train, from_store.val, from_store.test):
+        assert ds.mapped_arrays == ("historical", "known", "static", "target")
+        assert ds.nbytes < ds.file_bytes
     assert "window cache" in caplog.text and "written" in caplog.text
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="foxhunt.data.store.cache"):

@@ -46,6 +46,27 @@ def test_windows_are_the_rows_of_the_file(tmp_path: Path) -> None:
     assert m.windows(np.array([], dtype=np.int64), 3).shape == (0, 3, 7)
 
 
+@pytest.mark.parametrize("version", [(1, 0), (2, 0)])
+def test_an_npy_file_is_read_after_its_header(tmp_path: Path, version: tuple[int, int]) -> None:
+    a = np.arange(300, dtype=np.float32).reshape(60, 5)
+    with open(tmp_path / "a.npy", "wb") as f:
+        np.lib.format.write_array(f, a, version=version)
+    m = MappedRows.of_npy(tmp_path / "a.npy")
+    assert (m.rows, m.width, m.dtype) == (60, 5, np.float32) and m.offset > 0
+    assert torch.equal(m.tensor, torch.from_numpy(a))
+    assert np.array_equal(
+        m.windows(np.array([0, 55, 3]), 5), a[[[*range(k, k + 5)] for k in (0, 55, 3)]]
+    )
+    back = pickle.loads(pickle.dumps(m))
+    assert back.offset == m.offset and np.array_equal(back.windows(np.array([9]), 2), a[None, 9:11])
+    np.save(tmp_path / "b.npy", np.zeros((2, 3, 4), np.float32))
+    with pytest.raises(ValueError, match="3-D C array"):
+        MappedRows.of_npy(tmp_path / "b.npy")
+    np.save(tmp_path / "f.npy", np.asfortranarray(np.zeros((4, 3), np.float32)))
+    with pytest.raises(ValueError, match="2-D Fortran array"):
+        MappedRows.of_npy(tmp_path / "f.npy")
+
+
 @pytest.mark.parametrize("first", [[-1], [189], [0, 200]])
 def test_a_window_outside_the_file_is_refused(tmp_path: Path, first: list[int]) -> None:
     m = _written(tmp_path / "a.f32", np.zeros((200, 3), np.float32))

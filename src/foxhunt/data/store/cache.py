@@ -11,9 +11,10 @@ the same splits, scaler and windows as training from the bars, without computing
    arrays depend on (the shards' fingerprints, encoder length, horizon, split fractions,
    embargo, stride). It builds in ``<key>.<pid>.tmp/`` and renames the folder when complete;
    ``meta.json`` (scaler, symbols and rows per split) marks a complete cache;
-3. the other ranks wait at a barrier, then every rank opens the arrays with
-   ``numpy.load(mmap_mode="r")``: N ranks share one copy through the page cache instead of
-   each holding the whole set, and a second run with the same settings starts at step 3.
+3. the other ranks wait at a barrier, then every rank opens the arrays
+   (:class:`~foxhunt.data.windows.row_files.MappedRows`: windows read with ``preadv``, nothing
+   mapped): N ranks share one copy through the page cache instead of each holding the whole
+   set, and a second run with the same settings starts at step 3.
 
 Cache layout::
 
@@ -52,6 +53,7 @@ from foxhunt.data.store.manifest import (
     read_store_closes,
 )
 from foxhunt.data.windows.dataset import WindowDataset, row_arrays
+from foxhunt.data.windows.row_files import MappedRows
 from foxhunt.data.windows.splits import split_bounds
 from foxhunt.errors import DataError
 
@@ -356,6 +358,14 @@ def _mapped(path: Path) -> torch.Tensor:
         return torch.from_numpy(array)
 
 
+def _rows(path: Path) -> MappedRows:
+    """A cache array opened for window reads (see :func:`_mapped` for its errors)."""
+    try:
+        return MappedRows.of_npy(path)
+    except (OSError, ValueError) as e:
+        raise DataError(f"{path}: cannot read window cache ({e})") from e
+
+
 def _open(dest: Path, manifest: Manifest, cfg: RunConfig, closes: pl.DataFrame) -> PreparedData:
     try:
         meta = json.loads((dest / _META).read_text())
@@ -369,26 +379,29 @@ def _open(dest: Path, manifest: Manifest, cfg: RunConfig, closes: pl.DataFrame) 
     calendars = {sym: inst.calendar for sym, inst in (instruments or {}).items()}
     datasets = []
     for split in SPLITS:
-        arrays = {name: _mapped(dest / f"{split}.{name}.npy") for name in ARRAYS}
+        # the rows are read a window at a time from the files (row_files.py), never mapped
+        files = {name: _rows(dest / f"{split}.{name}.npy") for name in ARRAYS if name != "ts"}
+        arrays = {name: f.tensor for name, f in files.items()}
+        arrays["ts"] = _mapped(dest / f"{split}.ts.npy")
         symbols, rows = splits[split]["symbols"], splits[split]["rows"]
         kept = [(s, n) for s, n in zip(symbols, rows, strict=True) if n > 0]
-        datasets.append(
-            WindowDataset.from_arrays(
-                manifest.spec,
-                L,
-                H,
-                historical=arrays["historical"],
-                known=arrays["known"],
-                static=arrays["static"],
-                target=arrays["target"],
-                ts=arrays["ts"].numpy(),
-                symbols=tuple(s for s, _ in kept),
-                lengths=np.array([n for _, n in kept], dtype=np.int64),
-                stride=strides[split],
-                scaler=scaler,
-                calendars=calendars,
-            )
+        ds = WindowDataset.from_arrays(
+            manifest.spec,
+            L,
+            H,
+            historical=arrays["historical"],
+            known=arrays["known"],
+            static=arrays["static"],
+            target=arrays["target"],
+            ts=arrays["ts"].numpy(),
+            symbols=tuple(s for s, _ in kept),
+            lengths=np.array([n for _, n in kept], dtype=np.int64),
+            stride=strides[split],
+            scaler=scaler,
+            calendars=calendars,
         )
+        ds.attach_mapped(files)
+        datasets.append(ds)
     train, val, test = datasets
     log.info(
         "windows from %s (memory-mapped): train %d, val %d, test %d",

@@ -69,15 +69,17 @@ class MappedRows:
     ``(rows, width)`` tensor (nothing read until indexed).
 
     Args:
-        path: The file (``rows x width`` values of ``dtype``, row-major, no header).
+        path: The file (``rows x width`` values of ``dtype``, row-major, after ``offset``
+            bytes: 0 for a raw file, the header's length for a ``.npy`` file).
         dtype: The values' numpy dtype.
         width: Columns per row.
         rows: Rows in the file.
+        offset: Bytes before the first row.
     """
 
-    def __init__(self, path: Path, dtype: Any, width: int, rows: int) -> None:
+    def __init__(self, path: Path, dtype: Any, width: int, rows: int, offset: int = 0) -> None:
         self.path, self.dtype = Path(path), np.dtype(dtype)
-        self.width, self.rows = width, rows
+        self.width, self.rows, self.offset = width, rows, offset
         self._row_bytes = width * self.dtype.itemsize
         count = rows * width
         self._mm: mmap.mmap | None = None
@@ -86,8 +88,9 @@ class MappedRows:
             array = np.empty((rows, width), dtype=self.dtype)
         else:
             self._fd = os.open(self.path, os.O_RDONLY)
-            self._mm = mmap.mmap(self._fd, count * self.dtype.itemsize, access=mmap.ACCESS_READ)
-            array = np.frombuffer(self._mm, dtype=self.dtype, count=count).reshape(rows, width)
+            size = offset + count * self.dtype.itemsize
+            self._mm = mmap.mmap(self._fd, size, access=mmap.ACCESS_READ)
+            array = np.frombuffer(self._mm, self.dtype, count, offset).reshape(rows, width)
         with warnings.catch_warnings():
             # torch warns that the array is not writable; datasets only ever index it
             warnings.simplefilter("ignore", UserWarning)
@@ -109,7 +112,8 @@ class MappedRows:
         n = length * self._row_bytes
         view = memoryview(out).cast("B")
         for i, row in enumerate(first.tolist()):
-            got = os.preadv(self._fd, [view[i * n : (i + 1) * n]], row * self._row_bytes)
+            at = self.offset + row * self._row_bytes
+            got = os.preadv(self._fd, [view[i * n : (i + 1) * n]], at)
             if got != n:
                 raise OSError(f"{self.path}: read {got} of {n} bytes at row {row}")
         return out
@@ -126,7 +130,29 @@ class MappedRows:
             self._fd = None
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (MappedRows, (self.path, self.dtype.str, self.width, self.rows))
+        return (MappedRows, (self.path, self.dtype.str, self.width, self.rows, self.offset))
+
+    @classmethod
+    def of_npy(cls, path: Path) -> MappedRows:
+        """A 2-D C-order ``.npy`` file (e.g. the feature store's window cache).
+
+        Raises:
+            ValueError: Not a 2-D C-order array.
+        """
+        with open(path, "rb") as f:
+            version = np.lib.format.read_magic(f)
+            if version not in ((1, 0), (2, 0)):
+                raise ValueError(f"{path}: .npy format {version} (need 1.0 or 2.0)")
+            read = (
+                np.lib.format.read_array_header_1_0
+                if version == (1, 0)
+                else (np.lib.format.read_array_header_2_0)
+            )
+            shape, fortran, dtype = read(f)
+            offset = f.tell()
+        if fortran or len(shape) != 2:
+            raise ValueError(f"{path}: a {len(shape)}-D {'Fortran' if fortran else 'C'} array")
+        return cls(path, dtype, shape[1], shape[0], offset)
 
 
 def scale_rows(path: Path, width: int, mean: Sequence[float], std: Sequence[float]) -> None:
