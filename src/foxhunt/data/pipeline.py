@@ -261,6 +261,7 @@ def prepare_inference_data(
     allow_outliers: bool = False,
     inputs: DataConfig | None = None,
     future: pl.DataFrame | None = None,
+    spill: Path | None = None,
 ) -> WindowDataset:
     """Windows for evaluation (``with_target=True``) or forecasting (``with_target=False``).
 
@@ -282,6 +283,9 @@ def prepare_inference_data(
             (:func:`read_run_bars`); read from ``bars_path`` otherwise.
         with_target: True: every origin with realised targets. False: every origin up to and
             including each symbol's last bar, decoded into H future bar times.
+        spill: A folder for the window arrays' temporary files when they are large
+            (:func:`foxhunt.data.windows.by_symbol.windows_by_symbol`; e.g.
+            :func:`~foxhunt.data.windows.by_symbol.scratch_for` the model); None: in memory.
 
     Returns:
         The window dataset (stride 1); ``origins()`` gives symbol and origin time per window.
@@ -349,6 +353,7 @@ def prepare_inference_data(
         with_target=with_target,
         scaler=scaler,
         calendars=calendars,
+        spill=spill,
     )
 
 
@@ -386,6 +391,7 @@ def evaluation_data(
     allow_outliers: bool = False,
     scope: WindowScope | None = None,
     ends: Mapping[str, dt.datetime] | None = None,
+    spill: Path | None = None,
 ) -> tuple[WindowDataset, str, pl.DataFrame]:
     """The windows ``evaluate`` scores (:mod:`foxhunt.data.windows.scope`), a description of
     them, and the bars' ``symbol``, ``ts``, ``close`` (what the classical baselines filter up to
@@ -396,6 +402,7 @@ def evaluation_data(
             (same fingerprint), else ``new``.
         ends: The run's training end per symbol (``data_end`` in ``run.json``); None for a run
             that did not record it (``new`` is then refused).
+        spill: As for :func:`prepare_inference_data` (``new`` and ``all``).
 
     Raises:
         InputError: ``test`` on other bars than the training bars; ``new`` without ``ends``.
@@ -436,6 +443,7 @@ def evaluation_data(
         with_target=True,
         instruments=instruments,
         inputs=cfg.data,
+        spill=spill,
     )
     inside = before_end(windows, ends) if ends is not None else None
     n_inside = len(windows) if same else int(inside.sum()) if inside is not None else None

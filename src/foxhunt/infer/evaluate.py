@@ -34,6 +34,7 @@ from foxhunt.baselines.empirical import EmpiricalQuantiles, load_baselines
 from foxhunt.baselines.forecasts import WindowForecast, classical_forecasts, simple_forecasts
 from foxhunt.data.pipeline import evaluation_data
 from foxhunt.data.scale.scaler import unscale_targets
+from foxhunt.data.windows.by_symbol import scratch_for
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.data.windows.scope import WindowScope
 from foxhunt.errors import DataError, InputError, ModelDirError
@@ -239,6 +240,7 @@ def evaluate_model(
         allow_outliers=allow_outliers,
         scope=scope,
         ends=read_data_end(loaded.run),
+        spill=scratch_for(Path(model_dir)),
     )
     check_bar_interval(loaded.run, closes, bars)
     if len(windows) == 0:

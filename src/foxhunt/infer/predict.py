@@ -31,6 +31,7 @@ from rich.progress import Progress
 from foxhunt.artifacts.rundir import LoadedModel, with_read_flags, with_user_instruments
 from foxhunt.data.features.inputs import read_run_bars
 from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data
+from foxhunt.data.windows.by_symbol import scratch_for
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.bar_interval import check_bar_interval
@@ -303,6 +304,7 @@ def predict_to_file(
         instruments=loaded.instruments,
         inputs=loaded.config.data,
         future=future,
+        spill=scratch_for(Path(model_dir)),
     )
     if len(windows) == 0:
         raise DataError(

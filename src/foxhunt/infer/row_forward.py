@@ -49,10 +49,10 @@ def row_forward(windows: WindowDataset, origins: Tensor) -> Forward | None:
         return None
     local = origins.long() - r0  # (B,) origin rows within the span
     index = local[:, None] + torch.arange(-L + 1, 1)  # (B, L) encoder rows within the span
-    static = windows.static[r0:r1]
+    static = windows.row_range("static", r0, r1)
     if not torch.equal(static[index], static[local][:, None].expand(-1, L, -1)):
         return None  # a static input changes inside a window: its context is not the row's
-    historical, known = windows.historical[r0:r1], windows.known[r0:r1]
+    historical, known = windows.row_range("historical", r0, r1), windows.row_range("known", r0, r1)
 
     def forward(model: nn.Module, batch: TFTBatch) -> Tensor:
         if not isinstance(model, TFT):

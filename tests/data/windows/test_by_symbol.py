@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 import pytest
 import torch
@@ -118,3 +120,45 @@ def test_no_symbol_is_refused(panel_bars: pl.DataFrame) -> None:
         windows_by_symbol(
             panel_bars.head(0), _per_symbol(True), SPEC, L, H, with_target=True, scaler=None
         )
+
+
+@pytest.mark.parametrize("with_target", [True, False])
+def test_large_arrays_go_to_files_that_are_gone_once_opened(
+    panel_bars: pl.DataFrame, with_target: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import foxhunt.data.windows.by_symbol as by_symbol
+
+    scaler = fit_scaler(compute_features(panel_bars, H, instruments={}), SPEC)
+    args = (panel_bars, _per_symbol(with_target), SPEC, L, H)
+    kw = {"with_target": with_target, "scaler": scaler, "calendars": CALENDARS}
+    in_memory = windows_by_symbol(*args, **kw, spill=tmp_path)  # small: held (the threshold)
+    assert in_memory.mapped_arrays == () and not list(tmp_path.iterdir())
+    width = len(SPEC.inputs) + (H if with_target else 0)
+    monkeypatch.setattr(by_symbol, "SPILL_ABOVE_BYTES", 4 * width * panel_bars.height)
+    on_disk = windows_by_symbol(*args, **kw, spill=tmp_path)
+    names = ("historical", "known", "static", "target")[: 4 if with_target else 3]
+    assert on_disk.mapped_arrays == names
+    assert not list(tmp_path.iterdir())  # the folder is deleted; the open files read on
+    _same(on_disk, in_memory)
+    for name in names:
+        assert torch.equal(on_disk.row_range(name, 40, 95), in_memory.row_range(name, 40, 95))
+    monkeypatch.setattr(by_symbol, "SPILL_ABOVE_BYTES", 4 * width * panel_bars.height + 1)
+    assert windows_by_symbol(*args, **kw, spill=tmp_path).mapped_arrays == ()  # one byte under
+
+
+def test_scratch_is_the_model_directory_when_writable(tmp_path: Path) -> None:
+    import os
+    import tempfile
+
+    from foxhunt.data.windows.by_symbol import scratch_for
+
+    assert scratch_for(tmp_path) == tmp_path
+    locked = tmp_path / "ro"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        writable = os.access(locked, os.W_OK)  # root may write anyway
+        want = locked if writable else Path(tempfile.gettempdir())
+        assert scratch_for(locked) == want
+    finally:
+        locked.chmod(0o700)

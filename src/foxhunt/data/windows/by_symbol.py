@@ -7,13 +7,23 @@ built, laid out as row arrays (:func:`~foxhunt.data.windows.row_arrays.row_array
 before the next symbol's; the pieces are then copied into the joined arrays one by one, each
 freed as soon as it is copied, so the peak is the arrays once plus one symbol's table.
 
+Bars whose arrays would pass :data:`SPILL_ABOVE_BYTES` are given a folder (``spill``): each
+symbol's rows are then appended to files in a temporary folder there, opened for window reads
+(:mod:`foxhunt.data.windows.row_files`) and the folder deleted before returning (an open file
+keeps its data), so the peak holds one symbol's table and not the arrays: nothing is left on
+disk however the process ends.
+
 The result equals :class:`~foxhunt.data.windows.dataset.WindowDataset` built from the whole table
 (the features of a symbol depend on its own bars only).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -23,10 +33,22 @@ from foxhunt.data.features.table import FeatureSpec
 from foxhunt.data.scale.scaler import ScalerParams
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.data.windows.row_arrays import row_arrays
+from foxhunt.data.windows.row_files import MappedRows, RowWriter
 from foxhunt.errors import DataError
+
+SPILL_ABOVE_BYTES = 512 * 2**20
+"""Window arrays (float32 inputs and targets, one row per bar) of this size or more go to
+files when a folder is given."""
 
 SymbolTable = Callable[[str, pl.DataFrame], pl.DataFrame]
 """``(symbol, its bars) -> its feature rows`` (``ts`` and the spec's columns, in time order)."""
+
+
+def scratch_for(model_dir: Path) -> Path:
+    """Where evaluation and forecasting write their temporary window files: the model's run
+    directory (on the disk training used) when it is writable, else the system's temporary
+    folder (``TMPDIR``)."""
+    return Path(model_dir) if os.access(model_dir, os.W_OK) else Path(tempfile.gettempdir())
 
 
 def symbol_blocks(bars: pl.DataFrame) -> Iterator[tuple[str, pl.DataFrame]]:
@@ -50,6 +72,7 @@ def windows_by_symbol(
     with_target: bool,
     scaler: ScalerParams | None,
     calendars: Mapping[str, str] | None = None,
+    spill: Path | None = None,
 ) -> WindowDataset:
     """Windows (stride 1) over ``bars``, the feature table built one symbol at a time.
 
@@ -62,10 +85,21 @@ def windows_by_symbol(
         with_target: Gather targets (evaluation) or not (forecasting).
         scaler: Scales the inputs (and targets) while the arrays are filled; None keeps them.
         calendars: symbol -> calendar of its decoder schedule (as for ``WindowDataset``).
+        spill: A folder for the arrays' temporary files when they would pass
+            :data:`SPILL_ABOVE_BYTES` (None: held in memory).
 
     Raises:
         DataError: ``bars`` hold no symbol, or what ``table`` or ``row_arrays`` raise.
     """
+    width = len(spec.inputs) + (horizon if with_target else 0)
+    if spill is not None and 4 * width * bars.height >= SPILL_ABOVE_BYTES:
+        folder = Path(tempfile.mkdtemp(prefix=".foxhunt-rows.", dir=spill))
+        try:
+            return _windows_in_files(
+                bars, table, spec, encoder_length, horizon, with_target, scaler, calendars, folder
+            )
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
     symbols: list[str] = []
     lengths: list[int] = []
     parts: list[list[torch.Tensor]] = [[], [], [], []]  # historical, known, static, target
@@ -98,6 +132,61 @@ def windows_by_symbol(
         scaler=scaler,
         calendars=calendars,
     )
+
+
+def _windows_in_files(
+    bars: pl.DataFrame,
+    table: SymbolTable,
+    spec: FeatureSpec,
+    encoder_length: int,
+    horizon: int,
+    with_target: bool,
+    scaler: ScalerParams | None,
+    calendars: Mapping[str, str] | None,
+    folder: Path,
+) -> WindowDataset:
+    """:func:`windows_by_symbol` with each symbol's rows appended to files in ``folder``."""
+    names = ("historical", "known", "static", "target")[: 4 if with_target else 3]
+    widths = (len(spec.historical), len(spec.known), len(spec.static), horizon)
+    writers = [
+        RowWriter(folder / f"{n}.f32", np.float32, w)
+        for n, w in zip(names, widths[: len(names)], strict=True)
+    ]
+    symbols: list[str] = []
+    lengths: list[int] = []
+    times: list[np.ndarray] = []
+    try:
+        for sym, part in symbol_blocks(bars):
+            frame = table(sym, part)
+            arrays = row_arrays(frame, spec, horizon, scaler, with_target=with_target)
+            for w, a in zip(writers, arrays, strict=False):
+                w.append(a.numpy())  # type: ignore[union-attr]
+            times.append(frame.get_column("ts").dt.epoch("us").to_numpy())
+            symbols.append(sym)
+            lengths.append(frame.height)
+            del frame, arrays
+        if not symbols:
+            raise DataError("no bars: no symbol to build windows for")
+        files: dict[str, MappedRows] = {n: w.close() for n, w in zip(names, writers, strict=True)}
+    finally:
+        for w in writers:
+            w.abandon()
+    ds = WindowDataset.from_arrays(
+        spec,
+        encoder_length,
+        horizon,
+        historical=files["historical"].tensor,
+        known=files["known"].tensor,
+        static=files["static"].tensor,
+        target=files["target"].tensor if with_target else None,
+        ts=np.concatenate(times),
+        symbols=symbols,
+        lengths=lengths,
+        scaler=scaler,
+        calendars=calendars,
+    )
+    ds.attach_mapped(files)
+    return ds
 
 
 def joined(parts: list[torch.Tensor]) -> torch.Tensor:

@@ -224,6 +224,15 @@ class WindowDataset(Dataset):
             self._mapped[name].release()
         return torch.cat(parts) if parts else a[rows, column]
 
+    def row_range(self, name: str, start: int, stop: int) -> torch.Tensor:
+        """Rows ``start .. stop - 1`` of array ``name`` (a copy read from its file when it has
+        one, so no page of it is mapped; else a view)."""
+        mapped = self._mapped.get(name)
+        if mapped is not None:
+            return torch.from_numpy(mapped.windows(np.array([start]), stop - start)[0])
+        a: torch.Tensor = getattr(self, name)
+        return a[start:stop]
+
     def __copy__(self) -> WindowDataset:
         out = type(self).__new__(type(self))
         out.__dict__.update(self.__dict__)
