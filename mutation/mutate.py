@@ -144,6 +144,14 @@ TARGETS: dict[str, Target] = {
         "src/foxhunt/data/windows/split_arrays.py",
         ("tests/data/windows/test_split_arrays.py",),  # the whole-table path is the reference
     ),
+    "row_files": Target(
+        "src/foxhunt/data/windows/row_files.py",
+        (
+            "tests/data/windows/test_row_files.py",
+            "tests/data/windows/test_split_arrays.py",  # files and memory give the same arrays
+            "tests/data/windows/test_by_symbol.py",
+        ),
+    ),
     "scores": Target(
         "src/foxhunt/infer/scores.py",
         (

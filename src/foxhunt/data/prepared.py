@@ -47,6 +47,15 @@ class PreparedData:
     """The bars' interval (:func:`~foxhunt.data.market.calendar.bars_interval`), recorded in
     ``run.json`` so inference refuses bars of another; None from a feature store."""
 
+    @property
+    def closes_nbytes(self) -> int:
+        """Bytes ``closes`` holds: its Arrow IPC bytes until first use (an unpickled object),
+        then the frame's."""
+        ipc = self.__dict__.get(_CLOSES_IPC)
+        if ipc is not None:
+            return len(ipc)
+        return int(self.closes.estimated_size())
+
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         if "closes" in state:

@@ -5,10 +5,11 @@ inputs (polars, pandas, pandas_market_calendars), chooses the target scale and f
 classical baselines (scipy, arch). Done in the training process, that leaves about 230 MB
 resident for the whole run that no step uses: the modules themselves, and what polars' and
 pandas' arenas keep (docs/memory.md). ``foxhunt train`` therefore prepares in a spawned child
-(:func:`prepare_in_child`): the child saves the prepared windows with ``torch.save`` into the run
-directory and exits, its memory going back to the OS; the trainer maps the saved tensors
-(``torch.load(mmap=True)``), so their pages come from the page cache as batches read them, and
-deletes the file (the mapping stays valid). The child's log records are handled by this
+(:func:`prepare_in_child`): the child writes the window arrays to files in the run directory
+(:func:`rows_folder`, :mod:`foxhunt.data.windows.row_files`), saves the rest of the prepared data
+with ``torch.save`` (the datasets pickle their files' names) and exits, its memory going back to
+the OS; the trainer loads it (``torch.load(mmap=True)``), opens the files, reads each batch's
+windows from them, and deletes the files (open files stay readable). The child's log records are handled by this
 process's loggers; its errors are raised here with their own message. A child whose parent is
 gone (killed during preparation: SIGTERM, SIGKILL, OOM) deletes its file and exits within
 :data:`PARENT_POLL_S`, so nothing keeps computing or is left in the run directory.

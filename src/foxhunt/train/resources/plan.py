@@ -33,8 +33,10 @@ def plan_margin(cfg: RunConfig) -> float:
 
 
 def data_bytes(data: PreparedData) -> int:
-    """Bytes of the window arrays the process holds for the whole run."""
-    return sum(ds.nbytes for ds in (data.train, data.val, data.test))
+    """Bytes the prepared data holds in the process for the whole run: what the datasets hold
+    in memory (their index, and the arrays unless they are read from files) and the bars'
+    closes (kept for the report)."""
+    return sum(ds.nbytes for ds in (data.train, data.val, data.test)) + data.closes_nbytes
 
 
 def apply_budget(
