@@ -162,3 +162,23 @@ def test_scratch_is_the_model_directory_when_writable(tmp_path: Path) -> None:
         assert scratch_for(locked) == want
     finally:
         locked.chmod(0o700)
+
+
+def test_large_arrays_without_the_disk_for_them_are_refused(
+    panel_bars: pl.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    import foxhunt.data.windows.by_symbol as by_symbol
+    import foxhunt.data.windows.row_files as row_files
+
+    monkeypatch.setattr(by_symbol, "SPILL_ABOVE_BYTES", 0)
+    usage = shutil.disk_usage(tmp_path)
+    need = 4 * len(SPEC.inputs) * panel_bars.height  # no targets
+    monkeypatch.setattr(row_files.shutil, "disk_usage", lambda p: usage._replace(free=need - 1))
+    with pytest.raises(DataError, match=f"window files of {panel_bars.height:,} bars need up to"):
+        windows_by_symbol(
+            panel_bars, _per_symbol(False), SPEC, L, H, with_target=False, scaler=None,
+            spill=tmp_path,
+        )  # fmt: skip
+    assert not list(tmp_path.iterdir())

@@ -170,3 +170,30 @@ def test_no_bars_is_refused_by_name(panel_bars: pl.DataFrame) -> None:
     cut = SplitCut(0.2, 0.2, embargo=L + H, min_rows=L + H)
     with pytest.raises(DataError, match="^no bars: no symbol to build windows for$"):
         split_windows_by_symbol(panel_bars.head(0), _table, SPEC, L, H, cut)
+
+
+def test_too_little_disk_for_the_files_is_refused_before_any_work(
+    panel_bars: pl.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    import foxhunt.data.windows.row_files as row_files
+    import foxhunt.data.windows.split_arrays as split_arrays
+
+    need = split_arrays.spill_bytes(panel_bars.height, SPEC, H)
+    assert need == 2 * panel_bars.height * (4 * len(SPEC.inputs) + 8 * H)
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(row_files.shutil, "disk_usage", lambda p: usage._replace(free=need - 1))
+    built: list[str] = []
+
+    def table(symbol: str, part: pl.DataFrame) -> pl.DataFrame:
+        built.append(symbol)
+        return _table(symbol, part)
+
+    cut = SplitCut(0.2, 0.2, embargo=L + H, min_rows=L + H)
+    with pytest.raises(DataError, match=r"need up to 0\.0 GB of disk .* free; free some"):
+        split_windows_by_symbol(panel_bars, table, SPEC, L, H, cut, spill=tmp_path)
+    assert built == [] and not list(tmp_path.iterdir())
+    monkeypatch.setattr(row_files.shutil, "disk_usage", lambda p: usage._replace(free=need))
+    split_windows_by_symbol(panel_bars, table, SPEC, L, H, cut, spill=tmp_path)
+    assert built == ["CLZ4", "ES"]

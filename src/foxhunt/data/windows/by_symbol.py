@@ -33,7 +33,7 @@ from foxhunt.data.features.table import FeatureSpec
 from foxhunt.data.scale.scaler import ScalerParams
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.data.windows.row_arrays import row_arrays
-from foxhunt.data.windows.row_files import MappedRows, RowWriter
+from foxhunt.data.windows.row_files import MappedRows, RowWriter, check_disk
 from foxhunt.errors import DataError
 
 SPILL_ABOVE_BYTES = 512 * 2**20
@@ -93,6 +93,7 @@ def windows_by_symbol(
     """
     width = len(spec.inputs) + (horizon if with_target else 0)
     if spill is not None and 4 * width * bars.height >= SPILL_ABOVE_BYTES:
+        check_disk(spill, 4 * width * bars.height, bars.height)
         folder = Path(tempfile.mkdtemp(prefix=".foxhunt-rows.", dir=spill))
         try:
             return _windows_in_files(

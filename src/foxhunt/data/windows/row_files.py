@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import shutil
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,8 +34,25 @@ from typing import Any, BinaryIO
 import numpy as np
 import torch
 
+from foxhunt.errors import DataError
+
 SCALE_BLOCK_ROWS = 1 << 15
 """Rows z-scored at a time (a float64 copy of 32,768 rows is 59 MB at 225 inputs)."""
+
+
+def check_disk(folder: Path, need: int, n_bars: int) -> None:
+    """Refuse before any feature is computed when ``folder``'s disk has less than ``need`` free.
+
+    Raises:
+        DataError: Not enough free disk, naming the folder and both sizes.
+    """
+    free = shutil.disk_usage(folder).free
+    if free < need:
+        raise DataError(
+            f"{folder}: the window files of {n_bars:,} bars need up to {need / 1e9:.1f} GB of "
+            f"disk while they are built, and {free / 1e9:.1f} GB is free; free some space, or "
+            "write the run (--out) to another disk"
+        )
 
 
 class RowWriter:

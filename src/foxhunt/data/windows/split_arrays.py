@@ -38,6 +38,7 @@ from foxhunt.data.windows.row_arrays import row_arrays
 from foxhunt.data.windows.row_files import (
     MappedRows,
     RowWriter,
+    check_disk,
     divide_rows,
     read_column,
     scale_rows,
@@ -113,6 +114,8 @@ def split_windows_by_symbol(
         DataError: no symbol, every symbol too short for the splits (the first one's
             reason), or what ``table`` raises.
     """
+    if spill is not None:
+        check_disk(spill, spill_bytes(bars.height, spec, horizon), bars.height)
     pieces: dict[str, _Pieces] = {
         name: _Pieces() if spill is None else _SpilledPieces(spill, name, spec, horizon)
         for name in SPLITS
@@ -185,6 +188,13 @@ def split_windows_by_symbol(
         )
     train, val, test = out
     return train, val, test, scaler
+
+
+def spill_bytes(n_bars: int, spec: FeatureSpec, horizon: int) -> int:
+    """Disk the window files of ``n_bars`` bars may take while they are built: the rows
+    (float32 inputs, float64 targets until scaled) and the training rows again column by column
+    (at most every row; deleted once the scaler is fitted)."""
+    return 2 * n_bars * (4 * len(spec.inputs) + 8 * horizon)
 
 
 class _SpilledPieces(_Pieces):
