@@ -157,3 +157,17 @@ def test_trained_symbols_from_run_json_then_instruments(tmp_path) -> None:
     assert trained_symbols(run) == ["ES", "NQ"]
     runtime.atomic_write_json(run.run_info, {"symbols": ["ES"]})
     assert trained_symbols(run) == ["ES"]
+
+
+def test_create_removes_the_window_files_a_killed_run_left(tmp_path) -> None:  # noqa: ANN001
+    import subprocess
+
+    from foxhunt.data.windows.row_files import host_tag
+
+    p = subprocess.Popen(["true"])
+    p.wait()
+    left = tmp_path / "run" / f".rows.{host_tag()}.{p.pid}"
+    left.mkdir(parents=True)
+    (left / "train.historical.f32").write_bytes(b"x" * 100)
+    RunDir(tmp_path / "run").create()
+    assert not left.exists()

@@ -159,9 +159,13 @@ class RunDir:
         shutil.rmtree(self.root / "members", ignore_errors=True)  # a seed ensemble's
 
     def create(self) -> None:
-        """Make the directory and ``checkpoints/``; remove temp files a killed run left."""
+        """Make the directory and ``checkpoints/``; remove temp files and window files a killed
+        run left."""
+        from foxhunt.data.windows.row_files import remove_stale_rows
+
         self.checkpoints.mkdir(parents=True, exist_ok=True)
         runtime.remove_stale_tmp(self.root)
+        remove_stale_rows(self.root)
         runtime.remove_stale_tmp(self.checkpoints)
 
 

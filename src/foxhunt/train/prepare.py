@@ -20,7 +20,7 @@ needs: about 5 s of imports and first calls per run on the 2-core machine, docs/
 many runs in one process sets ``forkserver``: one server per process imports :data:`PRELOAD`
 once, and each later child is forked from it (the test suite does; tests/conftest.py).
 
-Under torchrun, from a feature store (already memory-mapped windows) or from the library
+Under torchrun, from a feature store (windows already in its cache files) or from the library
 (:func:`foxhunt.train.run.run_training` with ``isolate=False``, its default) the data is
 prepared in-process (:func:`prepare`).
 """
@@ -34,6 +34,7 @@ import logging.handlers
 import multiprocessing
 import os
 import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -50,6 +51,7 @@ from foxhunt.config import RunConfig
 from foxhunt.data.pipeline import PreparedData, calendars_of, prepare_training_data
 from foxhunt.data.scale.choice import resolve_target_scale
 from foxhunt.data.store.cache import Coordinator
+from foxhunt.data.windows.row_files import host_tag
 from foxhunt.errors import DataError, InputError
 from foxhunt.memory.counters import peak_rss_bytes
 from foxhunt.memory.preparation import preparation_peak
@@ -153,7 +155,7 @@ def prepare(
 def prepare_in_child(
     bars: Path, cfg: RunConfig, *, choose_scale: bool, baselines: bool, scratch: Path
 ) -> RunData:
-    """:func:`prepare` in a spawned child process; the windows come back memory-mapped.
+    """:func:`prepare` in a spawned child process; the windows come back as the child's files.
 
     Args:
         bars: Bars file, directory or glob.
@@ -266,10 +268,11 @@ def exit_with_parent(
         p.unlink(missing_ok=True)
     # renamed first: the preparation may still be writing into the folder by its name (a file
     # it creates after the rename fails to open; one already open is deleted with the rest)
-    gone = rows_folder(path).with_suffix(".gone")
+    gone = Path(tempfile.mkdtemp(prefix=f"{path.stem}.gone.", dir=path.parent))
     with contextlib.suppress(OSError):
-        rows_folder(path).rename(gone)
+        rows_folder(path).rename(gone)  # onto the empty folder mkdtemp made
     shutil.rmtree(gone, ignore_errors=True)
+    shutil.rmtree(rows_folder(path), ignore_errors=True)  # when the rename failed
     exit(1)
 
 
@@ -282,10 +285,10 @@ def rows_folder(path: Path) -> Path:
 def spill_folder(root: Path) -> Iterator[Path]:
     """A fresh folder in ``root`` for a preparation's window arrays
     (:mod:`foxhunt.data.windows.row_files`), deleted on leaving: the datasets mapped from it
-    keep their data (Linux frees a deleted file's pages once it is no longer mapped), and
-    nothing is left in the run directory when the process ends, however it ends."""
-    folder = root / f".rows.{os.getpid()}"
-    shutil.rmtree(folder, ignore_errors=True)
+    keep their data (Linux frees a deleted file's pages once it is no longer mapped). A process
+    killed meanwhile leaves it; the next run in the directory deletes it
+    (:func:`~foxhunt.data.windows.row_files.remove_stale_rows`)."""
+    folder = root / f".rows.{host_tag()}.{os.getpid()}"  # one per process, on any machine
     folder.mkdir(parents=True)
     try:
         yield folder

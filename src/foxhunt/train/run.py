@@ -9,7 +9,7 @@ with SIGINT/SIGTERM turned into a clean stop, then writes the interpretation dat
 report. Under ``torchrun`` every rank runs this function (see :mod:`foxhunt.train.distributed`):
 all ranks prepare the data and train; rank 0 alone writes the run directory's files. With
 ``--bars`` a feature store (``foxhunt features --shards``), no rank computes features: rank 0
-builds the window arrays once and every rank memory-maps them.
+builds the window arrays once and every rank reads its windows from them.
 An interrupted run exits through ``KeyboardInterrupt`` (exit code 130) with every
 complete epoch on disk; ``foxhunt train --resume RUN_DIR`` continues it.
 """
@@ -204,7 +204,7 @@ def _train(
         prepared = prepare_in_child(bars, cfg, scratch=run.root, **wants)
         if budget is not None and device.type == "cpu":
             check_child_peak(budget, baseline, prepared.peak_rss)
-    elif is_feature_store(bars):  # rank 0 builds the memory-mapped window cache once
+    elif is_feature_store(bars):  # rank 0 builds the window cache once
         prepared = prepare(bars, cfg, coordinator=world, **wants)
     else:  # the window arrays go to files in the run directory, mapped (row_files.py)
         with spill_folder(run.root) as rows:

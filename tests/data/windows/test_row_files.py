@@ -212,3 +212,74 @@ def test_row_values_are_the_arrays_values(spilled, monkeypatch: pytest.MonkeyPat
         assert torch.equal(got, getattr(want, name)[rows, j])
         assert torch.equal(want.row_values(name, rows, j), got)
     assert train.row_values("known", rows[:0], 1).shape == (0,)
+
+
+def test_a_nameless_file_leaves_nothing_on_disk_and_reads_on(tmp_path: Path) -> None:
+    a = np.arange(40, dtype=np.float32).reshape(10, 4)
+    w = RowWriter(tmp_path / "a.f32", np.float32, 4, unlink=True)
+    assert not list(tmp_path.iterdir())
+    w.append(a)
+    m = w.close()
+    assert torch.equal(m.tensor, torch.from_numpy(a))
+    assert np.array_equal(m.windows(np.array([2, 6]), 3), a[[[2, 3, 4], [6, 7, 8]]])
+
+
+def test_short_reads_are_completed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    a = np.arange(3000, dtype=np.float32).reshape(300, 10)
+    m = _written(tmp_path / "a.f32", a)
+    real = os.preadv
+    calls: list[int] = []
+
+    def short(fd: int, buffers: list[memoryview], offset: int) -> int:  # at most 64 bytes
+        calls.append(offset)
+        return real(fd, [buffers[0][:64]], offset)
+
+    monkeypatch.setattr(row_files.os, "preadv", short)
+    got = m.windows(np.array([0, 17, 290]), 10)
+    assert np.array_equal(got, a[np.array([0, 17, 290])[:, None] + np.arange(10)[None, :]])
+    assert len(calls) == 3 * (10 * 40 // 64 + 1)  # 400 bytes per window, 64 at a time
+    monkeypatch.setattr(row_files.os, "preadv", lambda fd, b, at: 0)  # the file ends early
+    with pytest.raises(OSError, match="file ends at byte"):
+        m.windows(np.array([5]), 2)
+
+
+def test_without_preadv_windows_are_read_through_the_mapping(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = np.arange(600, dtype=np.float32).reshape(100, 6)
+    m = _written(tmp_path / "a.f32", a)
+    monkeypatch.setattr(row_files, "_HAS_PREADV", False)
+    first = np.array([3, 90, 0])
+    assert np.array_equal(m.windows(first, 10), a[first[:, None] + np.arange(10)[None, :]])
+
+
+def test_stale_window_files_of_dead_processes_of_this_host_are_removed(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    p = subprocess.Popen(["true"])
+    p.wait()
+    dead, alive, host = p.pid, os.getpid(), row_files.host_tag()
+    made = {
+        f".rows.{host}.{dead}": "dir",  # gone
+        f".rows.{host}.{alive}": "dir",  # kept: its process runs
+        f".rows.other-host.{dead}": "dir",  # kept: another machine's
+        f".prepared.{dead}.rows": "dir",  # gone
+        f".prepared.{dead}.pt": "file",  # gone
+        f".prepared.{dead}.gone.abc": "dir",  # gone
+        f".prepared.{alive}.pt": "file",  # kept
+        "config.json": "file",  # kept: not ours
+    }
+    for name, kind in made.items():
+        if kind == "dir":
+            (tmp_path / name).mkdir()
+            (tmp_path / name / "train.historical.f32").write_bytes(b"x")
+        else:
+            (tmp_path / name).write_bytes(b"x")
+    removed = row_files.remove_stale_rows(tmp_path)
+    want_gone = {f".rows.{host}.{dead}", f".prepared.{dead}.rows", f".prepared.{dead}.pt"}
+    want_gone.add(f".prepared.{dead}.gone.abc")
+    assert {q.name for q in removed} == want_gone
+    assert {q.name for q in tmp_path.iterdir()} == set(made) - want_gone

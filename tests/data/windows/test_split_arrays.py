@@ -197,3 +197,25 @@ def test_too_little_disk_for_the_files_is_refused_before_any_work(
     monkeypatch.setattr(row_files.shutil, "disk_usage", lambda p: usage._replace(free=need))
     split_windows_by_symbol(panel_bars, table, SPEC, L, H, cut, spill=tmp_path)
     assert built == ["CLZ4", "ES"]
+
+
+def test_an_error_while_building_closes_every_file(
+    panel_bars: pl.DataFrame, tmp_path: Path
+) -> None:
+    import os
+
+    def fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    def failing(symbol: str, part: pl.DataFrame) -> pl.DataFrame:
+        if symbol == "ES":  # the second symbol: the first one's rows are in the files
+            raise DataError("ES: bad bars")
+        return _table(symbol, part)
+
+    before = fds()
+    cut = SplitCut(0.2, 0.2, embargo=L + H, min_rows=L + H)
+    with pytest.raises(DataError, match="ES: bad bars") as info:
+        split_windows_by_symbol(panel_bars, failing, SPEC, L, H, cut, spill=tmp_path)
+    assert info.traceback  # while the error (and its frames' locals) live, no file is open
+    assert fds() == before
+    assert {p.name for p in tmp_path.iterdir()} >= {"train.historical.f32", "val.known.f32"}

@@ -1,4 +1,4 @@
-"""Training from a feature store: window arrays built once, memory-mapped by every rank.
+"""Training from a feature store: window arrays built once, read from their files by every rank.
 
 ``foxhunt train --bars DIR`` with ``DIR/manifest.json`` (see :mod:`foxhunt.data.store.manifest`) gives
 the same splits, scaler and windows as training from the bars, without computing features:
@@ -126,7 +126,7 @@ def cache_key(manifest: Manifest, cfg: RunConfig) -> tuple[str, dict[str, Any]]:
 def prepare_store_data(
     root: Path, cfg: RunConfig, coordinator: Coordinator | None = None
 ) -> PreparedData:
-    """Scaled train/val/test windows from a feature store, memory-mapped from its cache.
+    """Scaled train/val/test windows from a feature store, read from its cache files.
 
     Args:
         root: The store directory (holding ``manifest.json``).
@@ -404,7 +404,7 @@ def _open(dest: Path, manifest: Manifest, cfg: RunConfig, closes: pl.DataFrame) 
         datasets.append(ds)
     train, val, test = datasets
     log.info(
-        "windows from %s (memory-mapped): train %d, val %d, test %d",
+        "windows from %s (read from its files): train %d, val %d, test %d",
         dest,
         len(train),
         len(val),

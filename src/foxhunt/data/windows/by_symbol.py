@@ -8,10 +8,10 @@ before the next symbol's; the pieces are then copied into the joined arrays one 
 freed as soon as it is copied, so the peak is the arrays once plus one symbol's table.
 
 Bars whose arrays would pass :data:`SPILL_ABOVE_BYTES` are given a folder (``spill``): each
-symbol's rows are then appended to files in a temporary folder there, opened for window reads
-(:mod:`foxhunt.data.windows.row_files`) and the folder deleted before returning (an open file
-keeps its data), so the peak holds one symbol's table and not the arrays: nothing is left on
-disk however the process ends.
+symbol's rows are then appended to files in a temporary folder there whose names are deleted as
+soon as they are open (an open file keeps its data), read by windows
+(:mod:`foxhunt.data.windows.row_files`), so the peak holds one symbol's table and not the arrays,
+and nothing is left on disk however the process ends.
 
 The result equals :class:`~foxhunt.data.windows.dataset.WindowDataset` built from the whole table
 (the features of a symbol depend on its own bars only).
@@ -149,10 +149,11 @@ def _windows_in_files(
     """:func:`windows_by_symbol` with each symbol's rows appended to files in ``folder``."""
     names = ("historical", "known", "static", "target")[: 4 if with_target else 3]
     widths = (len(spec.historical), len(spec.known), len(spec.static), horizon)
-    writers = [
-        RowWriter(folder / f"{n}.f32", np.float32, w)
+    writers = [  # nameless at once: nothing is left on disk however the process ends
+        RowWriter(folder / f"{n}.f32", np.float32, w, unlink=True)
         for n, w in zip(names, widths[: len(names)], strict=True)
     ]
+    folder.rmdir()
     symbols: list[str] = []
     lengths: list[int] = []
     times: list[np.ndarray] = []

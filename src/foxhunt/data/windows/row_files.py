@@ -26,6 +26,7 @@ from __future__ import annotations
 import mmap
 import os
 import shutil
+import socket
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,8 +37,45 @@ import torch
 
 from foxhunt.errors import DataError
 
+_HAS_PREADV = hasattr(os, "preadv")
+"""Linux and the BSDs; elsewhere :meth:`MappedRows.windows` reads through the mapping."""
+
 SCALE_BLOCK_ROWS = 1 << 15
 """Rows z-scored at a time (a float64 copy of 32,768 rows is 59 MB at 225 inputs)."""
+
+
+def host_tag() -> str:
+    """This machine's name as a file name part (no dots or slashes)."""
+    return "".join(c if c.isalnum() or c == "-" else "-" for c in socket.gethostname()) or "host"
+
+
+def remove_stale_rows(directory: Path) -> list[Path]:
+    """Delete window files a killed preparation left in a run directory; return what went.
+
+    Stale: ``.rows.HOST.PID`` (a run that prepared in its own process) of this host, and
+    ``.prepared.PID.*`` (a preparation child's hand-over: ``foxhunt train`` on one machine),
+    whose process is gone. A folder of a live process, or of another host, is kept."""
+    import psutil
+
+    gone = []
+    for p in sorted(Path(directory).glob(".rows.*")) + sorted(Path(directory).glob(".prepared.*")):
+        parts = p.name.split(".")
+        if p.name.startswith(".rows."):
+            if len(parts) != 4 or parts[2] != host_tag() or not parts[3].isdigit():
+                continue
+            pid = int(parts[3])
+        else:
+            if len(parts) < 4 or not parts[2].isdigit():
+                continue
+            pid = int(parts[2])
+        if psutil.pid_exists(pid) and pid != 0:
+            continue
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+        gone.append(p)
+    return gone
 
 
 def check_disk(folder: Path, need: int, n_bars: int) -> None:
@@ -56,12 +94,18 @@ def check_disk(folder: Path, need: int, n_bars: int) -> None:
 
 
 class RowWriter:
-    """A raw row-major file of ``width`` columns, appended a block of rows at a time."""
+    """A raw row-major file of ``width`` columns, appended a block of rows at a time.
 
-    def __init__(self, path: Path, dtype: Any, width: int) -> None:
+    ``unlink``: delete the file's name at once (Linux keeps an open file's data): nothing is
+    left on disk however the process ends, and :meth:`close` maps the open file; the file can
+    then not be reopened by name (nor a dataset over it pickled by name)."""
+
+    def __init__(self, path: Path, dtype: Any, width: int, *, unlink: bool = False) -> None:
         self.path, self.dtype, self.width = Path(path), np.dtype(dtype), width
         self.rows = 0
-        self._f: BinaryIO = open(self.path, "wb")  # noqa: SIM115 - closed in close()
+        self._f: BinaryIO = open(self.path, "w+b")  # noqa: SIM115 - closed in close()
+        if unlink:
+            self.path.unlink()
 
     def append(self, block: np.ndarray) -> None:
         """Write ``block`` ((n, width), this dtype) after the rows written so far."""
@@ -73,9 +117,11 @@ class RowWriter:
         self.rows += block.shape[0]
 
     def close(self) -> MappedRows:
-        """Close the file and map it."""
+        """Close the file and map it (the open file: no name is needed)."""
+        self._f.flush()
+        fd = os.dup(self._f.fileno())
         self._f.close()
-        return MappedRows(self.path, self.dtype, self.width, self.rows)
+        return MappedRows(self.path, self.dtype, self.width, self.rows, fd=fd)
 
     def abandon(self) -> None:
         """Close the file without mapping it (on failure; closing twice is harmless)."""
@@ -93,9 +139,19 @@ class MappedRows:
         width: Columns per row.
         rows: Rows in the file.
         offset: Bytes before the first row.
+        fd: The file already open for reading (this object closes it); None: open ``path``.
     """
 
-    def __init__(self, path: Path, dtype: Any, width: int, rows: int, offset: int = 0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        dtype: Any,
+        width: int,
+        rows: int,
+        offset: int = 0,
+        *,
+        fd: int | None = None,
+    ) -> None:
         self.path, self.dtype = Path(path), np.dtype(dtype)
         self.width, self.rows, self.offset = width, rows, offset
         self._row_bytes = width * self.dtype.itemsize
@@ -104,8 +160,10 @@ class MappedRows:
         self._fd: int | None = None
         if count == 0:  # mmap cannot map nothing, and there is nothing to read
             array = np.empty((rows, width), dtype=self.dtype)
+            if fd is not None:
+                os.close(fd)
         else:
-            self._fd = os.open(self.path, os.O_RDONLY)
+            self._fd = fd if fd is not None else os.open(self.path, os.O_RDONLY)
             size = offset + count * self.dtype.itemsize
             self._mm = mmap.mmap(self._fd, size, access=mmap.ACCESS_READ)
             array = np.frombuffer(self._mm, self.dtype, count, offset).reshape(rows, width)
@@ -129,17 +187,24 @@ class MappedRows:
             return out
         n = length * self._row_bytes
         view = memoryview(out).cast("B")
+        if not _HAS_PREADV:  # (not Linux or BSD) read through the mapping
+            index = first[:, None] + np.arange(length)[None, :]
+            out[:] = self.tensor.numpy()[index]
+            return out
         for i, row in enumerate(first.tolist()):
             at = self.offset + row * self._row_bytes
-            got = os.preadv(self._fd, [view[i * n : (i + 1) * n]], at)
-            if got != n:
-                raise OSError(f"{self.path}: read {got} of {n} bytes at row {row}")
+            done = os.preadv(self._fd, [view[i * n : (i + 1) * n]], at)
+            while done < n:  # a short read (legal on network filesystems): read the rest
+                more = os.preadv(self._fd, [view[i * n + done : (i + 1) * n]], at + done)
+                if more == 0:
+                    raise OSError(f"{self.path}: file ends at byte {at + done}, row {row}")
+                done += more
         return out
 
     def release(self) -> None:
         """Give back the pages reads of :attr:`tensor` mapped (they stay in the file and the
         page cache)."""
-        if self._mm is not None:
+        if self._mm is not None and hasattr(mmap, "MADV_DONTNEED"):
             self._mm.madvise(mmap.MADV_DONTNEED)
 
     def __del__(self) -> None:

@@ -71,6 +71,9 @@ class _Pieces:
     targets: list[np.ndarray] = field(default_factory=list)
     times: list[np.ndarray] = field(default_factory=list)
 
+    def abandon(self) -> None:
+        """Nothing to close (arrays in memory)."""
+
     def add(self, symbol: str, rows: pl.DataFrame, spec: FeatureSpec, horizon: int) -> None:
         if rows.height == 0:  # a split of fraction 0: no block, as a table without rows
             return
@@ -123,26 +126,31 @@ def split_windows_by_symbol(
     counts: list[tuple[str, int]] = []
     short: dict[str, str] = {}
     empty: pl.DataFrame | None = None
-    for sym, part in symbol_blocks(bars):
-        frame = table(sym, part)
-        n = frame.height
-        counts.append((sym, n))
-        empty = frame.head(0) if empty is None else empty
-        kw = {"val_fraction": cut.val_fraction, "test_fraction": cut.test_fraction}
-        kw |= {"embargo": cut.embargo}
-        short |= too_short([(sym, n)], min_rows=cut.min_rows, **kw)
-        if sym not in short:
-            train_end, val_start, val_end, test_start = split_bounds(
-                [(sym, n)], min_rows=cut.min_rows, **kw
-            )[sym]
-            bounds = ((0, train_end), (val_start, val_end), (test_start, n))
-            for name, (a, b) in zip(SPLITS, bounds, strict=True):
-                pieces[name].add(sym, frame.slice(a, b - a), spec, horizon)
-        del frame
-    if empty is None:
-        raise DataError("no bars: no symbol to build windows for")
-    if short and len(short) == len(counts):
-        raise DataError(next(iter(short.values())))
+    try:
+        for sym, part in symbol_blocks(bars):
+            frame = table(sym, part)
+            n = frame.height
+            counts.append((sym, n))
+            empty = frame.head(0) if empty is None else empty
+            kw = {"val_fraction": cut.val_fraction, "test_fraction": cut.test_fraction}
+            kw |= {"embargo": cut.embargo}
+            short |= too_short([(sym, n)], min_rows=cut.min_rows, **kw)
+            if sym not in short:
+                train_end, val_start, val_end, test_start = split_bounds(
+                    [(sym, n)], min_rows=cut.min_rows, **kw
+                )[sym]
+                bounds = ((0, train_end), (val_start, val_end), (test_start, n))
+                for name, (a, b) in zip(SPLITS, bounds, strict=True):
+                    pieces[name].add(sym, frame.slice(a, b - a), spec, horizon)
+            del frame
+        if empty is None:
+            raise DataError("no bars: no symbol to build windows for")
+        if short and len(short) == len(counts):
+            raise DataError(next(iter(short.values())))
+    except BaseException:
+        for p in pieces.values():
+            p.abandon()  # close the files: the caller deletes the folder
+        raise
     if short:
         log.warning(short_symbols_warning(short, dict(counts), cut.min_rows))
     rows = [sum(pieces[name].lengths) for name in SPLITS]
