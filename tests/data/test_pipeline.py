@@ -130,3 +130,36 @@ def test_inference_too_few_bars(bars_file: Path, tmp_path: Path) -> None:
     assert len(prepare_inference_data(short, p.spec, p.scaler, L, H, with_target=False)) == 1
     with pytest.raises(DataError, match=r"\+ 2 x horizon 5"):
         prepare_inference_data(short, p.spec, p.scaler, L, H, with_target=True)
+
+
+def test_the_test_split_from_files_equals_the_whole_table(
+    panel_bars: pl.DataFrame, tmp_path: Path
+) -> None:
+    import torch
+
+    from foxhunt.data.market.instruments import resolve_bars
+    from foxhunt.data.pipeline import windows_of_test_split
+    from foxhunt.data.windows.row_files import host_tag
+
+    cfg = _cfg(stride=3)
+    inst = resolve_bars(panel_bars, None)
+    want, want_scaler = windows_of_test_split(panel_bars, cfg, inst)
+    (tmp_path / f".rows.{host_tag()}.{_dead_pid()}").mkdir()  # a killed evaluation's
+    got, got_scaler = windows_of_test_split(panel_bars, cfg, inst, spill=tmp_path)
+    assert got_scaler == want_scaler
+    assert got.mapped_arrays == ("historical", "known", "static", "target")
+    assert not list(tmp_path.iterdir())  # the files are open, their names gone
+    assert (got.symbols, len(got)) == (want.symbols, len(want)) and len(got) > 0
+    rows = list(range(0, len(got), 11))
+    a, b = got.batch(rows), want.batch(rows)
+    for name in ("static", "historical", "known", "target"):
+        assert torch.equal(getattr(a, name), getattr(b, name)), name
+    assert got.origins().equals(want.origins())
+
+
+def _dead_pid() -> int:
+    import subprocess
+
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid

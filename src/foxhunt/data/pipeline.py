@@ -15,6 +15,8 @@ import dataclasses
 import datetime as dt
 import logging
 import math
+import os
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,6 +42,7 @@ from foxhunt.data.read.fingerprint import bars_fingerprint
 from foxhunt.data.scale.scaler import ScalerParams, fit_scaler
 from foxhunt.data.windows.by_symbol import windows_by_symbol
 from foxhunt.data.windows.dataset import WindowDataset
+from foxhunt.data.windows.row_files import host_tag, remove_stale_rows
 from foxhunt.data.windows.scope import WindowScope, before_end, end_text
 from foxhunt.data.windows.split_arrays import SplitCut, split_windows_by_symbol
 from foxhunt.data.windows.splits import Splits, split_by_time
@@ -139,18 +142,49 @@ def calendars_of(instruments: Mapping[str, Instrument] | None) -> dict[str, str]
 
 
 def windows_of_test_split(
-    bars: pl.DataFrame, cfg: RunConfig, instruments: Mapping[str, Instrument] | None
+    bars: pl.DataFrame,
+    cfg: RunConfig,
+    instruments: Mapping[str, Instrument] | None,
+    spill: Path | None = None,
 ) -> tuple[WindowDataset, ScalerParams]:
     """The test split of bars a model was trained on, and the scaler refitted on their train
-    split (the caller checks it equals the model's). Only the test windows are built.
+    split (the caller checks it equals the model's).
 
     Args:
         bars: the validated training bars, already read.
         cfg: the model's run config (the same splits as training).
         instruments: the run's stored instruments (None: a run from before calendars).
+        spill: a folder for the window files: the splits are built one symbol at a time into
+            files there, as training builds them (:func:`split_windows_by_symbol`; the same
+            test windows and scaler), and the test windows read from them; the files are
+            deleted once open. None: the whole feature table in memory, only the test windows
+            built.
     """
     L, H = cfg.model.encoder_length, cfg.model.horizon
     spec = feature_spec(H, cfg.data)
+    if spill is not None:
+        remove_stale_rows(spill)  # what a killed evaluation left
+        folder = spill / f".rows.{host_tag()}.{os.getpid()}"
+        folder.mkdir(exist_ok=True)
+
+        def table(symbol: str, part: pl.DataFrame) -> pl.DataFrame:
+            return compute_features(part, H, instruments=instruments, inputs=cfg.data)
+
+        try:
+            *_, test, scaler = split_windows_by_symbol(
+                bars,
+                table,
+                spec,
+                L,
+                H,
+                split_cut(cfg),
+                stride=cfg.data.stride,
+                calendars=calendars_of(instruments),
+                spill=folder,
+            )
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        return test, scaler
     splits = _feature_splits(bars, cfg, instruments)
     scaler = fit_scaler(splits.train, spec)
     test = WindowDataset(
@@ -402,7 +436,8 @@ def evaluation_data(
             (same fingerprint), else ``new``.
         ends: The run's training end per symbol (``data_end`` in ``run.json``); None for a run
             that did not record it (``new`` is then refused).
-        spill: As for :func:`prepare_inference_data` (``new`` and ``all``).
+        spill: As for :func:`prepare_inference_data` (``new`` and ``all``); for ``test``, as
+            for :func:`windows_of_test_split`.
 
     Raises:
         InputError: ``test`` on other bars than the training bars; ``new`` without ``ends``.
@@ -421,7 +456,7 @@ def evaluation_data(
                 f"--windows test: {bars} are not the bars the model was trained on (another "
                 "data fingerprint), so they have no test split; use --windows new or all"
             )
-        test, refit = windows_of_test_split(frame, cfg, instruments)
+        test, refit = windows_of_test_split(frame, cfg, instruments, spill=spill)
         if not _same_scaler(refit, scaler):
             raise ModelDirError(
                 f"the scaler refitted on {bars} differs from the model's "
