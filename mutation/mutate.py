@@ -148,6 +148,7 @@ TARGETS: dict[str, Target] = {
         "src/foxhunt/data/windows/row_files.py",
         (
             "tests/data/windows/test_row_files.py",
+            "tests/data/windows/test_row_files_mutants.py",
             "tests/data/windows/test_split_arrays.py",  # files and memory give the same arrays
             "tests/data/windows/test_by_symbol.py",
         ),
