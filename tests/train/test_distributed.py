@@ -1,5 +1,5 @@
 """Data-parallel training: two gloo processes on loopback vs one process (from the bars and
-from a feature store: shards + one memory-mapped window cache), and a failing rank.
+from a feature store: shards + one window cache, read from its files), and a failing rank.
 
 The two-process runs are real ``torchrun`` launches (``python -m torch.distributed.run``) of the
 ordinary CLI; the single-process reference runs in this process through :func:`main`, once for
@@ -158,7 +158,7 @@ def test_two_ranks_from_a_feature_store_match_one_process_from_bars(
     common = ["train", "--config", str(setup["cfg"]), "--max-steps", str(STEPS)]
     proc = _torchrun([*common, "--bars", str(store), "--out", str(ddp_run)])
     assert proc.returncode == 0, proc.stderr[-4000:]
-    assert "window cache" in proc.stderr and "(memory-mapped)" in proc.stderr
+    assert "window cache" in proc.stderr and "(read from its files)" in proc.stderr
 
     # One cache, built by rank 0 alone; the same scaler and fingerprint as from the bars.
     caches = list((store / CACHE_DIR).iterdir())

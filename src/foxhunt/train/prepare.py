@@ -170,8 +170,7 @@ def prepare_in_child(
     import torch
 
     path = scratch / f".prepared.{os.getpid()}.pt"
-    rows = rows_folder(path)
-    rows.mkdir(exist_ok=True)
+    rows = rows_folder(path)  # made by the child (_child_setup), deleted here or by its watchdog
     ctx = multiprocessing.get_context(START_METHOD)
     if START_METHOD == "forkserver":
         ctx.set_forkserver_preload(list(PRELOAD))  # read when the server starts (once)
@@ -226,8 +225,9 @@ def _child(bars: Path, cfg: RunConfig, choose_scale: bool, baselines: bool, path
 
 def _child_setup(records: Any, levels: tuple[int, int], parent: int, path: Path) -> None:
     """In the child: every log record at the parent's levels (``levels``: the root logger's and
-    ``foxhunt``'s) goes to the parent through ``records``, and a watchdog
-    ends the child when the parent is gone (:func:`exit_with_parent`). ``parent`` is the pid
+    ``foxhunt``'s) goes to the parent through ``records``, the window files' folder is made
+    (:func:`rows_folder`), and a watchdog ends the child when the parent is gone
+    (:func:`exit_with_parent`). ``parent`` is the pid
     the parent gave, not ``os.getppid()`` here: the parent may already be gone by the time the
     child has imported enough to run this, and a forkserver's child has the server as its
     parent."""
@@ -235,6 +235,9 @@ def _child_setup(records: Any, levels: tuple[int, int], parent: int, path: Path)
     root.handlers[:] = [logging.handlers.QueueHandler(records)]
     root.setLevel(levels[0])
     logging.getLogger("foxhunt").setLevel(levels[1])
+    # the window files' folder, made before the watchdog starts: if the parent is already gone,
+    # the watchdog deletes it, and nothing here makes it again afterwards
+    rows_folder(path).mkdir(exist_ok=True)
     threading.Thread(
         target=exit_with_parent, args=(parent, path), daemon=True, name="parent-watch"
     ).start()
