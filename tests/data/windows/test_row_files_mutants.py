@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from foxhunt.data.windows import row_files
 from foxhunt.data.windows.row_files import MappedRows, RowWriter, read_column, scale_rows
@@ -110,3 +111,37 @@ def test_a_column_of_no_blocks_is_empty_of_its_type(tmp_path: Path) -> None:
     (tmp_path / "c.f32").write_bytes(b"")
     got = read_column(tmp_path / "c.f32", [], 0, 3, np.float32)
     assert got.shape == (0,) and got.dtype == np.float32
+
+
+def test_a_file_without_rows_keeps_its_type(tmp_path: Path) -> None:
+    w = RowWriter(tmp_path / "n.f32", np.float32, 3)
+    m = w.close()
+    assert m.tensor.dtype == torch.float32 and m.tensor.shape == (0, 3)
+
+
+def test_the_file_is_closed_when_the_rows_are_dropped(tmp_path: Path) -> None:
+    import gc
+
+    def fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    w = RowWriter(tmp_path / "a.f32", np.float32, 2)
+    w.append(np.zeros((10, 2), np.float32))
+    before = fds()
+    m = w.close()
+    assert fds() > before - 1  # the writer's file closed, the rows' file (and its map) open
+    del m
+    gc.collect()
+    assert fds() == before - 1  # nothing of the rows left open
+
+
+def test_a_file_that_ends_early_names_the_byte(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    w = RowWriter(tmp_path / "a.f32", np.float32, 2)
+    w.append(np.zeros((10, 2), np.float32))
+    m = w.close()
+    replies = iter([8, 0])  # 8 bytes, then the end of the file
+    monkeypatch.setattr(row_files.os, "preadv", lambda fd, b, at: next(replies))
+    with pytest.raises(OSError, match=r"file ends at byte 32, row 3$"):
+        m.windows(np.array([3]), 2)  # row 3 starts at byte 24
