@@ -381,27 +381,22 @@ def _open(dest: Path, manifest: Manifest, cfg: RunConfig, closes: pl.DataFrame) 
     for split in SPLITS:
         # the rows are read a window at a time from the files (row_files.py), never mapped
         files = {name: _rows(dest / f"{split}.{name}.npy") for name in ARRAYS if name != "ts"}
-        arrays = {name: f.tensor for name, f in files.items()}
-        arrays["ts"] = _mapped(dest / f"{split}.ts.npy")
         symbols, rows = splits[split]["symbols"], splits[split]["rows"]
         kept = [(s, n) for s, n in zip(symbols, rows, strict=True) if n > 0]
-        ds = WindowDataset.from_arrays(
-            manifest.spec,
-            L,
-            H,
-            historical=arrays["historical"],
-            known=arrays["known"],
-            static=arrays["static"],
-            target=arrays["target"],
-            ts=arrays["ts"].numpy(),
-            symbols=tuple(s for s, _ in kept),
-            lengths=np.array([n for _, n in kept], dtype=np.int64),
-            stride=strides[split],
-            scaler=scaler,
-            calendars=calendars,
+        datasets.append(
+            WindowDataset.from_files(
+                manifest.spec,
+                L,
+                H,
+                files,
+                ts=_mapped(dest / f"{split}.ts.npy").numpy(),
+                symbols=tuple(s for s, _ in kept),
+                lengths=np.array([n for _, n in kept], dtype=np.int64),
+                stride=strides[split],
+                scaler=scaler,
+                calendars=calendars,
+            )
         )
-        ds.attach_mapped(files)
-        datasets.append(ds)
     train, val, test = datasets
     log.info(
         "windows from %s (read from its files): train %d, val %d, test %d",

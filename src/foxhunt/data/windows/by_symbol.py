@@ -173,22 +173,17 @@ def _windows_in_files(
     finally:
         for w in writers:
             w.abandon()
-    ds = WindowDataset.from_arrays(
+    return WindowDataset.from_files(
         spec,
         encoder_length,
         horizon,
-        historical=files["historical"].tensor,
-        known=files["known"].tensor,
-        static=files["static"].tensor,
-        target=files["target"].tensor if with_target else None,
+        files,
         ts=np.concatenate(times),
         symbols=symbols,
         lengths=lengths,
         scaler=scaler,
         calendars=calendars,
     )
-    ds.attach_mapped(files)
-    return ds
 
 
 def joined(parts: list[torch.Tensor]) -> torch.Tensor:

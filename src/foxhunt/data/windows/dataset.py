@@ -191,6 +191,43 @@ class WindowDataset(Dataset):
         self._index(np.asarray(lengths, dtype=np.int64), scaler)
         return self
 
+    @classmethod
+    def from_files(
+        cls,
+        spec: FeatureSpec,
+        encoder_length: int,
+        horizon: int,
+        files: Mapping[str, MappedRows],
+        *,
+        ts: np.ndarray,
+        symbols: Sequence[str],
+        lengths: Sequence[int] | np.ndarray,
+        stride: int = 1,
+        scaler: ScalerParams | None = None,
+        calendars: Mapping[str, str] | None = None,
+    ) -> WindowDataset:
+        """:meth:`from_arrays` over the rows of ``files`` (``historical``, ``known``,
+        ``static`` and, when present, ``target``), which batches then read from the files
+        (:meth:`attach_mapped`). Raises as :meth:`from_arrays`."""
+        target = files.get("target")
+        ds = cls.from_arrays(
+            spec,
+            encoder_length,
+            horizon,
+            historical=files["historical"].tensor,
+            known=files["known"].tensor,
+            static=files["static"].tensor,
+            target=None if target is None else target.tensor,
+            ts=ts,
+            symbols=symbols,
+            lengths=lengths,
+            stride=stride,
+            scaler=scaler,
+            calendars=calendars,
+        )
+        ds.attach_mapped(files)
+        return ds
+
     def attach_mapped(self, files: Mapping[str, MappedRows]) -> None:
         """Record that arrays (``historical``, ``known``, ``static``, ``target``) are these
         files' tensors: batches then read their windows from the files (``preadv``, nothing

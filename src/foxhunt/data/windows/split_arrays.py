@@ -310,14 +310,11 @@ def _spilled_datasets(
             if not p.symbols:  # no rows: the dataset a table without rows gives
                 out.append(WindowDataset(empty, spec, encoder_length, horizon, stride=step))
                 continue
-            ds = WindowDataset.from_arrays(
+            ds = WindowDataset.from_files(
                 spec,
                 encoder_length,
                 horizon,
-                historical=files["historical"].tensor,
-                known=files["known"].tensor,
-                static=files["static"].tensor,
-                target=files["target"].tensor,
+                files,
                 ts=np.concatenate(p.times),
                 symbols=p.symbols,
                 lengths=p.lengths,
@@ -325,7 +322,6 @@ def _spilled_datasets(
                 scaler=scaler,
                 calendars=calendars,
             )
-            ds.attach_mapped(files)
             out.append(ds)
     finally:
         for p in pieces.values():
