@@ -56,3 +56,36 @@ def test_bf16_emulated_on_cpu_warns(monkeypatch: pytest.MonkeyPatch, native: boo
         assert "emulated through fp32" in warning and "--precision auto" in warning
     for other in ("fp32", "auto"):
         assert runtime.emulated_precision_warning(other, cpu) is None
+
+
+@pytest.mark.parametrize(
+    ("cap", "bf16", "avx512"),
+    [
+        (None, True, True),
+        ("ALL", True, True),
+        ("default", True, True),
+        ("AVX2", False, False),
+        ("avx2_vnni_2", False, False),
+        ("AVX512_CORE", False, True),
+        ("AVX512_CORE_VNNI", False, True),
+        ("AVX512_CORE_BF16", True, True),
+        ("AVX512_CORE_AMX", True, True),
+        ("AVX10_1_512", True, True),
+    ],
+)
+@pytest.mark.parametrize("env", runtime.ONEDNN_ISA_ENVS)
+def test_a_onednn_isa_cap_is_read_as_the_cpu_oneDNN_will_use(
+    monkeypatch: pytest.MonkeyPatch, env: str, cap: str | None, bf16: bool, avx512: bool
+) -> None:
+    """ONEDNN_MAX_CPU_ISA=AVX2 on an AVX-512 BF16 CPU: no native bf16 (oneDNN then refuses its
+    bf16 LSTM) and no AVX-512 (the AVX2 process overhead)."""
+    for name in runtime.ONEDNN_ISA_ENVS:
+        monkeypatch.delenv(name, raising=False)
+    if cap is not None:
+        monkeypatch.setenv(env, cap)
+    monkeypatch.setattr(runtime, "_cpu_flags", lambda: frozenset({"avx512f", "avx512_bf16"}))
+    assert runtime.native_bf16(torch.device("cpu")) is bf16
+    assert runtime.cpu_has_avx512() is avx512
+    monkeypatch.setattr(runtime, "_cpu_flags", lambda: frozenset({"avx2", "fma"}))
+    assert runtime.native_bf16(torch.device("cpu")) is False  # a cap never adds an ISA
+    assert runtime.cpu_has_avx512() is False

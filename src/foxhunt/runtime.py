@@ -51,7 +51,8 @@ _NATIVE_BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
 def native_bf16(device: torch.device) -> bool:
     """Whether ``device`` computes bf16 natively (not emulated through fp32).
 
-    CPU: the ``avx512_bf16`` or ``amx_bf16`` flag in ``/proc/cpuinfo`` (Linux; False elsewhere).
+    CPU: the ``avx512_bf16`` or ``amx_bf16`` flag in ``/proc/cpuinfo`` (Linux; False elsewhere),
+    unless oneDNN is capped below bf16 (:data:`ONEDNN_ISA_ENVS`).
     CUDA: ``torch.cuda.is_bf16_supported`` without emulation.
     """
     if device.type == "cuda":
@@ -72,13 +73,39 @@ def _cpu_flags() -> frozenset[str]:
     return frozenset(line.partition(":")[2].split())
 
 
+ONEDNN_ISA_ENVS = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")
+"""oneDNN's cap on the instructions it JITs (``AVX2``, ``AVX512_CORE``, ``AVX512_CORE_BF16``,
+...; ``DNNL_`` is its older name). Under a cap below the CPU's own ISA oneDNN refuses its bf16
+LSTM (``could not create a primitive descriptor``) and uses no AVX-512, so the flags below read
+it: ``ONEDNN_MAX_CPU_ISA=AVX2`` on an AVX-512 BF16 CPU runs foxhunt as an AVX2-only CPU would
+(``make test-avx2``, docs/testing.md)."""
+
+_BF16_ISAS = ("AVX512_CORE_BF16", "AVX512_CORE_FP16", "AVX512_CORE_AMX", "AVX10_")
+
+
+def _onednn_isa_cap() -> str | None:
+    """The ISA oneDNN is capped at, upper case; None when uncapped (unset, ``ALL``, ``DEFAULT``)."""
+    for name in ONEDNN_ISA_ENVS:
+        value = os.environ.get(name, "").strip().upper()
+        if value and value not in ("ALL", "DEFAULT"):
+            return value
+    return None
+
+
 def _cpu_has_native_bf16() -> bool:
+    cap = _onednn_isa_cap()
+    if cap is not None and not cap.startswith(_BF16_ISAS):
+        return False
     return any(f in _cpu_flags() for f in _NATIVE_BF16_CPU_FLAGS)
 
 
 def cpu_has_avx512() -> bool:
-    """Whether the CPU has AVX-512 (``avx512f``): oneDNN then JITs wider kernels and its
-    processes hold more memory beyond their tensors (memory/process.py)."""
+    """Whether the CPU has AVX-512 (``avx512f``) and oneDNN may use it (no cap below
+    ``AVX512_CORE``): oneDNN then JITs wider kernels and its processes hold more memory beyond
+    their tensors (memory/process.py)."""
+    cap = _onednn_isa_cap()
+    if cap is not None and not cap.startswith(("AVX512", "AVX10_")):
+        return False
     return "avx512f" in _cpu_flags()
 
 

@@ -64,3 +64,30 @@ def test_recompute_gives_the_same_gradients() -> None:
         x.grad = None
     for a, b in zip(*grads, strict=True):
         torch.testing.assert_close(a, b)
+
+
+@pytest.mark.subprocess
+def test_bf16_autocast_lstm_runs_under_a_onednn_cap_below_bf16() -> None:
+    """ONEDNN_MAX_CPU_ISA=AVX2 (``make test-avx2``, or a user's container): oneDNN is told at
+    start-up, so this runs in a fresh interpreter; on an AVX-512 BF16 CPU a bf16 LSTM there
+    fails inside oneDNN unless the block runs it in fp32."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import torch\n"
+        "from foxhunt.model.lstm import LSTMBlock\n"
+        "m = LSTMBlock(4, 6, 1, recompute=False)\n"
+        "s = (torch.zeros(1, 3, 6), torch.zeros(1, 3, 6))\n"
+        "with torch.autocast('cpu', dtype=torch.bfloat16):\n"
+        "    out, _ = m(torch.randn(3, 5, 4), s)\n"
+        "assert out.dtype == torch.float32 and bool(torch.isfinite(out).all())\n"
+        "print('ok')\n"
+    )
+    env = {**os.environ, "ONEDNN_MAX_CPU_ISA": "AVX2", "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok"

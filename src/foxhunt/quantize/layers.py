@@ -3,7 +3,8 @@
 * :class:`QuantLinear` replaces ``nn.Linear``. With int8 weights on CPU it quantises its input
   rows to int8 too (per row at run time, ``dynamic``, or with one calibrated scale,
   ``static``) and multiplies int8 x int8 -> int32 with ``torch._int_mm`` (oneDNN/VNNI on x86;
-  the same kernel torchao's int8 dynamic-activation path calls). Elsewhere (CUDA, or
+  the same kernel torchao's int8 dynamic-activation path calls; a float64 matmul where a
+  one-off check finds its sums wrong, :func:`int_mm_is_exact`). Elsewhere (CUDA, or
   ``activations="none"``) the weight is dequantised for the call (weight-only INT8).
 * :class:`QuantLSTM` replaces ``nn.LSTM``: weight-only, its int8 weights are dequantised for
   each call and run through the ordinary ``nn.LSTM`` kernel via ``torch.func.functional_call``
@@ -19,6 +20,8 @@ stay int8.
 
 from __future__ import annotations
 
+import functools
+import warnings
 from typing import Literal
 
 import torch
@@ -35,6 +38,39 @@ def _weight(codes: Tensor, scale: Tensor | None, dtype: torch.dtype) -> Tensor:
     if scale is None:
         return codes.to(dtype)
     return dequantize_int8(codes, scale, dtype)
+
+
+def int8_matmul(a: Tensor, b: Tensor) -> Tensor:
+    """``a @ b`` of int8 matrices as exact int32 sums: ``torch._int_mm`` where it is exact on
+    this machine (:func:`int_mm_is_exact`), else a float64 matmul (exact: every sum of int8
+    products up to 2**53 is a float64 integer), rounded back to int32."""
+    if int_mm_is_exact():
+        return torch._int_mm(a, b)
+    return (a.to(torch.float64) @ b.to(torch.float64)).to(torch.int32)
+
+
+@functools.cache
+def int_mm_is_exact() -> bool:
+    """Whether ``torch._int_mm`` returns the exact sums here, checked once per process on a
+    fixed 32 x 64 x 24 product. It does not under a oneDNN ISA cap below VNNI on a CPU with VNNI
+    (``ONEDNN_MAX_CPU_ISA=AVX2`` on an AMD Zen 5, torch 2.13: sums off by thousands), where the
+    int8 layers then multiply in float64 and a warning says so."""
+    g = torch.Generator().manual_seed(0)
+    a = torch.randint(-127, 128, (32, 64), generator=g, dtype=torch.int8)
+    b = torch.randint(-127, 128, (64, 24), generator=g, dtype=torch.int8)
+    try:
+        exact = bool(torch.equal(torch._int_mm(a, b).to(torch.int64), a.long() @ b.long()))
+    except RuntimeError:
+        exact = False
+    if not exact:
+        warnings.warn(
+            "torch._int_mm gives wrong int8 sums on this CPU and oneDNN setting (is "
+            "ONEDNN_MAX_CPU_ISA below the CPU's own ISA?): int8 layers multiply in float64 "
+            "instead, exact but slower",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return exact
 
 
 class QuantLinear(nn.Module):
@@ -90,7 +126,7 @@ class QuantLinear(nn.Module):
             return F.linear(x, _weight(self.weight, self.weight_scale, x.dtype), bias)
         lead = x.shape[:-1]
         xq, sx = quantize_rows(x.reshape(-1, self.in_features), self.act_scale)  # (N, in) int8
-        acc = torch._int_mm(xq, self.weight.t())  # (N, out) int32, exact
+        acc = int8_matmul(xq, self.weight.t())  # (N, out) int32, exact
         scale = sx * self.weight_scale.view(1, -1)  # (N | 1, out)
         if bias is None:
             y = acc.to(torch.float32) * scale
