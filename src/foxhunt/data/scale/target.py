@@ -60,6 +60,7 @@ import functools
 import logging
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
@@ -89,6 +90,17 @@ TOD_FEATURES = ("known__tod_sin", "known__tod_cos")
 """The known inputs holding each bar's time of day (angle ``2 pi minutes / 1440``)."""
 SEASON_BUCKETS = 48
 """Half-hours per day of the seasonal profile."""
+
+
+class ScaleParts(NamedTuple):
+    """:meth:`TargetScale.parts`: the windows' bar deviations (B, T_enc) float64, deseasonalised
+    with a season; each window's long-run variance (B,) with an anchor (divided by the mean
+    encoder multiplier with a season), else None; the forecast bars' season multipliers (B, H),
+    else None."""
+
+    deviations: Tensor
+    anchor: Tensor | None
+    per_bar: Tensor | None
 
 
 @dataclass(frozen=True)
@@ -232,31 +244,42 @@ class TargetScale:
         Raises:
             ValueError: a seasonal scale without ``known``.
         """
-        std = constant_tensor(self.target_std, torch.float64, historical.device)
-        b = historical.shape[0]
         if self.mode == "global":
-            return std.expand(b, -1).clone()  # (B, H)
+            std = constant_tensor(self.target_std, torch.float64, historical.device)
+            return std.expand(historical.shape[0], -1).clone()  # (B, H)
+        return self.scale_of(self.parts(historical, known))
+
+    def parts(self, historical: Tensor, known: Tensor | None = None) -> ScaleParts:
+        """What :meth:`scale` computes from the windows before ``decay`` and ``reversion``
+        enter: the same for every (decay, reversion), so the choice among them
+        (:mod:`foxhunt.data.scale.choice`) computes it once per estimator and season.
+        ``window`` mode only; arguments as for :meth:`scale`."""
         r = self.bar_deviations(historical)  # (B, T_enc): squared, each bar's variance
         anchor = self.anchor_variance(historical)  # (B,) or None
-        long_run: Tensor | float = self.long_run_var if anchor is None else anchor
+        if not self.season:
+            return ScaleParts(r, anchor, None)
+        if known is None:
+            raise ValueError("a seasonal target scale needs the batch's known inputs")
+        t_enc = r.shape[1]
+        m = self.multipliers(known.to(historical.device))  # (B, T_enc + H)
+        if anchor is not None:
+            anchor = anchor / m[:, :t_enc].mean(dim=1)
+        per_bar = m[:, t_enc : t_enc + len(self.target_std)]  # (B, H) the forecast bars'
+        return ScaleParts(r / m[:, :t_enc].sqrt(), anchor, per_bar)  # deseasonalised
+
+    def scale_of(self, parts: ScaleParts) -> Tensor:
+        """:meth:`scale` from its :meth:`parts` (``window`` mode), (B, H) float64."""
+        std = constant_tensor(self.target_std, torch.float64, parts.deviations.device)
+        long_run: Tensor | float = self.long_run_var if parts.anchor is None else parts.anchor
         horizon = len(self.target_std)
-        if self.season:
-            if known is None:
-                raise ValueError("a seasonal target scale needs the batch's known inputs")
-            t_enc = r.shape[1]
-            m = self.multipliers(known.to(historical.device))  # (B, T_enc + H)
-            if anchor is not None:
-                anchor = anchor / m[:, :t_enc].mean(dim=1)
-                long_run = anchor
-            var = ewma_last(r / m[:, :t_enc].sqrt(), self.decay, anchor)  # deseasonalised (B,)
-            per_bar = m[:, t_enc : t_enc + horizon]  # (B, H) the forecast bars' multipliers
-            cum = reverting_variance(var, long_run, self.reversion, horizon, per_bar)
+        var = ewma_last(parts.deviations, self.decay, parts.anchor)  # (B,)
+        if parts.per_bar is not None:
+            cum = reverting_variance(var, long_run, self.reversion, horizon, parts.per_bar)
             return torch.maximum(cum.sqrt(), WINDOW_FLOOR * std[None, :])
-        var = ewma_last(r, self.decay, anchor)  # (B,)
         if self.reversion < 1.0:
             window = reverting_variance(var, long_run, self.reversion, horizon).sqrt()
         else:
-            h = constant_tensor(tuple(range(1, horizon + 1)), torch.float64, r.device)
+            h = constant_tensor(tuple(range(1, horizon + 1)), torch.float64, var.device)
             window = var.sqrt()[:, None] * h.sqrt()[None, :]  # (B, H)
         return torch.maximum(window, WINDOW_FLOOR * std[None, :])
 
