@@ -418,10 +418,10 @@ def _scored_loss(
     y: torch.Tensor, scale: torch.Tensor, levels: torch.Tensor, rows: int = SCORE_ROWS
 ) -> float:
     """The mean pinball loss of the scale-only forecast: the scaled targets' own quantiles
-    (``torch.quantile``'s linear interpolation through numpy's partial sort: the same values up
-    to rounding, 3x faster on 138,000 values) times each window's ``scale``, summed ``rows`` windows at a
-    time (the (N, H, Q) float64 losses of 20,000 windows and their temporaries would be
-    ~70 MB at once)."""
+    (``torch.quantile``'s linear interpolation through numpy's partial sort: the same values
+    up to rounding, 3x faster on 138,000 values) times each window's ``scale``, summed
+    ``rows`` windows at a time (the (N, H, Q) float64 losses of 20,000 windows and their
+    temporaries would be ~70 MB at once)."""
     q_z = torch.from_numpy(np.quantile((y / scale).reshape(-1).numpy(), levels.numpy()))  # (Q,)
     total = 0.0
     for a in range(0, y.shape[0], rows):
