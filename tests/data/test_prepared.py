@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 
 import polars as pl
+import pytest
 
 from foxhunt.data.features.table import feature_spec
 from foxhunt.data.prepared import PreparedData
@@ -34,3 +35,26 @@ def test_closes_are_counted_as_ipc_bytes_until_decoded_then_as_the_frame() -> No
     assert data_bytes(back) == 3 * empty.nbytes + len(ipc)
     assert back.closes.equals(closes)  # decoded on first use
     assert back.closes_nbytes == closes.estimated_size()
+
+
+def test_an_unpickled_object_without_an_attribute_says_so_and_keeps_its_closes() -> None:
+    """Only ``closes`` is decoded on demand; any other missing name is an AttributeError that
+    names the class and the attribute (what ``getattr(obj, name, default)`` and ``hasattr``
+    rely on), and leaves the IPC bytes in place."""
+    spec = feature_spec(2)
+    frame = (
+        pl.DataFrame({"symbol": [], "ts": []})
+        .with_columns(pl.col("symbol").cast(pl.String), pl.col("ts").cast(pl.Datetime("us", "UTC")))
+        .with_columns([pl.lit(0.0).alias(c) for c in (*spec.inputs, *spec.targets)])
+    )
+    empty = WindowDataset(frame, spec, 4, 2)
+    closes = demo_bars(50, seed=1).select("symbol", "ts", "close")
+    data = PreparedData(
+        spec, ScalerParams((), (), (), (1.0, 1.0)), empty, empty, empty, "f", closes
+    )
+    back = pickle.loads(pickle.dumps(data))
+    with pytest.raises(AttributeError, match=r"^'PreparedData' object has no attribute 'nope'$"):
+        back.nope  # noqa: B018
+    assert not hasattr(back, "nope")
+    assert "_closes_ipc" in back.__dict__ and "closes" not in back.__dict__
+    assert back.closes.equals(closes)

@@ -35,3 +35,19 @@ def test_levels_follow_the_predictions_device() -> None:
     target = torch.zeros(2, 3, device="meta")
     loss = quantile_loss(pred, target, torch.tensor([0.1, 0.5, 0.7, 0.9]))
     assert loss.device.type == "meta" and loss.shape == ()
+
+
+def test_a_scale_multiplies_each_windows_errors_before_the_pinball() -> None:
+    """``pinball(..., scale)``: e = (y - y_hat) * scale, one factor per target, broadcast over
+    the quantiles (evaluation scores log-return units this way)."""
+    from foxhunt.model.quantile import pinball
+
+    levels = torch.tensor([0.1, 0.5, 0.9], dtype=torch.float64)
+    pred = torch.tensor([[[0.0, 1.0, 2.0], [1.0, 1.0, 1.0]]], dtype=torch.float64)  # (1, 2, 3)
+    target = torch.tensor([[1.0, 3.0]], dtype=torch.float64)  # (1, 2)
+    scale = torch.tensor([[2.0, 0.5]], dtype=torch.float64)  # (1, 2)
+    got = pinball(pred, target, levels, scale)
+    # errors (1, 0, -1) x 2 and (2, 2, 2) x 0.5; loss max(q e, (q - 1) e)
+    want = torch.tensor([[[0.2, 0.0, 0.2], [0.1, 0.5, 0.9]]], dtype=torch.float64)
+    torch.testing.assert_close(got, want)
+    torch.testing.assert_close(pinball(pred, target, levels), got / scale.unsqueeze(-1))
