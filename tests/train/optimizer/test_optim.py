@@ -79,3 +79,28 @@ def test_tft_vsn_biases_and_norms_do_not_decay() -> None:
     )
     assert all(len(shapes[n]) < 2 or "norm" in n or n.endswith("bias") for n in no_decay["names"])
     assert "output.weight" in decay["names"] and "output.bias" in no_decay["names"]
+
+
+def _settings(opt: torch.optim.Optimizer) -> list[tuple[float, tuple[float, float], float, int]]:
+    return [
+        (g["lr"], tuple(g["betas"]), g["weight_decay"], len(g["params"])) for g in opt.param_groups
+    ]
+
+
+def test_cpu_gets_foxhunts_adamw_with_the_runs_lr_betas_and_groups() -> None:
+    opt = build_optimizer(_Net(), lr=3e-3, weight_decay=0.1)
+    assert type(opt) is AdamW
+    assert _settings(opt) == [(3e-3, (0.9, 0.999), 0.1, 4), (3e-3, (0.9, 0.999), 0.0, 7)]
+
+
+class _OnCuda(_Net):
+    """Parameters that say they are on CUDA (for the branch only; the tensors stay on CPU)."""
+
+    def parameters(self, recurse: bool = True):  # noqa: ANN201
+        yield type("P", (), {"is_cuda": True})()
+
+
+def test_cuda_gets_torchs_adamw_with_the_same_settings() -> None:
+    opt = build_optimizer(_OnCuda(), lr=3e-3, weight_decay=0.1)
+    assert type(opt) is torch.optim.AdamW
+    assert _settings(opt) == [(3e-3, (0.9, 0.999), 0.1, 4), (3e-3, (0.9, 0.999), 0.0, 7)]

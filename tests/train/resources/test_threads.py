@@ -48,3 +48,26 @@ def test_no_cpu_warning_off_the_cpu(device: str, monkeypatch, caplog) -> None:  
     with caplog.at_level(logging.WARNING, logger="foxhunt.train.resources.threads"):
         set_cpu_threads(None, torch.device(device))
     assert not caplog.records
+
+
+def test_the_warning_reads_the_one_minute_load(monkeypatch, caplog) -> None:  # noqa: ANN001
+    """Busy a minute ago, quiet over 5 and 15 minutes: the warning is about now."""
+    before = torch.get_num_threads()
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (6.0, 0.1, 0.1))
+    monkeypatch.setattr(threads, "usable_cores", lambda: 2)
+    try:
+        with caplog.at_level(logging.WARNING, logger="foxhunt.train.resources.threads"):
+            set_cpu_threads(2, torch.device("cpu"))
+        assert [r.getMessage() for r in caplog.records if "load 6.0" in r.getMessage()]
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize(("count", "want"), [(None, 1), (0, 1), (3, 3)])
+def test_usable_cores_without_an_affinity_mask_is_the_cpu_count_or_one(
+    monkeypatch: pytest.MonkeyPatch, count: int | None, want: int
+) -> None:
+    """macOS and Windows have no ``sched_getaffinity``; ``os.cpu_count()`` may say None."""
+    monkeypatch.delattr(threads.os, "sched_getaffinity", raising=False)
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: count)
+    assert threads.usable_cores() == want

@@ -22,8 +22,7 @@ Optimizer = AdamW | torch.optim.AdamW
 
 def decays(name: str, param: torch.Tensor) -> bool:
     """Whether ``param`` gets weight decay: >= 2-D and neither a bias nor a norm gain."""
-    leaf = name.rsplit(".", 1)[-1]
-    return param.ndim >= 2 and not leaf.endswith("bias") and "norm" not in name
+    return param.ndim >= 2 and not name.endswith("bias") and "norm" not in name
 
 
 def param_groups(model: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
