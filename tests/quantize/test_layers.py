@@ -85,3 +85,15 @@ def test_quant_linear_goes_through_the_checked_matmul(
     with pytest.warns(RuntimeWarning):
         y = QuantLinear(codes, s, None, "dynamic")(x)
     assert float((y - x @ w.t()).abs().max()) < 0.05 * float((x @ w.t()).abs().max())
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_half_precision_input_adds_the_float32_bias_unrounded(dtype: torch.dtype) -> None:
+    """The int8 path sums in float32: the bias joins that sum as stored, and only the result is
+    rounded to the input's dtype (not the bias first, then the result again)."""
+    g = torch.Generator().manual_seed(3)
+    w, x = torch.randn(16, 24, generator=g), torch.randn(64, 24, generator=g).to(dtype)
+    b = torch.randn(16, generator=g) * 1e-3 + 0.3  # bits below bf16's precision
+    codes, s = quantize_int8(w, (1,))
+    layer = QuantLinear(codes, s, b, "dynamic")
+    assert torch.equal(layer(x), layer(x.float()).to(dtype))

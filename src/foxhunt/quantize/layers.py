@@ -121,17 +121,17 @@ class QuantLinear(nn.Module):
         Returns:
             (..., out) in ``x``'s dtype.
         """
-        bias = None if self.bias is None else self.bias.to(x.dtype)
         if self.activations == "none" or x.device.type != "cpu":
+            bias = None if self.bias is None else self.bias.to(x.dtype)
             return F.linear(x, _weight(self.weight, self.weight_scale, x.dtype), bias)
         lead = x.shape[:-1]
         xq, sx = quantize_rows(x.reshape(-1, self.in_features), self.act_scale)  # (N, in) int8
         acc = int8_matmul(xq, self.weight.t())  # (N, out) int32, exact
         scale = sx * self.weight_scale.view(1, -1)  # (N | 1, out)
-        if bias is None:
+        if self.bias is None:
             y = acc.to(torch.float32) * scale
-        else:
-            y = torch.addcmul(bias.float(), acc.to(torch.float32), scale)
+        else:  # the float32 bias as stored: not rounded to a half-precision input's dtype first
+            y = torch.addcmul(self.bias.float(), acc.to(torch.float32), scale)
         return y.to(x.dtype).view(*lead, self.out_features)
 
     def extra_repr(self) -> str:
