@@ -68,12 +68,17 @@ def cached_sessions(
     except Exception as e:  # noqa: BLE001 - a bad cache file is recomputed, never fatal
         log.debug("calendar cache %s unreadable (%s): recomputing", path, e)
     arrays = compute()
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz.tmp")
         with os.fdopen(fd, "wb") as f:
             np.savez(f, **dict(zip(_FIELDS, arrays, strict=True)))
         os.replace(tmp, path)
+        tmp = None
     except OSError as e:
         log.debug("calendar cache %s not written (%s)", path, e)
+    finally:  # a write that failed (a full disk) leaves no temp file behind
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
     return arrays
