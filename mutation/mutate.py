@@ -272,6 +272,7 @@ TARGETS: dict[str, Target] = {
             "tests/data/scale/test_target_reversion.py",
             "tests/data/scale/test_target_season.py",
             "tests/data/scale/test_target_mutants.py",
+            "tests/data/scale/test_choice_scoring.py",  # TargetScale.parts and scale_of
         ),
     ),
     "volatility": Target(
