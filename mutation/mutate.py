@@ -462,8 +462,8 @@ def _prepare(name: str, target: Target, fresh: bool = True) -> Path:
     for folder in ("src", "tests", *ALSO_COPY_FOLDERS):
         shutil.rmtree(work / folder, ignore_errors=True)
         shutil.copytree(ROOT / folder, work / folder, ignore=ignore)
-    for name in ALSO_COPY_FILES:
-        shutil.copy2(ROOT / name, work / name)
+    for file in ALSO_COPY_FILES:
+        shutil.copy2(ROOT / file, work / file)
     tests = tuple(t for t in target.tests if (ROOT / t.split("::")[0]).exists())
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     pyproject = pyproject.split("\n[tool.mutmut]")[0]

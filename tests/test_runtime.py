@@ -71,6 +71,8 @@ def test_bf16_emulated_on_cpu_warns(monkeypatch: pytest.MonkeyPatch, native: boo
         ("AVX512_CORE_BF16", True, True),
         ("AVX512_CORE_AMX", True, True),
         ("AVX10_1_512", True, True),
+        ("AVX512", True, True),  # not a name oneDNN knows: it ignores it, and so do we
+        ("FOO", True, True),
     ],
 )
 @pytest.mark.parametrize("env", runtime.ONEDNN_ISA_ENVS)
@@ -89,3 +91,14 @@ def test_a_onednn_isa_cap_is_read_as_the_cpu_oneDNN_will_use(
     monkeypatch.setattr(runtime, "_cpu_flags", lambda: frozenset({"avx2", "fma"}))
     assert runtime.native_bf16(torch.device("cpu")) is False  # a cap never adds an ISA
     assert runtime.cpu_has_avx512() is False
+
+
+def test_the_first_onednn_variable_set_decides(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ONEDNN_MAX_CPU_ISA=ALL`` wins over an older ``DNNL_MAX_CPU_ISA=AVX2``, as in oneDNN."""
+    monkeypatch.setattr(runtime, "_cpu_flags", lambda: frozenset({"avx512f", "avx512_bf16"}))
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "ALL")
+    monkeypatch.setenv("DNNL_MAX_CPU_ISA", "AVX2")
+    assert runtime.native_bf16(torch.device("cpu")) and runtime.cpu_has_avx512()
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    monkeypatch.setenv("DNNL_MAX_CPU_ISA", "ALL")
+    assert not runtime.native_bf16(torch.device("cpu")) and not runtime.cpu_has_avx512()

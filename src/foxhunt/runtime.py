@@ -83,12 +83,26 @@ it: ``ONEDNN_MAX_CPU_ISA=AVX2`` on an AVX-512 BF16 CPU runs foxhunt as an AVX2-o
 _BF16_ISAS = ("AVX512_CORE_BF16", "AVX512_CORE_FP16", "AVX512_CORE_AMX", "AVX10_")
 
 
+_ONEDNN_ISAS = frozenset(
+    {
+        "SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX2_VNNI_2", "AVX512_CORE", "AVX512_CORE_VNNI",
+        "AVX512_CORE_BF16", "AVX512_CORE_FP16", "AVX512_CORE_AMX", "AVX512_CORE_AMX_FP16",
+        "AVX10_1_512", "AVX10_1_512_AMX", "AVX10_1_512_AMX_FP16", "AVX10_2_512",
+        "AVX10_2_512_AMX_2",
+    }
+)  # fmt: skip
+"""The caps oneDNN accepts; it ignores any other value (a typo such as ``AVX512``) and runs its
+full ISA, and so does this module."""
+
+
 def _onednn_isa_cap() -> str | None:
-    """The ISA oneDNN is capped at, upper case; None when uncapped (unset, ``ALL``, ``DEFAULT``)."""
+    """The ISA oneDNN is capped at, upper case; None when uncapped. The first of
+    :data:`ONEDNN_ISA_ENVS` that is set decides, as in oneDNN: ``ALL``, ``DEFAULT`` or a name it
+    does not know leave it uncapped."""
     for name in ONEDNN_ISA_ENVS:
         value = os.environ.get(name, "").strip().upper()
-        if value and value not in ("ALL", "DEFAULT"):
-            return value
+        if value:
+            return value if value in _ONEDNN_ISAS else None
     return None
 
 

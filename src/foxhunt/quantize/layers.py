@@ -52,9 +52,11 @@ def int8_matmul(a: Tensor, b: Tensor) -> Tensor:
 @functools.cache
 def int_mm_is_exact() -> bool:
     """Whether ``torch._int_mm`` returns the exact sums here, checked once per process on a
-    fixed 32 x 64 x 24 product. It does not under a oneDNN ISA cap below VNNI on a CPU with VNNI
-    (``ONEDNN_MAX_CPU_ISA=AVX2`` on an AMD Zen 5, torch 2.13: sums off by thousands), where the
-    int8 layers then multiply in float64 and a warning says so."""
+    fixed 32 x 64 x 24 product of codes up to +-127. It does not under a oneDNN ISA cap below
+    VNNI on a CPU with VNNI (``ONEDNN_MAX_CPU_ISA=AVX2`` on an AMD Zen 5, torch 2.13: sums off
+    by thousands once codes pass about +-64, as if pairs of products saturated at 16 bits),
+    where the int8 layers then multiply in float64 and a warning says so. An AVX2-only Zen 3
+    passed the exact-sum tests in session 19; the check does not assume either way."""
     g = torch.Generator().manual_seed(0)
     a = torch.randint(-127, 128, (32, 64), generator=g, dtype=torch.int8)
     b = torch.randint(-127, 128, (64, 24), generator=g, dtype=torch.int8)
@@ -64,8 +66,8 @@ def int_mm_is_exact() -> bool:
         exact = False
     if not exact:
         warnings.warn(
-            "torch._int_mm gives wrong int8 sums on this CPU and oneDNN setting (is "
-            "ONEDNN_MAX_CPU_ISA below the CPU's own ISA?): int8 layers multiply in float64 "
+            "torch._int_mm gives wrong int8 sums on this CPU and oneDNN setting (seen with "
+            "ONEDNN_MAX_CPU_ISA below the CPU's own ISA): int8 layers multiply in float64 "
             "instead, exact but slower",
             RuntimeWarning,
             stacklevel=2,

@@ -31,6 +31,8 @@ def _windows(b: int, t: int, h: int, seed: int) -> tuple[torch.Tensor, torch.Ten
 def test_the_parts_of_one_decay_and_reversion_serve_every_other(
     anchored: bool, seasonal: bool
 ) -> None:
+    """``parts`` holds nothing of decay or reversion. (``scale`` is ``scale_of(parts)``, so the
+    formula itself is checked by the hand computations of test_target_*.py, not here.)"""
     hist, known = _windows(7, 12, 4, seed=1)
     season = tuple(0.5 + (k % 7) / 4 for k in range(SEASON_BUCKETS)) if seasonal else ()
     first = TargetScale(
