@@ -275,6 +275,20 @@ TARGETS: dict[str, Target] = {
             "tests/data/scale/test_choice_scoring.py",  # TargetScale.parts and scale_of
         ),
     ),
+    # the training-split search: the season tests (slow-marked, ~4 s together) are its only
+    # route into fit_season and the cross-fitted branch
+    "data.scale.choice": Target(
+        "src/foxhunt/data/scale/choice.py",
+        (
+            "tests/data/scale/test_choice.py",
+            "tests/data/scale/test_choice_scoring.py",
+            "tests/data/scale/test_target_anchor.py",
+            "tests/data/scale/test_target_range.py",
+            "tests/data/scale/test_target_reversion.py",
+            "tests/data/scale/test_target_season.py",
+        ),
+        marks="not gpu",
+    ),
     "volatility": Target(
         "src/foxhunt/data/scale/volatility.py",
         (

@@ -61,3 +61,31 @@ def test_same_seed_same_mask_and_eval_is_identity() -> None:
     assert isinstance(dropout_layer(0.0), torch.nn.Identity)
     with pytest.raises(ValueError, match="dropout probability"):
         ByteDropout(1.0)
+
+
+def test_a_rate_that_rounds_to_zero_returns_the_input_and_the_smallest_drops() -> None:
+    x = torch.ones(4096)
+    assert ByteDropout(0.0).train()(x) is x  # [0, 1): zero is allowed, and costs no draw
+    assert ByteDropout(0.001).train()(x) is x  # rounds to 0/256
+    torch.manual_seed(4)
+    smallest = ByteDropout(1 / 256).train()
+    assert smallest.threshold == 1
+    dropped = int((smallest(x) == 0).sum())
+    assert 0 < dropped < 60  # 16 expected of 4,096
+
+
+def test_a_rate_that_rounds_to_one_is_kept_under_one() -> None:
+    d = ByteDropout(0.999)  # 255.7 / 256: a rate of 1 would scale by 1 / 0
+    assert d.threshold == 255 and d.rate == 255 / 256 and d.scale == 256.0
+
+
+def test_random_bytes_draw_one_word_per_eight_bytes() -> None:
+    """The generator advances by ceil(n / 8) 64-bit words: what a step's masks cost, and what
+    checkpoint recomputation replays."""
+    for n in (1, 8, 9, 16):
+        torch.manual_seed(5)
+        random_bytes(torch.Size([n]), torch.device("cpu"))
+        after = torch.randint(0, 1000, (4,))
+        torch.manual_seed(5)
+        torch.randint(-(2**63), 2**63 - 1, (-(-n // 8),), dtype=torch.int64)
+        assert torch.equal(after, torch.randint(0, 1000, (4,))), n

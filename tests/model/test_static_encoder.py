@@ -14,3 +14,9 @@ def test_four_distinct_contexts() -> None:
     for i in range(4):
         for j in range(i + 1, 4):
             assert not torch.allclose(ctx[i], ctx[j])
+
+
+def test_every_context_grn_drops_at_the_encoders_rate() -> None:
+    enc = StaticCovariateEncoders(8, dropout=0.25)
+    for grn in (enc.selection, enc.enrichment, enc.cell, enc.hidden):
+        assert grn.gate.glu.dropout.rate == 0.25  # type: ignore[union-attr]

@@ -7,7 +7,7 @@ a ``(V, N, d_var)`` tensor every step, and those draws were a fifth of a demo tr
 viewed as bytes (8 elements per draw) and keeps it as a bool tensor: 1 byte per element saved
 for backward instead of 2 (bf16) or 4 (fp32).
 
-The rate is rounded to a multiple of 1/256 (0.1 becomes 26/256 = 0.1016); the kept elements
+The rate is rounded to a multiple of 1/256 (0.1 becomes 26/256 = 0.1016), at most 255/256; the kept elements
 are scaled by ``1 / (1 - rate)`` with that rounded rate, so the expected output equals the
 input. Masks come from torch's global generator, so seeding and checkpoint recomputation
 (which restores the RNG state) reproduce them.
@@ -32,14 +32,15 @@ class ByteDropout(nn.Module):
     """Dropout with a byte-resolution rate and a bool mask (see the module docstring).
 
     Args:
-        p: Requested drop probability in [0, 1); :attr:`rate` is it rounded to 1/256.
+        p: Requested drop probability in [0, 1); :attr:`rate` is it rounded to 1/256, at
+            most 255/256 (a ``p`` that rounds to 1 would drop everything and scale by 1/0).
     """
 
     def __init__(self, p: float) -> None:
         super().__init__()
         if not 0.0 <= p < 1.0:
             raise ValueError(f"dropout probability must be in [0, 1), got {p}")
-        self.threshold = round(p * _LEVELS)
+        self.threshold = min(round(p * _LEVELS), _LEVELS - 1)
         self.rate = self.threshold / _LEVELS
         self.scale = 1.0 / (1.0 - self.rate)
 
