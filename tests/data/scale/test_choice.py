@@ -25,6 +25,7 @@ from foxhunt.data.scale.choice import (
     _intraday,
     _range_ratio,
     _returns_and_targets,
+    _scored_loss,
     _scored_rows,
     _tod_columns,
     choose_target_scale,
@@ -125,6 +126,9 @@ def test_no_season_from_no_bars_one_half_hour_or_no_variance(table) -> None:  # 
     assert fit_season(train, ret, scaler, tod, half_hour == 20) == ()
     two = fit_season(train, ret, scaler, tod, (half_hour == 20) | (half_hour == 21))
     assert len(two) == SEASON_BUCKETS  # two half-hours are enough
+    lone = np.flatnonzero(half_hour == 21)[0]  # ... even when one of them has a single bar
+    one_more = (half_hour == 20) | (np.arange(len(train)) == lone)
+    assert len(fit_season(train, ret, scaler, tod, one_more)) == SEASON_BUCKETS
     col = scaler.columns.index(RETURN_FEATURE)
     flat = dataclasses.replace(
         scaler,
@@ -195,6 +199,7 @@ def _origins(hours_apart: float, n: int = 6, symbols: tuple[str, ...] = ("ES",))
 
 def test_bars_are_intraday_when_their_median_gap_per_stride_is_under_twelve_hours() -> None:
     assert _intraday(_Origins(_origins(5 / 60)))  # type: ignore[arg-type]
+    assert _intraday(_Origins(_origins(1 / 3600)))  # type: ignore[arg-type]  # 1-second bars
     assert _intraday(_Origins(_origins(11.5)))  # type: ignore[arg-type]
     assert not _intraday(_Origins(_origins(12.0)))  # type: ignore[arg-type]
     assert not _intraday(_Origins(_origins(24.0)))  # type: ignore[arg-type]
@@ -276,5 +281,105 @@ def test_windows_that_already_standardise_their_targets_are_refused(table) -> No
         data=DataConfig(target_scale="window", target_scale_search=True),
     )
     scaled = train.with_target_scale(TargetScale.of(cfg.data, spec, scaler))
-    with pytest.raises(ValueError, match="pipeline's windows"):
+    with pytest.raises(ValueError, match=r"^choose_target_scale needs the pipeline's windows \(no"):
         choose_target_scale(scaled, spec, scaler, cfg)
+
+
+def _search_cfg(**data: object) -> RunConfig:
+    return RunConfig(
+        model=TFTConfig(encoder_length=L, horizon=H),
+        data=DataConfig(target_scale="window", target_scale_search=True, **data),  # type: ignore[arg-type]
+    )
+
+
+GRID = {"decays": (0.9, 0.97), "reversions": (0.8, 1.0)}
+
+
+@pytest.fixture(scope="module")
+def searched(table) -> object:  # noqa: ANN001
+    _, spec, scaler, train = table
+    return choose_target_scale(train, spec, scaler, _search_cfg(), **GRID)  # type: ignore[arg-type]
+
+
+def _served_loss(train: WindowDataset, spec, scaler, data: DataConfig, seasons=None) -> float:  # noqa: ANN001
+    """The scale-only forecast's mean pinball on every training window with the scale a run
+    whose config holds ``data`` serves (TargetScale.of), per day parity's season when
+    ``seasons`` (cross-fitted: windows on even days get the season of odd days' bars)."""
+    batch = train.batch(list(range(len(train))))
+    assert batch.target is not None
+    y = batch.target.double() * torch.tensor(scaler.target_std, dtype=torch.float64)
+    if seasons is None:
+        scale = TargetScale.of(data, spec, scaler).scale(batch.historical, batch.known)
+    else:
+        days = torch.as_tensor(_day_parity(train))
+        scale = torch.empty_like(y)
+        for g in (0, 1):
+            half = days == g
+            served = TargetScale.of(
+                dataclasses.replace(data, target_scale_season=seasons[g]), spec, scaler
+            )
+            scale[half] = served.scale(batch.historical[half], batch.known[half])
+    levels = torch.tensor(_search_cfg().model.quantiles, dtype=torch.float64)
+    return _scored_loss(y, scale, levels)
+
+
+def test_every_loss_of_the_search_is_the_served_scales_loss(table, searched) -> None:  # noqa: ANN001
+    """What the search scores is what TargetScale.of serves from the config it writes: every
+    (decay, reversion) of the chosen estimator and anchoring, with and without the cross-fitted
+    season."""
+    _, spec, scaler, train = table
+    choice = searched
+    assert choice is not None and choice.season  # a quiet night: the season wins here
+    assert (
+        set(choice.losses)
+        == set(choice.season_losses)
+        == {(d, p) for d in GRID["decays"] for p in GRID["reversions"]}
+    )
+    assert len(set(choice.losses.values())) == 4 and len(set(choice.season_losses.values())) == 4
+    chosen = {
+        "target_scale_anchor": choice.anchor,
+        "target_scale_estimator": choice.estimator,
+        "target_scale_range_ratio": choice.range_ratio,
+    }
+    days = _day_parity(train)
+    ret = spec.historical.index(RETURN_FEATURE)
+    crossed = [fit_season(train, ret, scaler, _tod(scaler), days == 1 - g) for g in (0, 1)]
+    for (decay, phi), loss in choice.losses.items():
+        data = _search_cfg(**chosen, target_scale_decay=decay, target_scale_reversion=phi).data
+        assert _served_loss(train, spec, scaler, data) == pytest.approx(loss, rel=1e-12)
+        seasonal = choice.season_losses[(decay, phi)]
+        assert _served_loss(train, spec, scaler, data, crossed) == pytest.approx(
+            seasonal, rel=1e-12
+        )
+    # the chosen pair is the best of the chosen season's losses
+    best = min(choice.season_losses, key=lambda k: choice.season_losses[k])
+    assert (choice.decay, choice.reversion) == best
+    assert choice.best_loss == min(choice.season_losses.values()) < min(choice.losses.values())
+
+
+def test_the_search_does_not_depend_on_the_values_it_chooses(table, searched) -> None:  # noqa: ANN001
+    """A config that already holds a search's values (config.json of an earlier run) searches
+    the same: the candidates are built from the inputs, not from the config's scale."""
+    _, spec, scaler, train = table
+    earlier = _search_cfg(
+        target_scale_decay=0.8,
+        target_scale_reversion=0.5,
+        target_scale_season=(2.0,) * SEASON_BUCKETS,
+        target_scale_anchor=True,
+        target_scale_estimator="range",
+        target_scale_range_ratio=3.0,
+    )
+    again = choose_target_scale(train, spec, scaler, earlier, **GRID)  # type: ignore[arg-type]
+    assert again == searched
+    assert set(searched.estimator_losses) == {"close", "range"}  # type: ignore[union-attr]
+    assert searched.other_loss is not None  # type: ignore[union-attr]
+
+
+def test_no_windows_no_choice_and_one_window_is_enough(table) -> None:  # noqa: ANN001
+    feats, spec, scaler, _ = table
+    one = WindowDataset(feats.head(400 + L + H - 1).tail(L + H), spec, L, H, scaler=scaler)
+    none = WindowDataset(feats.head(L + H - 1), spec, L, H, scaler=scaler)
+    assert len(one) == 1 and len(none) == 0
+    assert choose_target_scale(none, spec, scaler, _search_cfg(), **GRID) is None  # type: ignore[arg-type]
+    choice = choose_target_scale(one, spec, scaler, _search_cfg(), **GRID)  # type: ignore[arg-type]
+    assert choice is not None and choice.season == () and choice.season_losses == {}

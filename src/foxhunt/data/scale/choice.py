@@ -183,12 +183,13 @@ def choose_target_scale(
             anchor_affine=anchor if anchored and anchor is not None else (0.0, 1.0),
         )
         # what every (decay, reversion) shares: computed once (TargetScale.parts)
-        plain_parts = plain.parts(returns, known)
+        plain_parts = plain.parts(returns)  # no season: the known inputs are not read
         seasonal, crossed_parts = plain, []
-        if cross_fitted and known is not None and tod is not None:
+        if cross_fitted:
+            assert known is not None and tod is not None  # a season needs both
             # time of day: columns 0, 1 of `known`; windows of each day parity scaled with the
-            # season of the other parity's bars
-            seasonal = dataclasses.replace(plain, season=season, tod_index=(0, 1), tod_affine=tod)
+            # season of the other parity's bars (the parts hold each half's multipliers)
+            seasonal = dataclasses.replace(plain, tod_index=(0, 1), tod_affine=tod)
             crossed_parts = [
                 dataclasses.replace(seasonal, season=other).parts(returns[half], known[half])
                 for half, other in zip(halves, crossed, strict=True)
@@ -304,8 +305,7 @@ def _intraday(train: WindowDataset) -> bool:
 
 def _day_parity(train: WindowDataset) -> np.ndarray:
     """(N,) 0 or 1 per window: the parity of its origin's UTC day number."""
-    ts = train.origins()["ts"]
-    days = ts.dt.epoch("d").to_numpy() if len(ts) else np.zeros(0, dtype=np.int64)
+    days = train.origins()["ts"].dt.epoch("d").to_numpy()
     return (days % 2).astype(np.int64)
 
 
