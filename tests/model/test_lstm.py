@@ -35,7 +35,7 @@ def test_cpu_bf16_autocast_runs_lstm_in_fp32_unless_bf16_is_native(
     torch.manual_seed(0)
     m = LSTMBlock(4, 6, 1)
     x = torch.randn(3, 5, 4)
-    state = (torch.zeros(1, 3, 6), torch.zeros(1, 3, 6))
+    state = (torch.randn(1, 3, 6), torch.randn(1, 3, 6))  # the fp32 run starts from it too
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out, (h, c) = m(x.bfloat16(), state)
     assert torch.isfinite(out).all()
@@ -64,6 +64,46 @@ def test_recompute_gives_the_same_gradients() -> None:
         x.grad = None
     for a, b in zip(*grads, strict=True):
         torch.testing.assert_close(a, b)
+
+
+def test_dropout_runs_between_stacked_layers_only() -> None:
+    assert LSTMBlock(4, 6, 2).lstm.dropout == 0.0
+    assert LSTMBlock(4, 6, 2, dropout=0.3).lstm.dropout == 0.3
+    assert LSTMBlock(4, 6, 1, dropout=0.3).lstm.dropout == 0.0  # one layer: nothing between
+
+
+def _saved_bytes(m: LSTMBlock, x: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor]) -> int:
+    storages: dict[int, int] = {}
+
+    def keep(t: torch.Tensor) -> torch.Tensor:
+        storages[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(keep, lambda t: t):
+        out, (h, c) = m(x, state)
+    (out.sum() + h.sum() + c.sum()).backward()
+    return sum(storages.values())
+
+
+def test_recompute_keeps_only_the_inputs_and_trains_parameters_from_constant_inputs() -> None:
+    """Recomputed: the LSTM keeps what checkpoint saves (its inputs), not oneDNN's workspace,
+    and its weights get gradients even when no input requires one (the non-reentrant
+    checkpoint; the reentrant one would leave them None)."""
+    torch.manual_seed(0)
+    m = LSTMBlock(4, 6, 2)
+    x = torch.randn(3, 5, 4)
+    state = (torch.randn(2, 3, 6), torch.randn(2, 3, 6))
+    grads, saved = [], []
+    for recompute in (False, True):
+        m.recompute = recompute
+        m.zero_grad(set_to_none=True)
+        saved.append(_saved_bytes(m, x, state))
+        grads.append([p.grad for p in m.parameters()])
+    for a, b in zip(*grads, strict=True):
+        assert a is not None and b is not None
+        torch.testing.assert_close(a, b)
+    inputs = (x.numel() + 2 * state[0].numel()) * 4
+    assert saved[1] == inputs < saved[0]
 
 
 @pytest.mark.subprocess
