@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 
 from foxhunt.model.attention import InterpretableMultiHeadAttention, causal_mask
@@ -60,3 +61,23 @@ def test_attention_is_causal() -> None:
         torch.testing.assert_close(out2[:, : i + 1], out[:, : i + 1])
         if t < 9:
             assert not torch.allclose(out2[:, i + 1 :], out[:, i + 1 :])
+
+
+def test_dropout_on_the_probabilities_only_in_training() -> None:
+    torch.manual_seed(0)
+    m = InterpretableMultiHeadAttention(16, 4, dropout=0.5)
+    key = torch.randn(3, 9, 16)
+    query, mask = key[:, 6:], causal_mask(3, 9)
+    ref_out, _ = naive_attention(m, query, key, mask)
+    torch.testing.assert_close(m.eval()(query, key, mask)[0], ref_out, rtol=1e-5, atol=1e-6)
+    m.train()
+    torch.manual_seed(1)
+    dropped = m(query, key, mask)[0]
+    assert not torch.allclose(dropped, ref_out, atol=1e-3)
+    torch.manual_seed(1)
+    torch.testing.assert_close(m(query, key, mask)[0], dropped)  # masks from torch's generator
+
+
+def test_heads_must_divide_the_width() -> None:
+    with pytest.raises(ValueError, match=r"^d_model \(10\) must divide by n_heads \(4\)$"):
+        InterpretableMultiHeadAttention(10, 4)
