@@ -38,3 +38,24 @@ def test_live_tensor_stats_sees_new_tensors() -> None:
     assert after["live_tensor_count"] >= before["live_tensor_count"] + 3
     assert after["live_tensor_bytes"] >= before["live_tensor_bytes"] + 3 * 1000 * F32
     del keep
+
+
+class _NoStorage(torch.Tensor):
+    """A tensor whose storage cannot be read (as FunctionalTensor's, left alive by tracing)."""
+
+    def untyped_storage(self) -> torch.UntypedStorage:  # type: ignore[override]
+        raise RuntimeError("no storage")
+
+
+def test_live_tensor_stats_counts_tensors_once_per_storage_and_skips_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import foxhunt.memory.state as state
+
+    a, b = torch.zeros(1000), torch.zeros(10, dtype=torch.float64)
+    alive = [a, a[10:20], b, torch.zeros(3).as_subclass(_NoStorage), "not a tensor", [a]]
+    monkeypatch.setattr(state.gc, "get_objects", lambda: alive)
+    assert live_tensor_stats() == {
+        "live_tensor_count": 3,  # a, its view and b
+        "live_tensor_bytes": 1000 * F32 + 10 * 8,  # the view shares a's storage
+    }
