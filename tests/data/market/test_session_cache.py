@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
+from session_arrays import session_arrays
 
 from foxhunt.data.market import calendars
 from foxhunt.data.market.session_cache import cache_dir, cache_path, cached_sessions
@@ -11,9 +13,7 @@ from foxhunt.data.market.session_cache import cache_dir, cache_path, cached_sess
 SPAN = ("2020-01-01", "2020-12-31")
 
 
-def _arrays(seed: int) -> tuple[np.ndarray, ...]:
-    rng = np.random.default_rng(seed)
-    return tuple(np.sort(rng.integers(0, 10**12, 7)) for _ in range(5))
+_arrays = session_arrays
 
 
 def test_the_first_call_computes_and_writes_later_ones_read(
@@ -86,3 +86,29 @@ def test_library_sessions_from_the_cache_equal_the_library(
         np.testing.assert_array_equal(a, c)
         np.testing.assert_array_equal(b, c)
         assert b.dtype == np.int64
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda a: (a[0], a[1][:-1], *a[2:]),  # lengths differ
+        lambda a: (a[1], a[0], *a[2:]),  # opens after closes
+        lambda a: (a[0][::-1], a[1][::-1], *a[2:]),  # not in time order
+        lambda a: (a[0].astype(np.float64), *a[1:]),  # not int64 microseconds
+        lambda a: tuple(x[:0] for x in a),  # no sessions
+        lambda a: tuple(x[None] for x in a),  # not 1-D
+    ],
+)
+def test_a_cache_file_that_is_not_sessions_is_recomputed_and_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: Callable
+) -> None:
+    monkeypatch.setenv("FOXHUNT_CACHE_DIR", str(tmp_path))
+    path = cache_path("XNYS", SPAN)
+    path.parent.mkdir(parents=True)
+    fields = ("opens", "closes", "day", "day_open", "day_close")
+    np.savez(path, **dict(zip(fields, bad(_arrays(3)), strict=True)))
+    got = cached_sessions("XNYS", SPAN, lambda: _arrays(1))
+    for a, b in zip(got, _arrays(1), strict=True):
+        np.testing.assert_array_equal(a, b)
+    again = cached_sessions("XNYS", SPAN, lambda: _arrays(2))  # the recomputed file is read back
+    np.testing.assert_array_equal(again[0], _arrays(1)[0])

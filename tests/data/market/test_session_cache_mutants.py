@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from session_arrays import session_arrays
 
 from foxhunt.data.market import session_cache
 from foxhunt.data.market.session_cache import cache_dir, cache_path, cached_sessions
@@ -23,9 +24,7 @@ SPAN = ("2020-01-01", "2020-12-31")
 FIELDS = ("opens", "closes", "day", "day_open", "day_close")
 
 
-def _arrays(seed: int) -> tuple[np.ndarray, ...]:
-    rng = np.random.default_rng(seed)
-    return tuple(np.sort(rng.integers(0, 10**12, 7)) for _ in range(5))
+_arrays = session_arrays
 
 
 def _fake_version(installed: dict[str, str]) -> Callable[[str], str]:

@@ -62,7 +62,10 @@ def cached_sessions(
     path = cache_path(source, span)
     try:
         with np.load(path) as z:
-            return tuple(z[f] for f in _FIELDS)
+            cached = tuple(z[f] for f in _FIELDS)
+        if _well_formed(cached):
+            return cached
+        log.debug("calendar cache %s is not a calendar's sessions: recomputing", path)
     except FileNotFoundError:
         pass
     except Exception as e:  # noqa: BLE001 - a bad cache file is recomputed, never fatal
@@ -82,3 +85,17 @@ def cached_sessions(
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
     return arrays
+
+
+def _well_formed(arrays: tuple[np.ndarray, ...]) -> bool:
+    """Whether five cached arrays are sessions as :class:`~foxhunt.data.market.calendars.Sessions`
+    holds them: 1-D int64 of one non-zero length, each interval opening before it closes and
+    before the next one opens (a file written by another program, or by hand, is recomputed
+    rather than trusted)."""
+    if len(arrays) != len(_FIELDS):
+        return False
+    n = arrays[0].shape
+    if len(n) != 1 or n[0] == 0 or any(a.shape != n or a.dtype != np.int64 for a in arrays):
+        return False
+    opens, closes = arrays[0], arrays[1]
+    return bool((opens < closes).all() and (closes[:-1] <= opens[1:]).all())
