@@ -8,6 +8,7 @@ import pytest
 
 from foxhunt.config import DataConfig
 from foxhunt.data.features.table import compute_features
+from foxhunt.data.features.targets import check_target_prices, target_extra_columns
 from foxhunt.data.sources.demo import demo_bars
 from foxhunt.errors import DataError
 
@@ -53,3 +54,23 @@ def test_bad_targets(bars) -> None:
         compute_features(bars, H, inputs=DataConfig(target="r"))
     with pytest.raises(DataError, match="name a price column"):
         compute_features(bars, H, inputs=DataConfig(target="volume"))
+
+
+def test_a_price_target_is_refused_at_its_first_non_positive_value_only() -> None:
+    bars = demo_bars(5, seed=1).with_columns(pl.Series("p", [2.0, 0.5, 0.0, -1.0, 3.0]))
+    with pytest.raises(DataError) as refused:
+        check_target_prices(bars, "p")
+    ts = bars["ts"][2]
+    assert str(refused.value) == (
+        f"--target p: value 0.0 of symbol 'ES' at {ts} is not a positive price "
+        "(for a column of returns use --target return:COLUMN)"
+    )
+    check_target_prices(bars.head(2), "p")  # 0.5 is a price
+    check_target_prices(bars, "return:p")  # returns may be anything
+    check_target_prices(bars, "missing")  # checked where the column is read
+
+
+def test_only_a_column_beyond_the_bars_values_is_an_extra_column() -> None:
+    assert target_extra_columns("close") == target_extra_columns("high") == ()
+    assert target_extra_columns("vwap") == ("vwap",)
+    assert target_extra_columns("return:ret_1m") == ("ret_1m",)
