@@ -14,7 +14,7 @@ from safetensors import safe_open
 
 from demo_run import QUANTILES, DemoRun
 from foxhunt.artifacts import checkpoints as ckpt
-from foxhunt.artifacts.rundir import load_model_dir
+from foxhunt.artifacts.rundir import RunDir, load_model_dir, model_weights
 from foxhunt.cli import main
 from foxhunt.errors import InputError, ModelDirError
 from foxhunt.quantize.layers import QuantLinear
@@ -184,6 +184,18 @@ def test_bad_arguments_and_directories(
     ckpt.save_weights(broken / weights, tensors, sidecar)
     with pytest.raises(ModelDirError, match="output.weight"):
         load_inference_model(broken)
+    # A run whose served weights hold a NaN is refused before anything is written.
+    diverged = tmp_path / "diverged"
+    shutil.copytree(demo_run.run, diverged)
+    path = model_weights(RunDir(diverged))
+    tensors, sidecar = ckpt.load_weights(path)
+    tensors["output.weight"].view(-1)[3] = float("nan")
+    sidecar = {k: v for k, v in sidecar.items() if k not in ("format", "weights_sha256")}
+    ckpt.save_weights(path, tensors, sidecar)
+    refused = rf"^--model {diverged}: cannot quantise output.weight: it holds non-finite values"
+    with pytest.raises(ModelDirError, match=refused):
+        quantize_run(diverged, tmp_path / "q", measure=False)
+    assert not (tmp_path / "q").exists() and not (tmp_path / "q.tmp").exists()
 
 
 @pytest.mark.slow

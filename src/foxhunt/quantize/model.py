@@ -128,12 +128,19 @@ def quantize_tensors(
 
     Raises:
         ValueError: ``static`` without a scale for some activation-quantised linear layer.
+        ModelDirError: a weight to quantise holds NaN or inf.
     """
     kinds = quantizable_tensors(model)
     tensors: dict[str, Tensor] = {}
     for name, t in model.state_dict().items():
         t = t.detach().cpu()
         kind = kinds.get(name)
+        if kind is not None and not bool(torch.isfinite(t).all()):
+            # int8 codes of a NaN are undefined (its scale is NaN): refuse, do not write garbage
+            raise ModelDirError(
+                f"cannot quantise {name}: it holds non-finite values (NaN or inf); the model's "
+                "weights are broken, quantise a checkpoint from before they diverged"
+            )
         if kind is None:
             tensors[name] = t.contiguous()
         elif precision == "bf16":

@@ -35,7 +35,7 @@ from foxhunt.artifacts.calibration import quantile_map
 from foxhunt.artifacts.rundir import LoadedModel, load_model_dir
 from foxhunt.data.scale.scaler import unscale_targets
 from foxhunt.data.windows.dataset import WindowDataset
-from foxhunt.errors import InputError
+from foxhunt.errors import InputError, ModelDirError
 from foxhunt.model.quantile import quantile_loss_table
 from foxhunt.quantize.model import (
     MARKER,
@@ -226,7 +226,10 @@ def quantize_run(
         act_scales = calibrate_activations(
             source.model, _calibration_windows(source, calibration_bars)
         )
-    tensors, recipe = quantize_tensors(source.model, precision, mode, act_scales)
+    try:
+        tensors, recipe = quantize_tensors(source.model, precision, mode, act_scales)
+    except ModelDirError as e:  # a broken weight: name the directory it came from
+        raise ModelDirError(f"--model {model_dir}: {e}") from None
     weights = write_quantized_dir(source, Path(out), tensors, recipe)
     quantized = load_inference_model(Path(out), "cpu")
 
