@@ -144,7 +144,9 @@ class QuantLinear(nn.Module):
 class QuantLSTM(nn.Module):
     """A stacked ``nn.LSTM`` whose weights are stored as int8 codes + per-row scales, or bf16.
 
-    Called like ``nn.LSTM``: ``out, (h, c) = lstm(x, (h0, c0))``.
+    Called as the TFT calls ``nn.LSTM``: ``out, (h, c) = lstm(x, (h0, c0))`` with the initial
+    state given; only what the TFT's LSTMs use is covered (unidirectional, with biases, no
+    ``proj_size``).
 
     Args:
         input_size: Input width.
