@@ -346,10 +346,10 @@ def test_every_loss_of_the_search_is_the_served_scales_loss(table, searched) -> 
     crossed = [fit_season(train, ret, scaler, _tod(scaler), days == 1 - g) for g in (0, 1)]
     for (decay, phi), loss in choice.losses.items():
         data = _search_cfg(**chosen, target_scale_decay=decay, target_scale_reversion=phi).data
-        assert _served_loss(train, spec, scaler, data) == pytest.approx(loss, rel=1e-12)
+        assert _served_loss(train, spec, scaler, data) == pytest.approx(loss, rel=1e-12, abs=0)
         seasonal = choice.season_losses[(decay, phi)]
         assert _served_loss(train, spec, scaler, data, crossed) == pytest.approx(
-            seasonal, rel=1e-12
+            seasonal, rel=1e-12, abs=0
         )
     # the chosen pair is the best of the chosen season's losses
     best = min(choice.season_losses, key=lambda k: choice.season_losses[k])
@@ -383,3 +383,33 @@ def test_no_windows_no_choice_and_one_window_is_enough(table) -> None:  # noqa: 
     assert choose_target_scale(none, spec, scaler, _search_cfg(), **GRID) is None  # type: ignore[arg-type]
     choice = choose_target_scale(one, spec, scaler, _search_cfg(), **GRID)  # type: ignore[arg-type]
     assert choice is not None and choice.season == () and choice.season_losses == {}
+
+
+def test_the_range_estimators_best_loss_is_the_served_range_scales(table, searched) -> None:  # noqa: ANN001
+    """The range estimator's ratio is the scored windows' mean squared return over their mean
+    range variance, and its best loss is the best served loss over the anchorings and seasons
+    with that ratio (the search reads the gap and range inputs after the anchor's column)."""
+    _, spec, scaler, train = table
+    batch = train.batch(list(range(len(train))))
+    unit = _search_cfg(target_scale_estimator="range").data  # ratio 1
+    ranged = TargetScale.of(unit, spec, scaler).bar_deviations(batch.historical)
+    close = TargetScale.of(_search_cfg().data, spec, scaler).bar_deviations(batch.historical)
+    ratio = float(close.square().mean() / ranged.square().mean())
+    days = _day_parity(train)
+    ret = spec.historical.index(RETURN_FEATURE)
+    crossed = [fit_season(train, ret, scaler, _tod(scaler), days == 1 - g) for g in (0, 1)]
+    served = []
+    for anchored in (False, True):
+        for decay in GRID["decays"]:
+            for phi in GRID["reversions"]:
+                data = _search_cfg(
+                    target_scale_estimator="range",
+                    target_scale_range_ratio=ratio,
+                    target_scale_anchor=anchored,
+                    target_scale_decay=decay,
+                    target_scale_reversion=phi,
+                ).data
+                served.append(_served_loss(train, spec, scaler, data))
+                served.append(_served_loss(train, spec, scaler, data, crossed))
+    best = searched.estimator_losses["range"]  # type: ignore[union-attr]
+    assert best == pytest.approx(min(served), rel=1e-9, abs=0)
