@@ -52,3 +52,28 @@ def test_no_origins_gives_an_empty_table() -> None:
     bars = _bars(dt.datetime(2024, 1, 3, 15, 0, tzinfo=UTC), 5, "ES")
     got = forecast_targets(bars, bars.select("symbol", "ts").head(0), 3)
     assert got.height == 0 and got.columns == ["target_ts", "realised_close"]
+
+
+def test_each_symbol_follows_its_own_calendar_and_unnamed_ones_globex() -> None:
+    """Origins at 20:55 and 21:00 UTC on a January Wednesday (5-minute bars stamped at their
+    open): XNYS's last bar opens at 20:55 (16:00 New York close), so both origins' next bars
+    are Thursday's 14:30 UTC open and the one after it; a symbol not in the mapping (or no
+    mapping at all) follows globex, open through the evening."""
+    start = dt.datetime(2024, 1, 3, 20, 50, tzinfo=UTC)
+    bars = pl.concat([_bars(start, 3, "AAPL"), _bars(start, 3, "ES")])
+    origins = bars.filter(pl.col("ts") >= start + dt.timedelta(minutes=5)).select("symbol", "ts")
+    got = forecast_targets(bars, origins, 2, {"AAPL": "xnys"})
+    five = dt.timedelta(minutes=5)
+    open_ = dt.datetime(2024, 1, 4, 14, 30, tzinfo=UTC)
+    evening = [start + 2 * five, start + 3 * five, start + 4 * five]  # 21:00, 21:05, 21:10
+    assert got["target_ts"].to_list() == [
+        open_, open_ + five,  # AAPL at 20:55
+        open_, open_ + five,  # AAPL at 21:00
+        evening[0], evening[1],  # ES at 20:55, on globex
+        evening[1], evening[2],  # ES at 21:00
+    ]  # fmt: skip
+    assert got["realised_close"].to_list() == [None, None, None, None, 102.0, None, None, None]
+    for unmapped in (None, {"NQ": "xnys"}):
+        assert forecast_targets(bars, origins, 2, unmapped)["target_ts"].to_list()[:4] == [
+            evening[0], evening[1], evening[1], evening[2]
+        ]  # fmt: skip
