@@ -1,0 +1,96 @@
+"""What a run reads of its bars file (:func:`read_run_bars`): future rows only with known
+covariates, the extra columns its inputs and target read, the user's instrument table, the
+minimum bar count with its reason, the outlier screen; and which runs a feature store serves
+(:func:`is_standard`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from foxhunt.config import DataConfig
+from foxhunt.data.features.inputs import is_standard, read_run_bars
+from foxhunt.data.sources.demo import demo_bars
+from foxhunt.errors import DataError
+
+
+def _read(path: Path, data: DataConfig, **kw: object) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    args = {"min_bars": 10, "reason": "the test's minimum", "allow_outliers": False, **kw}
+    return read_run_bars(path, data, **args)  # type: ignore[arg-type]
+
+
+def _bars(n: int = 80, symbol: str = "ES") -> pl.DataFrame:
+    bars = demo_bars(n, seed=2).with_columns(symbol=pl.lit(symbol))
+    rng = np.random.default_rng(2)
+    return bars.with_columns(event=pl.Series(rng.integers(0, 2, n).astype(float)), r=pl.lit(0.01))
+
+
+def test_future_rows_are_split_off_only_for_known_covariates(tmp_path: Path) -> None:
+    bars = _bars()
+    step = bars["ts"][-1] - bars["ts"][-2]
+    ahead = bars.tail(2).with_columns(
+        ts=pl.col("ts") + 2 * step, **{c: None for c in ("open", "high", "low", "close")}
+    )
+    path = tmp_path / "bars.parquet"
+    pl.concat([bars, ahead]).write_parquet(path)
+    frame, future = _read(path, DataConfig(known_cols=("event",)))
+    assert frame.height == 80 and "event" in frame.columns
+    assert future is not None and future["event"].to_list() == ahead["event"].to_list()
+    bars.write_parquet(path)
+    frame, future = _read(path, DataConfig())
+    assert future is None and frame.height == 80
+    assert "event" not in frame.columns and "r" not in frame.columns  # not inputs: not kept
+
+
+def test_the_target_and_covariate_columns_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "bars.csv"
+    _bars().write_csv(path)
+    frame, _ = _read(path, DataConfig(target="return:r", observed_cols=("event",)))
+    assert {"r", "event"} <= set(frame.columns)
+    assert frame["r"].to_list() == [0.01] * 80
+
+
+def test_the_minimum_names_its_reason_and_outliers_are_refused_unless_allowed(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "bars.csv"
+    bars = _bars(300)
+    bars.write_csv(path)
+    with pytest.raises(DataError, match="the test's minimum"):
+        _read(path, DataConfig(), min_bars=1000)
+    spiked = bars.with_columns(
+        pl.when(pl.int_range(pl.len()) == 150).then(pl.col(c) * 50).otherwise(pl.col(c)).alias(c)
+        for c in ("open", "high", "low", "close")
+    )
+    spiked.write_csv(path)
+    with pytest.raises(DataError, match=r"row 150 .* 50 times the median close"):
+        _read(path, DataConfig())
+    frame, _ = _read(path, DataConfig(), allow_outliers=True)
+    assert frame.height == 300
+
+
+def test_the_users_instrument_table_decides_the_calendar(tmp_path: Path) -> None:
+    """FOO looks like a stock (NYSE hours): its Globex-hours bars are refused unless the run's
+    instrument table puts it on CME equity hours."""
+    path = tmp_path / "bars.csv"
+    _bars(220, symbol="FOO").write_csv(path)
+    with pytest.raises(DataError, match="closed hours of calendar xnys"):
+        _read(path, DataConfig())
+    table = tmp_path / "instruments.toml"
+    table.write_text(
+        '[FOO]\ntick_size = 0.25\npoint_value = 50\nasset_class = "equity_index"\n'
+        'calendar = "cme_equity"\n'
+    )
+    frame, _ = _read(path, DataConfig(instruments=str(table)))
+    assert frame.height == 220
+
+
+def test_a_feature_store_serves_only_default_features_close_target_no_covariates() -> None:
+    assert is_standard(DataConfig())
+    assert not is_standard(DataConfig(features="minimal"))
+    assert not is_standard(DataConfig(observed_cols=("event",)))
+    assert not is_standard(DataConfig(known_cols=("event",)))
+    assert not is_standard(DataConfig(target="high"))
