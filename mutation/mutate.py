@@ -413,10 +413,8 @@ def all_targets() -> dict[str, Target]:
         relative = str(source.relative_to(ROOT))
         if relative in mapped:
             continue
-        if source.name == "__init__.py" and not re.search(
-            r"^(def|class) ", source.read_text(encoding="utf-8"), re.MULTILINE
-        ):
-            continue  # re-exports only: nothing to mutate
+        if not re.search(r"^\s*(async\s+)?def ", source.read_text(encoding="utf-8"), re.M):
+            continue  # re-exports or constants only: mutmut mutates inside functions only
         targets[module_name(source)] = default_target(source)
     return targets
 
