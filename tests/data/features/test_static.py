@@ -6,7 +6,14 @@ import math
 
 import pytest
 
-from foxhunt.data.features.static import CONTRACTS, ContractSpec, contract_spec_of, static_values
+from foxhunt.data.features.static import (
+    CONTRACTS,
+    ContractSpec,
+    contract_spec,
+    contract_spec_of,
+    static_values,
+)
+from foxhunt.data.market.instrument import ASSET_CLASSES, Instrument
 from foxhunt.data.market.instruments import futures_root
 from foxhunt.errors import DataError
 
@@ -50,3 +57,20 @@ def test_no_silent_aliases_onto_futures(symbol: str) -> None:
     # Cash indices, ETFs, spot FX and crypto are not futures: no root, never ES's point value.
     with pytest.raises(DataError, match="unknown futures root"):
         contract_spec_of(symbol)
+
+
+def test_a_contract_spec_is_the_instruments_numbers() -> None:
+    inst = Instrument("ZZ", 0.5, 20.0, "USD", "metals", "cme_metals", 0.0, 1800.0)
+    assert contract_spec(inst) == ContractSpec(
+        0.5, 20.0, ASSET_CLASSES.index("metals"), inst.hours, 1800.0
+    )
+    assert inst.hours > 0 and ASSET_CLASSES.index("metals") == 2
+
+
+def test_an_unknown_root_is_refused_with_the_way_out() -> None:
+    with pytest.raises(DataError) as refused:
+        contract_spec_of("QQQQ")
+    assert str(refused.value) == (
+        "symbol 'QQQQ': unknown futures root; pass --instruments FILE with this root "
+        "(docs/data.md, Instruments)"
+    )
