@@ -526,6 +526,13 @@ def run_one(
     print(f"== {name}: {target.source} against {', '.join(target.tests)}", flush=True)
     _mutmut(work, "run", "--max-children", str(children), *survivors)
     latest = _results(work)
+    mutated = work / "mutants" / target.source
+    if not latest and mutated.is_file() and "__mutmut_" not in mutated.read_text("utf-8"):
+        # mutmut skips decorated functions (a @contextmanager): nothing here it can mutate
+        VERDICTS.mkdir(exist_ok=True)
+        (VERDICTS / f"{name}.txt").write_text(NOTHING_TO_MUTATE + "\n", encoding="utf-8")
+        print(f"   no mutants: {NOTHING_TO_MUTATE}", flush=True)
+        return {}
     if again:  # the other verdicts stand (mutmut lists mutants it did not re-run as not checked)
         latest = {**previous, **{key: latest[key] for key in survivors if key in latest}}
     return _record(work, latest)
@@ -548,12 +555,22 @@ def _record(work: Path, status: dict[str, str]) -> dict[str, str]:
     return status
 
 
+NOTHING_TO_MUTATE = "# mutmut generated no mutant of this module (its functions are decorated)"
+"""The verdict file of a module mutmut ran and could not mutate: scored, with nothing to count."""
+
+
 def _load(name: str) -> dict[str, str]:
     path = VERDICTS / f"{name}.txt"
     if not path.exists():
         return {}
-    pairs = (line.rsplit(": ", 1) for line in path.read_text(encoding="utf-8").splitlines())
+    lines = path.read_text(encoding="utf-8").splitlines()
+    pairs = (line.rsplit(": ", 1) for line in lines if not line.startswith("#"))
     return {key: value for key, value in pairs}
+
+
+def _scored(name: str) -> bool:
+    """Whether ``name`` has verdicts (or was run and had nothing to mutate)."""
+    return (VERDICTS / f"{name}.txt").exists()
 
 
 def report(names: list[str]) -> float:
@@ -566,8 +583,11 @@ def report(names: list[str]) -> float:
     not_run = []
     for name in names:
         status = _load(name)
-        if not status:
+        if not _scored(name):
             not_run.append(name)
+            continue
+        if not status:
+            print(f"{name:<12} {0:>7}  (mutmut generated no mutant: decorated functions only)")
             continue
         killed = sum(value in KILLED for value in status.values())
         survived = sum(value == "survived" for value in status.values())
@@ -630,7 +650,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     names = args.modules or list(targets)
     if args.missing:
-        names = [name for name in names if not _load(name)]
+        names = [name for name in names if not _scored(name)]
     if args.list:
         for name in names:
             tests = " ".join(targets[name].tests) or "(no test file imports it)"
