@@ -524,8 +524,16 @@ def run_one(
         return previous
     work = _prepare(name, target, fresh=fresh and not again)
     print(f"== {name}: {target.source} against {', '.join(target.tests)}", flush=True)
+    log = work / "mutmut.log"
+    start = log.stat().st_size if log.exists() else 0
     _mutmut(work, "run", "--max-children", str(children), *survivors)
+    with log.open("rb") as f:  # this run's output, stdout and stderr
+        f.seek(start)
+        ran = f.read().decode("utf-8", "replace")
     latest = _results(work)
+    if NO_TEST_CASE in ran:  # mutmut stopped before running any: every mutant is untested
+        latest = {key: "no tests" if value == "not checked" else value
+                  for key, value in latest.items()}  # fmt: skip
     mutated = work / "mutants" / target.source
     if not latest and mutated.is_file() and "__mutmut_" not in mutated.read_text("utf-8"):
         # mutmut skips decorated functions (a @contextmanager): nothing here it can mutate
@@ -554,6 +562,10 @@ def _record(work: Path, status: dict[str, str]) -> dict[str, str]:
     print(f"   {len(status)} mutants, {len(survivors)} survived: {work / 'survivors.diff'}")
     return status
 
+
+NO_TEST_CASE = "could not find any test case for any mutant"
+"""mutmut's words when no selected test reaches any mutant (it then runs none and lists each as
+"not checked"): those mutants count as untested, not as unscored."""
 
 NOTHING_TO_MUTATE = "# mutmut generated no mutant of this module (its functions are decorated)"
 """The verdict file of a module mutmut ran and could not mutate: scored, with nothing to count."""
