@@ -53,7 +53,7 @@ def to_polars(bars: pl.DataFrame | pd.DataFrame, symbol: str | None = None) -> p
     Args:
         bars: polars, or pandas (a ``DatetimeIndex`` becomes a column: its name, or ``ts``).
         symbol: the symbol of every row when the frame has no symbol column (``symbol``,
-            ``ticker``, ``instrument``, ``raw_symbol``); ignored when it has one.
+            ``ticker``, ``instrument``, ``raw_symbol``, ``instrument_id``); ignored when it has one.
 
     Raises:
         InputError: no symbol column and no ``symbol``.
