@@ -28,6 +28,20 @@ def _raw_bytes(path: Path) -> bytes:
     return path.read_bytes()
 
 
+DBN_PRELUDE = 8
+"""Bytes before a DBN file's metadata: ``DBN``, the version byte, the metadata's length
+(little-endian uint32)."""
+
+
+def _metadata_end(data: bytes) -> int:
+    """Where the metadata header of ``data`` ends (the prelude's length field; the whole of
+    ``data`` where it is not a DBN prelude, for the decoder to refuse). A symbology header of
+    thousands of instruments is megabytes: no fixed prefix holds every file's."""
+    if len(data) < DBN_PRELUDE or data[:3] != b"DBN":
+        return len(data)
+    return DBN_PRELUDE + int.from_bytes(data[4:DBN_PRELUDE], "little")
+
+
 def read_dbn(path: Path) -> pl.DataFrame:
     """Read the OHLCV records of a DBN file.
 
@@ -39,8 +53,8 @@ def read_dbn(path: Path) -> pl.DataFrame:
         (String), prices (Float64), ``volume`` (Float64), in file order.
 
     Raises:
-        DataError: ``databento-dbn`` is not installed, the file is not DBN, or its schema is
-            not OHLCV.
+        DataError: ``databento-dbn`` is not installed, the file is empty or not DBN, its
+            schema is not OHLCV, or it holds no record.
     """
     try:
         import databento_dbn as dbn
@@ -48,8 +62,10 @@ def read_dbn(path: Path) -> pl.DataFrame:
         raise DataError(f"{path}: reading DBN needs the databento-dbn package") from e
     try:
         data = _raw_bytes(path)
+        if not data:
+            raise DataError(f"{path}: empty file (no bars)")
         decoder = dbn.DBNDecoder()
-        decoder.write(data[: 1 << 20])  # the metadata header comes first and is small
+        decoder.write(data[: _metadata_end(data)])  # the header only: no record decoded here
         meta = decoder.decode()[0]
         schema = str(meta.schema) if meta.schema is not None else "mixed"
         if not schema.startswith("ohlcv"):
@@ -64,13 +80,12 @@ def read_dbn(path: Path) -> pl.DataFrame:
         raise
     except Exception as e:  # the bindings raise ValueError / DBNError on bad input
         raise DataError(f"{path}: cannot read as DBN ({str(e).splitlines()[0]})") from e
-    text = out.getvalue()
-    if not text.strip():
-        raise DataError(f"{path}: empty file (no bars)")
     df = pl.read_csv(
-        text,
+        out.getvalue(),
         schema_overrides={"ts_event": pl.UInt64, "instrument_id": pl.String, "symbol": pl.String},
     )
+    if df.height == 0:  # the transcoder writes the CSV header even without records
+        raise DataError(f"{path}: no bars (the DBN file holds its header and no record)")
     symbol = pl.col("symbol") if "symbol" in df.columns else pl.lit(None, pl.String)
     return df.select(
         "ts_event",
