@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -16,7 +17,8 @@ def test_every_module_with_code_is_mapped_to_test_files_that_exist():
     sources = {target.source for target in targets.values()}
     for path in (ROOT / "src" / "foxhunt").rglob("*.py"):
         relative = str(path.relative_to(ROOT))
-        has_code = path.name != "__init__.py" or "\ndef " in path.read_text(encoding="utf-8")
+        # a function for mutmut to mutate (constants and re-exports have none)
+        has_code = re.search(r"^\s*(async\s+)?def ", path.read_text("utf-8"), re.M) is not None
         assert (relative in sources) == has_code, relative
     for name, target in targets.items():
         assert target.tests, name
@@ -61,3 +63,38 @@ def test_report_scores_the_recorded_verdicts(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "1 of 2 modules scored; not run yet:" in out
     assert "survived  m.x__mutmut_2" in out
+
+
+def test_a_module_mutmut_could_not_mutate_is_scored_with_nothing_to_count(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setattr(mutate, "VERDICTS", tmp_path)
+    (tmp_path / "a.txt").write_text("m.x__mutmut_1: killed\n", encoding="utf-8")
+    (tmp_path / "d.txt").write_text(mutate.NOTHING_TO_MUTATE + "\n", encoding="utf-8")
+    assert mutate._load("d") == {} and mutate._scored("d") and not mutate._scored("b")
+    assert mutate.report(["a", "d", "b"]) == 100.0
+    out = capsys.readouterr().out
+    assert "d                  0  (mutmut generated no mutant" in out
+    assert "2 of 3 modules scored; not run yet:\n    b\n" in out
+
+
+def test_mutants_no_test_reaches_count_as_untested(tmp_path, monkeypatch):
+    """mutmut stops before running any mutant when no selected test reaches one, and lists them
+    all 'not checked': the run records them as 'no tests' (a survivor), not as unscored."""
+    work = tmp_path / "m"  # runs/mutate/<module>: the verdict file takes its name
+    (work / "mutants" / "src").mkdir(parents=True)
+    (work / "mutants" / "src" / "m.py").write_text("def x__mutmut_1(): ...\n", encoding="utf-8")
+    monkeypatch.setattr(mutate, "VERDICTS", tmp_path / "verdicts")
+    monkeypatch.setattr(mutate, "_prepare", lambda name, target, fresh=True: work)
+
+    def fake_mutmut(where, *args):
+        if args[0] == "run":
+            with (where / "mutmut.log").open("a", encoding="utf-8") as log:
+                log.write(f"Stopping early, because we {mutate.NO_TEST_CASE}.\n")
+        return ""
+
+    monkeypatch.setattr(mutate, "_mutmut", fake_mutmut)
+    monkeypatch.setattr(mutate, "_results", lambda where: {"m.x__mutmut_1": "not checked"})
+    target = mutate.Target("src/m.py", ("tests/test_m.py",))
+    assert mutate.run_one("m", target, children=1) == {"m.x__mutmut_1": "no tests"}
+    assert mutate._load("m") == {"m.x__mutmut_1": "no tests"}
