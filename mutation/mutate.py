@@ -116,7 +116,11 @@ TARGETS: dict[str, Target] = {
     ),
     "resume": Target(
         "src/foxhunt/artifacts/resume.py",
-        ("tests/artifacts/test_checkpoints.py", "tests/artifacts/test_resume_mutants.py"),
+        (
+            "tests/artifacts/test_checkpoints.py",
+            "tests/artifacts/test_resume_mutants.py",
+            "tests/artifacts/test_resume_survivors.py",
+        ),
     ),
     "estimate": Target(
         "src/foxhunt/memory/estimate.py",
