@@ -131,11 +131,22 @@ def expression_columns(lines: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(cols)
 
 
-def check_causal(name: str, expr: pl.Expr, n: int = 64, cut: int = 40) -> None:
+PROBE_BARS = 4096
+"""Random bars :func:`check_causal` evaluates an expression on: a ``LEAD`` of fewer bars, or a
+window up to :data:`PROBE_CUT` long that also looks ahead, changes an earlier value there (64
+bars, before session 29, let ``LEAD(close, 64)`` and any look-ahead inside a window longer
+than 40 bars through)."""
+
+PROBE_CUT = PROBE_BARS // 2 - 1
+"""The last probe bar kept when the later ones are replaced."""
+
+
+def check_causal(name: str, expr: pl.Expr, n: int = PROBE_BARS, cut: int = PROBE_CUT) -> None:
     """Refuse ``expr`` if its value at a bar depends on later bars.
 
     Evaluates it on ``n`` random bars, then again with bars after ``cut`` replaced; rows up to
-    ``cut`` must be unchanged (NaN equal to NaN).
+    ``cut`` must be unchanged (NaN equal to NaN). A look-ahead of ``n`` bars or more is not
+    seen (a test, not a proof).
 
     Raises:
         DataError: the expression reads later bars, fails, or does not give one value per bar.
