@@ -57,6 +57,7 @@ def test_each_number_is_judged_even_after_one_that_is_skipped() -> None:
         a_bytes=["n/a", "n/a"],  # not a number: skipped
         b_bytes=[100 * MIB, 101 * MIB],  # under the floor: skipped
         c_bytes=[100 * MIB, 100 * MIB],  # flat: skipped
+        e_bytes=[100 * MIB, None],  # not logged at a later epoch end: skipped
         d_bytes=[100 * MIB, 300 * MIB],  # a leak
     )
     [line] = find_leaks(records)
@@ -75,4 +76,5 @@ def test_each_number_is_judged_even_after_one_that_is_skipped() -> None:
 def test_flags_are_not_numbers_and_maxima_are_not_followed() -> None:
     assert find_leaks(_ends(x_bytes=[True, True])) == []
     assert not is_leak_metric("max_rss_bytes") and not is_leak_metric("rss_max_bytes")
+    assert not is_leak_metric("cuda_total_bytes") and not is_leak_metric("cuda_free_bytes")
     assert is_leak_metric("rss_bytes")
