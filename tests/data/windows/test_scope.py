@@ -43,4 +43,8 @@ def test_the_end_reads_as_one_time_or_a_range_per_symbol() -> None:
     assert end_text({"NQ": later, "ES": one, "CL": one}) == (
         "2024-03-01 21:59 UTC to 2024-03-03 22:59 UTC, per symbol"
     )
+    middle = one + dt.timedelta(days=1)
+    assert end_text({"NQ": later, "ES": one, "CL": middle}) == (
+        "2024-03-01 21:59 UTC to 2024-03-03 22:59 UTC, per symbol"  # the first and the last
+    )
     assert SCOPES == ("new", "test", "all")
