@@ -191,3 +191,20 @@ def test_metadata_larger_than_one_mib_is_read(tmp_path: Path) -> None:
     assert 1 << 20 < len(meta) < 2 << 20
     df = read_dbn(_write(tmp_path, "big.dbn", meta + _bar(0, 5)))
     assert df["symbol"].to_list() == ["S0000004"]
+
+
+def test_the_header_ends_where_the_prelude_says() -> None:
+    """Only the metadata is decoded up front (decoding every record into Python objects would
+    cost seconds on a year of bars); where there is no DBN prelude the decoder gets everything
+    and refuses it."""
+    from foxhunt.data.read.dbn import DBN_PRELUDE, _metadata_end
+
+    meta = _metadata(dbn.Schema.OHLCV_1M, ["ESZ4"], [_mapping("ESZ4", 1)])
+    data = meta + _bar(0, 1)
+    assert meta[:3] == b"DBN" and _metadata_end(data) == len(meta)
+    length = int.from_bytes(meta[4:8], "little")  # little-endian: a big-endian read is far off
+    assert _metadata_end(data) == DBN_PRELUDE + length and length < 1 << 16
+    assert _metadata_end(b"dbn" + data[3:]) == len(data)  # not the magic
+    assert _metadata_end(b"XDBN" + data[4:]) == len(data)
+    assert _metadata_end(data[:DBN_PRELUDE]) == DBN_PRELUDE + length  # a bare prelude
+    assert _metadata_end(data[:7]) == 7  # shorter than a prelude
