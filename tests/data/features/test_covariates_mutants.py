@@ -53,10 +53,13 @@ def test_covariates_are_float32_under_their_feature_names() -> None:
     assert covariate_exprs(None) == []
 
 
-TIMES = pl.DataFrame(
-    {"symbol": ["ES", "ES", "NQ"], "ts": [_at(5), _at(10), _at(5)]},
-    schema={"symbol": pl.String, "ts": pl.Datetime("us", "UTC")},
-)
+def _times() -> pl.DataFrame:
+    """The decoder's bar times (built per test: no polars work at import, where forked
+    mutation-test processes would inherit its thread pool)."""
+    return pl.DataFrame(
+        {"symbol": ["ES", "ES", "NQ"], "ts": [_at(5), _at(10), _at(5)]},
+        schema={"symbol": pl.String, "ts": pl.Datetime("us", "UTC")},
+    )
 
 
 def _future(rows: list[tuple[str, int, float | None]]) -> pl.DataFrame:
@@ -65,18 +68,20 @@ def _future(rows: list[tuple[str, int, float | None]]) -> pl.DataFrame:
 
 def test_the_known_values_at_the_bar_times_in_their_order() -> None:
     future = _future([("NQ", 5, 3.0), ("ES", 10, 2.0), ("ES", 5, 1.0), ("ES", 15, 9.0)])
-    got = future_values(future, TIMES, ["a", "b"])
+    got = future_values(future, _times(), ["a", "b"])
     assert got.rows() == [("ES", _at(5), 1.0, 10.0), ("ES", _at(10), 2.0, 20.0),
                           ("NQ", _at(5), 3.0, 30.0)]  # fmt: skip
-    assert future_values(None, TIMES, []) is TIMES  # no known columns: nothing to read
-    one = future_values(_future([("ES", 5, 1.0)]), TIMES.head(1), ["a"])  # a single future row
+    times = _times()
+    assert future_values(None, times, []) is times  # no known columns: nothing to read
+    one = future_values(_future([("ES", 5, 1.0)]), _times().head(1), ["a"])  # a single future row
     assert one.rows() == [("ES", _at(5), 1.0)]
 
 
-@pytest.mark.parametrize("future", [None, _future([]).head(0)])
-def test_no_future_rows_is_refused_naming_the_first_bar_time(future: pl.DataFrame | None) -> None:
+@pytest.mark.parametrize("empty", [False, True])
+def test_no_future_rows_is_refused_naming_the_first_bar_time(empty: bool) -> None:
+    future = _future([]).head(0) if empty else None
     with pytest.raises(DataError) as refused:
-        future_values(future, TIMES, ["a", "b"])
+        future_values(future, _times(), ["a", "b"])
     assert str(refused.value) == (
         f"known-future columns a, b need future rows: add rows after each symbol's last bar "
         f"(first: 'ES' at {_at(5)}) with empty prices and the known columns filled "
@@ -86,19 +91,19 @@ def test_no_future_rows_is_refused_naming_the_first_bar_time(future: pl.DataFram
 
 def test_two_rows_at_one_time_are_refused_at_the_first_repeated_pair() -> None:
     same_time_other_symbols = _future([("ES", 5, 1.0), ("ES", 10, 2.0), ("NQ", 5, 3.0)])
-    future_values(same_time_other_symbols, TIMES, ["a"])  # one row per symbol and time: fine
+    future_values(same_time_other_symbols, _times(), ["a"])  # one row per symbol and time: fine
     twice = _future(
         [("ES", 10, 2.0), ("NQ", 5, 3.0), ("ES", 10, 2.0), ("NQ", 5, 3.0), ("ES", 5, 1.0)]
     )
     with pytest.raises(DataError) as refused:
-        future_values(twice, TIMES, ["a"])
+        future_values(twice, _times(), ["a"])
     assert str(refused.value) == f"two future rows for symbol 'ES' at {_at(10)}"
 
 
 def test_a_bar_time_without_its_values_is_named_first() -> None:
     missing = _future([("ES", 5, 1.0), ("NQ", 5, None)])  # ES at 10 absent, NQ's value empty
     with pytest.raises(DataError) as refused:
-        future_values(missing, TIMES, ["a", "b"])
+        future_values(missing, _times(), ["a", "b"])
     assert str(refused.value) == (
         f"no future row for symbol 'ES' at {_at(10)}: the forecast needs the known-future "
         "columns (a, b) at each of its bar times"
