@@ -92,3 +92,23 @@ def test_feature_file_errors_name_the_line(tmp_path) -> None:
     f.write_text("# nothing\n")
     with pytest.raises(InputError, match="lists no feature"):
         read_feature_file(f)
+
+
+def test_each_custom_line_is_probed_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every compute_features of a custom set selects its lines again (a forecast from bar
+    tails does, per forecast): the causality probe runs once per line, a refusal every time."""
+    from foxhunt.data.features import sets
+
+    sets._check_causal_once.cache_clear()
+    calls: list[str] = []
+    real = sets.check_causal
+    monkeypatch.setattr(
+        sets, "check_causal", lambda name, expr: calls.append(name) or real(name, expr)
+    )
+    lines = ("mom = close - LAG(close, 7) OVER (ORDER BY ts)", "lr = LN(high / low)")
+    assert sets.selected_features(lines) and sets.selected_features(lines)
+    assert calls == ["mom", "lr"]
+    for _ in range(2):
+        with pytest.raises(DataError, match="reads later bars"):
+            sets.selected_features(("ahead = LEAD(close) OVER (ORDER BY ts)",))
+    assert calls == ["mom", "lr", "ahead", "ahead"]

@@ -17,6 +17,7 @@ proof: an expression that only looks ahead on some data could pass it.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -110,7 +111,7 @@ def selected_features(
             expr = pl.sql_expr(sql.strip())
         except Exception as e:  # polars raises several SQL error types
             raise DataError(f"feature {name!r}: not an SQL expression ({e})") from e
-        check_causal(name, expr)
+        _check_causal_once(name, sql.strip())
         out.append((_PREFIX + name, expr.over("symbol")))
     names = [n for n, _ in out]
     twice = [n for n in names if names.count(n) > 1]
@@ -141,6 +142,14 @@ PROBE_CUT = PROBE_BARS // 2 - 1
 """The last probe bar kept when the later ones are replaced."""
 
 
+@functools.lru_cache(maxsize=1024)
+def _check_causal_once(name: str, sql: str) -> None:
+    """:func:`check_causal` of one line, once per process: every ``compute_features`` of a
+    custom set selects its lines again (each forecast from bar tails does), and the probe
+    costs milliseconds per line. A refusal raises and is not cached."""
+    check_causal(name, pl.sql_expr(sql))
+
+
 def check_causal(name: str, expr: pl.Expr, n: int = PROBE_BARS, cut: int = PROBE_CUT) -> None:
     """Refuse ``expr`` if its value at a bar depends on later bars.
 
@@ -158,7 +167,8 @@ def check_causal(name: str, expr: pl.Expr, n: int = PROBE_BARS, cut: int = PROBE
     def frame(seed: int) -> pl.DataFrame:
         r = np.random.default_rng(seed)
         data = {c: 100.0 + r.random(n) for c in dict.fromkeys(cols)}
-        ts = pl.Series([datetime(2024, 1, 1) + timedelta(minutes=i) for i in range(n)])
+        start = datetime(2024, 1, 1)
+        ts = pl.datetime_range(start, start + timedelta(minutes=n - 1), "1m", eager=True)
         return pl.DataFrame({"ts": ts, "symbol": ["X"] * n, **data})
 
     base = frame(int(rng.integers(1 << 30)))
