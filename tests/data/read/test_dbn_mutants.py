@@ -208,3 +208,12 @@ def test_the_header_ends_where_the_prelude_says() -> None:
     assert _metadata_end(b"XDBN" + data[4:]) == len(data)
     assert _metadata_end(data[:DBN_PRELUDE]) == DBN_PRELUDE + length  # a bare prelude
     assert _metadata_end(data[:7]) == 7  # shorter than a prelude
+
+
+@pytest.mark.parametrize("keep", [3, 8, 20])
+def test_a_header_cut_short_is_refused_in_words(tmp_path: Path, keep: int) -> None:
+    data = _dbn("ESZ4", 2)[:keep]  # the magic only, the prelude only, part of the metadata
+    p = _write(tmp_path, "cut.dbn", data)
+    with pytest.raises(DataError) as refused:
+        read_dbn(p)
+    assert str(refused.value) == f"{p}: cannot read as DBN (its metadata header is cut short)"

@@ -66,7 +66,10 @@ def read_dbn(path: Path) -> pl.DataFrame:
             raise DataError(f"{path}: empty file (no bars)")
         decoder = dbn.DBNDecoder()
         decoder.write(data[: _metadata_end(data)])  # the header only: no record decoded here
-        meta = decoder.decode()[0]
+        decoded = decoder.decode()
+        if not decoded:  # the header the prelude announces is not all there
+            raise DataError(f"{path}: cannot read as DBN (its metadata header is cut short)")
+        meta = decoded[0]
         schema = str(meta.schema) if meta.schema is not None else "mixed"
         if not schema.startswith("ohlcv"):
             raise DataError(f"{path}: DBN schema {schema} holds no bars (need an ohlcv schema)")
