@@ -217,3 +217,49 @@ def test_a_header_cut_short_is_refused_in_words(tmp_path: Path, keep: int) -> No
     with pytest.raises(DataError) as refused:
         read_dbn(p)
     assert str(refused.value) == f"{p}: cannot read as DBN (its metadata header is cut short)"
+
+
+@pytest.mark.parametrize("cut", [1, 17, 55])
+def test_a_last_record_cut_short_is_refused_with_where(tmp_path: Path, cut: int) -> None:
+    """A download cut inside its last bar: the transcoder drops the partial record without a
+    word, so the reader counts the records itself (each opens with its length in words)."""
+    whole = _dbn("ESZ4", 3)
+    record = len(_bar(0, 4242))
+    assert record == 56
+    p = _write(tmp_path, "cut.dbn", whole[: len(whole) - record + cut])
+    at = len(whole) - record
+    with pytest.raises(DataError) as refused:
+        read_dbn(p)
+    assert str(refused.value) == (
+        f"{p}: cannot read as DBN (the file is cut short: the record at byte {at} has {cut} "
+        f"of its {record} bytes, after 2 whole records)"
+    )
+    assert read_dbn(_write(tmp_path, "whole.dbn", whole)).height == 3
+
+
+def test_records_of_mixed_lengths_are_walked_one_by_one() -> None:
+    """A file whose records differ in length (a mapping record among the bars) takes the slow
+    walk; one that ends on a record boundary passes, one cut inside a record does not, and a
+    record that gives its length as 0 is named rather than looped on."""
+    from foxhunt.data.read.dbn import _cut_record
+
+    bars = _bar(0, 1) + _bar(1, 1)
+    long_record = bytes([20]) + bytes(79)  # 80 bytes, its length byte 20 words
+    data = b"HEAD" + bars + long_record + _bar(2, 1)
+    assert _cut_record(data, 4) is None
+    assert _cut_record(data[:-1], 4) == (
+        f"the file is cut short: the record at byte {4 + 112 + 80} has 55 of its 56 bytes, "
+        "after 3 whole records"
+    )
+    assert _cut_record(data[: -56 - 1], 4) == (
+        "the file is cut short: the record at byte 116 has 79 of its 80 bytes, after 2 whole "
+        "records"
+    )
+    assert _cut_record(b"HEAD" + bars + bytes(8), 4) == "a record at byte 116 gives its length as 0"
+    assert _cut_record(b"HEAD", 4) is None and _cut_record(b"HEAD", 9) is None
+    same = _bar(0, 1) * 3  # one length throughout, the fast path
+    assert _cut_record(same, 0) is None
+    assert _cut_record(same[:-8], 0) == (
+        "the file is cut short: the record at byte 112 has 48 of its 56 bytes, after 2 whole "
+        "records"
+    )

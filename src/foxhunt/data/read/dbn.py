@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from foxhunt.errors import DataError
@@ -42,6 +43,31 @@ def _metadata_end(data: bytes) -> int:
     return DBN_PRELUDE + int.from_bytes(data[4:DBN_PRELUDE], "little")
 
 
+def _cut_record(data: bytes, start: int) -> str | None:
+    """Why the records of ``data`` from byte ``start`` do not end at its last byte (a download
+    cut short), or None where they do. Each DBN record opens with its length in 4-byte words;
+    the transcoder drops a partial last record without a word, which would lose a bar unseen."""
+    if start >= len(data):
+        return None
+    first = data[start] * 4
+    if first and (len(data) - start) % first == 0:  # one record length throughout: no loop
+        lengths = np.frombuffer(data, np.uint8, offset=start)[::first]
+        if bool((lengths == data[start]).all()):
+            return None
+    pos, whole = start, 0
+    while pos < len(data):
+        length = data[pos] * 4
+        if length == 0:
+            return f"a record at byte {pos} gives its length as 0"
+        if pos + length > len(data):
+            return (
+                f"the file is cut short: the record at byte {pos} has {len(data) - pos} of its "
+                f"{length} bytes, after {whole} whole records"
+            )
+        pos, whole = pos + length, whole + 1
+    return None
+
+
 def read_dbn(path: Path) -> pl.DataFrame:
     """Read the OHLCV records of a DBN file.
 
@@ -54,7 +80,7 @@ def read_dbn(path: Path) -> pl.DataFrame:
 
     Raises:
         DataError: ``databento-dbn`` is not installed, the file is empty or not DBN, its
-            schema is not OHLCV, or it holds no record.
+            schema is not OHLCV, it holds no record, or its last record is cut short.
     """
     try:
         import databento_dbn as dbn
@@ -73,20 +99,27 @@ def read_dbn(path: Path) -> pl.DataFrame:
         schema = str(meta.schema) if meta.schema is not None else "mixed"
         if not schema.startswith("ohlcv"):
             raise DataError(f"{path}: DBN schema {schema} holds no bars (need an ohlcv schema)")
+        cut = _cut_record(data, _metadata_end(data))
+        if cut is not None:
+            raise DataError(f"{path}: cannot read as DBN ({cut})")
         out = io.BytesIO()
         transcoder = dbn.Transcoder(
             out, dbn.Encoding.CSV, dbn.Compression.NONE, pretty_px=True, pretty_ts=False
         )
         transcoder.write(data)
         transcoder.flush()
+        df = pl.read_csv(
+            out.getvalue(),
+            schema_overrides={
+                "ts_event": pl.UInt64,
+                "instrument_id": pl.String,
+                "symbol": pl.String,
+            },
+        )
     except DataError:
         raise
     except Exception as e:  # the bindings raise ValueError / DBNError on bad input
         raise DataError(f"{path}: cannot read as DBN ({str(e).splitlines()[0]})") from e
-    df = pl.read_csv(
-        out.getvalue(),
-        schema_overrides={"ts_event": pl.UInt64, "instrument_id": pl.String, "symbol": pl.String},
-    )
     if df.height == 0:  # the transcoder writes the CSV header even without records
         raise DataError(f"{path}: no bars (the DBN file holds its header and no record)")
     symbol = pl.col("symbol") if "symbol" in df.columns else pl.lit(None, pl.String)
