@@ -112,3 +112,32 @@ def test_a_cache_file_that_is_not_sessions_is_recomputed_and_replaced(
         np.testing.assert_array_equal(a, b)
     again = cached_sessions("XNYS", SPAN, lambda: _arrays(2))  # the recomputed file is read back
     np.testing.assert_array_equal(again[0], _arrays(1)[0])
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda a: tuple(x[:0] for x in a),  # an empty schedule
+        lambda a: (a[1], a[0], *a[2:]),  # opens after closes
+        lambda a: (a[0].astype(np.float64), *a[1:]),
+    ],
+)
+def test_computed_sessions_that_are_not_well_formed_are_answered_but_not_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: Callable
+) -> None:
+    """What the library computes is checked before it is written: a file that the next call
+    would refuse anyway is not written, and the next call computes again."""
+    monkeypatch.setenv("FOXHUNT_CACHE_DIR", str(tmp_path))
+    calls = []
+
+    def compute() -> tuple[np.ndarray, ...]:
+        calls.append(1)
+        return bad(_arrays(1))
+
+    got = cached_sessions("XNYS", SPAN, compute)
+    for a, b in zip(got, bad(_arrays(1)), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert not cache_path("XNYS", SPAN).exists()
+    assert not (tmp_path / "calendars").exists() or not list((tmp_path / "calendars").iterdir())
+    cached_sessions("XNYS", SPAN, compute)
+    assert len(calls) == 2

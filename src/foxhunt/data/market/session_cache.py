@@ -10,7 +10,8 @@ calendar, the span and the library's version, so the first process writes them t
 
 The file name carries the source, the span and the library's version: a new version computes
 afresh. Writes go to a temporary file renamed into place, so concurrent processes never read
-half a file; a cache that cannot be read or written is skipped (computed, not failed).
+half a file; a cache that cannot be read or written is skipped (computed, not failed), and
+only well-formed sessions are written.
 """
 
 from __future__ import annotations
@@ -71,6 +72,11 @@ def cached_sessions(
     except Exception as e:  # noqa: BLE001 - a bad cache file is recomputed, never fatal
         log.debug("calendar cache %s unreadable (%s): recomputing", path, e)
     arrays = compute()
+    if len(arrays) != len(_FIELDS):
+        raise ValueError(f"a calendar's sessions are {len(_FIELDS)} arrays, not {len(arrays)}")
+    if not _well_formed(arrays):  # answered as computed, never cached: the next call retries
+        log.debug("calendar %s over %s computed no well-formed sessions: not cached", source, span)
+        return arrays
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
