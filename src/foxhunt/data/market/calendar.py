@@ -96,6 +96,38 @@ def trading_date(ts: pl.Expr, calendar: str = DEFAULT_CALENDAR) -> pl.Expr:
     return pl.when(after).then(day.dt.offset_by("1d")).otherwise(day)
 
 
+def trading_day_starts_us(
+    days: np.ndarray, calendar: str = DEFAULT_CALENDAR
+) -> tuple[np.ndarray, np.ndarray]:
+    """Where each trading day begins and where its first session opens, in µs UTC.
+
+    Args:
+        days: trading days (days since the epoch, as :func:`trading_date` gives them).
+        calendar: the calendar's name.
+
+    Returns:
+        ``(roll, open)``: the instant the day begins (the calendar's roll time on the day
+        before, or midnight where the roll is 00:00: every timestamp of the day is at or after
+        it) and its first session's open; a day the calendar does not trade (a holiday in the
+        bars, a day outside :data:`~foxhunt.data.market.calendars.SPAN`) opens at its roll.
+    """
+    spec = calendar_spec(calendar)
+    days = np.asarray(days, dtype=np.int64)
+    before = 0 if spec.roll == time(0) else 1
+    roll_s = spec.roll.hour * 3600 + spec.roll.minute * 60 + spec.roll.second
+    local = (days - before) * _DAY_US + roll_s * 1_000_000
+    naive = pl.Series(local, dtype=pl.Int64).cast(pl.Datetime("us"))
+    zoned = naive.dt.replace_time_zone(spec.tz, ambiguous="earliest", non_existent="null")
+    roll = zoned.dt.epoch("us").fill_null(naive.dt.epoch("us")).to_numpy().astype(np.int64)
+    cal = sessions(calendar)
+    known, first = np.unique(cal.day, return_index=True)
+    if known.size == 0:
+        return roll, roll.copy()
+    i = np.minimum(np.searchsorted(known, days), known.size - 1)
+    traded = known[i] == days
+    return roll, np.where(traded, cal.day_open[first][i], roll)
+
+
 def _epoch_us(ts: pl.Expr) -> pl.Expr:
     return ts.dt.epoch("us")
 

@@ -4,10 +4,13 @@ A bar's ``ts`` is its open time (the convention of every reader here): the K-min
 stamped ``t`` aggregates the bars with ``t <= ts < t + K`` minutes — open of the first, high
 max, low min, close of the last, volume summed (``contract`` and kept columns: the last bar's)
 — so it is known when its last bar closes, and nothing after it is used (causal). Buckets are
-K-minute steps from the start of the symbol's trading day in its calendar (the session open
-for FX and CME, midnight for 24/7 markets) and never span two trading days: a session that
+K-minute steps from the open of the symbol's trading day in its calendar (the session open:
+17:00 New York for FX, 17:00 Chicago for CME, 09:30 New York for NYSE; midnight UTC for 24/7
+markets), whichever bars the file holds, and never span two trading days: a session that
 opens at 17:00 New York gives 17:00, 17:00 + K, ... (a bucket cut by the session's end is
-shorter, not merged into the next day).
+shorter, not merged into the next day; bars before the open, on a calendar whose day begins
+earlier, fall on the same grid, the first bucket cut at the day's start). A day the calendar
+does not trade is gridded from the day's start.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+import numpy as np
 import polars as pl
 
-from foxhunt.data.market.calendar import infer_interval, trading_date
+from foxhunt.data.market.calendar import infer_interval, trading_date, trading_day_starts_us
 from foxhunt.data.market.instruments import calendar_of
 from foxhunt.data.read.validate import BAR_COLUMNS
 from foxhunt.errors import DataError
@@ -71,14 +75,16 @@ def aggregate_bars(
     for (sym,), g in bars.group_by("symbol", maintain_order=True):
         cal = calendar_of(str(sym), instruments)
         g = g.with_columns(trading_date(pl.col("ts"), cal).alias(_DAY))
-        # Trading-day start: the first bar's time of each day floored to the day's first
-        # K-grid point measured from the session open (its earliest bar's whole hour).
-        start = pl.col("ts").min().over(_DAY).dt.truncate("1h")
-        since = (pl.col("ts") - start).dt.total_microseconds()
-        g = g.with_columns(
-            (start + pl.duration(microseconds=(since // k_us) * k_us)).alias(_BUCKET)
-        )
-        parts.append(g)
+        # The grid runs from the trading day's session open, its first bucket cut at the
+        # day's start (the roll): buckets of two days never share a stamp.
+        roll, open_ = trading_day_starts_us(g[_DAY].cast(pl.Int32).to_numpy(), cal)
+        t = g["ts"].dt.epoch("us").to_numpy()
+        bucket = np.maximum(roll, open_ + ((t - open_) // k_us) * k_us)
+        stamp = pl.Series(_BUCKET, bucket, dtype=pl.Int64).cast(pl.Datetime("us"))
+        dtype = g.schema["ts"]
+        zone = getattr(dtype, "time_zone", None)
+        stamp = stamp.dt.replace_time_zone("UTC").dt.convert_time_zone(zone) if zone else stamp
+        parts.append(g.with_columns(stamp.cast(dtype)))
     frame = (
         pl.concat(parts)
         if parts
