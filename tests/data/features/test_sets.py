@@ -112,3 +112,15 @@ def test_each_custom_line_is_probed_once_per_process(monkeypatch: pytest.MonkeyP
         with pytest.raises(DataError, match="reads later bars"):
             sets.selected_features(("ahead = LEAD(close) OVER (ORDER BY ts)",))
     assert calls == ["mom", "lr", "ahead", "ahead"]
+
+
+def test_builtin_expressions_are_built_once_and_callers_get_their_own_list() -> None:
+    from foxhunt.data.features.observed import observed_features
+    from foxhunt.data.features.sets import _builtin, feature_names, selected_features
+
+    assert _builtin() is _builtin()
+    assert feature_names("default") == tuple(n for n, _ in observed_features())
+    first = selected_features((), "default")
+    first.clear()  # a caller's list is its own: the cache is untouched
+    again = selected_features((), "default")
+    assert [n for n, _ in again] == list(feature_names("default")) and len(again) == 210
