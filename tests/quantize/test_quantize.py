@@ -239,3 +239,31 @@ def test_int8_directory_runs_on_cuda(int8_run: tuple[Path, dict]) -> None:
         b = gpu.model(batch.to("cuda")).quantiles.cpu()
     assert bool(torch.isfinite(b).all())
     assert float((a - b).norm() / a.norm()) < 0.02  # CPU also rounds activations to int8
+
+
+@pytest.mark.slow
+def test_a_broken_weight_is_refused_before_static_calibration(
+    demo_run: DemoRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Calibrating static scales runs the model over windows (seconds on a real run): a NaN
+    weight that the quantiser would refuse anyway is refused before it."""
+    import shutil
+
+    import foxhunt.quantize.recipe as recipe
+
+    diverged = tmp_path / "diverged"
+    shutil.copytree(demo_run.run, diverged)
+    path = model_weights(RunDir(diverged))
+    tensors, sidecar = ckpt.load_weights(path)
+    tensors["output.weight"].view(-1)[0] = float("inf")
+    sidecar = {k: v for k, v in sidecar.items() if k not in ("format", "weights_sha256")}
+    ckpt.save_weights(path, tensors, sidecar)
+
+    def calibrate(*_args: object) -> None:
+        raise AssertionError("calibrated a model whose weights are refused")
+
+    monkeypatch.setattr(recipe, "calibrate_activations", calibrate)
+    refused = rf"^--model {diverged}: cannot quantise output.weight: it holds non-finite values"
+    with pytest.raises(ModelDirError, match=refused):
+        quantize_run(diverged, tmp_path / "q", mode="static", measure=False)
+    assert not (tmp_path / "q").exists()

@@ -107,6 +107,22 @@ def quantizable_tensors(model: nn.Module) -> dict[str, Kind]:
     return kinds
 
 
+def check_finite_weights(model: nn.Module) -> None:
+    """Refuse a model whose weights to quantise hold NaN or inf: their int8 codes are undefined
+    (the scale is NaN), and calibrating such a model first would only waste the time.
+
+    Raises:
+        ModelDirError: naming the first such tensor.
+    """
+    kinds = quantizable_tensors(model)
+    for name, t in model.state_dict().items():
+        if name in kinds and not bool(torch.isfinite(t).all()):
+            raise ModelDirError(
+                f"cannot quantise {name}: it holds non-finite values (NaN or inf); the model's "
+                "weights are broken, quantise a checkpoint from before they diverged"
+            )
+
+
 def quantize_tensors(
     model: nn.Module,
     precision: WeightFormat,
@@ -130,17 +146,12 @@ def quantize_tensors(
         ValueError: ``static`` without a scale for some activation-quantised linear layer.
         ModelDirError: a weight to quantise holds NaN or inf.
     """
+    check_finite_weights(model)
     kinds = quantizable_tensors(model)
     tensors: dict[str, Tensor] = {}
     for name, t in model.state_dict().items():
         t = t.detach().cpu()
         kind = kinds.get(name)
-        if kind is not None and not bool(torch.isfinite(t).all()):
-            # int8 codes of a NaN are undefined (its scale is NaN): refuse, do not write garbage
-            raise ModelDirError(
-                f"cannot quantise {name}: it holds non-finite values (NaN or inf); the model's "
-                "weights are broken, quantise a checkpoint from before they diverged"
-            )
         if kind is None:
             tensors[name] = t.contiguous()
         elif precision == "bf16":

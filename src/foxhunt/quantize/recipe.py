@@ -41,6 +41,7 @@ from foxhunt.quantize.model import (
     MARKER,
     Mode,
     WeightFormat,
+    check_finite_weights,
     held_bytes,
     is_quantized_dir,
     load_inference_model,
@@ -221,15 +222,16 @@ def quantize_run(
     if is_quantized_dir(Path(model_dir)):
         raise InputError(f"--model {model_dir}: already quantised; quantise the fp32 run directory")
     source = load_model_dir(Path(model_dir), "cpu")
+    try:  # a broken weight is refused before any calibration, naming the directory
+        check_finite_weights(source.model)
+    except ModelDirError as e:
+        raise ModelDirError(f"--model {model_dir}: {e}") from None
     act_scales = None
     if precision == "int8" and mode == "static":
         act_scales = calibrate_activations(
             source.model, _calibration_windows(source, calibration_bars)
         )
-    try:
-        tensors, recipe = quantize_tensors(source.model, precision, mode, act_scales)
-    except ModelDirError as e:  # a broken weight: name the directory it came from
-        raise ModelDirError(f"--model {model_dir}: {e}") from None
+    tensors, recipe = quantize_tensors(source.model, precision, mode, act_scales)
     weights = write_quantized_dir(source, Path(out), tensors, recipe)
     quantized = load_inference_model(Path(out), "cpu")
 
