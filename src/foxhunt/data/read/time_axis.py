@@ -230,15 +230,10 @@ def examine(
                 kept.append(f"--tz {loaded.options.tz} kept as given: {line}")
             else:
                 out.append(line)
-        elif share > CLOSED_SHARE_MAX:
-            better = ""
-            if fit is not None and fit.clearly_better:
-                better = (
-                    f"; read as {fit.best} {fit.best_share:.1%} (--tz {_flag_for_zone(fit.best)})"
-                )
+        elif share > CLOSED_SHARE_MAX:  # and no zone fits clearly better (named above)
             out.append(
                 f"{where}: {share:.0%} of the bars fall in the closed hours of calendar {cal}"
-                f"{better}: timestamps in another zone (--tz) or a market with other hours "
+                ": timestamps in another zone (--tz) or a market with other hours "
                 f"(--instruments FILE sets its calendar), or {ODD_TIMES_FLAG}"
             )
     return TimeAxisFindings(tuple(out), tuple(kept))
