@@ -137,7 +137,8 @@ def kept_name(path: Path, column: str, extra: tuple[str, ...], names: list[str])
     for n in extra:
         if canonical_name(n) == canonical_name(column):
             return n
-    used = "a bar field" if column in names else "missing"
+    bar_fields = {canonical_name(n) for n in names}  # names not in extra: bar fields
+    used = "a bar field" if canonical_name(column) in bar_fields else "missing"
     raise DataError(
         f"{path}: column '{column}' is {used}; an input column must be an extra numeric "
         f"column of the bars (columns: {', '.join(names)})"
