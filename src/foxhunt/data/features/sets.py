@@ -158,16 +158,27 @@ def _check_causal_once(name: str, sql: str) -> None:
     check_causal(name, pl.sql_expr(sql))
 
 
+_NEGATIVE_SHIFT = re.compile(r"\.shift\(\[dyn int: -(\d+)\]\)")
+"""A literal negative shift in an expression's printed plan: what ``LEAD(x, k)`` becomes."""
+
+
 def check_causal(name: str, expr: pl.Expr, n: int = PROBE_BARS, cut: int = PROBE_CUT) -> None:
     """Refuse ``expr`` if its value at a bar depends on later bars.
 
-    Evaluates it on ``n`` random bars, then again with bars after ``cut`` replaced; rows up to
-    ``cut`` must be unchanged (NaN equal to NaN). A look-ahead of ``n`` bars or more is not
-    seen (a test, not a proof).
+    First a literal negative shift in its plan (``LEAD(x, k)``, whatever ``k``) is refused;
+    then it is evaluated on ``n`` random bars, and again with bars after ``cut`` replaced; rows
+    up to ``cut`` must be unchanged (NaN equal to NaN). A look-ahead the plan does not spell
+    as a shift, of ``n`` bars or more, is not seen (a test, not a proof).
 
     Raises:
         DataError: the expression reads later bars, fails, or does not give one value per bar.
     """
+    ahead = _NEGATIVE_SHIFT.search(str(expr))  # LEAD(x, k) is shift(-k): any k, even >= n
+    if ahead:
+        raise DataError(
+            f"feature {name!r} reads later bars ({ahead.group(1)} bars ahead: LEAD, or LAG of "
+            "a negative offset); use LAG, not LEAD"
+        )
     rng = np.random.default_rng(0)
     roots = [c for c in expr.meta.root_names() if c not in ("ts", "symbol")]
     cols = ["open", "high", "low", "close", "volume", *roots]
