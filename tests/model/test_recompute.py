@@ -93,3 +93,16 @@ def test_internal_recompute_off_keeps_gradients_and_saves_more(tiny_config: TFTC
     set_internal_recompute(model, True)
     assert model.historical_vsn.streaming and model.lstm_decoder.recompute
     assert not model.static_vsn.streaming  # B rows only: never streamed
+
+
+def test_a_checkpointed_block_still_gets_its_keyword_arguments(tiny_config: TFTConfig) -> None:
+    """The replaced forward passes keyword arguments on (static enrichment's ``context=``)."""
+    model = TFT(tiny_config).eval()
+    block = model.static_enrichment
+    d = tiny_config.hidden
+    a, context = torch.randn(2, 3, d), torch.randn(2, d)
+    plain = block(a, context=context)
+    set_checkpointing(model, True)
+    assert torch.equal(block(a, context=context), plain)
+    with pytest.raises(ValueError, match="needs a context vector"):
+        block(a)  # without the keyword the block refuses: the call above passed it on
