@@ -8,7 +8,7 @@ The observed features are causal but not all of them have a finite look-back:
 * **recursive smoothers** (EMA distance, MACD, and TA-Lib's Wilder-smoothed RSI/ATR/ADX) depend
   on where they started, with a weight that decays geometrically: after ``n`` bars the start
   value's weight is ``(1 - alpha)^n``. :func:`smoother_memory` is the ``n`` at which that falls
-  below ``1e-13`` for the slowest smoother (EMA span 80: ``alpha = 2/81``, ``n`` = 1197), far
+  below ``1e-13`` for the slowest smoother (EMA span 80: ``alpha = 2/81``, ``n`` = 1198), far
   below float32 resolution (``6e-8``): the features come out the same as from the whole history;
 * **the session VWAP** accumulates from the first bar of the trading session (17:00 CT), so the
   tail never starts inside the session of the first encoder bar.
