@@ -250,3 +250,15 @@ def test_a_day_the_calendar_does_not_trade_is_gridded_from_its_start() -> None:
         ]
     )
     assert_frame_equal(aggregate_bars(bars, 120, "es.csv", table), want)
+
+
+def test_bars_in_another_zone_and_unit_keep_their_dtype() -> None:
+    # the reader gives UTC microseconds; a caller's New York nanoseconds are bucketed alike
+    bars = _numbered("BTCUSD", [_t(10, 13), _t(10, 14), _t(10, 15)])
+    dtype = pl.Datetime("ns", "America/New_York")
+    got = aggregate_bars(bars.with_columns(pl.col("ts").cast(dtype)), 120)
+    assert got.schema["ts"] == dtype
+    assert_frame_equal(
+        got.with_columns(pl.col("ts").cast(pl.Datetime("us", "UTC"))), aggregate_bars(bars, 120)
+    )
+    assert got["ts"].dt.convert_time_zone("UTC").to_list() == [_t(10, 12), _t(10, 14)]

@@ -80,11 +80,9 @@ def aggregate_bars(
         roll, open_ = trading_day_starts_us(g[_DAY].cast(pl.Int32).to_numpy(), cal)
         t = g["ts"].dt.epoch("us").to_numpy()
         bucket = np.maximum(roll, open_ + ((t - open_) // k_us) * k_us)
+        # µs since the epoch; polars reads a naive datetime cast to a zoned one as UTC
         stamp = pl.Series(_BUCKET, bucket, dtype=pl.Int64).cast(pl.Datetime("us"))
-        dtype = g.schema["ts"]
-        zone = getattr(dtype, "time_zone", None)
-        stamp = stamp.dt.replace_time_zone("UTC").dt.convert_time_zone(zone) if zone else stamp
-        parts.append(g.with_columns(stamp.cast(dtype)))
+        parts.append(g.with_columns(stamp.cast(g.schema["ts"])))
     frame = (
         pl.concat(parts)
         if parts
