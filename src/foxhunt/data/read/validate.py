@@ -245,7 +245,8 @@ class _Validator:
     def at(self, hit: dict[str, object]) -> str:
         """File, symbol, column as spelled, row and time of an outlier."""
         f = int(hit[_FILE])  # type: ignore[arg-type]
-        col = self.loaded.spellings[f].get(str(hit[plausibility.COLUMN]), "close")
+        column = str(hit[plausibility.COLUMN])
+        col = self.loaded.spellings[f].get(column, column)
         return (
             f"{self.loaded.files[f]}: symbol {hit['symbol']!r}, column '{col}', "
             f"row {hit[_ROW]} ({hit['ts']})"
