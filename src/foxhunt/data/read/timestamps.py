@@ -108,6 +108,16 @@ def _convention(sample: str) -> bool:
     return "/" not in sample
 
 
+def _parsed_count(head: pl.Series, fmt: str) -> int:
+    """Values of ``head`` that ``fmt`` reads; a four-digit year (``%Y``) must be one: polars
+    reads ``01/04/10`` with ``%Y/%m/%d`` as the year 1, which is the two-digit year 2001 or
+    2010 of another format, not a date of the year 1."""
+    parsed = head.str.to_datetime(fmt, strict=False)
+    if "%Y" in fmt:
+        parsed = parsed.filter(parsed.dt.year() >= 1000)
+    return parsed.len() - parsed.null_count()
+
+
 def _text_formats(
     lf: pl.LazyFrame, text: pl.Expr, sample: str, dayfirst: bool | None, where: str
 ) -> tuple[pl.Expr, str] | None:
@@ -117,9 +127,7 @@ def _text_formats(
     head = lf.select(text).head(_HEAD).collect().to_series()
     # the formats parsing the most of the head (a vendor's footer line in a short file is no
     # reason to give up the guess; the unparsed rows are named later, or dropped as empty rows)
-    parsed_head = {
-        f: head.len() - head.str.to_datetime(f, strict=False).null_count() for f in formats
-    }
+    parsed_head = {f: _parsed_count(head, f) for f in formats}
     most = max(parsed_head.values())
     if most == 0 or most < head.len() - head.null_count() - _HEAD_MISSES:
         return None  # no format of the list reads this column: polars' own parser tries
@@ -211,7 +219,7 @@ def formatted_expr(text: pl.Expr, fmt: str, tz: str) -> Times:
         parsed = t.str.to_datetime(pattern, time_unit="us", strict=False)
         return Times(parsed.dt.convert_time_zone("UTC"), False)
     parsed = t.str.to_datetime(pattern, time_unit="us", strict=False)
-    timed = any(k in pattern for k in ("%H", "%M", "%S", "%T", "%R", "%I"))
+    timed = any(k in pattern for k in ("%H", "%M", "%S", "%T", "%R", "%I", "%r", "%X", "%c", "%+"))
     return Times(local_to_utc(parsed, tz), naive=timed)
 
 
@@ -241,7 +249,12 @@ def text_timestamp_expr(
         if _looks_yyyymmdd(lf, text):
             return replace(formatted_expr(text, "yyyymmdd", tz), format="yyyymmdd")
         unit = _epoch_unit(float(sample))
-        expr = _epoch_expr(text.cast(pl.Float64, strict=False), float(sample))
+        # whole numbers as Int64: a float64 holds 15-16 digits, a nanosecond epoch 19
+        number = pl.coalesce(
+            text.cast(pl.Int64, strict=False),
+            text.cast(pl.Float64, strict=False).round(0).cast(pl.Int64, strict=False),
+        )
+        expr = _epoch_expr(number, float(sample))
         return Times(expr, False, f"epoch-{unit}")
     if sample is None:
         return Times(text.str.to_datetime(time_unit="us", time_zone="UTC", strict=False), False)
