@@ -185,13 +185,7 @@ def test_bad_arguments_and_directories(
     with pytest.raises(ModelDirError, match="output.weight"):
         load_inference_model(broken)
     # A run whose served weights hold a NaN is refused before anything is written.
-    diverged = tmp_path / "diverged"
-    shutil.copytree(demo_run.run, diverged)
-    path = model_weights(RunDir(diverged))
-    tensors, sidecar = ckpt.load_weights(path)
-    tensors["output.weight"].view(-1)[3] = float("nan")
-    sidecar = {k: v for k, v in sidecar.items() if k not in ("format", "weights_sha256")}
-    ckpt.save_weights(path, tensors, sidecar)
+    diverged = _diverged(demo_run.run, tmp_path / "diverged", 3, float("nan"))
     refused = rf"^--model {diverged}: cannot quantise output.weight: it holds non-finite values"
     with pytest.raises(ModelDirError, match=refused):
         quantize_run(diverged, tmp_path / "q", measure=False)
@@ -247,17 +241,9 @@ def test_a_broken_weight_is_refused_before_static_calibration(
 ) -> None:
     """Calibrating static scales runs the model over windows (seconds on a real run): a NaN
     weight that the quantiser would refuse anyway is refused before it."""
-    import shutil
-
     import foxhunt.quantize.recipe as recipe
 
-    diverged = tmp_path / "diverged"
-    shutil.copytree(demo_run.run, diverged)
-    path = model_weights(RunDir(diverged))
-    tensors, sidecar = ckpt.load_weights(path)
-    tensors["output.weight"].view(-1)[0] = float("inf")
-    sidecar = {k: v for k, v in sidecar.items() if k not in ("format", "weights_sha256")}
-    ckpt.save_weights(path, tensors, sidecar)
+    diverged = _diverged(demo_run.run, tmp_path / "diverged", 0, float("inf"))
 
     def calibrate(*_args: object) -> None:
         raise AssertionError("calibrated a model whose weights are refused")
@@ -267,3 +253,16 @@ def test_a_broken_weight_is_refused_before_static_calibration(
     with pytest.raises(ModelDirError, match=refused):
         quantize_run(diverged, tmp_path / "q", mode="static", measure=False)
     assert not (tmp_path / "q").exists()
+
+
+def _diverged(run: Path, to: Path, index: int, value: float) -> Path:
+    """A copy of ``run`` whose served ``output.weight`` holds ``value`` at ``index``."""
+    import shutil
+
+    shutil.copytree(run, to)
+    path = model_weights(RunDir(to))
+    tensors, sidecar = ckpt.load_weights(path)
+    tensors["output.weight"].view(-1)[index] = value
+    sidecar = {k: v for k, v in sidecar.items() if k not in ("format", "weights_sha256")}
+    ckpt.save_weights(path, tensors, sidecar)
+    return to
