@@ -43,6 +43,7 @@ def _bars(n: int, sessions: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarr
         (3, 5, 3),  # the first encoder bar (5) is in session 2, which starts at bar 3
         (20, 2, 0),  # fewer bars than keep: all of them
         (10, 2, 0),  # exactly keep
+        (9, 8, 0),  # one bar beyond keep, but the encoder's first bar is in session 1
     ],
 )
 def test_extended_keeps_the_last_bars_back_to_the_encoder_session(
@@ -75,4 +76,30 @@ def test_frame_is_a_bars_frame_in_utc() -> None:
         schema_overrides={"ts": pl.Datetime("us", "UTC")},
     )
     assert frame.equals(want) and frame.schema == want.schema
-    assert BarTail().frame("ES").columns == list(want.columns) and BarTail().frame("ES").height == 0
+    empty = BarTail().frame("ES")
+    assert empty.schema == want.schema and empty.height == 0
+
+
+def test_an_encoder_reaching_the_first_bar_keeps_its_session_from_there() -> None:
+    ts, values, _ = _bars(4, [1, 1, 1, 1])
+    session = np.array([0, 1, 1, 1], dtype=np.int32)  # bar 0 alone in its session
+    new = BarTail().extended(ts, values, session, keep=2, encoder_length=4)
+    assert np.array_equal(new.ts, ts)  # the first encoder bar is bar 0: all kept
+
+
+@pytest.mark.parametrize(
+    ("table", "periods", "alpha"),
+    [
+        ("MACD_PARAMS", ((12, 300, 9),), 2.0 / 301.0),
+        ("RSI_PERIODS", (200,), 1.0 / 200.0),
+        ("ATR_PERIODS", (150,), 1.0 / 150.0),
+        ("ADX_PERIODS", (120,), 1.0 / 120.0),
+    ],
+)
+def test_a_slower_smoother_lengthens_the_memory(
+    monkeypatch: pytest.MonkeyPatch, table: str, periods: tuple, alpha: float
+) -> None:
+    """The docstring's promise: a slower smoother in observed.py lengthens the tail."""
+    monkeypatch.setattr(o, table, periods)
+    want = math.ceil(math.log(1e-13) / math.log(1.0 - alpha))
+    assert smoother_memory() == want > 1198
