@@ -194,3 +194,21 @@ def test_a_comment_ends_the_line_at_its_first_hash(tmp_path) -> None:
     f = tmp_path / "feats.txt"
     f.write_text("ret1_lag0 # one # two\nlr = LN(high / low)  # range # log\n")
     assert read_feature_file(f) == ("ret1_lag0", "lr = LN(high / low)")
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SUM(volume) OVER (ORDER BY ts)",
+        "MAX(high) OVER (ORDER BY ts)",
+        "close - AVG(close) OVER (ORDER BY ts)",
+        "COUNT(*) OVER (ORDER BY ts)",
+    ],
+)
+def test_running_aggregates_ordered_by_time_are_causal(sql: str) -> None:
+    """polars prints their peer test (``ts != ts.shift(-1)``, rows tied on ts) as a negative
+    shift: that is no read of later values, and the plan check leaves it alone."""
+    check_causal("x", pl.sql_expr(sql))
+    with pytest.raises(DataError) as excinfo:  # a LEAD beside one is still found
+        check_causal("x", pl.sql_expr(f"{sql} - LEAD(close, 2) OVER (ORDER BY ts)"))
+    assert str(excinfo.value) == ahead(2)

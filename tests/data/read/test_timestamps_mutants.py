@@ -496,3 +496,37 @@ def test_two_digit_years_read_month_first_are_this_century(
 ) -> None:
     _, values = _text(texts, **kw)
     assert values == [_utc(*e) for e in expected]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text"),
+    [
+        ("%Y-%m-%dT%H:%M:%S%z", "2024-01-02T09:30:00+0100"),
+        ("%Y-%m-%dT%H:%M:%S%:z", "2024-01-02T09:30:00+01:00"),
+        ("%Y-%m-%dT%H:%M:%S%#z", "2024-01-02T09:30:00+01:00"),
+        ("%+", "2024-01-02T09:30:00+01:00"),
+    ],
+)
+def test_a_format_with_its_offset_is_an_instant_whatever_tz(fmt: str, text: str) -> None:
+    times, values = _formatted([text], fmt, "America/New_York")
+    assert values == [_utc(2024, 1, 2, 8, 30)] and times.naive is False
+
+
+def test_strftime_epoch_seconds_are_utc_whatever_tz() -> None:
+    times, values = _formatted(["1704187800"], "%s", "America/New_York")
+    assert values == [_utc(2024, 1, 2, 9, 30)] and times.naive is False
+
+
+@pytest.mark.parametrize(
+    ("fmt", "whole"),
+    [
+        ("epoch-ms", 1_704_187_800_123),
+        ("epoch-us", 1_704_187_800_123_456),
+        ("epoch-ns", 1_704_187_800_123_456_000),
+    ],
+)
+def test_given_epoch_units_read_a_float_columns_text(fmt: str, whole: int) -> None:
+    # pandas writes an integer column with missing values as floats: "1704187800123.0"
+    _, values = _formatted([f"{whole}.0", str(whole)], fmt)
+    micro = 123_000 if fmt == "epoch-ms" else 123_456
+    assert values == [_utc(2024, 1, 2, 9, 30, 0, micro)] * 2

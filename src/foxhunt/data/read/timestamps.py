@@ -197,9 +197,23 @@ def _looks_yyyymmdd(lf: pl.LazyFrame, text: pl.Expr) -> bool:
     return head.len() > 0 and bool(head.str.contains(_YYYYMMDD.pattern).all())
 
 
+_ZONED = ("%z", "%:z", "%::z", "%#z", "%+")
+"""strftime directives of a written UTC offset: polars gives such a format a zone."""
+
+
+def _whole(digits: pl.Expr) -> pl.Expr:
+    """Epoch digits as Int64 (a float64 holds 15-16 digits, a nanosecond epoch 19); text with
+    a fraction (``1704187800123.0``, a pandas float column) rounded to the whole unit."""
+    return pl.coalesce(
+        digits.cast(pl.Int64, strict=False),
+        digits.cast(pl.Float64, strict=False).round(0).cast(pl.Int64, strict=False),
+    )
+
+
 def formatted_expr(text: pl.Expr, fmt: str, tz: str) -> Times:
     """Timestamps read with the user's ``--ts-format``: ``epoch-s|ms|us|ns`` (UTC),
-    ``yyyymmdd`` or a strftime format (naive wall-clock times in ``tz`` unless it has ``%z``).
+    ``yyyymmdd`` or a strftime format (naive wall-clock times in ``tz`` unless it has an offset:
+    ``%z``, ``%:z``, ``%#z``, ``%+``; ``%s`` is epoch seconds, UTC).
 
     Raises:
         DataError: an empty format.
@@ -207,7 +221,7 @@ def formatted_expr(text: pl.Expr, fmt: str, tz: str) -> Times:
     if fmt in EPOCH_FORMATS:
         unit = fmt.removeprefix("epoch-")
         digits = text.cast(pl.String).str.strip_chars()
-        number = digits.cast(pl.Float64 if unit == "s" else pl.Int64, strict=False)
+        number = digits.cast(pl.Float64, strict=False) if unit == "s" else _whole(digits)
         return Times(_epoch_expr(number, None, unit), False)
     if not fmt.strip():
         raise DataError(
@@ -215,11 +229,12 @@ def formatted_expr(text: pl.Expr, fmt: str, tz: str) -> Times:
         )
     pattern = "%Y%m%d" if fmt.lower() == "yyyymmdd" else fmt
     t = text.cast(pl.String).str.strip_chars()
-    if "%z" in pattern:
-        parsed = t.str.to_datetime(pattern, time_unit="us", strict=False)
-        return Times(parsed.dt.convert_time_zone("UTC"), False)
     parsed = t.str.to_datetime(pattern, time_unit="us", strict=False)
-    timed = any(k in pattern for k in ("%H", "%M", "%S", "%T", "%R", "%I", "%r", "%X", "%c", "%+"))
+    if any(k in pattern for k in _ZONED):  # the text carries its offset: an instant
+        return Times(parsed.dt.convert_time_zone("UTC"), False)
+    if "%s" in pattern:  # epoch seconds: an instant, read naive by polars
+        return Times(parsed.dt.replace_time_zone("UTC"), False)
+    timed = any(k in pattern for k in ("%H", "%M", "%S", "%T", "%R", "%I", "%r", "%X", "%c"))
     return Times(local_to_utc(parsed, tz), naive=timed)
 
 
@@ -250,10 +265,7 @@ def text_timestamp_expr(
             return replace(formatted_expr(text, "yyyymmdd", tz), format="yyyymmdd")
         unit = _epoch_unit(float(sample))
         # whole numbers as Int64: a float64 holds 15-16 digits, a nanosecond epoch 19
-        number = pl.coalesce(
-            text.cast(pl.Int64, strict=False),
-            text.cast(pl.Float64, strict=False).round(0).cast(pl.Int64, strict=False),
-        )
+        number = _whole(text)
         expr = _epoch_expr(number, float(sample))
         return Times(expr, False, f"epoch-{unit}")
     if sample is None:
