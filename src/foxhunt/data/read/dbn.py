@@ -90,8 +90,9 @@ def read_dbn(path: Path) -> pl.DataFrame:
         data = _raw_bytes(path)
         if not data:
             raise DataError(f"{path}: empty file (no bars)")
+        header_end = _metadata_end(data)
         decoder = dbn.DBNDecoder()
-        decoder.write(data[: _metadata_end(data)])  # the header only: no record decoded here
+        decoder.write(data[:header_end])  # the header only: no record decoded here
         decoded = decoder.decode()
         if not decoded:  # the header the prelude announces is not all there
             raise DataError(f"{path}: cannot read as DBN (its metadata header is cut short)")
@@ -99,7 +100,7 @@ def read_dbn(path: Path) -> pl.DataFrame:
         schema = str(meta.schema) if meta.schema is not None else "mixed"
         if not schema.startswith("ohlcv"):
             raise DataError(f"{path}: DBN schema {schema} holds no bars (need an ohlcv schema)")
-        cut = _cut_record(data, _metadata_end(data))
+        cut = _cut_record(data, header_end)
         if cut is not None:
             raise DataError(f"{path}: cannot read as DBN ({cut})")
         out = io.BytesIO()

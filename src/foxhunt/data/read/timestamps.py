@@ -264,9 +264,7 @@ def text_timestamp_expr(
         if _looks_yyyymmdd(lf, text):
             return replace(formatted_expr(text, "yyyymmdd", tz), format="yyyymmdd")
         unit = _epoch_unit(float(sample))
-        # whole numbers as Int64: a float64 holds 15-16 digits, a nanosecond epoch 19
-        number = _whole(text)
-        expr = _epoch_expr(number, float(sample))
+        expr = _epoch_expr(_whole(text), float(sample))
         return Times(expr, False, f"epoch-{unit}")
     if sample is None:
         return Times(text.str.to_datetime(time_unit="us", time_zone="UTC", strict=False), False)
