@@ -159,6 +159,7 @@ class TFT(nn.Module):
         hist, hist_w = self.historical_vsn(batch.historical, ctx.selection)  # (B, T_enc, d)
         known, known_w = self.known_vsn(batch.known, ctx.selection)  # (B, T, d)
         selected = self.join_selected(known[:, :t_enc] + hist, known[:, t_enc:], hist[:, -1:])
+        del hist, known  # saved by nothing: not held through the temporal layers
         quantiles, attn_w = self.temporal(selected, ctx, return_attention)
         return TFTOutput(
             quantiles=quantiles,  # (B, T_dec, Q)
@@ -215,7 +216,9 @@ class TFT(nn.Module):
         enc, state = self.lstm_encoder(selected[:, :t_enc], (h0, c0))  # (B, T_enc, d)
         dec, _ = self.lstm_decoder(selected[:, t_enc:], state)  # (B, T_dec, d)
         lstm = torch.cat([enc, dec], dim=1).to(selected.dtype)  # (B, T, d)
+        del enc, dec  # copied by the cat and saved by nothing
         temporal = self.post_lstm_gate(lstm, selected)  # φ̃ (B, T, d)
+        del lstm  # with dropout the gate saves its mask and dropped copy, not this
 
         # Static enrichment (§4.5.2).
         enriched = self.static_enrichment(temporal, ctx.enrichment)  # θ (B, T, d)
