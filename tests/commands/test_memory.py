@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 
 from foxhunt.cli import main
 from foxhunt.commands.memory import BUDGETS, build_report, parse_members
@@ -56,6 +57,32 @@ def test_bad_member_and_device_size_are_input_errors(capsys: pytest.CaptureFixtu
         parse_members(["PPO"])
     assert main(["memory", "--ensemble", "--device-memory", "lots"]) == 2
     assert "not a byte size" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU resolves auto for itself")
+def test_device_cuda_estimates_without_a_gpu(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--device cuda`` estimates a CUDA run on a machine without one (auto -> fp32): the same
+    activations, no CPU process terms, CUDA's library buffers as a line of their own and inside
+    the peaks. Before the flag existed ``--device cuda`` was read as ``--device-memory cuda``."""
+    from foxhunt.memory.cuda_libraries import CUBLAS_ENV, cuda_library_bytes
+
+    monkeypatch.delenv(CUBLAS_ENV, raising=False)
+    argv = ["memory", "--preset", "tft-225", "--batch-size", "32", "--json"]
+    _, cpu = _json(capsys, argv)
+    rc, cuda = _json(capsys, [*argv, "--device", "cuda"])
+    assert rc == 0 and cuda["config"]["device"] == "cuda" and cuda["config"]["precision"] == "fp32"
+    libs = cuda_library_bytes(tft_225().model)
+    comps = {k: v["estimated_bytes"] for k, v in cuda["components"].items()}
+    assert comps["cuda_libraries"] == libs == 2 * 33_554_432 + 6_488_064
+    assert "cuda_libraries" not in cpu["components"] and "process_peak_rss" not in comps
+    assert comps["parameters"] == cpu["components"]["parameters"]["estimated_bytes"]
+    assert comps["training_peak"] > libs + comps["parameters"] + comps["optimizer"]
+    assert main(["memory", "--device", "cuda", "--measure"]) == 2
+    assert "--measure runs on CPU" in capsys.readouterr().err
+    assert main(["memory", "--device", "cuda"]) == 0
+    assert "max_memory_allocated" in capsys.readouterr().out
 
 
 def test_table_output(capsys: pytest.CaptureFixture[str]) -> None:

@@ -98,6 +98,7 @@ def build_report(
         "gradients": est.gradient_bytes,
         "optimizer": est.optimizer_bytes,
         **({"weight_average": est.average_bytes} if est.average_bytes else {}),
+        **({"cuda_libraries": est.library_bytes} if est.library_bytes else {}),
         "batch": est.batch_bytes,
         **{f"saved.{k}": v for k, v in est.saved_by_block.items()},
         "saved_activations": est.saved_activation_bytes,
@@ -269,12 +270,21 @@ def _print_table(report: dict[str, Any], console: Console) -> None:
     console.print(
         "estimates: live tensor bytes + CPU process overhead for the peaks; "
         "'other' is the loss; see docs/memory.md"
+        if report["config"]["device"] == "cpu"
+        else "estimates: what torch.cuda.max_memory_allocated counts (tensors, cuBLAS "
+        "workspaces, cuDNN's buffers); 'other' is the loss; see docs/memory.md"
     )
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     mm = sub.add_parser("memory", help="estimate (and measure) memory against the budgets")
     add_config_args(mm)
+    mm.add_argument(
+        "--device",
+        choices=["cpu", "cuda"],
+        help="estimate a run on this kind of device (default: the config's, cpu for the presets); "
+        "cuda counts tensors and CUDA's library buffers, as max_memory_allocated does",
+    )
     mm.add_argument("--measure", action="store_true", help="also run one real step and measure")
     mm.add_argument("--json", action="store_true", help="machine-readable output")
     mm.add_argument("--ensemble", action="store_true", help="check co-residency with other models")
@@ -295,7 +305,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     mm.set_defaults(
         func=lambda a: memory_command(
-            run_config(a),
+            _on_device(run_config(a), a.device),
             measure=a.measure,
             as_json=a.json,
             ensemble=a.ensemble,
@@ -304,6 +314,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             seed_members=a.seed_ensemble,
         )
     )
+
+
+def _on_device(cfg: RunConfig, device: str | None) -> RunConfig:
+    """``cfg`` with ``--device`` applied (kept as it is when the flag is not given)."""
+    return cfg if device is None else cfg.replace(train={"device": device})
 
 
 def memory_command(
@@ -338,7 +353,14 @@ def memory_command(
 
     if seed_members < 1:
         raise InputError(f"--seed-ensemble must be >= 1, got {seed_members}")
-    precision = resolve_precision(cfg.train.precision, parse_device(cfg.train.device))
+    device = cfg.train.device
+    if device.startswith("cuda"):  # an estimate needs no GPU here: auto is fp32 without one
+        import torch
+
+        target = torch.device("cuda")
+    else:
+        target = parse_device(device)
+    precision = resolve_precision(cfg.train.precision, target)
     cfg = cfg.replace(train={"precision": precision})  # auto: what this machine would train in
     report = build_report(
         cfg,

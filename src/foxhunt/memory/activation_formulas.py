@@ -42,16 +42,18 @@ def _good_ld(dim: int) -> int:
 
 
 def lstm_workspace_bytes(
-    batch: int, steps: int, d_in: int, d_hidden: int, device: DeviceType
+    batch: int, steps: int, d_in: int, d_hidden: int, device: DeviceType, f: int = F32
 ) -> int:
-    """Workspace one training-mode LSTM layer keeps for backward (fp32).
+    """Workspace one training-mode LSTM layer keeps for backward (fp32 on the CPU).
 
     On CPU PyTorch runs each layer through oneDNN (``mkldnn_rnn_layer``), whose workspace holds
     the gates, the hidden states and five (state, diff-state) buffers over ``steps + 1``
     positions, each section padded to a good leading dimension and rounded to 4 KiB pages. The
     formula reproduces the allocation byte for byte (checked over random shapes in
     tests/memory/test_estimate.py). On CUDA cuDNN's reserve space is approximated by gates plus
-    hidden and cell states per step (unverified without a GPU; see docs/memory.md).
+    hidden and cell states per step, 6·T·B·H·4 per layer: an H200 kept 11.03·T·B·H·4 for two
+    layers (H = 256, T = 10 and 50, B = 8 to 1024), so this errs high by 9 % there
+    (docs/memory.md).
 
     Args:
         batch: B.
@@ -59,13 +61,14 @@ def lstm_workspace_bytes(
         d_in: input width of the layer.
         d_hidden: hidden width H.
         device: ``cpu`` or ``cuda``.
+        f: bytes per element of the LSTM's compute on CUDA (2 under autocast); the CPU's is fp32.
 
     Returns:
         Bytes.
     """
     b, t, h = batch, steps, d_hidden
     if device == "cuda":
-        return t * b * 6 * h * F32
+        return t * b * 6 * h * f
 
     def page(x: int) -> int:
         return _round_up(x, _PAGE)
@@ -186,25 +189,45 @@ def vsn_bytes(
     return ctx + grn + softmax + half_input + per_var, 0
 
 
+CUDNN_LSTM_WORKSPACE_FIXED = {4: 20 * 2**20, 2: 18 * 2**20}
+"""The size-independent part of cuDNN's LSTM workspace, by bytes per element (fp32, half)."""
+
+
+def cudnn_lstm_workspace_bytes(batch: int, steps: int, d_hidden: int, f: int) -> int:
+    """cuDNN's workspace for one call of a stacked LSTM in training: (7·T + 20)·B·H·f + 20 MiB
+    in fp32 (f = 4), + 18 MiB in half precision (f = 2, the LSTM under CUDA autocast).
+
+    Short-lived: allocated for the forward and again for each half of the backward (one at a
+    time), on top of the reserve space (:func:`lstm_workspace_bytes`). Fitted to the 28 shapes
+    measured on an NVIDIA H200 (cuDNN 9, PyTorch 2.11; two layers, H = 256, T = 10 and 50,
+    B = 8 to 1024, fp32 and bf16; docs/memory.md), all of which it matches to the precision the
+    probe printed (the allocation over B·T·H·4 to two decimals); other depths and widths are
+    unverified.
+    """
+    return (7 * steps + 20) * batch * d_hidden * f + CUDNN_LSTM_WORKSPACE_FIXED[f]
+
+
 def lstm_bytes(steps: int, s: Shape) -> int:
     """Stacked nn.LSTM (L layers, d -> d) seeded with an (L, B, d) state, run without recompute.
 
     Keeps the initial h and c ((L, B, d) each), and per layer: its input (a transposed copy for
     the first layer; for later layers the previous output, plus dropout's mask and output when
     dropout is on), its output (T, B, d), final h and c (B, d each) and the oneDNN workspace.
-    Counted in fp32: under CPU autocast the LSTM runs with autocast off, except on CPUs with
-    native bf16, where oneDNN's bf16 LSTM keeps less (TFT-225 batch 32: 53.7 instead of 72.7
-    MB; the estimate errs high there).
+    Counted in fp32 on the CPU: under CPU autocast the LSTM runs with autocast off, except on
+    CPUs with native bf16, where oneDNN's bf16 LSTM keeps less (TFT-225 batch 32: 53.7 instead
+    of 72.7 MB; the estimate errs high there). On CUDA autocast runs cuDNN's LSTM in half
+    precision: its per-step tensors count at ``s.f`` bytes.
     """
     b, d = s.b, s.d
+    g = s.f if s.device == "cuda" else F32
     total = 2 * s.layers * b * d * F32
     for layer in range(s.layers):
         if layer == 0:
-            total += steps * b * d * F32  # input copy
+            total += steps * b * d * g  # input copy
         elif s.dropout:
-            total += 2 * steps * b * d * F32  # dropout mask + dropped input
-        total += steps * b * d * F32 + 2 * b * d * F32  # output, final h and c
-        total += lstm_workspace_bytes(b, steps, d, d, s.device)
+            total += 2 * steps * b * d * g  # dropout mask + dropped input
+        total += steps * b * d * g + 2 * b * d * F32  # output, final h and c
+        total += lstm_workspace_bytes(b, steps, d, d, s.device, g)
     return total
 
 

@@ -21,6 +21,7 @@ from foxhunt.memory.activation_formulas import (
     Shape,
     attention_bytes,
     checkpointed_input_bytes,
+    cudnn_lstm_workspace_bytes,
     gate_add_norm_bytes,
     grn_bytes,
     lstm_bytes,
@@ -114,7 +115,10 @@ def blocks_unchecked(
         transients = {"lstm_encoder": enc_full, "lstm_decoder": dec_full}
     else:
         enc, dec = enc_full, dec_full
-        transients = {}
+        transients = {"lstm_encoder": 0, "lstm_decoder": 0}
+    if s.device == "cuda":  # cuDNN's workspace, live in each backward beside the reserve space
+        transients["lstm_encoder"] += cudnn_lstm_workspace_bytes(b, s.t_enc, d, f)
+        transients["lstm_decoder"] += cudnn_lstm_workspace_bytes(b, s.t_dec, d, f)
     transients.update(static_vsn=t0, historical_vsn=t1, known_vsn=t2)
     blocks = {
         "static_vsn": static_vsn,

@@ -37,6 +37,7 @@ import torch
 
 from foxhunt.config import CpuAllocator, Precision, RunConfig
 from foxhunt.errors import InputError
+from foxhunt.memory.cuda_libraries import cuda_library_bytes
 from foxhunt.memory.estimate import (
     DeviceType,
     batch_bytes,
@@ -364,6 +365,8 @@ def _fit_validation(
         # the weight average (if any) is resident beside the optimizer's weights
         peak = est.inference_peak_bytes + est.optimizer_bytes + est.parameter_bytes + overhead
         peak += est.average_bytes
+        if device == "cuda":  # training's library buffers stay; the inference peak counts one
+            peak += est.library_bytes - cuda_library_bytes(cfg.model, "infer")
         peak += fixed
         if device == "cpu":
             factor = ACTIVATION_RSS_FACTOR[allocator or cfg.train.cpu_allocator]

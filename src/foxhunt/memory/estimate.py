@@ -30,6 +30,7 @@ from foxhunt.memory.activations import (
     meta_model,
     shape_of,
 )
+from foxhunt.memory.cuda_libraries import cuda_library_bytes
 from foxhunt.memory.overhead import (
     CPU_INFERENCE_OVERHEAD,
     CPU_TRAINING_OVERHEAD,
@@ -86,6 +87,9 @@ class MemoryEstimate:
         training_peak_bytes: the modelled peak of a step (see :func:`estimate_memory`).
         average_bytes: the weight average's copy of the parameters
             (``TrainConfig.weight_average``; 0 without one).
+        library_bytes: on CUDA, the cuBLAS workspaces and cuDNN dropout state the libraries
+            hold (:mod:`foxhunt.memory.cuda_libraries`; training's in ``training_peak_bytes``,
+            inference's one workspace in ``inference_peak_bytes``); 0 on the CPU.
     """
 
     batch_size: int
@@ -101,6 +105,7 @@ class MemoryEstimate:
     inference_peak_bytes: int = 0
     training_peak_bytes: int = 0
     average_bytes: int = 0
+    library_bytes: int = 0
 
     @property
     def saved_activation_bytes(self) -> int:
@@ -124,6 +129,8 @@ class MemoryEstimate:
         }
         if self.average_bytes:
             out["weight_average"] = self.average_bytes
+        if self.library_bytes:
+            out["cuda_libraries"] = self.library_bytes
         out.update({f"saved.{k}": v for k, v in self.saved_by_block.items()})
         out["saved_activations"] = self.saved_activation_bytes
         out["backward_transient"] = self.backward_transient_bytes
@@ -238,9 +245,12 @@ def estimate_memory(
     step_transient = n_params
     step_peak = n_params + step_transient
     average = n_params if weight_average else 0
-    base = n_params + optimizer + average + x
+    cuda = device == "cuda"
+    library = cuda_library_bytes(config) if cuda else 0
+    base = n_params + optimizer + average + x + library
     training_peak = base + max(backward_peak, step_peak)
     inference = n_params + x + _inference_activation_bytes(config, s)
+    inference += cuda_library_bytes(config, "infer") if cuda else 0
     return MemoryEstimate(
         batch_size=batch_size,
         precision=precision,
@@ -255,6 +265,7 @@ def estimate_memory(
         inference_peak_bytes=inference,
         training_peak_bytes=training_peak,
         average_bytes=average,
+        library_bytes=library,
     )
 
 
