@@ -123,3 +123,26 @@ def test_cuda_validation_counts_trainings_library_buffers(
     reasons: list[str] = []
     got = _fit_validation(cfg, "fp32", need + offset, reasons, 0)
     assert got == (64 if offset == 0 else 32)
+
+
+def test_a_visible_gpu_sizes_the_buffers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a GPU visible its compute capability picks the cuBLAS default and its multiprocessor
+    count scales the dropout state (an 8.6 card with 84 SMs, faked: no GPU is used)."""
+    from types import SimpleNamespace
+
+    asked: list[object] = []
+
+    def properties(index: object) -> SimpleNamespace:
+        asked.append(index)
+        return SimpleNamespace(major=8, minor=6, multi_processor_count=84)
+
+    monkeypatch.delenv(libs.CUBLAS_ENV, raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 3)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", properties)
+    assert libs._visible_gpu() == ((8, 6), 84)
+    assert asked == [3]  # the current device's properties
+    assert libs.cublas_workspace_bytes() == libs.EARLIER_WORKSPACE
+    assert libs.cudnn_dropout_state_bytes() == 84 * 49_152
+    cfg = tft_225().model
+    assert libs.cuda_library_bytes(cfg) == 2 * libs.EARLIER_WORKSPACE + 84 * 49_152
