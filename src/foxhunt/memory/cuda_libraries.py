@@ -2,8 +2,9 @@
 dropout state.
 
 Both go through PyTorch's caching allocator, so ``torch.cuda.max_memory_allocated`` counts them,
-and both stay allocated for the life of the process. Measured on an NVIDIA H200 (compute
-capability 9.0, 132 multiprocessors; PyTorch 2.11, CUDA 13) by ``benchmarks/cuda_step.py``
+and both stay allocated for the life of the process. Read off the caching allocator's trace
+(``torch.cuda.memory._record_memory_history``) on an NVIDIA H200 (compute capability 9.0, 132
+multiprocessors; PyTorch 2.11, CUDA 13) and checked in total by ``benchmarks/cuda_step.py``
 (docs/memory.md, "On CUDA"):
 
 * a cuBLAS workspace per (thread, stream) that runs a matrix product: training has two, the
