@@ -296,3 +296,13 @@ def test_training_peak_is_the_documented_backward_walk(
         assert max(peaks) > max(est.saved_activation_bytes, 2 * n)
     else:
         assert 2 * n > max(est.saved_activation_bytes, *peaks)
+
+
+def test_estimate_for_run_holds_the_weight_average() -> None:
+    """A run that averages its weights (``TrainConfig.weight_average``) keeps one more copy of
+    the parameters for the whole run: its estimate says so, a plain run's does not."""
+    plain = RunConfig(model=TINY, train=TrainConfig(batch_size=4, precision="fp32"))
+    averaged = plain.replace(train={"weight_average": 0.99})
+    est, base = estimate_for_run(averaged), estimate_for_run(plain)
+    assert base.average_bytes == 0 and est.average_bytes == est.parameter_bytes > 0
+    assert est.training_peak_bytes - base.training_peak_bytes == est.parameter_bytes

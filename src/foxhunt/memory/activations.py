@@ -172,6 +172,10 @@ def estimate_saved_activations(
     if checkpointing:
         kept = checkpointed_input_bytes(s)
         blocks.update({name: kept[name] for name in CHECKPOINTED_BLOCKS})
+        if not _structure(config, recompute).lstm_recompute:
+            # an LSTM keeping its internals saves a copy of its input, not the selected
+            # embeddings: the post-LSTM gate's skip input is first kept there
+            blocks["post_lstm_gate"] += s.b * s.t * s.d * s.f
     if precision != "fp32":
         for name, extra in _weight_copy_bytes(config).items():
             if not (checkpointing and name in CHECKPOINTED_BLOCKS):
