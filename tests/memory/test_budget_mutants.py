@@ -403,3 +403,55 @@ def test_validation_that_does_not_fit_even_at_batch_one() -> None:
         f"estimated {format_bytes(one)}"
     )
     assert [r.split(":")[0] for r in reasons] == ["validation batch 2", "validation batch 1"]
+
+
+def test_a_measured_baseline_is_used_everywhere() -> None:
+    """``foxhunt train`` passes the baseline it measured: the floor check, the training peaks
+    of every option and the plan's figure all count it, not the import-baseline constant."""
+    cfg = _cfg(batch_size=8, validation_batch_size=8)
+    high = IMPORT_BASELINE_BYTES + 50 * 2**20
+    base = training_peak(cfg, 8, False, "fp32", recompute=False)
+    assert training_peak(cfg, 8, False, "fp32", recompute=False, baseline=high) == base + 50 * 2**20
+    with pytest.raises(InputError, match=f"an import baseline of {format_bytes(high)}"):
+        plan_budget(cfg, high - 1, allow_precision_change=False, baseline=high)
+    budget = training_peak(cfg, 8, False, "fp32", recompute=False, baseline=high)
+    plan = plan_budget(cfg, budget, allow_precision_change=False, baseline=high)
+    assert (plan.micro_batch, plan.recompute, plan.estimated_peak) == (8, False, budget)
+
+
+def test_the_margin_is_shown_beside_the_budget() -> None:
+    """With a margin the reasons quote the budget and the share of it planned for."""
+    cfg = _cfg(batch_size=8, validation_batch_size=8)
+    budget = 4 * 10**9
+    plan = plan_budget(cfg, budget, allow_precision_change=False, margin=0.9)
+    want = f"fits {format_bytes(budget)} (90 %: {format_bytes(int(budget * 0.9))})"
+    assert plan.reasons[0].endswith(want)
+
+
+def test_the_weight_average_counts_in_training_and_validation() -> None:
+    """CUDA estimates (no GPU used): a run averaging its weights holds one more parameter copy
+    in every training step and every validation pass."""
+    plain = _cfg(batch_size=16, validation_batch_size=16, device="cuda")
+    averaged = plain.replace(train={"weight_average": 0.99})
+    params = estimate_memory(plain.model, 1).parameter_bytes
+    for ckpt in (False, True):
+        assert (
+            training_peak(averaged, 16, ckpt, "fp32") - training_peak(plain, 16, ckpt, "fp32")
+            == params
+        )
+    from foxhunt.memory.budget import _fit_validation
+
+    need = _validation_peak(plain, 16, "fp32", 0) + params
+    assert _fit_validation(averaged, "fp32", need, [], 0) == 16
+    assert _fit_validation(averaged, "fp32", need - 1, [], 0) == 8
+
+
+def test_cuda_validation_runs_at_the_runs_precision() -> None:
+    """On CUDA the validation pass runs in the run's precision (on the CPU it is sized at fp32,
+    for the calibration pass): a bf16 run's validation fits a budget its fp32 pass would not."""
+    from foxhunt.memory.budget import _fit_validation
+
+    cfg = _cfg(model=LONG, batch_size=16, validation_batch_size=64, device="cuda")
+    need = _validation_peak(cfg, 64, "bf16", 0)
+    assert _validation_peak(cfg, 64, "fp32", 0) > need
+    assert _fit_validation(cfg, "bf16", need, [], 0) == 64
