@@ -105,20 +105,15 @@ class Shape:
         return self.t_enc + self.t_dec
 
 
-def gate_add_norm_bytes(
-    rows: int, d_in: int, d_out: int, dropout: bool, x_new: bool, f: int
-) -> int:
+def gate_add_norm_bytes(rows: int, d_in: int, d_out: int, dropout: bool, f: int) -> int:
     """GLU(dropout(x)) + skip, then LayerNorm: bytes saved.
 
     Dropout (:class:`foxhunt.model.dropout.ByteDropout`) keeps its bool mask (1 byte per
     element) and the linear keeps the dropped input (N d_in); without dropout the linear keeps
-    ``x`` itself (counted only if no earlier op saved it). The GLU keeps its 2 d_out input,
+    ``x`` itself (no earlier op saves it in any of the gates). The GLU keeps its 2 d_out input,
     LayerNorm its d_out input and per-row mean and rstd.
     """
-    if dropout:
-        keep_in = d_in * f + d_in * MASK
-    else:
-        keep_in = d_in * f if x_new else 0
+    keep_in = d_in * f + (d_in * MASK if dropout else 0)
     return rows * (keep_in + 3 * d_out * f) + rows * 2 * F32  # LayerNorm stats: fp32
 
 
@@ -141,7 +136,7 @@ def grn_bytes(
     a = rows * d_in * s.f if a_new else 0
     inner = rows * d_hidden * s.f  # the ELU output: fc2's input and ELU's own (in place)
     ctx = context_rows * s.d * s.f
-    return a + ctx + inner + gate_add_norm_bytes(rows, d_hidden, d_out, s.dropout, True, s.f)
+    return a + ctx + inner + gate_add_norm_bytes(rows, d_hidden, d_out, s.dropout, s.f)
 
 
 def vsn_bytes(
@@ -252,15 +247,12 @@ def attention_bytes(s: Shape) -> int:
 
 
 def checkpointed_input_bytes(s: Shape) -> dict[str, int]:
-    """What each block keeps when wrapped by ``set_checkpointing``: its tensor inputs not saved
-    before (non-reentrant checkpoint). Only the blocks in ``CHECKPOINTED_BLOCKS`` are used."""
+    """What each block of ``CHECKPOINTED_BLOCKS`` keeps when wrapped by ``set_checkpointing``:
+    its tensor inputs not saved before (non-reentrant checkpoint). The VSNs and LSTMs are not
+    among them: they recompute by themselves (``TrainConfig.recompute``)."""
     b, t, d, f = s.b, s.t, s.d, s.f
     dec = b * s.t_dec * d * f
     return {
-        "historical_vsn": b * d * f,  # the selection context (the batch is not counted)
-        "known_vsn": 0,  # same context, already kept
-        "lstm_encoder": b * t * d * f,  # the selected embeddings (B, T, d), a slice of them
-        "lstm_decoder": 0,  # another slice of the same storage; the state tuple is not a tensor
         "post_lstm_gate": b * t * d * f,  # LSTM output (B, T, d)
         "static_enrichment": b * t * d * f + b * d * f,  # temporal features + context c_e
         "attention": b * t * d * f + s.t_dec * t,  # enriched (B, T, d) + the bool mask

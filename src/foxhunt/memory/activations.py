@@ -128,12 +128,12 @@ def blocks_unchecked(
         "known_vsn": known,
         "lstm_encoder": enc,
         "lstm_decoder": dec,
-        "post_lstm_gate": gate_add_norm_bytes(b * t, d, d, s.dropout, True, f),
+        "post_lstm_gate": gate_add_norm_bytes(b * t, d, d, s.dropout, f),
         "static_enrichment": grn_bytes(b * t, d, d, d, s, a_new=True, context_rows=b),
         "attention": attention_bytes(s),
-        "post_attention_gate": gate_add_norm_bytes(dec_rows, d, d, s.dropout, True, f),
+        "post_attention_gate": gate_add_norm_bytes(dec_rows, d, d, s.dropout, f),
         "positionwise_grn": grn_bytes(dec_rows, d, d, d, s, a_new=True),
-        "pre_output_gate": gate_add_norm_bytes(dec_rows, d, d, False, True, f),
+        "pre_output_gate": gate_add_norm_bytes(dec_rows, d, d, False, f),
         "output": dec_rows * d * f,
     }
     return blocks, transients
