@@ -455,3 +455,34 @@ def test_cuda_validation_runs_at_the_runs_precision() -> None:
     need = _validation_peak(cfg, 64, "bf16", 0)
     assert _validation_peak(cfg, 64, "fp32", 0) > need
     assert _fit_validation(cfg, "bf16", need, [], 0) == 64
+
+
+def test_cpu_validation_is_sized_at_fp32_whatever_the_run() -> None:
+    """On the CPU the validation batch is sized at fp32 even for a bf16 run: the end-of-run
+    calibration pass (and ``foxhunt evaluate``) run fp32 at that batch size."""
+    from foxhunt.memory.budget import _fit_validation
+
+    cfg = _cfg(batch_size=8, validation_batch_size=64, precision="bf16")
+    need = _validation_peak(cfg, 64, "bf16", 0)  # sized at fp32 on the CPU
+    est = estimate_memory(cfg.model, 64, precision="bf16")
+    assert est.inference_peak_bytes < estimate_memory(cfg.model, 64).inference_peak_bytes
+    assert _fit_validation(cfg, "bf16", need, [], 0) == 64
+    assert _fit_validation(cfg, "bf16", need - 1, [], 0) == 32
+
+
+def test_the_plans_validation_counts_the_measured_baseline() -> None:
+    """The validation batch is sized with the baseline ``foxhunt train`` measured: a budget
+    where batch 4096 fits under the constant baseline fits only 2048 under a larger one."""
+    cfg = _cfg(batch_size=8, validation_batch_size=4096)
+    extra = _validation_peak(cfg, 4096, "fp32", 0) - _validation_peak(cfg, 2048, "fp32", 0)
+    extra += 2**20
+    budget = _validation_peak(cfg, 2048, "fp32", extra)
+    assert (
+        _validation_peak(cfg, 4096, "fp32", 0)
+        <= budget
+        < _validation_peak(cfg, 4096, "fp32", extra)
+    )
+    high = IMPORT_BASELINE_BYTES + extra
+    assert training_peak(cfg, 8, False, "fp32", recompute=False, baseline=high) <= budget
+    plan = plan_budget(cfg, budget, allow_precision_change=False, baseline=high)
+    assert plan.validation_batch_size == 2048
