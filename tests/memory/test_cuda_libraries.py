@@ -146,3 +146,22 @@ def test_a_visible_gpu_sizes_the_buffers(monkeypatch: pytest.MonkeyPatch) -> Non
     assert libs.cudnn_dropout_state_bytes() == 84 * 49_152
     cfg = tft_225().model
     assert libs.cuda_library_bytes(cfg) == 2 * libs.EARLIER_WORKSPACE + 84 * 49_152
+
+
+@pytest.mark.parametrize("recompute", [True, False])
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_cuda_lstm_transient_adds_the_workspace(recompute: bool, precision: str) -> None:
+    """On CUDA each LSTM's backward transient is cuDNN's workspace on top of what it recomputes
+    (its whole ``lstm_bytes`` with recompute, nothing more without); on the CPU no workspace."""
+    from foxhunt.memory.activation_formulas import lstm_bytes
+    from foxhunt.memory.activations import blocks_unchecked, shape_of
+
+    cfg = tft_225().model
+    f = 4 if precision == "fp32" else 2
+    for device in ("cpu", "cuda"):
+        s = shape_of(cfg, 8, precision, device)  # type: ignore[arg-type]
+        _, transients = blocks_unchecked(cfg, s, recompute)
+        for name, steps in (("lstm_encoder", s.t_enc), ("lstm_decoder", s.t_dec)):
+            redo = lstm_bytes(steps, s) if recompute else 0
+            work = cudnn_lstm_workspace_bytes(8, steps, cfg.hidden, f) if device == "cuda" else 0
+            assert transients[name] == redo + work
