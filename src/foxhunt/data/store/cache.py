@@ -383,6 +383,11 @@ def _open(dest: Path, manifest: Manifest, cfg: RunConfig, closes: pl.DataFrame) 
         files = {name: _rows(dest / f"{split}.{name}.npy") for name in ARRAYS if name != "ts"}
         symbols, rows = splits[split]["symbols"], splits[split]["rows"]
         kept = [(s, n) for s, n in zip(symbols, rows, strict=True) if n > 0]
+        if not kept:  # no rows (a fraction of 0): the dataset a table without rows gives
+            root = dest.parent.parent  # dest is root / CACHE_DIR / key
+            empty = pl.read_parquet(root / manifest.shards[0].file, n_rows=0)
+            datasets.append(WindowDataset(empty, manifest.spec, L, H, stride=strides[split]))
+            continue
         datasets.append(
             WindowDataset.from_files(
                 manifest.spec,
