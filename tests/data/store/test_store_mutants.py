@@ -378,17 +378,7 @@ def test_build_replaces_stale_tmp_and_keeps_a_finished_cache(store: Path, tmp_pa
     root = _copy_store(store, tmp_path / "s")
     cfg = _cfg()
     m = check_store(root, horizon=H)
-    key, parts = cache_key(m, cfg)
-    from foxhunt.data.windows.splits import split_bounds
-
-    bounds = split_bounds(
-        [(s.symbol, s.rows) for s in m.shards],
-        val_fraction=cfg.data.val_fraction,
-        test_fraction=cfg.data.test_fraction,
-        embargo=parts["embargo"],
-        min_rows=L + H,
-    )
-    dest = root / CACHE_DIR / key
+    dest, parts, bounds = cache.cache_plan(root, m, cfg)
     stale = dest.with_name(f"{dest.name}.{os.getpid()}.tmp")
     stale.mkdir(parents=True)
     (stale / "junk").write_text("x")

@@ -153,15 +153,7 @@ def prepare_store_data(
             f"{root / MANIFEST}: symbol {short.symbol!r} has {short.bars} bars; need at least "
             f"{need} (warm-up {manifest.spec.warmup} + encoder {L} + horizon {H})"
         )
-    key, parts = cache_key(manifest, cfg)
-    bounds = split_bounds(
-        [(s.symbol, s.rows) for s in manifest.shards],
-        val_fraction=cfg.data.val_fraction,
-        test_fraction=cfg.data.test_fraction,
-        embargo=parts["embargo"],
-        min_rows=L + H,
-    )
-    dest = root / CACHE_DIR / key
+    dest, parts, bounds = cache_plan(root, manifest, cfg)
     if coord.is_main:
         if (dest / _META).is_file():
             log.info("window cache %s: reusing", dest)
@@ -174,6 +166,22 @@ def prepare_store_data(
             "(every rank must see the same store folder)"
         )
     return _open(dest, manifest, cfg, closes=read_store_closes(root, manifest))
+
+
+def cache_plan(
+    root: Path, manifest: Manifest, cfg: RunConfig
+) -> tuple[Path, dict[str, Any], dict[str, tuple[int, int, int, int]]]:
+    """Where ``cfg``'s window cache of the store at ``root`` lives (``root / CACHE_DIR / key``),
+    the parts of its key (:func:`cache_key`) and the split bounds it is built with."""
+    key, parts = cache_key(manifest, cfg)
+    bounds = split_bounds(
+        [(s.symbol, s.rows) for s in manifest.shards],
+        val_fraction=cfg.data.val_fraction,
+        test_fraction=cfg.data.test_fraction,
+        embargo=parts["embargo"],
+        min_rows=cfg.model.encoder_length + cfg.model.horizon,
+    )
+    return root / CACHE_DIR / key, parts, bounds
 
 
 # --- building (one process) ------------------------------------------------------------------
