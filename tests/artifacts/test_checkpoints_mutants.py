@@ -75,3 +75,25 @@ def test_an_unreadable_or_non_dict_resume_state_is_named(tmp_path) -> None:
         ModelDirError, match=rf"^{re.escape(str(path))}: optimizer state is not a dict$"
     ):
         ckpt.load_resume_state(path)
+
+
+def test_a_resume_state_round_trips_through_its_file(tmp_path) -> None:
+    """What ``--resume`` reads back is what was saved, and nothing is left beside it."""
+    state = {
+        "optimizer": {"state": {0: {"exp_avg": torch.arange(3.0)}}, "param_groups": [{"lr": 0.5}]},
+        "loop": {"step": 3, "history": [1.0, 0.5], "name": "x"},
+    }
+    path = ckpt.optimizer_path(tmp_path, 2)
+    ckpt.save_resume_state(path, state)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["optimizer_epoch_2.pt"]
+    back = ckpt.load_resume_state(path)
+    assert back["loop"] == state["loop"]
+    assert back["optimizer"]["param_groups"] == [{"lr": 0.5}]
+    exp_avg = back["optimizer"]["state"][0]["exp_avg"]
+    assert exp_avg.device.type == "cpu" and torch.equal(exp_avg, torch.arange(3.0))
+
+
+def test_the_best_candidate_of_epoch_zero_is_the_start_weights(tmp_path) -> None:
+    assert ckpt.best_weights_path(tmp_path, 0) == tmp_path / ckpt.START_WEIGHTS
+    assert ckpt.best_weights_path(tmp_path, 1) == ckpt.epoch_weights_path(tmp_path, 1)
+    assert ckpt.best_weights_path(tmp_path, 7) == ckpt.epoch_weights_path(tmp_path, 7)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -18,7 +19,7 @@ from foxhunt.artifacts.rundir import load_model_dir
 from foxhunt.data.pipeline import prepare_training_data
 from foxhunt.data.scale.scaler import unscale_targets
 from foxhunt.errors import ModelDirError
-from foxhunt.infer.quantiles import quantile_map, tft_quantiles
+from foxhunt.infer.quantiles import plain_forward, quantile_map, tft_quantiles
 from foxhunt.train.calibration.calibrate import (
     conformal_offsets,
     standardised_predictions,
@@ -109,3 +110,14 @@ def test_a_mismatched_calibration_is_refused(demo_run: DemoRun, tmp_path: Path) 
     (run / "calibration.json").write_text(json.dumps(rec))
     with pytest.raises(ModelDirError, match="calibration does not match"):
         read_calibration(run / "calibration.json", QUANTILES, len(rec["offsets"]) + 1)
+
+
+def test_the_plain_forward_is_the_models_quantiles() -> None:
+    """The default ``forward`` of tft_quantiles: ``model(batch).quantiles``, nothing else."""
+    made = torch.arange(6.0).reshape(1, 2, 3)
+
+    class Net(torch.nn.Module):
+        def forward(self, batch: object) -> SimpleNamespace:
+            return SimpleNamespace(quantiles=made, attention=None, seen=batch)
+
+    assert plain_forward(Net(), "batch") is made

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import polars as pl
 import pytest
 import torch
 
 from foxhunt.data.features.table import FeatureSpec
-from foxhunt.data.scale.scaler import ScalerParams, apply_scaler, fit_scaler, unscale_targets
+from foxhunt.data.scale.scaler import (
+    MIN_STD,
+    ScalerParams,
+    _safe_std,
+    apply_scaler,
+    fit_scaler,
+    fit_scaler_columns,
+    unscale_targets,
+)
 from foxhunt.errors import DataError
 
 PARAMS = ScalerParams(
@@ -79,3 +89,32 @@ def test_fit_scaler_refuses_an_empty_split_and_names_a_missing_column() -> None:
         fit_scaler(one_row.clear(), SPEC)
     with pytest.raises(DataError, match=r"^training features lack column 'target__h1'$"):
         fit_scaler(one_row.drop("target__h1"), SPEC)
+
+
+def test_an_all_null_training_column_gets_mean_nan_and_std_one() -> None:
+    """A column with no value in the training rows (a covariate the split never saw): no mean,
+    and a std of 1 so scaling leaves it as it is rather than dividing by nothing."""
+    columns = {
+        "obs__a": pl.Series([1.0, 3.0]),
+        "obs__flat": pl.Series([None, None], dtype=pl.Float64),
+        "target__h1": pl.Series([0.0, 2.0]),
+    }
+    params = fit_scaler_columns(columns.__getitem__, SPEC)
+    assert params.mean[0] == 2.0 and math.isnan(params.mean[1])
+    assert params.std == (1.0, 1.0)
+    assert params.target_std == (1.0,)
+
+
+def test_a_std_of_exactly_min_std_is_kept_and_below_it_is_one() -> None:
+    assert _safe_std(MIN_STD) == MIN_STD
+    assert _safe_std(MIN_STD / 2) == 1.0
+    assert _safe_std(None) == 1.0
+    assert _safe_std(math.inf) == 1.0
+
+
+def test_params_of_unequal_lengths_from_a_dict_say_so() -> None:
+    bad = {"columns": ["a", "b"], "mean": [0.0], "std": [1.0], "target_std": [1.0]}
+    with pytest.raises(
+        DataError, match=r"^invalid scaler params: columns, mean and std differ in length$"
+    ):
+        ScalerParams.from_dict(bad)
