@@ -79,3 +79,31 @@ def test_warmup_epochs_below_one_is_refused() -> None:
     # The leak check's baseline must come after warm-up.
     with pytest.raises(ValueError, match="warmup_epochs"):
         MemoryLog(None, torch.device("cpu"), warmup_epochs=0)
+
+
+def test_each_record_holds_the_wall_time_and_the_seconds_since_the_log_began(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = iter([1000.0, 1002.12345678])
+    monkeypatch.setattr("foxhunt.memory.log.time.time", lambda: next(clock))
+    log = MemoryLog(None, torch.device("cpu"), sources={})
+    r = log.snapshot("run_start")
+    assert r["time"] == 1002.12345678
+    assert r["elapsed_s"] == 2.123457  # rounded to the microsecond
+
+
+def _growth(log: MemoryLog, mib: list[int]) -> list[str]:
+    for epoch, size in enumerate(mib, start=1):
+        log.snapshot("epoch_end", epoch=epoch, rss_bytes=size * 2**20)
+    return log.check_leaks()
+
+
+def test_the_leak_check_uses_the_logs_own_threshold_and_peak_fraction() -> None:
+    """4 MiB of growth after warm-up, once: below the default 32 MiB floor, found with a
+    1 MiB floor only when the growth is also above the peak fraction asked for."""
+    cpu = torch.device("cpu")
+    assert _growth(MemoryLog(None, cpu, sources={}), [100, 104]) == []
+    low = MemoryLog(None, cpu, sources={}, leak_threshold_bytes=2**20, leak_peak_fraction=0.01)
+    assert len(_growth(low, [100, 104])) == 1
+    loose = MemoryLog(None, cpu, sources={}, leak_threshold_bytes=2**20, leak_peak_fraction=0.5)
+    assert _growth(loose, [100, 104]) == []
