@@ -57,9 +57,10 @@ def read_bars(
     """
     from foxhunt.data.read.options import ReadOptions
 
+    kind = kind_of(bars)
     options = ReadOptions(
         tz=tz,
-        symbol=symbol if isinstance(bars, str | Path) else None,
+        symbol=symbol if kind == "path" else None,  # a frame's symbol is added by bars_path
         columns=tuple(f"{k}={v}" for k, v in (columns or {}).items()),
         ts_format=ts_format,
         bar_minutes=bar_minutes,
@@ -68,4 +69,4 @@ def read_bars(
     with tempfile.TemporaryDirectory(prefix="foxhunt-") as work:
         with bars_path(bars, Path(work), symbol) as path:
             frame = _bars.read_bars(path, allow_outliers=allow_outliers, options=options)
-    return as_kind(frame, kind_of(bars))
+    return as_kind(frame, kind)
