@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import time
 
 import polars as pl
 import pytest
@@ -73,4 +74,28 @@ def test_a_damaged_data_end_names_the_file(tmp_path, raw: object) -> None:
     run = _run(tmp_path, {"data_end": raw})
     where = re.escape(f"{run.run_info}: data_end is not symbol -> ISO time (")
     with pytest.raises(ModelDirError, match=rf"^{where}.+\)$"):
+        read_data_end(run)
+
+
+@pytest.fixture
+def chicago_clock(monkeypatch):
+    """The process's local zone set to Chicago (naive times must still read as UTC)."""
+    monkeypatch.setenv("TZ", "America/Chicago")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_naive_times_are_utc_whatever_the_machines_zone(chicago_clock, tmp_path) -> None:
+    assert data_end(_closes(None))["ES"] == "2024-01-02T10:00:00+00:00"
+    got = read_data_end(_run(tmp_path, {"data_end": {"ES": "2024-01-02T10:00:00"}}))
+    assert got == {"ES": dt.datetime(2024, 1, 2, 10, tzinfo=dt.UTC)}
+
+
+def test_a_corrupt_run_json_is_named(tmp_path) -> None:
+    run = RunDir(tmp_path)
+    run.run_info.write_text("{not json")
+    where = re.escape(str(run.run_info))
+    with pytest.raises(ModelDirError, match=rf"^{where}: run.json is corrupt \(not valid JSON\)$"):
         read_data_end(run)

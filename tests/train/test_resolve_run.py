@@ -142,3 +142,12 @@ def test_resume_refuses_what_it_cannot_continue(tmp_path: Path) -> None:
         r"--bars FILE \(the same bars: resume checks their fingerprint\)$",
     ):
         resolve_run(cfg, None, tmp_path / "gone", resume=True, overwrite=False)
+
+
+def test_resume_names_a_corrupt_run_json(tmp_path: Path) -> None:
+    _trained(tmp_path / "run", tmp_path / "b.csv")
+    info = RunDir(tmp_path / "run").run_info
+    info.write_text("{not json")
+    where = re.escape(str(info))
+    with pytest.raises(ModelDirError, match=rf"^{where}: run.json is corrupt \(not valid JSON\)$"):
+        resolve_run(preset("demo"), None, tmp_path / "run", resume=True, overwrite=False)
