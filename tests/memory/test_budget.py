@@ -40,7 +40,7 @@ def _first_fit(cfg: RunConfig, budget: int) -> tuple[int, bool, bool]:
     """The documented walk, written out: at each micro-batch (recompute, checkpointing) in the
     order (off, off), (off, on), (on, off), (on, on), each only where it lowers the peak below
     the ones before; then halve the micro-batch."""
-    micro = cfg.train.batch_size
+    micro = cfg.train.micro_batch
     while True:
         best = None
         for rec, ckpt in ((False, False), (False, True), (True, False), (True, True)):
@@ -51,6 +51,15 @@ def _first_fit(cfg: RunConfig, budget: int) -> tuple[int, bool, bool]:
             if peak <= budget:
                 return micro, ckpt, rec
         micro = -(-micro // 2)
+
+
+def test_the_walk_starts_at_the_configured_micro_batch() -> None:
+    """A micro-batch the user set is where the planner starts (it only ever makes the step
+    smaller), even when the whole batch would fit."""
+    cfg = CFG.replace(train={"micro_batch_size": 16})
+    plan = plan_budget(cfg, 10**10, allow_precision_change=False)
+    assert (plan.micro_batch, plan.accumulation) == (16, 4)
+    assert plan.reasons[0].startswith("micro-batch 16, checkpointing off, recompute off, fp32")
 
 
 @pytest.mark.parametrize("fraction", [0.9, 0.6, 0.3])

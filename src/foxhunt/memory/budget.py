@@ -240,7 +240,7 @@ def plan_budget(
     smallest: tuple[int, str] | None = None
     for precision in precisions:
         for allocator in allocators:
-            for micro in _micro_batches(train.batch_size):
+            for micro in _micro_batches(train.micro_batch):
                 options = _options(cfg, micro, precision, allocator, data_bytes, baseline)
                 for rec, ckpt, peak in options:
                     what = (
