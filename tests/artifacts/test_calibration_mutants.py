@@ -41,6 +41,13 @@ def test_apply_adds_the_offsets_to_every_window_in_its_dtype() -> None:
     assert torch.equal(got, z + torch.tensor(OFFSETS, dtype=torch.float32)[None])
 
 
+def test_apply_keeps_float64_offsets_exact_for_float64_quantiles() -> None:
+    tenth = ((0.1, 0.2, 0.3), (0.7, 0.8, 0.9))  # not exact in float32
+    z = torch.zeros(1, 2, 3, dtype=torch.float64)
+    got = Calibration(LEVELS, tenth, 10).apply(z)
+    assert got.dtype == torch.float64 and got[0].tolist() == [list(r) for r in tenth]
+
+
 def test_apply_refuses_quantiles_of_another_shape_naming_both() -> None:
     cal = Calibration(LEVELS, OFFSETS, 10)
     with pytest.raises(ValueError, match=r"^calibration is \(2, 3\), quantiles \(4, 3, 3\)$"):

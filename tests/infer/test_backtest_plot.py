@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import matplotlib
 import numpy as np
+from matplotlib.font_manager import FontProperties
 from PIL import Image
 
 from foxhunt.infer.backtest_plot import backtest_figure, model_label, plot_backtest
@@ -56,11 +58,15 @@ def test_one_line_per_model_in_basis_points_over_the_fold_numbers() -> None:
     assert ax.get_title() == "Rolling-origin backtest (once refit), ES.parquet"
     legend = ax.get_legend()
     assert [t.get_text() for t in legend.get_texts()] == list(lines)
+    small = FontProperties(size="small").get_size_in_points()
+    assert all(t.get_fontsize() == small for t in legend.get_texts())
+    assert small < FontProperties().get_size_in_points()
 
 
 def test_the_png_is_written_at_100_dpi(tmp_path) -> None:
     png = tmp_path / "backtest.png"
-    plot_backtest(_result(), png)
+    with matplotlib.rc_context({"figure.dpi": 72, "savefig.dpi": "figure"}):
+        plot_backtest(_result(), png)  # 100 dpi whatever the user's matplotlib settings
     with Image.open(png) as image:
         assert image.format == "PNG"
         assert image.size == (800, 450)  # 8 x 4.5 inches at 100 dpi

@@ -117,7 +117,12 @@ def test_the_plain_forward_is_the_models_quantiles() -> None:
     made = torch.arange(6.0).reshape(1, 2, 3)
 
     class Net(torch.nn.Module):
-        def forward(self, batch: object) -> SimpleNamespace:
-            return SimpleNamespace(quantiles=made, attention=None, seen=batch)
+        seen: list[object] = []
 
-    assert plain_forward(Net(), "batch") is made
+        def forward(self, batch: object) -> SimpleNamespace:
+            self.seen.append(batch)
+            return SimpleNamespace(quantiles=made, attention=None)
+
+    net = Net()
+    assert plain_forward(net, "batch") is made
+    assert net.seen == ["batch"]
