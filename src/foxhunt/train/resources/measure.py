@@ -40,7 +40,7 @@ def measure_here(cfg: RunConfig, mode: Mode, *, steps: int = 2, seed: int = 0) -
     """Measure in this process (call it in a fresh one: see :func:`measure_in_subprocess`).
 
     ``train``: baseline RSS after imports and the batch; then build the model and AdamW and run
-    ``steps`` optimizer steps through :func:`foxhunt.train.loop.train_step`, the step training runs
+    ``steps`` optimizer steps through :func:`foxhunt.train.step.train_step`, the step training runs
     (micro-batches, quantile loss, backward, clipping, AdamW step, gradients cleared); report peak
     RSS minus baseline. Afterwards (outside the peak) count saved activations per block and state
     bytes. ``infer``: baseline likewise, then build the model and run one forward in ``eval`` and
@@ -149,7 +149,8 @@ def measure_in_subprocess(
         The child's JSON result.
 
     Raises:
-        RuntimeError: the child failed (its stderr is in the message).
+        RuntimeError: the child failed or printed no JSON result (its stderr is in the
+            message).
     """
     cmd = [
         sys.executable,
@@ -165,4 +166,12 @@ def measure_in_subprocess(
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"memory measurement ({mode}) failed: {done.stderr.strip()[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    lines = done.stdout.strip().splitlines()
+    try:
+        return json.loads(lines[-1])
+    except (IndexError, json.JSONDecodeError) as e:
+        last = repr(lines[-1][:200]) if lines else "nothing"
+        raise RuntimeError(
+            f"memory measurement ({mode}) printed {last} where its JSON result was expected: "
+            f"{done.stderr.strip()[-2000:]}"
+        ) from e
