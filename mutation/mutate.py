@@ -332,6 +332,7 @@ TARGETS: dict[str, Target] = {
         "src/foxhunt/model/tft.py",
         (
             "tests/model/test_tft.py",
+            "tests/model/test_tft_mutants.py",
             "tests/model/test_recompute.py",
             "tests/model/test_fixed_location.py",
             "tests/model/test_batch.py",

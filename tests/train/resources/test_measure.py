@@ -216,17 +216,19 @@ def assert_initial_weights(rec: Record, cfg: RunConfig, seed: int) -> None:
     assert all(torch.equal(model.initial[k], want[k]) for k in want)
 
 
-# --- fixtures: each configuration measured once ----------------------------------------------
+# --- fixtures: each configuration measured for each test -------------------------------------
+# Not module-scoped: mutmut ties a function to the test during which it runs, so a measurement
+# made once in the first test's setup would leave every later test out of the mutants' runs.
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def plain() -> tuple[RunConfig, Record]:
     """fp32, no checkpointing, no recomputation; default steps and seed."""
     cfg = tiny()
     return cfg, measure(cfg, "train")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def switched() -> tuple[RunConfig, Record]:
     """Every switch the measurement reads turned the other way, other steps and seed."""
     cfg = tiny(
@@ -241,7 +243,7 @@ def switched() -> tuple[RunConfig, Record]:
     return cfg, measure(cfg, "train", steps=3, seed=3)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def inferred() -> tuple[RunConfig, Record]:
     """Inference with ``auto`` precision, default seed."""
     cfg = tiny(precision="auto")
@@ -564,3 +566,18 @@ def test_subprocess_failure_keeps_the_last_2000_characters(monkeypatch: pytest.M
     assert str(e.value) == "memory measurement (train) failed: " + stderr.strip()[-2000:]
     assert str(e.value).endswith(stderr[2999 - 1999 : 3000])
     assert len(str(e.value)) == len("memory measurement (train) failed: ") + 2000
+
+
+def test_subprocess_names_at_most_200_characters_of_the_last_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from foxhunt.train.resources.measure import measure_in_subprocess
+
+    last = "x" * 150 + "y" * 150
+    _fake(monkeypatch, stdout=f"first\nsecond\n{last}\n", stderr="e" * 1000 + "f" * 2000)
+    with pytest.raises(RuntimeError) as e:
+        measure_in_subprocess(tiny(), "train")
+    assert str(e.value) == (
+        f"memory measurement (train) printed {'x' * 150 + 'y' * 50!r} where its JSON result "
+        f"was expected: {'f' * 2000}"
+    )
