@@ -5,28 +5,19 @@ number and the complete gradients; none are left between steps."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
-from foxhunt.config import TFTConfig
 from foxhunt.model import TFT, quantile_loss
 from foxhunt.model.batch import random_batch
 from foxhunt.train.resources.oom import MicroBatching
 from foxhunt.train.step import train_step
 
-CFG = TFTConfig(
-    n_static=2,
-    n_historical=3,
-    n_known=2,
-    hidden=8,
-    n_heads=2,
-    lstm_layers=1,
-    encoder_length=4,
-    horizon=2,
-    quantiles=(0.1, 0.5, 0.9),
-    dropout=0.0,
-    variable_width=4,
-)
+from .train_fakes import tiny_config
+
+CFG = dataclasses.replace(tiny_config().model, dropout=0.0)  # deterministic forwards
 
 
 def _full(seed: int = 0) -> tuple[float, dict[str, torch.Tensor]]:
@@ -69,6 +60,11 @@ def _step(micro: int, *, grad_weight: float = 1.0, grad_clip: float = 0.0, seed:
     return loss, norm, seen
 
 
+def _close(got: torch.Tensor, want: torch.Tensor) -> bool:
+    """Equal up to float32 summation order: within 1e-4 of the tensor's norm."""
+    return float((got - want).norm()) <= 1e-4 * float(want.norm()) + 1e-8
+
+
 def _norm(grads: dict[str, torch.Tensor]) -> float:
     return float(torch.linalg.vector_norm(torch.stack([g.norm() for g in grads.values()])))
 
@@ -80,7 +76,7 @@ def test_uneven_micro_batches_give_the_whole_batchs_loss_and_gradients(micro: in
     assert loss == pytest.approx(want_loss, rel=1e-5)
     assert seen["step"] == 7
     for name, g in seen["grads"].items():  # type: ignore[union-attr]
-        assert torch.allclose(g, want[name], rtol=1e-4, atol=1e-7), name
+        assert _close(g, want[name]), name
     assert norm == pytest.approx(_norm(want), rel=1e-4)
 
 
@@ -89,14 +85,14 @@ def test_grad_weight_scales_the_gradients_not_the_loss() -> None:
     loss, norm, seen = _step(2, grad_weight=2.0)
     assert loss == pytest.approx(want_loss, rel=1e-5)
     for name, g in seen["grads"].items():  # type: ignore[union-attr]
-        assert torch.allclose(g, 2.0 * want[name], rtol=1e-4, atol=1e-7), name
+        assert _close(g, 2.0 * want[name]), name
     assert norm == pytest.approx(2.0 * _norm(want), rel=1e-4)
 
 
 def test_clipping_only_when_asked_and_the_norm_reported_before_it() -> None:
     _, want = _full()
     full = _norm(want)
-    assert full < 1.0  # so the clip below is under 1 too
+    assert full / 10 < 1.0  # the clip below is under 1 (a clip, not only a large one)
     _, norm, seen = _step(2, grad_clip=full / 10)
     assert norm == pytest.approx(full, rel=1e-4)  # before clipping
     assert _norm(seen["grads"]) == pytest.approx(full / 10, rel=1e-3)  # type: ignore[arg-type]
