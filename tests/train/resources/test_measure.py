@@ -277,12 +277,15 @@ def test_train_echoes_the_config_and_the_whole_batch(plain, switched) -> None:  
     assert switched[1].result["cpu_allocator"] == "lean"
 
 
-def test_train_rss_numbers_are_ordered_ints(plain, switched) -> None:  # noqa: ANN001
+def test_train_rss_numbers_are_ints(plain, switched) -> None:  # noqa: ANN001
     for _, rec in (plain, switched):
         r = rec.result
         for key in ("baseline_rss_bytes", "peak_rss_bytes", "peak_delta_bytes"):
             assert type(r[key]) is int, key
-        assert r["peak_rss_bytes"] >= r["baseline_rss_bytes"] > 0
+        # positive, but in no fixed order here: in a busy test process RSS can fall between
+        # the baseline and the reset of the peak (the fresh child of the real use has no
+        # such neighbours)
+        assert r["peak_rss_bytes"] > 0 and r["baseline_rss_bytes"] > 0
         assert r["peak_delta_bytes"] == r["peak_rss_bytes"] - r["baseline_rss_bytes"]
 
 
@@ -429,7 +432,7 @@ def test_infer_runs_one_micro_batch_forward_in_eval_and_inference_mode(inferred)
     assert_initial_weights(rec, cfg, 0)
     for key in ("baseline_rss_bytes", "peak_rss_bytes", "peak_delta_bytes"):
         assert type(r[key]) is int, key
-    assert r["peak_rss_bytes"] >= r["baseline_rss_bytes"] > 0
+    assert r["peak_rss_bytes"] > 0 and r["baseline_rss_bytes"] > 0  # no order in-process
     assert r["peak_delta_bytes"] == r["peak_rss_bytes"] - r["baseline_rss_bytes"]
     json.dumps(r)
 
