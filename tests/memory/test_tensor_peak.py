@@ -31,3 +31,29 @@ def test_sequential_temporaries_do_not_add_up() -> None:
 
     assert tensor_peak_bytes(one_at_a_time) == MB
     assert tensor_peak_bytes(lambda: None) == 0
+
+
+class _TemporaryInside(torch.autograd.Function):
+    """A custom Function whose forward makes and drops a 2 MB temporary of its own."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor) -> torch.Tensor:  # noqa: ANN001
+        tmp = torch.ones(2 * MB, dtype=torch.uint8)
+        del tmp
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, dy: torch.Tensor) -> torch.Tensor:  # noqa: ANN001
+        return dy
+
+
+def test_a_temporary_inside_a_custom_function_is_counted() -> None:
+    """The operator-level memory columns date a custom Function's own frees at its start, so
+    its temporary would vanish from the curve; the allocation events keep it."""
+    x = torch.zeros(MB // 4, requires_grad=True)  # 1 MB of float32
+
+    def run() -> None:
+        y = _TemporaryInside.apply(x)  # 2 MB temporary, then the 1 MB copy
+        del y
+
+    assert tensor_peak_bytes(run) == 2 * MB
