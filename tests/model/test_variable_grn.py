@@ -46,3 +46,66 @@ def test_feature_norm_is_layer_norm_over_the_width_axis(dtype: torch.dtype, tol:
     torch.testing.assert_close(grad.float(), ref_grad, rtol=tol, atol=tol)
     with torch.no_grad():  # the plain path without autograd gives the same values
         torch.testing.assert_close(feature_norm(x), y.detach(), rtol=0, atol=0)
+
+
+def test_an_identity_skip_leaves_the_input_alone() -> None:
+    """With d_in == d_out the skip is the input itself: the GLU output is added to a copy,
+    not into the caller's tensor (the projected and embedded skips are added into in place)."""
+    torch.manual_seed(0)
+    m = PerVariableGRN(3, 4, 4, 4)
+    a = torch.randn(3, 7, 4)
+    before = a.clone()
+    m(a)
+    assert torch.equal(a, before)
+
+
+@pytest.mark.parametrize(("d_in", "d_out"), [(4, 4), (3, 5)])
+def test_gradients_through_the_in_place_sum_match_the_loop(d_in: int, d_out: int) -> None:
+    """Input and weight gradients of both paths whose skip takes the GLU output in place (a
+    projected skip, the embedded chunk of the fused VSN) against the per-variable loop of
+    F.layer_norm GRNs; autograd would also refuse a kept tensor changed in place."""
+    torch.manual_seed(0)
+    m = PerVariableGRN(2, d_in, 3, d_out)
+    a = torch.randn(2, 5, d_in, requires_grad=True)
+    g = torch.randn(2, 5, d_out)
+
+    def grads(out: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return torch.autograd.grad(out, [a, m.fc1_weight, m.gate_weight], g)
+
+    looped = grads(torch.stack([reference_variable_grn(m, j, a[j]) for j in range(2)]))
+    for got, want in zip(grads(m.run_chunk(a, m.weights())), looped, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+    # the embedded chunk against run_chunk of the same embeddings (made out of place)
+    x = torch.randn(2, 1, 5, requires_grad=True)
+    ew, eb = torch.randn(2, d_in), torch.randn(2, d_in)
+    emb = x.transpose(1, 2) * ew[:, None, :] + eb[:, None, :]  # (2, 5, d_in)
+    gt = g.transpose(1, 2)
+    (want,) = torch.autograd.grad(m.run_chunk(emb, m.weights()).transpose(1, 2), x, gt)
+    (got,) = torch.autograd.grad(m.run_embedded(x, ew, eb, m.weights()), x, gt)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("square_up_to", [0, 1 << 20])
+def test_mean_square_row_loop_and_square_agree(monkeypatch, square_up_to: int) -> None:  # noqa: ANN001
+    """Both ways to the mean square over the width axis (a row at a time above the size
+    limit, the plain square below it) give the plain square's values."""
+    from foxhunt.model import variable_grn as vg
+
+    monkeypatch.setattr(vg, "_SQUARE_UP_TO", square_up_to)
+    torch.manual_seed(0)
+    xc = torch.randn(3, 16, 40)
+    torch.testing.assert_close(vg._mean_square(xc), (xc * xc).mean(1, keepdim=True))
+    assert vg._mean_square(xc).shape == (3, 1, 40)
+
+
+def test_feature_norm_holds_one_input_sized_tensor_at_its_widest() -> None:
+    """Above 1 Mi elements the variance is summed a width row at a time: the norm's peak is
+    its output plus per-row statistics, not output + square (2x the input)."""
+    from foxhunt.memory.tensor_peak import tensor_peak_bytes
+    from foxhunt.model.variable_grn import feature_norm
+
+    x = torch.randn(4, 16, 20_000)  # 1.28 Mi elements, 5.1 MB
+    rows = 4 * 20_000 * 4  # one fp32 statistic per (variable, row)
+    with torch.no_grad():
+        peak = tensor_peak_bytes(lambda: feature_norm(x))
+    assert x.nbytes <= peak <= x.nbytes + 3 * rows

@@ -160,9 +160,8 @@ class PerVariableGRN(nn.Module):
         h = torch.baddbmm(w.fc1_bias[:, :, None], w.fc1_weight.transpose(1, 2), at)
         if w.skip_weight is not None and w.skip_bias is not None:
             skip = torch.baddbmm(w.skip_bias[:, :, None], w.skip_weight.transpose(1, 2), at)
-        else:
-            skip = at
-        return self._from_hidden(h, skip, w).transpose(1, 2)
+            return self._from_hidden(h, skip, w, own_skip=True).transpose(1, 2)
+        return self._from_hidden(h, at, w, own_skip=False).transpose(1, 2)  # at: the input
 
     def run_embedded(self, x: Tensor, emb_w: Tensor, emb_b: Tensor, w: VariableWeights) -> Tensor:
         """The GRNs of a chunk of variables applied to their embeddings ``x * emb_w + emb_b``.
@@ -205,24 +204,34 @@ class PerVariableGRN(nn.Module):
             skip = torch.addcmul(skip_b, torch.bmm(ws, ew), x)
         else:
             skip = torch.addcmul(eb, ew, x)  # the embedding itself (only added: not kept)
-        return self._from_hidden(h.to(x.dtype), skip, w)
+        return self._from_hidden(h.to(x.dtype), skip, w, own_skip=True)
 
-    def _from_hidden(self, h: Tensor, skip: Tensor, w: VariableWeights) -> Tensor:
+    def _from_hidden(self, h: Tensor, skip: Tensor, w: VariableWeights, own_skip: bool) -> Tensor:
         """The GRN after fc1, feature-major ((Vc, width, N)): ELU, fc2, dropout, gate, GLU,
-        add the skip, LayerNorm over the width (+ affine)."""
+        add the skip, LayerNorm over the width (+ affine).
+
+        ``own_skip``: ``skip`` was made for this call and nothing keeps it for backward, so
+        the GLU's output is added into it in place: at the LayerNorm, the widest moment of the
+        forward, the skip, the GLU output and their sum are then one tensor, not three."""
         # In place: ELU's backward then uses its output, which fc2 keeps anyway (one tensor, not two).
         h = torch.baddbmm(
             w.fc2_bias[:, :, None], w.fc2_weight.transpose(1, 2), F.elu(h, inplace=True)
         )
         g = torch.baddbmm(w.gate_bias[:, :, None], w.gate_weight.transpose(1, 2), self.dropout(h))
         g = F.glu(g, dim=1)  # (Vc, d_out, N)
-        y = feature_norm(skip + g)
+        if own_skip:
+            summed = skip.add_(g)
+        else:
+            summed = skip + g
+        del g, skip
+        y = feature_norm(summed)
         if w.norm_weight is None or w.norm_bias is None:
             return y
         return torch.addcmul(w.norm_bias[:, :, None], y, w.norm_weight[:, :, None])
 
 
 _EPS = 1e-5  # F.layer_norm's default
+_SQUARE_UP_TO = 1 << 20  # elements: 4 MiB in fp32
 
 
 class _FeatureNorm(torch.autograd.Function):
@@ -255,8 +264,24 @@ def _normalise(x: Tensor) -> tuple[Tensor, Tensor]:
     """``((x - mean) / std`` in x's dtype, ``1/std`` in fp32), over axis 1; the statistics and
     the normalisation in fp32, from a half-precision ``x`` without an fp32 copy of it."""
     xc = x - x.mean(1, keepdim=True, dtype=torch.float32)  # fp32
-    rstd = torch.rsqrt((xc * xc).mean(1, keepdim=True).add_(_EPS))  # not square(): 4x slower here
+    rstd = torch.rsqrt(_mean_square(xc).add_(_EPS))
     return xc.mul_(rstd).to(x.dtype), rstd
+
+
+def _mean_square(xc: Tensor) -> Tensor:
+    """``(xc * xc).mean(1, keepdim=True)`` without the full-size square: one (Vc, 1, N)
+    accumulator, a row of the width at a time. ``xc * xc`` was the widest moment of a forward
+    that keeps every variable's states (``recompute`` off: one more (V, width, N) fp32 tensor,
+    172 MB of TFT-225 at batch 256). Below ``_SQUARE_UP_TO`` elements (a streamed chunk's) the
+    square is kept, being faster there; from a few MB up the loop is faster on the CPU too
+    (``var`` and ``vector_norm`` over the middle axis are 20-30x slower than either)."""
+    if xc.numel() <= _SQUARE_UP_TO:
+        return (xc * xc).mean(1, keepdim=True)
+    acc = torch.zeros_like(xc[:, :1])
+    for j in range(xc.shape[1]):
+        row = xc[:, j : j + 1]
+        acc.addcmul_(row, row)
+    return acc.div_(xc.shape[1])
 
 
 def feature_norm(x: Tensor) -> Tensor:
