@@ -175,13 +175,19 @@ def vsn_bytes(
         mask = dh * MASK if s.dropout else 0
         per_var_row_bytes = (2 * dh + 2 * s.d + s.d + s.d) * f + 2 * F32 + mask
     per_var = v * rows * per_var_row_bytes
+    # The backward of the selection weighting (states x weights) makes the gradients of both
+    # over the chunk's (or all) variables before it reduces the weights' one: two per-variable
+    # tensors at the state width, live beside everything the chunk keeps.
+    width = s.d_v if mode == "fused" else s.d
+    weighting_grads = 2 * rows * width * f
     if streaming:
         # Kept: the context (a checkpoint input) and the selection weights (the chunks' input).
         # Recomputed in backward: the selection GRN once, then one chunk at a time.
         kept = (context_rows * s.d * f if f == F32 else 0) + softmax
         selection = grn + half_input + (ctx if f != F32 else 0)
-        return kept, max(selection, min(chunk, v) * rows * per_var_row_bytes)
-    return ctx + grn + softmax + half_input + per_var, 0
+        vc = min(chunk, v)
+        return kept, max(selection, vc * rows * (per_var_row_bytes + weighting_grads // rows))
+    return ctx + grn + softmax + half_input + per_var, v * weighting_grads
 
 
 CUDNN_LSTM_WORKSPACE_FIXED = {4: 20 * 2**20, 2: 18 * 2**20}

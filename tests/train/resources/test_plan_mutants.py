@@ -120,10 +120,12 @@ def test_apply_budget_plans_one_ranks_batch_on_what_the_process_holds(
         "baseline": held,
         "margin": 0.9,
     }
-    # 870 MB x 0.9 over 650 MB held and 50 MB of data: micro-batch 8 of the rank's 32.
+    # 870 MB x 0.9 over 650 MB held and 50 MB of data: micro-batch 4 of the rank's 32 (8 is
+    # estimated at 783 MB, just over the 783 MB line, since the VSN's backward counts the
+    # selection weighting's gradients)
     assert out == call["plan"].apply(cfg)
     t = out.train
-    assert (t.batch_size, t.micro_batch_size, t.validation_batch_size) == (64, 8, 64)
+    assert (t.batch_size, t.micro_batch_size, t.validation_batch_size) == (64, 4, 64)
     assert (t.checkpointing, t.recompute, t.precision, t.cpu_allocator) == (
         False,
         False,
