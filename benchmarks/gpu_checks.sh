@@ -3,7 +3,7 @@
 # Run from the repository root with foxhunt importable (installed, or PYTHONPATH=src):
 #   OUT=gpu-out bash benchmarks/gpu_checks.sh
 # Writes its logs under $OUT (default gpu-out/): nvidia-smi.txt, pytest-gpu.log,
-# cuda_step.jsonl, demo-cuda.log and the demo run's report.md, metrics.jsonl and
+# cuda_step.jsonl (speeds), cuda_settings.jsonl (the estimate in every setting), demo-cuda.log and the demo run's report.md, metrics.jsonl and
 # evaluation.json. Each stage runs even when an earlier one failed; the exit status is the
 # number of stages that failed.
 set -u
@@ -30,6 +30,17 @@ stage pytest-gpu pytest-gpu.log "$py" -m pytest -q -p no:cacheprovider -m gpu -r
 # TFT-225 training steps: samples/s, allocator peak against the estimate
 stage cuda-step cuda_step.jsonl "$py" benchmarks/cuda_step.py --batch-sizes 32 256 1024 \
     --precisions fp32 bf16
+# the estimate's error in every setting: fp32/bf16/fp16 x recompute on/off x checkpointing
+# off/on on TFT-225, and the smaller presets' other LSTM depths and widths; eight processes at
+# once (memory only: each process's allocator peak is its own, the step times are shared)
+stage cuda-settings cuda_settings.jsonl "$py" benchmarks/cuda_step.py --batch-sizes 32 256 1024 \
+    --precisions fp32 bf16 fp16 --recompute on off --checkpointing off on --warmup 2 --steps 3 \
+    --jobs 8
+for p in demo fast; do
+    stage "cuda-settings-$p" cuda_settings.jsonl "$py" benchmarks/cuda_step.py --preset "$p" \
+        --batch-sizes 32 256 --precisions fp32 bf16 --recompute on off --warmup 2 --steps 3 \
+        --jobs 8
+done
 # the demo end to end on the GPU (make demo's steps with --device cuda)
 demo=$(mktemp -d)
 stage demo-data demo-cuda.log "$py" -m foxhunt data demo --bars 20000 --seed 0 \
