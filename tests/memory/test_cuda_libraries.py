@@ -152,16 +152,21 @@ def test_a_visible_gpu_sizes_the_buffers(monkeypatch: pytest.MonkeyPatch) -> Non
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_cuda_lstm_transient_adds_the_workspace(recompute: bool, precision: str) -> None:
     """On CUDA each LSTM's backward transient is cuDNN's workspace on top of what it recomputes
-    (its whole ``lstm_bytes`` with recompute, nothing more without); on the CPU no workspace."""
-    from foxhunt.memory.activation_formulas import lstm_bytes
+    (its whole ``lstm_bytes`` with recompute, nothing more without); on the CPU oneDNN's
+    backward scratch of one layer instead."""
+    from foxhunt.memory.activation_formulas import lstm_backward_scratch_bytes, lstm_bytes
     from foxhunt.memory.activations import blocks_unchecked, shape_of
 
     cfg = tft_225().model
+    d = cfg.hidden
     f = 4 if precision == "fp32" else 2
     for device in ("cpu", "cuda"):
         s = shape_of(cfg, 8, precision, device)  # type: ignore[arg-type]
         _, transients = blocks_unchecked(cfg, s, recompute)
         for name, steps in (("lstm_encoder", s.t_enc), ("lstm_decoder", s.t_dec)):
             redo = lstm_bytes(steps, s) if recompute else 0
-            work = cudnn_lstm_workspace_bytes(8, steps, cfg.hidden, f) if device == "cuda" else 0
+            if device == "cuda":
+                work = cudnn_lstm_workspace_bytes(8, steps, d, f)
+            else:
+                work = lstm_backward_scratch_bytes(8, steps, d, d)
             assert transients[name] == redo + work

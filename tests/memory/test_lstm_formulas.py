@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+import torch
 
 from foxhunt.memory.activation_formulas import lstm_workspace_bytes
 from foxhunt.memory.estimate import estimate_saved_activations
@@ -61,3 +62,45 @@ def test_cuda_reserve_space_is_six_states_per_step() -> None:
     element size (an H200 kept 11.03·T·B·H·4 for two layers; docs/memory.md)."""
     assert lstm_workspace_bytes(7, 11, 16, 32, "cuda") == 6 * 7 * 11 * 32 * 4
     assert lstm_workspace_bytes(7, 11, 16, 32, "cuda", 2) == 6 * 7 * 11 * 32 * 2
+
+
+@pytest.mark.parametrize(
+    ("batch", "steps", "hidden", "layers"), [(32, 50, 128, 2), (16, 20, 96, 1)]
+)
+def test_lstm_backward_peak_is_workspaces_plus_one_layers_scratch(
+    batch: int, steps: int, hidden: int, layers: int
+) -> None:
+    """The exact tensor peak of an LSTMBlock's training forward + backward (recompute off) is
+    what the estimate puts there: every layer's kept tensors (``lstm_bytes``), the parameter
+    gradients, the input and output gradients, and one layer's oneDNN backward scratch (within
+    2 %: small (B, H) buffers are not modelled)."""
+    from foxhunt.memory.activation_formulas import (
+        F32,
+        Shape,
+        lstm_backward_scratch_bytes,
+        lstm_bytes,
+    )
+    from foxhunt.memory.tensor_peak import tensor_peak_bytes
+    from foxhunt.model.lstm import LSTMBlock
+
+    torch.manual_seed(0)
+    block = LSTMBlock(hidden, hidden, layers, 0.1, recompute=False).train()
+    x = torch.randn(batch, steps, hidden, requires_grad=True)
+    state = (torch.zeros(layers, batch, hidden), torch.zeros(layers, batch, hidden))
+    dy = torch.randn(batch, steps, hidden)
+
+    def step() -> None:
+        out, _ = block(x, state)
+        out.backward(dy)
+
+    step()
+    measured = tensor_peak_bytes(step)
+    s = Shape(b=batch, t_enc=steps, t_dec=0, d=hidden, d_v=1, nh=1, layers=layers, q=1,
+              dropout=True, f=F32, device="cpu")  # fmt: skip
+    grads = sum(p.numel() for p in block.parameters()) * F32
+    io = 2 * batch * steps * hidden * F32
+    modelled = lstm_bytes(steps, s) + grads + io
+    assert abs(modelled + lstm_backward_scratch_bytes(batch, steps, hidden, hidden) - measured) <= (
+        0.02 * measured
+    )
+    assert modelled < 0.93 * measured  # without the scratch it is that much low

@@ -232,6 +232,22 @@ def lstm_bytes(steps: int, s: Shape) -> int:
     return total
 
 
+def lstm_backward_scratch_bytes(batch: int, steps: int, d_in: int, d_hidden: int) -> int:
+    """What oneDNN's backward of one LSTM layer allocates beside its workspace, on the CPU:
+    the gates' gradients over ``steps + 1`` positions (padded like the workspace's gates, one
+    page-rounded buffer) and the layer's two weight gradients before they are copied out
+    (4H x d_in and 4H x H, fp32). Live one layer at a time, on top of every layer's workspace
+    and the block's input and output gradients.
+
+    Measured with the exact tensor peak (``memory/tensor_peak.py``) of an ``LSTMBlock``
+    forward + backward: 9.06 MB above the rest at B = 32, T = 50, H = 256, two layers (this
+    gives 8.89), 15.85 at B = 64 (15.68), 3.73 at T = 10 (3.56), 3.99 for one layer at H = 128
+    (3.97); the estimate was that much low without it (docs/memory.md).
+    """
+    gates = _round_up((steps + 1) * batch * _good_ld(4 * d_hidden) * F32, _PAGE)
+    return gates + 4 * d_hidden * (d_in + d_hidden) * F32
+
+
 def attention_bytes(s: Shape) -> int:
     """Interpretable attention, decoder queries over all T positions.
 

@@ -24,6 +24,7 @@ from foxhunt.memory.activation_formulas import (
     cudnn_lstm_workspace_bytes,
     gate_add_norm_bytes,
     grn_bytes,
+    lstm_backward_scratch_bytes,
     lstm_bytes,
     vsn_bytes,
 )
@@ -119,6 +120,9 @@ def blocks_unchecked(
     if s.device == "cuda":  # cuDNN's workspace, live in each backward beside the reserve space
         transients["lstm_encoder"] += cudnn_lstm_workspace_bytes(b, s.t_enc, d, f)
         transients["lstm_decoder"] += cudnn_lstm_workspace_bytes(b, s.t_dec, d, f)
+    else:  # oneDNN's backward scratch, one layer at a time
+        transients["lstm_encoder"] += lstm_backward_scratch_bytes(b, s.t_enc, d, d)
+        transients["lstm_decoder"] += lstm_backward_scratch_bytes(b, s.t_dec, d, d)
     transients.update(static_vsn=t0, historical_vsn=t1, known_vsn=t2)
     blocks = {
         "static_vsn": static_vsn,
