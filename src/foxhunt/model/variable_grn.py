@@ -256,32 +256,60 @@ class _FeatureNorm(torch.autograd.Function):
         mean_dy_y = (dy * y).mean(1, keepdim=True, dtype=f32)
         # one fp32 (Vc, width, N) tensor, updated in place: a half-precision step's transient
         # stays at five half-width tensors (dy, y, this one, the result), not eight
+        if y.numel() > _SQUARE_UP_TO and y.dtype != f32:
+            return _norm_backward_rows(dy, y, rstd, mean_dy, mean_dy_y)
         dx = y * mean_dy_y.neg_()
         return dx.add_(dy).sub_(mean_dy).mul_(rstd).to(dy.dtype)
 
 
+def _norm_backward_rows(
+    dy: Tensor, y: Tensor, rstd: Tensor, mean_dy: Tensor, mean_dy_y: Tensor
+) -> Tensor:
+    """``_FeatureNorm``'s input gradient in half precision, a width row at a time in fp32.
+
+    On the CPU every op between a half-precision and an fp32 tensor first makes an fp32 copy of
+    the half one: the whole-tensor form then held three fp32 (Vc, width, N) tensors at once (the
+    peak of a demo step in bf16 with recompute off). Row by row only (Vc, 1, N) ones are made.
+    """
+    f32 = torch.float32
+    dx = torch.empty_like(dy)
+    for j in range(y.shape[1]):
+        row = y[:, j : j + 1].to(f32).mul_(mean_dy_y).neg_()
+        row.add_(dy[:, j : j + 1].to(f32)).sub_(mean_dy).mul_(rstd)
+        dx[:, j : j + 1] = row
+    return dx
+
+
 def _normalise(x: Tensor) -> tuple[Tensor, Tensor]:
     """``((x - mean) / std`` in x's dtype, ``1/std`` in fp32), over axis 1; the statistics and
-    the normalisation in fp32, from a half-precision ``x`` without an fp32 copy of it."""
-    xc = x - x.mean(1, keepdim=True, dtype=torch.float32)  # fp32
-    rstd = torch.rsqrt(_mean_square(xc).add_(_EPS))
-    return xc.mul_(rstd).to(x.dtype), rstd
+    the normalisation in fp32, from a half-precision ``x`` without an fp32 copy of it.
 
-
-def _mean_square(xc: Tensor) -> Tensor:
-    """``(xc * xc).mean(1, keepdim=True)`` without the full-size square: one (Vc, 1, N)
-    accumulator, a row of the width at a time. ``xc * xc`` was the widest moment of a forward
-    that keeps every variable's states (``recompute`` off: one more (V, width, N) fp32 tensor,
-    172 MB of TFT-225 at batch 256). Below ``_SQUARE_UP_TO`` elements (a streamed chunk's) the
-    square is kept, being faster there; from a few MB up the loop is faster on the CPU too
-    (``var`` and ``vector_norm`` over the middle axis are 20-30x slower than either)."""
-    if xc.numel() <= _SQUARE_UP_TO:
-        return (xc * xc).mean(1, keepdim=True)
-    acc = torch.zeros_like(xc[:, :1])
-    for j in range(xc.shape[1]):
-        row = xc[:, j : j + 1]
+    Above ``_SQUARE_UP_TO`` elements a width row at a time: the whole-tensor form holds the
+    centred states and their square beside ``x`` (with recompute off, the widest moment of a
+    step: one more (V, width, N) fp32 tensor, 172 MB of TFT-225 at batch 256, on an H200 too),
+    and on the CPU an op between a half-precision ``x`` and the fp32 mean first copies ``x`` to
+    fp32. Row by row, only ``x``, the result and (Vc, 1, N) rows are live, and it is faster on
+    the CPU from a few MB up (``var`` and ``vector_norm`` over the middle axis are 20-30x
+    slower than either form). Below the limit (a streamed chunk's) the whole-tensor form is the
+    faster.
+    """
+    f32 = torch.float32
+    mean = x.mean(1, keepdim=True, dtype=f32)
+    if x.numel() <= _SQUARE_UP_TO:
+        xc = x - mean  # fp32
+        rstd = torch.rsqrt((xc * xc).mean(1, keepdim=True).add_(_EPS))
+        return xc.mul_(rstd).to(x.dtype), rstd
+    width = x.shape[1]
+    acc = torch.zeros_like(mean)
+    for j in range(width):
+        row = x[:, j : j + 1].to(f32) - mean
         acc.addcmul_(row, row)
-    return acc.div_(xc.shape[1])
+    del row
+    rstd = acc.div_(width).add_(_EPS).rsqrt_()
+    y = torch.empty_like(x)
+    for j in range(width):
+        y[:, j : j + 1] = (x[:, j : j + 1].to(f32) - mean).mul_(rstd)
+    return y, rstd
 
 
 def feature_norm(x: Tensor) -> Tensor:
