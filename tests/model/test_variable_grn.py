@@ -92,8 +92,8 @@ def test_the_row_by_row_norm_equals_the_whole_tensor_one(monkeypatch, dtype, tol
     from foxhunt.model import variable_grn as vg
 
     torch.manual_seed(0)
-    x = (torch.randn(3, 16, 40) * 2 + 5).to(dtype)
-    g = torch.randn(3, 16, 40).to(dtype)
+    x = (torch.randn(3, 16, 12) * 2 + 5).to(dtype)  # fewer rows than the width: the loops
+    g = torch.randn(3, 16, 12).to(dtype)  # run over the width axis, not the rows
 
     def run(limit: int) -> tuple[torch.Tensor, ...]:
         monkeypatch.setattr(vg, "_SQUARE_UP_TO", limit)
@@ -121,3 +121,33 @@ def test_feature_norm_holds_one_input_sized_tensor_at_its_widest() -> None:
     with torch.no_grad():
         peak = tensor_peak_bytes(lambda: feature_norm(x))
     assert x.nbytes <= peak <= x.nbytes + 4 * rows
+
+
+@pytest.mark.parametrize("path", ["projected", "embedded"])
+def test_the_skip_takes_the_glu_output_in_place(monkeypatch, path: str) -> None:  # noqa: ANN001
+    """Where the skip is the GRN's own tensor, the GLU output is added into it: the forward's
+    tensor peak is at least one (Vc, d_out, N) tensor below the same forward with the sum made
+    out of place."""
+    from foxhunt.memory.tensor_peak import tensor_peak_bytes
+
+    torch.manual_seed(0)
+    vc, n, d_out = 4, 4096, 8
+    m = PerVariableGRN(vc, 1 if path == "embedded" else 3, 8, d_out)
+    w = m.weights()
+    a = torch.randn(vc, n, 3, requires_grad=True)
+    x = torch.randn(vc, 1, n, requires_grad=True)
+    ew, eb = torch.randn(vc, 1), torch.randn(vc, 1)
+
+    def forward() -> None:
+        out = m.run_chunk(a, w) if path == "projected" else m.run_embedded(x, ew, eb, w)
+        del out
+
+    in_place = tensor_peak_bytes(forward)
+    own = PerVariableGRN._from_hidden
+    monkeypatch.setattr(
+        PerVariableGRN,
+        "_from_hidden",
+        lambda self, h, skip, w, own_skip: own(self, h, skip, w, False),
+    )
+    out_of_place = tensor_peak_bytes(forward)
+    assert in_place <= out_of_place - vc * d_out * n * 4
