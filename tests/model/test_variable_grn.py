@@ -96,7 +96,7 @@ def test_the_row_by_row_norm_equals_the_whole_tensor_one(monkeypatch, dtype, tol
     g = torch.randn(3, 16, 12).to(dtype)  # run over the width axis, not the rows
 
     def run(limit: int) -> tuple[torch.Tensor, ...]:
-        monkeypatch.setattr(vg, "_SQUARE_UP_TO", limit)
+        monkeypatch.setattr(vg, "_WHOLE_UP_TO", limit)
         xr = x.clone().requires_grad_()
         y = vg.feature_norm(xr)
         (grad,) = torch.autograd.grad(y, xr, g)

@@ -231,7 +231,9 @@ class PerVariableGRN(nn.Module):
 
 
 _EPS = 1e-5  # F.layer_norm's default
-_SQUARE_UP_TO = 1 << 20  # elements: 4 MiB in fp32
+_WHOLE_UP_TO = 1 << 20
+"""Elements (4 MiB in fp32) up to which the feature norm works on the whole tensor at once;
+above, a width row at a time (:func:`_normalise`, and the half-precision backward)."""
 
 
 class _FeatureNorm(torch.autograd.Function):
@@ -254,10 +256,10 @@ class _FeatureNorm(torch.autograd.Function):
         f32 = torch.float32
         mean_dy = dy.mean(1, keepdim=True, dtype=f32)
         mean_dy_y = (dy * y).mean(1, keepdim=True, dtype=f32)
+        if y.numel() > _WHOLE_UP_TO and y.dtype != f32:
+            return _norm_backward_rows(dy, y, rstd, mean_dy, mean_dy_y)
         # one fp32 (Vc, width, N) tensor, updated in place: a half-precision step's transient
         # stays at five half-width tensors (dy, y, this one, the result), not eight
-        if y.numel() > _SQUARE_UP_TO and y.dtype != f32:
-            return _norm_backward_rows(dy, y, rstd, mean_dy, mean_dy_y)
         dx = y * mean_dy_y.neg_()
         return dx.add_(dy).sub_(mean_dy).mul_(rstd).to(dy.dtype)
 
@@ -284,7 +286,7 @@ def _normalise(x: Tensor) -> tuple[Tensor, Tensor]:
     """``((x - mean) / std`` in x's dtype, ``1/std`` in fp32), over axis 1; the statistics and
     the normalisation in fp32, from a half-precision ``x`` without an fp32 copy of it.
 
-    Above ``_SQUARE_UP_TO`` elements a width row at a time: the whole-tensor form holds the
+    Above ``_WHOLE_UP_TO`` elements a width row at a time: the whole-tensor form holds the
     centred states and their square beside ``x`` (with recompute off, the widest moment of a
     step: one more (V, width, N) fp32 tensor, 172 MB of TFT-225 at batch 256, on an H200 too),
     and on the CPU an op between a half-precision ``x`` and the fp32 mean first copies ``x`` to
@@ -295,7 +297,7 @@ def _normalise(x: Tensor) -> tuple[Tensor, Tensor]:
     """
     f32 = torch.float32
     mean = x.mean(1, keepdim=True, dtype=f32)
-    if x.numel() <= _SQUARE_UP_TO:
+    if x.numel() <= _WHOLE_UP_TO:
         xc = x - mean  # fp32
         rstd = torch.rsqrt((xc * xc).mean(1, keepdim=True).add_(_EPS))
         return xc.mul_(rstd).to(x.dtype), rstd
