@@ -5,12 +5,14 @@ the messages of a pandas frame polars cannot hold."""
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from pathlib import Path
 
 import polars as pl
 import pytest
 
-from foxhunt.api.frames import kind_of, to_polars
+from foxhunt.api import read_bars
+from foxhunt.api.frames import kind_of, python_words, reworded, to_polars
 from foxhunt.errors import DataError, InputError
 
 
@@ -49,3 +51,67 @@ def test_a_pandas_frame_polars_cannot_hold_is_named_as_the_dataframe() -> None:
     odd = pd.DataFrame({"close": [1.0, 2.0], "obj": [object(), object()]})
     with pytest.raises(DataError, match=r"^bars DataFrame: cannot read the pandas bars \("):
         to_polars(odd, symbol="ES")
+
+
+@pytest.mark.parametrize(
+    ("cli", "python"),
+    [
+        ("or --allow-odd-times", "or allow_odd_times=True"),
+        ("; --allow-outliers keeps it", "; allow_outliers=True keeps it"),
+        ("after --bar-minutes 5;", "after bar_minutes=5;"),
+        ("(--bar-minutes K)", "(bar_minutes=K)"),
+        ("pass --tz ZONE if", "pass tz='ZONE' if"),
+        ("; --tz Etc/GMT+5 reads it so", "; tz='Etc/GMT+5' reads it so"),
+        ("--tz -05:00 kept", "tz='-05:00' kept"),
+        ("--tz UTC kept", "tz='UTC' kept"),
+        ("; --tz to change", "; tz=... to change"),
+        ("zone (--tz) or", "zone (tz=...) or"),
+        ("; --ts-format '%d/%m/%Y' reads them", "; ts_format='%d/%m/%Y' reads them"),
+        ("; --ts-format to change", "; ts_format=... to change"),
+        ("--columns open=COLUMN names it", "columns={'open': 'COLUMN'} names it"),
+        ("--columns takes ts=COLUMN", "columns takes ts=COLUMN"),
+        ("; --symbol to change", "; symbol=... to change"),
+        ("(--instruments FILE sets its calendar)", "(--instruments FILE sets its calendar)"),
+        ("--tzinfo and --symbols", "--tzinfo and --symbols"),
+    ],
+)
+def test_python_words_name_read_bars_keywords_for_the_readers_flags(cli: str, python: str) -> None:
+    assert python_words(cli) == python
+
+
+def test_reworded_rewrites_foxhunt_log_lines_and_errors_and_restores_the_factory(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    made = logging.getLogRecordFactory()
+    with caplog.at_level(logging.INFO), pytest.raises(DataError) as refused:
+        with reworded(str.upper):
+            logging.getLogger("foxhunt.data.read.x").warning("naive in %s", "/tmp/f.parquet")
+            logging.getLogger("other").warning("naive in %s", "/tmp/f.parquet")
+            raise DataError("bad /tmp/f.parquet")
+    assert [r.getMessage() for r in caplog.records] == [
+        "NAIVE IN /TMP/F.PARQUET",
+        "naive in /tmp/f.parquet",
+    ]
+    assert str(refused.value) == "BAD /TMP/F.PARQUET"
+    assert logging.getLogRecordFactory() is made
+    with pytest.raises(InputError, match="^unchanged$"), reworded(str.lower):
+        raise InputError("unchanged")
+    assert logging.getLogRecordFactory() is made
+
+
+def test_read_bars_warns_about_a_naive_frame_with_its_name_and_the_keyword(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The warning once named the deleted scratch Parquet file and the CLI's ``--tz``."""
+    naive = _bars(symbol=["NQ"] * 3).with_columns(
+        pl.col("ts").dt.replace_time_zone(None),
+        open=pl.col("close"),
+        high=pl.col("close"),
+        low=pl.col("close"),
+        volume=pl.lit(1.0),
+    )
+    with caplog.at_level(logging.INFO, logger="foxhunt"):
+        read_bars(naive)
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "naive timestamps in DataFrame taken as UTC; pass tz='ZONE' if they are local" in text
+    assert ".parquet" not in text and "--" not in text

@@ -89,7 +89,7 @@ def test_columns_name_a_vendors_columns() -> None:
         read_bars(vendor)
     assert str(refused.value) == (
         "DataFrame: missing column 'open' (columns: stamp, symbol, px_o, px_h, px_l, px_c, qty); "
-        "--columns open=COLUMN names it"
+        "columns={'open': 'COLUMN'} names it"
     )
     got = read_bars(vendor, columns=names)
     assert got.columns == BAR_COLUMNS
@@ -127,8 +127,8 @@ def test_ts_format_epoch_s_reads_integers_as_seconds() -> None:
         read_bars(frame, ts_format="epoch-s")
     assert str(refused.value) == (
         "DataFrame: symbol 'ES': first bar 1970-08-23 06:15:02+00:00 is before 1980: column 'ts' "
-        "is misread (dates taken as epoch seconds, or the wrong epoch unit); --ts-format "
-        "(yyyymmdd, epoch-ms, '%Y%m%d %H%M%S', ...) reads it right, or --allow-odd-times"
+        "is misread (dates taken as epoch seconds, or the wrong epoch unit); ts_format=... "
+        "(yyyymmdd, epoch-ms, '%Y%m%d %H%M%S', ...) reads it right, or allow_odd_times=True"
     )
     got = read_bars(frame, ts_format="epoch-s", allow_odd_times=True)
     first = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=20240102)
@@ -153,7 +153,7 @@ def test_bar_minutes_aggregates_one_minute_bars() -> None:
 
 
 def test_bar_minutes_out_of_range_is_refused() -> None:
-    with pytest.raises(DataError, match=r"^--bar-minutes must be 1\.\.1440, got 1441$"):
+    with pytest.raises(DataError, match=r"^bar_minutes must be 1\.\.1440, got 1441$"):
         read_bars(_bars(3), bar_minutes=1441)
 
 
@@ -182,7 +182,7 @@ def test_allow_outliers_keeps_a_bar_refused_without_it() -> None:
     assert str(refused.value) == (
         "DataFrame: symbol 'ES', column 'high', row 5 (2024-01-03 15:05:00+00:00): high 96000 is "
         "20 times the median close 4800 of the bars around it (off by orders of magnitude); "
-        "--allow-outliers keeps it"
+        "allow_outliers=True keeps it"
     )
     got = read_bars(frame, allow_outliers=True)
     assert got.height == 12
@@ -198,8 +198,8 @@ def test_allow_odd_times_keeps_bars_the_time_axis_refuses() -> None:
         read_bars(old)
     assert str(refused.value) == (
         "DataFrame: symbol 'ES': first bar 1975-01-02 15:00:00+00:00 is before 1980: column 'ts' "
-        "is misread (dates taken as epoch seconds, or the wrong epoch unit); --ts-format "
-        "(yyyymmdd, epoch-ms, '%Y%m%d %H%M%S', ...) reads it right, or --allow-odd-times"
+        "is misread (dates taken as epoch seconds, or the wrong epoch unit); ts_format=... "
+        "(yyyymmdd, epoch-ms, '%Y%m%d %H%M%S', ...) reads it right, or allow_odd_times=True"
     )
     got = read_bars(old, allow_odd_times=True)
     assert got["ts"].to_list() == _minutes(datetime(1975, 1, 2, 15, 0, tzinfo=UTC), 4)
@@ -243,7 +243,7 @@ def test_symbol_is_refused_for_a_file_with_a_symbol_column(tmp_path: Path) -> No
     with pytest.raises(DataError) as refused:
         read_bars(path, symbol="NQ")
     assert str(refused.value) == (
-        f"{path}: has a symbol column 'symbol'; --symbol is for files without one"
+        f"{path}: has a symbol column 'symbol'; symbol=... is for files without one"
     )
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from foxhunt.api.forecaster import TFTForecaster
-from foxhunt.api.frames import BarsLike, as_kind, bars_path, kind_of
+from foxhunt.api.frames import BarsLike, as_kind, bars_path, kind_of, python_words, reworded
 from foxhunt.data.read import bars as _bars
 from foxhunt.infer.forecaster import Forecaster
 
@@ -53,20 +53,21 @@ def read_bars(
         pandas for pandas bars, else polars.
 
     Raises:
-        DataError: Bad bars; the message names the file (or ``DataFrame``), column and row.
+        DataError: Bad bars; the message names the file (or ``DataFrame``), column and row,
+            and the keyword argument that would keep or read them (``allow_odd_times=True``).
     """
     from foxhunt.data.read.options import ReadOptions
 
     kind = kind_of(bars)
-    options = ReadOptions(
-        tz=tz,
-        symbol=symbol if kind == "path" else None,  # a frame's symbol is added by bars_path
-        columns=tuple(f"{k}={v}" for k, v in (columns or {}).items()),
-        ts_format=ts_format,
-        bar_minutes=bar_minutes,
-        allow_odd_times=allow_odd_times,
-    )
-    with tempfile.TemporaryDirectory(prefix="foxhunt-") as work:
+    with tempfile.TemporaryDirectory(prefix="foxhunt-") as work, reworded(python_words):
+        options = ReadOptions(
+            tz=tz,
+            symbol=symbol if kind == "path" else None,  # a frame's symbol is added by bars_path
+            columns=tuple(f"{k}={v}" for k, v in (columns or {}).items()),
+            ts_format=ts_format,
+            bar_minutes=bar_minutes,
+            allow_odd_times=allow_odd_times,
+        )
         with bars_path(bars, Path(work), symbol) as path:
             frame = _bars.read_bars(path, allow_outliers=allow_outliers, options=options)
     return as_kind(frame, kind)

@@ -4,15 +4,18 @@ The library reads bars from files, where every vendor spelling is understood
 (:func:`foxhunt.data.read.bars.read_bars`). A DataFrame is written once to a Parquet file in a
 private working directory and read from there, so a frame and a file with the same columns
 give the same bars, the same checks and the same fingerprint (a model trained on a frame
-recognises the frame as its training data). Error messages name ``DataFrame`` instead of that
-file.
+recognises the frame as its training data). Error messages and log lines name ``DataFrame``
+instead of that file, and :func:`read_bars` speaks of its keyword arguments where the reader
+names the CLI flags they stand for (:func:`python_words`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -73,13 +76,75 @@ def as_kind(frame: pl.DataFrame, kind: Kind) -> pl.DataFrame | pd.DataFrame:
     return frame.to_pandas() if kind == "pandas" else frame
 
 
+_ZONE = r"(ZONE|[A-Z][A-Za-z0-9_+:-]*(?:/[A-Za-z0-9_+:-]+)*|[+-]\d\d:\d\d)"
+"""A zone after ``--tz``: a placeholder, an IANA name or UTC alias, or a fixed offset (a
+lower-case word after the flag is prose: ``--tz to change``)."""
+
+_PYTHON_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"--allow-odd-times\b"), "allow_odd_times=True"),
+    (re.compile(r"--allow-outliers\b"), "allow_outliers=True"),
+    (re.compile(r"--bar-minutes (\d+|K)\b"), r"bar_minutes=\1"),
+    (re.compile(r"--bar-minutes\b"), "bar_minutes"),
+    (re.compile(r"--tz " + _ZONE), r"tz='\1'"),
+    (re.compile(r"--tz\b"), "tz=..."),
+    (re.compile(r"--ts-format ('[^']*')"), r"ts_format=\1"),
+    (re.compile(r"--ts-format\b"), "ts_format=..."),
+    (re.compile(r"--columns (\w+)=([\w.-]+)"), r"columns={'\1': '\2'}"),
+    (re.compile(r"--columns\b"), "columns"),
+    (re.compile(r"--symbol\b"), "symbol=..."),
+)
+""":func:`read_bars`' keyword argument for each CLI flag the reader's messages name."""
+
+
+def python_words(text: str) -> str:
+    """``text`` with the reader's CLI flags as :func:`read_bars`' keyword arguments
+    (``--allow-odd-times`` -> ``allow_odd_times=True``, ``--tz Etc/GMT+5`` -> ``tz='Etc/GMT+5'``);
+    flags with no keyword there (``--instruments FILE``) stay as they are."""
+    for pattern, words in _PYTHON_WORDS:
+        text = pattern.sub(words, text)
+    return text
+
+
+@contextlib.contextmanager
+def reworded(words: Callable[[str], str]) -> Iterator[None]:
+    """Inside the block, foxhunt's log records and its DataError/InputError read ``words(text)``.
+
+    Log records are rewritten as they are made (a record factory, restored on exit), so every
+    handler, the caller's included, sees the new text.
+    """
+    made = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = made(*args, **kwargs)
+        if record.name.startswith("foxhunt"):
+            try:
+                text = record.getMessage()
+            except (TypeError, ValueError):  # a malformed record: logging reports it on emit
+                return record
+            new = words(text)
+            if new != text:
+                record.msg, record.args = new, ()
+        return record
+
+    logging.setLogRecordFactory(factory)
+    try:
+        yield
+    except (DataError, InputError) as e:
+        message = words(str(e))
+        if message == str(e):
+            raise
+        raise type(e)(message) from e
+    finally:
+        logging.setLogRecordFactory(made)
+
+
 @contextlib.contextmanager
 def bars_path(bars: BarsLike, workdir: Path, symbol: str | None = None) -> Iterator[Path]:
     """A path to read ``bars`` from: the path itself, or the frame written to ``workdir``.
 
     The file stays in ``workdir`` (a model trained on it records its path). Inside the block
     a :class:`~foxhunt.errors.DataError` or :class:`~foxhunt.errors.InputError` that names
-    that file names ``DataFrame`` instead.
+    that file, and every foxhunt log line, names ``DataFrame`` instead.
     """
     if kind_of(bars) == "path":
         yield Path(bars)  # type: ignore[arg-type]
@@ -92,10 +157,5 @@ def bars_path(bars: BarsLike, workdir: Path, symbol: str | None = None) -> Itera
         frame.write_parquet(path)
     except pl.exceptions.PolarsError as e:
         raise DataError(f"bars {FRAME}: cannot store it ({str(e).splitlines()[0]})") from e
-    try:
+    with reworded(lambda text: text.replace(str(path), FRAME)):
         yield path
-    except (DataError, InputError) as e:
-        message = str(e).replace(str(path), FRAME)
-        if message == str(e):
-            raise
-        raise type(e)(message) from e

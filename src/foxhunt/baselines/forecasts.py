@@ -38,7 +38,8 @@ class WindowForecast:
 
     Attributes:
         scale: (N, H) per-window scale.
-        z: (S, H, Q) per-symbol standardised quantiles.
+        z: (S, H, Q) per-symbol standardised quantiles; (1, H, Q) for the zero baseline of no
+            window (one all-zero row is kept, so ``predict`` of an empty range has its shape).
         symbol: (N,) index into ``z`` of each window's symbol.
     """
 

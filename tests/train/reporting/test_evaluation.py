@@ -84,3 +84,21 @@ def test_markdown_has_every_model_and_the_verdict() -> None:
 def test_markdown_of_an_old_evaluation_keeps_its_plain_verdict(beats: bool) -> None:
     ev = {"scores": {}, "tft_beats": {"zero": beats}}
     assert f"zero: {'yes' if beats else 'no'}" in "\n".join(evaluation_md(ev, {}))
+
+
+def test_markdown_of_json_nulls_writes_nan_not_a_type_error() -> None:
+    """A hand-edited or foreign evaluation.json may hold ``null`` where our writer stores NaN."""
+    nulls = {"mean_pinball": None, "q_risk": {"P50": None}, "coverage": {"10-90": None}}
+    pooled = _comparison("none", 0.0)["pooled"] | {
+        "relative": None,
+        "dm_statistic": None,
+        "p_value": None,
+    }
+    ev = EV | {
+        "scores": {"tft": nulls, "garch": {"mean_pinball": 1e-4, "coverage": None}},
+        "comparisons": {"garch": {"lag": 1, "pooled": pooled, "per_horizon": []}},
+    }
+    text = "\n".join(evaluation_md(ev, {}))
+    assert "| TFT | nan | nan | nan | nan % | nan % |" in text
+    assert "| GARCH(1,1) | 1.000 | nan | nan | nan % | nan % |" in text
+    assert "| GARCH(1,1) | +nan % | +nan | nan | none | `` |" in text

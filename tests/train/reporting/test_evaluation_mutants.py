@@ -92,7 +92,7 @@ def test_markdown_of_an_evaluation_with_the_significance_test_and_both_plots() -
         # 0.00123456 * 1e4 = 12.3456 bp; q-risk 4 decimals; coverage in % with 1 decimal
         "| TFT | 12.346 | 0.9123 | 0.5000 | 81.4 % | 95.8 % |",
         # an int q-risk prints as written, NaN as nan, a missing coverage as nan
-        "| GARCH(1,1) | 25.000 | 1 | nan | 75.0 % | nan % |",
+        "| GARCH(1,1) | 25.000 | 1.0000 | nan | 75.0 % | nan % |",  # a JSON integer: a number
         # no display name: its key; no q_risk, no coverage: nan everywhere
         "| mystery | 1.000 | nan | nan | nan % | nan % |",
         "",

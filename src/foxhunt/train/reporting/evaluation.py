@@ -28,10 +28,15 @@ def _label(key: str) -> str:
     return "TFT" if key == "tft" else BASELINE_LABELS.get(key, key)
 
 
-def _fmt(x: Any, digits: int = 4) -> str:
-    if isinstance(x, float):
-        return "nan" if math.isnan(x) else f"{x:.{digits}f}"
-    return str(x)
+def _fmt(x: float, digits: int = 4) -> str:
+    return "nan" if math.isnan(x) else f"{x:.{digits}f}"
+
+
+def _number(scores: dict[str, Any], key: str, scale: float = 1.0) -> float:
+    """``scores[key] * scale`` as a float (a JSON integer too); NaN where the key is missing or
+    JSON ``null`` (a hand-edited or foreign ``evaluation.json``: our writer stores NaN)."""
+    x = scores.get(key)
+    return math.nan if x is None else float(x) * scale
 
 
 def reliability_figure(ev: dict[str, Any]) -> Figure | None:
@@ -98,13 +103,13 @@ def evaluation_md(ev: dict[str, Any], made: dict[str, bool]) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     for name, s in ev.get("scores", {}).items():
-        cov = s.get("coverage", {})
-        risk = s.get("q_risk", {})
+        cov = s.get("coverage") or {}
+        risk = s.get("q_risk") or {}
         lines.append(
-            f"| {_label(name)} | {s['mean_pinball'] * 1e4:.3f} | "
-            f"{_fmt(risk.get('P50', math.nan))} | {_fmt(risk.get('P90', math.nan))} | "
-            f"{_fmt(cov.get('10-90', math.nan) * 100, 1)} % | "
-            f"{_fmt(cov.get('2-98', math.nan) * 100, 1)} % |"
+            f"| {_label(name)} | {_fmt(_number(s, 'mean_pinball', 1e4), 3)} | "
+            f"{_fmt(_number(risk, 'P50'))} | {_fmt(_number(risk, 'P90'))} | "
+            f"{_fmt(_number(cov, '10-90', 100), 1)} % | "
+            f"{_fmt(_number(cov, '2-98', 100), 1)} % |"
         )
     comparisons = ev.get("comparisons")
     if comparisons:
@@ -121,9 +126,10 @@ def evaluation_md(ev: dict[str, Any], made: dict[str, bool]) -> list[str]:
         for name, c in comparisons.items():
             p = c["pooled"]
             per_h = "".join(marks.get(x["verdict"], "·") for x in c["per_horizon"])
+            relative, dm = _number(p, "relative", 100), _number(p, "dm_statistic")
             lines.append(
-                f"| {_label(name)} | {p['relative'] * 100:+.2f} % | {p['dm_statistic']:+.2f} | "
-                f"{p['p_value']:.3g} | {p['verdict']} | `{per_h}` |"
+                f"| {_label(name)} | {relative:+.2f} % | {dm:+.2f} | "
+                f"{_number(p, 'p_value'):.3g} | {p['verdict']} | `{per_h}` |"
             )
     elif ev.get("tft_beats"):  # an evaluation from before the significance test
         verdict = ", ".join(f"{k}: {'yes' if v else 'no'}" for k, v in ev["tft_beats"].items())
