@@ -369,6 +369,12 @@ TARGETS: dict[str, Target] = {
         ),
         marks="not gpu",
     ),
+    "data.store.write": Target(
+        "src/foxhunt/data/store/write.py",
+        ("tests/data/store/test_store.py", "tests/data/store/test_store_mutants.py"),
+        # re-runs that keep, recompute and drop shards are `slow` (a second or two each)
+        marks="not gpu",
+    ),
     "classical": Target(
         "src/foxhunt/baselines/classical.py",
         (

@@ -106,7 +106,7 @@ def _accumulate_gradients(
     micro: MicroBatching,
     quantiles: torch.Tensor,
     precision: Precision,
-    grad_weight: float = 1.0,
+    grad_weight: float,
 ) -> float:
     """Forward/backward every micro-batch of ``batch``; returns the batch's mean loss."""
     n = batch.size
