@@ -98,3 +98,12 @@ def test_mutants_no_test_reaches_count_as_untested(tmp_path, monkeypatch):
     target = mutate.Target("src/m.py", ("tests/test_m.py",))
     assert mutate.run_one("m", target, children=1) == {"m.x__mutmut_1": "no tests"}
     assert mutate._load("m") == {"m.x__mutmut_1": "no tests"}
+
+
+def test_no_default_map_runs_the_architecture_checks():
+    """They read the source text, which mutmut rewrites: train_config's clean run failed on
+    the mutated file's size and nothing was scored."""
+    train_config = mutate.default_target(ROOT / "src" / "foxhunt" / "train_config.py")
+    assert "tests/test_config.py" in train_config.tests
+    for target in mutate.all_targets().values():
+        assert "tests/test_architecture.py" not in target.tests, target.source
