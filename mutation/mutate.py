@@ -375,6 +375,16 @@ TARGETS: dict[str, Target] = {
         # re-runs that keep, recompute and drop shards are `slow` (a second or two each)
         marks="not gpu",
     ),
+    # every test that runs the quantize command is `slow` (it quantizes the trained demo run):
+    # with the default marks no test reached a mutant and all were scored "no tests"
+    "quantize.recipe": Target(
+        "src/foxhunt/quantize/recipe.py",
+        ("tests/quantize/test_quantize.py", "tests/infer/test_export.py"),
+        marks="not gpu",
+    ),
+    "quantize.bench": Target(
+        "src/foxhunt/quantize/bench.py", ("tests/quantize/test_quantize.py",), marks="not gpu"
+    ),
     "classical": Target(
         "src/foxhunt/baselines/classical.py",
         (
