@@ -371,7 +371,11 @@ TARGETS: dict[str, Target] = {
     ),
     "data.store.write": Target(
         "src/foxhunt/data/store/write.py",
-        ("tests/data/store/test_store.py", "tests/data/store/test_store_mutants.py"),
+        (
+            "tests/data/store/test_write.py",
+            "tests/data/store/test_store.py",
+            "tests/data/store/test_store_mutants.py",
+        ),
         # re-runs that keep, recompute and drop shards are `slow` (a second or two each)
         marks="not gpu",
     ),
