@@ -275,3 +275,15 @@ def test_for_fit_takes_the_configs_cadence_and_epochs(tmp_path: Path, is_main: b
     assert obs.memory is memory and obs.progress is bars
     assert obs.metrics == (tmp_path / "m.jsonl" if is_main else None)
     assert obs.listeners == ((listener,) if is_main else ())
+
+
+def test_the_first_window_starts_empty_without_an_epoch_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resumed ``fit`` may log before its first ``epoch_start``: the window is empty."""
+    obs, clock, _ = _make(tmp_path, monkeypatch, progress=None, memory=Memory())
+    clock.now = 104.0
+    _step(obs, 1, 8, 1.0)
+    _step(obs, 2, 8, 2.0)
+    (record,) = _written(tmp_path)
+    assert (record["loss"], record["samples_per_s"]) == (1.5, 16 / 4)
