@@ -480,6 +480,9 @@ SURVIVED = {"survived", "no tests"}
 RESULT_LINE = re.compile(r"^\s+(\S+): (.+)$")
 
 
+STATS = "mutmut-stats.json"
+"""mutmut's map of tests to the functions they reach, in ``mutants/``: rebuilt every run."""
+
 ALSO_COPY_FOLDERS = ("docs",)
 ALSO_COPY_FILES = ("README.md", "Makefile")
 """What tests read besides src/ and tests/ (the docs-match-the-code tests: a feature family
@@ -526,6 +529,12 @@ def _prepare(name: str, target: Target, fresh: bool = True) -> Path:
     work = WORK / name
     if fresh:
         shutil.rmtree(work, ignore_errors=True)
+    # mutmut's stats (which tests reach which function) are only added to for *new* tests: a
+    # function that is new or changed keeps the tests that reached it before, or only the new
+    # ones, and its mutants run against too few tests (a default argument of a new helper
+    # "survived" the test that kills it by hand). One full stats pass per run; the verdicts
+    # of unchanged functions stay cached (mutmut keys them by the function's hash).
+    (work / "mutants" / STATS).unlink(missing_ok=True)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", "*.egg-info")
     for folder in ("src", "tests", *ALSO_COPY_FOLDERS):
         shutil.rmtree(work / folder, ignore_errors=True)

@@ -107,3 +107,20 @@ def test_no_default_map_runs_the_architecture_checks():
     assert "tests/test_config.py" in train_config.tests
     for target in mutate.all_targets().values():
         assert "tests/test_architecture.py" not in target.tests, target.source
+
+
+def test_prepare_drops_mutmuts_stats_and_keeps_its_verdicts(tmp_path, monkeypatch):
+    """A kept scratch tree rebuilds mutmut's test map every run (it only ever adds new tests
+    to it, so a changed function ran against too few), and keeps the cached mutants."""
+    monkeypatch.setattr(mutate, "WORK", tmp_path)
+    kept = tmp_path / "m" / "mutants"
+    (kept / "src").mkdir(parents=True)
+    (kept / mutate.STATS).write_text("{}", encoding="utf-8")
+    (kept / "src" / "m.py.meta").write_text("{}", encoding="utf-8")
+    target = mutate.Target("src/foxhunt/errors.py", ("tests/test_errors.py",))
+    work = mutate._prepare("m", target, fresh=False)
+    assert work == tmp_path / "m"
+    assert not (kept / mutate.STATS).exists()
+    assert (kept / "src" / "m.py.meta").is_file()
+    assert (work / "src" / "foxhunt" / "errors.py").is_file()
+    assert 'only_mutate = ["src/foxhunt/errors.py"]' in (work / "pyproject.toml").read_text()
