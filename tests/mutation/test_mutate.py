@@ -124,3 +124,12 @@ def test_prepare_drops_mutmuts_stats_and_keeps_its_verdicts(tmp_path, monkeypatc
     assert (kept / "src" / "m.py.meta").is_file()
     assert (work / "src" / "foxhunt" / "errors.py").is_file()
     assert 'only_mutate = ["src/foxhunt/errors.py"]' in (work / "pyproject.toml").read_text()
+
+
+def test_the_heap_probes_run_only_in_the_allocators_own_map():
+    config = mutate.default_target(ROOT / "src" / "foxhunt" / "config.py")
+    assert "tests/memory/test_allocator.py" in config.tests
+    assert set(config.skip) == set(mutate.HEAP_PROBES)
+    allocator = mutate.default_target(ROOT / "src" / "foxhunt" / "memory" / "allocator.py")
+    assert "tests/memory/test_allocator.py" in allocator.tests and allocator.skip == ()
+    assert "--deselect" in mutate._mutmut_section(config, config.tests)
