@@ -45,6 +45,7 @@ _OPEN_MIN = SESSION_OPEN.hour * 60  # 1020
 _CLOSE_MIN = SESSION_CLOSE.hour * 60  # 960
 _CT = ZoneInfo(EXCHANGE_TZ)
 _DAY_US = 86_400_000_000
+_WEEK_US = 7 * _DAY_US
 
 KNOWN_FEATURES: tuple[str, ...] = (
     "known__tod_sin",
@@ -267,9 +268,12 @@ def project_bar_times(
 
     Intraday bars (``interval`` under a day) step by ``interval`` while the calendar is open; a
     step that lands in a halt, break, weekend or holiday goes to the next session open. Daily
-    (or longer) bars keep their clock time and step again while the step's trading day is not
-    a trading day of the calendar (weekends, holidays), so a daily bar stamped at the cash close
-    stays at the cash close. Vectorised: sessions are precomputed once per calendar.
+    bars (a day up to a week) keep their clock time and step again while the step's trading day
+    is not a trading day of the calendar (weekends, holidays), so a daily bar stamped at the
+    cash close stays at the cash close. Weekly and longer bars just step (a bar stamped on a
+    Saturday stays on Saturdays), and so does every bar beyond the calendar's precomputed span
+    (:data:`~foxhunt.data.market.calendars.SPAN`), where no day is judged closed. Vectorised:
+    sessions are precomputed once per calendar.
 
     Args:
         last_ts: Bar open times, ``Datetime(time_zone="UTC")`` (or naive meaning UTC).
@@ -310,13 +314,19 @@ def project_bar_times_us(
     cur = np.asarray(last_us, np.int64)
     out = np.empty((len(cur), n), np.int64)
     days = None if interval_us < _DAY_US else np.unique(cal.day)
+    # Skipping closed days helps bars of under a week: a weekly bar stamped on a Saturday
+    # lands on a Saturday at every step, and skipping moved it 11 weeks per step.
+    skip = days is not None and days.size > 0 and interval_us < _WEEK_US
     for k in range(n):
         if days is None:
             cur = _step(cur, interval_us, cal)
         else:
             cur = cur + interval_us
-            for _ in range(10):  # a weekend plus holidays: a few skips at most
-                bad = ~np.isin(_trading_day_us(cur, calendar), days)
+            for _ in range(10 if skip else 0):  # a weekend plus holidays: a few skips at most
+                day = _trading_day_us(cur, calendar)
+                # a day outside the precomputed span is not judged (as intraday: just step);
+                # judged closed, a daily bar past it moved 11 days per step
+                bad = ~np.isin(day, days) & (day >= days[0]) & (day <= days[-1])
                 if not bad.any():
                     break
                 cur = np.where(bad, cur + interval_us, cur)
