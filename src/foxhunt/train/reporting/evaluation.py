@@ -29,7 +29,7 @@ def _label(key: str) -> str:
 
 
 def _fmt(x: float, digits: int = 4) -> str:
-    return "nan" if math.isnan(x) else f"{x:.{digits}f}"
+    return f"{x:.{digits}f}"  # NaN prints as nan
 
 
 def _number(scores: dict[str, Any], key: str, scale: float = 1.0) -> float:
