@@ -44,6 +44,25 @@ def test_the_demo_bars_are_the_ones_the_docs_were_measured_on() -> None:
     assert bars["ts"][-1] == datetime(2024, 1, 4, 11, 15, tzinfo=UTC)
 
 
+WEEKEND = {
+    # demo_bars(400, seed=1, start="2024-01-05"): Friday's session, the weekend, Monday's
+    "open": (1888517.25, 8916288457.4375),
+    "high": (1888989.5, 8920748674.5),
+    "low": (1888045.75, 8911835794.8125),
+    "close": (1888487.75, 8916009428.4375),
+    "volume": (1614766, 13838315938),
+}
+
+
+def test_the_gap_over_a_weekend_grows_with_the_hours_closed() -> None:
+    """Between two sessions of one week the market is closed an hour, so the gap's scale
+    (``sqrt`` of the hours closed) is 1 and only a weekend shows how it is applied."""
+    bars = demo_bars(400, seed=1, start="2024-01-05")
+    assert {c: (bars[c].sum(), (bars[c] * bars[c]).sum()) for c in WEEKEND} == WEEKEND
+    assert bars["ts"][0] == datetime(2024, 1, 4, 23, 0, tzinfo=UTC)  # Thursday 17:00 CT
+    assert bars["ts"][-1] == datetime(2024, 1, 8, 9, 15, tzinfo=UTC)  # Monday
+
+
 def test_one_bar_is_the_least() -> None:
     one = demo_bars(1)
     assert one.height == 1 and one["ts"][0] == datetime(2024, 1, 1, 23, 0, tzinfo=UTC)
