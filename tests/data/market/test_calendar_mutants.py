@@ -39,6 +39,7 @@ from foxhunt.data.market.calendar import (
 from foxhunt.data.market.calendars import CALENDARS, CalendarSpec, Sessions
 
 FIVE = timedelta(minutes=5)
+DAY_US = 86_400_000_000
 HOUR = timedelta(hours=1)
 CT = ZoneInfo("America/Chicago")
 NO_BARS = "^need at least two distinct timestamps to infer the bar interval$"
@@ -200,6 +201,17 @@ def test_a_calendar_without_sessions_opens_every_day_at_its_roll(
     monkeypatch.setattr(calendar_module, "sessions", lambda name: Sessions(*[empty] * 5))
     roll, opens = trading_day_starts_us(np.array([epoch_day(date(2024, 1, 10))]), "globex")
     assert roll.tolist() == opens.tolist() == [us(2024, 1, 9, 23)]
+
+
+def test_daily_bars_on_a_calendar_without_sessions_just_step(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No trading day to judge by: no day is skipped (and none is an index error)."""
+    empty = np.empty(0, dtype=np.int64)
+    monkeypatch.setattr(calendar_module, "sessions", lambda name: Sessions(*[empty] * 5))
+    saturday = us(2024, 1, 6, 21)
+    got = project_bar_times_us(np.array([saturday]), 2, DAY_US, "globex")
+    assert got.tolist() == [[saturday + DAY_US, saturday + 2 * DAY_US]]
 
 
 # --- the session lookup at the span's edges -------------------------------------------------
