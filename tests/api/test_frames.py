@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import threading
 from pathlib import Path
 
 import polars as pl
@@ -97,6 +98,89 @@ def test_reworded_rewrites_foxhunt_log_lines_and_errors_and_restores_the_factory
     with pytest.raises(InputError, match="^unchanged$"), reworded(str.lower):
         raise InputError("unchanged")
     assert logging.getLogRecordFactory() is made
+
+
+class _Lines(logging.Handler):
+    """Each thread's foxhunt lines, as the handlers see them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: dict[str, list[str]] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.setdefault(record.threadName or "", []).append(record.getMessage())
+
+
+def test_reworded_blocks_in_two_threads_keep_their_own_words_and_a_third_thread_its_own() -> None:
+    """One process-wide factory swapped per block once rewrote a third thread's lines with the
+    words of a block open in another, and the first block to close restored the factory under
+    the second (whose later lines kept their scratch-file words)."""
+    made = logging.getLogRecordFactory()
+    log = logging.getLogger("foxhunt.test.threads")
+    lines = _Lines()
+    log.addHandler(lines)
+    log.setLevel(logging.INFO)
+    both_open, first_closed, third_done = (threading.Event() for _ in range(3))
+
+    def first() -> None:
+        with reworded(str.upper):
+            log.info("first in %s", "Block")
+            both_open.wait(5)
+        first_closed.set()
+
+    def second() -> None:
+        with reworded(str.lower):
+            both_open.set()
+            third_done.wait(5)
+            first_closed.wait(5)
+            log.info("second After the first closed")
+            with reworded(lambda text: text.replace("inner", "X")):
+                log.info("inner and Outer")  # the inner block's words first, then the outer's
+            log.info("Inner left")
+
+    def third() -> None:
+        both_open.wait(5)
+        log.info("Third Keeps Its Case")
+        third_done.set()
+
+    threads = [threading.Thread(target=f, name=f.__name__) for f in (first, second, third)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+    finally:
+        log.removeHandler(lines)
+    assert lines.lines == {
+        "first": ["FIRST IN BLOCK"],
+        "second": ["second after the first closed", "x and outer", "inner left"],
+        "third": ["Third Keeps Its Case"],
+    }
+    assert logging.getLogRecordFactory() is made
+
+
+def test_a_factory_set_inside_a_block_stays_and_a_later_block_cannot_loop_through_it() -> None:
+    made = logging.getLogRecordFactory()
+    seen: list[str] = []
+    try:
+        with reworded(str.upper):
+            inside = logging.getLogRecordFactory()
+
+            def callers(*args: object, **kwargs: object) -> logging.LogRecord:
+                record = inside(*args, **kwargs)
+                seen.append(record.getMessage())
+                return record
+
+            logging.setLogRecordFactory(callers)
+        assert logging.getLogRecordFactory() is callers  # the caller's factory is not undone
+        with reworded(str.lower):  # ours now wraps the caller's, which wraps ours
+            record = logging.getLogger("foxhunt.x").makeRecord(
+                "foxhunt.x", logging.INFO, "f", 1, "Mixed Case", (), None
+            )
+        assert record.getMessage() == "mixed case"
+        assert seen == ["Mixed Case"]  # the caller's factory saw the record once, as made
+    finally:
+        logging.setLogRecordFactory(made)
 
 
 def test_read_bars_warns_about_a_naive_frame_with_its_name_and_the_keyword(

@@ -12,9 +12,11 @@ names the CLI flags they stand for (:func:`python_words`).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import os
 import re
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -105,28 +107,81 @@ def python_words(text: str) -> str:
     return text
 
 
+_WORDS: contextvars.ContextVar[tuple[Callable[[str], str], ...]] = contextvars.ContextVar(
+    "foxhunt_reworded", default=()
+)
+"""The rewrites of the :func:`reworded` blocks this thread (or task) is inside, innermost first."""
+
+_FACTORY_LOCK = threading.Lock()
+_FACTORY_USERS = 0
+"""How many :func:`reworded` blocks are open in any thread: the record factory is installed
+while there is one, and the one it wrapped is put back when the last one closes."""
+_FACTORY_MADE: Callable[..., logging.LogRecord] | None = None
+_MAKING = threading.local()
+"""Set while this thread's :func:`_factory` calls the factory it wrapped: a factory the caller
+set on top of ours while a block was open, and that ours then wrapped, cannot loop."""
+
+
+def _apply(words: tuple[Callable[[str], str], ...], text: str) -> str:
+    for rewrite in words:
+        text = rewrite(text)
+    return text
+
+
+def _factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+    """The record factory while a :func:`reworded` block is open: it rewrites only the records
+    made in a thread (or task) inside one, so another thread's lines keep their words."""
+    assert _FACTORY_MADE is not None
+    if getattr(_MAKING, "now", False):  # a caller's factory that wraps this one, wrapped again
+        return logging.LogRecord(*args, **kwargs)
+    _MAKING.now = True
+    try:
+        record = _FACTORY_MADE(*args, **kwargs)
+    finally:
+        _MAKING.now = False
+    words = _WORDS.get()
+    if words and record.name.startswith("foxhunt"):
+        try:
+            text = record.getMessage()
+        except (TypeError, ValueError):  # a malformed record: logging reports it on emit
+            return record
+        new = _apply(words, text)
+        if new != text:
+            record.msg, record.args = new, ()
+    return record
+
+
+def _install() -> None:
+    global _FACTORY_USERS, _FACTORY_MADE
+    with _FACTORY_LOCK:
+        if _FACTORY_USERS == 0 and logging.getLogRecordFactory() is not _factory:
+            _FACTORY_MADE = logging.getLogRecordFactory()
+            logging.setLogRecordFactory(_factory)
+        _FACTORY_USERS += 1
+
+
+def _uninstall() -> None:
+    global _FACTORY_USERS
+    with _FACTORY_LOCK:
+        _FACTORY_USERS -= 1
+        # a factory the caller set meanwhile stays (ours is inside it and does nothing now)
+        if _FACTORY_USERS == 0 and logging.getLogRecordFactory() is _factory:
+            assert _FACTORY_MADE is not None
+            logging.setLogRecordFactory(_FACTORY_MADE)
+
+
 @contextlib.contextmanager
 def reworded(words: Callable[[str], str]) -> Iterator[None]:
     """Inside the block, foxhunt's log records and its DataError/InputError read ``words(text)``.
 
-    Log records are rewritten as they are made (a record factory, restored on exit), so every
-    handler, the caller's included, sees the new text.
+    Log records are rewritten as they are made (a record factory, installed while any block is
+    open and restored after the last), so every handler, the caller's included, sees the new
+    text. Only records made inside the block's thread (or asyncio task) are rewritten: two
+    threads in two API calls each keep their own words, and a third thread's lines are its own.
+    Blocks nest: the inner block's rewrite applies first.
     """
-    made = logging.getLogRecordFactory()
-
-    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
-        record = made(*args, **kwargs)
-        if record.name.startswith("foxhunt"):
-            try:
-                text = record.getMessage()
-            except (TypeError, ValueError):  # a malformed record: logging reports it on emit
-                return record
-            new = words(text)
-            if new != text:
-                record.msg, record.args = new, ()
-        return record
-
-    logging.setLogRecordFactory(factory)
+    token = _WORDS.set((words, *_WORDS.get()))
+    _install()
     try:
         yield
     except (DataError, InputError) as e:
@@ -135,7 +190,8 @@ def reworded(words: Callable[[str], str]) -> Iterator[None]:
             raise
         raise type(e)(message) from e
     finally:
-        logging.setLogRecordFactory(made)
+        _uninstall()
+        _WORDS.reset(token)
 
 
 @contextlib.contextmanager
