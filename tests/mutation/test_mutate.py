@@ -133,3 +133,13 @@ def test_the_heap_probes_run_only_in_the_allocators_own_map():
     allocator = mutate.default_target(ROOT / "src" / "foxhunt" / "memory" / "allocator.py")
     assert "tests/memory/test_allocator.py" in allocator.tests and allocator.skip == ()
     assert "--deselect" in mutate._mutmut_section(config, config.tests)
+
+
+def test_a_module_reached_only_by_slow_tests_keeps_its_default_map_and_selects_them():
+    targets = mutate.all_targets()
+    selected = targets["infer.incremental.selected"]
+    default = mutate.default_target(ROOT / "src/foxhunt/infer/incremental/selected.py")
+    assert selected.tests == default.tests
+    assert "tests/infer/incremental/test_selected.py" in selected.tests
+    assert selected.marks == "not gpu"
+    assert targets["infer.incremental.known_rows"].marks == "not slow and not gpu"
