@@ -50,6 +50,17 @@ class Target:
     trained demo run) needs ``not gpu`` or no test reaches its mutants."""
 
 
+FORECASTER_MINUTES_LONG = tuple(
+    f"tests/infer/test_forecaster.py::test_streaming_{name}"
+    for name in (
+        "one_bar_at_a_time_equals_batch_predict",
+        "equals_batch_after_the_tail_is_trimmed",
+        "equals_batch_on_real_index_bars",
+    )
+)
+"""The streaming-equals-batch checks of the forecaster: minutes each, `make test` runs them."""
+
+
 TARGETS: dict[str, Target] = {
     "features": Target(
         "src/foxhunt/data/features/table.py",
@@ -210,14 +221,21 @@ TARGETS: dict[str, Target] = {
             "tests/infer/incremental/test_graphs.py",  # the engine choice and the graph cache
         ),
         marks="not gpu",  # every forecaster test is slow (the shared trained demo run)
-        skip=tuple(
-            f"tests/infer/test_forecaster.py::test_streaming_{name}"
-            for name in (
-                "one_bar_at_a_time_equals_batch_predict",
-                "equals_batch_after_the_tail_is_trimmed",
-                "equals_batch_on_real_index_bars",
-            )
+        skip=FORECASTER_MINUTES_LONG,
+    ),
+    # the live state is reached through the forecaster (every test of which is slow): with the
+    # default map (its folder's fast tests) 527 of 602 mutants were "no tests"
+    "infer.incremental.stream": Target(
+        "src/foxhunt/infer/incremental/stream.py",
+        (
+            "tests/infer/test_forecaster.py",
+            "tests/infer/test_forecaster_mutants.py",
+            "tests/infer/test_forecaster_state.py",
+            "tests/infer/incremental/test_graphs.py",
+            "tests/infer/incremental/test_selected.py",
         ),
+        marks="not gpu",
+        skip=FORECASTER_MINUTES_LONG,
     ),
     "lock": Target(
         "src/foxhunt/artifacts/lock.py",
