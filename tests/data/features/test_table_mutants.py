@@ -9,8 +9,9 @@ message (first feature, first row, null or NaN); unsorted input; the user's inst
 
 from __future__ import annotations
 
+import logging
 import math
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -27,6 +28,8 @@ from foxhunt.data.features.table import (
     write_features,
 )
 from foxhunt.data.market.instrument import Instrument
+from foxhunt.data.market.instrument_table import load_instruments
+from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.sources.demo import demo_bars
 from foxhunt.errors import DataError, InputError
 
@@ -253,3 +256,61 @@ def test_missing_input_columns_are_named() -> None:
     inputs = DataConfig(observed_cols=("spread", "imbalance"))
     with pytest.raises(DataError, match=r"^bars lack the input column 'spread'$"):
         compute_features(_bars("ES"), H, inputs=inputs)
+
+
+def _weekend_file(tmp_path: Path) -> Path:
+    """300 ES 5-minute bars from Friday noon UTC through Saturday: closed hours on Globex."""
+    start = datetime(2024, 1, 5, 12, tzinfo=ZoneInfo("UTC"))
+    bars = _bars("ES", n=300).with_columns(
+        ts=pl.datetime_range(
+            start,
+            start + timedelta(minutes=5 * 299),
+            "5m",
+            eager=True,
+            time_zone="UTC",
+            time_unit="us",
+        )  # fmt: skip
+    )
+    return _write_csv(bars, tmp_path / "b.csv")
+
+
+def test_the_instrument_table_and_the_read_options_reach_the_reader(tmp_path: Path) -> None:
+    """Bars on a Saturday are refused on ES's Globex calendar; the table's 24x7 calendar, or
+    ``allow_odd_times``, lets the reader keep them."""
+    path = _weekend_file(tmp_path)
+    table = tmp_path / "i.toml"
+    table.write_text(
+        '[ES]\ntick_size = 0.25\npoint_value = 50\nasset_class = "equity_index"\ncalendar = "24x7"\n'
+    )
+    with pytest.raises(DataError, match="fall in the closed hours of calendar cme_equity"):
+        write_features(path, tmp_path / "f.parquet", 2)
+    assert write_features(path, tmp_path / "f.parquet", 2, instruments=table)[0] == 98
+    odd = ReadOptions(allow_odd_times=True)
+    assert write_features(path, tmp_path / "g.parquet", 2, options=odd)[0] == 98
+    assert read_bars_for_features(path, 2, table=load_instruments(table))[0].height == 300
+    assert read_bars_for_features(path, 2, options=odd)[0].height == 300
+
+
+def test_symbols_in_reverse_order_with_later_times_are_sorted() -> None:
+    """NQ's bars, then ES's starting after NQ's last: each row's time is later than the one
+    before, yet the symbols are out of order."""
+    nq = _bars("NQ", n=260, seed=2)
+    es = _bars("ES", n=260, seed=1).with_columns(pl.col("ts") + timedelta(days=5))
+    want = compute_features(pl.concat([es, nq]).sort(["symbol", "ts"]), H)
+    assert_frame_equal(compute_features(pl.concat([nq, es]), H), want)
+
+
+def test_the_first_of_several_non_finite_rows_is_named() -> None:
+    bars = _bars("ES", n=300)
+    bad = pl.int_range(pl.len()).is_in([250, 260])
+    bars = bars.with_columns(pl.when(bad).then(-1.0).otherwise(pl.col("close")).alias("close"))
+    with pytest.raises(DataError) as caught:
+        compute_features(bars, H)
+    assert f"at {bars['ts'][250]}:" in str(caught.value)
+
+
+def test_the_log_counts_the_rows_dropped(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.DEBUG, logger="foxhunt"):
+        out = compute_features(_bars("ES", n=260), H)
+    line = next(r.getMessage() for r in caplog.records if r.getMessage().startswith("features:"))
+    assert line.endswith(f"dropped, {260 - out.height} total)")
