@@ -172,6 +172,8 @@ def test_a_factory_set_inside_a_block_stays_and_a_later_block_cannot_loop_throug
                 return record
 
             logging.setLogRecordFactory(callers)
+            with reworded(str.lower):  # a block opened meanwhile leaves the caller's on top
+                assert logging.getLogRecordFactory() is callers
         assert logging.getLogRecordFactory() is callers  # the caller's factory is not undone
         with reworded(str.lower):  # ours now wraps the caller's, which wraps ours
             record = logging.getLogger("foxhunt.x").makeRecord(
