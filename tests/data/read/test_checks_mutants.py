@@ -132,6 +132,21 @@ def test_future_rows_after_each_symbols_last_bar_are_read(tmp_path: Path) -> Non
     ]
 
 
+def test_future_rows_come_sorted_by_symbol_then_time_whatever_the_file_order(
+    tmp_path: Path,
+) -> None:
+    text = HEAD + "".join(_bar(d) for d in DAYS[:4]) + "".join(_bar(d, "NQ") for d in DAYS)
+    text += _empty(9, "NQ", spread="4") + _empty(9, spread="3") + _empty(8, spread="2")
+    future: list[pl.DataFrame] = []
+    read_bars(_write(tmp_path / "bars.csv", text), keep=("spread",), future=future,
+              future_cols=("spread",))  # fmt: skip
+    assert future[0].rows() == [
+        (_day(8), "ES", 2.0),
+        (_day(9), "ES", 3.0),
+        (_day(9), "NQ", 4.0),
+    ]
+
+
 def test_empty_prices_before_the_last_bar_are_a_missing_bar(tmp_path: Path) -> None:
     rows = [_bar(d) for d in DAYS]
     rows[2:4] = [_empty(4), _empty(5)]  # rows 2 and 3: the first is named
