@@ -113,6 +113,19 @@ def test_min_bars_after_bar_minutes_through_read_bars(tmp_path: Path) -> None:
     assert got.group_by("symbol").len().sort("symbol").rows() == [("CL", 2), ("ES", 3), ("NQ", 2)]
 
 
+def test_bar_minutes_that_the_bars_do_not_divide_are_refused_naming_the_file(
+    tmp_path: Path,
+) -> None:
+    text = "".join(f"2024-01-02 14:{5 * i:02d}:00,ES,10,11,9,10.5,100\n" for i in range(6))
+    path = _write(tmp_path / "bars.csv", "Date,Symbol,Open,High,Low,Close,Volume\n" + text)
+    with pytest.raises(DataError) as e:
+        read_bars(path, min_bars=1, options=ReadOptions(bar_minutes=7))
+    assert str(e.value) == (
+        f"{path}: symbol 'ES' has bars 0:05:00 apart; --bar-minutes 7 needs bars that divide "
+        "K minutes (a multiple of the bars' interval)"
+    )
+
+
 # --- check_future_after_bars ----------------------------------------------------------------
 
 
