@@ -8,7 +8,7 @@ together through ``N`` bars (the warm-up and 140 compared rows) built to hit the
   two sides take is exact. A 65-bar flat stretch (high == low == close, no volume) across a
   session change: flat stochastic, Williams %R and CCI windows, empty money flow and VWAP
   windows, runs of zero volatility whose percentile ranks tie. Then bars whose 14-bar money
-  flow is exactly 1.0 and 1.5 (the engine's MFI threshold), CCI windows whose deviation from
+  flow is exactly 1.0 and 1.5 (the engine's old MFI threshold), CCI windows whose deviation from
   the mean is exactly 1.0 and whose summed absolute deviation is exactly 1.0, and volumes of
   1/16 to 1/4 (rolling VWAPs over volume below 1) across a three-day gap.
 * ``ETH-PERP``: decimal prices (0.1 is not a binary number). A flat start, ten ranged bars,
@@ -30,6 +30,7 @@ them out, and a strict xfail test per group fails until the difference is gone.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -55,18 +56,12 @@ ONE_RETURN = range(260, 276)  # ETH-PERP bars with one exact log return
 TP_TIE = 301  # ETH-PERP bar whose typical price is bar 300's in decimals, not in floats
 LONG_RETURN = range(225, 270)  # SOL-PERP bars with one exact log return
 NAMES = feature_names()
+HAS_NUMBA = importlib.util.find_spec("numba") is not None
 
 # known difference: each entry is a group of features of one symbol where the engine and the
 # batch pipeline disagree on these bars, with the side at fault and why. TA-Lib 0.8.1 is the
 # C library polars-talib 0.2.1 bundles (constraints.txt), i.e. the batch pipeline's.
 KNOWN_DIFFERENCES: dict[tuple[str, tuple[str, ...]], str] = {
-    (DECIMAL, ("obs__mfi_14", "obs__mfi_28")): (
-        "engine (windows.oscillators): TA-Lib 0.8.1's MFI is 100 * pos / total for any total "
-        "> 0, the engine's 0 for total < 1.0 (bars 222-259, money flow below 1 per bar: 0 "
-        "instead of 14.3 at bar 222); and TA-Lib counts no flow for a typical-price move "
-        "within 1e-14 (|tp| + |prev tp|), the engine counts the 2-ulp move at bar 301 "
-        "(bars 301-314 and 301-328)"
-    ),
     (DECIMAL, ("obs__cci_28",)): (
         "engine (windows.oscillators): TA-Lib 0.8.1's CCI is 0 when the deviation from the "
         "window mean is within about 7e-14 of the price, the engine's only when it is exactly 0: "
@@ -318,9 +313,18 @@ def reference(bars: pl.DataFrame) -> dict[str, np.ndarray]:
     }
 
 
-@pytest.fixture(scope="module")
-def engine_rows(bars: pl.DataFrame) -> dict[str, np.ndarray]:
-    """symbol -> (N, 210) the numpy engine's features, the symbols stepped together."""
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param(False, id="numpy"),
+        pytest.param(
+            True, id="compiled", marks=pytest.mark.skipif(not HAS_NUMBA, reason="no numba")
+        ),
+    ],
+)
+def engine_rows(bars: pl.DataFrame, request: pytest.FixtureRequest) -> dict[str, np.ndarray]:
+    """symbol -> (N, 210) the engine's features (numpy step, then the compiled kernel), the
+    symbols stepped together."""
     inst = resolve_bars(bars, {})
     data = {}
     for (sym,), part in bars.group_by("symbol", maintain_order=True):
@@ -328,7 +332,7 @@ def engine_rows(bars: pl.DataFrame) -> dict[str, np.ndarray]:
         values = part.select("open", "high", "low", "close", "volume").to_numpy()
         data[str(sym)] = (values, part.select(day).to_series().to_numpy())
     symbols = sorted(data)
-    engine = IncrementalFeatures(compiled=False)
+    engine = IncrementalFeatures(compiled=request.param)
     slots = engine.slot_of(symbols)
     rows = []
     for i in range(N):

@@ -356,7 +356,7 @@ def _features(
         out[k.COL_CCI[j]] = _clean(cci / 100.0)
         pos, neg = _sum_last(rg[k.C_MF_POS], n), _sum_last(rg[k.C_MF_NEG], n)
         total = pos + neg
-        mfi = 0.0 if total < 1.0 else 100.0 * (pos / total)
+        mfi = 100.0 * (pos / total) if total > 0.0 else 0.0  # TA-Lib 0.8: any flow divides
         out[k.COL_MFI[j]] = _clean(mfi / 100.0 - 0.5)
     # volume
     lv0 = rg[k.C_LV, L]
@@ -478,8 +478,10 @@ def step(
         rg[k.C_GK, L] = 0.5 * hl * hl - (2.0 * k.LN2 - 1.0) * co * co
         rg[k.C_SIGNED, L] = np.sign(r1) * v
         rg[k.C_TPV, L], rg[k.C_ABSR1, L] = tp * v, abs(r1)
-        rg[k.C_MF_POS, L] = tp * v if tp > prev_tp else 0.0
-        rg[k.C_MF_NEG, L] = tp * v if tp < prev_tp else 0.0
+        # TA-Lib's MFI takes typical prices within 1e-14 of each other (relative) as equal
+        moved = abs(tp - prev_tp) > TA_EPS * (abs(tp) + abs(prev_tp))
+        rg[k.C_MF_POS, L] = tp * v if moved and tp > prev_tp else 0.0
+        rg[k.C_MF_NEG, L] = tp * v if moved and tp < prev_tp else 0.0
         if derived:
             rg[k.C_RV20, L] = np.sqrt(_clip0(_sample_var(rg[k.C_R1], 20)))
             rg[k.C_PK10, L] = np.sqrt(_clip0(_mean_sq_last(rg[k.C_HL], 10)) / (4.0 * k.LN2))

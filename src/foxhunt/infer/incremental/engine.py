@@ -185,6 +185,8 @@ class IncrementalFeatures:
         r1 = np.where(first, np.nan, lc - ring[:, w.IX["lc"], -2])
         hl, co = np.log(hi / lo), np.log(c / op)
         tp = (hi + lo + c) / 3.0
+        # TA-Lib's MFI takes typical prices within 1e-14 of each other (relative) as equal
+        moved = np.abs(tp - prev_tp) > sm.TA_EPS * (np.abs(tp) + np.abs(prev_tp))
         new = {
             "open": op,
             "high": hi,
@@ -202,8 +204,8 @@ class IncrementalFeatures:
             "signed": np.sign(r1) * v,
             "tpv": tp * v,
             "absr1": np.abs(r1),
-            "mf_pos": np.where(tp > prev_tp, tp * v, 0.0),
-            "mf_neg": np.where(tp < prev_tp, tp * v, 0.0),
+            "mf_pos": np.where(moved & (tp > prev_tp), tp * v, 0.0),
+            "mf_neg": np.where(moved & (tp < prev_tp), tp * v, 0.0),
         }
         for name, x in new.items():
             ring[:, w.IX[name], -1] = x

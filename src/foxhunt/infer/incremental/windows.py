@@ -312,7 +312,7 @@ def oscillators(ring: np.ndarray, win: Windows, f: Out) -> None:
     pos = np.stack([np.sum(last(ring, "mf_pos", n), axis=-1) for n in o.OSC_PERIODS], axis=1)
     neg = np.stack([np.sum(last(ring, "mf_neg", n), axis=-1) for n in o.OSC_PERIODS], axis=1)
     total = pos + neg
-    mfi = np.where(total < 1.0, 0.0, 100.0 * (pos / total))
+    mfi = np.where(total > 0.0, 100.0 * (pos / total), 0.0)  # TA-Lib 0.8: any flow divides
     putf(f, "obs__mfi_{}", o.OSC_PERIODS, clean(mfi / 100.0 - 0.5))
 
 
