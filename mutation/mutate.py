@@ -50,6 +50,14 @@ class Target:
     trained demo run) needs ``not gpu`` or no test reaches its mutants."""
 
 
+FORECASTER_TESTS = (
+    "tests/infer/test_forecaster.py",
+    "tests/infer/test_forecaster_mutants.py",
+    "tests/infer/test_forecaster_state.py",
+    "tests/infer/incremental/test_graphs.py",  # the engine choice and the graph cache
+)
+"""The forecaster's tests (every one `slow`: the shared trained demo run)."""
+
 FORECASTER_MINUTES_LONG = tuple(
     f"tests/infer/test_forecaster.py::test_streaming_{name}"
     for name in (
@@ -214,12 +222,7 @@ TARGETS: dict[str, Target] = {
     ),
     "forecaster": Target(
         "src/foxhunt/infer/forecaster.py",
-        (
-            "tests/infer/test_forecaster.py",
-            "tests/infer/test_forecaster_mutants.py",
-            "tests/infer/test_forecaster_state.py",
-            "tests/infer/incremental/test_graphs.py",  # the engine choice and the graph cache
-        ),
+        FORECASTER_TESTS,
         marks="not gpu",  # every forecaster test is slow (the shared trained demo run)
         skip=FORECASTER_MINUTES_LONG,
     ),
@@ -229,13 +232,7 @@ TARGETS: dict[str, Target] = {
     **{
         f"infer.incremental.{name}": Target(
             f"src/foxhunt/infer/incremental/{name}.py",
-            (
-                "tests/infer/test_forecaster.py",
-                "tests/infer/test_forecaster_mutants.py",
-                "tests/infer/test_forecaster_state.py",
-                "tests/infer/incremental/test_graphs.py",
-                "tests/infer/incremental/test_selected.py",
-            ),
+            (*FORECASTER_TESTS, "tests/infer/incremental/test_selected.py"),
             marks="not gpu",
             skip=FORECASTER_MINUTES_LONG,
         )
