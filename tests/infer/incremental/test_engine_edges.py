@@ -62,17 +62,6 @@ HAS_NUMBA = importlib.util.find_spec("numba") is not None
 # batch pipeline disagree on these bars, with the side at fault and why. TA-Lib 0.8.1 is the
 # C library polars-talib 0.2.1 bundles (constraints.txt), i.e. the batch pipeline's.
 KNOWN_DIFFERENCES: dict[tuple[str, tuple[str, ...]], str] = {
-    (DECIMAL, ("obs__cci_28",)): (
-        "engine (windows.oscillators): TA-Lib 0.8.1's CCI is 0 when the deviation from the "
-        "window mean is within about 7e-14 of the price, the engine's only when it is exactly 0: "
-        "28 flat bars at 0.1 (typical price 0.10000000000000002, window mean "
-        "0.10000000000000006) give -66.7 instead of 0 (bars 200-219)"
-    ),
-    (DECIMAL, ("obs__rsi_3",)): (
-        "engine (smoothers.rsi_step): TA-Lib 0.8.1's RSI is 0 only for a Wilder total of "
-        "exactly 0, the engine's for |total| < 1e-14, which the flat bars 140-219 decay the "
-        "3-bar total below (bars 209-219: 0 instead of the held 97.3)"
-    ),
     (DECIMAL, ("obs__pk_ratio_5_40", "obs__pk_10_pctile_80", "obs__pk_10_pctile_120")): (
         "batch (observed._pk): polars' rolling_mean keeps a 2^-61 residual in its running sum "
         "of hl^2 once the ranged bars 130-139 have left the window, so on the flat bars pk_5 "

@@ -325,6 +325,30 @@ def test_a_reloaded_engine_continues_bit_identically() -> None:
         np.testing.assert_array_equal(engine.state_dict()[k], v, err_msg=k)
 
 
+def test_a_format_1_state_loads_and_continues() -> None:
+    """Format 1 also held the Bollinger sums of squares (``state.bb_sum2``), which the
+    deviation no longer reads: such a state loads, the key ignored, and steps on as the
+    engine it was saved from."""
+    values, session = _bars(N_BARS, 2)
+    straight, saved = _engine(), _engine()
+    slots = straight.slot_of(["A", "B"])
+    saved.slot_of(["A", "B"])
+    _run(straight, slots, values, session, 0, 150)
+    _run(saved, slots, values, session, 0, 150)
+    old = saved.state_dict()
+    assert "state.bb_sum2" not in old
+    old["format"] = np.array([1, w.RING, len(w.SERIES)], np.int64)
+    old["state.bb_sum2"] = np.full_like(old["state.bb_sum"], 7.0)  # any: not read
+    engine = _reload(old)
+    assert engine.state_dict()["format"].tolist() == [FORMAT, w.RING, len(w.SERIES)]
+    a = np.stack(_run(straight, slots, values, session, 150, N_BARS))
+    b = np.stack(_run(engine, slots, values, session, 150, N_BARS))
+    np.testing.assert_array_equal(a, b)
+    old["format"] = np.array([1, w.RING + 1, len(w.SERIES)], np.int64)
+    with pytest.raises(ValueError, match=r"^feature state format \[1, "):
+        _reload(old)
+
+
 def test_a_reloaded_engine_takes_new_symbols() -> None:
     values, session = _bars(4, 2)
     engine = _engine(8)

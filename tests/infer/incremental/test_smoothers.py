@@ -119,9 +119,10 @@ def test_macd_and_bbands_step_by_step_equal_ta_lib(bars: pl.DataFrame) -> None:
         return np.concatenate(sm.macd_step(state, t, c[i : i + 1], params), axis=1)
 
     def bbands(state: dict[str, np.ndarray], t: np.ndarray, i: int) -> np.ndarray:
-        _zeros(state, "bb_sum", "bb_sum2")
-        leaving = c[np.maximum(i - (PERIODS - 1), 0)][None]
-        return np.concatenate(sm.bbands_step(state, t, c[i : i + 1], leaving, PERIODS), axis=1)
+        _zeros(state, "bb_sum")
+        r = int(PERIODS.max())
+        closes = np.concatenate([np.full(r, np.nan), c[: i + 1]])[-r:][None]  # ring: NaN first
+        return np.concatenate(sm.bbands_step(state, t, c[i : i + 1], closes, PERIODS), axis=1)
 
     m = [
         plta.macd(pl.col("c"), fastperiod=int(f), slowperiod=int(s), signalperiod=int(g))

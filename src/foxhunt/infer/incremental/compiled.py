@@ -54,8 +54,8 @@ def _clip0(x: float) -> float:
 
 
 @njit(**_JIT)
-def _is_zero(v: float) -> bool:
-    return v > -TA_EPS and v < TA_EPS
+def _is_zero_scaled(v: float, scale: float) -> bool:
+    return abs(v) <= TA_EPS * scale  # smoothers.is_zero_scaled
 
 
 @njit(**_JIT)
@@ -113,7 +113,7 @@ def _recursive(
     prev_c: float,
     prev_h: float,
     prev_l: float,
-    leaving_row: np.ndarray,
+    closes: np.ndarray,
     out: np.ndarray,
 ) -> None:
     """engine._recursive: RSI, MACD, Bollinger, NATR, DMI (state ``st`` updated in place)."""
@@ -132,7 +132,7 @@ def _recursive(
             gain, loss = gain / p, loss / p
         st[k.O_GAIN + j], st[k.O_LOSS + j] = gain, loss
         total = gain + loss
-        rsi = 0.0 if _is_zero(total) else 100.0 * (gain / total)
+        rsi = 0.0 if total == 0.0 else 100.0 * (gain / total)
         if not t >= p:
             rsi = nan
         out[k.COL_RSI[j]] = _clean(rsi - 50.0) / 50.0
@@ -160,15 +160,18 @@ def _recursive(
         out[k.COL_MACD[2 * m + j]] = _div(hist, c)
     for j in range(k.BB_W.shape[0]):
         n = k.BB_W[j]
-        leaving = leaving_row[k.R - n]
+        leaving = closes[k.R - n]
         total = st[k.O_BB + j] + c
-        total2 = st[k.O_BB2 + j] + c * c
         full = t >= n - 1
         mid = total / n
-        var = total2 / n - mid * mid
-        std = 0.0 if var < TA_EPS else np.sqrt(var)
+        s1 = s2 = 0.0  # smoothers.bbands_step: the window shifted by c, left to right
+        for i in range(k.R - n, k.R):
+            dc = closes[i] - c
+            s1 += dc
+            s2 += dc * dc
+        var = (s2 - s1 * s1 / n) / n
+        std = 0.0 if var <= 0.0 else np.sqrt(var)
         st[k.O_BB + j] = total - leaving if full else total
-        st[k.O_BB2 + j] = total2 - leaving * leaving if full else total2
         if not full:
             mid, std = nan, nan
         upb, dnb = mid + std * 2.0, mid - std * 2.0
@@ -190,7 +193,7 @@ def _recursive(
             atr = atr / p
         st[k.O_ATR + j] = atr
         value = atr if t >= p else nan
-        natr = 0.0 if _is_zero(c) else (value / c) * 100.0
+        natr = 0.0 if c == 0.0 else (value / c) * 100.0
         out[k.COL_NATR[j]] = _clean(natr) / 100.0
     diff_p, diff_m = hi - prev_h, prev_l - lo
     dp = diff_p if (diff_p > 0 and diff_p > diff_m) else 0.0
@@ -205,11 +208,11 @@ def _recursive(
         if t >= 1:
             plus, minus, trs = plus + dp, minus + dm, trs + tr
         st[k.O_DMP + j], st[k.O_DMM + j], st[k.O_DMTR + j] = plus, minus, trs
-        tr_ok = not _is_zero(trs)
+        tr_ok = trs != 0.0
         plus_di = 100.0 * (plus / trs) if tr_ok else 0.0
         minus_di = 100.0 * (minus / trs) if tr_ok else 0.0
         di_sum = minus_di + plus_di
-        dx_ok = tr_ok and not _is_zero(di_sum)
+        dx_ok = tr_ok and di_sum != 0.0
         dx = 100.0 * (abs(minus_di - plus_di) / di_sum) if dx_ok else 0.0
         adx_sum = st[k.O_ADXSUM + j]
         if smooth and t <= 2 * p - 1:
@@ -345,14 +348,17 @@ def _features(
         n = k.OSC_P[j]
         hi, lo = highs[n - 1], lows[n - 1]
         diff = (hi - lo) / -100.0
-        willr = (hi - c) / diff if diff != 0.0 else 0.0
+        flat = _is_zero_scaled(hi - lo, abs(hi) + abs(lo))
+        willr = 0.0 if flat else (hi - c) / diff
         out[k.COL_WILLR[j]] = _clean(willr / 100.0 + 0.5)
         avg = sums[k.S_TP, n - 1] / n
         dev = 0.0
         for i in range(k.R - n, k.R):
             dev += abs(rg[k.C_TP, i] - avg)
         dist = tp0 - avg
-        cci = dist / (0.015 * (dev / n)) if (dist != 0.0 and dev != 0.0) else 0.0
+        mean_dev, scale = dev / n, abs(avg)  # TA-Lib: both tested against the mean's size
+        flat = _is_zero_scaled(dist, scale) or _is_zero_scaled(mean_dev, scale)
+        cci = 0.0 if flat else dist / (0.015 * mean_dev)
         out[k.COL_CCI[j]] = _clean(cci / 100.0)
         pos, neg = _sum_last(rg[k.C_MF_POS], n), _sum_last(rg[k.C_MF_NEG], n)
         total = pos + neg
@@ -491,7 +497,8 @@ def step(
                 for j in range(k.R - span + 1, k.R):
                     hk, lk = _nanmax(hk, rg[k.C_HIGH, j]), _nanmin(lk, rg[k.C_LOW, j])
                 diff = (hk - lk) / 100.0
-                rg[k.C_FASTK[p], L] = (c - lk) / diff if diff != 0.0 else 0.0
+                flat = _is_zero_scaled(hk - lk, abs(hk) + abs(lk))
+                rg[k.C_FASTK[p], L] = 0.0 if flat else (c - lk) / diff
                 rg[k.C_SLOWK[p], L] = _mean_last(rg[k.C_FASTK[p]], k.STOCH[p, 1])
         else:
             for d in k.DERIVED:

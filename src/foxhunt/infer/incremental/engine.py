@@ -32,8 +32,10 @@ from foxhunt.infer.incremental import windows as w
 from foxhunt.infer.incremental.kernel_layout import NAMES as _NAMES
 from foxhunt.infer.incremental.kernel_layout import WIDTHS as _WIDTHS
 
-FORMAT = 1
-"""Version of :meth:`IncrementalFeatures.state_dict`'s layout."""
+FORMAT = 2
+"""Version of :meth:`IncrementalFeatures.state_dict`'s layout. Format 1 also kept the
+Bollinger sums of squares (``state.bb_sum2``), which the deviation no longer reads: such a
+state loads, the key ignored."""
 
 _RSI = np.array(o.RSI_PERIODS, np.float64)
 _ATR = np.array(o.ATR_PERIODS, np.float64)
@@ -286,14 +288,13 @@ class IncrementalFeatures:
         cc = c[:, None]
         w.put(f, _NAMES["macd"], w.div(np.concatenate([macd, sig, hist], axis=1), cc))
         closes = ring[:, w.IX["close"]]
-        leaving = closes[:, w.RING - _BB.astype(np.int64)]  # (k, m): window - 1 bars back
-        mid, std = sm.bbands_step(s, t, c, leaving, _BB)
+        mid, std = sm.bbands_step(s, t, c, closes, _BB)
         up, dn = mid + std * 2.0, mid - std * 2.0
         w.put(f, _NAMES["bb_pctb"], w.div(cc - dn, up - dn) - 0.5)
         w.put(f, _NAMES["bb_width"], w.div(up - dn, mid))
         tr = sm.true_range(hi, lo, prev_c)
         atr = sm.atr_step(s, t, tr, _ATR)
-        natr = np.where(sm._is_zero(c)[:, None], 0.0, (atr / cc) * 100.0)
+        natr = np.where(cc == 0.0, 0.0, (atr / cc) * 100.0)
         w.put(f, _NAMES["natr"], w.clean(natr) / 100.0)
         plus, minus, adx = sm.dmi_step(s, t, hi - prev_h, prev_l - lo, tr, _ADX)
         dmi = np.concatenate([adx, plus, minus], axis=1)
@@ -349,7 +350,8 @@ class IncrementalFeatures:
             ValueError: another format or layout.
         """
         fmt = [int(x) for x in d["format"]]
-        if fmt != [FORMAT, w.RING, len(w.SERIES)]:
+        known = fmt[:1] in ([1], [FORMAT])  # 1: the same arrays and bb_sum2, not read
+        if not known or fmt[1:] != [w.RING, len(w.SERIES)]:
             raise ValueError(
                 f"feature state format {fmt}, expected {[FORMAT, w.RING, len(w.SERIES)]}"
             )

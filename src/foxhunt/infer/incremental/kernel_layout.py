@@ -47,7 +47,6 @@ WIDTHS = {  # recursive state arrays: name -> columns
     "macd_slow_sum": len(o.MACD_PARAMS),
     "macd_sig_sum": len(o.MACD_PARAMS),
     "bb_sum": len(o.BB_WINDOWS),
-    "bb_sum2": len(o.BB_WINDOWS),
     "ema": len(o.EMA_SPANS),
     "vwap": 2,  # the session's sum of tp * volume and of volume
 }
@@ -77,7 +76,7 @@ O_DMP, O_DMM, O_DMTR = _OFF["dm_plus"], _OFF["dm_minus"], _OFF["dm_tr"]
 O_ADX, O_ADXSUM = _OFF["adx"], _OFF["adx_sum"]
 O_MF, O_MS, O_MG = _OFF["macd_fast"], _OFF["macd_slow"], _OFF["macd_sig"]
 O_MFS, O_MSS, O_MGS = _OFF["macd_fast_sum"], _OFF["macd_slow_sum"], _OFF["macd_sig_sum"]
-O_BB, O_BB2, O_EMA, O_VWAP = _OFF["bb_sum"], _OFF["bb_sum2"], _OFF["ema"], _OFF["vwap"]
+O_BB, O_EMA, O_VWAP = _OFF["bb_sum"], _OFF["ema"], _OFF["vwap"]
 
 _SUM = w._S  # the windowed sums' rows
 S_R1, S_R2, S_R3, S_R4 = _SUM["r1"], _SUM["r1^2"], _SUM["r1^3"], _SUM["r1^4"]

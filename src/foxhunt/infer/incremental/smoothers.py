@@ -13,11 +13,17 @@ the batch values to the last bits, not merely after the start has been forgotten
   ``(prev (period - 1) + x) / period``;
 * Wilder sums (+DI, -DI, ADX): the sum of the first ``period - 1`` directional moves and true
   ranges, then ``prev - prev / period + x``; ADX averages the first ``period`` DX values;
-* Bollinger bands: TA-Lib's running sums of the inputs and of their squares.
+* Bollinger bands: TA-Lib's running sum of the inputs (the middle band); the deviation from
+  the window itself (:func:`bbands_step`).
 
 Values before an indicator's first output are NaN (the batch pipeline drops those rows).
-``TA_EPS`` is TA-Lib's zero test (``TA_IS_ZERO``). Divisions by zero here are expected and
-cleaned up; the engine runs these under one ``np.errstate`` that silences them.
+TA-Lib 0.8.1's zero tests, as probed through polars-talib: a sum of non-negative terms (RSI's
+gain + loss, the DI's true range, DX's DI sum) and a variance count as zero only when exactly 0,
+however far a flat stretch has decayed them (TA-Lib divides down to subnormals); a difference of
+prices (a stochastic range, CCI's distance and deviation, MFI's typical-price move) counts as
+zero within ``TA_EPS`` of its operands' magnitude (:func:`is_zero_scaled`, TA-Lib's
+``TA_IS_ZERO_SCALED``). Divisions by zero here are expected and cleaned up; the engine runs
+these under one ``np.errstate`` that silences them.
 """
 
 from __future__ import annotations
@@ -25,13 +31,15 @@ from __future__ import annotations
 import numpy as np
 
 TA_EPS = 1e-14
-"""TA-Lib's ``TA_EPSILON``: |v| below it counts as zero."""
+"""TA-Lib's ``TA_EPSILON``: a difference within ``TA_EPS`` x its operands' magnitude is zero."""
 
 State = dict[str, np.ndarray]
 
 
-def _is_zero(v: np.ndarray) -> np.ndarray:
-    return (v > -TA_EPS) & (v < TA_EPS)
+def is_zero_scaled(v: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """TA-Lib's ``TA_IS_ZERO_SCALED``: ``|v| <= TA_EPS * scale`` (``scale``: the magnitude of
+    the operands whose difference ``v`` is, e.g. ``|a| + |b|``)."""
+    return np.abs(v) <= TA_EPS * scale
 
 
 def true_range(h: np.ndarray, lo: np.ndarray, prev_c: np.ndarray) -> np.ndarray:
@@ -59,7 +67,7 @@ def rsi_step(s: State, t: np.ndarray, d: np.ndarray, periods: np.ndarray) -> np.
     loss = np.where(tt >= periods, loss / periods, loss)
     s["rsi_gain"], s["rsi_loss"] = gain, loss
     total = gain + loss
-    out = np.where(_is_zero(total), 0.0, 100.0 * (gain / total))
+    out = np.where(total == 0.0, 0.0, 100.0 * (gain / total))
     return np.where(tt >= periods, out, np.nan)
 
 
@@ -103,11 +111,11 @@ def dmi_step(
     minus = np.where(on, minus + dm, minus)
     trs = np.where(on, trs + tr[:, None], trs)
     s["dm_plus"], s["dm_minus"], s["dm_tr"] = plus, minus, trs
-    tr_ok = ~_is_zero(trs)
+    tr_ok = trs != 0.0
     plus_di = np.where(tr_ok, 100.0 * (plus / trs), 0.0)
     minus_di = np.where(tr_ok, 100.0 * (minus / trs), 0.0)
     di_sum = minus_di + plus_di
-    dx_ok = tr_ok & ~_is_zero(di_sum)
+    dx_ok = tr_ok & (di_sum != 0.0)
     dx = np.where(dx_ok, 100.0 * (np.abs(minus_di - plus_di) / di_sum), 0.0)
     # ADX: the first period DX values are summed (bars p .. 2p-1), averaged at 2p - 1, then
     # Wilder-smoothed (a bar whose DX is undefined keeps the previous ADX).
@@ -174,26 +182,38 @@ def macd_step(
 
 
 def bbands_step(
-    s: State, t: np.ndarray, x: np.ndarray, leaving: np.ndarray, windows: np.ndarray
+    s: State, t: np.ndarray, x: np.ndarray, closes: np.ndarray, windows: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """TA-Lib BBANDS middle band and standard deviation (SMA, population) for each window,
-    from its running sums.
+    """TA-Lib BBANDS middle band (SMA, from its running sum) and population standard deviation
+    for each window.
+
+    The deviation is not taken from running sums of squares: on a flat window after moving
+    ones their residue (~1e-14 of the price squared) would open bands TA-Lib 0.8.1 keeps
+    shut. It is summed over the window's closes, shifted by the newest one, left to right
+    (as the compiled kernel sums): a flat window gives exactly 0, a near-flat one its true
+    deviation.
 
     Args:
-        x: (k,) the new close; ``leaving``: (k, m) the close ``window - 1`` bars back (the
-            one leaving the sums after this bar).
+        x: (k,) the new close; ``closes``: (k, r) the latest closes, oldest first, ending
+            with ``x`` (r at least the longest window).
 
-    State: ``bb_sum``, ``bb_sum2`` (k, m): sums of the last ``window - 1`` closes (squares).
+    State: ``bb_sum`` (k, m): sum of the last ``window - 1`` closes.
     """
     tt = t[:, None]
     n = windows
     xx = x[:, None]
+    spans = windows.astype(np.int64)
+    leaving = closes[:, closes.shape[1] - spans]  # (k, m): window - 1 bars back
     total = s["bb_sum"] + xx
-    total2 = s["bb_sum2"] + xx * xx
     full = tt >= n - 1
     mid = total / n
-    var = total2 / n - mid * mid
-    std = np.where(var < TA_EPS, 0.0, np.sqrt(np.where(var < TA_EPS, 0.0, var)))
+    d = closes[:, closes.shape[1] - int(spans.max()) :] - xx
+    var = np.empty_like(total)
+    for j, span in enumerate(spans.tolist()):
+        dw = d[:, d.shape[1] - span :]
+        s1 = np.cumsum(dw, axis=1)[:, -1]  # cumsum: left to right, as the kernel adds
+        s2 = np.cumsum(dw * dw, axis=1)[:, -1]
+        var[:, j] = (s2 - s1 * s1 / span) / span
+    std = np.where(var <= 0.0, 0.0, np.sqrt(np.where(var <= 0.0, 0.0, var)))
     s["bb_sum"] = np.where(full, total - leaving, total)
-    s["bb_sum2"] = np.where(full, total2 - leaving * leaving, total2)
     return np.where(full, mid, np.nan), np.where(full, std, np.nan)

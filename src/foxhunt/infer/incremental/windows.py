@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from foxhunt.data.features import observed as o
+from foxhunt.infer.incremental import smoothers as sm
 
 RING = 128
 """Values kept per series: the longest read is 121 (a 120-bar return, a lag-1 autocorrelation)."""
@@ -103,7 +104,8 @@ def stochastic_fastk(ring: np.ndarray, k: int) -> np.ndarray:
     hi = np.max(last(ring, "high", k), axis=-1)
     lo = np.min(last(ring, "low", k), axis=-1)
     diff = (hi - lo) / 100.0
-    return np.where(diff != 0.0, (lag(ring, "close", 0) - lo) / diff, 0.0)
+    flat = sm.is_zero_scaled(hi - lo, np.abs(hi) + np.abs(lo))
+    return np.where(flat, 0.0, (lag(ring, "close", 0) - lo) / diff)
 
 
 _STOCH_NAMES = tuple(
@@ -296,7 +298,7 @@ def oscillators(ring: np.ndarray, win: Windows, f: Out) -> None:
     p = _ix(o.OSC_PERIODS)
     hi, lo = win.high(p), win.low(p)
     diff = (hi - lo) / -100.0
-    willr = np.where(diff != 0.0, (hi - c) / diff, 0.0)
+    willr = np.where(sm.is_zero_scaled(hi - lo, np.abs(hi) + np.abs(lo)), 0.0, (hi - c) / diff)
     putf(f, "obs__willr_{}", o.OSC_PERIODS, clean(willr / 100.0 + 0.5))
     avg = win.sum("tp", p) / p
     dev = np.stack(  # (k, periods): each window's own sum, as TA-Lib sums it
@@ -307,7 +309,9 @@ def oscillators(ring: np.ndarray, win: Windows, f: Out) -> None:
         axis=1,
     )
     dist = lag(ring, "tp", 0)[:, None] - avg
-    cci = np.where((dist != 0.0) & (dev != 0.0), dist / (0.015 * (dev / p)), 0.0)
+    mean_dev, scale = dev / p, np.abs(avg)  # TA-Lib: both tested against the mean's size
+    flat = sm.is_zero_scaled(dist, scale) | sm.is_zero_scaled(mean_dev, scale)
+    cci = np.where(flat, 0.0, dist / (0.015 * mean_dev))
     put(f, _CCI_NAMES, clean(cci / 100.0))
     pos = np.stack([np.sum(last(ring, "mf_pos", n), axis=-1) for n in o.OSC_PERIODS], axis=1)
     neg = np.stack([np.sum(last(ring, "mf_neg", n), axis=-1) for n in o.OSC_PERIODS], axis=1)
