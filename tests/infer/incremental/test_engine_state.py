@@ -7,6 +7,7 @@ Synthetic bars only (a seeded random walk, a few hundred bars), the numpy step
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import re
 import sys
@@ -25,6 +26,8 @@ from foxhunt.infer.incremental.engine import (
     compiled_available,
 )
 from foxhunt.infer.incremental.kernel_layout import WIDTHS
+
+HAS_NUMBA = importlib.util.find_spec("numba") is not None
 
 N_BARS = WARMUP + 60
 
@@ -386,3 +389,56 @@ def test_a_state_with_a_missing_array_is_refused() -> None:
         del state[key]
         with pytest.raises(KeyError):
             IncrementalFeatures.from_state_dict(state)
+
+
+def test_a_state_whose_arrays_do_not_fit_its_symbols_is_refused() -> None:
+    values, session = _bars(2, 2)
+    engine = _engine()
+    slots = engine.slot_of(["A", "B"])
+    _run(engine, slots, values, session, 0, 2)
+    for key in ("count", "session", "ring", "state.rsi_gain", "state.vwap"):
+        state = engine.state_dict()
+        state[key] = state[key][:1]  # one symbol's row for two symbols
+        shape = tuple(engine.state_dict()[key].shape)
+        message = (
+            f"feature state: {key} has shape {(1, *shape[1:])}, expected {shape} for its 2 symbols"
+        )
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            IncrementalFeatures.from_state_dict(state)
+    state = engine.state_dict()
+    state["state.bb_sum"] = state["state.bb_sum"][:, :1]  # another width
+    with pytest.raises(ValueError, match=r"^feature state: state\.bb_sum has shape \(2, 1\)"):
+        IncrementalFeatures.from_state_dict(state)
+
+
+@pytest.mark.parametrize("compiled", [False, True] if HAS_NUMBA else [False])
+def test_a_reloaded_state_runs_the_step_asked_for(
+    compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(KERNEL_ENV, raising=False)
+    state = _engine().state_dict()
+    assert IncrementalFeatures.from_state_dict(state, compiled=compiled).compiled is compiled
+    assert IncrementalFeatures.from_state_dict(state).compiled is HAS_NUMBA  # as constructed
+    monkeypatch.setenv(KERNEL_ENV, "numpy")
+    assert IncrementalFeatures.from_state_dict(state).compiled is False
+
+
+@pytest.mark.parametrize("compiled", [False, True] if HAS_NUMBA else [False])
+def test_a_step_refuses_a_slot_given_twice_or_not_held(compiled: bool) -> None:
+    values, session = _bars(2, 3)
+    engine = IncrementalFeatures(compiled=compiled)
+    slots = engine.slot_of(["A", "B"])
+    before = engine.state_dict()
+    for bad, why in (
+        ([1, 1], r"^step: slots must be distinct, got \[1, 1\]$"),
+        ([0, 2], r"^step: slots must be below the 2 held \(slot_of\), got \[0, 2\]$"),
+        ([-1], r"^step: slots must be below the 2 held \(slot_of\), got \[-1\]$"),
+    ):
+        with pytest.raises(ValueError, match=why):
+            engine.step(np.array(bad), values[0, : len(bad)], session[0, : len(bad)])
+    after = engine.state_dict()
+    assert all(
+        np.array_equal(after[k], v, equal_nan=v.dtype.kind == "f") for k, v in before.items()
+    )
+    assert engine.step(slots, values[0, :2], session[0, :2]).shape == (2, 210)
+    assert engine.step(slots[:0], values[0, :0], session[0, :0]).shape == (0, 210)

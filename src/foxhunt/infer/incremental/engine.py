@@ -146,7 +146,17 @@ class IncrementalFeatures:
         Returns:
             (k, 210) float64 observed features at these bars (meaningful once a symbol has
             more than the warm-up's 200 bars), or None without ``features``.
+
+        Raises:
+            ValueError: a slot given twice (one of its bars would be lost) or not held.
         """
+        if len(slots) > 1 and len(np.unique(slots)) != len(slots):
+            raise ValueError(f"step: slots must be distinct, got {np.asarray(slots).tolist()}")
+        if len(slots) and not 0 <= int(np.min(slots)) <= int(np.max(slots)) < len(self.slots):
+            raise ValueError(
+                f"step: slots must be below the {len(self.slots)} held (slot_of), "
+                f"got {np.asarray(slots).tolist()}"
+            )
         if not self.compiled:
             with np.errstate(divide="ignore", invalid="ignore"):  # one for the whole step
                 return self._step(slots, values, session, derived, features)
@@ -343,11 +353,18 @@ class IncrementalFeatures:
         return out | {f"state.{k}": v[:n] for k, v in self.state.items()}
 
     @classmethod
-    def from_state_dict(cls, d: Mapping[str, np.ndarray]) -> IncrementalFeatures:
+    def from_state_dict(
+        cls, d: Mapping[str, np.ndarray], *, compiled: bool | None = None
+    ) -> IncrementalFeatures:
         """Inverse of :meth:`state_dict`.
 
+        Args:
+            d: the saved arrays.
+            compiled: the step to run from here, as in the constructor (the state is the
+                same for both).
+
         Raises:
-            ValueError: another format or layout.
+            ValueError: another format or layout, or arrays that do not fit its symbols.
         """
         fmt = [int(x) for x in d["format"]]
         known = fmt[:1] in ([1], [FORMAT])  # 1: the same arrays and bb_sum2, not read
@@ -356,9 +373,17 @@ class IncrementalFeatures:
                 f"feature state format {fmt}, expected {[FORMAT, w.RING, len(w.SERIES)]}"
             )
         symbols = [str(s) for s in d["symbols"]]
-        self = cls(capacity=max(1, len(symbols)))
+        self = cls(capacity=max(1, len(symbols)), compiled=compiled)
         self.slots = {s: i for i, s in enumerate(symbols)}
         n = len(symbols)
+        shapes = {"count": (n,), "session": (n,), "ring": (n, len(w.SERIES), w.RING)}
+        shapes |= {f"state.{k}": (n, m) for k, m in _WIDTHS.items()}
+        for key, shape in shapes.items():
+            if tuple(d[key].shape) != shape:
+                raise ValueError(
+                    f"feature state: {key} has shape {tuple(d[key].shape)}, expected {shape} "
+                    f"for its {n} symbols"
+                )
         self.count[:n] = d["count"]
         self.session[:n] = d["session"]
         self.ring[:n] = d["ring"]

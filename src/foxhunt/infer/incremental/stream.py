@@ -319,7 +319,8 @@ class LiveState:
         if (meta["L"], meta["H"], meta["spec"]) != (self.L, self.H, self.spec.to_dict()):
             raise ValueError("the stream state was saved for another model's inputs")
         engine = IncrementalFeatures.from_state_dict(
-            {k.removeprefix("engine."): v for k, v in d.items() if k.startswith("engine.")}
+            {k.removeprefix("engine."): v for k, v in d.items() if k.startswith("engine.")},
+            compiled=self.engine.compiled,  # the step this state ran with keeps running
         )
         if list(engine.slots) != meta["symbols"]:
             raise ValueError("the stream state's symbols do not match its feature state")
