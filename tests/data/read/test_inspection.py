@@ -24,7 +24,7 @@ def test_valid_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     r = _json(capsys)
     assert r["valid"] and r["error"] is None
     (s,) = r["symbols"]
-    assert (s["symbol"], s["bars"], s["interval"]) == ("ES", 1000, "5m")
+    assert (s["symbol"], s["bars"], s["interval"]) == ("ES", 1000, "5min")
     assert s["first"] == "2024-01-01T23:00:00+00:00"
     assert s["sessions"] == 4 and s["session_breaks"] == 3
     assert s["intra_session_gaps"] == 0 and s["closed_time_bars"] == 0
@@ -48,7 +48,7 @@ def test_gaps_and_invalid_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[
     r = _json(capsys)
     assert not r["valid"] and "column 'high', row 50" in r["error"]
     s = r["symbols"][0]
-    assert (s["intra_session_gaps"], s["missing_bars"], s["largest_gap"]) == (1, 3, "20m")
+    assert (s["intra_session_gaps"], s["missing_bars"], s["largest_gap"]) == (1, 3, "20min")
     assert main(["data", "inspect", str(path)]) == 2
     out = capsys.readouterr().out
     assert "verdict: invalid" in out and "missing bars" in out

@@ -24,7 +24,6 @@ import pytest
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.read.bars import LoadedBars
 from foxhunt.data.read.inspection import (
-    _fmt_td,
     best_zone,
     closed_hours_warning,
     inspect_report,
@@ -123,25 +122,6 @@ def _stock_table(tmp_path: Path, symbol: str) -> Path:
         f"{symbol},0.01,1,USD,stock,xnys\n"
     )
     return path
-
-
-# --- _fmt_td --------------------------------------------------------------------------------
-
-
-def test_durations_are_named_in_their_largest_whole_unit() -> None:
-    got = [
-        _fmt_td(timedelta(days=1)),
-        _fmt_td(timedelta(days=3)),
-        _fmt_td(timedelta(hours=1)),
-        _fmt_td(timedelta(hours=2)),
-        _fmt_td(timedelta(hours=20)),
-        _fmt_td(timedelta(hours=36)),
-        _fmt_td(timedelta(minutes=90)),
-        _fmt_td(timedelta(minutes=5)),
-        _fmt_td(timedelta(seconds=90)),
-        _fmt_td(timedelta(seconds=1)),
-    ]
-    assert got == ["1d", "3d", "1h", "2h", "20h", "36h", "90m", "5m", "90s", "1s"]
 
 
 # --- best_zone ------------------------------------------------------------------------------
@@ -252,7 +232,7 @@ def test_one_bar_on_a_saturday_is_all_the_bars_in_closed_hours() -> None:
 
 def test_two_bars_have_an_interval() -> None:
     (s,) = summarize(_loaded({"ES": [_t(9, 15), _t(9, 15, 5)]}))
-    assert (s["interval"], s["last"], s["missing_bars"]) == ("5m", "2024-01-09T15:05:00+00:00", 0)
+    assert (s["interval"], s["last"], s["missing_bars"]) == ("5min", "2024-01-09T15:05:00+00:00", 0)
 
 
 def test_gaps_count_whole_missing_bars_the_first_gap_included() -> None:
@@ -265,11 +245,11 @@ def test_gaps_count_whole_missing_bars_the_first_gap_included() -> None:
         "bars": 8,
         "first": "2024-01-09T14:00:00+00:00",
         "last": "2024-01-09T14:57:00+00:00",
-        "interval": "5m",
+        "interval": "5min",
         "sessions": 1,
         "session_breaks": 0,
         "intra_session_gaps": 3,
-        "largest_gap": "15m",
+        "largest_gap": "15min",
         "missing_bars": 3,
         "closed_time_bars": 0,
         "daily": False,

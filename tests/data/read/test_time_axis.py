@@ -39,7 +39,7 @@ CASES = [
         id="fx-hourly-bid-ask",
     ),
     pytest.param(
-        "HISTDATA_COM_MT_GBPUSD_M12023.zip", None, "GBPUSD", "1m",
+        "HISTDATA_COM_MT_GBPUSD_M12023.zip", None, "GBPUSD", "1min",
         "2023-07-14T19:00:00+00:00", "2023-07-16T23:59:00+00:00", "fx_24x5",
         id="fx-minute-2023",
     ),
@@ -49,7 +49,7 @@ CASES = [
         id="futures-daily-later",
     ),
     pytest.param(
-        "glbx-mdp3-20240107.ohlcv-1m.csv", None, "ESH4", "1m",
+        "glbx-mdp3-20240107.ohlcv-1m.csv", None, "ESH4", "1min",
         "2024-01-07T23:00:00+00:00", "2024-01-08T05:39:00+00:00", "cme_equity",
         id="cme-raw-minute",
     ),

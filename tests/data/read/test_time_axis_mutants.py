@@ -24,9 +24,9 @@ from foxhunt.data.read.time_axis import (
     TimeAxisFindings,
     ZoneFit,
     _flag_for_zone,
-    _fmt,
     candidate_zones,
     examine,
+    interval_text,
     zone_fits,
 )
 from foxhunt.data.read.zones import parse_zone
@@ -111,16 +111,16 @@ def test_the_tz_flag_of_a_zone_drops_utc_from_fixed_offsets_only() -> None:
 
 def test_intervals_are_named_in_their_largest_whole_unit() -> None:
     got = [
-        _fmt(timedelta(days=1)),
-        _fmt(timedelta(days=2)),
-        _fmt(timedelta(hours=20)),
-        _fmt(timedelta(hours=1)),
-        _fmt(timedelta(hours=36)),
-        _fmt(timedelta(minutes=90)),
-        _fmt(timedelta(minutes=5)),
-        _fmt(timedelta(minutes=1)),
-        _fmt(timedelta(seconds=90)),
-        _fmt(timedelta(seconds=1)),
+        interval_text(timedelta(days=1)),
+        interval_text(timedelta(days=2)),
+        interval_text(timedelta(hours=20)),
+        interval_text(timedelta(hours=1)),
+        interval_text(timedelta(hours=36)),
+        interval_text(timedelta(minutes=90)),
+        interval_text(timedelta(minutes=5)),
+        interval_text(timedelta(minutes=1)),
+        interval_text(timedelta(seconds=90)),
+        interval_text(timedelta(seconds=1)),
     ]
     assert got == ["1d", "2d", "20h", "1h", "36h", "90min", "5min", "1min", "90s", "1s"]
 

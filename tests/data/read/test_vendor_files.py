@@ -46,7 +46,7 @@ def test_histdata_inspect_valid_on_fx_calendar() -> None:
     (s,) = report["symbols"]
     assert (s["symbol"], s["interval"], s["calendar"], s["closed_time_bars"]) == (
         "EURUSD",
-        "1m",
+        "1min",
         "fx_24x5",
         0,
     )

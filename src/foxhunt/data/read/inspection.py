@@ -30,7 +30,14 @@ from foxhunt.data.read.bars import LoadedBars, load_bars, validate_bars
 from foxhunt.data.read.checks import without_empty_rows
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.resample import aggregate_bars
-from foxhunt.data.read.time_axis import CITY_ZONES, DAILY, ODD_TIMES_FLAG, TimeAxisFindings, examine
+from foxhunt.data.read.time_axis import (
+    CITY_ZONES,
+    DAILY,
+    ODD_TIMES_FLAG,
+    TimeAxisFindings,
+    examine,
+    interval_text,
+)
 from foxhunt.data.read.validate import FILE_COLUMN
 from foxhunt.data.read.vendors import guess_lines
 from foxhunt.data.read.zones import local_to_utc, utc_to_local
@@ -45,17 +52,6 @@ CLOSED_SHARE_WARN = 0.05
 
 DEFAULT_HORIZON = 10
 """Horizon assumed when saying whether a file is long enough for ``foxhunt features``."""
-
-
-def _fmt_td(td: timedelta) -> str:
-    secs = int(td.total_seconds())
-    if secs % 86400 == 0:
-        return f"{secs // 86400}d"
-    if secs % 3600 == 0:
-        return f"{secs // 3600}h"
-    if secs % 60 == 0:
-        return f"{secs // 60}m"
-    return f"{secs}s"
 
 
 def best_zone(ts: pl.Series, read_in: str, closed: ClosedFn = closed_time) -> tuple[str, int]:
@@ -161,11 +157,11 @@ def summarize(
             "bars": g.height,
             "first": ts[0].isoformat(),
             "last": ts[-1].isoformat(),
-            "interval": _fmt_td(interval) if interval else None,
+            "interval": interval_text(interval) if interval else None,
             "sessions": g["session"].n_unique(),
             "session_breaks": int(gaps["new_session"].sum()),
             "intra_session_gaps": within.height,
-            "largest_gap": _fmt_td(largest) if largest is not None else None,
+            "largest_gap": interval_text(largest) if largest is not None else None,
             "missing_bars": missing,
             "closed_time_bars": int(n_closed),
             "daily": daily,

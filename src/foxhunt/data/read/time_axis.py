@@ -137,7 +137,9 @@ def zone_fits(ts: pl.Series, read_in: str, calendar: str) -> ZoneFit:
     return ZoneFit(read_in, float(shares[read_in] or 0.0), best, float(shares[best] or 0.0))
 
 
-def _fmt(td: timedelta) -> str:
+def interval_text(td: timedelta) -> str:
+    """A bar interval or gap in its largest whole unit: ``1d``, ``36h``, ``5min``, ``90s``
+    (minutes as ``min``: ``m`` reads as months)."""
     secs = int(td.total_seconds())
     for unit, n in (("d", 86400), ("h", 3600), ("min", 60)):
         if secs % n == 0:
@@ -199,8 +201,8 @@ def examine(
             if interval >= DAILY and claim < DAILY:
                 per_day = " (one bar per trading day where the name's bars would give hundreds)"
             out.append(
-                f"{where}: bars are {_fmt(interval)} apart{per_day} but the file name says "
-                f"{_fmt(claim)}: the timestamps are misread (--ts-format) or the file is not "
+                f"{where}: bars are {interval_text(interval)} apart{per_day} but the file name says "
+                f"{interval_text(claim)}: the timestamps are misread (--ts-format) or the file is not "
                 f"what its name says ({ODD_TIMES_FLAG})"
             )
             continue
