@@ -415,7 +415,12 @@ TARGETS: dict[str, Target] = {
     # trained demo run); the default map (the api folder's tests) reached none of its 189
     "api.forecaster": Target(
         "src/foxhunt/api/forecaster.py",
-        ("tests/test_api.py", "tests/api/test_frames.py", "tests/api/test_read_bars_options.py"),
+        (
+            "tests/api/test_forecaster_mutants.py",
+            "tests/test_api.py",
+            "tests/api/test_frames.py",
+            "tests/api/test_read_bars_options.py",
+        ),
         marks="not gpu",
     ),
     "classical": Target(
