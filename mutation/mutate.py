@@ -406,6 +406,26 @@ TARGETS: dict[str, Target] = {
         ("tests/quantize/test_quantize.py", "tests/infer/test_export.py"),
         marks="not gpu",
     ),
+    # every test that writes or loads a quantised directory quantises the trained demo run
+    # (`slow`): 207 of 485 mutants survived without them (session 36's first run); the
+    # quantize folder's tests only (the forecaster's and the ensembles' would run for minutes
+    # on every mutant of the loader)
+    "quantize.model": Target(
+        "src/foxhunt/quantize/model.py",
+        tuple(
+            f"tests/quantize/test_{name}.py"
+            for name in (
+                "model",
+                "quantize",
+                "recipe",
+                "bench",
+                "layers",
+                "layers_units",
+                "tensors",
+            )
+        ),
+        marks="not gpu",
+    ),
     "quantize.bench": Target(
         "src/foxhunt/quantize/bench.py",
         ("tests/quantize/test_bench.py", "tests/quantize/test_quantize.py"),
