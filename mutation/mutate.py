@@ -403,7 +403,11 @@ TARGETS: dict[str, Target] = {
     # with the default marks no test reached a mutant and all were scored "no tests"
     "quantize.recipe": Target(
         "src/foxhunt/quantize/recipe.py",
-        ("tests/quantize/test_quantize.py", "tests/infer/test_export.py"),
+        (
+            "tests/quantize/test_recipe.py",
+            "tests/quantize/test_quantize.py",
+            "tests/infer/test_export.py",
+        ),
         marks="not gpu",
     ),
     # every test that writes or loads a quantised directory quantises the trained demo run
