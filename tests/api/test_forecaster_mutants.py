@@ -16,6 +16,7 @@ import foxhunt.infer.predict as predict_mod
 import foxhunt.train.ensemble as ensemble_mod
 import foxhunt.train.run as run_mod
 from foxhunt.api.forecaster import TFTForecaster
+from foxhunt.artifacts.lock import LOCK_NAME
 from foxhunt.artifacts.rundir import RunDir
 from foxhunt.config import preset
 from foxhunt.data.sources.demo import demo_bars
@@ -169,3 +170,24 @@ def test_load_and_stream_keep_the_device(
         (tmp_path / "run", {"symbols": ["ES"], "history": 300, "device": "meta", "engine": "onnx"}),
         (tmp_path / "run", {"symbols": None, "history": None, "device": "meta", "engine": "torch"}),
     ]
+
+
+def test_save_copies_the_run_without_its_lock_into_a_new_or_empty_directory(
+    trainers: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    fc = TFTForecaster(run_dir=tmp_path / "run").fit(demo_bars(50, seed=4))
+    (fc.run_dir / LOCK_NAME).write_text("12345")
+    (fc.run_dir / "report.md").write_text("the report")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert fc.save(empty) == empty  # an empty directory is filled
+    assert (empty / "report.md").read_text() == "the report"
+    assert (empty / "config.json").is_file() and not (empty / LOCK_NAME).exists()
+    assert fc.save(tmp_path / "new") == tmp_path / "new"
+    assert not (tmp_path / "new" / LOCK_NAME).exists()
+    assert fc.save(fc.run_dir) == fc.run_dir  # onto itself: nothing to do
+    for taken in (empty, tmp_path / "afile"):
+        (tmp_path / "afile").write_text("x")
+        with pytest.raises(InputError) as err:
+            fc.save(taken)
+        assert str(err.value) == f"save: {taken} exists and is not an empty directory"
