@@ -3,11 +3,15 @@ column lists as the commands read them, the refusals argparse prints, fixed offs
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from foxhunt.cli import build_parser
+from foxhunt.commands.options import read_flags, read_options_of, run_config
+from foxhunt.config import preset
+from foxhunt.errors import InputError
 
 
 def _parse(*argv: str):  # noqa: ANN202 - argparse.Namespace
@@ -89,3 +93,79 @@ def test_bar_minutes_and_fixed_offsets_reach_the_namespace() -> None:
     )
     assert p.tz == "-0500"
     assert _parse("evaluate", "--model", "r", "--bars", "b.csv", "--tz", "+05:30").tz == "+05:30"
+
+
+def test_the_input_flags_reach_the_data_section(tmp_path: Path) -> None:
+    cfg = run_config(
+        _parse(
+            "train",
+            "--bars",
+            "b.csv",
+            "--preset",
+            "demo",
+            "--observed-cols",
+            "spread",
+            "--known-cols",
+            "event",
+            "--static-cols",
+            "sector",
+            "--target",
+            "return:ret",
+            "--features",
+            "minimal",
+        )
+    )
+    d = cfg.data
+    assert (d.observed_cols, d.known_cols, d.static_cols) == (("spread",), ("event",), ("sector",))
+    assert d.target == "return:ret" and d.features == "minimal" and d.feature_lines == ()
+    listing = tmp_path / "features.txt"
+    listing.write_text("obs__rsi_3  # a comment\n\nobs__natr_7\n")
+    custom = run_config(_parse("train", "--bars", "b.csv", "--features", str(listing)))
+    assert custom.data.features == "custom"
+    assert custom.data.feature_lines == ("obs__rsi_3", "obs__natr_7")
+    plain = run_config(_parse("train", "--bars", "b.csv", "--preset", "demo"))
+    assert plain.data == preset("demo").data
+
+
+def test_the_read_flags_reach_the_data_section() -> None:
+    argv = ("train", "--bars", "b.csv", "--preset", "demo")
+    cfg = run_config(
+        _parse(
+            *argv,
+            "--symbol",
+            "ES",
+            "--tz",
+            "America/Chicago",
+            "--columns",
+            "ts=Date",
+            "--ts-format",
+            "epoch-ms",
+            "--bar-minutes",
+            "5",
+            "--allow-odd-times",
+        )
+    )
+    d = cfg.data
+    assert (d.symbol, d.tz, d.columns, d.ts_format, d.bar_minutes) == (
+        "ES",
+        "America/Chicago",
+        ("ts=Date",),
+        "epoch-ms",
+        5,
+    )
+    assert d.allow_odd_times is True
+    assert run_config(_parse(*argv)).data.allow_odd_times is False
+    a = _parse(*argv, "--allow-odd-times", "--tz", "-05:00")
+    assert read_options_of(a).allow_odd_times is True
+    assert read_options_of(_parse(*argv)).allow_odd_times is False
+    assert read_flags(_parse(*argv)) == {}
+    with pytest.raises(InputError, match="Mars/Olympus"):
+        read_flags(_parse(*argv, "--tz", "Mars/Olympus"))
+
+
+def test_a_config_file_is_the_base_the_flags_change(tmp_path: Path) -> None:
+    partial = tmp_path / "c.json"
+    partial.write_text(json.dumps({"preset": "demo", "train": {"max_steps": 7}}))
+    cfg = run_config(_parse("train", "--bars", "b.csv", "--config", str(partial), "--hidden", "32"))
+    assert cfg.train.max_steps == 7 and cfg.model.hidden == 32 and cfg.preset == "demo"
+    assert run_config(_parse("train", "--bars", "b.csv", "--checkpointing")).train.checkpointing
