@@ -681,6 +681,13 @@ def run_one(
     with log.open("rb") as f:  # this run's output, stdout and stderr
         f.seek(start)
         ran = f.read().decode("utf-8", "replace")
+    if STATS_FAILED in ran:  # its verdicts are the last run's: recording them would hide it
+        print(
+            f"   {name}: NOT SCORED: the map's tests fail on the unmutated tree ({STATS_FAILED}); "
+            f"run them in {work} to see which",
+            flush=True,
+        )
+        return previous
     latest = _results(work)
     if NO_TEST_CASE in ran:  # mutmut stopped before running any: every mutant is untested
         latest = {key: "no tests" if value == "not checked" else value
@@ -713,6 +720,11 @@ def _record(work: Path, status: dict[str, str]) -> dict[str, str]:
     print(f"   {len(status)} mutants, {len(survivors)} survived: {work / 'survivors.diff'}")
     return status
 
+
+STATS_FAILED = "failed to collect stats"
+"""mutmut's words when the map's tests fail on the unmutated tree: it then runs no mutant and
+``results`` lists the previous run's verdicts, which session 36 first recorded as this run's
+(a new test that failed in the scratch tree left quantize.recipe's 70 survivors standing)."""
 
 NO_TEST_CASE = "could not find any test case for any mutant"
 """mutmut's words when no selected test reaches any mutant (it then runs none and lists each as

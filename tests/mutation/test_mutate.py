@@ -100,6 +100,30 @@ def test_mutants_no_test_reaches_count_as_untested(tmp_path, monkeypatch):
     assert mutate._load("m") == {"m.x__mutmut_1": "no tests"}
 
 
+def test_a_failed_stats_pass_records_nothing(tmp_path, monkeypatch, capsys):
+    """When the map's tests fail on the unmutated tree, mutmut runs no mutant and its results
+    are the previous run's: nothing is recorded and the run says so."""
+    work = tmp_path / "m"
+    (work / "mutants" / "src").mkdir(parents=True)
+    monkeypatch.setattr(mutate, "VERDICTS", tmp_path / "verdicts")
+    (tmp_path / "verdicts").mkdir()
+    (tmp_path / "verdicts" / "m.txt").write_text("m.x__mutmut_1: survived\n", encoding="utf-8")
+    monkeypatch.setattr(mutate, "_prepare", lambda name, target, fresh=True: work)
+
+    def fake_mutmut(where, *args):
+        if args[0] == "run":
+            with (where / "mutmut.log").open("a", encoding="utf-8") as log:
+                log.write(f"{mutate.STATS_FAILED}. runner returned 1\n")
+        return ""
+
+    monkeypatch.setattr(mutate, "_mutmut", fake_mutmut)
+    monkeypatch.setattr(mutate, "_results", lambda where: {"m.x__mutmut_1": "killed"})
+    target = mutate.Target("src/m.py", ("tests/test_m.py",))
+    assert mutate.run_one("m", target, children=1, again=True) == {"m.x__mutmut_1": "survived"}
+    assert mutate._load("m") == {"m.x__mutmut_1": "survived"}  # not the stale "killed"
+    assert "NOT SCORED" in capsys.readouterr().out
+
+
 def test_no_default_map_runs_the_architecture_checks():
     """They read the source text, which mutmut rewrites: train_config's clean run failed on
     the mutated file's size and nothing was scored."""
