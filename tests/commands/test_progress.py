@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 
 import pytest
 from rich.console import Console
@@ -76,3 +77,19 @@ def test_disabled_it_draws_nothing_and_logs_the_epoch_lines(
 def test_the_default_console_is_stderr() -> None:
     p = TrainProgress(1, enabled=False)
     assert p.console.stderr
+
+
+def test_the_bars_stay_on_screen_with_their_columns() -> None:
+    console, out = _console()
+    with TrainProgress(3, first_epoch=2, console=console) as p:
+        p.start_epoch(2, 5)
+        p.step(loss=0.1, samples_per_s=10.0, memory_bytes=None)
+        p.end_epoch("epoch 2 done")
+    lines = [line.rstrip() for line in out.getvalue().splitlines()]
+    assert lines[0] == "epoch 2 done"
+    # the final frame is kept (not transient): description, bar, n/total, times, status
+    assert re.fullmatch(r"epochs +━+╸? +2/3 \d:\d\d:\d\d [-\d:]+", lines[1]), lines[1]
+    assert re.fullmatch(
+        r"epoch 2 +━+ +1/5 \d:\d\d:\d\d [-\d:]+ loss 0\.1000 · 10 samples/s", lines[2]
+    ), lines[2]
+    assert len(lines) == 3
