@@ -3,14 +3,21 @@ column lists as the commands read them, the refusals argparse prints, fixed offs
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
 import pytest
 
 from foxhunt.cli import build_parser
-from foxhunt.commands.options import read_flags, read_options_of, run_config
+from foxhunt.commands.options import (
+    read_flags,
+    read_options_of,
+    refuse_out_over_inputs,
+    run_config,
+)
 from foxhunt.config import preset
+from foxhunt.config_files import DEFAULT_PRESET
 from foxhunt.errors import InputError
 
 
@@ -82,12 +89,13 @@ def test_bad_values_are_refused_by_argparse_with_the_reason(
     with pytest.raises(SystemExit) as exit_:
         _parse("train", "--bars", "b.csv", *argv)
     assert exit_.value.code == 2
-    assert message in capsys.readouterr().err
+    assert f": {message}\n" in capsys.readouterr().err  # the reason, as written
 
 
 def test_bar_minutes_and_fixed_offsets_reach_the_namespace() -> None:
     a = _parse("train", "--bars", "b.csv", "--bar-minutes", "15", "--tz", "-05:00")
     assert a.bar_minutes == 15 and a.tz == "-05:00"
+    assert _parse("train", "--bars", "b.csv", "--bar-minutes", "1").bar_minutes == 1
     p = _parse(
         "predict", "--model", "run", "--bars", "b.csv", "--out", "f.parquet", "--tz", "-0500"
     )
@@ -169,3 +177,33 @@ def test_a_config_file_is_the_base_the_flags_change(tmp_path: Path) -> None:
     cfg = run_config(_parse("train", "--bars", "b.csv", "--config", str(partial), "--hidden", "32"))
     assert cfg.train.max_steps == 7 and cfg.model.hidden == 32 and cfg.preset == "demo"
     assert run_config(_parse("train", "--bars", "b.csv", "--checkpointing")).train.checkpointing
+
+
+def test_a_command_without_these_flags_gets_the_default_preset() -> None:
+    """Commands add only some of the flag groups: what a namespace lacks is not set."""
+    assert run_config(argparse.Namespace()) == run_config(_parse("train", "--bars", "b.csv"))
+    assert run_config(argparse.Namespace()).preset == DEFAULT_PRESET
+    assert read_flags(argparse.Namespace()) == {}
+    assert read_options_of(argparse.Namespace()).allow_odd_times is False
+
+
+def test_the_live_engine_defaults_to_auto() -> None:
+    a = _parse("predict", "--model", "r", "--bars", "b.csv", "--out", "f.parquet")
+    assert a.engine == "auto"
+
+
+def test_an_output_over_an_input_is_refused_naming_the_flag(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "config.json").write_text("{}")
+    bars = tmp_path / "bars.csv"
+    bars.write_text("x")
+    with pytest.raises(InputError) as err:
+        refuse_out_over_inputs(run / "config.json", model=run)
+    assert str(err.value) == (
+        f"--out {run / 'config.json'} is the input --model {run / 'config.json'}; "
+        "write the output somewhere else"
+    )
+    refuse_out_over_inputs(tmp_path, bars=bars)  # a file beside the bars: no clash by default
+    with pytest.raises(InputError, match=r" holds the input --bars "):
+        refuse_out_over_inputs(tmp_path, bars=bars, out_is_dir=True)
