@@ -1,0 +1,178 @@
+"""``foxhunt.quantize.model`` on a random-init demo run (no training): the recipe, the written
+directory (marker, sidecar, refusals) and the loader's refusals of broken weights, each named."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from foxhunt.artifacts import checkpoints as ckpt
+from foxhunt.artifacts.rundir import load_model_dir
+from foxhunt.config import preset
+from foxhunt.errors import InputError, ModelDirError
+from foxhunt.model.batch import random_batch
+from foxhunt.quantize.bench import write_random_run
+from foxhunt.quantize.model import (
+    FLOAT_ACTIVATION_LAYERS,
+    MARKER,
+    QUANT_FORMAT,
+    SCALE,
+    build_quantized_model,
+    load_inference_model,
+    quantizable_tensors,
+    quantize_tensors,
+    write_quantized_dir,
+)
+from foxhunt.version import __version__
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - LoadedModel
+    run = write_random_run(preset("demo"), tmp_path_factory.mktemp("q") / "fp32", seed=3)
+    (run / "instruments.json").write_text("{}")  # absent by default: read back when present
+    return load_model_dir(run)
+
+
+@pytest.fixture(scope="module")
+def int8(source, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:  # noqa: ANN001
+    tensors, recipe = quantize_tensors(source.model, "int8")
+    out = tmp_path_factory.mktemp("q") / "int8"
+    weights = write_quantized_dir(source, out, tensors, recipe)
+    return weights, recipe
+
+
+def test_the_recipe_names_every_choice(source) -> None:  # noqa: ANN001
+    kinds = quantizable_tensors(source.model)
+    _, recipe = quantize_tensors(source.model, "int8")  # dynamic by default
+    assert recipe["format"] == QUANT_FORMAT and recipe["precision"] == "int8"
+    assert recipe["mode"] == "dynamic" and recipe["tensors"] == kinds
+    assert recipe["foxhunt_version"] == __version__
+    assert recipe["torch_version"] == torch.__version__
+    linears = {k.removesuffix(".weight") for k, v in kinds.items() if v == "linear"}
+    assert set(recipe["activations"]) == linears
+    for module, act in recipe["activations"].items():
+        assert act == ("none" if module in FLOAT_ACTIVATION_LAYERS else "dynamic"), module
+    _, bf16 = quantize_tensors(source.model, "bf16")
+    assert bf16["mode"] is None and set(bf16["activations"].values()) == {"none"}
+
+
+def test_the_directory_holds_the_marker_and_the_sidecar(source, int8) -> None:  # noqa: ANN001
+    weights, recipe = int8
+    out = weights.parent.parent
+    assert weights == out / "checkpoints" / source.weights.name and weights.is_file()
+    marker = json.loads((out / MARKER).read_text())
+    assert marker == {
+        "precision": "int8",
+        "mode": "dynamic",
+        "source": str(source.run.root.resolve()),
+        "source_weights": source.weights.name,
+        "weights": f"checkpoints/{weights.name}",
+    }
+    _, sidecar = ckpt.load_weights(weights)
+    assert sidecar["quantization"] == json.loads(json.dumps(recipe))
+    assert sidecar["source_weights"] == str(source.weights)
+    assert sidecar["epoch"] == source.sidecar["epoch"]  # the source's own record is carried
+    assert sidecar["weights_sha256"] != source.sidecar["weights_sha256"]  # of the new file
+
+
+def test_an_existing_or_parentless_out_is_refused(source, tmp_path: Path) -> None:  # noqa: ANN001
+    tensors, recipe = quantize_tensors(source.model, "bf16")
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "x").write_text("x")
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for out in (full, afile):
+        with pytest.raises(InputError) as err:
+            write_quantized_dir(source, out, tensors, recipe)
+        assert str(err.value) == f"--out {out}: already exists; choose a new directory"
+    orphan = tmp_path / "no" / "such" / "q"
+    with pytest.raises(InputError) as err:
+        write_quantized_dir(source, orphan, tensors, recipe)
+    assert str(err.value) == f"--out {orphan}: directory {orphan.parent} does not exist"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert write_quantized_dir(source, empty, tensors, recipe).is_file()  # empty is fine
+
+
+def test_the_loaded_directory_carries_its_sidecar_and_instruments(source, int8) -> None:  # noqa: ANN001
+    weights, _ = int8
+    loaded = load_inference_model(weights.parent.parent)
+    _, sidecar = ckpt.load_weights(weights)
+    assert loaded.sidecar == sidecar and loaded.weights == weights
+    assert loaded.instruments == {}  # the run's instruments.json, read back
+    assert not loaded.model.training
+    batch = random_batch(preset("demo").model, 2, seed=1)
+    with torch.inference_mode():
+        out = loaded.model(batch)
+    assert out.attention is None  # not asked for
+    assert loaded.model(batch, return_attention=True).attention is not None
+    on_meta = load_inference_model(weights.parent.parent, "meta")
+    assert all(p.is_meta for p in on_meta.model.parameters())
+
+
+def _broken(int8, tmp_path: Path, change) -> Path:  # noqa: ANN001
+    """A copy of the int8 directory whose weights ``change`` edits (tensors, sidecar)."""
+    weights, _ = int8
+    copy = tmp_path / "broken"
+    shutil.copytree(weights.parent.parent, copy)
+    target = copy / "checkpoints" / weights.name
+    tensors, sidecar = ckpt.load_weights(target)
+    change(tensors, sidecar)
+    ckpt.save_weights(target, tensors, sidecar)
+    return target
+
+
+def test_broken_quantised_weights_are_refused_naming_the_file(int8, tmp_path: Path) -> None:  # noqa: ANN001
+    weights, recipe = int8
+    linear = next(k for k, v in recipe["tensors"].items() if v == "linear")
+
+    def drop(t: dict, s: dict) -> None:
+        del t[linear + SCALE]
+
+    def extra(t: dict, s: dict) -> None:
+        t["surplus.weight"] = torch.zeros(2)
+
+    def reshape(t: dict, s: dict) -> None:
+        t[linear] = t[linear][:1].contiguous()
+
+    def old_format(t: dict, s: dict) -> None:
+        s["quantization"]["format"] = 99
+
+    def no_recipe(t: dict, s: dict) -> None:
+        del s["quantization"]
+
+    cases = [
+        (drop, rf"tensor '{linear}{SCALE}' is missing$"),
+        (extra, r"unexpected tensor 'surplus.weight'$"),
+        (reshape, rf"{linear} has shape \(1, \d+\), config says \(\d+, \d+\)$"),
+        (old_format, r"quantisation recipe format 99 is not 1 \(written by another foxhunt"),
+        (no_recipe, r"quantisation recipe format None is not 1"),
+    ]
+    for n, (change, why) in enumerate(cases):
+        target = _broken(int8, tmp_path / str(n), change)
+        with pytest.raises(ModelDirError) as err:
+            load_inference_model(target.parent.parent)
+        message = str(err.value)
+        assert message.startswith(str(target.with_suffix(""))), message  # weights or sidecar
+        assert re.search(why, message), message
+
+
+def test_an_unknown_kind_or_a_misfit_is_refused(source) -> None:  # noqa: ANN001
+    tensors, recipe = quantize_tensors(source.model, "int8")
+    where = Path("w.safetensors")
+    linear = next(k for k, v in recipe["tensors"].items() if v == "linear")
+    odd = {**recipe, "tensors": {**recipe["tensors"], linear: "cubic"}}
+    with pytest.raises(
+        ModelDirError, match=rf"^w.safetensors: unknown tensor kind 'cubic' for {linear}$"
+    ):
+        build_quantized_model(preset("demo").model, tensors, odd, where)
+    wrong = preset("demo").model
+    wrong = type(wrong)(**{**wrong.__dict__, "hidden": wrong.hidden * 2})
+    with pytest.raises(ModelDirError, match=r"^w.safetensors: .*(shape|do not fit)"):
+        build_quantized_model(wrong, tensors, recipe, where)
