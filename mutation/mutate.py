@@ -419,6 +419,7 @@ TARGETS: dict[str, Target] = {
         tuple(
             f"tests/quantize/test_{name}.py"
             for name in (
+                "model_mutants",
                 "model",
                 "quantize",
                 "recipe",
