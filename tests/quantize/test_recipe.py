@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from demo_run import DemoRun
+from foxhunt.data.sources.demo import write_demo_bars
 from foxhunt.errors import InputError, ModelDirError
 from foxhunt.quantize import bench, recipe
 from foxhunt.quantize.model import MARKER
@@ -131,7 +132,9 @@ def test_the_test_windows_come_from_the_bars_given_else_the_run_s(
 
     seen: list[tuple] = []
     monkeypatch.setattr(
-        pipeline, "evaluation_windows", lambda *a: seen.append(a) or ("windows", "test split")
+        pipeline,
+        "evaluation_windows",
+        lambda *a, ends: seen.append((*a, ends)) or ("windows", "test split"),
     )
     train = tmp_path / "train.parquet"
     train.write_text("bars")
@@ -143,7 +146,8 @@ def test_the_test_windows_come_from_the_bars_given_else_the_run_s(
     loaded.config = rest[0]
     recipe._test_windows(loaded, given)
     assert [a[0] for a in seen] == [given, train, given]
-    assert seen[-1][1:] == rest
+    assert seen[-1][1:-1] == rest
+    assert seen[-1][-1] is None  # this run.json records no data_end
 
 
 @pytest.mark.parametrize(
@@ -237,3 +241,12 @@ def test_without_bars_anywhere_no_pinball_is_compared(demo_run: DemoRun, tmp_pat
     result = recipe.quantize_run(run, tmp_path / "int8", measure=False)
     assert result["pinball_on"] == "no bars (pass --bars)"
     assert "pinball" not in result and "inference" not in result
+
+
+@pytest.mark.slow
+def test_the_pinball_is_compared_on_the_bars_given(demo_run: DemoRun, tmp_path: Path) -> None:
+    other = tmp_path / "ES_later.parquet"
+    write_demo_bars(other, n_bars=400, seed=11, start="2024-03-04")  # after the training bars
+    result = recipe.quantize_run(demo_run.run, tmp_path / "int8", bars=other, measure=False)
+    assert result["pinball_on"] == f"windows after the training bars of {other}"
+    assert set(result["pinball"]) == {"fp32", "quantized"}

@@ -27,7 +27,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--calibration-bars", type=Path, help="bars to calibrate --mode static on")
     q.add_argument("--precision", choices=["int8", "bf16"], default="int8", help="weight format")
     q.add_argument(
-        "--bars", type=Path, help="bars to compare pinball loss on (default: test split)"
+        "--bars",
+        type=Path,
+        help="bars to compare pinball loss on: their test split if they are the training bars, "
+        "else their windows after the training bars (default: the training bars' test split)",
     )
     q.set_defaults(func=run)
 

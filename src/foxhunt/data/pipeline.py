@@ -399,9 +399,12 @@ def evaluation_windows(
     fingerprint: str,
     instruments: Mapping[str, Instrument] | None = None,
     allow_outliers: bool = False,
+    ends: Mapping[str, dt.datetime] | None = None,
 ) -> tuple[WindowDataset, str]:
     """The windows a model is scored on: the test split if ``bars`` are the bars it was trained
-    on (same ``fingerprint``), else every window.
+    on (same ``fingerprint``), else the windows whose origin is after the training bars' end
+    (``ends``, the run's ``data_end``: :func:`evaluation_data`'s ``new``; without it other bars
+    are refused).
 
     The bars are read once; for the training bars only the test split's windows are built.
     Implausible bars are kept when ``allow_outliers`` or the run was trained keeping them.
@@ -410,7 +413,7 @@ def evaluation_windows(
         ``(windows with targets, description of the split)``.
     """
     windows, split, _ = evaluation_data(
-        bars, cfg, spec, scaler, fingerprint, instruments, allow_outliers
+        bars, cfg, spec, scaler, fingerprint, instruments, allow_outliers, ends=ends
     )
     return windows, split
 

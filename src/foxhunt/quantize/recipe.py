@@ -137,6 +137,7 @@ def mean_quantile_loss(
 def _test_windows(loaded: LoadedModel, bars: Path | None) -> tuple[WindowDataset | None, str]:
     """Windows to compare the models on: ``bars`` (test split if it is the training data), else
     the run's own training bars' test split if they are still where run.json says."""
+    from foxhunt.artifacts.data_end import read_data_end
     from foxhunt.data.pipeline import evaluation_windows
 
     if bars is None:
@@ -150,7 +151,13 @@ def _test_windows(loaded: LoadedModel, bars: Path | None) -> tuple[WindowDataset
             return None, "no bars (pass --bars)"
         bars = Path(recorded)
     windows, split = evaluation_windows(
-        bars, loaded.config, loaded.spec, loaded.scaler, loaded.fingerprint, loaded.instruments
+        bars,
+        loaded.config,
+        loaded.spec,
+        loaded.scaler,
+        loaded.fingerprint,
+        loaded.instruments,
+        ends=read_data_end(loaded.run),  # other bars: the windows after the training bars
     )
     return windows, f"{split} of {bars}"
 
@@ -202,8 +209,9 @@ def quantize_run(
         precision: ``int8`` or ``bf16``.
         calibration_bars: Bars to calibrate static scales on (default: the validation split
             of the run's training bars).
-        bars: Bars to compare test pinball loss on (default: the test split of the run's
-            training bars, when still present).
+        bars: Bars to compare pinball loss on: their test split if they are the run's
+            training bars, else their windows after the training bars (default: the test split
+            of the run's training bars, when still present).
         measure: Also measure peak memory and latency in fresh processes.
         repeats: Timed forward passes per batch size when measuring.
 
