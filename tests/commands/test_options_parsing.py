@@ -207,3 +207,26 @@ def test_an_output_over_an_input_is_refused_naming_the_flag(tmp_path: Path) -> N
     refuse_out_over_inputs(tmp_path, bars=bars)  # a file beside the bars: no clash by default
     with pytest.raises(InputError, match=r" holds the input --bars "):
         refuse_out_over_inputs(tmp_path, bars=bars, out_is_dir=True)
+
+
+def test_a_named_feature_set_replaces_a_config_file_s_custom_lines(tmp_path: Path) -> None:
+    listing = tmp_path / "features.txt"
+    listing.write_text("obs__rsi_3\n")
+    custom = tmp_path / "custom.json"
+    argv = ("train", "--bars", "b.csv", "--features", str(listing), "--print-config", "json")
+    run_config(_parse(*argv)).save(custom)
+    for name in ("default", "minimal"):
+        cfg = run_config(
+            _parse("train", "--bars", "b.csv", "--config", str(custom), "--features", name)
+        )
+        assert cfg.data.features == name and cfg.data.feature_lines == (), name
+
+
+def test_a_config_file_without_a_preset_takes_the_preset_flag_as_its_base(tmp_path: Path) -> None:
+    partial = tmp_path / "p.json"
+    partial.write_text(json.dumps({"train": {"max_steps": 9}}))
+    cfg = run_config(
+        _parse("train", "--bars", "b.csv", "--config", str(partial), "--preset", "demo")
+    )
+    assert cfg.preset == "demo" and cfg.train.max_steps == 9
+    assert cfg.model == preset("demo").model
