@@ -17,6 +17,7 @@ from foxhunt.config import preset
 from foxhunt.errors import InputError, ModelDirError
 from foxhunt.model.batch import random_batch
 from foxhunt.quantize.bench import write_random_run
+from foxhunt.quantize.layers import QuantLinear
 from foxhunt.quantize.model import (
     FLOAT_ACTIVATION_LAYERS,
     MARKER,
@@ -176,3 +177,31 @@ def test_an_unknown_kind_or_a_misfit_is_refused(source) -> None:  # noqa: ANN001
     wrong = type(wrong)(**{**wrong.__dict__, "hidden": wrong.hidden * 2})
     with pytest.raises(ModelDirError, match=r"^w.safetensors: .*(shape|do not fit)"):
         build_quantized_model(wrong, tensors, recipe, where)
+
+
+def test_each_linear_layer_is_loaded_with_its_recipe_s_activations(int8) -> None:  # noqa: ANN001
+    weights, recipe = int8
+    model = load_inference_model(weights.parent.parent).model
+    layers = {name: m for name, m in model.named_modules() if isinstance(m, QuantLinear)}
+    assert set(layers) == set(recipe["activations"])
+    for name, layer in layers.items():
+        assert layer.activations == recipe["activations"][name], name
+    assert {layer.activations for layer in layers.values()} == {"dynamic", "none"}
+    # every quantised tensor is held as int8 codes with its per-row scales
+    assert all(layer.weight.dtype == torch.int8 for layer in layers.values())
+    assert all(layer.weight_scale.shape[0] == layer.out_features for layer in layers.values())
+
+
+def test_static_mode_needs_a_scale_for_every_quantised_linear(source) -> None:  # noqa: ANN001
+    kinds = quantizable_tensors(source.model)
+    linears = sorted(k.removesuffix(".weight") for k, v in kinds.items() if v == "linear")
+    quantised = [m for m in linears if m not in FLOAT_ACTIVATION_LAYERS]
+    with pytest.raises(ValueError, match=r"^static quantisation needs a calibrated scale for "):
+        quantize_tensors(source.model, "int8", "static")
+    partial = {m: 0.5 for m in quantised[1:]}
+    with pytest.raises(ValueError) as err:
+        quantize_tensors(source.model, "int8", "static", partial)
+    assert str(err.value) == f"static quantisation needs a calibrated scale for {quantised[0]}"
+    tensors, recipe = quantize_tensors(source.model, "int8", "static", {m: 0.5 for m in linears})
+    assert all(recipe["activations"][m] == "static" for m in quantised)
+    assert all(tensors[m + ".__act_scale"].tolist() == [0.5] for m in quantised)
