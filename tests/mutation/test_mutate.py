@@ -78,9 +78,9 @@ def test_a_module_mutmut_could_not_mutate_is_scored_with_nothing_to_count(
     assert "2 of 3 modules scored; not run yet:\n    b\n" in out
 
 
-def test_mutants_no_test_reaches_count_as_untested(tmp_path, monkeypatch):
-    """mutmut stops before running any mutant when no selected test reaches one, and lists them
-    all 'not checked': the run records them as 'no tests' (a survivor), not as unscored."""
+def _fake_run(tmp_path, monkeypatch, says: str, results: dict[str, str]):
+    """``run_one``'s scratch tree under ``tmp_path/m``: mutmut's run writes ``says`` to its log
+    and ``results`` are what it then lists."""
     work = tmp_path / "m"  # runs/mutate/<module>: the verdict file takes its name
     (work / "mutants" / "src").mkdir(parents=True)
     (work / "mutants" / "src" / "m.py").write_text("def x__mutmut_1(): ...\n", encoding="utf-8")
@@ -90,12 +90,19 @@ def test_mutants_no_test_reaches_count_as_untested(tmp_path, monkeypatch):
     def fake_mutmut(where, *args):
         if args[0] == "run":
             with (where / "mutmut.log").open("a", encoding="utf-8") as log:
-                log.write(f"Stopping early, because we {mutate.NO_TEST_CASE}.\n")
+                log.write(says + "\n")
         return ""
 
     monkeypatch.setattr(mutate, "_mutmut", fake_mutmut)
-    monkeypatch.setattr(mutate, "_results", lambda where: {"m.x__mutmut_1": "not checked"})
-    target = mutate.Target("src/m.py", ("tests/test_m.py",))
+    monkeypatch.setattr(mutate, "_results", lambda where: results)
+    return mutate.Target("src/m.py", ("tests/test_m.py",))
+
+
+def test_mutants_no_test_reaches_count_as_untested(tmp_path, monkeypatch):
+    """mutmut stops before running any mutant when no selected test reaches one, and lists them
+    all 'not checked': the run records them as 'no tests' (a survivor), not as unscored."""
+    says = f"Stopping early, because we {mutate.NO_TEST_CASE}."
+    target = _fake_run(tmp_path, monkeypatch, says, {"m.x__mutmut_1": "not checked"})
     assert mutate.run_one("m", target, children=1) == {"m.x__mutmut_1": "no tests"}
     assert mutate._load("m") == {"m.x__mutmut_1": "no tests"}
 
@@ -103,22 +110,10 @@ def test_mutants_no_test_reaches_count_as_untested(tmp_path, monkeypatch):
 def test_a_failed_stats_pass_records_nothing(tmp_path, monkeypatch, capsys):
     """When the map's tests fail on the unmutated tree, mutmut runs no mutant and its results
     are the previous run's: nothing is recorded and the run says so."""
-    work = tmp_path / "m"
-    (work / "mutants" / "src").mkdir(parents=True)
-    monkeypatch.setattr(mutate, "VERDICTS", tmp_path / "verdicts")
+    says = f"{mutate.STATS_FAILED}. runner returned 1"
+    target = _fake_run(tmp_path, monkeypatch, says, {"m.x__mutmut_1": "killed"})
     (tmp_path / "verdicts").mkdir()
     (tmp_path / "verdicts" / "m.txt").write_text("m.x__mutmut_1: survived\n", encoding="utf-8")
-    monkeypatch.setattr(mutate, "_prepare", lambda name, target, fresh=True: work)
-
-    def fake_mutmut(where, *args):
-        if args[0] == "run":
-            with (where / "mutmut.log").open("a", encoding="utf-8") as log:
-                log.write(f"{mutate.STATS_FAILED}. runner returned 1\n")
-        return ""
-
-    monkeypatch.setattr(mutate, "_mutmut", fake_mutmut)
-    monkeypatch.setattr(mutate, "_results", lambda where: {"m.x__mutmut_1": "killed"})
-    target = mutate.Target("src/m.py", ("tests/test_m.py",))
     assert mutate.run_one("m", target, children=1, again=True) == {"m.x__mutmut_1": "survived"}
     assert mutate._load("m") == {"m.x__mutmut_1": "survived"}  # not the stale "killed"
     assert "NOT SCORED" in capsys.readouterr().out
