@@ -17,7 +17,7 @@ from foxhunt.config import preset
 from foxhunt.errors import InputError, ModelDirError
 from foxhunt.model.batch import random_batch
 from foxhunt.quantize.bench import write_random_run
-from foxhunt.quantize.layers import QuantLinear
+from foxhunt.quantize.layers import QuantLinear, QuantLSTM
 from foxhunt.quantize.model import (
     FLOAT_ACTIVATION_LAYERS,
     MARKER,
@@ -205,3 +205,32 @@ def test_static_mode_needs_a_scale_for_every_quantised_linear(source) -> None:  
     tensors, recipe = quantize_tensors(source.model, "int8", "static", {m: 0.5 for m in linears})
     assert all(recipe["activations"][m] == "static" for m in quantised)
     assert all(tensors[m + ".__act_scale"].tolist() == [0.5] for m in quantised)
+
+
+def test_codes_carry_one_scale_per_row_or_variable_and_the_loader_keeps_them(  # noqa: ANN001
+    source, int8
+) -> None:
+    """Per output row (linear, LSTM gates) or per variable (the VSN's stacks), and the loaded
+    layers dequantise with the stored scales: the int8 net forecasts what the fp32 net does."""
+    weights, recipe = int8
+    tensors, _ = ckpt.load_weights(weights)
+    expected = {"linear": lambda s: (s[0], 1), "lstm": lambda s: (s[0], 1)}
+    expected["per_variable"] = lambda s: (s[0], 1, 1)
+    for name, kind in recipe["tensors"].items():
+        codes, scale = tensors[name], tensors[name + SCALE]
+        assert codes.dtype == torch.int8, name
+        assert tuple(scale.shape) == expected[kind](tuple(codes.shape)), name
+    loaded = load_inference_model(weights.parent.parent)
+    lstms = [m for m in loaded.model.modules() if isinstance(m, QuantLSTM)]
+    assert lstms
+    for lstm in lstms:
+        prefix = next(n for n, m in loaded.model.named_modules() if m is lstm)
+        for name in lstm._names:
+            if name.startswith("weight_"):
+                stored = tensors[f"{prefix}.{name}{SCALE}"]
+                assert torch.equal(getattr(lstm, f"{name}_scale"), stored), (prefix, name)
+    batch = random_batch(preset("demo").model, 16, seed=2)
+    with torch.inference_mode():
+        fp32 = source.model(batch).quantiles
+        q = loaded.model(batch).quantiles
+    assert (q - fp32).abs().max() <= 0.05 * fp32.abs().max()
