@@ -7,7 +7,6 @@ Fixture ``real_bars.parquet``: 2,500 BTC perpetual bars (Jan 2022, with volume, 
 
 from __future__ import annotations
 
-import importlib.util
 import io
 from pathlib import Path
 
@@ -22,7 +21,8 @@ from foxhunt.data.market.calendar import trading_date
 from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.infer.incremental.engine import IncrementalFeatures, feature_names
 
-HAS_NUMBA = importlib.util.find_spec("numba") is not None
+from . import KERNELS
+
 FIXTURE = Path(__file__).with_name("real_bars.parquet")
 N = 1500
 RANKS = {f"obs__{k}_{w}_pctile_{n}" for k, w, n in RANK_SPECS}
@@ -73,12 +73,6 @@ def _assert_matches(reference: pl.DataFrame, symbol: str, got: np.ndarray) -> No
 def test_names_are_the_batch_pipelines() -> None:
     assert feature_names() == default_names("default")
     assert len(feature_names()) == 210
-
-
-KERNELS = [
-    pytest.param(False, id="numpy"),
-    pytest.param(True, id="compiled", marks=pytest.mark.skipif(not HAS_NUMBA, reason="no numba")),
-]
 
 
 @pytest.mark.slow

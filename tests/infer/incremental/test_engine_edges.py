@@ -30,7 +30,6 @@ them out, and a strict xfail test per group fails until the difference is gone.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -44,6 +43,8 @@ from foxhunt.data.market.calendar import trading_date
 from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.infer.incremental.engine import IncrementalFeatures, feature_names
 
+from . import KERNELS
+
 N = WARMUP + 140
 G = 1.0 / 64.0  # BTC-PERP's price grid
 DYADIC, DECIMAL, TREND = "BTC-PERP", "ETH-PERP", "SOL-PERP"
@@ -56,7 +57,6 @@ ONE_RETURN = range(260, 276)  # ETH-PERP bars with one exact log return
 TP_TIE = 301  # ETH-PERP bar whose typical price is bar 300's in decimals, not in floats
 LONG_RETURN = range(225, 270)  # SOL-PERP bars with one exact log return
 NAMES = feature_names()
-HAS_NUMBA = importlib.util.find_spec("numba") is not None
 
 # known difference: each entry is a group of features of one symbol where the engine and the
 # batch pipeline disagree on these bars, with the side at fault and why. TA-Lib 0.8.1 is the
@@ -302,15 +302,7 @@ def reference(bars: pl.DataFrame) -> dict[str, np.ndarray]:
     }
 
 
-@pytest.fixture(
-    scope="module",
-    params=[
-        pytest.param(False, id="numpy"),
-        pytest.param(
-            True, id="compiled", marks=pytest.mark.skipif(not HAS_NUMBA, reason="no numba")
-        ),
-    ],
-)
+@pytest.fixture(scope="module", params=KERNELS)
 def engine_rows(bars: pl.DataFrame, request: pytest.FixtureRequest) -> dict[str, np.ndarray]:
     """symbol -> (N, 210) the engine's features (numpy step, then the compiled kernel), the
     symbols stepped together."""

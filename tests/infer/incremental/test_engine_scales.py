@@ -17,7 +17,6 @@ divides, and the reverse. Four symbols step together, each built to cross one su
 
 from __future__ import annotations
 
-import importlib.util
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -28,10 +27,11 @@ from foxhunt.data.features.observed import WARMUP
 from foxhunt.data.features.table import compute_features
 from foxhunt.infer.incremental.engine import IncrementalFeatures, feature_names
 
+from . import KERNELS
+
 N = WARMUP + 420
 FLAT_FROM = WARMUP + 40  # FLAT-PERP's first flat bar
 NAMES = feature_names()
-HAS_NUMBA = importlib.util.find_spec("numba") is not None
 SYMBOLS = ("FLAT-PERP", "PEPE-PERP", "SHIB-PERP", "ULP-PERP")  # sorted: the engine's slots
 
 
@@ -85,15 +85,7 @@ def reference(bars: pl.DataFrame) -> dict[str, np.ndarray]:
     }
 
 
-@pytest.fixture(
-    scope="module",
-    params=[
-        pytest.param(False, id="numpy"),
-        pytest.param(
-            True, id="compiled", marks=pytest.mark.skipif(not HAS_NUMBA, reason="no numba")
-        ),
-    ],
-)
+@pytest.fixture(scope="module", params=KERNELS)
 def engine_rows(bars: pl.DataFrame, request: pytest.FixtureRequest) -> dict[str, np.ndarray]:
     """symbol -> (N, 210) the engine's features, the symbols stepped together (one UTC day:
     crypto's 24x7 calendar, one session)."""
