@@ -38,12 +38,11 @@ import polars as pl
 import pytest
 
 from foxhunt.data.features.observed import WARMUP
-from foxhunt.data.features.table import compute_features
 from foxhunt.data.market.calendar import trading_date
 from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.infer.incremental.engine import IncrementalFeatures, feature_names
 
-from . import KERNELS
+from . import KERNELS, batch_features
 
 N = WARMUP + 140
 G = 1.0 / 64.0  # BTC-PERP's price grid
@@ -295,11 +294,7 @@ def bars() -> pl.DataFrame:
 @pytest.fixture(scope="module")
 def reference(bars: pl.DataFrame) -> dict[str, np.ndarray]:
     """symbol -> (N - WARMUP, 210) the batch pipeline's features."""
-    table = compute_features(bars, 10, with_targets=False, instruments={})
-    return {
-        s: table.filter(pl.col("symbol") == s).select(NAMES).to_numpy().astype(np.float64)
-        for s in (DYADIC, DECIMAL, TREND)
-    }
+    return batch_features(bars, (DYADIC, DECIMAL, TREND))
 
 
 @pytest.fixture(scope="module", params=KERNELS)

@@ -24,10 +24,9 @@ import polars as pl
 import pytest
 
 from foxhunt.data.features.observed import WARMUP
-from foxhunt.data.features.table import compute_features
 from foxhunt.infer.incremental.engine import IncrementalFeatures, feature_names
 
-from . import KERNELS
+from . import KERNELS, batch_features
 
 N = WARMUP + 420
 FLAT_FROM = WARMUP + 40  # FLAT-PERP's first flat bar
@@ -78,11 +77,7 @@ def bars() -> pl.DataFrame:
 @pytest.fixture(scope="module")
 def reference(bars: pl.DataFrame) -> dict[str, np.ndarray]:
     """symbol -> (N - WARMUP, 210) the batch pipeline's features."""
-    table = compute_features(bars, 10, with_targets=False, instruments={})
-    return {
-        s: table.filter(pl.col("symbol") == s).select(NAMES).to_numpy().astype(np.float64)
-        for s in SYMBOLS
-    }
+    return batch_features(bars, SYMBOLS)
 
 
 @pytest.fixture(scope="module", params=KERNELS)
