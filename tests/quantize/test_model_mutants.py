@@ -214,6 +214,9 @@ def test_codes_carry_one_scale_per_row_or_variable_and_the_loader_keeps_them(  #
     layers dequantise with the stored scales: the int8 net forecasts what the fp32 net does."""
     weights, recipe = int8
     tensors, _ = ckpt.load_weights(weights)
+    fresh, _ = quantize_tensors(source.model, "int8")  # called here, not only in the fixture
+    assert fresh.keys() == tensors.keys()
+    assert all(torch.equal(fresh[k], tensors[k]) for k in tensors)
     expected = {"linear": lambda s: (s[0], 1), "lstm": lambda s: (s[0], 1)}
     expected["per_variable"] = lambda s: (s[0], 1, 1)
     for name, kind in recipe["tensors"].items():
