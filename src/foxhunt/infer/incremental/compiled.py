@@ -251,12 +251,13 @@ def _ema_vwap(
 def _windows(rg: np.ndarray, sums: np.ndarray, highs: np.ndarray, lows: np.ndarray) -> None:
     """windows.Windows: suffix sums (newest first) of the summed series, rolling max/min."""
     lc_new = rg[k.C_LC, k.R - 1]
+    r1_new, lag_new = rg[k.C_R1, k.R - 1], rg[k.C_R1, k.R - 2]  # windows.Windows' shifts
     acc = np.zeros(k.N_SUMS)
     hi_acc, lo_acc = np.inf, -np.inf
     for m in range(k.R):
         j = k.R - 1 - m  # newest first
-        r1 = rg[k.C_R1, j]
-        r1lag = rg[k.C_R1, j - 1] if j > 0 else np.nan
+        r1 = rg[k.C_R1, j] - r1_new
+        r1lag = rg[k.C_R1, j - 1] - lag_new if j > 0 else np.nan
         r2 = r1 * r1
         lv, hl = rg[k.C_LV, j], rg[k.C_HL, j]
         dlc = rg[k.C_LC, j] - lc_new

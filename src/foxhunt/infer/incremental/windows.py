@@ -116,7 +116,7 @@ _STOCH_NAMES = tuple(
 _CCI_NAMES = tuple(f"obs__cci_{n}" for n in o.OSC_PERIODS)
 
 _SUMMED = (
-    "r1",
+    "r1",  # the one-bar return minus the newest one (only shift-free statistics read it)
     "r1^2",
     "r1^3",
     "r1^4",
@@ -148,8 +148,13 @@ class Windows:
     """
 
     def __init__(self, ring: np.ndarray) -> None:
-        r1 = ring[:, IX["r1"]]
-        r1lag = np.concatenate([np.full((r1.shape[0], 1), np.nan), r1[:, :-1]], axis=1)
+        # the returns shifted by the newest one (and the lagged ones by theirs): the
+        # variances, moments and correlation read from them are shift-free, and a window of
+        # equal returns then sums exact zeros, as polars' rolling statistics give
+        raw = ring[:, IX["r1"]]
+        r1 = raw - raw[:, -1:]
+        r1lag = np.concatenate([np.full((raw.shape[0], 1), np.nan), raw[:, :-1]], axis=1)
+        r1lag = r1lag - r1lag[:, -1:]
         lc = ring[:, IX["lc"]]
         dlc = lc - lc[:, -1:]
         bars_ago = np.arange(RING - 1, -1, -1, dtype=np.float64)
