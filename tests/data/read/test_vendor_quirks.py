@@ -256,3 +256,69 @@ def test_a_lone_comma_group_is_not_taken_for_thousands(tmp_path: Path) -> None:
     text = 'ts,open,high,low,close\n2024-01-02,"1,234,567","1,234,568",1234566,"1,234,567.5"\n'
     df = read_bars(_write(tmp_path, "BTCIDR.csv", text))
     assert df.row(0, named=True)["close"] == 1_234_567.5 and df["open"][0] == 1_234_567.0
+
+
+@pytest.mark.parametrize(
+    ("body", "line"),
+    [
+        # a download cut short inside a quoted field: polars failed on the timestamps
+        ('2024-01-02 09:30,ES,1,2,0.5,1.5,10\n2024-01-02 09:31,"ES\n', 3),
+        ('"2024-01-02 09:30",ES,1,2,0.5,1.5,10\n",1,2,0.5,1.5,10\n', 3),  # the other half
+        ('2024-01-02 09:30,"ES,1,2,0.5,1.5,10\n', 2),  # alone after the header
+    ],
+)
+def test_an_unclosed_quote_is_one_line_naming_its_line(
+    tmp_path: Path, body: str, line: int
+) -> None:
+    """Once a polars error escaped as a traceback here; now exit 2 and the line to look at."""
+    from foxhunt.data.read.csv_dialect import unclosed_quote_line
+
+    path = tmp_path / "ES.csv"
+    path.write_text("ts,symbol,open,high,low,close,volume\n" + body)
+    assert unclosed_quote_line(path) == line
+    with pytest.raises(DataError) as refused:
+        read_bars(path, min_bars=1)
+    assert str(refused.value) == (
+        f"{path} line {line}: a quote opens and does not close on its line (no field of a bar "
+        "file spans lines: was the file cut short or edited by hand?)"
+    )
+
+
+def test_quotes_closed_on_their_line_are_not_named(tmp_path: Path) -> None:
+    """Quoted fields, one quoted field across two lines (read by polars as one row), and a
+    file that is not text: no line is blamed."""
+    from foxhunt.data.read.csv_dialect import unclosed_quote_line
+    from foxhunt.data.read.scan import unreadable
+
+    path = tmp_path / "ES.csv"
+    path.write_text('"ts","close"\n"2024-01-02 09:30","1,5"\n')
+    assert unclosed_quote_line(path) is None
+    assert str(unreadable(path, ValueError("bad\nmore"))) == f"{path}: cannot read (bad)"
+    parquet = tmp_path / "ES.parquet"
+    parquet.write_bytes(b'"')
+    assert str(unreadable(parquet, ValueError("x"))) == f"{parquet}: cannot read (x)"
+    assert unclosed_quote_line(tmp_path / "missing.csv") is None
+
+
+@pytest.mark.parametrize(
+    "stamps",
+    [
+        ["2024-01-02T09:30:00+0000", "2024-01-02T09:31:00+0000"],  # ISO with an offset
+        ["1704187800000", "1704187860000"],  # epoch ms
+        ["01/02/2024 09:30", "01/02/2024 09:31"],  # a vendor spelling
+    ],
+)
+@pytest.mark.parametrize("junk", ["n/a", "not a time", "-"])
+def test_a_first_time_of_junk_is_named_not_guessed_from(
+    tmp_path: Path, stamps: list[str], junk: str
+) -> None:
+    """The spelling is guessed from the first time with a digit: junk in row 0 once made polars
+    guess from it and fail the whole file ("cannot read (`strptime` ... no format ...)")."""
+    path = tmp_path / "ES.csv"
+    rows = [f"{t},1,2,0.5,1.5,10" for t in [junk, *stamps]]
+    path.write_text("ts,open,high,low,close,volume\n" + "\n".join(rows) + "\n")
+    with pytest.raises(DataError) as refused:
+        read_bars(path, min_bars=1)
+    assert str(refused.value).startswith(
+        f"{path}: column 'ts', row 0: unparsable timestamp '{junk}'"
+    )

@@ -80,6 +80,21 @@ def open_text(path: Path) -> io.TextIOBase:
     return open(path, encoding="utf-8-sig", errors="replace", newline="")  # noqa: SIM115
 
 
+def unclosed_quote_line(path: Path) -> int | None:
+    """The first line (1-based) that opens a quote it does not close, or None.
+
+    No field of a bar file spans lines, so such a line is a file cut short or edited by hand;
+    polars' error for it names no line (or names the wrong field)."""
+    try:
+        with open_text(path) as f:
+            for number, line in enumerate(f, start=1):
+                if line.count('"') % 2:
+                    return number
+    except (OSError, EOFError, gzip.BadGzipFile, zipfile.BadZipFile, KeyError):
+        return None
+    return None
+
+
 def _sample(path: Path) -> list[str]:
     try:
         with open_text(path) as f:

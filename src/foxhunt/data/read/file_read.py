@@ -21,7 +21,7 @@ from foxhunt.data.read.checks import kept_name, unknown_volume
 from foxhunt.data.read.columns import ColumnMap, canonical_name, map_columns
 from foxhunt.data.read.files import table_kind
 from foxhunt.data.read.options import ReadOptions
-from foxhunt.data.read.scan import first_line, scan_table
+from foxhunt.data.read.scan import scan_table, unreadable
 from foxhunt.data.read.timestamps import Times, formatted_expr, text_timestamp_expr, timestamp_expr
 from foxhunt.data.read.validate import (
     EMPTY_COLUMN,
@@ -196,7 +196,7 @@ def _normalise_as(
     try:
         schema = lf.collect_schema()
     except Exception as e:
-        raise DataError(f"{path}: cannot read ({first_line(e)})") from e
+        raise unreadable(path, e) from e
     names = list(schema.names())
     first = names[0] if names else None
     cols = map_columns(
@@ -220,7 +220,12 @@ def _normalise_as(
     spell = dict(cols.prices)
     if cols.volume is not None:
         spell["volume"] = cols.volume
-    times, spell["ts"] = _times(lf, path, schema, cols, zone, dayfirst, opts.ts_format)
+    try:  # the first reads of the whole file: a malformed one fails here
+        times, spell["ts"] = _times(lf, path, schema, cols, zone, dayfirst, opts.ts_format)
+    except pl.exceptions.PolarsError as e:
+        if typed:
+            raise _TypedReadFailed from e
+        raise unreadable(path, e) from e
     exprs = [times.expr.alias("ts")]
     if times.format is not None:
         guesses.append(f"'{spell['ts']}' read as {times.format}; --ts-format to change")
@@ -270,7 +275,7 @@ def _normalise_as(
     except Exception as e:
         if typed:
             raise _TypedReadFailed from e
-        raise DataError(f"{path}: cannot read ({first_line(e)})") from e
+        raise unreadable(path, e) from e
     if df.height == 0:
         raise DataError(f"{path}: empty file (no bars)")
     df = unknown_volume(df, path, spell.get("volume"))

@@ -13,7 +13,13 @@ from pathlib import Path
 
 import polars as pl
 
-from foxhunt.data.read.csv_dialect import CsvDialect, header_names, scan_csv_text, sniff_csv
+from foxhunt.data.read.csv_dialect import (
+    CsvDialect,
+    header_names,
+    scan_csv_text,
+    sniff_csv,
+    unclosed_quote_line,
+)
 from foxhunt.data.read.dbn import read_dbn
 from foxhunt.data.read.files import table_kind, zip_member
 from foxhunt.errors import DataError
@@ -76,5 +82,17 @@ def scan_table(
     except DataError:
         raise
     except Exception as e:  # polars raises several types for unreadable files
-        raise DataError(f"{path}: cannot read ({first_line(e)})") from e
+        raise unreadable(path, e) from e
     raise DataError(f"{path}: unsupported file type {path.suffix!r}")
+
+
+def unreadable(path: Path, e: BaseException) -> DataError:
+    """The error for a file polars could not read: the line of an unclosed quote when a text
+    file has one (polars' message does not name it), else polars' first line."""
+    line = unclosed_quote_line(path) if table_kind(path) == "csv" else None
+    if line is not None:
+        return DataError(
+            f"{path} line {line}: a quote opens and does not close on its line (no field of a "
+            "bar file spans lines: was the file cut short or edited by hand?)"
+        )
+    return DataError(f"{path}: cannot read ({first_line(e)})")

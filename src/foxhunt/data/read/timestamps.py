@@ -84,6 +84,7 @@ def _epoch_expr(c: pl.Expr, first: float | None, unit: str | None = None) -> pl.
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?")
 _OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
+_DIGIT = re.compile(r"\d")
 _MONTH_FIRST = ("%m/%d/%Y", "%m/%d/%y", "%m.%d.%Y", "%m.%d.%y", "%m-%d-%Y", "%m-%d-%y")
 _DAY_FIRST = ("%d/%m/%Y", "%d/%m/%y", "%d.%m.%Y", "%d.%m.%y", "%d-%m-%Y", "%d-%m-%y")
 _YEAR_FIRST = ("%Y.%m.%d", "%Y/%m/%d", "%Y%m%d")
@@ -259,7 +260,10 @@ def text_timestamp_expr(
         The UTC expression and whether the values were naive.
     """
     text = text.str.strip_chars()
-    sample = lf.select(text.drop_nulls().first()).collect().item()
+    # the spelling is judged on the first value with a digit: a first row of junk ("n/a", a
+    # banner) is then one unparsable row named later, not a wrong guess for the whole column
+    head = lf.select(text.drop_nulls().head(_HEAD)).collect().to_series()
+    sample = next((v for v in head if _DIGIT.search(v)), head[0] if head.len() else None)
     if sample is not None and _NUMBER.match(sample):
         if _looks_yyyymmdd(lf, text):
             return replace(formatted_expr(text, "yyyymmdd", tz), format="yyyymmdd")
