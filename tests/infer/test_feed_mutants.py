@@ -234,3 +234,15 @@ def test_lines_that_read_as_other_row_counts_are_judged_one_by_one(tmp_path: Pat
     (piece,) = _pieces(BarFileReader(path))
     assert piece.rows[WHERE].to_list() == [2, 5]
     assert [(r.where, r.reason) for r in piece.rejects] == [(3, "malformed"), (4, "malformed")]
+
+
+def test_a_utf16_feed_is_refused_at_its_header(tmp_path: Path) -> None:
+    """Its lines do not end at a newline byte: pieces would split characters."""
+    path = tmp_path / "ES.csv"
+    path.write_bytes(_bars(3).write_csv().encode("utf-16"))
+    with pytest.raises(DataError) as e:
+        _pieces(BarFileReader(path))
+    assert str(e.value) == (
+        f"{path} line 1: UTF-16 text; --follow reads UTF-8 (or ASCII) files: have the producer "
+        "write UTF-8 (a finished file reads with --bars as it is)"
+    )

@@ -31,6 +31,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from foxhunt.data.read.bars import load_bars
+from foxhunt.data.read.encoding import encoding_of
 from foxhunt.data.read.files import TABLE_SUFFIXES, is_parquet
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.errors import DataError, InputError
@@ -200,6 +201,11 @@ class BarFileReader:
         line = f.readline()
         if not line.endswith(b"\n"):
             return False
+        if encoding_of(line).startswith("utf-16"):  # its lines do not end at a b"\n" byte
+            raise DataError(
+                f"{self.where(1)}: UTF-16 text; --follow reads UTF-8 (or ASCII) files: have the "
+                "producer write UTF-8 (a finished file reads with --bars as it is)"
+            )
         try:
             self._load(line, pl.Series(WHERE, [1], dtype=pl.Int64))
         except DataError:

@@ -18,6 +18,7 @@ from foxhunt.data.read.csv_dialect import (
     open_text,
     sniff_csv,
 )
+from foxhunt.data.read.encoding import HEAD_BYTES
 from foxhunt.errors import DataError
 
 BODY = "ts,open,high,low,close,volume\n2024-01-02 09:30,1.5,2.5,1.0,2.0,10\n"
@@ -41,11 +42,20 @@ def test_a_byte_order_mark_is_dropped_in_every_container(tmp_path: Path) -> None
         assert header_names(path, sniff_csv(path))[0] == "ts", path
 
 
-def test_bytes_that_are_not_utf8_are_replaced_not_fatal(tmp_path: Path) -> None:
+def test_bytes_that_are_not_utf8_are_read_as_windows_1252_not_fatal(tmp_path: Path) -> None:
     data = BODY.replace("ts,", "t\xe9s,").encode("latin-1")  # é as one latin-1 byte
     for path in _containers(tmp_path, data):
         with open_text(path) as f:
-            assert f.readline().startswith("t\ufffds,"), path
+            assert f.readline().startswith("t\xe9s,"), path
+
+
+def test_a_damaged_byte_in_utf8_text_is_replaced_not_fatal(tmp_path: Path) -> None:
+    rows = BODY.split("\n", 1)[1] * (HEAD_BYTES // 30)  # the bad byte past the judged head
+    data = (BODY.replace("ts,", "t\u00e9s,") + rows).encode() + b"\xff\n"  # UTF-8, one bad byte
+    for path in _containers(tmp_path, data):
+        with open_text(path) as f:
+            text = f.read()
+        assert text.startswith("t\u00e9s,") and text.endswith("\ufffd\n"), path
 
 
 def test_carriage_returns_are_kept_for_the_csv_reader(tmp_path: Path) -> None:

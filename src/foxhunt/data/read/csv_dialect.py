@@ -28,6 +28,7 @@ from pathlib import Path
 
 import polars as pl
 
+from foxhunt.data.read.encoding import UTF8, open_bytes, text_encoding, utf8_bytes
 from foxhunt.data.read.files import zip_member
 from foxhunt.errors import DataError
 
@@ -69,15 +70,11 @@ class CsvDialect:
 
 def open_text(path: Path) -> io.TextIOBase:
     """Open a ``.csv``/``.txt``/``.tsv`` or ``.csv.gz`` file, or a file inside a zip archive
-    (``a.zip/b.csv``), as text (UTF-8, a leading BOM dropped)."""
-    member = zip_member(path)
-    if member is not None:
-        archive = zipfile.ZipFile(member[0])
-        raw = archive.open(member[1])
-        return io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="")
-    if path.name.lower().endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", errors="replace")
-    return open(path, encoding="utf-8-sig", errors="replace", newline="")  # noqa: SIM115
+    (``a.zip/b.csv``), as text in its encoding (:mod:`foxhunt.data.read.encoding`; a leading
+    BOM dropped, bytes not in the encoding read as U+FFFD)."""
+    found = text_encoding(path)
+    encoding = "utf-8-sig" if found == UTF8 else found
+    return io.TextIOWrapper(open_bytes(path), encoding=encoding, errors="replace", newline="")
 
 
 def unclosed_quote_line(path: Path) -> int | None:
@@ -204,6 +201,11 @@ def scan_csv_text(path: Path, dialect: CsvDialect, numeric: tuple[str, ...] = ()
         kwargs["schema_overrides"] = {c: pl.Float64 for c in numeric}
     if dialect.names is not None:
         kwargs["new_columns"] = list(dialect.names)
+    encoding = text_encoding(path)
+    if encoding != UTF8:  # polars reads UTF-8 only: decoded here, in memory
+        log.info("%s: read as %s text", path, encoding)
+        return pl.read_csv(utf8_bytes(path, encoding), **kwargs).lazy()  # type: ignore[arg-type]
+    kwargs["encoding"] = "utf8-lossy"  # a damaged byte further on: U+FFFD, named by its row
     member = zip_member(path)
     if member is not None:
         # A zip member is read into memory (one 1-minute year is ~20 MB of text).

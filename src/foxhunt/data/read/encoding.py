@@ -1,0 +1,73 @@
+"""The text encoding of a delimited bar file: UTF-8, UTF-16 or a Windows code page.
+
+Most vendors write UTF-8 (or ASCII, which is UTF-8). Two others come up:
+
+* **UTF-16**, with a byte-order mark: MetaTrader 5 exports and Excel's "Unicode text";
+  without the mark, every other byte of an ASCII-range file is 0 and gives it away.
+* **Windows-1252** (a superset of Latin-1 in printable characters): a column name or symbol
+  written on a European Windows machine (``Clôture``, ``Volumen (Stück)``). Judged on the first
+  :data:`HEAD_BYTES` bytes: when they are not UTF-8, the file is read as Windows-1252. A byte
+  that is not UTF-8 further on (a damaged file) is read as U+FFFD and, inside a number, named by
+  its row like any value that is not a number.
+
+polars reads UTF-8 only: a file in another encoding is decoded here, in memory, and handed to
+it re-encoded (:func:`foxhunt.data.read.csv_dialect.scan_csv_text`).
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import zipfile
+from pathlib import Path
+from typing import BinaryIO
+
+from foxhunt.data.read.files import zip_member
+
+HEAD_BYTES = 1 << 16
+"""Bytes read to judge the encoding."""
+UTF8 = "utf-8"
+
+
+def open_bytes(path: Path) -> BinaryIO:
+    """Open a text bar file as bytes: a plain file, a ``.gz`` one, or a file inside a zip
+    archive (``a.zip/b.csv``)."""
+    member = zip_member(path)
+    if member is not None:
+        archive = zipfile.ZipFile(member[0])
+        return archive.open(member[1])  # type: ignore[return-value]
+    if path.name.lower().endswith(".gz"):
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")  # noqa: SIM115
+
+
+def encoding_of(head: bytes) -> str:
+    """The encoding of a file that starts with ``head``: ``utf-8``, ``utf-16`` (with a byte-order
+    mark), ``utf-16-le``/``utf-16-be`` (without, told by where the zero bytes are) or
+    ``cp1252``."""
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    even, odd = head[0::2], head[1::2]
+    if len(head) >= 4 and odd.count(0) >= len(odd) // 2 and even.count(0) == 0:
+        return "utf-16-le"
+    if len(head) >= 4 and even.count(0) >= len(even) // 2 and odd.count(0) == 0:
+        return "utf-16-be"
+    try:
+        codecs.getincrementaldecoder(UTF8)().decode(head, final=False)
+    except UnicodeDecodeError:
+        return "cp1252"
+    return UTF8
+
+
+def text_encoding(path: Path) -> str:
+    """:func:`encoding_of` the file's first :data:`HEAD_BYTES` bytes."""
+    with open_bytes(path) as f:
+        return encoding_of(f.read(HEAD_BYTES))
+
+
+def utf8_bytes(path: Path, encoding: str) -> bytes:
+    """The whole file decoded from ``encoding`` and written as UTF-8 (bytes that are not in
+    the encoding become U+FFFD)."""
+    with open_bytes(path) as f:
+        data = f.read()
+    return data.decode(encoding, errors="replace").encode(UTF8)

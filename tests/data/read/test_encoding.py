@@ -1,0 +1,119 @@
+"""Bar files in UTF-16 (MetaTrader 5, Excel's "Unicode text") and Windows-1252 read as their
+UTF-8 twins; a damaged byte is named by its row."""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from foxhunt.data.read.bars import read_bars
+from foxhunt.data.read.csv_dialect import sniff_csv
+from foxhunt.data.read.encoding import HEAD_BYTES, encoding_of, text_encoding, utf8_bytes
+from foxhunt.data.read.options import ReadOptions
+from foxhunt.errors import DataError
+
+# MetaTrader 5's "Export bars": tab-separated, <...> names, dotted dates (UTF-16 as it comes)
+MT5 = "<DATE>\t<TIME>\t<OPEN>\t<HIGH>\t<LOW>\t<CLOSE>\t<TICKVOL>\t<VOL>\t<SPREAD>\r\n" + "".join(
+    f"2024.01.02\t14:{m:02d}:00\t1.1041{m % 10}\t1.10420\t1.10400\t1.10415\t55\t{m}\t2\r\n"
+    for m in range(30)
+)
+
+
+@pytest.mark.parametrize(
+    ("head", "encoding"),
+    [
+        (b"ts,close\n1,2\n", "utf-8"),
+        (b"", "utf-8"),
+        ("ts,Clôture\n".encode(), "utf-8"),
+        ("ts,Clôture\n".encode()[:-2], "utf-8"),  # ends inside a character: not judged
+        ("ts,Cl\u00f4ture\n".encode("cp1252"), "cp1252"),
+        (codecs.BOM_UTF16_LE + "ts,close\n".encode("utf-16-le"), "utf-16"),
+        (codecs.BOM_UTF16_BE + "ts,close\n".encode("utf-16-be"), "utf-16"),
+        ("ts,close\n".encode("utf-16-le"), "utf-16-le"),
+        ("ts,close\n".encode("utf-16-be"), "utf-16-be"),
+        (b"ts,\x00close\n", "utf-8"),  # one zero byte is no UTF-16
+    ],
+)
+def test_encoding_of_the_first_bytes(head: bytes, encoding: str) -> None:
+    assert encoding_of(head) == encoding
+
+
+def _twins(tmp_path: Path, text: str, encoding: str, name: str = "EURUSD.csv") -> tuple[Path, Path]:
+    plain = tmp_path / "utf8" / name
+    other = tmp_path / encoding / name
+    for p in (plain, other):
+        p.parent.mkdir(parents=True, exist_ok=True)
+    plain.write_bytes(text.encode())
+    other.write_bytes(text.encode(encoding))
+    return plain, other
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_a_utf16_metatrader_export_reads_as_its_utf8_twin(tmp_path: Path, encoding: str) -> None:
+    plain, wide = _twins(tmp_path, MT5, encoding)
+    assert text_encoding(wide) == ("utf-16" if encoding == "utf-16" else encoding)
+    assert sniff_csv(wide) == sniff_csv(plain)
+    a, b = read_bars(plain, tz="UTC", min_bars=1), read_bars(wide, tz="UTC", min_bars=1)
+    assert b.height == 30
+    assert b.equals(a)
+
+
+def test_utf16_inside_a_zip_and_a_gzip(tmp_path: Path) -> None:
+    plain, _ = _twins(tmp_path, MT5, "utf-16")
+    archive = tmp_path / "EURUSD_M1.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("EURUSD.csv", MT5.encode("utf-16"))
+    packed = tmp_path / "EURUSD.csv.gz"
+    packed.write_bytes(gzip.compress(MT5.encode("utf-16")))
+    expected = read_bars(plain, tz="UTC", min_bars=1)
+    for p in (archive, packed):
+        got = read_bars(p, tz="UTC", min_bars=1)
+        assert got.drop("symbol").equals(expected.drop("symbol")), p
+
+
+def test_a_windows_1252_column_named_with_columns(tmp_path: Path) -> None:
+    """A French export: a Windows-1252 header the aliases do not know, named by --columns as
+    the user sees it."""
+    text = "Date;Ouverture;Haut;Bas;Cl\u00f4ture;Volume\n" + "".join(
+        f"02/01/2024 09:{m:02d};4700,25;4701;4699,5;4700;{m + 1}\n" for m in range(5)
+    )
+    _, latin = _twins(tmp_path, text, "cp1252", "FCE.csv")
+    columns = ("ts=Date", "open=Ouverture", "high=Haut", "low=Bas", "close=Cl\u00f4ture")
+    bars = read_bars(
+        latin,
+        options=ReadOptions(tz="Europe/Paris", columns=columns, allow_odd_times=True),
+        min_bars=1,
+    )
+    assert bars["close"].to_list() == [4700.0] * 5
+    assert bars["open"].to_list() == [4700.25] * 5
+    assert bars["symbol"].unique().to_list() == ["FCE"]
+
+
+def test_a_damaged_byte_past_the_head_is_named_by_its_row(tmp_path: Path) -> None:
+    rows = [
+        f"2024-01-02T{h:02d}:{m:02d}:00Z,1.5,2,1,1.5,{h * 60 + m}"
+        for h in range(24)
+        for m in range(60)
+    ]
+    body = ("ts,open,high,low,close,volume\n" + "\n".join(rows) + "\n").encode()
+    while len(body) < 2 * HEAD_BYTES:
+        body += body[body.index(b"\n") + 1 :]  # more rows (times repeat: the error comes first)
+    at = body.index(b"Z,1.5,", HEAD_BYTES) + 1  # the comma before an open
+    row = body[:at].count(b"\n") - 1
+    path = tmp_path / "ES.csv"
+    path.write_bytes(body[: at + 1] + b"\xff" + body[at + 2 :])  # "1.5" -> "\xff.5"
+    assert text_encoding(path) == "utf-8"
+    with pytest.raises(DataError) as refused:
+        read_bars(path, min_bars=1)
+    assert str(refused.value).startswith(f"{path}: column 'open', row {row} (")
+    assert "not a number '\ufffd.5'" in str(refused.value)
+
+
+def test_utf8_bytes_replaces_what_the_encoding_lacks(tmp_path: Path) -> None:
+    p = tmp_path / "x.csv"
+    p.write_bytes(b"a\x81b")  # 0x81 is no Windows-1252 character
+    assert utf8_bytes(p, "cp1252") == "a\ufffdb".encode()
