@@ -431,6 +431,12 @@ TARGETS: dict[str, Target] = {
         ),
         marks="not gpu",
     ),
+    # the follower's tests (test_follow*.py) poll the file for seconds: a mutant that stalls
+    # the reader made them run minutes each (session 36 stopped the run); the reader's own
+    "infer.feed": Target(
+        "src/foxhunt/infer/feed.py",
+        ("tests/infer/test_feed.py", "tests/infer/test_feed_mutants.py"),
+    ),
     "quantize.bench": Target(
         "src/foxhunt/quantize/bench.py",
         ("tests/quantize/test_bench.py", "tests/quantize/test_quantize.py"),

@@ -307,3 +307,10 @@ def test_the_presets() -> None:
     with pytest.raises(ConfigError) as caught:
         preset("big")
     assert str(caught.value) == "unknown preset 'big'; choose from demo, tft-225, fast"
+
+
+def test_from_dict_keeps_a_custom_preset_name_as_written() -> None:
+    """A known preset is named canonically; any other name stays as the file wrote it."""
+    assert RunConfig.from_dict({"preset": "My_Sweep"}).preset == "My_Sweep"
+    assert RunConfig.from_dict({"preset": "TFT_225"}).preset == "tft-225"
+    assert RunConfig.from_dict({}).preset == "custom"
