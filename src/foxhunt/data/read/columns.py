@@ -5,11 +5,14 @@ Names are compared after trimming, lower-casing and dropping MetaTrader's angle 
 
 * timestamp: ``ts``, ``ts_event``, ``timestamp``, ``timestamp_utc``, ``datetime``,
   ``date_time``, ``date time``, ``gmt time`` (Dukascopy), ``time_utc``, ``open_time``
-  (crypto, epoch ms), a leading unnamed index column as pandas writes it; else a date column
-  plus a time column (``date`` + ``time``: TradeStation, MetaTrader, Kibot); else ``time`` or
-  ``date`` alone.
-* prices ``open high low close`` (or ``o h l c``; the close also as ``last`` (Barchart, IB) or
-  ``price`` (Investing.com)); volume ``volume``, ``vol``, ``vol.``, ``v``, then tick volume
+  (crypto, epoch ms), ``dates`` (Bloomberg), pandas' index (a *first* unnamed column in a
+  CSV: an unnamed column elsewhere is a trailing delimiter's; ``__index_level_0__`` in a
+  parquet file); else a date column plus a time
+  column (``date`` + ``time``: TradeStation, MetaTrader, Kibot); else ``time`` or ``date``
+  alone.
+* prices ``open high low close`` (or ``o h l c``, or Bloomberg's ``px_open`` ... ``px_last``;
+  the close also as ``last`` (Barchart, IB), ``price`` (Investing.com) or ``close/last``
+  (Nasdaq.com)); volume ``volume``, ``vol``, ``vol.``, ``v``, ``px_volume``, then tick volume
   (``tickvol``, ``tick_volume``); a file without one gets volume 0.
 * symbol ``symbol``, ``ticker``, ``instrument``, ``raw_symbol``, else ``instrument_id``
   (Databento without ``map_symbols``).
@@ -33,16 +36,17 @@ TS_NAMES = (
     "gmt time",
     "time_utc",
     "open_time",
+    "dates",  # Bloomberg's BDH
 )
 INDEX_NAMES = ("", "unnamed: 0", "__index_level_0__")
 DATE_NAMES = ("date", "day")
 TIME_NAMES = ("time", "time_of_day")
 ALIASES = {
-    "open": ("open", "o"),
-    "high": ("high", "h"),
-    "low": ("low", "l"),
-    "close": ("close", "c", "last", "price"),
-    "volume": ("volume", "vol", "vol.", "v", "tickvol", "tick_volume", "tick volume"),
+    "open": ("open", "o", "px_open"),
+    "high": ("high", "h", "px_high"),
+    "low": ("low", "l", "px_low"),
+    "close": ("close", "c", "last", "price", "close/last", "px_last"),
+    "volume": ("volume", "vol", "vol.", "v", "px_volume", "tickvol", "tick_volume", "tick volume"),
 }
 SYMBOL_NAMES = ("symbol", "ticker", "instrument", "raw_symbol", "instrument_id")
 """The last, ``instrument_id``, is Databento's numeric id in a CSV written without
@@ -168,10 +172,11 @@ def map_columns(
         return ColumnMap(ts, date, time, prices, volume, symbol, extra)
     ts = chosen.get("ts") or _pick(lower, TS_NAMES)
     date = time = None
-    if ts is None:
-        unnamed = _pick(lower, INDEX_NAMES)
-        if unnamed is not None and not index_is_integer:
-            ts = unnamed
+    if ts is None and not index_is_integer:
+        # pandas' index: first in a CSV (an empty name elsewhere is a trailing delimiter's),
+        # last in a parquet file, under its own name
+        first = names[0] if names and canonical_name(names[0]) in INDEX_NAMES[:2] else None
+        ts = first if first is not None else _pick(lower, INDEX_NAMES[2:])
     if ts is None:
         date, time = _pick(lower, DATE_NAMES), _pick(lower, TIME_NAMES)
         if date is None or time is None:

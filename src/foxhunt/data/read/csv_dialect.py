@@ -10,7 +10,9 @@ quoted fields are honoured).
 Headerless files get names by position (see :func:`headerless_names`):
 ``timestamp, open, high, low, close[, volume, ...]`` or, when the second field is a clock time
 (Kibot ``01/02/2024,09:30,...``, MetaTrader ``2024.01.02,09:30,...``),
-``date, time, open, high, low, close[, volume, ...]``. Further fields are ``column_N``
+``date, time, open, high, low, close[, volume, ...]``; so also when the first field is an
+8-digit date and the second a clock in digits that changes within a date (Portara
+``20240102,0930,...``). Further fields are ``column_N``
 (1-based, as polars names them).
 """
 
@@ -42,6 +44,10 @@ DELIMITERS = (",", ";", "\t", "|")
 _DOT_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _COMMA_NUMBER = re.compile(r"^[+-]?\d+,\d+$")
 _CLOCK = re.compile(r"^\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?$")
+_MIN_FIELDS = 4
+"""Fields of the narrowest bar table (a time and three prices, or a close and volume)."""
+_DATE8 = re.compile(r"^(19|20)\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")
+_DIGITS = re.compile(r"^\d{1,6}$")
 
 
 @dataclass(frozen=True)
@@ -53,18 +59,23 @@ class CsvDialect:
         has_header: whether the first line names the columns.
         decimal_comma: numbers are written ``1234,5`` (only with a delimiter other than ``,``).
         names: column names to use for a headerless file (None with a header).
+        skip_lines: lines before the header (or the first bar) that are not the table: a
+            vendor's title, ``Symbol: ES``, blank lines (counted too).
     """
 
     delimiter: str = ","
     has_header: bool = True
     decimal_comma: bool = False
     names: tuple[str, ...] | None = None
+    skip_lines: int = 0
 
     def describe(self) -> str:
         """E.g. ``delimiter ';', header, decimal comma``."""
         parts = [f"delimiter {self.delimiter!r}", "header" if self.has_header else "no header"]
         if self.decimal_comma:
             parts.append("decimal comma")
+        if self.skip_lines:
+            parts.append(f"the first {self.skip_lines} lines skipped (not the table)")
         return ", ".join(parts)
 
 
@@ -92,18 +103,23 @@ def unclosed_quote_line(path: Path) -> int | None:
     return None
 
 
-def _sample(path: Path) -> list[str]:
+def _numbered_sample(path: Path) -> list[tuple[int, str]]:
+    """The first :data:`SAMPLE_LINES` lines that are not blank, each with its 0-based line."""
     try:
         with open_text(path) as f:
             lines = []
-            for line in f:
+            for number, line in enumerate(f):
                 if line.strip():
-                    lines.append(line.rstrip("\r\n"))
+                    lines.append((number, line.rstrip("\r\n")))
                 if len(lines) >= SAMPLE_LINES:
                     break
     except (OSError, EOFError, gzip.BadGzipFile, zipfile.BadZipFile, KeyError) as e:
         raise DataError(f"{path}: cannot read ({e})") from e
     return lines
+
+
+def _sample(path: Path) -> list[str]:
+    return [line for _, line in _numbered_sample(path)]
 
 
 def _is_number(cell: str, comma: bool) -> bool:
@@ -120,15 +136,29 @@ def _score(rows: list[list[str]], delimiter: str) -> tuple[int, int] | None:
     body = rows[1:] if len(rows) > 1 else rows
     widths = Counter(len(r) for r in body)
     width, count = widths.most_common(1)[0]
-    if width < 4 or count < 0.9 * len(body):
+    if width < _MIN_FIELDS or count < 0.9 * len(body):
         return None
     numbers = sum(_is_number(c, delimiter != ",") for r in body for c in r)
     return numbers, width
 
 
-def headerless_names(first_row: list[str]) -> tuple[str, ...]:
-    """Column names for a headerless file, from the types of the first row's fields."""
-    if len(first_row) >= 6 and _CLOCK.match(first_row[1].strip()):
+def _digit_clocks(rows: list[list[str]]) -> bool:
+    """Rows of an 8-digit date then a clock in digits (Portara's ``20240102,0930,...``): some
+    date repeats with other clocks. (A daily file's second field is its open, and its dates do
+    not repeat: ``20240102,930,...`` there is a price of 930.)"""
+    seen: dict[str, set[str]] = {}
+    for row in rows:
+        if len(row) < 6 or not (_DATE8.match(row[0].strip()) and _DIGITS.match(row[1].strip())):
+            return False
+        seen.setdefault(row[0].strip(), set()).add(row[1].strip())
+    return any(len(clocks) > 1 for clocks in seen.values())
+
+
+def headerless_names(first_row: list[str], rows: list[list[str]] | None = None) -> tuple[str, ...]:
+    """Column names for a headerless file, from the types of the first row's fields (and, for a
+    clock written in digits, of every sampled row)."""
+    clock = _CLOCK.match(first_row[1].strip()) if len(first_row) > 1 else None
+    if len(first_row) >= 6 and (clock or _digit_clocks(rows or [first_row])):
         head = ("date", "time", "open", "high", "low", "close", "volume")
     else:
         head = ("timestamp", "open", "high", "low", "close", "volume")
@@ -150,18 +180,23 @@ def sniff_csv(path: Path) -> CsvDialect:
     Raises:
         DataError: the file is empty or cannot be read.
     """
-    lines = _sample(path)
+    numbered = _numbered_sample(path)
+    lines = [line for _, line in numbered]
     if not lines:
         raise DataError(f"{path}: empty file (no bars)")
-    best: tuple[tuple[int, int], str] | None = None
+    best: tuple[tuple[int, int], str, int] | None = None
     for d in DELIMITERS:
-        score = _score(_split(lines, d), d)
+        rows = _split(lines, d)
+        # a preamble (a title, "Symbol: ES") splits into fewer fields than any bar table has
+        start = next((i for i, r in enumerate(rows) if len(r) >= _MIN_FIELDS), 0)
+        score = _score(rows[start:], d)
         if score is not None and (best is None or score > best[0]):
-            best = (score, d)
+            best = (score, d, start)
     if best is None:
         return CsvDialect()
-    delimiter = best[1]
-    rows = _split(lines, delimiter)
+    _, delimiter, start = best
+    rows = _split(lines, delimiter)[start:]
+    skip_lines = numbered[start][0]
     first = rows[0]
     first_numbers = sum(_is_number(c, delimiter != ",") for c in first)
     has_header = first_numbers < 4
@@ -171,8 +206,8 @@ def sniff_csv(path: Path) -> CsvDialect:
         and any(_COMMA_NUMBER.match(c) for c in cells)
         and not any("." in c and _DOT_NUMBER.match(c) for c in cells)
     )
-    names = None if has_header else headerless_names(first)
-    dialect = CsvDialect(delimiter, has_header, decimal_comma, names)
+    names = None if has_header else headerless_names(first, rows)
+    dialect = CsvDialect(delimiter, has_header, decimal_comma, names, skip_lines)
     if dialect != CsvDialect(delimiter=","):
         log.info("%s: CSV read with %s (guessed from the first lines)", path, dialect.describe())
     return dialect
@@ -182,7 +217,7 @@ def header_names(path: Path, dialect: CsvDialect) -> list[str]:
     """The column names polars will give a file in this dialect (without reading it)."""
     if dialect.names is not None:
         return list(dialect.names)
-    lines = _sample(path)
+    lines = [line for n, line in _numbered_sample(path) if n >= dialect.skip_lines]
     return _split(lines[:1], dialect.delimiter)[0] if lines else []
 
 
@@ -196,6 +231,7 @@ def scan_csv_text(path: Path, dialect: CsvDialect, numeric: tuple[str, ...] = ()
         "has_header": dialect.has_header,
         "infer_schema": False,
         "truncate_ragged_lines": False,
+        "skip_lines": dialect.skip_lines,
     }
     if numeric and not dialect.decimal_comma:
         kwargs["schema_overrides"] = {c: pl.Float64 for c in numeric}

@@ -49,6 +49,10 @@ _SUFFIX = r"^([+-]?\d+(\.\d*)?)([KMB])$"
 _SCALE = {"K": 1e3, "M": 1e6, "B": 1e9}
 
 
+_CURRENCY = r"^[$€£¥]\s*"
+"""A currency sign before a price, as some exports write it (``$185.09``)."""
+
+
 def _value_expr(
     path: Path, col: str, dtype: pl.DataType, decimal_comma: bool, suffixes: bool = True
 ) -> pl.Expr:
@@ -57,7 +61,7 @@ def _value_expr(
     and, with ``suffixes`` (the volume), a K/M/B suffix (``53.64K``)."""
     c = pl.col(col)
     if dtype == pl.String:
-        text = c.str.strip_chars()
+        text = c.str.strip_chars().str.replace(_CURRENCY, "")  # Nasdaq.com's "$185.09"
         if decimal_comma:
             text = text.str.replace(",", ".", literal=True)
         else:
@@ -116,7 +120,17 @@ def _times(
     """The timestamp expression of a file and how its column(s) are spelled."""
     if cols.date is not None:
         d, t = cols.date, cols.time
-        text = pl.concat_str([pl.col(d).cast(pl.String), pl.col(t).cast(pl.String)], separator=" ")
+        clock = pl.col(t).cast(pl.String).str.strip_chars()
+        # a clock written as digits (``5``, ``930``, ``93000``: HHMM or HHMMSS unpadded) padded to
+        # HHMM / HHMMSS, as "%H%M" and "%H%M%S" read it
+        clock = (
+            pl.when(clock.str.contains(r"^\d{1,3}$"))
+            .then(clock.str.zfill(4))
+            .when(clock.str.contains(r"^\d{5}$"))
+            .then(clock.str.zfill(6))
+            .otherwise(clock)
+        )
+        text = pl.concat_str([pl.col(d).cast(pl.String), clock], separator=" ")
         if fmt is not None:
             return formatted_expr(text, fmt, tz), f"{d}+{t}"
         where = f"{path} '{d}'+'{t}'"

@@ -85,6 +85,24 @@ _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?")
 _OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
 _DIGIT = re.compile(r"\d")
+_ZONE_SUFFIX = re.compile(r"\d\s+([A-Za-z][A-Za-z_]*(/[A-Za-z][A-Za-z0-9_+\-]*)+)$")
+"""A time followed by an IANA zone name (``... 09:30:00 US/Eastern``), as IB writes bars."""
+
+
+def _zone_suffix(sample: str) -> str | None:
+    """The IANA zone a timestamp ends with (``US/Eastern``, ``America/Chicago``), or None."""
+    import zoneinfo
+
+    match = _ZONE_SUFFIX.search(sample)
+    if match is None:
+        return None
+    try:
+        zoneinfo.ZoneInfo(match.group(1))
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return None
+    return match.group(1)
+
+
 _MONTH_FIRST = ("%m/%d/%Y", "%m/%d/%y", "%m.%d.%Y", "%m.%d.%y", "%m-%d-%Y", "%m-%d-%y")
 _DAY_FIRST = ("%d/%m/%Y", "%d/%m/%y", "%d.%m.%Y", "%d.%m.%y", "%d-%m-%Y", "%d-%m-%y")
 _YEAR_FIRST = ("%Y.%m.%d", "%Y/%m/%d", "%Y%m%d")
@@ -264,6 +282,13 @@ def text_timestamp_expr(
     # banner) is then one unparsable row named later, not a wrong guess for the whole column
     head = lf.select(text.drop_nulls().head(_HEAD)).collect().to_series()
     sample = next((v for v in head if _DIGIT.search(v)), head[0] if head.len() else None)
+    zone = _zone_suffix(sample) if sample is not None else None
+    if zone is not None:  # Interactive Brokers: "20240102 09:30:00 US/Eastern"
+        suffix = f" {zone}"
+        bare = pl.when(text.str.ends_with(suffix)).then(text.str.strip_suffix(suffix))
+        inner = text_timestamp_expr(lf, bare, tz=zone, dayfirst=dayfirst, where=where)
+        spelled = f"{inner.format or 'ISO 8601'} in {zone}"
+        return Times(inner.expr, naive=False, format=spelled)
     if sample is not None and _NUMBER.match(sample):
         if _looks_yyyymmdd(lf, text):
             return replace(formatted_expr(text, "yyyymmdd", tz), format="yyyymmdd")

@@ -1,0 +1,132 @@
+"""More vendors' exports as they come (session 37): each read right, none refused or misread.
+
+Written after a sweep of plausible files the suite had not seen: a title before the header, a
+clock written in digits (Portara, some TradeStation exports), Nasdaq.com's ``$`` prices and
+``Close/Last``, Bloomberg's ``PX_*`` names, a trailing delimiter, Interactive Brokers' zone after
+each time. Before the changes each of these was refused, and Portara's file was misread (the
+clock taken for the open).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from foxhunt.data.read.bars import read_bars
+from foxhunt.data.read.csv_dialect import header_names, sniff_csv
+from foxhunt.errors import DataError
+
+MINUTES = range(30, 36)
+"""09:30 .. 09:35 on 2 January 2024."""
+
+
+def _utc(hour: int, minute: int) -> datetime:
+    return datetime(2024, 1, 2, hour, minute, tzinfo=UTC)
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, newline="")
+    return path
+
+
+def _minutes(path: Path, **kw: object) -> list[datetime]:
+    return read_bars(path, min_bars=1, **kw)["ts"].to_list()  # type: ignore[arg-type]
+
+
+def test_a_title_and_notes_before_the_header_are_skipped(tmp_path: Path) -> None:
+    table = "Date,Time,Open,High,Low,Close,Volume\n" + "".join(
+        f"01/02/2024,09:{m},4700.25,4701,4699.5,4700,{m}\n" for m in MINUTES
+    )
+    plain = _write(tmp_path, "ES.csv", table)
+    (tmp_path / "t").mkdir()
+    titled = _write(tmp_path / "t", "ES.csv", "# ES 1 min bars\nSymbol: ES\n\n" + table)
+    dialect = sniff_csv(titled)
+    assert dialect.skip_lines == 3 and dialect.has_header
+    assert "the first 3 lines skipped" in dialect.describe()
+    assert header_names(titled, dialect) == header_names(plain, sniff_csv(plain))
+    assert read_bars(titled, min_bars=1).equals(read_bars(plain, min_bars=1))
+
+
+def test_portara_headerless_clock_in_digits(tmp_path: Path) -> None:
+    """``20240102,0930,...``: a date then a clock in digits that changes within the date."""
+    rows = "".join(f"20240102,09{m},4700.25,4701,4699.5,4700,{m},100\n" for m in MINUTES)
+    path = _write(tmp_path, "ES.csv", rows)
+    assert sniff_csv(path).names[:3] == ("date", "time", "open")
+    bars = read_bars(path, min_bars=1)
+    assert bars["ts"].to_list() == [_utc(9, m) for m in MINUTES]
+    assert bars["open"].to_list() == [4700.25] * 6 and bars["volume"].to_list() == list(MINUTES)
+
+
+def test_a_headerless_daily_file_with_a_price_after_the_date_is_not_a_clock(
+    tmp_path: Path,
+) -> None:
+    """``20240102,930,...`` once per date is a daily bar opening at 930, not 09:30."""
+    days = (2, 3, 4, 5, 8, 9)
+    rows = "".join(f"202401{d:02d},930,935,925,932,1000\n" for d in days)
+    path = _write(tmp_path, "SPY.csv", rows)
+    assert sniff_csv(path).names[:2] == ("timestamp", "open")
+    bars = read_bars(path, min_bars=1)
+    assert bars["open"].to_list() == [930.0] * 6 and bars["high"].to_list() == [935.0] * 6
+
+
+@pytest.mark.parametrize(
+    ("clock", "expected"),
+    [("930", (9, 30)), ("0930", (9, 30)), ("93000", (9, 30)), ("5", (0, 5)), ("1605", (16, 5))],
+)
+def test_a_time_column_in_digits(tmp_path: Path, clock: str, expected: tuple[int, int]) -> None:
+    text = f"Date,Time,Open,High,Low,Close,Volume\n20240102,{clock},4700.25,4701,4699.5,4700,1\n"
+    assert _minutes(_write(tmp_path, "ES.csv", text), tz="UTC") == [_utc(*expected)]
+
+
+def test_nasdaq_com_dollar_prices_and_close_last(tmp_path: Path) -> None:
+    days = (2, 3, 4, 5, 8)
+    text = "Date,Close/Last,Volume,Open,High,Low\n" + "".join(
+        f"01/{d:02d}/2024,$185.{d:02d},4567{d},$184.00,$186.00,$183.50\n" for d in reversed(days)
+    )
+    bars = read_bars(_write(tmp_path, "AAPL.csv", text), min_bars=1)
+    assert bars["close"].to_list() == [185.02, 185.03, 185.04, 185.05, 185.08]
+    assert bars["open"].to_list() == [184.0] * 5 and bars["volume"].to_list()[0] == 45672.0
+
+
+def test_bloomberg_px_names(tmp_path: Path) -> None:
+    text = "Dates,PX_OPEN,PX_HIGH,PX_LOW,PX_LAST,PX_VOLUME\n" + "".join(
+        f"2024-01-02 09:{m}:00,4700.25,4701,4699.5,4700,{m}\n" for m in MINUTES
+    )
+    bars = read_bars(_write(tmp_path, "ES.csv", text), min_bars=1)
+    assert bars["ts"].to_list() == [_utc(9, m) for m in MINUTES]
+    assert bars["close"].to_list() == [4700.0] * 6 and bars["volume"].to_list() == list(MINUTES)
+
+
+def test_a_trailing_delimiter_is_no_time_column(tmp_path: Path) -> None:
+    """Its unnamed last column is empty: the time is the ``Date`` column (the unnamed column
+    was once taken for pandas' index, and every time read as null)."""
+    text = "Date\tOpen\tHigh\tLow\tClose\tVolume\t\r\n" + "".join(
+        f"2024-01-02 09:{m}\t4700.25\t4701\t4699.5\t4700\t{m}\t\r\n" for m in MINUTES
+    )
+    assert _minutes(_write(tmp_path, "ES.txt", text)) == [_utc(9, m) for m in MINUTES]
+
+
+def test_interactive_brokers_zone_after_each_time(tmp_path: Path) -> None:
+    text = "date,open,high,low,close,volume\n" + "".join(
+        f"20240102 09:{m}:00 US/Eastern,4700.25,4701,4699.5,4700,{m}\n" for m in MINUTES
+    )
+    path = _write(tmp_path, "ES.csv", text)
+    assert _minutes(path) == [_utc(14, m) for m in MINUTES]  # 09:30 New York is 14:30 UTC
+    assert _minutes(path, tz="Asia/Tokyo") == [_utc(14, m) for m in MINUTES]  # the file's zone
+    other = text.replace("09:33:00 US/Eastern", "09:33:00 Europe/London")
+    with pytest.raises(DataError, match=r"row 3: unparsable timestamp '20240102 09:33:00 Europe"):
+        read_bars(_write(tmp_path, "ES.csv", other), min_bars=1)
+
+
+def test_sierra_chart_spaces_after_the_commas_and_last(tmp_path: Path) -> None:
+    text = "Date, Time, Open, High, Low, Last, Volume, NumberOfTrades, BidVolume, AskVolume\n" + (
+        "".join(
+            f"2024/1/2, 09:{m}:00.000, 4700.25, 4701, 4699.5, 4700, {m}, 5, 2, 3\n" for m in MINUTES
+        )
+    )
+    bars = read_bars(_write(tmp_path, "ES.txt", text), min_bars=1)
+    assert bars["ts"].to_list() == [_utc(9, m) for m in MINUTES]
+    assert bars["close"].to_list() == [4700.0] * 6
