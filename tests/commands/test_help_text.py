@@ -11,6 +11,7 @@ help on purpose, write the copies again and review them::
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -66,3 +67,50 @@ def test_help_is_its_committed_copy(name: str, monkeypatch: pytest.MonkeyPatch) 
         copy.write_text(text)
     assert copy.is_file(), f"{copy} missing: FOXHUNT_WRITE_HELP=1 writes it"
     assert text == copy.read_text(), f"{name} --help changed: FOXHUNT_WRITE_HELP=1 rewrites {copy}"
+
+
+def _options(parser: argparse.ArgumentParser) -> str:
+    """What each option of ``parser`` does, beyond its help text: destination, type, default,
+    choices, count, whether required, and the parser's own defaults (the command it runs)."""
+
+    def name(x: object) -> str | None:
+        if x is None:
+            return None
+        return getattr(x, "__qualname__", None) or repr(x)
+
+    rows = []
+    for a in parser._actions:
+        if isinstance(a, (argparse._HelpAction, argparse._SubParsersAction)):
+            continue
+        rows.append(
+            {
+                "options": a.option_strings or [a.dest],
+                "dest": a.dest,
+                "action": type(a).__name__,
+                "type": name(a.type),
+                "default": repr(a.default),
+                "const": repr(a.const),
+                "choices": None if a.choices is None else [repr(c) for c in a.choices],
+                "nargs": a.nargs,
+                "required": a.required,
+                "metavar": a.metavar
+                if isinstance(a.metavar, (str, type(None)))
+                else list(a.metavar),
+            }
+        )
+    defaults = {k: name(v) if callable(v) else repr(v) for k, v in sorted(parser._defaults.items())}
+    return json.dumps({"options": rows, "defaults": defaults}, indent=1) + "\n"
+
+
+@pytest.mark.parametrize("name", sorted(_commands()))
+def test_options_are_their_committed_copy(name: str) -> None:
+    """Types, defaults and choices that the help does not show (``--host``'s default, the type
+    that turns ``--model`` into a path) are part of the interface too."""
+    text = _options(_commands()[name])
+    copy = COPIES / f"{name}.options.json"
+    if os.environ.get("FOXHUNT_WRITE_HELP"):
+        copy.write_text(text)
+    assert copy.is_file(), f"{copy} missing: FOXHUNT_WRITE_HELP=1 writes it"
+    assert text == copy.read_text(), (
+        f"{name}'s options changed: FOXHUNT_WRITE_HELP=1 rewrites {copy}"
+    )
