@@ -46,3 +46,25 @@ def test_write_table_atomic(tmp_path: Path) -> None:
     with pytest.raises(pl.exceptions.ComputeError):
         write_table(bad, tmp_path / "y.csv")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.csv", "x.parquet"]
+
+
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        ("ES.xlsx", "a workbook is not read; save its sheet of bars as CSV (UTF-8) and give that"),
+        ("ES.ODS", "a workbook is not read; save its sheet of bars as CSV (UTF-8) and give that"),
+        ("ES.pkl", "a pickle is never read (it can run code); write the bars as parquet"),
+        ("ES.h5", "HDF5 is not read; write the bars as CSV or parquet (pandas: df.to_parquet)"),
+        ("ES.feather", "Feather is not read; write the bars as parquet (pandas: df.to_parquet)"),
+        ("ES.json", "JSON is not read; write the bars as CSV or parquet"),
+    ],
+)
+def test_a_file_type_not_read_says_what_to_do(tmp_path: Path, name: str, hint: str) -> None:
+    (tmp_path / name).write_bytes(b"x")
+    with pytest.raises(DataError) as refused:
+        resolve_table_paths(tmp_path / name)
+    assert str(refused.value).endswith(f".zip, .dbn, .dbn.zst): {hint}")
+    (tmp_path / "ES.xyz").write_bytes(b"x")
+    with pytest.raises(DataError) as refused:
+        resolve_table_paths(tmp_path / "ES.xyz")
+    assert str(refused.value).endswith(".dbn.zst)")

@@ -137,8 +137,21 @@ def resolve_table_paths(path: str | Path) -> list[Path]:
     if not p.exists():
         raise DataError(f"{p}: no such file or directory")
     if table_kind(p) is None:
-        raise DataError(f"{p}: unsupported file type {p.suffix!r} (use {_NAMES})")
+        hint = _SAVE_AS.get(p.suffix.lower(), "")
+        raise DataError(f"{p}: unsupported file type {p.suffix!r} (use {_NAMES}){hint}")
     return _expand([p])
+
+
+_WORKBOOK = ": a workbook is not read; save its sheet of bars as CSV (UTF-8) and give that"
+_SAVE_AS = {s: _WORKBOOK for s in (".xlsx", ".xlsm", ".xls", ".xlsb", ".ods", ".numbers")} | {
+    ".json": ": JSON is not read; write the bars as CSV or parquet",
+    ".h5": ": HDF5 is not read; write the bars as CSV or parquet (pandas: df.to_parquet)",
+    ".hdf5": ": HDF5 is not read; write the bars as CSV or parquet (pandas: df.to_parquet)",
+    ".feather": ": Feather is not read; write the bars as parquet (pandas: df.to_parquet)",
+    ".pkl": ": a pickle is never read (it can run code); write the bars as parquet",
+    ".pickle": ": a pickle is never read (it can run code); write the bars as parquet",
+}
+"""What to do with a file type foxhunt does not read (appended to the refusal)."""
 
 
 def write_table(df: pl.DataFrame, path: Path) -> None:
