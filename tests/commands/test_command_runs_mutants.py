@@ -1,0 +1,298 @@
+"""``foxhunt export``, ``foxhunt serve`` and the quantize bench's child entry point, in process
+with their heavy work replaced by recorders: what each passes on, prints and refuses (the
+real work is tested where it lives; the subprocess tests of these commands are invisible to
+``make mutate``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from foxhunt.cli import build_parser
+from foxhunt.commands import export as export_cmd
+from foxhunt.commands import qbench
+from foxhunt.commands import serve as serve_cmd
+from foxhunt.errors import InputError
+
+
+def _args(argv: list[str]) -> argparse.Namespace:
+    return build_parser().parse_args(argv)
+
+
+# --- foxhunt export ---------------------------------------------------------------------------
+
+
+def test_export_passes_the_model_and_prints_what_it_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls: list[tuple[Any, ...]] = []
+
+    def fake_export(model: Path, out: Path, fmt: str) -> dict[str, Any]:
+        print("exporter chatter on stdout")
+        calls.append((model, out, fmt))
+        shapes = {"static": [1, 5], "historical": [1, 32, 210], "known": [1, 42, 10]}
+        return {
+            "out": str(out),
+            "bytes": 1_234_567,
+            "shapes": shapes | {"quantiles": [1, 10, 9]},
+            "max_abs_diff": 3.25e-7,
+        }
+
+    monkeypatch.setattr("foxhunt.infer.export.export_model", fake_export)
+    monkeypatch.setenv("COLUMNS", "300")
+    a = _args(["export", "--model", str(tmp_path / "run"), "--out", str(tmp_path / "m.onnx")])
+    assert a.func is export_cmd.run and a.format == "onnx"
+    with caplog_debug():
+        a.func(a)
+    assert calls == [(tmp_path / "run", tmp_path / "m.onnx", "onnx")]
+    out = capsys.readouterr().out
+    assert "exporter chatter" not in out
+    assert out == (
+        f"wrote {tmp_path / 'm.onnx'} (1.23 MB; inputs static [1, 5], historical [1, 32, 210], "
+        "known [1, 42, 10] -> quantiles [1, 10, 9], scaled); onnxruntime matches PyTorch: max abs "
+        "diff 3.25e-07\n"
+    )
+
+
+class caplog_debug:  # noqa: N801 - a small context manager, named as it reads
+    """foxhunt's loggers at DEBUG for the block (the exporter's chatter goes to the log)."""
+
+    def __enter__(self) -> None:
+        self.level = logging.getLogger("foxhunt").level
+        logging.getLogger("foxhunt").setLevel(logging.DEBUG)
+
+    def __exit__(self, *exc: object) -> None:
+        logging.getLogger("foxhunt").setLevel(self.level)
+
+
+def test_export_keeps_the_exporters_chatter_for_the_debug_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def fake_export(model: Path, out: Path, fmt: str) -> dict[str, Any]:
+        print("pass 1 of the exporter")
+        shapes = {k: [1] for k in ("static", "historical", "known", "quantiles")}
+        return {"out": str(out), "bytes": 1, "shapes": shapes, "max_abs_diff": 0.0}
+
+    monkeypatch.setattr("foxhunt.infer.export.export_model", fake_export)
+    a = _args(["export", "--model", str(tmp_path / "run"), "--out", str(tmp_path / "m.onnx")])
+    with caplog.at_level(logging.DEBUG, logger="foxhunt.commands.export"):
+        a.func(a)
+    assert "pass 1 of the exporter" in caplog.text
+
+
+def test_export_refuses_to_write_over_the_model(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text("{}")
+    a = _args(["export", "--model", str(run), "--out", str(run / "config.json")])
+    with pytest.raises(InputError, match="config.json"):
+        a.func(a)
+
+
+# --- foxhunt serve ----------------------------------------------------------------------------
+
+
+class _FakeForecaster:
+    loads: list[dict[str, Any]] = []
+
+    def __init__(self, incremental: bool) -> None:
+        self.incremental = incremental
+        self.symbols = ["ES", "NQ"]
+        self.engine = "compiled"
+
+    @classmethod
+    def loader(cls, incremental: bool = True) -> Any:
+        def load(model: Path, **kw: Any) -> _FakeForecaster:
+            cls.loads.append({"model": model, **kw})
+            return cls(incremental)
+
+        return load
+
+
+@pytest.fixture
+def served(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """uvicorn, the app and the forecaster replaced by recorders."""
+    seen: dict[str, Any] = {}
+    _FakeForecaster.loads = []
+    monkeypatch.setitem(
+        sys.modules,
+        "uvicorn",
+        types.SimpleNamespace(run=lambda app, **kw: seen.update(app=app, run=kw)),
+    )
+    monkeypatch.setattr("foxhunt.infer.forecaster.Forecaster.load", _FakeForecaster.loader())
+
+    def make_app(fc: Any, state: Path | None) -> str:
+        seen.update(fc=fc, state=state)
+        return "the app"
+
+    monkeypatch.setattr("foxhunt.infer.service.make_app", make_app)
+    return seen
+
+
+def test_serve_loads_listens_and_resumes(
+    tmp_path: Path, served: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    import torch
+
+    state = tmp_path / "state.npz"
+    argv = [
+        "serve",
+        "--model",
+        str(tmp_path / "run"),
+        "--symbols",
+        " ES, ,NQ ",
+        "--state",
+        str(state),
+    ]
+    a = _args(argv)
+    assert a.func is serve_cmd.run and (a.host, a.port, a.device) == ("127.0.0.1", 8080, "cpu")
+    with caplog.at_level(logging.INFO, logger="foxhunt.commands.serve"):
+        a.func(a)
+    (load,) = _FakeForecaster.loads
+    assert load == {
+        "model": tmp_path / "run",
+        "symbols": ["ES", "NQ"],
+        "device": torch.device("cpu"),
+        "state": None,  # not there yet: a fresh start, saved there at shutdown
+        "engine": a.engine,
+    }
+    assert served["state"] == state and served["app"] == "the app"
+    assert served["run"] == {"host": "127.0.0.1", "port": 8080, "log_level": "warning"}
+    assert f"serving {tmp_path / 'run'} on http://127.0.0.1:8080 (engine compiled)" in caplog.text
+    assert "resumed" not in caplog.text
+    state.write_bytes(b"saved")
+    a = _args([*argv, "--host", "0.0.0.0", "--port", "9000"])
+    with caplog.at_level(logging.INFO, logger="foxhunt.commands.serve"):
+        a.func(a)
+    assert _FakeForecaster.loads[-1]["state"] == state
+    assert f"resumed 2 symbols from {state}" in caplog.text
+    assert served["run"] == {"host": "0.0.0.0", "port": 9000, "log_level": "warning"}
+
+
+def test_serve_defaults_to_the_training_symbols(tmp_path: Path, served: dict[str, Any]) -> None:
+    a = _args(["serve", "--model", str(tmp_path / "run")])
+    a.func(a)
+    assert _FakeForecaster.loads[-1]["symbols"] is None
+    assert _FakeForecaster.loads[-1]["state"] is None and served["state"] is None
+
+
+@pytest.mark.parametrize("port", ["0", "65536", "-1"])
+def test_serve_refuses_a_port_out_of_range(
+    tmp_path: Path, served: dict[str, Any], port: str
+) -> None:
+    a = _args(["serve", "--model", str(tmp_path / "run"), "--port", port])
+    with pytest.raises(InputError) as e:
+        a.func(a)
+    assert str(e.value) == f"--port must be in 1..65535, got {port}"
+    assert _FakeForecaster.loads == []
+
+
+def test_serve_accepts_the_edges_of_the_port_range(tmp_path: Path, served: dict[str, Any]) -> None:
+    for port in ("1", "65535"):
+        a = _args(["serve", "--model", str(tmp_path / "run"), "--port", port])
+        a.func(a)
+        assert served["run"]["port"] == int(port)
+
+
+def test_serve_refuses_a_model_without_the_incremental_forecaster(
+    tmp_path: Path, served: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        "foxhunt.infer.forecaster.Forecaster.load", _FakeForecaster.loader(incremental=False)
+    )
+    a = _args(["serve", "--model", str(tmp_path / "run")])
+    with pytest.raises(InputError) as e:
+        a.func(a)
+    assert str(e.value) == (
+        f"--model {tmp_path / 'run'}: its inputs need the bar-tail forecaster; serve needs the "
+        "incremental one"
+    )
+    assert "app" not in served
+
+
+def test_serve_without_uvicorn_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # import fails
+    a = _args(["serve", "--model", str(tmp_path / "run")])
+    with pytest.raises(InputError) as e:
+        a.func(a)
+    assert str(e.value) == "foxhunt serve needs fastapi and uvicorn: pip install 'foxhunt[serve]'"
+
+
+# --- python -m foxhunt.commands.qbench --------------------------------------------------------
+
+
+@pytest.fixture
+def measured(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    seen: dict[str, Any] = {"threads": [], "tuned": 0}
+
+    def compare_preset(preset: str, precision: str, mode: str, **kw: Any) -> dict[str, Any]:
+        seen["preset"] = (preset, precision, mode, kw)
+        return {"compared": preset}
+
+    def measure_here(model: Path, batches: list[int], repeats: int) -> dict[str, Any]:
+        seen["model"] = (model, batches, repeats)
+        return {"measured": str(model)}
+
+    def tune() -> None:
+        seen["tuned"] += 1
+
+    monkeypatch.setattr(qbench, "compare_preset", compare_preset)
+    monkeypatch.setattr(qbench, "measure_here", measure_here)
+    monkeypatch.setattr("foxhunt.memory.allocator.tune_cpu_allocator", tune)
+    monkeypatch.setattr(qbench.torch, "set_num_threads", seen["threads"].append)
+    return seen
+
+
+def test_qbench_measures_a_model_with_its_defaults(
+    tmp_path: Path, measured: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert qbench.main(["--model", str(tmp_path)]) == 0
+    assert measured["model"] == (tmp_path, [1, 32], 10)
+    assert measured["threads"] == [1] and measured["tuned"] == 1
+    assert capsys.readouterr().out == json.dumps({"measured": str(tmp_path)}) + "\n"
+    argv = ["--model", str(tmp_path), "--batch-size", "4", "--batch-size", "8", "--repeats", "0"]
+    assert qbench.main([*argv, "--num-threads", "0"]) == 0
+    assert measured["model"] == (tmp_path, [4, 8], 1)  # at least one timed pass
+    assert measured["threads"] == [1]  # 0: torch's own choice, not set
+
+
+def test_qbench_compares_a_preset(
+    measured: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert qbench.main(["--preset", "demo", "--precision", "bf16", "--repeats", "3"]) == 0
+    assert measured["preset"] == ("demo", "bf16", "dynamic", {"repeats": 3, "num_threads": 1})
+    assert json.loads(capsys.readouterr().out) == {"compared": "demo"}
+    assert qbench.main(["--preset", "demo", "--num-threads", "2", "--repeats", "-5"]) == 0
+    assert measured["preset"] == ("demo", "int8", "dynamic", {"repeats": 1, "num_threads": 2})
+    assert measured["threads"][-1] == 2
+
+
+def test_qbench_refusals(
+    measured: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert qbench.main(["--preset", "demo", "--mode", "static"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --preset measures random weights; static mode needs calibration\n"
+    )
+    assert "preset" not in measured
+
+    def refuse(*a: Any, **kw: Any) -> dict[str, Any]:
+        raise InputError("no such preset 'big'")
+
+    monkeypatch.setattr(qbench, "compare_preset", refuse)
+    assert qbench.main(["--preset", "big"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == "error: no such preset 'big'\n" and captured.out == ""
+    with pytest.raises(SystemExit):
+        qbench.main([])  # --model or --preset is required
+    with pytest.raises(SystemExit):
+        qbench.main(["--model", "x", "--preset", "demo"])  # not both
