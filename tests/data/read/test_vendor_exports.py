@@ -16,6 +16,7 @@ import pytest
 
 from foxhunt.data.read.bars import read_bars
 from foxhunt.data.read.csv_dialect import header_names, sniff_csv
+from foxhunt.data.read.options import ReadOptions
 from foxhunt.errors import DataError
 
 MINUTES = range(30, 36)
@@ -130,3 +131,39 @@ def test_sierra_chart_spaces_after_the_commas_and_last(tmp_path: Path) -> None:
     bars = read_bars(_write(tmp_path, "ES.txt", text), min_bars=1)
     assert bars["ts"].to_list() == [_utc(9, m) for m in MINUTES]
     assert bars["close"].to_list() == [4700.0] * 6
+
+
+@pytest.mark.parametrize(
+    ("suffix", "hour"),
+    [
+        (" UTC", 9),  # BigQuery's CSV export
+        (" GMT", 9),
+        (" +0000", 9),  # a space before the offset
+        (" Z", 9),
+        (" -05:00", 14),
+        (" +0000 UTC", 9),  # Go's time.String()
+    ],
+)
+def test_times_with_a_spelt_out_zone_or_a_spaced_offset(
+    tmp_path: Path, suffix: str, hour: int
+) -> None:
+    text = "ts,open,high,low,close,volume\n" + "".join(
+        f"2024-01-02 09:{m}:00{suffix},4700.25,4701,4699.5,4700,{m}\n" for m in MINUTES
+    )
+    assert _minutes(_write(tmp_path, "ES.csv", text), tz="Asia/Tokyo") == [
+        _utc(hour, m) for m in MINUTES
+    ]
+
+
+def test_a_zone_abbreviation_is_not_guessed(tmp_path: Path) -> None:
+    """``EST`` is New York time to most vendors and UTC-5 to the zone database: refused by row,
+    and read with the spelling and zone given."""
+    text = "ts,open,high,low,close,volume\n" + "".join(
+        f"2024-07-02 09:{m}:00 EST,4700.25,4701,4699.5,4700,{m}\n" for m in MINUTES
+    )
+    path = _write(tmp_path, "ES.csv", text)
+    with pytest.raises(DataError, match=r"row 0: unparsable timestamp '2024-07-02 09:30:00 EST'"):
+        read_bars(path, min_bars=1)
+    opts = ReadOptions(ts_format="%Y-%m-%d %H:%M:%S EST", tz="America/New_York")
+    got = read_bars(path, options=opts, min_bars=1)["ts"].to_list()
+    assert got == [datetime(2024, 7, 2, 13, m, tzinfo=UTC) for m in MINUTES]  # EDT in July

@@ -85,8 +85,11 @@ _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?")
 _OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
 _DIGIT = re.compile(r"\d")
-_ZONE_SUFFIX = re.compile(r"\d\s+([A-Za-z][A-Za-z_]*(/[A-Za-z][A-Za-z0-9_+\-]*)+)$")
-"""A time followed by an IANA zone name (``... 09:30:00 US/Eastern``), as IB writes bars."""
+_SPACED_OFFSET = r"(\d)\s+([+-]\d{2}:?\d{2}|Z)$"
+_ZONE_SUFFIX = re.compile(r"\d\s+([A-Za-z][A-Za-z_]*(/[A-Za-z][A-Za-z0-9_+\-]*)+|UTC|GMT)$")
+"""A time followed by an IANA zone name (``... 09:30:00 US/Eastern``, as IB writes bars) or by
+``UTC``/``GMT`` (BigQuery's ``2024-01-02 09:30:00 UTC``). Abbreviations such as ``EST`` are not
+taken: vendors use them for New York time with daylight saving, the zone database for UTC-5."""
 
 
 def _zone_suffix(sample: str) -> str | None:
@@ -277,7 +280,8 @@ def text_timestamp_expr(
     Returns:
         The UTC expression and whether the values were naive.
     """
-    text = text.str.strip_chars()
+    # "09:30:00 +0000" / "09:30:00 Z" (a space before the offset: Go, some loggers) as ISO has it
+    text = text.str.strip_chars().str.replace(_SPACED_OFFSET, "${1}${2}")
     # the spelling is judged on the first value with a digit: a first row of junk ("n/a", a
     # banner) is then one unparsable row named later, not a wrong guess for the whole column
     head = lf.select(text.drop_nulls().head(_HEAD)).collect().to_series()
