@@ -212,6 +212,8 @@ def _normalise_as(
     except Exception as e:
         raise unreadable(path, e) from e
     names = list(schema.names())
+    if any("\n" in n or "\r" in n for n in names):  # a quote opened in the header
+        raise unreadable(path, ValueError("a column name spans lines"))
     first = names[0] if names else None
     cols = map_columns(
         names,
