@@ -51,8 +51,7 @@ def test_write_table_atomic(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "hint"),
     [
-        ("ES.xlsx", "a workbook is not read; save its sheet of bars as CSV (UTF-8) and give that"),
-        ("ES.ODS", "a workbook is not read; save its sheet of bars as CSV (UTF-8) and give that"),
+        ("ES.numbers", "a Numbers workbook is not read; export its sheet of bars as CSV (UTF-8)"),
         ("ES.pkl", "a pickle is never read (it can run code); write the bars as parquet"),
         ("ES.h5", "HDF5 is not read; write the bars as CSV or parquet (pandas: df.to_parquet)"),
         ("ES.feather", "Feather is not read; write the bars as parquet (pandas: df.to_parquet)"),
@@ -63,8 +62,8 @@ def test_a_file_type_not_read_says_what_to_do(tmp_path: Path, name: str, hint: s
     (tmp_path / name).write_bytes(b"x")
     with pytest.raises(DataError) as refused:
         resolve_table_paths(tmp_path / name)
-    assert str(refused.value).endswith(f".zip, .dbn, .dbn.zst): {hint}")
+    assert str(refused.value).endswith(f".dbn.zst, .xlsx, .xlsm, .xls, .xlsb, .ods): {hint}")
     (tmp_path / "ES.xyz").write_bytes(b"x")
     with pytest.raises(DataError) as refused:
         resolve_table_paths(tmp_path / "ES.xyz")
-    assert str(refused.value).endswith(".dbn.zst)")
+    assert str(refused.value).endswith(".xlsb, .ods)")

@@ -31,11 +31,11 @@ def test_empty_parquet_is_refused_as_empty(tmp_path: Path) -> None:
 
 
 def test_unknown_kind_is_refused_with_its_suffix(tmp_path: Path) -> None:
-    p = tmp_path / "ES.xlsx"
+    p = tmp_path / "ES.numbers"
     p.write_bytes(b"x")
     with pytest.raises(DataError) as excinfo:
         scan_table(p)
-    assert str(excinfo.value) == f"{p}: unsupported file type '.xlsx'"
+    assert str(excinfo.value) == f"{p}: unsupported file type '.numbers'"
 
 
 def test_numeric_columns_are_chosen_from_the_header_and_read_as_float(tmp_path: Path) -> None:

@@ -26,7 +26,18 @@ from foxhunt.runtime import atomic_path
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv")
 """File name endings that are written as tables (``.csv`` as CSV, the others as parquet)."""
-READ_SUFFIXES = (*TABLE_SUFFIXES, ".txt", ".tsv", ".csv.gz", ".zip", ".dbn", ".dbn.zst")
+WORKBOOK_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".xlsb", ".ods")
+"""Excel and OpenDocument workbooks (:mod:`foxhunt.data.read.workbook`)."""
+READ_SUFFIXES = (
+    *TABLE_SUFFIXES,
+    ".txt",
+    ".tsv",
+    ".csv.gz",
+    ".zip",
+    ".dbn",
+    ".dbn.zst",
+    *WORKBOOK_SUFFIXES,
+)
 """File name endings read as bars (see :func:`table_kind`)."""
 
 _GLOB_CHARS = set("*?[")
@@ -42,9 +53,9 @@ _TEXT = (".csv", ".csv.gz", ".txt", ".tsv")
 _NOT_BARS = ("readme", "license", "licence")
 
 
-def table_kind(path: Path) -> Literal["parquet", "csv", "dbn", "zip"] | None:
+def table_kind(path: Path) -> Literal["parquet", "csv", "dbn", "zip", "workbook"] | None:
     """How a bars file is read, from its name: parquet, delimited text (plain or gzipped, also
-    inside a zip), DBN, a zip archive, or None."""
+    inside a zip), DBN, a zip archive, a workbook, or None."""
     name = path.name.lower()
     if name.endswith((".parquet", ".pq")):
         return "parquet"
@@ -54,6 +65,8 @@ def table_kind(path: Path) -> Literal["parquet", "csv", "dbn", "zip"] | None:
         return "dbn"
     if name.endswith(".zip"):
         return "zip"
+    if name.endswith(WORKBOOK_SUFFIXES):
+        return "workbook"
     return None
 
 
@@ -142,8 +155,8 @@ def resolve_table_paths(path: str | Path) -> list[Path]:
     return _expand([p])
 
 
-_WORKBOOK = ": a workbook is not read; save its sheet of bars as CSV (UTF-8) and give that"
-_SAVE_AS = {s: _WORKBOOK for s in (".xlsx", ".xlsm", ".xls", ".xlsb", ".ods", ".numbers")} | {
+_SAVE_AS = {
+    ".numbers": ": a Numbers workbook is not read; export its sheet of bars as CSV (UTF-8)",
     ".json": ": JSON is not read; write the bars as CSV or parquet",
     ".h5": ": HDF5 is not read; write the bars as CSV or parquet (pandas: df.to_parquet)",
     ".hdf5": ": HDF5 is not read; write the bars as CSV or parquet (pandas: df.to_parquet)",

@@ -16,7 +16,8 @@ import zipfile
 from pathlib import Path
 from typing import BinaryIO
 
-from foxhunt.data.read.files import is_parquet, resolve_table_paths, zip_member
+from foxhunt.data.read.files import is_parquet, resolve_table_paths, table_kind, zip_member
+from foxhunt.data.read.workbook import workbook_rows
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,8 @@ def estimate_file_rows(path: str | Path) -> list[int]:
             import pyarrow.parquet as pq
 
             total += pq.ParquetFile(p).metadata.num_rows
+        elif table_kind(p) == "workbook":
+            total += workbook_rows(p)
         elif name.endswith(".dbn"):
             total += p.stat().st_size // DBN_OHLCV_RECORD
         elif name.endswith(".dbn.zst"):

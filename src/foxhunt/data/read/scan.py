@@ -22,6 +22,7 @@ from foxhunt.data.read.csv_dialect import (
 )
 from foxhunt.data.read.dbn import read_dbn
 from foxhunt.data.read.files import table_kind, zip_member
+from foxhunt.data.read.workbook import read_workbook
 from foxhunt.errors import DataError
 
 
@@ -75,6 +76,8 @@ def scan_table(
             return Scanned(pl.scan_parquet(path), None)
         if kind == "dbn":
             return Scanned(read_dbn(path).lazy(), None)
+        if kind == "workbook":
+            return Scanned(read_workbook(path).lazy(), None)
         if kind == "csv":
             dialect = sniff_csv(path)
             cols = numeric(header_names(path, dialect)) if numeric else ()

@@ -1,0 +1,77 @@
+"""Excel and OpenDocument workbooks (``.xlsx .xlsm .xls .xlsb .ods``): bars as a sheet holds them.
+
+A workbook is read with ``fastexcel`` (calamine, no code from the file runs), every cell as
+text: the reader then casts prices and parses times exactly as it does a CSV file's, so a cell
+that is no number is named by its row. The table is the first sheet with one: its header is
+the first row with at least four cells (a title or a ticker above it, as Bloomberg's BDH
+writes, is skipped), its rows are the rows below. Cells Excel stores as dates come out as
+``2024-01-02 09:30:00``; a sheet that writes its times as bare serial numbers (``45293.39``)
+is not told apart from an epoch and needs ``--ts-format``.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import polars as pl
+
+from foxhunt.errors import DataError
+
+log = logging.getLogger(__name__)
+
+MIN_HEADER_CELLS = 4
+"""Cells of the narrowest header: a time and three prices."""
+
+
+def sheet_names(path: Path) -> list[str]:
+    """The workbook's sheets, in order."""
+    import fastexcel
+
+    return list(fastexcel.read_excel(str(path)).sheet_names)
+
+
+def read_workbook(path: Path) -> pl.DataFrame:
+    """The first sheet of ``path`` that holds a table, as text columns named by its header.
+
+    Raises:
+        DataError: no sheet holds a row of :data:`MIN_HEADER_CELLS` cells.
+    """
+    names = sheet_names(path)
+    for name in names:
+        raw = pl.read_excel(
+            path, engine="calamine", sheet_name=name, has_header=False, infer_schema_length=0
+        )
+        filled = raw.select(pl.sum_horizontal(pl.all().is_not_null())).to_series()
+        at = next((i for i, n in enumerate(filled) if n >= MIN_HEADER_CELLS), None)
+        if at is None:
+            continue
+        if at or len(names) > 1:
+            skipped = ", the rows above its header skipped" if at else ""
+            log.info("%s: the bars of sheet %r (of %d)%s", path, name, len(names), skipped)
+        header = _names(raw.row(at))
+        return raw.slice(at + 1).rename(dict(zip(raw.columns, header, strict=True)))
+    raise DataError(
+        f"{path}: no sheet holds a table (a row of at least {MIN_HEADER_CELLS} cells: "
+        "a time and the prices)"
+    )
+
+
+def _names(cells: tuple[object, ...]) -> list[str]:
+    """Column names from a header row: blank cells named ``column_N`` (1-based, as polars names
+    a headerless file's), a repeated name numbered (``close_2``)."""
+    out: list[str] = []
+    for j, cell in enumerate(cells):
+        name = str(cell).strip() if cell is not None and str(cell).strip() else f"column_{j + 1}"
+        base, k = name, 2
+        while name in out:
+            name, k = f"{base}_{k}", k + 1
+        out.append(name)
+    return out
+
+
+def workbook_rows(path: Path) -> int:
+    """Rows of the workbook's first sheet (an estimate of its bars, for the memory plan)."""
+    import fastexcel
+
+    return int(fastexcel.read_excel(str(path)).load_sheet(0, header_row=None).total_height)

@@ -1,0 +1,108 @@
+"""Bars in an Excel or OpenDocument workbook read as their CSV twin (the workbooks are written
+here with xlsxwriter: Excel dates, numbers, a title above the header, several sheets)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from foxhunt.data.read.bars import read_bars
+from foxhunt.data.read.files import resolve_table_paths, table_kind
+from foxhunt.data.read.row_count import estimate_rows
+from foxhunt.data.read.workbook import read_workbook
+from foxhunt.errors import DataError
+
+xlsxwriter = pytest.importorskip("xlsxwriter")
+
+HEADER = ("Date", "Open", "High", "Low", "Close", "Volume")
+TIMES = [dt.datetime(2024, 1, 2, 14, 30 + i) for i in range(6)]
+
+
+def _book(path: Path, sheets: dict[str, list[list[object]]]) -> Path:
+    """A workbook with these sheets; datetimes written as Excel dates."""
+    wb = xlsxwriter.Workbook(str(path))
+    when = wb.add_format({"num_format": "yyyy-mm-dd hh:mm:ss"})
+    for name, rows in sheets.items():
+        ws = wb.add_worksheet(name)
+        for i, row in enumerate(rows):
+            for j, cell in enumerate(row):
+                if isinstance(cell, dt.datetime):
+                    ws.write_datetime(i, j, cell, when)
+                elif cell is not None:
+                    ws.write(i, j, cell)
+    wb.close()
+    return path
+
+
+def _bars_rows() -> list[list[object]]:
+    return [[t, 4700.25, 4702.0, 4699.5, 4700.0 + 0.25 * i, 10 + i] for i, t in enumerate(TIMES)]
+
+
+def test_a_sheet_of_bars_reads_as_its_csv_twin(tmp_path: Path) -> None:
+    book = _book(tmp_path / "ES.xlsx", {"ES": [list(HEADER), *_bars_rows()]})
+    assert table_kind(book) == "workbook" and resolve_table_paths(book) == [book]
+    csv = tmp_path / "csv" / "ES.csv"
+    csv.parent.mkdir()
+    lines = [",".join(HEADER)] + [
+        f"{r[0]:%Y-%m-%d %H:%M:%S},{r[1]},{r[2]},{r[3]},{r[4]},{r[5]}" for r in _bars_rows()
+    ]
+    csv.write_text("\n".join(lines) + "\n")
+    a, b = read_bars(csv, min_bars=1), read_bars(book, min_bars=1)
+    assert b.height == 6 and b.equals(a)
+    assert b["ts"][0] == dt.datetime(2024, 1, 2, 14, 30, tzinfo=dt.UTC)
+    assert estimate_rows(book) == 7  # the header and six bars
+
+
+def test_a_title_above_the_header_and_a_notes_sheet_first(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Bloomberg's BDH puts the ticker above the header; a workbook may open on a notes sheet."""
+    bars = [["ESH4 Index"], [], ["Dates", "PX_OPEN", "PX_HIGH", "PX_LOW", "PX_LAST", "PX_VOLUME"]]
+    book = _book(
+        tmp_path / "ES.xlsx", {"notes": [["exported by"], ["me"]], "data": bars + _bars_rows()}
+    )
+    with caplog.at_level(logging.INFO, logger="foxhunt.data.read.workbook"):
+        got = read_bars(book, min_bars=1)
+    assert got["close"].to_list() == [4700.0 + 0.25 * i for i in range(6)]
+    assert "the bars of sheet 'data' (of 2), the rows above its header skipped" in caplog.text
+
+
+def test_header_cells_blank_or_repeated(tmp_path: Path) -> None:
+    rows = [
+        ["ts", "open", "high", "low", "close", None, "close"],
+        *[[*r[:5], "x", 1.0] for r in _bars_rows()],
+    ]
+    frame = read_workbook(_book(tmp_path / "ES.xlsx", {"s": rows}))
+    assert frame.columns == ["ts", "open", "high", "low", "close", "column_6", "close_2"]
+    assert frame.schema["open"] == pl.String  # every cell as text, cast by the reader
+
+
+def test_a_cell_that_is_no_number_is_named_by_its_row(tmp_path: Path) -> None:
+    rows = _bars_rows()
+    rows[3][2] = "n/a?"
+    book = _book(tmp_path / "ES.xlsx", {"ES": [list(HEADER), *rows]})
+    with pytest.raises(
+        DataError, match=r"ES.xlsx: column 'High', row 3 \(.*\): not a number 'n/a\?'"
+    ):
+        read_bars(book, min_bars=1)
+
+
+def test_a_workbook_without_a_table_is_refused(tmp_path: Path) -> None:
+    book = _book(tmp_path / "ES.xlsx", {"a": [["only", "three", "cells"]], "b": [["x"]]})
+    with pytest.raises(DataError) as e:
+        read_bars(book, min_bars=1)
+    assert str(e.value) == (
+        f"{book}: no sheet holds a table (a row of at least 4 cells: a time and the prices)"
+    )
+
+
+def test_a_file_that_is_no_workbook_is_refused_in_one_line(tmp_path: Path) -> None:
+    book = tmp_path / "ES.xlsx"
+    book.write_bytes(b"not a zip, not a workbook")
+    with pytest.raises(DataError) as e:
+        read_bars(book, min_bars=1)
+    assert str(e.value).startswith(f"{book}: cannot read (") and "\n" not in str(e.value)
