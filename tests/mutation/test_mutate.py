@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "mutation"))
@@ -162,3 +165,33 @@ def test_a_module_reached_only_by_slow_tests_keeps_its_default_map_and_selects_t
     assert "tests/infer/incremental/test_selected.py" in selected.tests
     assert selected.marks == "not gpu"
     assert targets["infer.incremental.known_rows"].marks == "not slow and not gpu"
+
+
+def test_a_changed_map_runs_every_mutant_again(tmp_path, monkeypatch, capsys):
+    """mutmut's cached verdicts were given by the old map's tests: a changed map (here a test
+    file added) drops the cache and runs every mutant, also when asked for ``--again``."""
+    monkeypatch.setattr(mutate, "WORK", tmp_path)
+    old = mutate.Target("src/foxhunt/errors.py", ("tests/test_errors.py",))
+    mutate._prepare("m", old, fresh=True)
+    assert not mutate._map_changed("m", old)
+    assert not mutate._map_changed("other", old)  # never run: nothing cached
+    new = mutate.Target(
+        "src/foxhunt/errors.py", ("tests/test_errors.py", "tests/test_cli_smoke.py")
+    )
+    assert mutate._map_changed("m", new)
+    assert mutate._map_changed("m", dataclasses.replace(old, marks="not gpu"))
+    calls = []
+
+    class Prepared(Exception):
+        pass
+
+    def prepare(name, target, fresh=True):
+        calls.append(fresh)
+        raise Prepared  # the run itself is not the point
+
+    monkeypatch.setattr(mutate, "_prepare", prepare)
+    monkeypatch.setattr(mutate, "_load", lambda name: calls.append("loaded") or {})
+    with pytest.raises(Prepared):
+        mutate.run_one("m", new, children=1, again=True)
+    assert calls == [True]  # fresh, and the last verdicts not loaded for an --again
+    assert "its map changed since the cached run: every mutant again" in capsys.readouterr().out
