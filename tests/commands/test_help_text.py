@@ -76,7 +76,8 @@ def _options(parser: argparse.ArgumentParser) -> str:
     def name(x: object) -> str | None:
         if x is None:
             return None
-        return getattr(x, "__qualname__", None) or repr(x)
+        # __name__, not __qualname__: `make mutate` renames the function a lambda is defined in
+        return getattr(x, "__name__", None) or repr(x)
 
     rows = []
     for a in parser._actions:
