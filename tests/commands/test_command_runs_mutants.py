@@ -92,8 +92,30 @@ def test_export_refuses_to_write_over_the_model(tmp_path: Path) -> None:
     run.mkdir()
     (run / "config.json").write_text("{}")
     a = _args(["export", "--model", str(run), "--out", str(run / "config.json")])
-    with pytest.raises(InputError, match="config.json"):
+    with pytest.raises(InputError) as e:
         a.func(a)
+    assert str(e.value) == (
+        f"--out {run / 'config.json'} is the input --model {run / 'config.json'}; write the "
+        "output somewhere else"
+    )
+
+
+def test_export_prints_paths_as_written_on_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No rich markup read into a path (``[v2]``), no wrapping at the terminal's width."""
+    out = tmp_path / "[bold]v2[/bold]" / "m.onnx"
+
+    def fake_export(model: Path, out: Path, fmt: str) -> dict[str, Any]:
+        shapes = {k: [1] for k in ("static", "historical", "known", "quantiles")}
+        return {"out": str(out), "bytes": 2_000_000, "shapes": shapes, "max_abs_diff": 0.0}
+
+    monkeypatch.setattr("foxhunt.infer.export.export_model", fake_export)
+    monkeypatch.setenv("COLUMNS", "40")
+    a = _args(["export", "--model", str(tmp_path / "run"), "--out", str(out)])
+    a.func(a)
+    printed = capsys.readouterr().out
+    assert printed.count("\n") == 1 and f"wrote {out} (2.00 MB;" in printed
 
 
 # --- foxhunt serve ----------------------------------------------------------------------------
@@ -296,3 +318,61 @@ def test_qbench_refusals(
         qbench.main([])  # --model or --preset is required
     with pytest.raises(SystemExit):
         qbench.main(["--model", "x", "--preset", "demo"])  # not both
+
+
+# --- foxhunt (the entry point) ----------------------------------------------------------------
+
+
+def test_main_sets_foxhuntss_log_level_and_returns_the_commands_code(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from foxhunt import cli
+
+    seen: list[int] = []
+
+    def command(a: argparse.Namespace) -> int:
+        seen.append(logging.getLogger("foxhunt").level)
+        return 3
+
+    parser = build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(
+        parser, "parse_args", lambda argv: argparse.Namespace(verbose=False, func=command)
+    )
+    assert cli.main([]) == 3
+    monkeypatch.setattr(
+        parser, "parse_args", lambda argv: argparse.Namespace(verbose=True, func=command)
+    )
+    assert cli.main([]) == 3
+    assert seen == [logging.INFO, logging.DEBUG]
+
+
+def test_main_on_an_interrupt_says_so_and_exits_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from foxhunt import cli
+
+    def interrupted(a: argparse.Namespace) -> None:
+        raise KeyboardInterrupt
+
+    parser = build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(
+        parser, "parse_args", lambda argv: argparse.Namespace(verbose=False, func=interrupted)
+    )
+    assert cli.main([]) == 130
+    captured = capsys.readouterr()
+    assert captured.err == "foxhunt: interrupted\n" and captured.out == ""
+
+
+def test_version_and_a_missing_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from foxhunt import __version__
+    from foxhunt.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out == f"foxhunt {__version__}\n"
+    with pytest.raises(SystemExit) as e:
+        main([])
+    assert e.value.code == 2
+    assert "the following arguments are required: COMMAND" in capsys.readouterr().err

@@ -41,6 +41,9 @@ def _commands() -> dict[str, argparse.ArgumentParser]:
                     walk(f"{name}-{sub}", child)
 
     walk("foxhunt", build_parser())
+    from foxhunt.commands import qbench  # the quantize bench's child process, not a command
+
+    found["qbench-child"] = qbench.build_parser()
     return found
 
 

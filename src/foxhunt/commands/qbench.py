@@ -14,11 +14,8 @@ import torch
 from foxhunt.quantize.bench import compare_preset, measure_here
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m foxhunt.commands.qbench``: measure once, print one JSON line."""
-    from foxhunt.errors import InputError
-    from foxhunt.memory.allocator import tune_cpu_allocator
-
+def build_parser() -> argparse.ArgumentParser:
+    """The child's options (its ``--help`` is checked with the commands')."""
     p = argparse.ArgumentParser(prog="python -m foxhunt.commands.qbench", description=__doc__)
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--model", type=Path, help="model directory")
@@ -28,7 +25,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch-size", type=int, action="append", help="repeatable (default 1, 32)")
     p.add_argument("--repeats", type=int, default=10, help="timed passes per batch size")
     p.add_argument("--num-threads", type=int, default=1, help="torch CPU threads (default 1)")
-    a = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m foxhunt.commands.qbench``: measure once, print one JSON line."""
+    from foxhunt.errors import InputError
+    from foxhunt.memory.allocator import tune_cpu_allocator
+
+    a = build_parser().parse_args(argv)
     tune_cpu_allocator()  # as `foxhunt train` and `foxhunt memory --measure` do
     if a.num_threads:
         torch.set_num_threads(a.num_threads)
