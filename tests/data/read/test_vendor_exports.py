@@ -167,3 +167,12 @@ def test_a_zone_abbreviation_is_not_guessed(tmp_path: Path) -> None:
     opts = ReadOptions(ts_format="%Y-%m-%d %H:%M:%S EST", tz="America/New_York")
     got = read_bars(path, options=opts, min_bars=1)["ts"].to_list()
     assert got == [datetime(2024, 7, 2, 13, m, tzinfo=UTC) for m in MINUTES]  # EDT in July
+
+
+@pytest.mark.parametrize("spelling", ["20240102T09{m}00", "20240102T09{m}"])
+def test_iso_basic_format(tmp_path: Path, spelling: str) -> None:
+    """ISO 8601's basic format (no separators), as some APIs write it."""
+    text = "ts,open,high,low,close,volume\n" + "".join(
+        f"{spelling.format(m=m)},4700.25,4701,4699.5,4700,{m}\n" for m in MINUTES
+    )
+    assert _minutes(_write(tmp_path, "ES.csv", text)) == [_utc(9, m) for m in MINUTES]

@@ -120,6 +120,8 @@ _TIMES = (
     " %H%M",
     "T%H:%M:%S",
     "T%H:%M:%S%.f",
+    "T%H%M%S",  # ISO 8601's basic format, 20240102T093000
+    "T%H%M",
     " %I:%M %p",
     " %I:%M:%S %p",
 )
