@@ -128,6 +128,11 @@ def test_feature_names_that_differ_are_named_per_group(tmp_path: Path) -> None:
     assert f"new: {hist[:3]!r}, order differs: False); model written by foxhunt None" in str(
         e.value
     )
+    longer = {**spec, "historical": [*hist, "obs__model_only"]}  # one more, none new
+    run.features.write_text(json.dumps({**good, "spec": longer}))
+    with pytest.raises(ModelDirError) as e:
+        read_features(run, cfg)
+    assert "(model-only: ['obs__model_only'], new: none, order differs: False)" in str(e.value)
     swapped = {**spec, "historical": [hist[1], hist[0], *hist[2:]]}
     run.features.write_text(json.dumps({**good, "spec": swapped}))
     with pytest.raises(ModelDirError) as e:
@@ -178,6 +183,8 @@ def test_trained_symbols_name_the_file_they_cannot_read(tmp_path: Path) -> None:
     run.run_info.write_text(json.dumps({"symbols": "ES"}))  # not a list
     assert trained_symbols(run) == ["NQ"]
     run.instruments.write_text(json.dumps([]))
+    assert trained_symbols(run) is None
+    run.instruments.write_text(json.dumps(["ES"]))  # not a table of instruments
     assert trained_symbols(run) is None
     run.instruments.write_text("{")
     with pytest.raises(ModelDirError) as e:

@@ -186,6 +186,7 @@ def test_serve_loads_listens_and_resumes(
         "engine": a.engine,
     }
     assert served["state"] == state and served["app"] == "the app"
+    assert isinstance(served["fc"], _FakeForecaster)  # the app serves the loaded forecaster
     assert served["run"] == {"host": "127.0.0.1", "port": 8080, "log_level": "warning"}
     assert f"serving {tmp_path / 'run'} on http://127.0.0.1:8080 (engine compiled)" in caplog.text
     assert "resumed" not in caplog.text
