@@ -246,3 +246,54 @@ def test_a_utf16_feed_is_refused_at_its_header(tmp_path: Path) -> None:
         f"{path} line 1: UTF-16 text; --follow reads UTF-8 (or ASCII) files: have the producer "
         "write UTF-8 (a finished file reads with --bars as it is)"
     )
+
+
+def test_a_csv_file_polled_again_without_new_lines_gives_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "ES.csv"
+    _bars(3).write_csv(path)
+    reader = BarFileReader(path)
+    assert len(_pieces(reader)) == 1
+    assert _pieces(reader) == [] and reader.position == path.stat().st_size
+
+
+def test_a_blank_line_before_a_half_written_one_is_passed(tmp_path: Path) -> None:
+    """The blank line is complete: it is consumed (an empty piece), the half line waits."""
+    path = tmp_path / "ES.csv"
+    lines = _bars(3).write_csv().splitlines(keepends=True)
+    path.write_text("".join(lines[:2]))
+    reader = BarFileReader(path)
+    _pieces(reader)
+    read = reader.position
+    with open(path, "a") as f:
+        f.write("\n" + lines[2][:12])
+    (blank,) = _pieces(reader)
+    assert (blank.end, blank.rows.height, blank.rejects) == (read + 1, 0, [])
+    with open(path, "a") as f:
+        f.write(lines[2][12:])
+    (piece,) = _pieces(reader)
+    assert piece.rows[WHERE].to_list() == [4]
+
+
+def test_a_resume_point_inside_a_line_is_refused_word_for_word(tmp_path: Path) -> None:
+    path = tmp_path / "ES.csv"
+    _bars(3).write_csv(path)
+    with pytest.raises(DataError) as e:
+        _pieces(BarFileReader(path, resume_at=50))
+    assert str(e.value) == (
+        f"{path}: no line ends at byte 50, where the last run stopped (was the file replaced?)"
+    )
+
+
+def test_reject_details_name_neither_the_temporary_file_nor_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "ES.csv"
+    lines = _bars(3).write_csv().splitlines(keepends=True)
+    cut = lines[2].replace(",ES,", ',"ES,')  # a quote that does not close
+    path.write_text(lines[0] + lines[1] + cut + lines[3])
+    (piece,) = _pieces(BarFileReader(path))
+    assert piece.rows[WHERE].to_list() == [2, 4]
+    (reject,) = piece.rejects
+    assert (reject.where, reject.reason) == (3, "malformed")
+    assert reject.detail == (
+        "a quote opens and does not close on its line (no field of a bar file spans lines: "
+        "was the file cut short or edited by hand?)"
+    )

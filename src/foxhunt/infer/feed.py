@@ -21,6 +21,7 @@ exactly there.
 from __future__ import annotations
 
 import logging
+import re
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -248,8 +249,9 @@ class BarFileReader:
                 content.write_parquet(piece)
             try:
                 frame = load_bars(piece, options=self.options).frame
-            except DataError as e:
-                raise DataError(str(e).replace(f"{piece}: ", "").replace(str(piece), "")) from e
+            except DataError as e:  # the temporary file's name and line are not the feed's
+                detail = re.sub(re.escape(str(piece)) + r"(?: line \d+)?:? ?", "", str(e))
+                raise DataError(detail) from e
         if frame.height != where.len():  # e.g. a quoted field across lines: judge line by line
             raise DataError(f"read {frame.height} rows from {where.len()} lines")
         return frame.select(_ROW_COLUMNS).with_columns(where)
