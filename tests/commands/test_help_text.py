@@ -82,9 +82,12 @@ def _options(parser: argparse.ArgumentParser) -> str:
         # __name__, not __qualname__: `make mutate` renames the function a lambda is defined in
         return getattr(x, "__name__", None) or repr(x)
 
-    rows = []
+    rows: list[dict[str, object]] = []
     for a in parser._actions:
-        if isinstance(a, (argparse._HelpAction, argparse._SubParsersAction)):
+        if isinstance(a, argparse._SubParsersAction):  # the subcommands: required, named where
+            rows.append({"subcommands": sorted(a.choices), "dest": a.dest, "required": a.required})
+            continue
+        if isinstance(a, argparse._HelpAction):
             continue
         rows.append(
             {
