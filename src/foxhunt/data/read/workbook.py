@@ -24,24 +24,22 @@ MIN_HEADER_CELLS = 4
 """Cells of the narrowest header: a time and three prices."""
 
 
-def sheet_names(path: Path) -> list[str]:
-    """The workbook's sheets, in order."""
-    import fastexcel
-
-    return list(fastexcel.read_excel(str(path)).sheet_names)
-
-
 def read_workbook(path: Path) -> pl.DataFrame:
     """The first sheet of ``path`` that holds a table, as text columns named by its header.
+
+    Read with fastexcel directly and handed to polars through Arrow's C interface: polars'
+    ``read_excel`` goes through pyarrow, whose thread pool deadlocks a process forked after the
+    parent used it (``make mutate`` forks every test run).
 
     Raises:
         DataError: no sheet holds a row of :data:`MIN_HEADER_CELLS` cells.
     """
-    names = sheet_names(path)
-    for name in names:
-        raw = pl.read_excel(
-            path, engine="calamine", sheet_name=name, has_header=False, infer_schema_length=0
-        )
+    import fastexcel
+
+    reader = fastexcel.read_excel(str(path))
+    names = list(reader.sheet_names)
+    for at_sheet, name in enumerate(names):
+        raw = pl.DataFrame(reader.load_sheet(at_sheet, header_row=None, dtypes="string"))
         filled = raw.select(pl.sum_horizontal(pl.all().is_not_null())).to_series()
         at = next((i for i, n in enumerate(filled) if n >= MIN_HEADER_CELLS), None)
         if at is None:
