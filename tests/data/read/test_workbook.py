@@ -106,3 +106,39 @@ def test_a_file_that_is_no_workbook_is_refused_in_one_line(tmp_path: Path) -> No
     with pytest.raises(DataError) as e:
         read_bars(book, min_bars=1)
     assert str(e.value).startswith(f"{book}: cannot read (") and "\n" not in str(e.value)
+
+
+def test_names_for_blank_and_thrice_repeated_header_cells(tmp_path: Path) -> None:
+    header = ["ts", "open", "high", "low", "close", " ", "close", "close"]
+    rows = [header, *[[*r[:5], 7.5, 1.0, 2.0] for r in _bars_rows()]]
+    frame = read_workbook(_book(tmp_path / "ES.xlsx", {"s": rows}))
+    assert frame.columns == ["ts", "open", "high", "low", "close", "column_6", "close_2", "close_3"]
+    assert frame.schema["column_6"] == pl.String  # numbers under a blank header: text too
+
+
+def test_a_four_cell_header_is_a_table(tmp_path: Path) -> None:
+    """Four cells make a header (a time and three prices): here the close is missing, and the
+    reader says so rather than finding no table."""
+    rows = [["ts", "open", "high", "low"], *[r[:4] for r in _bars_rows()]]
+    book = _book(tmp_path / "ES.xlsx", {"s": rows})
+    with pytest.raises(DataError, match=r"missing column 'close' \(columns: ts, open, high, low\)"):
+        read_bars(book, min_bars=1)
+
+
+def test_which_sheet_is_said_only_when_there_is_a_choice(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    table = [list(HEADER), *_bars_rows()]
+    cases = {
+        "plain": ({"ES": table}, None),
+        "titled": ({"ES": [["ES bars"], *table]}, "(of 1), the rows above its header skipped"),
+        "two sheets": ({"a": [["x"]], "ES": table}, "the bars of sheet 'ES' (of 2)\n"),
+    }
+    for case, (sheets, said) in cases.items():
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="foxhunt.data.read.workbook"):
+            read_workbook(_book(tmp_path / f"{case}.xlsx", sheets))
+        if said is None:
+            assert caplog.text == "", case
+        else:
+            assert said in caplog.text, (case, caplog.text)
