@@ -29,7 +29,16 @@ MT5 = "<DATE>\t<TIME>\t<OPEN>\t<HIGH>\t<LOW>\t<CLOSE>\t<TICKVOL>\t<VOL>\t<SPREAD
         (b"ts,close\n1,2\n", "utf-8"),
         (b"", "utf-8"),
         ("ts,Clôture\n".encode(), "utf-8"),
-        ("ts,Clôture\n".encode()[:-2], "utf-8"),  # ends inside a character: not judged
+        ("ts,Cl\u00f4".encode()[:-1], "utf-8"),  # ends inside a character: not judged
+        (b"a\x00b\x00", "utf-16-le"),  # four bytes are enough
+        (b"\x00a\x00b", "utf-16-be"),
+        (b"a\x00b\xe9", "utf-16-le"),  # half the odd bytes zero
+        (b"\xe9a\x00b", "utf-16-be"),
+        (b"a\x00b\x01c\x02", "utf-16-le"),  # one of three odd bytes: the half rounds down
+        (b"\x00a\x01b\x02c", "utf-16-be"),
+        (b"abcd", "utf-8"),  # no zero byte at all
+        (b"\x01\x00a\x00", "utf-16-le"),  # a byte 1 is not a zero byte
+        (b"\x00\x01\x00a", "utf-16-be"),
         ("ts,Cl\u00f4ture\n".encode("cp1252"), "cp1252"),
         (codecs.BOM_UTF16_LE + "ts,close\n".encode("utf-16-le"), "utf-16"),
         (codecs.BOM_UTF16_BE + "ts,close\n".encode("utf-16-be"), "utf-16"),
