@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -77,6 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"foxhunt: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        if argv is None:  # the console script: a Ctrl-C more while it exits keeps exit code 130
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # (else Python dies by the signal, -2)
         print("foxhunt: interrupted", file=sys.stderr)
         return 130
     return int(rc or 0)

@@ -377,3 +377,30 @@ def test_version_and_a_missing_command(capsys: pytest.CaptureFixture[str]) -> No
         main([])
     assert e.value.code == 2
     assert "the following arguments are required: COMMAND" in capsys.readouterr().err
+
+
+def test_an_interrupted_console_script_ignores_a_further_ctrl_c(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A second Ctrl-C that lands after the run stopped on the first used to kill the exiting
+    process by the signal (exit -2, not 130); only the console script (no argv) ignores it."""
+    import signal
+
+    from foxhunt import cli
+
+    def interrupted(a: argparse.Namespace) -> None:
+        raise KeyboardInterrupt
+
+    parser = build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(
+        parser, "parse_args", lambda argv: argparse.Namespace(verbose=False, func=interrupted)
+    )
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        assert cli.main([]) == 130
+        assert signal.getsignal(signal.SIGINT) is before  # called with argv: left alone
+        assert cli.main() == 130
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
