@@ -348,9 +348,8 @@ def test_main_sets_foxhuntss_log_level_and_returns_the_commands_code(
     assert seen == [logging.INFO, logging.DEBUG]
 
 
-def test_main_on_an_interrupt_says_so_and_exits_130(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _main_interrupted(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
+    """``foxhunt.cli`` whose parsed command raises KeyboardInterrupt (a Ctrl-C mid-run)."""
     from foxhunt import cli
 
     def interrupted(a: argparse.Namespace) -> None:
@@ -361,6 +360,13 @@ def test_main_on_an_interrupt_says_so_and_exits_130(
     monkeypatch.setattr(
         parser, "parse_args", lambda argv: argparse.Namespace(verbose=False, func=interrupted)
     )
+    return cli
+
+
+def test_main_on_an_interrupt_says_so_and_exits_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cli = _main_interrupted(monkeypatch)
     assert cli.main([]) == 130
     captured = capsys.readouterr()
     assert captured.err == "foxhunt: interrupted\n" and captured.out == ""
@@ -386,16 +392,7 @@ def test_an_interrupted_console_script_ignores_a_further_ctrl_c(
     process by the signal (exit -2, not 130); only the console script (no argv) ignores it."""
     import signal
 
-    from foxhunt import cli
-
-    def interrupted(a: argparse.Namespace) -> None:
-        raise KeyboardInterrupt
-
-    parser = build_parser()
-    monkeypatch.setattr(cli, "build_parser", lambda: parser)
-    monkeypatch.setattr(
-        parser, "parse_args", lambda argv: argparse.Namespace(verbose=False, func=interrupted)
-    )
+    cli = _main_interrupted(monkeypatch)
     before = signal.getsignal(signal.SIGINT)
     try:
         assert cli.main([]) == 130
