@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(sys.executable).name,
         "-m",
         "foxhunt.commands.measure",
-        *(argv or sys.argv[1:]),
+        *(sys.argv[1:] if argv is None else argv),
     ]
     print(json.dumps(result))
     return 0
