@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.commands.conftest import ESCAPE
 
 from foxhunt.cli import build_parser
 from foxhunt.commands import backtest as backtest_cmd
@@ -114,7 +115,7 @@ def test_features_shards_write_a_store_and_count_what_was_computed(
     out = tmp_path / "store"
     a = _args(
         ["features", "--bars", str(tmp_path / "b"), "--out", str(out), "--shards"]
-        + ["--horizon", "3", "--bar-minutes", "5"]
+        + ["--horizon", "3", "--bar-minutes", "5", "--instruments", str(tmp_path / "i.csv")]
     )
     a.func(a)
     assert calls == [
@@ -125,7 +126,7 @@ def test_features_shards_write_a_store_and_count_what_was_computed(
                 "horizon": 3,
                 "allow_outliers": False,
                 "options": ReadOptions(bar_minutes=5),
-                "instruments": None,
+                "instruments": tmp_path / "i.csv",
             },
         )
     ]
@@ -135,20 +136,47 @@ def test_features_shards_write_a_store_and_count_what_was_computed(
     )
 
 
+@pytest.mark.parametrize("shards", [False, True])
+def test_features_on_a_terminal_shows_its_work_on_stderr_and_one_plain_line_on_stdout(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    terminal: None,
+    shards: bool,
+) -> None:
+    store = types.SimpleNamespace(spec=_spec(), shards=[types.SimpleNamespace(rows=5)])
+    monkeypatch.setattr("foxhunt.data.store.write.write_feature_store", lambda *a, **k: (store, 1))
+    monkeypatch.setattr(
+        "foxhunt.data.features.table.write_features", lambda *a, **k: (5, _spec(warmup=3))
+    )
+    monkeypatch.chdir(tmp_path)  # short paths: the status line fits the terminal
+    bars, out = Path("bars.csv"), Path("out")
+    a = _args(["features", "--bars", str(bars), "--out", str(out)] + ["--shards"] * shards)
+    a.func(a)
+    captured = capsys.readouterr()
+    status = f"writing the feature store {out}" if shards else f"computing features of {bars}"
+    assert status in captured.err and ESCAPE.search(captured.err)
+    # the summary: one line however narrow the terminal, no colour
+    assert captured.out.count("\n") == 1 and len(captured.out) > 80
+    assert not ESCAPE.search(captured.out)
+    assert captured.out.startswith(
+        f"wrote {out / 'manifest.json'}: 1 symbols" if shards else "wrote 5 rows"
+    )
+
+
 def test_features_refuses_an_out_over_its_bars(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bars = tmp_path / "b.csv"
     bars.write_text("x\n")
-    monkeypatch.setattr(
-        "foxhunt.data.features.table.write_features", lambda *a, **k: pytest.fail("ran")
-    )
+    for name in ("data.features.table.write_features", "data.store.write.write_feature_store"):
+        monkeypatch.setattr(f"foxhunt.{name}", lambda *a, **k: pytest.fail("ran"))
     a = _args(["features", "--bars", str(bars), "--out", str(bars)])
-    with pytest.raises(InputError, match="--out"):
+    with pytest.raises(InputError, match=f"^--out {bars} is the input --bars {bars};"):
         a.func(a)
     # a store's folder holding the bars clashes too
     a = _args(["features", "--bars", str(bars), "--out", str(tmp_path), "--shards"])
-    with pytest.raises(InputError, match="--out"):
+    with pytest.raises(InputError, match=f"^--out {tmp_path} holds the input --bars {bars};"):
         a.func(a)
 
 
@@ -285,7 +313,15 @@ def test_predict_refusals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     a = _args(
         ["predict", "--model", str(tmp_path / "run"), "--follow", str(live), "--out", str(live)]
     )
-    with pytest.raises(InputError, match="--out"):
+    with pytest.raises(InputError, match=f"^--out {live} is the input --follow {live};"):
+        a.func(a)
+    monkeypatch.setattr("foxhunt.infer.predict.predict_to_file", lambda *a, **k: pytest.fail("ran"))
+    bars, run = tmp_path / "b.csv", tmp_path / "run"
+    a = _args(["predict", "--model", str(run), "--bars", str(bars), "--out", str(bars)])
+    with pytest.raises(InputError, match=f"^--out {bars} is the input --bars {bars};"):
+        a.func(a)
+    a = _args(["predict", "--model", str(run), "--bars", str(bars), "--out", str(run)])
+    with pytest.raises(InputError, match=f"^--out {run} is the input --model {run};"):
         a.func(a)
 
 
@@ -427,7 +463,7 @@ def test_backtest_refuses_an_out_holding_its_bars(
     bars = tmp_path / "ES.csv"
     bars.write_text("x\n")
     a = _args(["backtest", "--bars", str(bars), "--preset", "demo", "--out", str(tmp_path)])
-    with pytest.raises(InputError, match="--out"):
+    with pytest.raises(InputError, match=f"^--out {tmp_path} holds the input --bars {bars};"):
         a.func(a)
 
 
@@ -550,10 +586,15 @@ def test_quantize_refuses_an_out_over_its_inputs(
     bars.write_text("x\n")
     run = tmp_path / "run"
     a = _args(["quantize", "--model", str(run), "--out", str(run)])
-    with pytest.raises(InputError, match="--out"):
+    with pytest.raises(InputError, match=f"^--out {run} is the input --model {run};"):
         a.func(a)
     a = _args(["quantize", "--model", str(run), "--out", str(out), "--calibration-bars", str(bars)])
-    with pytest.raises(InputError, match="--calibration-bars"):
+    with pytest.raises(
+        InputError, match=f"^--out {out} holds the input --calibration-bars {bars};"
+    ):
+        a.func(a)
+    a = _args(["quantize", "--model", str(run), "--out", str(out), "--bars", str(bars)])
+    with pytest.raises(InputError, match=f"^--out {out} holds the input --bars {bars};"):
         a.func(a)
 
 
@@ -651,10 +692,15 @@ def test_measure_child_default_allocator_and_a_config(
     assert main(["--config-json", json.dumps(demo.to_dict()), "--default-allocator"]) == 0
     assert measuring["measured"][-1][0] == demo.replace(train={"cpu_allocator": "glibc"})
     path = tmp_path / "c.json"
-    demo.replace(train={"batch_size": 3}).save(path)
+    demo.replace(train={"batch_size": 8, "micro_batch_size": 2}).save(path)
     assert main(["--config", str(path), "--cpu-allocator", "balanced"]) == 0
     cfg = measuring["measured"][-1][0]
-    assert cfg.train.batch_size == 3 and cfg.train.cpu_allocator == "balanced"
+    assert (cfg.train.batch_size, cfg.train.micro_batch_size) == (8, 2)
+    assert cfg.train.cpu_allocator == "balanced"
+    # a batch size given replaces the config's micro-batches too
+    assert main(["--config", str(path), "--batch-size", "6"]) == 0
+    cfg = measuring["measured"][-1][0]
+    assert (cfg.train.batch_size, cfg.train.micro_batch_size) == (6, None)
     capsys.readouterr()
 
 

@@ -41,9 +41,11 @@ def _commands() -> dict[str, argparse.ArgumentParser]:
                     walk(f"{name}-{sub}", child)
 
     walk("foxhunt", build_parser())
-    from foxhunt.commands import qbench  # the quantize bench's child process, not a command
+    # the child processes of the quantize bench and of `foxhunt memory --measure`: not commands
+    from foxhunt.commands import measure, qbench
 
     found["qbench-child"] = qbench.build_parser()
+    found["measure-child"] = measure.build_parser()
     return found
 
 

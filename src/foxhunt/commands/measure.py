@@ -21,9 +21,8 @@ from foxhunt.memory.allocator import apply_cpu_allocator, enable_huge_pages
 from foxhunt.train.resources.measure import measure_here
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m foxhunt.commands.measure``: measure once, print one JSON line."""
-    enable_huge_pages()  # as the foxhunt CLI does, before torch's first allocation
+def build_parser() -> argparse.ArgumentParser:
+    """The measuring child's arguments."""
     p = argparse.ArgumentParser(prog="python -m foxhunt.commands.measure", description=__doc__)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--preset", default="tft-225")
@@ -45,6 +44,13 @@ def main(argv: list[str] | None = None) -> int:
         choices=["balanced", "lean", "glibc"],
         help="override the config's cpu_allocator",
     )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m foxhunt.commands.measure``: measure once, print one JSON line."""
+    enable_huge_pages()  # as the foxhunt CLI does, before torch's first allocation
+    p = build_parser()
     a = p.parse_args(argv)
     if a.num_threads:
         torch.set_num_threads(a.num_threads)
