@@ -437,6 +437,14 @@ TARGETS: dict[str, Target] = {
         "src/foxhunt/infer/feed.py",
         ("tests/infer/test_feed.py", "tests/infer/test_feed_mutants.py"),
     ),
+    # the service's tests serve the trained demo run (`slow`): with the default marks only the
+    # bad-request and Arrow tests reached it; the SIGTERM test runs `foxhunt serve` in a child
+    "infer.service": Target(
+        "src/foxhunt/infer/service.py",
+        ("tests/infer/test_service.py",),
+        skip=("tests/infer/test_service.py::test_foxhunt_serve_saves_its_state_on_sigterm",),
+        marks="not gpu",
+    ),
     "quantize.bench": Target(
         "src/foxhunt/quantize/bench.py",
         ("tests/quantize/test_bench.py", "tests/quantize/test_quantize.py"),

@@ -254,6 +254,29 @@ def test_predict_long_counts_the_quantiles_and_defaults(
     )
 
 
+def test_predict_on_a_terminal_draws_its_progress_on_stderr_and_erases_it(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    terminal: None,
+) -> None:
+    def predict_to_file(model: Path, bars: Path, out: Path, **kw: Any) -> tuple[int, int, int]:
+        task = kw["progress"].add_task("forecasting windows", total=3)
+        kw["progress"].advance(task, 3)
+        return 30, 3, 10
+
+    monkeypatch.setattr("foxhunt.infer.predict.predict_to_file", predict_to_file)
+    monkeypatch.chdir(tmp_path)
+    a = _args(["predict", "--model", "run", "--bars", "b.csv", "--out", "p.parquet"])
+    a.func(a)
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "forecasting windows" in captured.err
+    # transient: the finished bar is erased (cursor up, erase line) before the summary
+    assert "\x1b[1A\x1b[2Kwrote" in captured.err
+    assert captured.err.endswith("p.parquet\n")
+
+
 def test_predict_follow_passes_its_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[Any, ...]] = []
 
