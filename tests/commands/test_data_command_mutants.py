@@ -284,3 +284,89 @@ def test_inspect_an_unreadable_file(
         a.func(a)
     assert main(["data", "inspect", "x.csv"]) == 2
     assert "x.csv: missing column 'open'" in capsys.readouterr().err
+
+
+def test_inspect_lays_out_each_symbol_as_a_two_column_table(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = _report()
+    del report["guesses"]  # a report without guesses
+    _inspect(monkeypatch, report)
+    assert main(["data", "inspect", "x.csv"]) == 0
+    assert [line.rstrip() for line in capsys.readouterr().out.splitlines()] == [
+        "bars/ES.csv",
+        "ES",
+        "  bars                    12,345",
+        "  first bar               2024-01-02 09:30:00-05:00",
+        "  last bar                2024-03-28 16:00:00-04:00",
+        "  interval                1min",
+        "  sessions                1,060 (1,059 breaks: halts, weekends)",
+        "  gaps in sessions        0",
+        "  calendar                cme_equity",
+        "  bars in closed hours    4",
+        "verdict: valid",
+    ]
+
+
+LONG = "a message long enough to wrap on a 60-column terminal: 1,234 bars at 3.5 % of 'x.csv'"
+
+
+def _whole(message: str, text: str) -> bool:
+    """``message`` stands on one line of ``text`` as written: not wrapped, nothing in it
+    highlighted (rich colours numbers, quotes and paths unless told not to)."""
+    return any(message in line for line in text.splitlines())
+
+
+def test_inspect_on_a_terminal_keeps_each_message_whole_and_uncoloured(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], terminal: None
+) -> None:
+    title = f"{'long/' * 12}ES.csv"
+    report = _report(
+        files=[title],
+        guesses=[f"guess {LONG}"],
+        warnings=[f"warning {LONG}"],
+        time_axis=["summary", f"axis {LONG}"],
+        verdict="invalid",
+        readable=False,
+        error=f"error {LONG}",
+    )
+    _inspect(monkeypatch, report)
+    assert main(["data", "inspect", "x.csv"]) == 2
+    out = capsys.readouterr().out
+    for message in (title, f"guess {LONG}", f"warning {LONG}", f"axis {LONG}", f"error {LONG}"):
+        assert _whole(message, out), message
+    assert "\x1b[2mbars" in out  # the labels are dim
+    _inspect(monkeypatch, _report(warnings=[f"w {LONG}"], verdict="suspicious"))
+    assert main(["data", "inspect", "x.csv"]) == 0
+    assert _whole(
+        "1 warning above; the commands read these bars as given, not as valid",
+        capsys.readouterr().out,
+    )
+
+
+def test_demo_and_index_daily_on_a_terminal(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    terminal: None,
+) -> None:
+    monkeypatch.setattr(
+        "foxhunt.data.sources.demo.write_demo_bars", lambda out, **kw: _bars(["ES"], [2])
+    )
+    monkeypatch.setattr(
+        "foxhunt.data.sources.index_daily.write_index_daily", lambda out: _bars(["ES"], [2])
+    )
+    monkeypatch.setattr("foxhunt.data.sources.index_daily.provenance", lambda: {"source": "x"})
+    monkeypatch.chdir(tmp_path)
+    assert main(["data", "demo", "--bars", "1500", "--out", "es.csv"]) == 0
+    captured = capsys.readouterr()
+    assert "generating 1,500 demo bars" in captured.err
+    assert _whole(
+        "wrote 1 ES 5-minute bars (2024-01-02 14:30 .. 2024-01-02 14:30 UTC) to es.csv",
+        captured.out,
+    )
+    assert main(["data", "index-daily", "--out", "index.parquet"]) == 0
+    assert _whole(
+        "wrote 1 daily bars (ES 1; 2024-01-02 .. 2024-01-02) from the x to index.parquet",
+        capsys.readouterr().out,
+    )
