@@ -267,7 +267,7 @@ def _train_ensemble(a: argparse.Namespace, cfg: RunConfig) -> None:
 
     done = train_ensemble(
         cfg,
-        None if a.resume is not None and a.ensemble is None else a.ensemble,
+        a.ensemble,  # None on a resume without --ensemble: the run's own member count
         bars=a.bars,
         out=a.out,
         resume=a.resume,
