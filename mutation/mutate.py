@@ -437,6 +437,18 @@ TARGETS: dict[str, Target] = {
         "src/foxhunt/infer/feed.py",
         ("tests/infer/test_feed.py", "tests/infer/test_feed_mutants.py"),
     ),
+    # the preparing child's tests are `slow` (each prepares demo bars in a child process): with
+    # the default marks 240 of 279 mutants were "no tests"; the subprocess tests kill a parent
+    "train.prepare": Target(
+        "src/foxhunt/train/prepare.py",
+        ("tests/train/test_prepare.py",),
+        skip=(
+            "tests/train/test_prepare.py::"
+            "test_the_training_process_never_imports_data_preparation_or_the_compiler",
+            "tests/train/test_prepare.py::test_a_killed_parent_leaves_no_child_running_and_no_file",
+        ),
+        marks="not gpu",
+    ),
     # the service's tests serve the trained demo run (`slow`): with the default marks only the
     # bad-request and Arrow tests reached it; the SIGTERM test runs `foxhunt serve` in a child
     "infer.service": Target(
