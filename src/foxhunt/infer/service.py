@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +110,9 @@ def _validation_message(e: RequestValidationError) -> str:
 
 def _frame(bars: list[Bar]) -> pl.DataFrame:
     rows = [b.model_dump() for b in bars]
+    for r in rows:  # naive ts are UTC; aware ones too once converted (a mix would not build)
+        if r["ts"].tzinfo is not None:
+            r["ts"] = r["ts"].astimezone(UTC).replace(tzinfo=None)
     frame = pl.DataFrame(rows, schema_overrides={"ts": pl.Datetime("us", "UTC")})
     return frame if frame.height else pl.DataFrame()
 
