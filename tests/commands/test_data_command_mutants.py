@@ -320,7 +320,7 @@ def _whole(message: str, text: str) -> bool:
 def test_inspect_on_a_terminal_keeps_each_message_whole_and_uncoloured(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], terminal: None
 ) -> None:
-    title = f"{'long/' * 12}ES.csv"
+    title = f"/{'long/' * 12}ES 2024.csv"  # a path and a number: what rich would colour
     report = _report(
         files=[title],
         guesses=[f"guess {LONG}"],
