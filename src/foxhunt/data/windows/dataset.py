@@ -321,6 +321,7 @@ class WindowDataset(Dataset):
             spec.known,
             known_scaling,
             calendars=block_calendars,
+            table_known=self.known.numpy(),
         )
 
     def with_target_scale(self, scale: TargetScale) -> WindowDataset:
