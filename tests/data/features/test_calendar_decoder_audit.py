@@ -88,6 +88,22 @@ def test_off_schedule_windows_are_scheduled_on_the_symbols_calendar() -> None:
     assert not np.allclose(want, _known(SCHEDULE, "globex"), atol=1e-3)
 
 
+def bars_table(spec: FeatureSpec, *columns: pl.Series) -> pl.DataFrame:
+    """A feature table of ``BARS`` for symbol AAPL: the calendar's known features, a rising
+    observed input, ``columns`` and zero targets."""
+    return (
+        pl.DataFrame({"ts": pl.Series(BARS).dt.convert_time_zone("UTC")})
+        .with_columns(known_features(pl.col("ts"), CAL))
+        .with_columns(
+            pl.lit("AAPL").alias("symbol"),
+            pl.Series("obs__x", np.linspace(0.0, 1.0, len(BARS))),
+            *columns,
+            pl.lit(1.0).alias("static__x"),
+            *[pl.lit(0.0).alias(t) for t in spec.targets],
+        )
+    )
+
+
 def test_window_dataset_passes_each_symbols_calendar_to_the_decoder() -> None:
     spec = FeatureSpec(
         historical=("obs__x",),
@@ -96,18 +112,7 @@ def test_window_dataset_passes_each_symbols_calendar_to_the_decoder() -> None:
         targets=tuple(f"target__h{i}" for i in range(1, H + 1)),
         warmup=0,
     )
-    n = len(BARS)
-    frame = (
-        pl.DataFrame({"ts": pl.Series(BARS).dt.convert_time_zone("UTC")})
-        .with_columns(known_features(pl.col("ts"), CAL))
-        .with_columns(
-            pl.lit("AAPL").alias("symbol"),
-            pl.Series("obs__x", np.linspace(0.0, 1.0, n)),
-            pl.lit(1.0).alias("static__x"),
-            *[pl.lit(0.0).alias(t) for t in spec.targets],
-        )
-    )
-    ds = WindowDataset(frame, spec, L, H, calendars={"AAPL": CAL})
+    ds = WindowDataset(bars_table(spec), spec, L, H, calendars={"AAPL": CAL})
     assert ds.calendar_windows == H
     i = int(np.flatnonzero(ds.origin_rows() == BARS.index(ORIGIN))[0])
     batch = ds.batch([i])

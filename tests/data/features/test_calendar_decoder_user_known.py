@@ -14,10 +14,11 @@ from tests.data.features.test_calendar_decoder_audit import (
     H,
     L,
     _known,
+    bars_table,
 )
 
 from foxhunt.data.features.table import FeatureSpec
-from foxhunt.data.market.calendar import KNOWN_FEATURES, known_features
+from foxhunt.data.market.calendar import KNOWN_FEATURES
 from foxhunt.data.scale.scaler import ScalerParams
 from foxhunt.data.windows.dataset import WindowDataset
 
@@ -32,18 +33,8 @@ def _dataset(scaler: ScalerParams | None = None) -> tuple[WindowDataset, Feature
         targets=tuple(f"target__h{i}" for i in range(1, H + 1)),
         warmup=0,
     )
-    n = len(BARS)
-    frame = (
-        pl.DataFrame({"ts": pl.Series(BARS).dt.convert_time_zone("UTC")})
-        .with_columns(known_features(pl.col("ts"), CAL))
-        .with_columns(
-            pl.lit("AAPL").alias("symbol"),
-            pl.Series("obs__x", np.linspace(0.0, 1.0, n)),
-            pl.Series(EVENT, np.arange(n, dtype=np.float64) * 10.0),  # row r holds 10 r
-            pl.lit(1.0).alias("static__x"),
-            *[pl.lit(0.0).alias(t) for t in spec.targets],
-        )
-    )
+    events = pl.Series(EVENT, np.arange(len(BARS), dtype=np.float64) * 10.0)  # row r: 10 r
+    frame = bars_table(spec, events)
     return WindowDataset(frame, spec, L, H, calendars={"AAPL": CAL}, scaler=scaler), spec
 
 
