@@ -919,3 +919,44 @@ def test_tune_table_sorts_by_loss_with_unscored_trials_last() -> None:
     assert list(t.columns[0].cells) == ["2", "1", "3", "0"]
     assert list(t.columns[2].cells) == ["0.0000", "0.5000", "0.7500", "-"]
     assert [r.style for r in t.rows] == ["bold green", None, None, None]
+
+
+def _drawn(progress: Any, console: Any) -> list[str]:
+    """The bars ``progress`` would draw now, one line each, as text."""
+    console.print(progress._progress.get_renderable())
+    return [line.rstrip() for line in console.export_text().splitlines() if line.strip()]
+
+
+def test_tune_progress_draws_the_trials_and_the_trial_in_flight() -> None:
+    import io
+
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=120, record=True)
+    p = tune_cmd._TuneProgress(5, console, done=2)
+    [trials] = _drawn(p, console)  # the batch bar is hidden until a trial trains
+    assert trials.startswith("trials") and "2/5" in trials
+    p.start_epoch(3, 10)
+    p.step(loss=0.123456, samples_per_s=50.0, memory_bytes=None)
+    lines = _drawn(p, console)
+    assert lines[1].startswith("epoch 3") and lines[1].endswith("1/10 0:00:00 loss 0.1235")
+    p.start_validation(4)
+    p.validation_step()
+    lines = _drawn(p, console)
+    assert lines[1].startswith("validation") and "1/4" in lines[1]
+    assert "loss" not in lines[1].split("1/4")[0]
+    p.end_epoch("epoch 3: val 0.5")
+    assert len(_drawn(p, console)) == 1
+    r = types.SimpleNamespace(number=7, state="complete", val_loss=0.5, message="")
+    p.trial_done(r)
+    p.trial_done(types.SimpleNamespace(number=8, state="pruned", val_loss=0.25, message="x"))
+    p.trial_done(types.SimpleNamespace(number=9, state="failed", val_loss=None, message="boom"))
+    p.note("a note")
+    text = console.export_text()
+    for line in ("trial 7: complete 0.5000", "trial 8: pruned 0.2500 x", "trial 9: failed boom"):
+        assert line in text.splitlines()
+    assert "a note" in text.splitlines()
+    [trials] = _drawn(p, console)
+    assert "5/5" in trials and trials.endswith("best val 0.5000")  # pruned trials do not count
+    with p.trial_progress(3, 1) as inner:
+        assert inner is p
