@@ -453,7 +453,7 @@ TARGETS: dict[str, Target] = {
     # bad-request and Arrow tests reached it; the SIGTERM test runs `foxhunt serve` in a child
     "infer.service": Target(
         "src/foxhunt/infer/service.py",
-        ("tests/infer/test_service.py",),
+        ("tests/infer/test_service.py", "tests/infer/test_service_mutants.py"),
         skip=("tests/infer/test_service.py::test_foxhunt_serve_saves_its_state_on_sigterm",),
         marks="not gpu",
     ),
