@@ -89,7 +89,8 @@ def test_a_batch_not_divisible_by_the_world_is_refused_in_words() -> None:
         "--batch-size 32 is not divisible by the 3 processes; choose a multiple of 3 (the "
         "effective batch is split evenly)"
     )
-    assert World(rank=2, size=4).per_rank_batch(32) == 8
+    per_rank = World(rank=2, size=4).per_rank_batch(32)
+    assert per_rank == 8 and isinstance(per_rank, int)
     assert World().per_rank_batch(7) == 7
 
 
@@ -160,6 +161,7 @@ def test_collectives_reduce_across_the_group(group: None) -> None:
     cpu = torch.device("cpu")
     assert w.mean(3.0, 2.0, cpu) == 3.0
     assert w.mean(-1.5, 0.5, cpu) == -1.5
+    assert w.mean(1 / 3, 3.0, cpu) == 1 / 3  # summed in float64: float32 gives 0.33333334
     assert math.isnan(w.mean(3.0, 0.0, cpu))
     assert w.any(True, cpu) is True and w.any(False, cpu) is False
     w.barrier()
