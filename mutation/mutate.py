@@ -438,10 +438,11 @@ TARGETS: dict[str, Target] = {
         ("tests/infer/test_feed.py", "tests/infer/test_feed_mutants.py"),
     ),
     # the preparing child's tests are `slow` (each prepares demo bars in a child process): with
-    # the default marks 240 of 279 mutants were "no tests"; the subprocess tests kill a parent
+    # the default marks 240 of 279 mutants were "no tests"; the subprocess tests kill a parent.
+    # The child's own functions are called in this process by test_prepare_mutants.py
     "train.prepare": Target(
         "src/foxhunt/train/prepare.py",
-        ("tests/train/test_prepare.py",),
+        ("tests/train/test_prepare.py", "tests/train/test_prepare_mutants.py"),
         skip=(
             "tests/train/test_prepare.py::"
             "test_the_training_process_never_imports_data_preparation_or_the_compiler",
