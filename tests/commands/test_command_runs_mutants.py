@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.commands.conftest import ESCAPE
 
 from foxhunt.cli import build_parser
 from foxhunt.commands import export as export_cmd
@@ -401,3 +402,29 @@ def test_an_interrupted_console_script_ignores_a_further_ctrl_c(
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def test_export_on_a_terminal_spins_on_stderr_and_prints_its_line_plain(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    terminal: None,
+) -> None:
+    """On a colour terminal the status spinner goes to stderr, naming the model, and the
+    summary line has no highlighting (numbers and paths as written, no escape codes); a size
+    in MB is bytes / 10^6 (10^10 bytes: 10000.00, where 10^6 + 1 would print 9999.99)."""
+
+    def fake_export(model: Path, out: Path, fmt: str) -> dict[str, Any]:
+        shapes = {k: [1, 2] for k in ("static", "historical", "known", "quantiles")}
+        return {"out": str(out), "bytes": 10**10, "shapes": shapes, "max_abs_diff": 1.5e-6}
+
+    monkeypatch.setattr("foxhunt.infer.export.export_model", fake_export)
+    a = _args(["export", "--model", str(tmp_path / "run"), "--out", str(tmp_path / "m.onnx")])
+    a.func(a)
+    streams = capsys.readouterr()
+    assert ESCAPE.search(streams.out) is None, streams.out
+    assert streams.out.startswith(f"wrote {tmp_path / 'm.onnx'} (10000.00 MB; inputs static [1, 2]")
+    assert streams.out.endswith("max abs diff 1.50e-06\n")
+    assert ESCAPE.search(streams.err)
+    spun = "".join(streams.err.split())  # the status line wraps at 60 columns
+    assert f"exporting{tmp_path / 'run'}toONNX" in spun
