@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import sys
 import types
 from pathlib import Path
@@ -761,6 +762,7 @@ def _bar_line(err: str) -> list[str]:
         (False, None, "1/5"),
         (True, None, "1/5"),  # nothing finished yet
         (True, 3, "4/5"),  # the bar goes on from the finished trials
+        (False, 3, "1/5"),  # a new search over them (--overwrite) starts from none
     ],
 )
 def test_tune_progress_counts_the_trials_and_resume_goes_on(
@@ -778,7 +780,7 @@ def test_tune_progress_counts_the_trials_and_resume_goes_on(
         (out / "trials.json").write_text(json.dumps([{"number": i} for i in range(earlier)]))
     searched.report = [_trial(earlier or 0, "complete", 0.123456)]
     argv = ["tune", "--bars", str(tmp_path / "b.csv"), "--out", str(out), "--trials", "5"]
-    a = _args([*argv, "--resume"] if resume else argv)
+    a = _args([*argv, "--resume"] if resume else [*argv, "--overwrite"])
     a.func(a)
     assert searched.calls[0][4]["resume"] is resume
     err = capsys.readouterr().err
@@ -960,3 +962,31 @@ def test_tune_progress_draws_the_trials_and_the_trial_in_flight() -> None:
     assert "5/5" in trials and trials.endswith("best val 0.5000")  # pruned trials do not count
     with p.trial_progress(3, 1) as inner:
         assert inner is p
+
+
+def test_tune_progress_shows_no_status_before_there_is_one_and_none_left_over() -> None:
+    """The trials bar has no status until a trial completes, then the lowest validation loss
+    of the completed trials; a new epoch's batch bar starts without the last epoch's loss."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=120, record=True)
+    p = tune_cmd._TuneProgress(5, console)
+    elapsed = r"\d+:\d\d:\d\d"
+    [trials] = _drawn(p, console)
+    assert re.fullmatch(rf"trials .* 0/5 {elapsed}", trials), trials
+    p.trial_done(types.SimpleNamespace(number=0, state="failed", val_loss=None, message="boom"))
+    trials = _drawn(p, console)[-1]
+    assert re.fullmatch(rf"trials .* 1/5 {elapsed}", trials), trials
+    for number, loss in ((1, 0.5), (2, 0.75)):  # the second is worse: the best stays
+        r = types.SimpleNamespace(number=number, state="complete", val_loss=loss, message="")
+        p.trial_done(r)
+    trials = _drawn(p, console)[-1]
+    assert re.fullmatch(rf"trials .* 3/5 {elapsed} best val 0\.5000", trials), trials
+    p.start_epoch(1, 10)
+    p.step(loss=0.25, samples_per_s=50.0, memory_bytes=None)
+    p.end_epoch("epoch 1: val 0.3")
+    p.start_epoch(2, 10)
+    batches = _drawn(p, console)[1]
+    assert re.fullmatch(rf"epoch 2 .* 0/10 {elapsed}", batches), batches
