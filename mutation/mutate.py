@@ -475,6 +475,66 @@ TARGETS: dict[str, Target] = {
         ),
         marks="not gpu",
     ),
+    # Each of these is reached mostly by tests of the trained demo run (`slow`; under `make
+    # mutate` the run is trained once and copied: FOXHUNT_TEST_DEMO_RUN_CACHE) or by
+    # trainings of a few steps; the default maps (their folder's fast tests) left them unscored.
+    # Their own test files, the mutants tests that reach them, and `not gpu`:
+    "infer.export": Target(
+        "src/foxhunt/infer/export.py",
+        ("tests/infer/test_export.py", "tests/infer/test_export_mutants.py"),
+        marks="not gpu",
+    ),
+    "infer.predict": Target(
+        "src/foxhunt/infer/predict.py",
+        (
+            "tests/infer/test_predict.py",
+            "tests/infer/test_predict_mutants.py",
+            "tests/infer/test_bar_interval.py",
+            "tests/infer/test_forecaster_mutants.py",
+            "tests/api/test_forecaster_mutants.py",
+        ),
+        marks="not gpu",
+    ),
+    "infer.evaluate": Target(
+        "src/foxhunt/infer/evaluate.py",
+        (
+            "tests/infer/test_evaluate.py",
+            "tests/infer/test_evaluate_mutants.py",
+            "tests/infer/test_bar_interval.py",
+            "tests/api/test_forecaster_mutants.py",
+        ),
+        marks="not gpu",
+    ),
+    "infer.backtest": Target(
+        "src/foxhunt/infer/backtest.py",
+        (
+            "tests/infer/test_backtest.py",
+            "tests/infer/test_backtest_ensemble.py",
+            "tests/infer/test_backtest_plot.py",
+            "tests/infer/test_backtest_mutants.py",
+        ),
+        marks="not gpu",
+    ),
+    "train.ensemble": Target(
+        "src/foxhunt/train/ensemble.py",
+        (
+            "tests/train/test_ensemble.py",
+            "tests/train/test_ensemble_mutants.py",
+            "tests/commands/test_train_tune_command_mutants.py",
+            "tests/api/test_forecaster_mutants.py",
+        ),
+        marks="not gpu",
+    ),
+    "train.tune": Target(
+        "src/foxhunt/train/tune.py",
+        (
+            "tests/train/test_tune.py",
+            "tests/train/test_tune_mutants.py",
+            "tests/commands/test_tune.py",
+            "tests/commands/test_train_tune_command_mutants.py",
+        ),
+        marks="not gpu",
+    ),
     "classical": Target(
         "src/foxhunt/baselines/classical.py",
         (

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -200,6 +201,25 @@ def test_frame_ts_is_utc_microseconds_and_empty_bars_an_empty_frame() -> None:
     assert only_naive.schema["ts"] == pl.Datetime("us", "UTC")
     empty = _frame([])
     assert empty.shape == (0, 0) and empty.columns == []
+
+
+def test_frame_converts_aware_times_to_utc_whatever_the_machines_zone() -> None:
+    """On a machine whose local zone is not UTC, an aware time is still converted to UTC (not
+    to the local zone) before its zone is dropped."""
+    import time
+
+    saved = os.environ.get("TZ")
+    os.environ["TZ"] = "America/New_York"
+    time.tzset()
+    try:
+        frame = _frame([Bar(ts="2024-03-01T15:31:00+01:00", **ROW)])
+    finally:
+        if saved is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = saved
+        time.tzset()
+    assert frame["ts"].to_list() == [datetime(2024, 3, 1, 14, 31, tzinfo=UTC)]
 
 
 def test_records_write_origin_ts_as_iso_text() -> None:
