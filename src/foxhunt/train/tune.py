@@ -363,8 +363,9 @@ def _run_trial(
     finally:
         shutil.rmtree(root / "checkpoints", ignore_errors=True)
     # A complete trial scores the weights it kept (the start's when no epoch beat them);
-    # a pruned one its best epoch so far.
-    loss = kept if kept is not None else (min(losses) if losses else None)
+    # a pruned one its best finite epoch so far (its last epoch's loss when none is finite).
+    finite = [x for x in losses if math.isfinite(x)]
+    loss = kept if kept is not None else (min(finite) if finite else (losses or [None])[-1])
     if loss is not None and not math.isfinite(loss):
         return ended("failed", message=f"trial {trial.number}: validation loss is {loss}")
     return ended(state, loss)
