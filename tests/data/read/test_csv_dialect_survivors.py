@@ -14,8 +14,10 @@ import pytest
 from foxhunt.data.read.csv_dialect import (
     SAMPLE_LINES,
     CsvDialect,
+    _digit_clocks,
     _sample,
     header_names,
+    headerless_names,
     scan_csv_text,
     sniff_csv,
 )
@@ -119,3 +121,50 @@ def test_scan_csv_text_leaves_decimal_commas_as_text(tmp_path: Path) -> None:
     for path in _containers(tmp_path, data):
         df = scan_csv_text(path, CsvDialect(";", True, True), numeric=PRICES).collect()
         assert df.row(0) == ("2024-01-02 09:30", "4500,25", "4501,5", "4499,75", "4500,0"), path
+
+
+# --- clocks written in digits (Portara's headerless 20240102,0930,...), session 39 ---------
+
+_PRICES = ["4700.25", "4701.5", "4699.75", "4700.5"]
+
+
+def _portara(*rows: tuple[str, str], fields: int = 7) -> list[list[str]]:
+    """Rows of date, clock, four prices and a volume, cut to ``fields``."""
+    return [[date, clock, *_PRICES, "120"][:fields] for date, clock in rows]
+
+
+@pytest.mark.parametrize("fields", [6, 7])
+def test_a_date_seen_with_two_clocks_is_a_digit_clock(fields: int) -> None:
+    """Six fields (no volume) are enough; two clocks on one date are enough."""
+    rows = _portara(("20240102", "0930"), ("20240102", "0931"), fields=fields)
+    assert _digit_clocks(rows)
+    assert headerless_names(rows[0], rows)[:2] == ("date", "time")
+
+
+def test_rows_under_six_fields_are_not_digit_clocks() -> None:
+    assert not _digit_clocks(_portara(("20240102", "0930"), ("20240102", "0931"), fields=5))
+
+
+def test_a_daily_file_whose_dates_do_not_repeat_has_no_digit_clock() -> None:
+    """20240102,930,... with one row per date: 930 is the open, not a clock, even though the
+    second fields differ from row to row."""
+    rows = _portara(("20240102", "930"), ("20240103", "931"), ("20240104", "929"))
+    assert not _digit_clocks(rows)
+    assert headerless_names(rows[0], rows)[:2] == ("timestamp", "open")
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [("2024-01-02", "0931"), ("20240102", "09h31"), ("x", "0931")],
+    ids=["date-with-dashes", "clock-not-digits", "no-date"],
+)
+def test_one_row_without_an_8_digit_date_and_a_digit_clock_rules_it_out(
+    odd: tuple[str, str],
+) -> None:
+    rows = _portara(("20240102", "0930"), ("20240102", "0932"), odd)
+    assert not _digit_clocks(rows)
+
+
+def test_a_single_field_row_is_named_timestamp() -> None:
+    assert headerless_names(["20240102"]) == ("timestamp",)
+    assert headerless_names(["20240102", "4700"]) == ("timestamp", "open")
