@@ -29,6 +29,7 @@ has no ONNX lowering; export the fp32 run and quantise with onnxruntime's own to
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import logging
 import warnings
@@ -239,7 +240,8 @@ def export_model(model_dir: Path, out: Path, *, fmt: str = "onnx") -> dict[str, 
 
     Raises:
         InputError: Bad arguments, a quantised model directory, or an export that does not
-            match PyTorch within tolerance (the file is removed then).
+            match PyTorch within tolerance (nothing is written then, and a file already at
+            ``out`` is left as it was).
     """
     from foxhunt.model.batch import random_batch
     from foxhunt.quantize.model import is_quantized_dir
@@ -265,10 +267,10 @@ def export_model(model_dir: Path, out: Path, *, fmt: str = "onnx") -> dict[str, 
     cfg = loaded.config.model
     model = loaded.model
 
-    def attempt(legacy: bool) -> list[dict[str, Any]]:
-        export_onnx(model, random_batch(cfg, 2), out, legacy=legacy)
+    def attempt(path: Path, legacy: bool) -> list[dict[str, Any]]:
+        export_onnx(model, random_batch(cfg, 2), path, legacy=legacy)
         try:
-            checks = [onnx_parity(model, out, random_batch(cfg, b, seed=b)) for b in (1, 3)]
+            checks = [onnx_parity(model, path, random_batch(cfg, b, seed=b)) for b in (1, 3)]
         except Exception as e:  # onnxruntime raises its own types for graphs it cannot run
             raise InputError(
                 f"ONNX export of {model_dir} does not run in onnxruntime ({first_line(e)})"
@@ -281,7 +283,10 @@ def export_model(model_dir: Path, out: Path, *, fmt: str = "onnx") -> dict[str, 
             )
         return checks
 
-    checks = checked_export(attempt, out)
+    # written beside ``out`` and renamed over it once checked: a failed export leaves a file
+    # already at ``out`` (an earlier export) as it was
+    with atomic_path(out) as staged:
+        checks = checked_export(functools.partial(attempt, staged), staged)
     worst = max(c["max_abs_diff"] for c in checks)
     shapes = {
         "static": ["batch", cfg.n_static],
