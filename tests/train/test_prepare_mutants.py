@@ -78,6 +78,7 @@ def test_the_child_saves_what_prepare_returns_and_leaves_no_temporary_file(
     assert sorted(p.name for p in rows_folder(path).iterdir())
 
 
+@pytest.mark.slow  # the GARCH fit: about 2.5 s
 def test_the_child_chooses_the_scale_and_fits_the_baselines_when_asked(
     tmp_path: Path, bars: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
