@@ -8,7 +8,6 @@ word, and where ``_training`` and ``_record`` look and write."""
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,8 +21,6 @@ import torch
 
 import foxhunt.infer.evaluate as evaluate_mod
 from foxhunt.artifacts.rundir import RunDir
-from foxhunt.config import TFTConfig
-from foxhunt.data.features.table import FeatureSpec
 from foxhunt.data.scale.scaler import ScalerParams
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import DataError, InputError, ModelDirError
@@ -41,56 +38,29 @@ from foxhunt.infer.scores import QuantileScores
 from foxhunt.infer.significance import compare, compare_per_group
 from foxhunt.model.tft import TFT
 
-SPEC = FeatureSpec(
-    ("obs__a", "obs__b"),
-    ("known__c",),
-    ("static__d",),
-    ("target__h1", "target__h2", "target__h3"),
-    0,
+from .forward_fakes import (
+    SPEC,
+    FakeProgress,
+    ForwardRecorder,
+    H,
+    assert_forwarded_in_sevens,
+    tiny_config,
+    windows,
 )
+
 QUANTILES = (0.02, 0.1, 0.5, 0.9, 0.98)
-H = 3
 TARGET_STD = (1e-3, 2e-3, 4e-3)
-T0 = dt.datetime(2024, 1, 2, tzinfo=dt.UTC)
 
 
 def _windows(rows_per_symbol: int = 15) -> WindowDataset:
-    g = np.random.default_rng(0)
-    frames = []
-    for sym in ("ES", "NQ"):
-        ts = [T0 + dt.timedelta(minutes=5 * i) for i in range(rows_per_symbol)]
-        frames.append(
-            pl.DataFrame(
-                {
-                    "ts": ts,
-                    "symbol": [sym] * rows_per_symbol,
-                    **{
-                        c: g.normal(size=rows_per_symbol).astype(np.float32)
-                        for c in (*SPEC.inputs, *SPEC.targets)
-                    },
-                }
-            )
-        )
-    frame = pl.concat(frames).with_columns(pl.col("ts").dt.cast_time_unit("us"))
-    return WindowDataset(frame, SPEC, 4, H, with_target=True)
+    return windows(rows_per_symbol, with_target=True)
 
 
 def _loaded() -> SimpleNamespace:
     """What ``score`` reads of a ``LoadedModel`` (the model left in training mode: ``score``
     must put it in eval mode itself)."""
     torch.manual_seed(0)
-    cfg = TFTConfig(
-        n_static=1,
-        n_historical=2,
-        n_known=1,
-        hidden=8,
-        n_heads=2,
-        lstm_layers=1,
-        encoder_length=4,
-        horizon=H,
-        quantiles=QUANTILES,
-        variable_width=2,
-    )
+    cfg = tiny_config(QUANTILES)
     return SimpleNamespace(
         config=SimpleNamespace(model=cfg, train=SimpleNamespace(precision="bf16")),
         model=TFT(cfg).train(),
@@ -98,34 +68,11 @@ def _loaded() -> SimpleNamespace:
     )
 
 
-class Recorder:
-    """Stands in for ``tft_quantiles``, ``row_forward`` and ``quantile_map``: records what each
-    got and hands back window ``i``'s quantiles ``table[i]`` (sorted, float32)."""
-
-    def __init__(self, n: int, forward: Any = "ROWS") -> None:
-        g = np.random.default_rng(7)
-        table = np.sort(g.normal(size=(n, H, len(QUANTILES))) * 3e-3, axis=-1)
-        self.table = torch.from_numpy(table.astype(np.float32))
-        self.calls: list[dict[str, Any]] = []
-        self.rows: list[torch.Tensor] = []
-        self.forward = forward
-        self.offset = 0
-
-    def tft_quantiles(self, model: Any, batch: Any, qmap: Any, **kw: Any) -> torch.Tensor:
-        b = batch.historical.shape[0]
-        self.calls.append({"model": model, "training": model.training, "qmap": qmap, "b": b, **kw})
-        out = self.table[self.offset : self.offset + b].clone()
-        self.offset += b
-        return out
-
-    def row_forward(self, windows: Any, rows: torch.Tensor) -> Any:
-        self.rows.append(rows.clone())
-        return self.forward
-
-    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setattr(evaluate_mod, "tft_quantiles", self.tft_quantiles)
-        monkeypatch.setattr(evaluate_mod, "row_forward", self.row_forward)
-        monkeypatch.setattr(evaluate_mod, "quantile_map", lambda loaded: ("QMAP", loaded))
+def _recorder(n: int, forward: Any = "ROWS") -> ForwardRecorder:
+    """Window ``i``'s quantiles are ``table[i]`` (sorted, float32)."""
+    g = np.random.default_rng(7)
+    table = np.sort(g.normal(size=(n, H, len(QUANTILES))) * 3e-3, axis=-1)
+    return ForwardRecorder(torch.from_numpy(table.astype(np.float32)), evaluate_mod, forward)
 
 
 class Baseline:
@@ -140,28 +87,15 @@ class Baseline:
         return self.table[start:stop]
 
 
-class FakeProgress:
-    def __init__(self) -> None:
-        self.tasks: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
-        self.updates: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
-
-    def add_task(self, *args: Any, **kw: Any) -> int:
-        self.tasks.append((args, kw))
-        return 3
-
-    def update(self, *args: Any, **kw: Any) -> None:
-        self.updates.append((args, kw))
-
-
 # ---------------------------------------------------------------- score
 
 
 def _score(
     monkeypatch: pytest.MonkeyPatch, *, batch_size: int, progress: Any = None, forward: Any = "ROWS"
-) -> tuple[Any, Recorder, dict[str, Baseline], WindowDataset, SimpleNamespace]:
+) -> tuple[Any, ForwardRecorder, dict[str, Baseline], WindowDataset, SimpleNamespace]:
     windows, loaded = _windows(), _loaded()
     n = len(windows)
-    rec = Recorder(n, forward)
+    rec = _recorder(n, forward)
     rec.install(monkeypatch)
     g = np.random.default_rng(11)
     baselines = {
@@ -217,21 +151,7 @@ def test_score_hands_tft_quantiles_the_model_map_device_precision_and_forward(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _, rec, _, windows, loaded = _score(monkeypatch, batch_size=7)
-    assert len(rec.calls) == 3  # 7 + 7 + 4
-    for call in rec.calls:
-        assert call["model"] is loaded.model
-        assert call["training"] is False
-        assert call["qmap"] == ("QMAP", loaded)
-        assert call["device"] == torch.device("cpu")
-        assert call["precision"] == "bf16"
-        assert call["forward"] == "ROWS"
-        assert set(call) == {"model", "training", "qmap", "b", "device", "precision", "forward"}
-    every = torch.from_numpy(windows.origin_rows())
-    assert [r.tolist() for r in rec.rows] == [
-        every[0:7].tolist(),
-        every[7:14].tolist(),
-        every[14:18].tolist(),
-    ]
+    assert_forwarded_in_sevens(rec, loaded, windows)
 
 
 def test_score_falls_back_to_the_plain_forward(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -240,7 +160,7 @@ def test_score_falls_back_to_the_plain_forward(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_score_reports_progress_per_batch(monkeypatch: pytest.MonkeyPatch) -> None:
-    progress = FakeProgress()
+    progress = FakeProgress(3)
     _score(monkeypatch, batch_size=5, progress=progress)
     assert progress.tasks == [(("evaluate",), {"total": 18})]
     assert progress.updates == [((3,), {"advance": k}) for k in (5, 5, 5, 3)]

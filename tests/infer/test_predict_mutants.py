@@ -19,8 +19,6 @@ import pytest
 import torch
 
 import foxhunt.infer.predict as predict_mod
-from foxhunt.config import TFTConfig
-from foxhunt.data.features.table import FeatureSpec
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.predict import (
@@ -36,57 +34,29 @@ from foxhunt.infer.predict import (
 )
 from foxhunt.model.tft import TFT
 
-SPEC = FeatureSpec(
-    ("obs__a", "obs__b"),
-    ("known__c",),
-    ("static__d",),
-    ("target__h1", "target__h2", "target__h3"),
-    0,
+from .forward_fakes import (
+    T0,
+    FakeProgress,
+    ForwardRecorder,
+    H,
+    assert_forwarded_in_sevens,
+    tiny_config,
+    windows,
 )
+
 QUANTILES = (0.1, 0.5, 0.9)
-H = 3
 UTC_US = ("us", "UTC")  # pa.timestamp(*UTC_US) in the tests: no pyarrow work at import
-T0 = dt.datetime(2024, 1, 2, tzinfo=dt.UTC)
 
 
 def _windows(rows_per_symbol: int = 15) -> WindowDataset:
-    g = np.random.default_rng(0)
-    frames = []
-    for sym in ("ES", "NQ"):
-        ts = [T0 + dt.timedelta(minutes=5 * i) for i in range(rows_per_symbol)]
-        frames.append(
-            pl.DataFrame(
-                {
-                    "ts": ts,
-                    "symbol": [sym] * rows_per_symbol,
-                    **{c: g.normal(size=rows_per_symbol).astype(np.float32) for c in SPEC.inputs},
-                }
-            )
-        )
-    frame = pl.concat(frames).with_columns(pl.col("ts").dt.cast_time_unit("us"))
-    return WindowDataset(frame, SPEC, 4, H, with_target=False)
-
-
-def _model_config() -> TFTConfig:
-    return TFTConfig(
-        n_static=1,
-        n_historical=2,
-        n_known=1,
-        hidden=8,
-        n_heads=2,
-        lstm_layers=1,
-        encoder_length=4,
-        horizon=H,
-        quantiles=QUANTILES,
-        variable_width=2,
-    )
+    return windows(rows_per_symbol, with_target=False)
 
 
 def _loaded(precision: str = "bf16") -> SimpleNamespace:
     """What ``write_forecasts`` reads of a ``LoadedModel``: the config and the model (left in
     training mode: ``write_forecasts`` must put it in eval mode itself)."""
     torch.manual_seed(0)
-    cfg = _model_config()
+    cfg = tiny_config(QUANTILES)
     return SimpleNamespace(
         config=SimpleNamespace(model=cfg, train=SimpleNamespace(precision=precision)),
         model=TFT(cfg).train(),
@@ -104,46 +74,11 @@ def _targets(windows: WindowDataset, closes: np.ndarray) -> pl.DataFrame:
     )
 
 
-class Recorder:
-    """Stands in for ``tft_quantiles``, ``row_forward`` and ``quantile_map``: records what each
-    got and hands back window ``i``'s quantiles ``table[i]`` (float32, unsorted on purpose)."""
-
-    def __init__(self, n: int, forward: Any = "ROWS") -> None:
-        g = np.random.default_rng(7)
-        self.table = (g.normal(size=(n, H, len(QUANTILES))) * 1e-2).astype(np.float32)
-        self.calls: list[dict[str, Any]] = []
-        self.rows: list[torch.Tensor] = []
-        self.forward = forward
-        self.offset = 0
-
-    def tft_quantiles(self, model: Any, batch: Any, qmap: Any, **kw: Any) -> torch.Tensor:
-        b = batch.historical.shape[0]
-        self.calls.append({"model": model, "training": model.training, "qmap": qmap, "b": b, **kw})
-        out = torch.from_numpy(self.table[self.offset : self.offset + b].copy())
-        self.offset += b
-        return out
-
-    def row_forward(self, windows: Any, rows: torch.Tensor) -> Any:
-        self.rows.append(rows.clone())
-        return self.forward
-
-    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setattr(predict_mod, "tft_quantiles", self.tft_quantiles)
-        monkeypatch.setattr(predict_mod, "row_forward", self.row_forward)
-        monkeypatch.setattr(predict_mod, "quantile_map", lambda loaded: ("QMAP", loaded))
-
-
-class FakeProgress:
-    def __init__(self) -> None:
-        self.tasks: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
-        self.updates: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
-
-    def add_task(self, *args: Any, **kw: Any) -> int:
-        self.tasks.append((args, kw))
-        return 7
-
-    def update(self, *args: Any, **kw: Any) -> None:
-        self.updates.append((args, kw))
+def _recorder(n: int, forward: Any = "ROWS") -> ForwardRecorder:
+    """Window ``i``'s quantiles are ``table[i]`` (float32, unsorted on purpose)."""
+    g = np.random.default_rng(7)
+    table = (g.normal(size=(n, H, len(QUANTILES))) * 1e-2).astype(np.float32)
+    return ForwardRecorder(torch.from_numpy(table), predict_mod, forward)
 
 
 # ---------------------------------------------------------------- names and schemas
@@ -271,10 +206,10 @@ def _write(
     long: bool = False,
     progress: Any = None,
     forward: Any = "ROWS",
-) -> tuple[pl.DataFrame, int, Recorder, WindowDataset, Any, np.ndarray, pl.DataFrame, Path]:
+) -> tuple[pl.DataFrame, int, ForwardRecorder, WindowDataset, Any, np.ndarray, pl.DataFrame, Path]:
     windows, loaded = _windows(), _loaded()
     n = len(windows)
-    rec = Recorder(n, forward)
+    rec = _recorder(n, forward)
     rec.install(monkeypatch)
     closes = np.linspace(100.0, 150.0, n)
     targets = _targets(windows, closes)
@@ -310,7 +245,7 @@ def test_write_forecasts_writes_every_number_of_the_wide_table(
     assert fc["target_ts"].to_list() == targets["target_ts"].to_list()
     close = np.repeat(closes, H)
     assert fc["close"].to_list() == close.tolist()
-    q = rec.table.reshape(n * H, len(QUANTILES))
+    q = rec.table.numpy().reshape(n * H, len(QUANTILES))
     ret = fc.select([f"return_q{v:g}" for v in QUANTILES]).to_numpy()
     np.testing.assert_array_equal(ret, q.astype(np.float64))  # as the forward gave them
     price = fc.select([f"price_q{v:g}" for v in QUANTILES]).to_numpy()
@@ -330,21 +265,7 @@ def test_write_forecasts_hands_tft_quantiles_the_model_map_device_precision_and_
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _, _, rec, windows, loaded, *_ = _write(tmp_path, monkeypatch, batch_size=7)
-    assert len(rec.calls) == 3  # 7 + 7 + 4
-    for call in rec.calls:
-        assert call["model"] is loaded.model
-        assert call["training"] is False  # put in eval mode before the first forward
-        assert call["qmap"] == ("QMAP", loaded)
-        assert call["device"] == torch.device("cpu")
-        assert call["precision"] == "bf16"
-        assert call["forward"] == "ROWS"
-        assert set(call) == {"model", "training", "qmap", "b", "device", "precision", "forward"}
-    every = torch.from_numpy(windows.origin_rows())
-    assert [r.tolist() for r in rec.rows] == [
-        every[0:7].tolist(),
-        every[7:14].tolist(),
-        every[14:18].tolist(),
-    ]
+    assert_forwarded_in_sevens(rec, loaded, windows)
 
 
 def test_write_forecasts_falls_back_to_the_plain_forward(
@@ -357,7 +278,7 @@ def test_write_forecasts_falls_back_to_the_plain_forward(
 def test_write_forecasts_reports_progress_per_batch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    progress = FakeProgress()
+    progress = FakeProgress(7)
     _write(tmp_path, monkeypatch, batch_size=5, progress=progress)
     assert progress.tasks == [(("predict",), {"total": 18})]
     assert progress.updates == [((7,), {"advance": k}) for k in (5, 5, 5, 3)]
@@ -380,7 +301,7 @@ def test_write_forecasts_long_form_repeats_each_row_once_per_level(
     close = np.repeat(closes, H * nq)
     assert fc["close"].to_list() == close.tolist()
     assert fc["quantile"].to_list() == list(QUANTILES) * (n * H)
-    q = rec.table.reshape(-1).astype(np.float64)
+    q = rec.table.numpy().reshape(-1).astype(np.float64)
     np.testing.assert_array_equal(fc["return"].to_numpy(), q)
     np.testing.assert_allclose(fc["price"].to_numpy(), close * np.exp(q), rtol=1e-6)
     seen = np.repeat(

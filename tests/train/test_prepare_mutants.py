@@ -31,6 +31,8 @@ from foxhunt.data.sources.demo import write_demo_bars
 from foxhunt.errors import DataError
 from foxhunt.train.prepare import exit_with_parent, prepare, rows_folder
 
+from .test_prepare import _pid_of_exited
+
 
 def _tiny(**train: Any) -> RunConfig:
     return demo().replace(
@@ -252,7 +254,7 @@ def test_the_watchdog_waits_while_the_parent_runs(tmp_path: Path) -> None:
 
 def test_the_watchdog_cleans_up_when_nothing_was_written_yet(tmp_path: Path) -> None:
     codes: list[int] = []
-    exit_with_parent(_gone(), tmp_path / ".prepared.1.pt", poll_s=0.0, exit=codes.append)
+    exit_with_parent(_pid_of_exited(), tmp_path / ".prepared.1.pt", poll_s=0.0, exit=codes.append)
     assert codes == [1] and not list(tmp_path.iterdir())
 
 
@@ -271,7 +273,7 @@ def test_the_watchdog_renames_the_rows_folder_beside_it_before_deleting_it(
 
     monkeypatch.setattr(shutil, "rmtree", rmtree)
     codes: list[int] = []
-    exit_with_parent(_gone(), path, poll_s=0.0, exit=codes.append)
+    exit_with_parent(_pid_of_exited(), path, poll_s=0.0, exit=codes.append)
     assert codes == [1] and not list(tmp_path.iterdir())
     (gone, kw), (rows, kw2) = removed
     assert gone.parent == tmp_path and gone.name.startswith(".prepared.1.gone.")
@@ -291,12 +293,5 @@ def test_the_watchdog_deletes_the_rows_folder_when_the_rename_fails(
 
     monkeypatch.setattr(Path, "rename", refuse)
     codes: list[int] = []
-    exit_with_parent(_gone(), path, poll_s=0.0, exit=codes.append)
+    exit_with_parent(_pid_of_exited(), path, poll_s=0.0, exit=codes.append)
     assert codes == [1] and not list(tmp_path.iterdir())
-
-
-def _gone() -> int:
-    """The pid of a process that has exited and been reaped."""
-    p = subprocess.Popen(["true"])
-    p.wait()
-    return p.pid
