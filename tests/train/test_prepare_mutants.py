@@ -152,6 +152,28 @@ def test_prepare_names_the_bars_and_the_split_without_windows(
     )
 
 
+def test_prepare_passes_the_coordinator_and_the_spill_folder_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under torchrun the rank's world, and the child's window-file folder, reach the
+    pipeline."""
+    seen: list[tuple[Any, ...]] = []
+
+    class Stop(Exception):
+        pass
+
+    def record(bars: Path, cfg: RunConfig, **kw: Any) -> None:
+        seen.append((bars, cfg, kw))
+        raise Stop
+
+    monkeypatch.setattr(prep, "prepare_training_data", record)
+    cfg, world = _tiny(), object()
+    with pytest.raises(Stop):
+        prepare(Path("b.csv"), cfg, choose_scale=False, baselines=False, coordinator=world,
+                spill=Path("rows"))  # fmt: skip
+    assert seen == [(Path("b.csv"), cfg, {"coordinator": world, "spill": Path("rows")})]
+
+
 def test_child_setup_routes_records_at_the_parents_levels_and_starts_the_watchdog(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
