@@ -122,3 +122,16 @@ def assert_forwarded_in_sevens(rec: ForwardRecorder, loaded: Any, windows: Windo
         every[7:14].tolist(),
         every[14:18].tolist(),
     ]
+
+
+def recording(
+    seen: list[tuple[str, tuple[Any, ...], dict[str, Any]]], name: str, result: Any
+) -> Any:
+    """A stand-in for collaborator ``name``: appends ``(name, args, kwargs)`` to ``seen`` and
+    returns ``result``."""
+
+    def fake(*args: Any, **kw: Any) -> Any:
+        seen.append((name, args, kw))
+        return result
+
+    return fake

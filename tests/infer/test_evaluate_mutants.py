@@ -44,6 +44,7 @@ from .forward_fakes import (
     ForwardRecorder,
     H,
     assert_forwarded_in_sevens,
+    recording,
     tiny_config,
     windows,
 )
@@ -319,13 +320,6 @@ def _fake_pipeline(
         "loaded": loaded,
     }
 
-    def rec(name: str, result: Any) -> Any:
-        def fake(*args: Any, **kw: Any) -> Any:
-            seen.append((name, args, kw))
-            return result
-
-        return fake
-
     for name, result in {
         "check_unlocked": None,
         "parse_device": "DEV",
@@ -343,7 +337,7 @@ def _fake_pipeline(
         "_training": training,
         "_record": None,
     }.items():
-        monkeypatch.setattr(evaluate_mod, name, rec(name, result))
+        monkeypatch.setattr(evaluate_mod, name, recording(seen, name, result))
     return seen, loaded, parts
 
 

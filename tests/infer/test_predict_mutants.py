@@ -40,6 +40,7 @@ from .forward_fakes import (
     ForwardRecorder,
     H,
     assert_forwarded_in_sevens,
+    recording,
     tiny_config,
     windows,
 )
@@ -411,13 +412,6 @@ def _fake_pipeline(
     frame = pl.DataFrame({"symbol": ["NQ", "ES", "NQ"]})
     windows = _Windows(n_windows)
 
-    def rec(name: str, result: Any) -> Any:
-        def fake(*args: Any, **kw: Any) -> Any:
-            seen.append((name, args, kw))
-            return result
-
-        return fake
-
     for name, result in {
         "parse_device": "DEV",
         "load_inference_model": "L0",
@@ -433,7 +427,7 @@ def _fake_pipeline(
         "forecast_targets": "TARGETS",
         "write_forecasts": 42,
     }.items():
-        monkeypatch.setattr(predict_mod, name, rec(name, result))
+        monkeypatch.setattr(predict_mod, name, recording(seen, name, result))
     return seen, loaded, frame
 
 

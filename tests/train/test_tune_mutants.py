@@ -387,9 +387,8 @@ def test_only_non_finite_losses_end_the_search_with_the_message(
     assert str(e.value) == "trial 0: validation loss is nan"
 
 
-def test_without_a_completed_or_failed_trial_the_states_are_named(
-    fake: types.SimpleNamespace, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _first_trial_over_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The planner refuses the first trial ("too big") and fits every later one as it is."""
     calls: list[int] = []
 
     def plan_budget(cfg: RunConfig, budget: int, **kw: Any) -> Any:
@@ -399,6 +398,12 @@ def test_without_a_completed_or_failed_trial_the_states_are_named(
         return types.SimpleNamespace(apply=lambda c: c)
 
     monkeypatch.setattr(tune_module, "plan_budget", plan_budget)
+
+
+def test_without_a_completed_or_failed_trial_the_states_are_named(
+    fake: types.SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _first_trial_over_budget(monkeypatch)
     fake.trainer.script = {0: {"raise": optuna.TrialPruned("x"), "run_json": False}}
     seen: list[TrialResult] = []
     settings = TuneSettings(trials=2, memory_budget="5GB")
@@ -435,15 +440,7 @@ def test_a_pruned_trials_corrupt_run_json_is_named(
 def test_a_failure_is_named_before_trials_over_budget(
     fake: types.SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls: list[int] = []
-
-    def plan_budget(cfg: RunConfig, budget: int, **kw: Any) -> Any:
-        calls.append(budget)
-        if len(calls) == 1:
-            raise InputError("too big")
-        return types.SimpleNamespace(apply=lambda c: c)
-
-    monkeypatch.setattr(tune_module, "plan_budget", plan_budget)
+    _first_trial_over_budget(monkeypatch)
     fake.trainer.script = {0: {"raise": InputError("unreadable bars")}}
     with pytest.raises(InputError) as e:
         tune(demo(), fake.bars, fake.out, TuneSettings(trials=2, memory_budget="5GB"))
