@@ -176,3 +176,107 @@ def test_iso_basic_format(tmp_path: Path, spelling: str) -> None:
         f"{spelling.format(m=m)},4700.25,4701,4699.5,4700,{m}\n" for m in MINUTES
     )
     assert _minutes(_write(tmp_path, "ES.csv", text)) == [_utc(9, m) for m in MINUTES]
+
+
+@pytest.mark.parametrize(
+    ("header", "stamp"),
+    [
+        ("t,o,h,l,c,v,n,vw", "{ms},4700.25,4701,4699.5,4700,{m},7,4700"),  # Polygon, Alpaca
+        ("Open time,Open,High,Low,Close,Volume,Close time", "{iso},4700.25,4701,4699.5,4700,{m},x"),
+        ("window_start,open,high,low,close,volume", "{ns},4700.25,4701,4699.5,4700,{m}"),
+        (
+            "time_period_start;time_period_end;price_open;price_high;price_low;price_close;"
+            "volume_traded",
+            "{iso}.0000000Z;x;4700.25;4701;4699.5;4700;{m}",  # CoinAPI
+        ),
+    ],
+)
+def test_timestamp_names_of_data_apis(tmp_path: Path, header: str, stamp: str) -> None:
+    """Polygon's and Alpaca's ``t``, Binance's spreadsheet ``Open time``, Polygon's flat files'
+    ``window_start`` (epoch ns), CoinAPI's ``time_period_start`` and ``price_*`` names."""
+    rows = []
+    for m in MINUTES:
+        at = _utc(9, m)
+        ms = int(at.timestamp()) * 1000
+        iso = at.strftime("%Y-%m-%dT%H:%M:%S")
+        rows.append(stamp.format(ms=ms, ns=ms * 10**6, iso=iso, m=m) + "\n")
+    bars = read_bars(_write(tmp_path, "ES.csv", header + "\n" + "".join(rows)), min_bars=1)
+    assert bars["ts"].to_list() == [_utc(9, m) for m in MINUTES]
+    assert bars["close"].to_list() == [4700.0] * len(MINUTES)
+    assert bars["volume"].to_list() == [float(m) for m in MINUTES]
+
+
+@pytest.mark.parametrize(
+    ("name", "hour"),
+    [("Time (UTC)", 9), ("Time (GMT+2)", 7), ("Time (EET)", 7), ("TIMESTAMP (UTC-5)", 14)],
+)
+def test_a_zone_in_brackets_after_the_time_column_name(
+    tmp_path: Path, name: str, hour: int
+) -> None:
+    """Exports that name their clock in the header (Dukascopy's ``Time (EET)``): the naive
+    times are read in that zone, and ``--tz`` still wins."""
+    text = f"{name},Open,High,Low,Close,Volume\n" + "".join(
+        f"2024.01.02 09:{m}:00,4700.25,4701,4699.5,4700,{m}\n" for m in MINUTES
+    )
+    path = _write(tmp_path, "ES.csv", text)
+    assert _minutes(path) == [_utc(hour, m) for m in MINUTES]
+    opts = ReadOptions(tz="UTC")
+    assert _minutes(path, options=opts) == [_utc(9, m) for m in MINUTES]
+
+
+def test_a_date_column_and_a_time_column_naming_its_zone(tmp_path: Path) -> None:
+    text = "Date,Time (GMT+1),Open,High,Low,Close\n" + "".join(
+        f"02/01/2024,09:{m},4700.25,4701,4699.5,4700\n" for m in MINUTES
+    )
+    assert _minutes(_write(tmp_path, "ES.csv", text), dayfirst=True) == [
+        _utc(8, m) for m in MINUTES
+    ]
+
+
+def test_a_bracketed_zone_that_is_no_zone_is_refused_naming_the_column(tmp_path: Path) -> None:
+    """``ET`` is no zone the database knows: refused, not read as UTC."""
+    text = "Time (ET),Open,High,Low,Close\n2024-01-02 09:30:00,1,1,1,1\n"
+    with pytest.raises(DataError, match=r"ES.csv: column 'Time \(ET\)' names the zone 'ET'.*--tz"):
+        read_bars(_write(tmp_path, "ES.csv", text), min_bars=1)
+
+
+def test_brackets_after_a_price_or_volume_name_are_not_a_zone(tmp_path: Path) -> None:
+    """``Volume (BTC)`` is a unit: not taken for a time, and not read as the volume."""
+    text = "Date (UTC),Open,High,Low,Close,Volume (BTC)\n2024-01-02 09:30,1,1,1,1,5\n"
+    path = _write(tmp_path, "ES.csv", text)
+    from foxhunt.data.read.bars import load_bars
+
+    loaded = load_bars(path)
+    assert loaded.extra == (("Volume (BTC)",),)
+    assert read_bars(path, min_bars=1)["volume"].to_list() == [0.0]
+
+
+@pytest.mark.parametrize(
+    ("stamp", "rows"),
+    [
+        # Dukascopy's Local time: Europe/Berlin's offset changes on 31 March 2024
+        (
+            "{d}.03.2024 {h}:{m}:00.000 GMT+0{o}00",
+            [(30, 9, 1, 8), (31, 9, 2, 7), (31, 9, 2, 7)],
+        ),
+        ("03/{d}/2024 {h}:{m} -05:00", [(30, 9, 5, 14), (31, 9, 5, 14), (31, 10, 5, 15)]),
+    ],
+)
+def test_a_trailing_offset_after_a_vendor_date_is_applied_row_by_row(
+    tmp_path: Path, stamp: str, rows: list[tuple[int, int, int, int]]
+) -> None:
+    lines, want = [], []
+    for i, (day, hour, offset, utc_hour) in enumerate(rows):
+        lines.append(stamp.format(d=day, h=f"{hour:02d}", m=30 + i, o=offset) + ",1,1,1,1\n")
+        want.append(datetime(2024, 3, day, utc_hour, 30 + i, tzinfo=UTC))
+    path = _write(tmp_path, "ES.csv", "Local time,Open,High,Low,Close\n" + "".join(lines))
+    got = read_bars(path, min_bars=1, options=ReadOptions(allow_odd_times=True))
+    assert got["ts"].to_list() == want
+
+
+def test_a_row_without_the_offset_the_others_have_is_named(tmp_path: Path) -> None:
+    text = "Local time,Open,High,Low,Close\n" + "".join(
+        f"02.01.2024 09:{m}:00.000{'' if m == 32 else ' GMT+0100'},1,1,1,1\n" for m in MINUTES
+    )
+    with pytest.raises(DataError, match=r"row 2: unparsable timestamp '02.01.2024 09:32:00.000'"):
+        read_bars(_write(tmp_path, "ES.csv", text), min_bars=1)

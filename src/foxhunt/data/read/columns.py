@@ -4,15 +4,19 @@ Names are compared after trimming, lower-casing and dropping MetaTrader's angle 
 (``<DATE>`` -> ``date``). The first alias found wins:
 
 * timestamp: ``ts``, ``ts_event``, ``timestamp``, ``timestamp_utc``, ``datetime``,
-  ``date_time``, ``date time``, ``gmt time`` (Dukascopy), ``time_utc``, ``open_time``
-  (crypto, epoch ms), ``dates`` (Bloomberg), pandas' index (a *first* unnamed column in a
+  ``date_time``, ``date time``, ``gmt time`` and ``local time`` (Dukascopy), ``time_utc``, ``open_time``
+  (crypto, epoch ms; ``open time`` and ``opentime`` too), ``dates`` (Bloomberg),
+  ``window_start`` (Polygon's flat files), ``time_period_start`` (CoinAPI), ``t`` (Polygon's
+  and Alpaca's aggregates), pandas' index (a *first* unnamed column in a
   CSV: an unnamed column elsewhere is a trailing delimiter's; ``__index_level_0__`` in a
   parquet file); else a date column plus a time
   column (``date`` + ``time``: TradeStation, MetaTrader, Kibot); else ``time`` or ``date``
-  alone.
+  alone. A timestamp, date or time name may end in its zone in brackets (``Time (UTC)``,
+  ``Date (EET)``, ``Time (GMT+2)``): the zone of its naive times (:func:`header_zone`).
 * prices ``open high low close`` (or ``o h l c``, or Bloomberg's ``px_open`` ... ``px_last``;
   the close also as ``last`` (Barchart, IB), ``price`` (Investing.com) or ``close/last``
-  (Nasdaq.com)); volume ``volume``, ``vol``, ``vol.``, ``v``, ``px_volume``, then tick volume
+  (Nasdaq.com); CoinAPI's ``price_open`` ... ``price_close``); volume ``volume``, ``vol``,
+  ``vol.``, ``v``, ``px_volume``, ``volume_traded`` (CoinAPI), then tick volume
   (``tickvol``, ``tick_volume``); a file without one gets volume 0.
 * symbol ``symbol``, ``ticker``, ``instrument``, ``raw_symbol``, else ``instrument_id``
   (Databento without ``map_symbols``).
@@ -23,6 +27,7 @@ the caller keeps it as an input (``read_bars(..., keep=...)``: the user's covari
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 TS_NAMES = (
@@ -34,19 +39,35 @@ TS_NAMES = (
     "date_time",
     "date time",
     "gmt time",
+    "local time",  # Dukascopy, its values with their offset ("... GMT+0100")
     "time_utc",
     "open_time",
     "dates",  # Bloomberg's BDH
+    "open time",  # Binance's spreadsheet export; "openTime" in its API's JSON turned to CSV
+    "opentime",
+    "window_start",  # Polygon's flat files (epoch ns)
+    "time_period_start",  # CoinAPI
+    "t",  # Polygon's and Alpaca's aggregates (epoch ms, or RFC 3339), beside o h l c v
 )
 INDEX_NAMES = ("", "unnamed: 0", "__index_level_0__")
 DATE_NAMES = ("date", "day")
 TIME_NAMES = ("time", "time_of_day")
 ALIASES = {
-    "open": ("open", "o", "px_open"),
-    "high": ("high", "h", "px_high"),
-    "low": ("low", "l", "px_low"),
-    "close": ("close", "c", "last", "price", "close/last", "px_last"),
-    "volume": ("volume", "vol", "vol.", "v", "px_volume", "tickvol", "tick_volume", "tick volume"),
+    "open": ("open", "o", "px_open", "price_open"),
+    "high": ("high", "h", "px_high", "price_high"),
+    "low": ("low", "l", "px_low", "price_low"),
+    "close": ("close", "c", "last", "price", "close/last", "px_last", "price_close"),
+    "volume": (
+        "volume",
+        "vol",
+        "vol.",
+        "v",
+        "px_volume",
+        "volume_traded",
+        "tickvol",
+        "tick_volume",
+        "tick volume",
+    ),
 }
 SYMBOL_NAMES = ("symbol", "ticker", "instrument", "raw_symbol", "instrument_id")
 """The last, ``instrument_id``, is Databento's numeric id in a CSV written without
@@ -82,6 +103,31 @@ class ColumnMap:
     volume: str | None
     symbol: str | None
     extra: tuple[str, ...]
+
+
+_ZONED = re.compile(r"^(?P<name>[^()]*?)\s*\((?P<zone>[^()]+)\)$")
+"""A column name ending in a bracketed zone: ``Time (UTC)``."""
+
+
+def _zoned(name: str) -> tuple[str, str] | None:
+    """``"Time (UTC)"`` -> ``("time", "UTC")`` for a timestamp, date or time name; else None
+    (``Volume (BTC)`` is not a zone: only names of times carry one)."""
+    m = _ZONED.match(name.strip())
+    if m is None:
+        return None
+    base = canonical_name(m["name"])
+    if base not in (*TS_NAMES, *DATE_NAMES, *TIME_NAMES):
+        return None
+    return base, m["zone"].strip()
+
+
+def header_zone(cols: ColumnMap) -> tuple[str, str] | None:
+    """The zone a column of times names in its header, and that column: ``("UTC", "Time
+    (UTC)")``; None when no header names one."""
+    for column in (cols.ts, cols.date, cols.time):
+        if column is not None and (zoned := _zoned(column)) is not None:
+            return zoned[1], column
+    return None
 
 
 def _pick(lower: dict[str, str], names: tuple[str, ...]) -> str | None:
@@ -161,6 +207,9 @@ def map_columns(
     for n in names:
         if n not in chosen.values():
             lower.setdefault(canonical_name(n), n)
+    for n in names:  # "Time (UTC)" read as "time", after any name spelt without a zone
+        if n not in chosen.values() and (zoned := _zoned(n)) is not None:
+            lower.setdefault(zoned[0], n)
     prices = {k: v for k in ("open", "high", "low", "close") if (v := _pick(lower, ALIASES[k]))}
     prices.update({k: chosen[k] for k in ("open", "high", "low", "close") if k in chosen})
     volume = chosen.get("volume") or _pick(lower, ALIASES["volume"])

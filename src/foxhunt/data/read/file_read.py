@@ -18,7 +18,7 @@ import polars as pl
 
 from foxhunt.data.market.contracts import split_contracts
 from foxhunt.data.read.checks import kept_name, unknown_volume
-from foxhunt.data.read.columns import ColumnMap, canonical_name, map_columns
+from foxhunt.data.read.columns import ColumnMap, canonical_name, header_zone, map_columns
 from foxhunt.data.read.files import table_kind
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.scan import scan_table, unreadable
@@ -232,7 +232,16 @@ def _normalise_as(
         # Databento's numbers are a fallback symbol column: --symbol names the one instrument
         cols = replace(cols, symbol=None, extra=(*cols.extra, cols.symbol))
     name = guess_from_name(path) if cols.symbol is None and opts.symbol is None else None
+    stated = header_zone(cols) if opts.tz is None else None
     zone = parse_zone(opts.tz or (name.tz if name and name.tz else "UTC")).name
+    if stated is not None:
+        try:
+            zone = parse_zone(stated[0]).name
+        except DataError:
+            raise DataError(
+                f"{path}: column '{stated[1]}' names the zone {stated[0]!r}, not an IANA name "
+                "or UTC offset; --tz ZONE says which zone its times are in"
+            ) from None
     spell = dict(cols.prices)
     if cols.volume is not None:
         spell["volume"] = cols.volume
@@ -299,9 +308,12 @@ def _normalise_as(
         log.warning("no volume column in %s: volume features will be constant", path)
     ignored = tuple(c for c in cols.extra if c not in spell.values())
     if times.naive and opts.tz is None:
-        why = f"the clock of {name.how}" if name and name.tz else "no zone in the file"
+        if stated is not None:
+            why = f"the header '{stated[1]}'"
+        else:
+            why = f"the clock of {name.how}" if name and name.tz else "no zone in the file"
         guesses.append(f"naive timestamps read as {zone} ({why}); --tz to change")
-        if zone == "UTC":
+        if zone == "UTC" and stated is None:
             log.warning(
                 "naive timestamps in %s taken as UTC; pass --tz ZONE if they are local", path
             )

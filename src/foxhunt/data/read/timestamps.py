@@ -9,7 +9,8 @@ integer/float epochs (unit from the magnitude: s, ms, us, ns; always UTC) and te
   ``2024.01.02 09:30`` (MetaTrader), ``20240102 093000`` (NinjaTrader), ``01/02/2024 09:30``
   (Kibot, TradeStation), ``01.02.2012 00:00:00.000`` (Dukascopy), with or without seconds,
   12-hour clocks (``01/02/2024 02:30 PM``), month names (``Dec 31, 2018``, ``31-Dec-2018``),
-  two-digit years (``01/04/10``: 2010).
+  two-digit years (``01/04/10``: 2010); any of these followed by its UTC offset
+  (``31.12.2021 23:01:00.000 GMT+0100``, Dukascopy's ``Local time``), applied row by row.
 
 Day-first or month-first is decided by the data: ``13/01/2024`` only parses day-first, and when
 every value fits both, the reading whose bars span the shorter time (first to last) wins if the
@@ -90,6 +91,21 @@ _ZONE_SUFFIX = re.compile(r"\d\s+([A-Za-z][A-Za-z_]*(/[A-Za-z][A-Za-z0-9_+\-]*)+
 """A time followed by an IANA zone name (``... 09:30:00 US/Eastern``, as IB writes bars) or by
 ``UTC``/``GMT`` (BigQuery's ``2024-01-02 09:30:00 UTC``). Abbreviations such as ``EST`` are not
 taken: vendors use them for New York time with daylight saving, the zone database for UTC-5."""
+
+
+_TRAILING_OFFSET = r"(\d:\d{2}(?::\d{2}(?:\.\d+)?)?)\s*(?:GMT|UTC)?\s*([+-])(\d{2}):?(\d{2})$"
+"""A clock followed by its UTC offset, written the way ISO 8601 does not have it:
+``31.12.2021 23:01:00.000 GMT+0100`` (Dukascopy's ``Local time``), ``01/02/2024 09:30 -05:00``.
+Each row's own offset is applied (a local clock's offset changes with daylight saving)."""
+
+
+def _offset_minutes(text: pl.Expr) -> pl.Expr:
+    """Each row's trailing offset (:data:`_TRAILING_OFFSET`) in minutes east of UTC; null
+    where a row has none."""
+    parts = text.str.extract_groups(_TRAILING_OFFSET)
+    hours = parts.struct.field("3").cast(pl.Int64, strict=False)
+    minutes = hours * 60 + parts.struct.field("4").cast(pl.Int64, strict=False)
+    return pl.when(parts.struct.field("2") == "-").then(-minutes).otherwise(minutes)
 
 
 def _zone_suffix(sample: str) -> str | None:
@@ -295,6 +311,12 @@ def text_timestamp_expr(
         inner = text_timestamp_expr(lf, bare, tz=zone, dayfirst=dayfirst, where=where)
         spelled = f"{inner.format or 'ISO 8601'} in {zone}"
         return Times(inner.expr, naive=False, format=spelled)
+    offset = re.search(_TRAILING_OFFSET, sample) if sample is not None else None
+    if offset is not None and (not _ISO.match(sample or "") or "GMT" in sample or "UTC" in sample):
+        bare = text.str.replace(_TRAILING_OFFSET, "${1}")
+        inner = text_timestamp_expr(lf, bare, tz="UTC", dayfirst=dayfirst, where=where)
+        expr = inner.expr - pl.duration(minutes=_offset_minutes(text))
+        return Times(expr, naive=False, format=f"{inner.format or 'ISO 8601'} with its UTC offset")
     if sample is not None and _NUMBER.match(sample):
         if _looks_yyyymmdd(lf, text):
             return replace(formatted_expr(text, "yyyymmdd", tz), format="yyyymmdd")
