@@ -11,6 +11,7 @@ import pytest
 
 from foxhunt.data.read.bars import load_bars, read_bars
 from foxhunt.data.read.csv_dialect import CsvDialect, sniff_csv
+from foxhunt.data.read.options import ReadOptions
 from foxhunt.errors import DataError
 
 T0 = datetime(2024, 1, 2, 14, 30, tzinfo=UTC)
@@ -75,7 +76,49 @@ def test_tradestation_date_time(tmp_path: Path) -> None:
     loaded = load_bars(p)
     assert loaded.extra == (("Up", "Down"),)
     assert loaded.spellings[0]["ts"] == "Date+Time"
-    assert _minutes(read_bars(p)) == [0, 1, 2]
+    assert loaded.spellings[0]["volume"] == "Up+Down"
+    bars = read_bars(p)
+    assert _minutes(bars) == [0, 1, 2]
+    assert bars["volume"].to_list() == [22.0, 22.0, 22.0]  # up volume + down volume
+
+
+@pytest.mark.parametrize(
+    "names", [("Up", "Down"), ("UpVol", "DownVol"), ("Up Volume", "Down Volume")]
+)
+def test_up_and_down_volume_sum_to_the_volume(
+    tmp_path: Path, names: tuple[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    up, down = names
+    text = f"Date,Time,Open,High,Low,Close,{up},{down}\n" + "".join(
+        f"01/02/2024,14:3{i},4700.25,4701,4699.5,4700,{i},{10 * i}\n" for i in range(3)
+    )
+    p = _write(tmp_path, "ES.csv", text)
+    with caplog.at_level(logging.WARNING):
+        bars = read_bars(p)
+    assert bars["volume"].to_list() == [0.0, 11.0, 22.0]
+    assert "no volume column" not in caplog.text and "ignored columns" not in caplog.text
+    given = read_bars(p, options=ReadOptions(columns=(f"volume={down}",)))
+    assert given["volume"].to_list() == [0.0, 10.0, 20.0]
+
+
+def test_up_and_down_beside_a_volume_column_are_not_added(tmp_path: Path) -> None:
+    text = "Date,Time,Open,High,Low,Close,Volume,Up,Down\n" + "".join(
+        f"01/02/2024,14:3{i},4700.25,4701,4699.5,4700,5,1,2\n" for i in range(3)
+    )
+    assert read_bars(_write(tmp_path, "ES.csv", text))["volume"].to_list() == [5.0] * 3
+
+
+def test_up_and_down_volume_empty_in_both_reads_0_and_text_in_one_is_named(
+    tmp_path: Path,
+) -> None:
+    rows = ["1,2", ",", "3,4"]
+    text = "Date,Time,Open,High,Low,Close,Up,Down\n" + "".join(
+        f"01/02/2024,14:3{i},4700.25,4701,4699.5,4700,{r}\n" for i, r in enumerate(rows)
+    )
+    assert read_bars(_write(tmp_path, "ES.csv", text))["volume"].to_list() == [3.0, 0.0, 7.0]
+    bad = text.replace("3,4", "3,x")
+    with pytest.raises(DataError, match=r"ES.csv: column 'Up\+Down', row 2"):
+        read_bars(_write(tmp_path, "ES.csv", bad))
 
 
 def test_metatrader_export(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

@@ -17,7 +17,8 @@ Names are compared after trimming, lower-casing and dropping MetaTrader's angle 
   the close also as ``last`` (Barchart, IB), ``price`` (Investing.com) or ``close/last``
   (Nasdaq.com); CoinAPI's ``price_open`` ... ``price_close``); volume ``volume``, ``vol``,
   ``vol.``, ``v``, ``px_volume``, ``volume_traded`` (CoinAPI), then tick volume
-  (``tickvol``, ``tick_volume``); a file without one gets volume 0.
+  (``tickvol``, ``tick_volume``); else the sum of up and down volume (``Up`` + ``Down``:
+  TradeStation, MultiCharts); a file without any gets volume 0.
 * symbol ``symbol``, ``ticker``, ``instrument``, ``raw_symbol``, else ``instrument_id``
   (Databento without ``map_symbols``).
 
@@ -69,6 +70,9 @@ ALIASES = {
         "tick volume",
     ),
 }
+UP_DOWN = (("up", "down"), ("upvol", "downvol"), ("up volume", "down volume"))
+"""TradeStation's and MultiCharts' volume, written as the volume of up ticks and of down ticks:
+the bar's volume is their sum (when the file has no volume column)."""
 SYMBOL_NAMES = ("symbol", "ticker", "instrument", "raw_symbol", "instrument_id")
 """The last, ``instrument_id``, is Databento's numeric id in a CSV written without
 ``map_symbols``: a series per instrument, named by its number (a warning says so)."""
@@ -127,6 +131,18 @@ def header_zone(cols: ColumnMap) -> tuple[str, str] | None:
     for column in (cols.ts, cols.date, cols.time):
         if column is not None and (zoned := _zoned(column)) is not None:
             return zoned[1], column
+    return None
+
+
+def up_down_volume(cols: ColumnMap) -> tuple[str, str] | None:
+    """The up- and down-volume columns (:data:`UP_DOWN`) whose sum is the volume of a file
+    without a volume column; None otherwise."""
+    if cols.volume is not None:
+        return None
+    extra = {canonical_name(n): n for n in cols.extra}
+    for up, down in UP_DOWN:
+        if up in extra and down in extra:
+            return extra[up], extra[down]
     return None
 
 

@@ -18,7 +18,13 @@ import polars as pl
 
 from foxhunt.data.market.contracts import split_contracts
 from foxhunt.data.read.checks import kept_name, unknown_volume
-from foxhunt.data.read.columns import ColumnMap, canonical_name, header_zone, map_columns
+from foxhunt.data.read.columns import (
+    ColumnMap,
+    canonical_name,
+    header_zone,
+    map_columns,
+    up_down_volume,
+)
 from foxhunt.data.read.files import table_kind
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.scan import scan_table, unreadable
@@ -80,6 +86,23 @@ def _value_expr(
     if dtype.is_numeric():
         return c.cast(pl.Float64)
     raise DataError(f"{path}: column '{col}' has type {dtype}, not numbers")
+
+
+def _volume_expr(
+    path: Path, parts: tuple[str, ...], schema: pl.Schema, decimal_comma: bool
+) -> pl.Expr:
+    """The volume: one column, or the sum of up and down volume; NaN where every part is empty
+    (not reported: read as 0 with one warning), null where a part is no number."""
+    value = pl.lit(0.0, dtype=pl.Float64)
+    empty = pl.lit(True)
+    for part in parts:
+        value = value + _value_expr(path, part, schema[part], decimal_comma)
+        raw = pl.col(part)
+        blank = raw.is_null()
+        if schema[part] == pl.String:
+            blank = blank | (raw.str.strip_chars() == "")
+        empty = empty & blank
+    return pl.when(empty).then(float("nan")).otherwise(value)
 
 
 _MISSING = ("", "null", "nan", "none", "n/a", "na", "-")
@@ -243,8 +266,12 @@ def _normalise_as(
                 "or UTC offset; --tz ZONE says which zone its times are in"
             ) from None
     spell = dict(cols.prices)
+    parts = up_down_volume(cols)
     if cols.volume is not None:
         spell["volume"] = cols.volume
+    elif parts is not None:
+        spell["volume"] = "+".join(parts)
+        guesses.append(f"volume read as {' + '.join(parts)}; --columns volume=COLUMN to change")
     try:  # the first reads of the whole file: a malformed one fails here
         times, spell["ts"] = _times(lf, path, schema, cols, zone, dayfirst, opts.ts_format)
     except pl.exceptions.PolarsError as e:
@@ -276,12 +303,7 @@ def _normalise_as(
     comma = scanned.dialect is not None and scanned.dialect.decimal_comma
     for c in VALUE_COLUMNS:
         if c == "volume" and c in spell:  # an empty cell: not reported (read as 0, one warning)
-            value = _value_expr(path, spell[c], schema[spell[c]], comma)
-            raw = pl.col(spell[c])
-            empty = raw.is_null()
-            if schema[spell[c]] == pl.String:
-                empty = empty | (raw.str.strip_chars() == "")
-            exprs.append(pl.when(empty).then(float("nan")).otherwise(value).alias(c))
+            exprs.append(_volume_expr(path, parts or (spell[c],), schema, comma).alias(c))
         elif c in spell:
             exprs.append(
                 _value_expr(path, spell[c], schema[spell[c]], comma, suffixes=False).alias(c)
@@ -304,9 +326,9 @@ def _normalise_as(
     if df.height == 0:
         raise DataError(f"{path}: empty file (no bars)")
     df = unknown_volume(df, path, spell.get("volume"))
-    if cols.volume is None:
+    if cols.volume is None and parts is None:
         log.warning("no volume column in %s: volume features will be constant", path)
-    ignored = tuple(c for c in cols.extra if c not in spell.values())
+    ignored = tuple(c for c in cols.extra if c not in (*spell.values(), *(parts or ())))
     if times.naive and opts.tz is None:
         if stated is not None:
             why = f"the header '{stated[1]}'"
