@@ -280,3 +280,19 @@ def test_a_row_without_the_offset_the_others_have_is_named(tmp_path: Path) -> No
     )
     with pytest.raises(DataError, match=r"row 2: unparsable timestamp '02.01.2024 09:32:00.000'"):
         read_bars(_write(tmp_path, "ES.csv", text), min_bars=1)
+
+
+@pytest.mark.parametrize("name", ["Date/Time", "Time Stamp", "Timestamp UTC", "DATE-TIME"])
+def test_a_timestamp_name_with_other_separators(tmp_path: Path, name: str) -> None:
+    """AmiBroker's ``Date/Time`` and other spellings of the timestamp names."""
+    text = f"Ticker,{name},Open,High,Low,Close,Volume\n" + "".join(
+        f"ES,2024-01-02 09:{m}:00,4700.25,4701,4699.5,4700,{m}\n" for m in MINUTES
+    )
+    assert _minutes(_write(tmp_path, "bars.csv", text)) == [_utc(9, m) for m in MINUTES]
+
+
+def test_a_one_letter_t_is_only_a_time_as_written(tmp_path: Path) -> None:
+    """``T.`` is no spelling of ``t``: the file has no timestamp and says so."""
+    text = "T.,o,h,l,c\n1704187800000,1,1,1,1\n"
+    with pytest.raises(DataError, match=r"missing column 'ts'"):
+        read_bars(_write(tmp_path, "ES.csv", text), min_bars=1)

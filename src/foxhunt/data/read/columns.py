@@ -4,10 +4,11 @@ Names are compared after trimming, lower-casing and dropping MetaTrader's angle 
 (``<DATE>`` -> ``date``). The first alias found wins:
 
 * timestamp: ``ts``, ``ts_event``, ``timestamp``, ``timestamp_utc``, ``datetime``,
-  ``date_time``, ``date time``, ``gmt time`` and ``local time`` (Dukascopy), ``time_utc``, ``open_time``
-  (crypto, epoch ms; ``open time`` and ``opentime`` too), ``dates`` (Bloomberg),
+  ``date_time``, ``date time``, ``gmt time`` and ``local time`` (Dukascopy), ``time_utc``,
+  ``open_time`` (crypto, epoch ms; ``open time`` and ``opentime`` too), ``dates`` (Bloomberg),
   ``window_start`` (Polygon's flat files), ``time_period_start`` (CoinAPI), ``t`` (Polygon's
-  and Alpaca's aggregates), pandas' index (a *first* unnamed column in a
+  and Alpaca's aggregates), any of these with other separators (``Date/Time``: AmiBroker,
+  ``Time Stamp``, ``Timestamp UTC``), pandas' index (a *first* unnamed column in a
   CSV: an unnamed column elsewhere is a trailing delimiter's; ``__index_level_0__`` in a
   parquet file); else a date column plus a time
   column (``date`` + ``time``: TradeStation, MetaTrader, Kibot); else ``time`` or ``date``
@@ -146,6 +147,23 @@ def up_down_volume(cols: ColumnMap) -> tuple[str, str] | None:
     return None
 
 
+def _squash(name: str) -> str:
+    """``"Date/Time"`` -> ``datetime``: letters and digits only."""
+    return re.sub(r"[^a-z0-9]", "", name)
+
+
+def _pick_squashed(lower: dict[str, str], names: tuple[str, ...]) -> str | None:
+    """The first of ``names`` spelt with other separators (``Date/Time``, ``Time Stamp``,
+    ``DATE-TIME``); a one-letter name (``t``) only as written."""
+    squashed: dict[str, str] = {}
+    for n, original in lower.items():
+        squashed.setdefault(_squash(n), original)
+    for n in names:
+        if len(n) > 1 and (hit := squashed.get(_squash(n))) is not None:
+            return hit
+    return None
+
+
 def _pick(lower: dict[str, str], names: tuple[str, ...]) -> str | None:
     for n in names:
         if n in lower:
@@ -235,7 +253,7 @@ def map_columns(
         used = {date, time, volume, symbol, *prices.values()}
         extra = tuple(n for n in names if n not in used)
         return ColumnMap(ts, date, time, prices, volume, symbol, extra)
-    ts = chosen.get("ts") or _pick(lower, TS_NAMES)
+    ts = chosen.get("ts") or _pick(lower, TS_NAMES) or _pick_squashed(lower, TS_NAMES)
     date = time = None
     if ts is None and not index_is_integer:
         # pandas' index: first in a CSV (an empty name elsewhere is a trailing delimiter's),
