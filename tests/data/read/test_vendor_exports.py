@@ -9,6 +9,7 @@ clock taken for the open).
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -240,15 +241,51 @@ def test_a_bracketed_zone_that_is_no_zone_is_refused_naming_the_column(tmp_path:
         read_bars(_write(tmp_path, "ES.csv", text), min_bars=1)
 
 
-def test_brackets_after_a_price_or_volume_name_are_not_a_zone(tmp_path: Path) -> None:
-    """``Volume (BTC)`` is a unit: not taken for a time, and not read as the volume."""
+def test_brackets_after_a_volume_name_are_its_unit_not_a_zone(tmp_path: Path) -> None:
+    """``Volume (BTC)`` is the volume in its unit: read as the volume, not taken for a time."""
     text = "Date (UTC),Open,High,Low,Close,Volume (BTC)\n2024-01-02 09:30,1,1,1,1,5\n"
-    path = _write(tmp_path, "ES.csv", text)
-    from foxhunt.data.read.bars import load_bars
+    bars = read_bars(_write(tmp_path, "ES.csv", text), min_bars=1)
+    assert bars["volume"].to_list() == [5.0]
+    assert bars["ts"].to_list() == [_utc(9, 30)]
 
-    loaded = load_bars(path)
-    assert loaded.extra == (("Volume (BTC)",),)
-    assert read_bars(path, min_bars=1)["volume"].to_list() == [0.0]
+
+def test_the_first_volume_named_with_its_unit_is_the_volume(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """CryptoDataDownload: a link above the header, ``Volume BTC`` (the base currency's,
+    first) beside ``Volume USD``; a plain ``Volume`` column wins over both."""
+    text = (
+        "https://www.CryptoDataDownload.com\nunix,date,symbol,open,high,low,close,Volume BTC,Volume USD\n"
+        + "".join(
+            f"{1704187800 + 60 * i},2024-01-02 09:3{i}:00,BTC/USD,45216,45300,45200,45250,0.{i + 1},{(i + 1) * 4525}\n"
+            for i in range(3)
+        )
+    )
+    with caplog.at_level(logging.WARNING):
+        bars = read_bars(_write(tmp_path, "Bitstamp_BTCUSD_minute.csv", text), min_bars=1)
+    assert bars["volume"].to_list() == [0.1, 0.2, 0.3]
+    assert "no volume column" not in caplog.text
+    plain = text.replace("Volume USD", "Volume")
+    bars = read_bars(_write(tmp_path, "plain.csv", plain), min_bars=1)
+    assert bars["volume"].to_list() == [4525.0, 9050.0, 13575.0]
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "<TICKER>,<PER>,<DTYYYYMMDD>,<TIME>,<OPEN>,<HIGH>,<LOW>,<CLOSE>,<VOL>",  # MetaStock
+        "Ticker,Per,Date_YMD,Time,Open,High,Low,Close,Volume",  # AmiBroker
+        "Ticker,Per,Trade Date,Time,Open,High,Low,Close,Volume",  # CME DataMine
+    ],
+)
+def test_date_column_names_of_metastock_amibroker_and_datamine(tmp_path: Path, header: str) -> None:
+    """Was read as the time column alone: ``093000`` taken for epoch seconds in 1970."""
+    text = (
+        header
+        + "\n"
+        + "".join(f"ES,I,20240102,09{m}00,4700.25,4701,4699.5,4700,{m}\n" for m in MINUTES)
+    )
+    assert _minutes(_write(tmp_path, "bars.csv", text)) == [_utc(9, m) for m in MINUTES]
 
 
 @pytest.mark.parametrize(

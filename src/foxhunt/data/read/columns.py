@@ -11,15 +11,16 @@ Names are compared after trimming, lower-casing and dropping MetaTrader's angle 
   ``Time Stamp``, ``Timestamp UTC``), pandas' index (a *first* unnamed column in a
   CSV: an unnamed column elsewhere is a trailing delimiter's; ``__index_level_0__`` in a
   parquet file); else a date column plus a time
-  column (``date`` + ``time``: TradeStation, MetaTrader, Kibot); else ``time`` or ``date``
-  alone. A timestamp, date or time name may end in its zone in brackets (``Time (UTC)``,
+  column (``date`` + ``time``: TradeStation, MetaTrader, Kibot; the date also as ``trade_date``,
+  ``<DTYYYYMMDD>``, ``Date_YMD``); else ``time`` or ``date`` alone. A timestamp, date or time name may end in its zone in brackets (``Time (UTC)``,
   ``Date (EET)``, ``Time (GMT+2)``): the zone of its naive times (:func:`header_zone`).
 * prices ``open high low close`` (or ``o h l c``, or Bloomberg's ``px_open`` ... ``px_last``;
   the close also as ``last`` (Barchart, IB), ``price`` (Investing.com) or ``close/last``
   (Nasdaq.com); CoinAPI's ``price_open`` ... ``price_close``); volume ``volume``, ``vol``,
   ``vol.``, ``v``, ``px_volume``, ``volume_traded`` (CoinAPI), then tick volume
-  (``tickvol``, ``tick_volume``); else the sum of up and down volume (``Up`` + ``Down``:
-  TradeStation, MultiCharts); a file without any gets volume 0.
+  (``tickvol``, ``tick_volume``), then the first volume named with its unit (``Volume BTC``,
+  ``Volume (USD)``); else the sum of up and down volume (``Up`` + ``Down``: TradeStation,
+  MultiCharts); a file without any gets volume 0.
 * symbol ``symbol``, ``ticker``, ``instrument``, ``raw_symbol``, else ``instrument_id``
   (Databento without ``map_symbols``).
 
@@ -52,7 +53,9 @@ TS_NAMES = (
     "t",  # Polygon's and Alpaca's aggregates (epoch ms, or RFC 3339), beside o h l c v
 )
 INDEX_NAMES = ("", "unnamed: 0", "__index_level_0__")
-DATE_NAMES = ("date", "day")
+DATE_NAMES = ("date", "day", "trade_date", "dtyyyymmdd", "date_ymd")
+"""The last three: CME DataMine's ``Trade Date``, MetaStock's ``<DTYYYYMMDD>``, AmiBroker's
+``Date_YMD`` (names are also matched with other separators)."""
 TIME_NAMES = ("time", "time_of_day")
 ALIASES = {
     "open": ("open", "o", "px_open", "price_open"),
@@ -133,6 +136,18 @@ def header_zone(cols: ColumnMap) -> tuple[str, str] | None:
         if column is not None and (zoned := _zoned(column)) is not None:
             return zoned[1], column
     return None
+
+
+_UNIT_VOLUME = re.compile(r"^vol(ume)?[\s_(]+[a-z]")
+"""A volume named with its unit: ``Volume BTC`` (CryptoDataDownload), ``Volume (USD)``,
+``volume_base``."""
+
+
+def _unit_volume(lower: dict[str, str]) -> str | None:
+    """The first column named as a volume with its unit (the file's order: the base currency's
+    comes first in CryptoDataDownload's ``Volume BTC,Volume USD``), for a file without a plain
+    volume column."""
+    return next((n for key, n in lower.items() if _UNIT_VOLUME.match(key)), None)
 
 
 def up_down_volume(cols: ColumnMap) -> tuple[str, str] | None:
@@ -246,7 +261,7 @@ def map_columns(
             lower.setdefault(zoned[0], n)
     prices = {k: v for k in ("open", "high", "low", "close") if (v := _pick(lower, ALIASES[k]))}
     prices.update({k: chosen[k] for k in ("open", "high", "low", "close") if k in chosen})
-    volume = chosen.get("volume") or _pick(lower, ALIASES["volume"])
+    volume = chosen.get("volume") or _pick(lower, ALIASES["volume"]) or _unit_volume(lower)
     symbol = chosen.get("symbol") or _pick(lower, SYMBOL_NAMES)
     if "date" in chosen:
         ts, date, time = None, chosen["date"], chosen["time"]
@@ -261,7 +276,8 @@ def map_columns(
         first = names[0] if names and canonical_name(names[0]) in INDEX_NAMES[:2] else None
         ts = first if first is not None else _pick(lower, INDEX_NAMES[2:])
     if ts is None:
-        date, time = _pick(lower, DATE_NAMES), _pick(lower, TIME_NAMES)
+        date = _pick(lower, DATE_NAMES) or _pick_squashed(lower, DATE_NAMES)
+        time = _pick(lower, TIME_NAMES) or _pick_squashed(lower, TIME_NAMES)
         if date is None or time is None:
             ts = date or time
             date = time = None
