@@ -84,6 +84,53 @@ def test_grouped_digits_are_not_read_with_a_decimal_comma(tmp_path: Path) -> Non
     assert df["open"][0] == 16800.5
 
 
+@pytest.mark.parametrize(
+    ("header", "rows", "opens", "volumes"),
+    [
+        # a German-locale export: points group the thousands of prices with a decimal comma
+        (True, ["16.750,50;16.757,50;16.750,00;16.757,00;4949", "16.757,00;16.758,50;16.752,00;16.753,50;1.442"], [16750.5, 16757.0], [4949.0, 1442.0]),
+        # the prices alone show the decimal comma; the volume's point groups its thousands
+        (True, ["4520,5;4521,5;4515,0;4516,5;6.340", "4516,5;4518,5;4512,5;4514,5;2.527"], [4520.5, 4516.5], [6340.0, 2527.0]),
+        # without a header: the grouped numbers are numbers, so the first row is a bar
+        (False, ["16.750,50;16.757,50;16.750,00;16.757,00;4949", "16.757,00;16.758,50;16.752,00;16.753,50;4442"], [16750.5, 16757.0], [4949.0, 4442.0]),
+    ],
+)  # fmt: skip
+def test_points_grouping_thousands_beside_a_decimal_comma(
+    tmp_path: Path, header: bool, rows: list[str], opens: list[float], volumes: list[float]
+) -> None:
+    text = ("Date;Time;Open;High;Low;Close;Volume\n" if header else "") + "".join(
+        f"02.01.2024;09:0{i};{r}\n" for i, r in enumerate(rows)
+    )
+    df = read_bars(_write(tmp_path, "FDAX.csv", text), tz="Europe/Berlin")
+    assert df["open"].to_list() == opens and df["volume"].to_list() == volumes
+
+
+def test_a_grouped_price_after_the_sampled_lines_reads_with_the_decimal_comma(
+    tmp_path: Path,
+) -> None:
+    """The dialect is judged on the first lines: ``999,50`` there, ``1.003,00`` later."""
+    prices = [999.5 + 0.5 * i for i in range(100)]
+    text = "Date;Time;Open;High;Low;Close;Volume\n" + "".join(
+        f"02.01.2024;{9 + i // 60:02d}:{i % 60:02d};{_de(p)};{_de(p + 0.5)};{_de(p - 0.5)};{_de(p)};7\n"
+        for i, p in enumerate(prices)
+    )
+    df = read_bars(_write(tmp_path, "FESX.csv", text), tz="Europe/Berlin")
+    assert df["open"].to_list() == prices
+
+
+def _de(x: float) -> str:
+    """``1003.5`` -> ``1.003,50``, as a German locale writes it."""
+    return f"{x:,.2f}".replace(",", "_").replace(".", ",").replace("_", ".")
+
+
+def test_a_point_that_is_no_thousands_group_keeps_the_decimal_point(tmp_path: Path) -> None:
+    """``1.5`` beside ``2,5``: no single locale writes both, so the comma is no decimal
+    comma, and the row with it is named."""
+    text = "date;time;open;high;low;close\n02.01.2024;09:00;1.5;2,5;1;1.5\n"
+    with pytest.raises(DataError, match=r"column 'high', row 0 .*not a number '2,5'"):
+        read_bars(_write(tmp_path, "FDAX.csv", text), tz="Europe/Berlin")
+
+
 def test_twelve_hour_clock(tmp_path: Path) -> None:
     text = "Date,Open,High,Low,Close\n" + "".join(
         f"01/02/2018 {h},1.2,1.3,1.1,1.25\n" for h in ("11:59 AM", "12:00 PM", "01:30 PM")

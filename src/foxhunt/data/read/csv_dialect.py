@@ -43,6 +43,8 @@ DELIMITERS = (",", ";", "\t", "|")
 
 _DOT_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _COMMA_NUMBER = re.compile(r"^[+-]?\d+,\d+$")
+_DOT_GROUPED = re.compile(r"^[+-]?\d{1,3}(\.\d{3})+(,\d+)?$")
+"""Points as thousands separators, in a decimal-comma locale: ``16.750,50``, ``6.340``."""
 _CLOCK = re.compile(r"^\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?$")
 _MIN_FIELDS = 4
 """Fields of the narrowest bar table (a time and three prices, or a close and volume)."""
@@ -124,7 +126,10 @@ def _sample(path: Path) -> list[str]:
 
 def _is_number(cell: str, comma: bool) -> bool:
     cell = cell.strip()
-    return bool(_DOT_NUMBER.match(cell) or (comma and _COMMA_NUMBER.match(cell)))
+    return bool(
+        _DOT_NUMBER.match(cell)
+        or (comma and (_COMMA_NUMBER.match(cell) or _DOT_GROUPED.match(cell)))
+    )
 
 
 def _split(lines: list[str], delimiter: str) -> list[list[str]]:
@@ -201,10 +206,12 @@ def sniff_csv(path: Path) -> CsvDialect:
     first_numbers = sum(_is_number(c, delimiter != ",") for c in first)
     has_header = first_numbers < 4
     cells = [c.strip() for r in rows[int(has_header) :] for c in r]
+    # a point is a thousands separator where every dotted number is grouped in threes and some
+    # number has a decimal comma: "16.750,50", "4520,5" beside a volume of "6.340"
     decimal_comma = (
         delimiter != ","
-        and any(_COMMA_NUMBER.match(c) for c in cells)
-        and not any("." in c and _DOT_NUMBER.match(c) for c in cells)
+        and any(_COMMA_NUMBER.match(c) or ("," in c and _DOT_GROUPED.match(c)) for c in cells)
+        and not any("." in c and _DOT_NUMBER.match(c) and not _DOT_GROUPED.match(c) for c in cells)
     )
     names = None if has_header else headerless_names(first, rows)
     dialect = CsvDialect(delimiter, has_header, decimal_comma, names, skip_lines)

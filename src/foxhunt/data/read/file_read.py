@@ -55,6 +55,10 @@ _SUFFIX = r"^([+-]?\d+(\.\d*)?)([KMB])$"
 _SCALE = {"K": 1e3, "M": 1e6, "B": 1e9}
 
 
+_DOT_GROUPED = r"^[+-]?\d{1,3}(\.\d{3})+(,\d*)?$"
+"""A number with points as thousands separators, as a decimal-comma locale writes it:
+``16.750,50``, ``6.340`` (read only in a file whose dialect has decimal commas)."""
+
 _CURRENCY = r"^[$€£¥]\s*"
 """A currency sign before a price, as some exports write it (``$185.09``)."""
 
@@ -69,6 +73,10 @@ def _value_expr(
     if dtype == pl.String:
         text = c.str.strip_chars().str.replace(_CURRENCY, "")  # Nasdaq.com's "$185.09"
         if decimal_comma:
+            grouped = text.str.contains(_DOT_GROUPED)
+            text = (
+                pl.when(grouped).then(text.str.replace_all(".", "", literal=True)).otherwise(text)
+            )
             text = text.str.replace(",", ".", literal=True)
         else:
             grouped = text.str.contains(_GROUPED)
