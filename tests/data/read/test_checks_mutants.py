@@ -330,7 +330,7 @@ def test_empty_rows_are_dropped_with_one_warning_naming_their_file(
     with caplog.at_level(logging.WARNING, logger=LOGGER):
         got = read_bars(tmp_path)
     assert _messages(caplog) == [
-        f"2 rows of {tmp_path / 'b.csv'} hold no value (blank lines, 'null' rows, a footer; "
+        f"2 rows of {tmp_path / 'b.csv'} hold no value (blank lines, 'null' rows, a footer, the header again; "
         "first: row 3): not bars, dropped"
     ]
     assert got.group_by("symbol").len().sort("symbol").rows() == [("ES", 5), ("NQ", 4)]
@@ -348,7 +348,7 @@ def test_with_future_rows_only_timeless_empty_rows_are_dropped(
     assert got.height == 5
     assert future[0].rows() == [(_day(9), "ES"), (_day(10), "ES")]
     assert _messages(caplog) == [
-        f"1 rows of {path} hold no value (blank lines, 'null' rows, a footer; first: row 7): "
+        f"1 rows of {path} hold no value (blank lines, 'null' rows, a footer, the header again; first: row 7): "
         "not bars, dropped"
     ]
     # not reading future rows: those with a time are dropped as well
@@ -356,7 +356,7 @@ def test_with_future_rows_only_timeless_empty_rows_are_dropped(
     with caplog.at_level(logging.WARNING, logger=LOGGER):
         assert read_bars(path).height == 5
     assert _messages(caplog) == [
-        f"3 rows of {path} hold no value (blank lines, 'null' rows, a footer; first: row 5): "
+        f"3 rows of {path} hold no value (blank lines, 'null' rows, a footer, the header again; first: row 5): "
         "not bars, dropped"
     ]
 
@@ -384,7 +384,7 @@ def test_without_files_the_place_given_is_named(caplog: pytest.LogCaptureFixture
         got = without_empty_rows(df, "somewhere.csv", timed=True)
     assert_frame_equal(got, df.drop("__empty").filter(pl.col("__row") != 1))
     assert _messages(caplog) == [
-        "1 rows of somewhere.csv hold no value (blank lines, 'null' rows, a footer; first: row "
+        "1 rows of somewhere.csv hold no value (blank lines, 'null' rows, a footer, the header again; first: row "
         "1): not bars, dropped"
     ]
 

@@ -402,7 +402,7 @@ def test_rows_without_prices_are_dropped_even_with_a_time(
         1,
     )
     assert (
-        f"1 rows of {csv} hold no value (blank lines, 'null' rows, a footer; first: row 3): not "
+        f"1 rows of {csv} hold no value (blank lines, 'null' rows, a footer, the header again; first: row 3): not "
         "bars, dropped"
     ) in caplog.messages
 

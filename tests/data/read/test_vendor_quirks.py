@@ -369,3 +369,23 @@ def test_a_first_time_of_junk_is_named_not_guessed_from(
     assert str(refused.value).startswith(
         f"{path}: column 'ts', row 0: unparsable timestamp '{junk}'"
     )
+
+
+def test_the_header_again_inside_the_file_is_no_bar(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two exports joined with ``cat``: the second header is dropped like a blank line, named
+    in the warning; a row with a price and text elsewhere is still refused."""
+    header = "timestamp,open,high,low,close,volume\n"
+    part = [f"2024-01-02 14:3{i}:00,4700.25,4701,4699.5,4700,{i}\n" for i in range(4)]
+    text = header + "".join(part[:2]) + header + "".join(part[2:])
+    with caplog.at_level(logging.WARNING):
+        df = read_bars(_write(tmp_path, "ES.csv", text))
+    assert df["volume"].to_list() == [0.0, 1.0, 2.0, 3.0]
+    assert "1 rows of" in caplog.text and "the header again; first: row 2" in caplog.text
+    half = text.replace(
+        "timestamp,open,high,low,close,volume\n2024-01-02 14:32",
+        "x,open,1,low,close,volume\n2024-01-02 14:32",
+    )
+    with pytest.raises(DataError, match="row 2"):
+        read_bars(_write(tmp_path, "ES.csv", half))

@@ -98,8 +98,8 @@ def without_empty_rows(
     if n == df.height:
         raise DataError(f"{where}: no bars: all {n} rows hold no value")
     log.warning(
-        "%d rows of %s hold no value (blank lines, 'null' rows, a footer; first: row %s): "
-        "not bars, dropped",
+        "%d rows of %s hold no value (blank lines, 'null' rows, a footer, the header again; "
+        "first: row %s): not bars, dropped",
         n,
         where,
         first[_ROW],

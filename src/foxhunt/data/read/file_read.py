@@ -119,15 +119,19 @@ _MISSING = ("", "null", "nan", "none", "n/a", "na", "-")
 
 def _no_value(columns: list[str], schema: pl.Schema) -> pl.Expr:
     """True where every one of ``columns`` is missing as written (not where it is text that is
-    no number: that row is refused by name)."""
-    empty = []
+    no number: that row is refused by name), or is its column's name (a repeated header)."""
+    empty, header = [], []
     for col in columns:
         raw = pl.col(col)
         if schema[col] == pl.String:
-            empty.append(raw.is_null() | raw.str.strip_chars().str.to_lowercase().is_in(_MISSING))
+            text = raw.str.strip_chars().str.to_lowercase()
+            empty.append(raw.is_null() | text.is_in(_MISSING))
+            header.append(text == col.strip().lower())
         else:
             empty.append(raw.cast(pl.Float64, strict=False).fill_nan(None).is_null())
-    return pl.all_horizontal(empty)
+            header.append(pl.lit(False))
+    # the header again (files joined with `cat`): its values are the columns' names
+    return pl.all_horizontal(empty) | pl.all_horizontal(header)
 
 
 def _claimed_interval(path: Path) -> timedelta | None:
