@@ -286,6 +286,7 @@ TARGETS: dict[str, Target] = {
             "tests/data/market/test_instruments_survivors.py",
             "tests/data/features/test_static.py",  # the static features of each instrument
             "tests/data/read/test_vendor_files.py",  # symbols resolved from vendor files
+            "tests/data/read/test_vendor_names.py",  # AAPL.US, CL.US, OKX's BTC-USDT-SWAP
         ),
     ),
     "plausibility": Target(

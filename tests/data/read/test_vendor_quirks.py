@@ -225,7 +225,7 @@ def test_guess_lines_deduplicate_then_merge_symbol_lines_past_the_most() -> None
         ("ES1!_15min.csv", "ES", "the file name (a continuous contract)", None, 15),
         ("@NQ#C.csv", "NQ", "the file name (a continuous contract)", None, None),
         ("ES2!.csv", "ES2", "the file name", None, None),
-        ("BTC-USDT-SWAP.csv", "BTC", "the file name", None, None),
+        ("BTC-USDT-SWAP.csv", "BTC-USDT-SWAP", "the file name", None, None),
         ("btc-perp-2022.csv", "BTC-PERP", "the file name", None, None),
         ("AAPL Historical Data.csv", "AAPL", "Investing.com's file name", None, None),
         ("ES_FUT_daily.csv.gz", "ES", "the file name", None, 1440),

@@ -8,8 +8,9 @@ A symbol resolves to an :class:`Instrument` in this order (:func:`resolve`):
    ``ESZ24``, ``ES.c.0``, ``ES_FUT``, ``6EH4`` all resolve to ``ES`` / ``6E``;
 3. inference from the symbol's shape: spot FX pairs (``GBPUSD``, ``GBP/USD``, ``EUR_USD``),
    crypto (``BTCUSD``, ``BTCUSDT``, ``BTC-PERP``, ``ETH/USDC``), ETFs and cash indices from a
-   short list, then stock tickers (``AAPL``, ``BRK.B``) — each its own asset class with its own
-   calendar, never a future's contract economics;
+   short list, then stock tickers (``AAPL``, ``BRK.B``; Stooq's and EODHD's ``AAPL.US`` is a US
+   listing, read as ``AAPL``, and never a future's root: ``CL.US`` is a stock) — each its own
+   asset class with its own calendar, never a future's contract economics;
 4. anything else is ``unknown``: tick size from the data (:func:`infer_tick_size`), point value 1,
    the 24/7 calendar.
 
@@ -92,6 +93,14 @@ def futures_root(symbol: str, roots: Iterable[str]) -> str | None:
     return c.group(1) if c and c.group(1) in roots else None
 
 
+def _us_listing(symbol: str) -> str | None:
+    """The ticker of a US listing spelt with its market, as Stooq and EODHD do (``AAPL.US``,
+    ``BRK-B.US`` -> ``AAPL``, ``BRK-B``), or None."""
+    s = symbol.strip().upper()
+    bare = s.removesuffix(".US")
+    return bare if bare != s and _STOCK.match(bare) else None
+
+
 def _spot_fx(symbol: str) -> tuple[str, str] | None:
     s = symbol.strip().upper()
     parts = [p for p in _SEP.split(s) if p]
@@ -138,6 +147,8 @@ def infer_instrument(symbol: str, tick_size: float | None = None) -> Instrument:
         The guessed instrument (asset class ``unknown`` when nothing matched).
     """
     s = symbol.strip().upper()
+    if bare := _us_listing(s):
+        return infer_instrument(bare, tick_size)  # as QQQ.US was QQQ, an ETF, before
     if fx := _spot_fx(s):
         tick = 0.001 if fx[1] == "JPY" else 0.00001
         return Instrument(s, tick, 1.0, fx[1], "spot_fx", "fx_24x5")
@@ -197,8 +208,11 @@ def lookup(symbol: str, table: Mapping[str, Instrument] | None = None) -> Instru
         return user[root]
     if key in FUTURES:
         return FUTURES[key]
-    # A pair, CFD or perpetual (BTC-PERP, XAUUSD) must not match a future by its leading letters.
+    # A pair, CFD, perpetual or US listing (BTC-PERP, XAUUSD, CL.US) must not match a future by
+    # its leading letters.
     if _spot_fx(symbol) is not None or _crypto(symbol) is not None or _cfd(symbol) is not None:
+        return None
+    if _us_listing(symbol) is not None:
         return None
     root = futures_root(symbol, FUTURES)
     return None if root is None else FUTURES[root]

@@ -9,10 +9,18 @@ A file without a symbol column takes its symbol from its name; some vendors' nam
   exchange's: F_AD is the Australian dollar);
 * Investing.com: ``US 500 Futures Historical Data.csv`` -> ``ES`` for the common futures
   (:data:`INVESTING_NAMES`; any other such name is refused: pass ``--symbol``), daily bars;
+* TradingView's export, ``EXCHANGE_SYMBOL, INTERVAL``: ``NASDAQ_AAPL, 5.csv`` -> ``AAPL``,
+  5-minute bars (``CME_MINI_ES1!, 5.csv`` -> ``ES``; intervals in minutes, ``30S``, ``1D``;
+  ``1W`` and ``1M``, a month, claim none);
+* Quandl's (Nasdaq Data Link's) continuous futures, ``CHRIS-CME_CL1.csv`` -> ``CL`` (its
+  exchange, root and contract number: ``CHRIS-CME_CL2`` is ``CL2``);
+* a leading period is no symbol (Alpha Vantage's ``daily_MSFT.csv``,
+  ``monthly_adjusted_MSFT.csv``, ``intraday_5min_MSFT.csv`` -> ``MSFT``);
 * a pair written with a separator: ``EUR_USD`` -> ``EURUSD``, ``BTC-USD`` -> ``BTCUSD``;
 * a continuous-futures code: ``ES1!`` (TradingView), ``@ES#`` (IQFeed, TradeStation) -> ``ES``;
 * otherwise the stem's leading run of letters and digits, upper-cased (``ES_FUT_small`` ->
-  ``ES``), a perpetual keeping its marker (``btc-perp-2022.csv`` -> ``BTC-PERP``).
+  ``ES``), a perpetual keeping its marker and quote (``btc-perp-2022.csv`` -> ``BTC-PERP``,
+  OKX's ``BTC-USDT-SWAP.csv`` -> ``BTC-USDT-SWAP``).
 
 An interval token in the name (``5min``, ``1m``, ``m1``, ``H1``, ``D1``, ``daily``) is what the
 file claims to hold; the time-axis check (:mod:`foxhunt.data.read.time_axis`) compares it with the
@@ -69,8 +77,26 @@ INVESTING_NAMES = {
     "us wheat futures": "ZW",
 }
 """Investing.com's names of the common futures -> their CME roots (others need ``--symbol``)."""
+_TRADINGVIEW = re.compile(
+    r"^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)*?_([A-Za-z0-9][^_,\s]*), (\d+[SDWM]?|[SDWM])"
+    r"(?:_[A-Za-z0-9]+)?(?: \(\d+\))?$"
+)
+"""TradingView's export name ``EXCHANGE_SYMBOL, INTERVAL`` (the exchange may hold ``_``:
+``CME_MINI_ES1!, 5``), perhaps with a download suffix (``_a1b2c``, `` (1)``)."""
+_TV_UNITS = {"": timedelta(minutes=1), "S": timedelta(seconds=1), "D": timedelta(days=1)}
+"""TradingView's interval units that are fixed lengths (``W`` and ``M``, a month, are not)."""
+_CHRIS = re.compile(r"^CHRIS[-_]([A-Z]+)_([A-Z0-9]+?)(\d{1,2})$", re.IGNORECASE)
+"""Quandl's continuous futures ``CHRIS/CME_CL1`` saved as ``CHRIS-CME_CL1``: exchange, root,
+contract number."""
+_PERIOD_PREFIX = re.compile(
+    r"^(?:intraday_\d+min|daily|weekly|monthly)(?:_adjusted)?_(?=[A-Za-z0-9])", re.IGNORECASE
+)
+"""A period before the symbol, as Alpha Vantage names its downloads (``daily_MSFT``)."""
 _LEADING = re.compile(r"[A-Za-z0-9]+")
-_PERP_SUFFIX = re.compile(r"[-_.](perp|swap)(?![a-z])", re.IGNORECASE)
+_PERP_SUFFIX = re.compile(
+    rf"[-_.](?:({'|'.join(CRYPTO_QUOTES)})[-_.])?(perp|swap)(?![a-z])", re.IGNORECASE
+)
+"""A perpetual's marker after the base, perhaps after its quote (``-perp``, ``-USDT-SWAP``)."""
 _TOKEN = re.compile(r"[-_. ]+")
 _COUNT_UNIT = re.compile(
     r"^(\d+)(s|sec|secs|second|seconds|m|min|mins|minute|minutes|h|hr|hour|hours|d|day|days)$"
@@ -132,6 +158,18 @@ def guess_from_name(path: Path) -> NameGuess:
             return NameGuess(m.group(1).upper(), "histdata's file name", HISTDATA_TZ, interval)
     if _QUANTIACS.match(stem):
         return NameGuess(stem.upper(), "Quantiacs' file name (F_ROOT)")
+    tv = _TRADINGVIEW.match(stem)
+    if tv:
+        return _tradingview(tv.group(1), tv.group(2))
+    chris = _CHRIS.match(stem)
+    if chris:
+        root, number = chris.group(2).upper(), int(chris.group(3))
+        symbol = root if number == 1 else f"{root}{number}"  # as ES2! is ES2: not the root
+        return NameGuess(symbol, "Quandl's file name (CHRIS continuous futures)")
+    whole = stem  # what the name claims of the interval, the period prefix included
+    period = _PERIOD_PREFIX.match(stem)
+    if period:
+        stem = stem[period.end() :]
     pair = _PAIR.match(stem)
     if pair and (
         not _is_pair(pair.group(1).upper(), pair.group(2).upper()) or _PERP_SUFFIX.search(stem)
@@ -150,18 +188,29 @@ def guess_from_name(path: Path) -> NameGuess:
         return NameGuess(title.upper(), "Investing.com's file name")
     if pair:
         symbol = (pair.group(1) + pair.group(2)).upper()
-        return NameGuess(symbol, "the file name (a pair)", None, _interval(stem))
+        return NameGuess(symbol, "the file name (a pair)", None, _interval(whole))
     continuous = _CONTINUOUS.match(stem)
     if continuous:
         root = (continuous.group(1) or continuous.group(2)).upper()
-        return NameGuess(root, "the file name (a continuous contract)", None, _interval(stem))
+        return NameGuess(root, "the file name (a continuous contract)", None, _interval(whole))
     m = _LEADING.match(stem)
     if not m:
         raise DataError(f"{path}: no symbol column and no symbol in the file name; pass --symbol")
     symbol = m.group(0).upper()
     perp = _PERP_SUFFIX.match(stem, m.end())
-    symbol = f"{symbol}-{perp.group(1).upper()}" if perp else symbol
-    return NameGuess(symbol, "the file name", None, _interval(stem))
+    if perp:
+        symbol = "-".join(p.upper() for p in (symbol, *perp.groups()) if p)
+    return NameGuess(symbol, "the file name", None, _interval(whole))
+
+
+def _tradingview(symbol: str, interval: str) -> NameGuess:
+    """The guess of a TradingView export name's symbol and interval (``5``, ``1D``, ``W``)."""
+    continuous = _CONTINUOUS.fullmatch(symbol)
+    if continuous:
+        symbol = continuous.group(1) or continuous.group(2)
+    count, unit = interval.rstrip("SDWM") or "1", interval.lstrip("0123456789")
+    claim = _TV_UNITS[unit] * int(count) if unit in _TV_UNITS and int(count) > 0 else None
+    return NameGuess(symbol.upper().rstrip("!"), "TradingView's file name", None, claim)
 
 
 def guess_lines(per_file: tuple[tuple[str, ...], ...], most: int = 12) -> list[str]:

@@ -1,0 +1,182 @@
+"""Symbols and claimed intervals from vendors' file names (:func:`guess_from_name`), and the
+instruments those symbols resolve to."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from foxhunt.data.market.instruments import infer_instrument, lookup, resolve, resolve_bars
+from foxhunt.data.read.bars import read_bars
+from foxhunt.data.read.vendors import NameGuess, guess_from_name
+
+
+def _minutes(minutes: float | None) -> timedelta | None:
+    return None if minutes is None else timedelta(minutes=minutes)
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol", "minutes"),
+    [
+        ("NASDAQ_AAPL, 5.csv", "AAPL", 5),
+        ("BINANCE_BTCUSDT, 60.csv", "BTCUSDT", 60),
+        ("CME_MINI_ES1!, 5.csv", "ES", 5),  # the exchange holds a '_'; ES1! is the front month
+        ("COMEX_GC2!, 240.csv", "GC2", 240),  # as ES2! is ES2: only 1! gives the root
+        ("NASDAQ_AAPL, 1D.csv", "AAPL", 1440),
+        ("FX_IDC_EURUSD, 30S.csv", "EURUSD", 0.5),
+        ("BYBIT_BTCUSDT.P, 1W.csv", "BTCUSDT.P", None),  # a week: no claim
+        ("NYSE_BRK.B, 1M.csv", "BRK.B", None),  # 1M is a month, not a minute
+        ("NASDAQ_MSFT, 15_3f2a1.csv", "MSFT", 15),  # a download suffix
+    ],
+)
+def test_tradingview_export_names(name: str, symbol: str, minutes: float | None) -> None:
+    assert guess_from_name(Path(name)) == NameGuess(
+        symbol, "TradingView's file name", None, _minutes(minutes)
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol", "minutes"),
+    [
+        ("BTC-USDT-SWAP.csv", "BTC-USDT-SWAP", None),
+        ("BTC-USDT-SWAP_okx_1m.csv", "BTC-USDT-SWAP", 1),
+        ("eth_usd_perp.csv", "ETH-USD-PERP", None),
+    ],
+)
+def test_a_perpetual_with_its_quote_keeps_both(name: str, symbol: str, minutes: int | None) -> None:
+    guess = guess_from_name(Path(name))
+    assert (guess.symbol, guess.interval) == (symbol, _minutes(minutes))
+    # a crypto perpetual on the 24x7 calendar, not CME's Bitcoin future
+    assert lookup(guess.symbol) is None
+    inst = resolve(guess.symbol, warn=False)
+    assert (inst.asset_class, inst.calendar) == ("crypto", "24x7")
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol", "calendar"),
+    [
+        ("CHRIS-CME_CL1.csv", "CL", "cme_energy"),
+        ("CHRIS-CME_ES1.csv", "ES", "cme_equity"),
+        ("CHRIS-ICE_B1.csv", "B", None),
+        ("CHRIS-CME_CL2.csv", "CL2", None),  # the second month keeps its number
+    ],
+)
+def test_quandl_continuous_futures_names(name: str, symbol: str, calendar: str | None) -> None:
+    guess = guess_from_name(Path(name))
+    assert guess == NameGuess(symbol, "Quandl's file name (CHRIS continuous futures)")
+    if calendar is not None:
+        assert resolve(symbol, warn=False).calendar == calendar
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol", "minutes"),
+    [
+        ("daily_MSFT.csv", "MSFT", 1440),
+        ("daily_adjusted_MSFT.csv", "MSFT", 1440),
+        ("weekly_MSFT.csv", "MSFT", None),
+        ("monthly_adjusted_MSFT.csv", "MSFT", None),
+        ("intraday_5min_MSFT.csv", "MSFT", 5),
+        ("intraday_60min_IBM.csv", "IBM", 60),
+        ("daily_EUR_USD.csv", "EURUSD", 1440),  # what follows the period reads as ever
+    ],
+)
+def test_a_leading_period_is_no_symbol(name: str, symbol: str, minutes: int | None) -> None:
+    guess = guess_from_name(Path(name))
+    assert (guess.symbol, guess.interval) == (symbol, _minutes(minutes))
+
+
+@pytest.mark.parametrize("ticker", ["AAPL", "MSFT", "BRK-B", "CL", "HE"])
+def test_a_us_listing_resolves_as_the_bare_ticker(ticker: str) -> None:
+    """Stooq's and EODHD's ``AAPL.US``: the stock ``AAPL`` on xnys (as ``QQQ.US`` was already
+    the ETF ``QQQ``), never a future's root (CL.US is Colgate-Palmolive, not crude oil) nor an
+    unknown on 24x7."""
+    listed = f"{ticker}.US"
+    assert lookup(listed) is None
+    for got in (infer_instrument(listed), resolve(listed, warn=False)):
+        assert got == infer_instrument(ticker)
+        assert (got.asset_class, got.calendar) == ("stock", "xnys")
+
+
+def test_a_stooq_file_with_its_ticker_column_is_a_us_stock(tmp_path: Path) -> None:
+    path = tmp_path / "aapl.us.txt"
+    path.write_text(
+        "<TICKER>,<PER>,<DATE>,<TIME>,<OPEN>,<HIGH>,<LOW>,<CLOSE>,<VOL>,<OPENINT>\n"
+        "AAPL.US,5,20240102,153500,185.00,185.02,184.90,184.91,3226,0\n"
+        "AAPL.US,5,20240102,154000,184.91,184.94,184.88,184.92,2345,0\n"
+    )
+    bars = read_bars(path)
+    assert bars["symbol"].unique().to_list() == ["AAPL.US"]
+    inst = resolve_bars(bars)["AAPL.US"]
+    assert (inst.root, inst.asset_class, inst.calendar) == ("AAPL", "stock", "xnys")
+
+
+def test_a_tradingview_file_reads_its_symbol_from_the_name(tmp_path: Path) -> None:
+    start = int(datetime(2024, 1, 2, 14, 30, tzinfo=UTC).timestamp())
+    path = tmp_path / "CME_MINI_ES1!, 5.csv"
+    path.write_text(
+        "time,open,high,low,close,Volume\n"
+        + "".join(f"{start + 300 * i},4770.25,4771.00,4769.75,4770.50,100\n" for i in range(3))
+    )
+    assert read_bars(path)["symbol"].unique().to_list() == ["ES"]
+
+
+@pytest.mark.parametrize(
+    ("name", "guess"),
+    [
+        ("btc-perp-2022.csv", NameGuess("BTC-PERP", "the file name")),
+        (
+            "btc-perp-20211231-20220201_1m.csv",
+            NameGuess("BTC-PERP", "the file name", None, timedelta(minutes=1)),
+        ),
+        ("BTC-USD.csv", NameGuess("BTCUSD", "the file name (a pair)")),
+        (
+            "eth_usdt_1m.csv",
+            NameGuess("ETHUSDT", "the file name (a pair)", None, timedelta(minutes=1)),
+        ),
+        ("ES1!.csv", NameGuess("ES", "the file name (a continuous contract)")),
+        (
+            "ES1!_15min.csv",
+            NameGuess("ES", "the file name (a continuous contract)", None, timedelta(minutes=15)),
+        ),
+        ("ES2!.csv", NameGuess("ES2", "the file name")),
+        ("@NQ#C.csv", NameGuess("NQ", "the file name (a continuous contract)")),
+        (
+            "HISTDATA_COM_ASCII_EURUSD_M12018.zip",
+            NameGuess("EURUSD", "histdata's file name", "America/New_York", timedelta(minutes=1)),
+        ),
+        (
+            "DAT_ASCII_EURUSD_M1_2018.csv",
+            NameGuess("EURUSD", "histdata's file name", "America/New_York", timedelta(minutes=1)),
+        ),
+        ("EUR_USD Historical Data.csv", NameGuess("EURUSD", "the file name (a pair)")),
+        ("US 500 Futures Historical Data.csv", NameGuess("ES", "Investing.com's file name")),
+        ("AAPL Historical Data.csv", NameGuess("AAPL", "Investing.com's file name")),
+        (
+            "ESZ4.GLBX_5min_bars_20241001.csv",
+            NameGuess("ESZ4", "the file name", None, timedelta(minutes=5)),
+        ),
+        ("F_CL.txt", NameGuess("F_CL", "Quantiacs' file name (F_ROOT)")),
+        ("ES_FUT_daily.csv.gz", NameGuess("ES", "the file name", None, timedelta(days=1))),
+        ("daily.csv", NameGuess("DAILY", "the file name", None, timedelta(days=1))),
+        ("aapl.us.txt", NameGuess("AAPL", "the file name")),
+        ("AAPL.US_5m.csv", NameGuess("AAPL", "the file name", None, timedelta(minutes=5))),
+    ],
+)
+def test_names_that_read_as_before(name: str, guess: NameGuess) -> None:
+    """Regression guard: names the rules above must leave as they were."""
+    assert guess_from_name(Path(name)) == guess
+
+
+def test_names_as_before_resolve_as_before() -> None:
+    """Regression guard: a bare root is still the future, a bare ticker still a stock."""
+    assert resolve("CL", warn=False).calendar == "cme_energy"
+    assert resolve("ES.F", warn=False).root == "ES"  # Stooq's futures suffix: the future
+    assert (resolve("AAPL", warn=False).root, resolve("AAPL", warn=False).calendar) == (
+        "AAPL",
+        "xnys",
+    )
+    assert resolve("BTC-PERP", warn=False).asset_class == "crypto"
+    assert resolve("BRK.B", warn=False).asset_class == "stock"
+    assert resolve("SPY.US", warn=False) == infer_instrument("SPY")  # an ETF, as before
