@@ -333,3 +333,46 @@ def test_a_one_letter_t_is_only_a_time_as_written(tmp_path: Path) -> None:
     text = "T.,o,h,l,c\n1704187800000,1,1,1,1\n"
     with pytest.raises(DataError, match=r"missing column 'ts'"):
         read_bars(_write(tmp_path, "ES.csv", text), min_bars=1)
+
+
+YF_ROWS = [
+    "2024-01-02 14:30:00+00:00,184.96,185.03,184.95,185.0,3759",
+    "2024-01-02 14:31:00+00:00,185.01,185.04,184.94,184.96,2048",
+]
+
+
+@pytest.mark.parametrize("index", ["Datetime", "Date"])
+def test_a_yfinance_download_with_its_columns_in_levels(tmp_path: Path, index: str) -> None:
+    """yfinance 0.2.51+ saves ``Price`` and ``Ticker`` header rows, then the index's name."""
+    text = (
+        "Price,Close,High,Low,Open,Volume\nTicker,AAPL,AAPL,AAPL,AAPL,AAPL\n"
+        f"{index},,,,,\n" + "\n".join(YF_ROWS) + "\n"
+    )
+    path = _write(tmp_path, "AAPL.csv", text)
+    assert sniff_csv(path).names == (index, "Close", "High", "Low", "Open", "Volume")
+    bars = read_bars(path, min_bars=1)
+    assert bars["ts"].to_list() == [_utc(14, 30), _utc(14, 31)]
+    assert bars["open"].to_list() == [185.0, 184.96] and bars["close"][0] == 184.96
+    assert bars["volume"].to_list() == [3759.0, 2048.0]
+
+
+def test_a_yfinance_download_of_several_tickers_is_refused_saying_what_to_do(
+    tmp_path: Path,
+) -> None:
+    text = (
+        "Price,Close,Close,Open,Open\nTicker,AAPL,MSFT,AAPL,MSFT\nDatetime,,,,\n"
+        "2024-01-02 14:30:00+00:00,1,2,1,2\n"
+    )
+    with pytest.raises(
+        DataError,
+        match=r"AAPL.csv: columns in levels hold several Ticker \(AAPL, MSFT\): save one per file",
+    ):
+        read_bars(_write(tmp_path, "AAPL.csv", text), min_bars=1)
+
+
+def test_a_first_bar_without_prices_is_no_index_name(tmp_path: Path) -> None:
+    """A header, then a bar whose prices are empty, is a plain table (its row dropped)."""
+    text = "Date,Open,High,Low,Close,Volume\n2024-01-01,,,,,\n2024-01-02,1,1,1,1,5\n"
+    path = _write(tmp_path, "ES.csv", text)
+    assert sniff_csv(path).has_header
+    assert read_bars(path, min_bars=1)["volume"].to_list() == [5.0]

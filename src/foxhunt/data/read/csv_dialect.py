@@ -214,10 +214,64 @@ def sniff_csv(path: Path) -> CsvDialect:
         and not any("." in c and _DOT_NUMBER.match(c) and not _DOT_GROUPED.match(c) for c in cells)
     )
     names = None if has_header else headerless_names(first, rows)
+    levels = _column_levels(rows, path)
+    if levels is not None:  # pandas' columns in levels (yfinance): the fields' level is the header
+        names, under = levels
+        has_header, skip_lines = False, numbered[start + under][0]
     dialect = CsvDialect(delimiter, has_header, decimal_comma, names, skip_lines)
     if dialect != CsvDialect(delimiter=","):
         log.info("%s: CSV read with %s (guessed from the first lines)", path, dialect.describe())
     return dialect
+
+
+_DIGIT_ANY = re.compile(r"\d")
+_PRICE_NAMES = {"open", "high", "low", "close", "adj close", "volume"}
+
+
+def _column_levels(rows: list[list[str]], path: Path) -> tuple[tuple[str, ...], int] | None:
+    """The names and the first bar's row of a table whose columns pandas wrote in levels, as
+    yfinance's downloads are saved::
+
+        Price,Close,High,Low,Open,Volume
+        Ticker,AAPL,AAPL,AAPL,AAPL,AAPL
+        Datetime,,,,,
+        2024-01-02 14:30:00+00:00,184.96,...
+
+    (a row per level, then the index's name alone); None for any other table.
+
+    Raises:
+        DataError: the levels hold several tickers (one file per ticker is read).
+    """
+    under = next(
+        (
+            i
+            for i, r in enumerate(rows[1:5], start=1)
+            if r[0].strip() and not any(c.strip() for c in r[1:])
+        ),
+        None,
+    )
+    # one level is the plain header (pandas writes the index's name in it): two at least, and
+    # the index's name no date (a first bar with its prices empty is not one)
+    if (
+        under is None
+        or under < 2
+        or _DIGIT_ANY.search(rows[under][0])
+        or len(rows[0]) < _MIN_FIELDS
+    ):
+        return None
+    levels = rows[:under]
+    fields = [r for r in levels if _PRICE_NAMES & {c.strip().lower() for c in r[1:]}]
+    if len(fields) != 1:
+        return None
+    for level in levels:
+        labels = sorted({c.strip() for c in level[1:]})
+        if level is not fields[0] and len(labels) > 1:
+            raise DataError(
+                f"{path}: columns in levels hold several {level[0].strip() or 'labels'} "
+                f"({', '.join(labels[:4])}{', ...' if len(labels) > 4 else ''}): save one per "
+                "file (pandas: df.xs(NAME, axis=1, level=1).to_csv(...))"
+            )
+    return (rows[under][0].strip(), *(c.strip() for c in fields[0][1:])), under + 1
 
 
 def header_names(path: Path, dialect: CsvDialect) -> list[str]:
