@@ -252,3 +252,30 @@ def test_contract_file_beside_plain_file(tmp_path: Path) -> None:
     _write(tmp_path, "NQ.csv", text)
     df = read_bars(tmp_path)
     assert df.select("symbol", "contract").rows() == [("ES", "ESH4"), ("NQ", None)]
+
+
+def test_a_headerless_file_in_another_order_is_refused_naming_the_order_read(
+    tmp_path: Path,
+) -> None:
+    """IQFeed writes high, low, open, close: read as open, high, low, close, the first bar
+    fails the high/low check, and the message says the order read and how to change it."""
+    text = "".join(
+        f"2024-01-02 14:3{i}:00,4772.25,4769.50,4770.00,4772.00,{i + 10},1519501\n"
+        for i in range(3)
+    )
+    p = _write(tmp_path, "ES.csv", text)
+    with pytest.raises(DataError) as e:
+        read_bars(p)
+    assert str(e.value).endswith(
+        "high 4769.5 < max(open, close) 4772.25 (the file has no header: its columns were read "
+        "as timestamp, open, high, low, close, volume, column_7; if the file's order differs, "
+        "--columns names each field's column by these names, e.g. --columns open=high,high=open)"
+    )
+    fixed = read_bars(p, options=ReadOptions(columns=("open=low", "high=open", "low=high")))
+    assert fixed.row(0, named=True)["open"] == 4770.0 and fixed["high"][0] == 4772.25
+
+
+def test_a_file_with_a_header_gets_no_order_hint(tmp_path: Path) -> None:
+    text = "ts,open,high,low,close\n2024-01-02 14:30:00,4772.25,4769.5,4770,4772\n"
+    with pytest.raises(DataError, match=r"max\(open, close\) 4772.25$"):
+        read_bars(_write(tmp_path, "ES.csv", text))

@@ -166,13 +166,34 @@ class _Validator:
         if hit:
             raise DataError(
                 f"{self.where(hit, 'high')}: high {hit['high']} < max(open, close) {hit['__top']}"
+                + self.order_hint(hit)
             )
         bottom = pl.min_horizontal("open", "close")
         hit = self.first(df.with_columns(bottom.alias("__bot")), pl.col("low") > pl.col("__bot"))
         if hit:
             raise DataError(
                 f"{self.where(hit, 'low')}: low {hit['low']} > min(open, close) {hit['__bot']}"
+                + self.order_hint(hit)
             )
+
+    def order_hint(self, hit: dict[str, object]) -> str:
+        """For a file without a header, the column order it was read in and how to change it
+        (IQFeed writes high, low, open, close; Coinbase low, high, open, close); else ``""``."""
+        from foxhunt.data.read.csv_dialect import sniff_csv
+        from foxhunt.data.read.files import table_kind
+
+        path = self.loaded.files[int(hit[_FILE])]  # type: ignore[call-overload]
+        try:
+            dialect = sniff_csv(path) if table_kind(path) == "csv" else None
+        except DataError:
+            return ""
+        if dialect is None or dialect.has_header or dialect.names is None:
+            return ""
+        return (
+            f" (the file has no header: its columns were read as {', '.join(dialect.names)}; "
+            "if the file's order differs, --columns names each field's column by these names, "
+            "e.g. --columns open=high,high=open)"
+        )
 
     def check_sorted(self, df: pl.DataFrame, min_bars: int | None, reason: str) -> None:
         """``df`` is sorted by (symbol, ts) with provenance columns still present."""
