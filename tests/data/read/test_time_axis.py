@@ -114,6 +114,30 @@ def test_a_zone_the_user_gives_is_still_refused_past_a_quarter_closed() -> None:
     assert "--tz America/New_York" in str(e.value)
 
 
+def test_extended_hours_of_a_us_stock_are_named_as_such(tmp_path: Path) -> None:
+    """Alpha Vantage's and Polygon's intraday bars run 04:00-20:00 New York: refused (the
+    calendar's session is 09:30-16:00) with the reason and the flag; a night bar is not."""
+    start = datetime(2024, 1, 2, 9, tzinfo=UTC)  # 04:00 New York
+    stamps = [start + timedelta(minutes=30 * i) for i in range(32)]  # to 19:30 New York
+    rows = "".join(f"{t:%Y-%m-%d %H:%M:%S}+00:00,185,186,184,185.5,10\n" for t in stamps)
+    path = tmp_path / "AAPL.csv"
+    path.write_text("timestamp,open,high,low,close,volume\n" + rows)
+    with pytest.raises(DataError) as e:
+        read_bars(path)
+    assert str(e.value).endswith(
+        "59% of the bars fall in the closed hours of calendar xnys, all of them in the pre- and "
+        "post-market hours (04:00-20:00 New York): a file with extended-hours bars, which the "
+        "calendar's 09:30-16:00 session does not hold; --allow-odd-times keeps them, or drop "
+        "them before reading"
+    )
+    kept = read_bars(path, options=ReadOptions(allow_odd_times=True))
+    assert kept.height == len(stamps)
+    night = path.read_text() + "2024-01-03 02:00:00+00:00,185,186,184,185.5,10\n"
+    path.write_text(night)  # 21:00 New York: no pre- or post-market hour
+    with pytest.raises(DataError, match="timestamps in another zone"):
+        read_bars(path)
+
+
 def _daily(path: Path, days: list[datetime]) -> Path:
     rows = "".join(f"{d:%Y-%m-%d},180,181,179,180.5,1000\n" for d in days)
     path.write_text("Date,Open,High,Low,Close,Volume\n" + rows)

@@ -151,6 +151,15 @@ def _flag_for_zone(zone: str) -> str:
     return zone.removeprefix("UTC") if zone.startswith("UTC") and zone != "UTC" else zone
 
 
+def _extended_hours(ts: pl.Series) -> bool:
+    """Whether every bar falls on a weekday between 04:00 and 20:00 New York time: a US
+    listing's regular session with its pre- and post-market trading (Alpha Vantage, Polygon)."""
+    local = ts.dt.convert_time_zone("America/New_York")
+    minute = local.dt.hour().cast(pl.Int32) * 60 + local.dt.minute().cast(pl.Int32)
+    inside = (local.dt.weekday() <= 5) & (minute >= 4 * 60) & (minute < 20 * 60)
+    return bool(inside.all())
+
+
 def examine(
     loaded: LoadedBars,
     bars: pl.DataFrame,
@@ -232,6 +241,13 @@ def examine(
                 kept.append(f"--tz {loaded.options.tz} kept as given: {line}")
             else:
                 out.append(line)
+        elif share > CLOSED_SHARE_MAX and cal == "xnys" and _extended_hours(ts):
+            out.append(
+                f"{where}: {share:.0%} of the bars fall in the closed hours of calendar {cal}, "
+                "all of them in the pre- and post-market hours (04:00-20:00 New York): a file "
+                "with extended-hours bars, which the calendar's 09:30-16:00 session does not "
+                f"hold; {ODD_TIMES_FLAG} keeps them, or drop them before reading"
+            )
         elif share > CLOSED_SHARE_MAX:  # and no zone fits clearly better (named above)
             out.append(
                 f"{where}: {share:.0%} of the bars fall in the closed hours of calendar {cal}"
