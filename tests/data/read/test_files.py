@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import zipfile
 from pathlib import Path
 
 import polars as pl
@@ -67,3 +69,36 @@ def test_a_file_type_not_read_says_what_to_do(tmp_path: Path, name: str, hint: s
     with pytest.raises(DataError) as refused:
         resolve_table_paths(tmp_path / "ES.xyz")
     assert str(refused.value).endswith(".xlsb, .ods)")
+
+
+def _bars(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("ts,open,high,low,close,volume\n2024-01-02 14:30:00,1,1,1,1,1\n")
+    return path
+
+
+@pytest.mark.parametrize("junk", ["._ES.csv", ".DS_Store", "~$ES.xlsx", ".hidden.csv"])
+def test_hidden_files_other_programs_leave_are_not_bars(tmp_path: Path, junk: str) -> None:
+    """macOS's AppleDouble ``._ES.csv``, Excel's lock file ``~$ES.xlsx``: a folder of bars
+    beside one was refused as a whole ("missing column 'open'", "cannot read")."""
+    es = _bars(tmp_path / "ES.csv")
+    (tmp_path / junk).write_bytes(b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        ")
+    assert resolve_table_paths(tmp_path) == [es]
+    with zipfile.ZipFile(tmp_path / "bars.zip", "w") as z:
+        z.write(es, "ES.csv")
+        z.writestr(junk, b"junk")
+    assert resolve_table_paths(tmp_path / "bars.zip") == [tmp_path / "bars.zip" / "ES.csv"]
+
+
+def test_subfolders_are_named_in_a_warning_and_read_with_a_recursive_glob(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    es = _bars(tmp_path / "ES.csv")
+    nq = _bars(tmp_path / "more" / "deeper" / "NQ.csv")
+    (tmp_path / "empty").mkdir()
+    with caplog.at_level(logging.WARNING):
+        assert resolve_table_paths(tmp_path) == [es]
+    assert (
+        f"{tmp_path}: subfolders not read (a directory is read without them): more;" in caplog.text
+    )
+    assert resolve_table_paths(f"{tmp_path}/**/*.csv") == [es, nq]

@@ -448,10 +448,11 @@ def test_the_users_table_sets_the_calendar_of_summary_time_axis_and_guesses(
     assert (r["symbols"][0]["calendar"], r["symbols"][0]["closed_time_bars"]) == ("24x7", 0)
 
     table = _stock_table(tmp_path, "FOO1")
-    problem = (
-        f"{path}: symbol 'FOO1': 33% of the bars fall in the closed hours of calendar xnys: "
-        "timestamps in another zone (--tz) or a market with other hours (--instruments FILE "
-        f"sets its calendar), or {ODD}"
+    problem = (  # 09:00-09:30 New York: pre-market bars, named as such
+        f"{path}: symbol 'FOO1': 33% of the bars fall in the closed hours of calendar xnys, "
+        "all of them in the pre- and post-market hours (04:00-20:00 New York): a file with "
+        "extended-hours bars, which the calendar's 09:30-16:00 session does not hold; "
+        f"{ODD} keeps them, or drop them before reading"
     )
     warning = f"FOO1: 6 of 18 bars (33%) fall in closed hours {ZONED}"
     r = inspect_report(path, instruments=table)

@@ -11,6 +11,7 @@ import pytest
 from foxhunt.data.market.instruments import infer_instrument, lookup, resolve, resolve_bars
 from foxhunt.data.read.bars import read_bars
 from foxhunt.data.read.vendors import NameGuess, guess_from_name
+from foxhunt.errors import DataError
 
 
 def _minutes(minutes: float | None) -> timedelta | None:
@@ -180,3 +181,41 @@ def test_names_as_before_resolve_as_before() -> None:
     assert resolve("BTC-PERP", warn=False).asset_class == "crypto"
     assert resolve("BRK.B", warn=False).asset_class == "stock"
     assert resolve("SPY.US", warn=False) == infer_instrument("SPY")  # an ETF, as before
+
+
+@pytest.mark.parametrize(
+    ("path", "symbol", "how"),
+    [
+        ("ES/2024-01.csv", "ES", "the name of the folder 'ES'"),
+        ("NQ/2024/01.csv", "NQ", "the name of the folder 'NQ'"),
+        ("ES_2024.zip/2024-01.csv", "ES", "the name of the zip archive 'ES_2024.zip'"),
+        ("EUR_USD/20240102.csv", "EURUSD", "the name of the folder 'EUR_USD'"),
+    ],
+)
+def test_a_file_named_for_its_date_takes_its_folders_symbol(
+    path: str, symbol: str, how: str
+) -> None:
+    """Monthly downloads in a folder named for the symbol: the symbol was the date's year
+    (``2024``, a 24x7 unknown instrument), or ``01`` and ``02`` two symbols."""
+    guess = guess_from_name(Path("/x") / path)
+    assert (guess.symbol, guess.how) == (symbol, how)
+
+
+@pytest.mark.parametrize("path", ["data/2024-01.csv", "tmp/2024/01.csv", "2024-01.csv"])
+def test_a_dated_file_in_a_folder_that_names_no_symbol_asks_for_it(path: str) -> None:
+    with pytest.raises(DataError, match=r"the file name is a date; pass --symbol"):
+        guess_from_name(Path("/") / path)
+
+
+def test_a_folder_of_monthly_files_reads_as_one_symbol(tmp_path: Path) -> None:
+    folder = tmp_path / "ES"
+    folder.mkdir()
+    for month, day in (("01", 2), ("02", 1)):
+        (folder / f"2024-{month}.csv").write_text(
+            "ts,open,high,low,close,volume\n"
+            + "".join(
+                f"2024-{month}-{day:02d} 14:3{i}:00,4700,4701,4699,4700,1\n" for i in range(3)
+            )
+        )
+    bars = read_bars(folder, min_bars=1)
+    assert bars["symbol"].unique().to_list() == ["ES"] and bars.height == 6

@@ -15,6 +15,7 @@ half-written file.
 from __future__ import annotations
 
 import glob
+import logging
 import zipfile
 from pathlib import Path
 from typing import Literal
@@ -23,6 +24,8 @@ import polars as pl
 
 from foxhunt.errors import DataError, InputError
 from foxhunt.runtime import atomic_path
+
+log = logging.getLogger(__name__)
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv")
 """File name endings that are written as tables (``.csv`` as CSV, the others as parquet)."""
@@ -50,7 +53,9 @@ def is_parquet(path: Path) -> bool:
 
 
 _TEXT = (".csv", ".csv.gz", ".txt", ".tsv")
-_NOT_BARS = ("readme", "license", "licence")
+_NOT_BARS = ("readme", "license", "licence", ".", "~$")
+"""Names that are never bars: notes, and the hidden files other programs leave beside data
+(macOS's ``._ES.csv`` and ``.DS_Store``, Excel's lock file ``~$ES.xlsx`` of an open workbook)."""
 
 
 def table_kind(path: Path) -> Literal["parquet", "csv", "dbn", "zip", "workbook"] | None:
@@ -91,7 +96,13 @@ def _zip_members(archive: Path) -> list[Path]:
             names = [i.filename for i in z.infolist() if not i.is_dir()]
     except (OSError, zipfile.BadZipFile) as e:
         raise DataError(f"{archive}: cannot read the zip archive ({e})") from e
-    names = [n for n in names if not n.startswith("__MACOSX/") and table_kind(Path(n)) == "csv"]
+    names = [
+        n
+        for n in names
+        if not n.startswith("__MACOSX/")
+        and not Path(n).name.lower().startswith(_NOT_BARS)
+        and table_kind(Path(n)) == "csv"
+    ]
     tables = [n for n in names if not n.lower().endswith(".txt")]
     chosen = tables or names
     if not chosen:
@@ -131,7 +142,7 @@ def resolve_table_paths(path: str | Path) -> list[Path]:
     """
     text = str(path)
     if any(ch in _GLOB_CHARS for ch in text):
-        files = sorted(Path(p) for p in glob.glob(text) if _bars_file(Path(p)))
+        files = sorted(Path(p) for p in glob.glob(text, recursive=True) if _bars_file(Path(p)))
         if not files:
             raise DataError(f"{text}: the pattern matches no {_NAMES} file")
         return _expand(files)
@@ -140,6 +151,7 @@ def resolve_table_paths(path: str | Path) -> list[Path]:
         files = sorted(f for f in p.iterdir() if _bars_file(f))
         if not files:
             raise DataError(f"{p}: directory holds no {_NAMES} file")
+        _warn_of_subfolders(p)
         return _expand(files)
     if zip_member(p) is not None:
         archive, member = zip_member(p)  # type: ignore[misc]
@@ -153,6 +165,24 @@ def resolve_table_paths(path: str | Path) -> list[Path]:
         hint = _SAVE_AS.get(p.suffix.lower(), "")
         raise DataError(f"{p}: unsupported file type {p.suffix!r} (use {_NAMES}){hint}")
     return _expand([p])
+
+
+def _warn_of_subfolders(folder: Path) -> None:
+    """One warning naming the subfolders of ``folder`` that hold bar files: a directory is
+    read without them (a glob such as ``DIR/**/*.csv`` reads them too)."""
+    nested = sorted(
+        d.name
+        for d in folder.iterdir()
+        if d.is_dir() and not d.name.startswith(".") and any(_bars_file(f) for f in d.rglob("*"))
+    )
+    if nested:
+        log.warning(
+            "%s: subfolders not read (a directory is read without them): %s; the glob "
+            "'%s/**/*' reads them too",
+            folder,
+            ", ".join(nested[:5]) + (", ..." if len(nested) > 5 else ""),
+            folder,
+        )
 
 
 _SAVE_AS = {

@@ -30,7 +30,7 @@ bars. Every such guess can be overridden (``--symbol``, ``--tz``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -144,6 +144,42 @@ def _is_pair(base: str, quote: str) -> bool:
     return (base in FIAT and quote in FIAT) or (base in CRYPTO and quote in CRYPTO_QUOTES)
 
 
+_DATED = re.compile(r"(19|20)\d{2}([-_.]?\d{2}){0,2}|\d{1,2}")
+"""A file name that is only a date or a month (``2024-01``, ``20240102``, ``2024``, ``01``):
+monthly downloads in a folder named for their symbol."""
+
+
+_GENERIC_FOLDERS = frozenset(
+    "data bars csv raw files input inputs tmp temp downloads download home desktop documents "
+    "history historical minute daily intraday".split()
+)
+"""Folder names that say nothing of the symbol: a dated file in one is refused."""
+
+
+def _from_folder(path: Path) -> NameGuess:
+    """The guess of the nearest folder (or zip archive) above ``path`` whose name is no date
+    (of the three nearest).
+
+    Raises:
+        DataError: that name says nothing of the symbol (``data``, ``tmp``: :data:`_GENERIC_FOLDERS`),
+            or there is none.
+    """
+    for parent in list(path.parents)[:3]:
+        name = parent.name
+        stem = name[: -len(".zip")] if name.lower().endswith(".zip") else name
+        if _DATED.fullmatch(stem):
+            continue
+        if not _LEADING.search(stem) or stem.lower() in _GENERIC_FOLDERS:
+            break
+        guess = guess_from_name(parent.with_name(f"{stem}.csv"))
+        how = f"the name of {'the zip archive' if stem != name else 'the folder'} {name!r}"
+        return replace(guess, how=how, interval=guess.interval or _interval(path.stem))
+    raise DataError(
+        f"{path}: no symbol column, and the file name is a date; pass --symbol (or name the "
+        "folder for the symbol)"
+    )
+
+
 def guess_from_name(path: Path) -> NameGuess:
     """Symbol, vendor clock and claimed interval of a file without a symbol column.
 
@@ -151,6 +187,8 @@ def guess_from_name(path: Path) -> NameGuess:
         DataError: the name holds no letters or digits.
     """
     stem = path.name.split(".")[0] if path.name.lower().endswith(".csv.gz") else path.stem
+    if _DATED.fullmatch(stem):  # data/ES/2024-01.csv, ES_2024.zip/2024-01.csv: the folder's
+        return _from_folder(path)
     for part in (stem, path.parent.stem if path.parent.suffix.lower() == ".zip" else ""):
         m = _HISTDATA.match(part)
         if m:
