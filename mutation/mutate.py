@@ -222,7 +222,7 @@ TARGETS: dict[str, Target] = {
     ),
     "forecaster": Target(
         "src/foxhunt/infer/forecaster.py",
-        FORECASTER_TESTS,
+        (*FORECASTER_TESTS, "tests/infer/test_forecaster_survivors.py"),
         marks="not gpu",  # every forecaster test is slow (the shared trained demo run)
         skip=FORECASTER_MINUTES_LONG,
     ),

@@ -13,8 +13,10 @@ feature steps and one batched forward. Forecasts equal ``foxhunt predict`` at th
 (tests assert rtol 1e-4). :meth:`Forecaster.save` writes that state (atomically, versioned) and
 ``Forecaster.load(run, state=path)`` resumes it, without the backlog.
 
-Runs with SQL feature lines or covariates, or a given ``history``, keep a bounded tail of raw
-bars instead and recompute the features on it (:mod:`foxhunt.infer.bartail`).
+Runs with SQL feature lines, or a given ``history``, keep a bounded tail of raw bars instead
+and recompute the features on it (:mod:`foxhunt.infer.bartail`). Runs that read covariate columns
+(``--observed-cols`` ...) are refused: neither path carries a bar's extra columns (``foxhunt
+predict`` forecasts them).
 
 Bad input raises :class:`~foxhunt.errors.DataError` naming the row, symbol and time, and leaves
 the forecaster unchanged (a rejected update is all or nothing):
@@ -33,7 +35,9 @@ no rows for it (see :meth:`Forecaster.ready`).
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -45,12 +49,13 @@ import torch
 
 from foxhunt.artifacts.ensemble import EnsembleTFT
 from foxhunt.artifacts.rundir import LoadedModel, trained_symbols
+from foxhunt.data.features.covariates import covariate_columns
 from foxhunt.data.features.table import compute_features
 from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.pipeline import calendars_of, future_rows
 from foxhunt.data.windows.dataset import WindowDataset
-from foxhunt.errors import DataError
+from foxhunt.errors import DataError, InputError
 from foxhunt.infer.bar_input import (
     BarArrays,
     bar_arrays,
@@ -73,6 +78,21 @@ from foxhunt.quantize.model import load_inference_model
 from foxhunt.runtime import atomic_path
 
 log = logging.getLogger(__name__)
+
+
+def weights_digest(loaded: LoadedModel) -> str:
+    """SHA-256 of a loaded model's weights: its checkpoint sidecar's ``weights_sha256``; of a
+    seed ensemble, of its members' (their sidecars, as the ensemble recorded them); else (a
+    quantised model, whose sidecar holds its recipe) of the weights file itself."""
+    side = loaded.sidecar
+    if isinstance(side.get("weights_sha256"), str):
+        return str(side["weights_sha256"])
+    members = side.get("ensemble")
+    if isinstance(members, list):
+        text = json.dumps(members, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(Path(loaded.weights).read_bytes()).hexdigest()
+
 
 STATE_FORMAT = 2
 """Version of the file :meth:`Forecaster.save` writes (2 adds the model's per-bar rows,
@@ -102,7 +122,8 @@ class Forecaster:
     Raises:
         ValueError: ``history`` shorter than warm-up + encoder, or ``incremental=True`` for
             inputs the incremental path does not compute.
-        InputError: an unknown ``engine``, or ``onnx`` for a model it cannot run.
+        InputError: an unknown ``engine``, ``onnx`` for a model it cannot run, or a model that
+            reads covariate columns.
     """
 
     def __init__(
@@ -124,6 +145,12 @@ class Forecaster:
         self.history = minimum + smoother_memory() if history is None else int(history)
         if self.history < minimum:
             raise ValueError(f"history must be >= warm-up + encoder = {minimum}, got {history}")
+        covariates = covariate_columns(loaded.config.data)
+        if covariates:  # neither path carries a bar's extra columns
+            raise InputError(
+                f"{loaded.run.root}: the model reads covariate columns ({', '.join(covariates)}), "
+                "which the streaming forecaster does not carry; forecast it with foxhunt predict"
+            )
         if incremental and not supports(loaded.spec):
             raise ValueError("incremental features cover the built-in observed set only")
         if incremental is None:
@@ -136,7 +163,14 @@ class Forecaster:
         self.device = torch.device(device)
         self._qmap = quantile_map(loaded)
         self._tails: dict[str, BarTail] = {}
-        self._live = LiveState(loaded.spec, loaded.scaler, m.encoder_length, m.horizon)
+        self._digest: str | None = None
+        # the incremental state, for the inputs it computes (a run with SQL feature lines keeps
+        # the bar-tail path only: its inputs have no incremental kernel)
+        self._state = (
+            LiveState(loaded.spec, loaded.scaler, m.encoder_length, m.horizon)
+            if supports(loaded.spec)
+            else None
+        )
         model = loaded.model
         members = list(model.members) if isinstance(model, EnsembleTFT) else [model]
         self._selected = SelectedRows(members, self.device, AHEAD + 1)  # type: ignore[arg-type]
@@ -156,6 +190,12 @@ class Forecaster:
         self._selected.graphs = graphs
         self.engine = "onnx" if graphs is not None else "torch"
         """The engine the incremental forward runs on (``auto`` resolved)."""
+
+    @property
+    def _live(self) -> LiveState:
+        """The incremental state (only on the incremental path, whose runs have one)."""
+        assert self._state is not None, "the bar-tail path has no incremental state"
+        return self._state
 
     @classmethod
     def load(
@@ -246,7 +286,10 @@ class Forecaster:
     # --- saving and resuming ---------------------------------------------------------------
 
     def _identity(self) -> str:
-        return f"{self.loaded.fingerprint}:{self.loaded.sidecar.get('sha256', '')}"
+        """The model a saved state belongs to: its features' fingerprint and its weights."""
+        if self._digest is None:  # read once (a quantised model's weights file is hashed)
+            self._digest = weights_digest(self.loaded)
+        return f"{self.loaded.fingerprint}:{self._digest}"
 
     def save(self, path: Path | str) -> Path:
         """Write the whole streaming state to ``path`` (numpy ``.npz``, no pickle), atomically.
@@ -283,7 +326,18 @@ class Forecaster:
             raise DataError(f"{path}: not a forecaster state ({e})") from e
         if arrays.get("forecaster", np.array([0])).tolist() not in ([1], [STATE_FORMAT]):
             raise DataError(f"{path}: forecaster state format is not {STATE_FORMAT}")
-        if str(arrays.get("model")) != self._identity():
+        if self._state is None:
+            raise DataError(
+                f"{path}: this model's inputs are not computed incrementally: it has no state"
+            )
+        saved = str(arrays.get("model"))
+        if saved == f"{self.loaded.fingerprint}:":  # before its weights were in the identity
+            log.warning(
+                "%s: a state saved before foxhunt tied states to the model's weights: restored "
+                "without that check; save it again to add it",
+                path,
+            )
+        elif saved != self._identity():
             raise DataError(f"{path}: the state was saved for another model")
         try:
             self._live.load_state_dict(arrays)
@@ -314,6 +368,9 @@ class Forecaster:
             DataError: Bad input (see the module docstring); nothing is changed then.
         """
         if self.incremental:
+            if len(bars) == 0:  # no bars: nothing changes (the frame's columns still checked)
+                normalise(bars)
+                return self._empty()
             chunk: pl.DataFrame | None = None
             arrays = fast_arrays(bars)  # a frame already normalised: read as it is
             if arrays is None:
