@@ -161,6 +161,22 @@ def test_daily_bars_are_judged_by_their_trading_days(tmp_path: Path) -> None:
     assert (kept["verdict"], kept["valid"], kept["readable"]) == ("suspicious", False, True)
 
 
+@pytest.mark.parametrize("freq", ["1w", "1mo"])
+def test_weekly_and_monthly_bars_are_not_judged_by_the_day_they_are_stamped(
+    tmp_path: Path, freq: str
+) -> None:
+    """pandas' ``resample("W")`` stamps a week on its Sunday, ``"ME"`` a month on its last day:
+    every bar on a day the market does not trade (or a quarter of them) was refused."""
+    start = datetime(2023, 1, 1) if freq == "1w" else datetime(2023, 1, 31)
+    days = pl.date_range(start, start + timedelta(days=400), freq, eager=True).to_list()
+    if freq == "1mo":
+        days = [
+            (d.replace(day=28) + timedelta(days=4)).replace(day=1) - timedelta(days=1) for d in days
+        ]
+    report = inspect_report(_daily(tmp_path / "ES.csv", days))
+    assert (report["verdict"], report["error"]) == ("valid", None)
+
+
 def test_bars_before_1980_are_never_valid() -> None:
     """Quantiacs dates read as epoch seconds (1970): refused; kept with --allow-odd-times,
     the verdict is suspicious, never valid."""

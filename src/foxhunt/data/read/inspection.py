@@ -34,6 +34,7 @@ from foxhunt.data.read.time_axis import (
     CITY_ZONES,
     DAILY,
     ODD_TIMES_FLAG,
+    WEEKLY,
     TimeAxisFindings,
     examine,
     interval_text,
@@ -150,7 +151,8 @@ def summarize(
             step = interval // timedelta(microseconds=1)
             per_gap = within["gap"].dt.total_microseconds() // step - 1
             missing = int(per_gap.sum())
-        n_closed = g.select(sym_closed(pl.col("ts")).sum()).item()
+        weekly = interval is not None and interval >= WEEKLY  # stamped by convention: not judged
+        n_closed = 0 if weekly else g.select(sym_closed(pl.col("ts")).sum()).item()
         largest = within["gap"].max() if within.height else None
         summary: dict[str, Any] = {
             "symbol": sym,

@@ -49,6 +49,8 @@ FUTURE_SLACK = timedelta(days=1)
 """A bar later than now + this is a misread clock (or a typo such as 2099)."""
 DAILY = timedelta(hours=20)
 """Bars this far apart or more are daily: judged by their trading day, not their clock."""
+WEEKLY = timedelta(days=5)
+"""Bars this far apart or more (weekly, monthly) are not judged by the day they are stamped."""
 CLOSED_SHARE_MAX = 0.25
 """Share of bars in the calendar's closed hours above which the axis is refused."""
 CITY_ZONES = (
@@ -216,6 +218,8 @@ def examine(
             )
             continue
         cal = calendar_of(str(sym), instruments)
+        if interval >= WEEKLY:  # a week's or a month's bar is stamped by convention (pandas'
+            continue  # "W" on a Sunday, month ends): its day says nothing of the calendar
         if interval >= DAILY:  # the time of day is a convention, not a clock: no zone rule
             share = float(g.select(closed_day(pl.col("ts"), cal).mean()).item())
             if share > CLOSED_SHARE_MAX:

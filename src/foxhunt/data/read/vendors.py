@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
+from foxhunt.data.market.futures import FUTURES
 from foxhunt.data.market.instruments import CRYPTO, CRYPTO_QUOTES, FIAT
 from foxhunt.errors import DataError
 
@@ -123,8 +124,15 @@ class NameGuess:
     interval: timedelta | None = None
 
 
+_MONTH_CODE = re.compile(r"^[fghjkmnquvxz]\d{1,2}$")
+"""A futures contract's month and year (``H24``, ``M4``), as a name writes it after its root."""
+
+
 def _interval(stem: str) -> timedelta | None:
-    for token in _TOKEN.split(stem.lower()):
+    tokens = _TOKEN.split(stem.lower())
+    for i, token in enumerate(tokens):
+        if i and tokens[i - 1].upper() in FUTURES and _MONTH_CODE.match(token):
+            continue  # ES_H24, ES_M4: a contract after its root, not MetaTrader's H24 or M4
         if token in _WORDS:
             return _WORDS[token]
         m = _COUNT_UNIT.match(token)
