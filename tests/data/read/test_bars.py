@@ -154,7 +154,8 @@ def _bad_cases(small: pl.DataFrame) -> dict[str, tuple[pl.DataFrame | str, str]]
     row17 = small.row(17, named=True)
     top = max(row17["open"], row17["close"])
     bottom = min(row17["open"], row17["close"])
-    dup = pl.concat([t.head(11), t.slice(10, 1), t.slice(11)])
+    # a second bar at row 10's time with another volume (an exact repeat is read once)
+    dup = pl.concat([t.head(11), _set(t.slice(10, 1), 0, volume="7"), t.slice(11)])
     return {
         "missing column": (t.drop("close"), "missing column 'close'"),
         "unparsable timestamp": (
@@ -269,11 +270,30 @@ def test_bad_row_in_second_file_names_that_file(small: pl.DataFrame, tmp_path: P
 
 def test_duplicate_across_files(small: pl.DataFrame, tmp_path: Path) -> None:
     small.head(20).write_parquet(tmp_path / "a.parquet")
-    small.slice(19).write_parquet(tmp_path / "b.parquet")
+    later = small.slice(19)
+    later.with_columns(pl.col("volume").shift(-1, fill_value=3.0)).write_parquet(
+        tmp_path / "b.parquet"
+    )
     with pytest.raises(
         DataError, match=r"b.parquet: column 'ts', row 0 .*duplicate bar.*a.parquet row 19"
     ):
         read_bars(tmp_path)
+
+
+def test_bars_repeated_exactly_across_files_are_read_once(
+    small: pl.DataFrame, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Monthly downloads that overlap by a few bars: the same bars twice are read once, one
+    warning naming the first repeat (they were refused as duplicates)."""
+    small.head(20).write_parquet(tmp_path / "a.parquet")
+    small.slice(17).write_parquet(tmp_path / "b.parquet")
+    with caplog.at_level(logging.WARNING):
+        bars = read_bars(tmp_path)
+    assert bars.equals(read_bars(_one(small, tmp_path)))
+    assert (
+        f"3 bars repeat another exactly (same symbol, time and values: overlapping downloads?) "
+        f"and are read once; first: {tmp_path / 'b.parquet'}: column 'ts', row 0"
+    ) in caplog.text
 
 
 def test_missing_path_and_min_bars(small: pl.DataFrame, tmp_path: Path) -> None:
@@ -352,3 +372,9 @@ def test_ignored_columns_are_one_line_per_column_set_not_one_per_file(tmp_path: 
         f"ignored columns in 5 files under {tmp_path} (F_A.txt, F_B.txt, F_C.txt, ...): OI"
     ]
     assert ignored_lines(files, [()] * 5) == []
+
+
+def _one(small: pl.DataFrame, tmp_path: Path) -> Path:
+    (tmp_path / "one").mkdir()
+    small.write_parquet(tmp_path / "one" / "all.parquet")
+    return tmp_path / "one" / "all.parquet"

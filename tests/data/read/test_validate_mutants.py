@@ -308,7 +308,8 @@ def test_duplicate_in_a_sorted_file_is_no_unsorted_file(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     lines = _rows(4)
-    path = _write(tmp_path / "a.csv", [lines[0], lines[1], lines[1], lines[2], lines[3]])
+    again = lines[1].removesuffix(",10") + ",11"  # another volume: an exact repeat is read once
+    path = _write(tmp_path / "a.csv", [lines[0], lines[1], again, lines[2], lines[3]])
     with caplog.at_level(logging.WARNING, logger=LOGGER):
         _raises(
             path,
@@ -324,7 +325,9 @@ def test_duplicate_in_an_unsorted_file_names_the_later_row(tmp_path: Path) -> No
     order = [3, 10, 19, 17, 5, 0, 7, 10, 25, 14, 21, 26, 22, 2, 20, 4]
     order += [28, 6, 18, 11, 23, 9, 29, 15, 16, 8, 1, 13, 24, 12, 27]
     lines = _rows(30)
-    path = _write(tmp_path / "a.csv", [lines[i] for i in order])
+    rows = [lines[i] for i in order]
+    rows[7] = rows[7].removesuffix(",10") + ",11"  # the second bar at 10 differs in volume
+    path = _write(tmp_path / "a.csv", rows)
     _raises(
         path,
         f"{path}: column 'ts', row 7 ({_when(10)}): duplicate bar for symbol 'ES' "

@@ -224,15 +224,14 @@ def test_a_folder_of_monthly_files_reads_as_one_symbol(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "minutes"),
     [
-        ("ES_H24.csv", None),  # March 2024's contract, not MetaTrader's 24 hours
-        ("ES_M4.csv", None),  # June 2024's, not 4 minutes
+        ("ES_H24.csv", None),  # March 2024's contract: MetaTrader has no 24-hour timeframe
+        ("NQ_M24.csv", None),  # June 2024's
+        ("GC_H4.csv", 240),  # MetaTrader's 4 hours (a one-digit year stays ambiguous)
         ("CL_Z23_5min.csv", 5),
         ("EURUSD_M5.csv", 5),  # no futures root before it: MetaTrader's 5 minutes
         ("XAUUSD_H4.csv", 240),
     ],
 )
-def test_a_contract_month_after_a_futures_root_claims_no_interval(
-    name: str, minutes: float | None
-) -> None:
+def test_only_metatraders_timeframes_claim_an_interval(name: str, minutes: float | None) -> None:
     """``ES_H24.csv`` holding 1-minute bars was refused: "the file name says 1d"."""
     assert guess_from_name(Path(name)).interval == _minutes(minutes)

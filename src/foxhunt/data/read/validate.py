@@ -195,6 +195,26 @@ class _Validator:
             "e.g. --columns open=high,high=open)"
         )
 
+    def without_repeats(self, df: pl.DataFrame) -> pl.DataFrame:
+        """``df`` (sorted by symbol and ts, in file order within a time) without the bars that
+        repeat the one before them exactly (symbol, time and every value: overlapping monthly
+        downloads, one export saved twice): read once, one warning naming the first repeat.
+        Two bars at one time with any value apart stay, for :meth:`check_sorted` to refuse."""
+        values = [c for c in df.columns if c not in (_FILE, _ROW)]
+        repeat = pl.all_horizontal([pl.col(c) == pl.col(c).shift(1) for c in values])
+        repeat = repeat.fill_null(False)
+        n = df.select(repeat.sum()).item()
+        if not n:
+            return df
+        hit = df.filter(repeat).sort([_FILE, _ROW]).row(0, named=True)
+        log.warning(
+            "%d bars repeat another exactly (same symbol, time and values: overlapping "
+            "downloads?) and are read once; first: %s",
+            n,
+            self.where(hit, "ts"),
+        )
+        return df.filter(~repeat)
+
     def check_sorted(self, df: pl.DataFrame, min_bars: int | None, reason: str) -> None:
         """``df`` is sorted by (symbol, ts) with provenance columns still present."""
         same = (pl.col("symbol") == pl.col("symbol").shift(1)) & (
@@ -327,6 +347,7 @@ def validate_bars(
     )
     if not is_sorted:
         df = df.sort(["symbol", "ts"], maintain_order=True)
+    df = v.without_repeats(df)
     v.check_sorted(df, min_bars, min_bars_reason)
     v.check_plausible(df, allow_outliers)
     extra = [CONTRACT_COLUMN] if CONTRACT_COLUMN in df.columns else []

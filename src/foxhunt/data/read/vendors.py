@@ -34,7 +34,6 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
-from foxhunt.data.market.futures import FUTURES
 from foxhunt.data.market.instruments import CRYPTO, CRYPTO_QUOTES, FIAT
 from foxhunt.errors import DataError
 
@@ -124,15 +123,17 @@ class NameGuess:
     interval: timedelta | None = None
 
 
-_MONTH_CODE = re.compile(r"^[fghjkmnquvxz]\d{1,2}$")
-"""A futures contract's month and year (``H24``, ``M4``), as a name writes it after its root."""
+_MT_TIMEFRAMES = {
+    "m": (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30),
+    "h": (1, 2, 3, 4, 6, 8, 12),
+    "d": (1,),
+}
+"""MetaTrader 5's timeframes: another letter-and-number (``H24``) is no interval (``ES_H24``:
+March 2024's contract)."""
 
 
 def _interval(stem: str) -> timedelta | None:
-    tokens = _TOKEN.split(stem.lower())
-    for i, token in enumerate(tokens):
-        if i and tokens[i - 1].upper() in FUTURES and _MONTH_CODE.match(token):
-            continue  # ES_H24, ES_M4: a contract after its root, not MetaTrader's H24 or M4
+    for token in _TOKEN.split(stem.lower()):
         if token in _WORDS:
             return _WORDS[token]
         m = _COUNT_UNIT.match(token)
@@ -140,7 +141,7 @@ def _interval(stem: str) -> timedelta | None:
             unit = "m" if m.group(2).startswith("mi") else m.group(2)[0]
             return timedelta(seconds=int(m.group(1)) * _UNITS[unit])
         m = _MT_CODE.match(token)
-        if m and int(m.group(2)) > 0:
+        if m and int(m.group(2)) in _MT_TIMEFRAMES[m.group(1)]:
             return timedelta(seconds=int(m.group(2)) * _UNITS[m.group(1)])
     return None
 
