@@ -232,11 +232,15 @@ TARGETS: dict[str, Target] = {
     **{
         f"infer.incremental.{name}": Target(
             f"src/foxhunt/infer/incremental/{name}.py",
-            (*FORECASTER_TESTS, "tests/infer/incremental/test_selected.py"),
+            (*FORECASTER_TESTS, "tests/infer/incremental/test_selected.py", *extra),
             marks="not gpu",
             skip=FORECASTER_MINUTES_LONG,
         )
-        for name in ("stream", "graphs")
+        for name, extra in (
+            # the live state at its own level (fast, no trained run)
+            ("stream", ("tests/infer/incremental/test_stream_survivors.py",)),
+            ("graphs", ()),
+        )
     },
     "lock": Target(
         "src/foxhunt/artifacts/lock.py",
