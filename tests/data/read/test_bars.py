@@ -378,3 +378,26 @@ def _one(small: pl.DataFrame, tmp_path: Path) -> Path:
     (tmp_path / "one").mkdir()
     small.write_parquet(tmp_path / "one" / "all.parquet")
     return tmp_path / "one" / "all.parquet"
+
+
+@pytest.mark.parametrize("order", [("symbol", "ts"), ("ts", "symbol")])
+def test_a_pandas_multiindex_without_level_names_reads_its_time_and_symbol(
+    tmp_path: Path, order: tuple[str, str]
+) -> None:
+    """``df.set_index(["symbol", "ts"])`` with the names dropped, saved to parquet: the level of
+    datetimes is the time, the level of text the symbol (``__index_level_0__``, the symbols,
+    was taken for the time: "unparsable timestamp 'ES'")."""
+    import pandas as pd
+
+    ts = pd.date_range("2024-01-02 14:30", periods=5, freq="1min", tz="UTC")
+    frame = pd.DataFrame(
+        {c: [4700.0 + i for i in range(5)] for c in ("open", "high", "low", "close")}
+    )
+    frame["volume"] = 7.0
+    arrays = {"symbol": ["NQ"] * 5, "ts": ts}
+    frame.index = pd.MultiIndex.from_arrays([arrays[k] for k in order], names=[None, None])
+    frame.to_parquet(tmp_path / "bars.parquet")
+    bars = read_bars(tmp_path / "bars.parquet", min_bars=1)
+    assert bars["symbol"].to_list() == ["NQ"] * 5
+    assert bars["ts"].to_list() == [t.to_pydatetime() for t in ts]
+    assert bars["close"].to_list() == [4700.0 + i for i in range(5)]

@@ -134,6 +134,20 @@ def _no_value(columns: list[str], schema: pl.Schema) -> pl.Expr:
     return pl.all_horizontal(empty) | pl.all_horizontal(header)
 
 
+def _index_levels(cols: ColumnMap, schema: pl.Schema) -> ColumnMap:
+    """A pandas MultiIndex written to parquet without level names (``__index_level_0__``,
+    ``__index_level_1__``): the level of datetimes is the time, a level of text the symbol
+    (the first level was taken for the time whatever it held)."""
+    levels = [n for n in schema.names() if n.startswith("__index_level_")]
+    times = [n for n in levels if schema[n].is_temporal()]
+    if len(levels) < 2 or cols.ts not in levels or not times:
+        return cols
+    texts = [n for n in levels if schema[n] in (pl.String, pl.Categorical)]
+    symbol = cols.symbol if cols.symbol is not None or not texts else texts[0]
+    extra = tuple(n for n in cols.extra if n not in (times[0], symbol, cols.ts))
+    return replace(cols, ts=times[0], symbol=symbol, extra=extra)
+
+
 def _claimed_interval(path: Path) -> timedelta | None:
     """The interval a file's name claims, for a file whose symbol is not taken from its name
     (a name that holds no symbol claims none)."""
@@ -256,6 +270,7 @@ def _normalise_as(
         given=opts.column_map,
         where=str(path),
     )
+    cols = _index_levels(cols, schema)
     for canon in PRICE_COLUMNS:
         if canon not in cols.prices:
             raise DataError(
