@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -15,6 +15,7 @@ from polars.testing import assert_frame_equal
 
 from foxhunt.cli import main
 from foxhunt.data.read.bars import BAR_COLUMNS, ignored_lines, read_bars, symbol_from_filename
+from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.sources.demo import demo_bars
 from foxhunt.errors import DataError
 
@@ -401,3 +402,30 @@ def test_a_pandas_multiindex_without_level_names_reads_its_time_and_symbol(
     assert bars["symbol"].to_list() == ["NQ"] * 5
     assert bars["ts"].to_list() == [t.to_pydatetime() for t in ts]
     assert bars["close"].to_list() == [4700.0 + i for i in range(5)]
+
+
+def test_a_duplicate_in_the_hour_daylight_saving_repeats_is_named_as_such(
+    tmp_path: Path,
+) -> None:
+    """Naive Chicago times of a 24/7 market across 3 November 2024: 01:00-01:59 comes twice.
+    Still refused (naive times cannot say which is which), the message says why and how."""
+    start = datetime(2024, 11, 3, 0, 0)
+    times = [start + timedelta(minutes=i) for i in range(120)]
+    times += [start + timedelta(minutes=60 + i) for i in range(90)]
+    rows = "".join(
+        f"{t:%Y-%m-%d %H:%M:%S},2,2,0.5,{1 + i * 1e-4:.4f},1\n" for i, t in enumerate(times)
+    )
+    path = tmp_path / "BTCUSD.csv"
+    path.write_text("ts,open,high,low,close,volume\n" + rows)
+    with pytest.raises(DataError) as caught:
+        read_bars(path, options=ReadOptions(tz="America/Chicago"))
+    assert str(caught.value).endswith(
+        "(same time as " + str(path) + " row 60): 2024-11-03 01:00 happens twice in "
+        "America/Chicago (the hour repeated when daylight saving ends), and naive times cannot "
+        "say which; write the times in UTC or with their offset"
+    )
+    with pytest.raises(DataError) as plain:
+        read_bars(path, options=ReadOptions(tz="-06:00"))  # a fixed offset repeats no hour
+    assert str(plain.value).endswith(
+        f"duplicate bar for symbol 'BTCUSD' (same time as {path} row 60)"
+    )

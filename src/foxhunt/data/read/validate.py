@@ -215,6 +215,30 @@ class _Validator:
         )
         return df.filter(~repeat)
 
+    def repeated_hour(self, hit: dict[str, object]) -> str:
+        """For naive times read in a zone with daylight saving, when the duplicate's wall-clock
+        time is the hour that zone repeats in autumn: that hour named, and the way out; else
+        ``""``."""
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        f = int(hit[_FILE])  # type: ignore[call-overload]
+        if not (self.loaded.naive and self.loaded.naive[f]):
+            return ""
+        zone = self.loaded.zone_of(f)
+        try:
+            local = hit["ts"].astimezone(ZoneInfo(zone)).replace(tzinfo=None)  # type: ignore[union-attr]
+            tz = ZoneInfo(zone)
+        except (ZoneInfoNotFoundError, ValueError):
+            return ""  # a fixed offset repeats no hour
+        early, late = local.replace(tzinfo=tz, fold=0), local.replace(tzinfo=tz, fold=1)
+        if early.utcoffset() == late.utcoffset():
+            return ""
+        return (
+            f": {local:%Y-%m-%d %H:%M} happens twice in {zone} (the hour repeated when daylight "
+            "saving ends), and naive times cannot say which; write the times in UTC or with "
+            "their offset"
+        )
+
     def check_sorted(self, df: pl.DataFrame, min_bars: int | None, reason: str) -> None:
         """``df`` is sorted by (symbol, ts) with provenance columns still present."""
         same = (pl.col("symbol") == pl.col("symbol").shift(1)) & (
@@ -241,7 +265,7 @@ class _Validator:
                 )
             raise DataError(
                 f"{self.where(hit, 'ts')}: duplicate bar for symbol {hit['symbol']!r} "
-                f"(same time as {other})"
+                f"(same time as {other}){self.repeated_hour(hit)}"
             )
         if min_bars is not None:
             counts = (
