@@ -384,3 +384,39 @@ def test_a_run_that_reads_covariate_columns_is_refused_naming_them(demo_run: Dem
         f"{demo_run.run}: the model reads covariate columns (vix, beta), which the streaming "
         "forecaster does not carry; forecast it with foxhunt predict"
     )
+
+
+@pytest.mark.parametrize("cut", ["gaps", "hist"])
+def test_a_failed_restore_changes_nothing(demo_run: DemoRun, tmp_path: Path, cut: str) -> None:
+    """A state of three symbols whose ``gaps`` (or ``hist``) is missing: refused naming the
+    file, and the forecaster keeps what it held (the symbols and arrays before the missing key
+    were replaced, and the next forecast failed)."""
+    three = Forecaster.load(demo_run.run, symbols=["ES", "NQ", "YM"])
+    for symbol in ("ES", "NQ", "YM"):
+        three.update(demo_bars(MINIMUM, seed=3, symbol=symbol), forecast=False)
+    arrays = dict(np.load(three.save(tmp_path / "three.state")))
+    del arrays[cut]
+    path = tmp_path / "cut.npz"
+    np.savez(path, **arrays)
+    fc = Forecaster.load(demo_run.run)
+    want = fc.update(demo_bars(MINIMUM, seed=1))
+    with pytest.raises(DataError, match=f"^{path}: "):
+        fc.restore(path)
+    assert fc.symbols == ("ES",) and fc.held_bars("ES") == MINIMUM
+    _assert_same_forecasts(fc.forecast(), want)
+
+
+def test_a_state_whose_arrays_do_not_match_its_symbols_is_refused(
+    demo_run: DemoRun, tmp_path: Path
+) -> None:
+    """``hist`` of one symbol's rows in a state of two: refused at once (it loaded, and the
+    first forecast failed)."""
+    fc = Forecaster.load(demo_run.run, symbols=["ES", "NQ"])
+    for symbol in ("ES", "NQ"):
+        fc.update(demo_bars(MINIMUM, seed=3, symbol=symbol), forecast=False)
+    arrays = dict(np.load(fc.save(tmp_path / "two.state")))
+    arrays["hist"] = arrays["hist"][:1]
+    path = tmp_path / "short.npz"
+    np.savez(path, **arrays)
+    with pytest.raises(DataError, match=r"arrays hold \[1, 2\] symbols' rows for 2 symbols$"):
+        Forecaster.load(demo_run.run, symbols=["ES", "NQ"], state=path)

@@ -339,11 +339,19 @@ class Forecaster:
             )
         elif saved != self._identity():
             raise DataError(f"{path}: the state was saved for another model")
+        # loaded into fresh objects, swapped in only when whole: a failed restore changes nothing
+        m = self.loaded.config.model
+        live = LiveState(self.loaded.spec, self.loaded.scaler, m.encoder_length, m.horizon)
+        live.engine.compiled = self._live.engine.compiled
+        old = self._selected
+        selected = SelectedRows(old.models, self.device, old.known_width)
+        selected.graphs = old.graphs
         try:
-            self._live.load_state_dict(arrays)
-            self._selected.load_state_dict(arrays)  # format 1 had none: computed again
+            live.load_state_dict(arrays)
+            selected.load_state_dict(arrays)  # format 1 had none: computed again
         except (KeyError, ValueError) as e:
             raise DataError(f"{path}: {e}") from e
+        self._state, self._selected = live, selected
         self.incremental = True
 
     # --- updates ---------------------------------------------------------------------------

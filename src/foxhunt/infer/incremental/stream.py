@@ -308,10 +308,12 @@ class LiveState:
         return out | {f"engine.{k}": v for k, v in self.engine.state_dict().items()}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
-        """Replace everything held by a saved state (of the same model inputs).
+        """Replace everything held by a saved state (of the same model inputs). A failure may
+        leave this state half replaced: load into a fresh one (``Forecaster.restore`` does).
 
         Raises:
-            ValueError: another format, or a state saved for other inputs.
+            ValueError: another format, a state saved for other inputs, or arrays of other
+                lengths than its symbols.
         """
         meta = json.loads(str(d["meta"]))
         if meta.get("format") not in (1, FORMAT):
@@ -338,3 +340,9 @@ class LiveState:
         self._ahead = [(0, np.empty(0, np.int64)) for _ in meta["symbols"]]
         for slot, gap, count in d["gaps"].tolist():
             self.gaps[slot][gap] = count
+        held = {len(a) for a in (self.hist, self.known, self.ts, self.static, self.close)}
+        if held != {len(meta["symbols"])} or len(self.calendars) != len(meta["symbols"]):
+            raise ValueError(
+                f"the stream state's arrays hold {sorted(held)} symbols' rows for "
+                f"{len(meta['symbols'])} symbols"
+            )
