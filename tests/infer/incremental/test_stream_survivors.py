@@ -458,6 +458,7 @@ def _window_batch(bars: pl.DataFrame, instruments: dict, scaler: ScalerParams) -
     return windows.batch(list(range(len(windows))))
 
 
+@pytest.mark.slow  # computes the batch features of the whole history (7 s)
 def test_the_window_equals_the_window_datasets_before_a_weekend() -> None:
     """Two symbols on CME equity, their last bars on Friday afternoon: the live batch is the
     ``WindowDataset`` batch of the same bars (observed inputs to float32 rounding, known and
