@@ -239,7 +239,7 @@ TARGETS: dict[str, Target] = {
         for name, extra in (
             # the live state at its own level (fast, no trained run)
             ("stream", ("tests/infer/incremental/test_stream_survivors.py",)),
-            ("graphs", ()),
+            ("graphs", ("tests/infer/incremental/test_graphs_survivors.py",)),
         )
     },
     "lock": Target(
