@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -150,6 +150,17 @@ def test_ninjatrader_headerless_semicolon(tmp_path: Path) -> None:
     df = read_bars(p, tz="America/Chicago")
     assert [t.second for t in df["ts"]] == [0, 1, 2]
     assert df["ts"][0] == T0
+
+
+def test_ninjatrader_8_ticks_of_the_second_after_a_space(tmp_path: Path) -> None:
+    """NinjaTrader 8 writes ``20240102 083000 0000000``: the second's 100-ns ticks after a
+    space (was an unparsable timestamp)."""
+    text = "".join(
+        f"20240102 0830{i:02d} {5_000_000 * (i % 2):07d};4700.25;4701;4699.5;4700;{i + 1}\n"
+        for i in range(3)
+    )
+    df = read_bars(_write(tmp_path, "ES 03-24.Last.txt", text), tz="America/Chicago")
+    assert df["ts"].to_list() == [T0, T0 + timedelta(seconds=1.5), T0 + timedelta(seconds=2)]
 
 
 def test_dukascopy_gmt_time_day_first(tmp_path: Path) -> None:

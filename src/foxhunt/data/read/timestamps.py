@@ -87,6 +87,8 @@ _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?")
 _OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
 _DIGIT = re.compile(r"\d")
 _SPACED_OFFSET = r"(\d)\s+([+-]\d{2}:?\d{2}|Z)$"
+_NT8_TICKS = r"^(\d{8} \d{6}) (\d{7})$"
+"""NinjaTrader 8's export of a time with the seven digits of its 100-ns ticks after a space."""
 _ZONE_SUFFIX = re.compile(r"\d\s+([A-Za-z][A-Za-z_]*(/[A-Za-z][A-Za-z0-9_+\-]*)+|UTC|GMT)$")
 """A time followed by an IANA zone name (``... 09:30:00 US/Eastern``, as IB writes bars) or by
 ``UTC``/``GMT`` (BigQuery's ``2024-01-02 09:30:00 UTC``). Abbreviations such as ``EST`` are not
@@ -133,6 +135,7 @@ _TIMES = (
     " %H:%M:%S",
     " %H:%M:%S%.f",
     " %H%M%S",
+    " %H%M%S%.f",  # NinjaTrader 8's ticks of a second, "20240102 093000 0000000" joined to it
     " %H%M",
     "T%H:%M:%S",
     "T%H:%M:%S%.f",
@@ -300,6 +303,8 @@ def text_timestamp_expr(
     """
     # "09:30:00 +0000" / "09:30:00 Z" (a space before the offset: Go, some loggers) as ISO has it
     text = text.str.strip_chars().str.replace(_SPACED_OFFSET, "${1}${2}")
+    # NinjaTrader 8 writes the 100-ns ticks of the second after a space: "... 093000 0000000"
+    text = text.str.replace(_NT8_TICKS, "${1}.${2}")
     # the spelling is judged on the first value with a digit: a first row of junk ("n/a", a
     # banner) is then one unparsable row named later, not a wrong guess for the whole column
     head = lf.select(text.drop_nulls().head(_HEAD)).collect().to_series()
