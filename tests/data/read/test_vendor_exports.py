@@ -185,6 +185,10 @@ def test_iso_basic_format(tmp_path: Path, spelling: str) -> None:
         ("t,o,h,l,c,v,n,vw", "{ms},4700.25,4701,4699.5,4700,{m},7,4700"),  # Polygon, Alpaca
         ("Open time,Open,High,Low,Close,Volume,Close time", "{iso},4700.25,4701,4699.5,4700,{m},x"),
         ("window_start,open,high,low,close,volume", "{ns},4700.25,4701,4699.5,4700,{m}"),
+        (  # Bybit's klines
+            "startTime,openPrice,highPrice,lowPrice,closePrice,volume,turnover",
+            "{ms},4700.25,4701,4699.5,4700,{m},1",
+        ),
         (
             "time_period_start;time_period_end;price_open;price_high;price_low;price_close;"
             "volume_traded",

@@ -6,7 +6,8 @@ Names are compared after trimming, lower-casing and dropping MetaTrader's angle 
 * timestamp: ``ts``, ``ts_event``, ``timestamp``, ``timestamp_utc``, ``datetime``,
   ``date_time``, ``date time``, ``gmt time`` and ``local time`` (Dukascopy), ``time_utc``,
   ``open_time`` (crypto, epoch ms; ``open time`` and ``opentime`` too), ``dates`` (Bloomberg),
-  ``window_start`` (Polygon's flat files), ``time_period_start`` (CoinAPI), ``t`` (Polygon's
+  ``window_start`` (Polygon's flat files), ``time_period_start`` (CoinAPI), ``start_time``
+  (Bybit's ``startTime``), ``t`` (Polygon's
   and Alpaca's aggregates), any of these with other separators (``Date/Time``: AmiBroker,
   ``Time Stamp``, ``Timestamp UTC``), pandas' index (a *first* unnamed column in a
   CSV: an unnamed column elsewhere is a trailing delimiter's; ``__index_level_0__`` in a
@@ -16,7 +17,8 @@ Names are compared after trimming, lower-casing and dropping MetaTrader's angle 
   ``Date (EET)``, ``Time (GMT+2)``): the zone of its naive times (:func:`header_zone`).
 * prices ``open high low close`` (or ``o h l c``, or Bloomberg's ``px_open`` ... ``px_last``;
   the close also as ``last`` (Barchart, IB), ``price`` (Investing.com) or ``close/last``
-  (Nasdaq.com); CoinAPI's ``price_open`` ... ``price_close``); volume ``volume``, ``vol``,
+  (Nasdaq.com); CoinAPI's ``price_open`` ... ``price_close``, Bybit's ``openPrice`` ...
+  ``closePrice``; the names of several words also with other separators); volume ``volume``, ``vol``,
   ``vol.``, ``v``, ``px_volume``, ``volume_traded`` (CoinAPI), then tick volume
   (``tickvol``, ``tick_volume``), then the first volume named with its unit (``Volume BTC``,
   ``Volume (USD)``); else the sum of up and down volume (``Up`` + ``Down``: TradeStation,
@@ -50,6 +52,7 @@ TS_NAMES = (
     "opentime",
     "window_start",  # Polygon's flat files (epoch ns)
     "time_period_start",  # CoinAPI
+    "start_time",  # Bybit's startTime
     "t",  # Polygon's and Alpaca's aggregates (epoch ms, or RFC 3339), beside o h l c v
 )
 INDEX_NAMES = ("", "unnamed: 0", "__index_level_0__")
@@ -58,10 +61,19 @@ DATE_NAMES = ("date", "day", "trade_date", "dtyyyymmdd", "date_ymd")
 ``Date_YMD`` (names are also matched with other separators)."""
 TIME_NAMES = ("time", "time_of_day")
 ALIASES = {
-    "open": ("open", "o", "px_open", "price_open"),
-    "high": ("high", "h", "px_high", "price_high"),
-    "low": ("low", "l", "px_low", "price_low"),
-    "close": ("close", "c", "last", "price", "close/last", "px_last", "price_close"),
+    "open": ("open", "o", "px_open", "price_open", "open_price"),
+    "high": ("high", "h", "px_high", "price_high", "high_price"),
+    "low": ("low", "l", "px_low", "price_low", "low_price"),
+    "close": (
+        "close",
+        "c",
+        "last",
+        "price",
+        "close/last",
+        "px_last",
+        "price_close",
+        "close_price",
+    ),  # fmt: skip
     "volume": (
         "volume",
         "vol",
@@ -259,7 +271,11 @@ def map_columns(
     for n in names:  # "Time (UTC)" read as "time", after any name spelt without a zone
         if n not in chosen.values() and (zoned := _zoned(n)) is not None:
             lower.setdefault(zoned[0], n)
-    prices = {k: v for k in ("open", "high", "low", "close") if (v := _pick(lower, ALIASES[k]))}
+    prices = {
+        k: v
+        for k in ("open", "high", "low", "close")
+        if (v := _pick(lower, ALIASES[k]) or _pick_squashed(lower, ALIASES[k]))
+    }
     prices.update({k: chosen[k] for k in ("open", "high", "low", "close") if k in chosen})
     volume = chosen.get("volume") or _pick(lower, ALIASES["volume"]) or _unit_volume(lower)
     symbol = chosen.get("symbol") or _pick(lower, SYMBOL_NAMES)
