@@ -380,3 +380,12 @@ def test_a_first_bar_without_prices_is_no_index_name(tmp_path: Path) -> None:
     path = _write(tmp_path, "ES.csv", text)
     assert sniff_csv(path).has_header
     assert read_bars(path, min_bars=1)["volume"].to_list() == [5.0]
+
+
+def test_six_digit_dates_are_dates_not_epoch_seconds(tmp_path: Path) -> None:
+    """MetaStock's and CSI's old ``YYMMDD`` (``240102``) read as epoch seconds in January
+    1970, and the file was refused as "before 1980"."""
+    days = ["240102", "240103", "240104", "240105"]
+    text = "".join(f"{d},4770,4770.75,4767.5,4768.25,{i + 1}\n" for i, d in enumerate(days))
+    bars = read_bars(_write(tmp_path, "ES.txt", text), min_bars=1)
+    assert bars["ts"].to_list() == [datetime(2024, 1, d, tzinfo=UTC) for d in (2, 3, 4, 5)]

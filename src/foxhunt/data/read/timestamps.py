@@ -72,6 +72,7 @@ def _epoch_unit(value: float) -> str:
 EPOCH_FORMATS = ("epoch-s", "epoch-ms", "epoch-us", "epoch-ns")
 """``--ts-format`` values for integer epochs (else ``yyyymmdd`` or a strftime format)."""
 _YYYYMMDD = re.compile(r"^(19|20)\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")
+_YYMMDD = re.compile(r"^\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")
 
 
 def _epoch_expr(c: pl.Expr, first: float | None, unit: str | None = None) -> pl.Expr:
@@ -232,12 +233,13 @@ def _order_by_span(lf: pl.LazyFrame, text: pl.Expr, fits: list[str]) -> bool | N
     return day
 
 
-def _looks_yyyymmdd(lf: pl.LazyFrame, text: pl.Expr) -> bool:
+def _looks_yyyymmdd(lf: pl.LazyFrame, text: pl.Expr, pattern: re.Pattern[str] = _YYYYMMDD) -> bool:
     """Eight-digit integers that are all dates 1900-2099 (``19900102``): a date, not an epoch
-    (8-digit epoch seconds would be 1970-1973, and no vendor writes those)."""
+    (8-digit epoch seconds would be 1970-1973, and no vendor writes those); with
+    :data:`_YYMMDD`, six-digit ones (``240102``: epoch seconds of 3 January 1970)."""
     head = lf.select(text.cast(pl.String).str.strip_chars()).head(_HEAD).collect().to_series()
     head = head.drop_nulls()
-    return head.len() > 0 and bool(head.str.contains(_YYYYMMDD.pattern).all())
+    return head.len() > 0 and bool(head.str.contains(pattern.pattern).all())
 
 
 _ZONED = ("%z", "%:z", "%::z", "%#z", "%+")
@@ -325,6 +327,8 @@ def text_timestamp_expr(
     if sample is not None and _NUMBER.match(sample):
         if _looks_yyyymmdd(lf, text):
             return replace(formatted_expr(text, "yyyymmdd", tz), format="yyyymmdd")
+        if _looks_yyyymmdd(lf, text, _YYMMDD):  # MetaStock's and CSI's old 6-digit dates
+            return replace(formatted_expr(text, "%y%m%d", tz), format="%y%m%d")
         unit = _epoch_unit(float(sample))
         expr = _epoch_expr(_whole(text), float(sample))
         return Times(expr, False, f"epoch-{unit}")
