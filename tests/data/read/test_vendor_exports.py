@@ -213,7 +213,14 @@ def test_timestamp_names_of_data_apis(tmp_path: Path, header: str, stamp: str) -
 
 @pytest.mark.parametrize(
     ("name", "hour"),
-    [("Time (UTC)", 9), ("Time (GMT+2)", 7), ("Time (EET)", 7), ("TIMESTAMP (UTC-5)", 14)],
+    [
+        ("Time (UTC)", 9),
+        ("Time (GMT+2)", 7),
+        ("Time (EET)", 7),
+        ("TIMESTAMP (UTC-5)", 14),
+        ("Time (ET)", 14),  # New York's clock, daylight saving included
+        ("Time (CT)", 15),
+    ],
 )
 def test_a_zone_in_brackets_after_the_time_column_name(
     tmp_path: Path, name: str, hour: int
@@ -239,9 +246,11 @@ def test_a_date_column_and_a_time_column_naming_its_zone(tmp_path: Path) -> None
 
 
 def test_a_bracketed_zone_that_is_no_zone_is_refused_naming_the_column(tmp_path: Path) -> None:
-    """``ET`` is no zone the database knows: refused, not read as UTC."""
-    text = "Time (ET),Open,High,Low,Close\n2024-01-02 09:30:00,1,1,1,1\n"
-    with pytest.raises(DataError, match=r"ES.csv: column 'Time \(ET\)' names the zone 'ET'.*--tz"):
+    """``Exchange`` is no zone: refused, not read as UTC."""
+    text = "Time (Exchange),Open,High,Low,Close\n2024-01-02 09:30:00,1,1,1,1\n"
+    with pytest.raises(
+        DataError, match=r"ES.csv: column 'Time \(Exchange\)' names the zone 'Exchange'.*--tz"
+    ):
         read_bars(_write(tmp_path, "ES.csv", text), min_bars=1)
 
 
