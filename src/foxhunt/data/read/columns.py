@@ -7,19 +7,20 @@ Names are compared after trimming, lower-casing and dropping MetaTrader's angle 
   ``date_time``, ``date time``, ``gmt time`` and ``local time`` (Dukascopy), ``time_utc``,
   ``open_time`` (crypto, epoch ms; ``open time`` and ``opentime`` too), ``dates`` (Bloomberg),
   ``window_start`` (Polygon's flat files), ``time_period_start`` (CoinAPI), ``start_time``
-  (Bybit's ``startTime``), ``t`` (Polygon's
-  and Alpaca's aggregates), any of these with other separators (``Date/Time``: AmiBroker,
+  (Bybit's ``startTime``), ``t`` (Polygon's and Alpaca's aggregates), any of these with
+  other separators (``Date/Time``: AmiBroker,
   ``Time Stamp``, ``Timestamp UTC``), pandas' index (a *first* unnamed column in a
   CSV: an unnamed column elsewhere is a trailing delimiter's; ``__index_level_0__`` in a
   parquet file); else a date column plus a time
-  column (``date`` + ``time``: TradeStation, MetaTrader, Kibot; the date also as ``trade_date``,
-  ``<DTYYYYMMDD>``, ``Date_YMD``); else ``time`` or ``date`` alone. A timestamp, date or time name may end in its zone in brackets (``Time (UTC)``,
-  ``Date (EET)``, ``Time (GMT+2)``): the zone of its naive times (:func:`header_zone`).
+  column (``date`` + ``time``: TradeStation, MetaTrader, Kibot; the date also as
+  ``trade_date``, ``<DTYYYYMMDD>``, ``Date_YMD``); else ``time`` or ``date`` alone. A
+  timestamp, date or time name may end in its zone in brackets (``Time (UTC)``, ``Date (EET)``,
+  ``Time (GMT+2)``, ``Time (ET)``): the zone of its naive times (:func:`header_zone`).
 * prices ``open high low close`` (or ``o h l c``, or Bloomberg's ``px_open`` ... ``px_last``;
   the close also as ``last`` (Barchart, IB), ``price`` (Investing.com) or ``close/last``
   (Nasdaq.com); CoinAPI's ``price_open`` ... ``price_close``, Bybit's ``openPrice`` ...
-  ``closePrice``; the names of several words also with other separators); volume ``volume``, ``vol``,
-  ``vol.``, ``v``, ``px_volume``, ``volume_traded`` (CoinAPI), then tick volume
+  ``closePrice``; the names of several words also with other separators); volume ``volume``,
+  ``vol``, ``vol.``, ``v``, ``px_volume``, ``volume_traded`` (CoinAPI), then tick volume
   (``tickvol``, ``tick_volume``), then the first volume named with its unit (``Volume BTC``,
   ``Volume (USD)``); else the sum of up and down volume (``Up`` + ``Down``: TradeStation,
   MultiCharts); a file without any gets volume 0.
@@ -73,7 +74,7 @@ ALIASES = {
         "px_last",
         "price_close",
         "close_price",
-    ),  # fmt: skip
+    ),
     "volume": (
         "volume",
         "vol",
