@@ -1,6 +1,7 @@
-"""What the inference mutants tests (``test_predict_mutants.py``, ``test_evaluate_mutants.py``)
-share: windows of two symbols over a four-feature spec, a tiny TFT config, a recorder that
-stands in for the model's forward, and a progress bar that records its calls."""
+"""What the inference tests (``test_predict.py``, ``test_predict_mutants.py``,
+``test_evaluate_mutants.py``) share: windows of two symbols over a four-feature spec, a tiny TFT
+config, a recorder that stands in for the model's forward, and a progress bar that records its
+calls."""
 
 from __future__ import annotations
 

@@ -10,57 +10,24 @@ import pytest
 import torch
 
 from foxhunt.artifacts.rundir import LoadedModel, RunDir
-from foxhunt.config import RunConfig, TFTConfig
-from foxhunt.data.features.table import FeatureSpec
+from foxhunt.config import RunConfig
 from foxhunt.data.scale.scaler import ScalerParams
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.infer.predict import write_forecasts
 from foxhunt.model.tft import TFT
 
-SPEC = FeatureSpec(
-    ("obs__a", "obs__b"),
-    ("known__c",),
-    ("static__d",),
-    ("target__h1", "target__h2", "target__h3"),
-    0,
-)
+from .forward_fakes import SPEC, tiny_config
+from .forward_fakes import windows as fake_windows
+
 QUANTILES = (0.1, 0.5, 0.9)
 
 
-def _windows(rows_per_symbol: int = 20) -> WindowDataset:
-    g = np.random.default_rng(0)
-    frames = []
-    for sym in ("ES", "NQ"):
-        ts = [
-            dt.datetime(2024, 1, 2, tzinfo=dt.UTC) + dt.timedelta(minutes=5 * i)
-            for i in range(rows_per_symbol)
-        ]
-        frames.append(
-            pl.DataFrame(
-                {
-                    "ts": ts,
-                    "symbol": [sym] * rows_per_symbol,
-                    **{c: g.normal(size=rows_per_symbol).astype(np.float32) for c in SPEC.inputs},
-                }
-            )
-        )
-    frame = pl.concat(frames).with_columns(pl.col("ts").dt.cast_time_unit("us"))
-    return WindowDataset(frame, SPEC, 4, 3, with_target=False)
+def _windows() -> WindowDataset:
+    return fake_windows(20, with_target=False)
 
 
 def _loaded() -> LoadedModel:
-    model_cfg = TFTConfig(
-        n_static=1,
-        n_historical=2,
-        n_known=1,
-        hidden=8,
-        n_heads=2,
-        lstm_layers=1,
-        encoder_length=4,
-        horizon=3,
-        quantiles=QUANTILES,
-        variable_width=2,
-    )
+    model_cfg = tiny_config(QUANTILES)
     torch.manual_seed(0)
     scaler = ScalerParams(SPEC.inputs, (0.0,) * 4, (1.0,) * 4, (1e-3, 2e-3, 3e-3))
     return LoadedModel(

@@ -166,11 +166,7 @@ class Forecaster:
         self._digest: str | None = None
         # the incremental state, for the inputs it computes (a run with SQL feature lines keeps
         # the bar-tail path only: its inputs have no incremental kernel)
-        self._state = (
-            LiveState(loaded.spec, loaded.scaler, m.encoder_length, m.horizon)
-            if supports(loaded.spec)
-            else None
-        )
+        self._state = self._empty_state() if supports(loaded.spec) else None
         model = loaded.model
         members = list(model.members) if isinstance(model, EnsembleTFT) else [model]
         self._selected = SelectedRows(members, self.device, AHEAD + 1)  # type: ignore[arg-type]
@@ -190,6 +186,11 @@ class Forecaster:
         self._selected.graphs = graphs
         self.engine = "onnx" if graphs is not None else "torch"
         """The engine the incremental forward runs on (``auto`` resolved)."""
+
+    def _empty_state(self) -> LiveState:
+        """An incremental state holding no symbol, for this model's inputs."""
+        m = self.loaded.config.model
+        return LiveState(self.loaded.spec, self.loaded.scaler, m.encoder_length, m.horizon)
 
     @property
     def _live(self) -> LiveState:
@@ -340,8 +341,7 @@ class Forecaster:
         elif saved != self._identity():
             raise DataError(f"{path}: the state was saved for another model")
         # loaded into fresh objects, swapped in only when whole: a failed restore changes nothing
-        m = self.loaded.config.model
-        live = LiveState(self.loaded.spec, self.loaded.scaler, m.encoder_length, m.horizon)
+        live = self._empty_state()
         live.engine.compiled = self._live.engine.compiled
         old = self._selected
         selected = SelectedRows(old.models, self.device, old.known_width)

@@ -142,12 +142,22 @@ def _zoned(name: str) -> tuple[str, str] | None:
     return base, m["zone"].strip()
 
 
+_GENERIC_ZONES = {
+    "ET": "America/New_York",
+    "CT": "America/Chicago",
+    "MT": "America/Denver",
+    "PT": "America/Los_Angeles",
+}
+"""US clock names without a season, as a header writes them (``Time (ET)``): the city's zone,
+daylight saving included (``EST`` stays what the zone database says, UTC-5)."""
+
+
 def header_zone(cols: ColumnMap) -> tuple[str, str] | None:
     """The zone a column of times names in its header, and that column: ``("UTC", "Time
-    (UTC)")``; None when no header names one."""
+    (UTC)")``, ``("America/New_York", "Time (ET)")``; None when no header names one."""
     for column in (cols.ts, cols.date, cols.time):
         if column is not None and (zoned := _zoned(column)) is not None:
-            return zoned[1], column
+            return _GENERIC_ZONES.get(zoned[1].upper(), zoned[1]), column
     return None
 
 

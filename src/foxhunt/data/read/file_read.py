@@ -134,16 +134,6 @@ def _no_value(columns: list[str], schema: pl.Schema) -> pl.Expr:
     return pl.all_horizontal(empty) | pl.all_horizontal(header)
 
 
-_GENERIC_ZONES = {
-    "ET": "America/New_York",
-    "CT": "America/Chicago",
-    "MT": "America/Denver",
-    "PT": "America/Los_Angeles",
-}
-"""US clock names without a season, as a header writes them (``Time (ET)``): the city's zone,
-daylight saving included (``EST`` stays what the zone database says, UTC-5)."""
-
-
 def _index_levels(cols: ColumnMap, schema: pl.Schema) -> ColumnMap:
     """A pandas MultiIndex written to parquet without level names (``__index_level_0__``,
     ``__index_level_1__``): the level of datetimes is the time, a level of text the symbol
@@ -296,7 +286,7 @@ def _normalise_as(
     zone = parse_zone(opts.tz or (name.tz if name and name.tz else "UTC")).name
     if stated is not None:
         try:
-            zone = parse_zone(_GENERIC_ZONES.get(stated[0].upper(), stated[0])).name
+            zone = parse_zone(stated[0]).name
         except DataError:
             raise DataError(
                 f"{path}: column '{stated[1]}' names the zone {stated[0]!r}, not an IANA name "

@@ -319,7 +319,7 @@ def text_timestamp_expr(
         spelled = f"{inner.format or 'ISO 8601'} in {zone}"
         return Times(inner.expr, naive=False, format=spelled)
     offset = re.search(_TRAILING_OFFSET, sample) if sample is not None else None
-    if offset is not None and (not _ISO.match(sample or "") or "GMT" in sample or "UTC" in sample):
+    if offset is not None and (not _ISO.match(offset.string) or "GMT" in sample or "UTC" in sample):
         bare = text.str.replace(_TRAILING_OFFSET, "${1}")
         inner = text_timestamp_expr(lf, bare, tz="UTC", dayfirst=dayfirst, where=where)
         expr = inner.expr - pl.duration(minutes=_offset_minutes(text))

@@ -226,10 +226,10 @@ class _Validator:
             return ""
         zone = self.loaded.zone_of(f)
         try:
-            local = hit["ts"].astimezone(ZoneInfo(zone)).replace(tzinfo=None)  # type: ignore[union-attr]
             tz = ZoneInfo(zone)
         except (ZoneInfoNotFoundError, ValueError):
             return ""  # a fixed offset repeats no hour
+        local = hit["ts"].astimezone(tz).replace(tzinfo=None)  # type: ignore[union-attr]
         early, late = local.replace(tzinfo=tz, fold=0), local.replace(tzinfo=tz, fold=1)
         if early.utcoffset() == late.utcoffset():
             return ""
