@@ -10,6 +10,9 @@ file read as one bar a day. Per symbol, after validation (:func:`examine`):
 * ``closed``: more than :data:`CLOSED_SHARE_MAX` of the bars fall where the symbol's calendar
   is closed (daily bars, :data:`DAILY`: on days it does not trade; their time of day is a
   convention, so the ``zone`` rule skips them);
+* ``clock``: naive timestamps whose sessions move by an hour at daylight-saving changes where
+  another zone keeps them at the exchange's usual minute (:mod:`foxhunt.data.read.clock_fit`):
+  local times read as UTC, all in hours open in both (regular-hours ES in New York time);
 * ``zone``: naive timestamps read in a guessed zone (UTC, or a vendor's clock) while another
   zone or fixed offset (UTC-12..UTC+14, and the cities of :data:`CITY_ZONES`) puts clearly fewer
   bars in closed hours (:func:`zone_fits`): a clock 5 hours off passes the closed-share limit on
@@ -34,6 +37,7 @@ import polars as pl
 
 from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval
 from foxhunt.data.market.instruments import calendar_of
+from foxhunt.data.read.clock_fit import ClockFit, clock_fits
 from foxhunt.data.read.zones import fixed_offset_name, local_to_utc, utc_to_local
 from foxhunt.errors import DataError
 
@@ -162,6 +166,30 @@ def _extended_hours(ts: pl.Series) -> bool:
     return bool(inside.all())
 
 
+def _clock_vetoes(clock: ClockFit | None, zone: str) -> bool:
+    """Whether the session edges speak against the zone the closed hours prefer: it moves them
+    at daylight saving, or another zone keeps them clearly better (Tokyo, preferred for moving a
+    holiday's bars to the next day, over New York for regular-hours bars in New York time)."""
+    if clock is None:
+        return False
+    return clock.breaks_sessions(zone) or (clock.clearly_better and zone not in clock.best)
+
+
+def _clock_line(where: str, fit: ClockFit) -> str:
+    zones = " or ".join(fit.best)
+    flags = " or ".join(f"--tz {_flag_for_zone(z)}" for z in fit.best)
+    which = (
+        " (the same daylight-saving dates: the one the vendor writes)" if len(fit.best) > 1 else ""
+    )
+    return (
+        f"{where}: the sessions open at {fit.usual_open} on the file's clock; with the naive "
+        f"timestamps read as {fit.read_in}, {fit.share:.0%} of the session opens and closes fall "
+        f"at their usual minute of {fit.exchange_zone} time across the daylight-saving changes, "
+        f"{fit.best_share:.0%} read as {zones}: the file's clock is likely local time; "
+        f"{flags}{which} reads it so, or {ODD_TIMES_FLAG}"
+    )
+
+
 def examine(
     loaded: LoadedBars,
     bars: pl.DataFrame,
@@ -231,8 +259,11 @@ def examine(
             continue
         naive = bool(loaded.naive[f]) if loaded.naive else False
         share = float(g.select(closed_time(pl.col("ts"), cal).mean()).item())
-        fit = zone_fits(ts, loaded.zone_of(f), cal) if naive and share > 0 else None
-        if fit is not None and fit.clearly_better:
+        read_in = loaded.zone_of(f)
+        fit = zone_fits(ts, read_in, cal) if naive and share > 0 else None
+        tried = (*CITY_ZONES, fit.best) if fit is not None else CITY_ZONES
+        clock = clock_fits(ts, interval, read_in, cal, tried) if naive else None
+        if fit is not None and fit.clearly_better and not _clock_vetoes(clock, fit.best):
             line = (
                 f"{where}: {share:.1%} of the bars fall in the closed hours of calendar {cal} "
                 f"with the naive timestamps read as {fit.read_in}, {fit.best_share:.1%} read as "
@@ -242,6 +273,12 @@ def examine(
             if loaded.options.tz is not None and share <= CLOSED_SHARE_MAX:
                 # The user named the zone: theirs is kept (a run trained with --tz Etc/GMT+5
                 # reads its later files the same way), the better fit is named, not enforced.
+                kept.append(f"--tz {loaded.options.tz} kept as given: {line}")
+            else:
+                out.append(line)
+        elif clock is not None and clock.clearly_better:
+            line = _clock_line(where, clock)
+            if loaded.options.tz is not None and share <= CLOSED_SHARE_MAX:  # kept, as above
                 kept.append(f"--tz {loaded.options.tz} kept as given: {line}")
             else:
                 out.append(line)

@@ -1,0 +1,207 @@
+"""Local times read as UTC, seen at daylight saving (foxhunt.data.read.clock_fit).
+
+Regular-hours bars written in New York time fall, read as UTC, in hours Globex is open: the
+closed-hours rule cannot see them. Across a daylight-saving change their sessions move by an
+hour in Chicago time, which the exchange's never do: refused, the zones that keep them named.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import polars as pl
+import pytest
+
+from foxhunt.cli import main
+from foxhunt.data.read.bars import read_bars
+from foxhunt.data.read.clock_fit import ClockFit, clock_fits, session_edges
+from foxhunt.data.read.options import ReadOptions
+from foxhunt.data.read.time_axis import CITY_ZONES
+from foxhunt.errors import DataError
+
+NEW_YORK = ZoneInfo("America/New_York")
+HOLIDAYS = (date(2024, 2, 19), date(2024, 3, 29))
+"""Presidents' Day (CME equity closes at noon) and Good Friday (closed)."""
+
+
+def _regular_hours(first: date, days: int, zone: ZoneInfo = NEW_YORK) -> list[datetime]:
+    """5-minute bars 09:30-16:00 in ``zone`` on weekdays (UTC datetimes)."""
+    out = []
+    for k in range(days):
+        d = first + timedelta(days=k)
+        if d.weekday() >= 5 or d in HOLIDAYS:
+            continue
+        start = datetime(d.year, d.month, d.day, 9, 30, tzinfo=zone)
+        out += [(start + timedelta(minutes=5 * i)).astimezone(UTC) for i in range(78)]
+    return out
+
+
+def _write(path: Path, stamps: list[datetime], clock: ZoneInfo | None) -> Path:
+    """A naive-timestamp CSV: the stamps on ``clock``'s wall (None: UTC's)."""
+    rows = "".join(
+        f"{(t.astimezone(clock) if clock else t):%Y-%m-%d %H:%M:%S},5000,5001,4999,5000.5,10\n"
+        for t in stamps
+    )
+    path.write_text("timestamp,open,high,low,close,volume\n" + rows)
+    return path
+
+
+# Feb 1 - Apr 30 2024: the US changes on 10 March, Europe's on 31 March.
+SPRING = _regular_hours(date(2024, 2, 1), 90)
+
+
+def _fit(stamps: list[datetime], read_in: str = "UTC", calendar: str = "cme_equity") -> ClockFit:
+    ts = pl.Series("ts", stamps, dtype=pl.Datetime("us", "UTC"))
+    fit = clock_fits(ts, timedelta(minutes=5), read_in, calendar, CITY_ZONES)
+    assert fit is not None
+    return fit
+
+
+def test_new_york_times_read_as_utc_are_refused_naming_both_us_zones(tmp_path: Path) -> None:
+    path = _write(tmp_path / "ES.csv", SPRING, NEW_YORK)
+    with pytest.raises(DataError) as e:
+        read_bars(path)
+    message = str(e.value)
+    assert message.startswith(
+        f"{path}: symbol 'ES': the sessions open at 09:30 on the file's clock"
+    )
+    # 26 sessions before the change (10 March), 35 after: read as UTC, the later ones
+    # open and close an hour earlier in Chicago time (69 of 120 edges held)
+    assert "read as UTC, 58% of the session opens and closes" in message
+    assert "100% read as America/Chicago or America/New_York" in message
+    assert message.endswith(
+        "--tz America/Chicago or --tz America/New_York (the same daylight-saving dates: the one "
+        "the vendor writes) reads it so, or --allow-odd-times"
+    )
+    bars = read_bars(path, options=ReadOptions(tz="America/New_York"))
+    assert bars["ts"].to_list() == SPRING
+
+
+def test_the_same_bars_written_in_utc_are_read_without_a_word(tmp_path: Path) -> None:
+    bars = read_bars(_write(tmp_path / "ES.csv", SPRING, None))
+    assert bars["ts"].to_list() == SPRING
+
+
+def test_the_calendars_closed_hours_break_the_tie_for_a_stock(tmp_path: Path) -> None:
+    """AAPL (NYSE): New York times read as Chicago close an hour late, in closed hours; only
+    New York is named."""
+    fit = _fit(SPRING, calendar="xnys")
+    assert fit.best == ("UTC",) and not fit.clearly_better  # Tokyo keeps them too, but later
+    assert fit.exchange_zone == "America/New_York"
+    wall = [t.astimezone(NEW_YORK).replace(tzinfo=UTC) for t in SPRING]  # NY times read as UTC
+    fit = _fit(wall, calendar="xnys")
+    assert fit.best == ("America/New_York",) and fit.clearly_better
+
+
+def test_berlin_times_are_told_from_new_york_times() -> None:
+    """Europe changes three weeks later: Berlin keeps the sessions, New York does not."""
+    berlin = ZoneInfo("Europe/Berlin")
+    stamps = _regular_hours(date(2024, 2, 1), 90, berlin)
+    wall = [t.astimezone(berlin).replace(tzinfo=UTC) for t in stamps]
+    fit = _fit(wall, calendar="eurex")
+    assert fit.best == ("Europe/London", "Europe/Berlin") or fit.best == ("Europe/Berlin",)
+    assert fit.clearly_better and fit.best_share == 1.0
+    assert fit.usual_open == "09:30"
+
+
+def test_a_zone_the_user_gives_is_kept_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = _write(tmp_path / "ES.csv", SPRING, NEW_YORK)
+    bars = read_bars(path, options=ReadOptions(tz="UTC"))
+    assert bars.height == len(SPRING)
+    assert "--tz UTC kept as given" in caplog.text
+    assert "the sessions open at 09:30 on the file's clock" in caplog.text
+
+
+def test_odd_times_are_kept_on_request(tmp_path: Path) -> None:
+    path = _write(tmp_path / "ES.csv", SPRING, NEW_YORK)
+    bars = read_bars(path, options=ReadOptions(allow_odd_times=True))
+    assert bars.height == len(SPRING)
+
+
+def test_no_daylight_saving_change_no_claim() -> None:
+    """February only: New York times and UTC times keep the sessions alike."""
+    stamps = _regular_hours(date(2024, 1, 8), 50)
+    wall = [t.astimezone(NEW_YORK).replace(tzinfo=UTC) for t in stamps]
+    fit = _fit(wall)
+    assert "UTC" in fit.best and not fit.clearly_better
+
+
+def test_a_market_that_never_closes_has_no_sessions_to_keep() -> None:
+    ts = pl.Series("ts", SPRING, dtype=pl.Datetime("us", "UTC"))
+    assert clock_fits(ts, timedelta(minutes=5), "UTC", "24x7", CITY_ZONES) is None
+
+
+def test_too_few_sessions_say_nothing() -> None:
+    ts = pl.Series("ts", SPRING[: 78 * 9], dtype=pl.Datetime("us", "UTC"))  # 9 days: 16 edges
+    assert clock_fits(ts, timedelta(minutes=5), "UTC", "cme_equity", CITY_ZONES) is None
+
+
+def test_session_edges_are_the_bars_beside_a_pause() -> None:
+    day = datetime(2024, 1, 2, 14, 30, tzinfo=UTC)
+    stamps = [day + timedelta(minutes=m) for m in (0, 1, 2, 31, 32, 60, 90)]
+    edges = session_edges(pl.Series("t", stamps), timedelta(minutes=1))
+    opens = edges.filter(pl.col("open"))["t"].to_list()
+    closes = edges.filter(~pl.col("open"))["t"].to_list()
+    # pauses of 29, 28 (< 30 min) and 30 min: only the 30-minute ones split sessions
+    assert opens == [stamps[6]] and closes == [stamps[5]]
+    hourly = [day + timedelta(hours=h) for h in (0, 1, 3, 4)]
+    edges = session_edges(pl.Series("t", hourly), timedelta(hours=1))  # pause: 2 intervals
+    assert edges["t"].to_list() == [hourly[2], hourly[1]]
+
+
+def test_sparse_sessions_without_a_regular_open_say_nothing() -> None:
+    """Bars at a different minute each day: no zone holds half the edges at one minute."""
+    stamps = []
+    for k, d in enumerate(range(60)):
+        day = date(2024, 2, 1) + timedelta(days=d)
+        if day.weekday() >= 5:
+            continue
+        start = datetime(day.year, day.month, day.day, 14, 0, tzinfo=UTC) + timedelta(
+            minutes=(k * 37) % 300
+        )
+        stamps += [start + timedelta(minutes=5 * i) for i in range(6)]
+    fit = _fit(stamps)
+    assert fit.best_share < 0.5 and not fit.clearly_better
+
+
+def test_the_sessions_outvote_a_zone_that_only_moves_a_holiday(tmp_path: Path) -> None:
+    """New York times with a Good Friday session read as UTC: the closed hours alone prefer
+    Tokyo (nine hours on moves Good Friday's bars into Monday's Asian hours); the session edges
+    say New York or Chicago, and that is what the refusal names."""
+    good_friday = datetime(2024, 3, 29, 9, 30, tzinfo=NEW_YORK)
+    holiday = [(good_friday + timedelta(minutes=5 * i)).astimezone(UTC) for i in range(78)]
+    stamps = sorted(SPRING + holiday)
+    with pytest.raises(DataError) as e:
+        read_bars(_write(tmp_path / "ES.csv", stamps, NEW_YORK))
+    assert "Asia/Tokyo" not in str(e.value)
+    assert "--tz America/Chicago or --tz America/New_York" in str(e.value)
+
+
+def test_a_zone_that_moves_the_sessions_is_vetoed() -> None:
+    from foxhunt.data.read.time_axis import _clock_vetoes
+
+    fit = ClockFit("UTC", 0.9, ("UTC",), 0.9, 100, "America/Chicago", "13:30",
+                   (("UTC", 0.9), ("Asia/Tokyo", 0.9), ("Europe/Berlin", 0.7)))  # fmt: skip
+    assert fit.breaks_sessions("Europe/Berlin")  # 20 of 100 edges moved
+    assert not fit.breaks_sessions("Asia/Tokyo") and not fit.breaks_sessions("UTC-05:00")
+    assert _clock_vetoes(fit, "Europe/Berlin") and not _clock_vetoes(fit, "Asia/Tokyo")
+    assert not _clock_vetoes(None, "Europe/Berlin")
+    few = ClockFit("UTC", 0.9, ("UTC",), 0.9, 20, "America/Chicago", "13:30",
+                   (("UTC", 0.9), ("Europe/Berlin", 0.7)))  # fmt: skip
+    assert not few.breaks_sessions("Europe/Berlin")  # 4 edges: fewer than MIN_MOVED
+
+
+def test_inspect_calls_the_file_invalid_and_valid_with_the_zone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(tmp_path / "ES.csv", SPRING, NEW_YORK)
+    assert main(["data", "inspect", str(path), "--json"]) == 2
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"] == "invalid" and "on the file's clock" in report["error"]
+    assert main(["data", "inspect", str(path), "--json", "--tz", "America/New_York"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "valid"
