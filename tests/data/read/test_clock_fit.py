@@ -19,7 +19,7 @@ from foxhunt.cli import main
 from foxhunt.data.read.bars import read_bars
 from foxhunt.data.read.clock_fit import ClockFit, clock_fits, session_edges
 from foxhunt.data.read.options import ReadOptions
-from foxhunt.data.read.time_axis import CITY_ZONES
+from foxhunt.data.read.time_axis import CITY_ZONES, ZoneFit, zone_fits
 from foxhunt.errors import DataError
 
 NEW_YORK = ZoneInfo("America/New_York")
@@ -68,8 +68,8 @@ def test_new_york_times_read_as_utc_are_refused_naming_both_us_zones(tmp_path: P
     assert message.startswith(
         f"{path}: symbol 'ES': the sessions open at 09:30 on the file's clock"
     )
-    # 26 sessions before the change (10 March), 35 after: read as UTC, the later ones
-    # open and close an hour earlier in Chicago time (69 of 120 edges held)
+    # 26 sessions before the change (10 March), 36 after: read as UTC, the later ones
+    # open and close an hour earlier in Chicago time (71 of 122 edges held)
     assert "read as UTC, 58% of the session opens and closes" in message
     assert "100% read as America/Chicago or America/New_York" in message
     assert message.endswith(
@@ -205,3 +205,27 @@ def test_inspect_calls_the_file_invalid_and_valid_with_the_zone(
     assert report["verdict"] == "invalid" and "on the file's clock" in report["error"]
     assert main(["data", "inspect", str(path), "--json", "--tz", "America/New_York"]) == 0
     assert json.loads(capsys.readouterr().out)["verdict"] == "valid"
+
+
+def test_a_session_on_a_holiday_is_no_clock_fault(tmp_path: Path) -> None:
+    """UTC bars with a Good Friday session (a vendor's, or a CFD's): its 78 bars fall where the
+    calendar is closed, one day of 63. No zone is a better clock for one day (the closed hours
+    alone named Tokyo, moving them into Monday's Asian hours): read as written."""
+    good_friday = datetime(2024, 3, 29, 9, 30, tzinfo=NEW_YORK)
+    holiday = [(good_friday + timedelta(minutes=5 * i)).astimezone(UTC) for i in range(78)]
+    stamps = sorted(SPRING + holiday)
+    bars = read_bars(_write(tmp_path / "ES.csv", stamps, None))
+    assert bars["ts"].to_list() == stamps
+    ts = pl.Series("ts", stamps, dtype=pl.Datetime("us", "UTC"))
+    fit = zone_fits(ts, "UTC", "cme_equity")
+    assert (fit.best, fit.closed_days, fit.days) == ("Asia/Tokyo", 1, 63)
+    assert not fit.spread and not fit.clearly_better
+
+
+def test_closed_bars_on_one_day_in_twenty_are_spread() -> None:
+    def fit(closed_days: int, days: int) -> ZoneFit:
+        return ZoneFit("UTC", 0.01, "Asia/Tokyo", 0.0, closed_days=closed_days, days=days)
+
+    assert fit(1, 6).clearly_better and fit(5, 100).clearly_better  # a week of FX; one in 20
+    assert not fit(4, 100).spread and not fit(4, 100).clearly_better  # four holidays
+    assert ZoneFit("UTC", 0.01, "Asia/Tokyo", 0.0).clearly_better  # not counted: no veto

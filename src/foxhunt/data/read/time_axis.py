@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -72,6 +72,9 @@ ZONE_MARGIN = 0.002
 """Another zone fits clearly better when it puts at least this share fewer bars in closed
 hours and at most a quarter as many (a clock one hour off in summer only, EST read for New York
 time, moves 0.5 % of FX bars into the weekend)."""
+CLOSED_DAYS_SHARE = 0.05
+"""Share of the file's days with bars in closed hours from which those bars may be a clock's
+fault, not holidays' (:attr:`ZoneFit.spread`)."""
 ODD_TIMES_FLAG = "--allow-odd-times"
 
 
@@ -90,15 +93,30 @@ class ZoneFit:
     share: float
     best: str
     best_share: float
+    closed_days: int | None = field(default=None, compare=False)
+    days: int | None = field(default=None, compare=False)
 
     @property
     def clearly_better(self) -> bool:
-        """Another zone puts clearly fewer bars in closed hours (see :data:`ZONE_MARGIN`)."""
+        """Another zone puts clearly fewer bars in closed hours (see :data:`ZONE_MARGIN`), and
+        the bars closed read in ``read_in`` are spread over the file (:attr:`spread`)."""
         return (
             self.best != self.read_in
             and self.share - self.best_share >= ZONE_MARGIN
             and self.best_share <= 0.25 * self.share
+            and self.spread
         )
+
+    @property
+    def spread(self) -> bool:
+        """The closed bars fall on :data:`CLOSED_DAYS_SHARE` of the file's days or more: a clock
+        off by hours closes bars every day (Globex's halt) or every weekend (FX: one day in six;
+        EST read for New York time, summer weekends only: about one in nine); sessions on days the
+        calendar calls holidays are a few days a year (a Good Friday in three months: one in 63),
+        and no zone is a better clock for them."""
+        if self.closed_days is None or self.days is None:
+            return True
+        return self.closed_days >= CLOSED_DAYS_SHARE * self.days
 
 
 @dataclass(frozen=True)
@@ -132,7 +150,7 @@ def zone_fits(ts: pl.Series, read_in: str, calendar: str) -> ZoneFit:
         calendar: the symbol's calendar name.
     """
     step = max(1, ts.len() // ZONE_SAMPLE)
-    frame = pl.DataFrame({"t": ts.gather_every(step)}).select(
+    frame = pl.DataFrame({"t": ts.gather_every(step)}).with_columns(
         utc_to_local(pl.col("t"), read_in).alias("w")
     )
     zones = candidate_zones(read_in)
@@ -140,7 +158,19 @@ def zone_fits(ts: pl.Series, read_in: str, calendar: str) -> ZoneFit:
         [closed_time(local_to_utc(pl.col("w"), z), calendar).mean().alias(z) for z in zones]
     ).row(0, named=True)
     best = min(zones, key=lambda z: shares[z] if shares[z] is not None else 1.0)
-    return ZoneFit(read_in, float(shares[read_in] or 0.0), best, float(shares[best] or 0.0))
+    day = pl.col("w").dt.date()
+    days, closed_days = frame.select(
+        day.n_unique().alias("days"),
+        day.filter(closed_time(pl.col("t"), calendar)).n_unique().alias("closed_days"),
+    ).row(0)
+    return ZoneFit(
+        read_in,
+        float(shares[read_in] or 0.0),
+        best,
+        float(shares[best] or 0.0),
+        closed_days=closed_days,
+        days=days,
+    )
 
 
 def interval_text(td: timedelta) -> str:
