@@ -155,6 +155,9 @@ class DataConfig:
     ts_format: str | None = None
     """How the bars' timestamps are written (``--ts-format``: ``epoch-s|ms|us|ns``,
     ``yyyymmdd`` or strftime); None: guessed."""
+    stamps: str = "start"
+    """What the bars' timestamps mark (``--stamps``): ``start`` (foxhunt's convention) or
+    ``end`` (moved one bar interval earlier when read; docs/data.md, Bar stamps)."""
     bar_minutes: int | None = None
     """Aggregate the bars to K-minute bars when read (``--bar-minutes``); None: as stored."""
     allow_odd_times: bool = False

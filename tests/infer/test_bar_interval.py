@@ -97,3 +97,12 @@ def test_evaluate_and_predict_refuse_bars_of_another_interval(demo_run, tmp_path
             fc.update(coarse.tail(300), forecast=False)
         assert fc.symbols == [] or "ES" not in fc.symbols  # nothing taken
         fc.update(bars.tail(300), forecast=False)  # its own interval: taken
+
+
+def test_a_followed_feed_of_end_stamped_bars_moves_by_the_runs_interval(tmp_path: Path) -> None:
+    from foxhunt.infer.bar_interval import end_stamp_shift
+
+    assert end_stamp_shift(_run(tmp_path, 300)) == timedelta(minutes=5)
+    assert end_stamp_shift(_run(tmp_path, 86400)) == timedelta(0)  # daily bars: dated
+    with pytest.raises(InputError, match="records no bar interval"):
+        end_stamp_shift(_run(tmp_path, None))

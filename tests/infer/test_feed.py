@@ -102,3 +102,16 @@ def test_a_headerless_vendor_file_is_read_from_its_first_line(tmp_path: Path) ->
     again = list(BarFileReader(path, options=opts, resume_at=offset).new_pieces())
     assert [(p.end, p.replay) for p in again] == [(offset, True), (path.stat().st_size, False)]
     assert again[1].rows[WHERE].to_list() == list(range(26, 41))
+
+
+def test_end_stamped_rows_move_by_the_runs_interval(tmp_path: Path) -> None:
+    """A followed feed of bars stamped at their end (--stamps end): each row, even one alone
+    in its piece, moves by the run's bar interval (the follower passes it)."""
+    from datetime import timedelta
+
+    bars = demo_bars(3, seed=4)
+    path = tmp_path / "ES.csv"
+    bars.with_columns(pl.col("ts") + timedelta(minutes=5)).write_csv(path)
+    reader = BarFileReader(path, chunk_bytes=80, stamp_shift=timedelta(minutes=5))
+    rows = pl.concat([piece.rows for piece in reader.new_pieces()])
+    assert rows["ts"].to_list() == bars["ts"].to_list()

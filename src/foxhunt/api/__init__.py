@@ -28,6 +28,7 @@ def read_bars(
     allow_outliers: bool = False,
     columns: dict[str, str] | None = None,
     ts_format: str | None = None,
+    stamps: str = "start",
     bar_minutes: int | None = None,
     allow_odd_times: bool = False,
 ) -> pl.DataFrame | pd.DataFrame:
@@ -45,6 +46,8 @@ def read_bars(
         allow_outliers: Keep implausible bars (one warning) instead of refusing them.
         columns: The file's column for each bar field, ``{"ts": "DATE", "open": "OPEN"}``.
         ts_format: How timestamps are written: ``epoch-s|ms|us|ns``, ``yyyymmdd`` or strftime.
+        stamps: What a bar's timestamp marks: ``"start"`` (foxhunt's convention) or ``"end"``
+            (TradeStation, NinjaTrader, IQFeed: intraday bars moved one interval earlier).
         bar_minutes: Aggregate to K-minute bars (docs/data.md).
         allow_odd_times: Keep bars whose time axis looks wrong (one warning each).
 
@@ -65,6 +68,7 @@ def read_bars(
             symbol=symbol if kind == "path" else None,  # a frame's symbol is added by bars_path
             columns=tuple(f"{k}={v}" for k, v in (columns or {}).items()),
             ts_format=ts_format,
+            stamps=stamps,
             bar_minutes=bar_minutes,
             allow_odd_times=allow_odd_times,
         )

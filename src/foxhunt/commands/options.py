@@ -215,6 +215,13 @@ def add_read_args(p: argparse.ArgumentParser, stored: bool = True, over_run: boo
         "(histdata: America/New_York), else UTC",
     )
     g.add_argument(
+        "--stamps",
+        choices=("start", "end"),
+        help="what a bar's timestamp marks: its start (foxhunt's convention, the default) or its "
+        "end (TradeStation, MultiCharts, NinjaTrader, IQFeed: a 09:31 bar covers 09:30-09:31); "
+        "end moves every intraday bar one interval earlier when read",
+    )
+    g.add_argument(
         "--bar-minutes",
         type=_positive_int,
         metavar="K",
@@ -230,7 +237,7 @@ def add_read_args(p: argparse.ArgumentParser, stored: bool = True, over_run: boo
     )
 
 
-_READ_FIELDS = ("symbol", "columns", "ts_format", "tz", "bar_minutes")
+_READ_FIELDS = ("symbol", "columns", "ts_format", "tz", "stamps", "bar_minutes")
 
 
 def read_options_of(a: argparse.Namespace) -> Any:

@@ -18,7 +18,8 @@ import polars as pl
 from foxhunt import runtime
 from foxhunt.artifacts.rundir import RunDir
 from foxhunt.data.market.calendar import bars_interval
-from foxhunt.errors import DataError
+from foxhunt.data.read.time_axis import DAILY
+from foxhunt.errors import DataError, InputError
 
 MIN_GAPS = 20
 """A symbol's gaps between bars before its interval is judged (two bars across a weekend or a
@@ -42,6 +43,22 @@ def trained_interval(run: RunDir) -> timedelta | None:
     info = runtime.read_json(run.run_info, "run.json")
     seconds = info.get("bar_interval_s") if isinstance(info, dict) else None
     return timedelta(seconds=float(seconds)) if isinstance(seconds, int | float) else None
+
+
+def end_stamp_shift(run: RunDir) -> timedelta:
+    """How far a followed feed's rows move for a run that reads bars stamped at their end
+    (``--stamps end``): the run's bar interval (a row alone gives none); none for daily bars.
+
+    Raises:
+        InputError: the run records no bar interval (``run.json`` from before it did).
+    """
+    interval = trained_interval(run)
+    if interval is None:
+        raise InputError(
+            f"{run.root}: the run reads bars stamped at their end (--stamps end) but records no "
+            "bar interval (run.json bar_interval_s) to move the feed's rows by: train it again"
+        )
+    return interval if interval < DAILY else timedelta(0)
 
 
 def describe_interval(interval: timedelta) -> str:

@@ -25,6 +25,7 @@ import re
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import BinaryIO
 
@@ -74,6 +75,9 @@ class BarFileReader:
             included; parquet: rows); rows before it come back with ``replay=True``.
         options: how to read the rows (the run's read options, ``--tz`` ...); None: guess.
             ``bar_minutes`` is not applied: the feed's bars are taken as they come.
+        stamp_shift: subtracted from every row's time: the run's bar interval for bars
+            stamped at their end (``--stamps end``; a piece of one row has no interval of its
+            own to infer), else zero.
 
     Raises:
         InputError: Unsupported file type.
@@ -87,9 +91,11 @@ class BarFileReader:
         chunk_bytes: int = CHUNK_BYTES,
         resume_at: int = 0,
         options: ReadOptions | None = None,
+        stamp_shift: timedelta = timedelta(0),
     ) -> None:
         self.path = Path(path)
         self.options = options
+        self.stamp_shift = stamp_shift
         if self.path.suffix.lower() not in TABLE_SUFFIXES:
             raise InputError(f"--follow {path}: unsupported file type (use .parquet or .csv)")
         self.parquet = is_parquet(self.path)
@@ -254,6 +260,8 @@ class BarFileReader:
                 raise DataError(detail) from e
         if frame.height != where.len():  # e.g. a quoted field across lines: judge line by line
             raise DataError(f"read {frame.height} rows from {where.len()} lines")
+        if self.stamp_shift:
+            frame = frame.with_columns(pl.col("ts") - self.stamp_shift)
         return frame.select(_ROW_COLUMNS).with_columns(where)
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ import polars as pl
 
 from foxhunt.data.read.options import options_of
 from foxhunt.errors import DataError, InputError
+from foxhunt.infer.bar_interval import end_stamp_shift
 from foxhunt.infer.feed import BarFileReader, Piece
 from foxhunt.infer.follow_state import FollowState, sidecar_path
 from foxhunt.infer.forecaster import Forecaster
@@ -215,6 +217,9 @@ def follow_path(
     forecaster = Forecaster.load(model_dir, device=parse_device(device), engine=engine)
     data = forecaster.loaded.config.replace(data=dict(read or {})).data
     reader.options = options_of(data)
+    if data.stamps == "end":  # each row moved by the run's interval, not one inferred per piece
+        reader.stamp_shift = end_stamp_shift(forecaster.loaded.run)
+        reader.options = replace(reader.options, stamps="start")
     if data.bar_minutes is not None:
         log.warning(
             "the run reads bars as %d-minute bars (--bar-minutes); --follow takes the feed's "

@@ -47,6 +47,7 @@ from foxhunt.data.read.file_read import read_file
 from foxhunt.data.read.files import resolve_table_paths
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.resample import aggregate_bars
+from foxhunt.data.read.stamps import to_bar_starts
 from foxhunt.data.read.time_axis import check_time_axis
 from foxhunt.data.read.validate import (
     BAR_COLUMNS,
@@ -164,6 +165,8 @@ def load_bars(
     frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal")
     if CONTRACT_COLUMN in frame.columns:  # keep the bar columns first, provenance last
         frame = frame.select(*BAR_COLUMNS, CONTRACT_COLUMN, *keep, EMPTY_COLUMN, _FILE, _ROW)
+    if opts.stamps == "end":
+        frame = to_bar_starts(frame, ", ".join(str(f) for f in files))
     return LoadedBars(
         frame=frame,
         files=tuple(files),

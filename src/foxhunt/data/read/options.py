@@ -1,7 +1,7 @@
 """How to read a bar file when the guess is wrong: the user's explicit choices.
 
 Every command that reads bars takes them (``--symbol``, ``--columns``, ``--ts-format``,
-``--tz``, ``--bar-minutes``, ``--allow-odd-times``), ``train`` stores them in the run's
+``--tz``, ``--stamps``, ``--bar-minutes``, ``--allow-odd-times``), ``train`` stores them in the run's
 ``config.json`` (``data`` section), and ``evaluate`` and ``predict`` read new files the same way.
 """
 
@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from foxhunt.data.read.columns import parse_columns
+from foxhunt.data.read.stamps import STAMPS
 from foxhunt.data.read.timestamps import EPOCH_FORMATS
 from foxhunt.data.read.zones import parse_zone
 from foxhunt.errors import DataError
@@ -32,6 +33,8 @@ class ReadOptions:
             (``ts``, ``date`` + ``time``, ``open`` ... ``volume``, ``symbol``).
         ts_format: how timestamps are written: ``epoch-s|ms|us|ns``, ``yyyymmdd`` or a
             strftime format (``%Y%m%d %H%M%S``).
+        stamps: what a bar's timestamp marks, ``start`` (foxhunt's convention) or ``end``
+            (:mod:`foxhunt.data.read.stamps`: intraday bars moved one interval earlier).
         bar_minutes: aggregate the bars to K-minute OHLCV bars when read
             (:mod:`foxhunt.data.read.resample`).
         allow_odd_times: keep bars whose time axis looks wrong (:mod:`foxhunt.data.read.time_axis`)
@@ -42,6 +45,7 @@ class ReadOptions:
     symbol: str | None = None
     columns: tuple[str, ...] = field(default=())
     ts_format: str | None = None
+    stamps: str = "start"
     bar_minutes: int | None = None
     allow_odd_times: bool = False
 
@@ -61,6 +65,8 @@ class ReadOptions:
                     f"--ts-format {fmt!r}: use epoch-s, epoch-ms, epoch-us, epoch-ns, yyyymmdd "
                     "or a strftime format such as '%Y%m%d %H%M%S'"
                 )
+        if self.stamps not in STAMPS:
+            raise DataError(f"--stamps must be start or end, got {self.stamps!r}")
         if self.bar_minutes is not None and not 1 <= self.bar_minutes <= 1440:
             raise DataError(f"--bar-minutes must be 1..1440, got {self.bar_minutes}")
 
@@ -77,6 +83,7 @@ def options_of(data: DataConfig) -> ReadOptions:
         symbol=data.symbol,
         columns=data.columns,
         ts_format=data.ts_format,
+        stamps=data.stamps,
         bar_minutes=data.bar_minutes,
         allow_odd_times=data.allow_odd_times,
     )

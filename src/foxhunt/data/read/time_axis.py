@@ -13,6 +13,9 @@ file read as one bar a day. Per symbol, after validation (:func:`examine`):
 * ``clock``: naive timestamps whose sessions move by an hour at daylight-saving changes where
   another zone keeps them at the exchange's usual minute (:mod:`foxhunt.data.read.clock_fit`):
   local times read as UTC, all in hours open in both (regular-hours ES in New York time);
+* ``stamps``: bars stamped at their end, read as their start: the sessions open an interval
+  after the calendar's open and end with a bar at its close (:mod:`foxhunt.data.read.stamps`;
+  ``--stamps end`` reads them right);
 * ``zone``: naive timestamps read in a guessed zone (UTC, or a vendor's clock) while another
   zone or fixed offset (UTC-12..UTC+14, and the cities of :data:`CITY_ZONES`) puts clearly fewer
   bars in closed hours (:func:`zone_fits`): a clock 5 hours off passes the closed-share limit on
@@ -38,6 +41,7 @@ import polars as pl
 from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval
 from foxhunt.data.market.instruments import calendar_of
 from foxhunt.data.read.clock_fit import ClockFit, clock_fits
+from foxhunt.data.read.stamps import DATED, stamp_fit
 from foxhunt.data.read.zones import fixed_offset_name, local_to_utc, utc_to_local
 from foxhunt.errors import DataError
 
@@ -51,8 +55,8 @@ EARLIEST = datetime(1980, 1, 1, tzinfo=UTC)
 """No bar file of electronic markets starts before this; earlier bars are a misread clock."""
 FUTURE_SLACK = timedelta(days=1)
 """A bar later than now + this is a misread clock (or a typo such as 2099)."""
-DAILY = timedelta(hours=20)
-"""Bars this far apart or more are daily: judged by their trading day, not their clock."""
+DAILY = DATED
+"""Bars this far apart or more (20 h) are daily: judged by their trading day, not their clock."""
 WEEKLY = timedelta(days=5)
 """Bars this far apart or more (weekly, monthly) are not judged by the day they are stamped."""
 CLOSED_SHARE_MAX = 0.25
@@ -312,6 +316,14 @@ def examine(
                 kept.append(f"--tz {loaded.options.tz} kept as given: {line}")
             else:
                 out.append(line)
+        elif (stamp := stamp_fit(ts, interval, cal)) is not None and stamp.end_stamped:
+            out.append(
+                f"{where}: bars stamped at their end: {stamp.after_open} of {stamp.opens} "
+                f"sessions open one bar ({interval_text(interval)}) after calendar {cal}'s open "
+                f"and {stamp.at_close} of {stamp.closes} end with a bar at its close (stamped at "
+                f"their start, they would open at the open and end a bar before the close); "
+                f"--stamps end reads them so, or {ODD_TIMES_FLAG}"
+            )
         elif share > CLOSED_SHARE_MAX and cal == "xnys" and _extended_hours(ts):
             out.append(
                 f"{where}: {share:.0%} of the bars fall in the closed hours of calendar {cal}, "

@@ -1,0 +1,151 @@
+"""Bars stamped at their end (foxhunt.data.read.stamps, ``--stamps``).
+
+TradeStation, MultiCharts, NinjaTrader and IQFeed stamp a bar at its end: read as starts,
+every bar is an interval late and nothing else looks wrong. The sessions' edges give them
+away; ``--stamps end`` reads them as their start.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import polars as pl
+import pytest
+
+from foxhunt.cli import main
+from foxhunt.data.read.bars import read_bars
+from foxhunt.data.read.options import ReadOptions
+from foxhunt.data.read.stamps import StampFit, stamp_fit, to_bar_starts
+from foxhunt.errors import DataError
+
+NEW_YORK = ZoneInfo("America/New_York")
+CHICAGO = ZoneInfo("America/Chicago")
+FIVE = timedelta(minutes=5)
+
+
+def _stock_days(first: date, days: int) -> list[datetime]:
+    """5-minute bar starts 09:30-15:55 New York on NYSE trading days of January 2024."""
+    closed = {date(2024, 1, 1), date(2024, 1, 15)}  # New Year, Martin Luther King Day
+    out = []
+    for k in range(days):
+        d = first + timedelta(days=k)
+        if d.weekday() >= 5 or d in closed:
+            continue
+        start = datetime(d.year, d.month, d.day, 9, 30, tzinfo=NEW_YORK)
+        out += [(start + FIVE * i).astimezone(UTC) for i in range(78)]
+    return out
+
+
+STARTS = _stock_days(date(2024, 1, 2), 30)  # 21 trading days: 20 opens and 20 closes inside
+
+
+def _write(path: Path, stamps: list[datetime]) -> Path:
+    rows = "".join(f"{t:%Y-%m-%d %H:%M:%S}+00:00,185,186,184,185.5,10\n" for t in stamps)
+    path.write_text("timestamp,open,high,low,close,volume\n" + rows)
+    return path
+
+
+def test_end_stamped_stock_bars_are_refused_naming_the_flag(tmp_path: Path) -> None:
+    path = _write(tmp_path / "AAPL.csv", [t + FIVE for t in STARTS])
+    with pytest.raises(DataError) as e:
+        read_bars(path)
+    assert str(e.value) == (
+        f"{path}: symbol 'AAPL': bars stamped at their end: 20 of 20 sessions open one bar (5min) "
+        "after calendar xnys's open and 20 of 20 end with a bar at its close (stamped at their "
+        "start, they would open at the open and end a bar before the close); --stamps end reads "
+        "them so, or --allow-odd-times"
+    )
+    bars = read_bars(path, options=ReadOptions(stamps="end"))
+    assert bars["ts"].to_list() == STARTS
+
+
+def test_start_stamped_bars_are_read_without_a_word(tmp_path: Path) -> None:
+    assert read_bars(_write(tmp_path / "AAPL.csv", STARTS))["ts"].to_list() == STARTS
+
+
+def test_a_closing_auction_bar_at_the_close_is_not_an_end_stamp(tmp_path: Path) -> None:
+    """Start stamps with a 16:00 bar (the closing cross, some vendors): the closes sit at the
+    close, but the opens at the open: start stamps."""
+    closes = [t + FIVE for t in STARTS if t.astimezone(NEW_YORK).strftime("%H:%M") == "15:55"]
+    ts = pl.Series("ts", sorted(STARTS + closes), dtype=pl.Datetime("us", "UTC"))
+    fit = stamp_fit(ts, FIVE, "xnys")
+    assert fit is not None and fit.at_close == 20 and fit.at_open == 20
+    assert not fit.end_stamped
+
+
+def test_globex_minute_bars_end_stamped() -> None:
+    """ES 1-minute bars of three weeks of Globex sessions, 17:00-16:00 Chicago, stamped 17:01 ..
+    16:00: caught by the CME equity calendar's opens and closes."""
+    stamps = []
+    for k in range(19):
+        day = date(2024, 1, 21) + timedelta(days=k)  # a Sunday; no holiday to 9 February
+        if day.weekday() in (4, 5):  # no session opens on Friday or Saturday evening
+            continue
+        open_ = datetime(day.year, day.month, day.day, 17, tzinfo=CHICAGO).astimezone(UTC)
+        stamps += [open_ + timedelta(minutes=m) for m in range(23 * 60)]
+    starts = pl.Series("ts", stamps, dtype=pl.Datetime("us", "UTC"))
+    minute = timedelta(minutes=1)
+    fit = stamp_fit(starts, minute, "cme_equity")
+    assert fit is not None and not fit.end_stamped and fit.at_open == fit.opens
+    fit = stamp_fit(starts + minute, minute, "cme_equity")
+    assert fit is not None and fit.end_stamped
+    assert (fit.after_open, fit.at_close) == (fit.opens, fit.closes)
+
+
+def test_a_market_that_never_closes_has_no_edges() -> None:
+    ts = pl.Series("ts", STARTS, dtype=pl.Datetime("us", "UTC"))
+    assert stamp_fit(ts, FIVE, "24x7") is None
+
+
+def test_end_stamps_need_ten_edges_of_each_kind() -> None:
+    def fit(opens: int, closes: int) -> StampFit:
+        return StampFit(opens, 0, opens, closes, 0, closes)
+
+    assert fit(10, 10).end_stamped and not fit(9, 10).end_stamped and not fit(10, 9).end_stamped
+    assert StampFit(10, 1, 5, 10, 1, 5).end_stamped  # half and a tenth: the edges
+    assert not StampFit(10, 2, 5, 10, 1, 5).end_stamped
+    assert not StampFit(10, 1, 5, 10, 2, 5).end_stamped
+    assert not StampFit(10, 1, 4, 10, 1, 5).end_stamped
+    assert not StampFit(10, 1, 5, 10, 1, 4).end_stamped
+
+
+def test_to_bar_starts_moves_each_symbol_by_its_interval_and_leaves_daily_bars() -> None:
+    t0 = datetime(2024, 1, 2, 15, tzinfo=UTC)
+    frame = pl.DataFrame(
+        {
+            "ts": [t0, t0 + FIVE, t0 + 2 * FIVE, t0, t0 + timedelta(hours=1), t0, t0 + timedelta(days=1)],
+            "symbol": ["ES", "ES", "ES", "NQ", "NQ", "SPY", "SPY"],
+        }
+    )  # fmt: skip
+    moved = to_bar_starts(frame, "a.csv")["ts"].to_list()
+    hour = timedelta(hours=1)
+    assert moved == [t0 - FIVE, t0, t0 + FIVE, t0 - hour, t0, t0, t0 + timedelta(days=1)]
+    with pytest.raises(DataError, match=r"^a.csv: symbol 'GC' has one bar time: --stamps end"):
+        to_bar_starts(pl.DataFrame({"ts": [t0, t0], "symbol": ["GC", "GC"]}), "a.csv")
+
+
+def test_the_flag_is_checked_and_stored_as_given(tmp_path: Path) -> None:
+    import argparse
+
+    from foxhunt.commands.options import read_flags
+
+    with pytest.raises(SystemExit):  # argparse: invalid choice
+        main(["data", "inspect", str(_write(tmp_path / "AAPL.csv", STARTS)), "--stamps", "mid"])
+    assert read_flags(argparse.Namespace(stamps="end")) == {"stamps": "end"}  # train stores it
+    assert read_flags(argparse.Namespace(stamps=None)) == {}
+    with pytest.raises(DataError, match="--stamps must be start or end, got 'middle'"):
+        ReadOptions(stamps="middle")
+
+
+def test_inspect_names_the_flag_and_reads_right_with_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(tmp_path / "AAPL.csv", [t + FIVE for t in STARTS])
+    assert main(["data", "inspect", str(path), "--json"]) == 2
+    assert "--stamps end" in json.loads(capsys.readouterr().out)["error"]
+    assert main(["data", "inspect", str(path), "--json", "--stamps", "end"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"] == "valid"
