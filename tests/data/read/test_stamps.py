@@ -149,3 +149,12 @@ def test_inspect_names_the_flag_and_reads_right_with_it(
     assert main(["data", "inspect", str(path), "--json", "--stamps", "end"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["verdict"] == "valid"
+
+
+def test_the_api_names_its_keyword_and_reads_with_it(tmp_path: Path) -> None:
+    import foxhunt
+
+    path = _write(tmp_path / "AAPL.csv", [t + FIVE for t in STARTS])
+    with pytest.raises(DataError, match=r"; stamps='end' reads them so, or allow_odd_times=True$"):
+        foxhunt.read_bars(path)
+    assert foxhunt.read_bars(path, stamps="end")["ts"].to_list() == STARTS
