@@ -398,3 +398,20 @@ def test_six_digit_dates_are_dates_not_epoch_seconds(tmp_path: Path) -> None:
     text = "".join(f"{d},4770,4770.75,4767.5,4768.25,{i + 1}\n" for i, d in enumerate(days))
     bars = read_bars(_write(tmp_path, "ES.txt", text), min_bars=1)
     assert bars["ts"].to_list() == [datetime(2024, 1, d, tzinfo=UTC) for d in (2, 3, 4, 5)]
+
+
+def test_a_futures_settle_is_the_close_over_the_last_trade(tmp_path: Path) -> None:
+    """Quandl's CHRIS files keep the last trade and the settlement price: the settlement is the
+    day's official close (the truth of session 40's sweep read 'Last'); 'Close' still wins."""
+    head = "Date,Open,High,Low,Last,Change,Settle,Volume,Previous Day Open Interest\n"
+    rows = "".join(
+        f"2024-01-0{d},72.1,73.0,71.5,72.4{d},0.3,72.5{d},30000{d},250000\n" for d in (2, 3, 4, 5)
+    )
+    bars = read_bars(_write(tmp_path, "CHRIS-CME_CL1.csv", head + rows), min_bars=1)
+    assert bars["close"].to_list() == [72.52, 72.53, 72.54, 72.55]
+    text = "Date,Open,High,Low,Close,Settlement Price,Volume\n" + "".join(
+        f"2024-01-0{d},72.1,73.0,71.5,72.4{d},72.5{d},300\n" for d in (2, 3, 4, 5)
+    )
+    assert read_bars(_write(tmp_path, "CL.csv", text), min_bars=1)["close"][0] == 72.42
+    text = text.replace(",Close,", ",Last,")
+    assert read_bars(_write(tmp_path, "CL.csv", text), min_bars=1)["close"][0] == 72.52

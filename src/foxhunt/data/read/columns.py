@@ -68,6 +68,10 @@ ALIASES = {
     "close": (
         "close",
         "c",
+        "settle",  # a future's settlement price, the day's official close (Quandl's CHRIS keeps
+        "settlement",  # it beside "Last", the last trade; DataMine, Barchart and CSI name it so)
+        "settlement price",
+        "settle price",
         "last",
         "price",
         "close/last",
