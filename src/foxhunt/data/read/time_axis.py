@@ -19,8 +19,10 @@ file read as one bar a day. Per symbol, after validation (:func:`examine`):
 * ``zone``: naive timestamps read in a guessed zone (UTC, or a vendor's clock) while another
   zone or fixed offset (UTC-12..UTC+14, and the cities of :data:`CITY_ZONES`) puts clearly fewer
   bars in closed hours (:func:`zone_fits`): a clock 5 hours off passes the closed-share limit on
-  FX (3.6 % of bars in the weekend) but not this one. A zone the user gave (``--tz``) is kept
-  with a warning naming the better one, unless it also breaks the ``closed`` rule.
+  FX (3.6 % of bars in the weekend) but not this one. The closed bars must fall on one day in
+  20 or more (:attr:`ZoneFit.spread`): a vendor's session on a holiday is no clock's fault. A
+  zone the user gave (``--tz``) is kept with a warning naming the better one, unless it also
+  breaks the ``closed`` rule; the ``clock`` rule overrules a zone that moves the sessions.
 
 Each problem is one line naming the file, the symbol, what was read, the likely cause and the
 flag that fixes it (:func:`examine`: the problems, and the warnings of zones kept as given).
