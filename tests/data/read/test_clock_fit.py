@@ -229,3 +229,85 @@ def test_closed_bars_on_one_day_in_twenty_are_spread() -> None:
     assert fit(1, 6).clearly_better and fit(5, 100).clearly_better  # a week of FX; one in 20
     assert not fit(4, 100).spread and not fit(4, 100).clearly_better  # four holidays
     assert ZoneFit("UTC", 0.01, "Asia/Tokyo", 0.0).clearly_better  # not counted: no veto
+
+
+def test_twenty_edges_are_enough_and_eighteen_are_not() -> None:
+    """11 sessions: 10 opens and 10 closes inside the file (its first open and last close are
+    not edges): exactly MIN_EDGES; 10 sessions: 18."""
+    eleven = _regular_hours(date(2024, 1, 2), 15)  # 2-16 January: 11 weekdays
+    assert len(eleven) == 11 * 78
+    ts = pl.Series("ts", eleven, dtype=pl.Datetime("us", "UTC"))
+    fit = clock_fits(ts, timedelta(minutes=5), "UTC", "cme_equity", CITY_ZONES)
+    assert fit is not None and fit.edges == 20
+    assert (
+        clock_fits(ts.head(10 * 78), timedelta(minutes=5), "UTC", "cme_equity", CITY_ZONES) is None
+    )
+
+
+def test_every_zone_tried_is_kept_with_its_share() -> None:
+    wall = [t.astimezone(NEW_YORK).replace(tzinfo=UTC) for t in SPRING]
+    fit = _fit(wall)
+    assert [z for z, _ in fit.shares] == ["UTC", *CITY_ZONES[1:]]
+    assert dict(fit.shares)["UTC"] == fit.share and dict(fit.shares)["America/Chicago"] == 1.0
+
+
+def test_a_time_one_zone_skips_is_dropped_for_that_zone_only() -> None:
+    """Sessions 02:30-04:00 on the file's clock, every day of 1-20 March 2024: 02:30 on 10 March
+    does not exist in Chicago or New York (null there), but read as UTC it is an edge like the
+    others (02:30 UTC is still winter in Chicago): 19 opens (9 at 20:30 Chicago time, 10 at
+    21:30) and 19 closes (10 at 21:55, 9 at 22:55): 20 of 38 held; 20 of 37 had the null in the
+    Chicago column dropped the edge for UTC too."""
+    stamps = []
+    for d in range(1, 21):
+        start = datetime(2024, 3, d, 2, 30, tzinfo=UTC)
+        stamps += [start + timedelta(minutes=5 * i) for i in range(18)]
+    fit = _fit(stamps, calendar="globex")
+    assert fit.edges == 38 and dict(fit.shares)["UTC"] == 20 / 38
+
+
+def test_fewest_closed_keeps_a_lone_zone_and_counts_every_bar() -> None:
+    from foxhunt.data.read.clock_fit import _fewest_closed
+
+    ts = pl.Series("ts", SPRING[:3], dtype=pl.Datetime("us", "UTC"))
+    assert _fewest_closed(ts, "UTC", "xnys", ["America/Chicago"]) == ("America/Chicago",)
+    # three bars at 09:30-09:40 New York: read as Chicago, 08:30 is before the NYSE opens; the
+    # second bar alone (odd index) tells UTC-05:00 (09:35 New York) from UTC-04:00 (08:35)
+    wall = [t.astimezone(NEW_YORK).replace(tzinfo=UTC) for t in SPRING[:3]]
+    ts = pl.Series("ts", [wall[0] - timedelta(hours=1), wall[1], wall[2] + timedelta(hours=9)])
+    ts = ts.cast(pl.Datetime("us", "UTC"))
+    assert _fewest_closed(ts, "UTC", "xnys", ["UTC-05:00", "UTC-04:00"]) == ("UTC-05:00",)
+
+
+def test_held_share_of_no_edges_is_zero_and_of_one_is_whole() -> None:
+    from foxhunt.data.read.clock_fit import _held_share
+
+    empty = pl.DataFrame({"open": [], "z": []}, schema={"open": pl.Boolean, "z": pl.Int32})
+    assert _held_share(empty, "z") == 0.0
+    assert _held_share(pl.DataFrame({"open": [True], "z": [570]}), "z") == 1.0
+    two_kinds = pl.DataFrame({"open": [True, True, True, False], "z": [570, 570, 630, 960]})
+    assert _held_share(two_kinds, "z") == 0.75  # 2 opens at 570 and the close, of 4
+
+
+def test_breaks_sessions_at_its_bounds() -> None:
+    def fit(share: float, held: float, edges: int) -> ClockFit:
+        return ClockFit("UTC", share, ("UTC",), share, edges, "America/Chicago", "13:30",
+                        (("UTC", share), ("Europe/Berlin", held)))  # fmt: skip
+
+    assert fit(0.75, 0.5, 24).breaks_sessions("Europe/Berlin")  # 6 edges moved exactly
+    assert not fit(0.75, 0.5, 23).breaks_sessions("Europe/Berlin")
+    assert fit(0.1, 0.0, 60).breaks_sessions("Europe/Berlin")  # a gain of exactly MIN_GAIN
+    assert not fit(0.9, 0.85, 200).breaks_sessions("Europe/Berlin")  # 10 moved, gain 0.05
+
+
+def test_a_long_file_is_sampled_to_break_the_tie() -> None:
+    """One-minute regular-hours bars in New York time read as UTC, February to April: 24,180
+    bars, more than the tie-break's sample of 20,000 (its step a whole number of bars, 1):
+    still both US zones."""
+    minute_bars = []
+    for t in SPRING[::78]:  # each session's open
+        minute_bars += [t + timedelta(minutes=m) for m in range(390)]
+    wall = [t.astimezone(NEW_YORK).replace(tzinfo=UTC) for t in minute_bars]
+    ts = pl.Series("ts", wall, dtype=pl.Datetime("us", "UTC"))
+    fit = clock_fits(ts, timedelta(minutes=1), "UTC", "cme_equity", CITY_ZONES)
+    assert len(minute_bars) == 24_180 and fit is not None
+    assert fit.best == ("America/Chicago", "America/New_York") and fit.clearly_better

@@ -158,3 +158,56 @@ def test_the_api_names_its_keyword_and_reads_with_it(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=r"; stamps='end' reads them so, or allow_odd_times=True$"):
         foxhunt.read_bars(path)
     assert foxhunt.read_bars(path, stamps="end")["ts"].to_list() == STARTS
+
+
+def test_start_stamps_sit_at_the_open_and_a_bar_before_the_close() -> None:
+    """The counts of start-stamped Globex bars: every open at the calendar's open, every close
+    an interval before its close, none where end stamps would sit."""
+    stamps = []
+    for k in range(19):
+        day = date(2024, 1, 21) + timedelta(days=k)
+        if day.weekday() in (4, 5):
+            continue
+        open_ = datetime(day.year, day.month, day.day, 17, tzinfo=CHICAGO).astimezone(UTC)
+        stamps += [open_ + timedelta(minutes=m) for m in range(23 * 60)]
+    ts = pl.Series("ts", stamps, dtype=pl.Datetime("us", "UTC"))
+    fit = stamp_fit(ts, timedelta(minutes=1), "cme_equity")
+    assert fit == StampFit(
+        opens=14, at_open=14, after_open=0, closes=14, before_close=14, at_close=0
+    )
+
+
+def test_bars_twenty_hours_apart_are_dated_and_stay() -> None:
+    t0 = datetime(2024, 1, 2, tzinfo=UTC)
+    frame = pl.DataFrame(
+        {"ts": [t0 + k * timedelta(hours=20) for k in range(3)], "symbol": ["ES"] * 3}
+    )
+    assert to_bar_starts(frame, "a.csv")["ts"].to_list() == frame["ts"].to_list()
+    hours = pl.DataFrame(
+        {"ts": [t0 + k * timedelta(hours=19) for k in range(3)], "symbol": ["ES"] * 3}
+    )
+    assert to_bar_starts(hours, "a.csv")["ts"][0] == t0 - timedelta(hours=19)
+
+
+def test_a_row_without_a_symbol_keeps_its_time() -> None:
+    """A row with no symbol (validation names it later) or a symbol with no time (a footer) is
+    left as it is; the others move."""
+    t0 = datetime(2024, 1, 2, 15, tzinfo=UTC)
+    frame = pl.DataFrame(
+        {
+            "ts": [t0, t0 + FIVE, t0 + 2 * FIVE, None],
+            "symbol": ["ES", "ES", None, "FOOTER"],
+        }
+    )
+    moved = to_bar_starts(frame, "a.csv")["ts"].to_list()
+    assert moved == [t0 - FIVE, t0, t0 + 2 * FIVE, None]
+
+
+def test_one_bar_time_is_refused_with_the_whole_reason() -> None:
+    t0 = datetime(2024, 1, 2, tzinfo=UTC)
+    with pytest.raises(DataError) as e:
+        to_bar_starts(pl.DataFrame({"ts": [t0], "symbol": ["GC"]}), "a.csv")
+    assert str(e.value) == (
+        "a.csv: symbol 'GC' has one bar time: --stamps end moves bars by their interval, which "
+        "one bar does not give"
+    )
