@@ -311,3 +311,22 @@ def test_a_long_file_is_sampled_to_break_the_tie() -> None:
     fit = clock_fits(ts, timedelta(minutes=1), "UTC", "cme_equity", CITY_ZONES)
     assert len(minute_bars) == 24_180 and fit is not None
     assert fit.best == ("America/Chicago", "America/New_York") and fit.clearly_better
+
+
+def test_bars_past_a_few_early_closes_rule_no_zone_out() -> None:
+    """Regular hours in Chicago time (08:30-15:00), October to December 2024, trading on
+    through the CME's early closes (12:15 the day after Thanksgiving and on Christmas Eve), as a
+    CFD does. Read as New York, those two days' bars end an hour sooner, fewer closed: that is
+    no reason to name New York alone, the file's own clock being Chicago's."""
+    chicago = ZoneInfo("America/Chicago")
+    closed = {date(2024, 11, 28), date(2024, 12, 25)}  # Thanksgiving, Christmas
+    stamps = []
+    for k in range(92):
+        d = date(2024, 10, 1) + timedelta(days=k)
+        if d.weekday() >= 5 or d in closed:
+            continue
+        start = datetime(d.year, d.month, d.day, 8, 30, tzinfo=chicago)
+        stamps += [(start + timedelta(minutes=5 * i)).astimezone(UTC) for i in range(78)]
+    wall = [t.astimezone(chicago).replace(tzinfo=UTC) for t in stamps]
+    fit = _fit(wall)
+    assert fit.best == ("America/Chicago", "America/New_York") and fit.clearly_better

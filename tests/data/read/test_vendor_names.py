@@ -230,6 +230,10 @@ def test_a_folder_of_monthly_files_reads_as_one_symbol(tmp_path: Path) -> None:
         ("CL_Z23_5min.csv", 5),
         ("EURUSD_M5.csv", 5),  # no futures root before it: MetaTrader's 5 minutes
         ("XAUUSD_H4.csv", 240),
+        ("ES_24h.csv", None),  # a 24-hour session, not a bar a day (was "the name says 1d")
+        ("ES_24h_1min.csv", 1),  # the next word says the interval
+        ("NQ_24hr_5m.csv", 5),
+        ("BTC_12h.csv", 720),
     ],
 )
 def test_only_metatraders_timeframes_claim_an_interval(name: str, minutes: float | None) -> None:

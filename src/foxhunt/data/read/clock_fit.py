@@ -15,7 +15,7 @@ bar alike, so they score as UTC does. A zone fits clearly better (:attr:`ClockFi
 when it holds at least :data:`MIN_GAIN` more of the edges and :data:`MIN_MOVED` more of them.
 Zones with the same daylight-saving dates (New York and Chicago) tie: the calendar's closed
 hours break the tie where they can (a stock's New York times read as Chicago close an hour
-late), else all are named.
+late, every day), else all are named.
 
 It says nothing when the bars do not cross a daylight-saving change of some candidate, when the
 calendar's zone keeps no daylight saving or the market never closes (``24x7``), or when the
@@ -47,6 +47,9 @@ MIN_HELD = 0.5
 """The better zone's share must reach this: sessions with a regular open and close."""
 CLOSED_SAMPLE = 20_000
 """Bars looked at (evenly spaced) to break ties by the calendar's closed hours."""
+CLOSED_DAYS_SHARE = 0.05
+"""Share of the days with bars in closed hours from which those bars are the clock's doing,
+not a few holidays' or early closes' (here and in the time axis's zone rule)."""
 
 
 @dataclass(frozen=True)
@@ -126,18 +129,29 @@ def _held_share(edges: pl.DataFrame, column: str) -> float:
 
 
 def _fewest_closed(ts: pl.Series, read_in: str, calendar: str, zones: list[str]) -> tuple[str, ...]:
-    """Of ``zones``, those putting the fewest bars in the calendar's closed hours: New York
-    and Chicago keep the same edges, but New York times read as Chicago close a stock an hour
-    late."""
+    """Of ``zones``, those the calendar's closed hours do not rule out: New York and Chicago
+    keep the same edges, but a stock's New York times read as Chicago close an hour late, every
+    day. A zone is ruled out when it puts more bars in closed hours than the best one and they
+    fall on :data:`CLOSED_DAYS_SHARE` of the days or more; bars past a few early closes (a CFD
+    trading on when the exchange closes at noon) rule nothing out."""
     if len(zones) == 1:
         return tuple(zones)
     step = max(1, ts.len() // CLOSED_SAMPLE)
     wall = pl.DataFrame({"t": ts.gather_every(step)}).select(utc_to_local(pl.col("t"), read_in))
-    closed = wall.select(
-        [closed_time(local_to_utc(pl.col("t"), z), calendar).sum().alias(z) for z in zones]
-    ).row(0, named=True)
-    least = min(closed.values())
-    return tuple(z for z in zones if closed[z] == least)
+    day = pl.col("t").dt.date()
+    counts = wall.select(
+        day.n_unique().alias("days"),
+        *(closed_time(local_to_utc(pl.col("t"), z), calendar).sum().alias(f"n{i}")
+          for i, z in enumerate(zones)),
+        *(day.filter(closed_time(local_to_utc(pl.col("t"), z), calendar)).n_unique().alias(f"d{i}")
+          for i, z in enumerate(zones)),
+    ).row(0, named=True)  # fmt: skip
+    least = min(counts[f"n{i}"] for i in range(len(zones)))
+    return tuple(
+        z
+        for i, z in enumerate(zones)
+        if counts[f"n{i}"] == least or counts[f"d{i}"] < CLOSED_DAYS_SHARE * counts["days"]
+    )
 
 
 def clock_fits(

@@ -42,7 +42,7 @@ import polars as pl
 
 from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval
 from foxhunt.data.market.instruments import calendar_of
-from foxhunt.data.read.clock_fit import ClockFit, clock_fits
+from foxhunt.data.read.clock_fit import CLOSED_DAYS_SHARE, ClockFit, clock_fits
 from foxhunt.data.read.stamps import DATED, stamp_fit
 from foxhunt.data.read.zones import fixed_offset_name, local_to_utc, utc_to_local
 from foxhunt.errors import DataError
@@ -78,9 +78,6 @@ ZONE_MARGIN = 0.002
 """Another zone fits clearly better when it puts at least this share fewer bars in closed
 hours and at most a quarter as many (a clock one hour off in summer only, EST read for New York
 time, moves 0.5 % of FX bars into the weekend)."""
-CLOSED_DAYS_SHARE = 0.05
-"""Share of the file's days with bars in closed hours from which those bars may be a clock's
-fault, not holidays' (:attr:`ZoneFit.spread`)."""
 ODD_TIMES_FLAG = "--allow-odd-times"
 
 

@@ -137,6 +137,8 @@ def _interval(stem: str) -> timedelta | None:
         if token in _WORDS:
             return _WORDS[token]
         m = _COUNT_UNIT.match(token)
+        if m and m.group(2)[0] == "h" and int(m.group(1)) >= 24:
+            continue  # "24h": a 24-hour session (ES_24h_1min.csv), not a bar a day
         if m and int(m.group(1)) > 0:
             unit = "m" if m.group(2).startswith("mi") else m.group(2)[0]
             return timedelta(seconds=int(m.group(1)) * _UNITS[unit])
