@@ -540,7 +540,7 @@ def isolated(tmp_path_factory: pytest.TempPathFactory) -> _Isolated:
     return _Isolated(cwd, bars, trained, calls, child, displays, listener, setups)
 
 
-def test_a_run_without_out_goes_to_runs_preset_and_returns_its_best_epoch(
+def _a_run_without_out_goes_to_runs_preset_and_returns_its_best_epoch(
     isolated: _Isolated,
 ) -> None:
     """No ``--out``: the run is ``runs/<preset>`` (relative to the working directory); the
@@ -553,7 +553,7 @@ def test_a_run_without_out_goes_to_runs_preset_and_returns_its_best_epoch(
     assert trained.is_main is True
 
 
-def test_a_finished_run_json_records_how_it_ended(isolated: _Isolated) -> None:
+def _a_finished_run_json_records_how_it_ended(isolated: _Isolated) -> None:
     """run.json after training: stop reason, steps, epochs, micro-batch, the seconds between
     the two clock readings, a UTC end time to the second; the fresh run's fields kept."""
     root = isolated.cwd / "runs" / "demo"
@@ -569,7 +569,7 @@ def test_a_finished_run_json_records_how_it_ended(isolated: _Isolated) -> None:
     assert info["bars"] == str(isolated.bars.resolve())
 
 
-def test_an_isolated_budgeted_run_prepares_in_the_child_and_plans_with_its_data(
+def _an_isolated_budgeted_run_prepares_in_the_child_and_plans_with_its_data(
     isolated: _Isolated,
 ) -> None:
     """``isolate`` with a CPU budget: the child is asked whether it fits (cfg, budget, bars,
@@ -592,7 +592,7 @@ def test_an_isolated_budgeted_run_prepares_in_the_child_and_plans_with_its_data(
     assert "warn_large_preparation" not in calls or not calls["warn_large_preparation"]
 
 
-def test_a_run_hands_its_final_config_to_process_setup_and_the_progress_display(
+def _a_run_hands_its_final_config_to_process_setup_and_the_progress_display(
     isolated: _Isolated,
 ) -> None:
     """process_setup gets the config as planned (the one config.json holds), once; the
@@ -610,7 +610,7 @@ def test_a_run_hands_its_final_config_to_process_setup_and_the_progress_display(
     assert isolated.calls.calls["set_cpu_threads"] == [((1, torch.device("cpu")), {})]
 
 
-def test_a_run_checkpoints_carry_the_config_and_features_and_start_at_the_seeded_model(
+def _a_run_checkpoints_carry_the_config_and_features_and_start_at_the_seeded_model(
     isolated: _Isolated,
 ) -> None:
     """Each checkpoint's sidecar holds config.json's config and features.json's record; the
@@ -636,7 +636,7 @@ def _same_weights_as(model: torch.nn.Module, weights: Mapping[str, torch.Tensor]
     return state.keys() == weights.keys() and all(torch.equal(state[k], weights[k]) for k in state)
 
 
-def test_a_finished_run_calibrates_and_interprets_the_trained_model(isolated: _Isolated) -> None:
+def _a_finished_run_calibrates_and_interprets_the_trained_model(isolated: _Isolated) -> None:
     """Calibration runs on the validation windows with the trained model, the config's
     quantiles, validation batch size, device and precision, feeding the selection weights
     that the interpretation gets; its result is calibration.json; the report is written."""
@@ -719,7 +719,7 @@ def resumed(tmp_path_factory: pytest.TempPathFactory) -> _Resumed:
     )  # fmt: skip
 
 
-def test_an_interrupted_run_records_it_writes_its_report_and_says_how_to_resume(
+def _an_interrupted_run_records_it_writes_its_report_and_says_how_to_resume(
     resumed: _Resumed,
 ) -> None:
     """SIGINT in epoch 2: KeyboardInterrupt naming the resume command, run.json's stop reason
@@ -732,7 +732,7 @@ def test_an_interrupted_run_records_it_writes_its_report_and_says_how_to_resume(
     assert resumed.had_report and not resumed.had_calibration
 
 
-def test_a_fresh_run_from_bars_prepares_here_into_the_run_directory(resumed: _Resumed) -> None:
+def _a_fresh_run_from_bars_prepares_here_into_the_run_directory(resumed: _Resumed) -> None:
     """Without ``isolate`` (the default) and without a budget: no child; the data is prepared
     here with the scale choice and the baselines, its windows spilled to a folder in the run
     directory; the preparation warning and the peak estimate are given for this config."""
@@ -755,7 +755,7 @@ def test_a_fresh_run_from_bars_prepares_here_into_the_run_directory(resumed: _Re
     assert peak_kw["baseline"] == IMPORT_BASELINE_BYTES and peak_kw["data_bytes"] > 0
 
 
-def test_resume_continues_after_the_last_complete_epoch_with_the_runs_own_config(
+def _resume_continues_after_the_last_complete_epoch_with_the_runs_own_config(
     resumed: _Resumed,
 ) -> None:
     """--resume: the run's own bars and config (epochs 2, not the one given), the data
@@ -827,7 +827,7 @@ def test_overwrite_replaces_a_finished_run_on_the_device_of_its_rank(
     assert RunConfig.load(root / "config.json").train.device == "cpu:0"
 
 
-def test_the_loop_gets_target_scaled_windows_a_memory_log_and_the_run_s_observers(
+def _the_loop_gets_target_scaled_windows_a_memory_log_and_the_run_s_observers(
     isolated: _Isolated,
 ) -> None:
     """``fit`` trains on the training and validation windows divided by the run's target
@@ -852,3 +852,26 @@ def test_the_loop_gets_target_scaled_windows_a_memory_log_and_the_run_s_observer
     assert list(kw["listeners"]) == [isolated.listener]
     (((_, windows, _), _),) = isolated.calls.calls["fit_calibration"]
     assert windows.target_scale == scale
+
+
+# One test per trained run: mutmut credits a module fixture's calls to the test that first sets
+# it up, and runs only that test against a mutant of ``_train``; checks spread over several tests
+# left mutants "surviving" that the other tests kill (session 41).
+
+
+def test_an_isolated_budgeted_run_from_every_side(isolated: _Isolated) -> None:
+    """The isolated, budgeted run of the ``isolated`` fixture, every check in turn."""
+    _a_run_without_out_goes_to_runs_preset_and_returns_its_best_epoch(isolated)
+    _a_finished_run_json_records_how_it_ended(isolated)
+    _an_isolated_budgeted_run_prepares_in_the_child_and_plans_with_its_data(isolated)
+    _a_run_hands_its_final_config_to_process_setup_and_the_progress_display(isolated)
+    _a_run_checkpoints_carry_the_config_and_features_and_start_at_the_seeded_model(isolated)
+    _a_finished_run_calibrates_and_interprets_the_trained_model(isolated)
+    _the_loop_gets_target_scaled_windows_a_memory_log_and_the_run_s_observers(isolated)
+
+
+def test_an_interrupted_and_resumed_run_from_every_side(resumed: _Resumed) -> None:
+    """The interrupted and resumed run of the ``resumed`` fixture, every check in turn."""
+    _an_interrupted_run_records_it_writes_its_report_and_says_how_to_resume(resumed)
+    _a_fresh_run_from_bars_prepares_here_into_the_run_directory(resumed)
+    _resume_continues_after_the_last_complete_epoch_with_the_runs_own_config(resumed)
