@@ -782,6 +782,29 @@ def _resume_continues_after_the_last_complete_epoch_with_the_runs_own_config(
     assert resumed.trained.final == resumed.root / "checkpoints" / "tft_final_epoch2.safetensors"
 
 
+# One test per trained run, before any other test of the same fixture: mutmut credits a module
+# fixture's calls to the test that first sets it up, and runs only that test against a mutant of ``_train``; checks spread over several tests
+# left mutants "surviving" that the other tests kill (session 41).
+
+
+def test_an_isolated_budgeted_run_from_every_side(isolated: _Isolated) -> None:
+    """The isolated, budgeted run of the ``isolated`` fixture, every check in turn."""
+    _a_run_without_out_goes_to_runs_preset_and_returns_its_best_epoch(isolated)
+    _a_finished_run_json_records_how_it_ended(isolated)
+    _an_isolated_budgeted_run_prepares_in_the_child_and_plans_with_its_data(isolated)
+    _a_run_hands_its_final_config_to_process_setup_and_the_progress_display(isolated)
+    _a_run_checkpoints_carry_the_config_and_features_and_start_at_the_seeded_model(isolated)
+    _a_finished_run_calibrates_and_interprets_the_trained_model(isolated)
+    _the_loop_gets_target_scaled_windows_a_memory_log_and_the_run_s_observers(isolated)
+
+
+def test_an_interrupted_and_resumed_run_from_every_side(resumed: _Resumed) -> None:
+    """The interrupted and resumed run of the ``resumed`` fixture, every check in turn."""
+    _an_interrupted_run_records_it_writes_its_report_and_says_how_to_resume(resumed)
+    _a_fresh_run_from_bars_prepares_here_into_the_run_directory(resumed)
+    _resume_continues_after_the_last_complete_epoch_with_the_runs_own_config(resumed)
+
+
 def test_a_finished_run_is_not_replaced_without_overwrite(
     isolated: _Isolated, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -852,26 +875,3 @@ def _the_loop_gets_target_scaled_windows_a_memory_log_and_the_run_s_observers(
     assert list(kw["listeners"]) == [isolated.listener]
     (((_, windows, _), _),) = isolated.calls.calls["fit_calibration"]
     assert windows.target_scale == scale
-
-
-# One test per trained run: mutmut credits a module fixture's calls to the test that first sets
-# it up, and runs only that test against a mutant of ``_train``; checks spread over several tests
-# left mutants "surviving" that the other tests kill (session 41).
-
-
-def test_an_isolated_budgeted_run_from_every_side(isolated: _Isolated) -> None:
-    """The isolated, budgeted run of the ``isolated`` fixture, every check in turn."""
-    _a_run_without_out_goes_to_runs_preset_and_returns_its_best_epoch(isolated)
-    _a_finished_run_json_records_how_it_ended(isolated)
-    _an_isolated_budgeted_run_prepares_in_the_child_and_plans_with_its_data(isolated)
-    _a_run_hands_its_final_config_to_process_setup_and_the_progress_display(isolated)
-    _a_run_checkpoints_carry_the_config_and_features_and_start_at_the_seeded_model(isolated)
-    _a_finished_run_calibrates_and_interprets_the_trained_model(isolated)
-    _the_loop_gets_target_scaled_windows_a_memory_log_and_the_run_s_observers(isolated)
-
-
-def test_an_interrupted_and_resumed_run_from_every_side(resumed: _Resumed) -> None:
-    """The interrupted and resumed run of the ``resumed`` fixture, every check in turn."""
-    _an_interrupted_run_records_it_writes_its_report_and_says_how_to_resume(resumed)
-    _a_fresh_run_from_bars_prepares_here_into_the_run_directory(resumed)
-    _resume_continues_after_the_last_complete_epoch_with_the_runs_own_config(resumed)
