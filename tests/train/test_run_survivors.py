@@ -783,8 +783,9 @@ def _resume_continues_after_the_last_complete_epoch_with_the_runs_own_config(
 
 
 # One test per trained run, before any other test of the same fixture: mutmut credits a module
-# fixture's calls to the test that first sets it up, and runs only that test against a mutant of ``_train``; checks spread over several tests
-# left mutants "surviving" that the other tests kill (session 41).
+# fixture's calls to the test that first sets it up, and runs only that test against a mutant
+# of ``_train``; checks spread over several tests left mutants "surviving" that the other tests
+# kill (session 41).
 
 
 def test_an_isolated_budgeted_run_from_every_side(isolated: _Isolated) -> None:
