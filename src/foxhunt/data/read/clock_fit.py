@@ -138,13 +138,16 @@ def _fewest_closed(ts: pl.Series, read_in: str, calendar: str, zones: list[str])
         return tuple(zones)
     step = max(1, ts.len() // CLOSED_SAMPLE)
     wall = pl.DataFrame({"t": ts.gather_every(step)}).select(utc_to_local(pl.col("t"), read_in))
-    day = pl.col("t").dt.date()
-    counts = wall.select(
-        day.n_unique().alias("days"),
-        *(closed_time(local_to_utc(pl.col("t"), z), calendar).sum().alias(f"n{i}")
+    closed = wall.select(
+        pl.col("t").dt.date().alias("day"),
+        *(closed_time(local_to_utc(pl.col("t"), z), calendar).alias(f"c{i}")
           for i, z in enumerate(zones)),
-        *(day.filter(closed_time(local_to_utc(pl.col("t"), z), calendar)).n_unique().alias(f"d{i}")
-          for i, z in enumerate(zones)),
+    )  # fmt: skip
+    counts = closed.select(
+        pl.col("day").n_unique().alias("days"),
+        *(pl.col(f"c{i}").sum().alias(f"n{i}") for i in range(len(zones))),
+        *(pl.col("day").filter(pl.col(f"c{i}")).n_unique().alias(f"d{i}")
+          for i in range(len(zones))),
     ).row(0, named=True)  # fmt: skip
     least = min(counts[f"n{i}"] for i in range(len(zones)))
     return tuple(
