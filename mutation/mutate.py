@@ -567,15 +567,27 @@ def module_name(source: Path) -> str:
 
 def _imports(text: str, dotted: str) -> bool:
     """Whether a test file's text imports ``foxhunt.<dotted>`` (or names it from its package)."""
-    if re.search(rf"^\s*(from|import)\s+foxhunt\.{re.escape(dotted)}\b", text, re.MULTILINE):
-        return True
-    parent, _, stem = dotted.rpartition(".")
-    package = re.escape(f"foxhunt.{parent}" if parent else "foxhunt")
-    names = rf"^\s*from\s+{package}\s+import\s+(\([^)]*\)|.*$)"
-    return any(
-        stem in re.findall(r"\w+", match.group(1))
-        for match in re.finditer(names, text, re.MULTILINE)
-    )
+    return f"foxhunt.{dotted}" in _imported(text)
+
+
+_IMPORT_LINE = re.compile(r"^\s*(from|import)\s+(foxhunt(?:\.\w+)*)\b", re.MULTILINE)
+_FROM_LINE = re.compile(r"^\s*from\s+(foxhunt(?:\.\w+)*)\s+import\s+(\([^)]*\)|.*$)", re.MULTILINE)
+
+
+@functools.cache
+def _imported(text: str) -> frozenset[str]:
+    """The dotted names a test file's text reaches: each module it imports from or imports, with
+    its packages (``foxhunt.data.read.bars`` reaches ``foxhunt.data.read``), and each name it
+    imports from a package (``from foxhunt.data.read import bars`` reaches
+    ``foxhunt.data.read.bars``). Parsed once per file: the map asks it of every module (130
+    modules x 320 files of regular expressions took 4.5 s a map)."""
+    names: set[str] = set()
+    for match in _IMPORT_LINE.finditer(text):
+        parts = match.group(2).split(".")
+        names.update(".".join(parts[:end]) for end in range(1, len(parts) + 1))
+    for match in _FROM_LINE.finditer(text):
+        names.update(f"{match.group(1)}.{word}" for word in re.findall(r"\w+", match.group(2)))
+    return frozenset(names)
 
 
 @functools.cache
