@@ -10,6 +10,11 @@ DEMO_TRAIN_ARGS ?=
 
 .PHONY: install demo test test-fast test-fp32 test-avx2 lint bench mutate clean
 
+# Python's byte-code caches on, whatever the shell says: with PYTHONDONTWRITEBYTECODE set (as on
+# our CI machines) pytest rewrote the asserts of every test file again in each worker of each
+# run, 10 s of the 90 s of `make test-fast` (docs/testing.md, session 42).
+unexport PYTHONDONTWRITEBYTECODE
+
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
