@@ -400,6 +400,20 @@ def test_six_digit_dates_are_dates_not_epoch_seconds(tmp_path: Path) -> None:
     assert bars["ts"].to_list() == [datetime(2024, 1, d, tzinfo=UTC) for d in (2, 3, 4, 5)]
 
 
+@pytest.mark.parametrize(
+    ("header", "clock"),
+    [("Date,Time,", "09{m}"), ("<DATE>,<TIME>,", "09{m}00"), ("Date,Time,", "09:{m}")],
+)
+def test_six_digit_dates_with_a_time_column(tmp_path: Path, header: str, clock: str) -> None:
+    """``240102,0930`` (MetaStock's and CSI's intraday exports): the date as a date-only file
+    reads it, the time beside it; was refused as an unparsable ``'240102 0930'``."""
+    rows = "".join(
+        f"240102,{clock.format(m=m)},4700.25,4701,4699.5,4700,{m}\n" for m in MINUTES
+    )
+    text = header + "Open,High,Low,Close,Volume\n" + rows
+    assert _minutes(_write(tmp_path, "ES.csv", text)) == [_utc(9, m) for m in MINUTES]
+
+
 def test_a_futures_settle_is_the_close_over_the_last_trade(tmp_path: Path) -> None:
     """Quandl's CHRIS files keep the last trade and the settlement price: the settlement is the
     day's official close (the truth of session 40's sweep read 'Last'); 'Close' still wins."""
