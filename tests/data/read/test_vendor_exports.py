@@ -407,9 +407,7 @@ def test_six_digit_dates_are_dates_not_epoch_seconds(tmp_path: Path) -> None:
 def test_six_digit_dates_with_a_time_column(tmp_path: Path, header: str, clock: str) -> None:
     """``240102,0930`` (MetaStock's and CSI's intraday exports): the date as a date-only file
     reads it, the time beside it; was refused as an unparsable ``'240102 0930'``."""
-    rows = "".join(
-        f"240102,{clock.format(m=m)},4700.25,4701,4699.5,4700,{m}\n" for m in MINUTES
-    )
+    rows = "".join(f"240102,{clock.format(m=m)},4700.25,4701,4699.5,4700,{m}\n" for m in MINUTES)
     text = header + "Open,High,Low,Close,Volume\n" + rows
     assert _minutes(_write(tmp_path, "ES.csv", text)) == [_utc(9, m) for m in MINUTES]
 
