@@ -210,8 +210,9 @@ def add_read_args(p: argparse.ArgumentParser, stored: bool = True, over_run: boo
     g.add_argument(
         "--tz",
         metavar="ZONE",
-        help="zone of naive timestamps: an IANA name (America/Chicago, Etc/GMT+5) or a fixed "
-        "offset (-05:00, UTC-5); default: the vendor's clock where the file name says it "
+        help="zone of naive timestamps: an IANA name (America/Chicago, Etc/GMT+5), a fixed "
+        "offset (-05:00, UTC-5) or an IANA name moved by hours (America/New_York+07:00, FX "
+        "brokers' server clock); default: the vendor's clock where the file name says it "
         "(histdata: America/New_York), else UTC",
     )
     g.add_argument(

@@ -10,8 +10,10 @@ say what each vendor format holds).
 from __future__ import annotations
 
 import json
+import logging
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import polars as pl
 import pytest
@@ -197,3 +199,49 @@ def test_closed_day() -> None:
     assert closed["xnys"] == [False, True, True, False, False, False, False, True, True, False]
     assert closed["fx_24x5"] == [False, True, False, False, False, False, False, True, True, False]
     assert not any(closed["24x7"])
+
+
+def _broker_fx(path: Path) -> list[datetime]:
+    """EURUSD 5-minute bars through the FX week, 19 Feb - 30 Mar 2018, written on MetaTrader's
+    broker clock (New York + 7 h: the Sunday 17:00 open at 00:00 Monday); the UTC truth."""
+    truth: list[datetime] = []
+    t = datetime(2018, 2, 18, 22, tzinfo=UTC)  # Sunday 17:00 in New York (winter)
+    while t < datetime(2018, 3, 30, 20, tzinfo=UTC):
+        ny = t.astimezone(ZoneInfo("America/New_York"))
+        open_week = not (
+            (ny.weekday() == 4 and ny.hour >= 17) or ny.weekday() == 5
+            or (ny.weekday() == 6 and ny.hour < 17)
+        )  # fmt: skip
+        if open_week:
+            truth.append(t)
+        t += timedelta(minutes=5)
+    wall = [
+        (x.astimezone(ZoneInfo("America/New_York")) + timedelta(hours=7)).replace(tzinfo=None)
+        for x in truth
+    ]
+    rows = "".join(f"{w:%Y.%m.%d,%H:%M},1.2,1.21,1.19,1.2,{i % 90}\n" for i, w in enumerate(wall))
+    path.write_text(rows)
+    return truth
+
+
+def test_a_brokers_server_clock_is_named_and_read_right(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """MetaTrader's broker clock follows New York's daylight saving at GMT+2/+3: a fixed offset
+    fits its summer or its winter, never both (session 42's sweep: refused advising ``+03:00``,
+    which read 1-10 March an hour early). The zone rule names the zone moved by hours, which reads
+    every bar right."""
+    truth = _broker_fx(tmp_path / "EURUSD5.csv")  # MetaTrader 4's name: the pair, the minutes
+    with pytest.raises(DataError) as refused:
+        read_bars(tmp_path / "EURUSD5.csv")
+    assert "the file's clock is likely America/New_York+07:00" in str(refused.value)
+    assert "--tz America/New_York+07:00 reads it so" in str(refused.value)
+    for offset in ("+03:00", "+02:00"):  # the user's zone is kept, with the warning
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            read_bars(tmp_path / "EURUSD5.csv", tz=offset)
+        assert f"--tz {offset} kept as given" in caplog.text
+        assert "--tz America/New_York+07:00 reads it so" in caplog.text
+    bars = read_bars(tmp_path / "EURUSD5.csv", tz="America/New_York+07:00")
+    assert bars["ts"].to_list() == truth
+    assert set(bars["symbol"].to_list()) == {"EURUSD"}

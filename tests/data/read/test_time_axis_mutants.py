@@ -127,15 +127,19 @@ def test_intervals_are_named_in_their_largest_whole_unit() -> None:
 
 def test_candidate_zones_are_the_zone_read_in_the_cities_then_utc_minus_12_to_plus_14() -> None:
     cities = ("UTC", "America/Chicago", "America/New_York", "Europe/London", "Europe/Berlin")
+    broker = "America/New_York+07:00"  # the FX brokers' server clock, before the offsets
     west = tuple(f"UTC-{h:02d}:00" for h in range(12, 0, -1))
     east = tuple(f"UTC+{h:02d}:00" for h in range(1, 15))
-    assert candidate_zones("Etc/GMT+5") == ("Etc/GMT+5", *cities, "Asia/Tokyo", *west, *east)
-    assert len(candidate_zones("Etc/GMT+5")) == 1 + 6 + 26  # UTC once: a city and offset 0
+    assert candidate_zones("Etc/GMT+5") == (
+        "Etc/GMT+5", *cities, "Asia/Tokyo", broker, *west, *east
+    )  # fmt: skip
+    assert len(candidate_zones("Etc/GMT+5")) == 1 + 6 + 1 + 26  # UTC once: a city and offset 0
     # a candidate read in comes first, once
     assert candidate_zones("UTC-05:00") == (
         "UTC-05:00",
         *cities,
         "Asia/Tokyo",
+        broker,
         *(z for z in west if z != "UTC-05:00"),
         *east,
     )

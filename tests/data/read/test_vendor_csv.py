@@ -129,9 +129,31 @@ def test_metatrader_export(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> 
     with caplog.at_level(logging.WARNING):
         df = read_bars(p, tz="Europe/London")  # London is UTC in January
     assert _minutes(df) == [0, 1, 2]
-    assert df["volume"].to_list() == [0.0, 0.0, 0.0]  # real volume preferred over tick volume
-    assert "ignored columns" in caplog.text and "<TICKVOL>, <SPREAD>" in caplog.text
+    # the real volume is 0 on every bar (an FX broker has none): the tick volume is read instead
+    assert df["volume"].to_list() == [55.0, 55.0, 55.0]
+    assert "'<VOL>' is 0 on every bar: the tick volume '<TICKVOL>' read as the volume" in (
+        caplog.text
+    )
+    assert "ignored columns" in caplog.text and "<SPREAD>" in caplog.text
+    assert "<TICKVOL>," not in caplog.text
     assert "taken as UTC" not in caplog.text
+
+
+def test_metatrader_real_volume_is_preferred_where_it_is_there(tmp_path: Path) -> None:
+    """A future's MetaTrader 5 export holds the exchange's volume: kept over the ticks; and
+    ``--columns volume=<VOL>`` keeps an all-zero one."""
+    head = "<DATE>\t<TIME>\t<OPEN>\t<HIGH>\t<LOW>\t<CLOSE>\t<TICKVOL>\t<VOL>\t<SPREAD>\n"
+    rows = "".join(
+        f"2024.01.02\t14:3{i}:00\t4700.25\t4701\t4699.5\t4700\t55\t{v}\t2\n"
+        for i, v in enumerate((0, 7, 0))
+    )
+    df = read_bars(_write(tmp_path, "ES.csv", head + rows))
+    assert df["volume"].to_list() == [0.0, 7.0, 0.0]
+    zeros = head + rows.replace("\t7\t", "\t0\t")
+    given = ReadOptions(columns=("volume=<VOL>",))
+    kept = read_bars(_write(tmp_path, "ES2.csv", zeros), options=given)
+    assert kept["volume"].to_list() == [0.0, 0.0, 0.0]
+    assert read_bars(tmp_path / "ES2.csv")["volume"].to_list() == [55.0, 55.0, 55.0]
 
 
 def test_kibot_headerless(tmp_path: Path) -> None:

@@ -427,3 +427,128 @@ def test_a_futures_settle_is_the_close_over_the_last_trade(tmp_path: Path) -> No
     assert read_bars(_write(tmp_path, "CL.csv", text), min_bars=1)["close"][0] == 72.42
     text = text.replace(",Close,", ",Last,")
     assert read_bars(_write(tmp_path, "CL.csv", text), min_bars=1)["close"][0] == 72.52
+
+
+# --- session 42's sweep: vendor layouts read wrong without a word ------------------------------
+
+
+def _german(volumes: list[str]) -> str:
+    head = "Date;Time;Open;High;Low;Close;Volume\n"
+    return head + "".join(
+        f"02.01.2024;09:{m};4.700;4.701;4.699;4.700;{v}\n"
+        for m, v in zip(MINUTES, volumes, strict=True)
+    )
+
+
+def test_points_between_thousands_in_whole_prices_without_a_decimal_comma(
+    tmp_path: Path,
+) -> None:
+    """A German export of a future with a whole-point tick: ``4.700`` is 4,700 and the volumes
+    ``5.044`` beside ``820`` give it away (every dotted number in threes, none above 999 without
+    its point); they were read as 4.7 and 5.044."""
+    volumes = ["5.044", "820", "1.210", "99", "12.000", "7"]
+    bars = read_bars(_write(tmp_path, "FESX.csv", _german(volumes)), min_bars=1)
+    assert bars["open"].to_list() == [4700.0] * 6
+    assert bars["volume"].to_list() == [5044.0, 820.0, 1210.0, 99.0, 12000.0, 7.0]
+
+
+@pytest.mark.parametrize(
+    "volumes",
+    [
+        ["5044", "820", "1.210", "99", "12.000", "7"],  # 5044 without its point: no grouping
+        ["820", "99", "7", "15", "300", "42"],  # nothing dotted in the volumes: no evidence
+    ],
+)
+def test_three_decimals_stay_decimals_without_evidence_of_grouping(
+    tmp_path: Path, volumes: list[str]
+) -> None:
+    """USDJPY's ``151.234`` in a semicolon file: every price has three decimals, as a German
+    whole number would; without a column that groups thousands it stays a decimal."""
+    bars = read_bars(_write(tmp_path, "FESX.csv", _german(volumes)), min_bars=1)
+    assert bars["open"].to_list() == [4.7] * 6
+
+
+def test_runs_of_blanks_between_date_and_time_are_one_space(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The IB API writes ``20180305  09:30:00``: read by polars' own parser it was not taken for
+    a naive time, so nothing said it was read as UTC and the zone rules never ran (a New York
+    file read 5 hours early, valid)."""
+    one = "".join(f"20240102 09:{m}:00,4700.25,4701,4699.5,4700,{m}\n" for m in MINUTES)
+    head = "date,open,high,low,close,volume\n"
+    expected = [_utc(14, m) for m in MINUTES]
+    for name, text in (("ES.csv", one), ("ES2.csv", one.replace(" ", "  "))):
+        path = _write(tmp_path, name, head + text)
+        assert _minutes(path, tz="America/New_York") == expected
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            _minutes(path)
+        assert f"naive timestamps in {path} taken as UTC" in caplog.text
+
+
+def test_a_moving_average_of_the_volume_is_not_the_volume(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """TradingView's chart export with its ``Volume MA`` study and no volume: volume 0 and the
+    usual warning, not a 20-bar average read as the volume."""
+    text = "time,open,high,low,close,Volume MA\n" + "".join(
+        f"2024-01-02T09:{m}:00Z,4700.25,4701,4699.5,4700,{500 + m}.35\n" for m in MINUTES
+    )
+    with caplog.at_level(logging.WARNING):
+        bars = read_bars(_write(tmp_path, "ES.csv", text), min_bars=1)
+    assert bars["volume"].to_list() == [0.0] * 6
+    assert "no volume column" in caplog.text
+    units = "time,open,high,low,close,Volume BTC,Volume USD\n" + "".join(
+        f"2024-01-02T09:{m}:00Z,4700.25,4701,4699.5,4700,{m},{m * 4700}\n" for m in MINUTES
+    )
+    kept = read_bars(_write(tmp_path, "BTCUSD.csv", units), min_bars=1)
+    assert kept["volume"].to_list() == [float(m) for m in MINUTES]
+
+
+def test_refinitiv_ric_is_the_symbol_column(tmp_path: Path) -> None:
+    """Tick History's ``#RIC``: two contracts at the same times are two series (were refused as
+    duplicate bars, or joined into one series when one followed the other)."""
+    text = "#RIC,Date-Time,Open,High,Low,Last,Volume\n" + "".join(
+        f"{ric},2024-01-02T14:{m}:00.000000000Z,4700.25,4701,4699.5,4700,{m}\n"
+        for ric in ("ESH4", "ESM4")
+        for m in MINUTES
+    )
+    bars = read_bars(_write(tmp_path, "ES_trth.csv", text), min_bars=1)
+    assert sorted(set(bars["symbol"].to_list())) == ["ESH4", "ESM4"]
+    assert bars.height == 12
+
+
+def test_bloomberg_na_rows_are_dropped_and_a_dash_volume_is_zero(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``#N/A N/A`` on every field of a holiday (Bloomberg) is a row without a bar, as Yahoo's
+    ``null`` rows are; Investing.com's ``-`` for a volume it lacks reads as 0 with the warning
+    (both were refused as "not a number")."""
+    rows = [f"2024-01-0{d},4770,4771,4768,4769,{d}00\n" for d in (2, 3, 5)]
+    rows.insert(2, "2024-01-04,#N/A N/A,#N/A N/A,#N/A N/A,#N/A N/A,#N/A N/A\n")
+    text = "Date,Open,High,Low,Close,Volume\n" + "".join(rows)
+    bars = read_bars(_write(tmp_path, "ES.csv", text), min_bars=1)
+    assert [t.day for t in bars["ts"].to_list()] == [2, 3, 5]
+    dashed = text.replace(",300\n", ",-\n").replace(rows[2], "")
+    with caplog.at_level(logging.WARNING):
+        vols = read_bars(_write(tmp_path, "ES2.csv", dashed), min_bars=1)["volume"].to_list()
+    assert vols == [200.0, 0.0, 500.0]
+    assert "volume NaN or empty (not reported) in 1 rows" in caplog.text
+
+
+def test_tz_given_for_epoch_times_is_said_to_be_unused(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """MetaTrader 5's ``copy_rates`` counts epoch seconds on the broker's clock: ``--tz`` cannot
+    move epochs (UTC by definition) and was ignored without a word."""
+    text = "time,open,high,low,close,tick_volume\n" + "".join(
+        f"{1704187800 + 60 * i},1.1,1.2,1.0,1.1,{i}\n" for i in range(6)
+    )
+    with caplog.at_level(logging.WARNING):
+        ts = _minutes(_write(tmp_path, "EURUSD.csv", text), tz="Europe/Athens")
+    assert ts[0] == datetime(2024, 1, 2, 9, 30, tzinfo=UTC)  # as written: UTC
+    assert "--tz Europe/Athens not applied: column 'time' holds epoch times" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        _minutes(tmp_path / "EURUSD.csv")
+    assert "not applied" not in caplog.text

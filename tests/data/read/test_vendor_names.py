@@ -239,3 +239,60 @@ def test_a_folder_of_monthly_files_reads_as_one_symbol(tmp_path: Path) -> None:
 def test_only_metatraders_timeframes_claim_an_interval(name: str, minutes: float | None) -> None:
     """``ES_H24.csv`` holding 1-minute bars was refused: "the file name says 1d"."""
     assert guess_from_name(Path(name)).interval == _minutes(minutes)
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol", "minutes"),
+    [
+        ("EURUSD1.csv", "EURUSD", 1),
+        ("EURUSD60.csv", "EURUSD", 60),
+        ("XAUUSD240.csv", "XAUUSD", 240),  # a CFD quoted like a pair
+        ("USDJPY1440.csv", "USDJPY", 1440),
+        ("BTCUSD5.csv", "BTCUSD", 5),
+    ],
+)
+def test_metatrader_4_history_center_names(name: str, symbol: str, minutes: int) -> None:
+    """MetaTrader 4 exports ``EURUSD1.csv``: the pair, then the period in minutes; read as the
+    symbol ``EURUSD1`` the bars were an unknown instrument on a 24x7 calendar, their clock never
+    checked."""
+    guess = guess_from_name(Path(name))
+    assert guess == NameGuess(
+        symbol, "MetaTrader 4's file name (pair and minutes)", None, _minutes(minutes)
+    )
+    calendar = "24x7" if symbol.startswith("BTC") else "fx_24x5"
+    assert resolve(guess.symbol, warn=False).calendar == calendar
+
+
+@pytest.mark.parametrize("name", ["AAPL60.csv", "ES1.csv", "EURUSD7.csv", "ABCDEF1.csv"])
+def test_other_names_ending_in_digits_are_no_metatrader_period(name: str) -> None:
+    assert "MetaTrader" not in guess_from_name(Path(name)).how
+
+
+@pytest.mark.parametrize(
+    ("symbol", "root"),
+    [
+        ("ES1 Index", "ES"),  # Bloomberg's generic tickers
+        ("CL1 Comdty", "CL"),
+        ("GC2 Comdty", "GC"),
+        ("ESc1", "ES"),  # Refinitiv's continuation RIC
+        ("ES1!", "ES"),  # TradingView's continuous contracts
+        ("CME_MINI:ES1!", "ES"),
+        ("6E1!", "6E"),
+        ("/ES", "ES"),  # thinkorswim
+        ("/ESH18", "ES"),
+        ("ESH2018", "ES"),  # a contract with its four-digit year
+    ],
+)
+def test_vendors_continuous_and_contract_names_resolve_to_their_future(
+    symbol: str, root: str
+) -> None:
+    """Were unknown instruments on a 24x7 calendar: a New York clock read as UTC stayed valid."""
+    inst = resolve(symbol, warn=False)
+    assert inst.root == root and inst.calendar.startswith("cme_")
+
+
+@pytest.mark.parametrize("symbol", ["ESC1", "CC1", "TY1 Comdty", "ESPN", "ESH2318"])
+def test_names_that_only_look_continuous_stay_unresolved(symbol: str) -> None:
+    """A capital ``C`` is no RIC continuation, a root no future has stays unknown, a stock
+    that starts with a root stays a stock, a year outside 1900-2099 is no contract year."""
+    assert lookup(symbol) is None

@@ -49,10 +49,39 @@ def test_an_unknown_name_is_refused_with_the_spellings_that_work() -> None:
     with pytest.raises(DataError) as refused:
         parse_zone("Mars/Olympus")
     assert str(refused.value) == (
-        "unknown time zone 'Mars/Olympus' (use an IANA name such as America/Chicago, or a fixed "
-        "offset such as -05:00 or UTC-5)"
+        "unknown time zone 'Mars/Olympus' (use an IANA name such as America/Chicago, a fixed "
+        "offset such as -05:00 or UTC-5, or a zone moved by hours: America/New_York+07:00)"
     )
     assert parse_zone("America/New_York") == Zone("America/New_York", None)
+    with pytest.raises(DataError, match="unknown time zone 'Mars/Olympus\\+07:00'"):
+        parse_zone("Mars/Olympus+07:00")
+
+
+@pytest.mark.parametrize(
+    "spelling", ["America/New_York+07:00", "America/New_York+7", "America/New_York+0700"]
+)
+def test_a_zone_moved_by_hours_is_the_brokers_server_clock(spelling: str) -> None:
+    """MetaTrader brokers' GMT+2 / GMT+3 with New York's daylight-saving dates: midnight on the
+    server is New York's 17:00 close, in winter (22:00 UTC) and in summer (21:00 UTC), and in
+    the three weeks of March when New York has moved and Europe has not."""
+    zone = parse_zone(spelling)
+    assert zone == Zone("America/New_York+07:00", None, 420)
+    assert zone.base == "America/New_York"
+    wall = pl.DataFrame(
+        {"w": [dt.datetime(2018, 1, 8), dt.datetime(2018, 3, 12), dt.datetime(2018, 7, 9)]}
+    )
+    utc = wall.select(local_to_utc(pl.col("w"), spelling).alias("u"))
+    assert utc["u"].to_list() == [
+        dt.datetime(2018, 1, 7, 22, tzinfo=dt.UTC),
+        dt.datetime(2018, 3, 11, 21, tzinfo=dt.UTC),
+        dt.datetime(2018, 7, 8, 21, tzinfo=dt.UTC),
+    ]
+    back = utc.select(utc_to_local(pl.col("u"), spelling).alias("w"))
+    assert back["w"].to_list() == wall["w"].to_list()
+    assert parse_zone("Etc/GMT+5") == Zone("Etc/GMT+5", None)  # an IANA name, not moved
+    assert parse_zone("America/New_York+00:00") == Zone("America/New_York", None)
+    with pytest.raises(DataError, match="offsets run from -12:00 to \\+14:00"):
+        parse_zone("America/New_York+15")
 
 
 def _naive(*stamps: str) -> pl.DataFrame:

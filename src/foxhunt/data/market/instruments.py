@@ -37,7 +37,16 @@ from foxhunt.errors import DataError
 log = logging.getLogger(__name__)
 
 _LEADING = re.compile(r"[A-Za-z0-9]+")
-_CONTRACT = re.compile(r"^([A-Z0-9]+?)[FGHJKMNQUVXZ]\d{1,2}$")
+_CONTRACT = re.compile(r"^([A-Z0-9]+?)[FGHJKMNQUVXZ](\d{1,2}|(19|20)\d{2})$")
+_CONTINUOUS_SPELLINGS = (
+    re.compile(r"^([A-Z0-9]{1,4}?) ?\d{1,2} (?:INDEX|COMDTY|CURNCY)$", re.IGNORECASE),  # Bloomberg
+    re.compile(r"^([A-Z0-9]{1,4})c\d{1,2}$"),  # Refinitiv's continuation RIC: ESc1
+    re.compile(r"^(?:[A-Z0-9_]+:)?([A-Z0-9]{1,4}?)\d{1,2}!$", re.IGNORECASE),  # TradingView
+    re.compile(r"^/([A-Z0-9]{1,4})$", re.IGNORECASE),  # thinkorswim: /ES
+)
+"""Vendors' names of a continuous future: Bloomberg's generic ``ES1 Index``/``CL1 Comdty``,
+Refinitiv's ``ESc1``, TradingView's ``ES1!``/``CME_MINI:ES1!``, thinkorswim's ``/ES``; the root
+is looked up as the root of a contract is (a name whose root is no known future is unknown)."""
 _SEP = re.compile(r"[/_\-. :]")
 
 FIAT = frozenset(
@@ -83,10 +92,15 @@ def futures_root(symbol: str, roots: Iterable[str]) -> str | None:
     """The futures root of ``symbol`` among ``roots``, or None.
 
     ``ES``, ``es``, ``ES.c.0`` and ``ES_FUT`` match by their leading letters and digits;
-    ``ESH4``/``ESZ24``/``6EM4`` by stripping a contract month code and a 1-2 digit year.
+    ``ESH4``/``ESZ24``/``ESH2018``/``6EM4`` by stripping a contract month code and a year; the
+    continuous names of :data:`_CONTINUOUS_SPELLINGS` (``ES1 Index``, ``ESc1``, ``ES1!``,
+    ``/ES``) by their root.
     """
     roots = set(roots)
-    head = _head(symbol)
+    for spelling in _CONTINUOUS_SPELLINGS:
+        if (m := spelling.match(symbol.strip())) and m.group(1).upper() in roots:
+            return m.group(1).upper()
+    head = _head(symbol.strip().removeprefix("/"))
     if head in roots:
         return head
     c = _CONTRACT.match(head)

@@ -86,16 +86,18 @@ ALIASES = {
         "v",
         "px_volume",
         "volume_traded",
-        "tickvol",
-        "tick_volume",
-        "tick volume",
+        *("tickvol", "tick_volume", "tick volume"),  # TICK_VOLUME
     ),
 }
+TICK_VOLUME = ALIASES["volume"][-3:]
+"""Tick volume (MetaTrader's ``<TICKVOL>``): the volume where no other is, or where the chosen
+volume column is 0 on every bar (``file_read``)."""
 UP_DOWN = (("up", "down"), ("upvol", "downvol"), ("up volume", "down volume"))
 """TradeStation's and MultiCharts' volume, written as the volume of up ticks and of down ticks:
 the bar's volume is their sum (when the file has no volume column)."""
-SYMBOL_NAMES = ("symbol", "ticker", "instrument", "raw_symbol", "instrument_id")
-"""The last, ``instrument_id``, is Databento's numeric id in a CSV written without
+SYMBOL_NAMES = ("symbol", "ticker", "instrument", "raw_symbol", "#ric", "ric", "instrument_id")
+"""``#RIC``: Refinitiv's (LSEG's) Tick History, rows of several contracts in one file. The last,
+``instrument_id``, is Databento's numeric id in a CSV written without
 ``map_symbols``: a series per instrument, named by its number (a warning says so)."""
 
 
@@ -170,11 +172,24 @@ _UNIT_VOLUME = re.compile(r"^vol(ume)?[\s_(]+[a-z]")
 ``volume_base``."""
 
 
+_NO_UNIT = {"ma", "sma", "ema", "wma", "avg", "average", "mean", "median", "delta", "change",
+            "chg", "osc", "oscillator", "ratio", "signal", "profile", "weighted", "rsi", "std"}  # fmt: skip
+"""Words after ``Volume`` that name an indicator of it, not its unit: TradingView's ``Volume MA``
+(a 20-bar average) was read as the volume."""
+
+
 def _unit_volume(lower: dict[str, str]) -> str | None:
     """The first column named as a volume with its unit (the file's order: the base currency's
     comes first in CryptoDataDownload's ``Volume BTC,Volume USD``), for a file without a plain
-    volume column."""
-    return next((n for key, n in lower.items() if _UNIT_VOLUME.match(key)), None)
+    volume column; not an indicator of the volume (:data:`_NO_UNIT`)."""
+    return next(
+        (
+            n
+            for key, n in lower.items()
+            if _UNIT_VOLUME.match(key) and re.split(r"[\s_()]+", key)[1] not in _NO_UNIT
+        ),
+        None,
+    )
 
 
 def up_down_volume(cols: ColumnMap) -> tuple[str, str] | None:

@@ -208,10 +208,12 @@ def sniff_csv(path: Path) -> CsvDialect:
     cells = [c.strip() for r in rows[int(has_header) :] for c in r]
     # a point is a thousands separator where every dotted number is grouped in threes and some
     # number has a decimal comma: "16.750,50", "4520,5" beside a volume of "6.340"
-    decimal_comma = (
-        delimiter != ","
-        and any(_COMMA_NUMBER.match(c) or ("," in c and _DOT_GROUPED.match(c)) for c in cells)
-        and not any("." in c and _DOT_NUMBER.match(c) and not _DOT_GROUPED.match(c) for c in cells)
+    grouped_only = delimiter != "," and not any(
+        "." in c and _DOT_NUMBER.match(c) and not _DOT_GROUPED.match(c) for c in cells
+    )
+    decimal_comma = grouped_only and (
+        any(_COMMA_NUMBER.match(c) or ("," in c and _DOT_GROUPED.match(c)) for c in cells)
+        or _grouped_beside_small(rows[int(has_header) :])
     )
     names = None if has_header else headerless_names(first, rows)
     levels = _column_levels(rows, path)
@@ -222,6 +224,28 @@ def sniff_csv(path: Path) -> CsvDialect:
     if dialect != CsvDialect(delimiter=","):
         log.info("%s: CSV read with %s (guessed from the first lines)", path, dialect.describe())
     return dialect
+
+
+_SMALL_WHOLE = re.compile(r"^[+-]?\d{1,3}$")
+_LARGE_WHOLE = re.compile(r"^[+-]?\d{4,}$")
+
+
+def _grouped_beside_small(rows: list[list[str]]) -> bool:
+    """A column of whole numbers written with points between thousands and none below 1,000
+    (a German volume of ``5.044`` beside ``820``), in a file whose every dotted number is grouped
+    in threes: the points group thousands there, so they do in the prices (``2.673`` is 2,673),
+    though no number has a decimal comma. A column with ``5044`` beside ``5.044`` is no such
+    evidence."""
+    width = max((len(r) for r in rows), default=0)
+    for j in range(width):
+        column = [r[j].strip() for r in rows if j < len(r)]
+        if (
+            any(_DOT_GROUPED.match(c) and "," not in c for c in column)
+            and any(_SMALL_WHOLE.match(c) for c in column)
+            and not any(_LARGE_WHOLE.match(c) for c in column)
+        ):
+            return True
+    return False
 
 
 _DIGIT_ANY = re.compile(r"\d")

@@ -19,6 +19,7 @@ import polars as pl
 from foxhunt.data.market.contracts import split_contracts
 from foxhunt.data.read.checks import kept_name, unknown_volume
 from foxhunt.data.read.columns import (
+    TICK_VOLUME,
     ColumnMap,
     canonical_name,
     header_zone,
@@ -107,14 +108,15 @@ def _volume_expr(
         value = value + _value_expr(path, part, schema[part], decimal_comma)
         raw = pl.col(part)
         blank = raw.is_null()
-        if schema[part] == pl.String:
-            blank = blank | (raw.str.strip_chars() == "")
+        if schema[part] == pl.String:  # Investing.com writes "-" for a volume it lacks
+            blank = blank | raw.str.strip_chars().is_in(["", "-"])
         empty = empty & blank
     return pl.when(empty).then(float("nan")).otherwise(value)
 
 
-_MISSING = ("", "null", "nan", "none", "n/a", "na", "-")
-"""How files write a value that is not there (Yahoo's ``null``, a blank cell, ``NaN``...)."""
+_MISSING = ("", "null", "nan", "none", "n/a", "na", "-", "#n/a", "#n/a n/a", "#n/a n.a.")
+"""How files write a value that is not there (Yahoo's ``null``, a blank cell, ``NaN``,
+Bloomberg's ``#N/A N/A`` on a holiday...)."""
 
 
 def _no_value(columns: list[str], schema: pl.Schema) -> pl.Expr:
@@ -132,6 +134,36 @@ def _no_value(columns: list[str], schema: pl.Schema) -> pl.Expr:
             header.append(pl.lit(False))
     # the header again (files joined with `cat`): its values are the columns' names
     return pl.all_horizontal(empty) | pl.all_horizontal(header)
+
+
+_TICKS = "__tick_volume__"
+
+
+def _tick_volume(cols: ColumnMap, opts: ReadOptions) -> str | None:
+    """A tick-volume column beside the volume the reader chose (MetaTrader 5's ``<TICKVOL>``
+    beside ``<VOL>``), unless the user named the volume column."""
+    if cols.volume is None or "volume" in opts.column_map:
+        return None
+    return next((n for n in cols.extra if canonical_name(n) in TICK_VOLUME), None)
+
+
+def _ticks_for_no_volume(
+    df: pl.DataFrame, path: Path, spell: dict[str, str], ticks: str
+) -> pl.DataFrame:
+    """The tick volume where the volume column holds only zeros (MetaTrader 5's FX exports:
+    ``<VOL>`` 0 on every bar, the ticks in ``<TICKVOL>``), with a warning; else as read."""
+    tick_values = df[_TICKS].fill_nan(None).fill_null(0.0)
+    if bool((df["volume"] == 0).all()) and bool((tick_values > 0).any()):
+        log.warning(
+            "%s: volume column '%s' is 0 on every bar: the tick volume '%s' read as the volume "
+            "(--columns volume=COLUMN to change)",
+            path,
+            spell["volume"],
+            ticks,
+        )
+        spell["volume"] = ticks
+        df = df.with_columns(tick_values.alias("volume"))
+    return df.drop(_TICKS)
 
 
 def _index_levels(cols: ColumnMap, schema: pl.Schema) -> ColumnMap:
@@ -306,6 +338,15 @@ def _normalise_as(
             raise _TypedReadFailed from e
         raise unreadable(path, e) from e
     exprs = [times.expr.alias("ts")]
+    if opts.tz is not None and (times.format or opts.ts_format or "").startswith("epoch"):
+        log.warning(
+            "%s: --tz %s not applied: column '%s' holds epoch times, counted in UTC (a feed "
+            "that counts them on its server's clock, as MetaTrader 5's copy_rates does, must "
+            "be converted first)",
+            path,
+            opts.tz,
+            spell["ts"],
+        )
     if times.format is not None:
         guesses.append(f"'{spell['ts']}' read as {times.format}; --ts-format to change")
     if opts.symbol is not None:
@@ -337,6 +378,9 @@ def _normalise_as(
             )
         else:
             exprs.append(pl.lit(0.0, dtype=pl.Float64).alias(c))
+    ticks = _tick_volume(cols, opts)
+    if ticks is not None:
+        exprs.append(_volume_expr(path, (ticks,), schema, comma).alias(_TICKS))
     for c in keep:  # the user's extra columns (covariates, a target column)
         spell[c] = kept_name(path, c, cols.extra, names)
         exprs.append(_value_expr(path, spell[c], schema[spell[c]], comma, suffixes=False).alias(c))
@@ -353,6 +397,8 @@ def _normalise_as(
     if df.height == 0:
         raise DataError(f"{path}: empty file (no bars)")
     df = unknown_volume(df, path, spell.get("volume"))
+    if ticks is not None:
+        df = _ticks_for_no_volume(df, path, spell, ticks)
     if cols.volume is None and parts is None:
         log.warning("no volume column in %s: volume features will be constant", path)
     ignored = tuple(c for c in cols.extra if c not in (*spell.values(), *(parts or ())))

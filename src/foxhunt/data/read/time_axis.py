@@ -72,6 +72,10 @@ CITY_ZONES = (
     "Asia/Tokyo",
 )
 """IANA zones tried beside the fixed offsets (where bar files are usually written)."""
+BROKER_ZONES = ("America/New_York+07:00",)
+"""Clocks of no IANA zone tried by the zone rule: the FX brokers' server time (MetaTrader's
+GMT+2, GMT+3 while New York keeps summer time: New York's 17:00 close is midnight). A fixed
+offset fits such a file's summer or its winter, never both."""
 ZONE_SAMPLE = 20_000
 """Bars per symbol the zone search looks at (evenly spaced): the shares are what matters."""
 ZONE_MARGIN = 0.002
@@ -138,9 +142,10 @@ class TimeAxisFindings:
 
 
 def candidate_zones(read_in: str) -> tuple[str, ...]:
-    """``read_in`` first, then the cities of :data:`CITY_ZONES` and UTC-12..UTC+14."""
+    """``read_in`` first, then the cities of :data:`CITY_ZONES`, :data:`BROKER_ZONES` and
+    UTC-12..UTC+14."""
     fixed = tuple(fixed_offset_name(h * 60) for h in range(-12, 15))
-    return tuple(dict.fromkeys((read_in, *CITY_ZONES, *fixed)))
+    return tuple(dict.fromkeys((read_in, *CITY_ZONES, *BROKER_ZONES, *fixed)))
 
 
 def zone_fits(ts: pl.Series, read_in: str, calendar: str) -> ZoneFit:

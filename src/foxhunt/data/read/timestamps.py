@@ -304,7 +304,10 @@ def text_timestamp_expr(
         The UTC expression and whether the values were naive.
     """
     # "09:30:00 +0000" / "09:30:00 Z" (a space before the offset: Go, some loggers) as ISO has it
-    text = text.str.strip_chars().str.replace(_SPACED_OFFSET, "${1}${2}")
+    # the IB API's "20180305  09:30:00": runs of blanks read as one space (else polars' own
+    # parser read it, not as naive, and the zone rules never saw it: bars 5 hours early)
+    text = text.str.strip_chars().str.replace_all(r"\s{2,}", " ")
+    text = text.str.replace(_SPACED_OFFSET, "${1}${2}")
     # NinjaTrader 8 writes the 100-ns ticks of the second after a space: "... 093000 0000000"
     text = text.str.replace(_NT8_TICKS, "${1}.${2}")
     # the spelling is judged on the first value with a digit: a first row of junk ("n/a", a

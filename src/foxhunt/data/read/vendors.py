@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
-from foxhunt.data.market.instruments import CRYPTO, CRYPTO_QUOTES, FIAT
+from foxhunt.data.market.instruments import CFD_BASES, CRYPTO, CRYPTO_QUOTES, FIAT
 from foxhunt.errors import DataError
 
 HISTDATA_TZ = "America/New_York"
@@ -102,6 +102,10 @@ _COUNT_UNIT = re.compile(
     r"^(\d+)(s|sec|secs|second|seconds|m|min|mins|minute|minutes|h|hr|hour|hours|d|day|days)$"
 )
 _MT_CODE = re.compile(r"^([mhd])(\d+)$")
+_MT4_HISTORY = re.compile(r"^([A-Za-z]{3})([A-Za-z]{3})(1|5|15|30|60|240|1440|10080|43200)$")
+"""MetaTrader 4's History Center export: the pair, then the period in minutes (``EURUSD1``,
+``XAUUSD60``); read as a symbol ``EURUSD1`` the bars were an unknown instrument on a 24x7
+calendar, their broker clock never checked."""
 _WORDS = {"daily": timedelta(days=1), "hourly": timedelta(hours=1), "minute": timedelta(minutes=1)}
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -219,6 +223,11 @@ def guess_from_name(path: Path) -> NameGuess:
     period = _PERIOD_PREFIX.match(stem)
     if period:
         stem = stem[period.end() :]
+    mt4 = _MT4_HISTORY.match(stem)
+    base, quote = (mt4.group(1).upper(), mt4.group(2).upper()) if mt4 else ("", "")
+    if mt4 and (_is_pair(base, quote) or (base in CFD_BASES and quote in FIAT)):
+        minutes = timedelta(minutes=int(mt4.group(3)))
+        return NameGuess(base + quote, "MetaTrader 4's file name (pair and minutes)", None, minutes)
     pair = _PAIR.match(stem)
     if pair and (
         not _is_pair(pair.group(1).upper(), pair.group(2).upper()) or _PERP_SUFFIX.search(stem)
