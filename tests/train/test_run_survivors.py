@@ -46,7 +46,7 @@ from foxhunt.model.tft import TFT
 from foxhunt.train import run as run_mod
 from foxhunt.train.distributed import World
 from foxhunt.train.head_init import start_head
-from foxhunt.train.prepare import prepare
+from foxhunt.train.prepare import RunData, prepare
 from foxhunt.train.resources.plan import data_bytes
 from foxhunt.version import __version__
 
@@ -555,7 +555,8 @@ def _a_run_without_out_goes_to_runs_preset_and_returns_its_best_epoch(
 
 def _a_finished_run_json_records_how_it_ended(isolated: _Isolated) -> None:
     """run.json after training: stop reason, steps, epochs, micro-batch, the seconds between
-    the two clock readings, a UTC end time to the second; the fresh run's fields kept."""
+    the two clock readings, a UTC end time to the second; the fresh run's fields kept (the
+    data's ends and the requested precision); baselines.json holds the child's baselines."""
     root = isolated.cwd / "runs" / "demo"
     info = json.loads((root / "run.json").read_text())
     epoch = [r for r in runtime.read_jsonl(root / "metrics.jsonl") if r["kind"] == "epoch"]
@@ -567,6 +568,11 @@ def _a_finished_run_json_records_how_it_ended(isolated: _Isolated) -> None:
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", info["finished"])
     assert info["memory_budget"] == "4GB"
     assert info["bars"] == str(isolated.bars.resolve())
+    (child,) = isolated.child  # the fresh run's files hold what its preparation returned
+    assert child["result"].baselines and list(child["result"].ends) == ["ES"]
+    assert json.loads((root / "baselines.json").read_text()) == child["result"].baselines
+    assert info["data_end"] == child["result"].ends
+    assert info["precision"] == {"requested": "fp32", "used": "fp32"}
 
 
 def _an_isolated_budgeted_run_prepares_in_the_child_and_plans_with_its_data(
@@ -876,3 +882,166 @@ def _the_loop_gets_target_scaled_windows_a_memory_log_and_the_run_s_observers(
     assert list(kw["listeners"]) == [isolated.listener]
     (((_, windows, _), _),) = isolated.calls.calls["fit_calibration"]
     assert windows.target_scale == scale
+
+
+# --- run_training on another rank of a torchrun job --------------------------------------------
+# Rank 1 of a two-process job, run in this process: RANK/WORLD_SIZE set as torchrun sets them and
+# ``process_group`` yielding a world without a process group (its collectives return this rank's
+# own values), so rank 1's path through ``_train`` runs for real on the tiny config.
+
+
+@dataclasses.dataclass(frozen=True)
+class _Rank(World):
+    """A rank of a 2-process job with no process group: no DDP wrapper, no sharded validation,
+    collectives local; counts its barriers; with ``interrupt_at``, this process gets SIGINT
+    after that optimizer step (the loop's test hook)."""
+
+    size: int = 2
+    interrupt_at: int | None = None
+    barriers: list[None] = dataclasses.field(default_factory=list, compare=False)
+
+    @property
+    def distributed(self) -> bool:
+        return False
+
+    def barrier(self) -> None:
+        self.barriers.append(None)
+
+    def maybe_fail(self, step: int) -> None:
+        if step == self.interrupt_at:
+            signal.raise_signal(signal.SIGINT)
+
+
+def _as_rank(mp: pytest.MonkeyPatch, world: _Rank) -> _Calls:
+    """This process as ``world``'s rank under torchrun; ``prepare`` and ``fit`` recorded, the
+    child preparation and its budget check refused."""
+    mp.setenv("WORLD_SIZE", "2")
+    mp.setenv("RANK", str(world.rank))
+    mp.setenv("LOCAL_RANK", str(world.rank))
+    mp.setattr(run_mod, "process_group", lambda device: contextlib.nullcontext(world))
+    mp.setattr(run_mod, "measured_baseline", lambda: IMPORT_BASELINE_BYTES)
+    calls = _Calls(mp)
+    calls.wrap("prepare")
+    calls.wrap("fit")
+    calls.wrap("prepare_in_child", refuse=True)
+    calls.wrap("child_fits_budget", refuse=True)
+    return calls
+
+
+def test_rank_1_trains_without_a_display_replaces_its_stale_memory_log_and_writes_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rank 1 of a fresh run with a memory budget (not isolated, on the CPU: the data is
+    prepared here, no child asked for), with the scale choice but no baselines; no progress
+    display even when one is given; the memory log a killed run of rank 1 left is replaced by
+    this run's; it waits once for rank 0, writes none of the run's files and returns the
+    run, no final weights, the loop's best epoch and loss, ``is_main`` False."""
+    bars, root = tmp_path / "ES.parquet", tmp_path / "run"
+    write_demo_bars(bars, n_bars=700, seed=1)
+    RunDir(root).create()  # rank 0 made the run directory
+    mine = root / "memory.rank1.jsonl"
+    mine.write_text(json.dumps({"stale": True}) + "\n")
+    world, displays = _Rank(rank=1), _Displays()
+    calls = _as_rank(monkeypatch, world)
+    trained = run_mod.run_training(
+        _train_cfg(epochs=1), bars, root, None, "4GB", False, progress=displays
+    )
+    (result,) = calls.results["fit"]
+    assert result.stop_reason == "epochs" and result.final_weights is None
+    assert trained == run_mod.TrainedRun(
+        root, None, result.state.best_epoch, result.state.best_val_loss, is_main=False
+    )
+    assert result.state.best_epoch in (0, 1) and result.state.best_val_loss < float("inf")
+    ((args, kw),) = calls.calls["prepare"]
+    assert args[0] == bars and kw["coordinator"] == world
+    assert (kw["choose_scale"], kw["baselines"]) == (True, False)
+    assert displays.made == [] and calls.calls["fit"][0][1]["progress"] is None
+    records = runtime.read_jsonl(mine)
+    assert records and all("stale" not in r for r in records)
+    assert world.barriers == [None]
+    assert sorted(p.name for p in root.iterdir()) == ["checkpoints", "memory.rank1.jsonl"]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A feature store of 700 demo bars (``foxhunt features --shards``), its window cache for
+    ``_train_cfg`` built (as rank 0 builds it)."""
+    from foxhunt.data.store.write import write_feature_store
+
+    cwd = tmp_path_factory.mktemp("store")
+    write_demo_bars(cwd / "ES.parquet", n_bars=700, seed=1)
+    write_feature_store(cwd / "ES.parquet", cwd / "store", horizon=_cfg().model.horizon)
+    prepare(cwd / "store", _train_cfg(epochs=1), choose_scale=False, baselines=False)
+    return cwd / "store"
+
+
+def test_rank_1_from_a_feature_store_waits_for_rank_0_s_cache_and_stops_on_sigint(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rank 1 from a feature store: prepared here with its world as the coordinator (the
+    cache is rank 0's: one barrier for it, one for the run directory), the scale choice, no
+    baselines, no spill folder; without a memory log of its own yet it starts one; SIGINT
+    after its first step: KeyboardInterrupt naming the rank, and no file of rank 0's written."""
+    root = tmp_path / "run"
+    RunDir(root).create()
+    world = _Rank(rank=1, interrupt_at=1)
+    calls = _as_rank(monkeypatch, world)
+    with pytest.raises(KeyboardInterrupt) as e:
+        run_mod.run_training(_train_cfg(epochs=1), store, root, None, None, False)
+    assert str(e.value) == "rank 1: training interrupted"
+    ((args, kw),) = calls.calls["prepare"]
+    assert args[0] == store and args[1].model == _train_cfg(epochs=1).model
+    assert kw == {"coordinator": world, "choose_scale": True, "baselines": False}
+    assert len(world.barriers) == 2
+    (result,) = calls.results["fit"]
+    assert (result.stop_reason, result.state.step, result.state.epoch) == ("interrupted", 1, 0)
+    assert runtime.read_jsonl(root / "memory.rank1.jsonl")
+    assert sorted(p.name for p in root.iterdir()) == ["checkpoints", "memory.rank1.jsonl"]
+
+
+def test_rank_1_resuming_keeps_its_memory_log_and_returns_rank_0_s_best_epoch(
+    resumed: _Resumed, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rank 1 resuming after the last complete epoch (2 of 2; the final weights not yet
+    written): its memory log is kept up to that epoch (not removed as on a fresh start), no
+    epoch is trained, and the result is the run, no final weights, and the best epoch and
+    loss of best.json (rank 0's), ``is_main`` False."""
+    root = tmp_path / "run"
+    shutil.copytree(resumed.root, root)
+    final = root / "checkpoints" / "tft_final_epoch2.safetensors"
+    final.unlink()
+    ckpt.sidecar_path(final).unlink()
+    mine = root / "memory.rank1.jsonl"
+    mine.write_text("".join(json.dumps({"epoch": e}) + "\n" for e in (1, 2, 3)))
+    world = _Rank(rank=1)
+    _as_rank(monkeypatch, world)
+    trained = run_mod.run_training(_cfg(), None, None, root, None, False)
+    best = json.loads((root / "checkpoints" / "best.json").read_text())
+    assert trained == run_mod.TrainedRun(root, None, best["epoch"], best["val_loss"], is_main=False)
+    assert runtime.read_jsonl(mine)[:2] == [{"epoch": 1}, {"epoch": 2}]
+    assert all(r.get("epoch") != 3 for r in runtime.read_jsonl(mine))
+
+
+def test_a_fresh_run_needs_both_the_baselines_and_the_data_ends(
+    prepared: tuple[Path, PreparedData], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A preparation that returned the baselines without the data's ends, or the ends without
+    the baselines, stops the fresh run before its description files are written."""
+    bars, data = prepared
+    ends = {"ES": "2024-01-05T00:00:00+00:00"}
+    for baselines, data_end in ((None, ends), ({"naive": {}}, None)):
+        monkeypatch.setattr(run_mod, "prepare", _preparing(data, baselines, data_end))
+        root = tmp_path / f"run{data_end is None}"
+        with pytest.raises(AssertionError):
+            run_mod.run_training(_train_cfg(epochs=1), bars, root, None, None, False)
+        assert not (root / "run.json").exists() and not (root / "config.json").exists()
+
+
+def _preparing(data: PreparedData, baselines: Any, ends: Any) -> Any:
+    """A ``prepare`` that returns ``data`` (and the config it is given) with these baselines
+    and data ends."""
+
+    def fake(bars: Path, cfg: RunConfig, **wants: Any) -> RunData:
+        return RunData(data, cfg, baselines, 0, ends)
+
+    return fake
