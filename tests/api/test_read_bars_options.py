@@ -252,7 +252,7 @@ def test_symbol_names_a_frame_without_a_symbol_column() -> None:
     with pytest.raises(InputError) as refused:
         read_bars(frame)
     assert str(refused.value) == (
-        "bars DataFrame: no symbol column (symbol, ticker, instrument, raw_symbol, instrument_id); "
+        "bars DataFrame: no symbol column (symbol, ticker, instrument, raw_symbol, #ric, ric, instrument_id); "
         "pass symbol='ES'"
     )
     got = read_bars(frame, symbol="NQ")

@@ -552,3 +552,118 @@ def test_tz_given_for_epoch_times_is_said_to_be_unused(
     with caplog.at_level(logging.WARNING):
         _minutes(tmp_path / "EURUSD.csv")
     assert "not applied" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        '"Datum","Zuletzt","Eröffn.","Hoch","Tief","Vol.","+/- %"',  # de.investing.com
+        '"Date","Dernier","Ouv."," Plus Haut","Plus Bas","Vol.","Variation %"',  # fr.
+        '"Fecha","Último","Apertura","Máximo","Mínimo","Vol.","% var."',  # es.
+        '"Data","Ultimo","Apertura","Massimo","Minimo","Vol.","Var. %"',  # it.
+    ],
+)
+def test_a_localized_investing_export_with_quoted_decimal_commas(
+    tmp_path: Path, header: str
+) -> None:
+    """Investing.com in German, French, Spanish, Italian: the names in the site's language, and
+    ``"16.751,64"`` quoted in a comma-delimited file (was "missing column 'open'", and with
+    ``--columns`` every price "not a number")."""
+    rows = [
+        '"05.01.2024","16.751,64","16.725,53","16.783,39","16.695,37","51,34M","0,28%"',
+        '"04.01.2024","16.704,56","16.650,10","16.749,95","16.600,00","60,12M","-0,10%"',
+    ]
+    bars = read_bars(_write(tmp_path, "DAX.csv", "\n".join([header, *rows]) + "\n"), min_bars=1)
+    assert bars["ts"].to_list() == [datetime(2024, 1, d, tzinfo=UTC) for d in (4, 5)]
+    assert bars["close"].to_list() == [16704.56, 16751.64]
+    assert bars["open"].to_list() == [16650.10, 16725.53]
+    assert bars["volume"].to_list() == [60.12e6, 51.34e6]
+
+
+def test_excel_serial_dates_are_days_since_1899(tmp_path: Path) -> None:
+    """A sheet saved as CSV without its date format: ``43102.39583`` is 2 January 2018 09:30
+    (read as epoch seconds, every bar fell on 1 January 1970 and was refused as a duplicate)."""
+    serials = [43102 + (9 * 60 + 30 + m) / 1440 for m in range(6)]
+    text = "timestamp,open,high,low,close,volume\n" + "".join(
+        f"{s:.5f},2700.25,2701,2699.75,2700.5,{i}\n" for i, s in enumerate(serials)
+    )
+    ts = _minutes(_write(tmp_path, "ES.csv", text), tz="America/New_York")
+    assert ts == [datetime(2018, 1, 2, 14, 30 + m, tzinfo=UTC) for m in range(6)]
+    daily = "Date,Open,High,Low,Close\n" + "".join(
+        f"{43102 + d},2700.25,2701,2699.75,2700.5\n" for d in range(3)
+    )
+    assert _minutes(_write(tmp_path, "ES_daily.csv", daily)) == [
+        datetime(2018, 1, d, tzinfo=UTC) for d in (2, 3, 4)
+    ]
+
+
+def test_a_dataframes_range_index_written_as_text_is_no_time(tmp_path: Path) -> None:
+    """``df.to_csv()`` of ib_insync's bars: ``,date,open,...`` then ``0,2018-03-05 09:30:00-05:00``;
+    the unnamed column counting 0, 1, 2 was taken for the time (epoch seconds of 1970)."""
+    text = ",date,open,high,low,close,volume,average,barCount\n" + "".join(
+        f"{i},2024-01-02 09:{m}:00-05:00,4700.25,4701,4699.5,4700,{m},4700.1,9\n"
+        for i, m in enumerate(MINUTES)
+    )
+    assert _minutes(_write(tmp_path, "ES.csv", text)) == [_utc(14, m) for m in MINUTES]
+
+
+def test_coinmarketcaps_bars_are_stamped_at_their_open(tmp_path: Path) -> None:
+    """Its ``timestamp`` is the close (23:59:59.999); ``timeOpen`` is the bar's start."""
+    text = "timeOpen;timeClose;name;open;high;low;close;volume;marketCap;timestamp\n" + "".join(
+        f"2022-01-0{d}T00:00:00.000Z;2022-01-0{d}T23:59:59.999Z;2781;47300.0;47990.0;46650.0;"
+        f"47320.0;1.2e9;8.9e11;2022-01-0{d}T23:59:59.999Z\n"
+        for d in (3, 2, 1)
+    )
+    bars = read_bars(_write(tmp_path, "BTCUSD.csv", text), min_bars=1)
+    assert bars["ts"].to_list() == [datetime(2022, 1, d, tzinfo=UTC) for d in (1, 2, 3)]
+
+
+def test_gzip_data_is_read_in_a_zip_and_named_when_the_name_hides_it(tmp_path: Path) -> None:
+    """Monthly ``.csv.gz`` files zipped together read as the others do; gzip bytes saved as
+    ``.csv`` are named as such (were "a quote opens and does not close on its line 1")."""
+    import gzip
+    import zipfile
+
+    text = "ts,open,high,low,close,volume\n" + "".join(
+        f"2024-01-02T09:{m}:00Z,4700.25,4701,4699.5,4700,{m}\n" for m in MINUTES
+    )
+    with zipfile.ZipFile(tmp_path / "ES_2024.zip", "w") as z:
+        z.writestr("ES_2024-01.csv.gz", gzip.compress(text.encode()))
+    assert _minutes(tmp_path / "ES_2024.zip") == [_utc(9, m) for m in MINUTES]
+    (tmp_path / "ES.csv").write_bytes(gzip.compress(text.encode()))
+    with pytest.raises(DataError, match=r"ES.csv: the file holds gzip-compressed data, though"):
+        read_bars(tmp_path / "ES.csv", min_bars=1)
+
+
+def test_lines_ending_in_a_carriage_return_alone(tmp_path: Path) -> None:
+    """Excel for Mac's "CSV (Macintosh)" ends lines in CR alone: was refused as "a column name
+    spans lines"."""
+    text = "ts,open,high,low,close,volume\r" + "".join(
+        f"2024-01-02T09:{m}:00Z,4700.25,4701,4699.5,4700,{m}\r" for m in MINUTES
+    )
+    path = tmp_path / "ES.csv"
+    path.write_bytes(text.encode())
+    bars = read_bars(path, min_bars=1)
+    assert bars["ts"].to_list() == [_utc(9, m) for m in MINUTES]
+    assert bars["volume"].to_list() == [float(m) for m in MINUTES]
+
+
+def test_float32_prices_read_back_to_their_digits(tmp_path: Path) -> None:
+    """A parquet file of float32 prices: 1325.45 was read as 1325.449951171875 (and XAUUSD's
+    tick inferred as 0.009887)."""
+    import polars as pl
+
+    from foxhunt.data.market.instruments import infer_tick_size
+
+    prices = [1325.45, 1325.46, 1325.47, 1325.44, 1325.5, 1325.51]
+    frame = pl.DataFrame(
+        {
+            "ts": [_utc(9, m) for m in MINUTES],
+            **{k: prices for k in ("open", "high", "low", "close")},
+            "volume": [1.0] * 6,
+        }
+    ).with_columns(pl.col("open", "high", "low", "close").cast(pl.Float32))
+    frame.write_parquet(tmp_path / "XAUUSD.parquet")
+    bars = read_bars(tmp_path / "XAUUSD.parquet", min_bars=1)
+    assert bars["open"].to_list() == prices
+    assert infer_tick_size(bars["close"].to_numpy()) == 0.01

@@ -297,9 +297,14 @@ def test_the_symbol_flag_names_a_databento_csv_of_one_instrument(tmp_path: Path)
 
 
 def test_a_lone_comma_group_is_not_taken_for_thousands(tmp_path: Path) -> None:
-    text = 'ts,open,high,low,close\n2024-01-02,"110,123","110,2","110,1","110,15"\n'
+    text = 'ts,open,high,low,close\n2024-01-02,"110,123","110,123","110,123","110,123"\n'
     with pytest.raises(DataError, match=r"column 'open', row 0 .*not a number '110,123'"):
         read_bars(_write(tmp_path, "USDJPY.csv", text))
+    # beside decimal commas that are no group of three ("110,2"), quoted: decimals (a localized
+    # Investing.com export); session 42, was refused
+    text = 'ts,open,high,low,close\n2024-01-02,"110,123","110,2","110,1","110,15"\n'
+    row = read_bars(_write(tmp_path, "USDJPY2.csv", text)).row(0, named=True)
+    assert [row[k] for k in ("open", "high", "low", "close")] == [110.123, 110.2, 110.1, 110.15]
     text = 'ts,open,high,low,close\n2024-01-02,"1,234,567","1,234,568",1234566,"1,234,567.5"\n'
     df = read_bars(_write(tmp_path, "BTCIDR.csv", text))
     assert df.row(0, named=True)["close"] == 1_234_567.5 and df["open"][0] == 1_234_567.0

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 TS_NAMES = (
     "ts",
     "ts_event",
+    "timeopen",  # CoinMarketCap: its "timestamp" is the close (23:59:59.999), timeOpen the bar's
     "timestamp",
     "timestamp_utc",
     "datetime",
@@ -95,6 +96,22 @@ volume column is 0 on every bar (``file_read``)."""
 UP_DOWN = (("up", "down"), ("upvol", "downvol"), ("up volume", "down volume"))
 """TradeStation's and MultiCharts' volume, written as the volume of up ticks and of down ticks:
 the bar's volume is their sum (when the file has no volume column)."""
+LOCALIZED = {
+    "open": ("eröffnung", "eröffn.", "erster", "ouverture", "ouv.", "apertura", "abertura",
+             "открытие", "откр.", "始値", "开盘"),
+    "high": ("hoch", "plus haut", "máximo", "maximo", "massimo", "máxima", "maxima", "макс.",
+             "максимум", "高値", "高"),
+    "low": ("tief", "plus bas", "mínimo", "minimo", "mínima", "minima", "мин.", "минимум",
+            "安値", "低"),
+    "close": ("schluss", "schlusskurs", "zuletzt", "letzter", "clôture", "cloture", "dernier",
+              "cierre", "último", "ultimo", "chiusura", "fechamento", "закрытие", "цена", "終値",
+              "收盘"),
+    "volume": ("volumen", "объём", "объем", "出来高", "交易量", "成交量"),
+}  # fmt: skip
+"""Investing.com's and European brokers' names in their languages (German, French, Spanish,
+Italian, Portuguese, Russian, Japanese, Chinese): tried after the English ones."""
+LOCALIZED_DATES = ("datum", "fecha", "data", "дата", "日付", "日付け", "日期")
+LOCALIZED_TIMES = ("zeit", "uhrzeit", "heure", "hora", "ora", "время", "時間", "时间")
 SYMBOL_NAMES = ("symbol", "ticker", "instrument", "raw_symbol", "#ric", "ric", "instrument_id")
 """``#RIC``: Refinitiv's (LSEG's) Tick History, rows of several contracts in one file. The last,
 ``instrument_id``, is Databento's numeric id in a CSV written without
@@ -304,10 +321,19 @@ def map_columns(
     prices = {
         k: v
         for k in ("open", "high", "low", "close")
-        if (v := _pick(lower, ALIASES[k]) or _pick_squashed(lower, ALIASES[k]))
+        if (
+            v := _pick(lower, ALIASES[k])
+            or _pick_squashed(lower, ALIASES[k])
+            or _pick(lower, LOCALIZED[k])
+        )
     }
     prices.update({k: chosen[k] for k in ("open", "high", "low", "close") if k in chosen})
-    volume = chosen.get("volume") or _pick(lower, ALIASES["volume"]) or _unit_volume(lower)
+    volume = (
+        chosen.get("volume")
+        or _pick(lower, ALIASES["volume"])
+        or _unit_volume(lower)
+        or _pick(lower, LOCALIZED["volume"])
+    )
     symbol = chosen.get("symbol") or _pick(lower, SYMBOL_NAMES)
     if "date" in chosen:
         ts, date, time = None, chosen["date"], chosen["time"]
@@ -322,8 +348,16 @@ def map_columns(
         first = names[0] if names and canonical_name(names[0]) in INDEX_NAMES[:2] else None
         ts = first if first is not None else _pick(lower, INDEX_NAMES[2:])
     if ts is None:
-        date = _pick(lower, DATE_NAMES) or _pick_squashed(lower, DATE_NAMES)
-        time = _pick(lower, TIME_NAMES) or _pick_squashed(lower, TIME_NAMES)
+        date = (
+            _pick(lower, DATE_NAMES)
+            or _pick_squashed(lower, DATE_NAMES)
+            or _pick(lower, LOCALIZED_DATES)
+        )
+        time = (
+            _pick(lower, TIME_NAMES)
+            or _pick_squashed(lower, TIME_NAMES)
+            or _pick(lower, LOCALIZED_TIMES)
+        )
         if date is None or time is None:
             ts = date or time
             date = time = None

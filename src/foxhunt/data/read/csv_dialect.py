@@ -45,6 +45,11 @@ _DOT_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _COMMA_NUMBER = re.compile(r"^[+-]?\d+,\d+$")
 _DOT_GROUPED = re.compile(r"^[+-]?\d{1,3}(\.\d{3})+(,\d+)?$")
 """Points as thousands separators, in a decimal-comma locale: ``16.750,50``, ``6.340``."""
+_QUOTED_DECIMAL_COMMA = re.compile(r"^[+-]?(\d{1,3}(\.\d{3})+,\d+|\d+,(\d{1,2}|\d{4,}))[%KMB]?$")
+"""A decimal comma in a comma-delimited file (the field quoted): ``16.751,64``, ``0,28%``,
+``51,34M``; not ``1,234`` (English thousands)."""
+_POINT_AFTER_COMMAS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+\.\d*[%KMB]?$")
+"""English thousands with a decimal point (``2,052.50``): no decimal comma in this file."""
 _CLOCK = re.compile(r"^\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?$")
 _MIN_FIELDS = 4
 """Fields of the narrowest bar table (a time and three prices, or a close and volume)."""
@@ -208,13 +213,20 @@ def sniff_csv(path: Path) -> CsvDialect:
     cells = [c.strip() for r in rows[int(has_header) :] for c in r]
     # a point is a thousands separator where every dotted number is grouped in threes and some
     # number has a decimal comma: "16.750,50", "4520,5" beside a volume of "6.340"
-    grouped_only = delimiter != "," and not any(
+    grouped_only = not any(
         "." in c and _DOT_NUMBER.match(c) and not _DOT_GROUPED.match(c) for c in cells
     )
-    decimal_comma = grouped_only and (
-        any(_COMMA_NUMBER.match(c) or ("," in c and _DOT_GROUPED.match(c)) for c in cells)
-        or _grouped_beside_small(rows[int(has_header) :])
-    )
+    if delimiter != ",":
+        decimal_comma = grouped_only and (
+            any(_COMMA_NUMBER.match(c) or ("," in c and _DOT_GROUPED.match(c)) for c in cells)
+            or _grouped_beside_small(rows[int(has_header) :])
+        )
+    else:  # quoted: a localized Investing.com export, "16.751,64" and "0,28%"
+        decimal_comma = (
+            grouped_only
+            and any(_QUOTED_DECIMAL_COMMA.match(c) for c in cells)
+            and not any(_POINT_AFTER_COMMAS.match(c) for c in cells)
+        )
     names = None if has_header else headerless_names(first, rows)
     levels = _column_levels(rows, path)
     if levels is not None:  # pandas' columns in levels (yfinance): the fields' level is the header
@@ -306,6 +318,13 @@ def header_names(path: Path, dialect: CsvDialect) -> list[str]:
     return _split(lines[:1], dialect.delimiter)[0] if lines else []
 
 
+def _cr_lines(path: Path) -> bool:
+    """Lines that end in a carriage return alone: one in the first 64 KiB and no line feed."""
+    with open_bytes(path) as f:
+        head = f.read(1 << 16)
+    return b"\r" in head and b"\n" not in head
+
+
 def scan_csv_text(path: Path, dialect: CsvDialect, numeric: tuple[str, ...] = ()) -> pl.LazyFrame:
     """The columns of a CSV bar file as text (we cast ourselves, so a bad value keeps its row),
     except ``numeric`` ones, read as Float64: several times faster on millions of rows; a bad
@@ -323,6 +342,11 @@ def scan_csv_text(path: Path, dialect: CsvDialect, numeric: tuple[str, ...] = ()
     if dialect.names is not None:
         kwargs["new_columns"] = list(dialect.names)
     encoding = text_encoding(path)
+    if _cr_lines(path):  # polars splits lines at "\n" only: decoded here, in memory
+        log.info("%s: lines end in a carriage return alone (classic Mac OS, Excel's 'CSV "
+                 "(Macintosh)')", path)  # fmt: skip
+        data = utf8_bytes(path, encoding).replace(b"\r", b"\n")
+        return pl.read_csv(data, **kwargs).lazy()  # type: ignore[arg-type]
     if encoding != UTF8:  # polars reads UTF-8 only: decoded here, in memory
         log.info("%s: read as %s text", path, encoding)
         return pl.read_csv(utf8_bytes(path, encoding), **kwargs).lazy()  # type: ignore[arg-type]

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from foxhunt.data.read.files import zip_member
+from foxhunt.errors import DataError
 
 HEAD_BYTES = 1 << 16
 """Bytes read to judge the encoding."""
@@ -35,7 +36,10 @@ def open_bytes(path: Path) -> BinaryIO:
     member = zip_member(path)
     if member is not None:
         archive = zipfile.ZipFile(member[0])
-        return archive.open(member[1])  # type: ignore[return-value]
+        inner = archive.open(member[1])
+        if member[1].lower().endswith(".gz"):  # monthly .csv.gz files zipped together
+            return gzip.GzipFile(fileobj=inner, mode="rb")  # type: ignore[return-value]
+        return inner  # type: ignore[return-value]
     if path.name.lower().endswith(".gz"):
         return gzip.open(path, "rb")  # type: ignore[return-value]
     return open(path, "rb")  # noqa: SIM115
@@ -62,7 +66,16 @@ def encoding_of(head: bytes) -> str:
 def text_encoding(path: Path) -> str:
     """:func:`encoding_of` the file's first :data:`HEAD_BYTES` bytes."""
     with open_bytes(path) as f:
-        return encoding_of(f.read(HEAD_BYTES))
+        head = f.read(HEAD_BYTES)
+    if head.startswith(GZIP_MAGIC):
+        raise DataError(
+            f"{path}: the file holds gzip-compressed data, though its name does not end in .gz: "
+            "name it .csv.gz, or gunzip it"
+        )
+    return encoding_of(head)
+
+
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 def utf8_bytes(path: Path, encoding: str) -> bytes:

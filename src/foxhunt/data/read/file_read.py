@@ -92,9 +92,17 @@ def _value_expr(
             pl.Float64, strict=False
         ) * suffix.replace_strict(_SCALE, default=None, return_dtype=pl.Float64)
         return pl.when(suffix.is_not_null()).then(scaled).otherwise(number)
+    if dtype == pl.Float32:  # 1325.45 is 1325.449951171875 in float32: back to its digits
+        return c.cast(pl.Float64).round_sig_figs(FLOAT32_DIGITS)
     if dtype.is_numeric():
         return c.cast(pl.Float64)
     raise DataError(f"{path}: column '{col}' has type {dtype}, not numbers")
+
+
+FLOAT32_DIGITS = 7
+"""Significant digits a float32 holds (24 bits: 7.2): a price written to parquet as float32 is
+read back to the decimal it was (the tick inferred from XAUUSD's float32 prices was 0.009887,
+not 0.01); a price of more digits never survived the float32 anyway."""
 
 
 def _volume_expr(
@@ -134,6 +142,24 @@ def _no_value(columns: list[str], schema: pl.Schema) -> pl.Expr:
             header.append(pl.lit(False))
     # the header again (files joined with `cat`): its values are the columns' names
     return pl.all_horizontal(empty) | pl.all_horizontal(header)
+
+
+def _range_index(lf: pl.LazyFrame, schema: pl.Schema, name: str) -> bool:
+    """The first column holds integers: typed so, or text counting up by one (pandas'
+    RangeIndex written by ``df.to_csv()``: ib_insync's and MetaTrader 5's frames saved with their
+    index, ``,date,open,...`` then ``0,2018-03-05 09:30:00-05:00,...``), not a time."""
+    if schema[name].is_integer():
+        return True
+    if schema[name] != pl.String:
+        return False
+    try:
+        head = lf.select(pl.col(name).str.strip_chars()).head(64).collect().to_series()
+    except pl.exceptions.PolarsError:  # a malformed file: the read names its line
+        return False
+    head = head.drop_nulls()
+    if head.len() < 2 or not bool(head.str.contains(r"^\d{1,9}$").all()):
+        return False
+    return bool((head.cast(pl.Int64).diff().drop_nulls() == 1).all())
 
 
 _TICKS = "__tick_volume__"
@@ -298,7 +324,7 @@ def _normalise_as(
     first = names[0] if names else None
     cols = map_columns(
         names,
-        index_is_integer=first is not None and schema[first].is_integer(),
+        index_is_integer=first is not None and _range_index(lf, schema, first),
         given=opts.column_map,
         where=str(path),
     )

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 
 import polars as pl
@@ -242,6 +243,29 @@ def _looks_yyyymmdd(lf: pl.LazyFrame, text: pl.Expr, pattern: re.Pattern[str] = 
     return head.len() > 0 and bool(head.str.contains(pattern.pattern).all())
 
 
+EXCEL_DAYS = (20_000, 80_000)
+"""Excel's serial dates, days since 1899-12-30 (1954-2119): a sheet saved as CSV without its
+date format writes ``43164.60417`` for 2018-03-05 14:30. As epoch seconds these would all be on
+1 January 1970 (refused as before 1980, or as duplicate bars a second apart)."""
+
+
+def _looks_excel(lf: pl.LazyFrame, number: pl.Expr) -> bool:
+    head = lf.select(number.cast(pl.Float64, strict=False)).head(_HEAD).collect().to_series()
+    head = head.drop_nulls()
+    low, high = EXCEL_DAYS
+    return head.len() > 0 and bool(((head >= low) & (head < high)).all())
+
+
+def _excel_days(lf: pl.LazyFrame, number: pl.Expr, tz: str) -> Times:
+    """Excel serial dates (:data:`EXCEL_DAYS`) as naive wall-clock times in ``tz``, to the
+    nearest second (five decimals hold a time to 0.9 s); whole numbers are dates."""
+    days = number.cast(pl.Float64, strict=False)
+    seconds = (days * 86_400).round(0).cast(pl.Int64)
+    wall = pl.lit(datetime(1899, 12, 30)).cast(pl.Datetime("us")) + pl.duration(seconds=seconds)
+    timed = bool(lf.select((days != days.floor()).any()).collect().item())
+    return Times(local_to_utc(wall, tz), naive=timed, format="Excel serial days")
+
+
 _ZONED = ("%z", "%:z", "%::z", "%#z", "%+")
 """strftime directives of a written UTC offset: polars gives such a format a zone."""
 
@@ -332,6 +356,9 @@ def text_timestamp_expr(
             return replace(formatted_expr(text, "yyyymmdd", tz), format="yyyymmdd")
         if _looks_yyyymmdd(lf, text, _YYMMDD):  # MetaStock's and CSI's old 6-digit dates
             return replace(formatted_expr(text, "%y%m%d", tz), format="%y%m%d")
+        number = text.cast(pl.Float64, strict=False)
+        if _looks_excel(lf, number):
+            return _excel_days(lf, number, tz)
         unit = _epoch_unit(float(sample))
         expr = _epoch_expr(_whole(text), float(sample))
         return Times(expr, False, f"epoch-{unit}")
@@ -388,6 +415,8 @@ def timestamp_expr(
         return Times(c.cast(pl.Datetime("us")).dt.replace_time_zone("UTC"), False)
     if dtype.is_integer() and _looks_yyyymmdd(lf, c):
         return replace(formatted_expr(c, "yyyymmdd", tz), format="yyyymmdd")
+    if (dtype.is_integer() or dtype.is_float()) and _looks_excel(lf, c):
+        return _excel_days(lf, c, tz)
     if dtype.is_integer() or dtype.is_float():
         first = lf.select(c.drop_nulls().first()).collect().item()
         value = float(first) if first is not None else None
