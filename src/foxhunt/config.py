@@ -158,6 +158,8 @@ class DataConfig:
     stamps: str = "start"
     """What the bars' timestamps mark (``--stamps``): ``start`` (foxhunt's convention) or
     ``end`` (moved one bar interval earlier when read; docs/data.md, Bar stamps)."""
+    decimal: str | None = None
+    """The bars' decimal separator in CSV files (``--decimal point|comma``); None: guessed."""
     bar_minutes: int | None = None
     """Aggregate the bars to K-minute bars when read (``--bar-minutes``); None: as stored."""
     allow_odd_times: bool = False

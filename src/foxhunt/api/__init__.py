@@ -29,6 +29,7 @@ def read_bars(
     columns: dict[str, str] | None = None,
     ts_format: str | None = None,
     stamps: str = "start",
+    decimal: str | None = None,
     bar_minutes: int | None = None,
     allow_odd_times: bool = False,
 ) -> pl.DataFrame | pd.DataFrame:
@@ -48,6 +49,7 @@ def read_bars(
         ts_format: How timestamps are written: ``epoch-s|ms|us|ns``, ``yyyymmdd`` or strftime.
         stamps: What a bar's timestamp marks: ``"start"`` (foxhunt's convention) or ``"end"``
             (TradeStation, NinjaTrader, IQFeed: intraday bars moved one interval earlier).
+        decimal: A CSV's decimal separator, ``"point"`` or ``"comma"``; None: guessed.
         bar_minutes: Aggregate to K-minute bars (docs/data.md).
         allow_odd_times: Keep bars whose time axis looks wrong (one warning each).
 
@@ -69,6 +71,7 @@ def read_bars(
             columns=tuple(f"{k}={v}" for k, v in (columns or {}).items()),
             ts_format=ts_format,
             stamps=stamps,
+            decimal=decimal,
             bar_minutes=bar_minutes,
             allow_odd_times=allow_odd_times,
         )

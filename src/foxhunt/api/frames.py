@@ -86,6 +86,7 @@ _PYTHON_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"--allow-odd-times\b"), "allow_odd_times=True"),
     (re.compile(r"--allow-outliers\b"), "allow_outliers=True"),
     (re.compile(r"--stamps (start|end)\b"), r"stamps='\1'"),
+    (re.compile(r"--decimal (point|comma)\b"), r"decimal='\1'"),
     (re.compile(r"--bar-minutes (\d+|K)\b"), r"bar_minutes=\1"),
     (re.compile(r"--bar-minutes\b"), "bar_minutes"),
     (re.compile(r"--tz " + _ZONE), r"tz='\1'"),

@@ -223,6 +223,13 @@ def add_read_args(p: argparse.ArgumentParser, stored: bool = True, over_run: boo
         "end moves every intraday bar one interval earlier when read",
     )
     g.add_argument(
+        "--decimal",
+        choices=("point", "comma"),
+        help="the decimal separator of a CSV's numbers (default: guessed): comma reads "
+        "'2.673,5' and '2.673' as 2673.5 and 2673 (points group thousands); a file whose every "
+        "dotted number has three digits after the point is refused until this says which",
+    )
+    g.add_argument(
         "--bar-minutes",
         type=_positive_int,
         metavar="K",
@@ -238,7 +245,7 @@ def add_read_args(p: argparse.ArgumentParser, stored: bool = True, over_run: boo
     )
 
 
-_READ_FIELDS = ("symbol", "columns", "ts_format", "tz", "stamps", "bar_minutes")
+_READ_FIELDS = ("symbol", "columns", "ts_format", "tz", "stamps", "decimal", "bar_minutes")
 
 
 def read_options_of(a: argparse.Namespace) -> Any:

@@ -452,20 +452,36 @@ def test_points_between_thousands_in_whole_prices_without_a_decimal_comma(
     assert bars["volume"].to_list() == [5044.0, 820.0, 1210.0, 99.0, 12000.0, 7.0]
 
 
-@pytest.mark.parametrize(
-    "volumes",
-    [
-        ["5044", "820", "1.210", "99", "12.000", "7"],  # 5044 without its point: no grouping
-        ["820", "99", "7", "15", "300", "42"],  # nothing dotted in the volumes: no evidence
-    ],
-)
-def test_three_decimals_stay_decimals_without_evidence_of_grouping(
-    tmp_path: Path, volumes: list[str]
+def test_three_decimals_beside_a_whole_number_of_four_digits_stay_decimals(
+    tmp_path: Path,
 ) -> None:
-    """USDJPY's ``151.234`` in a semicolon file: every price has three decimals, as a German
-    whole number would; without a column that groups thousands it stays a decimal."""
+    """``5044`` without its point beside ``1.210`` in one column: the points are decimals."""
+    volumes = ["5044", "820", "1.210", "99", "12.000", "7"]
     bars = read_bars(_write(tmp_path, "FESX.csv", _german(volumes)), min_bars=1)
     assert bars["open"].to_list() == [4.7] * 6
+
+
+def test_three_decimals_and_nothing_else_to_tell_are_refused_naming_decimal(
+    tmp_path: Path,
+) -> None:
+    """USDJPY's ``151.234`` in a semicolon file looks like a German whole number (``4.700``):
+    with nothing else to tell (session 42's second sweep: a German YM file without volume was
+    read a thousand times too small), the read stops naming ``--decimal``, which reads it."""
+    path = _write(tmp_path, "FESX.csv", _german(["820", "99", "7", "15", "300", "42"]))
+    with pytest.raises(DataError) as refused:
+        read_bars(path, min_bars=1)
+    assert str(refused.value) == (
+        f"{path}: every number with a point has three digits after it ('4.700'), and nothing "
+        "in the first lines tells a decimal point from points between thousands (a German "
+        "export's '4.700' is 4700); --decimal point or --decimal comma says which"
+    )
+    point = read_bars(path, min_bars=1, options=ReadOptions(decimal="point"))
+    assert point["open"].to_list() == [4.7] * 6
+    comma = read_bars(path, min_bars=1, options=ReadOptions(decimal="comma"))
+    assert comma["open"].to_list() == [4700.0] * 6
+    assert comma["volume"].to_list() == [820.0, 99.0, 7.0, 15.0, 300.0, 42.0]
+    with pytest.raises(DataError, match="--decimal must be point or comma, got 'dot'"):
+        ReadOptions(decimal="dot")
 
 
 def test_runs_of_blanks_between_date_and_time_are_one_space(
@@ -667,3 +683,51 @@ def test_float32_prices_read_back_to_their_digits(tmp_path: Path) -> None:
     bars = read_bars(tmp_path / "XAUUSD.parquet", min_bars=1)
     assert bars["open"].to_list() == prices
     assert infer_tick_size(bars["close"].to_numpy()) == 0.01
+
+
+def test_a_twelve_hour_clock_without_am_pm_is_refused(tmp_path: Path) -> None:
+    """``12:59`` then ``01:00`` (1 pm): read on a 24-hour clock the afternoon fell into the small
+    hours of the same day, sorted into place without a word (session 42's second sweep)."""
+    clocks = ["11:58", "11:59", "12:00", "12:01", "01:00", "01:01", "01:02"]
+    rows = "".join(
+        f"{d:02d}/01/2024 {c},4700.25,4701,4699.5,4700,9\n" for d in (2, 3) for c in clocks
+    )
+    path = _write(tmp_path, "ES.csv", "Date,Open,High,Low,Close,Volume\n" + rows)
+    with pytest.raises(DataError) as refused:
+        read_bars(path, min_bars=1, tz="America/New_York")
+    assert str(refused.value) == (
+        f"{path}: column 'Date', row 4: the time goes back to 01:00 within the day on 2 of 2 "
+        "days, and every hour is 1-12: a 12-hour clock written without AM/PM; write the times "
+        "with AM/PM or on a 24-hour clock"
+    )
+    # newest first goes back all day long, and a morning on a 24-hour clock never: both read
+    newest = "".join(reversed(rows.splitlines(keepends=True)[:4]))
+    bars = read_bars(_write(tmp_path, "ES2.csv", "Date,Open,High,Low,Close,Volume\n" + newest))
+    assert bars.height == 4
+
+
+def test_a_symbol_written_in_two_cases_is_one_symbol(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``es`` and ``ES`` in one symbol column were two instruments, each with gaps."""
+    rows = "".join(
+        f"2024-01-02T09:{m}:00Z,{'es' if m % 3 == 0 else 'ES'},4700.25,4701,4699.5,4700,{m}\n"
+        for m in MINUTES
+    )
+    with caplog.at_level(logging.WARNING):
+        bars = read_bars(
+            _write(tmp_path, "bars.csv", "ts,symbol,open,high,low,close,volume\n" + rows),
+            min_bars=1,
+        )
+    assert bars["symbol"].to_list() == ["ES"] * 6
+    assert "symbol written 'ES' and 'es': read as one symbol, 'ES'" in caplog.text
+
+
+def test_a_european_export_reads_slashed_dates_day_first(tmp_path: Path) -> None:
+    """A French export (semicolons, decimal commas) of one day, ``05/03/2018``: 5 March, as its
+    locale writes dates (was read month-first, 3 May, with a warning only)."""
+    text = "Date;Ouverture;Plus haut;Plus bas;Clôture;Volume\n" + "".join(
+        f"05/03/2018 00:0{m};1,23178;1,23183;1,2316;1,2317;{m}\n" for m in range(6)
+    )
+    ts = _minutes(_write(tmp_path, "EURUSD.csv", text), tz="UTC")
+    assert ts == [datetime(2018, 3, 5, 0, m, tzinfo=UTC) for m in range(6)]

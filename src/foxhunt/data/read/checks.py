@@ -143,3 +143,28 @@ def kept_name(path: Path, column: str, extra: tuple[str, ...], names: list[str])
         f"{path}: column '{column}' is {used}; an input column must be an extra numeric "
         f"column of the bars (columns: {', '.join(names)})"
     )
+
+
+def one_spelling_per_symbol(df: pl.DataFrame, path: Path) -> pl.DataFrame:
+    """Symbols written in two cases in one file (``es`` and ``ES``) are one symbol, spelt as
+    most of its rows spell it (one warning); they were two instruments, each with gaps."""
+    counts = df.group_by("symbol").len()
+    if counts.height < 2:
+        return df
+    counts = counts.with_columns(key=pl.col("symbol").str.to_uppercase())
+    spellings = counts.filter(pl.len().over("key") > 1)
+    if spellings.height == 0:
+        return df
+    chosen = spellings.sort(["len", "symbol"], descending=[True, False]).unique(
+        "key", keep="first", maintain_order=True
+    )
+    rename = dict(spellings.join(chosen.select("key", kept="symbol"), on="key").select(
+        "symbol", "kept"
+    ).iter_rows())  # fmt: skip
+    for key in chosen["key"]:
+        names = sorted(s for s, k in zip(counts["symbol"], counts["key"], strict=True) if k == key)
+        log.warning(
+            "%s: symbol written %s: read as one symbol, %r", path, " and ".join(map(repr, names)),
+            rename[names[0]],
+        )  # fmt: skip
+    return df.with_columns(pl.col("symbol").replace(rename))

@@ -177,11 +177,13 @@ def headerless_names(first_row: list[str], rows: list[list[str]] | None = None) 
     return tuple(names)
 
 
-def sniff_csv(path: Path) -> CsvDialect:
+def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
     """Guess the dialect of a CSV bar file from its first :data:`SAMPLE_LINES` lines.
 
     Args:
         path: a ``.csv`` or ``.csv.gz`` file.
+        decimal: the user's decimal separator (``--decimal``: ``point`` or ``comma``); None:
+            guessed, and refused where the sample cannot tell (:func:`_points_ambiguous`).
 
     Returns:
         The dialect; ``,`` with a header when nothing fits better (polars then reports what
@@ -227,6 +229,21 @@ def sniff_csv(path: Path) -> CsvDialect:
             and any(_QUOTED_DECIMAL_COMMA.match(c) for c in cells)
             and not any(_POINT_AFTER_COMMAS.match(c) for c in cells)
         )
+    if decimal is not None:
+        decimal_comma = decimal == "comma"
+    elif (
+        delimiter != ","
+        and not decimal_comma
+        and grouped_only
+        and _points_ambiguous(cells, rows[int(has_header) :])
+    ):
+        example = next(c for c in cells if _DOT_GROUPED.match(c))
+        raise DataError(
+            f"{path}: every number with a point has three digits after it ({example!r}), and "
+            "nothing in the first lines tells a decimal point from points between thousands "
+            f"(a German export's {example!r} is {example.replace('.', '')}); --decimal point "
+            "or --decimal comma says which"
+        )
     names = None if has_header else headerless_names(first, rows)
     levels = _column_levels(rows, path)
     if levels is not None:  # pandas' columns in levels (yfinance): the fields' level is the header
@@ -238,6 +255,32 @@ def sniff_csv(path: Path) -> CsvDialect:
     return dialect
 
 
+DECIMALS = ("point", "comma")
+"""Decimal separators a user may name (``--decimal``)."""
+
+
+def _points_ambiguous(cells: list[str], rows: list[list[str]]) -> bool:
+    """Numbers with a point, each with three digits after it and one group (``12.352``), none
+    starting ``0.`` (no thousands group does), no comma number, and no column holding both such
+    a number and a whole number of four digits or more (``5044`` beside ``1.210``: points that
+    are decimals): a decimal point or points between thousands, the sample cannot tell (a
+    semicolon file of a whole-point future in German, or of USDJPY with a decimal point)."""
+    dotted = [c for c in cells if "." in c and _DOT_NUMBER.match(c)]
+    if not dotted or not all(_ONE_GROUP.match(c) for c in dotted):
+        return False
+    if any(c.lstrip("+-").startswith("0.") for c in dotted):
+        return False
+    if any(_COMMA_NUMBER.match(c) for c in cells):
+        return False
+    width = max((len(r) for r in rows), default=0)
+    for j in range(width):
+        column = [r[j].strip() for r in rows if j < len(r)]
+        if any(_ONE_GROUP.match(c) for c in column) and any(_LARGE_WHOLE.match(c) for c in column):
+            return False
+    return True
+
+
+_ONE_GROUP = re.compile(r"^[+-]?\d{1,3}\.\d{3}$")
 _SMALL_WHOLE = re.compile(r"^[+-]?\d{1,3}$")
 _LARGE_WHOLE = re.compile(r"^[+-]?\d{4,}$")
 

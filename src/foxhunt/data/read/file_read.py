@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from foxhunt.data.market.contracts import split_contracts
-from foxhunt.data.read.checks import kept_name, unknown_volume
+from foxhunt.data.read.checks import kept_name, one_spelling_per_symbol, unknown_volume
 from foxhunt.data.read.columns import (
     TICK_VOLUME,
     ColumnMap,
@@ -30,6 +30,7 @@ from foxhunt.data.read.files import table_kind
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.scan import scan_table, unreadable
 from foxhunt.data.read.timestamps import Times, formatted_expr, text_timestamp_expr, timestamp_expr
+from foxhunt.data.read.twelve_hour import check_twelve_hour
 from foxhunt.data.read.validate import (
     EMPTY_COLUMN,
     FILE_COLUMN,
@@ -308,7 +309,7 @@ def _normalise_as(
     typed: bool,
 ) -> FileRead:
     try:
-        scanned = scan_table(path, _numeric_columns(opts) if typed else None)
+        scanned = scan_table(path, _numeric_columns(opts) if typed else None, opts.decimal)
     except DataError:
         if typed:
             raise _TypedReadFailed from None
@@ -357,6 +358,13 @@ def _normalise_as(
     elif parts is not None:
         spell["volume"] = "+".join(parts)
         guesses.append(f"volume read as {' + '.join(parts)}; --columns volume=COLUMN to change")
+    dialect = scanned.dialect
+    if (
+        dayfirst is None
+        and dialect is not None
+        and (dialect.decimal_comma or dialect.delimiter == ";")
+    ):  # a European export (Excel's list separator, decimal commas): 05/03/2018 is 5 March
+        dayfirst = True
     try:  # the first reads of the whole file: a malformed one fails here
         times, spell["ts"] = _times(lf, path, schema, cols, zone, dayfirst, opts.ts_format)
     except pl.exceptions.PolarsError as e:
@@ -423,6 +431,9 @@ def _normalise_as(
     if df.height == 0:
         raise DataError(f"{path}: empty file (no bars)")
     df = unknown_volume(df, path, spell.get("volume"))
+    if times.naive:
+        check_twelve_hour(df, path, spell["ts"], zone)
+    df = one_spelling_per_symbol(df, path)
     if ticks is not None:
         df = _ticks_for_no_volume(df, path, spell, ticks)
     if cols.volume is None and parts is None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from foxhunt.data.read.columns import parse_columns
+from foxhunt.data.read.csv_dialect import DECIMALS
 from foxhunt.data.read.stamps import STAMPS
 from foxhunt.data.read.timestamps import EPOCH_FORMATS
 from foxhunt.data.read.zones import parse_zone
@@ -35,6 +36,9 @@ class ReadOptions:
             strftime format (``%Y%m%d %H%M%S``).
         stamps: what a bar's timestamp marks, ``start`` (foxhunt's convention) or ``end``
             (:mod:`foxhunt.data.read.stamps`: intraday bars moved one interval earlier).
+        decimal: the decimal separator of a CSV's numbers, ``point`` or ``comma`` (points then
+            group thousands: ``2.673`` is 2,673); None: guessed, and a file whose every dotted
+            number has three digits after its point and nothing else to tell is refused.
         bar_minutes: aggregate the bars to K-minute OHLCV bars when read
             (:mod:`foxhunt.data.read.resample`).
         allow_odd_times: keep bars whose time axis looks wrong (:mod:`foxhunt.data.read.time_axis`)
@@ -46,6 +50,7 @@ class ReadOptions:
     columns: tuple[str, ...] = field(default=())
     ts_format: str | None = None
     stamps: str = "start"
+    decimal: str | None = None
     bar_minutes: int | None = None
     allow_odd_times: bool = False
 
@@ -65,6 +70,8 @@ class ReadOptions:
                     f"--ts-format {fmt!r}: use epoch-s, epoch-ms, epoch-us, epoch-ns, yyyymmdd "
                     "or a strftime format such as '%Y%m%d %H%M%S'"
                 )
+        if self.decimal is not None and self.decimal not in DECIMALS:
+            raise DataError(f"--decimal must be point or comma, got {self.decimal!r}")
         if self.stamps not in STAMPS:
             raise DataError(f"--stamps must be start or end, got {self.stamps!r}")
         if self.bar_minutes is not None and not 1 <= self.bar_minutes <= 1440:
@@ -84,6 +91,7 @@ def options_of(data: DataConfig) -> ReadOptions:
         columns=data.columns,
         ts_format=data.ts_format,
         stamps=data.stamps,
+        decimal=data.decimal,
         bar_minutes=data.bar_minutes,
         allow_odd_times=data.allow_odd_times,
     )

@@ -54,7 +54,9 @@ def zip_size(archive: Path, member: str) -> int:
 
 
 def scan_table(
-    path: Path, numeric: Callable[[list[str]], tuple[str, ...]] | None = None
+    path: Path,
+    numeric: Callable[[list[str]], tuple[str, ...]] | None = None,
+    decimal: str | None = None,
 ) -> Scanned:
     """Open ``path`` lazily (see the module docstring).
 
@@ -62,6 +64,7 @@ def scan_table(
         path: the file.
         numeric: for CSV, given the column names, the columns to read as Float64 rather than
             text (:func:`foxhunt.data.read.csv_dialect.scan_csv_text`); None: all text.
+        decimal: a CSV's decimal separator (``--decimal``), None: guessed.
 
     Raises:
         DataError: the file is empty, of an unknown kind, or unreadable.
@@ -79,7 +82,7 @@ def scan_table(
         if kind == "workbook":
             return Scanned(read_workbook(path).lazy(), None)
         if kind == "csv":
-            dialect = sniff_csv(path)
+            dialect = sniff_csv(path, decimal)
             cols = numeric(header_names(path, dialect)) if numeric else ()
             return Scanned(scan_csv_text(path, dialect, cols), dialect)
     except DataError:

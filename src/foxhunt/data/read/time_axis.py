@@ -102,6 +102,19 @@ class ZoneFit:
     best_share: float
     closed_days: int | None = field(default=None, compare=False)
     days: int | None = field(default=None, compare=False)
+    ties: tuple[str, ...] = field(default=(), compare=False)
+    """The other named zones (:data:`CITY_ZONES`, :data:`BROKER_ZONES`) that fit as well as
+    ``best``: New York and Chicago on an FX week's Sunday open, which both keep open."""
+
+    @property
+    def best_named(self) -> str:
+        """``best``, or ``best`` and its ties: ``America/Chicago or America/New_York``."""
+        return " or ".join((self.best, *self.ties))
+
+    @property
+    def best_flags(self) -> str:
+        """The ``--tz`` flag of ``best`` and of each tie."""
+        return " or ".join(f"--tz {_flag_for_zone(z)}" for z in (self.best, *self.ties))
 
     @property
     def clearly_better(self) -> bool:
@@ -166,6 +179,8 @@ def zone_fits(ts: pl.Series, read_in: str, calendar: str) -> ZoneFit:
         [closed_time(local_to_utc(pl.col("w"), z), calendar).mean().alias(z) for z in zones]
     ).row(0, named=True)
     best = min(zones, key=lambda z: shares[z] if shares[z] is not None else 1.0)
+    named = (*CITY_ZONES, *BROKER_ZONES)
+    ties = tuple(z for z in named if z not in (best, read_in) and shares[z] == shares[best])
     day = pl.col("w").dt.date()
     days, closed_days = frame.select(
         day.n_unique().alias("days"),
@@ -178,6 +193,7 @@ def zone_fits(ts: pl.Series, read_in: str, calendar: str) -> ZoneFit:
         float(shares[best] or 0.0),
         closed_days=closed_days,
         days=days,
+        ties=ties if best in named else (),
     )
 
 
@@ -305,8 +321,9 @@ def examine(
             line = (
                 f"{where}: {share:.1%} of the bars fall in the closed hours of calendar {cal} "
                 f"with the naive timestamps read as {fit.read_in}, {fit.best_share:.1%} read as "
-                f"{fit.best}: the file's clock is likely {fit.best}; --tz "
-                f"{_flag_for_zone(fit.best)} reads it so, or {ODD_TIMES_FLAG}"
+                f"{fit.best}: the file's clock is likely {fit.best_named}; {fit.best_flags} "
+                f"reads it so{' (the bars cannot tell them apart)' if fit.ties else ''}, or "
+                f"{ODD_TIMES_FLAG}"
             )
             if loaded.options.tz is not None and share <= CLOSED_SHARE_MAX:
                 # The user named the zone: theirs is kept (a run trained with --tz Etc/GMT+5
