@@ -731,3 +731,90 @@ def test_a_european_export_reads_slashed_dates_day_first(tmp_path: Path) -> None
     )
     ts = _minutes(_write(tmp_path, "EURUSD.csv", text), tz="UTC")
     assert ts == [datetime(2018, 3, 5, 0, m, tzinfo=UTC) for m in range(6)]
+
+
+@pytest.mark.parametrize(
+    ("header", "prices"),
+    [
+        ("Date;Ouverture;Plus haut;Plus bas;Clôture;Volume", "2 682,00;2 682,50;2 681,75;2 682,25"),
+        (
+            "Date;Ouverture;Plus haut;Plus bas;Clôture;Volume",
+            "2\u202f682,00;2\u00a0682,50;2 681,75;2 682,25",
+        ),
+        ("Datum;Eröffnung;Hoch;Tief;Schluss;Volumen", "2'682.00;2'682.50;2'681.75;2'682.25"),
+        (
+            "Datum;Eröffnung;Hoch;Tief;Schluss;Volumen",
+            "2.682,00 €;2.682,50 €;2.681,75 €;2.682,25 €",
+        ),
+        ("Date;Open;High;Low;Close;Volume", "2682.00 USD;2682.50 USD;2681.75 USD;2682.25 USD"),
+    ],
+    ids=["french-space", "french-nbsp", "swiss-apostrophe", "euro-sign-after", "usd-after"],
+)
+def test_spaces_and_apostrophes_between_thousands_and_a_currency_after_the_price(
+    tmp_path: Path, header: str, prices: str
+) -> None:
+    """French ``2 682,25``, Swiss ``2'682.25``, ``2.682,00 €``: were refused as "not a number"
+    with no way to read them."""
+    text = header + "\n" + "".join(f"05.03.2018 00:0{m};{prices};{m}\n" for m in range(6))
+    bars = read_bars(_write(tmp_path, "SPXUSD.csv", text), min_bars=1, tz="UTC")
+    assert bars.row(0)[2:6] == (2682.0, 2682.5, 2681.75, 2682.25)
+    assert bars["ts"][0] == datetime(2018, 3, 5, tzinfo=UTC)
+
+
+def test_json_or_a_web_page_named_csv_is_said_for_what_it_is(tmp_path: Path) -> None:
+    """An API's JSON saved as ``.csv`` was "missing column 'open' (columns: [{"timestamp"...)";
+    a login page saved as ``.csv`` was "missing column 'open'"."""
+    (tmp_path / "ES.csv").write_text('[{"timestamp": "2024-01-02T09:30:00Z", "open": 4700.25}]')
+    with pytest.raises(DataError, match=r"ES.csv: the file holds JSON, not delimited bars"):
+        read_bars(tmp_path / "ES.csv", min_bars=1)
+    (tmp_path / "NQ.csv").write_text("\n<!DOCTYPE html>\n<html><body>Sign in</body></html>\n")
+    with pytest.raises(DataError) as refused:
+        read_bars(tmp_path / "NQ.csv", min_bars=1)
+    assert str(refused.value) == (
+        f"{tmp_path / 'NQ.csv'}: the file holds a web page (HTML), not bars: a failed download "
+        "or a login page? save the data itself (CSV)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("header", "hint"),
+    [
+        (
+            "timestamp,price,size",
+            "; the file holds trades (ticks), not bars: aggregate them to OHLC bars first",
+        ),
+        (
+            "timestamp,bid,ask",
+            "; the file holds quotes (bid, ask), not bars: aggregate them to OHLC bars first",
+        ),
+        (
+            "DateTime,BidOpen,BidHigh,BidLow,BidClose,AskOpen,AskHigh,AskLow,AskClose,TickQty",
+            " (bid and ask bars: --columns open=BidOpen,high=BidHigh,low=BidLow,close=BidClose "
+            "reads the bid side)",
+        ),
+    ],
+    ids=["trades", "quotes", "fxcm-bid-ask-bars"],
+)
+def test_trades_and_quotes_are_said_to_be_no_bars(tmp_path: Path, header: str, hint: str) -> None:
+    width = header.count(",")
+    text = (
+        header + "\n" + "".join(f"2024-01-02 09:3{m}:00" + ",1.5" * width + "\n" for m in range(6))
+    )
+    with pytest.raises(DataError) as refused:
+        read_bars(_write(tmp_path, "EURUSD.csv", text), min_bars=1)
+    assert str(refused.value).endswith("--columns open=COLUMN names it" + hint)
+
+
+def test_the_first_bar_with_a_price_at_or_below_zero_is_named(tmp_path: Path) -> None:
+    """Crude oil's April 2020: the low of 20 April (-40.32) is named, not the open of the day
+    after (-14.00), which the check of the opens found first."""
+    rows = [
+        "2020-04-17,19.87,20.29,17.31,18.27,501223",
+        "2020-04-20,17.73,17.85,-40.32,-37.63,247947",
+        "2020-04-21,-14.00,1.00,-16.74,10.01,2288",
+    ]
+    path = _write(tmp_path, "CLK20.csv", "Date,Open,High,Low,Close,Volume\n" + "\n".join(rows))
+    with pytest.raises(
+        DataError, match=r"column 'Low', row 1 \(2020-04-20.*non-positive price low"
+    ):
+        read_bars(path, min_bars=1)

@@ -212,7 +212,7 @@ def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
     first = rows[0]
     first_numbers = sum(_is_number(c, delimiter != ",") for c in first)
     has_header = first_numbers < 4
-    cells = [c.strip() for r in rows[int(has_header) :] for c in r]
+    cells = [_plain(c) for r in rows[int(has_header) :] for c in r]
     # a point is a thousands separator where every dotted number is grouped in threes and some
     # number has a decimal comma: "16.750,50", "4520,5" beside a volume of "6.340"
     grouped_only = not any(
@@ -253,6 +253,18 @@ def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
     if dialect != CsvDialect(delimiter=","):
         log.info("%s: CSV read with %s (guessed from the first lines)", path, dialect.describe())
     return dialect
+
+
+_SPACE_GROUPED = re.compile(r"^[+-]?\d{1,3}([ \u00a0\u202f'’]\d{3})+([,.]\d+)?$")
+_CURRENCY = re.compile(r"^[$€£¥]\s*|\s*(?:[$€£¥]|EUR|USD|GBP|CHF|JPY)$")
+
+
+def _plain(cell: str) -> str:
+    """A cell as its number is judged: without a currency sign or code, and without the spaces
+    or apostrophes between its thousands (``2 682,25`` -> ``2682,25``, ``2'682.25`` ->
+    ``2682.25``: ``file_read`` reads them so)."""
+    cell = _CURRENCY.sub("", cell.strip())
+    return re.sub("[ \u00a0\u202f'’]", "", cell) if _SPACE_GROUPED.match(cell) else cell
 
 
 DECIMALS = ("point", "comma")

@@ -72,7 +72,29 @@ def text_encoding(path: Path) -> str:
             f"{path}: the file holds gzip-compressed data, though its name does not end in .gz: "
             "name it .csv.gz, or gunzip it"
         )
+    what = not_delimited(head)
+    if what == "JSON":
+        raise DataError(
+            f"{path}: the file holds JSON, not delimited bars: write it as CSV (pandas: "
+            "pd.read_json(...).to_csv(...)), or hand the frame to foxhunt.read_bars"
+        )
+    if what is not None:
+        raise DataError(
+            f"{path}: the file holds {what}, not bars: a failed download or a login page? "
+            "save the data itself (CSV)"
+        )
     return encoding_of(head)
+
+
+def not_delimited(head: bytes) -> str | None:
+    """What a text file that is no delimited table holds, or None: ``JSON`` (an API's answer
+    saved as ``.csv``) or ``a web page (HTML)`` (a failed download, a login page)."""
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:512].lower()
+    if text.startswith((b"<!doctype html", b"<html", b"<?xml", b"<table", b"<head")):
+        return "a web page (HTML)"
+    if text.startswith((b"[{", b'{"', b"[[", b"[\n", b"[ ", b"{\n", b"{ ")):
+        return "JSON"
+    return None
 
 
 GZIP_MAGIC = b"\x1f\x8b"

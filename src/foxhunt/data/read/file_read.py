@@ -61,8 +61,13 @@ _DOT_GROUPED = r"^[+-]?\d{1,3}(\.\d{3})+(,\d*)?$"
 """A number with points as thousands separators, as a decimal-comma locale writes it:
 ``16.750,50``, ``6.340`` (read only in a file whose dialect has decimal commas)."""
 
-_CURRENCY = r"^[$€£¥]\s*"
-"""A currency sign before a price, as some exports write it (``$185.09``)."""
+_CURRENCY = r"^[$€£¥]\s*|\s*(?:[$€£¥]|EUR|USD|GBP|CHF|JPY)$"
+"""A currency sign before a price, as some exports write it (``$185.09``), or a sign or code
+after it (``2.682,00 €``, ``2682.25 USD``)."""
+
+_SPACE_GROUPED = r"^[+-]?\d{1,3}([ \u00a0\u202f'’]\d{3})+([,.]\d+)?$"
+"""Thousands parted by a space (French: ``2 682,25``, also a no-break space or a narrow one) or
+an apostrophe (Swiss: ``2'682.25``): the separators go, the decimal mark stays."""
 
 
 def _value_expr(
@@ -74,6 +79,8 @@ def _value_expr(
     c = pl.col(col)
     if dtype == pl.String:
         text = c.str.strip_chars().str.replace(_CURRENCY, "")  # Nasdaq.com's "$185.09"
+        spaced = text.str.contains(_SPACE_GROUPED)
+        text = pl.when(spaced).then(text.str.replace_all("[ \u00a0\u202f'’]", "")).otherwise(text)
         if decimal_comma:
             grouped = text.str.contains(_DOT_GROUPED)
             text = (
@@ -143,6 +150,21 @@ def _no_value(columns: list[str], schema: pl.Schema) -> pl.Expr:
             header.append(pl.lit(False))
     # the header again (files joined with `cat`): its values are the columns' names
     return pl.all_horizontal(empty) | pl.all_horizontal(header)
+
+
+def _not_bars(names: list[str]) -> str:
+    """What a table without bar prices looks like instead, for the missing-column message:
+    quotes (bid and ask), bid and ask bars (FXCM's ``BidOpen`` ...), or trades (ticks)."""
+    lower = {canonical_name(n): n for n in names}
+    if "bidopen" in lower:
+        sides = ",".join(f"{k}={lower.get('bid' + k, 'Bid' + k.title())}" for k in
+                         ("open", "high", "low", "close"))  # fmt: skip
+        return f" (bid and ask bars: --columns {sides} reads the bid side)"
+    if {"bid", "ask"} <= set(lower):
+        return "; the file holds quotes (bid, ask), not bars: aggregate them to OHLC bars first"
+    if {"price", "last"} & set(lower) and {"size", "qty", "quantity"} & set(lower):
+        return "; the file holds trades (ticks), not bars: aggregate them to OHLC bars first"
+    return ""
 
 
 def _range_index(lf: pl.LazyFrame, schema: pl.Schema, name: str) -> bool:
@@ -334,7 +356,7 @@ def _normalise_as(
         if canon not in cols.prices:
             raise DataError(
                 f"{path}: missing column '{canon}' (columns: {', '.join(names)}); "
-                f"--columns {canon}=COLUMN names it"
+                f"--columns {canon}=COLUMN names it{_not_bars(names)}"
             )
     guesses: list[str] = []
     if opts.symbol is not None and cols.symbol and canonical_name(cols.symbol) == "instrument_id":

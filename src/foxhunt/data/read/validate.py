@@ -152,12 +152,14 @@ class _Validator:
             hit = self.first(df, ~pl.col(c).is_finite())
             if hit:
                 raise DataError(f"{self.where(hit, c)}: {c} is {hit[c]} (must be finite)")
-        for c in PRICE_COLUMNS:
-            hit = self.first(df, pl.col(c) <= 0)
-            if hit:
-                f = self.loaded.files[int(hit[_FILE])]  # type: ignore[arg-type]
-                why = _BACK_ADJUSTED if is_readable(f) else ""
-                raise DataError(f"{self.where(hit, c)}: non-positive price {c} {hit[c]}{why}")
+        # the first bar with a price at or below zero, and its first such price (a low of -40.32
+        # a day before an open of -14: the low's row is named, not the open's)
+        hit = self.first(df, pl.any_horizontal(pl.col(c) <= 0 for c in PRICE_COLUMNS))
+        if hit:
+            c = next(c for c in PRICE_COLUMNS if hit[c] <= 0)  # type: ignore[operator]
+            f = self.loaded.files[int(hit[_FILE])]  # type: ignore[arg-type]
+            why = _BACK_ADJUSTED if is_readable(f) else ""
+            raise DataError(f"{self.where(hit, c)}: non-positive price {c} {hit[c]}{why}")
         hit = self.first(df, pl.col("volume") < 0)
         if hit:
             raise DataError(f"{self.where(hit, 'volume')}: negative volume {hit['volume']}")

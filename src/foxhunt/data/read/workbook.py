@@ -16,6 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
+from foxhunt.data.read.encoding import not_delimited
 from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)
@@ -36,6 +37,16 @@ def read_workbook(path: Path) -> pl.DataFrame:
     """
     import fastexcel
 
+    with path.open("rb") as f:
+        head = f.read(1 << 12)
+    if not head.startswith(WORKBOOK_MAGIC):
+        what = not_delimited(head) or "text (a CSV?)"
+        raise DataError(
+            f"{path}: not a workbook: the file holds {what}, though its name says a sheet "
+            "(some sites send their CSV named .xls); name it for what it holds (.csv)"
+            if _texty(head)
+            else f"{path}: not a workbook (neither an .xlsx/.ods zip nor an .xls file)"
+        )
     reader = fastexcel.read_excel(str(path))
     names = list(reader.sheet_names)
     for at_sheet, name in enumerate(names):
@@ -53,6 +64,18 @@ def read_workbook(path: Path) -> pl.DataFrame:
         f"{path}: no sheet holds a table (a row of at least {MIN_HEADER_CELLS} cells: "
         "a time and the prices)"
     )
+
+
+WORKBOOK_MAGIC = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
+"""The first bytes of a zip (``.xlsx``, ``.ods``) and of an OLE file (``.xls``)."""
+
+
+def _texty(head: bytes) -> bool:
+    """Bytes that read as text: no NUL and mostly printable."""
+    if not head or b"\x00" in head:
+        return False
+    printable = sum(32 <= b < 127 or b in (9, 10, 13) or b >= 128 for b in head)
+    return printable >= 0.95 * len(head)
 
 
 def _names(cells: tuple[object, ...]) -> list[str]:
