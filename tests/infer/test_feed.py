@@ -115,3 +115,20 @@ def test_end_stamped_rows_move_by_the_runs_interval(tmp_path: Path) -> None:
     reader = BarFileReader(path, chunk_bytes=80, stamp_shift=timedelta(minutes=5))
     rows = pl.concat([piece.rows for piece in reader.new_pieces()])
     assert rows["ts"].to_list() == bars["ts"].to_list()
+
+
+def test_a_decimal_comma_seen_at_the_start_holds_for_every_piece(tmp_path: Path) -> None:
+    """A German feed whose first lines have decimal commas (``4.700,25``): a later piece of
+    whole prices (``4.701``) is read with points between thousands, 4701, as the file is (it was
+    read as 4.701 in a piece without a comma)."""
+    path = tmp_path / "FESX.csv"
+    head = "Datum;Zeit;Eröffnung;Hoch;Tief;Schluss;Volumen\n"
+    start = "".join(f"02.01.2024;09:0{m};4.700,25;4.701,5;4.699,5;4.700,5;12\n" for m in range(4))
+    path.write_text(head + start)
+    reader = BarFileReader(path, chunk_bytes=1 << 16)
+    first = pl.concat([p.rows for p in reader.new_pieces()])
+    assert first["open"].to_list() == [4700.25] * 4
+    with open(path, "a") as f:
+        f.write("02.01.2024;09:04;4.701;4.702;4.700;4.701;12\n")
+    later = pl.concat([p.rows for p in reader.new_pieces()])
+    assert later["close"].to_list() == [4701.0]

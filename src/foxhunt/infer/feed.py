@@ -24,7 +24,7 @@ import logging
 import re
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import BinaryIO
@@ -33,6 +33,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from foxhunt.data.read.bars import load_bars
+from foxhunt.data.read.csv_dialect import sniff_csv
 from foxhunt.data.read.encoding import encoding_of
 from foxhunt.data.read.files import TABLE_SUFFIXES, is_parquet
 from foxhunt.data.read.options import ReadOptions
@@ -208,6 +209,7 @@ class BarFileReader:
         line = f.readline()
         if not line.endswith(b"\n"):
             return False
+        self._pin_decimal()
         if encoding_of(line).startswith("utf-16"):  # its lines do not end at a b"\n" byte
             raise DataError(
                 f"{self.where(1)}: UTF-16 text; --follow reads UTF-8 (or ASCII) files: have the "
@@ -228,6 +230,19 @@ class BarFileReader:
         self.header, self.position, self.lines = line, len(line), 1
         self.header_read = True
         return True
+
+    def _pin_decimal(self) -> None:
+        """The decimal comma of the file as it is when the follower starts, kept for every
+        piece: a piece of a few lines may hold no number that tells (a German file's whole
+        prices, ``16.750``, read as 16.75 in a piece without a comma)."""
+        if self.options is not None and self.options.decimal is not None:
+            return
+        try:
+            comma = sniff_csv(self.path).decimal_comma
+        except DataError:
+            return  # too little to tell yet, or ambiguous: each piece is judged (and refused)
+        if comma:
+            self.options = replace(self.options or ReadOptions(), decimal="comma")
 
     def _load_lines(self, numbered: list[tuple[int, bytes]]) -> tuple[pl.DataFrame, list[Reject]]:
         """Load numbered lines; halve them while they cannot be read whole."""
