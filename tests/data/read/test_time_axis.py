@@ -245,3 +245,33 @@ def test_a_brokers_server_clock_is_named_and_read_right(
     bars = read_bars(tmp_path / "EURUSD5.csv", tz="America/New_York+07:00")
     assert bars["ts"].to_list() == truth
     assert set(bars["symbol"].to_list()) == {"EURUSD"}
+
+
+def test_a_market_guessed_from_the_symbol_is_named_as_the_likely_fault(tmp_path: Path) -> None:
+    """Osaka's Nikkei future ``JNK`` in correct UTC (its day session, 00:00-06:00 UTC) was
+    taken for a US stock and told to move by hours (``--tz +10:00``, valid 10 hours off); the
+    refusal now says the market is a guess and how to name it."""
+    rows = []
+    for day in (9, 10, 11, 12, 15):  # 8 January was a holiday in Tokyo
+        for k in range(72):
+            t = datetime(2018, 1, day, tzinfo=UTC) + timedelta(minutes=5 * k)
+            if not 150 <= 60 * t.hour + t.minute < 210:  # Tokyo's lunch, 11:30-12:30
+                rows.append(f"{t:%Y-%m-%d %H:%M},23700,23710,23690,23705,{k}\n")
+    path = tmp_path / "JNK.csv"
+    path.write_text("ts,open,high,low,close,volume\n" + "".join(rows))
+    with pytest.raises(DataError) as refused:
+        read_bars(path, tz="UTC")
+    assert str(refused.value).endswith(
+        "(the market of 'JNK' is a guess, stock on calendar xnys: if it trades elsewhere, "
+        "--instruments FILE names its calendar and the clock may be right)"
+    )
+    table = tmp_path / "markets.csv"
+    table.write_text(
+        "root,tick_size,point_value,currency,asset_class,calendar\n"
+        "JNK,10,1000,JPY,equity_index,xtks\n"
+    )
+    opts = ReadOptions(tz="UTC")
+    from foxhunt.data.market.instrument_table import load_instruments
+
+    bars = read_bars(path, options=opts, instruments=load_instruments(table))
+    assert bars.height == len(rows)

@@ -25,8 +25,9 @@ LOGGER = "foxhunt.data.read.validate"
 HEAD = "ts,symbol,open,high,low,close,volume\n"
 ADVICE = "(--ts-format names its spelling, e.g. '%d/%m/%Y %H:%M' or epoch-ms)"
 BACK_ADJUSTED = (
-    " (back-adjusted continuous futures can reach zero or below, and a log return cannot: "
-    "read the stretch where prices are positive)"
+    " (a back-adjusted continuous future can reach zero or below, and a market can trade "
+    "there, as WTI crude did on 20 April 2020; a log return cannot: read the stretch where "
+    "prices are positive)"
 )
 
 

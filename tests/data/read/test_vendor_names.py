@@ -296,3 +296,39 @@ def test_names_that_only_look_continuous_stay_unresolved(symbol: str) -> None:
     """A capital ``C`` is no RIC continuation, a root no future has stays unknown, a stock
     that starts with a root stays a stock, a year outside 1900-2099 is no contract year."""
     assert lookup(symbol) is None
+
+
+@pytest.mark.parametrize(
+    "name", ["F_ES_2008.txt", "F_ES-2008.txt", "F_ES_daily.txt", "F_ES_1990s.txt", "F_ES.txt"]
+)
+def test_a_quantiacs_name_with_more_after_the_root_keeps_the_root(name: str) -> None:
+    """``F_ES_2008.txt`` was the symbol ``F`` (Ford's stock, on the NYSE's calendar), and
+    ``F_ES_1990s.txt`` claimed bars 1,990 seconds apart."""
+    guess = guess_from_name(Path(name))
+    assert guess.symbol == "F_ES"
+    assert guess.interval == (timedelta(days=1) if "daily" in name else None)
+
+
+@pytest.mark.parametrize(
+    ("symbol", "calendar", "currency"),
+    [
+        ("N225", "xtks", "JPY"),
+        ("^N225", "xtks", "JPY"),
+        ("NK225", "xtks", "JPY"),
+        ("HSI", "xhkg", "HKD"),
+        ("FTSE", "xlon", "GBP"),
+        ("^GDAXI", "xetr", "EUR"),
+        ("NIFTY", "xnse", "INR"),
+        ("STI", "xses", "SGD"),
+        ("^AXJO", "xasx", "AUD"),
+        ("^GSPTSE", "xtse", "CAD"),
+        ("SPX", "xnys", ""),
+    ],
+)
+def test_cash_indices_keep_their_own_markets_hours(
+    symbol: str, calendar: str, currency: str
+) -> None:
+    """Were stocks on the NYSE's calendar (or unknown on 24x7: ``NK225`` in Tokyo time read 9
+    hours off, valid)."""
+    inst = resolve(symbol, warn=False)
+    assert (inst.asset_class, inst.calendar, inst.currency) == ("cash_index", calendar, currency)

@@ -5,7 +5,8 @@ A calendar is a name (the ``calendar`` column of the instrument table) for a
 rolls over, the days per trading week, and where its sessions come from:
 
 - CME Globex product groups (equity, rates, FX, energy, metals, grains, crypto), Cboe futures,
-  Eurex and NYSE come from ``pandas_market_calendars`` (holidays and early closes included;
+  Eurex, NYSE and the cash markets of Xetra, London, Tokyo, Hong Kong, Sydney, India, Singapore
+  and Toronto come from ``pandas_market_calendars`` (holidays and early closes included;
   it builds on ``exchange_calendars``) — see docs/data.md, "Calendars", for why that library;
 - ``globex`` is the weekly CME rule without holidays (Sunday 17:00 to Friday 16:00 CT, a daily
   16:00-17:00 halt): what foxhunt used before calendars came from a library, and still the
@@ -66,6 +67,15 @@ CALENDARS: dict[str, CalendarSpec] = {
     "cfe": CalendarSpec("America/Chicago", time(17), 5, "CFE", 6.75),
     "eurex": CalendarSpec("Europe/Berlin", time(23), 5, "EUREX", 14.0),
     "xnys": CalendarSpec("America/New_York", time(17), 5, "XNYS", 6.5),
+    # cash markets elsewhere (their indices; any instrument through --instruments)
+    "xetr": CalendarSpec("Europe/Berlin", time(20), 5, "XETR", 8.5),
+    "xlon": CalendarSpec("Europe/London", time(18), 5, "XLON", 8.5),
+    "xtks": CalendarSpec("Asia/Tokyo", time(18), 5, "XTKS", 5.0),
+    "xhkg": CalendarSpec("Asia/Hong_Kong", time(18), 5, "XHKG", 5.5),
+    "xasx": CalendarSpec("Australia/Sydney", time(18), 5, "XASX", 6.0),
+    "xnse": CalendarSpec("Asia/Kolkata", time(18), 5, "XNSE", 6.25),
+    "xses": CalendarSpec("Asia/Singapore", time(18), 5, "XSES", 8.0),
+    "xtse": CalendarSpec("America/Toronto", time(18), 5, "XTSE", 6.5),
     "fx_24x5": CalendarSpec("America/New_York", time(17), 5, "", 24.0),
     "24x7": CalendarSpec("UTC", time(0), 7, "", 24.0),
 }

@@ -68,6 +68,20 @@ ETFS = frozenset(
 """ETF tickers recognised by name (any other short ticker is taken for a stock)."""
 CASH_INDICES = frozenset("SPX GSPC SP500 NDX NDX100 DJI DJIA RUT VIX DAX SX5E FTSE N225".split())
 """Cash index names (not tradeable; own asset class, exchange hours)."""
+INDEX_MARKETS = {
+    **dict.fromkeys(("DAX", "GDAXI", "SX5E", "STOXX50E"), ("xetr", "EUR")),
+    **dict.fromkeys(("FTSE", "UKX", "FTSE100"), ("xlon", "GBP")),
+    **dict.fromkeys(("N225", "NK225", "NIKKEI", "NIKKEI225", "TOPIX", "TPX"), ("xtks", "JPY")),
+    **dict.fromkeys(("HSI", "HANGSENG"), ("xhkg", "HKD")),
+    **dict.fromkeys(("AS51", "XJO", "AXJO", "ASX200"), ("xasx", "AUD")),
+    **dict.fromkeys(("NIFTY", "NIFTY50", "NSEI", "SENSEX", "BSESN"), ("xnse", "INR")),
+    **dict.fromkeys(("STI",), ("xses", "SGD")),
+    **dict.fromkeys(("GSPTSE", "TSX", "SPTSX"), ("xtse", "CAD")),
+}
+"""Cash indices of markets outside New York (Yahoo's spellings after its ``^`` too): their
+exchange's calendar and currency; they read as stocks on the NYSE's before (``NK225`` bars in
+Tokyo time were valid 9 hours off on a 24x7 calendar, ``HSI`` refused with a zone advice that
+moved correct UTC bars)."""
 _QUANTIACS = re.compile(r"^F_[A-Z0-9]{1,4}$")
 _STOCK = re.compile(r"^[A-Z]{1,5}([.\-][A-Z])?$")
 CFD_BASES = {
@@ -177,6 +191,9 @@ def infer_instrument(symbol: str, tick_size: float | None = None) -> Instrument:
         cur = "USD" if cr[1] in ("USDT", "USDC", "BUSD", "FDUSD") else cr[1]
         return Instrument(s, tick_size or 1e-8, 1.0, cur, "crypto", "24x7")
     head = _head(s.removeprefix("^"))  # Yahoo's index spelling: ^GSPC is GSPC
+    if head in INDEX_MARKETS:
+        calendar, currency = INDEX_MARKETS[head]
+        return Instrument(head, 0.01, 1.0, currency, "cash_index", calendar)
     if head in ETFS:
         return Instrument(head, 0.01, 1.0, "USD", "etf", "xnys")
     if head in CASH_INDICES or s.startswith("^"):

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval
-from foxhunt.data.market.instruments import calendar_of
+from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
 from foxhunt.data.read.clock_fit import CLOSED_DAYS_SHARE, ClockFit, clock_fits
 from foxhunt.data.read.stamps import DATED, stamp_fit
 from foxhunt.data.read.zones import fixed_offset_name, local_to_utc, utc_to_local
@@ -229,6 +229,23 @@ def _clock_vetoes(clock: ClockFit | None, zone: str) -> bool:
     return clock.breaks_sessions(zone) or (clock.clearly_better and zone not in clock.best)
 
 
+def _guessed_market(
+    symbol: str, calendar: str, instruments: Mapping[str, Instrument] | None
+) -> str:
+    """For a symbol whose market was guessed from its shape alone (a ticker taken for a US stock,
+    an unknown name): a note that the calendar, not the clock, may be what is wrong (an ICE or
+    Osaka future's correct UTC bars were told to move by hours); else ``""``."""
+    if lookup(symbol, instruments) is not None:
+        return ""
+    kind = infer_instrument(symbol).asset_class
+    if kind not in ("stock", "unknown"):
+        return ""
+    return (
+        f" (the market of '{symbol}' is a guess, {kind} on calendar {calendar}: if it trades "
+        "elsewhere, --instruments FILE names its calendar and the clock may be right)"
+    )
+
+
 def _clock_line(where: str, fit: ClockFit) -> str:
     zones = " or ".join(fit.best)
     flags = " or ".join(f"--tz {_flag_for_zone(z)}" for z in fit.best)
@@ -300,6 +317,7 @@ def examine(
             )
             continue
         cal = calendar_of(str(sym), instruments)
+        guess = _guessed_market(str(sym), cal, instruments)
         if interval >= WEEKLY:  # a week's or a month's bar is stamped by convention (pandas'
             continue  # "W" on a Sunday, month ends): its day says nothing of the calendar
         if interval >= DAILY:  # the time of day is a convention, not a clock: no zone rule
@@ -323,7 +341,7 @@ def examine(
                 f"with the naive timestamps read as {fit.read_in}, {fit.best_share:.1%} read as "
                 f"{fit.best}: the file's clock is likely {fit.best_named}; {fit.best_flags} "
                 f"reads it so{' (the bars cannot tell them apart)' if fit.ties else ''}, or "
-                f"{ODD_TIMES_FLAG}"
+                f"{ODD_TIMES_FLAG}{guess}"
             )
             if loaded.options.tz is not None and share <= CLOSED_SHARE_MAX:
                 # The user named the zone: theirs is kept (a run trained with --tz Etc/GMT+5
@@ -332,7 +350,7 @@ def examine(
             else:
                 out.append(line)
         elif clock is not None and clock.clearly_better:
-            line = _clock_line(where, clock)
+            line = _clock_line(where, clock) + guess
             if loaded.options.tz is not None and share <= CLOSED_SHARE_MAX:  # kept, as above
                 kept.append(f"--tz {loaded.options.tz} kept as given: {line}")
             else:

@@ -49,8 +49,9 @@ _ROW = ROW_COLUMN
 
 
 _BACK_ADJUSTED = (
-    " (back-adjusted continuous futures can reach zero or below, and a log return cannot: "
-    "read the stretch where prices are positive)"
+    " (a back-adjusted continuous future can reach zero or below, and a market can trade "
+    "there, as WTI crude did on 20 April 2020; a log return cannot: read the stretch where "
+    "prices are positive)"
 )
 _OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
 """A timestamp text's UTC offset (``Z``, ``+01:00``, ``-0500``)."""

@@ -48,7 +48,11 @@ _HISTDATA = re.compile(
     r"^(?:HISTDATA_COM_)?(?:DAT_)?(?:ASCII|MT|NT|XLSX|EXCEL)_([A-Z0-9]+)_(M1|T)_?(\d{4})",
     re.IGNORECASE,
 )
-_QUANTIACS = re.compile(r"^F_([A-Z0-9]{1,4})$")
+_QUANTIACS = re.compile(r"^F_([A-Z0-9]{1,4})(?=$|[-_. ])")
+"""Quantiacs' ``F_ES.txt``, also with more after the root (``F_ES_2008.txt``: was the symbol
+``F``, Ford's stock)."""
+_DECADE = re.compile(r"^(19|20)\d0s$")
+"""``1990s`` in a file name is a decade, not 1,990 seconds."""
 _PAIR = re.compile(r"^([A-Za-z]{2,5})[-_/ ]([A-Za-z]{3,5})(?![A-Za-z0-9])")
 """A currency or crypto pair written with a separator: ``EUR_USD``, ``BTC-USD``, ``eth usdt``."""
 _CONTINUOUS = re.compile(r"^(?:([A-Za-z]{1,3})1!|@([A-Za-z]{1,3})#C?)(?![A-Za-z0-9])")
@@ -138,6 +142,8 @@ March 2024's contract)."""
 
 def _interval(stem: str) -> timedelta | None:
     for token in _TOKEN.split(stem.lower()):
+        if _DECADE.match(token):
+            continue
         if token in _WORDS:
             return _WORDS[token]
         m = _COUNT_UNIT.match(token)
@@ -209,8 +215,9 @@ def guess_from_name(path: Path) -> NameGuess:
         if m:
             interval = timedelta(minutes=1) if m.group(2).upper() == "M1" else None
             return NameGuess(m.group(1).upper(), "histdata's file name", HISTDATA_TZ, interval)
-    if _QUANTIACS.match(stem):
-        return NameGuess(stem.upper(), "Quantiacs' file name (F_ROOT)")
+    if quantiacs := _QUANTIACS.match(stem):
+        root = f"F_{quantiacs.group(1)}"
+        return NameGuess(root, "Quantiacs' file name (F_ROOT)", None, _interval(stem))
     tv = _TRADINGVIEW.match(stem)
     if tv:
         return _tradingview(tv.group(1), tv.group(2))
