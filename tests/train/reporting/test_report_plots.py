@@ -7,6 +7,7 @@ to keep the figure, so the test inspects what was drawn (not the PNG's byte size
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,12 @@ from matplotlib.figure import Figure
 
 from foxhunt.memory.log import MemoryLog
 from foxhunt.memory.report import plot_memory_timeline
-from foxhunt.train.reporting.report import plot_fan_chart, plot_losses, plot_variable_importance
+from foxhunt.train.reporting.report import (
+    plot_fan_chart,
+    plot_losses,
+    plot_memory,
+    plot_variable_importance,
+)
 
 
 @pytest.fixture
@@ -64,20 +70,24 @@ def test_loss_curves_plot_the_logged_steps_and_epoch_losses(
     assert plot_losses([{"kind": "oom"}], tmp_path / "none.png") is False
 
 
-def test_fan_chart_draws_bands_between_mirrored_quantiles(
-    tmp_path: Path, saved: list[Figure]
-) -> None:
-    levels = [0.1, 0.25, 0.5, 0.75, 0.9]
-    bands = [[10.0, 11.0, 12.0, 13.0, 14.0], [20.0, 21.0, 22.0, 23.0, 24.0]]
-    fan = {
+def _fan() -> dict[str, Any]:
+    """A 5-step window: 3 encoder closes, 2 forecast steps of 5 quantiles each."""
+    return {
         "symbol": "ES",
         "origin": "2024-01-02T10:02:00+00:00",
         "encoder_length": 3,
-        "quantiles": levels,
+        "quantiles": [0.1, 0.25, 0.5, 0.75, 0.9],
         "times": [f"2024-01-02T10:0{i}:00+00:00" for i in range(5)],
         "close": [1.0, 2.0, 3.0, 4.0, 5.0],
-        "price_quantiles": bands,
+        "price_quantiles": [[10.0, 11.0, 12.0, 13.0, 14.0], [20.0, 21.0, 22.0, 23.0, 24.0]],
     }
+
+
+def test_fan_chart_draws_bands_between_mirrored_quantiles(
+    tmp_path: Path, saved: list[Figure]
+) -> None:
+    fan = _fan()
+    bands = fan["price_quantiles"]
     assert plot_fan_chart(fan, tmp_path / "fan.png") is True
     (ax,) = saved[0].axes
     lines = _lines(ax)
@@ -96,6 +106,57 @@ def test_fan_chart_draws_bands_between_mirrored_quantiles(
         "2024-01-02 10:04",
     ]
     assert ax.get_ylabel() == "price"
+    # the one unlabelled line is the vertical rule at the last encoder step (x = enc - 1)
+    (rule,) = [line for line in ax.get_lines() if line.get_label().startswith("_")]
+    assert list(rule.get_xdata()) == [2, 2]
+
+
+def test_fan_chart_without_symbol_and_origin_leaves_them_blank_in_the_title(
+    tmp_path: Path, saved: list[Figure]
+) -> None:
+    fan = _fan()
+    del fan["symbol"], fan["origin"]
+    assert plot_fan_chart(fan, tmp_path / "fan.png") is True
+    (ax,) = saved[0].axes
+    assert ax.get_title() == "Forecast for  from  (last validation window)"
+
+
+def test_fan_chart_needs_both_closes_and_bands(tmp_path: Path, saved: list[Figure]) -> None:
+    # a window without its closes or without its forecast bands draws nothing
+    assert plot_fan_chart({**_fan(), "price_quantiles": []}, tmp_path / "a.png") is False
+    assert plot_fan_chart({**_fan(), "close": []}, tmp_path / "b.png") is False
+    assert plot_fan_chart({}, tmp_path / "c.png") is False
+    assert saved == []
+
+
+def test_variable_importance_draws_every_group_side_by_side_top_15_by_default(
+    tmp_path: Path, saved: list[Figure]
+) -> None:
+    historical = {f"obs__v{i:02d}": (i + 1) / 100 for i in range(16)}  # v00 is the smallest
+    importance = {
+        "historical": historical,
+        "known": {"known__hour": 0.6, "known__dow": 0.4},
+        "static": {"static__symbol": 1.0},
+    }
+    assert plot_variable_importance(importance, tmp_path / "vi.png") is True
+    axes = saved[0].axes
+    assert [ax.get_title() for ax in axes] == [
+        "historical (16 inputs), top 15",
+        "known (2 inputs)",
+        "static (1 inputs)",
+    ]
+    # one row of three panels, in group order
+    assert [ax.get_subplotspec().get_geometry() for ax in axes] == [
+        (1, 3, 0, 0),
+        (1, 3, 1, 1),
+        (1, 3, 2, 2),
+    ]
+    hist, known, static = axes
+    names = [t.get_text() for t in hist.get_yticklabels()]
+    assert names == [f"v{i:02d}" for i in range(1, 16)]  # the 16th largest (v00) is cut
+    assert [t.get_text() for t in known.get_yticklabels()] == ["dow", "hour"]
+    assert [t.get_text() for t in static.get_yticklabels()] == ["symbol"]
+    assert [bar.get_width() for bar in static.patches] == [1.0]
 
 
 def test_variable_importance_bars_are_the_weights_largest_on_top(
@@ -136,3 +197,35 @@ def test_memory_timeline_plots_rss_in_mib_and_shades_epochs(
     assert [t.get_text() for t in ax.texts] == ["epoch 0", "epoch 1", "epoch 2"]
     assert len(ax.patches) == 2  # epochs 0 and 2 shaded, alternating
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("seconds since run start", "MiB")
+
+
+def test_memory_plot_is_false_without_a_log_and_quiet_for_an_empty_one(
+    tmp_path: Path, saved: list[Figure], caplog: pytest.LogCaptureFixture
+) -> None:
+    empty = tmp_path / "memory.jsonl"
+    empty.write_text("")
+    with caplog.at_level(logging.WARNING):
+        assert plot_memory(tmp_path / "absent.jsonl", tmp_path / "a.png") is False
+        assert plot_memory(empty, tmp_path / "b.png") is False
+    assert caplog.records == []  # no log is not an unreadable log: nothing to warn about
+    assert saved == [] and not (tmp_path / "a.png").exists() and not (tmp_path / "b.png").exists()
+
+
+def test_memory_plot_of_an_unreadable_log_is_false_with_a_warning(
+    tmp_path: Path, saved: list[Figure], caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "memory.jsonl"
+    path.write_text('not json\n{"elapsed_s": 0.0, "rss_bytes": 1048576}\n')  # corrupt mid-file
+    with caplog.at_level(logging.WARNING):
+        assert plot_memory(path, tmp_path / "memory.png") is False
+    (warned,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warned.startswith("memory timeline: ")
+    assert not (tmp_path / "memory.png").exists()
+
+
+def test_memory_plot_of_a_log_is_true(tmp_path: Path, saved: list[Figure]) -> None:
+    path = tmp_path / "memory.jsonl"
+    path.write_text('{"elapsed_s": 0.0, "rss_bytes": 1048576}\n')
+    assert plot_memory(path, tmp_path / "memory.png") is True
+    (ax,) = saved[0].axes
+    assert _lines(ax)["process RSS"] == ([0.0], [1.0])
