@@ -818,3 +818,22 @@ def test_the_first_bar_with_a_price_at_or_below_zero_is_named(tmp_path: Path) ->
         DataError, match=r"column 'Low', row 1 \(2020-04-20.*non-positive price low"
     ):
         read_bars(path, min_bars=1)
+
+
+def test_a_header_line_in_another_order_mid_file_is_named_as_such(tmp_path: Path) -> None:
+    """Two exports joined with ``cat``, the second with its columns in another order: was
+    "unparsable timestamp 'timestamp' (--ts-format names its spelling ...)"."""
+    text = (
+        "timestamp,open,high,low,close,volume\n"
+        "2024-01-02 09:30:00,4700.25,4701,4699.5,4700,5\n"
+        "timestamp,high,low,open,close,volume\n"
+        "2024-01-02 09:31:00,4701,4699.5,4700.25,4700,6\n"
+    )
+    path = _write(tmp_path, "ES.csv", text)
+    with pytest.raises(DataError) as refused:
+        read_bars(path, min_bars=1)
+    assert str(refused.value) == (
+        f"{path}: column 'timestamp', row 1: 'timestamp' where a time belongs: a header line in "
+        "the middle of the file (files joined with their headers, in another column order?); "
+        "read the files apart, or remove that line"
+    )

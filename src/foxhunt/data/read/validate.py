@@ -54,6 +54,12 @@ _BACK_ADJUSTED = (
     "prices are positive)"
 )
 _OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
+_HEADER_WORDS = frozenset(
+    (*"ts timestamp time date datetime date_time symbol ticker open high low close".split(),
+     *"volume <date> <time> <open> <close>".split(), "gmt time", "local time")
+)  # fmt: skip
+"""Words of a header line: found where a time belongs, a header line in the middle of the
+file."""
 """A timestamp text's UTC offset (``Z``, ``+01:00``, ``-0500``)."""
 
 
@@ -138,6 +144,14 @@ class _Validator:
                     f"timestamp {raw!r} {'has' if offset else 'lacks'} a UTC offset while the "
                     f"column's other timestamps {'do not' if offset else 'have one'}: write "
                     "them all one way"
+                )
+            elif isinstance(raw, str) and raw.strip().lower() in _HEADER_WORDS:
+                # another file's header, in another order (exports joined with `cat`): the
+                # header again in this file's order is dropped as a row without a bar
+                what = (
+                    f"{raw!r} where a time belongs: a header line in the middle of the file "
+                    "(files joined with their headers, in another column order?); read the "
+                    "files apart, or remove that line"
                 )
             raise DataError(f"{self.where(hit, 'ts')}: {what}")
         hit = self.first(df, pl.col("symbol").is_null() | (pl.col("symbol") == ""))
