@@ -70,6 +70,16 @@ def test_loss_curves_plot_the_logged_steps_and_epoch_losses(
     assert plot_losses([{"kind": "oom"}], tmp_path / "none.png") is False
 
 
+def test_loss_curves_of_a_first_epoch_not_yet_done_are_drawn(
+    tmp_path: Path, saved: list[Figure]
+) -> None:
+    """Logged steps and no epoch yet (a run stopped in its first epoch): drawn, not skipped."""
+    steps = [{"kind": "step", "step": s, "loss": 1.0 / s} for s in (1, 2)]
+    assert plot_losses(steps, tmp_path / "loss.png") is True
+    (ax,) = saved[0].axes
+    assert _lines(ax) == {"train (logged steps)": ([1, 2], [1.0, 0.5])}
+
+
 def _fan() -> dict[str, Any]:
     """A 5-step window: 3 encoder closes, 2 forecast steps of 5 quantiles each."""
     return {
