@@ -837,3 +837,19 @@ def test_a_header_line_in_another_order_mid_file_is_named_as_such(tmp_path: Path
         "the middle of the file (files joined with their headers, in another column order?); "
         "read the files apart, or remove that line"
     )
+
+
+def test_dates_that_read_as_days_of_a_month_or_as_months_are_refused(tmp_path: Path) -> None:
+    """``1/1/2012`` ... ``9/1/2012``: nine monthly bars month-first, or nine daily bars of
+    January day-first; the shorter span won (nine months read as nine days, a BTC file valid)."""
+    rows = "".join(f"{m}/1/2012,1274.75,1329.75,1259.75,1308.25,42\n" for m in range(1, 10))
+    path = _write(tmp_path, "BTCUSD.csv", "Date,open,high,low,close,volume\n" + rows)
+    with pytest.raises(DataError) as refused:
+        read_bars(path, min_bars=1)
+    assert str(refused.value) == (
+        f"{path} 'Date': its 9 dates read as days of one month (day-first) or as one day in "
+        "each of 9 months in a row (month-first): daily or monthly bars, the dates cannot tell; "
+        "--ts-format '%d/%m/%Y' or '%m/%d/%Y' says which"
+    )
+    monthly = read_bars(path, min_bars=1, options=ReadOptions(ts_format="%m/%d/%Y"))
+    assert [t.month for t in monthly["ts"].to_list()] == list(range(1, 10))

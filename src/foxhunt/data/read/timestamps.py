@@ -187,7 +187,7 @@ def _text_formats(
     if len(fits) > 1:
         day = _convention(sample) if dayfirst is None else dayfirst
         if dayfirst is None and {f[:2] for f in fits} >= {"%d", "%m"}:
-            by_span = _order_by_span(lf, text, fits)
+            by_span = _order_by_span(lf, text, fits, where)
             if by_span is not None:
                 day = by_span
             else:
@@ -211,15 +211,46 @@ against month-first: bars are contiguous in time, and reading ``02/01`` (2 Janua
 spreads a 12-day file over 11 months."""
 
 
-def _order_by_span(lf: pl.LazyFrame, text: pl.Expr, fits: list[str]) -> bool | None:
+def _order_by_span(
+    lf: pl.LazyFrame, text: pl.Expr, fits: list[str], where: str = "the file"
+) -> bool | None:
     """Day-first (True) or month-first (False) when one reading spans at most 1/SPAN_RATIO of the
-    other's time (first to last bar); None when the spans are alike (one date, or no signal)."""
-    spans = {}
+    other's time (first to last bar); None when the spans are alike (one date, or no signal).
+
+    Raises:
+        DataError: one reading is a day of each month (monthly bars) and the other the days of
+            one month (daily bars): ``1/1/2012`` ... ``9/1/2012`` (the shorter span was taken:
+            nine months read as nine days).
+    """
+    spans: dict[bool, float] = {}
+    shapes: dict[bool, tuple[int, bool, str]] = {}  # months, one day of each month in a row, fmt
     for first in ("%d", "%m"):
         f = next(f for f in fits if f[:2] == first)
         parsed = text.str.to_datetime(f, time_unit="us", strict=False)
-        span = lf.select((parsed.max() - parsed.min()).dt.total_seconds()).collect().item()
+        month = parsed.dt.year().cast(pl.Int64) * 12 + parsed.dt.month().cast(pl.Int64)
+        span, months, days, n, run = (
+            lf.select(
+                (parsed.max() - parsed.min()).dt.total_seconds().alias("span"),
+                month.drop_nulls().n_unique().alias("months"),
+                parsed.dt.day().drop_nulls().n_unique().alias("days"),
+                parsed.drop_nulls().n_unique().alias("dates"),
+                (month.max() - month.min() + 1).alias("run"),
+            )
+            .collect()
+            .row(0)
+        )
         spans[first == "%d"] = span or 0
+        shapes[first == "%d"] = (months, days == 1 and months == n == run and n >= 3, f)
+    monthly = [d for d, shape in shapes.items() if shape[1]]
+    if monthly and shapes[not monthly[0]][0] == 1:  # months one way, days of one month the other
+        months_way = "day-first" if monthly[0] else "month-first"
+        days_way = "month-first" if monthly[0] else "day-first"
+        raise DataError(
+            f"{where}: its {shapes[monthly[0]][0]} dates read as days of one month ({days_way}) "
+            f"or as one day in each of {shapes[monthly[0]][0]} months in a row ({months_way}): "
+            f"daily or monthly bars, the dates cannot tell; --ts-format '{shapes[True][2]}' or "
+            f"'{shapes[False][2]}' says which"
+        )
     short, long = min(spans.values()), max(spans.values())
     if long == 0 or long < SPAN_RATIO * max(short, 1):
         return None
