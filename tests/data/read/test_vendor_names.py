@@ -332,3 +332,30 @@ def test_cash_indices_keep_their_own_markets_hours(
     hours off, valid)."""
     inst = resolve(symbol, warn=False)
     assert (inst.asset_class, inst.calendar, inst.currency) == ("cash_index", calendar, currency)
+
+
+@pytest.mark.parametrize(
+    ("symbol", "kind", "currency"),
+    [
+        ("EURUSDm", "spot_fx", "USD"),  # MetaTrader brokers' suffixes after the pair
+        ("GBPUSD_i", "spot_fx", "USD"),
+        ("EURUSD+", "spot_fx", "USD"),
+        ("USDJPY.raw", "spot_fx", "JPY"),
+        ("XAUUSD.pro", "metals", "USD"),
+        ("XAUUSDm", "metals", "USD"),
+        ("US500", "cash_index", "USD"),  # brokers' index CFDs
+        ("NAS100", "cash_index", "USD"),
+        ("GER40", "cash_index", "EUR"),
+        ("UK100", "cash_index", "GBP"),
+        ("JP225", "cash_index", "JPY"),
+    ],
+)
+def test_broker_symbols_trade_through_the_fx_week(symbol: str, kind: str, currency: str) -> None:
+    """Were unknown on a 24x7 calendar (their broker clock never checked)."""
+    inst = resolve(symbol, warn=False)
+    assert (inst.asset_class, inst.calendar, inst.currency) == (kind, "fx_24x5", currency)
+
+
+@pytest.mark.parametrize("symbol", ["EURUSDX", "ESM", "AAPL"])
+def test_other_suffixes_are_no_broker_pair(symbol: str) -> None:
+    assert resolve(symbol, warn=False).calendar != "fx_24x5"

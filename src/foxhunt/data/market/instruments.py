@@ -97,6 +97,18 @@ SPXUSD/NSXUSD/XAUUSD/BCOUSD put 0.4-0.6 % of their bars outside it, 2-5 % outsid
 calendars)."""
 
 
+INDEX_CFDS = {
+    **dict.fromkeys(("US500", "SPX500", "US30", "DJ30", "US100", "NAS100", "USTEC"), "USD"),
+    **dict.fromkeys(("GER40", "GER30", "DE40", "DE30", "EU50", "FRA40", "ESP35"), "EUR"),
+    **dict.fromkeys(("UK100",), "GBP"),
+    **dict.fromkeys(("JP225", "JPN225"), "JPY"),
+    **dict.fromkeys(("HK50",), "HKD"),
+    **dict.fromkeys(("AUS200",), "AUD"),
+}
+"""Brokers' index CFDs by their usual names: cash indices traded through the FX week (as
+histdata's ``SPXUSD``), in their currency; they were unknown on a 24x7 calendar."""
+
+
 def _head(symbol: str) -> str:
     m = _LEADING.match(symbol.strip())
     return m.group(0).upper() if m else ""
@@ -129,12 +141,27 @@ def _us_listing(symbol: str) -> str | None:
     return bare if bare != s and _STOCK.match(bare) else None
 
 
+BROKER_SUFFIXES = ("M", "I", "C", "PRO", "RAW", "ECN", "STD", "MICRO", "MINI", "PLUS")
+"""What FX brokers put after a pair in their symbols (MetaTrader's ``EURUSDm``, ``XAUUSD.pro``,
+``GBPUSD_i``, ``EURUSD+``): the pair without it."""
+
+
+def _bare_pair(flat: str) -> str:
+    """``EURUSDM``/``XAUUSDPRO`` -> the six letters of the pair; another symbol as it is."""
+    flat = flat.rstrip("+#")
+    if len(flat) > 6 and flat[6:] in BROKER_SUFFIXES and flat[:6].isalpha():
+        return flat[:6]
+    return flat
+
+
 def _spot_fx(symbol: str) -> tuple[str, str] | None:
     s = symbol.strip().upper()
     parts = [p for p in _SEP.split(s) if p]
+    if len(parts) == 2 and parts[1] in BROKER_SUFFIXES:  # XAUUSD.pro: the pair, then the suffix
+        parts = [parts[0]]
     if len(parts) == 2 and parts[0] in FIAT and parts[1] in FIAT:
         return parts[0], parts[1]
-    flat = "".join(parts)
+    flat = _bare_pair("".join(parts))
     if len(flat) == 6 and flat[:3] in FIAT and flat[3:] in FIAT and flat[:3] != flat[3:]:
         return flat[:3], flat[3:]
     return None
@@ -142,9 +169,11 @@ def _spot_fx(symbol: str) -> tuple[str, str] | None:
 
 def _cfd(symbol: str) -> tuple[str, str] | None:
     """(base, quote currency) of a CFD quoted like an FX pair (:data:`CFD_BASES`), or None."""
-    flat = "".join(p for p in _SEP.split(symbol.strip().upper()) if p)
+    flat = _bare_pair("".join(p for p in _SEP.split(symbol.strip().upper()) if p))
     if len(flat) == 6 and flat[:3] in CFD_BASES and flat[3:] in FIAT:
         return flat[:3], flat[3:]
+    if flat in INDEX_CFDS:
+        return flat, INDEX_CFDS[flat]
     return None
 
 
@@ -186,7 +215,8 @@ def infer_instrument(symbol: str, tick_size: float | None = None) -> Instrument:
         # Monday to Friday, none on weekends).
         return Instrument(s, tick_size or 0.01, 1.0, "USD", "unknown", "fx_24x5")
     if cfd := _cfd(s):
-        return Instrument(s, tick_size or 0.01, 1.0, cfd[1], CFD_BASES[cfd[0]], "fx_24x5")
+        kind = "cash_index" if cfd[0] in INDEX_CFDS else CFD_BASES[cfd[0]]
+        return Instrument(s, tick_size or 0.01, 1.0, cfd[1], kind, "fx_24x5")
     if cr := _crypto(s):
         cur = "USD" if cr[1] in ("USDT", "USDC", "BUSD", "FDUSD") else cr[1]
         return Instrument(s, tick_size or 1e-8, 1.0, cur, "crypto", "24x7")
