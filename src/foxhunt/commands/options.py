@@ -227,7 +227,8 @@ def add_read_args(p: argparse.ArgumentParser, stored: bool = True, over_run: boo
         choices=("point", "comma"),
         help="the decimal separator of a CSV's numbers (default: guessed): comma reads "
         "'2.673,5' and '2.673' as 2673.5 and 2673 (points group thousands); a file whose every "
-        "dotted number has three digits after the point is refused until this says which",
+        "dotted number has three digits after the point, with nothing else to tell, is refused "
+        "until this says which",
     )
     g.add_argument(
         "--bar-minutes",

@@ -42,11 +42,11 @@ _CONTINUOUS_SPELLINGS = (
     re.compile(r"^([A-Z0-9]{1,4}?) ?\d{1,2} (?:INDEX|COMDTY|CURNCY)$", re.IGNORECASE),  # Bloomberg
     re.compile(r"^([A-Z0-9]{1,4})c\d{1,2}$"),  # Refinitiv's continuation RIC: ESc1
     re.compile(r"^(?:[A-Z0-9_]+:)?([A-Z0-9]{1,4}?)\d{1,2}!$", re.IGNORECASE),  # TradingView
-    re.compile(r"^/([A-Z0-9]{1,4})$", re.IGNORECASE),  # thinkorswim: /ES
 )
 """Vendors' names of a continuous future: Bloomberg's generic ``ES1 Index``/``CL1 Comdty``,
-Refinitiv's ``ESc1``, TradingView's ``ES1!``/``CME_MINI:ES1!``, thinkorswim's ``/ES``; the root
-is looked up as the root of a contract is (a name whose root is no known future is unknown)."""
+Refinitiv's ``ESc1``, TradingView's ``ES1!``/``CME_MINI:ES1!`` (thinkorswim's ``/ES`` and
+``/ESH18`` are a root or a contract after a slash); a name whose root is no known future is
+unknown."""
 _SEP = re.compile(r"[/_\-. :]")
 
 FIAT = frozenset(
@@ -66,8 +66,9 @@ ETFS = frozenset(
     "XLI XLY XLP XLU XLB XLRE VNQ GDX SMH ARKK TQQQ SQQQ UVXY".split()
 )
 """ETF tickers recognised by name (any other short ticker is taken for a stock)."""
-CASH_INDICES = frozenset("SPX GSPC SP500 NDX NDX100 DJI DJIA RUT VIX DAX SX5E FTSE N225".split())
-"""Cash index names (not tradeable; own asset class, exchange hours)."""
+CASH_INDICES = frozenset("SPX GSPC SP500 NDX NDX100 DJI DJIA RUT VIX".split())
+"""US cash index names (not tradeable; own asset class, the NYSE's hours); those of other
+markets are :data:`INDEX_MARKETS`."""
 INDEX_MARKETS = {
     **dict.fromkeys(("DAX", "GDAXI", "SX5E", "STOXX50E"), ("xetr", "EUR")),
     **dict.fromkeys(("FTSE", "UKX", "FTSE100"), ("xlon", "GBP")),
@@ -157,8 +158,6 @@ def _bare_pair(flat: str) -> str:
 def _spot_fx(symbol: str) -> tuple[str, str] | None:
     s = symbol.strip().upper()
     parts = [p for p in _SEP.split(s) if p]
-    if len(parts) == 2 and parts[1] in BROKER_SUFFIXES:  # XAUUSD.pro: the pair, then the suffix
-        parts = [parts[0]]
     if len(parts) == 2 and parts[0] in FIAT and parts[1] in FIAT:
         return parts[0], parts[1]
     flat = _bare_pair("".join(parts))

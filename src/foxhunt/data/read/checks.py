@@ -155,16 +155,17 @@ def one_spelling_per_symbol(df: pl.DataFrame, path: Path) -> pl.DataFrame:
     spellings = counts.filter(pl.len().over("key") > 1)
     if spellings.height == 0:
         return df
-    chosen = spellings.sort(["len", "symbol"], descending=[True, False]).unique(
-        "key", keep="first", maintain_order=True
-    )
-    rename = dict(spellings.join(chosen.select("key", kept="symbol"), on="key").select(
-        "symbol", "kept"
-    ).iter_rows())  # fmt: skip
-    for key in chosen["key"]:
-        names = sorted(s for s, k in zip(counts["symbol"], counts["key"], strict=True) if k == key)
+    rename: dict[str, str] = {}
+    for _, group in spellings.sort(["len", "symbol"], descending=[True, False]).group_by(
+        "key", maintain_order=True
+    ):
+        kept = group["symbol"][0]  # the most rows' spelling
+        names = sorted(group["symbol"])
+        rename.update(dict.fromkeys(names, kept))
         log.warning(
-            "%s: symbol written %s: read as one symbol, %r", path, " and ".join(map(repr, names)),
-            rename[names[0]],
-        )  # fmt: skip
+            "%s: symbol written %s: read as one symbol, %r",
+            path,
+            " and ".join(map(repr, names)),
+            kept,
+        )
     return df.with_columns(pl.col("symbol").replace(rename))

@@ -62,6 +62,9 @@ DATE_NAMES = ("date", "day", "trade_date", "dtyyyymmdd", "date_ymd")
 """The last three: CME DataMine's ``Trade Date``, MetaStock's ``<DTYYYYMMDD>``, AmiBroker's
 ``Date_YMD`` (names are also matched with other separators)."""
 TIME_NAMES = ("time", "time_of_day")
+TICK_VOLUME = ("tickvol", "tick_volume", "tick volume")
+"""Tick volume (MetaTrader's ``<TICKVOL>``): the volume where no other is, or where the chosen
+volume column is 0 on every bar (``file_read``)."""
 ALIASES = {
     "open": ("open", "o", "px_open", "price_open", "open_price"),
     "high": ("high", "h", "px_high", "price_high", "high_price"),
@@ -87,12 +90,9 @@ ALIASES = {
         "v",
         "px_volume",
         "volume_traded",
-        *("tickvol", "tick_volume", "tick volume"),  # TICK_VOLUME
+        *TICK_VOLUME,
     ),
 }
-TICK_VOLUME = ALIASES["volume"][-3:]
-"""Tick volume (MetaTrader's ``<TICKVOL>``): the volume where no other is, or where the chosen
-volume column is 0 on every bar (``file_read``)."""
 UP_DOWN = (("up", "down"), ("upvol", "downvol"), ("up volume", "down volume"))
 """TradeStation's and MultiCharts' volume, written as the volume of up ticks and of down ticks:
 the bar's volume is their sum (when the file has no volume column)."""

@@ -255,16 +255,23 @@ def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
     return dialect
 
 
-_SPACE_GROUPED = re.compile(r"^[+-]?\d{1,3}([ \u00a0\u202f'’]\d{3})+([,.]\d+)?$")
-_CURRENCY = re.compile(r"^[$€£¥]\s*|\s*(?:[$€£¥]|EUR|USD|GBP|CHF|JPY)$")
+CURRENCY = r"^[$€£¥]\s*|\s*(?:[$€£¥]|EUR|USD|GBP|CHF|JPY)$"
+"""A currency sign before a price, as some exports write it (``$185.09``), or a sign or code
+after it (``2.682,00 €``, ``2682.25 USD``)."""
+GROUP_MARK = "[ \u00a0\u202f'’]"
+"""What parts thousands besides a point or a comma: a space (French: ``2 682,25``, also a
+no-break space or a narrow one) or an apostrophe (Swiss: ``2'682.25``)."""
+SPACE_GROUPED = rf"^[+-]?\d{{1,3}}({GROUP_MARK}\d{{3}})+([,.]\d+)?$"
+"""A number whose thousands are parted by :data:`GROUP_MARK`: the marks go, the decimal mark
+stays."""
 
 
 def _plain(cell: str) -> str:
     """A cell as its number is judged: without a currency sign or code, and without the spaces
     or apostrophes between its thousands (``2 682,25`` -> ``2682,25``, ``2'682.25`` ->
     ``2682.25``: ``file_read`` reads them so)."""
-    cell = _CURRENCY.sub("", cell.strip())
-    return re.sub("[ \u00a0\u202f'’]", "", cell) if _SPACE_GROUPED.match(cell) else cell
+    cell = re.sub(CURRENCY, "", cell.strip())
+    return re.sub(GROUP_MARK, "", cell) if re.match(SPACE_GROUPED, cell) else cell
 
 
 DECIMALS = ("point", "comma")
@@ -284,12 +291,10 @@ def _points_ambiguous(cells: list[str], rows: list[list[str]]) -> bool:
         return False
     if any(_COMMA_NUMBER.match(c) for c in cells):
         return False
-    width = max((len(r) for r in rows), default=0)
-    for j in range(width):
-        column = [r[j].strip() for r in rows if j < len(r)]
-        if any(_ONE_GROUP.match(c) for c in column) and any(_LARGE_WHOLE.match(c) for c in column):
-            return False
-    return True
+    return not any(
+        any(_ONE_GROUP.match(c) for c in column) and any(_LARGE_WHOLE.match(c) for c in column)
+        for column in _columns(rows)
+    )
 
 
 _ONE_GROUP = re.compile(r"^[+-]?\d{1,3}\.\d{3}$")
@@ -303,16 +308,19 @@ def _grouped_beside_small(rows: list[list[str]]) -> bool:
     in threes: the points group thousands there, so they do in the prices (``2.673`` is 2,673),
     though no number has a decimal comma. A column with ``5044`` beside ``5.044`` is no such
     evidence."""
+    return any(
+        any(_DOT_GROUPED.match(c) and "," not in c for c in column)
+        and any(_SMALL_WHOLE.match(c) for c in column)
+        and not any(_LARGE_WHOLE.match(c) for c in column)
+        for column in _columns(rows)
+    )
+
+
+def _columns(rows: list[list[str]]) -> list[list[str]]:
+    """The sample's cells column by column, trimmed (a short row adds nothing to the columns
+    it lacks)."""
     width = max((len(r) for r in rows), default=0)
-    for j in range(width):
-        column = [r[j].strip() for r in rows if j < len(r)]
-        if (
-            any(_DOT_GROUPED.match(c) and "," not in c for c in column)
-            and any(_SMALL_WHOLE.match(c) for c in column)
-            and not any(_LARGE_WHOLE.match(c) for c in column)
-        ):
-            return True
-    return False
+    return [[r[j].strip() for r in rows if j < len(r)] for j in range(width)]
 
 
 _DIGIT_ANY = re.compile(r"\d")

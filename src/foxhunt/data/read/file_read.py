@@ -26,6 +26,7 @@ from foxhunt.data.read.columns import (
     map_columns,
     up_down_volume,
 )
+from foxhunt.data.read.csv_dialect import CURRENCY, GROUP_MARK, SPACE_GROUPED
 from foxhunt.data.read.files import table_kind
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.scan import scan_table, unreadable
@@ -61,14 +62,6 @@ _DOT_GROUPED = r"^[+-]?\d{1,3}(\.\d{3})+(,\d*)?$"
 """A number with points as thousands separators, as a decimal-comma locale writes it:
 ``16.750,50``, ``6.340`` (read only in a file whose dialect has decimal commas)."""
 
-_CURRENCY = r"^[$€£¥]\s*|\s*(?:[$€£¥]|EUR|USD|GBP|CHF|JPY)$"
-"""A currency sign before a price, as some exports write it (``$185.09``), or a sign or code
-after it (``2.682,00 €``, ``2682.25 USD``)."""
-
-_SPACE_GROUPED = r"^[+-]?\d{1,3}([ \u00a0\u202f'’]\d{3})+([,.]\d+)?$"
-"""Thousands parted by a space (French: ``2 682,25``, also a no-break space or a narrow one) or
-an apostrophe (Swiss: ``2'682.25``): the separators go, the decimal mark stays."""
-
 
 def _value_expr(
     path: Path, col: str, dtype: pl.DataType, decimal_comma: bool, suffixes: bool = True
@@ -78,9 +71,9 @@ def _value_expr(
     and, with ``suffixes`` (the volume), a K/M/B suffix (``53.64K``)."""
     c = pl.col(col)
     if dtype == pl.String:
-        text = c.str.strip_chars().str.replace(_CURRENCY, "")  # Nasdaq.com's "$185.09"
-        spaced = text.str.contains(_SPACE_GROUPED)
-        text = pl.when(spaced).then(text.str.replace_all("[ \u00a0\u202f'’]", "")).otherwise(text)
+        text = c.str.strip_chars().str.replace(CURRENCY, "")  # Nasdaq.com's "$185.09"
+        spaced = text.str.contains(SPACE_GROUPED)
+        text = pl.when(spaced).then(text.str.replace_all(GROUP_MARK, "")).otherwise(text)
         if decimal_comma:
             grouped = text.str.contains(_DOT_GROUPED)
             text = (

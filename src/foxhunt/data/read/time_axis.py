@@ -317,7 +317,6 @@ def examine(
             )
             continue
         cal = calendar_of(str(sym), instruments)
-        guess = _guessed_market(str(sym), cal, instruments)
         if interval >= WEEKLY:  # a week's or a month's bar is stamped by convention (pandas'
             continue  # "W" on a Sunday, month ends): its day says nothing of the calendar
         if interval >= DAILY:  # the time of day is a convention, not a clock: no zone rule
@@ -329,6 +328,7 @@ def examine(
                     f"with other days (--instruments FILE sets its calendar), or {ODD_TIMES_FLAG}"
                 )
             continue
+        guess = _guessed_market(str(sym), cal, instruments)  # for the zone and clock lines
         naive = bool(loaded.naive[f]) if loaded.naive else False
         share = float(g.select(closed_time(pl.col("ts"), cal).mean()).item())
         read_in = loaded.zone_of(f)

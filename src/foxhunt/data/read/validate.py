@@ -54,13 +54,14 @@ _BACK_ADJUSTED = (
     "prices are positive)"
 )
 _OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
+"""A timestamp text's UTC offset (``Z``, ``+01:00``, ``-0500``)."""
 _HEADER_WORDS = frozenset(
-    (*"ts timestamp time date datetime date_time symbol ticker open high low close".split(),
-     *"volume <date> <time> <open> <close>".split(), "gmt time", "local time")
+    ("ts", "timestamp", "time", "date", "datetime", "date_time", "gmt time", "local time",
+     "symbol", "ticker", "open", "high", "low", "close", "volume", "<date>", "<time>", "<open>",
+     "<close>")
 )  # fmt: skip
 """Words of a header line: found where a time belongs, a header line in the middle of the
 file."""
-"""A timestamp text's UTC offset (``Z``, ``+01:00``, ``-0500``)."""
 
 
 def _is_iso(text: str) -> bool:
