@@ -149,6 +149,27 @@ def test_spot_fx_is_24x5_new_york() -> None:
     assert got == [utc(2024, 1, 7, 22, 0), utc(2024, 1, 7, 22, 5)]
 
 
+def test_ice_europe_trades_01_to_23_london_on_the_librarys_days() -> None:
+    """ICE Futures Europe (Brent) on London's clock: the library keeps its hours on New York's,
+    an hour early between the two daylight-saving changes (2024-03-10 .. 03-31)."""
+    assert is_open(utc(2024, 3, 20, 1, 0), "ice_europe")  # 01:00 London (GMT)
+    assert is_open(utc(2024, 3, 20, 22, 59), "ice_europe")  # 22:59 London
+    assert not is_open(utc(2024, 3, 20, 0, 30), "ice_europe")  # the library: 00:00 UTC open
+    assert not is_open(utc(2024, 3, 20, 23, 0), "ice_europe")
+    assert is_open(utc(2024, 7, 1, 0, 0), "ice_europe")  # 01:00 London (BST)
+    assert not is_open(utc(2024, 7, 1, 22, 0), "ice_europe")  # 23:00 London (BST)
+    assert not is_open(utc(2024, 3, 29, 12, 0), "ice_europe")  # Good Friday
+    assert not is_open(utc(2024, 12, 25, 12, 0), "ice_europe")
+    got = future_timestamps(utc(2024, 3, 28, 22, 55), 1, FIVE, "ice_europe")
+    assert got == [utc(2024, 4, 1, 0, 0)]  # Easter Monday trades; 01:00 London (BST)
+
+
+def test_ice_us_is_the_librarys() -> None:
+    assert is_open(utc(2024, 3, 20, 14, 0), "ice_us")  # 10:00 New York
+    assert not is_open(utc(2024, 3, 29, 14, 0), "ice_us")  # Good Friday
+    assert not is_open(utc(2024, 3, 23, 14, 0), "ice_us")  # Saturday
+
+
 def test_crypto_never_closes() -> None:
     got = future_timestamps(utc(2024, 1, 5, 23, 59), 3, timedelta(minutes=1), "24x7")
     assert got == [utc(2024, 1, 6, 0, 0), utc(2024, 1, 6, 0, 1), utc(2024, 1, 6, 0, 2)]

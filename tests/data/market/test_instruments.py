@@ -36,6 +36,21 @@ from foxhunt.errors import DataError
         ("VXF5", "VX", "volatility", "cme_equity"),
         ("FDAXZ4", "FDAX", "equity_index", "eurex"),
         ("FGBL", "FGBL", "rates", "eurex"),
+        ("BRN1!", "BRN", "energy", "ice_europe"),  # TradingView's ICEEUR:BRN1!
+        ("CO1 Comdty", "CO", "energy", "ice_europe"),  # Bloomberg's Brent
+        ("COIL", "COIL", "energy", "ice_europe"),  # Interactive Brokers'
+        ("BRNZ24", "BRN", "energy", "ice_europe"),
+        ("KCH24", "KC", "agriculture", "ice_us"),
+        ("SB", "SB", "agriculture", "ice_us"),
+        ("DX", "DX", "currency", "ice_us"),
+        ("F.US.EPM18", "ES", "equity_index", "cme_equity"),  # CQG's names
+        ("F.US.EP", "ES", "equity_index", "cme_equity"),
+        ("F.US.ENQH4", "NQ", "equity_index", "cme_equity"),
+        ("F.US.CLEZ24", "CL", "energy", "cme_energy"),
+        ("F.US.TYAH5", "ZN", "rates", "cme_rates"),
+        ("f.us.gce", "GC", "metals", "cme_metals"),
+        ("F.US.ZNH5", "ZN", "rates", "cme_rates"),  # a root CQG spells as the exchange does
+        ("F.US.QQQQ", "F.US.QQQQ", "unknown", "24x7"),  # no such root
         ("GBPUSD", "GBPUSD", "spot_fx", "fx_24x5"),
         ("GBP/USD", "GBP/USD", "spot_fx", "fx_24x5"),
         ("EUR_USD", "EUR_USD", "spot_fx", "fx_24x5"),

@@ -534,6 +534,21 @@ def test_refinitiv_ric_is_the_symbol_column(tmp_path: Path) -> None:
     assert bars.height == 12
 
 
+def test_a_contract_column_is_the_symbol_column(tmp_path: Path) -> None:
+    """A futures export's ``Contract`` column (CQG's ``F.US.EPH24``): one series per contract,
+    each ES (were joined into one series of the file name's symbol across the roll)."""
+    text = "Contract,Date,Time,Open,High,Low,Close,Volume\n" + "".join(
+        f"{c},2024-03-0{d},14:{m}:00,4700.25,4701,4699.5,4700,{m}\n"
+        for c, d in (("F.US.EPH24", 4), ("F.US.EPM24", 5))
+        for m in MINUTES
+    )
+    bars = read_bars(_write(tmp_path, "es_cqg.csv", text), min_bars=1)
+    assert sorted(set(bars["symbol"].to_list())) == ["F.US.EPH24", "F.US.EPM24"]
+    assert bars.height == 12
+    named = text.replace("Contract,", "Symbol,Contract,").replace("F.US.EP", "ES,F.US.EP")
+    assert set(read_bars(_write(tmp_path, "es_two.csv", named), min_bars=1)["symbol"]) == {"ES"}
+
+
 def test_bloomberg_na_rows_are_dropped_and_a_dash_volume_is_zero(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -5,9 +5,13 @@ A calendar is a name (the ``calendar`` column of the instrument table) for a
 rolls over, the days per trading week, and where its sessions come from:
 
 - CME Globex product groups (equity, rates, FX, energy, metals, grains, crypto), Cboe futures,
-  Eurex, NYSE and the cash markets of Xetra, London, Tokyo, Hong Kong, Sydney, India, Singapore
-  and Toronto come from ``pandas_market_calendars`` (holidays and early closes included;
-  it builds on ``exchange_calendars``) — see docs/data.md, "Calendars", for why that library;
+  Eurex, ICE US, NYSE and the cash markets of Xetra, London, Tokyo, Hong Kong, Sydney, India,
+  Singapore and Toronto come from ``pandas_market_calendars`` (holidays and early closes
+  included; it builds on ``exchange_calendars``) — see docs/data.md, "Calendars", for why that
+  library;
+- ICE Futures Europe takes its trading days from the library and its hours (01:00-23:00
+  London) from :attr:`CalendarSpec.local_hours`: the library keeps them on New York's clock,
+  an hour off in the weeks between the two daylight-saving changes;
 - ``globex`` is the weekly CME rule without holidays (Sunday 17:00 to Friday 16:00 CT, a daily
   16:00-17:00 halt): what foxhunt used before calendars came from a library, and still the
   default of every function that takes a calendar, so old callers keep their behaviour;
@@ -52,6 +56,9 @@ class CalendarSpec:
     """``pandas_market_calendars`` calendar name, or ``""`` for a rule built here."""
     hours: float
     """Typical hours traded per trading day (the ``static__session_hours`` default)."""
+    local_hours: tuple[time, time] | None = None
+    """Where set, ``source`` gives the trading days only, and each day trades from the first to
+    the second wall-clock time in ``tz`` (the first after the second: from the evening before)."""
 
 
 CALENDARS: dict[str, CalendarSpec] = {
@@ -66,6 +73,8 @@ CALENDARS: dict[str, CalendarSpec] = {
     "cme_livestock": CalendarSpec("America/Chicago", time(17), 5, "CMEGlobex_Livestock", 4.6),
     "cfe": CalendarSpec("America/Chicago", time(17), 5, "CFE", 6.75),
     "eurex": CalendarSpec("Europe/Berlin", time(23), 5, "EUREX", 14.0),
+    "ice_europe": CalendarSpec("Europe/London", time(23), 5, "IEPA", 22.0, (time(1), time(23))),
+    "ice_us": CalendarSpec("America/New_York", time(18), 5, "ICEUS", 22.0),
     "xnys": CalendarSpec("America/New_York", time(17), 5, "XNYS", 6.5),
     # cash markets elsewhere (their indices; any instrument through --instruments)
     "xetr": CalendarSpec("Europe/Berlin", time(20), 5, "XETR", 8.5),
@@ -162,6 +171,19 @@ def _library_sessions(source: str) -> Sessions:
     return Sessions(opens, closes, day, opens, closes)
 
 
+def _library_day_sessions(source: str, tz: str, hours: tuple[time, time]) -> Sessions:
+    """The library's trading days, each open from ``hours[0]`` to ``hours[1]`` local time."""
+    import pandas_market_calendars as mcal
+
+    sched = mcal.get_calendar(source).schedule(*SPAN)
+    days = sched.index.values.astype("datetime64[D]")
+    start, end = (np.timedelta64(t.hour * 60 + t.minute, "m") for t in hours)
+    midnight = days.astype("datetime64[us]")
+    opens = _utc_us(midnight - np.timedelta64(int(start >= end), "D") + start, tz)
+    closes = _utc_us(midnight + end, tz)
+    return Sessions(opens, closes, days.astype(np.int64), opens, closes)
+
+
 @functools.cache
 def sessions(name: str = DEFAULT_CALENDAR) -> Sessions:
     """The open intervals of calendar ``name`` over :data:`SPAN` (computed once per process,
@@ -175,6 +197,13 @@ def sessions(name: str = DEFAULT_CALENDAR) -> Sessions:
         return _rule_sessions(name)
     from foxhunt.data.market.session_cache import cached_sessions
 
+    if spec.local_hours is not None:
+        key = f"{spec.source}_{spec.tz}_" + "-".join(t.strftime("%H%M") for t in spec.local_hours)
+        return Sessions(
+            *cached_sessions(
+                key, SPAN, lambda: _library_day_sessions(spec.source, spec.tz, spec.local_hours)
+            )
+        )
     return Sessions(*cached_sessions(spec.source, SPAN, lambda: _library_sessions(spec.source)))
 
 

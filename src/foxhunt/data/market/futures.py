@@ -1,4 +1,4 @@
-"""The built-in futures table: liquid CME, CBOT, NYMEX, COMEX, CFE and Eurex roots.
+"""The built-in futures table: liquid CME, CBOT, NYMEX, COMEX, CFE, Eurex and ICE roots.
 
 Contract specifications as the exchanges publish them (tick size in price points, point value
 in the contract's currency). ``typical_price`` only sets the demo generator's price level. Add
@@ -162,5 +162,27 @@ FUTURES: dict[str, Instrument] = {
         },
     ),
     **_group("equity_index", "eurex", "CHF", {"FSMI": (1.0, 10.0, 11500.0)}),
+    # ICE Futures Europe's Brent by ICE's (and TradingView's) BRN, Bloomberg's CO (CO1 Comdty) and
+    # Interactive Brokers' COIL; ICE's own one-letter codes (B, G, T, Z ...) are US stocks.
+    **_group(
+        "energy",
+        "ice_europe",
+        "USD",
+        {"BRN": (0.01, 1000.0, 80.0), "CO": (0.01, 1000.0, 80.0), "COIL": (0.01, 1000.0, 80.0)},
+    ),
+    # ICE US softs (prices in US cents per pound, cocoa in dollars per tonne) and the dollar index
+    **_group(
+        "agriculture",
+        "ice_us",
+        "USD",
+        {
+            "KC": (0.05, 375.0, 200.0),
+            "SB": (0.01, 1120.0, 20.0),
+            "CC": (1.0, 10.0, 8000.0),
+            "CT": (0.01, 500.0, 75.0),
+            "OJ": (0.05, 150.0, 300.0),
+        },
+    ),
+    **_group("currency", "ice_us", "USD", {"DX": (0.005, 1000.0, 104.0)}),
 }
 """Root -> :class:`~foxhunt.data.market.instruments.Instrument` (``root`` equals the key)."""

@@ -48,6 +48,31 @@ Refinitiv's ``ESc1``, TradingView's ``ES1!``/``CME_MINI:ES1!`` (thinkorswim's ``
 ``/ESH18`` are a root or a contract after a slash); a name whose root is no known future is
 unknown."""
 _SEP = re.compile(r"[/_\-. :]")
+_CQG = re.compile(r"^F\.(?:US|EU|UK|JP|CA)\.([A-Z0-9]{1,4}?)([FGHJKMNQUVXZ]\d{1,2})?$")
+"""CQG's futures names: ``F.US.EPM18`` is the June 2018 E-mini S&P, ``F.US.EP`` the root."""
+CQG_ROOTS = {
+    "EP": "ES",
+    "ENQ": "NQ",
+    "DD": "YM",
+    "CLE": "CL",
+    "NGE": "NG",
+    "RBE": "RB",
+    "HOE": "HO",
+    "GCE": "GC",
+    "SIE": "SI",
+    "HGE": "HG",
+    "TYA": "ZN",
+    "USA": "ZB",
+    "FVA": "ZF",
+    "TUA": "ZT",
+    "EU6": "6E",
+    "JY6": "6J",
+    "BP6": "6B",
+    "ZCE": "ZC",
+    "ZSE": "ZS",
+    "ZWA": "ZW",
+}
+"""CQG's roots where they differ from the exchange's (any other root is the exchange's)."""
 
 FIAT = frozenset(
     "USD EUR JPY GBP CHF AUD NZD CAD SEK NOK DKK HKD SGD CNH CNY MXN ZAR TRY PLN HUF CZK ILS "
@@ -121,9 +146,12 @@ def futures_root(symbol: str, roots: Iterable[str]) -> str | None:
     ``ES``, ``es``, ``ES.c.0`` and ``ES_FUT`` match by their leading letters and digits;
     ``ESH4``/``ESZ24``/``ESH2018``/``6EM4`` by stripping a contract month code and a year; the
     continuous names of :data:`_CONTINUOUS_SPELLINGS` (``ES1 Index``, ``ESc1``, ``ES1!``,
-    ``/ES``) by their root.
+    ``/ES``) by their root; CQG's ``F.US.EPM18`` by its root through :data:`CQG_ROOTS`.
     """
     roots = set(roots)
+    if cqg := _CQG.match(symbol.strip().upper()):
+        root = CQG_ROOTS.get(cqg.group(1), cqg.group(1))
+        return root if root in roots else None
     for spelling in _CONTINUOUS_SPELLINGS:
         if (m := spelling.match(symbol.strip())) and m.group(1).upper() in roots:
             return m.group(1).upper()

@@ -24,7 +24,8 @@ Names are compared after trimming, lower-casing and dropping MetaTrader's angle 
   (``tickvol``, ``tick_volume``), then the first volume named with its unit (``Volume BTC``,
   ``Volume (USD)``); else the sum of up and down volume (``Up`` + ``Down``: TradeStation,
   MultiCharts); a file without any gets volume 0.
-* symbol ``symbol``, ``ticker``, ``instrument``, ``raw_symbol``, else ``instrument_id``
+* symbol ``symbol``, ``ticker``, ``instrument``, ``raw_symbol``, ``#ric``/``ric``,
+  ``contract``, else ``instrument_id``
   (Databento without ``map_symbols``).
 
 Every other column is *extra*: listed (not silently dropped) and left out of the bars, unless
@@ -112,8 +113,11 @@ LOCALIZED = {
 Italian, Portuguese, Russian, Japanese, Chinese): tried after the English ones."""
 LOCALIZED_DATES = ("datum", "fecha", "data", "дата", "日付", "日付け", "日期")
 LOCALIZED_TIMES = ("zeit", "uhrzeit", "heure", "hora", "ora", "время", "時間", "时间")
-SYMBOL_NAMES = ("symbol", "ticker", "instrument", "raw_symbol", "#ric", "ric", "instrument_id")
-"""``#RIC``: Refinitiv's (LSEG's) Tick History, rows of several contracts in one file. The last,
+SYMBOL_NAMES = (
+    "symbol", "ticker", "instrument", "raw_symbol", "#ric", "ric", "contract", "instrument_id"
+)  # fmt: skip
+"""``#RIC``: Refinitiv's (LSEG's) Tick History, rows of several contracts in one file;
+``contract``: a futures export's contract code (``ESH24`` then ``ESM24``). The last,
 ``instrument_id``, is Databento's numeric id in a CSV written without
 ``map_symbols``: a series per instrument, named by its number (a warning says so)."""
 
