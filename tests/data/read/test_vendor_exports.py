@@ -868,3 +868,28 @@ def test_dates_that_read_as_days_of_a_month_or_as_months_are_refused(tmp_path: P
     )
     monthly = read_bars(path, min_bars=1, options=ReadOptions(ts_format="%m/%d/%Y"))
     assert [t.month for t in monthly["ts"].to_list()] == list(range(1, 10))
+
+
+def test_a_time_of_24_00_is_the_next_days_midnight(tmp_path: Path) -> None:
+    """``24:00:00`` (or ``2400`` in a digits clock) ends a day: the next day's 00:00, on the
+    local calendar across a daylight-saving change (was refused as unparsable, with advice to
+    pass a --ts-format, which cannot read it either)."""
+    rows = [("2024-03-08", "23:00:00"), ("2024-03-08", "24:00:00"), ("2024-03-11", "01:00:00")]
+    text = "Date,Time,Open,High,Low,Close,Volume\n" + "".join(
+        f"{d},{t},4700.25,4701,4699.5,4700,5\n" for d, t in rows
+    )
+    got = _minutes(_write(tmp_path, "BTCUSD.csv", text))
+    assert got == [datetime(2024, 3, d, h, tzinfo=UTC) for d, h in ((8, 23), (9, 0), (11, 1))]
+    digits = text.replace("23:00:00", "2300").replace("24:00:00", "2400").replace("01:00:00", "100")
+    assert _minutes(_write(tmp_path, "BTCUSD2.csv", digits)) == got
+    dst = text.replace("2024-03-08,24", "2024-03-10,24").replace("2024-03-11", "2024-03-12")
+    local = _minutes(_write(tmp_path, "BTCUSD3.csv", dst), tz="America/New_York")
+    assert local[1] == datetime(2024, 3, 11, 4, tzinfo=UTC)  # 00:00 EDT, not 24 h after 00:00 EST
+    offset = "ts,open,high,low,close\n" + "".join(
+        f"2024-01-02T{t}+01:00,1,1,1,1\n" for t in ("22:00:00", "23:00:00", "24:00")
+    )
+    assert _minutes(_write(tmp_path, "BTCUSD4.csv", offset)) == [
+        _utc(21, 0),
+        _utc(22, 0),
+        _utc(23, 0),
+    ]

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import polars as pl
 
-from foxhunt.data.read.zones import local_to_utc
+from foxhunt.data.read.zones import local_to_utc, utc_to_local
 from foxhunt.errors import DataError
 
 __all__ = ["Times", "local_to_utc", "text_timestamp_expr", "timestamp_expr"]
@@ -338,6 +338,10 @@ def formatted_expr(text: pl.Expr, fmt: str, tz: str) -> Times:
     return Times(local_to_utc(parsed, tz), naive=timed)
 
 
+_END_OF_DAY = r"([ T])24(:?)00((?::?00(?:\.0*)?)?)( ?(?:Z|[+-]\d\d:?\d\d))?$"
+"""A day's end written as ``24:00`` (``24:00:00``, ``2400``): the next day's 00:00."""
+
+
 def text_timestamp_expr(
     lf: pl.LazyFrame,
     text: pl.Expr,
@@ -346,7 +350,9 @@ def text_timestamp_expr(
     dayfirst: bool | None = None,
     where: str = "the file",
 ) -> Times:
-    """Parse timestamp strings (see the module docstring for the spellings).
+    """Parse timestamp strings (see the module docstring for the spellings); a time of
+    ``24:00`` (``24:00:00``, ``2400``: the end of a day, as some daily and hourly exports write
+    midnight) is the next day's ``00:00``.
 
     Args:
         lf: the file's lazy frame (samples are read from it to choose a unit/format).
@@ -358,6 +364,21 @@ def text_timestamp_expr(
     Returns:
         The UTC expression and whether the values were naive.
     """
+    text = text.str.strip_chars()
+    end_of_day = text.str.contains(_END_OF_DAY)
+    text = text.str.replace(_END_OF_DAY, "${1}00${2}00${3}${4}")
+    times = _text_times(lf, text, tz=tz, dayfirst=dayfirst, where=where)
+    if times.naive:  # the next day on the local calendar (23 or 25 hours on a DST change)
+        later = local_to_utc(utc_to_local(times.expr, tz) + pl.duration(days=1), tz)
+    else:
+        later = times.expr + pl.duration(days=1)
+    return replace(times, expr=pl.when(end_of_day).then(later).otherwise(times.expr))
+
+
+def _text_times(
+    lf: pl.LazyFrame, text: pl.Expr, *, tz: str, dayfirst: bool | None, where: str
+) -> Times:
+    """:func:`text_timestamp_expr` for text without a ``24:00``."""
     # "09:30:00 +0000" / "09:30:00 Z" (a space before the offset: Go, some loggers) as ISO has it
     # the IB API's "20180305  09:30:00": runs of blanks read as one space (else polars' own
     # parser read it, not as naive, and the zone rules never saw it: bars 5 hours early)
@@ -373,13 +394,13 @@ def text_timestamp_expr(
     if zone is not None:  # Interactive Brokers: "20240102 09:30:00 US/Eastern"
         suffix = f" {zone}"
         bare = pl.when(text.str.ends_with(suffix)).then(text.str.strip_suffix(suffix))
-        inner = text_timestamp_expr(lf, bare, tz=zone, dayfirst=dayfirst, where=where)
+        inner = _text_times(lf, bare, tz=zone, dayfirst=dayfirst, where=where)
         spelled = f"{inner.format or 'ISO 8601'} in {zone}"
         return Times(inner.expr, naive=False, format=spelled)
     offset = re.search(_TRAILING_OFFSET, sample) if sample is not None else None
     if offset is not None and (not _ISO.match(offset.string) or "GMT" in sample or "UTC" in sample):
         bare = text.str.replace(_TRAILING_OFFSET, "${1}")
-        inner = text_timestamp_expr(lf, bare, tz="UTC", dayfirst=dayfirst, where=where)
+        inner = _text_times(lf, bare, tz="UTC", dayfirst=dayfirst, where=where)
         expr = inner.expr - pl.duration(minutes=_offset_minutes(text))
         return Times(expr, naive=False, format=f"{inner.format or 'ISO 8601'} with its UTC offset")
     if sample is not None and _NUMBER.match(sample):
