@@ -58,6 +58,8 @@ from foxhunt.errors import DataError
         ("BTCUSD", "BTCUSD", "crypto", "24x7"),
         ("BTCUSDT", "BTCUSDT", "crypto", "24x7"),
         ("BTC-PERP", "BTC-PERP", "crypto", "24x7"),
+        ("BTC-PERPETUAL", "BTC-PERPETUAL", "crypto", "24x7"),  # Deribit's, not CME's BTC
+        ("ETH-PERPETUAL", "ETH-PERPETUAL", "crypto", "24x7"),
         ("ETH/USDC", "ETH/USDC", "crypto", "24x7"),
         ("AAPL", "AAPL", "stock", "xnys"),
         ("SPY", "SPY", "etf", "xnys"),

@@ -60,7 +60,8 @@ def test_a_perpetual_with_its_quote_keeps_both(name: str, symbol: str, minutes: 
     [
         ("CHRIS-CME_CL1.csv", "CL", "cme_energy"),
         ("CHRIS-CME_ES1.csv", "ES", "cme_equity"),
-        ("CHRIS-ICE_B1.csv", "B", None),
+        ("CHRIS-ICE_B1.csv", "BRN", "ice_europe"),  # ICE's Brent: B
+        ("CHRIS-ICE_T1.csv", "ICE_T", "24x7"),  # ICE's WTI: unknown, not AT&T's stock T
         ("CHRIS-CME_CL2.csv", "CL2", None),  # the second month keeps its number
     ],
 )

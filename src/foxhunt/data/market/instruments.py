@@ -85,7 +85,9 @@ CRYPTO = frozenset(
 )
 """Crypto asset codes recognised as the base of a pair or perpetual."""
 CRYPTO_QUOTES = ("USDT", "USDC", "BUSD", "FDUSD", "USD", "EUR", "BTC", "ETH")
-_PERP = re.compile(r"^([A-Z0-9]+?)[-_/.]?(?:(USDT|USDC|USD)[-_/.]?)?(?:PERP|SWAP|P)$")
+_PERP = re.compile(
+    r"^([A-Z0-9]+?)[-_/.]?(?:(USDT|USDC|USD)[-_/.]?)?(?:PERPETUAL|PERP|SWAP|P)$"
+)  # Deribit's BTC-PERPETUAL, FTX's BTC-PERP, OKX's BTC-USDT-SWAP, dYdX's BTC-USD-P
 ETFS = frozenset(
     "SPY IVV VOO VTI QQQ IWM DIA EEM EFA TLT IEF SHY LQD HYG GLD SLV USO UNG XLF XLE XLK XLV "
     "XLI XLY XLP XLU XLB XLRE VNQ GDX SMH ARKK TQQQ SQQQ UVXY".split()

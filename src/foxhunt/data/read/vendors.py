@@ -13,7 +13,9 @@ A file without a symbol column takes its symbol from its name; some vendors' nam
   5-minute bars (``CME_MINI_ES1!, 5.csv`` -> ``ES``; intervals in minutes, ``30S``, ``1D``;
   ``1W`` and ``1M``, a month, claim none);
 * Quandl's (Nasdaq Data Link's) continuous futures, ``CHRIS-CME_CL1.csv`` -> ``CL`` (its
-  exchange, root and contract number: ``CHRIS-CME_CL2`` is ``CL2``);
+  exchange, root and contract number: ``CHRIS-CME_CL2`` is ``CL2``; ICE's Brent ``CHRIS-ICE_B1``
+  is ``BRN``; a root not in the built-in table keeps its exchange, ``CHRIS-ICE_T1`` is
+  ``ICE_T``, unknown, never the stock ``T``);
 * a leading period is no symbol (Alpha Vantage's ``daily_MSFT.csv``,
   ``monthly_adjusted_MSFT.csv``, ``intraday_5min_MSFT.csv`` -> ``MSFT``);
 * a pair written with a separator: ``EUR_USD`` -> ``EURUSD``, ``BTC-USD`` -> ``BTCUSD``;
@@ -34,6 +36,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
+from foxhunt.data.market.futures import FUTURES
 from foxhunt.data.market.instruments import CFD_BASES, CRYPTO, CRYPTO_QUOTES, FIAT
 from foxhunt.errors import DataError
 
@@ -92,6 +95,8 @@ _TV_UNITS = {"": timedelta(minutes=1), "S": timedelta(seconds=1), "D": timedelta
 _CHRIS = re.compile(r"^CHRIS[-_]([A-Z]+)_([A-Z0-9]+?)(\d{1,2})$", re.IGNORECASE)
 """Quandl's continuous futures ``CHRIS/CME_CL1`` saved as ``CHRIS-CME_CL1``: exchange, root,
 contract number."""
+_CHRIS_ROOTS = {("ICE", "B"): "BRN"}
+"""CHRIS's exchange and root -> the built-in root, where they differ (ICE's Brent is ``B``)."""
 _PERIOD_PREFIX = re.compile(
     r"^(?:intraday_\d+min|daily|weekly|monthly)(?:_adjusted)?_(?=[A-Za-z0-9])", re.IGNORECASE
 )
@@ -223,7 +228,10 @@ def guess_from_name(path: Path) -> NameGuess:
         return _tradingview(tv.group(1), tv.group(2))
     chris = _CHRIS.match(stem)
     if chris:
-        root, number = chris.group(2).upper(), int(chris.group(3))
+        exchange, root, number = chris.group(1).upper(), chris.group(2).upper(), int(chris.group(3))
+        root = _CHRIS_ROOTS.get((exchange, root), root)
+        if root not in FUTURES:  # a future all the same: never a stock's ticker (ICE's T, Z)
+            root = f"{exchange}_{root}"
         symbol = root if number == 1 else f"{root}{number}"  # as ES2! is ES2: not the root
         return NameGuess(symbol, "Quandl's file name (CHRIS continuous futures)")
     whole = stem  # what the name claims of the interval, the period prefix included
