@@ -97,3 +97,23 @@ def test_bar_minutes_is_checked_and_counted(
     assert main(["data", "inspect", str(path), "--json", "--bar-minutes", "7"]) == 2
     r = _json(capsys)
     assert r["verdict"] == "invalid" and "--bar-minutes 7" in r["error"]
+
+
+def test_a_volume_read_past_makes_the_verdict_suspicious(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No volume column the reader knows, but one named like a volume (IQFeed's TotalVolume):
+    every volume is 0, which only a log line said; the verdict was valid."""
+    bars = demo_bars(300, seed=0).drop("symbol")
+    path = tmp_path / "ES.csv"
+    bars.rename({"volume": "TotalVolume"}).write_csv(path)
+    assert main(["data", "inspect", str(path), "--json"]) == 0
+    r = _json(capsys)
+    assert r["verdict"] == "suspicious"
+    assert r["warnings"] == [
+        f"{path}: no volume read (every volume 0), but column 'TotalVolume' was read past; "
+        "--columns volume=TotalVolume reads it if it is each bar's volume"
+    ]
+    bars.rename({"volume": "NumberOfTrades"}).write_csv(path)
+    assert main(["data", "inspect", str(path), "--json"]) == 0
+    assert _json(capsys)["verdict"] == "valid"  # no column named like a volume

@@ -255,8 +255,9 @@ def test_a_market_guessed_from_the_symbol_is_named_as_the_likely_fault(tmp_path:
     for day in (9, 10, 11, 12, 15):  # 8 January was a holiday in Tokyo
         for k in range(72):
             t = datetime(2018, 1, day, tzinfo=UTC) + timedelta(minutes=5 * k)
+            volume = 1 + 37 * k % 50  # up and down: not a running total
             if not 150 <= 60 * t.hour + t.minute < 210:  # Tokyo's lunch, 11:30-12:30
-                rows.append(f"{t:%Y-%m-%d %H:%M},23700,23710,23690,23705,{k}\n")
+                rows.append(f"{t:%Y-%m-%d %H:%M},23700,23710,23690,23705,{volume}\n")
     path = tmp_path / "JNK.csv"
     path.write_text("ts,open,high,low,close,volume\n" + "".join(rows))
     with pytest.raises(DataError) as refused:

@@ -45,6 +45,7 @@ from foxhunt.data.read.checks import (
 )
 from foxhunt.data.read.file_read import read_file
 from foxhunt.data.read.files import resolve_table_paths
+from foxhunt.data.read.fillers import without_fillers
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.resample import aggregate_bars
 from foxhunt.data.read.stamps import to_bar_starts
@@ -260,6 +261,7 @@ def read_bars(
     loaded = load_bars(path, tz=tz, dayfirst=dayfirst, keep=keep, options=options)
     # rows holding no value: not bars; with future rows to read, those with a time are them
     frame = without_empty_rows(loaded.frame, path, timed=future is None, files=loaded.files)
+    frame = without_fillers(frame, loaded.files, loaded.spellings, _FILE, instruments)
     loaded = replace(loaded, frame=frame)
     if future is not None:
         empty = pl.all_horizontal(pl.col(c).is_null() for c in PRICE_COLUMNS)

@@ -91,6 +91,9 @@ ALIASES = {
         "v",
         "px_volume",
         "volume_traded",
+        "periodvolume",  # IQFeed's each bar's volume (its TotalVolume is the day's running total)
+        "period volume",
+        "period_volume",
         *TICK_VOLUME,
     ),
 }

@@ -28,6 +28,7 @@ from foxhunt.data.market.instrument_table import load_instruments
 from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
 from foxhunt.data.read.bars import LoadedBars, load_bars, validate_bars
 from foxhunt.data.read.checks import without_empty_rows
+from foxhunt.data.read.fillers import without_fillers
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.resample import aggregate_bars
 from foxhunt.data.read.time_axis import (
@@ -200,6 +201,20 @@ def instrument_guesses(
     return lines
 
 
+def _unread_volumes(loaded: LoadedBars) -> list[str]:
+    """One warning per file read without a volume while a column named like one was read past
+    (IQFeed's ``TotalVolume``, a vendor's ``Vol Traded``): every volume is 0 otherwise."""
+    out = []
+    for path, spell, extra in zip(loaded.files, loaded.spellings, loaded.extra, strict=False):
+        named = [c for c in extra if "vol" in c.lower()]
+        if "volume" not in spell and named:
+            out.append(
+                f"{path}: no volume read (every volume 0), but column '{named[0]}' was read "
+                f"past; --columns volume={named[0]} reads it if it is each bar's volume"
+            )
+    return out
+
+
 def inspect_report(
     path: Path,
     tz: str | None = None,
@@ -234,8 +249,9 @@ def inspect_report(
     """
     loaded = load_bars(path, tz=tz, options=options)
     frame = without_empty_rows(loaded.frame, path, timed=True, files=loaded.files)
-    loaded = replace(loaded, frame=frame)
     table = load_instruments(Path(instruments)) if instruments else None
+    frame = without_fillers(frame, loaded.files, loaded.spellings, FILE_COLUMN, table)
+    loaded = replace(loaded, frame=frame)
     symbols = summarize(loaded, instruments=table)
     found = TimeAxisFindings()
     aggregated = None
@@ -261,6 +277,7 @@ def inspect_report(
     warnings += [
         f"{s['symbol']}: {s['closed_hours_warning']}" for s in symbols if s["closed_hours_warning"]
     ]
+    warnings += _unread_volumes(loaded)
     verdict = "invalid" if error else "suspicious" if warnings else "valid"
     short = [s["symbol"] for s in symbols if s["bars"] <= WARMUP + DEFAULT_HORIZON]
     return {

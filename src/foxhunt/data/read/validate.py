@@ -23,6 +23,7 @@ import polars as pl
 from foxhunt.data.read import plausibility
 from foxhunt.data.read.files import is_readable
 from foxhunt.data.read.open_close import check_open_close
+from foxhunt.data.read.running_volume import check_running_volume
 from foxhunt.data.read.scan import scan_table
 from foxhunt.errors import DataError
 
@@ -394,6 +395,7 @@ def validate_bars(
     v.check_sorted(df, min_bars, min_bars_reason)
     v.check_plausible(df, allow_outliers)
     check_open_close(df, loaded.files, loaded.spellings, _FILE)
+    check_running_volume(df, loaded.files, loaded.spellings, loaded.extra, _FILE)
     extra = [CONTRACT_COLUMN] if CONTRACT_COLUMN in df.columns else []
     kept = [c for c in df.columns if c not in (*BAR_COLUMNS, *extra, _FILE, _ROW)]
     return df.select(*BAR_COLUMNS, *extra, *kept)  # kept: load_bars(keep=...), checked there

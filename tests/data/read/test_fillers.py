@@ -1,0 +1,99 @@
+"""A vendor's filler bars (flat, no volume, in closed hours: Dukascopy's weekends) are dropped
+with one warning per file; a flat bar in open hours, one with volume, one of a file without a
+volume column and one on a 24x7 calendar are kept."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from foxhunt.data.market.instrument import Instrument
+from foxhunt.data.read.bars import read_bars
+from foxhunt.data.read.fillers import filler_mask, without_fillers
+
+FRIDAY = datetime(2024, 3, 8, 21, 58, tzinfo=UTC)  # 16:58 New York: the FX week's last minutes
+
+
+def _bars(symbol: str, prices: list[tuple[float, float, float, float, float]]) -> pl.DataFrame:
+    n = len(prices)
+    o, h, low, c, v = (list(col) for col in zip(*prices, strict=True))
+    return pl.DataFrame(
+        {
+            "ts": [FRIDAY + timedelta(minutes=i) for i in range(n)],
+            "symbol": [symbol] * n,
+            "open": o,
+            "high": h,
+            "low": low,
+            "close": c,
+            "volume": v,
+            "__file": [0] * n,
+        }
+    )
+
+
+LIVE = (1.1, 1.2, 1.0, 1.15, 5.0)
+FLAT = (1.15, 1.15, 1.15, 1.15, 0.0)
+
+
+def test_only_flat_bars_without_volume_in_closed_hours_are_fillers() -> None:
+    # 21:58 and 21:59 are open (Friday before 17:00 New York), 22:00 on closed
+    df = _bars(
+        "EURUSD", [FLAT, LIVE, FLAT, (1.15, 1.15, 1.15, 1.15, 3.0), (1.1, 1.2, 1.0, 1.1, 0.0)]
+    )
+    assert df.select(filler_mask(df)).to_series().to_list() == [False, False, True, False, False]
+    crypto = df.with_columns(symbol=pl.lit("BTCUSD"))
+    assert not crypto.select(filler_mask(crypto)).to_series().any()  # 24x7: never closed
+    table = {"EURUSD": Instrument("EURUSD", 1e-5, 1.0, "USD", "spot_fx", "24x7")}
+    assert not df.select(filler_mask(df, table)).to_series().any()  # the user's calendar
+    nulls = df.with_columns(open=pl.lit(None, dtype=pl.Float64))
+    assert not nulls.select(filler_mask(nulls)).to_series().any()  # judged later, not dropped
+
+
+def test_without_fillers_drops_them_in_files_with_a_volume_and_warns_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    df = _bars("EURUSD", [LIVE, LIVE, LIVE, FLAT, FLAT])  # a live bar in closed hours is kept
+    files = [Path("EURUSD.csv")]
+    with caplog.at_level(logging.WARNING):
+        kept = without_fillers(df, files, [{"volume": "Volume"}], "__file")
+    assert kept.height == 3
+    assert caplog.messages == [
+        "2 flat bars without volume in closed hours in EURUSD.csv (a vendor's fillers, such as "
+        "Dukascopy's weekends; first: 2024-03-08 22:01:00+00:00): not bars, dropped"
+    ]
+    assert without_fillers(df, files, [{"open": "Open"}], "__file").height == 5  # no volume read
+    quiet = _bars("EURUSD", [LIVE, LIVE, (1.1, 1.2, 1.0, 1.15, 0.0), FLAT, FLAT, FLAT])
+    spelled = [{"volume": "Volume"}]
+    assert without_fillers(quiet, files, spelled, "__file").height == 6  # 2 of 6 traded
+    assert without_fillers(quiet[1:], files, spelled, "__file").height == 5  # 1 of 5
+    assert (
+        without_fillers(quiet.with_columns(volume=pl.lit(1.0)), files, spelled, "__file").height
+        == 6
+    )
+    half = _bars("EURUSD", [LIVE, LIVE, LIVE, FLAT, FLAT, FLAT])
+    assert without_fillers(half, files, spelled, "__file").height == 3  # 3 of 6: judged
+
+
+def test_a_dukascopy_file_with_its_weekend_reads_without_it(tmp_path: Path) -> None:
+    """Were kept, and 28 % of a week in closed hours was refused, blaming the zone."""
+    start = datetime(2024, 3, 4, tzinfo=UTC)  # Monday
+    rows = []
+    for m in range(0, 7 * 24 * 60, 30):
+        t = start + timedelta(minutes=m)
+        weekend = (
+            (t.weekday() == 4 and t.hour >= 22)
+            or t.weekday() == 5
+            or (t.weekday() == 6 and t.hour < 21)
+        )
+        bar = "1.1,1.1,1.1,1.1,0" if weekend else "1.1,1.2,1.0,1.15,12.5"
+        rows.append(f"{t:%d.%m.%Y %H:%M:%S}.000,{bar}\n")
+    path = tmp_path / "EURUSD_Candlestick_30_M_BID_04.03.2024-10.03.2024.csv"
+    path.write_text("Gmt time,Open,High,Low,Close,Volume\n" + "".join(rows))
+    bars = read_bars(path, min_bars=1)
+    # Monday to Friday 22:00 UTC (17:00 EST), Sunday from 21:00 UTC (17:00 EDT, 10 March)
+    assert bars.height == 4 * 48 + 44 + 6
+    assert (bars["volume"] > 0).all()

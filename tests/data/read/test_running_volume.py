@@ -1,0 +1,102 @@
+"""A volume column that is the day's running total (IQFeed's ``TotalVolume``): refused naming
+the column and the file's other columns; each bar's volume passes, ``PeriodVolume`` is read."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from foxhunt.data.read.bars import read_bars
+from foxhunt.data.read.options import ReadOptions
+from foxhunt.data.read.running_volume import (
+    MAX_FALLS,
+    MIN_PAIRS,
+    MIN_RISES,
+    check_running_volume,
+    running_symbol,
+)
+from foxhunt.errors import DataError
+
+
+def _days(per_day: int, days: int, seed: int = 0) -> tuple[list[datetime], np.ndarray]:
+    """Times of ``days`` sessions of ``per_day`` one-minute bars (an hour's halt between them)
+    and each bar's volume."""
+    rng = np.random.default_rng(seed)
+    start = datetime(2024, 1, 2, 14, tzinfo=UTC)
+    ts = [start + timedelta(days=d, minutes=m) for d in range(days) for m in range(per_day)]
+    return ts, rng.integers(1, 500, per_day * days)
+
+
+def _frame(ts: list[datetime], volume: np.ndarray) -> pl.DataFrame:
+    return pl.DataFrame(
+        {"symbol": ["ES"] * len(ts), "ts": ts, "volume": volume.astype(float), "__file": 0}
+    )
+
+
+def test_each_bars_volume_passes_and_the_days_running_total_is_found() -> None:
+    ts, each = _days(60, 4)
+    assert running_symbol(_frame(ts, each)) is None
+    total = np.concatenate([np.cumsum(each[d * 60 : (d + 1) * 60]) for d in range(4)])
+    assert running_symbol(_frame(ts, total)) == ("ES", 0, 236)  # 4 x 59 pairs a minute apart
+
+
+def test_the_bounds_of_the_rule() -> None:
+    n = MIN_PAIRS + 1
+    ts = [datetime(2024, 1, 2, tzinfo=UTC) + timedelta(minutes=m) for m in range(n)]
+    rising = np.arange(n, dtype=float)
+    assert running_symbol(_frame(ts, rising)) is not None
+    assert running_symbol(_frame(ts[:-1], rising[:-1])) is None  # 99 pairs
+    falls = int(MAX_FALLS * 1000) + 1
+    ts = [datetime(2024, 1, 2, tzinfo=UTC) + timedelta(minutes=m) for m in range(1001)]
+    some = np.arange(1001, dtype=float)
+    some[2 : 2 + 2 * falls : 2] = 0.0  # each zero falls from the bar before it
+    assert running_symbol(_frame(ts, some)) is None
+    some = np.arange(1001, dtype=float)
+    some[2 : 2 * falls : 2] = 0.0
+    assert running_symbol(_frame(ts, some)) is not None
+    flat = np.zeros(1001)
+    flat[: int(MIN_RISES * 1000) - 1] = np.arange(int(MIN_RISES * 1000) - 1)
+    assert running_symbol(_frame(ts, flat)) is None  # rises on under half the pairs
+
+
+def test_pairs_across_a_halt_are_not_judged() -> None:
+    """The total starts again after the halt: that fall is not counted, and neither is any."""
+    ts, each = _days(120, 2, seed=1)
+    total = np.concatenate([np.cumsum(each[:120]), np.cumsum(each[120:])])
+    assert running_symbol(_frame(ts, total)) == ("ES", 0, 238)
+
+
+def test_the_message_names_the_column_and_the_other_volume(tmp_path: Path) -> None:
+    ts, each = _days(200, 1)
+    with pytest.raises(DataError) as e:
+        check_running_volume(
+            _frame(ts, np.cumsum(each)),
+            [tmp_path / "x.csv"],
+            [{"volume": "TotalVolume"}],
+            [("NumberOfTrades", "PeriodVolume")],
+            "__file",
+        )
+    msg = str(e.value)
+    assert msg.startswith(f"{tmp_path / 'x.csv'}: symbol 'ES': column 'TotalVolume' falls on 0")
+    assert msg.endswith("--columns volume=COLUMN names each bar's volume (the file also has "
+                        "'PeriodVolume')")  # fmt: skip
+
+
+def test_iqfeeds_period_volume_is_read_and_its_total_refused(tmp_path: Path) -> None:
+    ts, each = _days(150, 1)
+    total = np.cumsum(each)
+    rows = "".join(
+        f"{t:%Y-%m-%d %H:%M:%S}+00:00,4701,4699,4700,4700.5,{v},{p},3\n"
+        for t, v, p in zip(ts, total, each, strict=True)
+    )
+    path = tmp_path / "BTCUSD.csv"
+    path.write_text(
+        "TimeStamp,High,Low,Open,Close,TotalVolume,PeriodVolume,NumberOfTrades\n" + rows
+    )
+    assert read_bars(path, min_bars=1)["volume"].to_list() == [float(v) for v in each]
+    with pytest.raises(DataError, match="column 'TotalVolume' falls on 0 of 149 .*'PeriodVolume'"):
+        read_bars(path, min_bars=1, options=ReadOptions(columns=("volume=TotalVolume",)))
