@@ -200,7 +200,8 @@ def test_a_file_without_a_time_column_is_refused_naming_its_columns(tmp_path: Pa
         _read(path)
     assert str(refused.value) == (
         f"{path}: missing column 'ts' (a timestamp column such as ts, timestamp, ts_event, "
-        "datetime, or date and time; columns: when, open, high, low, close)"
+        "datetime, or date and time; columns: when, open, high, low, close); --columns "
+        "ts=COLUMN names it (or date=COLUMN,time=COLUMN)"
     )
 
 

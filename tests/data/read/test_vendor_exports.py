@@ -893,3 +893,42 @@ def test_a_time_of_24_00_is_the_next_days_midnight(tmp_path: Path) -> None:
         _utc(22, 0),
         _utc(23, 0),
     ]
+
+
+def test_a_date_column_beside_a_time_column_it_did_not_take_is_named(tmp_path: Path) -> None:
+    """AlgoSeek's ``Date`` (``20180301``) and ``TimeBarStart`` (``09:30``): the bars of a day
+    collided as duplicates at midnight with no word of the time column."""
+    text = "Date,Ticker,TimeBarStart,Open,High,Low,Close,Volume\n" + "".join(
+        f"20180301,SPY,09:{m},271.3,271.5,271.2,271.4,{m}\n" for m in MINUTES
+    )
+    path = _write(tmp_path, "20180301_SPY.csv", text)
+    with pytest.raises(DataError) as refused:
+        read_bars(path, min_bars=1)
+    assert str(refused.value).endswith(
+        "duplicate bar for symbol 'SPY' (same time as "
+        f"{path} row 0): column 'Date' gives every bar the same time of day, so the bars of one "
+        "day collide; if another column holds the time (column 'TimeBarStart'?), --columns "
+        "date=Date,time=COLUMN reads both"
+    )
+    bars = read_bars(
+        path, min_bars=1, tz="America/New_York",
+        options=ReadOptions(columns=("date=Date", "time=TimeBarStart")),
+    )  # fmt: skip
+    assert bars["ts"].to_list() == [datetime(2018, 3, 1, 14, m, tzinfo=UTC) for m in MINUTES]
+
+
+def test_quantconnect_lean_milliseconds_since_midnight_are_named(tmp_path: Path) -> None:
+    """LEAN's minute files count milliseconds from the midnight of the date in their name: read
+    as epoch seconds (1970-1972), the refusal advised a --ts-format, which cannot read them."""
+    text = "".join(f"{60_000 * k},1.2,1.21,1.19,1.205,{k}\n" for k in range(570, 590))
+    path = _write(tmp_path, "20180306_eurusd_minute_trade.csv", text)
+    with pytest.raises(DataError) as refused:
+        read_bars(path, min_bars=1)
+    assert str(refused.value).endswith(
+        "column 'timestamp' counts time from midnight of a day the file does not hold (the date "
+        "in its name, 20180306: QuantConnect LEAN's milliseconds since midnight): no --ts-format "
+        "reads it; write each bar's date and time (LEAN's ToolBox converts its data)"
+    )
+    seconds = text.replace("000,1.2,", "001,1.2,")  # not whole thousands: another misread
+    with pytest.raises(DataError, match="--ts-format .*reads it right"):
+        read_bars(_write(tmp_path, "20180306_x.csv", seconds), min_bars=1)

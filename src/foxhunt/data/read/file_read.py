@@ -262,7 +262,8 @@ def _times(
     if ts is None:
         raise DataError(
             f"{path}: missing column 'ts' (a timestamp column such as ts, timestamp, "
-            f"ts_event, datetime, or date and time; columns: {', '.join(schema.names())})"
+            f"ts_event, datetime, or date and time; columns: {', '.join(schema.names())}); "
+            "--columns ts=COLUMN names it (or date=COLUMN,time=COLUMN)"
         )
     return timestamp_expr(lf, path, ts, schema[ts], tz=tz, dayfirst=dayfirst, fmt=fmt), ts
 

@@ -33,6 +33,7 @@ logs them instead; a kept zone is always a warning (``data inspect``: verdict "s
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -261,6 +262,27 @@ def _clock_line(where: str, fit: ClockFit) -> str:
     )
 
 
+_NAMED_DATE = re.compile(r"(?<!\d)((?:19|20)\d{6})(?!\d)")
+
+
+def _times_of_day(path: object, ts: pl.Series) -> str | None:
+    """Why bars read as epoch seconds that are whole thousands under 86,400,000 (a day's
+    milliseconds), in a file whose name holds a date, were misread (QuantConnect LEAN's minute
+    files: milliseconds since midnight, the day in the name); None for any other file."""
+    named = _NAMED_DATE.search(str(path))
+    seconds = ts.dt.epoch("s")
+    # read as epoch seconds, the milliseconds of a day are under 86,400,000 and of whole seconds
+    if named is None or seconds.min() < 0 or seconds.max() >= 86_400_000:  # type: ignore[operator]
+        return None
+    if (seconds % 1000 != 0).any():
+        return None
+    return (
+        "counts time from midnight of a day the file does not hold (the date in its name, "
+        f"{named.group(1)}: QuantConnect LEAN's milliseconds since midnight): no --ts-format "
+        "reads it; write each bar's date and time (LEAN's ToolBox converts its data)"
+    )
+
+
 def examine(
     loaded: LoadedBars,
     bars: pl.DataFrame,
@@ -288,6 +310,9 @@ def examine(
         ts = g["ts"]
         first, last = ts[0], ts[-1]
         read = f"'{loaded.spellings[f].get('ts', 'ts')}'"
+        if first < EARLIEST and (lean := _times_of_day(loaded.files[f], ts)):
+            out.append(f"{where}: column {read} {lean}")
+            continue
         if first < EARLIEST:
             out.append(
                 f"{where}: first bar {first} is before 1980: column {read} is misread (dates "

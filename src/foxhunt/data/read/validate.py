@@ -259,6 +259,27 @@ class _Validator:
             "their offset"
         )
 
+    def dates_only(self, df: pl.DataFrame, hit: dict[str, object]) -> str:
+        """When the duplicate's file gives every bar one time of day (a date column without
+        the time, AlgoSeek's ``Date`` beside ``TimeBarStart``): how to name the time column;
+        else ``""``."""
+        f = int(hit[_FILE])  # type: ignore[call-overload]
+        column = self.loaded.spellings[f].get("ts", "ts")
+        if "+" in column:  # a date and a time column already
+            return ""
+        clock = df.filter(pl.col(_FILE) == f).select(pl.col("ts").dt.time().n_unique()).item()
+        if clock != 1:
+            return ""
+        others = (
+            [c for c in self.loaded.extra[f] if "time" in c.lower()] if self.loaded.extra else []
+        )
+        named = f" (column '{others[0]}'?)" if others else ""
+        return (
+            f": column '{column}' gives every bar the same time of day, so the bars of one day "
+            f"collide; if another column holds the time{named}, --columns "
+            f"date={column},time=COLUMN reads both"
+        )
+
     def check_sorted(self, df: pl.DataFrame, min_bars: int | None, reason: str) -> None:
         """``df`` is sorted by (symbol, ts) with provenance columns still present."""
         same = (pl.col("symbol") == pl.col("symbol").shift(1)) & (
@@ -285,7 +306,7 @@ class _Validator:
                 )
             raise DataError(
                 f"{self.where(hit, 'ts')}: duplicate bar for symbol {hit['symbol']!r} "
-                f"(same time as {other}){self.repeated_hour(hit)}"
+                f"(same time as {other}){self.repeated_hour(hit) or self.dates_only(df, hit)}"
             )
         if min_bars is not None:
             counts = (
