@@ -276,3 +276,46 @@ def test_a_market_guessed_from_the_symbol_is_named_as_the_likely_fault(tmp_path:
 
     bars = read_bars(path, options=opts, instruments=load_instruments(table))
     assert bars.height == len(rows)
+
+
+def test_the_calendars_own_zone_is_tried_and_named(tmp_path: Path) -> None:
+    """NIFTY futures in India's time (+05:30, no whole hour) read as UTC: the refusal advised
+    ``--tz +05:00``, which read every bar half an hour off; the calendar's zone is tried."""
+    kolkata = ZoneInfo("Asia/Kolkata")
+    rows = []
+    for day in (1, 2, 3, 4, 5, 8, 9, 10, 11, 12):  # January 2018's weekdays, no NSE holiday
+        for k in range(0, 375, 5):  # 09:15 .. 15:25
+            t = datetime(2018, 1, day, 9, 15, tzinfo=kolkata) + timedelta(minutes=k)
+            rows.append(f"{t:%Y-%m-%d %H:%M},10500,10510,10490,10505,{1 + 37 * k % 50}\n")
+    path = tmp_path / "NIFTY.csv"
+    path.write_text("ts,open,high,low,close,volume\n" + "".join(rows))
+    with pytest.raises(DataError) as refused:
+        read_bars(path)
+    assert "0.0% read as Asia/Kolkata" in str(refused.value)
+    assert str(refused.value).endswith("--tz Asia/Kolkata reads it so, or --allow-odd-times")
+    bars = read_bars(path, tz="Asia/Kolkata")
+    assert bars["ts"][0] == datetime(2018, 1, 1, 3, 45, tzinfo=UTC)
+
+
+def test_four_hour_bars_on_the_fx_brokers_clock_are_named_by_it(tmp_path: Path) -> None:
+    """MetaTrader's H4 bars (00:00, 04:00 ... on New York's clock + 7 h) put no bar in the FX
+    week's closed hours read as UTC; the clock rule tried cities only and advised New York,
+    which read the file as valid, 7 hours off."""
+    broker = timedelta(hours=7)
+    new_york = ZoneInfo("America/New_York")
+    rows = []
+    for week in range(12):  # 4 February .. 28 April 2018: across 11 March
+        sunday = datetime(2018, 2, 4, 17, tzinfo=new_york) + timedelta(weeks=week)
+        for k in range(30):  # Sunday 17:00 .. Friday 13:00 New York, every 4 hours
+            t = (sunday + timedelta(hours=4 * k)).replace(tzinfo=None)  # wall-clock arithmetic
+            wall = t + broker
+            rows.append(f"{wall:%Y.%m.%d,%H:%M},1.2,1.21,1.19,1.205,{1 + 37 * k % 50}\n")
+    path = tmp_path / "EURUSD240.csv"
+    path.write_text("".join(rows))
+    with pytest.raises(DataError) as refused:
+        read_bars(path)
+    assert str(refused.value).endswith(
+        "--tz America/New_York+07:00 reads it so, or --allow-odd-times"
+    )
+    bars = read_bars(path, tz="America/New_York+07:00")
+    assert bars["ts"][0] == datetime(2018, 2, 4, 22, tzinfo=UTC)  # 17:00 EST

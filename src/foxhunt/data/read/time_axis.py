@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval
+from foxhunt.data.market.calendars import calendar_spec
 from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
 from foxhunt.data.read.clock_fit import CLOSED_DAYS_SHARE, ClockFit, clock_fits
 from foxhunt.data.read.stamps import DATED, stamp_fit
@@ -155,11 +156,12 @@ class TimeAxisFindings:
     kept: tuple[str, ...] = ()
 
 
-def candidate_zones(read_in: str) -> tuple[str, ...]:
-    """``read_in`` first, then the cities of :data:`CITY_ZONES`, :data:`BROKER_ZONES` and
+def candidate_zones(read_in: str, own: str = "UTC") -> tuple[str, ...]:
+    """``read_in`` first, then ``own`` (the calendar's exchange zone: Asia/Kolkata's +05:30 is
+    no whole hour), the cities of :data:`CITY_ZONES`, :data:`BROKER_ZONES` and
     UTC-12..UTC+14."""
     fixed = tuple(fixed_offset_name(h * 60) for h in range(-12, 15))
-    return tuple(dict.fromkeys((read_in, *CITY_ZONES, *BROKER_ZONES, *fixed)))
+    return tuple(dict.fromkeys((read_in, own, *CITY_ZONES, *BROKER_ZONES, *fixed)))
 
 
 def zone_fits(ts: pl.Series, read_in: str, calendar: str) -> ZoneFit:
@@ -175,12 +177,13 @@ def zone_fits(ts: pl.Series, read_in: str, calendar: str) -> ZoneFit:
     frame = pl.DataFrame({"t": ts.gather_every(step)}).with_columns(
         utc_to_local(pl.col("t"), read_in).alias("w")
     )
-    zones = candidate_zones(read_in)
+    own = calendar_spec(calendar).tz
+    zones = candidate_zones(read_in, own)
     shares = frame.select(
         [closed_time(local_to_utc(pl.col("w"), z), calendar).mean().alias(z) for z in zones]
     ).row(0, named=True)
     best = min(zones, key=lambda z: shares[z] if shares[z] is not None else 1.0)
-    named = (*CITY_ZONES, *BROKER_ZONES)
+    named = tuple(dict.fromkeys((own, *CITY_ZONES, *BROKER_ZONES)))
     ties = tuple(z for z in named if z not in (best, read_in) and shares[z] == shares[best])
     day = pl.col("w").dt.date()
     days, closed_days = frame.select(
@@ -358,7 +361,10 @@ def examine(
         share = float(g.select(closed_time(pl.col("ts"), cal).mean()).item())
         read_in = loaded.zone_of(f)
         fit = zone_fits(ts, read_in, cal) if naive and share > 0 else None
-        tried = (*CITY_ZONES, fit.best) if fit is not None else CITY_ZONES
+        # the FX brokers' clock fits the FX week's edges as New York does: tried for its
+        # calendar even when no bar is closed as read (4-hour bars of MetaTrader read as UTC)
+        brokers = BROKER_ZONES if cal == "fx_24x5" else ()
+        tried = (*CITY_ZONES, *brokers, *((fit.best,) if fit is not None else ()))
         clock = clock_fits(ts, interval, read_in, cal, tried) if naive else None
         if fit is not None and fit.clearly_better and not _clock_vetoes(clock, fit.best):
             line = (
