@@ -360,3 +360,24 @@ def test_broker_symbols_trade_through_the_fx_week(symbol: str, kind: str, curren
 @pytest.mark.parametrize("symbol", ["EURUSDX", "ESM", "AAPL"])
 def test_other_suffixes_are_no_broker_pair(symbol: str) -> None:
     assert resolve(symbol, warn=False).calendar != "fx_24x5"
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol", "asset_class", "calendar"),
+    [
+        ("^GSPC.csv", "^GSPC", "cash_index", "xnys"),  # was refused: no symbol in the name
+        ("^N225_daily.csv", "^N225", "cash_index", "xtks"),
+        ("CO1 Comdty.csv", "CO", "energy", "ice_europe"),  # Bloomberg's Brent: was CO1, 24x7
+        ("ES1 Index.csv", "ES", "equity_index", "cme_equity"),
+        ("XX1 Comdty.csv", "XX1", "unknown", "24x7"),  # no built-in root: as before
+        ("BRK-A.csv", "BRK-A", "stock", "xnys"),  # a share class: was BRK, both classes one
+        ("BRK.B_daily.csv", "BRK.B", "stock", "xnys"),
+    ],
+)
+def test_yahoo_indices_bloomberg_generics_and_share_classes(
+    name: str, symbol: str, asset_class: str, calendar: str
+) -> None:
+    guess = guess_from_name(Path(name))
+    assert guess.symbol == symbol
+    inst = resolve(guess.symbol, warn=False)
+    assert (inst.asset_class, inst.calendar) == (asset_class, calendar)

@@ -37,7 +37,13 @@ from datetime import timedelta
 from pathlib import Path
 
 from foxhunt.data.market.futures import FUTURES
-from foxhunt.data.market.instruments import CFD_BASES, CRYPTO, CRYPTO_QUOTES, FIAT
+from foxhunt.data.market.instruments import (
+    CFD_BASES,
+    CRYPTO,
+    CRYPTO_QUOTES,
+    FIAT,
+    futures_root,
+)
 from foxhunt.errors import DataError
 
 HISTDATA_TZ = "America/New_York"
@@ -102,6 +108,24 @@ _PERIOD_PREFIX = re.compile(
 )
 """A period before the symbol, as Alpha Vantage names its downloads (``daily_MSFT``)."""
 _LEADING = re.compile(r"[A-Za-z0-9]+")
+_YAHOO_INDEX = re.compile(r"\^[A-Za-z0-9]+")
+"""Yahoo's index names: ``^GSPC.csv``, ``^N225_daily.csv``."""
+_SHARE_CLASS = re.compile(r"^([A-Za-z]{1,5}[.\-][A-Za-z])(?=$|[_ ])")
+"""A share class after the ticker: ``BRK-A.csv``, ``BRK.B_daily.csv`` (not ``BRK``: two classes
+in one folder were one symbol, refused as interleaved)."""
+
+
+_BLOOMBERG = re.compile(r"\d (?:index|comdty|curncy)$", re.IGNORECASE)
+
+
+def _bloomberg_root(stem: str) -> str | None:
+    """The root of Bloomberg's generic name (``CO1 Comdty.csv``, ``ES1 Index.csv``) of a
+    built-in future, else None."""
+    if _BLOOMBERG.search(stem) is None:
+        return None
+    return futures_root(stem, FUTURES)
+
+
 _PERP_SUFFIX = re.compile(
     rf"[-_.](?:({'|'.join(CRYPTO_QUOTES)})[-_.])?(perp|swap)(?![a-z])", re.IGNORECASE
 )
@@ -266,6 +290,12 @@ def guess_from_name(path: Path) -> NameGuess:
     if continuous:
         root = (continuous.group(1) or continuous.group(2)).upper()
         return NameGuess(root, "the file name (a continuous contract)", None, _interval(whole))
+    if (root := _bloomberg_root(stem)) is not None:
+        return NameGuess(root, "the file name (a continuous contract)", None, _interval(whole))
+    if (yahoo := _YAHOO_INDEX.match(stem)) is not None:
+        return NameGuess(yahoo.group(0).upper(), "the file name", None, _interval(whole))
+    if (share := _SHARE_CLASS.match(stem)) is not None:
+        return NameGuess(share.group(1).upper(), "the file name", None, _interval(whole))
     m = _LEADING.match(stem)
     if not m:
         raise DataError(f"{path}: no symbol column and no symbol in the file name; pass --symbol")
