@@ -40,8 +40,8 @@ def test_a_frame_without_a_symbol_column_gets_the_one_given_or_is_refused() -> N
     with pytest.raises(InputError) as refused:
         to_polars(_bars())
     assert str(refused.value) == (
-        "bars DataFrame: no symbol column (symbol, ticker, instrument, raw_symbol, #ric, ric, instrument_id); "
-        "pass symbol='ES'"
+        "bars DataFrame: no symbol column (symbol, ticker, instrument, raw_symbol, #ric, ric, "
+        "contract, instrument_id); pass symbol='ES'"
     )
     kept = to_polars(_bars(ticker=["NQ"] * 3), symbol="ES")  # has one: `symbol` is ignored
     assert kept.columns == ["ts", "close", "ticker"]

@@ -252,8 +252,8 @@ def test_symbol_names_a_frame_without_a_symbol_column() -> None:
     with pytest.raises(InputError) as refused:
         read_bars(frame)
     assert str(refused.value) == (
-        "bars DataFrame: no symbol column (symbol, ticker, instrument, raw_symbol, #ric, ric, instrument_id); "
-        "pass symbol='ES'"
+        "bars DataFrame: no symbol column (symbol, ticker, instrument, raw_symbol, #ric, ric, "
+        "contract, instrument_id); pass symbol='ES'"
     )
     got = read_bars(frame, symbol="NQ")
     assert got.columns == BAR_COLUMNS

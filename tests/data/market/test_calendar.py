@@ -164,6 +164,21 @@ def test_ice_europe_trades_01_to_23_london_on_the_librarys_days() -> None:
     assert got == [utc(2024, 4, 1, 0, 0)]  # Easter Monday trades; 01:00 London (BST)
 
 
+def test_eurex_asian_hours_from_december_2018_and_no_24_or_31_december() -> None:
+    """The library opens Eurex at 08:00 every year and on 24 and 31 December until 12:30: a
+    FDAX file of today's hours (from 01:10 Frankfurt) was a third closed, and forecasts
+    targeted 24 December."""
+    assert not is_open(utc(2018, 12, 7, 0, 30), "eurex")  # 01:30 CET, before the change
+    assert is_open(utc(2018, 12, 10, 0, 10), "eurex")  # 01:10 CET, the first Asian session
+    assert not is_open(utc(2018, 12, 10, 0, 9), "eurex")
+    assert is_open(utc(2019, 6, 3, 23, 10), "eurex")  # 01:10 CEST
+    for day in (24, 31):
+        assert not is_open(utc(2018, 12, day, 9, 0), "eurex")
+        assert not is_open(utc(2021, 12, day, 9, 0), "eurex")
+    got = future_timestamps(utc(2018, 12, 21, 20, 55), 2, FIVE, "eurex")  # Friday 21:55 CET
+    assert got == [utc(2018, 12, 27, 0, 10), utc(2018, 12, 27, 0, 15)]  # Thursday 01:10 CET
+
+
 def test_ice_us_is_the_librarys() -> None:
     assert is_open(utc(2024, 3, 20, 14, 0), "ice_us")  # 10:00 New York
     assert not is_open(utc(2024, 3, 29, 14, 0), "ice_us")  # Good Friday

@@ -5,7 +5,8 @@ A calendar is a name (the ``calendar`` column of the instrument table) for a
 rolls over, the days per trading week, and where its sessions come from:
 
 - CME Globex product groups (equity, rates, FX, energy, metals, grains, crypto), Cboe futures,
-  Eurex, ICE US, NYSE and the cash markets of Xetra, London, Tokyo, Hong Kong, Sydney, India,
+  Eurex (with its Asian hours from 2018-12-10 and closed on 24 and 31 December:
+  :attr:`CalendarSpec.early_open`, :attr:`CalendarSpec.closed_dates`), ICE US, NYSE and the cash markets of Xetra, London, Tokyo, Hong Kong, Sydney, India,
   Singapore and Toronto come from ``pandas_market_calendars`` (holidays and early closes
   included; it builds on ``exchange_calendars``) — see docs/data.md, "Calendars", for why that
   library;
@@ -59,6 +60,12 @@ class CalendarSpec:
     local_hours: tuple[time, time] | None = None
     """Where set, ``source`` gives the trading days only, and each day trades from the first to
     the second wall-clock time in ``tz`` (the first after the second: from the evening before)."""
+    early_open: tuple[str, time] | None = None
+    """From that day on (``YYYY-MM-DD``), the library's sessions open at that wall-clock time in
+    ``tz`` instead (Eurex's Asian hours, 01:10 Frankfurt from 2018-12-10)."""
+    closed_dates: tuple[str, ...] = ()
+    """Days of the year (``MM-DD``) the market never trades, whatever the library says (Eurex's
+    24 and 31 December, which the library opens until 12:30)."""
 
 
 CALENDARS: dict[str, CalendarSpec] = {
@@ -72,7 +79,15 @@ CALENDARS: dict[str, CalendarSpec] = {
     "cme_crypto": CalendarSpec("America/Chicago", time(17), 5, "CME Globex Crypto", 23.0),
     "cme_livestock": CalendarSpec("America/Chicago", time(17), 5, "CMEGlobex_Livestock", 4.6),
     "cfe": CalendarSpec("America/Chicago", time(17), 5, "CFE", 6.75),
-    "eurex": CalendarSpec("Europe/Berlin", time(23), 5, "EUREX", 14.0),
+    "eurex": CalendarSpec(
+        "Europe/Berlin",
+        time(23),
+        5,
+        "EUREX",
+        14.0,
+        early_open=("2018-12-10", time(1, 10)),
+        closed_dates=("12-24", "12-31"),
+    ),
     "ice_europe": CalendarSpec("Europe/London", time(23), 5, "IEPA", 22.0, (time(1), time(23))),
     "ice_us": CalendarSpec("America/New_York", time(18), 5, "ICEUS", 22.0),
     "xnys": CalendarSpec("America/New_York", time(17), 5, "XNYS", 6.5),
@@ -204,7 +219,28 @@ def sessions(name: str = DEFAULT_CALENDAR) -> Sessions:
                 key, SPAN, lambda: _library_day_sessions(spec.source, spec.tz, spec.local_hours)
             )
         )
-    return Sessions(*cached_sessions(spec.source, SPAN, lambda: _library_sessions(spec.source)))
+    library = Sessions(*cached_sessions(spec.source, SPAN, lambda: _library_sessions(spec.source)))
+    return _amended(library, spec)
+
+
+def _amended(cal: Sessions, spec: CalendarSpec) -> Sessions:
+    """A library calendar's sessions with ``spec``'s closed dates dropped and its early open
+    applied (a trading day's first interval opens earlier)."""
+    if spec.closed_dates:
+        month_day = np.datetime_as_string(cal.day.astype("datetime64[D]"))
+        keep = ~np.isin(np.char.partition(month_day, "-")[:, 2], list(spec.closed_dates))
+        cal = Sessions(*(a[keep] for a in cal))
+    if spec.early_open is None:
+        return cal
+    since, at = spec.early_open
+    days = cal.day.astype("datetime64[D]")
+    local = days.astype("datetime64[us]") + np.timedelta64(at.hour * 60 + at.minute, "m")
+    early = _utc_us(local, spec.tz)
+    first = np.r_[True, cal.day[1:] != cal.day[:-1]]  # the day's first interval
+    moved = first & (days >= np.datetime64(since)) & (early < cal.opens)
+    opens = np.where(moved, early, cal.opens)
+    day_open = np.where(days >= np.datetime64(since), np.minimum(early, cal.day_open), cal.day_open)
+    return Sessions(opens, cal.closes, cal.day, day_open, cal.day_close)
 
 
 def locate(ts_us: np.ndarray, cal: Sessions) -> tuple[np.ndarray, np.ndarray]:
