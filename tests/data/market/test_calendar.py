@@ -179,6 +179,17 @@ def test_eurex_asian_hours_from_december_2018_and_no_24_or_31_december() -> None
     assert got == [utc(2018, 12, 27, 0, 10), utc(2018, 12, 27, 0, 15)]  # Thursday 01:10 CET
 
 
+def test_ice_softs_trade_by_day_on_ice_us_days() -> None:
+    """Coffee closes at 13:30 New York: forecasts from Friday's last bars targeted 13:30-13:39
+    on ice_us's 20:00-18:00 day."""
+    assert is_open(utc(2024, 3, 20, 7, 30), "ice_softs")  # 03:30 EDT
+    assert not is_open(utc(2024, 3, 20, 7, 29), "ice_softs")
+    assert not is_open(utc(2024, 3, 20, 18, 0), "ice_softs")  # 14:00 EDT
+    assert not is_open(utc(2024, 3, 29, 12, 0), "ice_softs")  # Good Friday
+    got = future_timestamps(utc(2024, 3, 22, 17, 55), 1, FIVE, "ice_softs")  # Fri 13:55 EDT
+    assert got == [utc(2024, 3, 25, 7, 30)]  # Monday 03:30 EDT
+
+
 def test_ice_us_is_the_librarys() -> None:
     assert is_open(utc(2024, 3, 20, 14, 0), "ice_us")  # 10:00 New York
     assert not is_open(utc(2024, 3, 29, 14, 0), "ice_us")  # Good Friday

@@ -37,9 +37,9 @@ def test_a_group_gives_each_root_its_row_and_the_groups_fields() -> None:
         ("FGBL", 0.01, 1000.0, "EUR", "rates", "eurex"),
         ("FSMI", 1.0, 10.0, "CHF", "equity_index", "eurex"),
         ("BRN", 0.01, 1000.0, "USD", "energy", "ice_europe"),
-        ("KC", 0.05, 375.0, "USD", "agriculture", "ice_us"),
-        ("SB", 0.01, 1120.0, "USD", "agriculture", "ice_us"),
-        ("CC", 1.0, 10.0, "USD", "agriculture", "ice_us"),
+        ("KC", 0.05, 375.0, "USD", "agriculture", "ice_softs"),
+        ("SB", 0.01, 1120.0, "USD", "agriculture", "ice_softs"),
+        ("CC", 1.0, 10.0, "USD", "agriculture", "ice_softs"),
         ("CT", 0.01, 500.0, "USD", "agriculture", "ice_us"),
         ("DX", 0.005, 1000.0, "USD", "currency", "ice_us"),
     ],
@@ -56,4 +56,4 @@ def test_published_specifications(
 def test_every_key_is_its_roots_name() -> None:
     assert (
         all(k == v.root for k, v in FUTURES.items()) and len(FUTURES) == 78
-    )  # 78 roots in 15 groups
+    )  # 78 roots in 16 groups

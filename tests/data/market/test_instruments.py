@@ -40,8 +40,8 @@ from foxhunt.errors import DataError
         ("CO1 Comdty", "CO", "energy", "ice_europe"),  # Bloomberg's Brent
         ("COIL", "COIL", "energy", "ice_europe"),  # Interactive Brokers'
         ("BRNZ24", "BRN", "energy", "ice_europe"),
-        ("KCH24", "KC", "agriculture", "ice_us"),
-        ("SB", "SB", "agriculture", "ice_us"),
+        ("KCH24", "KC", "agriculture", "ice_softs"),
+        ("SB", "SB", "agriculture", "ice_softs"),
         ("DX", "DX", "currency", "ice_us"),
         ("F.US.EPM18", "ES", "equity_index", "cme_equity"),  # CQG's names
         ("F.US.EP", "ES", "equity_index", "cme_equity"),

@@ -319,3 +319,24 @@ def test_four_hour_bars_on_the_fx_brokers_clock_are_named_by_it(tmp_path: Path) 
     )
     bars = read_bars(path, tz="America/New_York+07:00")
     assert bars["ts"][0] == datetime(2018, 2, 4, 22, tzinfo=UTC)  # 17:00 EST
+
+
+def test_a_stock_ticker_that_is_a_futures_root_is_named_as_read_as_the_future(
+    tmp_path: Path,
+) -> None:
+    """Zscaler's ``ZS`` with pre- and after-market bars (04:00-20:00 New York, in UTC) was
+    refused against the soybeans' calendar without a word that ``ZS`` was read as soybeans."""
+    new_york = ZoneInfo("America/New_York")
+    rows = []
+    for day in (8, 9, 10, 11, 12):  # January 2018
+        for k in range(0, 16 * 60, 5):
+            t = datetime(2018, 1, day, 4, tzinfo=new_york) + timedelta(minutes=k)
+            rows.append(f"{t.astimezone(UTC):%Y-%m-%dT%H:%M}Z,60,60.2,59.8,60.1,{1 + k % 50}\n")
+    path = tmp_path / "ZS.csv"
+    path.write_text("ts,open,high,low,close,volume\n" + "".join(rows))
+    with pytest.raises(DataError) as refused:
+        read_bars(path)
+    assert str(refused.value).endswith(
+        "('ZS' is read as the agriculture future ZS on calendar cme_grains: if it is a stock, "
+        "--instruments FILE names its market)"
+    )

@@ -297,7 +297,8 @@ def test_every_symbol_is_judged_on_its_own_in_symbol_order() -> None:
         "d.csv: symbol 'DDD': bars are 5min apart but the file name says 1min: the timestamps "
         "are misread (--ts-format) or the file is not what its name says (--allow-odd-times)",
         f"f.csv: symbol 'FFF': 75% of the bars fall in the closed hours of calendar xnys: "
-        f"{CLOSED_WHY}",
+        f"{CLOSED_WHY} (the market of 'FFF' is a guess, stock on calendar xnys: if it trades "
+        "elsewhere, --instruments FILE names its calendar and the clock may be right)",
         "g.csv: symbol 'GGG': first bar 1975-01-01 00:00:00+00:00 is before 1980: column 'Date' "
         f"{MISREAD_1980}",
     )

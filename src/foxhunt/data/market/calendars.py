@@ -90,6 +90,9 @@ CALENDARS: dict[str, CalendarSpec] = {
     ),
     "ice_europe": CalendarSpec("Europe/London", time(23), 5, "IEPA", 22.0, (time(1), time(23))),
     "ice_us": CalendarSpec("America/New_York", time(18), 5, "ICEUS", 22.0),
+    "ice_softs": CalendarSpec(
+        "America/New_York", time(18), 5, "ICEUS", 10.5, (time(3, 30), time(14))
+    ),
     "xnys": CalendarSpec("America/New_York", time(17), 5, "XNYS", 6.5),
     # cash markets elsewhere (their indices; any instrument through --instruments)
     "xetr": CalendarSpec("Europe/Berlin", time(20), 5, "XETR", 8.5),

@@ -170,19 +170,21 @@ FUTURES: dict[str, Instrument] = {
         "USD",
         {"BRN": (0.01, 1000.0, 80.0), "CO": (0.01, 1000.0, 80.0), "COIL": (0.01, 1000.0, 80.0)},
     ),
-    # ICE US softs (prices in US cents per pound, cocoa in dollars per tonne) and the dollar index
+    # ICE US softs (prices in US cents per pound, cocoa in dollars per tonne): coffee, sugar,
+    # cocoa and orange juice by day (03:30-14:00 New York between them), cotton from the evening
+    # before; and the dollar index
     **_group(
         "agriculture",
-        "ice_us",
+        "ice_softs",
         "USD",
         {
             "KC": (0.05, 375.0, 200.0),
             "SB": (0.01, 1120.0, 20.0),
             "CC": (1.0, 10.0, 8000.0),
-            "CT": (0.01, 500.0, 75.0),
             "OJ": (0.05, 150.0, 300.0),
         },
     ),
+    **_group("agriculture", "ice_us", "USD", {"CT": (0.01, 500.0, 75.0)}),
     **_group("currency", "ice_us", "USD", {"DX": (0.005, 1000.0, 104.0)}),
 }
 """Root -> :class:`~foxhunt.data.market.instruments.Instrument` (``root`` equals the key)."""

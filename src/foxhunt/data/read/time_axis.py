@@ -233,6 +233,9 @@ def _clock_vetoes(clock: ClockFit | None, zone: str) -> bool:
     return clock.breaks_sessions(zone) or (clock.clearly_better and zone not in clock.best)
 
 
+_STOCK_LIKE = re.compile(r"^[A-Z]{1,5}$")
+
+
 def _guessed_market(
     symbol: str, calendar: str, instruments: Mapping[str, Instrument] | None
 ) -> str:
@@ -247,6 +250,22 @@ def _guessed_market(
     return (
         f" (the market of '{symbol}' is a guess, {kind} on calendar {calendar}: if it trades "
         "elsewhere, --instruments FILE names its calendar and the clock may be right)"
+    )
+
+
+def _root_as_ticker(symbol: str, instruments: Mapping[str, Instrument] | None) -> str:
+    """For a bare built-in futures root that is also a stock's ticker (``ZS``: Zscaler, ``HE``:
+    Hawaiian Electric) whose bars no zone fits: a note that it was read as the future; else
+    ``""``."""
+    key = symbol.strip().upper()
+    found = lookup(symbol, instruments)
+    if found is None or key in (instruments or {}) or key != found.root:
+        return ""
+    if not _STOCK_LIKE.match(key):
+        return ""
+    return (
+        f" ('{symbol}' is read as the {found.asset_class} future {found.root} on calendar "
+        f"{found.calendar}: if it is a stock, --instruments FILE names its market)"
     )
 
 
@@ -406,6 +425,7 @@ def examine(
                 f"{where}: {share:.0%} of the bars fall in the closed hours of calendar {cal}"
                 ": timestamps in another zone (--tz) or a market with other hours "
                 f"(--instruments FILE sets its calendar), or {ODD_TIMES_FLAG}"
+                f"{guess or _root_as_ticker(str(sym), instruments)}"
             )
     return TimeAxisFindings(tuple(out), tuple(kept))
 
