@@ -117,3 +117,26 @@ def test_a_volume_read_past_makes_the_verdict_suspicious(
     bars.rename({"volume": "NumberOfTrades"}).write_csv(path)
     assert main(["data", "inspect", str(path), "--json"]) == 0
     assert _json(capsys)["verdict"] == "valid"  # no column named like a volume
+
+
+def test_dates_that_read_both_ways_make_the_verdict_suspicious(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One day of ``05/03/2018`` (5 March, a cTrader export) read month-first as 3 May with a
+    verdict of valid: the doubt was a log line only. Several days decide by their span."""
+    rows = "".join(f"05/03/2018 10:{m:02d}:00,1.2,1.21,1.19,1.2,5\n" for m in range(30))
+    path = tmp_path / "BTCUSD.csv"
+    path.write_text("Time,Open,High,Low,Close,Volume\n" + rows)
+    assert main(["data", "inspect", str(path), "--json"]) == 0
+    r = _json(capsys)
+    assert r["verdict"] == "suspicious"
+    assert r["warnings"] == [
+        f"{path}: the dates of 'Time' read both day-first and month-first over the same span: "
+        "read as %m/%d/%Y %H:%M:%S; --ts-format '%d/%m/%Y %H:%M:%S' reads them the other way"
+    ]
+    days = "".join(
+        f"{d:02d}/03/2018 {h}:00:00,1.2,1.21,1.19,1.2,5\n" for d in range(1, 13) for h in (10, 11)
+    )
+    path.write_text("Time,Open,High,Low,Close,Volume\n" + days)
+    assert main(["data", "inspect", str(path), "--json"]) == 0
+    assert _json(capsys)["verdict"] == "valid"  # 12 days day-first, 11 months month-first

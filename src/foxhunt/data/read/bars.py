@@ -110,6 +110,8 @@ class LoadedBars:
     tz: str = "UTC"
     zones: tuple[str, ...] = field(default=())
     guesses: tuple[tuple[str, ...], ...] = field(default=())
+    doubts: tuple[tuple[str, ...], ...] = field(default=())
+    """Per file, guesses nothing in it could decide (both date orders read every date)."""
     claims: tuple[timedelta | None, ...] = field(default=())
     options: ReadOptions = field(default_factory=ReadOptions)
 
@@ -177,6 +179,7 @@ def load_bars(
         tz=parse_zone(opts.tz).name if opts.tz else "UTC",
         zones=tuple(r.zone for r in reads),
         guesses=tuple(r.guesses for r in reads),
+        doubts=tuple(r.doubts for r in reads),
         claims=tuple(r.claim for r in reads),
         options=opts,
     )

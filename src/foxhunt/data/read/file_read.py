@@ -281,6 +281,8 @@ class FileRead:
     claim: timedelta | None
     ignored: tuple[str, ...] = ()
     """Columns of the file that were not read (logged once per folder by the caller)."""
+    doubts: tuple[str, ...] = ()
+    """Guesses nothing in the file could decide (``data inspect``: warnings, not guesses)."""
 
 
 def read_file(
@@ -397,7 +399,14 @@ def _normalise_as(
             opts.tz,
             spell["ts"],
         )
-    if times.format is not None:
+    doubts: list[str] = []
+    if times.other is not None:
+        doubts.append(
+            f"{path}: the dates of '{spell['ts']}' read both day-first and month-first over the "
+            f"same span: read as {times.format}; --ts-format '{times.other}' reads them the "
+            "other way"
+        )  # logged where it was found (timestamps); a warning of data inspect's report
+    elif times.format is not None:
         guesses.append(f"'{spell['ts']}' read as {times.format}; --ts-format to change")
     if opts.symbol is not None:
         if cols.symbol is not None:
@@ -474,4 +483,6 @@ def _normalise_as(
     if (cols.symbol is None and opts.symbol is None) or table_kind(path) == "dbn":
         df = split_contracts(df)
     claim = name.interval if name else _claimed_interval(path)
-    return FileRead(df, spell, cols.extra, times.naive, zone, tuple(guesses), claim, ignored)
+    return FileRead(
+        df, spell, cols.extra, times.naive, zone, tuple(guesses), claim, ignored, tuple(doubts)
+    )

@@ -278,6 +278,7 @@ def inspect_report(
         f"{s['symbol']}: {s['closed_hours_warning']}" for s in symbols if s["closed_hours_warning"]
     ]
     warnings += _unread_volumes(loaded)
+    warnings += [d for per_file in loaded.doubts for d in per_file]
     verdict = "invalid" if error else "suspicious" if warnings else "valid"
     short = [s["symbol"] for s in symbols if s["bars"] <= WARMUP + DEFAULT_HORIZON]
     return {

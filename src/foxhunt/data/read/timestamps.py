@@ -57,6 +57,9 @@ class Times:
     expr: pl.Expr
     naive: bool
     format: str | None = None
+    other: str | None = None
+    """The other date order's format where both read every date and nothing decided between
+    them (a file of one day of ``05/03/2018``): a guess the user should see."""
 
 
 def _epoch_unit(value: float) -> str:
@@ -165,8 +168,9 @@ def _parsed_count(head: pl.Series, fmt: str) -> int:
 
 def _text_formats(
     lf: pl.LazyFrame, text: pl.Expr, sample: str, dayfirst: bool | None, where: str
-) -> tuple[pl.Expr, str] | None:
-    """The candidate format parsing the most values, or None when none parses any of the head."""
+) -> tuple[pl.Expr, str, str | None] | None:
+    """The candidate format parsing the most values, and the other date order's format where
+    both fit and nothing decided; None when none parses any of the head."""
     dates = (*_YEAR_FIRST, *_MONTH_FIRST, *_DAY_FIRST, *_NAMED_MONTH)
     formats = [d + t for d in dates for t in _TIMES]
     head = lf.select(text).head(_HEAD).collect().to_series()
@@ -184,6 +188,7 @@ def _text_formats(
         fits = [f for f, n in zip(fits, nulls.row(0), strict=True) if n == best]
     if any("%y" in f for f in fits):  # "01/04/10" fits %Y too, as the year 10
         fits = [f for f in fits if f.replace("%Y", "%y") == f or f.replace("%Y", "%y") not in fits]
+    other = None
     if len(fits) > 1:
         day = _convention(sample) if dayfirst is None else dayfirst
         if dayfirst is None and {f[:2] for f in fits} >= {"%d", "%m"}:
@@ -202,7 +207,7 @@ def _text_formats(
                 )
         fits = [f for f in fits if (f[:2] == "%d") == day] or fits
     log.debug("timestamps in %s read with format %r", where, fits[0])
-    return text.str.to_datetime(fits[0], time_unit="us", strict=False), fits[0]
+    return text.str.to_datetime(fits[0], time_unit="us", strict=False), fits[0], other
 
 
 SPAN_RATIO = 2.0
@@ -421,10 +426,10 @@ def _text_times(
     dated_only = not re.search(r"\d[ T]\d", sample)
     found = None if _ISO.match(sample) else _text_formats(lf, text, sample, dayfirst, where)
     if found is None:
-        parsed, fmt = text.str.to_datetime(time_unit="us", strict=False), None
+        parsed, fmt, other = text.str.to_datetime(time_unit="us", strict=False), None, None
     else:
-        parsed, fmt = found
-    return Times(local_to_utc(parsed, tz), naive=not dated_only, format=fmt)
+        parsed, fmt, other = found
+    return Times(local_to_utc(parsed, tz), naive=not dated_only, format=fmt, other=other)
 
 
 def timestamp_expr(
