@@ -161,7 +161,6 @@ def test_a_tradingview_file_reads_its_symbol_from_the_name(tmp_path: Path) -> No
         ),
         ("F_CL.txt", NameGuess("F_CL", "Quantiacs' file name (F_ROOT)")),
         ("ES_FUT_daily.csv.gz", NameGuess("ES", "the file name", None, timedelta(days=1))),
-        ("daily.csv", NameGuess("DAILY", "the file name", None, timedelta(days=1))),
         ("aapl.us.txt", NameGuess("AAPL", "the file name")),
         ("AAPL.US_5m.csv", NameGuess("AAPL", "the file name", None, timedelta(minutes=5))),
     ],
@@ -202,10 +201,39 @@ def test_a_file_named_for_its_date_takes_its_folders_symbol(
     assert (guess.symbol, guess.how) == (symbol, how)
 
 
-@pytest.mark.parametrize("path", ["data/2024-01.csv", "tmp/2024/01.csv", "2024-01.csv"])
+@pytest.mark.parametrize(
+    "path", ["data/2024-01.csv", "tmp/2024/01.csv", "2024-01.csv", "daily.csv", "data/part-0.csv"]
+)
 def test_a_dated_file_in_a_folder_that_names_no_symbol_asks_for_it(path: str) -> None:
-    with pytest.raises(DataError, match=r"the file name is a date; pass --symbol"):
+    with pytest.raises(DataError) as refused:
         guess_from_name(Path("/") / path)
+    assert str(refused.value) == (
+        f"{Path('/') / path}: no symbol column, and the file name says nothing of the symbol (a "
+        "date, a part of a dataset, a generic name); pass --symbol (or name the folder for the "
+        "symbol)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "symbol", "how"),
+    [  # were the symbols 0A1B2C..., PART, DATA, CHUNK, PART1, PRICES
+        ("ds/symbol=ES/0a1b2c3d4e5f60718293a4b5c6d7e8f9-0.parquet", "ES", "the partition folder 'symbol=ES'"),
+        ("BTC-PERP/year=2022/0a1b2c3d4e5f60718293a4b5c6d7e8f9-0.parquet", "BTC-PERP", "the name of the folder 'BTC-PERP'"),
+        ("F_ES.parquet/part-00000-1f2e3d4c-5b6a-7980-a1b2-c3d4e5f6a7b8-c000.snappy.parquet", "F_ES", "the name of the folder 'F_ES.parquet'"),
+        ("F_ES/part-0.parquet", "F_ES", "the name of the folder 'F_ES'"),
+        ("AAPL/data.csv", "AAPL", "the name of the folder 'AAPL'"),
+        ("AAPL/chunk_001.csv", "AAPL", "the name of the folder 'AAPL'"),
+        ("bars.zip/BTC-PERP/part1.csv", "BTC-PERP", "the name of the folder 'BTC-PERP'"),
+        ("AAPL/ohlcv-1m.csv", "AAPL", "the name of the folder 'AAPL'"),
+        ("prices_ES.csv", "ES", "the file name"),
+        ("ABCDEF1.csv", "ABCDEF1", "the file name"),  # letters a-f and digits: no uuid
+    ],
+)  # fmt: skip
+def test_a_part_of_a_dataset_takes_its_folders_symbol(path: str, symbol: str, how: str) -> None:
+    """pandas' ``partition_cols``, pyarrow's ``write_to_dataset``, Spark's ``part-00000-...``
+    and generic names (``data.csv``) said nothing of the symbol and were read as one."""
+    guess = guess_from_name(Path("/x") / path)
+    assert (guess.symbol, guess.how) == (symbol, how)
 
 
 def test_a_folder_of_monthly_files_reads_as_one_symbol(tmp_path: Path) -> None:

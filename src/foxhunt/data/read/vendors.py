@@ -206,9 +206,44 @@ _GENERIC_FOLDERS = frozenset(
 """Folder names that say nothing of the symbol: a dated file in one is refused."""
 
 
+_NAMELESS_WORDS = frozenset(
+    "part chunk file batch data bars ohlc ohlcv candles klines export download prices output "
+    "snappy gz".split()
+)
+"""Words of file names that say nothing of the symbol: a dataset's parts (Spark's
+``part-00000-<uuid>-c000.snappy``), a download's generic name (``data.csv``, ``chunk_001``)."""
+_UUID = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32}|c\d{3}",
+    re.IGNORECASE,
+)
+"""A uuid (Spark's and pyarrow's part files), or Spark's ``c000``."""
+
+
+def _nameless_token(token: str) -> bool:
+    return (
+        token.rstrip("0123456789") in _NAMELESS_WORDS  # part1, chunk001
+        or token.isdigit()
+        or _interval(token) is not None
+    )
+
+
+_PARTITION = re.compile(r"^(symbol|ticker|instrument|year|month|day|date)=(.+)$", re.IGNORECASE)
+"""A hive partition folder (``symbol=ES``, ``year=2024``): the symbol's value, or a date's."""
+
+
+def _nameless(stem: str) -> bool:
+    """Whether a file's name says nothing of the symbol: a date, or only generic words, numbers,
+    pieces of a uuid and intervals (``part-0``, ``data.csv``, ``<uuid>-0``, ``daily.csv``)."""
+    if _DATED.fullmatch(stem):
+        return True
+    tokens = [t for t in _TOKEN.split(_UUID.sub(" ", stem).lower()) if t]
+    return bool(tokens) and all(_nameless_token(t) for t in tokens)
+
+
 def _from_folder(path: Path) -> NameGuess:
     """The guess of the nearest folder (or zip archive) above ``path`` whose name is no date
-    (of the three nearest).
+    (of the three nearest): a hive partition's ``symbol=ES`` gives ``ES``, ``year=2024`` is
+    passed over, a Spark dataset ``ES.parquet/`` gives ``ES``.
 
     Raises:
         DataError: that name says nothing of the symbol (``data``, ``tmp``: :data:`_GENERIC_FOLDERS`),
@@ -216,17 +251,22 @@ def _from_folder(path: Path) -> NameGuess:
     """
     for parent in list(path.parents)[:3]:
         name = parent.name
-        stem = name[: -len(".zip")] if name.lower().endswith(".zip") else name
-        if _DATED.fullmatch(stem):
+        stem = re.sub(r"\.(zip|parquet|pq)$", "", name, flags=re.IGNORECASE)
+        if (part := _PARTITION.match(stem)) is not None:
+            if part.group(1).lower() in ("year", "month", "day", "date"):
+                continue
+            return NameGuess(part.group(2).upper(), f"the partition folder {name!r}")
+        if _nameless(stem):
             continue
         if not _LEADING.search(stem) or stem.lower() in _GENERIC_FOLDERS:
             break
         guess = guess_from_name(parent.with_name(f"{stem}.csv"))
-        how = f"the name of {'the zip archive' if stem != name else 'the folder'} {name!r}"
+        kind = "the zip archive" if name.lower().endswith(".zip") else "the folder"
+        how = f"the name of {kind} {name!r}"
         return replace(guess, how=how, interval=guess.interval or _interval(path.stem))
     raise DataError(
-        f"{path}: no symbol column, and the file name is a date; pass --symbol (or name the "
-        "folder for the symbol)"
+        f"{path}: no symbol column, and the file name says nothing of the symbol (a date, a "
+        "part of a dataset, a generic name); pass --symbol (or name the folder for the symbol)"
     )
 
 
@@ -244,6 +284,8 @@ def guess_from_name(path: Path) -> NameGuess:
         if m:
             interval = timedelta(minutes=1) if m.group(2).upper() == "M1" else None
             return NameGuess(m.group(1).upper(), "histdata's file name", HISTDATA_TZ, interval)
+    if _nameless(stem):  # ES/part-0.parquet, symbol=ES/<uuid>-0.parquet, ES/data.csv: the folder's
+        return _from_folder(path)
     if quantiacs := _QUANTIACS.match(stem):
         root = f"F_{quantiacs.group(1)}"
         return NameGuess(root, "Quantiacs' file name (F_ROOT)", None, _interval(stem))
@@ -296,8 +338,9 @@ def guess_from_name(path: Path) -> NameGuess:
         return NameGuess(yahoo.group(0).upper(), "the file name", None, _interval(whole))
     if (share := _SHARE_CLASS.match(stem)) is not None:
         return NameGuess(share.group(1).upper(), "the file name", None, _interval(whole))
-    m = _LEADING.match(stem)
-    if not m:
+    # the first run of letters and digits that is no generic word (prices_ES.csv: ES)
+    m = next((r for r in _LEADING.finditer(stem) if not _nameless_token(r.group(0).lower())), None)
+    if m is None:
         raise DataError(f"{path}: no symbol column and no symbol in the file name; pass --symbol")
     symbol = m.group(0).upper()
     perp = _PERP_SUFFIX.match(stem, m.end())
