@@ -340,3 +340,25 @@ def test_a_stock_ticker_that_is_a_futures_root_is_named_as_read_as_the_future(
         "('ZS' is read as the agriculture future ZS on calendar cme_grains: if it is a stock, "
         "--instruments FILE names its market)"
     )
+
+
+@pytest.mark.parametrize(("spell", "header"), [("%Y%m%d", "DATE"), ("%Y-%m-%d", "Date")])
+def test_dates_written_before_1980_are_what_they_say(
+    tmp_path: Path, spell: str, header: str
+) -> None:
+    """A daily series from 1970 (yyyymmdd or ISO) was refused as misread (the floor is for
+    epoch counts), and the --ts-format the refusal named was refused too."""
+    days = [datetime(1970, 1, 5, tzinfo=UTC) + timedelta(days=d) for d in range(400)]
+    days = [d for d in days if d.weekday() < 5]
+    rows = "".join(
+        f"{d.strftime(spell)},90.5,91,90,90.5,{100 + i % 7}\n" for i, d in enumerate(days)
+    )
+    path = tmp_path / "SPX.csv"
+    path.write_text(f"{header},Open,High,Low,Close,Volume\n" + rows)
+    assert read_bars(path)["ts"][0] == datetime(1970, 1, 5, tzinfo=UTC)
+    counted = "".join(
+        f"{int(d.timestamp())},90.5,91,90,90.5,5\n" for d in days
+    )  # the same days as epoch seconds: 1970 from a count is a misread
+    path.write_text("time,open,high,low,close,volume\n" + counted)
+    with pytest.raises(DataError, match="is before 1980: column 'time' is misread"):
+        read_bars(path)

@@ -112,6 +112,9 @@ class LoadedBars:
     guesses: tuple[tuple[str, ...], ...] = field(default=())
     doubts: tuple[tuple[str, ...], ...] = field(default=())
     """Per file, guesses nothing in it could decide (both date orders read every date)."""
+    counted: tuple[bool, ...] = field(default=())
+    """Per file, whether its times were counts from an epoch (a bar in 1970 is a misread), not
+    dates written as dates; empty: all were."""
     claims: tuple[timedelta | None, ...] = field(default=())
     options: ReadOptions = field(default_factory=ReadOptions)
 
@@ -180,6 +183,7 @@ def load_bars(
         zones=tuple(r.zone for r in reads),
         guesses=tuple(r.guesses for r in reads),
         doubts=tuple(r.doubts for r in reads),
+        counted=tuple(r.counted for r in reads),
         claims=tuple(r.claim for r in reads),
         options=opts,
     )

@@ -283,6 +283,10 @@ class FileRead:
     """Columns of the file that were not read (logged once per folder by the caller)."""
     doubts: tuple[str, ...] = ()
     """Guesses nothing in the file could decide (``data inspect``: warnings, not guesses)."""
+    counted: bool = True
+    """The times were counts from an epoch (numbers, or typed timestamps a writer may have
+    built from numbers in the wrong unit): a bar in 1970 is a misread. False for dates written
+    as dates (``1970-01-02``, ``19700102``), which are what they say."""
 
 
 def read_file(
@@ -483,6 +487,18 @@ def _normalise_as(
     if (cols.symbol is None and opts.symbol is None) or table_kind(path) == "dbn":
         df = split_contracts(df)
     claim = name.interval if name else _claimed_interval(path)
+    written = times.format is not None and not times.format.startswith("epoch")
+    typed = cols.ts is not None and schema[cols.ts] not in (pl.String, pl.Date)
+    counted = not written and (typed or (times.format or opts.ts_format or "").startswith("epoch"))
     return FileRead(
-        df, spell, cols.extra, times.naive, zone, tuple(guesses), claim, ignored, tuple(doubts)
+        df,
+        spell,
+        cols.extra,
+        times.naive,
+        zone,
+        tuple(guesses),
+        claim,
+        ignored,
+        tuple(doubts),
+        counted,
     )

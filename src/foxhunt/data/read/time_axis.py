@@ -4,7 +4,8 @@ A file can be valid bar by bar and still be read wrong: ``19900102`` taken as ep
 (bars 1 s apart in 1970), a fixed-EST clock read as UTC (FX bars in the weekend), a 1-minute
 file read as one bar a day. Per symbol, after validation (:func:`examine`):
 
-* ``years``: a bar before 1980 or after tomorrow (:data:`EARLIEST`, :data:`FUTURE_SLACK`);
+* ``years``: a bar before 1980 (epoch counts; dates written as dates: before 1900) or after
+  tomorrow (:data:`EARLIEST`, :data:`EARLIEST_WRITTEN`, :data:`FUTURE_SLACK`);
 * ``interval``: the bar interval differs from the one the file name claims (``M1``, ``5min``,
   :mod:`foxhunt.data.read.vendors`), or one bar per trading day where the name claims intraday bars;
 * ``closed``: more than :data:`CLOSED_SHARE_MAX` of the bars fall where the symbol's calendar
@@ -56,6 +57,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EARLIEST = datetime(1980, 1, 1, tzinfo=UTC)
+EARLIEST_WRITTEN = datetime(1900, 1, 1, tzinfo=UTC)
+"""The floor of dates written as dates (``1970-01-02``, ``19700102``): they are what they say
+(the S&P 500 from 1950, a daily future from 1970); :data:`EARLIEST` is for epoch counts."""
 """No bar file of electronic markets starts before this; earlier bars are a misread clock."""
 FUTURE_SLACK = timedelta(days=1)
 """A bar later than now + this is a misread clock (or a typo such as 2099)."""
@@ -332,10 +336,11 @@ def examine(
         ts = g["ts"]
         first, last = ts[0], ts[-1]
         read = f"'{loaded.spellings[f].get('ts', 'ts')}'"
+        counted = loaded.counted[f] if loaded.counted else True
         if first < EARLIEST and (lean := _times_of_day(loaded.files[f], ts)):
             out.append(f"{where}: column {read} {lean}")
             continue
-        if first < EARLIEST:
+        if first < (EARLIEST if counted else EARLIEST_WRITTEN):
             out.append(
                 f"{where}: first bar {first} is before 1980: column {read} is misread (dates "
                 "taken as epoch seconds, or the wrong epoch unit); --ts-format (yyyymmdd, "
