@@ -102,3 +102,43 @@ def test_subfolders_are_named_in_a_warning_and_read_with_a_recursive_glob(
         f"{tmp_path}: subfolders not read (a directory is read without them): more;" in caplog.text
     )
     assert resolve_table_paths(f"{tmp_path}/**/*.csv") == [es, nq]
+
+
+def test_files_not_read_beside_the_bars_are_named(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Half the bars in a .feather or .csv.bz2 beside a .csv, a parquet in a zip beside its
+    CSV: read without them and without a word. A vendor's metadata.json is no bars."""
+    for name in ("ES-1.csv", "ES-2.feather", "ES-3.csv.bz2", "metadata.json", "README.txt"):
+        (tmp_path / name).write_text("x")
+    with caplog.at_level(logging.WARNING):
+        assert resolve_table_paths(tmp_path) == [tmp_path / "ES-1.csv"]
+    assert caplog.messages == [
+        f"{tmp_path}: 2 files not read: ES-2.feather, ES-3.csv.bz2; only .parquet, .pq, .csv, "
+        ".txt, .tsv, .csv.gz, .zip, .dbn, .dbn.zst, .xlsx, .xlsm, .xls, .xlsb, .ods files are "
+        "read (write the others as CSV or parquet)"
+    ]
+    archive = tmp_path / "zipped" / "ES.zip"
+    archive.parent.mkdir()
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("ES-1.csv", "x")
+        z.writestr("ES-2.parquet", "x")
+        z.writestr("notes/README.md", "x")
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        assert resolve_table_paths(archive) == [archive / "ES-1.csv"]
+    assert caplog.messages == [
+        f"{archive}: 1 file not read: ES-2.parquet; only its delimited-text files (.csv, .tsv, "
+        ".txt, .csv.gz) are read (extract the others, or write them as CSV)"
+    ]
+
+
+def test_a_directory_of_partition_folders_names_the_glob(tmp_path: Path) -> None:
+    (tmp_path / "ds" / "symbol=ES").mkdir(parents=True)
+    (tmp_path / "ds" / "symbol=ES" / "part-0.parquet").write_text("x")
+    with pytest.raises(DataError) as refused:
+        resolve_table_paths(tmp_path / "ds")
+    assert str(refused.value).endswith(
+        f"file; its subfolders (symbol=ES) hold bars: the glob '{tmp_path / 'ds'}/**/*' reads "
+        "them (each takes its folder's symbol, symbol=ES gives ES)"
+    )

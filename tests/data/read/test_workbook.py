@@ -4,12 +4,14 @@ here with xlsxwriter: Excel dates, numbers, a title above the header, several sh
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+from foxhunt.cli import main
 from foxhunt.data.read.bars import read_bars
 from foxhunt.data.read.files import resolve_table_paths, table_kind
 from foxhunt.data.read.row_count import estimate_rows
@@ -156,3 +158,25 @@ def test_which_sheet_is_said_only_when_there_is_a_choice(
             assert caplog.text == "", case
         else:
             assert said in caplog.text, (case, caplog.text)
+
+
+def test_a_summary_sheet_first_is_passed_over_and_other_sheets_of_bars_are_named(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A summary table (Symbol, Start, End, Bars) before the bars was taken for the bars
+    (refused: no open column); a second sheet of bars was dropped without a word."""
+    summary = [["Symbol", "Start", "End", "Bars"], ["ES", "2024-01-02", "2024-01-02", 6]]
+    bars = [list(HEADER), *_bars_rows()]
+    book = _book(
+        tmp_path / "ES.xlsx", {"Summary": summary, "Jan": bars, "Feb": bars, "Notes": [["x"]]}
+    )
+    with caplog.at_level(logging.WARNING):
+        frame = read_workbook(book)
+    assert frame.columns == list(HEADER) and frame.height == 6
+    assert caplog.messages == [
+        f"{book}: sheet 'Jan' read; sheet 'Feb' holds bars too and is not read: save each as "
+        "its own file, or the bars of every symbol in one sheet with a symbol column"
+    ]
+    assert main(["data", "inspect", str(book), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"] == "suspicious" and report["warnings"] == [caplog.messages[0]]

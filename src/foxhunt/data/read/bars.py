@@ -111,7 +111,7 @@ class LoadedBars:
     zones: tuple[str, ...] = field(default=())
     guesses: tuple[tuple[str, ...], ...] = field(default=())
     doubts: tuple[tuple[str, ...], ...] = field(default=())
-    """Per file, guesses nothing in it could decide (both date orders read every date)."""
+    """Per file, what ``data inspect``'s report warns of (:attr:`FileRead.doubts`)."""
     counted: tuple[bool, ...] = field(default=())
     """Per file, whether its times were counts from an epoch (a bar in 1970 is a misread), not
     dates written as dates; empty: all were."""

@@ -282,7 +282,8 @@ class FileRead:
     ignored: tuple[str, ...] = ()
     """Columns of the file that were not read (logged once per folder by the caller)."""
     doubts: tuple[str, ...] = ()
-    """Guesses nothing in the file could decide (``data inspect``: warnings, not guesses)."""
+    """What ``data inspect``'s report warns of (not guesses): dates both orders read alike, a
+    workbook's sheets of bars not read."""
     counted: bool = True
     """The times were counts from an epoch (numbers, or typed timestamps a writer may have
     built from numbers in the wrong unit): a bar in 1970 is a misread. False for dates written
@@ -403,7 +404,7 @@ def _normalise_as(
             opts.tz,
             spell["ts"],
         )
-    doubts: list[str] = []
+    doubts: list[str] = list(scanned.notes)
     if times.other is not None:
         doubts.append(
             f"{path}: the dates of '{spell['ts']}' read both day-first and month-first over the "

@@ -89,6 +89,38 @@ def is_readable(path: Path) -> bool:
     return path.is_file() or zip_member(path) is not None
 
 
+_DATA_LIKE = (
+    ".parquet", ".pq", ".zip", ".dbn", ".zst", ".feather", ".arrow", ".ipc", ".json", ".jsonl",
+    ".ndjson", ".bz2", ".xz", ".gz", ".h5", ".hdf5", ".pkl", ".pickle", ".tar", ".tgz", ".7z",
+    ".db", ".sqlite", ".sqlite3", ".numbers", *WORKBOOK_SUFFIXES,
+)  # fmt: skip
+"""Endings of files that may hold bars: one left unread beside the bars read is named."""
+_METADATA = ("metadata.json", "symbology.json", "condition.json", "manifest.json")
+"""Files a vendor writes beside its bars (Databento's batch downloads): never bars."""
+
+
+def _warn_unread(where: Path, names: list[str], what: str, advice: str) -> None:
+    """One warning naming the files in ``where`` that look like data but are not read."""
+    unread = [
+        n
+        for n in names
+        if Path(n).name.lower().endswith(_DATA_LIKE)
+        and Path(n).name.lower() not in _METADATA
+        and not Path(n).name.lower().startswith(_NOT_BARS)
+    ]
+    if unread:
+        shown = ", ".join(unread[:5]) + (", ..." if len(unread) > 5 else "")
+        log.warning(
+            "%s: %d file%s not read: %s; only %s are read (%s)",
+            where,
+            len(unread),
+            "s" if len(unread) > 1 else "",
+            shown,
+            what,
+            advice,
+        )
+
+
 def _zip_members(archive: Path) -> list[Path]:
     """The delimited-text files inside ``archive`` (see the module docstring)."""
     try:
@@ -96,12 +128,17 @@ def _zip_members(archive: Path) -> list[Path]:
             names = [i.filename for i in z.infolist() if not i.is_dir()]
     except (OSError, zipfile.BadZipFile) as e:
         raise DataError(f"{archive}: cannot read the zip archive ({e})") from e
+    names = [n for n in names if not n.startswith("__MACOSX/")]
+    _warn_unread(
+        archive,
+        [n for n in names if table_kind(Path(n)) != "csv"],
+        "its delimited-text files (.csv, .tsv, .txt, .csv.gz)",
+        "extract the others, or write them as CSV",
+    )
     names = [
         n
         for n in names
-        if not n.startswith("__MACOSX/")
-        and not Path(n).name.lower().startswith(_NOT_BARS)
-        and table_kind(Path(n)) == "csv"
+        if not Path(n).name.lower().startswith(_NOT_BARS) and table_kind(Path(n)) == "csv"
     ]
     tables = [n for n in names if not n.lower().endswith(".txt")]
     chosen = tables or names
@@ -150,8 +187,10 @@ def resolve_table_paths(path: str | Path) -> list[Path]:
     if p.is_dir():
         files = sorted(f for f in p.iterdir() if _bars_file(f))
         if not files:
-            raise DataError(f"{p}: directory holds no {_NAMES} file")
+            raise DataError(f"{p}: directory holds no {_NAMES} file{_hive_hint(p)}")
         _warn_of_subfolders(p)
+        others = sorted(f.name for f in p.iterdir() if f.is_file() and table_kind(f) is None)
+        _warn_unread(p, others, f"{_NAMES} files", "write the others as CSV or parquet")
         return _expand(files)
     if zip_member(p) is not None:
         archive, member = zip_member(p)  # type: ignore[misc]
@@ -165,6 +204,19 @@ def resolve_table_paths(path: str | Path) -> list[Path]:
         hint = _SAVE_AS.get(p.suffix.lower(), "")
         raise DataError(f"{p}: unsupported file type {p.suffix!r} (use {_NAMES}){hint}")
     return _expand([p])
+
+
+def _hive_hint(folder: Path) -> str:
+    """For a directory of subfolders with bars only (a hive-partitioned dataset,
+    ``symbol=ES/``): how to read them."""
+    nested = sorted(d.name for d in folder.iterdir() if d.is_dir() and not d.name.startswith("."))
+    if not any(any(_bars_file(f) for f in (folder / d).rglob("*")) for d in nested):
+        return ""
+    return (
+        f"; its subfolders ({', '.join(nested[:3])}{', ...' if len(nested) > 3 else ''}) hold "
+        f"bars: the glob '{folder}/**/*' reads them (each takes its folder's symbol, "
+        "symbol=ES gives ES)"
+    )
 
 
 def _warn_of_subfolders(folder: Path) -> None:

@@ -22,7 +22,7 @@ from foxhunt.data.read.csv_dialect import (
 )
 from foxhunt.data.read.dbn import read_dbn
 from foxhunt.data.read.files import table_kind, zip_member
-from foxhunt.data.read.workbook import read_workbook
+from foxhunt.data.read.workbook import read_workbook_sheets
 from foxhunt.errors import DataError
 
 
@@ -37,6 +37,8 @@ class Scanned:
 
     lf: pl.LazyFrame
     dialect: CsvDialect | None
+    notes: tuple[str, ...] = ()
+    """What was left unread that the user should see (a workbook's other sheets of bars)."""
 
 
 def first_line(e: BaseException) -> str:
@@ -80,7 +82,8 @@ def scan_table(
         if kind == "dbn":
             return Scanned(read_dbn(path).lazy(), None)
         if kind == "workbook":
-            return Scanned(read_workbook(path).lazy(), None)
+            sheet, notes = read_workbook_sheets(path)
+            return Scanned(sheet.lazy(), None, notes)
         if kind == "csv":
             dialect = sniff_csv(path, decimal)
             cols = numeric(header_names(path, dialect)) if numeric else ()

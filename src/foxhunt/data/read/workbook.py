@@ -2,9 +2,11 @@
 
 A workbook is read with ``fastexcel`` (calamine, no code from the file runs), every cell as
 text: the reader then casts prices and parses times exactly as it does a CSV file's, so a cell
-that is no number is named by its row. The table is the first sheet with one: its header is
-the first row with at least four cells (a title or a ticker above it, as Bloomberg's BDH
-writes, is skipped), its rows are the rows below. Cells Excel stores as dates come out as
+that is no number is named by its row. The table is the first sheet with one whose header
+names a price (a summary sheet before the bars is passed over; else the first with a table):
+its header is the first row with at least four cells (a title or a ticker above it, as
+Bloomberg's BDH writes, is skipped), its rows are the rows below. Other sheets of bars are
+not read, and a warning names them. Cells Excel stores as dates come out as
 ``2024-01-02 09:30:00``; a sheet that writes its times as bare serial numbers (``45293.39``)
 is not told apart from an epoch and needs ``--ts-format``.
 """
@@ -26,7 +28,13 @@ MIN_HEADER_CELLS = 4
 
 
 def read_workbook(path: Path) -> pl.DataFrame:
-    """The first sheet of ``path`` that holds a table, as text columns named by its header.
+    """The sheet of bars of ``path`` (:func:`read_workbook_sheets`)."""
+    return read_workbook_sheets(path)[0]
+
+
+def read_workbook_sheets(path: Path) -> tuple[pl.DataFrame, tuple[str, ...]]:
+    """The first sheet of ``path`` that holds a table, as text columns named by its header,
+    and a line naming the other sheets of bars, not read (none: empty).
 
     Read with fastexcel directly and handed to polars through Arrow's C interface: polars'
     ``read_excel`` goes through pyarrow, whose thread pool deadlocks a process forked after the
@@ -49,21 +57,45 @@ def read_workbook(path: Path) -> pl.DataFrame:
         )
     reader = fastexcel.read_excel(str(path))
     names = list(reader.sheet_names)
+    tables: list[tuple[str, int, pl.DataFrame]] = []  # (sheet, header row, cells)
     for at_sheet, name in enumerate(names):
         raw = pl.DataFrame(reader.load_sheet(at_sheet, header_row=None, dtypes="string"))
         filled = raw.select(pl.sum_horizontal(pl.all().is_not_null())).to_series()
         at = next((i for i, n in enumerate(filled) if n >= MIN_HEADER_CELLS), None)
-        if at is None:
-            continue
-        if at or len(names) > 1:
-            skipped = ", the rows above its header skipped" if at else ""
-            log.info("%s: the bars of sheet %r (of %d)%s", path, name, len(names), skipped)
-        header = _names(raw.row(at))
-        return raw.slice(at + 1).rename(dict(zip(raw.columns, header, strict=True)))
-    raise DataError(
-        f"{path}: no sheet holds a table (a row of at least {MIN_HEADER_CELLS} cells: "
-        "a time and the prices)"
-    )
+        if at is not None:
+            tables.append((name, at, raw))
+    if not tables:
+        raise DataError(
+            f"{path}: no sheet holds a table (a row of at least {MIN_HEADER_CELLS} cells: "
+            "a time and the prices)"
+        )
+    # the first sheet whose header names a price (a summary sheet before the bars is passed over)
+    priced = [t for t in tables if _names_a_price(t[2].row(t[1]))]
+    name, at, raw = (priced or tables)[0]
+    if at or len(names) > 1:
+        skipped = ", the rows above its header skipped" if at else ""
+        log.info("%s: the bars of sheet %r (of %d)%s", path, name, len(names), skipped)
+    others = [t[0] for t in priced if t[0] != name]
+    notes: tuple[str, ...] = ()
+    if others:
+        many = len(others) > 1
+        notes = (
+            f"{path}: sheet {name!r} read; sheet{'s' if many else ''} "
+            f"{', '.join(repr(o) for o in others)} hold{'' if many else 's'} bars too and "
+            f"{'are' if many else 'is'} not read: save each as its own file, or the bars of "
+            "every symbol in one sheet with a symbol column",
+        )
+        log.warning("%s", notes[0])
+    header = _names(raw.row(at))
+    return raw.slice(at + 1).rename(dict(zip(raw.columns, header, strict=True))), notes
+
+
+_PRICE_WORDS = ("open", "high", "low", "close", "last", "price", "settle")
+
+
+def _names_a_price(cells: tuple[object, ...]) -> bool:
+    """Whether a header row names a price column (``Open``, ``<CLOSE>``, ``PX_LAST``...)."""
+    return any(w in str(c).lower() for c in cells if c is not None for w in _PRICE_WORDS)
 
 
 WORKBOOK_MAGIC = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
