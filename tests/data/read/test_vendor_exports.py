@@ -13,6 +13,7 @@ import logging
 from datetime import UTC, datetime
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from foxhunt.data.read.bars import read_bars
@@ -932,3 +933,70 @@ def test_quantconnect_lean_milliseconds_since_midnight_are_named(tmp_path: Path)
     seconds = text.replace("000,1.2,", "001,1.2,")  # not whole thousands: another misread
     with pytest.raises(DataError, match="--ts-format .*reads it right"):
         read_bars(_write(tmp_path, "20180306_x.csv", seconds), min_bars=1)
+
+
+def test_two_symbols_side_by_side_are_named_as_a_wide_file(tmp_path: Path) -> None:
+    """The same names twice (``open,...,close,open,...,close``: NQ dropped, verdict valid) or
+    ``ES_open ... NQ_open`` (refused with no word of the symbols)."""
+    rows = "".join(f"2024-01-02T14:{m}:00Z,1,2,0.5,1.5,3,4,2.5,3.5\n" for m in MINUTES)
+    same = _write(tmp_path, "futures.csv", "ts,open,high,low,close,open,high,low,close\n" + rows)
+    with pytest.raises(DataError) as refused:
+        read_bars(same, min_bars=1)
+    assert str(refused.value) == (
+        f"{same}: column 'open' appears more than once in the header: several symbols side by "
+        "side under the same names? write one file per symbol, or one table with a symbol "
+        "column (--columns open=open_duplicated_0 reads the later one)"
+    )
+    pandas = _write(
+        tmp_path, "p.csv", "ts,open,high,low,close,open.1,high.1,low.1,close.1\n" + rows
+    )
+    with pytest.raises(DataError, match="column 'open' appears more than once"):
+        read_bars(pandas, min_bars=1)
+    wide = _write(
+        tmp_path,
+        "w.csv",
+        "ts,ES_open,ES_high,ES_low,ES_close,NQ_open,NQ_high,NQ_low,NQ_close\n" + rows,
+    )
+    with pytest.raises(DataError) as refused:
+        read_bars(wide, min_bars=1)
+    assert str(refused.value).endswith(
+        "--columns open=COLUMN names it; the columns look like several symbols side by side "
+        "(ES, NQ): write one file per symbol, or one table with a symbol column"
+    )
+
+
+def test_a_decimal_comma_first_seen_past_the_sniffed_lines_names_the_flag(
+    tmp_path: Path,
+) -> None:
+    rows = [f"2024-01-02 {9 + m // 60}:{m % 60:02d};46823;46831;46800;46820;5\n" for m in range(70)]
+    rows[68] = "2024-01-02 10:08;46821,75;46831;46800;46820;5\n"
+    path = _write(tmp_path, "BTCUSDT.csv", "time;open;high;low;close;volume\n" + "".join(rows))
+    with pytest.raises(DataError) as refused:
+        read_bars(path, min_bars=1)
+    assert str(refused.value).endswith(
+        "not a number '46821,75' (a decimal comma? --decimal comma reads the file's numbers so)"
+    )
+    bars = read_bars(path, min_bars=1, options=ReadOptions(decimal="comma"))
+    assert bars["open"][68] == 46821.75
+
+
+def test_a_date_column_stored_as_midnight_beside_a_time_column(tmp_path: Path) -> None:
+    """pandas' ``parse_dates`` or Excel's date cells store the day as a midnight: joined with
+    the time it read ``2018-01-01 00:00:00 22:00:00``, refused as unparsable."""
+    day = datetime(2024, 1, 2)
+    frame = pl.DataFrame(
+        {
+            "Date": [day] * 6,
+            "Time": [f"09:{m}:00" for m in MINUTES],
+            "Open": [1.0] * 6, "High": [2.0] * 6, "Low": [0.5] * 6, "Close": [1.5] * 6,
+        }
+    )  # fmt: skip
+    path = tmp_path / "BTCUSD.parquet"
+    frame.write_parquet(path)
+    assert _minutes(path) == [_utc(9, m) for m in MINUTES]
+    text = _write(
+        tmp_path, "BTCUSD.csv",
+        "Date,Time,Open,High,Low,Close\n"
+        + "".join(f"2024-01-02 00:00:00,09:{m}:00,1,2,0.5,1.5\n" for m in MINUTES),
+    )  # fmt: skip
+    assert _minutes(text) == [_utc(9, m) for m in MINUTES]

@@ -9,6 +9,7 @@ so that the error names its row (:func:`foxhunt.data.read.validate.validate_bars
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -157,7 +158,44 @@ def _not_bars(names: list[str]) -> str:
         return "; the file holds quotes (bid, ask), not bars: aggregate them to OHLC bars first"
     if {"price", "last"} & set(lower) and {"size", "qty", "quantity"} & set(lower):
         return "; the file holds trades (ticks), not bars: aggregate them to OHLC bars first"
+    wide = _wide_symbols(names)
+    if wide:
+        return (
+            f"; the columns look like several symbols side by side ({', '.join(wide[:4])}): "
+            "write one file per symbol, or one table with a symbol column"
+        )
     return ""
+
+
+_PRICE_WORDS = ("open", "high", "low", "close", "last", "price")
+
+
+def _wide_symbols(names: list[str]) -> list[str]:
+    """The symbols of a wide table's column groups (``ES_open``, ``open_ES``, ``ES Close``):
+    two or more, else none."""
+    found: list[str] = []
+    for n in names:
+        parts = [p for p in re.split(r"[\s_.:\-]+", n.strip()) if p]
+        if len(parts) == 2 and sum(p.lower() in _PRICE_WORDS for p in parts) == 1:
+            other = next(p for p in parts if p.lower() not in _PRICE_WORDS)
+            if other not in found:
+                found.append(other)
+    return found if len(found) > 1 else []
+
+
+def _duplicated(path: Path, names: list[str], cols: ColumnMap) -> None:
+    """Refuse a header that names a bar field it reads twice (two symbols side by side under
+    the same names): the second set was dropped, verdict valid (polars names it
+    ``open_duplicated_0``, pandas ``open.1``)."""
+    read = {*cols.prices.values(), cols.volume, cols.ts}
+    for n in names:
+        m = re.fullmatch(r"(.+)(?:_duplicated_|\.)\d+", n)  # polars' and pandas' renaming
+        if m and m.group(1) in read:
+            raise DataError(
+                f"{path}: column '{m.group(1)}' appears more than once in the header: several "
+                "symbols side by side under the same names? write one file per symbol, or one "
+                f"table with a symbol column (--columns {m.group(1)}={n} reads the later one)"
+            )
 
 
 def _range_index(lf: pl.LazyFrame, schema: pl.Schema, name: str) -> bool:
@@ -253,7 +291,10 @@ def _times(
             .then(clock.str.zfill(6))
             .otherwise(clock)
         )
-        text = pl.concat_str([pl.col(d).cast(pl.String), clock], separator=" ")
+        # a date stored as a midnight (Excel's date cells, pandas' parse_dates): its day only
+        day = pl.col(d).dt.date() if isinstance(schema[d], pl.Datetime) else pl.col(d)
+        day = day.cast(pl.String).str.strip_chars().str.replace(r"[ T]00:00(:00(\.0+)?)?$", "")
+        text = pl.concat_str([day, clock], separator=" ")
         if fmt is not None:
             return formatted_expr(text, fmt, tz), f"{d}+{t}"
         where = f"{path} '{d}'+'{t}'"
@@ -353,6 +394,8 @@ def _normalise_as(
         where=str(path),
     )
     cols = _index_levels(cols, schema)
+    if not opts.column_map:
+        _duplicated(path, names, cols)
     for canon in PRICE_COLUMNS:
         if canon not in cols.prices:
             raise DataError(

@@ -166,6 +166,10 @@ class _Validator:
                 f, r = int(hit[_FILE]), int(hit[_ROW])  # type: ignore[arg-type]
                 raw = _raw_value(self.loaded.files[f], self.loaded.spellings[f][c], r)
                 what = "missing value" if raw in (None, "") else f"not a number {raw!r}"
+                if isinstance(raw, str) and re.fullmatch(r"\s*-?\d+,\d+\s*", raw):
+                    what += (  # a decimal comma the first 64 lines did not show
+                        " (a decimal comma? --decimal comma reads the file's numbers so)"
+                    )
                 raise DataError(f"{self.where(hit, c)}: {what}")
             hit = self.first(df, ~pl.col(c).is_finite())
             if hit:
