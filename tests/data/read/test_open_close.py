@@ -91,3 +91,38 @@ def test_a_headerless_close_high_low_open_file_is_refused_and_read_with_the_flag
         read_bars(path, min_bars=1)
     fixed = read_bars(path, min_bars=1, options=ReadOptions(columns=("open=close", "close=open")))
     assert fixed["open"].to_list() == bars["open"].to_list()
+
+
+def test_exactly_three_times_and_flat_bars_are_no_evidence() -> None:
+    """The rule is strict: a gap of exactly 3 times the two-bar move, or a flat series (both
+    medians 0), is not called swapped."""
+    n = MIN_PAIRS + 1
+    o, c = np.zeros(n), np.zeros(n)
+    for i in range(1, n):  # close - previous open = +-2, open - previous close = +-6: exact
+        sign = (-1) ** i
+        c[i] = o[i - 1] + 2 * sign
+        o[i] = c[i - 1] + 6 * sign
+    exact = pl.DataFrame({"symbol": ["X"] * n, "open": o + 1000, "close": c + 1000})
+    assert swapped_symbol(exact) is None  # 6 is not over 3 x 2
+    flat = pl.DataFrame({"symbol": ["X"] * n, "open": [5.0] * n, "close": [5.0] * n})
+    assert swapped_symbol(flat) is None
+
+
+def test_the_first_swapped_symbol_of_several_and_its_first_file(tmp_path: Path) -> None:
+    frames = [
+        _walk(150, seed=k).with_columns(
+            symbol=pl.lit(s), open=pl.col("close"), close=pl.col("open")
+        )
+        for k, s in enumerate("EDCBA")
+    ]
+    bars = pl.concat(frames).with_columns(  # each symbol's first bar from file 1, the rest 0
+        pl.when(pl.int_range(pl.len()).over("symbol") == 0).then(1).otherwise(0).alias("__file")
+    )
+    assert swapped_symbol(bars)[0] == "E"  # type: ignore[index]
+    files = [tmp_path / "rest.csv", tmp_path / "first.csv"]
+    with pytest.raises(DataError) as e:
+        check_open_close(bars, files, [{}, {}], "__file")
+    assert str(e.value).startswith(
+        f"{tmp_path / 'first.csv'}: symbol 'E': columns 'open' (open) and 'close' (close) look"
+    )
+    assert str(e.value).endswith("--columns open=close,close=open reads them so")

@@ -42,11 +42,7 @@ def swapped_symbol(df: pl.DataFrame) -> tuple[str, float, float] | None:
         )
         .group_by("symbol", maintain_order=True)
         .agg(pl.col("gap").median(), pl.col("two").median(), pairs=pl.col("gap").count())
-        .filter(
-            (pl.col("pairs") >= MIN_PAIRS)
-            & (pl.col("gap") > 0)
-            & (pl.col("gap") > RATIO * pl.col("two"))
-        )
+        .filter((pl.col("pairs") >= MIN_PAIRS) & (pl.col("gap") > RATIO * pl.col("two")))
         .collect()
     )
     if stats.height == 0:
