@@ -429,8 +429,12 @@ def test_outliers_are_refused_unless_allowed(tmp_path: Path) -> None:
         "after a close of 100"
     )
     assert r["error"].endswith("; --allow-outliers keeps it")
-    r = inspect_report(path, allow_outliers=True)
-    assert (r["verdict"], r["error"], r["warnings"]) == ("valid", None, [])
+    r = inspect_report(path, allow_outliers=True)  # kept: readable, not valid
+    assert (r["verdict"], r["error"], r["readable"]) == ("suspicious", None, True)
+    assert r["warnings"] == [
+        "ES: kept 1 implausible bar (--allow-outliers; first: 2024-01-09 14:50:00+00:00): a "
+        "level shift counts once, where it starts"
+    ]
 
 
 def test_the_users_table_sets_the_calendar_of_summary_time_axis_and_guesses(

@@ -26,6 +26,7 @@ from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instrument_table import load_instruments
 from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
+from foxhunt.data.read import plausibility
 from foxhunt.data.read.bars import LoadedBars, load_bars, validate_bars
 from foxhunt.data.read.checks import without_empty_rows
 from foxhunt.data.read.fillers import without_fillers
@@ -201,6 +202,18 @@ def instrument_guesses(
     return lines
 
 
+def _kept_outliers(bars: pl.DataFrame) -> list[str]:
+    """One warning per symbol with implausible bars kept by ``--allow-outliers``."""
+    hits = plausibility.find_outliers(bars)
+    return [
+        f"{sym}: kept {n} implausible bar{'s' if n > 1 else ''} (--allow-outliers; first: "
+        f"{first}): a level shift counts once, where it starts"
+        for (sym,), n, first in (
+            (k, g.height, g["ts"][0]) for k, g in hits.group_by("symbol", maintain_order=True)
+        )
+    ]
+
+
 def _unread_volumes(loaded: LoadedBars) -> list[str]:
     """One warning per file read without a volume while a column named like one was read past
     (IQFeed's ``TotalVolume``, a vendor's ``Vol Traded``): every volume is 0 otherwise."""
@@ -255,8 +268,10 @@ def inspect_report(
     symbols = summarize(loaded, instruments=table)
     found = TimeAxisFindings()
     aggregated = None
+    bars_read = None
     try:
         bars = validate_bars(loaded, allow_outliers=allow_outliers)
+        bars_read = bars
         error = None
         found = examine(loaded, bars, table)
         if loaded.options.bar_minutes is not None:  # what train, features and evaluate read
@@ -278,6 +293,8 @@ def inspect_report(
         f"{s['symbol']}: {s['closed_hours_warning']}" for s in symbols if s["closed_hours_warning"]
     ]
     warnings += _unread_volumes(loaded)
+    if allow_outliers and bars_read is not None:  # kept as asked: still not valid bars
+        warnings += _kept_outliers(bars_read)
     warnings += [d for per_file in loaded.doubts for d in per_file]
     verdict = "invalid" if error else "suspicious" if warnings else "valid"
     short = [s["symbol"] for s in symbols if s["bars"] <= WARMUP + DEFAULT_HORIZON]
