@@ -1000,3 +1000,20 @@ def test_a_date_column_stored_as_midnight_beside_a_time_column(tmp_path: Path) -
         + "".join(f"2024-01-02 00:00:00,09:{m}:00,1,2,0.5,1.5\n" for m in MINUTES),
     )  # fmt: skip
     assert _minutes(text) == [_utc(9, m) for m in MINUTES]
+
+
+def test_a_time_the_zone_skips_is_named_as_skipped(tmp_path: Path) -> None:
+    """02:00-02:59 on 11 March 2018 does not exist in New York: the refusal said the time
+    'lacks a UTC offset while the column's other timestamps have one' (none has one)."""
+    rows = "".join(
+        f"2018-03-11 0{h}:{m:02d}:00,1,2,0.5,1.5,3\n" for h in (1, 2, 3) for m in range(0, 60, 15)
+    )
+    path = _write(tmp_path, "BTCUSD.csv", "timestamp,open,high,low,close,volume\n" + rows)
+    with pytest.raises(DataError) as refused:
+        read_bars(path, min_bars=1, tz="America/New_York")
+    assert str(refused.value) == (
+        f"{path}: column 'timestamp', row 4: timestamp '2018-03-11 02:00:00' does not exist in "
+        "America/New_York (the hour skipped when daylight saving starts): the file's clock keeps "
+        "no daylight saving; --tz with its fixed offset (e.g. -05:00) or UTC reads it"
+    )
+    assert read_bars(path, min_bars=1, tz="-05:00").height == 12

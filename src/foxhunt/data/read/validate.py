@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -81,6 +81,7 @@ class _Rows:
     frame: pl.DataFrame
     files: tuple[Path, ...]
     spellings: tuple[dict[str, str], ...]
+    naive: tuple[bool, ...] = ()
 
 
 def _raw_value(path: Path, col: str, row: int) -> object:
@@ -140,7 +141,12 @@ class _Validator:
                 else f"unparsable timestamp {raw!r} (--ts-format names its spelling, e.g. "
                 "'%d/%m/%Y %H:%M' or epoch-ms)"
             )
-            if isinstance(raw, str) and _is_iso(raw) and self.loaded.frame["ts"].drop_nulls().len():
+            skipped = self.skipped_hour(f, raw)
+            if skipped:
+                what = f"timestamp {raw!r}{skipped}"
+            elif (
+                isinstance(raw, str) and _is_iso(raw) and self.loaded.frame["ts"].drop_nulls().len()
+            ):
                 # A valid time, but the column parsed the other way (with or without offset).
                 offset = _OFFSET.search(raw.strip()) is not None
                 what = (
@@ -282,6 +288,30 @@ class _Validator:
             f": column '{column}' gives every bar the same time of day, so the bars of one day "
             f"collide; if another column holds the time{named}, --columns "
             f"date={column},time=COLUMN reads both"
+        )
+
+    def skipped_hour(self, f: int, raw: object) -> str:
+        """For a naive time read in a zone with daylight saving that skips it (02:30 on the
+        morning the clocks go forward): why it is null, and the way out; else ``""``."""
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        if not (self.loaded.naive and self.loaded.naive[f]) or not isinstance(raw, str):
+            return ""
+        try:
+            wall = datetime.fromisoformat(raw.strip())
+            zone = self.loaded.zone_of(f)
+            tz = ZoneInfo(zone)
+        except (ValueError, ZoneInfoNotFoundError):
+            return ""
+        if wall.tzinfo is not None:
+            return ""
+        back = wall.replace(tzinfo=tz).astimezone(UTC).astimezone(tz).replace(tzinfo=None)
+        if back == wall:
+            return ""
+        return (
+            f" does not exist in {zone} (the hour skipped when daylight saving starts): the "
+            "file's clock keeps no daylight saving; --tz with its fixed offset (e.g. -05:00) "
+            "or UTC reads it"
         )
 
     def check_sorted(self, df: pl.DataFrame, min_bars: int | None, reason: str) -> None:
