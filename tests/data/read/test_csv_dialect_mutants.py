@@ -73,6 +73,9 @@ def test_a_missing_zip_member_or_a_broken_gzip_is_a_data_error(tmp_path: Path) -
     with pytest.raises(DataError, match="cannot read"):
         sniff_csv(member.parent / "other.csv")
     gz.write_bytes(b"not gzip at all")
+    with pytest.raises(DataError, match="holds text .a CSV.., though its name says gzip"):
+        sniff_csv(gz)
+    gz.write_bytes(b"\x1f\x8b\x08 cut short")  # a gzip's first bytes, then no more
     with pytest.raises(DataError, match="cannot read"):
         sniff_csv(gz)
 

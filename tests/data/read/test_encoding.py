@@ -3,11 +3,13 @@ UTF-8 twins; a damaged byte is named by its row."""
 
 from __future__ import annotations
 
+import bz2
 import codecs
 import gzip
 import zipfile
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from foxhunt.data.read.bars import read_bars
@@ -126,3 +128,30 @@ def test_utf8_bytes_replaces_what_the_encoding_lacks(tmp_path: Path) -> None:
     p = tmp_path / "x.csv"
     p.write_bytes(b"a\x81b")  # 0x81 is no Windows-1252 character
     assert utf8_bytes(p, "cp1252") == "a\ufffdb".encode()
+
+
+def test_a_container_under_another_name_is_named_for_what_it_holds(tmp_path: Path) -> None:
+    """A parquet, zip or bzip2 file named .csv was refused as 'a quote opens and does not
+    close'; text named .parquet, .csv.gz or a gzip named .zip got the library's own words."""
+    text = b"ts,open,high,low,close\n2024-01-02T09:30:00Z,1,2,0.5,1.5\n"
+    frame = pl.DataFrame({"ts": ["2024-01-02T09:30:00Z"], "open": [1.0]})
+    cases = {}
+    frame.write_parquet(tmp_path / "a.csv")
+    cases["a.csv"] = "a parquet file, though its name says a text table: name it .parquet"
+    with zipfile.ZipFile(tmp_path / "b.csv", "w") as z:
+        z.writestr("b.csv", text)
+    cases["b.csv"] = "a zip archive (or an .xlsx workbook), though its name says a text table"
+    (tmp_path / "c.csv").write_bytes(bz2.compress(text))
+    cases["c.csv"] = "bzip2-compressed data, though its name says a text table: bunzip2 it"
+    (tmp_path / "d.parquet").write_bytes(text)
+    cases["d.parquet"] = "text (a CSV?), though its name says parquet: name it .csv"
+    (tmp_path / "e.csv.gz").write_bytes(text)
+    cases["e.csv.gz"] = "text (a CSV?), though its name says gzip-compressed data: name it .csv"
+    (tmp_path / "f.zip").write_bytes(gzip.compress(text))
+    cases["f.zip"] = "gzip-compressed data, though its name says a zip archive"
+    (tmp_path / "g.xlsx").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600)
+    cases["g.xlsx"] = "an Excel .xls workbook, though its name says .xlsx: name it .xls"
+    for name, said in cases.items():
+        with pytest.raises(DataError) as refused:
+            read_bars(tmp_path / name, min_bars=1)
+        assert str(refused.value).startswith(f"{tmp_path / name}: the file holds {said}"), name

@@ -49,6 +49,12 @@ def test_a_damaged_zip_and_a_missing_member_are_refused_word_for_word(tmp_path: 
     bad.write_bytes(b"not a zip at all")
     with pytest.raises(DataError) as refused:
         resolve_table_paths(bad)
+    assert str(refused.value) == (
+        f"{bad}: the file holds text (a CSV?), though its name says a zip archive: name it .csv"
+    )
+    bad.write_bytes(b"PK\x03\x04 cut short")  # a zip's first bytes, then no more
+    with pytest.raises(DataError) as refused:
+        resolve_table_paths(bad)
     assert str(refused.value) == f"{bad}: cannot read the zip archive (File is not a zip file)"
     archive = _zip(tmp_path / "bars.zip", {"a.csv": "x"})
     with pytest.raises(DataError) as refused:

@@ -24,6 +24,7 @@ import io
 import logging
 import re
 import zipfile
+import zlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,7 +106,7 @@ def unclosed_quote_line(path: Path) -> int | None:
             for number, line in enumerate(f, start=1):
                 if line.count('"') % 2:
                     return number
-    except (OSError, EOFError, gzip.BadGzipFile, zipfile.BadZipFile, KeyError):
+    except (OSError, EOFError, zlib.error, gzip.BadGzipFile, zipfile.BadZipFile, KeyError):
         return None
     return None
 
@@ -120,7 +121,7 @@ def _numbered_sample(path: Path) -> list[tuple[int, str]]:
                     lines.append((number, line.rstrip("\r\n")))
                 if len(lines) >= SAMPLE_LINES:
                     break
-    except (OSError, EOFError, gzip.BadGzipFile, zipfile.BadZipFile, KeyError) as e:
+    except (OSError, EOFError, zlib.error, gzip.BadGzipFile, zipfile.BadZipFile, KeyError) as e:
         raise DataError(f"{path}: cannot read ({e})") from e
     return lines
 

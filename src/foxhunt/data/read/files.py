@@ -127,7 +127,11 @@ def _zip_members(archive: Path) -> list[Path]:
         with zipfile.ZipFile(archive) as z:
             names = [i.filename for i in z.infolist() if not i.is_dir()]
     except (OSError, zipfile.BadZipFile) as e:
-        raise DataError(f"{archive}: cannot read the zip archive ({e})") from e
+        from foxhunt.data.read.encoding import mislabelled
+
+        with archive.open("rb") as f:
+            wrong = mislabelled(archive, f.read(512), "a zip archive")
+        raise wrong or DataError(f"{archive}: cannot read the zip archive ({e})") from e
     names = [n for n in names if not n.startswith("__MACOSX/")]
     _warn_unread(
         archive,

@@ -21,6 +21,7 @@ from foxhunt.data.read.csv_dialect import (
     unclosed_quote_line,
 )
 from foxhunt.data.read.dbn import read_dbn
+from foxhunt.data.read.encoding import mislabelled
 from foxhunt.data.read.files import table_kind, zip_member
 from foxhunt.data.read.workbook import read_workbook_sheets
 from foxhunt.errors import DataError
@@ -78,6 +79,11 @@ def scan_table(
     kind = table_kind(path)
     try:
         if kind == "parquet":
+            if member is None:
+                with path.open("rb") as f:
+                    wrong = mislabelled(path, f.read(512), "parquet")
+                if wrong is not None:
+                    raise wrong
             return Scanned(pl.scan_parquet(path), None)
         if kind == "dbn":
             return Scanned(read_dbn(path).lazy(), None)

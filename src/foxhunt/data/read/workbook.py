@@ -55,6 +55,13 @@ def read_workbook_sheets(path: Path) -> tuple[pl.DataFrame, tuple[str, ...]]:
             if _texty(head)
             else f"{path}: not a workbook (neither an .xlsx/.ods zip nor an .xls file)"
         )
+    ole, suffix = head.startswith(WORKBOOK_MAGIC[1]), path.suffix.lower()
+    if ole != (suffix == ".xls"):  # an .xls named .xlsx, or an .xlsx/.ods named .xls
+        what = "an Excel .xls workbook" if ole else "an .xlsx (or .ods) workbook, a zip"
+        raise DataError(
+            f"{path}: the file holds {what}, though its name says {suffix}: name it "
+            f"{'.xls' if ole else '.xlsx'}"
+        )
     reader = fastexcel.read_excel(str(path))
     names = list(reader.sheet_names)
     tables: list[tuple[str, int, pl.DataFrame]] = []  # (sheet, header row, cells)
