@@ -13,6 +13,7 @@ import logging
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pandas as pd
 import polars as pl
 import pytest
 
@@ -1017,3 +1018,32 @@ def test_a_time_the_zone_skips_is_named_as_skipped(tmp_path: Path) -> None:
         "no daylight saving; --tz with its fixed offset (e.g. -05:00) or UTC reads it"
     )
     assert read_bars(path, min_bars=1, tz="-05:00").height == 12
+
+
+def test_yfinance_column_levels_written_to_parquet(tmp_path: Path) -> None:
+    """``yf.download(...).to_parquet()`` names its columns by two levels, ``('Close', 'AAPL')``:
+    refused as missing an open column, with advice (``--columns``) that cannot name them."""
+    index = pd.date_range("2024-01-02", periods=6, freq="B", name="Date")
+    fields = ("Close", "High", "Low", "Open", "Volume")
+    values = {"Close": 185.5, "High": 186.0, "Low": 184.0, "Open": 185.0, "Volume": 1e6}
+
+    def frame(tickers: tuple[str, ...]) -> pd.DataFrame:
+        columns = pd.MultiIndex.from_tuples(
+            [(f, t) for f in fields for t in tickers], names=["Price", "Ticker"]
+        )
+        rows = [[values[f] for f in fields for _ in tickers]] * 6
+        return pd.DataFrame(rows, index=index, columns=columns)
+
+    one = tmp_path / "aapl.parquet"
+    frame(("AAPL",)).to_parquet(one)
+    bars = read_bars(one, min_bars=1)
+    assert set(bars["symbol"]) == {"AAPL"} and bars["open"].to_list() == [185.0] * 6
+    assert bars["ts"][0] == datetime(2024, 1, 2, tzinfo=UTC)
+    two = tmp_path / "two.parquet"
+    frame(("AAPL", "MSFT")).to_parquet(two)
+    with pytest.raises(DataError) as refused:
+        read_bars(two, min_bars=1)
+    assert str(refused.value) == (
+        f"{two}: columns of several tickers side by side (AAPL, MSFT): one table with a symbol "
+        "column reads them (pandas: df.stack(level=1).reset_index())"
+    )

@@ -40,7 +40,7 @@ from foxhunt.data.read.validate import (
     ROW_COLUMN,
     VALUE_COLUMNS,
 )
-from foxhunt.data.read.vendors import guess_from_name
+from foxhunt.data.read.vendors import NameGuess, guess_from_name
 from foxhunt.data.read.zones import parse_zone
 from foxhunt.errors import DataError
 
@@ -181,6 +181,31 @@ def _wide_symbols(names: list[str]) -> list[str]:
             if other not in found:
                 found.append(other)
     return found if len(found) > 1 else []
+
+
+_LEVELS = re.compile(r"^\(\s*'([^']*)',\s*'([^']*)'\s*\)$")
+"""A column named by two levels as pandas writes its MultiIndex columns to parquet."""
+
+
+def _column_levels(path: Path, names: list[str]) -> tuple[dict[str, str], str | None] | None:
+    """For columns named ``('Open', 'AAPL')`` (yfinance's frame written with ``to_parquet``):
+    each renamed to its first level (``('Date', '')`` to ``Date``) and the one ticker of the
+    second; None when the names are not so.
+
+    Raises:
+        DataError: the levels hold several tickers (a wide table).
+    """
+    split = {n: m.groups() for n in names if (m := _LEVELS.match(n))}
+    if len(split) < 4:
+        return None
+    tickers = sorted({b for a, b in split.values() if a and b})
+    if len(tickers) > 1:
+        raise DataError(
+            f"{path}: columns of several tickers side by side ({', '.join(tickers[:4])}): one "
+            "table with a symbol column reads them (pandas: df.stack(level=1).reset_index())"
+        )
+    renamed = {n: (a or b) for n, (a, b) in split.items()}
+    return renamed, (tickers[0] if tickers else None)
 
 
 def _duplicated(path: Path, names: list[str], cols: ColumnMap) -> None:
@@ -384,6 +409,13 @@ def _normalise_as(
     except Exception as e:
         raise unreadable(path, e) from e
     names = list(schema.names())
+    ticker = None
+    levels = _column_levels(path, names)
+    if levels is not None:  # pandas' column levels written to parquet: ('Open', 'AAPL')
+        renamed, ticker = levels
+        lf = lf.rename(renamed)
+        schema = lf.collect_schema()
+        names = list(schema.names())
     if any("\n" in n or "\r" in n for n in names):  # a quote opened in the header
         raise unreadable(path, ValueError("a column name spans lines"))
     first = names[0] if names else None
@@ -406,7 +438,9 @@ def _normalise_as(
     if opts.symbol is not None and cols.symbol and canonical_name(cols.symbol) == "instrument_id":
         # Databento's numbers are a fallback symbol column: --symbol names the one instrument
         cols = replace(cols, symbol=None, extra=(*cols.extra, cols.symbol))
-    name = guess_from_name(path) if cols.symbol is None and opts.symbol is None else None
+    name = None
+    if cols.symbol is None and opts.symbol is None:
+        name = NameGuess(ticker, "the column level") if ticker else guess_from_name(path)
     stated = header_zone(cols) if opts.tz is None else None
     zone = parse_zone(opts.tz or (name.tz if name and name.tz else "UTC")).name
     if stated is not None:
