@@ -277,20 +277,20 @@ def test_prices_under_one_are_prices_the_negative_volume_is_named(tmp_path: Path
 def test_zero_volume_is_a_volume_the_high_below_the_body_is_named(tmp_path: Path) -> None:
     lines = _rows(5)
     lines[1] = f"{_ts(1)},ES,4800,4801,4799,4800,0"
-    lines[3] = f"{_ts(3)},ES,4800,4800.25,4799,4800.5,10"
+    lines[3] = f"{_ts(3)},ES,4800,4800.25,4799,4802.5,10"  # 9 ticks: not a rounding slip
     path = _write(tmp_path / "a.csv", lines, "Time,Symbol,Open,HIGH,Low,Close,Volume\n")
     _raises(
-        path, f"{path}: column 'HIGH', row 3 ({_when(3)}): high 4800.25 < max(open, close) 4800.5"
+        path, f"{path}: column 'HIGH', row 3 ({_when(3)}): high 4800.25 < max(open, close) 4802.5"
     )
 
 
 def test_high_below_close_above_open(tmp_path: Path) -> None:
     """The body's top is the close when it closes up: a high under it is refused."""
     lines = _rows(4)
-    lines[2] = f"{_ts(2)},ES,4790,4799,4789,4800,10"
+    lines[2] = f"{_ts(2)},ES,4790,4795,4789,4800,10"  # 5 points: not a rounding slip
     path = _write(tmp_path / "a.csv", lines)
     _raises(
-        path, f"{path}: column 'high', row 2 ({_when(2)}): high 4799.0 < max(open, close) 4800.0"
+        path, f"{path}: column 'high', row 2 ({_when(2)}): high 4795.0 < max(open, close) 4800.0"
     )
 
 

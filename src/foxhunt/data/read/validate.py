@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +25,7 @@ from foxhunt.data.read.files import is_readable
 from foxhunt.data.read.open_close import check_open_close
 from foxhunt.data.read.running_volume import check_running_volume
 from foxhunt.data.read.scan import scan_table
+from foxhunt.data.read.tick_slips import with_slips_mended
 from foxhunt.errors import DataError
 
 if TYPE_CHECKING:
@@ -435,6 +436,7 @@ def validate_bars(
         DataError: the first problem found, naming file, column, row and time (and symbol,
             for an implausible bar).
     """
+    loaded = replace(loaded, frame=with_slips_mended(loaded.frame, loaded.files, _FILE, _ROW))
     v = _Validator(loaded)
     v.check()
     df = loaded.frame
