@@ -164,10 +164,11 @@ def test_inspect_passes_its_flags_and_prints_a_valid_file(
         "interval": "1min",
         "sessions": "1,060 (1,059 breaks: halts, weekends)",
         "gaps in sessions": "0",
+        "days without bars": "0",
         "calendar": "cme_equity",
         "bars in closed hours": "4",
     }
-    assert len(lines) == 2 + 8 + 1
+    assert len(lines) == 2 + 9 + 1
     calls.clear()
     assert main(["data", "inspect", str(tmp_path / "bars")]) == 0
     assert calls[0][1] == {"instruments": None, "allow_outliers": False, "options": ReadOptions()}
@@ -181,6 +182,8 @@ def test_inspect_prints_gaps_guesses_warnings_and_a_suspicious_verdict(
         interval=None,
         intra_session_gaps=1_234,
         missing_bars=5_678,
+        missing_days=3,
+        first_missing_day="2024-01-05",
         largest_gap="3h",
         daily=True,
         closed_time_bars=1_500,
@@ -208,6 +211,7 @@ def test_inspect_prints_gaps_guesses_warnings_and_a_suspicious_verdict(
         "interval": "-",
         "sessions": "1,060 (1,059 breaks: halts, weekends)",
         "gaps in sessions": "1,234 (5,678 missing bars, largest 3h)",
+        "days without bars": "3 (first: 2024-01-05)",
         "calendar": "-",
         "bars on closed days": "1,500",
     }
@@ -302,6 +306,7 @@ def test_inspect_lays_out_each_symbol_as_a_two_column_table(
         "  interval                1min",
         "  sessions                1,060 (1,059 breaks: halts, weekends)",
         "  gaps in sessions        0",
+        "  days without bars       0",
         "  calendar                cme_equity",
         "  bars in closed hours    4",
         "verdict: valid",

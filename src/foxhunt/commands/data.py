@@ -126,6 +126,11 @@ def _print_report(report: dict[str, Any]) -> None:
             ("interval", s["interval"] or "-"),
             ("sessions", f"{s['sessions']:,} ({s['session_breaks']:,} breaks: halts, weekends)"),
             ("gaps in sessions", gaps),
+            (
+                "days without bars",
+                f"{s.get('missing_days', 0):,}"
+                + (f" (first: {s['first_missing_day']})" if s.get("missing_days") else ""),
+            ),
             ("calendar", s.get("calendar", "-")),
             (
                 "bars on closed days" if s.get("daily") else "bars in closed hours",

@@ -217,6 +217,8 @@ def test_one_bar_has_no_interval_and_no_gaps() -> None:
         "intra_session_gaps": 0,
         "largest_gap": None,
         "missing_bars": 0,
+        "missing_days": 0,
+        "first_missing_day": None,
         "closed_time_bars": 0,
         "daily": False,
         "calendar": "cme_equity",
@@ -228,6 +230,15 @@ def test_one_bar_on_a_saturday_is_all_the_bars_in_closed_hours() -> None:
     (s,) = summarize(_loaded({"ES": [_t(13, 15)]}))
     assert (s["bars"], s["closed_time_bars"]) == (1, 1)
     assert s["closed_hours_warning"] == f"1 of 1 bars (100%) fall in closed hours {ZONED}"
+
+
+def test_a_trading_day_without_a_bar_is_counted_and_named() -> None:
+    """A vendor's lost day showed as one more session break (missing bars: 0)."""
+    days = [8, 9, 11, 12, 15, 16]  # January 2024: the 10th lost; the 13th-14th a weekend
+    (s,) = summarize(_loaded({"ES": [_t(d, 15) for d in days]}))
+    assert (s["missing_days"], s["first_missing_day"]) == (1, "2024-01-10")
+    (s,) = summarize(_loaded({"ES": [_t(d, 15) for d in (9, 10)]}))
+    assert (s["missing_days"], s["first_missing_day"]) == (0, None)
 
 
 def test_two_bars_have_an_interval() -> None:
@@ -251,6 +262,8 @@ def test_gaps_count_whole_missing_bars_the_first_gap_included() -> None:
         "intra_session_gaps": 3,
         "largest_gap": "15min",
         "missing_bars": 3,
+        "missing_days": 0,
+        "first_missing_day": None,
         "closed_time_bars": 0,
         "daily": False,
         "calendar": "cme_equity",

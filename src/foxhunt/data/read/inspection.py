@@ -19,10 +19,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from foxhunt.data.features.observed import WARMUP
 from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval, trading_date
+from foxhunt.data.market.calendars import sessions
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instrument_table import load_instruments
 from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
@@ -115,7 +117,9 @@ def summarize(
 
     Returns:
         Dicts with keys symbol, bars, first, last, interval, sessions, session_breaks,
-        intra_session_gaps, largest_gap, missing_bars, closed_time_bars (daily bars: on days
+        intra_session_gaps, largest_gap, missing_bars, missing_days (the calendar's trading
+        days without a bar, between the first and the last) and first_missing_day,
+        closed_time_bars (daily bars: on days
         the calendar does not trade), daily, closed_hours_warning
         (None, or a line naming the zone that would fit when the timestamps were naive),
         calendar.
@@ -156,6 +160,7 @@ def summarize(
         weekly = interval is not None and interval >= WEEKLY  # stamped by convention: not judged
         n_closed = 0 if weekly else g.select(sym_closed(pl.col("ts")).sum()).item()
         largest = within["gap"].max() if within.height else None
+        missing_days = [] if weekly else _missing_days(g["session"], cal)
         summary: dict[str, Any] = {
             "symbol": sym,
             "bars": g.height,
@@ -167,6 +172,8 @@ def summarize(
             "intra_session_gaps": within.height,
             "largest_gap": interval_text(largest) if largest is not None else None,
             "missing_bars": missing,
+            "missing_days": len(missing_days),
+            "first_missing_day": missing_days[0] if missing_days else None,
             "closed_time_bars": int(n_closed),
             "daily": daily,
             "calendar": cal,
@@ -179,6 +186,19 @@ def summarize(
         summary["closed_hours_warning"] = warning
         out.append(summary)
     return out
+
+
+def _missing_days(session: pl.Series, calendar: str) -> list[str]:
+    """The calendar's trading days between the first and the last bar's with no bar (a day
+    a vendor lost: a gap between sessions counts no missing bar); days outside the calendar's
+    span are not judged."""
+    days = session.cast(pl.Int32).unique().sort()
+    if days.len() < 2:
+        return []
+    traded = np.unique(sessions(calendar).day)
+    inside = traded[(traded > days[0]) & (traded < days[-1])]
+    lost = np.setdiff1d(inside, days.to_numpy())
+    return [str(np.datetime64(int(d), "D")) for d in lost]
 
 
 def instrument_guesses(
