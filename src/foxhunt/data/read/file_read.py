@@ -9,7 +9,6 @@ so that the error names its row (:func:`foxhunt.data.read.validate.validate_bars
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -41,6 +40,7 @@ from foxhunt.data.read.validate import (
     VALUE_COLUMNS,
 )
 from foxhunt.data.read.vendors import NameGuess, guess_from_name
+from foxhunt.data.read.wide import check_duplicated, column_levels, wide_symbols
 from foxhunt.data.read.zones import parse_zone
 from foxhunt.errors import DataError
 
@@ -158,69 +158,13 @@ def _not_bars(names: list[str]) -> str:
         return "; the file holds quotes (bid, ask), not bars: aggregate them to OHLC bars first"
     if {"price", "last"} & set(lower) and {"size", "qty", "quantity"} & set(lower):
         return "; the file holds trades (ticks), not bars: aggregate them to OHLC bars first"
-    wide = _wide_symbols(names)
+    wide = wide_symbols(names)
     if wide:
         return (
             f"; the columns look like several symbols side by side ({', '.join(wide[:4])}): "
             "write one file per symbol, or one table with a symbol column"
         )
     return ""
-
-
-_PRICE_WORDS = ("open", "high", "low", "close", "last", "price")
-
-
-def _wide_symbols(names: list[str]) -> list[str]:
-    """The symbols of a wide table's column groups (``ES_open``, ``open_ES``, ``ES Close``):
-    two or more, else none."""
-    found: list[str] = []
-    for n in names:
-        parts = [p for p in re.split(r"[\s_.:\-]+", n.strip()) if p]
-        if len(parts) == 2 and sum(p.lower() in _PRICE_WORDS for p in parts) == 1:
-            other = next(p for p in parts if p.lower() not in _PRICE_WORDS)
-            if other not in found:
-                found.append(other)
-    return found if len(found) > 1 else []
-
-
-_LEVELS = re.compile(r"^\(\s*'([^']*)',\s*'([^']*)'\s*\)$")
-"""A column named by two levels as pandas writes its MultiIndex columns to parquet."""
-
-
-def _column_levels(path: Path, names: list[str]) -> tuple[dict[str, str], str | None] | None:
-    """For columns named ``('Open', 'AAPL')`` (yfinance's frame written with ``to_parquet``):
-    each renamed to its first level (``('Date', '')`` to ``Date``) and the one ticker of the
-    second; None when the names are not so.
-
-    Raises:
-        DataError: the levels hold several tickers (a wide table).
-    """
-    split = {n: m.groups() for n in names if (m := _LEVELS.match(n))}
-    if len(split) < 4:
-        return None
-    tickers = sorted({b for a, b in split.values() if a and b})
-    if len(tickers) > 1:
-        raise DataError(
-            f"{path}: columns of several tickers side by side ({', '.join(tickers[:4])}): one "
-            "table with a symbol column reads them (pandas: df.stack(level=1).reset_index())"
-        )
-    renamed = {n: (a or b) for n, (a, b) in split.items()}
-    return renamed, (tickers[0] if tickers else None)
-
-
-def _duplicated(path: Path, names: list[str], cols: ColumnMap) -> None:
-    """Refuse a header that names a bar field it reads twice (two symbols side by side under
-    the same names): the second set was dropped, verdict valid (polars names it
-    ``open_duplicated_0``, pandas ``open.1``)."""
-    read = {*cols.prices.values(), cols.volume, cols.ts}
-    for n in names:
-        m = re.fullmatch(r"(.+)(?:_duplicated_|\.)\d+", n)  # polars' and pandas' renaming
-        if m and m.group(1) in read:
-            raise DataError(
-                f"{path}: column '{m.group(1)}' appears more than once in the header: several "
-                "symbols side by side under the same names? write one file per symbol, or one "
-                f"table with a symbol column (--columns {m.group(1)}={n} reads the later one)"
-            )
 
 
 def _range_index(lf: pl.LazyFrame, schema: pl.Schema, name: str) -> bool:
@@ -410,7 +354,7 @@ def _normalise_as(
         raise unreadable(path, e) from e
     names = list(schema.names())
     ticker = None
-    levels = _column_levels(path, names)
+    levels = column_levels(path, names)
     if levels is not None:  # pandas' column levels written to parquet: ('Open', 'AAPL')
         renamed, ticker = levels
         lf = lf.rename(renamed)
@@ -427,7 +371,7 @@ def _normalise_as(
     )
     cols = _index_levels(cols, schema)
     if not opts.column_map:
-        _duplicated(path, names, cols)
+        check_duplicated(path, names, cols)
     for canon in PRICE_COLUMNS:
         if canon not in cols.prices:
             raise DataError(

@@ -22,6 +22,7 @@ from typing import Literal
 
 import polars as pl
 
+from foxhunt.data.read.magic import mislabelled
 from foxhunt.errors import DataError, InputError
 from foxhunt.runtime import atomic_path
 
@@ -127,8 +128,6 @@ def _zip_members(archive: Path) -> list[Path]:
         with zipfile.ZipFile(archive) as z:
             names = [i.filename for i in z.infolist() if not i.is_dir()]
     except (OSError, zipfile.BadZipFile) as e:
-        from foxhunt.data.read.encoding import mislabelled
-
         with archive.open("rb") as f:
             wrong = mislabelled(archive, f.read(512), "a zip archive")
         raise wrong or DataError(f"{archive}: cannot read the zip archive ({e})") from e

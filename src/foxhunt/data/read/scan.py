@@ -21,8 +21,8 @@ from foxhunt.data.read.csv_dialect import (
     unclosed_quote_line,
 )
 from foxhunt.data.read.dbn import read_dbn
-from foxhunt.data.read.encoding import mislabelled
 from foxhunt.data.read.files import table_kind, zip_member
+from foxhunt.data.read.magic import mislabelled
 from foxhunt.data.read.workbook import read_workbook_sheets
 from foxhunt.errors import DataError
 

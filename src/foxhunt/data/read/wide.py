@@ -1,0 +1,70 @@
+"""Several symbols side by side, and pandas' column levels: tables in the wrong shape for bars.
+
+A wide table holds each symbol's prices in its own columns (``ES_open ... NQ_open``, or the same
+names twice: the second set read past, verdict valid). yfinance's frame written to parquet
+names its columns by two levels, ``('Close', 'AAPL')``: one ticker reads as its symbol, several
+are a wide table. Both are named, with the long table (a symbol column) that reads them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from foxhunt.data.read.columns import ColumnMap
+from foxhunt.errors import DataError
+
+_PRICE_WORDS = ("open", "high", "low", "close", "last", "price")
+
+
+def wide_symbols(names: list[str]) -> list[str]:
+    """The symbols of a wide table's column groups (``ES_open``, ``open_ES``, ``ES Close``):
+    two or more, else none."""
+    found: list[str] = []
+    for n in names:
+        parts = [p for p in re.split(r"[\s_.:\-]+", n.strip()) if p]
+        if len(parts) == 2 and sum(p.lower() in _PRICE_WORDS for p in parts) == 1:
+            other = next(p for p in parts if p.lower() not in _PRICE_WORDS)
+            if other not in found:
+                found.append(other)
+    return found if len(found) > 1 else []
+
+
+_LEVELS = re.compile(r"^\(\s*'([^']*)',\s*'([^']*)'\s*\)$")
+"""A column named by two levels as pandas writes its MultiIndex columns to parquet."""
+
+
+def column_levels(path: Path, names: list[str]) -> tuple[dict[str, str], str | None] | None:
+    """For columns named ``('Open', 'AAPL')`` (yfinance's frame written with ``to_parquet``):
+    each renamed to its first level (``('Date', '')`` to ``Date``) and the one ticker of the
+    second; None when the names are not so.
+
+    Raises:
+        DataError: the levels hold several tickers (a wide table).
+    """
+    split = {n: m.groups() for n in names if (m := _LEVELS.match(n))}
+    if len(split) < 4:
+        return None
+    tickers = sorted({b for a, b in split.values() if a and b})
+    if len(tickers) > 1:
+        raise DataError(
+            f"{path}: columns of several tickers side by side ({', '.join(tickers[:4])}): one "
+            "table with a symbol column reads them (pandas: df.stack(level=1).reset_index())"
+        )
+    renamed = {n: (a or b) for n, (a, b) in split.items()}
+    return renamed, (tickers[0] if tickers else None)
+
+
+def check_duplicated(path: Path, names: list[str], cols: ColumnMap) -> None:
+    """Refuse a header that names a bar field it reads twice (two symbols side by side under
+    the same names): the second set was dropped, verdict valid (polars names it
+    ``open_duplicated_0``, pandas ``open.1``)."""
+    read = {*cols.prices.values(), cols.volume, cols.ts}
+    for n in names:
+        m = re.fullmatch(r"(.+)(?:_duplicated_|\.)\d+", n)  # polars' and pandas' renaming
+        if m and m.group(1) in read:
+            raise DataError(
+                f"{path}: column '{m.group(1)}' appears more than once in the header: several "
+                "symbols side by side under the same names? write one file per symbol, or one "
+                f"table with a symbol column (--columns {m.group(1)}={n} reads the later one)"
+            )
