@@ -100,3 +100,49 @@ def test_iqfeeds_period_volume_is_read_and_its_total_refused(tmp_path: Path) -> 
     assert read_bars(path, min_bars=1)["volume"].to_list() == [float(v) for v in each]
     with pytest.raises(DataError, match="column 'TotalVolume' falls on 0 of 149 .*'PeriodVolume'"):
         read_bars(path, min_bars=1, options=ReadOptions(columns=("volume=TotalVolume",)))
+
+
+def _minutes(n: int) -> list[datetime]:
+    return [datetime(2024, 1, 2, tzinfo=UTC) + timedelta(minutes=m) for m in range(n)]
+
+
+def test_a_total_that_stands_still_or_grows_by_fractions_is_still_a_total() -> None:
+    """Minutes without a trade leave the total where it was (no fall); a crypto total grows by
+    fractions of a coin."""
+    still = np.cumsum([0.0 if m % 10 == 0 else 3.0 for m in range(300)])
+    assert running_symbol(_frame(_minutes(300), still)) == ("ES", 0, 299)
+    fractions = np.cumsum(np.full(300, 0.25))
+    assert running_symbol(_frame(_minutes(300), fractions)) == ("ES", 0, 299)
+
+
+def test_rising_on_exactly_half_the_pairs_is_enough() -> None:
+    half = np.cumsum([1.0 if m % 2 else 0.0 for m in range(201)])  # 100 rises in 200 pairs
+    assert running_symbol(_frame(_minutes(201), half)) == ("ES", 0, 200)
+    less = np.cumsum([1.0 if m % 2 and m > 2 else 0.0 for m in range(201)])  # 99 rises
+    assert running_symbol(_frame(_minutes(201), less)) is None
+
+
+def test_the_message_word_for_word_its_first_file_and_the_first_of_two_symbols(
+    tmp_path: Path,
+) -> None:
+    total = np.cumsum(np.arange(1.0, 151.0))
+    two = pl.concat(
+        [_frame(_minutes(150), total).with_columns(symbol=pl.lit(s)) for s in ("NQ", "ES")]
+    ).with_columns(  # each symbol's first bar from file 1, the rest from file 0
+        pl.when(pl.int_range(pl.len()).over("symbol") == 0).then(1).otherwise(0).alias("__file")
+    )
+    files = [tmp_path / "rest.csv", tmp_path / "first.csv"]
+    cases = {
+        (): "",
+        ("Trades",): " (the file also has 'Trades')",
+        ("Trades", "PeriodVol"): " (the file also has 'PeriodVol')",
+        ("a", "b", "c", "d", "e"): " (the file also has 'a', 'b', 'c', 'd')",
+    }
+    for extra, hint in cases.items():
+        with pytest.raises(DataError) as e:
+            check_running_volume(two, files, [{}, {}], [(), extra], "__file")
+        assert str(e.value) == (
+            f"{tmp_path / 'first.csv'}: symbol 'NQ': column 'volume' falls on 0 of 149 "
+            "consecutive bars and rises on most: the day's running total of the volume (IQFeed's "
+            f"TotalVolume), not each bar's; --columns volume=COLUMN names each bar's volume{hint}"
+        )
