@@ -1047,3 +1047,20 @@ def test_yfinance_column_levels_written_to_parquet(tmp_path: Path) -> None:
         f"{two}: columns of several tickers side by side (AAPL, MSFT): one table with a symbol "
         "column reads them (pandas: df.stack(level=1).reset_index())"
     )
+
+
+def test_a_repeated_autumn_hour_read_as_utc_is_named(tmp_path: Path) -> None:
+    """Naive Berlin times across 31 October 2021, read as UTC: 02:00-02:59 comes twice, and the
+    refusal was a plain 'duplicate bar'."""
+    wall = [f"2021-10-30 {h}:{m:02d}:00" for h in (22, 23) for m in range(0, 60, 20)]
+    wall += [f"2021-10-31 0{h}:{m:02d}:00" for h in (0, 1, 2, 2, 3) for m in range(0, 60, 20)]
+    rows = "".join(f"{w},{i + 1},{i + 2},{i + 0.5},{i + 1.5},3\n" for i, w in enumerate(wall))
+    path = _write(tmp_path, "BTCUSD.csv", "timestamp,open,high,low,close,volume\n" + rows)
+    with pytest.raises(DataError) as refused:
+        read_bars(path, min_bars=1)
+    assert str(refused.value).endswith(
+        f"(same time as {path} row 12): 2021-10-31 02:00 happens twice in Europe/Berlin (the "
+        "hour repeated when daylight saving ends): local times read as UTC? --tz names their "
+        "zone, but naive times cannot say which of the two; write them in UTC or with their "
+        "offset"
+    )

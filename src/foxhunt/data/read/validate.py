@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
 
 import polars as pl
 
@@ -94,6 +95,17 @@ def _raw_value(path: Path, col: str, row: int) -> object:
         d, t = col.split("+", 1)
         return " ".join(str(v) for v in lf.select(d, t).slice(row, 1).collect().row(0))
     return lf.select(pl.col(col)).slice(row, 1).collect().item()
+
+
+_DST_ZONES = ("Europe/London", "Europe/Berlin", "America/New_York", "America/Chicago")
+"""Zones whose repeated autumn hour a duplicate of naive times read as UTC is checked against."""
+
+
+def _repeats(wall: datetime, tz: ZoneInfo) -> bool:
+    """Whether ``wall`` (naive) happens twice in ``tz``."""
+    return (
+        wall.replace(tzinfo=tz, fold=0).utcoffset() != wall.replace(tzinfo=tz, fold=1).utcoffset()
+    )
 
 
 class _Validator:
@@ -262,11 +274,21 @@ class _Validator:
             return ""  # a fixed offset repeats no hour
         local = hit["ts"].astimezone(tz).replace(tzinfo=None)  # type: ignore[union-attr]
         early, late = local.replace(tzinfo=tz, fold=0), local.replace(tzinfo=tz, fold=1)
-        if early.utcoffset() == late.utcoffset():
+        if early.utcoffset() != late.utcoffset():
+            return (
+                f": {local:%Y-%m-%d %H:%M} happens twice in {zone} (the hour repeated when "
+                "daylight saving ends), and naive times cannot say which; write the times in "
+                "UTC or with their offset"
+            )
+        if early.utcoffset():  # read in a zone with an offset: another zone's hour is no tell
             return ""
-        return (
-            f": {local:%Y-%m-%d %H:%M} happens twice in {zone} (the hour repeated when daylight "
-            "saving ends), and naive times cannot say which; write the times in UTC or with "
+        repeating = [z for z in _DST_ZONES if _repeats(local, ZoneInfo(z))]
+        if not repeating:
+            return ""
+        return (  # naive local times read as UTC: the autumn hour of the file's clock, twice
+            f": {local:%Y-%m-%d %H:%M} happens twice in {' and '.join(repeating)} (the hour "
+            "repeated when daylight saving ends): local times read as UTC? --tz names their "
+            "zone, but naive times cannot say which of the two; write them in UTC or with "
             "their offset"
         )
 
