@@ -161,6 +161,8 @@ def test_a_tradingview_file_reads_its_symbol_from_the_name(tmp_path: Path) -> No
         ),
         ("F_CL.txt", NameGuess("F_CL", "Quantiacs' file name (F_ROOT)")),
         ("ES_FUT_daily.csv.gz", NameGuess("ES", "the file name", None, timedelta(days=1))),
+        ("daily.csv", NameGuess("DAILY", "the file name", None, timedelta(days=1))),
+        ("data/part-0.csv", NameGuess("PART", "the file name")),  # no folder names a symbol
         ("aapl.us.txt", NameGuess("AAPL", "the file name")),
         ("AAPL.US_5m.csv", NameGuess("AAPL", "the file name", None, timedelta(minutes=5))),
     ],
@@ -201,9 +203,7 @@ def test_a_file_named_for_its_date_takes_its_folders_symbol(
     assert (guess.symbol, guess.how) == (symbol, how)
 
 
-@pytest.mark.parametrize(
-    "path", ["data/2024-01.csv", "tmp/2024/01.csv", "2024-01.csv", "daily.csv", "data/part-0.csv"]
-)
+@pytest.mark.parametrize("path", ["data/2024-01.csv", "tmp/2024/01.csv", "2024-01.csv"])
 def test_a_dated_file_in_a_folder_that_names_no_symbol_asks_for_it(path: str) -> None:
     with pytest.raises(DataError) as refused:
         guess_from_name(Path("/") / path)

@@ -285,7 +285,10 @@ def guess_from_name(path: Path) -> NameGuess:
             interval = timedelta(minutes=1) if m.group(2).upper() == "M1" else None
             return NameGuess(m.group(1).upper(), "histdata's file name", HISTDATA_TZ, interval)
     if _nameless(stem):  # ES/part-0.parquet, symbol=ES/<uuid>-0.parquet, ES/data.csv: the folder's
-        return _from_folder(path)
+        try:
+            return _from_folder(path)
+        except DataError:
+            pass  # no folder names one: the name's own word, as before (data.csv: DATA)
     if quantiacs := _QUANTIACS.match(stem):
         root = f"F_{quantiacs.group(1)}"
         return NameGuess(root, "Quantiacs' file name (F_ROOT)", None, _interval(stem))
@@ -339,7 +342,9 @@ def guess_from_name(path: Path) -> NameGuess:
     if (share := _SHARE_CLASS.match(stem)) is not None:
         return NameGuess(share.group(1).upper(), "the file name", None, _interval(whole))
     # the first run of letters and digits that is no generic word (prices_ES.csv: ES)
-    m = next((r for r in _LEADING.finditer(stem) if not _nameless_token(r.group(0).lower())), None)
+    m = next(
+        (r for r in _LEADING.finditer(stem) if not _nameless_token(r.group(0).lower())), None
+    ) or _LEADING.match(stem)  # only generic words, and no folder named a symbol: the first
     if m is None:
         raise DataError(f"{path}: no symbol column and no symbol in the file name; pass --symbol")
     symbol = m.group(0).upper()
