@@ -31,7 +31,11 @@ def _days(per_day: int, days: int, seed: int = 0) -> tuple[list[datetime], np.nd
     return ts, rng.integers(1, 500, per_day * days)
 
 
-def _frame(ts: list[datetime], volume: np.ndarray) -> pl.DataFrame:
+def _frame(ts: list[datetime], volume: np.ndarray, restart: bool = True) -> pl.DataFrame:
+    """One symbol's bars; ``restart``: one more bar a day after the last, its total started
+    again (a fall across a gap, no pair one interval apart)."""
+    if restart:
+        ts, volume = [*ts, ts[-1] + timedelta(days=1)], np.append(volume, 0.0)
     return pl.DataFrame(
         {"symbol": ["ES"] * len(ts), "ts": ts, "volume": volume.astype(float), "__file": 0}
     )
@@ -39,9 +43,16 @@ def _frame(ts: list[datetime], volume: np.ndarray) -> pl.DataFrame:
 
 def test_each_bars_volume_passes_and_the_days_running_total_is_found() -> None:
     ts, each = _days(60, 4)
-    assert running_symbol(_frame(ts, each)) is None
+    assert running_symbol(_frame(ts, each, restart=False)) is None
     total = np.concatenate([np.cumsum(each[d * 60 : (d + 1) * 60]) for d in range(4)])
-    assert running_symbol(_frame(ts, total)) == ("ES", 0, 236)  # 4 x 59 pairs a minute apart
+    assert running_symbol(_frame(ts, total, restart=False)) == ("ES", 0, 236)  # 4 x 59 pairs
+
+
+def test_a_volume_that_never_falls_is_no_running_total() -> None:
+    """Made-up volumes 1, 2, 3 ... rise on every pair and never start again."""
+    ts = [datetime(2024, 1, 2, tzinfo=UTC) + timedelta(minutes=m) for m in range(500)]
+    assert running_symbol(_frame(ts, np.arange(1.0, 501.0), restart=False)) is None
+    assert running_symbol(_frame(ts, np.arange(1.0, 501.0))) == ("ES", 0, 499)
 
 
 def test_the_bounds_of_the_rule() -> None:
@@ -67,7 +78,7 @@ def test_pairs_across_a_halt_are_not_judged() -> None:
     """The total starts again after the halt: that fall is not counted, and neither is any."""
     ts, each = _days(120, 2, seed=1)
     total = np.concatenate([np.cumsum(each[:120]), np.cumsum(each[120:])])
-    assert running_symbol(_frame(ts, total)) == ("ES", 0, 238)
+    assert running_symbol(_frame(ts, total, restart=False)) == ("ES", 0, 238)
 
 
 def test_the_message_names_the_column_and_the_other_volume(tmp_path: Path) -> None:
@@ -87,8 +98,8 @@ def test_the_message_names_the_column_and_the_other_volume(tmp_path: Path) -> No
 
 
 def test_iqfeeds_period_volume_is_read_and_its_total_refused(tmp_path: Path) -> None:
-    ts, each = _days(150, 1)
-    total = np.cumsum(each)
+    ts, each = _days(150, 2)
+    total = np.concatenate([np.cumsum(each[:150]), np.cumsum(each[150:])])
     rows = "".join(
         f"{t:%Y-%m-%d %H:%M:%S}+00:00,4701,4699,4700,4700.5,{v},{p},3\n"
         for t, v, p in zip(ts, total, each, strict=True)
@@ -98,7 +109,7 @@ def test_iqfeeds_period_volume_is_read_and_its_total_refused(tmp_path: Path) -> 
         "TimeStamp,High,Low,Open,Close,TotalVolume,PeriodVolume,NumberOfTrades\n" + rows
     )
     assert read_bars(path, min_bars=1)["volume"].to_list() == [float(v) for v in each]
-    with pytest.raises(DataError, match="column 'TotalVolume' falls on 0 of 149 .*'PeriodVolume'"):
+    with pytest.raises(DataError, match="column 'TotalVolume' falls on 0 of 298 .*'PeriodVolume'"):
         read_bars(path, min_bars=1, options=ReadOptions(columns=("volume=TotalVolume",)))
 
 

@@ -5,7 +5,8 @@ every volume feature is wrong while every check of a bar passes. A bar's own vol
 about as often as it rises (the 101 real series under ``../shared/data/real/``: on 20-49 % of
 consecutive pairs, where it is not 0 throughout); a running total falls only where a day
 starts. Judged on consecutive bars one interval apart (a day's first bar follows a halt or a
-weekend, so it is left out).
+weekend, so it is left out), and only where the volume falls somewhere: a total starts again
+each day, and a volume that never falls (a made-up ``1, 2, 3 ...``) is no evidence.
 """
 
 from __future__ import annotations
@@ -33,31 +34,32 @@ def running_symbol(df: pl.DataFrame) -> tuple[str, int, int] | None:
         df: bars sorted by (``symbol``, ``ts``) with ``volume``.
     """
     step = pl.col("ts").diff().over("symbol")
+    change = pl.col("volume").diff().over("symbol")
+    frame = df.lazy().select(
+        pl.col("symbol"), step=step, usual=step.median().over("symbol"), change=change
+    )
+    # a running total starts again (falls) somewhere: a volume that never falls is no total
+    restarts = frame.group_by("symbol").agg(restarts=(pl.col("change") < 0).sum())
     stats = (
-        df.lazy()
-        .select(
-            pl.col("symbol"),
-            step=step,
-            usual=step.median().over("symbol"),
-            change=pl.col("volume").diff().over("symbol"),
-        )
-        .filter(pl.col("step") == pl.col("usual"))
+        frame.filter(pl.col("step") == pl.col("usual"))
         .group_by("symbol", maintain_order=True)
         .agg(
             pairs=pl.len(),
             falls=(pl.col("change") < 0).sum(),
             rises=(pl.col("change") > 0).sum(),
         )
+        .join(restarts, on="symbol", how="left", maintain_order="left")
         .filter(
             (pl.col("pairs") >= MIN_PAIRS)
             & (pl.col("falls") <= MAX_FALLS * pl.col("pairs"))
             & (pl.col("rises") >= MIN_RISES * pl.col("pairs"))
+            & (pl.col("restarts") > 0)
         )
         .collect()
     )
     if stats.height == 0:
         return None
-    symbol, pairs, falls, _ = stats.row(0)
+    symbol, pairs, falls, _, _ = stats.row(0)
     return symbol, falls, pairs
 
 
