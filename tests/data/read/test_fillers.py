@@ -97,3 +97,35 @@ def test_a_dukascopy_file_with_its_weekend_reads_without_it(tmp_path: Path) -> N
     # Monday to Friday 22:00 UTC (17:00 EST), Sunday from 21:00 UTC (17:00 EDT, 10 March)
     assert bars.height == 4 * 48 + 44 + 6
     assert (bars["volume"] > 0).all()
+
+
+def test_the_symbols_own_calendar_and_the_users_table_decide_what_is_closed() -> None:
+    """22:30 UTC on a Wednesday is Globex's daily halt, yet the FX week trades: a flat FX bar
+    then is no filler. With a user's 24x7 table nothing is closed."""
+    wednesday = datetime(2024, 3, 6, 22, 30, tzinfo=UTC)
+    df = _bars("EURUSD", [LIVE, LIVE, FLAT]).with_columns(
+        ts=pl.Series([wednesday + timedelta(minutes=i) for i in range(3)])
+    )
+    assert not df.select(filler_mask(df)).to_series().any()
+    friday = _bars("EURUSD", [LIVE, LIVE, LIVE, FLAT, FLAT])  # 22:00 on: closed
+    table = {"EURUSD": Instrument("EURUSD", 1e-5, 1.0, "USD", "spot_fx", "24x7")}
+    files, spelled = [Path("EURUSD.csv")], [{"volume": "Volume"}]
+    assert without_fillers(friday, files, spelled, "__file", table).height == 5
+    assert without_fillers(friday, files, spelled, "__file").height == 3
+
+
+def test_a_volume_of_one_is_traded_and_each_file_is_warned_in_order(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ticks = (1.1, 1.2, 1.0, 1.15, 1.0)  # a tick volume of 1
+    a = _bars("EURUSD", [ticks, ticks, ticks, FLAT, FLAT]).with_columns(__file=pl.lit(1))
+    b = _bars("GBPUSD", [LIVE, LIVE, LIVE, FLAT, FLAT]).with_columns(__file=pl.lit(0))
+    files = [Path("GBPUSD.csv"), Path("EURUSD.csv")]
+    spelled = [{"volume": "Volume"}, {"volume": "Volume"}]
+    with caplog.at_level(logging.WARNING):
+        kept = without_fillers(pl.concat([a, b]), files, spelled, "__file")
+    assert kept.height == 6
+    assert [m.split(" hours in ")[1].split(" ")[0] for m in caplog.messages] == [
+        "GBPUSD.csv",
+        "EURUSD.csv",
+    ]

@@ -56,7 +56,7 @@ def without_fillers(
     docstring), one warning per file that had some."""
     if df.height == 0:
         return df
-    traded = df.group_by(file_column).agg((pl.col("volume") > 0).mean().alias("share"))
+    traded = df.group_by(file_column).agg((pl.col("volume") > 0).mean())
     judged = [
         int(f)
         for f, share in traded.iter_rows()
