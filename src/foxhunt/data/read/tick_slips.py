@@ -3,8 +3,8 @@
 Vendors that round each price on its own (adjusted daily bars, a feed's last trade stamped
 after the high was sent) write bars whose open or close lies a tick above the high or below the
 low. Refused, such a file could not be read at all (no flag widens a bar). A slip of at most
-one tick of the symbol (the smallest price step in its bars, :func:`infer_tick_size`) or one
-part in a million of the price is mended: the high and low widen to hold the open and close,
+one tick of the symbol (the smallest price step in its other bars, :func:`infer_tick_size`:
+the slipped price is no step of the grid) or one part in a million of the price is mended: the high and low widen to hold the open and close,
 one warning per file. A larger slip is a bad bar, refused by the validation as before.
 """
 
@@ -39,9 +39,10 @@ def with_slips_mended(
     slipped = df.filter(slip > 0)
     if slipped.height == 0:
         return df
-    ticks = {}
+    ticks = {}  # each symbol's price step, from its bars that do not slip (a slip is no step)
     for sym in slipped["symbol"].drop_nulls().unique().to_list():
-        prices = df.filter(pl.col("symbol") == sym).select("open", "high", "low", "close")
+        kept = df.filter((pl.col("symbol") == sym) & (slip <= 0).fill_null(True))
+        prices = kept.select("open", "high", "low", "close")
         ticks[sym] = infer_tick_size(prices.to_numpy().reshape(-1)) or 0.0
     tick = pl.col("symbol").replace_strict(ticks, default=0.0, return_dtype=pl.Float64)
     tolerance = pl.max_horizontal(tick, RELATIVE * pl.col("high").abs()) * (1 + 1e-9)
