@@ -6,10 +6,10 @@ rolls over, the days per trading week, and where its sessions come from:
 
 - CME Globex product groups (equity, rates, FX, energy, metals, grains, crypto), Cboe futures,
   Eurex (with its Asian hours from 2018-12-10 and closed on 24 and 31 December:
-  :attr:`CalendarSpec.early_open`, :attr:`CalendarSpec.closed_dates`), ICE US, NYSE and the cash markets of Xetra, London, Tokyo, Hong Kong, Sydney, India,
-  Singapore and Toronto come from ``pandas_market_calendars`` (holidays and early closes
-  included; it builds on ``exchange_calendars``) — see docs/data.md, "Calendars", for why that
-  library;
+  :attr:`CalendarSpec.early_open`, :attr:`CalendarSpec.closed_dates`), ICE US, NYSE and the
+  cash markets of Xetra, London, Tokyo, Hong Kong, Sydney, India, Singapore and Toronto come
+  from ``pandas_market_calendars`` (holidays and early closes included; it builds on
+  ``exchange_calendars``) — see docs/data.md, "Calendars", for why that library;
 - ICE Futures Europe takes its trading days from the library and its hours (01:00-23:00
   London) from :attr:`CalendarSpec.local_hours`: the library keeps them on New York's clock,
   an hour off in the weeks between the two daylight-saving changes;

@@ -288,10 +288,9 @@ def inspect_report(
     symbols = summarize(loaded, instruments=table)
     found = TimeAxisFindings()
     aggregated = None
-    bars_read = None
+    bars: pl.DataFrame | None = None
     try:
         bars = validate_bars(loaded, allow_outliers=allow_outliers)
-        bars_read = bars
         error = None
         found = examine(loaded, bars, table)
         if loaded.options.bar_minutes is not None:  # what train, features and evaluate read
@@ -313,8 +312,8 @@ def inspect_report(
         f"{s['symbol']}: {s['closed_hours_warning']}" for s in symbols if s["closed_hours_warning"]
     ]
     warnings += _unread_volumes(loaded)
-    if allow_outliers and bars_read is not None:  # kept as asked: still not valid bars
-        warnings += _kept_outliers(bars_read)
+    if allow_outliers and bars is not None:  # kept as asked: still not valid bars
+        warnings += _kept_outliers(bars)
     warnings += [d for per_file in loaded.doubts for d in per_file]
     verdict = "invalid" if error else "suspicious" if warnings else "valid"
     short = [s["symbol"] for s in symbols if s["bars"] <= WARMUP + DEFAULT_HORIZON]

@@ -12,16 +12,20 @@ from pathlib import Path
 from foxhunt.errors import DataError
 
 GZIP_MAGIC = b"\x1f\x8b"
+ZIP_MAGIC = b"PK\x03\x04"
+"""A zip archive's first bytes (``.zip``, and the ``.xlsx``/``.ods`` workbooks that are zips)."""
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+"""An OLE file's first bytes (Excel's ``.xls``)."""
 
 MAGICS = (
     (b"PAR1", "a parquet file", "name it .parquet"),
-    (b"PK\x03\x04", "a zip archive (or an .xlsx workbook)", "name it .zip (or .xlsx)"),
+    (ZIP_MAGIC, "a zip archive (or an .xlsx workbook)", "name it .zip (or .xlsx)"),
     (GZIP_MAGIC, "gzip-compressed data", "name it .csv.gz, or gunzip it"),
     (b"BZh", "bzip2-compressed data", "bunzip2 it"),
     (b"\xfd7zXZ\x00", "xz-compressed data", "unxz it"),
     (b"\x28\xb5\x2f\xfd", "zstd-compressed data", "unzstd it"),
     (b"ARROW1", "an Arrow IPC (Feather) file", "write it as parquet"),
-    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an Excel .xls workbook", "name it .xls"),
+    (OLE_MAGIC, "an Excel .xls workbook", "name it .xls"),
     (b"DBN", "Databento DBN", "name it .dbn"),
     (b"SQLite format 3\x00", "an SQLite database", "export the bars as CSV"),
     (b"\x89HDF", "HDF5", "write the bars as CSV or parquet"),

@@ -7,7 +7,8 @@ previous one closed, so the median of ``|open - previous close|`` (the gap betwe
 small next to that of ``|close - previous open|`` (two bars' moves). Read swapped, the two
 trade places. On the 101 real series under ``../shared/data/real/`` the gap's median is at
 most 1.0 times the two-bar move's (daily futures; 0.07-0.66 for 1-minute bars); swapped, the
-1-minute series give 1.5-14 times or a two-bar median of 0.
+1-minute series give 1.5-14 times or a two-bar median of 0
+(``benchmarks/experiments/reader_rules.py`` prints them).
 """
 
 from __future__ import annotations

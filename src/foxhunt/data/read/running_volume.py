@@ -2,8 +2,9 @@
 
 Read as each bar's volume it grows all day and falls once, when the total starts again, so
 every volume feature is wrong while every check of a bar passes. A bar's own volume falls
-about as often as it rises (the 101 real series under ``../shared/data/real/``: on 20-49 % of
-consecutive pairs, where it is not 0 throughout); a running total falls only where a day
+about as often as it rises (the 101 real series under ``../shared/data/real/``: on 20-52 % of
+consecutive pairs, where it is not 0 throughout: ``benchmarks/experiments/reader_rules.py``);
+a running total falls only where a day
 starts. Judged on consecutive bars one interval apart (a day's first bar follows a halt or a
 weekend, so it is left out), and only where the volume falls somewhere: a total starts again
 each day, and a volume that never falls (a made-up ``1, 2, 3 ...``) is no evidence.
@@ -35,20 +36,17 @@ def running_symbol(df: pl.DataFrame) -> tuple[str, int, int] | None:
     """
     step = pl.col("ts").diff().over("symbol")
     change = pl.col("volume").diff().over("symbol")
-    frame = df.lazy().select(
-        pl.col("symbol"), step=step, usual=step.median().over("symbol"), change=change
-    )
-    # a running total starts again (falls) somewhere: a volume that never falls is no total
-    restarts = frame.group_by("symbol").agg(restarts=(pl.col("change") < 0).sum())
+    usual = step == step.median().over("symbol")  # one interval apart
     stats = (
-        frame.filter(pl.col("step") == pl.col("usual"))
+        df.lazy()
         .group_by("symbol", maintain_order=True)
         .agg(
-            pairs=pl.len(),
-            falls=(pl.col("change") < 0).sum(),
-            rises=(pl.col("change") > 0).sum(),
+            pairs=usual.sum(),
+            falls=((change < 0) & usual).sum(),
+            rises=((change > 0) & usual).sum(),
+            # a running total starts again (falls) somewhere: a volume that never falls is none
+            restarts=(change < 0).sum(),
         )
-        .join(restarts, on="symbol", how="left", maintain_order="left")
         .filter(
             (pl.col("pairs") >= MIN_PAIRS)
             & (pl.col("falls") <= MAX_FALLS * pl.col("pairs"))

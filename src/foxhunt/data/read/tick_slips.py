@@ -4,8 +4,9 @@ Vendors that round each price on its own (adjusted daily bars, a feed's last tra
 after the high was sent) write bars whose open or close lies a tick above the high or below the
 low. Refused, such a file could not be read at all (no flag widens a bar). A slip of at most
 one tick of the symbol (the smallest price step in its other bars, :func:`infer_tick_size`:
-the slipped price is no step of the grid) or one part in a million of the price is mended: the high and low widen to hold the open and close,
-one warning per file. A larger slip is a bad bar, refused by the validation as before.
+the slipped price is no step of the grid) or one part in a million of the price is mended:
+the high and low widen to hold the open and close, one warning per file. A larger slip is a
+bad bar, refused by the validation as before.
 """
 
 from __future__ import annotations

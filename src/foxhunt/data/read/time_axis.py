@@ -57,10 +57,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EARLIEST = datetime(1980, 1, 1, tzinfo=UTC)
+"""No bar file of electronic markets starts before this; earlier bars are a misread clock."""
 EARLIEST_WRITTEN = datetime(1900, 1, 1, tzinfo=UTC)
 """The floor of dates written as dates (``1970-01-02``, ``19700102``): they are what they say
 (the S&P 500 from 1950, a daily future from 1970); :data:`EARLIEST` is for epoch counts."""
-"""No bar file of electronic markets starts before this; earlier bars are a misread clock."""
 FUTURE_SLACK = timedelta(days=1)
 """A bar later than now + this is a misread clock (or a typo such as 2099)."""
 DAILY = DATED

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import polars as pl
 
@@ -316,8 +316,6 @@ class _Validator:
     def skipped_hour(self, f: int, raw: object) -> str:
         """For a naive time read in a zone with daylight saving that skips it (02:30 on the
         morning the clocks go forward): why it is null, and the way out; else ``""``."""
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
         if not (self.loaded.naive and self.loaded.naive[f]) or not isinstance(raw, str):
             return ""
         try:

@@ -19,6 +19,7 @@ from pathlib import Path
 import polars as pl
 
 from foxhunt.data.read.encoding import not_delimited
+from foxhunt.data.read.magic import OLE_MAGIC, ZIP_MAGIC
 from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)
@@ -55,7 +56,7 @@ def read_workbook_sheets(path: Path) -> tuple[pl.DataFrame, tuple[str, ...]]:
             if _texty(head)
             else f"{path}: not a workbook (neither an .xlsx/.ods zip nor an .xls file)"
         )
-    ole, suffix = head.startswith(WORKBOOK_MAGIC[1]), path.suffix.lower()
+    ole, suffix = head.startswith(OLE_MAGIC), path.suffix.lower()
     if ole != (suffix == ".xls"):  # an .xls named .xlsx, or an .xlsx/.ods named .xls
         what = "an Excel .xls workbook" if ole else "an .xlsx (or .ods) workbook, a zip"
         raise DataError(
@@ -105,7 +106,7 @@ def _names_a_price(cells: tuple[object, ...]) -> bool:
     return any(w in str(c).lower() for c in cells if c is not None for w in _PRICE_WORDS)
 
 
-WORKBOOK_MAGIC = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
+WORKBOOK_MAGIC = (ZIP_MAGIC, OLE_MAGIC)
 """The first bytes of a zip (``.xlsx``, ``.ods``) and of an OLE file (``.xls``)."""
 
 
