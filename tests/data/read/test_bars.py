@@ -118,6 +118,23 @@ def test_date_and_time_columns(small: pl.DataFrame, tmp_path: Path) -> None:
     assert_frame_equal(read_bars(tmp_path / "dt.csv"), small)
 
 
+def test_a_date_column_follows_tz_as_text_dates_do(tmp_path: Path) -> None:
+    """Daily bars dated by a parquet ``date`` column were read at midnight UTC whatever --tz
+    said, while the same dates as text were local midnights: the two files disagreed."""
+    days = pl.date_range(datetime(2024, 1, 2), datetime(2024, 3, 29), "1d", eager=True)
+    days = days.filter(days.dt.weekday() <= 5)
+    price = pl.Series([100.0 + (i % 7) for i in range(days.len())])
+    df = pl.DataFrame(
+        {"date": days, "open": price, "high": price + 1, "low": price - 1, "close": price + 0.5}
+    )
+    df.write_parquet(tmp_path / "ES.parquet")
+    df.with_columns(pl.col("date").cast(pl.String)).write_csv(tmp_path / "ES.csv")
+    for tz, hour in (("America/New_York", 5), (None, 0)):
+        typed = read_bars(tmp_path / "ES.parquet", tz=tz)
+        assert_frame_equal(typed, read_bars(tmp_path / "ES.csv", tz=tz))
+        assert typed["ts"][0] == datetime(2024, 1, 2, hour, tzinfo=UTC)
+
+
 def test_directory_and_glob(tmp_path: Path) -> None:
     es = demo_bars(30, seed=1, symbol="ES").drop("symbol")
     nq = demo_bars(25, seed=2, symbol="NQ").drop("symbol")

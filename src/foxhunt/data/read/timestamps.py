@@ -468,8 +468,8 @@ def timestamp_expr(
         if dtype.time_zone is None:
             return Times(local_to_utc(c, tz).dt.cast_time_unit("us"), True)
         return Times(c.dt.convert_time_zone("UTC").dt.cast_time_unit("us"), False)
-    if dtype == pl.Date:
-        return Times(c.cast(pl.Datetime("us")).dt.replace_time_zone("UTC"), False)
+    if dtype == pl.Date:  # a day's label: local midnight in tz, as text dates are read
+        return Times(local_to_utc(c.cast(pl.Datetime("us")), tz), False)
     if dtype.is_integer() and _looks_yyyymmdd(lf, c):
         return replace(formatted_expr(c, "yyyymmdd", tz), format="yyyymmdd")
     if (dtype.is_integer() or dtype.is_float()) and _looks_excel(lf, c):
