@@ -151,8 +151,8 @@ def served(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     )
     monkeypatch.setattr("foxhunt.infer.forecaster.Forecaster.load", _FakeForecaster.loader())
 
-    def make_app(fc: Any, state: Path | None) -> str:
-        seen.update(fc=fc, state=state)
+    def make_app(fc: Any, state: Path | None, save_every: float | None = None) -> str:
+        seen.update(fc=fc, state=state, save_every=save_every)
         return "the app"
 
     monkeypatch.setattr("foxhunt.infer.service.make_app", make_app)
@@ -187,6 +187,7 @@ def test_serve_loads_listens_and_resumes(
         "engine": a.engine,
     }
     assert served["state"] == state and served["app"] == "the app"
+    assert served["save_every"] == 60.0
     assert isinstance(served["fc"], _FakeForecaster)  # the app serves the loaded forecaster
     assert served["run"] == {"host": "127.0.0.1", "port": 8080, "log_level": "warning"}
     assert f"serving {tmp_path / 'run'} on http://127.0.0.1:8080 (engine compiled)" in caplog.text
@@ -198,6 +199,27 @@ def test_serve_loads_listens_and_resumes(
     assert _FakeForecaster.loads[-1]["state"] == state
     assert f"resumed 2 symbols from {state}" in caplog.text
     assert served["run"] == {"host": "0.0.0.0", "port": 9000, "log_level": "warning"}
+
+
+def test_serve_refuses_a_state_in_a_missing_directory_and_a_negative_save_every(
+    tmp_path: Path, served: dict[str, Any]
+) -> None:
+    """Found at the start, not at shutdown with every bar of the session lost."""
+    state = tmp_path / "nodir" / "x.npz"
+    a = _args(["serve", "--model", str(tmp_path / "run"), "--state", str(state)])
+    with pytest.raises(InputError) as e:
+        a.func(a)
+    assert str(e.value) == (
+        f"--state {state}: its directory {tmp_path / 'nodir'} does not exist (the state is "
+        "written there)"
+    )
+    a = _args(["serve", "--model", str(tmp_path / "run"), "--save-every", "-1"])
+    with pytest.raises(InputError, match=r"^--save-every must be 0 or more seconds, got -1$"):
+        a.func(a)
+    assert _FakeForecaster.loads == []
+    a = _args(["serve", "--model", str(tmp_path / "run"), "--save-every", "0"])
+    a.func(a)
+    assert served["save_every"] == 0.0
 
 
 def test_serve_defaults_to_the_training_symbols(tmp_path: Path, served: dict[str, Any]) -> None:

@@ -93,7 +93,7 @@ def test_evaluate_and_predict_refuse_bars_of_another_interval(demo_run, tmp_path
 
     for incremental in (True, False):
         fc = Forecaster.load(demo_run.run, incremental=incremental)
-        with pytest.raises(DataError, match=r"trained on 5-minute bars; the bars given holds 15"):
+        with pytest.raises(DataError, match=r"bars; the bars given for 'ES' are mostly 15 minutes"):
             fc.update(coarse.tail(300), forecast=False)
         assert fc.symbols == [] or "ES" not in fc.symbols  # nothing taken
         fc.update(bars.tail(300), forecast=False)  # its own interval: taken

@@ -96,8 +96,8 @@ def test_bars_of_another_interval_are_refused_at_their_first_update(
     demo_run: DemoRun, incremental: bool
 ) -> None:
     """The run learned 5-minute bars (run.json ``bar_interval_s``): a symbol's first bars at
-    1 minute are refused on either path, the message naming the run directory, "the bars
-    given" and the remedy, and nothing is kept; 5-minute bars are then taken."""
+    1 minute are refused on either path, the message naming the row, the run directory and
+    the remedy, and nothing is kept; 5-minute bars are then taken."""
     bars = demo_bars(30, seed=1)
     start = bars["ts"][0]
     minutes = pl.datetime_range(start, start + timedelta(minutes=29), "1m", eager=True)
@@ -105,8 +105,9 @@ def test_bars_of_another_interval_are_refused_at_their_first_update(
     fc = Forecaster.load(demo_run.run, incremental=incremental)
     assert fc.incremental is incremental
     message = (
-        f"{demo_run.run} was trained on 5-minute bars; the bars given holds 1-minute bars: "
-        "--bar-minutes 5 aggregates them to it"
+        f"Forecaster.update: row 1, symbol 'ES', ts {minutes[1].isoformat()}: 1 minute after "
+        f"the bar before it; {demo_run.run} was trained on 5-minute bars: send bars of that "
+        "interval"
     )
     with pytest.raises(DataError) as caught:
         fc.update(one_minute)

@@ -42,13 +42,15 @@ ROW = {"symbol": "ES", "open": 1.0, "high": 2.0, "low": 0.5, "close": 1.5, "volu
 
 
 class FakeForecaster:
-    """What the service uses of a ``Forecaster``: ``update``, ``symbols``, ``ready``,
-    ``engine`` and ``save``; records the frames it gets and the thread each ran on."""
+    """What the service uses of a ``Forecaster``: ``update``, ``forecast``, ``symbols``,
+    ``allowed``, ``ready``, ``engine`` and ``save``; records the frames it gets and the thread
+    each ran on."""
 
     engine = "fake"
+    allowed = None
 
     def __init__(self, forecast: bool = True) -> None:
-        self.forecast = forecast
+        self.emits = forecast
         self.frames: list[pl.DataFrame] = []
         self.threads: list[str] = []
         self.symbols: list[str] = []
@@ -59,7 +61,7 @@ class FakeForecaster:
         for s in frame["symbol"].unique().sort().to_list():
             if s not in self.symbols:
                 self.symbols.append(s)
-        if not self.forecast:
+        if not self.emits:
             return None
         last = frame.group_by("symbol", maintain_order=True).agg(pl.col("ts").last())
         return last.select(
@@ -70,6 +72,9 @@ class FakeForecaster:
 
     def ready(self, symbol: str) -> bool:
         return symbol == "ES"
+
+    def forecast(self) -> pl.DataFrame:  # nothing held at the start
+        return pl.DataFrame(schema={"origin_ts": pl.Datetime("us", "UTC")})
 
     def save(self, path: Path) -> None:
         path.write_text("saved")
@@ -90,7 +95,9 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """``perf_counter`` in the service steps 10.0, 10.5, 11.0, ...: each update takes 0.5 s."""
     ticks = (10.0 + 0.5 * i for i in itertools.count())
     monkeypatch.setattr(
-        service, "time", SimpleNamespace(perf_counter=lambda: next(ticks), time=time.time)
+        service,
+        "time",
+        SimpleNamespace(perf_counter=lambda: next(ticks), time=time.time, monotonic=time.monotonic),
     )
     yield
 
@@ -303,5 +310,6 @@ def test_empty_bars_skip_the_forecaster_and_none_gives_no_forecasts(clock: None)
         assert client.get("/forecast/ES").status_code == 404
         health = client.get("/health").json()
     assert len(fc.frames) == 1 and fc.threads == ["foxhunt-update_0"]
-    assert (health["updates"], health["bars"], health["latency_ms"]["n"]) == (2, 1, 2)
+    # an update of no bars is not counted, nor timed
+    assert (health["updates"], health["bars"], health["latency_ms"]["n"]) == (1, 1, 1)
     assert health["latency_ms"]["p50"] == 500.0

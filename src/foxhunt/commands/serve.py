@@ -1,4 +1,5 @@
-"""``foxhunt serve``: live forecasts over HTTP (FastAPI on uvicorn), state saved on shutdown."""
+"""``foxhunt serve``: live forecasts over HTTP (FastAPI on uvicorn), state saved on shutdown
+and every ``--save-every`` seconds."""
 
 from __future__ import annotations
 
@@ -24,7 +25,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--state",
         type=Path,
         default=None,
-        help="stream state file: resumed at start when it exists, saved at shutdown",
+        help="stream state file: resumed at start when it exists, saved at shutdown and "
+        "every --save-every seconds",
+    )
+    s.add_argument(
+        "--save-every",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="with --state, also save the state after an update once this many seconds have "
+        "passed since the last save, so a killed server loses at most that much (default 60; "
+        "0: only at shutdown)",
     )
     s.add_argument(
         "--symbols",
@@ -50,6 +61,13 @@ def run(a: argparse.Namespace) -> None:
 
     if not 0 < a.port < 65536:
         raise InputError(f"--port must be in 1..65535, got {a.port}")
+    if a.save_every < 0:
+        raise InputError(f"--save-every must be 0 or more seconds, got {a.save_every:g}")
+    if a.state is not None and not a.state.parent.is_dir():
+        raise InputError(
+            f"--state {a.state}: its directory {a.state.parent} does not exist (the state is "
+            "written there)"
+        )
     symbols = [s.strip() for s in a.symbols.split(",") if s.strip()] if a.symbols else None
     state = a.state if a.state is not None and a.state.exists() else None
     fc = Forecaster.load(
@@ -61,6 +79,6 @@ def run(a: argparse.Namespace) -> None:
         )
     if state is not None:
         log.info("resumed %d symbols from %s", len(fc.symbols), state)
-    app = make_app(fc, a.state)
+    app = make_app(fc, a.state, a.save_every)
     log.info("serving %s on http://%s:%d (engine %s)", a.model, a.host, a.port, fc.engine)
     uvicorn.run(app, host=a.host, port=a.port, log_level="warning")

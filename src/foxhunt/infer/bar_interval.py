@@ -4,9 +4,11 @@ A model's horizon is counted in bars and its features (returns at lags, the time
 the volatility scale) in the bars it was trained on: 5-minute bars through a 1-minute model give
 forecasts 50 minutes ahead labelled "h = 10" and inputs on another scale, with nothing in the
 numbers to say so. Training records the bars' interval in ``run.json`` (``bar_interval_s``:
-the most common of the symbols' own modal gaps); ``evaluate``, ``predict`` and the streaming
-``Forecaster`` (each symbol's first bars: ``serve``, ``predict --follow``) refuse bars of another interval (exit 2), naming ``--bar-minutes`` when it can turn
-them into the trained interval. A run that records none (trained before session 25) is not checked.
+the most common of the symbols' own modal gaps); ``evaluate`` and ``predict`` refuse bars of
+another interval (exit 2), naming ``--bar-minutes`` when it can turn them into the trained
+interval. The streaming ``Forecaster`` (``serve``, ``predict --follow``) judges each update's
+bars with the bars held before them (:mod:`foxhunt.infer.stream_checks`). A run that records
+none (trained before session 25) is not checked.
 """
 
 from __future__ import annotations

@@ -27,7 +27,10 @@ the forecaster unchanged (a rejected update is all or nothing):
   the forecaster's ``symbols`` (given, or the training symbols when ``run.json`` records
   them);
 * missing/non-finite values, non-positive prices, negative volume, high/low inconsistent with
-  open/close.
+  open/close;
+* a bar less than half the trained interval after the bar before it, a symbol's gaps mostly of
+  another interval, a high or low x10 from the close before it
+  (:mod:`foxhunt.infer.stream_checks`).
 
 A symbol gets forecasts once it has ``warm-up + encoder`` bars; until then ``update`` returns
 no rows for it (see :meth:`Forecaster.ready`).
@@ -39,7 +42,10 @@ import hashlib
 import io
 import json
 import logging
+import zipfile
+from collections import Counter
 from collections.abc import Iterable, Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +60,7 @@ from foxhunt.data.features.table import compute_features
 from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.pipeline import calendars_of, future_rows
+from foxhunt.data.read.magic import ZIP_MAGIC
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.bar_input import (
@@ -65,7 +72,7 @@ from foxhunt.infer.bar_input import (
     normalise,
     session_expr,
 )
-from foxhunt.infer.bar_interval import refuse_other_interval, trained_interval
+from foxhunt.infer.bar_interval import trained_interval
 from foxhunt.infer.bartail import VALUE_COLUMNS, BarTail, smoother_memory
 from foxhunt.infer.incremental.graphs import check_engine, live_graphs
 from foxhunt.infer.incremental.selected import SelectedRows
@@ -73,6 +80,7 @@ from foxhunt.infer.incremental.stream import AHEAD, LiveState, supports
 from foxhunt.infer.incremental.windows import RING
 from foxhunt.infer.predict import forecast_frame, forecast_schema
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
+from foxhunt.infer.stream_checks import check_new_bars
 from foxhunt.model.batch import TFTBatch
 from foxhunt.quantize.model import load_inference_model
 from foxhunt.runtime import atomic_path
@@ -321,9 +329,13 @@ class Forecaster:
         """
         path = Path(path)
         try:
+            with path.open("rb") as f:
+                head = f.read(4)
+            if head != ZIP_MAGIC:  # numpy would take it for a pickle, or fail at its end
+                raise ValueError("not an .npz file: empty, cut short or another kind")
             with np.load(path, allow_pickle=False) as f:
                 arrays = {k: f[k] for k in f.files}
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
             raise DataError(f"{path}: not a forecaster state ({e})") from e
         if arrays.get("forecaster", np.array([0])).tolist() not in ([1], [STATE_FORMAT]):
             raise DataError(f"{path}: forecaster state format is not {STATE_FORMAT}")
@@ -391,15 +403,15 @@ class Forecaster:
                 assert chunk is not None
                 check_order(chunk, self.last_ts, self.allowed)
                 raise AssertionError("group_rows refused bars check_order accepts")
+            self._check_new(arrays, rows)
             if chunk is not None:
-                self._check_interval(chunk, [s for s in rows if s not in self._live.engine.slots])
                 self._resolve(chunk, list(rows))
             self._advance(chunk, arrays, rows)
             ready = sorted(s for s in rows if self._live.ready(s))
             return self._forecast_live(ready) if forecast and ready else self._empty()
         chunk = normalise(bars)
         groups = check_order(chunk, self.last_ts, self.allowed)
-        self._check_interval(chunk, [s for s in groups if s not in self._tails])
+        self._check_new(bar_arrays(chunk), {s: g["__row"].to_numpy() for s, g in groups.items()})
         self._resolve(chunk, list(groups))
         session = session_expr(calendars_of(self._instruments)).cast(pl.Int32).alias("__session")
         groups = {sym: part.with_columns(session) for sym, part in groups.items()}
@@ -445,12 +457,31 @@ class Forecaster:
         slots = self._live.engine.slots
         return all(s in slots and (inst is None or s in inst) for s in symbols)
 
-    def _check_interval(self, chunk: pl.DataFrame, first: list[str]) -> None:
-        """Refuse the first bars of ``first`` (symbols seen for the first time) when their
-        interval is not the training bars' (:mod:`foxhunt.infer.bar_interval`)."""
-        if first and self._interval is not None:
-            part = chunk.filter(pl.col("symbol").is_in(first))
-            refuse_other_interval(self._interval, part, "the bars given", self.loaded.run.root)
+    def _check_new(self, arrays: BarArrays, rows: Mapping[str, np.ndarray]) -> None:
+        """Refuse new bars that break a rule of :mod:`foxhunt.infer.stream_checks` against
+        the bars held before them (their spacing and interval, a x10 level)."""
+        trained = None if self._interval is None else self._interval // timedelta(microseconds=1)
+        for sym, idx in rows.items():
+            if self.incremental:
+                slot = self._live.engine.slots.get(sym)
+                held = slot is not None and self._live.bars(sym) > 0
+                last_close = float(self._live.close[slot]) if held else None
+                gaps = self._live.gaps[slot] if slot is not None else Counter()
+            else:
+                tail = self._tails.get(sym)
+                last_close = float(tail.values[-1, 3]) if tail is not None and len(tail) else None
+                gaps = Counter(np.diff(tail.ts).tolist()) if tail is not None else Counter()
+            check_new_bars(
+                sym,
+                idx,
+                arrays.ts[idx],
+                arrays.values[idx],
+                last_ts=self.last_ts(sym),
+                last_close=last_close,
+                held_gaps=gaps,
+                trained_us=trained,
+                model=self.loaded.run.root,
+            )
 
     def _resolve(self, chunk: pl.DataFrame, symbols: list[str]) -> None:
         """Resolve (once) the instrument of each of ``symbols`` the run did not store."""

@@ -6,7 +6,10 @@ Routes (JSON unless said otherwise):
   "close", "volume"}, ...]}`` (or an Arrow IPC stream with those columns, content type
   ``application/vnd.apache.arrow.stream``) -> ``{"forecasts": [...]}``, the forecast rows of
   every symbol the bars updated that is ready (the table of ``Forecaster.update``).
-* ``GET /forecast/{symbol}`` — the latest forecast of ``symbol`` (404 when it has none yet).
+* ``GET /forecast/{symbol}`` — the latest forecast of ``symbol`` (404 when it has none yet;
+  after a restart from a state, the forecast from the last bar held).
+* ``GET /symbols`` — per symbol held: bars given, the last bar's time, whether it is ready (a
+  client resends from there after a crash).
 * ``GET /health`` — updates, bars, symbols, latency percentiles of the last 1,000 updates,
   process RSS.
 
@@ -14,8 +17,11 @@ A bad request gets a 4xx with ``{"error": one line}`` naming the row (the checks
 ``Forecaster.update``; a malformed row is named by its index in ``bars``); an update is all or
 nothing, so nothing held changes. One lock serialises the forecaster: requests from many
 clients are served in turn, every update in the same worker thread (one thread's caches and
-allocator arena, not those of a pool of 40: the service's RSS levels off under load). When the app stops (``foxhunt serve`` on SIGINT/SIGTERM) the state
-is saved to ``state_path`` (atomically), and a service started on an existing state resumes it.
+allocator arena, not those of a pool of 40: the service's RSS levels off under load). The
+state is saved to ``state_path`` (atomically) when the app stops (``foxhunt serve`` on
+SIGINT/SIGTERM) and after an update once ``save_every`` seconds have passed since the last save
+(a killed process loses at most those seconds' bars, and ``/symbols`` says which); a service
+started on an existing state resumes it.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -123,17 +129,38 @@ def _records(frame: pl.DataFrame) -> list[dict[str, Any]]:
     ).to_dicts()
 
 
-def make_app(forecaster: Forecaster, state_path: Path | None = None) -> FastAPI:
+def _remember(latest: dict[str, list[dict[str, Any]]], records: list[dict[str, Any]]) -> None:
+    """Keep each symbol's rows of ``records`` as its latest forecast."""
+    for sym in {r["symbol"] for r in records}:
+        latest[sym] = [r for r in records if r["symbol"] == sym]
+
+
+def _iso(us: int | None) -> str | None:
+    """µs since the epoch as ISO-8601 UTC (None stays None)."""
+    if us is None:
+        return None
+    return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=us)).isoformat()
+
+
+def make_app(
+    forecaster: Forecaster, state_path: Path | None = None, save_every: float | None = None
+) -> FastAPI:
     """The service over ``forecaster``; its state is saved to ``state_path`` when it stops.
 
     Args:
-        forecaster: An incremental :class:`Forecaster` (possibly restored from a state).
-        state_path: Where the state is saved on shutdown (None: not saved).
+        forecaster: An incremental :class:`Forecaster` (possibly restored from a state: the
+            forecasts of its ready symbols are served at once).
+        state_path: Where the state is saved (None: not saved).
+        save_every: Also save after an update once this many seconds have passed since the
+            last save (None or 0: only when the app stops).
     """
     lock = threading.Lock()
     worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="foxhunt-update")
     stats = Stats()
+    served = forecaster.allowed
     latest: dict[str, list[dict[str, Any]]] = {}
+    _remember(latest, _records(forecaster.forecast()))  # a restored state's latest forecasts
+    saved_at = [time.monotonic()]
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -154,20 +181,29 @@ def make_app(forecaster: Forecaster, state_path: Path | None = None) -> FastAPI:
             stats.rejected += 1
         return _bad(_validation_message(e))
 
-    def _update(frame: pl.DataFrame) -> JSONResponse | dict[str, Any]:
+    def _update(frame: pl.DataFrame | None) -> JSONResponse | dict[str, Any]:
+        """One update (``frame`` None: a JSON body of no bars, nothing to check or count)."""
         with lock:
             t0 = time.perf_counter()
-            try:
-                out = forecaster.update(frame) if frame.height else None
+            try:  # a frame of no rows is still checked for its columns
+                out = forecaster.update(frame) if frame is not None else None
             except DataError as e:
                 stats.rejected += 1
                 return _bad(str(e))
+            if frame is None or frame.height == 0:
+                return {"forecasts": []}
             stats.latencies.append(time.perf_counter() - t0)
             stats.updates += 1
             stats.bars += frame.height
             records = _records(out) if out is not None else []
-            for sym in {r["symbol"] for r in records}:
-                latest[sym] = [r for r in records if r["symbol"] == sym]
+            _remember(latest, records)
+            if (
+                state_path is not None
+                and save_every
+                and time.monotonic() - saved_at[0] >= save_every
+            ):
+                forecaster.save(state_path)
+                saved_at[0] = time.monotonic()
         return {"forecasts": records}
 
     @app.post("/bars")
@@ -188,7 +224,7 @@ def make_app(forecaster: Forecaster, state_path: Path | None = None) -> FastAPI:
                         [{**err, "loc": ("body", *err["loc"])} for err in e.errors()]
                     ) from e
                 raise
-            frame = _frame(body.bars)
+            frame = _frame(body.bars) if body.bars else None
         return await _in_thread(worker, _update, frame)
 
     @app.get("/forecast/{symbol}")
@@ -199,10 +235,25 @@ def make_app(forecaster: Forecaster, state_path: Path | None = None) -> FastAPI:
             return _bad(f"no forecast for symbol {symbol!r} yet", 404)
         return {"symbol": symbol, "forecast": rows}
 
+    @app.get("/symbols")
+    def symbols_held() -> dict[str, Any]:
+        with lock:
+            rows = [
+                {
+                    "symbol": s,
+                    "bars": forecaster.held_bars(s),
+                    "last_ts": _iso(forecaster.last_ts(s)),
+                    "ready": forecaster.ready(s),
+                }
+                for s in forecaster.symbols
+                if served is None or s in served
+            ]
+        return {"symbols": rows}
+
     @app.get("/health")
     def health() -> dict[str, Any]:
         with lock:
-            symbols = forecaster.symbols
+            symbols = [s for s in forecaster.symbols if served is None or s in served]
             ready = sum(forecaster.ready(s) for s in symbols)
             head = {"status": "ok", "engine": forecaster.engine, "symbols": len(symbols)}
             head["ready"] = ready

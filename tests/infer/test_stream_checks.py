@@ -1,0 +1,144 @@
+"""``infer/stream_checks.py``: a live update's bars against the bars held before them."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+
+import numpy as np
+import polars as pl
+import pytest
+
+from demo_run import DemoRun
+from foxhunt.data.sources.demo import demo_bars
+from foxhunt.errors import DataError
+from foxhunt.infer.forecaster import Forecaster
+from foxhunt.infer.stream_checks import check_new_bars
+
+MIN = 60_000_000  # µs
+T0 = 1_704_205_800_000_000  # 2024-01-02T14:30:00Z
+
+
+def _bars(closes: list[float], spread: float = 0.5) -> np.ndarray:
+    c = np.array(closes, np.float64)
+    return np.column_stack([c, c + spread, c - spread, c, np.full(len(c), 10.0)])
+
+
+def _check(
+    ts: list[int],
+    closes: list[float],
+    *,
+    last_ts: int | None = None,
+    last_close: float | None = None,
+    held: Counter[int] | None = None,
+    trained: int | None = 5 * MIN,
+    rows: list[int] | None = None,
+    spread: float = 0.5,
+) -> None:
+    check_new_bars(
+        "ES",
+        np.array(rows if rows is not None else range(len(ts))),
+        np.array(ts, np.int64),
+        _bars(closes, spread),
+        last_ts=last_ts,
+        last_close=last_close,
+        held_gaps=held if held is not None else Counter(),
+        trained_us=trained,
+        model="runs/es",
+    )
+
+
+def test_a_bar_closer_than_half_the_interval_is_refused_naming_its_row() -> None:
+    with pytest.raises(DataError) as refused:
+        _check([T0 + MIN], [100.0], last_ts=T0, last_close=100.0, rows=[7])
+    assert str(refused.value) == (
+        "Forecaster.update: row 7, symbol 'ES', ts 2024-01-02T14:31:00+00:00: 1 minute after "
+        "the bar before it; runs/es was trained on 5-minute bars: send bars of that interval"
+    )
+    with pytest.raises(DataError, match=r"row 1, symbol 'ES', ts 2024-01-02T14:37:00\+00:00: 2 "):
+        _check([T0 + 5 * MIN, T0 + 7 * MIN], [100.0, 100.0])  # within the update, none held
+
+
+def test_half_the_interval_and_longer_gaps_pass() -> None:
+    """A stock's hourly bars: 09:30, 10:00, 11:00; a pause of hours; no interval: not judged."""
+    _check([T0 + 30 * MIN, T0 + 90 * MIN, T0 + 900 * MIN], [1.0, 1.0, 1.0], trained=60 * MIN)
+    _check([T0 + MIN, T0 + 2 * MIN], [1.0, 1.0], last_ts=T0, trained=None)
+
+
+def test_twenty_gaps_mostly_of_another_interval_are_refused() -> None:
+    held = Counter({15 * MIN: 19})
+    with pytest.raises(DataError) as refused:
+        _check([T0 + 15 * MIN], [100.0], last_ts=T0, last_close=100.0, held=held)
+    assert str(refused.value) == (
+        "runs/es was trained on 5-minute bars; the bars given for 'ES' are mostly 15 minutes "
+        "apart (20 of their 20 gaps, 0 of 5-minute): send 5-minute bars, or forecast them with "
+        "a model trained on such bars"
+    )
+    _check([T0 + 15 * MIN], [100.0], last_ts=T0, held=Counter({15 * MIN: 18}))  # 19: not judged
+
+
+def test_one_gap_in_ten_at_the_interval_is_enough() -> None:
+    """Illiquid bars of the trained interval skip bars: 2 of 20 gaps at 5 minutes pass, 1 not."""
+    held = Counter({15 * MIN: 17, 5 * MIN: 2})
+    _check([T0 + 15 * MIN], [1.0], last_ts=T0, held=held)
+    held = Counter({15 * MIN: 18, 5 * MIN: 1})
+    with pytest.raises(DataError, match=r"\(18 of their 20 gaps, 1 of 5-minute\)"):
+        _check([T0 + 20 * MIN], [1.0], last_ts=T0, held=held)
+    with pytest.raises(DataError, match=r"mostly 15 minutes apart \(19 of their 20 gaps, 1 of"):
+        _check([T0 + 15 * MIN], [1.0], last_ts=T0, held=held)
+
+
+def test_a_most_common_gap_at_the_interval_passes_below_the_share() -> None:
+    """All gaps different (a gappy feed) but the trained one the most common of them: taken."""
+    held = Counter({5 * MIN: 1} | {(6 + k) * MIN: 1 for k in range(20)})
+    _check([T0 + 5 * MIN], [1.0], last_ts=T0, held=held)
+
+
+def test_a_tenfold_level_against_the_close_before_is_refused() -> None:
+    with pytest.raises(DataError) as refused:
+        _check([T0 + 5 * MIN], [1000.0], last_ts=T0, last_close=100.0, rows=[3], spread=0.0)
+    assert str(refused.value) == (
+        "Forecaster.update: row 3, symbol 'ES', ts 2024-01-02T14:35:00+00:00: high 1000 is 10 "
+        "times or more above the close before it, 100 (off by orders of magnitude: a bad tick, a "
+        "decimal slip or another unit)"
+    )
+    with pytest.raises(DataError, match=r"row 0, .*: low 10 is 10 times or more below .* 100 "):
+        _check([T0 + 5 * MIN], [10.0], last_ts=T0, last_close=100.0, spread=0.0)
+    _check([T0 + 5 * MIN], [999.99], last_ts=T0, last_close=100.0, spread=0.0)
+    _check([T0 + 5 * MIN], [10.0001], last_ts=T0, last_close=100.0, spread=0.0)
+
+
+def test_within_an_update_each_bar_is_judged_by_the_one_before() -> None:
+    _check([T0, T0 + 5 * MIN], [4800.0, 4810.0])  # a symbol's first bars: the first not judged
+    with pytest.raises(DataError, match=r"row 2, .*: high 48100 is 10 times or more above"):
+        _check([T0, T0 + 5 * MIN, T0 + 10 * MIN], [4800.0, 4810.0, 48100.0], spread=0.0)
+
+
+@pytest.mark.parametrize("incremental", [True, False])
+def test_the_forecaster_refuses_a_bad_tick_and_keeps_what_it_held(
+    demo_run: DemoRun, incremental: bool
+) -> None:
+    """A x10 bar after held bars is refused, nothing changes, and the clean bar after it is
+    forecast exactly as by a forecaster that never saw it."""
+    bars = demo_bars(260, seed=3)
+    fc = Forecaster.load(demo_run.run, incremental=incremental)
+    clean = Forecaster.load(demo_run.run, incremental=incremental)
+    for f in (fc, clean):
+        f.update(bars.head(250), forecast=False)
+    bad = bars.slice(250, 1).with_columns(pl.col("open", "high", "low", "close") * 10)
+    with pytest.raises(DataError, match=r"is 10 times or more above the close before it"):
+        fc.update(bad)
+    assert fc.held_bars("ES") == 250
+    out = fc.update(bars.slice(250, 10))
+    assert out.height > 0 and out.equals(clean.update(bars.slice(250, 10)))
+
+
+def test_the_forecaster_refuses_one_minute_bars_sent_one_at_a_time(demo_run: DemoRun) -> None:
+    """The first bars of a symbol one per update: each alone has no gap; the second is refused."""
+    bars = demo_bars(3, seed=3)
+    fc = Forecaster.load(demo_run.run)
+    fc.update(bars.head(1), forecast=False)
+    nxt = bars.slice(1, 1).with_columns(ts=bars["ts"][0] + timedelta(minutes=1))
+    with pytest.raises(DataError, match=r"1 minute after the bar before it"):
+        fc.update(nxt)
+    assert fc.held_bars("ES") == 1
