@@ -37,6 +37,7 @@ from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instrument_table import load_instruments
 from foxhunt.data.market.instruments import resolve_bars
+from foxhunt.data.market.intervals import refuse_mixed_intervals
 from foxhunt.data.prepared import PreparedData
 from foxhunt.data.read.fingerprint import bars_fingerprint
 from foxhunt.data.scale.scaler import ScalerParams, fit_scaler
@@ -105,6 +106,7 @@ def prepare_training_data(
     fingerprint = bars_fingerprint(bars)
     closes = bars.select("symbol", "ts", "close")
     interval = bars_interval(closes)
+    refuse_mixed_intervals(closes, interval, bars_path)
     instruments = run_instruments(bars, cfg)
     calendars = calendars_of(instruments)
 

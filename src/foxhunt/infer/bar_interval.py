@@ -19,18 +19,18 @@ import polars as pl
 
 from foxhunt import runtime
 from foxhunt.artifacts.rundir import RunDir
-from foxhunt.data.market.calendar import bars_interval
+from foxhunt.data.market.intervals import (
+    MIN_GAPS,
+    TRAINED_SHARE,
+    describe_interval,
+    symbols_off_interval,
+)
 from foxhunt.data.read.time_axis import DAILY
 from foxhunt.errors import DataError, InputError
 
-MIN_GAPS = 20
-"""A symbol's gaps between bars before its interval is judged (two bars across a weekend or a
-session break say nothing)."""
-TRAINED_SHARE = 0.1
-"""Share of the gaps at the trained interval above which bars are taken as the trained kind
-(illiquid 1-minute bars skip minutes, but one gap in ten or more is still one minute)."""
-
 __all__ = [
+    "MIN_GAPS",
+    "TRAINED_SHARE",
     "check_bar_interval",
     "describe_interval",
     "refuse_other_interval",
@@ -63,15 +63,6 @@ def end_stamp_shift(run: RunDir) -> timedelta:
     return interval if interval < DAILY else timedelta(0)
 
 
-def describe_interval(interval: timedelta) -> str:
-    """``1-minute``, ``15-minute``, ``1-hour``, ``1-day``, ``30-second``."""
-    seconds = interval.total_seconds()
-    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
-        if seconds >= size and seconds % size == 0:
-            return f"{int(seconds // size)}-{unit}"
-    return f"{seconds:g}-second"
-
-
 def check_bar_interval(run: RunDir, frame: pl.DataFrame, bars: object) -> None:
     """Refuse bars whose interval is not the one ``run`` was trained on.
 
@@ -84,26 +75,15 @@ def check_bar_interval(run: RunDir, frame: pl.DataFrame, bars: object) -> None:
 def refuse_other_interval(
     trained: timedelta | None, frame: pl.DataFrame, bars: object, model: object
 ) -> None:
-    """:func:`check_bar_interval` with the trained interval already read (the streaming
-    ``Forecaster`` checks each symbol's first bars); nothing when either is unknown."""
+    """:func:`check_bar_interval` with the trained interval already read; nothing when it is
+    unknown. Each symbol is judged on its own bars: pooled, a folder of 15-minute USDJPY and
+    1-hour EURUSD passed a 15-minute model, and EURUSD was forecast an hour a step."""
     if trained is None:
         return
-    gaps = (
-        frame.select("symbol", "ts")
-        .sort("symbol", "ts")
-        .select(pl.col("ts").diff().over("symbol").alias("gap"), pl.col("symbol"))
-        .filter(pl.col("gap") > timedelta(0))
-    )
-    counts = gaps.group_by("symbol").len()
-    judged = counts.filter(pl.col("len") >= MIN_GAPS)["symbol"]
-    gaps = gaps.filter(pl.col("symbol").is_in(judged.implode()))
-    if gaps.height == 0:
-        return  # too few bars of any symbol to judge (a feed's first bars, one at a time)
-    if (gaps["gap"] == trained).mean() >= TRAINED_SHARE:
-        return  # the trained step is common: an illiquid or gappy series of the same bars
-    got = bars_interval(frame.filter(pl.col("symbol").is_in(judged.implode())))
-    if got is None or got == trained:
+    off = symbols_off_interval(frame, trained)
+    if not off:
         return
+    sym, got = off[0]
     ratio = trained / got
     whole_minutes = trained < timedelta(days=1) and trained.total_seconds() % 60 == 0
     hint = (
@@ -111,7 +91,8 @@ def refuse_other_interval(
         if ratio > 1 and ratio == int(ratio) and whole_minutes
         else ": forecast them with a model trained on such bars"
     )
+    whose = f" of {sym}" if frame["symbol"].n_unique() > 1 else ""
     raise DataError(
         f"{model} was trained on {describe_interval(trained)} bars; {bars} holds "
-        f"{describe_interval(got)} bars{hint}"
+        f"{describe_interval(got)} bars{whose}{hint}"
     )

@@ -30,10 +30,10 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
+from foxhunt.data.market.intervals import MIN_GAPS, TRAINED_SHARE, describe_interval
 from foxhunt.data.read.plausibility import LIMITS
 from foxhunt.errors import DataError
 from foxhunt.infer.bar_input import WHERE
-from foxhunt.infer.bar_interval import MIN_GAPS, TRAINED_SHARE, describe_interval
 
 __all__ = ["check_new_bars"]
 

@@ -1,13 +1,15 @@
 """fit_calibration's wiring, on a stand-in model and windows: every window's prediction and
 target in order, batch by batch; the offsets of all of them, served times the shrinkage that
 cross-fitting over the windows' symbols chose with the horizon as embargo; too few windows:
-shrinkage 1; none: no calibration. The window scales come from the windows' target scale."""
+shrinkage 0, with a warning; none: no calibration. The window scales come from the windows' target scale."""
 
 from __future__ import annotations
 
+import logging
 from types import SimpleNamespace
 
 import polars as pl
+import pytest
 import torch
 
 from foxhunt.artifacts.calibration import Calibration
@@ -133,17 +135,24 @@ def test_the_served_offsets_are_the_fitted_ones_times_the_cross_fitted_shrinkage
     assert outputs[0] == range(0, 16) and outputs[-1] == range(48, 60)
 
 
-def test_too_few_windows_to_cross_fit_serve_the_full_offsets_and_none_serve_nothing() -> None:
+def test_too_few_windows_to_cross_fit_serve_no_offsets_and_none_serve_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A handful of windows' offsets are noise: recorded, served times 0, and said so."""
     z_pred, z_y = _data(3)
-    cal = fit_calibration(
-        _Model(z_pred),
-        _Windows(z_y, ["ES"] * 3),
-        LEVELS,
-        batch_size=8,
-        device=CPU,  # type: ignore[arg-type]
-    )
+    with caplog.at_level(logging.WARNING, logger="foxhunt.train.calibration.calibrate"):
+        cal = fit_calibration(
+            _Model(z_pred),
+            _Windows(z_y, ["ES"] * 3),
+            LEVELS,
+            batch_size=8,
+            device=CPU,  # type: ignore[arg-type]
+        )
     fitted = tuple(tuple(r) for r in conformal_offsets(z_pred, z_y, LEVELS).tolist())
-    assert cal == Calibration(LEVELS, fitted, 3, 1.0, fitted, None)
+    zeros = tuple(tuple(0.0 for _ in row) for row in fitted)
+    assert cal == Calibration(LEVELS, zeros, 3, 0.0, fitted, None)
+    assert "3 validation windows, too few to choose a shrinkage" in caplog.text
+    assert "served uncalibrated (shrinkage 0)" in caplog.text
     empty = _Windows(z_y[:0], [])
     assert fit_calibration(_Model(z_pred), empty, LEVELS, batch_size=8, device=CPU) is None  # type: ignore[arg-type]
 

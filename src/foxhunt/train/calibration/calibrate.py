@@ -126,7 +126,9 @@ def fit_calibration(
 
     The offsets are fitted on all validation windows and served times the shrinkage chosen by
     cross-fitting (:mod:`foxhunt.train.calibration.choice`); with too few windows for two
-    non-empty blocks the shrinkage is 1 (the full correction, as before the choice).
+    non-empty blocks the shrinkage is 0, with a warning: the offsets are recorded, not served.
+    Before, it was 1 (the full correction): 6 daily windows' offsets collapsed a model's tails
+    out of time (10-90 coverage 74 %, pinball x1.6 the uncalibrated model's).
 
     Args:
         model: the trained TFT (the weights the run serves).
@@ -148,8 +150,14 @@ def fit_calibration(
     horizon = z_y.shape[1]
     blocks = crossfit_blocks(val.origins()["symbol"].to_list(), embargo=horizon)
     if any(len(b) == 0 for b in blocks):
-        log.info("calibration: %d validation windows, too few to cross-fit; shrinkage 1", len(val))
-        return Calibration.shrunk(tuple(quantiles), fitted, len(val), 1.0)
+        log.warning(
+            "calibration: %d validation windows, too few to choose a shrinkage by cross-fitting "
+            "(two blocks %d windows apart); the forecasts are served uncalibrated (shrinkage 0): "
+            "more bars, or a larger validation share, calibrate them",
+            len(val),
+            horizon,
+        )
+        return Calibration.shrunk(tuple(quantiles), fitted, len(val), 0.0)
     scale = window_scales(val, batch_size)
     lam, choice = choose_shrinkage(
         z_pred, z_y, scale, tuple(quantiles), blocks, conformal_offsets, embargo=horizon
