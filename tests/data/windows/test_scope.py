@@ -1,6 +1,6 @@
 """Which windows ``evaluate`` scores: a window is before its symbol's training end when its
-origin is earlier than that end (a symbol without one has none before), and the end is said
-as one time or a range."""
+origin is earlier than that end (a symbol without one: the last end of all), and the end is
+said as one time or a range."""
 
 from __future__ import annotations
 
@@ -30,9 +30,16 @@ def test_a_window_is_before_its_own_symbols_end_only() -> None:
     windows = _Windows([("ES", 0), ("ES", 5), ("ES", 10), ("NQ", 0), ("CL", 0), ("NQ", 20)])
     ends = {"NQ": T0 + dt.timedelta(minutes=10), "ES": T0 + dt.timedelta(minutes=5)}
     got = before_end(windows, ends)  # type: ignore[arg-type]
-    # ES at its end is not before it; CL has no end (a symbol the run never saw)
-    assert got.dtype == bool and got.tolist() == [True, False, False, True, False, False]
+    # ES at its end is not before it; CL (a symbol the run never saw) takes the last end, NQ's
+    assert got.dtype == bool and got.tolist() == [True, False, False, True, True, False]
     assert before_end(windows, {}).tolist() == [False] * 6  # type: ignore[arg-type]
+
+
+def test_a_symbol_without_its_own_end_is_judged_by_the_last_end_of_all() -> None:
+    """A run of futures to 2009 scored on another future's 1990-2014: only 2010 on is new."""
+    windows = _Windows([("CL", 0), ("CL", 30), ("CL", 31), ("ES", 0)])
+    ends = {"ES": T0 + dt.timedelta(minutes=10), "NQ": T0 + dt.timedelta(minutes=31)}
+    assert before_end(windows, ends).tolist() == [True, True, False, True]  # type: ignore[arg-type]
 
 
 def test_the_end_reads_as_one_time_or_a_range_per_symbol() -> None:

@@ -29,7 +29,10 @@ SCOPES: tuple[WindowScope, ...] = ("new", "test", "all")
 
 def before_end(windows: WindowDataset, ends: Mapping[str, dt.datetime]) -> np.ndarray:
     """One boolean per window: its origin is before its symbol's training end (so some of
-    its targets, or all, are bars the model was trained or validated on)."""
+    its targets, or all, are bars the model was trained or validated on); for a symbol the
+    run did not train on, before the last training end of all: the model never saw its bars,
+    but it learned those years from the others (a run of futures to 2009 scored on another
+    future's 1990-2014 was not out of time)."""
     origins = windows.origins()
     end = pl.DataFrame(
         {
@@ -37,8 +40,10 @@ def before_end(windows: WindowDataset, ends: Mapping[str, dt.datetime]) -> np.nd
             "end": pl.Series(list(ends.values())).cast(pl.Datetime("us", "UTC")),
         }
     )
+    last = max(ends.values()) if ends else None
     joined = origins.join(end, on="symbol", how="left", maintain_order="left")
-    inside = joined.select((pl.col("ts") < pl.col("end")).fill_null(False))
+    end_of = pl.col("end").fill_null(pl.lit(last).cast(pl.Datetime("us", "UTC")))
+    inside = joined.select((pl.col("ts") < end_of).fill_null(False))
     return inside.to_series().to_numpy().astype(bool)
 
 
