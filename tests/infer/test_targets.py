@@ -3,6 +3,7 @@ from __future__ import annotations
 import datetime as dt
 
 import polars as pl
+import pytest
 
 from foxhunt.infer.targets import forecast_targets
 
@@ -31,7 +32,10 @@ def test_targets_follow_the_calendar_across_the_weekend_not_origin_plus_h_bars()
     assert got["realised_close"].null_count() == 3  # the future: not in the bars
 
 
-def test_realised_close_is_the_bar_at_the_target_time_in_origin_order() -> None:
+def test_targets_are_the_next_bars_in_the_file_across_a_gap_in_origin_order() -> None:
+    """The model's target is the h-th bar after the origin in the bars (``shift(-h)``): across
+    a gap in the data it is the bar after the gap, with its close; past the last bar, the
+    calendar's next bars, unrealised."""
     start = dt.datetime(2024, 1, 3, 15, 0, tzinfo=UTC)
     es = _bars(start, 10, "ES")
     nq = _bars(start, 10, "NQ").with_columns(pl.col("close") * 10)
@@ -40,25 +44,39 @@ def test_realised_close_is_the_bar_at_the_target_time_in_origin_order() -> None:
     got = forecast_targets(bars, origins, 2, {"ES": "cme_equity", "NQ": "globex"})
     assert got["target_ts"].to_list() == [
         start + dt.timedelta(minutes=30),
-        start + dt.timedelta(minutes=35),
+        start + dt.timedelta(minutes=40),  # 35 is missing: NQ's second bar after 25 is 40
         start + dt.timedelta(minutes=45),
-        start + dt.timedelta(minutes=50),
+        start + dt.timedelta(minutes=50),  # past ES's last bar: the calendar's next
     ]
-    # NQ at 30 min is bar 6 (close 1060); 35 min is missing; ES bar 9 is the last.
-    assert got["realised_close"].to_list() == [1060.0, None, 109.0, None]
+    assert got["realised_close"].to_list() == [1060.0, 1080.0, 109.0, None]
 
 
-def test_no_origins_gives_an_empty_table() -> None:
-    bars = _bars(dt.datetime(2024, 1, 3, 15, 0, tzinfo=UTC), 5, "ES")
-    got = forecast_targets(bars, bars.select("symbol", "ts").head(0), 3)
-    assert got.height == 0 and got.columns == ["target_ts", "realised_close"]
+def test_bars_off_the_calendars_grid_are_their_own_targets() -> None:
+    """4-hour FX bars on a UTC grid (00:00, 04:00, ...) across a weekend: the vendor's week
+    starts with a Sunday 20:00 bar, the calendar's at 22:00 (17:00 New York). The targets are
+    the file's bars; the calendar's schedule (Sunday 22:00, Monday 02:00) was off the grid, and
+    left those rows unrealised."""
+    friday = dt.datetime(2024, 1, 5, 8, 0, tzinfo=UTC)
+    four = dt.timedelta(hours=4)
+    ts = [friday + k * four for k in range(4)]  # 08:00 .. 20:00
+    sunday = dt.datetime(2024, 1, 7, 20, 0, tzinfo=UTC)
+    ts += [sunday + k * four for k in range(3)]  # Sunday 20:00, Monday 00:00, 04:00
+    bars = pl.DataFrame(
+        {"ts": ts, "symbol": ["EURUSD"] * 7, "close": [1.0 + k / 100 for k in range(7)]},
+        schema={"ts": pl.Datetime("us", "UTC"), "symbol": pl.String, "close": pl.Float64},
+    )
+    origins = bars.select("symbol", "ts").slice(2, 1)  # Friday 16:00
+    got = forecast_targets(bars, origins, 3, {"EURUSD": "fx_24x5"})
+    assert got["target_ts"].to_list() == ts[3:6]
+    assert got["realised_close"].to_list() == [1.03, 1.04, 1.05]
 
 
-def test_each_symbol_follows_its_own_calendar_and_unnamed_ones_globex() -> None:
-    """Origins at 20:55 and 21:00 UTC on a January Wednesday (5-minute bars stamped at their
-    open): XNYS's last bar opens at 20:55 (16:00 New York close), so both origins' next bars
-    are Thursday's 14:30 UTC open and the one after it; a symbol not in the mapping (or no
-    mapping at all) follows globex, open through the evening."""
+def test_past_the_last_bar_each_symbol_follows_its_own_calendar_and_unnamed_ones_globex() -> None:
+    """Bars at 20:50, 20:55 and 21:00 UTC on a January Wednesday (5-minute bars stamped at
+    their open). Origin 20:55: its first target is the file's 21:00 bar, for either symbol.
+    Past the last bar, XNYS's next bar is Thursday's 14:30 UTC open (its 16:00 New York close
+    has passed), while ES, or a symbol not in the mapping (or no mapping at all), follows
+    globex, open through the evening."""
     start = dt.datetime(2024, 1, 3, 20, 50, tzinfo=UTC)
     bars = pl.concat([_bars(start, 3, "AAPL"), _bars(start, 3, "ES")])
     origins = bars.filter(pl.col("ts") >= start + dt.timedelta(minutes=5)).select("symbol", "ts")
@@ -67,13 +85,20 @@ def test_each_symbol_follows_its_own_calendar_and_unnamed_ones_globex() -> None:
     open_ = dt.datetime(2024, 1, 4, 14, 30, tzinfo=UTC)
     evening = [start + 2 * five, start + 3 * five, start + 4 * five]  # 21:00, 21:05, 21:10
     assert got["target_ts"].to_list() == [
-        open_, open_ + five,  # AAPL at 20:55
-        open_, open_ + five,  # AAPL at 21:00
+        evening[0], open_,  # AAPL at 20:55: its 21:00 bar, then the calendar's next
+        open_, open_ + five,  # AAPL at 21:00, its last bar
         evening[0], evening[1],  # ES at 20:55, on globex
         evening[1], evening[2],  # ES at 21:00
     ]  # fmt: skip
-    assert got["realised_close"].to_list() == [None, None, None, None, 102.0, None, None, None]
+    assert got["realised_close"].to_list() == [102.0, None, None, None, 102.0, None, None, None]
     for unmapped in (None, {"NQ": "xnys"}):
         assert forecast_targets(bars, origins, 2, unmapped)["target_ts"].to_list()[:4] == [
             evening[0], evening[1], evening[1], evening[2]
         ]  # fmt: skip
+
+
+def test_an_origin_that_is_no_bar_is_a_fault() -> None:
+    bars = _bars(dt.datetime(2024, 1, 3, 15, 0, tzinfo=UTC), 5, "ES")
+    off = bars.select("symbol", (pl.col("ts") + dt.timedelta(minutes=1)).alias("ts")).head(1)
+    with pytest.raises(ValueError, match="forecast origins of 'ES' that are not bars of it"):
+        forecast_targets(bars, off, 2)
