@@ -330,3 +330,24 @@ def test_cli_predict_follow(demo_run: DemoRun, tmp_path: Path) -> None:
         )
     assert e.value.code == 2
     assert main([*args[:-1], str(tmp_path / "fc.json"), "--max-polls", "1"]) == 2
+
+
+def test_a_file_of_a_symbol_the_model_does_not_serve_stops_naming_symbol(
+    demo_run: DemoRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``live_ES.csv`` without a symbol column reads as symbol LIVE: every line was skipped,
+    exit 0 and no forecast. It stops naming --symbol, which then reads it."""
+    bars = demo_bars(240, seed=2)
+    feed = tmp_path / "live_ES.csv"
+    bars.drop("symbol").write_csv(feed)
+    out = tmp_path / "fc.csv"
+    args = ["predict", "--model", str(demo_run.run), "--follow", str(feed), "--out", str(out)]
+    args += ["--max-polls", "1", "--poll-seconds", "0", "--engine", "torch"]
+    assert main(args) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"foxhunt: error: {feed}: its rows are of symbol 'LIVE' (a symbol column, or the file's "
+        "name), which the model does not serve (ES): --symbol ES reads them as that symbol"
+    )
+    assert not out.exists()
+    assert main([*args, "--symbol", "ES"]) == 0
+    assert _read_csv_forecasts(out)["origin_ts"][0] == bars["ts"][239]

@@ -124,6 +124,8 @@ def _take(
     live = not piece.replay
     if strict and live and rejects:
         raise DataError(_message(reader, rejects[0]))
+    if live and state.bars == 0 and good.height == 0:
+        _refuse_a_foreign_file(reader, piece.rows, rejects, forecaster.allowed)
     refused = _ingest(forecaster, good)
     if strict and live and refused:
         raise DataError(_message(reader, refused[0]))
@@ -133,6 +135,29 @@ def _take(
             state.record(r)
         state.bars += good.height - len(refused)
     state.position = piece.end
+
+
+def _refuse_a_foreign_file(
+    reader: BarFileReader,
+    rows: pl.DataFrame,
+    rejects: list[Reject],
+    allowed: frozenset[str] | None,
+) -> None:
+    """Stop (exit 2) on a file whose every row so far is of one symbol the model does not serve:
+    a file named ``live_EURUSD.csv`` read as symbol ``LIVE`` was skipped line by line for ever,
+    exit 0 and no forecast. A feed that served a bar before goes on skipping such lines."""
+    symbols = rows["symbol"].drop_nulls().unique().to_list()
+    if allowed is None or len(symbols) != 1 or not rejects:
+        return
+    if any(r.reason != "unknown_symbol" for r in rejects):
+        return
+    served = sorted(allowed)
+    remedy = f"--symbol {served[0]}" if len(served) == 1 else "--symbol NAME"
+    raise DataError(
+        f"{reader.path}: its rows are of symbol {symbols[0]!r} (a symbol column, or the file's "
+        f"name), which the model does not serve ({', '.join(served)}): {remedy} reads them as "
+        "that symbol"
+    )
 
 
 def _message(reader: BarFileReader, r: Reject) -> str:
