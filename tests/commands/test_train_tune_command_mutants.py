@@ -562,6 +562,35 @@ def test_resume_of_a_single_run_trains_one_run(
     assert trained.ensemble == [] and trained.single[0][1]["resume"] == old
 
 
+def test_a_resume_names_the_flags_it_ignores(
+    tmp_path: Path,
+    trained: types.SimpleNamespace,
+    wide: None,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``--resume RUN --epochs 2`` trained to the stored epochs without a word; a flag equal to
+    the stored value (the original command repeated) is not named."""
+    from foxhunt.config import preset
+
+    old = tmp_path / "old"
+    old.mkdir()
+    preset("demo").replace(train={"epochs": 4, "lr": 0.5}).save(old / "config.json")
+    argv = ["train", "--resume", str(old), "--epochs", "2", "--lr", "0.5", "--hidden", "64"]
+    with caplog.at_level(logging.WARNING, logger="foxhunt.commands.train"):
+        _args(argv).func(_args(argv))
+    hidden = preset("demo").model.hidden
+    assert caplog.messages == [
+        f"--resume {old} continues the run on its own config.json: --epochs 2 (the run's: 4), "
+        f"--hidden 64 (the run's: {hidden}) ignored; train a new run (--out) to change them"
+    ]
+    assert trained.single[0][1]["resume"] == old
+    caplog.clear()
+    same = ["train", "--resume", str(old), "--epochs", "4"]
+    with caplog.at_level(logging.WARNING, logger="foxhunt.commands.train"):
+        _args(same).func(_args(same))
+    assert caplog.messages == []
+
+
 def test_ensemble_of_one_is_one_run(
     tmp_path: Path, trained: types.SimpleNamespace, wide: None
 ) -> None:

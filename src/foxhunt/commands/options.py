@@ -301,6 +301,20 @@ def run_config(a: argparse.Namespace) -> RunConfig:
     return apply_read_args(apply_input_args(apply_shape_args(cfg, a), a), a)
 
 
+def flags_a_resume_ignores(a: argparse.Namespace, stored: RunConfig) -> list[str]:
+    """``--FLAG VALUE (the run's: STORED)`` for each training or shape flag given whose value
+    differs from the resumed run's ``config.json``: a resume trains on that file alone."""
+    out = []
+    given = [(k, k, stored.train) for k in _TRAIN_FLAGS]
+    given += [(k, f, stored.model) for k, f in _MODEL_FLAGS.items()]
+    for flag, field, section in given:
+        value = getattr(a, flag, None)
+        if value is not None and value != getattr(section, field):
+            name = "--" + flag.replace("_", "-")
+            out.append(f"{name} {value} (the run's: {getattr(section, field)})")
+    return out
+
+
 def apply_shape_args(cfg: RunConfig, a: argparse.Namespace) -> RunConfig:
     """``cfg`` with the shape flags that were given (:func:`add_shape_args`) applied.
 

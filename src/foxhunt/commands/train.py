@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +15,7 @@ from foxhunt.commands.options import (
     DefaultsFormatter,
     add_config_args,
     add_read_args,
+    flags_a_resume_ignores,
     preset_default,
     run_config,
 )
@@ -22,6 +24,8 @@ from foxhunt.errors import InputError
 
 if TYPE_CHECKING:  # torch: only when training
     from foxhunt.train.observer import Listener
+
+log = logging.getLogger(__name__)
 
 _RUN_TENSORBOARD = "RUN/tensorboard"
 """``--tensorboard`` without a directory: ``tensorboard/`` inside the run directory."""
@@ -193,6 +197,8 @@ def run(a: argparse.Namespace) -> None:
             cfg = read_config_file(Path(a.resume) / "config.json")
         print(config_text(cfg, a.print_config), end="")
         return
+    if a.resume is not None:
+        _warn_ignored_on_resume(a)
     if _is_ensemble(a):
         _train_ensemble(a, cfg)
         return
@@ -228,6 +234,24 @@ def run(a: argparse.Namespace) -> None:
         f"  next    foxhunt evaluate --model {root} --bars BARS · "
         f"foxhunt predict --model {root} --bars BARS --out forecast.parquet"
     )
+
+
+def _warn_ignored_on_resume(a: argparse.Namespace) -> None:
+    """One warning naming the flags a resume ignores (it trains on the run's own config.json):
+    ``--resume RUN --epochs 2`` trained to the stored epochs without a word."""
+    from foxhunt.config_files import read_config_file
+
+    stored = Path(a.resume) / "config.json"
+    if not stored.is_file():
+        return  # the resume itself says what is wrong with the directory
+    ignored = flags_a_resume_ignores(a, read_config_file(stored))
+    if ignored:
+        log.warning(
+            "--resume %s continues the run on its own config.json: %s ignored; train a new run "
+            "(--out) to change them",
+            a.resume,
+            ", ".join(ignored),
+        )
 
 
 def _is_ensemble(a: argparse.Namespace) -> bool:
