@@ -259,7 +259,16 @@ def test_training_data_keep_outliers_only_when_the_config_says(world: World) -> 
 def test_training_data_name_the_bars_they_need(world: World, tmp_path: Path) -> None:
     path = tmp_path / "ES_short.parquet"
     _bars(220).write_parquet(path)
-    why = r"has 220 bars; need at least 221 \(warm-up 200 \+ encoder 16 \+ horizon 5\)"
+    from foxhunt.data.pipeline import split_cut
+    from foxhunt.data.windows.splits import fewest_rows
+
+    cut = split_cut(world.cfg)
+    kw = {"val_fraction": cut.val_fraction, "test_fraction": cut.test_fraction}
+    total = 200 + 5 + fewest_rows(cut.min_rows, embargo=cut.embargo, **kw)
+    why = (
+        r"has 220 bars; need at least 221 \(warm-up 200 \+ encoder 16 \+ horizon 5; training's "
+        rf"splits need {total} bars in all\)"
+    )
     with pytest.raises(DataError, match=why):
         prepare_training_data(path, world.cfg)
 

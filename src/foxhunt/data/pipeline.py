@@ -46,7 +46,7 @@ from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.data.windows.row_files import host_tag, remove_stale_rows
 from foxhunt.data.windows.scope import WindowScope, before_end, end_text
 from foxhunt.data.windows.split_arrays import SplitCut, split_windows_by_symbol
-from foxhunt.data.windows.splits import Splits, split_by_time
+from foxhunt.data.windows.splits import Splits, fewest_rows, split_by_time
 from foxhunt.errors import DataError, InputError, ModelDirError
 
 if TYPE_CHECKING:
@@ -96,11 +96,19 @@ def prepare_training_data(
     L, H = cfg.model.encoder_length, cfg.model.horizon
     spec = feature_spec(H, cfg.data)
     check_input_shape(cfg)
+    cut = split_cut(cfg)
+    fewest = fewest_rows(
+        cut.min_rows,
+        val_fraction=cut.val_fraction,
+        test_fraction=cut.test_fraction,
+        embargo=cut.embargo,
+    )
     bars, _ = read_run_bars(
         bars_path,
         cfg.data,
         min_bars=spec.warmup + L + H,
-        reason=f"warm-up {spec.warmup} + encoder {L} + horizon {H}",
+        reason=f"warm-up {spec.warmup} + encoder {L} + horizon {H}; training's splits need "
+        f"{spec.warmup + H + fewest} bars in all",
         allow_outliers=cfg.data.allow_outliers,
     )
     fingerprint = bars_fingerprint(bars)
@@ -121,7 +129,7 @@ def prepare_training_data(
         spec,
         L,
         H,
-        split_cut(cfg),
+        cut,
         stride=cfg.data.stride,
         calendars=calendars,
         spill=spill,

@@ -109,3 +109,44 @@ def test_rows_need_not_be_grouped_by_symbol(panel_features: pl.DataFrame) -> Non
         strict=True,
     ):
         assert a.height > 0 and a.equals(b.sort("symbol", "ts"))
+
+
+def test_a_short_symbol_is_told_how_many_bars_it_lacks() -> None:
+    """The refusal said "use more bars"; it now says how many: 363 rows of 0.15/0.15 splits with
+    42-row embargoes leave 41 for validation; 364 give every split 42."""
+    from foxhunt.data.windows.splits import fewest_rows, split_bounds
+
+    kw = {"val_fraction": 0.15, "test_fraction": 0.15, "embargo": 42}
+    assert fewest_rows(42, **kw) == 364
+    split_bounds([("EURUSD", 364)], min_rows=42, **kw)
+    with pytest.raises(DataError) as refused:
+        split_bounds([("EURUSD", 363)], min_rows=42, **kw)
+    assert str(refused.value) == (
+        "symbol 'EURUSD': 363 feature rows leave 41 for validation (need >= 42; embargo 42 x2, "
+        "val 0.15, test 0.15): the splits need 364 feature rows, 1 more bar"
+    )
+    with pytest.raises(
+        DataError,
+        match=r"leave 0 for train .*: the splits need 364 feature rows, "
+        r"332 more bars$",
+    ):
+        split_bounds([("EURUSD", 32)], min_rows=42, **kw)
+
+
+@pytest.mark.parametrize("fractions", [(0.0, 0.0), (0.1, 0.0), (0.0, 0.2), (0.3, 0.45)])
+@pytest.mark.parametrize("need", [1, 7, 42])
+@pytest.mark.parametrize("embargo", [0, 5])
+def test_fewest_rows_is_the_first_count_every_split_takes(
+    fractions: tuple[float, float], need: int, embargo: int
+) -> None:
+    from foxhunt.data.windows.splits import fewest_rows
+
+    val, test = fractions
+    kw = {"val_fraction": val, "test_fraction": test, "embargo": embargo}
+
+    def fits(n: int) -> bool:
+        sizes = split_sizes(n, **kw)
+        return all(g >= need for g, w in zip(sizes, (True, val > 0, test > 0), strict=True) if w)
+
+    n = fewest_rows(need, **kw)
+    assert fits(n) and not any(fits(m) for m in range(n))

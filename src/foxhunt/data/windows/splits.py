@@ -106,12 +106,35 @@ def _short_split(
         strict=True,
     ):  # fmt: skip
         if wanted and got < need:
+            fewest = fewest_rows(
+                need, val_fraction=val_fraction, test_fraction=test_fraction, embargo=embargo
+            )
             return (
                 f"symbol {sym!r}: {n} feature rows leave {max(got, 0)} for {name} "
                 f"(need >= {need}; embargo {embargo} x2, val {val_fraction}, "
-                f"test {test_fraction}); use more bars"
+                f"test {test_fraction}): the splits need {fewest} feature rows, "
+                f"{fewest - n} more bar{'' if fewest - n == 1 else 's'}"
             )
     return None
+
+
+def fewest_rows(need: int, *, val_fraction: float, test_fraction: float, embargo: int) -> int:
+    """The fewest feature rows of a symbol whose every requested split gets ``need`` rows or
+    more (one more bar is one more feature row: a message can say how many bars are missing,
+    not only that some are)."""
+    shares = [f for f in (val_fraction, test_fraction) if f]  # train gets the floors' rest
+    gaps = embargo * len(shares)
+    # a start at or under the answer (each of val and test needs floor(usable x f) >= need),
+    # so the loop walks a few rows, not thousands
+    n = max([need, *(int(need / f) + gaps - 1 for f in shares)])
+    while True:
+        sizes = split_sizes(
+            n, val_fraction=val_fraction, test_fraction=test_fraction, embargo=embargo
+        )
+        wanted = (True, val_fraction > 0, test_fraction > 0)
+        if all(got >= need for got, w in zip(sizes, wanted, strict=True) if w):
+            return n
+        n += 1
 
 
 def too_short(
