@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 
 from foxhunt.cli import main
+from foxhunt.data.read.bars import read_bars
 from foxhunt.data.sources.demo import write_demo_bars
 from hand_weights import input_dependent_head
 
@@ -133,7 +134,7 @@ def test_memory_estimate_follows_the_inputs(capsys) -> None:
 
 @pytest.mark.slow
 @pytest.mark.subprocess
-def test_feature_file_and_target_travel_with_the_run(run, capsys) -> None:
+def test_feature_file_and_target_travel_with_the_run(run, capsys, caplog) -> None:
     root = run["root"]
     feats = root / "feats.txt"
     feats.write_text("ret1_lag0\nrsi_14\nspread_z = spread * 2 - LAG(spread) OVER (ORDER BY ts)\n")
@@ -152,6 +153,13 @@ def test_feature_file_and_target_travel_with_the_run(run, capsys) -> None:
     pred = root / "custom.parquet"
     argv = ["predict", "--model", str(out), "--bars", str(run["bars"]), "--out", str(pred)]
     assert main(argv) == 0 and pl.read_parquet(pred).height > 0
+    # the rows' close, price_q* and realised_* are of the target (high), as return_q* are
+    got = pl.read_parquet(pred).join(
+        read_bars(run["bars"]).select("symbol", pl.col("ts").alias("origin_ts"), "high"),
+        on=["symbol", "origin_ts"],
+    )
+    assert got.height > 0 and (got["close"] == got["high"]).all()
+    assert "close, price_q* and realised_* are of column 'high'" in caplog.text
 
 
 @pytest.mark.slow

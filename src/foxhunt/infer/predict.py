@@ -30,6 +30,7 @@ from rich.progress import Progress
 
 from foxhunt.artifacts.rundir import LoadedModel, with_read_flags, with_user_instruments
 from foxhunt.data.features.inputs import read_run_bars
+from foxhunt.data.features.targets import target_column
 from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data
 from foxhunt.data.windows.by_symbol import scratch_for
 from foxhunt.data.windows.dataset import WindowDataset
@@ -223,6 +224,31 @@ def write_forecasts(
     return rows
 
 
+def target_base(bars: pl.DataFrame, target: str) -> pl.DataFrame:
+    """The bars with ``close`` replaced by a price target's column (``--target high``), so the
+    rows' ``close``, ``price_q*`` and ``realised_*`` are of what ``return_q*`` forecast: they
+    were of the close, beside high-to-high returns, without a word. One warning says so; for a
+    ``return:COLUMN`` target it says they are not comparable."""
+    column, is_return = target_column(target)
+    if column == "close" and not is_return:
+        return bars
+    if is_return:
+        log.warning(
+            "--target %s: return_q* forecast the sum of column %r over h bars; close, price_q* "
+            "and realised_* are of the close, not comparable with them",
+            target,
+            column,
+        )
+        return bars
+    log.warning(
+        "--target %s: the rows' close, price_q* and realised_* are of column %r (the target), "
+        "not of the close",
+        target,
+        column,
+    )
+    return bars.with_columns(pl.col(column).cast(pl.Float64).alias("close"))
+
+
 def origin_closes(bars: pl.DataFrame, windows: WindowDataset) -> np.ndarray:
     """Close at each window's origin bar, by (symbol, ts) lookup in the bars."""
     frame = bars.select("symbol", "ts", "close")
@@ -310,8 +336,9 @@ def predict_to_file(
         raise DataError(
             f"{bars}: fewer bars than one {m.encoder_length}-bar encoder window after the warm-up"
         )
-    closes = origin_closes(frame, windows)
-    targets = forecast_targets(frame, windows.origins(), m.horizon, windows.calendars)
+    base = target_base(frame, loaded.config.data.target)
+    closes = origin_closes(base, windows)
+    targets = forecast_targets(base, windows.origins(), m.horizon, windows.calendars)
     rows = write_forecasts(
         loaded,
         windows,
