@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
+from demo_run import DemoRun
 from foxhunt.artifacts.rundir import LoadedModel, RunDir
 from foxhunt.config import RunConfig
 from foxhunt.data.scale.scaler import ScalerParams
@@ -182,3 +183,22 @@ def test_forecast_frame_lays_out_each_symbol_horizon_and_level() -> None:
     price = got.select(pl.col("^price_q.*$")).to_numpy()
     np.testing.assert_array_equal(ret, q.reshape(6, 3))
     np.testing.assert_array_equal(price, got["close"].to_numpy()[:, None] * np.exp(q.reshape(6, 3)))
+
+
+def test_origins_inside_the_training_bars_are_said_to_be_in_sample(
+    demo_run: DemoRun, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """predict on the training bars forecast them without a word: their realised_* are bars
+    the model was fitted on."""
+    import logging
+
+    from foxhunt.infer.predict import predict_to_file
+
+    with caplog.at_level(logging.WARNING, logger="foxhunt.infer.predict"):
+        rows, origins, _ = predict_to_file(
+            demo_run.run, demo_run.bars, tmp_path / "f.parquet", batch_size=512, device="cpu"
+        )
+    (line,) = [m for m in caplog.messages if "before the training bars end" in m]
+    # every origin but the last bar's, which is the training end itself
+    assert line.startswith(f"{origins - 1} of {origins} forecast origins are before the training")
+    assert line.endswith("their realised_* are bars the model was trained on, in-sample")

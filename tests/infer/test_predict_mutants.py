@@ -401,7 +401,7 @@ def _fake_pipeline(
 ) -> tuple[list[tuple[str, tuple[Any, ...], dict[str, Any]]], SimpleNamespace, Any]:
     """Replace every collaborator of ``predict_to_file`` by a recorder."""
     seen: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
-    data = SimpleNamespace(allow_outliers=allow_in_run)
+    data = SimpleNamespace(allow_outliers=allow_in_run, target="TARGET")
     loaded = SimpleNamespace(
         config=SimpleNamespace(model=SimpleNamespace(encoder_length=4, horizon=3), data=data),
         spec="SPEC",
@@ -423,6 +423,8 @@ def _fake_pipeline(
         "check_bar_interval": None,
         "scratch_for": "SCRATCH",
         "prepare_inference_data": windows,
+        "_warn_in_sample": None,
+        "target_base": frame,
         "origin_closes": "CLOSES",
         "forecast_targets": "TARGETS",
         "write_forecasts": 42,
@@ -462,6 +464,8 @@ def test_predict_to_file_hands_every_argument_on(
         "check_bar_interval",
         "scratch_for",
         "prepare_inference_data",
+        "_warn_in_sample",
+        "target_base",
         "origin_closes",
         "forecast_targets",
         "write_forecasts",
@@ -490,6 +494,9 @@ def test_predict_to_file_hands_every_argument_on(
         "future": "FUTURE",
         "spill": "SCRATCH",
     }
+    (args, kw) = calls["_warn_in_sample"]
+    assert args[0] is loaded and isinstance(args[1], _Windows) and not kw
+    assert calls["target_base"] == ((frame, loaded.config.data.target), {})
     (args, kw) = calls["origin_closes"]
     assert args[0] is frame and isinstance(args[1], _Windows) and not kw
     (args, kw) = calls["forecast_targets"]

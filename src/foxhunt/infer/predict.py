@@ -28,12 +28,14 @@ import pyarrow.parquet as pq
 import torch
 from rich.progress import Progress
 
+from foxhunt.artifacts.data_end import read_data_end
 from foxhunt.artifacts.rundir import LoadedModel, with_read_flags, with_user_instruments
 from foxhunt.data.features.inputs import read_run_bars
 from foxhunt.data.features.targets import target_column
 from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data
 from foxhunt.data.windows.by_symbol import scratch_for
 from foxhunt.data.windows.dataset import WindowDataset
+from foxhunt.data.windows.scope import before_end, end_text
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.bar_interval import check_bar_interval
 from foxhunt.infer.quantiles import plain_forward, quantile_map, tft_quantiles
@@ -224,6 +226,24 @@ def write_forecasts(
     return rows
 
 
+def _warn_in_sample(loaded: LoadedModel, windows: WindowDataset) -> None:
+    """One warning when forecast origins lie before the training bars end: their realised_*
+    are bars the model was fitted or early-stopped on (``evaluate --windows new`` leaves them
+    out; predict forecasts them, silently until session 44)."""
+    ends = read_data_end(loaded.run)
+    if not ends:
+        return
+    inside = int(before_end(windows, ends).sum())
+    if inside:
+        log.warning(
+            "%d of %d forecast origins are before the training bars end (%s): their realised_* "
+            "are bars the model was trained on, in-sample",
+            inside,
+            len(windows),
+            end_text(ends),
+        )
+
+
 def target_base(bars: pl.DataFrame, target: str) -> pl.DataFrame:
     """The bars with ``close`` replaced by a price target's column (``--target high``), so the
     rows' ``close``, ``price_q*`` and ``realised_*`` are of what ``return_q*`` forecast: they
@@ -336,6 +356,7 @@ def predict_to_file(
         raise DataError(
             f"{bars}: fewer bars than one {m.encoder_length}-bar encoder window after the warm-up"
         )
+    _warn_in_sample(loaded, windows)
     base = target_base(frame, loaded.config.data.target)
     closes = origin_closes(base, windows)
     targets = forecast_targets(base, windows.origins(), m.horizon, windows.calendars)
