@@ -1,0 +1,55 @@
+"""``data/read/wide.py`` by itself: which headers are wide tables or pandas' column levels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from foxhunt.data.read.wide import column_levels, wide_symbols
+from foxhunt.errors import DataError
+
+
+def test_wide_symbols_take_the_word_beside_the_price_word_either_side() -> None:
+    assert wide_symbols(["ts", "ES_open", "ES_close", "NQ_open", "NQ_close"]) == ["ES", "NQ"]
+    assert wide_symbols(["ts", "open_ES", "close_ES", "open_NQ", "close_NQ"]) == ["ES", "NQ"]
+    assert wide_symbols(["Date", "ES Close", "NQ Close"]) == ["ES", "NQ"]
+
+
+def test_one_symbols_columns_are_no_wide_table() -> None:
+    """``ES_open ... ES_close`` is one symbol's bars with a prefix: nothing to refuse."""
+    assert wide_symbols(["ts", "ES_open", "ES_high", "ES_low", "ES_close"]) == []
+    assert wide_symbols(["ts", "open", "high", "low", "close"]) == []
+
+
+def _levels(
+    tickers: list[str], fields: tuple[str, ...] = ("Open", "High", "Low", "Close")
+) -> list[str]:
+    return ["('Date', '')", *(f"('{f}', '{t}')" for t in tickers for f in fields)]
+
+
+def test_one_tickers_levels_read_by_the_first_level_with_the_ticker_as_symbol() -> None:
+    renamed, symbol = column_levels(Path("a.parquet"), _levels(["AAPL"]))  # type: ignore[misc]
+    assert symbol == "AAPL"  # the index column's empty second level is no ticker
+    assert renamed == {"('Date', '')": "Date"} | {
+        f"('{f}', 'AAPL')": f for f in ("Open", "High", "Low", "Close")
+    }
+    got = column_levels(
+        Path("a.parquet"), ["('Open', '')", "('High', '')", "('Low', '')", "('Close', '')"]
+    )
+    assert got is not None and got[1] is None  # levels without a ticker: no symbol
+
+
+def test_four_level_names_are_needed() -> None:
+    three = ["('Open', 'AAPL')", "('High', 'AAPL')", "('Close', 'AAPL')"]
+    assert column_levels(Path("a.parquet"), three) is None
+    assert column_levels(Path("a.parquet"), [*three, "('Low', 'AAPL')"]) is not None
+
+
+def test_several_tickers_are_refused_naming_four_of_them() -> None:
+    with pytest.raises(DataError) as refused:
+        column_levels(Path("a.parquet"), _levels(["A", "B", "C", "D", "E"]))
+    assert str(refused.value) == (
+        "a.parquet: columns of several tickers side by side (A, B, C, D): one table with a "
+        "symbol column reads them (pandas: df.stack(level=1).reset_index())"
+    )
