@@ -96,7 +96,11 @@ def test_untrained_symbols_warn_or_refuse_with_strict(
 
     caplog.clear()
     ev = tmp_path / "ev.json"
+    # NQ's bars span the training years: by the run's last training end, none is new (an
+    # unseen symbol over the training years is not out of time); --windows all scores them
     evaluate = ["evaluate", "--model", str(run), "--bars", str(nq_bars)]
+    _refused(evaluate, capsys, "nothing new to score; --windows all scores them")
+    evaluate += ["--windows", "all"]
     with caplog.at_level(logging.WARNING):
         assert main([*evaluate, "--out", str(ev)]) == 0
     assert sum("not trained on NQ" in r.getMessage() for r in caplog.records) == 1

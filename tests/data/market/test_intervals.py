@@ -109,3 +109,19 @@ def test_train_stops_on_a_folder_of_two_intervals(
         "5-minute: --bar-minutes 60 aggregates them to one interval, or train them apart"
     ) in capsys.readouterr().err
     assert not (tmp_path / "run" / "model.safetensors").exists()
+
+
+def test_the_edges_of_the_rules() -> None:
+    """Exactly one gap in ten at the interval passes; repeated times are no gaps (19 real gaps
+    and 5 repeats: not judged); 90 seconds is no minute."""
+    from foxhunt.data.market.intervals import describe_interval
+
+    ts = [T0 + timedelta(hours=k) for k in range(19)] + [T0 + timedelta(hours=18, minutes=1)]
+    ts += [T0 + timedelta(hours=18, minutes=2)]  # 20 gaps: 18 of 1 hour, 2 of 1 minute
+    frame = pl.DataFrame({"symbol": ["ZB"] * len(ts), "ts": ts})
+    assert symbols_off_interval(frame, timedelta(minutes=1)) == []
+    hourly = _times("EURUSD", 20, 60)
+    repeated = pl.concat([hourly, hourly.head(5)])
+    assert symbols_off_interval(repeated, timedelta(minutes=15)) == []
+    assert describe_interval(timedelta(seconds=90)) == "90-second"
+    assert describe_interval(timedelta(hours=4)) == "4-hour"
