@@ -48,6 +48,7 @@ class FakeForecaster:
 
     engine = "fake"
     allowed = None
+    warmup, encoder_length = 3, 2
 
     def __init__(self, forecast: bool = True) -> None:
         self.emits = forecast

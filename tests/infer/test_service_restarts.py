@@ -59,7 +59,8 @@ def test_symbols_say_where_each_symbol_stands(
     fc = Forecaster.load(demo_run.run, symbols=["ES", "NQ"])
     nq = demo_bars(3, seed=2, symbol="NQ")
     with TestClient(make_app(fc)) as client:
-        assert client.get("/symbols").json() == {"symbols": []}
+        need = fc.warmup + fc.encoder_length
+        assert client.get("/symbols").json() == {"symbols": [], "bars_to_ready": need}
         client.post("/bars", json=_json(pl.concat([bars, nq])))
         got = client.get("/symbols").json()["symbols"]
         health = client.get("/health").json()

@@ -9,7 +9,8 @@ Routes (JSON unless said otherwise):
 * ``GET /forecast/{symbol}`` — the latest forecast of ``symbol`` (404 when it has none yet;
   after a restart from a state, the forecast from the last bar held).
 * ``GET /symbols`` — per symbol held: bars given, the last bar's time, whether it is ready (a
-  client resends from there after a crash).
+  client resends from there after a crash); and ``bars_to_ready``, the bars a symbol needs
+  before its first forecast (warm-up + encoder).
 * ``GET /health`` — updates, bars, symbols, latency percentiles of the last 1,000 updates,
   process RSS.
 
@@ -158,6 +159,7 @@ def make_app(
     worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="foxhunt-update")
     stats = Stats()
     served = forecaster.allowed
+    needed = forecaster.warmup + forecaster.encoder_length  # a symbol's bars before a forecast
     latest: dict[str, list[dict[str, Any]]] = {}
     _remember(latest, _records(forecaster.forecast()))  # a restored state's latest forecasts
     saved_at = [time.monotonic()]
@@ -248,7 +250,7 @@ def make_app(
                 for s in forecaster.symbols
                 if served is None or s in served
             ]
-        return {"symbols": rows}
+        return {"symbols": rows, "bars_to_ready": needed}
 
     @app.get("/health")
     def health() -> dict[str, Any]:
