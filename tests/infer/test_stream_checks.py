@@ -61,7 +61,7 @@ def test_a_bar_closer_than_half_the_interval_is_refused_naming_its_row() -> None
 
 def test_half_the_interval_and_longer_gaps_pass() -> None:
     """A stock's hourly bars: 09:30, 10:00, 11:00; a pause of hours; no interval: not judged."""
-    _check([T0 + 30 * MIN, T0 + 90 * MIN, T0 + 900 * MIN], [1.0, 1.0, 1.0], trained=60 * MIN)
+    _check([T0 + 30 * MIN, T0 + 90 * MIN, T0 + 900 * MIN], [1.0] * 3, last_ts=T0, trained=60 * MIN)
     _check([T0 + MIN, T0 + 2 * MIN], [1.0, 1.0], last_ts=T0, trained=None)
 
 
@@ -142,3 +142,52 @@ def test_the_forecaster_refuses_one_minute_bars_sent_one_at_a_time(demo_run: Dem
     with pytest.raises(DataError, match=r"1 minute after the bar before it"):
         fc.update(nxt)
     assert fc.held_bars("ES") == 1
+
+
+def test_new_gaps_at_the_interval_count_with_the_held_ones() -> None:
+    """18 held gaps of 15 minutes and 2 new ones of 5: one in ten at the interval, taken."""
+    _check([T0 + 5 * MIN, T0 + 10 * MIN], [1.0, 1.0], last_ts=T0, held=Counter({15 * MIN: 18}))
+
+
+def test_a_tie_of_the_most_common_gaps_names_the_shorter() -> None:
+    held = Counter({15 * MIN: 10, 10 * MIN: 9})
+    with pytest.raises(DataError, match=r"mostly 10 minutes apart \(10 of their 20 gaps"):
+        _check([T0 + 10 * MIN], [1.0], last_ts=T0, held=held)
+
+
+def _bar(o: float, h: float, lo: float, c: float) -> list[float]:
+    return [o, h, lo, c, 10.0]
+
+
+def _check_values(rows: list[list[float]], last_close: float | None = 100.0) -> None:
+    check_new_bars(
+        "ES",
+        np.arange(len(rows)),
+        np.array([T0 + 5 * MIN * (k + 1) for k in range(len(rows))], np.int64),
+        np.array(rows, np.float64),
+        last_ts=T0 if last_close is not None else None,
+        last_close=last_close,
+        held_gaps=Counter(),
+        trained_us=5 * MIN,
+        model="runs/es",
+    )
+
+
+def test_each_bar_is_judged_by_the_close_before_it_not_its_volume_or_the_first() -> None:
+    _check_values([_bar(100, 101, 99, 100), _bar(100, 102, 99, 101)])  # volume 10: no level
+    with pytest.raises(DataError, match=r"row 1, .*: high 1001 is 10 times or more above the "):
+        _check_values(
+            [_bar(100, 101, 99, 100), _bar(1000, 1001, 999, 1000), _bar(100, 101, 99, 100)]
+        )
+
+
+def test_a_low_tenfold_under_the_close_before_is_named_with_its_own_price() -> None:
+    """A wick down to 9 from 100 with the close back at 100: the low is judged, and named."""
+    with pytest.raises(DataError) as refused:
+        _check_values([_bar(100, 101, 9, 100)])
+    assert str(refused.value).endswith(
+        ": low 9 is 10 times or more below the close before it, 100 (off by orders of "
+        "magnitude: a bad tick, a decimal slip or another unit)"
+    )
+    with pytest.raises(DataError, match=r": high 1002 is 10 times or more above the close"):
+        _check_values([_bar(1000, 1002, 998, 1001)])
