@@ -160,6 +160,20 @@ def test_feature_file_and_target_travel_with_the_run(run, capsys, caplog) -> Non
     )
     assert got.height > 0 and (got["close"] == got["high"]).all()
     assert "close, price_q* and realised_* are of column 'high'" in caplog.text
+    # the streaming Forecaster (serve, predict --follow) anchors them on the high too
+    from foxhunt.infer.forecaster import Forecaster
+
+    high = root / "run_high"  # the built-in features: the incremental path serves it too
+    argv = ["train", "--bars", str(run["bars"]), "--preset", "demo", "--max-steps", "1"]
+    argv += ["--epochs", "1", "--num-threads", "1", "--out", str(high), *SHAPE]
+    assert main([*argv, "--target", "high"]) == 0
+    bars = read_bars(run["bars"])
+    live = Forecaster.load(high, incremental=True).update(bars)
+    tail = Forecaster.load(high, incremental=False).update(bars)
+    last = bars.group_by("symbol").agg(pl.col("high").last())
+    for rows in (live, tail):
+        joined = rows.join(last, on="symbol")
+        assert joined.height > 0 and (joined["close"] == joined["high"]).all()
 
 
 @pytest.mark.slow

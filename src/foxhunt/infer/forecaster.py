@@ -57,6 +57,7 @@ from foxhunt.artifacts.ensemble import EnsembleTFT
 from foxhunt.artifacts.rundir import LoadedModel, trained_symbols
 from foxhunt.data.features.covariates import covariate_columns
 from foxhunt.data.features.table import compute_features
+from foxhunt.data.features.targets import target_column
 from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.pipeline import calendars_of, future_rows
@@ -86,6 +87,27 @@ from foxhunt.quantize.model import load_inference_model
 from foxhunt.runtime import atomic_path
 
 log = logging.getLogger(__name__)
+
+
+def anchor_column(target: str) -> int:
+    """Which of the bars' ``open high low close volume`` a forecast's prices are anchored on:
+    the target's own column for a price target of the bar (``--target high``: 1; the rows'
+    ``close`` and ``price_q*`` are then of the high, as in ``foxhunt predict``), else the close
+    (3), with one warning for a ``return:COLUMN`` or extra-column target."""
+    column, is_return = target_column(target)
+    if not is_return and column in VALUE_COLUMNS[:4]:
+        if column != "close":
+            log.warning(
+                "--target %s: the forecasts' close and price_q* are of column %r (the target), "
+                "not of the close",
+                target,
+                column,
+            )
+        return VALUE_COLUMNS.index(column)
+    log.warning(
+        "--target %s: close and price_q* are of the close, not comparable with return_q*", target
+    )
+    return 3
 
 
 def weights_digest(loaded: LoadedModel) -> str:
@@ -168,6 +190,7 @@ class Forecaster:
         # a symbol the run never saw is resolved once, at first sight, and kept.
         self._instruments = None if loaded.instruments is None else dict(loaded.instruments)
         self._interval = trained_interval(loaded.run)
+        self._anchor = anchor_column(loaded.config.data.target)
         self.device = torch.device(device)
         self._qmap = quantile_map(loaded)
         self._tails: dict[str, BarTail] = {}
@@ -198,7 +221,9 @@ class Forecaster:
     def _empty_state(self) -> LiveState:
         """An incremental state holding no symbol, for this model's inputs."""
         m = self.loaded.config.model
-        return LiveState(self.loaded.spec, self.loaded.scaler, m.encoder_length, m.horizon)
+        return LiveState(
+            self.loaded.spec, self.loaded.scaler, m.encoder_length, m.horizon, self._anchor
+        )
 
     @property
     def _live(self) -> LiveState:
@@ -469,7 +494,8 @@ class Forecaster:
                 gaps = self._live.gaps[slot] if slot is not None else Counter()
             else:
                 tail = self._tails.get(sym)
-                last_close = float(tail.values[-1, 3]) if tail is not None and len(tail) else None
+                last = tail.values[-1, self._anchor] if tail is not None and len(tail) else None
+                last_close = None if last is None else float(last)
                 gaps = Counter(np.diff(tail.ts).tolist()) if tail is not None else Counter()
             check_new_bars(
                 sym,
@@ -577,7 +603,7 @@ class Forecaster:
         q = tft_quantiles(loaded.model, batch, self._qmap, device=self.device).numpy()  # (B, H, Q)
         origins = windows.origins()
         syms = origins["symbol"].to_list()
-        closes = [float(tails[s].values[-1, 3]) for s in syms]
+        closes = [float(tails[s].values[-1, self._anchor]) for s in syms]
         return forecast_frame(
             syms, origins["ts"].dt.epoch("us").to_numpy(), closes, q, self._quantiles
         )

@@ -117,12 +117,21 @@ class LiveState:
         scaler: The run's scaler.
         encoder_length: L.
         horizon: H.
+        anchor: The column of the bars' ``open high low close volume`` whose latest value
+            each symbol keeps as ``close``, the level its forecasts' prices are anchored on:
+            3, the close, unless the model forecasts another price (``--target high``: 1).
     """
 
     def __init__(
-        self, spec: FeatureSpec, scaler: ScalerParams, encoder_length: int, horizon: int
+        self,
+        spec: FeatureSpec,
+        scaler: ScalerParams,
+        encoder_length: int,
+        horizon: int,
+        anchor: int = 3,
     ) -> None:
         self.spec, self.L, self.H = spec, encoder_length, horizon
+        self.anchor = anchor
         self.warmup = spec.warmup
         self.engine = IncrementalFeatures()
         names = feature_names()
@@ -214,7 +223,7 @@ class LiveState:
         for arr, new in ((self.known, _scaled(known, self._scale_k)), (self.ts, ts)):
             arr[slots, :-1] = arr[slots, 1:]
             arr[slots, -1] = new
-        self.close[slots] = values[:, 3]
+        self.close[slots] = values[:, self.anchor]
 
     # --- the model's batch -------------------------------------------------------------------
 
