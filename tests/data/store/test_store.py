@@ -116,6 +116,8 @@ def test_training_from_store_equals_training_from_bars(
         from_store = prepare_training_data(store, cfg)
     _assert_same(from_bars, from_store)
     assert from_store.train.symbols == SYMBOLS and len(from_store.train) > 0
+    # the bars' interval is recorded as from the bars (it was None: no check at inference)
+    assert from_store.bar_interval_s == from_bars.bar_interval_s == 300.0
     # The arrays are read-only memory maps of the cache, built once for this config.
     key, _ = cache_key(read_manifest(store), cfg)
     cache = store / CACHE_DIR / key
@@ -338,3 +340,28 @@ def test_a_store_computes_and_keeps_each_symbols_instrument_as_the_bars_path(
         del s["instrument"]
     (out / MANIFEST).write_text(json.dumps(raw))
     assert read_manifest(out).instruments() is None
+
+
+def test_a_store_of_symbols_of_different_intervals_is_refused(tmp_path: Path) -> None:
+    """The bars path refuses them; through a store they trained, and the run recorded no
+    interval for evaluate and predict to check."""
+    es = demo_bars(760, seed=2, symbol="ES")
+    hourly = (
+        demo_bars(9000, seed=1, symbol="NQ")
+        .group_by_dynamic("ts", every="1h")
+        .agg(
+            pl.col("open").first(),
+            pl.col("high").max(),
+            pl.col("low").min(),
+            pl.col("close").last(),
+            pl.col("volume").sum(),
+        )
+        .with_columns(symbol=pl.lit("NQ"))
+        .select(es.columns)
+    )
+    bars = tmp_path / "mixed.parquet"
+    pl.concat([es, hourly], how="vertical_relaxed").write_parquet(bars)
+    out = tmp_path / "features"
+    write_feature_store(bars, out, horizon=H)
+    with pytest.raises(DataError, match=r"symbols of different bar intervals: NQ holds 1-hour"):
+        prepare_training_data(out, _cfg())

@@ -42,6 +42,8 @@ import torch
 
 from foxhunt.config import RunConfig
 from foxhunt.data.features.table import FeatureSpec
+from foxhunt.data.market.calendar import bars_interval
+from foxhunt.data.market.intervals import refuse_mixed_intervals
 from foxhunt.data.prepared import PreparedData
 from foxhunt.data.scale.scaler import ScalerParams, fit_scaler
 from foxhunt.data.store.manifest import (
@@ -153,6 +155,9 @@ def prepare_store_data(
             f"{root / MANIFEST}: symbol {short.symbol!r} has {short.bars} bars; need at least "
             f"{need} (warm-up {manifest.spec.warmup} + encoder {L} + horizon {H})"
         )
+    closes = read_store_closes(root, manifest)
+    interval = bars_interval(closes)  # recorded in run.json, as a run on the bars records it
+    refuse_mixed_intervals(closes, interval, root)
     dest, parts, bounds = cache_plan(root, manifest, cfg)
     if coord.is_main:
         if (dest / _META).is_file():
@@ -165,7 +170,8 @@ def prepare_store_data(
             f"{dest}: window cache missing after the main process built it "
             "(every rank must see the same store folder)"
         )
-    return _open(dest, manifest, cfg, closes=read_store_closes(root, manifest))
+    seconds = interval.total_seconds() if interval is not None else None
+    return _open(dest, manifest, cfg, closes=closes, bar_interval_s=seconds)
 
 
 def cache_plan(
@@ -374,7 +380,13 @@ def _rows(path: Path) -> MappedRows:
         raise DataError(f"{path}: cannot read window cache ({e})") from e
 
 
-def _open(dest: Path, manifest: Manifest, cfg: RunConfig, closes: pl.DataFrame) -> PreparedData:
+def _open(
+    dest: Path,
+    manifest: Manifest,
+    cfg: RunConfig,
+    closes: pl.DataFrame,
+    bar_interval_s: float | None = None,
+) -> PreparedData:
     try:
         meta = json.loads((dest / _META).read_text())
         scaler = ScalerParams.from_dict(meta["scaler"])
@@ -419,5 +431,13 @@ def _open(dest: Path, manifest: Manifest, cfg: RunConfig, closes: pl.DataFrame) 
         len(test),
     )
     return PreparedData(
-        manifest.spec, scaler, train, val, test, manifest.fingerprint, closes, instruments
+        manifest.spec,
+        scaler,
+        train,
+        val,
+        test,
+        manifest.fingerprint,
+        closes,
+        instruments,
+        bar_interval_s,
     )
