@@ -194,6 +194,10 @@ def test_an_interrupted_search_keeps_its_trials_and_resumes(tmp_path, capsys, mo
     # trial 2 was interrupted (Optuna's journal keeps it as failed): the search goes on with 3, 4
     assert [t["number"] for t in trials] == [0, 1, 3, 4] and len(calls) == 2
     assert all(t["state"] == "complete" for t in trials)
+    # the resumed trials sample values of their own: a sampler seeded as at the start replayed
+    # trial 0's values in trial 3
+    params = [tuple(sorted(t["params"].items())) for t in trials]
+    assert len(set(params)) == 4, params
     assert read_config_file(out / "best.toml").train.lr == trials[1]["params"]["train.lr"]
 
 

@@ -27,7 +27,8 @@ The study lives in ``OUT/study.log`` (Optuna's journal file storage) and ``OUT/t
 rewritten after every trial, so a search stopped by Ctrl-C or SIGTERM (or killed) keeps its
 finished trials; ``resume`` continues it up to ``trials`` in all, the sampler and the pruner
 seeing the earlier trials. A resumed search is not the same as one never stopped: the
-sampler's random stream starts again from the seed, so later trials sample other values.
+sampler is seeded with the seed plus the number of earlier trials (seeded with the seed alone,
+its random start replayed the first trial's values, and the resumed trial was wasted).
 """
 
 from __future__ import annotations
@@ -225,7 +226,8 @@ def tune(
         clear_outputs(out, OUTPUTS)
         results = []
     out.mkdir(parents=True, exist_ok=True)
-    sampler = optuna.samplers.TPESampler(seed=settings.seed)
+    # a resumed search's sampler must not replay the stream its first trials drew from
+    sampler = optuna.samplers.TPESampler(seed=settings.seed + len(results))
     pruner = optuna.pruners.MedianPruner(n_startup_trials=2, n_warmup_steps=0)
     study = optuna.create_study(
         study_name=STUDY,
