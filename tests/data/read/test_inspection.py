@@ -140,3 +140,31 @@ def test_dates_that_read_both_ways_make_the_verdict_suspicious(
     path.write_text("Time,Open,High,Low,Close,Volume\n" + days)
     assert main(["data", "inspect", str(path), "--json"]) == 0
     assert _json(capsys)["verdict"] == "valid"  # 12 days day-first, 11 months month-first
+
+
+def test_symbols_of_different_intervals_make_the_verdict_suspicious(tmp_path: Path) -> None:
+    """1-hour NQ beside 5-minute ES read as valid, while train refuses them together."""
+    from foxhunt.data.read.inspection import inspect_report
+
+    demo_bars(600, seed=1, symbol="ES").write_parquet(tmp_path / "ES.parquet")
+    hourly = (
+        demo_bars(3600, seed=2, symbol="NQ")
+        .group_by_dynamic("ts", every="1h")
+        .agg(
+            pl.col("open").first(),
+            pl.col("high").max(),
+            pl.col("low").min(),
+            pl.col("close").last(),
+            pl.col("volume").sum(),
+        )
+        .with_columns(symbol=pl.lit("NQ"))
+    )
+    hourly.write_parquet(tmp_path / "NQ.parquet")
+    report = inspect_report(tmp_path)
+    assert report["verdict"] == "suspicious"
+    assert (
+        "symbols of different bar intervals: NQ 1-hour, the others mostly 5-minute: train "
+        "refuses them together; --bar-minutes K aggregates them to one interval"
+    ) in report["warnings"]
+    (tmp_path / "NQ.parquet").unlink()
+    assert inspect_report(tmp_path)["verdict"] == "valid"

@@ -23,11 +23,18 @@ import numpy as np
 import polars as pl
 
 from foxhunt.data.features.observed import WARMUP
-from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval, trading_date
+from foxhunt.data.market.calendar import (
+    bars_interval,
+    closed_day,
+    closed_time,
+    infer_interval,
+    trading_date,
+)
 from foxhunt.data.market.calendars import sessions
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instrument_table import load_instruments
 from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
+from foxhunt.data.market.intervals import describe_interval, symbols_off_interval
 from foxhunt.data.read import plausibility
 from foxhunt.data.read.bars import LoadedBars, load_bars, validate_bars
 from foxhunt.data.read.checks import without_empty_rows
@@ -234,6 +241,23 @@ def _kept_outliers(bars: pl.DataFrame) -> list[str]:
     ]
 
 
+def _mixed_intervals(frame: pl.DataFrame) -> list[str]:
+    """One warning when the symbols' bars are of different intervals (1-hour EURUSD beside
+    15-minute USDJPY): ``train`` refuses them together, and the verdict was valid."""
+    frame = frame.select("symbol", "ts").drop_nulls()
+    interval = bars_interval(frame)
+    off = symbols_off_interval(frame, interval) if interval is not None else []
+    if interval is None or not off:
+        return []
+    named = ", ".join(f"{s} {describe_interval(g)}" for s, g in off[:6])
+    more = f" and {len(off) - 6} more" if len(off) > 6 else ""
+    return [
+        f"symbols of different bar intervals: {named}{more}, the others mostly "
+        f"{describe_interval(interval)}: train refuses them together; --bar-minutes K "
+        "aggregates them to one interval"
+    ]
+
+
 def _unread_volumes(loaded: LoadedBars) -> list[str]:
     """One warning per file read without a volume while a column named like one was read past
     (IQFeed's ``TotalVolume``, a vendor's ``Vol Traded``): every volume is 0 otherwise."""
@@ -312,6 +336,8 @@ def inspect_report(
         f"{s['symbol']}: {s['closed_hours_warning']}" for s in symbols if s["closed_hours_warning"]
     ]
     warnings += _unread_volumes(loaded)
+    if loaded.options.bar_minutes is None:  # aggregated, every symbol has the one interval
+        warnings += _mixed_intervals(loaded.frame)
     if allow_outliers and bars is not None:  # kept as asked: still not valid bars
         warnings += _kept_outliers(bars)
     warnings += [d for per_file in loaded.doubts for d in per_file]
