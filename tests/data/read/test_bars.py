@@ -446,3 +446,23 @@ def test_a_duplicate_in_the_hour_daylight_saving_repeats_is_named_as_such(
     assert str(plain.value).endswith(
         f"duplicate bar for symbol 'BTCUSD' (same time as {path} row 60)"
     )
+
+
+def test_a_feature_table_is_named_as_such_not_by_its_237_columns(tmp_path: Path) -> None:
+    """``foxhunt features``' output passed as bars was "missing column 'open' (columns: ts,
+    symbol, obs__ret1_lag0, ..." over 4 kB."""
+    names = [f"obs__f{k}" for k in range(8)] + ["known__tod_sin", "target__h1"]
+    frame = pl.DataFrame({"ts": [datetime(2024, 1, 2, tzinfo=UTC)], "symbol": ["ES"]})
+    frame = frame.with_columns([pl.lit(0.5).alias(n) for n in names])
+    frame.write_parquet(tmp_path / "features.parquet")
+    with pytest.raises(DataError) as refused:
+        read_bars(tmp_path / "features.parquet")
+    assert str(refused.value) == (
+        f"{tmp_path / 'features.parquet'}: a feature table (12 columns such as obs__f0, obs__f1, "
+        "obs__f2, obs__f3: foxhunt features' output), not bars: pass the bars it was made from, "
+        "or write the features with --shards for train to read"
+    )
+    wide = pl.DataFrame({"ts": ["2024-01-02"]} | {f"c{k}": [1.0] for k in range(30)})
+    wide.write_csv(tmp_path / "wide.csv")
+    with pytest.raises(DataError, match=r"\(columns: ts, c0, .*, c18, \.\.\. \(31 in all\)\); "):
+        read_bars(tmp_path / "wide.csv")

@@ -146,6 +146,10 @@ def _no_value(columns: list[str], schema: pl.Schema) -> pl.Expr:
     return pl.all_horizontal(empty) | pl.all_horizontal(header)
 
 
+FEATURE_PREFIXES = ("obs__", "known__", "static__", "target__")
+"""How ``foxhunt features`` names its columns: a table of them is no bars file."""
+
+
 def _not_bars(names: list[str]) -> str:
     """What a table without bar prices looks like instead, for the missing-column message:
     quotes (bid and ask), bid and ask bars (FXCM's ``BidOpen`` ...), or trades (ticks)."""
@@ -374,8 +378,18 @@ def _normalise_as(
         check_duplicated(path, names, cols)
     for canon in PRICE_COLUMNS:
         if canon not in cols.prices:
+            if sum(n.startswith(FEATURE_PREFIXES) for n in names) >= 5:
+                raise DataError(
+                    f"{path}: a feature table ({len(names)} columns such as "
+                    f"{', '.join(n for n in names[:6] if n.startswith(FEATURE_PREFIXES))}: "
+                    "foxhunt features' output), not bars: pass the bars it was made from, or "
+                    "write the features with --shards for train to read"
+                )
+            shown = ", ".join(names[:20]) + (
+                f", ... ({len(names)} in all)" if len(names) > 20 else ""
+            )
             raise DataError(
-                f"{path}: missing column '{canon}' (columns: {', '.join(names)}); "
+                f"{path}: missing column '{canon}' (columns: {shown}); "
                 f"--columns {canon}=COLUMN names it{_not_bars(names)}"
             )
     guesses: list[str] = []
