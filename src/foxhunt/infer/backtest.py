@@ -47,6 +47,8 @@ from foxhunt.baselines.empirical import load_baselines
 from foxhunt.config import RunConfig
 from foxhunt.data.features.inputs import read_run_bars
 from foxhunt.data.features.table import feature_spec
+from foxhunt.data.market.calendar import bars_interval
+from foxhunt.data.market.intervals import refuse_mixed_intervals
 from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import DataError, InputError
@@ -233,6 +235,8 @@ def backtest(
     bars, _ = read_run_bars(  # the run's extra input columns kept
         bars_path, cfg.data, min_bars=need, reason=why, allow_outliers=cfg.data.allow_outliers
     )
+    closes = bars.select("symbol", "ts")  # refused here, not inside fold 1's training
+    refuse_mixed_intervals(closes, bars_interval(closes), bars_path)
     embargo = cfg.data.embargo if cfg.data.embargo is not None else L + H
     history = spec.warmup + L - 1  # bars before a fold its windows read (warm-up, encoder)
     # a fold holds at least one test window: what _fold_bars keeps a symbol for, less history

@@ -109,6 +109,12 @@ def test_train_stops_on_a_folder_of_two_intervals(
         "5-minute: --bar-minutes 60 aggregates them to one interval, or train them apart"
     ) in capsys.readouterr().err
     assert not (tmp_path / "run" / "model.safetensors").exists()
+    # backtest refuses them before its first fold (it did inside fold 1's training, naming
+    # fold-1/train_bars.parquet, and the fold-1/ it left made the same command fail again)
+    argv = ["backtest", "--bars", str(folder), "--preset", "demo", "--folds", "2"]
+    assert main([*argv, "--out", str(tmp_path / "bt")]) == 2
+    assert f"{folder}: symbols of different bar intervals" in capsys.readouterr().err
+    assert not (tmp_path / "bt").exists()
 
 
 def test_the_edges_of_the_rules() -> None:
