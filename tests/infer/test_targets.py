@@ -71,6 +71,14 @@ def test_bars_off_the_calendars_grid_are_their_own_targets() -> None:
     assert got["realised_close"].to_list() == [1.03, 1.04, 1.05]
 
 
+def test_no_origins_gives_an_empty_table() -> None:
+    bars = _bars(dt.datetime(2024, 1, 3, 15, 0, tzinfo=UTC), 5, "ES")
+    got = forecast_targets(bars, bars.select("symbol", "ts").head(0), 3)
+    assert got.height == 0 and got.schema == pl.Schema(
+        {"target_ts": pl.Datetime("us", "UTC"), "realised_close": pl.Float64}
+    )
+
+
 def test_past_the_last_bar_each_symbol_follows_its_own_calendar_and_unnamed_ones_globex() -> None:
     """Bars at 20:50, 20:55 and 21:00 UTC on a January Wednesday (5-minute bars stamped at
     their open). Origin 20:55: its first target is the file's 21:00 bar, for either symbol.
