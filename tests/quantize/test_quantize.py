@@ -144,6 +144,13 @@ def test_predict_and_evaluate_load_the_int8_directory(
     result = json.loads(capsys.readouterr().out)
     assert result["split"] == "test split of the training bars"
     assert np.isfinite(result["scores"]["tft"]["mean_pinball"])
+    # which weights the source run served, as the source run's own evaluation says (it was
+    # "epoch N of 0 (the start's loss was not recorded)": no epoch sidecars are copied)
+    from foxhunt.artifacts.rundir import RunDir, model_weights
+    from foxhunt.artifacts.served import served_weights
+
+    source = RunDir(demo_run.run)
+    assert result["training"] == served_weights(source.checkpoints, model_weights(source))
 
 
 @pytest.mark.slow

@@ -150,6 +150,28 @@ def test_the_test_windows_come_from_the_bars_given_else_the_run_s(
     assert seen[-1][-1] is None  # this run.json records no data_end
 
 
+def test_nothing_new_to_score_names_what_quantize_takes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """evaluate's remedy, --windows all, is no flag of quantize."""
+    import foxhunt.data.pipeline as pipeline
+    from foxhunt.errors import DataError
+
+    def nothing_new(*a: object, ends: object) -> None:
+        raise DataError(
+            "b.csv: all 49 windows have ... nothing new to score; --windows all scores them"
+        )
+
+    monkeypatch.setattr(pipeline, "evaluation_windows", nothing_new)
+    loaded = _loaded(tmp_path, {"bars": str(tmp_path / "train.parquet")})
+    with pytest.raises(DataError) as refused:
+        recipe._test_windows(loaded, tmp_path / "b.csv")
+    assert str(refused.value) == (
+        "b.csv: all 49 windows have ... nothing new to score; quantize scores bars after the "
+        "training end, or the run's own bars (their test split): pass such --bars"
+    )
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

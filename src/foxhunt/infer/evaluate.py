@@ -26,6 +26,7 @@ import torch
 from rich.progress import Progress
 from torch import Tensor
 
+from foxhunt.artifacts import checkpoints as ckpt
 from foxhunt.artifacts.data_end import read_data_end
 from foxhunt.artifacts.lock import check_unlocked, run_lock
 from foxhunt.artifacts.rundir import LoadedModel, RunDir, with_read_flags, with_user_instruments
@@ -288,6 +289,13 @@ def _training(run: RunDir, weights: Path) -> dict[str, Any] | None:
     ensemble or quantised directory, or a run whose sidecars do not say."""
     if weights.parent != run.checkpoints:
         return None
+    try:
+        meta = ckpt.load_sidecar(weights)
+    except ModelDirError:
+        meta = {}
+    if "quantization" in meta:  # the source run's, as quantize recorded it (or none)
+        served = meta.get("served")
+        return dict(served) if isinstance(served, dict) else None
     try:
         return served_weights(run.checkpoints, weights)
     except ModelDirError:

@@ -15,6 +15,7 @@ the bf16 weight); its scales are ``<name>.__scale``; a static activation scale o
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import shutil
@@ -38,6 +39,7 @@ from foxhunt.artifacts.rundir import (
     read_features,
     read_instruments,
 )
+from foxhunt.artifacts.served import served_weights
 from foxhunt.config import TFTConfig
 from foxhunt.errors import InputError, ModelDirError
 from foxhunt.model.batch import TFTBatch, TFTOutput
@@ -365,6 +367,9 @@ def _write_quantized_dir(
         sidecar = {k: v for k, v in source.sidecar.items() if k not in ("format", "weights_sha256")}
         sidecar["quantization"] = dict(recipe)
         sidecar["source_weights"] = str(source.weights)
+        if Path(source.weights).parent == source.run.checkpoints:  # which weights, and why
+            with contextlib.suppress(ModelDirError):
+                sidecar["served"] = served_weights(source.run.checkpoints, Path(source.weights))
         weights = run.checkpoints / source.weights.name
         ckpt.save_weights(weights, tensors, sidecar)
         marker = {

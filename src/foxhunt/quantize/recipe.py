@@ -35,7 +35,7 @@ from foxhunt.artifacts.calibration import quantile_map
 from foxhunt.artifacts.rundir import LoadedModel, load_model_dir
 from foxhunt.data.scale.scaler import unscale_targets
 from foxhunt.data.windows.dataset import WindowDataset
-from foxhunt.errors import InputError, ModelDirError
+from foxhunt.errors import DataError, InputError, ModelDirError
 from foxhunt.model.quantile import quantile_loss_table
 from foxhunt.quantize.model import (
     MARKER,
@@ -150,15 +150,23 @@ def _test_windows(loaded: LoadedModel, bars: Path | None) -> tuple[WindowDataset
         if not recorded or not Path(recorded).exists():
             return None, "no bars (pass --bars)"
         bars = Path(recorded)
-    windows, split = evaluation_windows(
-        bars,
-        loaded.config,
-        loaded.spec,
-        loaded.scaler,
-        loaded.fingerprint,
-        loaded.instruments,
-        ends=read_data_end(loaded.run),  # other bars: the windows after the training bars
-    )
+    try:
+        windows, split = evaluation_windows(
+            bars,
+            loaded.config,
+            loaded.spec,
+            loaded.scaler,
+            loaded.fingerprint,
+            loaded.instruments,
+            ends=read_data_end(loaded.run),  # other bars: the windows after the training bars
+        )
+    except DataError as e:  # evaluate's remedy names --windows, which quantize has not
+        text = str(e).replace(
+            "--windows all scores them",
+            "quantize scores bars after the training end, or the run's own bars (their test "
+            "split): pass such --bars",
+        )
+        raise DataError(text) from e
     return windows, f"{split} of {bars}"
 
 
