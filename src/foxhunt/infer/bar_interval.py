@@ -22,6 +22,7 @@ from foxhunt.artifacts.rundir import RunDir
 from foxhunt.data.market.intervals import (
     MIN_GAPS,
     TRAINED_SHARE,
+    aggregating_minutes,
     describe_interval,
     symbols_off_interval,
 )
@@ -84,11 +85,10 @@ def refuse_other_interval(
     if not off:
         return
     sym, got = off[0]
-    ratio = trained / got
-    whole_minutes = trained < timedelta(days=1) and trained.total_seconds() % 60 == 0
+    k = aggregating_minutes(got, trained)
     hint = (
-        f": --bar-minutes {int(trained.total_seconds() // 60)} aggregates them to it"
-        if ratio > 1 and ratio == int(ratio) and whole_minutes
+        f": --bar-minutes {k} aggregates them to it"
+        if k
         else ": forecast them with a model trained on such bars"
     )
     whose = f" of {sym}" if frame["symbol"].n_unique() > 1 else ""

@@ -11,6 +11,7 @@ import pytest
 
 from foxhunt.cli import main
 from foxhunt.data.market.intervals import refuse_mixed_intervals, symbols_off_interval
+from foxhunt.data.read.resample import aggregate_bars
 from foxhunt.data.sources.demo import demo_bars
 from foxhunt.errors import DataError
 from foxhunt.infer.bar_interval import refuse_other_interval
@@ -86,18 +87,7 @@ def test_train_stops_on_a_folder_of_two_intervals(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     five = demo_bars(600, seed=1, symbol="ES")
-    hourly = (  # NQ's 5-minute bars (in Globex hours) aggregated to hours
-        demo_bars(3600, seed=2, symbol="NQ")
-        .group_by_dynamic("ts", every="1h")
-        .agg(
-            pl.col("open").first(),
-            pl.col("high").max(),
-            pl.col("low").min(),
-            pl.col("close").last(),
-            pl.col("volume").sum(),
-        )
-        .with_columns(symbol=pl.lit("NQ"))
-    )
+    hourly = aggregate_bars(demo_bars(3600, seed=2, symbol="NQ"), 60)
     folder = tmp_path / "bars"
     folder.mkdir()
     five.write_parquet(folder / "ES.parquet")

@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from foxhunt.cli import main
+from foxhunt.data.read.resample import aggregate_bars
 from foxhunt.data.sources.demo import demo_bars
 
 
@@ -147,18 +148,7 @@ def test_symbols_of_different_intervals_make_the_verdict_suspicious(tmp_path: Pa
     from foxhunt.data.read.inspection import inspect_report
 
     demo_bars(600, seed=1, symbol="ES").write_parquet(tmp_path / "ES.parquet")
-    hourly = (
-        demo_bars(3600, seed=2, symbol="NQ")
-        .group_by_dynamic("ts", every="1h")
-        .agg(
-            pl.col("open").first(),
-            pl.col("high").max(),
-            pl.col("low").min(),
-            pl.col("close").last(),
-            pl.col("volume").sum(),
-        )
-        .with_columns(symbol=pl.lit("NQ"))
-    )
+    hourly = aggregate_bars(demo_bars(3600, seed=2, symbol="NQ"), 60)
     hourly.write_parquet(tmp_path / "NQ.parquet")
     report = inspect_report(tmp_path)
     assert report["verdict"] == "suspicious"

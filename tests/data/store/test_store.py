@@ -15,6 +15,7 @@ from foxhunt.cli import main
 from foxhunt.config import DataConfig, RunConfig, TFTConfig
 from foxhunt.data.features.table import compute_features, feature_spec
 from foxhunt.data.pipeline import PreparedData, bars_fingerprint, prepare_training_data
+from foxhunt.data.read.resample import aggregate_bars
 from foxhunt.data.sources.demo import demo_bars
 from foxhunt.data.store.cache import ARRAYS, SPLITS, cache_key
 from foxhunt.data.store.manifest import (
@@ -346,19 +347,7 @@ def test_a_store_of_symbols_of_different_intervals_is_refused(tmp_path: Path) ->
     """The bars path refuses them; through a store they trained, and the run recorded no
     interval for evaluate and predict to check."""
     es = demo_bars(760, seed=2, symbol="ES")
-    hourly = (
-        demo_bars(9000, seed=1, symbol="NQ")
-        .group_by_dynamic("ts", every="1h")
-        .agg(
-            pl.col("open").first(),
-            pl.col("high").max(),
-            pl.col("low").min(),
-            pl.col("close").last(),
-            pl.col("volume").sum(),
-        )
-        .with_columns(symbol=pl.lit("NQ"))
-        .select(es.columns)
-    )
+    hourly = aggregate_bars(demo_bars(9000, seed=1, symbol="NQ"), 60)
     bars = tmp_path / "mixed.parquet"
     pl.concat([es, hourly], how="vertical_relaxed").write_parquet(bars)
     out = tmp_path / "features"

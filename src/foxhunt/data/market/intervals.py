@@ -18,6 +18,7 @@ from foxhunt.errors import DataError
 __all__ = [
     "MIN_GAPS",
     "TRAINED_SHARE",
+    "aggregating_minutes",
     "describe_interval",
     "refuse_mixed_intervals",
     "symbols_off_interval",
@@ -62,6 +63,17 @@ def symbols_off_interval(frame: pl.DataFrame, interval: timedelta) -> list[tuple
     return out
 
 
+def aggregating_minutes(fine: timedelta, coarse: timedelta) -> int | None:
+    """The ``--bar-minutes K`` that turns ``fine`` bars into ``coarse`` ones: K = the coarse
+    interval in minutes, when it is a whole number of minutes under a day and a whole multiple
+    of ``fine``; else None."""
+    ratio = coarse / fine
+    whole = coarse < timedelta(days=1) and coarse.total_seconds() % 60 == 0
+    return (
+        int(coarse.total_seconds() // 60) if ratio > 1 and ratio == int(ratio) and whole else None
+    )
+
+
 def refuse_mixed_intervals(frame: pl.DataFrame, interval: timedelta | None, bars: object) -> None:
     """Refuse training bars whose symbols are of different intervals (``interval``: the most
     common of the symbols' own, :func:`~foxhunt.data.market.calendar.bars_interval`): the
@@ -77,14 +89,8 @@ def refuse_mixed_intervals(frame: pl.DataFrame, interval: timedelta | None, bars
     if not off:
         return
     sym, got = off[0]
-    coarse = max(got, interval)
-    hint = (
-        f"--bar-minutes {int(coarse.total_seconds() // 60)} aggregates them to one interval, or "
-        if coarse < timedelta(days=1)
-        and coarse.total_seconds() % 60 == 0
-        and (coarse / min(got, interval)) == int(coarse / min(got, interval))
-        else ""
-    )
+    k = aggregating_minutes(min(got, interval), max(got, interval))
+    hint = f"--bar-minutes {k} aggregates them to one interval, or " if k else ""
     others = f" and {len(off) - 1} more" if len(off) > 1 else ""
     raise DataError(
         f"{bars}: symbols of different bar intervals: {sym}{others} holds "
