@@ -345,9 +345,27 @@ def test_a_file_of_a_symbol_the_model_does_not_serve_stops_naming_symbol(
     args += ["--max-polls", "1", "--poll-seconds", "0", "--engine", "torch"]
     assert main(args) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
-        f"foxhunt: error: {feed}: its rows are of symbol 'LIVE' (a symbol column, or the file's "
-        "name), which the model does not serve (ES): --symbol ES reads them as that symbol"
+        f"foxhunt: error: {feed}: its rows are of symbol 'LIVE' (from the file's name), which "
+        "the model does not serve (ES): --symbol ES reads them as that symbol"
     )
     assert not out.exists()
     assert main([*args, "--symbol", "ES"]) == 0
     assert _read_csv_forecasts(out)["origin_ts"][0] == bars["ts"][239]
+
+
+def test_a_symbol_columns_first_row_of_another_symbol_is_skipped_not_fatal(
+    demo_run: DemoRun, tmp_path: Path
+) -> None:
+    """A feed with a symbol column whose first new line is of a symbol not served: skipped
+    with a warning, as any such line (the refusal above is for a symbol from the file name)."""
+    bars = demo_bars(240, seed=2)
+    feed = Feed(tmp_path / "feed.csv", bars)
+    feed.bad_line(_line(bars, 0, symbol="CL"), "unknown_symbol")
+    out = tmp_path / "fc.csv"
+    args = ["predict", "--model", str(demo_run.run), "--follow", str(feed.path), "--out", str(out)]
+    args += ["--max-polls", "1", "--poll-seconds", "0", "--engine", "torch"]
+    assert main(args) == 0
+    for i in range(240):
+        feed.good(i)
+    assert main(args) == 0
+    assert _read_csv_forecasts(out)["origin_ts"][-1] == bars["ts"][239]

@@ -201,4 +201,6 @@ def test_origins_inside_the_training_bars_are_said_to_be_in_sample(
     (line,) = [m for m in caplog.messages if "before the training bars end" in m]
     # every origin but the last bar's, which is the training end itself
     assert line.startswith(f"{origins - 1} of {origins} forecast origins are before the training")
-    assert line.endswith("their realised_* are bars the model was trained on, in-sample")
+    assert line.endswith(
+        "lie in the training period (in-sample for the symbols the model was trained on)"
+    )

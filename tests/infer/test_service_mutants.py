@@ -74,7 +74,7 @@ class FakeForecaster:
     def ready(self, symbol: str) -> bool:
         return symbol == "ES"
 
-    def forecast(self) -> pl.DataFrame:  # nothing held at the start
+    def forecast(self, symbols: list[str] | None = None) -> pl.DataFrame:  # none held at start
         return pl.DataFrame(schema={"origin_ts": pl.Datetime("us", "UTC")})
 
     def save(self, path: Path) -> None:
@@ -314,3 +314,26 @@ def test_empty_bars_skip_the_forecaster_and_none_gives_no_forecasts(clock: None)
     # an update of no bars is not counted, nor timed
     assert (health["updates"], health["bars"], health["latency_ms"]["n"]) == (1, 1, 1)
     assert health["latency_ms"]["p50"] == 500.0
+
+
+def test_a_failed_periodic_save_answers_the_update_and_says_why(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The update went through before the save: a full disk made it a 500 (the client resent
+    and was told "duplicate"), and every later update a 500 too."""
+    import logging
+
+    class FullDisk(FakeForecaster):
+        def save(self, path: Path) -> None:
+            raise OSError(28, "No space left on device")
+
+    fc = FullDisk()
+    with caplog.at_level(logging.WARNING, logger="foxhunt.infer.service"):
+        with TestClient(make_app(fc, tmp_path / "s.npz", save_every=1e-9)) as client:  # type: ignore[arg-type]
+            for minute in (30, 31):
+                r = client.post(
+                    "/bars", json={"bars": [{**ROW, "ts": f"2024-03-01T14:{minute}:00"}]}
+                )
+                assert r.status_code == 200, r.text
+    assert len(fc.frames) == 2
+    assert "could not save the stream state to" in caplog.text and "No space left" in caplog.text

@@ -191,3 +191,32 @@ def test_a_low_tenfold_under_the_close_before_is_named_with_its_own_price() -> N
     )
     with pytest.raises(DataError, match=r": high 1002 is 10 times or more above the close"):
         _check_values([_bar(1000, 1002, 998, 1001)])
+
+
+def test_gaps_under_a_second_are_named_not_a_crash() -> None:
+    """A bar 50 µs after the one before: describe_interval's "5e-05-second" broke the prose."""
+    with pytest.raises(DataError, match=r": 5e-05 seconds after the bar before it; "):
+        _check([T0 + 50], [1.0], last_ts=T0)
+
+
+def test_a_price_targets_level_is_its_own_column() -> None:
+    """``--target high``: the held reference is the previous high, and so is each bar's in the
+    update (the close was used there), named as the high."""
+    rows = [_bar(100, 101, 99, 100), _bar(100, 1011, 99, 100)]
+    with pytest.raises(
+        DataError,
+        match=r"row 1, .*: high 1011 is 10 times or more above the "
+        r"high before it, 101 ",
+    ):
+        check_new_bars(
+            "ES",
+            np.arange(2),
+            np.array([T0 + 5 * MIN, T0 + 10 * MIN], np.int64),
+            np.array(rows, np.float64),
+            last_ts=T0,
+            last_close=101.0,
+            held_gaps=Counter(),
+            trained_us=5 * MIN,
+            model="runs/es",
+            level=1,
+        )

@@ -35,6 +35,7 @@ from typing import Any
 
 import polars as pl
 
+from foxhunt.data.read.bars import symbol_from_filename
 from foxhunt.data.read.options import options_of
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.bar_interval import end_stamp_shift
@@ -143,20 +144,22 @@ def _refuse_a_foreign_file(
     rejects: list[Reject],
     allowed: frozenset[str] | None,
 ) -> None:
-    """Stop (exit 2) on a file whose every row so far is of one symbol the model does not serve:
-    a file named ``live_EURUSD.csv`` read as symbol ``LIVE`` was skipped line by line for ever,
-    exit 0 and no forecast. A feed that served a bar before goes on skipping such lines."""
+    """Stop (exit 2) on a file without a symbol column whose symbol, taken from its name, the
+    model does not serve: ``live_EURUSD.csv`` read as symbol ``LIVE`` was skipped line by line
+    for ever, exit 0 and no forecast. A symbol column's rows of another symbol are skipped."""
     symbols = rows["symbol"].drop_nulls().unique().to_list()
     if allowed is None or len(symbols) != 1 or not rejects:
         return
+    given = reader.options.symbol if reader.options is not None else None
+    if given is not None or symbols[0] != symbol_from_filename(reader.path):
+        return  # a symbol column's row of another symbol: skipped, as any such row
     if any(r.reason != "unknown_symbol" for r in rejects):
         return
     served = sorted(allowed)
     remedy = f"--symbol {served[0]}" if len(served) == 1 else "--symbol NAME"
     raise DataError(
-        f"{reader.path}: its rows are of symbol {symbols[0]!r} (a symbol column, or the file's "
-        f"name), which the model does not serve ({', '.join(served)}): {remedy} reads them as "
-        "that symbol"
+        f"{reader.path}: its rows are of symbol {symbols[0]!r} (from the file's name), which "
+        f"the model does not serve ({', '.join(served)}): {remedy} reads them as that symbol"
     )
 
 

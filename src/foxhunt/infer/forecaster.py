@@ -57,7 +57,6 @@ from foxhunt.artifacts.ensemble import EnsembleTFT
 from foxhunt.artifacts.rundir import LoadedModel, trained_symbols
 from foxhunt.data.features.covariates import covariate_columns
 from foxhunt.data.features.table import compute_features
-from foxhunt.data.features.targets import target_column
 from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.pipeline import calendars_of, future_rows
@@ -79,7 +78,7 @@ from foxhunt.infer.incremental.graphs import check_engine, live_graphs
 from foxhunt.infer.incremental.selected import SelectedRows
 from foxhunt.infer.incremental.stream import AHEAD, LiveState, supports
 from foxhunt.infer.incremental.windows import RING
-from foxhunt.infer.predict import forecast_frame, forecast_schema
+from foxhunt.infer.predict import anchor_column, forecast_frame, forecast_schema
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
 from foxhunt.infer.stream_checks import check_new_bars
 from foxhunt.model.batch import TFTBatch
@@ -87,27 +86,6 @@ from foxhunt.quantize.model import load_inference_model
 from foxhunt.runtime import atomic_path
 
 log = logging.getLogger(__name__)
-
-
-def anchor_column(target: str) -> int:
-    """Which of the bars' ``open high low close volume`` a forecast's prices are anchored on:
-    the target's own column for a price target of the bar (``--target high``: 1; the rows'
-    ``close`` and ``price_q*`` are then of the high, as in ``foxhunt predict``), else the close
-    (3), with one warning for a ``return:COLUMN`` or extra-column target."""
-    column, is_return = target_column(target)
-    if not is_return and column in VALUE_COLUMNS[:4]:
-        if column != "close":
-            log.warning(
-                "--target %s: the forecasts' close and price_q* are of column %r (the target), "
-                "not of the close",
-                target,
-                column,
-            )
-        return VALUE_COLUMNS.index(column)
-    log.warning(
-        "--target %s: close and price_q* are of the close, not comparable with return_q*", target
-    )
-    return 3
 
 
 def weights_digest(loaded: LoadedModel) -> str:
@@ -507,6 +485,7 @@ class Forecaster:
                 held_gaps=gaps,
                 trained_us=trained,
                 model=self.loaded.run.root,
+                level=self._anchor,
             )
 
     def _resolve(self, chunk: pl.DataFrame, symbols: list[str]) -> None:

@@ -38,6 +38,7 @@ from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.data.windows.scope import before_end, end_text
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.bar_interval import check_bar_interval
+from foxhunt.infer.bartail import VALUE_COLUMNS
 from foxhunt.infer.quantiles import plain_forward, quantile_map, tft_quantiles
 from foxhunt.infer.row_forward import row_forward
 from foxhunt.infer.targets import forecast_targets
@@ -237,11 +238,32 @@ def _warn_in_sample(loaded: LoadedModel, windows: WindowDataset) -> None:
     if inside:
         log.warning(
             "%d of %d forecast origins are before the training bars end (%s): their realised_* "
-            "are bars the model was trained on, in-sample",
+            "lie in the training period (in-sample for the symbols the model was trained on)",
             inside,
             len(windows),
             end_text(ends),
         )
+
+
+def anchor_column(target: str) -> int:
+    """Which of the bars' ``open high low close volume`` a forecast's prices are anchored on:
+    the target's own column for a price target of the bar (``--target high``: 1; the rows'
+    ``close`` and ``price_q*`` are then of the high, as in ``foxhunt predict``), else the close
+    (3), with one warning for a ``return:COLUMN`` or extra-column target."""
+    column, is_return = target_column(target)
+    if not is_return and column in VALUE_COLUMNS[:4]:
+        if column != "close":
+            log.warning(
+                "--target %s: the forecasts' close and price_q* are of column %r (the target), "
+                "not of the close",
+                target,
+                column,
+            )
+        return VALUE_COLUMNS.index(column)
+    log.warning(
+        "--target %s: close and price_q* are of the close, not comparable with return_q*", target
+    )
+    return 3
 
 
 def target_base(bars: pl.DataFrame, target: str) -> pl.DataFrame:

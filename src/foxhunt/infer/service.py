@@ -161,7 +161,8 @@ def make_app(
     served = forecaster.allowed
     needed = forecaster.warmup + forecaster.encoder_length  # a symbol's bars before a forecast
     latest: dict[str, list[dict[str, Any]]] = {}
-    _remember(latest, _records(forecaster.forecast()))  # a restored state's latest forecasts
+    held = [s for s in forecaster.symbols if served is None or s in served]
+    _remember(latest, _records(forecaster.forecast(held)))  # a restored state's latest ones
     saved_at = [time.monotonic()]
 
     @asynccontextmanager
@@ -170,7 +171,11 @@ def make_app(
         worker.shutdown(wait=True)  # the update in flight ends before the state is saved
         if state_path is not None:
             with lock:
-                forecaster.save(state_path)
+                try:
+                    forecaster.save(state_path)
+                except OSError as e:  # said plainly, not as uvicorn's "shutdown failed"
+                    log.error("could not save the stream state to %s: %s", state_path, e)
+                    return
             log.info(
                 "saved the stream state of %d symbols to %s", len(forecaster.symbols), state_path
             )
@@ -204,8 +209,11 @@ def make_app(
                 and save_every
                 and time.monotonic() - saved_at[0] >= save_every
             ):
-                forecaster.save(state_path)
-                saved_at[0] = time.monotonic()
+                saved_at[0] = time.monotonic()  # a failed save is tried again save_every later
+                try:
+                    forecaster.save(state_path)
+                except OSError as e:  # the update went through: its forecasts still go back
+                    log.warning("could not save the stream state to %s: %s", state_path, e)
         return {"forecasts": records}
 
     @app.post("/bars")

@@ -19,8 +19,9 @@ judged with the bars held before them:
   another unit does, and its log return would swamp every feature for a window's length
   (1e300 after 4800 made every later forecast NaN).
 
-Every refusal is a :class:`~foxhunt.errors.DataError` naming the row of the update, the symbol
-and the time; the caller refuses the whole update, so nothing held changes.
+Every refusal is a :class:`~foxhunt.errors.DataError` (the spacing and level ones name the row
+of the update, the symbol and the time; the interval one the symbol and its gaps); the caller
+refuses the whole update, so nothing held changes.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from foxhunt.data.market.intervals import MIN_GAPS, TRAINED_SHARE, describe_inte
 from foxhunt.data.read.plausibility import LIMITS
 from foxhunt.errors import DataError
 from foxhunt.infer.bar_input import WHERE
+from foxhunt.infer.bartail import VALUE_COLUMNS
 
 __all__ = ["check_new_bars"]
 
@@ -44,7 +46,7 @@ def _when(us: int) -> str:
 
 def _span(us: int) -> str:
     """``1 minute``, ``15 minutes``, ``3 days`` (:func:`describe_interval` as prose)."""
-    count, unit = describe_interval(timedelta(microseconds=int(us))).split("-")
+    count, _, unit = describe_interval(timedelta(microseconds=int(us))).rpartition("-")
     return f"{count} {unit}{'' if count == '1' else 's'}"
 
 
@@ -59,6 +61,7 @@ def check_new_bars(
     held_gaps: Counter[int],
     trained_us: int | None,
     model: object,
+    level: int = 3,
 ) -> None:
     """Refuse ``symbol``'s new bars when they break a rule of the module docstring.
 
@@ -72,6 +75,9 @@ def check_new_bars(
         held_gaps: gap (µs) -> how many of the held bars' gaps had it.
         trained_us: the model's bar interval (µs); None: the run records none (not judged).
         model: how messages name the model (its run directory).
+        level: the column of ``values`` the level rule takes each bar's reference from, the
+            one ``last_close`` holds: 3, the close, or a price target's own (``--target high``:
+            1).
 
     Raises:
         DataError: the first broken rule, naming row, symbol and time.
@@ -91,7 +97,8 @@ def check_new_bars(
                 "that interval"
             )
         _check_interval(symbol, gaps, held_gaps, trained_us, model)
-    closes = values[:, 3] if last_close is None else np.concatenate([[last_close], values[:, 3]])
+    ref = values[:, level]
+    closes = ref if last_close is None else np.concatenate([[last_close], ref])
     prev = closes[:-1]
     mine = values[len(values) - len(prev) :]  # the bars with a close before them
     factor = LIMITS.level_factor
@@ -104,8 +111,8 @@ def check_new_bars(
         raise DataError(
             where.format(row=int(rows[i]), ts=_when(ts[i]))
             + f": {name} {price:g} is {factor:g} times or more {'above' if high else 'below'} "
-            f"the close before it, {prev[j]:g} (off by orders of magnitude: a bad tick, a "
-            "decimal slip or another unit)"
+            f"the {VALUE_COLUMNS[level]} before it, {prev[j]:g} (off by orders of magnitude: a "
+            "bad tick, a decimal slip or another unit)"
         )
 
 

@@ -227,7 +227,7 @@ def tune(
         results = []
     out.mkdir(parents=True, exist_ok=True)
     # a resumed search's sampler must not replay the stream its first trials drew from
-    sampler = optuna.samplers.TPESampler(seed=settings.seed + len(results))
+    sampler = optuna.samplers.TPESampler(seed=(settings.seed + len(results)) % 2**32)
     pruner = optuna.pruners.MedianPruner(n_startup_trials=2, n_warmup_steps=0)
     study = optuna.create_study(
         study_name=STUDY,

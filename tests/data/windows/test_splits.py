@@ -150,3 +150,19 @@ def test_fewest_rows_is_the_first_count_every_split_takes(
 
     n = fewest_rows(need, **kw)
     assert fits(n) and not any(fits(m) for m in range(n))
+
+
+def test_a_count_past_the_fewest_can_fail_and_says_how_many_more() -> None:
+    """The train split is what the floors leave: 172 rows fit 0.4/0.4 splits of 36, 173 leave 35
+    for train; its message named 172, "-1 more bars"."""
+    from foxhunt.data.windows.splits import split_bounds
+
+    kw = {"val_fraction": 0.4, "test_fraction": 0.4, "embargo": 0}
+    split_bounds([("ES", 172)], min_rows=36, **kw)
+    with pytest.raises(DataError) as refused:
+        split_bounds([("ES", 173)], min_rows=36, **kw)
+    more = str(refused.value).rsplit(": the splits need ", 1)[1]
+    count, rest = more.split(" feature rows, ")
+    assert int(count) > 173 and rest == f"{int(count) - 173} more bar" + (
+        "s" if int(count) - 173 > 1 else ""
+    )

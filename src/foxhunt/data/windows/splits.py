@@ -106,8 +106,12 @@ def _short_split(
         strict=True,
     ):  # fmt: skip
         if wanted and got < need:
-            fewest = fewest_rows(
-                need, val_fraction=val_fraction, test_fraction=test_fraction, embargo=embargo
+            fewest = fewest_rows(  # past n: the splits' floors make a larger count fail at times
+                need,
+                val_fraction=val_fraction,
+                test_fraction=test_fraction,
+                embargo=embargo,
+                start=n + 1,
             )
             return (
                 f"symbol {sym!r}: {n} feature rows leave {max(got, 0)} for {name} "
@@ -118,15 +122,18 @@ def _short_split(
     return None
 
 
-def fewest_rows(need: int, *, val_fraction: float, test_fraction: float, embargo: int) -> int:
-    """The fewest feature rows of a symbol whose every requested split gets ``need`` rows or
-    more (one more bar is one more feature row: a message can say how many bars are missing,
-    not only that some are)."""
+def fewest_rows(
+    need: int, *, val_fraction: float, test_fraction: float, embargo: int, start: int = 0
+) -> int:
+    """The fewest feature rows of a symbol, ``start`` or more, whose every requested split gets
+    ``need`` rows or more (one more bar is one more feature row: a message can say how many
+    bars are missing, not only that some are). Not every larger count fits: the train split
+    is what the others' floors leave, and can lose a row as the count grows."""
     shares = [f for f in (val_fraction, test_fraction) if f]  # train gets the floors' rest
     gaps = embargo * len(shares)
     # a start at or under the answer (each of val and test needs floor(usable x f) >= need),
     # so the loop walks a few rows, not thousands
-    n = max([need, *(int(need / f) + gaps - 1 for f in shares)])
+    n = max([need, start, *(int(need / f) + gaps - 1 for f in shares)])
     while True:
         sizes = split_sizes(
             n, val_fraction=val_fraction, test_fraction=test_fraction, embargo=embargo
