@@ -327,7 +327,7 @@ def test_the_reader_gets_every_option_and_a_frame_in_a_private_scratch_file(
         bar_minutes=5,
         allow_odd_times=True,
     )
-    assert path.name == "bars-0.parquet"
+    assert path.name == "dataframe-0.parquet"
     assert re.fullmatch(r"foxhunt-[a-z0-9_]{8}", path.parent.name), path
     assert path.parent.parent == Path(tempfile.gettempdir())
     assert not path.parent.exists()  # removed when the call returns
@@ -340,3 +340,16 @@ def test_the_reader_gets_every_option_and_a_frame_in_a_private_scratch_file(
     assert path == file and outliers is False and existed
     assert options == ReadOptions(tz="-05:00", symbol="NQ")
     assert file.is_file()  # the caller's file is read in place, never moved
+
+
+def test_a_frames_file_claims_nothing_of_its_temporary_folder(tmp_path: Path) -> None:
+    """``bars-0.parquet`` says nothing of the symbol, so its folder's name was read for one: a
+    temporary folder ``foxhunt-4s_6ea6s`` claimed 4-second bars and refused 1-minute ones."""
+    from foxhunt.api.frames import bars_path
+    from foxhunt.data.read.vendors import guess_from_name
+
+    work = tmp_path / "foxhunt-4s_6ea6s"
+    frame = pl.DataFrame({"ts": [START], "symbol": ["ES"], "open": [1.0], "high": [1.0]})
+    frame = frame.with_columns(low=pl.lit(1.0), close=pl.lit(1.0), volume=pl.lit(1.0))
+    with bars_path(frame, work) as path:
+        assert guess_from_name(path).interval is None

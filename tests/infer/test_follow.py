@@ -369,3 +369,17 @@ def test_a_symbol_columns_first_row_of_another_symbol_is_skipped_not_fatal(
         feed.good(i)
     assert main(args) == 0
     assert _read_csv_forecasts(out)["origin_ts"][-1] == bars["ts"][239]
+
+
+def test_a_nameless_feed_takes_its_folders_symbol(demo_run: DemoRun, tmp_path: Path) -> None:
+    """``ES/data.csv`` without a symbol column reads as ES (the folder's word); the follower
+    read each poll through a temporary folder, whose random name became the symbol."""
+    bars = demo_bars(240, seed=2)
+    (tmp_path / "ES").mkdir()
+    feed = tmp_path / "ES" / "data.csv"
+    bars.drop("symbol").write_csv(feed)
+    out = tmp_path / "fc.csv"
+    args = ["predict", "--model", str(demo_run.run), "--follow", str(feed), "--out", str(out)]
+    assert main([*args, "--max-polls", "1", "--poll-seconds", "0", "--engine", "torch"]) == 0
+    got = _read_csv_forecasts(out)
+    assert got["symbol"].unique().to_list() == ["ES"] and got["origin_ts"][0] == bars["ts"][239]

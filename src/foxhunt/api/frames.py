@@ -196,6 +196,10 @@ def reworded(words: Callable[[str], str]) -> Iterator[None]:
         _WORDS.reset(token)
 
 
+FRAME_FILE = "dataframe"
+"""The stem of the file a frame handed to the API is written to (``dataframe-0.parquet``)."""
+
+
 @contextlib.contextmanager
 def bars_path(bars: BarsLike, workdir: Path, symbol: str | None = None) -> Iterator[Path]:
     """A path to read ``bars`` from: the path itself, or the frame written to ``workdir``.
@@ -209,8 +213,11 @@ def bars_path(bars: BarsLike, workdir: Path, symbol: str | None = None) -> Itera
         return
     frame = to_polars(bars, symbol)  # type: ignore[arg-type]
     workdir.mkdir(parents=True, exist_ok=True)
-    n = len(list(workdir.glob("bars-*.parquet")))
-    path = workdir / f"bars-{n}.parquet"
+    # a name that says something (not "bars-0"): a name that says nothing of the symbol takes
+    # the folder's word, and a temporary folder's random suffix ("foxhunt-4s_6ea6s") read as a
+    # claim of 4-second bars refused 1-minute ones at random
+    n = len(list(workdir.glob(f"{FRAME_FILE}-*.parquet")))
+    path = workdir / f"{FRAME_FILE}-{n}.parquet"
     try:
         frame.write_parquet(path)
     except pl.exceptions.PolarsError as e:

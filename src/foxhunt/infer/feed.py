@@ -263,7 +263,12 @@ class BarFileReader:
         """Read rows as ``load_bars`` reads a file: via a file of the same name (a symbol taken
         from the file name stays the same). Errors do not name the temporary file."""
         with tempfile.TemporaryDirectory() as tmp:
-            piece = Path(tmp) / self.path.name
+            # under the feed's own three nearest folders: a name that says nothing of the
+            # symbol (ES/data.csv, symbol=ES/part-0.parquet) takes a folder's, and the
+            # temporary folder's random name was read as symbol TMPVLYTQW65
+            folders = [p.name for p in list(self.path.resolve().parents)[:3] if p.name][::-1]
+            piece = Path(tmp).joinpath(*folders, self.path.name)
+            piece.parent.mkdir(parents=True, exist_ok=True)
             if isinstance(content, bytes):
                 piece.write_bytes(content)
             else:
