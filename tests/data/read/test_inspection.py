@@ -158,3 +158,43 @@ def test_symbols_of_different_intervals_make_the_verdict_suspicious(tmp_path: Pa
     ) in report["warnings"]
     (tmp_path / "NQ.parquet").unlink()
     assert inspect_report(tmp_path)["verdict"] == "valid"
+
+
+def test_a_bar_off_the_grid_of_the_others_makes_the_verdict_suspicious(tmp_path: Path) -> None:
+    """One 5-minute bar at 00:02:30 among 300 on the grid: a gap of "0 missing bars", verdict
+    valid. A stock's hourly bars opening at 09:30 then 10:00 are a grid of their own."""
+    from datetime import timedelta
+
+    from foxhunt.data.read.inspection import inspect_report
+
+    bars = demo_bars(300, seed=1, symbol="ES")
+    stray = bars.with_columns(
+        pl.when(pl.int_range(pl.len()) == 150)
+        .then(pl.col("ts") + timedelta(seconds=150))
+        .otherwise(pl.col("ts"))
+        .alias("ts")
+    )
+    stray.write_parquet(tmp_path / "ES.parquet")
+    report = inspect_report(tmp_path / "ES.parquet")
+    assert report["verdict"] == "suspicious"
+    (line,) = [w for w in report["warnings"] if "off the" in w]
+    first = stray["ts"][150].isoformat()
+    assert line == (
+        f"ES: 1 bar off the 5-minute grid of the others (first {first}): a stray print or a "
+        "second feed merged in"
+    )
+    bars.write_parquet(tmp_path / "clean.parquet")
+    assert inspect_report(tmp_path / "clean.parquet")["verdict"] == "valid"
+
+
+def test_hourly_stock_bars_opening_at_half_past_are_no_strays() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from foxhunt.data.read.inspection import _off_grid
+
+    days = [datetime(2024, 1, 2, tzinfo=UTC) + timedelta(days=d) for d in range(30)]
+    stamps = [d + timedelta(hours=14, minutes=30) for d in days]  # 09:30 New York
+    stamps += [d + timedelta(hours=h) for d in days for h in range(15, 21)]  # 10:00 .. 15:00
+    frame = pl.DataFrame({"symbol": ["AAPL"] * len(stamps), "ts": sorted(stamps)})
+    assert _off_grid(frame) == []
+    assert len(_off_grid(frame.head(0))) == 0

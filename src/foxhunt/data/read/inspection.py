@@ -258,6 +258,37 @@ def _mixed_intervals(frame: pl.DataFrame) -> list[str]:
     ]
 
 
+OFF_GRID_SHARE = 0.99
+"""Share of a symbol's intraday bars on one phase of its interval (their times modulo it) above
+which the others are strays: a stock's hourly bars opening at 09:30 then 10:00 (a seventh of
+them on another phase) are a vendor's grid, a 1-minute bar at 00:01:30 is not."""
+
+
+def _off_grid(frame: pl.DataFrame) -> list[str]:
+    """One warning per symbol whose intraday bars lie on one grid but a few (a stray print, a
+    second feed merged in): they were a gap of "0 missing bars" and the verdict was valid."""
+    out = []
+    bars = frame.select("symbol", "ts").drop_nulls().unique().sort("symbol", "ts")
+    for (sym,), g in bars.group_by("symbol", maintain_order=True):
+        if g.height < 100:
+            continue
+        interval = infer_interval(g["ts"])
+        if interval >= DAILY:
+            continue
+        step = interval // timedelta(microseconds=1)
+        phase = g["ts"].dt.epoch("us") % step
+        common = phase.mode().min()
+        off = g.filter(phase != common)
+        if 0 < off.height <= (1 - OFF_GRID_SHARE) * g.height:
+            first = off["ts"][0].isoformat()
+            out.append(
+                f"{sym}: {off.height} bar{'s' if off.height > 1 else ''} off the "
+                f"{describe_interval(interval)} grid of the others (first {first}): a stray "
+                "print or a second feed merged in"
+            )
+    return out
+
+
 def _unread_volumes(loaded: LoadedBars) -> list[str]:
     """One warning per file read without a volume while a column named like one was read past
     (IQFeed's ``TotalVolume``, a vendor's ``Vol Traded``): every volume is 0 otherwise."""
@@ -338,6 +369,7 @@ def inspect_report(
     warnings += _unread_volumes(loaded)
     if loaded.options.bar_minutes is None:  # aggregated, every symbol has the one interval
         warnings += _mixed_intervals(loaded.frame)
+        warnings += _off_grid(loaded.frame)
     if allow_outliers and bars is not None:  # kept as asked: still not valid bars
         warnings += _kept_outliers(bars)
     warnings += [d for per_file in loaded.doubts for d in per_file]
