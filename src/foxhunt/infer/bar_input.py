@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -160,6 +160,15 @@ def _values_valid(v: np.ndarray) -> bool:
         and (hi >= np.maximum(op, c)).all()
         and (lo <= np.minimum(op, c)).all()
     )
+
+
+def iso_us(us: int) -> str:
+    """µs since the epoch as ISO-8601 UTC (``2024-01-02T14:30:00+00:00``), for messages and
+    records."""
+    return (_EPOCH + timedelta(microseconds=int(us))).isoformat()
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _latest_plausible_us() -> int:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from foxhunt import runtime
 from foxhunt.errors import InputError
+from foxhunt.infer.bar_input import iso_us
 from foxhunt.infer.screen import REASONS, Reject
 
 MAX_ERRORS = 20
@@ -120,7 +121,7 @@ class FollowState:
                 "bars": self.bars,
                 "forecast_rows": self.forecast_rows,
                 "skipped": self.skipped,
-                "last_origin": {s: _iso(t) for s, t in sorted(self.last_origin.items())},
+                "last_origin": {s: iso_us(t) for s, t in sorted(self.last_origin.items())},
                 "last_errors": self.last_errors,
             },
         )
@@ -130,10 +131,6 @@ def _epoch_us(t: datetime) -> int:
     if t.tzinfo is None:
         t = t.replace(tzinfo=UTC)
     return (t - _EPOCH) // timedelta(microseconds=1)
-
-
-def _iso(us: int) -> str:
-    return (_EPOCH + timedelta(microseconds=us)).isoformat()
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

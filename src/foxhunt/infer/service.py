@@ -36,7 +36,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 
 from foxhunt.errors import DataError
+from foxhunt.infer.bar_input import iso_us
 from foxhunt.infer.forecaster import Forecaster
 
 log = logging.getLogger(__name__)
@@ -136,13 +137,6 @@ def _remember(latest: dict[str, list[dict[str, Any]]], records: list[dict[str, A
         latest[sym] = [r for r in records if r["symbol"] == sym]
 
 
-def _iso(us: int | None) -> str | None:
-    """µs since the epoch as ISO-8601 UTC (None stays None)."""
-    if us is None:
-        return None
-    return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=us)).isoformat()
-
-
 def make_app(
     forecaster: Forecaster, state_path: Path | None = None, save_every: float | None = None
 ) -> FastAPI:
@@ -161,8 +155,12 @@ def make_app(
     served = forecaster.allowed
     needed = forecaster.warmup + forecaster.encoder_length  # a symbol's bars before a forecast
     latest: dict[str, list[dict[str, Any]]] = {}
-    held = [s for s in forecaster.symbols if served is None or s in served]
-    _remember(latest, _records(forecaster.forecast(held)))  # a restored state's latest ones
+
+    def served_held() -> list[str]:
+        """The symbols held that this service serves (a state may hold more)."""
+        return [s for s in forecaster.symbols if served is None or s in served]
+
+    _remember(latest, _records(forecaster.forecast(served_held())))  # a restored state's
     saved_at = [time.monotonic()]
 
     @asynccontextmanager
@@ -252,18 +250,17 @@ def make_app(
                 {
                     "symbol": s,
                     "bars": forecaster.held_bars(s),
-                    "last_ts": _iso(forecaster.last_ts(s)),
+                    "last_ts": None if (t := forecaster.last_ts(s)) is None else iso_us(t),
                     "ready": forecaster.ready(s),
                 }
-                for s in forecaster.symbols
-                if served is None or s in served
+                for s in served_held()
             ]
         return {"symbols": rows, "bars_to_ready": needed}
 
     @app.get("/health")
     def health() -> dict[str, Any]:
         with lock:
-            symbols = [s for s in forecaster.symbols if served is None or s in served]
+            symbols = served_held()
             ready = sum(forecaster.ready(s) for s in symbols)
             head = {"status": "ok", "engine": forecaster.engine, "symbols": len(symbols)}
             head["ready"] = ready

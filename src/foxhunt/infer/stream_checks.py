@@ -27,21 +27,17 @@ refuses the whole update, so nothing held changes.
 from __future__ import annotations
 
 from collections import Counter
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import numpy as np
 
 from foxhunt.data.market.intervals import MIN_GAPS, TRAINED_SHARE, describe_interval
 from foxhunt.data.read.plausibility import LIMITS
 from foxhunt.errors import DataError
-from foxhunt.infer.bar_input import WHERE
+from foxhunt.infer.bar_input import WHERE, iso_us
 from foxhunt.infer.bartail import VALUE_COLUMNS
 
 __all__ = ["check_new_bars"]
-
-
-def _when(us: int) -> str:
-    return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=int(us))).isoformat()
 
 
 def _span(us: int) -> str:
@@ -91,7 +87,7 @@ def check_new_bars(
         if len(short):
             i = int(short[0]) + 1 - held  # the bar after the short gap, in ts
             raise DataError(
-                where.format(row=int(rows[i]), ts=_when(ts[i]))
+                where.format(row=int(rows[i]), ts=iso_us(ts[i]))
                 + f": {_span(gaps[short[0]])} after the bar before it; {model} was trained on "
                 f"{describe_interval(timedelta(microseconds=trained_us))} bars: send bars of "
                 "that interval"
@@ -109,7 +105,7 @@ def check_new_bars(
         high = mine[j, 1] >= factor * prev[j]
         name, price = ("high", mine[j, 1]) if high else ("low", mine[j, 2])
         raise DataError(
-            where.format(row=int(rows[i]), ts=_when(ts[i]))
+            where.format(row=int(rows[i]), ts=iso_us(ts[i]))
             + f": {name} {price:g} is {factor:g} times or more {'above' if high else 'below'} "
             f"the {VALUE_COLUMNS[level]} before it, {prev[j]:g} (off by orders of magnitude: a "
             "bad tick, a decimal slip or another unit)"

@@ -51,16 +51,15 @@ def forecast_targets(
     steps = np.arange(1, horizon + 1)
     for (sym,), group in indexed.group_by("symbol", maintain_order=True):
         mine = bars.filter(pl.col("symbol") == sym)
-        ts = mine["ts"].cast(UTC_US).dt.epoch("us").to_numpy()
+        times = mine["ts"].cast(UTC_US)
+        ts = times.dt.epoch("us").to_numpy()
         close = mine["close"].cast(pl.Float64).to_numpy()
         origin = group["ts"].dt.epoch("us").to_numpy()
         cal = calendars.get(str(sym), DEFAULT_CALENDAR)
         pos = np.searchsorted(ts, origin)
         if not (pos < len(ts)).all() or not (ts[np.minimum(pos, len(ts) - 1)] == origin).all():
             raise ValueError(f"forecast origins of {sym!r} that are not bars of it")
-        ahead = project_bar_times(
-            mine["ts"].cast(UTC_US).tail(1), horizon, infer_interval(mine["ts"]), calendar=cal
-        )
+        ahead = project_bar_times(times.tail(1), horizon, infer_interval(times), calendar=cal)
         future = np.array([ahead[c].dt.epoch("us")[0] for c in ahead.columns], np.int64)
         idx = pos[:, None] + steps[None, :]  # (W, H) the target bars' rows
         held = idx < len(ts)
