@@ -56,8 +56,8 @@ def test_training_symbols_the_bars_lack_are_named(
     with caplog.at_level(logging.WARNING):
         assert check_trained_symbols(_loaded(tmp_path, trained), ["S00"]) == []
     assert [r.getMessage() for r in caplog.records] == [
-        "the bars hold no S01, S02, S03, S04, S05, S06, S07, S08, S09, S10, ... (11 of the 12 "
-        f"symbols {tmp_path} was trained on): they are not scored or forecast"
+        "no bars of S01, S02, S03, S04, S05, S06, S07, S08, S09, S10, ... to score or "
+        f"forecast (11 of the 12 symbols {tmp_path} was trained on)"
     ]
     caplog.clear()
     with caplog.at_level(logging.WARNING):  # no bars at all: nothing to say about coverage

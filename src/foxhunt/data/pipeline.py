@@ -459,7 +459,9 @@ def evaluation_data(
     m = cfg.model
     need, why = inference_bars_needed(spec, m.encoder_length, m.horizon, with_target=True)
     allow = allow_outliers or cfg.data.allow_outliers
-    frame, _ = read_run_bars(bars, cfg.data, min_bars=need, reason=why, allow_outliers=allow)
+    frame, _ = read_run_bars(
+        bars, cfg.data, min_bars=need, reason=why, allow_outliers=allow, drop_short=True
+    )
     closes = frame.select("symbol", "ts", "close")
     same = bars_fingerprint(frame) == fingerprint
     scope = scope or ("test" if same else "new")

@@ -42,8 +42,7 @@ def check_trained_symbols(
     absent = sorted(set(trained) - symbols)
     if absent and symbols:  # a folder that misses some: say so, the pooled numbers cover fewer
         log.warning(
-            "the bars hold no %s (%d of the %d symbols %s was trained on): they are not scored "
-            "or forecast",
+            "no bars of %s to score or forecast (%d of the %d symbols %s was trained on)",
             ", ".join(absent[:10]) + (", ..." if len(absent) > 10 else ""),
             len(absent),
             len(trained),

@@ -84,7 +84,9 @@ def test_min_bars_names_the_symbol_with_fewest_bars_ties_by_name(
 
 
 def test_min_bars_exactly_enough_passes() -> None:
-    assert check_min_bars(_counts(("A", 2), ("B", 3)), 2, "why", 15) is None
+    bars = _counts(("A", 2), ("B", 3))
+    assert check_min_bars(bars, 2, "why", 15) is bars
+    assert check_min_bars(bars, 2, "why", 15, drop_short=True) is bars
     with pytest.raises(
         DataError, match=r"^symbol 'A' has 2 bars of 15 minutes .* at least 3 \(why\)$"
     ):
@@ -111,6 +113,25 @@ def test_min_bars_after_bar_minutes_through_read_bars(tmp_path: Path) -> None:
     )
     got = read_bars(path, min_bars=2, options=opts)
     assert got.group_by("symbol").len().sort("symbol").rows() == [("CL", 2), ("ES", 3), ("NQ", 2)]
+    # predict and evaluate leave the short ones out (after aggregation), while one has enough
+    got = read_bars(path, min_bars=3, options=opts, drop_short=True)
+    assert got.group_by("symbol").len().rows() == [("ES", 3)]
+    with pytest.raises(DataError, match="symbol 'CL' has 2 bars of 10 minutes"):
+        read_bars(path, min_bars=4, options=opts, drop_short=True)
+
+
+def test_min_bars_drop_short_leaves_out_the_short_symbols_with_one_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    bars = _counts(("A", 2), ("B", 3), ("C", 1), ("D", 4))
+    with caplog.at_level(logging.WARNING):
+        got = check_min_bars(bars, 3, "why", 15, drop_short=True)
+    assert got["symbol"].to_list() == ["B"] * 3 + ["D"] * 4
+    assert [r.getMessage() for r in caplog.records] == [
+        "left out 2 symbols with too few bars: 'C' (1 bars), 'A' (2 bars); need at least 3 (why)"
+    ]
+    with pytest.raises(DataError, match=r"^symbol 'C' has 1 bars of 15 minutes"):
+        check_min_bars(bars, 5, "why", 15, drop_short=True)  # none has enough: refused
 
 
 def test_bar_minutes_that_the_bars_do_not_divide_are_refused_naming_the_file(

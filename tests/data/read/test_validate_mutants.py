@@ -347,6 +347,29 @@ def test_min_bars_names_the_symbol_with_fewest_bars_and_its_file(tmp_path: Path)
     )
 
 
+def test_drop_short_leaves_out_symbols_of_too_few_bars_naming_them(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``predict`` and ``evaluate`` forecast the symbols that have enough bars; the others are
+    named in one warning (the first five, then a count); none with enough is still refused."""
+    syms = ["AA", "BB", "CC", "DD", "EE", "FF"]
+    _write(tmp_path / "a.csv", [*_rows(5, "NQ")] + [r for s in syms for r in _rows(2, s)])
+    with caplog.at_level(logging.WARNING):
+        got = read_bars(tmp_path, min_bars=5, min_bars_reason="why", drop_short=True)
+    assert got["symbol"].unique().to_list() == ["NQ"] and got.height == 5
+    assert [r.getMessage() for r in caplog.records] == [
+        "left out 6 symbols with too few bars: 'AA' (2 bars), 'BB' (2 bars), 'CC' (2 bars), "
+        "'DD' (2 bars), 'EE' (2 bars) and 1 more; need at least 5 (why)"
+    ]
+    _raises(
+        tmp_path,
+        f"{tmp_path / 'a.csv'}: symbol 'AA' has 2 bars; need at least 6 (why)",
+        min_bars=6,
+        min_bars_reason="why",
+        drop_short=True,
+    )
+
+
 def test_min_bars_tie_names_the_first_symbol_by_name(tmp_path: Path) -> None:
     a = _write(tmp_path / "a.csv", [*_rows(3, "NQ"), *_rows(3, "ES"), *_rows(4, "YM")])
     _raises(

@@ -73,11 +73,18 @@ def check_input_shape(cfg: RunConfig) -> None:
 
 
 def read_run_bars(
-    bars: Path, data: DataConfig, *, min_bars: int, reason: str, allow_outliers: bool
+    bars: Path,
+    data: DataConfig,
+    *,
+    min_bars: int,
+    reason: str,
+    allow_outliers: bool,
+    drop_short: bool = False,
 ) -> tuple[pl.DataFrame, pl.DataFrame | None]:
     """Read bars the way the run ``data`` needs them: its read options (zone, symbol, columns,
     timestamp format, ``bar_minutes``, ``allow_odd_times``), its extra input columns kept and,
-    with known-future covariates, rows with empty prices taken as future rows.
+    with known-future covariates, rows with empty prices taken as future rows. With
+    ``drop_short`` symbols of fewer than ``min_bars`` bars are left out with a warning.
 
     Returns:
         ``(bars, future rows or None)``.
@@ -94,5 +101,6 @@ def read_run_bars(
         future=future,
         future_cols=data.known_cols,
         instruments=table,
+        drop_short=drop_short,
     )
     return frame, (future[0] if future else None)

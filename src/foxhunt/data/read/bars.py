@@ -225,6 +225,7 @@ def read_bars(
     future_cols: Sequence[str] = (),
     options: ReadOptions | None = None,
     instruments: Mapping[str, Instrument] | None = None,
+    drop_short: bool = False,
 ) -> pl.DataFrame:
     """Read, validate and sort bars from a parquet/CSV file, a directory or a glob.
 
@@ -250,6 +251,8 @@ def read_bars(
             :class:`~foxhunt.data.read.options.ReadOptions`).
         instruments: the user's instrument table: the calendars the time axis is judged by
             and ``bar_minutes`` buckets follow (else each symbol's built-in or inferred one).
+        drop_short: leave out symbols of fewer than ``min_bars`` bars with one warning
+            (refused only when no symbol has enough): ``predict`` and ``evaluate``.
 
     Returns:
         Columns ``ts`` (Datetime us UTC), ``symbol`` (String), ``open high low close volume``
@@ -282,6 +285,7 @@ def read_bars(
         min_bars=min_bars,
         min_bars_reason=min_bars_reason,
         allow_outliers=allow_outliers,
+        drop_short=drop_short,
     )
     check_kept(loaded, keep)
     if future is not None and future[-1].height:
@@ -291,5 +295,7 @@ def read_bars(
     if loaded.options.bar_minutes is not None:
         bars = aggregate_bars(bars, loaded.options.bar_minutes, str(path), instruments)
     if min_bars is not None and loaded.options.bar_minutes is not None:
-        check_min_bars(bars, min_bars, min_bars_reason, loaded.options.bar_minutes)
+        bars = check_min_bars(
+            bars, min_bars, min_bars_reason, loaded.options.bar_minutes, drop_short=drop_short
+        )
     return bars

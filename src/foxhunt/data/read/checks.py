@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from foxhunt.data.read.columns import canonical_name
-from foxhunt.data.read.validate import EMPTY_COLUMN
+from foxhunt.data.read.validate import EMPTY_COLUMN, warn_short_left_out
 from foxhunt.data.read.validate import FILE_COLUMN as _FILE
 from foxhunt.data.read.validate import ROW_COLUMN as _ROW
 from foxhunt.errors import DataError
@@ -22,15 +22,23 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def check_min_bars(bars: pl.DataFrame, min_bars: int, reason: str, minutes: int) -> None:
-    """Enough bars per symbol after aggregation to ``minutes``-minute bars."""
+def check_min_bars(
+    bars: pl.DataFrame, min_bars: int, reason: str, minutes: int, *, drop_short: bool = False
+) -> pl.DataFrame:
+    """Enough bars per symbol after aggregation to ``minutes``-minute bars; with
+    ``drop_short`` the symbols of too few are left out (one warning) while any has enough."""
     counts = bars.group_by("symbol").len().sort(["len", "symbol"])
-    sym, n = counts.row(0)
-    if n < min_bars:
+    short = counts.filter(pl.col("len") < min_bars)
+    if short.height == 0:
+        return bars
+    if not drop_short or short.height == counts.height:
+        sym, n = short.row(0)
         raise DataError(
             f"symbol {sym!r} has {n} bars of {minutes} minutes after --bar-minutes {minutes}; "
             f"need at least {min_bars} ({reason})"
         )
+    warn_short_left_out(short["symbol"].to_list(), short["len"].to_list(), min_bars, reason)
+    return bars.filter(~pl.col("symbol").is_in(short["symbol"].implode()))
 
 
 def check_future_after_bars(loaded: LoadedBars, rows: pl.DataFrame, bars: pl.DataFrame) -> None:

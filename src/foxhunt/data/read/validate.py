@@ -335,7 +335,7 @@ class _Validator:
             "or UTC reads it"
         )
 
-    def check_sorted(self, df: pl.DataFrame, min_bars: int | None, reason: str) -> None:
+    def check_sorted(self, df: pl.DataFrame) -> None:
         """``df`` is sorted by (symbol, ts) with provenance columns still present."""
         same = (pl.col("symbol") == pl.col("symbol").shift(1)) & (
             pl.col("ts") == pl.col("ts").shift(1)
@@ -363,19 +363,31 @@ class _Validator:
                 f"{self.where(hit, 'ts')}: duplicate bar for symbol {hit['symbol']!r} "
                 f"(same time as {other}){self.repeated_hour(hit) or self.dates_only(df, hit)}"
             )
-        if min_bars is not None:
-            counts = (
-                df.group_by("symbol", maintain_order=True)
-                .agg(pl.len().alias("n"), pl.col(_FILE).first())
-                .sort(["n", "symbol"])
+
+    def enough_bars(
+        self, df: pl.DataFrame, min_bars: int | None, reason: str, drop_short: bool
+    ) -> pl.DataFrame:
+        """Refuse a symbol of fewer than ``min_bars`` bars; with ``drop_short`` leave such
+        symbols out with one warning, refusing only when no symbol has enough."""
+        if min_bars is None:
+            return df
+        counts = (
+            df.group_by("symbol", maintain_order=True)
+            .agg(pl.len().alias("n"), pl.col(_FILE).first())
+            .sort(["n", "symbol"])
+        )
+        short = counts.filter(pl.col("n") < min_bars)
+        if short.height == 0:
+            return df
+        row = short.row(0, named=True)
+        if not drop_short or short.height == counts.height:
+            f = self.loaded.files[int(row[_FILE])]
+            raise DataError(
+                f"{f}: symbol {row['symbol']!r} has {row['n']} bars; need at least "
+                f"{min_bars} ({reason})"
             )
-            row = counts.row(0, named=True)
-            if row["n"] < min_bars:
-                f = self.loaded.files[int(row[_FILE])]
-                raise DataError(
-                    f"{f}: symbol {row['symbol']!r} has {row['n']} bars; need at least "
-                    f"{min_bars} ({reason})"
-                )
+        warn_short_left_out(short["symbol"].to_list(), short["n"].to_list(), min_bars, reason)
+        return df.filter(~pl.col("symbol").is_in(short["symbol"].implode()))
 
     def check_plausible(self, df: pl.DataFrame, allow_outliers: bool) -> None:
         """Refuse the first outlier of ``df`` (sorted, valid, with provenance), in file order;
@@ -433,12 +445,28 @@ def check_values(frame: pl.DataFrame, where: str) -> None:
     _Validator(_Rows(rows, (Path(where),), (names,))).check()  # type: ignore[arg-type]
 
 
+def warn_short_left_out(symbols: list[str], counts: list[int], need: int, reason: str) -> None:
+    """One warning naming the symbols left out for too few bars (the first 5, then a count)."""
+    named = ", ".join(f"{s!r} ({n} bars)" for s, n in zip(symbols[:5], counts[:5], strict=True))
+    more = f" and {len(symbols) - 5} more" if len(symbols) > 5 else ""
+    log.warning(
+        "left out %d symbol%s with too few bars: %s%s; need at least %d (%s)",
+        len(symbols),
+        "" if len(symbols) == 1 else "s",
+        named,
+        more,
+        need,
+        reason,
+    )
+
+
 def validate_bars(
     loaded: LoadedBars,
     *,
     min_bars: int | None = None,
     min_bars_reason: str = "warm-up + encoder + horizon",
     allow_outliers: bool = False,
+    drop_short: bool = False,
 ) -> pl.DataFrame:
     """Validate loaded bars and return them sorted by (symbol, ts), without provenance columns.
 
@@ -448,6 +476,9 @@ def validate_bars(
         min_bars_reason: how ``min_bars`` was made up, shown in the error message.
         allow_outliers: keep implausible bars (:mod:`foxhunt.data.read.plausibility`) with one
             warning per file giving their count, instead of refusing the first.
+        drop_short: leave out the symbols of fewer than ``min_bars`` bars, with one warning
+            naming them (``predict`` and ``evaluate`` forecast the others); refused only when
+            no symbol has enough.
 
     Returns:
         The validated bars frame (columns :data:`BAR_COLUMNS`, then ``contract`` if loaded).
@@ -469,7 +500,8 @@ def validate_bars(
     if not is_sorted:
         df = df.sort(["symbol", "ts"], maintain_order=True)
     df = v.without_repeats(df)
-    v.check_sorted(df, min_bars, min_bars_reason)
+    v.check_sorted(df)
+    df = v.enough_bars(df, min_bars, min_bars_reason, drop_short)
     v.check_plausible(df, allow_outliers)
     check_open_close(df, loaded.files, loaded.spellings, _FILE)
     check_running_volume(df, loaded.files, loaded.spellings, loaded.extra, _FILE)
