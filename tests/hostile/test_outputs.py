@@ -89,7 +89,10 @@ def test_untrained_symbols_warn_or_refuse_with_strict(
     warned = [r.getMessage() for r in caplog.records if "not trained on" in r.getMessage()]
     assert len(warned) == 1 and "NQ (trained on ES)" in warned[0] and "--strict" in warned[0]
     # and the trained symbol the bars lack is named too
-    assert any("no bars of ES to score or forecast (1 of the 1 symbols" in r.getMessage() for r in caplog.records)
+    assert any(
+        "no bars of ES to score or forecast (1 of the 1 symbols" in r.getMessage()
+        for r in caplog.records
+    )
     out.unlink()
     _refused([*predict, "--strict"], capsys, "not trained on NQ", "--strict")
     assert not out.exists()
