@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
 import polars as pl
 import pytest
 
-from foxhunt.infer.targets import forecast_targets
+from foxhunt.infer.targets import forecast_targets, on_grid
 
 UTC = dt.UTC
 
@@ -110,3 +111,48 @@ def test_an_origin_that_is_no_bar_is_a_fault() -> None:
     off = bars.select("symbol", (pl.col("ts") + dt.timedelta(minutes=1)).alias("ts")).head(1)
     with pytest.raises(ValueError, match="forecast origins of 'ES' that are not bars of it"):
         forecast_targets(bars, off, 2)
+
+
+def test_past_the_last_bar_the_calendars_times_go_on_the_files_grid() -> None:
+    """4-hour FX bars on a UTC grid, the last on Friday 20:00: the FX week opens on Sunday at
+    22:00 UTC, inside the grid's 20:00-24:00 bar, so the targets are Sunday 20:00, Monday 00:00
+    and 04:00, the bars the file will have (they were 22:00, 02:00, 06:00 until session 45)."""
+    four = dt.timedelta(hours=4)
+    last = dt.datetime(2024, 1, 5, 20, 0, tzinfo=UTC)
+    ts = [last - k * four for k in range(11, -1, -1)]  # 12 bars, Wednesday 00:00 .. Friday 20:00
+    bars = pl.DataFrame(
+        {"ts": ts, "symbol": ["EURUSD"] * 12, "close": [1.0] * 12},
+        schema={"ts": pl.Datetime("us", "UTC"), "symbol": pl.String, "close": pl.Float64},
+    )
+    got = forecast_targets(bars, bars.select("symbol", "ts").tail(1), 3, {"EURUSD": "fx_24x5"})
+    sunday = dt.datetime(2024, 1, 7, 20, 0, tzinfo=UTC)
+    assert got["target_ts"].to_list() == [sunday, sunday + four, sunday + 2 * four]
+    # bars of two phases (each day an hourly 14:30 first bar, then on the hour) keep the
+    # calendar's times: Friday's open at 14:30, not the 14:00 bar of an hourly grid
+    hour = dt.timedelta(hours=1)
+    wednesday = dt.datetime(2024, 1, 3, 15, 0, tzinfo=UTC)
+    mixed = [wednesday + k * hour for k in range(6)]  # 15:00 .. 20:00
+    thursday = dt.datetime(2024, 1, 4, 14, 30, tzinfo=UTC)
+    mixed += [thursday] + [thursday + dt.timedelta(minutes=30) + k * hour for k in range(6)]
+    stock = pl.DataFrame(
+        {"ts": mixed, "symbol": ["AAPL"] * 13, "close": [100.0] * 13},
+        schema={"ts": pl.Datetime("us", "UTC"), "symbol": pl.String, "close": pl.Float64},
+    )
+    got = forecast_targets(stock, stock.select("symbol", "ts").tail(1), 2, {"AAPL": "xnys"})
+    friday = dt.datetime(2024, 1, 5, 14, 30, tzinfo=UTC)  # XNYS's open, off the hour
+    assert got["target_ts"].to_list() == [friday, friday + hour]
+
+
+def test_on_grid_keeps_the_calendar_where_it_cannot_tell_a_grid() -> None:
+    hour = 3_600_000_000
+    ts = np.arange(8, dtype=np.int64) * 4 * hour  # 00:00, 04:00 ... of 1 January 1970
+    future = np.array([ts[-1] + 6 * hour, ts[-1] + 10 * hour], np.int64)  # 02:00, 06:00
+    assert on_grid(future, ts, 4 * hour).tolist() == [ts[-1] + 4 * hour, ts[-1] + 8 * hour]
+    assert on_grid(future, ts[1:], 4 * hour).tolist() == future.tolist()  # 7 bars: too few
+    day = 24 * hour
+    daily = np.arange(10, dtype=np.int64) * day
+    later = np.array([daily[-1] + day + hour], np.int64)
+    assert on_grid(later, daily, day).tolist() == later.tolist()  # daily bars keep their clock
+    # a calendar time within a bar of the last bar: one interval after it at least, in order
+    near = np.array([ts[-1] + hour, ts[-1] + 3 * hour], np.int64)
+    assert on_grid(near, ts, 4 * hour).tolist() == [ts[-1] + 4 * hour, ts[-1] + 8 * hour]

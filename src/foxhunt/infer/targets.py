@@ -10,10 +10,17 @@ holidays, and the realised value is null. Until session 44 every row took the ca
 and the close at exactly that time: bars off the calendar's schedule (4-hour bars on another
 grid, gold's daily break on the FX calendar, a vendor's bar on a holiday) put an h-bar forecast
 beside an (h-1)-bar realised value, or none.
+
+Past the last bar the calendar's times are put on the symbol's own grid (:func:`on_grid`) when
+its recent intraday bars all share one phase of the interval: 4-hour FX bars on a UTC grid
+(Sunday 20:00, then 00:00, 04:00 ...) were given 22:00, 02:00 ... after a weekend (the FX week
+opens at 22:00 UTC), times no bar of the file would ever have. The model's decoder inputs keep
+the calendar's times, as in training.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 
 import numpy as np
@@ -23,6 +30,41 @@ from foxhunt.data.market.calendar import infer_interval, project_bar_times
 from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 
 UTC_US = pl.Datetime("us", "UTC")
+GRID_BARS = 64
+"""A symbol's last bars that must share one phase of the interval for :func:`on_grid`."""
+_MIN_GRID_BARS = 8
+_DAY_US = 86_400_000_000
+
+
+def on_grid(future: np.ndarray, ts: np.ndarray, interval_us: int) -> np.ndarray:
+    """The calendar's future bar times ``future`` put on the grid of the symbol's bars ``ts``.
+
+    When the last :data:`GRID_BARS` bars (at least 8) of an intraday symbol all share one phase
+    ``p`` of the interval (``ts mod interval``, UTC), a future time off that phase becomes the
+    start of the grid bar holding it (a session opening at 22:00 falls in the 20:00-24:00 bar
+    of a 4-hour UTC grid), each at least one interval after the one before and after the last
+    bar. Bars of several phases (an hourly 09:30 first bar, then 10:00, 11:00 ...), too few
+    bars, and daily or longer bars keep the calendar's times.
+
+    Args:
+        future: (H,) int64 µs, the calendar's next bar times after ``ts[-1]``.
+        ts: The symbol's bar times, µs UTC, ascending.
+        interval_us: The symbol's bar interval in µs.
+
+    Returns:
+        (H,) int64 µs.
+    """
+    recent = ts[-GRID_BARS:]
+    if interval_us >= _DAY_US or len(recent) < _MIN_GRID_BARS:
+        return future
+    phase = recent % interval_us
+    if (phase != phase[0]).any():
+        return future
+    out = future - (future - phase[0]) % interval_us
+    prev = int(ts[-1])
+    for k in range(len(out)):  # never before the bar before it (a break shorter than a bar)
+        out[k] = prev = max(int(out[k]), prev + interval_us)
+    return out
 
 
 def forecast_targets(
@@ -59,8 +101,10 @@ def forecast_targets(
         pos = np.searchsorted(ts, origin)
         if not (pos < len(ts)).all() or not (ts[np.minimum(pos, len(ts) - 1)] == origin).all():
             raise ValueError(f"forecast origins of {sym!r} that are not bars of it")
-        ahead = project_bar_times(times.tail(1), horizon, infer_interval(times), calendar=cal)
+        interval = infer_interval(times)
+        ahead = project_bar_times(times.tail(1), horizon, interval, calendar=cal)
         future = np.array([ahead[c].dt.epoch("us")[0] for c in ahead.columns], np.int64)
+        future = on_grid(future, ts, interval // dt.timedelta(microseconds=1))
         idx = pos[:, None] + steps[None, :]  # (W, H) the target bars' rows
         held = idx < len(ts)
         inside = np.minimum(idx, len(ts) - 1)
