@@ -404,13 +404,14 @@ def test_backtest_passes_its_config_and_prints_the_table(
     a = _args(
         ["backtest", "--bars", str(tmp_path / "ES.csv"), "--preset", "demo", "--folds", "2"]
         + ["--refit", "once", "--ensemble", "3", "--device", "cuda", "--out", str(out)]
-        + ["--overwrite", "--epochs", "2"]
+        + ["--overwrite", "--epochs", "2", "--num-threads", "1"]
     )
     assert a.func is backtest_cmd.run
     a.func(a)
     [(bars, cfg, kw, progress)] = calls
     assert bars == tmp_path / "ES.csv"
     assert cfg.train.device == "cuda" and cfg.train.epochs == 2
+    assert cfg.train.num_threads == 1  # the busy-CPU warning names --num-threads 1
     assert kw == {
         "folds": 2,
         "refit": "once",

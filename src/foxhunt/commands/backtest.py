@@ -54,6 +54,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--max-steps", type=int, help="stop each fold's training after this many steps")
     b.add_argument("--seed", type=int, help="random seed")
     b.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N (training and scoring)")
+    b.add_argument(
+        "--num-threads",
+        type=int,
+        help="torch CPU threads of each fold's training (default: torch's own)",
+    )
     add_read_args(b)
     b.add_argument(
         "--out",
