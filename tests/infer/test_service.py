@@ -230,3 +230,24 @@ def test_foxhunt_serve_saves_its_state_on_sigterm(demo_run: DemoRun, tmp_path: P
     assert proc.returncode in (0, -signal.SIGTERM), proc.stderr.read() if proc.stderr else ""
     resumed = Forecaster.load(demo_run.run, symbols=["ES", "NQ"], state=state)
     assert resumed.held_bars("ES") == 230
+
+
+def test_delete_forgets_a_symbol_so_a_wrong_first_bar_can_be_sent_again(
+    served: tuple[Served, Forecaster, Path],
+) -> None:
+    s, fc, _ = served
+    es, nq = _bars("ES", 235, seed=8), _bars("NQ", 20, seed=9)
+    wrong = nq.head(2).with_columns(pl.col("open", "high", "low", "close") * 100)
+    with httpx.Client(base_url=s.url, timeout=60) as client:
+        assert client.post("/bars", json={"bars": _json_rows(es)}).status_code == 200
+        assert client.post("/bars", json={"bars": _json_rows(wrong)}).status_code == 200
+        r = client.post("/bars", json={"bars": _json_rows(nq.slice(2, 1))})
+        assert r.status_code == 422 and "NQ" in r.json()["error"]  # locked out by the slip
+        r = client.delete("/symbols/NQ")
+        assert r.status_code == 200 and r.json() == {"symbol": "NQ", "forgotten_bars": 2}
+        assert client.delete("/symbols/NQ").status_code == 404
+        assert client.delete("/symbols/CL").json() == {"error": "symbol 'CL' is not held"}
+        assert client.post("/bars", json={"bars": _json_rows(nq)}).status_code == 200
+        held = {row["symbol"]: row["bars"] for row in client.get("/symbols").json()["symbols"]}
+        assert held == {"ES": 235, "NQ": 20}
+        assert client.get("/forecast/ES").status_code == 200  # ES kept its forecast

@@ -38,11 +38,8 @@ no rows for it (see :meth:`Forecaster.ready`).
 
 from __future__ import annotations
 
-import hashlib
 import io
-import json
 import logging
-import zipfile
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
@@ -60,7 +57,6 @@ from foxhunt.data.features.table import compute_features
 from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.pipeline import calendars_of, future_rows
-from foxhunt.data.read.magic import ZIP_MAGIC
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.bar_input import (
@@ -76,36 +72,17 @@ from foxhunt.infer.bar_interval import trained_interval
 from foxhunt.infer.bartail import VALUE_COLUMNS, BarTail, smoother_memory
 from foxhunt.infer.incremental.graphs import check_engine, live_graphs
 from foxhunt.infer.incremental.selected import SelectedRows
-from foxhunt.infer.incremental.stream import AHEAD, LiveState, supports
+from foxhunt.infer.incremental.stream import AHEAD, LiveState, supports, without_symbol
 from foxhunt.infer.incremental.windows import RING
 from foxhunt.infer.predict import anchor_column, forecast_frame, forecast_schema
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
+from foxhunt.infer.state_file import STATE_FORMAT, read_state_file, weights_digest
 from foxhunt.infer.stream_checks import check_new_bars
 from foxhunt.model.batch import TFTBatch
 from foxhunt.quantize.model import load_inference_model
 from foxhunt.runtime import atomic_path
 
 log = logging.getLogger(__name__)
-
-
-def weights_digest(loaded: LoadedModel) -> str:
-    """SHA-256 of a loaded model's weights: its checkpoint sidecar's ``weights_sha256``; of a
-    seed ensemble, of its members' (their sidecars, as the ensemble recorded them); else (a
-    quantised model, whose sidecar holds its recipe) of the weights file itself."""
-    side = loaded.sidecar
-    if isinstance(side.get("weights_sha256"), str):
-        return str(side["weights_sha256"])
-    members = side.get("ensemble")
-    if isinstance(members, list):
-        text = json.dumps(members, sort_keys=True, default=str)
-        return hashlib.sha256(text.encode()).hexdigest()
-    return hashlib.sha256(Path(loaded.weights).read_bytes()).hexdigest()
-
-
-STATE_FORMAT = 2
-"""Version of the file :meth:`Forecaster.save` writes (2 adds the model's per-bar rows,
-:class:`~foxhunt.infer.incremental.selected.SelectedRows`; a format-1 file is read, its rows
-computed again at the next forecast)."""
 
 
 class Forecaster:
@@ -331,17 +308,7 @@ class Forecaster:
             DataError: unreadable file, another format, or a state saved for another model.
         """
         path = Path(path)
-        try:
-            with path.open("rb") as f:
-                head = f.read(4)
-            if head != ZIP_MAGIC:  # numpy would take it for a pickle, or fail at its end
-                raise ValueError("not an .npz file: empty, cut short or another kind")
-            with np.load(path, allow_pickle=False) as f:
-                arrays = {k: f[k] for k in f.files}
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
-            raise DataError(f"{path}: not a forecaster state ({e})") from e
-        if arrays.get("forecaster", np.array([0])).tolist() not in ([1], [STATE_FORMAT]):
-            raise DataError(f"{path}: forecaster state format is not {STATE_FORMAT}")
+        arrays = read_state_file(path)
         if self._state is None:
             raise DataError(
                 f"{path}: this model's inputs are not computed incrementally: it has no state"
@@ -355,19 +322,39 @@ class Forecaster:
             )
         elif saved != self._identity():
             raise DataError(f"{path}: the state was saved for another model")
-        # loaded into fresh objects, swapped in only when whole: a failed restore changes nothing
+        try:
+            self._swap_in(arrays)
+        except (KeyError, ValueError) as e:
+            raise DataError(f"{path}: {e}") from e
+
+    def _swap_in(self, arrays: dict[str, np.ndarray]) -> None:
+        """Hold the state of ``arrays``, loaded into fresh objects and swapped in only when
+        whole (a failed load changes nothing); without ``selected.*`` arrays the model's rows
+        are computed again at the next forecast."""
         live = self._empty_state()
         live.engine.compiled = self._live.engine.compiled
         old = self._selected
         selected = SelectedRows(old.models, self.device, old.known_width)
         selected.graphs = old.graphs
-        try:
-            live.load_state_dict(arrays)
-            selected.load_state_dict(arrays)  # format 1 had none: computed again
-        except (KeyError, ValueError) as e:
-            raise DataError(f"{path}: {e}") from e
+        live.load_state_dict(arrays)
+        selected.load_state_dict(arrays)
         self._state, self._selected = live, selected
         self.incremental = True
+
+    def forget(self, symbol: str) -> bool:
+        """Drop everything held for ``symbol``: its next bars start it afresh, as a symbol
+        never seen (a wrong first bar otherwise refuses every right one after it). The other
+        symbols' states are kept exactly; the model's cached rows are computed again.
+
+        Returns:
+            Whether ``symbol`` was held.
+        """
+        if not self.incremental:
+            return self._tails.pop(symbol, None) is not None
+        if symbol not in self._live.engine.slots:
+            return False
+        self._swap_in(without_symbol(self._live.state_dict(), symbol))
+        return True
 
     # --- updates ---------------------------------------------------------------------------
 

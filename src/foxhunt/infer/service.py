@@ -11,6 +11,9 @@ Routes (JSON unless said otherwise):
 * ``GET /symbols`` — per symbol held: bars given, the last bar's time, whether it is ready (a
   client resends from there after a crash); and ``bars_to_ready``, the bars a symbol needs
   before its first forecast (warm-up + encoder).
+* ``DELETE /symbols/{symbol}`` — drop what is held for ``symbol`` (bars, features, forecast):
+  its next bars start it afresh (a wrong first bar, a unit slip, otherwise refuses every right
+  bar after it); the other symbols are kept exactly. 404 when it is not held.
 * ``GET /health`` — updates, bars, symbols, latency percentiles of the last 1,000 updates,
   process RSS.
 
@@ -256,6 +259,19 @@ def make_app(
                 for s in served_held()
             ]
         return {"symbols": rows, "bars_to_ready": needed}
+
+    @app.delete("/symbols/{symbol}")
+    async def forget_symbol(symbol: str) -> Any:
+        def forget() -> JSONResponse | dict[str, Any]:
+            with lock:
+                bars = forecaster.held_bars(symbol)
+                if (served is not None and symbol not in served) or not forecaster.forget(symbol):
+                    return _bad(f"symbol {symbol!r} is not held", 404)
+                latest.pop(symbol, None)
+            log.info("forgot symbol %s (%d bars)", symbol, bars)
+            return {"symbol": symbol, "forgotten_bars": bars}
+
+        return await _in_thread(worker, forget)
 
     @app.get("/health")
     def health() -> dict[str, Any]:

@@ -355,3 +355,33 @@ class LiveState:
                 f"the stream state's arrays hold {sorted(held)} symbols' rows for "
                 f"{len(meta['symbols'])} symbols"
             )
+
+
+_PER_SYMBOL = ("hist", "known", "ts", "static", "close", "engine.count", "engine.session")
+"""Arrays of :meth:`LiveState.state_dict` with a row per symbol (with ``engine.ring`` and every
+``engine.state.*``)."""
+
+
+def without_symbol(d: dict[str, np.ndarray], symbol: str) -> dict[str, np.ndarray]:
+    """A :meth:`LiveState.state_dict` without ``symbol``'s rows (its slot gone, the later slots
+    moved up one): loaded, the state holds the other symbols exactly as before.
+
+    Raises:
+        KeyError: ``symbol`` is not in the state.
+    """
+    meta = json.loads(str(d["meta"]))
+    slot = meta["symbols"].index(symbol) if symbol in meta["symbols"] else -1
+    if slot < 0:
+        raise KeyError(symbol)
+    out = dict(d)
+    rows = [k for k in d if k in _PER_SYMBOL or k == "engine.ring" or k.startswith("engine.state.")]
+    for key in rows:
+        out[key] = np.delete(d[key], slot, axis=0)
+    out["engine.symbols"] = np.delete(d["engine.symbols"], slot)
+    gaps = d["gaps"][d["gaps"][:, 0] != slot]
+    gaps[:, 0] -= gaps[:, 0] > slot
+    out["gaps"] = gaps
+    for key in ("symbols", "calendars"):
+        meta[key] = meta[key][:slot] + meta[key][slot + 1 :]
+    out["meta"] = np.array(json.dumps(meta))
+    return out
