@@ -28,6 +28,7 @@ from foxhunt.data.read.columns import (
 )
 from foxhunt.data.read.csv_dialect import CURRENCY, GROUP_MARK, SPACE_GROUPED
 from foxhunt.data.read.files import table_kind
+from foxhunt.data.read.fractions import fraction_value, in_fractions
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.scan import scan_table, unreadable
 from foxhunt.data.read.timestamps import Times, formatted_expr, text_timestamp_expr, timestamp_expr
@@ -48,6 +49,7 @@ log = logging.getLogger(__name__)
 
 _FILE = FILE_COLUMN
 _ROW = ROW_COLUMN
+_FRACTIONS = "__fractions"
 
 
 _GROUPED = r"^[+-]?\d{1,3}(,\d{3})+\.\d*$|^[+-]?\d{1,3}(,\d{3}){2,}$"
@@ -64,13 +66,34 @@ _DOT_GROUPED = r"^[+-]?\d{1,3}(\.\d{3})+(,\d*)?$"
 ``16.750,50``, ``6.340`` (read only in a file whose dialect has decimal commas)."""
 
 
+def _blank(col: str) -> pl.Expr:
+    """Where a text column holds no value as written (:data:`_MISSING`)."""
+    raw = pl.col(col)
+    return raw.is_null() | raw.str.strip_chars().str.to_lowercase().is_in(_MISSING)
+
+
+def _in_fractions(col: str) -> pl.Expr:
+    """Whether a text price column is written in 32nds or 8ths (an aggregate)."""
+    return in_fractions(pl.col(col).str.strip_chars(), _blank(col))
+
+
 def _value_expr(
-    path: Path, col: str, dtype: pl.DataType, decimal_comma: bool, suffixes: bool = True
+    path: Path,
+    col: str,
+    dtype: pl.DataType,
+    decimal_comma: bool,
+    suffixes: bool = True,
+    fractions: pl.Expr | None = None,
 ) -> pl.Expr:
     """A value column as Float64; text that is no number reads as null (reported later with its
     row). Text numbers may carry thousands separators (``2,052.50``, not with a decimal comma)
-    and, with ``suffixes`` (the volume), a K/M/B suffix (``53.64K``)."""
+    and, with ``suffixes`` (the volume), a K/M/B suffix (``53.64K``); where ``fractions`` holds
+    (the prices, when all of them are written in 32nds or 8ths of a point:
+    :mod:`foxhunt.data.read.fractions`) text reads as such a price."""
     c = pl.col(col)
+    if dtype == pl.String and fractions is not None:
+        plain = _value_expr(path, col, dtype, decimal_comma, suffixes)
+        return pl.when(fractions).then(fraction_value(c.str.strip_chars())).otherwise(plain)
     if dtype == pl.String:
         text = c.str.strip_chars().str.replace(CURRENCY, "")  # Nasdaq.com's "$185.09"
         spaced = text.str.contains(SPACE_GROUPED)
@@ -468,12 +491,23 @@ def _normalise_as(
         guesses.append(f"symbol {name.symbol} from {name.how}; --symbol to change")
         exprs.append(pl.lit(name.symbol, dtype=pl.String).alias("symbol"))
     comma = scanned.dialect is not None and scanned.dialect.decimal_comma
+    texts = [spell[c] for c in PRICE_COLUMNS if c in spell and schema[spell[c]] == pl.String]
+    # every price written in 32nds or 8ths, all four columns judged together, and no apostrophe
+    # in another column (a Swiss volume of 12'345: the apostrophes group thousands)
+    fractions = pl.all_horizontal(_in_fractions(t) for t in texts) if texts else None
+    others = [c for c in cols.extra if schema[c] == pl.String]
+    others += [p for p in (parts or (spell.get("volume"),)) if p and schema[p] == pl.String]
+    if fractions is not None and others:
+        swiss = pl.any_horizontal(pl.col(c).str.contains("['’]").any() for c in others)
+        fractions = fractions & ~swiss
     for c in VALUE_COLUMNS:
         if c == "volume" and c in spell:  # an empty cell: not reported (read as 0, one warning)
             exprs.append(_volume_expr(path, parts or (spell[c],), schema, comma).alias(c))
         elif c in spell:
             exprs.append(
-                _value_expr(path, spell[c], schema[spell[c]], comma, suffixes=False).alias(c)
+                _value_expr(
+                    path, spell[c], schema[spell[c]], comma, suffixes=False, fractions=fractions
+                ).alias(c)
             )
         else:
             exprs.append(pl.lit(0.0, dtype=pl.Float64).alias(c))
@@ -484,6 +518,8 @@ def _normalise_as(
         spell[c] = kept_name(path, c, cols.extra, names)
         exprs.append(_value_expr(path, spell[c], schema[spell[c]], comma, suffixes=False).alias(c))
     exprs.append(_no_value([spell[c] for c in (*PRICE_COLUMNS, *keep)], schema).alias(EMPTY_COLUMN))
+    if fractions is not None:
+        exprs.append(fractions.alias(_FRACTIONS))
     exprs += [pl.lit(index, dtype=pl.UInt32).alias(_FILE), pl.col(_ROW)]
     try:
         df = lf.with_row_index(_ROW).select(exprs).collect()
@@ -495,6 +531,14 @@ def _normalise_as(
         raise unreadable(path, e) from e
     if df.height == 0:
         raise DataError(f"{path}: empty file (no bars)")
+    if _FRACTIONS in df.columns:
+        if df[_FRACTIONS][0]:
+            guesses.append(
+                "prices in 32nds or 8ths of a point (131'290 = 131 + 29/32, 706'2 = 706 + 2/8) "
+                "read as their value"
+            )
+            log.info("%s: prices written in 32nds or 8ths of a point, read as their value", path)
+        df = df.drop(_FRACTIONS)
     df = unknown_volume(df, path, spell.get("volume"))
     if times.naive:
         check_twelve_hour(df, path, spell["ts"], zone)
