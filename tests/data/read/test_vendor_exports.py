@@ -85,6 +85,29 @@ def test_a_time_column_in_digits(tmp_path: Path, clock: str, expected: tuple[int
     assert _minutes(_write(tmp_path, "ES.csv", text), tz="UTC") == [_utc(*expected)]
 
 
+def test_an_hour_column_beside_the_date_is_the_hour_and_a_minute_column_its_minutes(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``Date,Hour,...`` (0 .. 23) and ``Date,Hour,Minute,...``: the hour was padded as a clock in
+    digits (``1`` -> 00:01), so a day's 24 hourly bars landed in its first 24 minutes, with
+    verdict valid once ``--columns date=Date,time=Hour`` (the refusal's own advice) was given."""
+    hourly = "Date,Hour,Open,High,Low,Close,Volume\n" + "".join(
+        f"2024-01-02,{h},4700.25,4701,4699.5,4700,1\n" for h in range(24)
+    )
+    path = _write(tmp_path, "ES.csv", hourly)
+    want = [_utc(h, 0) for h in range(24)]
+    assert _minutes(path, tz="UTC") == want
+    chosen = ReadOptions(tz="UTC", columns=("date=Date", "time=Hour"))
+    assert _minutes(path, options=chosen) == want
+    minutes = "Date,Hour,Minute,Open,High,Low,Close,Volume\n" + "".join(
+        f"2024-01-02,9,{m},4700.25,4701,4699.5,4700,1\n" for m in (5, *MINUTES)
+    )
+    with caplog.at_level(logging.WARNING):
+        got = _minutes(_write(tmp_path, "NQ.csv", minutes), tz="UTC")
+    assert got == [_utc(9, m) for m in (5, *MINUTES)]
+    assert not any("ignored columns" in r.getMessage() for r in caplog.records)
+
+
 def test_nasdaq_com_dollar_prices_and_close_last(tmp_path: Path) -> None:
     days = (2, 3, 4, 5, 8)
     text = "Date,Close/Last,Volume,Open,High,Low\n" + "".join(

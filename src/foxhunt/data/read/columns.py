@@ -63,6 +63,10 @@ DATE_NAMES = ("date", "day", "trade_date", "dtyyyymmdd", "date_ymd")
 """The last three: CME DataMine's ``Trade Date``, MetaStock's ``<DTYYYYMMDD>``, AmiBroker's
 ``Date_YMD`` (names are also matched with other separators)."""
 TIME_NAMES = ("time", "time_of_day")
+HOUR_NAMES = ("hour", "hr", "hours", "hour_of_day")
+"""A column of the hour alone beside a date (``Date,Hour,...``: ``0`` .. ``23``), read as the
+time with :data:`MINUTE_NAMES`' column, if any, as its minutes (``file_read``)."""
+MINUTE_NAMES = ("minute", "min", "minutes")
 TICK_VOLUME = ("tickvol", "tick_volume", "tick volume")
 """Tick volume (MetaTrader's ``<TICKVOL>``): the volume where no other is, or where the chosen
 volume column is 0 on every bar (``file_read``)."""
@@ -364,6 +368,7 @@ def map_columns(
             _pick(lower, TIME_NAMES)
             or _pick_squashed(lower, TIME_NAMES)
             or _pick(lower, LOCALIZED_TIMES)
+            or (_pick(lower, HOUR_NAMES) if date is not None else None)
         )
         if date is None or time is None:
             ts = date or time

@@ -19,6 +19,8 @@ import polars as pl
 from foxhunt.data.market.contracts import split_contracts
 from foxhunt.data.read.checks import kept_name, one_spelling_per_symbol, unknown_volume
 from foxhunt.data.read.columns import (
+    HOUR_NAMES,
+    MINUTE_NAMES,
     TICK_VOLUME,
     ColumnMap,
     canonical_name,
@@ -278,6 +280,18 @@ def _times(
     if cols.date is not None:
         d, t = cols.date, cols.time
         clock = pl.col(t).cast(pl.String).str.strip_chars()
+        spelled = f"{d}+{t}"
+        if canonical_name(t) in HOUR_NAMES:  # Date,Hour[,Minute]: 1 is 01:00, not 00:01
+            minute = next((c for c in cols.extra if canonical_name(c) in MINUTE_NAMES), None)
+            mm = pl.lit("00")
+            if minute is not None:
+                mm = pl.col(minute).cast(pl.String).str.strip_chars().str.zfill(2)
+                spelled += f"+{minute}"
+            clock = (
+                pl.when(clock.str.contains(r"^\d{1,2}$"))
+                .then(pl.concat_str([clock.str.zfill(2), mm], separator=":"))
+                .otherwise(clock)
+            )
         # a clock written as digits (``5``, ``930``, ``93000``: HHMM or HHMMSS unpadded) padded to
         # HHMM / HHMMSS, as "%H%M" and "%H%M%S" read it
         clock = (
@@ -292,9 +306,9 @@ def _times(
         day = day.cast(pl.String).str.strip_chars().str.replace(r"[ T]00:00(:00(\.0+)?)?$", "")
         text = pl.concat_str([day, clock], separator=" ")
         if fmt is not None:
-            return formatted_expr(text, fmt, tz), f"{d}+{t}"
+            return formatted_expr(text, fmt, tz), spelled
         where = f"{path} '{d}'+'{t}'"
-        return text_timestamp_expr(lf, text, tz=tz, dayfirst=dayfirst, where=where), f"{d}+{t}"
+        return text_timestamp_expr(lf, text, tz=tz, dayfirst=dayfirst, where=where), spelled
     ts = cols.ts
     if ts is None:
         raise DataError(
@@ -547,7 +561,8 @@ def _normalise_as(
         df = _ticks_for_no_volume(df, path, spell, ticks)
     if cols.volume is None and parts is None:
         log.warning("no volume column in %s: volume features will be constant", path)
-    ignored = tuple(c for c in cols.extra if c not in (*spell.values(), *(parts or ())))
+    used = {*spell.values(), *spell["ts"].split("+"), *(parts or ())}  # "Date+Hour+Minute"
+    ignored = tuple(c for c in cols.extra if c not in used)
     if times.naive and opts.tz is None:
         if stated is not None:
             why = f"the header '{stated[1]}'"
