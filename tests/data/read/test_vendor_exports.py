@@ -1087,3 +1087,31 @@ def test_a_repeated_autumn_hour_read_as_utc_is_named(tmp_path: Path) -> None:
         "zone, but naive times cannot say which of the two; write them in UTC or with their "
         "offset"
     )
+
+
+def test_an_epoch_that_lost_its_digits_in_scientific_notation_is_refused(tmp_path: Path) -> None:
+    """Excel writes ``1.64100E+12`` for 1641000000000 once the column is a number: 6 significant
+    digits of 13, so bars hours apart read as one. The refusal suggested ``--ts-format epoch-ms``,
+    which read them so, hours off, with verdict valid; now both refuse naming what was lost,
+    and an epoch written in full in scientific notation still reads with the flag."""
+    start = 1_641_000_000_000
+    lossy = "open_time,open,high,low,close,volume\n" + "".join(
+        f"{start + i * 3_600_000:.5E},46197,47987,46195,47760,1\n" for i in range(30)
+    )
+    path = _write(tmp_path, "BTCUSDT.csv", lossy)
+    for flags in ({}, {"options": ReadOptions(ts_format="epoch-ms")}):
+        with pytest.raises(DataError) as e:
+            read_bars(path, min_bars=1, **flags)  # type: ignore[arg-type]
+        assert str(e.value) == (
+            f"{path}: column 'open_time', row 0: timestamp '1.64100E+12' is an epoch in "
+            "scientific notation (a spreadsheet's number format): 6 significant digits of a "
+            "13-digit number, the others lost (bars hours apart read as one); save the column "
+            "as whole numbers"
+        )
+    full = "open_time,open,high,low,close,volume\n" + "".join(
+        f"{start + i * 3_600_000:.12E},46197,47987,46195,47760,1\n" for i in range(30)
+    )
+    got = read_bars(
+        _write(tmp_path, "ETHUSDT.csv", full), min_bars=1, options=ReadOptions(ts_format="epoch-ms")
+    )
+    assert got["ts"][0] == datetime(2022, 1, 1, 1, 20, tzinfo=UTC) and got.height == 30

@@ -315,6 +315,17 @@ def _whole(digits: pl.Expr) -> pl.Expr:
     )
 
 
+_SCIENTIFIC = r"^[+-]?(\d)\.?(\d*)[eE]\+?(\d+)$"
+
+
+def lossy_scientific(digits: pl.Expr) -> pl.Expr:
+    """A whole number written in scientific notation with fewer significant digits than it has
+    (``1.64100E+12``: 6 of 13, a spreadsheet's number format): its last digits are lost."""
+    kept = 1 + digits.str.extract(_SCIENTIFIC, 2).str.len_chars()
+    whole = 1 + digits.str.extract(_SCIENTIFIC, 3).cast(pl.Int64, strict=False)
+    return (kept < whole).fill_null(False)
+
+
 def formatted_expr(text: pl.Expr, fmt: str, tz: str) -> Times:
     """Timestamps read with the user's ``--ts-format``: ``epoch-s|ms|us|ns`` (UTC),
     ``yyyymmdd`` or a strftime format (naive wall-clock times in ``tz`` unless it has an offset:
@@ -327,6 +338,8 @@ def formatted_expr(text: pl.Expr, fmt: str, tz: str) -> Times:
         unit = fmt.removeprefix("epoch-")
         digits = text.cast(pl.String).str.strip_chars()
         number = digits.cast(pl.Float64, strict=False) if unit == "s" else _whole(digits)
+        # 1.64100E+12 (a spreadsheet's format) lost its digits: unparsable, named by its row
+        number = pl.when(lossy_scientific(digits)).then(None).otherwise(number)
         return Times(_epoch_expr(number, None, unit), False)
     if not fmt.strip():
         raise DataError(

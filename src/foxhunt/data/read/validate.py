@@ -58,6 +58,8 @@ _BACK_ADJUSTED = (
     "prices are positive)"
 )
 _OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
+SCIENTIFIC = re.compile(r"^[+-]?(\d)\.?(\d*)[eE]\+?(\d+)$")
+"""A number in scientific notation (``1.64100E+12``): no epoch a file should be read from."""
 """A timestamp text's UTC offset (``Z``, ``+01:00``, ``-0500``)."""
 _HEADER_WORDS = frozenset(
     ("ts", "timestamp", "time", "date", "datetime", "date_time", "gmt time", "local time",
@@ -157,6 +159,17 @@ class _Validator:
             skipped = self.skipped_hour(f, raw)
             if skipped:
                 what = f"timestamp {raw!r}{skipped}"
+            elif (
+                isinstance(raw, str)
+                and (sci := SCIENTIFIC.match(raw.strip()))
+                and len(sci[1] + sci[2]) < int(sci[3]) + 1
+            ):
+                kept, whole = len(sci[1] + sci[2]), int(sci[3]) + 1
+                what = (
+                    f"timestamp {raw!r} is an epoch in scientific notation (a spreadsheet's "
+                    f"number format): {kept} significant digits of a {whole}-digit number, the "
+                    "others lost (bars hours apart read as one); save the column as whole numbers"
+                )
             elif (
                 isinstance(raw, str) and _is_iso(raw) and self.loaded.frame["ts"].drop_nulls().len()
             ):
