@@ -75,6 +75,41 @@ def test_quandl_continuous_futures_names(name: str, symbol: str, calendar: str |
 @pytest.mark.parametrize(
     ("name", "symbol", "minutes"),
     [
+        ("WIKI-SPY.csv", "SPY", None),  # Quandl's WIKI prices: the data set, then the ticker
+        ("EOD-AAPL.csv", "AAPL", None),
+        ("NYSE_IBM.csv", "IBM", None),
+        ("CME_ES_5min.csv", "ES", 5),
+        ("BINANCE_BTCUSDT_1m.csv", "BTCUSDT", 1),
+        ("CFE_VX.csv", "VX", None),
+        ("ICE.csv", "ICE", None),  # the exchange's own stock
+        ("ICE_2024.csv", "ICE", None),  # a year after it names no symbol
+    ],
+)
+def test_an_exchange_or_data_set_before_the_symbol_is_no_symbol(
+    name: str, symbol: str, minutes: int | None
+) -> None:
+    """Were ``WIKI``, ``EOD``, ``NYSE``, ``CME``, ``BINANCE`` and ``CFE``: a stock on NYSE's
+    calendar, whatever the file held."""
+    guess = guess_from_name(Path(name))
+    assert (guess.symbol, guess.interval) == (symbol, _minutes(minutes))
+
+
+def test_cboe_cfe_history_names_give_the_root_and_the_contract(tmp_path: Path) -> None:
+    assert guess_from_name(Path("CFE_F15_VX.csv")) == NameGuess("VXF15", "Cboe CFE's file name")
+    path = tmp_path / "CFE_F15_VX.csv"
+    path.write_text(
+        "Trade Date,Futures,Open,High,Low,Close,Settle,Change,Total Volume,EFP,Open Interest\n"
+        "2013-01-02,F (Jan 2015),16.8,16.8,15.5,15.6,15.65,0.0,97535,0,115156\n"
+        "2013-01-03,F (Jan 2015),15.75,16.0,15.3,15.9,15.95,0.3,59683,0,120663\n"
+    )
+    bars = read_bars(path, min_bars=1)
+    assert bars["symbol"].unique().to_list() == ["VX"]
+    assert bars["contract"].unique().to_list() == ["VXF15"]
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol", "minutes"),
+    [
         ("daily_MSFT.csv", "MSFT", 1440),
         ("daily_adjusted_MSFT.csv", "MSFT", 1440),
         ("weekly_MSFT.csv", "MSFT", None),

@@ -16,6 +16,9 @@ A file without a symbol column takes its symbol from its name; some vendors' nam
   exchange, root and contract number: ``CHRIS-CME_CL2`` is ``CL2``; ICE's Brent ``CHRIS-ICE_B1``
   is ``BRN``; a root not in the built-in table keeps its exchange, ``CHRIS-ICE_T1`` is
   ``ICE_T``, unknown, never the stock ``T``);
+* an exchange's or a data set's name before the symbol is no symbol: ``NYSE_IBM.csv`` ->
+  ``IBM``, Quandl's ``WIKI-SPY.csv`` -> ``SPY``; Cboe's ``CFE_F15_VX.csv`` -> ``VX``, contract
+  ``VXF15`` (were ``NYSE``, ``WIKI``, ``CFE``);
 * a leading period is no symbol (Alpha Vantage's ``daily_MSFT.csv``,
   ``monthly_adjusted_MSFT.csv``, ``intraday_5min_MSFT.csv`` -> ``MSFT``);
 * a pair written with a separator: ``EUR_USD`` -> ``EURUSD``, ``BTC-USD`` -> ``BTCUSD``;
@@ -101,6 +104,17 @@ _TV_UNITS = {"": timedelta(minutes=1), "S": timedelta(seconds=1), "D": timedelta
 _CHRIS = re.compile(r"^CHRIS[-_]([A-Z]+)_([A-Z0-9]+?)(\d{1,2})$", re.IGNORECASE)
 """Quandl's continuous futures ``CHRIS/CME_CL1`` saved as ``CHRIS-CME_CL1``: exchange, root,
 contract number."""
+_CFE = re.compile(r"^CFE_([FGHJKMNQUVXZ])(\d{2})_([A-Z]{1,4})$", re.IGNORECASE)
+"""Cboe Futures Exchange's history files, ``CFE_F15_VX``: month code, year, root (VX, January
+2015)."""
+_PREFIXED = re.compile(
+    r"^(CME|CBOT|NYMEX|COMEX|CFE|CBOE|ICE|ICEUS|ICEEU|EUREX|NYSE|NASDAQ|AMEX|ARCA|BATS|LSE|"
+    r"XETRA|SGX|HKEX|ASX|NSE|BSE|BINANCE|COINBASE|KRAKEN|BITSTAMP|BITFINEX|OANDA|FXCM|"
+    r"WIKI|EOD)[-_]([A-Za-z0-9].*)$",
+    re.IGNORECASE,
+)
+"""An exchange's or a data set's name before the symbol: ``NYSE_IBM``, ``CME_ES_5min``, Cboe's
+``CFE_VX``, Quandl's ``WIKI-SPY`` and ``EOD-AAPL`` (the symbol is what follows)."""
 _CHRIS_ROOTS = {("ICE", "B"): "BRN"}
 """CHRIS's exchange and root -> the built-in root, where they differ (ICE's Brent is ``B``)."""
 _PERIOD_PREFIX = re.compile(
@@ -303,6 +317,14 @@ def guess_from_name(path: Path) -> NameGuess:
             root = f"{exchange}_{root}"
         symbol = root if number == 1 else f"{root}{number}"  # as ES2! is ES2: not the root
         return NameGuess(symbol, "Quandl's file name (CHRIS continuous futures)")
+    if cfe := _CFE.match(stem):  # the contract as ESZ24 is written: split into root + contract
+        month, year, root = (g.upper() for g in cfe.groups())
+        return NameGuess(f"{root}{month}{year}", "Cboe CFE's file name", None, _interval(stem))
+    prefixed = _PREFIXED.match(stem)
+    if prefixed and not _nameless_token(prefixed.group(2).split("_")[0].lower()):
+        rest = guess_from_name(path.with_name(prefixed.group(2) + path.suffix))
+        how = f"the file name after {prefixed.group(1).upper()}"
+        return replace(rest, how=how) if rest.how == "the file name" else rest
     whole = stem  # what the name claims of the interval, the period prefix included
     period = _PERIOD_PREFIX.match(stem)
     if period:
