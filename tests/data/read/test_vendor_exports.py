@@ -832,8 +832,23 @@ def test_json_or_a_web_page_named_csv_is_said_for_what_it_is(tmp_path: Path) -> 
             " (bid and ask bars: --columns open=BidOpen,high=BidHigh,low=BidLow,close=BidClose "
             "reads the bid side)",
         ),
+        (
+            "Time,Bid Open,Bid High,Bid Low,Bid Close,Ask Open,Ask High,Ask Low,Ask Close,Volume",
+            " (bid and ask bars: --columns 'open=Bid Open,high=Bid High,low=Bid Low,"
+            "close=Bid Close' reads the bid side)",
+        ),
+        (
+            "timestamp,open_bid,high_bid,low_bid,close_bid,open_ask,high_ask,low_ask,close_ask",
+            " (bid and ask bars: --columns open=open_bid,high=high_bid,low=low_bid,close=close_bid"
+            " reads the bid side)",
+        ),
+        (
+            "time,volume,bid.o,bid.h,bid.l,bid.c,mid.o,mid.h,mid.l,mid.c,ask.o,ask.h,ask.l,ask.c",
+            " (bid, ask and mid bars: --columns open=mid.o,high=mid.h,low=mid.l,close=mid.c "
+            "reads the mid side)",
+        ),
     ],
-    ids=["trades", "quotes", "fxcm-bid-ask-bars"],
+    ids=["trades", "quotes", "fxcm-bid-ask-bars", "spaced-sides", "side-suffix", "oanda-mid"],
 )
 def test_trades_and_quotes_are_said_to_be_no_bars(tmp_path: Path, header: str, hint: str) -> None:
     width = header.count(",")

@@ -43,7 +43,7 @@ from foxhunt.data.read.validate import (
     VALUE_COLUMNS,
 )
 from foxhunt.data.read.vendors import NameGuess, guess_from_name
-from foxhunt.data.read.wide import check_duplicated, column_levels, wide_symbols
+from foxhunt.data.read.wide import check_duplicated, column_levels, not_bars_hint
 from foxhunt.data.read.zones import parse_zone
 from foxhunt.errors import DataError
 
@@ -173,27 +173,6 @@ def _no_value(columns: list[str], schema: pl.Schema) -> pl.Expr:
 
 FEATURE_PREFIXES = ("obs__", "known__", "static__", "target__")
 """How ``foxhunt features`` names its columns: a table of them is no bars file."""
-
-
-def _not_bars(names: list[str]) -> str:
-    """What a table without bar prices looks like instead, for the missing-column message:
-    quotes (bid and ask), bid and ask bars (FXCM's ``BidOpen`` ...), or trades (ticks)."""
-    lower = {canonical_name(n): n for n in names}
-    if "bidopen" in lower:
-        sides = ",".join(f"{k}={lower.get('bid' + k, 'Bid' + k.title())}" for k in
-                         ("open", "high", "low", "close"))  # fmt: skip
-        return f" (bid and ask bars: --columns {sides} reads the bid side)"
-    if {"bid", "ask"} <= set(lower):
-        return "; the file holds quotes (bid, ask), not bars: aggregate them to OHLC bars first"
-    if {"price", "last"} & set(lower) and {"size", "qty", "quantity"} & set(lower):
-        return "; the file holds trades (ticks), not bars: aggregate them to OHLC bars first"
-    wide = wide_symbols(names)
-    if wide:
-        return (
-            f"; the columns look like several symbols side by side ({', '.join(wide[:4])}): "
-            "write one file per symbol, or one table with a symbol column"
-        )
-    return ""
 
 
 def _range_index(lf: pl.LazyFrame, schema: pl.Schema, name: str) -> bool:
@@ -427,7 +406,7 @@ def _normalise_as(
             )
             raise DataError(
                 f"{path}: missing column '{canon}' (columns: {shown}); "
-                f"--columns {canon}=COLUMN names it{_not_bars(names)}"
+                f"--columns {canon}=COLUMN names it{not_bars_hint(names)}"
             )
     guesses: list[str] = []
     if opts.symbol is not None and cols.symbol and canonical_name(cols.symbol) == "instrument_id":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from foxhunt.data.read.columns import ColumnMap
+from foxhunt.data.read.columns import ColumnMap, canonical_name
 from foxhunt.errors import DataError
 
 _PRICE_WORDS = ("open", "high", "low", "close", "last", "price")
@@ -68,3 +68,47 @@ def check_duplicated(path: Path, names: list[str], cols: ColumnMap) -> None:
                 "symbols side by side under the same names? write one file per symbol, or one "
                 f"table with a symbol column (--columns {m.group(1)}={n} reads the later one)"
             )
+
+
+_SIDES = ("mid", "bid", "ask")
+_FIELDS = {"open": "open", "o": "open", "high": "high", "h": "high"}
+_FIELDS |= {"low": "low", "l": "low", "close": "close", "c": "close"}
+
+
+def quote_sides(names: list[str]) -> dict[str, dict[str, str]]:
+    """Bars of a quote's sides side by side: side (``mid``, ``bid``, ``ask``) -> field -> the
+    column, for each side with all four prices (FXCM's ``BidOpen``, ``Bid Open``, ``open_bid``,
+    Oanda's ``bid.o`` / ``mid_c``)."""
+    found: dict[str, dict[str, str]] = {}
+    for n in names:
+        squashed = re.sub(r"[\s_.:\-]+", "", n.strip().lower())
+        for side in _SIDES:
+            for word, field in _FIELDS.items():
+                if squashed in (side + word, word + side):
+                    found.setdefault(side, {})[field] = n
+    return {s: f for s, f in found.items() if len(f) == 4}
+
+
+def not_bars_hint(names: list[str]) -> str:
+    """What a table without bar prices looks like instead, for the missing-column message:
+    quotes (bid and ask), bid and ask bars (FXCM's ``BidOpen`` ...), or trades (ticks)."""
+    lower = {canonical_name(n): n for n in names}
+    sides = quote_sides(names)
+    if sides:  # the mid where there is one, else the bid
+        side = next(s for s in ("mid", "bid", "ask") if s in sides)
+        flags = ",".join(f"{k}={sides[side][k]}" for k in ("open", "high", "low", "close"))
+        flags = f"'{flags}'" if " " in flags else flags  # as a shell takes it
+        held = [s for s in ("bid", "ask", "mid") if s in sides]
+        named = " and ".join(held) if len(held) < 3 else "bid, ask and mid"
+        return f" ({named} bars: --columns {flags} reads the {side} side)"
+    if {"bid", "ask"} <= set(lower):
+        return "; the file holds quotes (bid, ask), not bars: aggregate them to OHLC bars first"
+    if {"price", "last"} & set(lower) and {"size", "qty", "quantity"} & set(lower):
+        return "; the file holds trades (ticks), not bars: aggregate them to OHLC bars first"
+    wide = wide_symbols(names)
+    if wide:
+        return (
+            f"; the columns look like several symbols side by side ({', '.join(wide[:4])}): "
+            "write one file per symbol, or one table with a symbol column"
+        )
+    return ""
