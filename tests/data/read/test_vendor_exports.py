@@ -1143,3 +1143,17 @@ def test_fxcms_tick_quantity_is_the_volume_of_its_bid_bars(tmp_path: Path) -> No
     bid = ReadOptions(columns=("open=BidOpen", "high=BidHigh", "low=BidLow", "close=BidClose"))
     bars = read_bars(_write(tmp_path, "EURUSD_H1.csv", text), options=bid)
     assert bars["volume"].to_list() == [100.0 + h for h in range(10)]
+
+
+def test_bse_indias_spelt_out_months_and_share_count(tmp_path: Path) -> None:
+    """BSE India's price history: ``02-January-2018`` (was refused as unparsable) and the volume
+    ``No.of Shares`` (was read past: volume 0)."""
+    head = "Date,Open Price,High Price,Low Price,Close Price,WAP,No.of Shares,No. of Trades\n"
+    days = (2, 3, 4, 5, 8)
+    text = head + "".join(
+        f"{d:02d}-January-2018,268.6,269.5,268.1,269.5,268.8,5140{d},1000\n" for d in days
+    )
+    bars = read_bars(_write(tmp_path, "SPY.csv", text), min_bars=1)
+    assert bars["ts"].to_list() == [datetime(2018, 1, d, tzinfo=UTC) for d in days]
+    assert bars["volume"].to_list() == [float(f"5140{d}") for d in days]
+    assert bars["close"].to_list() == [269.5] * 5

@@ -98,6 +98,10 @@ ALIASES = {
         "periodvolume",  # IQFeed's each bar's volume (its TotalVolume is the day's running total)
         "period volume",
         "period_volume",
+        "no.of shares",  # BSE India's daily prices
+        "no. of shares",
+        "total traded quantity",  # NSE India's
+        "tottrdqty",
         *TICK_VOLUME,
     ),
 }

@@ -132,8 +132,17 @@ def _zone_suffix(sample: str) -> str | None:
 _MONTH_FIRST = ("%m/%d/%Y", "%m/%d/%y", "%m.%d.%Y", "%m.%d.%y", "%m-%d-%Y", "%m-%d-%y")
 _DAY_FIRST = ("%d/%m/%Y", "%d/%m/%y", "%d.%m.%Y", "%d.%m.%y", "%d-%m-%Y", "%d-%m-%y")
 _YEAR_FIRST = ("%Y.%m.%d", "%Y/%m/%d", "%Y%m%d", "%y%m%d")
-_NAMED_MONTH = ("%b %d, %Y", "%d-%b-%Y", "%d-%b-%y", "%d %b %Y")
-"""``Dec 31, 2018`` (Investing.com), ``31-Dec-2018`` and ``31 Dec 2018`` (spreadsheets)."""
+_NAMED_MONTH = (
+    "%b %d, %Y",
+    "%d-%b-%Y",
+    "%d-%b-%y",
+    "%d %b %Y",
+    "%B %d, %Y",
+    "%d-%B-%Y",
+    "%d %B %Y",
+)
+"""``Dec 31, 2018`` (Investing.com), ``31-Dec-2018`` and ``31 Dec 2018`` (spreadsheets), the month
+spelt out (``02-January-2018``, BSE India; ``January 2, 2018``)."""
 _TIMES = (
     "",
     " %H:%M",
