@@ -104,7 +104,9 @@ def test_bid_and_ask_columns_need_the_columns_flag() -> None:
     bars = read_bars(
         SYNTHETIC / "EURUSD_H1.csv", options=ReadOptions(columns=tuple(ask.split(",")))
     )
-    assert bars["open"][0] == 1.09512 and bars["volume"].sum() == 0.0  # no volume named
+    assert bars["open"][0] == 1.09512
+    ticks = pl.read_csv(SYNTHETIC / "EURUSD_H1.csv")["TickQty"].cast(pl.Float64)
+    assert bars["volume"].to_list() == ticks.to_list()  # FXCM's tick count: the volume
 
 
 def test_a_zone_the_user_gives_is_still_refused_past_a_quarter_closed() -> None:
