@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import polars as pl
+import pytest
 
 from foxhunt.data.read.plausibility import (
     COLUMN,
@@ -24,6 +25,7 @@ from foxhunt.data.read.plausibility import (
     describe,
     find_outliers,
     interleaved_levels,
+    split_hint,
 )
 
 T0 = dt.datetime(2024, 1, 2, 14, 30)
@@ -269,9 +271,43 @@ def test_the_words_of_each_rule() -> None:
             LIMIT: math.log(2.0), SCALE: math.log1p(0.095)}  # fmt: skip
     assert describe(move) == (
         "low 1600 after a close of 4800: a one-bar move down x3, beyond the limit x2 here (the "
-        "larger of 50 x the median move 9.5 % and x1.5)"
+        "larger of 50 x the median move 9.5 % and x1.5); prices not adjusted for a 3:1 split of "
+        "a stock? split-adjusted prices read right"
     )
+    assert describe(move | {VALUE: 1900.0}).endswith("and x1.5)")  # x2.53 down: no split
+
     assert describe(move | {COLUMN: "high", VALUE: 9600.0}).startswith(
         "high 9600 after a close of 4800: a one-bar move up x2, beyond"
     )
     assert "move up x1," in describe(move | {COLUMN: "close", VALUE: 4800.0})
+
+
+@pytest.mark.parametrize(
+    ("factor", "kind"),
+    [
+        (0.5, "a 2:1 split"),
+        (0.46, "a 2:1 split"),
+        (0.54, "a 2:1 split"),
+        (2 / 3, "a 3:2 split"),
+        (0.25, "a 4:1 split"),
+        (0.1, "a 10:1 split"),
+        (2.0, "a 1:2 reverse split"),
+        (10.5, "a 1:10 reverse split"),
+        (0.4, None),
+        (0.44, None),
+        (1.6, None),
+        (3.5, None),
+    ],
+)
+def test_a_move_by_a_splits_ratio_asks_whether_the_prices_are_adjusted(
+    factor: float, kind: str | None
+) -> None:
+    """A stock's unadjusted 2:1 split is a one-bar move down x2: refused as an outlier, which is
+    right, but the message now says what it likely is."""
+    hint = split_hint(factor)
+    if kind is None:
+        assert hint == ""
+    else:
+        assert (
+            hint == f"; prices not adjusted for {kind} of a stock? split-adjusted prices read right"
+        )

@@ -337,8 +337,27 @@ def describe(hit: dict[str, object], limits: Limits = LIMITS) -> str:
         f"{col} {_num(value)} after a close of {_num(ref)}: a one-bar move {way}, beyond the "
         f"limit x{math.exp(float(hit[LIMIT])):.3g} here (the larger of {limits.move_k:g} x the "  # type: ignore[arg-type]
         f"median move {100 * math.expm1(float(hit[SCALE])):.2g} % and "  # type: ignore[arg-type]
-        f"x{math.exp(limits.move_floor):.3g})"
+        f"x{math.exp(limits.move_floor):.3g}){split_hint(factor)}"
     )
+
+
+SPLITS = ((3, 2), (2, 1), (3, 1), (4, 1), (5, 1), (8, 1), (10, 1), (20, 1))
+"""Stock splits common enough to name: a stock's prices not adjusted for one jump by its ratio."""
+
+
+def split_hint(factor: float, tolerance: float = 0.1) -> str:
+    """``"; a 2:1 stock split ..."`` when a one-bar move of ``factor`` is within ``tolerance``
+    (a day's move) of a split's ratio, or of a reverse split's; else ``""``."""
+    for a, b in SPLITS:
+        for ratio, kind in ((b / a, f"{a}:{b} split"), (a / b, f"1:{a} reverse split")):
+            if b != 1 and kind.startswith("1:"):  # a 2:3 reverse split is no common kind
+                continue
+            if abs(factor / ratio - 1) < tolerance:
+                return (
+                    f"; prices not adjusted for a {kind} of a stock? split-adjusted prices read "
+                    "right"
+                )
+    return ""
 
 
 def interleaved_advice(low: float, high: float) -> str:
