@@ -83,6 +83,17 @@ def test_quandl_continuous_futures_names(name: str, symbol: str, calendar: str |
         ("CFE_VX.csv", "VX", None),
         ("ICE.csv", "ICE", None),  # the exchange's own stock
         ("ICE_2024.csv", "ICE", None),  # a year after it names no symbol
+        ("ICE_BRN.csv", "BRN", None),  # a futures exchange, then a built-in root
+        ("OANDA_EUR_USD.csv", "EURUSD", None),
+        # after a futures exchange only a built-in root is taken: as before, the exchange's word
+        ("ICE_T.csv", "ICE", None),  # ICE's WTI, never AT&T's T (as CHRIS-ICE_T1 is ICE_T)
+        ("ICE_B.csv", "ICE", None),
+        ("CME_MINI_ES.csv", "CME", None),  # TradingView's exchange, without its interval
+        ("CME_Group.csv", "CME", None),  # the exchange's own stock
+        ("ICE_US_Equity.csv", "ICE", None),
+        ("CME_2024-01.csv", "CME", None),
+        ("CBOE_stock.csv", "CBOE", None),  # no ticker in capitals after it
+        ("nyse_ibm.csv", "NYSE", None),
     ],
 )
 def test_an_exchange_or_data_set_before_the_symbol_is_no_symbol(

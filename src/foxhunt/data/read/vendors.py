@@ -16,9 +16,10 @@ A file without a symbol column takes its symbol from its name; some vendors' nam
   exchange, root and contract number: ``CHRIS-CME_CL2`` is ``CL2``; ICE's Brent ``CHRIS-ICE_B1``
   is ``BRN``; a root not in the built-in table keeps its exchange, ``CHRIS-ICE_T1`` is
   ``ICE_T``, unknown, never the stock ``T``);
-* an exchange's or a data set's name before the symbol is no symbol: ``NYSE_IBM.csv`` ->
-  ``IBM``, Quandl's ``WIKI-SPY.csv`` -> ``SPY``; Cboe's ``CFE_F15_VX.csv`` -> ``VX``, contract
-  ``VXF15`` (were ``NYSE``, ``WIKI``, ``CFE``);
+* an exchange's or a data set's name before a ticker in capitals is no symbol: ``NYSE_IBM.csv``
+  -> ``IBM``, Quandl's ``WIKI-SPY.csv`` -> ``SPY``; after a futures exchange only a built-in
+  root (``CME_ES_5min.csv`` -> ``ES``; ``ICE_T.csv`` stays ``ICE``, never AT&T's ``T``); Cboe's
+  ``CFE_F15_VX.csv`` -> ``VX``, contract ``VXF15`` (were ``NYSE``, ``WIKI``, ``CFE``);
 * a leading period is no symbol (Alpha Vantage's ``daily_MSFT.csv``,
   ``monthly_adjusted_MSFT.csv``, ``intraday_5min_MSFT.csv`` -> ``MSFT``);
 * a pair written with a separator: ``EUR_USD`` -> ``EURUSD``, ``BTC-USD`` -> ``BTCUSD``;
@@ -107,14 +108,21 @@ contract number."""
 _CFE = re.compile(r"^CFE_([FGHJKMNQUVXZ])(\d{2})_([A-Z]{1,4})$", re.IGNORECASE)
 """Cboe Futures Exchange's history files, ``CFE_F15_VX``: month code, year, root (VX, January
 2015)."""
-_PREFIXED = re.compile(
-    r"^(CME|CBOT|NYMEX|COMEX|CFE|CBOE|ICE|ICEUS|ICEEU|EUREX|NYSE|NASDAQ|AMEX|ARCA|BATS|LSE|"
-    r"XETRA|SGX|HKEX|ASX|NSE|BSE|BINANCE|COINBASE|KRAKEN|BITSTAMP|BITFINEX|OANDA|FXCM|"
-    r"WIKI|EOD)[-_]([A-Za-z0-9].*)$",
-    re.IGNORECASE,
+_PREFIXED = re.compile(r"^([A-Za-z]+)[-_]([A-Z][A-Z0-9.]*)(?:$|[-_ ])")
+"""An exchange's or a data set's name, then a ticker in capitals: ``NYSE_IBM``, ``CME_ES_5min``,
+Cboe's ``CFE_VX``, Quandl's ``WIKI-SPY`` and ``EOD-AAPL`` (the symbol is the ticker)."""
+_FUTURES_VENUES = frozenset(
+    {"CME", "CBOT", "NYMEX", "COMEX", "CFE", "ICE", "ICEUS", "ICEEU", "EUREX"}
 )
-"""An exchange's or a data set's name before the symbol: ``NYSE_IBM``, ``CME_ES_5min``, Cboe's
-``CFE_VX``, Quandl's ``WIKI-SPY`` and ``EOD-AAPL`` (the symbol is what follows)."""
+"""Futures exchanges: the ticker after them must be a built-in futures root (``CME_ES``); any
+other stays the exchange's word, as CHRIS's unknown roots do (``ICE_T`` is not AT&T's ``T``,
+TradingView's ``CME_MINI_ES`` not ``MINI``, ``CME_Group`` the exchange's own stock)."""
+_OTHER_VENUES = frozenset(
+    {"NYSE", "NASDAQ", "AMEX", "ARCA", "BATS", "CBOE", "LSE", "XETRA", "SGX", "HKEX", "ASX",
+     "NSE", "BSE", "BINANCE", "COINBASE", "KRAKEN", "BITSTAMP", "BITFINEX", "OANDA", "FXCM",
+     "WIKI", "EOD"}
+)  # fmt: skip
+"""Stock and crypto exchanges, FX brokers and Quandl's ``WIKI`` and ``EOD`` data sets."""
 _CHRIS_ROOTS = {("ICE", "B"): "BRN"}
 """CHRIS's exchange and root -> the built-in root, where they differ (ICE's Brent is ``B``)."""
 _PERIOD_PREFIX = re.compile(
@@ -321,9 +329,10 @@ def guess_from_name(path: Path) -> NameGuess:
         month, year, root = (g.upper() for g in cfe.groups())
         return NameGuess(f"{root}{month}{year}", "Cboe CFE's file name", None, _interval(stem))
     prefixed = _PREFIXED.match(stem)
-    if prefixed and not _nameless_token(prefixed.group(2).split("_")[0].lower()):
-        rest = guess_from_name(path.with_name(prefixed.group(2) + path.suffix))
-        how = f"the file name after {prefixed.group(1).upper()}"
+    venue, ticker = (prefixed.group(1).upper(), prefixed.group(2)) if prefixed else ("", "")
+    if (venue in _FUTURES_VENUES and ticker in FUTURES) or venue in _OTHER_VENUES:
+        rest = guess_from_name(path.with_name(stem[len(venue) + 1 :] + path.suffix))
+        how = f"the file name after {venue}"
         return replace(rest, how=how) if rest.how == "the file name" else rest
     whole = stem  # what the name claims of the interval, the period prefix included
     period = _PERIOD_PREFIX.match(stem)
