@@ -108,6 +108,36 @@ def test_an_hour_column_beside_the_date_is_the_hour_and_a_minute_column_its_minu
     assert not any("ignored columns" in r.getMessage() for r in caplog.records)
 
 
+def test_an_hour_column_beside_a_date_that_holds_the_time_is_not_added_again(
+    tmp_path: Path,
+) -> None:
+    """``Date`` of ``2024-01-02 09:00`` beside ``Hour`` 9: the date column is the time (the
+    hour was added to it, and the file refused as unparsable)."""
+    text = "Date,Hour,Open,High,Low,Close,Volume\n" + "".join(
+        f"2024-01-02 {h:02d}:00,{h},4700.25,4701,4699.5,4700,1\n" for h in range(9, 15)
+    )
+    assert _minutes(_write(tmp_path, "ES.csv", text), tz="UTC") == [
+        _utc(h, 0) for h in range(9, 15)
+    ]
+
+
+def test_hours_ending_1_to_24_are_refused_unless_stamped_at_their_end(tmp_path: Path) -> None:
+    """Power markets number the hours 1-24, each the hour ending: read as starts they were an
+    hour late (24 as the next midnight); refused naming ``--stamps end``, which reads them."""
+    text = "Date,Hour,Open,High,Low,Close,Volume\n" + "".join(
+        f"2024-01-02,{h},4700.25,4701,4699.5,4700,1\n" for h in range(1, 25)
+    )
+    path = _write(tmp_path, "PWR.csv", text)
+    with pytest.raises(DataError) as e:
+        read_bars(path, min_bars=1, tz="UTC")
+    assert str(e.value) == (
+        f"{path}: column 'Hour' runs to 24: the hours ending (1-24, as power markets number "
+        "them), each bar stamped at its end; --stamps end reads them so"
+    )
+    ending = ReadOptions(tz="UTC", stamps="end", allow_odd_times=True)
+    assert _minutes(path, options=ending) == [_utc(h, 0) for h in range(24)]
+
+
 def test_nasdaq_com_dollar_prices_and_close_last(tmp_path: Path) -> None:
     days = (2, 3, 4, 5, 8)
     text = "Date,Close/Last,Volume,Open,High,Low\n" + "".join(
@@ -1105,31 +1135,43 @@ def test_a_repeated_autumn_hour_read_as_utc_is_named(tmp_path: Path) -> None:
 
 
 def test_an_epoch_that_lost_its_digits_in_scientific_notation_is_refused(tmp_path: Path) -> None:
-    """Excel writes ``1.64100E+12`` for 1641000000000 once the column is a number: 6 significant
-    digits of 13, so bars hours apart read as one. The refusal suggested ``--ts-format epoch-ms``,
-    which read them so, hours off, with verdict valid; now both refuse naming what was lost,
-    and an epoch written in full in scientific notation still reads with the flag."""
+    """Excel writes ``1.64100E+12`` once an epoch column is a number: 6 significant digits of
+    13, so hourly bars land on a 10,000 s grid, hours off. The generic refusal suggested
+    ``--ts-format epoch-ms``, which read them so with verdict valid; now the flag refuses them
+    naming the lost digits (some value is off the whole minute), while R's exact
+    ``1.7041536e+12`` (midnights, whole minutes) still reads with it."""
     start = 1_641_000_000_000
     lossy = "open_time,open,high,low,close,volume\n" + "".join(
         f"{start + i * 3_600_000:.5E},46197,47987,46195,47760,1\n" for i in range(30)
     )
     path = _write(tmp_path, "BTCUSDT.csv", lossy)
-    for flags in ({}, {"options": ReadOptions(ts_format="epoch-ms")}):
-        with pytest.raises(DataError) as e:
-            read_bars(path, min_bars=1, **flags)  # type: ignore[arg-type]
-        assert str(e.value) == (
-            f"{path}: column 'open_time', row 0: timestamp '1.64100E+12' is an epoch in "
-            "scientific notation (a spreadsheet's number format): 6 significant digits of a "
-            "13-digit number, the others lost (bars hours apart read as one); save the column "
-            "as whole numbers"
-        )
-    full = "open_time,open,high,low,close,volume\n" + "".join(
-        f"{start + i * 3_600_000:.12E},46197,47987,46195,47760,1\n" for i in range(30)
+    with pytest.raises(DataError) as e:
+        read_bars(path, min_bars=1)
+    assert str(e.value) == (
+        f"{path}: column 'open_time', row 0: timestamp '1.64100E+12' is an epoch in scientific "
+        "notation, --ts-format epoch-ms (or epoch-s, -us, -ns) reads it when its digits are all "
+        "there (6 significant of 13: a spreadsheet's number format drops the others, and the "
+        "column must be saved as whole numbers)"
     )
+    with pytest.raises(DataError) as e:
+        read_bars(path, min_bars=1, options=ReadOptions(ts_format="epoch-ms"))
+    assert str(e.value) == (
+        f"{path}: column 'open_time', row 0: timestamp '1.64100E+12' is an epoch in scientific "
+        "notation, 6 significant digits of a 13-digit number: the others are lost (a "
+        "spreadsheet's number format; bars apart read as one, or hours off): save the column "
+        "as whole numbers"
+    )
+    midnight = 1_704_153_600_000  # 2024-01-02 00:00 UTC, written by R as 1.7041536e+12
+    exact = "ts,open,high,low,close,volume\n" + "".join(
+        f"{midnight + i * 86_400_000:.10g},100,101,99,100.5,10\n" for i in range(30)
+    )
+    assert "1.7041536e+12" in exact
     got = read_bars(
-        _write(tmp_path, "ETHUSDT.csv", full), min_bars=1, options=ReadOptions(ts_format="epoch-ms")
+        _write(tmp_path, "ETHUSDT.csv", exact),
+        min_bars=1,
+        options=ReadOptions(ts_format="epoch-ms"),
     )
-    assert got["ts"][0] == datetime(2022, 1, 1, 1, 20, tzinfo=UTC) and got.height == 30
+    assert got["ts"][0] == datetime(2024, 1, 2, tzinfo=UTC) and got.height == 30
 
 
 def test_fxcms_tick_quantity_is_the_volume_of_its_bid_bars(tmp_path: Path) -> None:

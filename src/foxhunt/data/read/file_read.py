@@ -246,6 +246,27 @@ def _claimed_interval(path: Path) -> timedelta | None:
         return None
 
 
+def _hour_beside(lf: pl.LazyFrame, path: Path, cols: ColumnMap, stamps: str) -> ColumnMap:
+    """An hour column found beside the date: the date alone when it holds the time already
+    (``2024-01-02 09:00`` beside ``9``); refused when the hours run to 24 (the hours ending,
+    as power markets number them 1-24) unless ``--stamps end`` says the bars are stamped so.
+
+    Raises:
+        DataError: hours of 24, without ``--stamps end``.
+    """
+    d, t = str(cols.date), str(cols.time)
+    head = lf.select(pl.col(d).cast(pl.String).str.strip_chars()).head(64).collect().to_series()
+    if head.str.contains(r"\d[ T]\d{1,2}:\d\d").any():
+        return replace(cols, ts=d, date=None, time=None, extra=(*cols.extra, t))
+    hours = pl.col(t).cast(pl.String).str.strip_chars()
+    if stamps != "end" and lf.select((hours == "24").any()).collect().item():
+        raise DataError(
+            f"{path}: column '{t}' runs to 24: the hours ending (1-24, as power markets number "
+            "them), each bar stamped at its end; --stamps end reads them so"
+        )
+    return cols
+
+
 def _times(
     lf: pl.LazyFrame,
     path: Path,
@@ -254,8 +275,11 @@ def _times(
     tz: str,
     dayfirst: bool | None,
     fmt: str | None = None,
+    stamps: str = "start",
 ) -> tuple[Times, str]:
     """The timestamp expression of a file and how its column(s) are spelled."""
+    if cols.date is not None and canonical_name(str(cols.time)) in HOUR_NAMES:
+        cols = _hour_beside(lf, path, cols, stamps)
     if cols.date is not None:
         d, t = cols.date, cols.time
         clock = pl.col(t).cast(pl.String).str.strip_chars()
@@ -440,7 +464,9 @@ def _normalise_as(
     ):  # a European export (Excel's list separator, decimal commas): 05/03/2018 is 5 March
         dayfirst = True
     try:  # the first reads of the whole file: a malformed one fails here
-        times, spell["ts"] = _times(lf, path, schema, cols, zone, dayfirst, opts.ts_format)
+        times, spell["ts"] = _times(
+            lf, path, schema, cols, zone, dayfirst, opts.ts_format, opts.stamps
+        )
     except pl.exceptions.PolarsError as e:
         if typed:
             raise _TypedReadFailed from e

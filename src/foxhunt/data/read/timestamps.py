@@ -324,15 +324,29 @@ def _whole(digits: pl.Expr) -> pl.Expr:
     )
 
 
-_SCIENTIFIC = r"^[+-]?(\d)\.?(\d*)[eE]\+?(\d+)$"
+SCIENTIFIC = r"^[+-]?(\d)\.?(\d*)[eE]\+?(\d+)$"
+"""A number in scientific notation: its first digit, the digits after the point, the exponent."""
+_PER_MINUTE = {"s": 60, "ms": 60_000, "us": 60_000_000, "ns": 60_000_000_000}
 
 
-def lossy_scientific(digits: pl.Expr) -> pl.Expr:
-    """A whole number written in scientific notation with fewer significant digits than it has
-    (``1.64100E+12``: 6 of 13, a spreadsheet's number format): its last digits are lost."""
-    kept = 1 + digits.str.extract(_SCIENTIFIC, 2).str.len_chars()
-    whole = 1 + digits.str.extract(_SCIENTIFIC, 3).cast(pl.Int64, strict=False)
-    return (kept < whole).fill_null(False)
+def short_mantissa(text: str) -> tuple[int, int] | None:
+    """``(significant digits written, digits of the whole number)`` of a whole number written in
+    scientific notation with fewer digits than it has (``1.64100E+12``: 6 of 13); else None."""
+    m = re.match(SCIENTIFIC, text.strip())
+    if m is None or len(m[1] + m[2]) >= int(m[3]) + 1:
+        return None
+    return len(m[1] + m[2]), int(m[3]) + 1
+
+
+def lossy_scientific(digits: pl.Expr, number: pl.Expr, unit: str) -> pl.Expr:
+    """Epochs in scientific notation whose last digits are lost: written with fewer significant
+    digits than the number has (``1.64100E+12``, 6 of 13: a spreadsheet's number format), in a
+    column where such a value is off the whole minute (``1.64108E+12`` is 23:33:20). R writes
+    exact epochs so too (``1.7041536e+12``): on whole minutes, they are read."""
+    kept = 1 + digits.str.extract(SCIENTIFIC, 2).str.len_chars()
+    whole = 1 + digits.str.extract(SCIENTIFIC, 3).cast(pl.Int64, strict=False)
+    short = (kept < whole).fill_null(False)
+    return short & (short & (number % _PER_MINUTE[unit] != 0).fill_null(False)).any()
 
 
 def formatted_expr(text: pl.Expr, fmt: str, tz: str) -> Times:
@@ -348,7 +362,7 @@ def formatted_expr(text: pl.Expr, fmt: str, tz: str) -> Times:
         digits = text.cast(pl.String).str.strip_chars()
         number = digits.cast(pl.Float64, strict=False) if unit == "s" else _whole(digits)
         # 1.64100E+12 (a spreadsheet's format) lost its digits: unparsable, named by its row
-        number = pl.when(lossy_scientific(digits)).then(None).otherwise(number)
+        number = pl.when(lossy_scientific(digits, number, unit)).then(None).otherwise(number)
         return Times(_epoch_expr(number, None, unit), False)
     if not fmt.strip():
         raise DataError(

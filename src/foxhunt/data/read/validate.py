@@ -27,6 +27,7 @@ from foxhunt.data.read.open_close import check_open_close
 from foxhunt.data.read.running_volume import check_running_volume
 from foxhunt.data.read.scan import scan_table
 from foxhunt.data.read.tick_slips import with_slips_mended
+from foxhunt.data.read.timestamps import short_mantissa
 from foxhunt.errors import DataError
 
 if TYPE_CHECKING:
@@ -58,8 +59,6 @@ _BACK_ADJUSTED = (
     "prices are positive)"
 )
 _OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
-SCIENTIFIC = re.compile(r"^[+-]?(\d)\.?(\d*)[eE]\+?(\d+)$")
-"""A number in scientific notation (``1.64100E+12``): no epoch a file should be read from."""
 """A timestamp text's UTC offset (``Z``, ``+01:00``, ``-0500``)."""
 _HEADER_WORDS = frozenset(
     ("ts", "timestamp", "time", "date", "datetime", "date_time", "gmt time", "local time",
@@ -159,16 +158,15 @@ class _Validator:
             skipped = self.skipped_hour(f, raw)
             if skipped:
                 what = f"timestamp {raw!r}{skipped}"
-            elif (
-                isinstance(raw, str)
-                and (sci := SCIENTIFIC.match(raw.strip()))
-                and len(sci[1] + sci[2]) < int(sci[3]) + 1
-            ):
-                kept, whole = len(sci[1] + sci[2]), int(sci[3]) + 1
-                what = (
-                    f"timestamp {raw!r} is an epoch in scientific notation (a spreadsheet's "
-                    f"number format): {kept} significant digits of a {whole}-digit number, the "
-                    "others lost (bars hours apart read as one); save the column as whole numbers"
+            elif isinstance(raw, str) and (short := short_mantissa(raw)):
+                what = f"timestamp {raw!r} is an epoch in scientific notation, " + (
+                    f"{short[0]} significant digits of a {short[1]}-digit number: the others are "
+                    "lost (a spreadsheet's number format; bars apart read as one, or hours off): "
+                    "save the column as whole numbers"
+                    if (self.loaded.options.ts_format or "").startswith("epoch")
+                    else "--ts-format epoch-ms (or epoch-s, -us, -ns) reads it when its digits "
+                    f"are all there ({short[0]} significant of {short[1]}: a spreadsheet's number "
+                    "format drops the others, and the column must be saved as whole numbers)"
                 )
             elif (
                 isinstance(raw, str) and _is_iso(raw) and self.loaded.frame["ts"].drop_nulls().len()
