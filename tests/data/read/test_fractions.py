@@ -12,6 +12,7 @@ import pytest
 
 from foxhunt.data.read.bars import read_bars
 from foxhunt.data.read.fractions import fraction_value
+from foxhunt.data.read.options import ReadOptions
 
 
 def _daily(tmp_path: Path, name: str, quotes: list[tuple[str, str, str, str]]) -> Path:
@@ -93,3 +94,27 @@ def test_an_apostrophe_in_the_volume_says_the_prices_are_swiss_thousands(tmp_pat
     assert bars.row(0)[2:7] == (2120.0, 2125.0, 2100.0, 2115.0, 12345.0)
     plain = _daily(tmp_path, "SMI2.csv", quotes)  # without that evidence: read as 32nds
     assert read_bars(plain).row(0)[2] == 2 + 12 / 32
+
+
+def test_prices_only_in_the_form_swiss_thousands_share_warn_and_decimal_point_reads_thousands(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``101'200`` .. ``101'310`` on a tick of 10 (Lindt's shares, Swiss-grouped, a narrow
+    range) pass as 32nds: read so, but with a warning naming ``--decimal point``, which reads
+    them as thousands; the unambiguous forms (``110-16``) warn of nothing."""
+    quotes = [("101'200", "101'310", "101'200", "101'250")] * 30
+    path = _daily(tmp_path, "LISN.csv", quotes)
+    with caplog.at_level(logging.WARNING):
+        assert read_bars(path).row(0)[2] == 101 + 20 / 32
+    warned = [r.getMessage() for r in caplog.records if "32nds" in r.getMessage()]
+    assert warned == [
+        f'{path}: prices such as 101.625 written "101\'200" read as 32nds of a point; if the '
+        "apostrophes group thousands (Swiss), --decimal point reads them so"
+    ]
+    thousands = read_bars(path, options=ReadOptions(decimal="point"))
+    assert thousands.row(0)[2:6] == (101200.0, 101310.0, 101200.0, 101250.0)
+    caplog.clear()
+    note = _daily(tmp_path, "ZN.csv", [("110-16", "110-16+", "110-01", "110-10")] * 30)
+    with caplog.at_level(logging.WARNING):
+        read_bars(note)
+    assert not any("32nds" in r.getMessage() for r in caplog.records)

@@ -30,7 +30,7 @@ from foxhunt.data.read.columns import (
 )
 from foxhunt.data.read.csv_dialect import CURRENCY, GROUP_MARK, SPACE_GROUPED
 from foxhunt.data.read.files import table_kind
-from foxhunt.data.read.fractions import fraction_value, in_fractions
+from foxhunt.data.read.fractions import fraction_value, written_in_fractions
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.scan import scan_table, unreadable
 from foxhunt.data.read.timestamps import Times, formatted_expr, text_timestamp_expr, timestamp_expr
@@ -52,6 +52,7 @@ log = logging.getLogger(__name__)
 _FILE = FILE_COLUMN
 _ROW = ROW_COLUMN
 _FRACTIONS = "__fractions"
+_SWISS_LIKE = "__swiss_like"
 
 
 _GROUPED = r"^[+-]?\d{1,3}(,\d{3})+\.\d*$|^[+-]?\d{1,3}(,\d{3}){2,}$"
@@ -74,9 +75,9 @@ def _blank(col: str) -> pl.Expr:
     return raw.is_null() | raw.str.strip_chars().str.to_lowercase().is_in(_MISSING)
 
 
-def _in_fractions(col: str) -> pl.Expr:
-    """Whether a text price column is written in 32nds or 8ths (an aggregate)."""
-    return in_fractions(pl.col(col).str.strip_chars(), _blank(col))
+def _written(lf: pl.LazyFrame, col: str) -> str:
+    """The first value of a column as written, quoted."""
+    return repr(lf.select(pl.col(col).cast(pl.String).str.strip_chars()).head(1).collect().item())
 
 
 def _value_expr(
@@ -511,14 +512,10 @@ def _normalise_as(
         exprs.append(pl.lit(name.symbol, dtype=pl.String).alias("symbol"))
     comma = scanned.dialect is not None and scanned.dialect.decimal_comma
     texts = [spell[c] for c in PRICE_COLUMNS if c in spell and schema[spell[c]] == pl.String]
-    # every price written in 32nds or 8ths, all four columns judged together, and no apostrophe
-    # in another column (a Swiss volume of 12'345: the apostrophes group thousands)
-    fractions = pl.all_horizontal(_in_fractions(t) for t in texts) if texts else None
     others = [c for c in cols.extra if schema[c] == pl.String]
     others += [p for p in (parts or (spell.get("volume"),)) if p and schema[p] == pl.String]
-    if fractions is not None and others:
-        swiss = pl.any_horizontal(pl.col(c).str.contains("['’]").any() for c in others)
-        fractions = fractions & ~swiss
+    flags = written_in_fractions(texts, others, _blank) if texts and opts.decimal is None else None
+    fractions = flags[0] if flags else None  # 32nds or 8ths: every price, the columns together
     for c in VALUE_COLUMNS:
         if c == "volume" and c in spell:  # an empty cell: not reported (read as 0, one warning)
             exprs.append(_volume_expr(path, parts or (spell[c],), schema, comma).alias(c))
@@ -537,8 +534,8 @@ def _normalise_as(
         spell[c] = kept_name(path, c, cols.extra, names)
         exprs.append(_value_expr(path, spell[c], schema[spell[c]], comma, suffixes=False).alias(c))
     exprs.append(_no_value([spell[c] for c in (*PRICE_COLUMNS, *keep)], schema).alias(EMPTY_COLUMN))
-    if fractions is not None:
-        exprs.append(fractions.alias(_FRACTIONS))
+    if flags is not None:
+        exprs += [flags[0].alias(_FRACTIONS), (flags[0] & flags[1]).alias(_SWISS_LIKE)]
     exprs += [pl.lit(index, dtype=pl.UInt32).alias(_FILE), pl.col(_ROW)]
     try:
         df = lf.with_row_index(_ROW).select(exprs).collect()
@@ -557,7 +554,14 @@ def _normalise_as(
                 "read as their value"
             )
             log.info("%s: prices written in 32nds or 8ths of a point, read as their value", path)
-        df = df.drop(_FRACTIONS)
+        if df[_SWISS_LIKE][0]:
+            doubts.append(
+                f"{path}: prices such as {df.row(0, named=True)['open']:g} written "
+                f"{_written(lf, spell['open'])} read as 32nds of a point; if the apostrophes "
+                "group thousands (Swiss), --decimal point reads them so"
+            )
+            log.warning("%s", doubts[-1])
+        df = df.drop(_FRACTIONS, _SWISS_LIKE)
     df = unknown_volume(df, path, spell.get("volume"))
     if times.naive:
         check_twelve_hour(df, path, spell["ts"], zone)

@@ -6,14 +6,20 @@
 * 8ths: ``706'2`` is 706 + 2/8 (corn, wheat and soybeans in cents and eighths).
 
 A file's prices are read so only when every price written in its four price columns is in one
-of these notations, with the 32nd's count under 32: a Swiss export's ``131'290`` (131,290 with
-an apostrophe between the thousands) is read as thousands unless every price of the file also
-passes as 32nds, which real Swiss-grouped numbers do not (a group's last digit is 0, 2, 5 or 7
-and its first two under 32 for about one number in eight; ``2'682.25`` has decimals). Until session 45
+of these notations, with the 32nd's count under 32, no other column holds an apostrophe and
+``--decimal`` is not given: a Swiss export's ``131'290`` (131,290 with an apostrophe between
+the thousands) is read as thousands unless every price of the file also passes as 32nds, which
+Swiss-grouped numbers rarely do (``2'682.25`` has decimals; whole numbers must keep every group
+under 320 and end in 0, 2, 5 or 7, as a price on a round tick in a narrow range can). Prices
+only in that form (``131'290``, no ``131'29``, ``131-29`` or ``+``) are read as 32nds with a
+warning, and ``data inspect`` calls them suspicious: ``--decimal point`` reads them as
+thousands. Until session 45
 ``131'290`` was read as 131,290 with verdict valid, and ``131'29`` was refused as no number.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import polars as pl
 
@@ -43,3 +49,28 @@ def in_fractions(text: pl.Expr, blank: pl.Expr) -> pl.Expr:
     not ``blank`` reads as one, and there is at least one."""
     value = fraction_value(text)
     return (value.is_not_null() | blank).all() & value.is_not_null().any()
+
+
+SWISS_LIKE = r"^\d+['’]\d{3}$"
+"""The one form 32nds share with Swiss thousands: ``131'290``."""
+
+
+def written_in_fractions(
+    prices: list[str], others: list[str], blank: Callable[[str], pl.Expr]
+) -> tuple[pl.Expr, pl.Expr]:
+    """Two aggregates of a file: every price is written in 32nds or 8ths (and no column of
+    ``others`` holds an apostrophe: a Swiss volume of ``12'345`` says they group thousands); and
+    every price is in the form Swiss thousands share (``131'290``).
+
+    Args:
+        prices: The text price columns.
+        others: The file's other text columns.
+        blank: A column's cells holding no value.
+    """
+    every = pl.all_horizontal(in_fractions(pl.col(t).str.strip_chars(), blank(t)) for t in prices)
+    if others:
+        every = every & ~pl.any_horizontal(pl.col(c).str.contains("['’]").any() for c in others)
+    swiss_like = pl.all_horizontal(
+        (pl.col(t).str.strip_chars().str.contains(SWISS_LIKE) | blank(t)).all() for t in prices
+    )
+    return every, swiss_like
