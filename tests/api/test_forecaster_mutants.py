@@ -164,11 +164,13 @@ def test_load_and_stream_keep_the_device(
         "load",
         classmethod(lambda cls, run, **kw: opened.append((run, kw)) or "live"),
     )
-    assert loaded.stream(symbols=["ES"], history=300, engine="onnx") == "live"
+    assert loaded.stream(symbols=["ES"], history=300, engine="onnx", tz="Asia/Tokyo") == "live"
     assert loaded.stream() == "live"
+    given = {"symbols": ["ES"], "history": 300, "device": "meta", "engine": "onnx"}
+    default = {"symbols": None, "history": None, "device": "meta", "engine": "torch"}
     assert opened == [
-        (tmp_path / "run", {"symbols": ["ES"], "history": 300, "device": "meta", "engine": "onnx"}),
-        (tmp_path / "run", {"symbols": None, "history": None, "device": "meta", "engine": "torch"}),
+        (tmp_path / "run", given | {"tz": "Asia/Tokyo"}),
+        (tmp_path / "run", default | {"tz": None}),
     ]
 
 

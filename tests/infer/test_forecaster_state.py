@@ -144,9 +144,9 @@ def test_a_normalised_frame_skips_normalise_and_forecasts_as_any_spelling(
     calls: list[int] = []
     real = forecaster_module.normalise
 
-    def counted(frame: object) -> pl.DataFrame:
+    def counted(frame: object, tz: str | None = None) -> pl.DataFrame:
         calls.append(1)
-        return real(frame)
+        return real(frame, tz)
 
     monkeypatch.setattr(forecaster_module, "normalise", counted)
     a = fast.update(last)

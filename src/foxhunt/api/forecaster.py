@@ -221,17 +221,19 @@ class TFTForecaster:
         symbols: list[str] | None = None,
         history: int | None = None,
         engine: str = "torch",
+        tz: str | None = None,
     ) -> Forecaster:
         """A streaming forecaster over this model: ``update(bars)`` with new bars (polars or
         pandas) returns forecasts from each symbol's latest bar
         (:class:`foxhunt.infer.forecaster.Forecaster`; ``engine="onnx"`` or ``"auto"`` runs its
         forward in onnxruntime graphs built once into the run directory, faster at a few
-        symbols per update: docs/inference.md)."""
+        symbols per update: docs/inference.md). Naive bar times are read in ``tz`` (an IANA
+        zone or an offset); without it as UTC, with one warning."""
         from foxhunt.infer.forecaster import Forecaster
 
         run = self._require_fitted()
         return Forecaster.load(
-            run, symbols=symbols, history=history, device=self.device, engine=engine
+            run, symbols=symbols, history=history, device=self.device, engine=engine, tz=tz
         )
 
     def __repr__(self) -> str:

@@ -57,6 +57,7 @@ from foxhunt.data.features.table import compute_features
 from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.pipeline import calendars_of, future_rows
+from foxhunt.data.read.zones import parse_zone
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.bar_input import (
@@ -103,6 +104,8 @@ class Forecaster:
             preset, 2x at TFT-225, docs/inference.md) or ``auto``
             (``onnx`` where it can run, else ``torch``):
             :mod:`foxhunt.infer.incremental.graphs`. The bar-tail path always runs PyTorch.
+        tz: The zone of naive bar times (an IANA name or an offset, as ``--tz`` takes);
+            None: UTC, with one warning per process.
 
     Raises:
         ValueError: ``history`` shorter than warm-up + encoder, or ``incremental=True`` for
@@ -120,7 +123,9 @@ class Forecaster:
         device: torch.device | str = "cpu",
         incremental: bool | None = None,
         engine: str = "torch",
+        tz: str | None = None,
     ) -> None:
+        self.tz = tz if tz is None or parse_zone(tz) else None  # naive times' zone (else UTC)
         self.loaded = loaded
         m = loaded.config.model
         self.encoder_length = m.encoder_length
@@ -197,6 +202,7 @@ class Forecaster:
         state: Path | str | None = None,
         incremental: bool | None = None,
         engine: str = "torch",
+        tz: str | None = None,
     ) -> Forecaster:
         """Load a model directory (fp32 or quantised) into a forecaster.
 
@@ -210,6 +216,7 @@ class Forecaster:
             state: A file :meth:`save` wrote for this model: resume from it (else no bars yet).
             incremental: See the class docstring.
             engine: See the class docstring.
+            tz: See the class docstring.
 
         Returns:
             The forecaster.
@@ -228,6 +235,7 @@ class Forecaster:
             device=device,
             incremental=incremental,
             engine=engine,
+            tz=tz,
         )
         if state is not None:
             fc.restore(state)
@@ -379,16 +387,16 @@ class Forecaster:
         """
         if self.incremental:
             if len(bars) == 0:  # no bars: nothing changes (the frame's columns still checked)
-                normalise(bars)
+                normalise(bars, self.tz)
                 return self._empty()
             chunk: pl.DataFrame | None = None
             arrays = fast_arrays(bars)  # a frame already normalised: read as it is
             if arrays is None:
-                chunk = normalise(bars)
+                chunk = normalise(bars, self.tz)
                 arrays = bar_arrays(chunk)
             rows = group_rows(arrays, self.last_ts, self.allowed)
             if chunk is None and (rows is None or not self._held(rows)):
-                chunk = normalise(bars)  # a problem to name, or new symbols to resolve
+                chunk = normalise(bars, self.tz)  # a problem to name, or new symbols to resolve
             if rows is None:  # something is wrong: the full check names it
                 assert chunk is not None
                 check_order(chunk, self.last_ts, self.allowed)
@@ -399,7 +407,7 @@ class Forecaster:
             self._advance(chunk, arrays, rows)
             ready = sorted(s for s in rows if self._live.ready(s))
             return self._forecast_live(ready) if forecast and ready else self._empty()
-        chunk = normalise(bars)
+        chunk = normalise(bars, self.tz)
         groups = check_order(chunk, self.last_ts, self.allowed)
         self._check_new(bar_arrays(chunk), {s: g["__row"].to_numpy() for s, g in groups.items()})
         self._resolve(chunk, list(groups))
