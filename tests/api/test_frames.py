@@ -43,8 +43,12 @@ def test_a_frame_without_a_symbol_column_gets_the_one_given_or_is_refused() -> N
         "bars DataFrame: no symbol column (symbol, ticker, instrument, raw_symbol, #ric, ric, "
         "contract, instrument_id); pass symbol='ES'"
     )
-    kept = to_polars(_bars(ticker=["NQ"] * 3), symbol="ES")  # has one: `symbol` is ignored
-    assert kept.columns == ["ts", "close", "ticker"]
+    with pytest.raises(InputError) as both:  # has one: `symbol` beside it was ignored
+        to_polars(_bars(ticker=["NQ"] * 3), symbol="ES")
+    assert str(both.value) == (
+        "bars DataFrame: has a symbol column 'ticker'; symbol= is for frames without one"
+    )
+    assert to_polars(_bars(ticker=["NQ"] * 3)).columns == ["ts", "close", "ticker"]
 
 
 def test_a_pandas_frame_polars_cannot_hold_is_named_as_the_dataframe() -> None:

@@ -260,12 +260,15 @@ def test_symbol_names_a_frame_without_a_symbol_column() -> None:
     assert got["symbol"].to_list() == ["NQ"] * 3
 
 
-def test_symbol_is_ignored_for_a_frame_with_a_symbol_column() -> None:
-    """Unlike a file's, a frame's symbol column wins without a refusal: the frame is not the
-    user's file, so ``symbol`` is not the reader's ``--symbol``."""
-    got = read_bars(_bars(3), symbol="NQ")
-    assert got["symbol"].to_list() == ["ES"] * 3
-    assert got.equals(read_bars(_bars(3)))
+def test_symbol_is_refused_for_a_frame_with_a_symbol_column() -> None:
+    """As ``--symbol`` on a file with a symbol column: ``symbol="NQ"`` beside a frame's ES rows
+    was ignored without a word until session 45, and the forecasts were ES's."""
+    with pytest.raises(InputError) as e:
+        read_bars(_bars(3), symbol="NQ")
+    assert str(e.value) == (
+        "bars DataFrame: has a symbol column 'symbol'; symbol= is for frames without one"
+    )
+    assert read_bars(_bars(3).drop("symbol"), symbol="NQ")["symbol"].to_list() == ["NQ"] * 3
 
 
 # -- the caller's kind ------------------------------------------------------------------------
@@ -306,7 +309,7 @@ def test_the_reader_gets_every_option_and_a_frame_in_a_private_scratch_file(
 
     monkeypatch.setattr(reader, "read_bars", spy)
     names = {"ts": "stamp", "close": "px_c"}
-    vendor = _bars(10, start=datetime(2024, 1, 3, 10, 0)).rename(names)
+    vendor = _bars(10, start=datetime(2024, 1, 3, 10, 0)).rename(names).drop("symbol")
     got = read_bars(
         vendor,
         symbol="NQ",

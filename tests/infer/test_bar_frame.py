@@ -39,3 +39,25 @@ def test_other_objects_are_refused_naming_the_caller() -> None:
 def test_missing_columns_stay_missing() -> None:
     got = canonical_bars(pl.DataFrame({"timestamp": [1], "close": [1.0]}))
     assert got.columns == ["ts", "close"]
+
+
+def test_a_pandas_time_index_kept_as_a_column_too_and_a_period_index() -> None:
+    """``set_index("timestamp", drop=False)`` (the time twice) failed deep in pandas ("cannot
+    insert timestamp, already exists"); two different times are refused in one line; a daily
+    ``PeriodIndex`` was dropped without a word (then "missing column 'ts'")."""
+    pd = pytest.importorskip("pandas")
+    ts = pd.date_range("2024-01-02", periods=3, freq="h", tz="UTC")
+    df = pd.DataFrame({"timestamp": ts, "close": [1.0, 2.0, 3.0]})
+    both = polars_bars(df.set_index("timestamp", drop=False), "bars")
+    assert both.columns == ["timestamp", "close"] and both["close"].to_list() == [1.0, 2.0, 3.0]
+    other = df.rename(columns={"timestamp": "ts"}).set_axis(ts - pd.Timedelta(days=1))
+    with pytest.raises(DataError) as e:
+        polars_bars(other, "bars")
+    assert str(e.value) == (
+        "bars: the index and the column 'ts' are two different times; keep one "
+        "(reset_index(drop=True), or drop the column)"
+    )
+    daily = pd.DataFrame({"close": [1.0, 2.0]}, index=pd.period_range("2024-01-02", periods=2))
+    got = polars_bars(daily, "bars")
+    assert got.columns == ["ts", "close"]
+    assert got["ts"].dt.strftime("%Y-%m-%d").to_list() == ["2024-01-02", "2024-01-03"]

@@ -58,13 +58,19 @@ def to_polars(bars: pl.DataFrame | pd.DataFrame, symbol: str | None = None) -> p
     Args:
         bars: polars, or pandas (a ``DatetimeIndex`` becomes a column: its name, or ``ts``).
         symbol: the symbol of every row when the frame has no symbol column (``symbol``,
-            ``ticker``, ``instrument``, ``raw_symbol``, ``instrument_id``); ignored when it has one.
+            ``ticker``, ``instrument``, ``raw_symbol``, ``instrument_id``).
 
     Raises:
-        InputError: no symbol column and no ``symbol``.
+        InputError: no symbol column and no ``symbol``, or both (as ``--symbol`` on a file
+            with a symbol column: it was ignored).
     """
     frame = polars_bars(bars, f"bars {FRAME}")
-    if not any(canonical_name(c) in SYMBOL_NAMES for c in frame.columns):
+    held = next((c for c in frame.columns if canonical_name(c) in SYMBOL_NAMES), None)
+    if held is not None and symbol is not None:
+        raise InputError(
+            f"bars {FRAME}: has a symbol column '{held}'; symbol= is for frames without one"
+        )
+    if held is None:
         if symbol is None:
             raise InputError(
                 f"bars {FRAME}: no symbol column ({', '.join(SYMBOL_NAMES)}); pass symbol='ES'"

@@ -29,8 +29,19 @@ def polars_bars(bars: Any, where: str) -> pl.DataFrame:
     if is_pandas(bars):
         import pandas as pd
 
+        if isinstance(bars.index, pd.PeriodIndex):  # daily bars by period: each its start
+            bars = bars.set_axis(bars.index.to_timestamp(), axis=0)
         if isinstance(bars.index, pd.DatetimeIndex):
-            bars = bars.rename_axis(bars.index.name or "ts").reset_index()
+            name = bars.index.name or "ts"
+            if name in bars.columns:  # set_index("ts", drop=False): the column is the time
+                if not (pd.Series(bars.index, index=bars.index) == bars[name]).all():
+                    raise DataError(
+                        f"{where}: the index and the column '{name}' are two different times; "
+                        "keep one (reset_index(drop=True), or drop the column)"
+                    )
+                bars = bars.reset_index(drop=True)
+            else:
+                bars = bars.rename_axis(name).reset_index()
         elif isinstance(bars.index, pd.MultiIndex) and all(bars.index.names):
             bars = bars.reset_index()
         try:
