@@ -179,3 +179,42 @@ def test_import_foxhunt_stays_light_until_the_api_is_used() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == foxhunt.__version__
+
+
+@pytest.mark.slow
+def test_predict_and_evaluate_take_the_readers_arguments_and_name_them_in_python(
+    fitted: foxhunt.TFTForecaster,
+) -> None:
+    """``tz=`` reads a frame's naive New York times (ES's closed hours refused them as UTC,
+    naming ``--tz``, a flag no method took); the refusal names ``tz=`` now; ``strict`` and
+    ``windows`` as ``--strict`` and ``--windows``."""
+    bars = _pandas_bars(260, seed=2)
+    aware = fitted.predict(bars)
+    naive = bars.assign(
+        timestamp=bars["timestamp"].dt.tz_convert("America/New_York").dt.tz_localize(None)
+    )
+    local = fitted.predict(naive, tz="America/New_York")
+    np.testing.assert_array_equal(local["return_q0.5"].to_numpy(), aware["return_q0.5"].to_numpy())
+    assert local["origin_ts"].tolist() == aware["origin_ts"].tolist()
+    with pytest.raises(DataError) as e:
+        fitted.predict(naive)
+    assert "tz='America/New_York'" in str(e.value) and "--tz" not in str(e.value)
+    with pytest.raises(InputError, match="--strict|strict=True"):
+        fitted.predict(bars.assign(symbol="NQ"), strict=True)
+    scored = fitted.evaluate(bars, windows="all")
+    assert 0 < scored["n_windows"] <= len(aware) // 3  # all windows: in-sample ones too
+    with pytest.raises(InputError, match="windows must be new, test or all, got 'every'"):
+        fitted.evaluate(bars, windows="every")
+    with pytest.raises(TypeError):
+        fitted.predict(bars, tzz="UTC")
+
+
+@pytest.mark.slow
+def test_fit_takes_the_readers_arguments_into_the_run() -> None:
+    bars = _pandas_bars(700, seed=1)
+    naive = bars.assign(
+        timestamp=bars["timestamp"].dt.tz_convert("America/New_York").dt.tz_localize(None)
+    )
+    model = foxhunt.TFTForecaster("demo", **TINY).fit(naive, tz="America/New_York")
+    assert model.config.data.tz == "America/New_York"
+    assert foxhunt.TFTForecaster.load(model.run_dir).config.data.tz == "America/New_York"

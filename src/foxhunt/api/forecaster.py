@@ -25,7 +25,15 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from foxhunt.api.frames import BarsLike, as_kind, bars_path, kind_of
+from foxhunt.api.frames import (
+    BarsLike,
+    as_kind,
+    bars_path,
+    kind_of,
+    python_words,
+    read_fields,
+    reworded,
+)
 from foxhunt.artifacts.lock import LOCK_NAME
 from foxhunt.artifacts.rundir import RunDir, read_config
 from foxhunt.config import RunConfig, preset
@@ -93,6 +101,7 @@ class TFTForecaster:
         symbol: str | None = None,
         overwrite: bool = False,
         ensemble: int = 1,
+        **read: Any,
     ) -> TFTForecaster:
         """Train on ``bars`` (train/validation/test split by time, as ``foxhunt train``).
 
@@ -105,6 +114,9 @@ class TFTForecaster:
             ensemble: N > 1 trains a seed ensemble (``foxhunt train --ensemble N``): N
                 members with seeds ``seed .. seed + N - 1``, one after another; predict,
                 evaluate and stream then average their calibrated quantiles.
+            **read: How to read the bars, as :func:`foxhunt.read_bars` takes it (``tz``,
+                ``columns``, ``ts_format``, ``stamps``, ``decimal``, ``bar_minutes``,
+                ``allow_odd_times``, ``allow_outliers``): stored in the run, as the CLI's flags.
 
         Returns:
             ``self``, trained. Bars given as a DataFrame are stored in this object's scratch
@@ -121,7 +133,10 @@ class TFTForecaster:
         if ensemble < 1:
             raise InputError(f"TFTForecaster.fit: ensemble must be >= 1, got {ensemble}")
         train = run_training if ensemble == 1 else partial(train_ensemble, n=ensemble)
-        with bars_path(bars, self.work_dir, symbol) as path:
+        fields = read_fields(**read)
+        if fields:
+            self.config = self.config.replace(data=fields)
+        with reworded(python_words), bars_path(bars, self.work_dir, symbol) as path:
             train(
                 self.config,
                 bars=path,
@@ -142,6 +157,8 @@ class TFTForecaster:
         symbol: str | None = None,
         long: bool = False,
         batch_size: int = 256,
+        strict: bool = False,
+        **read: Any,
     ) -> pl.DataFrame | pd.DataFrame:
         """Quantile forecasts from every origin in ``bars`` (as ``foxhunt predict``).
 
@@ -150,10 +167,14 @@ class TFTForecaster:
             symbol: The symbol of a DataFrame without a symbol column.
             long: One row per quantile level instead of one column per level.
             batch_size: Windows per forward pass.
+            strict: Refuse symbols the model was not trained on (else one warning).
+            **read: How to read the bars, as :func:`foxhunt.read_bars` takes it, over the
+                run's own (``foxhunt predict --tz ...``).
 
         Returns:
             pandas for pandas bars, else polars: one row per symbol x origin x horizon with
-            ``origin_ts``, ``target_ts`` (the bar forecast, from the instrument's calendar),
+            ``origin_ts``, ``target_ts`` (the bar forecast: the h-th next bar in ``bars``,
+            past the last one the instrument's calendar's, on the bars' own grid),
             ``close``, ``return_q*``/``price_q*`` and ``realised_close``/``realised_return``
             where the bars hold the target bar (docs/inference.md, "Forecast files").
         """
@@ -161,19 +182,37 @@ class TFTForecaster:
 
         run = self._require_fitted()
         out = Path(tempfile.mkdtemp(dir=self.work_dir)) / "forecast.parquet"
-        with bars_path(bars, self.work_dir, symbol) as path:
-            predict_to_file(run, path, out, batch_size=batch_size, device=self.device, long=long)
+        with reworded(python_words), bars_path(bars, self.work_dir, symbol) as path:
+            predict_to_file(
+                run,
+                path,
+                out,
+                batch_size=batch_size,
+                device=self.device,
+                long=long,
+                strict=strict,
+                read=read_fields(**read),
+            )
         frame = pl.read_parquet(out)
         shutil.rmtree(out.parent)
         return as_kind(frame, kind_of(bars))
 
     def evaluate(
-        self, bars: BarsLike, *, symbol: str | None = None, batch_size: int = 256
+        self,
+        bars: BarsLike,
+        *,
+        symbol: str | None = None,
+        batch_size: int = 256,
+        strict: bool = False,
+        windows: str | None = None,
+        **read: Any,
     ) -> dict[str, Any]:
         """Score the quantiles on ``bars`` against the baselines (as ``foxhunt evaluate``).
 
-        On the bars the model was trained on, only their test split is scored. Nothing is
-        written into the run directory.
+        On the bars the model was trained on, only their test split is scored (``windows``:
+        ``new``, ``test`` or ``all``, as ``--windows``). ``strict`` refuses symbols the model
+        was not trained on; ``**read`` as for :meth:`predict`. Nothing is written into the run
+        directory.
 
         Returns:
             The evaluation: ``split``, ``n_windows``, ``scores`` per model (``tft``,
@@ -182,9 +221,20 @@ class TFTForecaster:
         from foxhunt.infer.evaluate import evaluate_model
 
         run = self._require_fitted()
+        if windows not in (None, "new", "test", "all"):
+            raise InputError(f"evaluate: windows must be new, test or all, got {windows!r}")
         out = Path(tempfile.mkdtemp(dir=self.work_dir)) / "evaluation.json"
-        with bars_path(bars, self.work_dir, symbol) as path:
-            result = evaluate_model(run, path, batch_size=batch_size, device=self.device, out=out)
+        with reworded(python_words), bars_path(bars, self.work_dir, symbol) as path:
+            result = evaluate_model(
+                run,
+                path,
+                batch_size=batch_size,
+                device=self.device,
+                out=out,
+                strict=strict,
+                scope=windows,  # type: ignore[arg-type]
+                read=read_fields(**read),
+            )
         shutil.rmtree(out.parent)
         return result
 

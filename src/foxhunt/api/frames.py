@@ -102,8 +102,39 @@ _PYTHON_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"--columns (\w+)=([\w.-]+)"), r"columns={'\1': '\2'}"),
     (re.compile(r"--columns\b"), "columns"),
     (re.compile(r"--symbol\b"), "symbol=..."),
+    (re.compile(r"--strict\b"), "strict=True"),
+    (re.compile(r"--windows (new|test|all)\b"), r"windows='\1'"),
+    (re.compile(r"--overwrite or choose another --out\b"), "overwrite=True or another run_dir"),
+    (re.compile(r"--overwrite\b"), "overwrite=True"),
 )
-""":func:`read_bars`' keyword argument for each CLI flag the reader's messages name."""
+""":func:`read_bars`' keyword argument for each CLI flag the reader's messages name (and
+``fit``'s, ``predict``'s and ``evaluate``'s: they take the reader's too)."""
+
+
+def read_fields(
+    *,
+    tz: str | None = None,
+    columns: dict[str, str] | None = None,
+    ts_format: str | None = None,
+    stamps: str | None = None,
+    decimal: str | None = None,
+    bar_minutes: int | None = None,
+    allow_odd_times: bool = False,
+    allow_outliers: bool = False,
+) -> dict[str, Any]:
+    """The reader's keyword arguments that were given, as ``DataConfig`` fields (what the
+    CLI's ``--tz``, ``--columns`` ... give a run)."""
+    given: dict[str, Any] = {
+        "tz": tz,
+        "columns": tuple(f"{k}={v}" for k, v in columns.items()) if columns else None,
+        "ts_format": ts_format,
+        "stamps": stamps,
+        "decimal": decimal,
+        "bar_minutes": bar_minutes,
+        "allow_odd_times": allow_odd_times or None,
+        "allow_outliers": allow_outliers or None,
+    }
+    return {k: v for k, v in given.items() if v is not None}
 
 
 def python_words(text: str) -> str:
