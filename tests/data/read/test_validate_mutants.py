@@ -529,3 +529,31 @@ def test_outlier_in_a_column_without_spelling_is_named_by_that_column() -> None:
         "median close 4800 of the bars around it (off by orders of magnitude); "
         "--allow-outliers keeps it"
     )
+
+
+def test_a_symbol_left_out_is_not_judged_by_its_inputs_or_future_rows(tmp_path: Path) -> None:
+    """A short symbol left out (``drop_short``) with a missing input value and future rows:
+    its rows stopped the read after the warning that it was left out ("missing value", "a row
+    with empty prices is a future row only after ..."); now only the kept symbols' are read."""
+    lines = []
+    for sym, n in (("AAA", 12), ("BBB", 3)):
+        for i in range(n + 2):
+            future = i >= n
+            price = "" if future else "4800"
+            hol = "" if (sym == "BBB" and i == 0) else str(i % 2)
+            lines.append(
+                f"{_ts(i)},{sym},{price},{price},{price},{price},{'' if future else 10},{hol}"
+            )
+    path = _write(tmp_path / "a.csv", lines, head=HEAD.rstrip("\n") + ",hol\n")
+    future: list[pl.DataFrame] = []
+    bars = read_bars(
+        path,
+        min_bars=10,
+        keep=("hol",),
+        future=future,
+        future_cols=("hol",),
+        drop_short=True,
+        options=ReadOptions(allow_odd_times=True),
+    )
+    assert bars["symbol"].unique().to_list() == ["AAA"] and bars.height == 12
+    assert future[0]["symbol"].to_list() == ["AAA", "AAA"]

@@ -287,6 +287,10 @@ def read_bars(
         allow_outliers=allow_outliers,
         drop_short=drop_short,
     )
+    if drop_short:  # the symbols left out: neither their inputs nor their future rows judged
+        loaded = replace(loaded, frame=_of_symbols(loaded.frame, bars))
+        if future is not None:
+            future[-1] = rows = _of_symbols(future[-1], bars)
     check_kept(loaded, keep)
     if future is not None and future[-1].height:
         check_kept(replace(loaded, frame=rows), tuple(future_cols))
@@ -298,4 +302,11 @@ def read_bars(
         bars = check_min_bars(
             bars, min_bars, min_bars_reason, loaded.options.bar_minutes, drop_short=drop_short
         )
+        if drop_short and future is not None:
+            future[-1] = _of_symbols(future[-1], bars)
     return bars
+
+
+def _of_symbols(frame: pl.DataFrame, bars: pl.DataFrame) -> pl.DataFrame:
+    """The rows of ``frame`` of the symbols ``bars`` holds."""
+    return frame.filter(pl.col("symbol").is_in(bars["symbol"].unique().implode()))
