@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import polars as pl
@@ -156,3 +157,36 @@ def test_on_grid_keeps_the_calendar_where_it_cannot_tell_a_grid() -> None:
     # a calendar time within a bar of the last bar: one interval after it at least, in order
     near = np.array([ts[-1] + hour, ts[-1] + 3 * hour], np.int64)
     assert on_grid(near, ts, 4 * hour).tolist() == [ts[-1] + 4 * hour, ts[-1] + 8 * hour]
+
+
+def test_a_grid_on_the_calendars_clock_holds_across_daylight_saving() -> None:
+    """ES 4-hour bars from 17:00 Chicago, the last on Friday 8 March 2024: the calendar's
+    Sunday 17:00 CDT open is on that grid on Chicago's clock, though an hour off it in UTC
+    (the bars before were CST): kept, with 21:00, 01:00, 05:00 CDT after it. Taking the grid
+    in UTC alone gave 14:00 Sunday, before the open."""
+    chicago = ZoneInfo("America/Chicago")
+    ts, day = [], dt.date(2024, 2, 26)
+    while day <= dt.date(2024, 3, 8):
+        if day.weekday() < 5:
+            start = dt.datetime.combine(day - dt.timedelta(days=1), dt.time(17), chicago)
+            ts += [(start + dt.timedelta(hours=4 * k)).astimezone(UTC) for k in range(6)]
+        day += dt.timedelta(days=1)
+    bars = pl.DataFrame(
+        {"ts": ts, "symbol": ["ES"] * len(ts), "close": [1.0] * len(ts)},
+        schema={"ts": pl.Datetime("us", "UTC"), "symbol": pl.String, "close": pl.Float64},
+    )
+    got = forecast_targets(bars, bars.select("symbol", "ts").tail(1), 4, {"ES": "globex"})
+    assert [t.astimezone(chicago).strftime("%a %H:%M") for t in got["target_ts"]] == [
+        "Sun 17:00", "Sun 21:00", "Mon 01:00", "Mon 05:00"
+    ]  # fmt: skip
+    # FX 4-hour bars on a UTC grid across the same change: the open (21:00 UTC in summer time)
+    # is off the grid in both frames: the UTC grid's 20:00 bar holds it
+    four = dt.timedelta(hours=4)
+    last = dt.datetime(2024, 3, 8, 20, 0, tzinfo=UTC)
+    fx = pl.DataFrame(
+        {"ts": [last - k * four for k in range(11, -1, -1)], "symbol": ["EURUSD"] * 12},
+        schema={"ts": pl.Datetime("us", "UTC"), "symbol": pl.String},
+    ).with_columns(close=pl.lit(1.0))
+    got = forecast_targets(fx, fx.select("symbol", "ts").tail(1), 2, {"EURUSD": "fx_24x5"})
+    sunday = dt.datetime(2024, 3, 10, 20, 0, tzinfo=UTC)
+    assert got["target_ts"].to_list() == [sunday, sunday + four]

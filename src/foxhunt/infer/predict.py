@@ -1,8 +1,9 @@
 """``foxhunt predict``: quantile forecasts for every origin, streamed to Parquet.
 
 One row per symbol x origin x horizon: ``symbol``, ``origin_ts`` (the last bar the model saw),
-``horizon`` (1..H), ``target_ts`` (the time of the bar forecast: the h-th bar the instrument's
-calendar schedules after the origin, :mod:`foxhunt.infer.targets`), ``close`` (at the origin),
+``horizon`` (1..H), ``target_ts`` (the time of the bar forecast: the h-th bar after the origin
+in the bars, past the last one the instrument's calendar's, on the bars' own grid:
+:mod:`foxhunt.infer.targets`), ``close`` (at the origin),
 ``return_q{level}`` (log-return quantiles) and ``price_q{level}`` (implied prices
 ``close * exp(q)``) for every quantile level, then ``realised_close`` and ``realised_return``
 (``log(realised_close / close)``) where the bars hold the target bar, else null. Quantiles are

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import polars as pl
 
 from foxhunt.data.market.calendar import infer_interval, project_bar_times
-from foxhunt.data.market.calendars import DEFAULT_CALENDAR
+from foxhunt.data.market.calendars import CALENDARS, DEFAULT_CALENDAR
 
 UTC_US = pl.Datetime("us", "UTC")
 GRID_BARS = 64
@@ -36,20 +37,26 @@ _MIN_GRID_BARS = 8
 _DAY_US = 86_400_000_000
 
 
-def on_grid(future: np.ndarray, ts: np.ndarray, interval_us: int) -> np.ndarray:
+def on_grid(
+    future: np.ndarray, ts: np.ndarray, interval_us: int, zone: str | None = None
+) -> np.ndarray:
     """The calendar's future bar times ``future`` put on the grid of the symbol's bars ``ts``.
 
-    When the last :data:`GRID_BARS` bars (at least 8) of an intraday symbol all share one phase
-    ``p`` of the interval (``ts mod interval``, UTC), a future time off that phase becomes the
-    start of the grid bar holding it (a session opening at 22:00 falls in the 20:00-24:00 bar
-    of a 4-hour UTC grid), each at least one interval after the one before and after the last
-    bar. Bars of several phases (an hourly 09:30 first bar, then 10:00, 11:00 ...), too few
-    bars, and daily or longer bars keep the calendar's times.
+    The grid is the one phase of the interval the last :data:`GRID_BARS` bars (at least 8) of
+    an intraday symbol share, in UTC (4-hour FX bars at 00:00, 04:00 ... UTC) or on the wall
+    clock of the calendar's ``zone`` (CME's 4-hour bars from 17:00 Chicago, which move by an
+    hour in UTC at daylight saving). A future time on that grid in either frame is kept; one
+    off it becomes the start of the grid bar holding it (a session opening at 22:00 falls in
+    the 20:00-24:00 bar of a 4-hour UTC grid), in UTC where the bars share a UTC phase, else on
+    the zone's clock; each at least one interval after the one before and after the last bar.
+    Bars of several phases in both frames (an hourly 09:30 first bar, then 10:00, 11:00 ...),
+    too few bars, and daily or longer bars keep the calendar's times.
 
     Args:
         future: (H,) int64 µs, the calendar's next bar times after ``ts[-1]``.
         ts: The symbol's bar times, µs UTC, ascending.
         interval_us: The symbol's bar interval in µs.
+        zone: The calendar's zone (None: UTC only).
 
     Returns:
         (H,) int64 µs.
@@ -57,10 +64,29 @@ def on_grid(future: np.ndarray, ts: np.ndarray, interval_us: int) -> np.ndarray:
     recent = ts[-GRID_BARS:]
     if interval_us >= _DAY_US or len(recent) < _MIN_GRID_BARS:
         return future
-    phase = recent % interval_us
-    if (phase != phase[0]).any():
+
+    def wall(t: np.ndarray) -> np.ndarray:  # µs on the zone's clock
+        tz = ZoneInfo(zone)  # type: ignore[arg-type]
+        shift = [dt.datetime.fromtimestamp(x / 1e6, dt.UTC).astimezone(tz).utcoffset() for x in t]
+        return t + np.array([o // dt.timedelta(microseconds=1) for o in shift], np.int64)
+
+    def phase(t: np.ndarray) -> int | None:  # the one phase of t, or None
+        p = t % interval_us
+        return int(p[0]) if (p == p[0]).all() else None
+
+    utc, local = phase(recent), phase(wall(recent)) if zone else None
+    if utc is None and local is None:
         return future
-    out = future - (future - phase[0]) % interval_us
+    out = future.copy()
+    clock = wall(future) if zone else future
+    for k in range(len(out)):
+        on_utc = utc is not None and future[k] % interval_us == utc
+        if on_utc or (local is not None and clock[k] % interval_us == local):
+            continue
+        if utc is not None:
+            out[k] = future[k] - (future[k] - utc) % interval_us
+        else:
+            out[k] = future[k] - (clock[k] - local) % interval_us  # type: ignore[operator]
     prev = int(ts[-1])
     for k in range(len(out)):  # never before the bar before it (a break shorter than a bar)
         out[k] = prev = max(int(out[k]), prev + interval_us)
@@ -104,7 +130,8 @@ def forecast_targets(
         interval = infer_interval(times)
         ahead = project_bar_times(times.tail(1), horizon, interval, calendar=cal)
         future = np.array([ahead[c].dt.epoch("us")[0] for c in ahead.columns], np.int64)
-        future = on_grid(future, ts, interval // dt.timedelta(microseconds=1))
+        zone = CALENDARS[cal].tz if cal in CALENDARS else None
+        future = on_grid(future, ts, interval // dt.timedelta(microseconds=1), zone)
         idx = pos[:, None] + steps[None, :]  # (W, H) the target bars' rows
         held = idx < len(ts)
         inside = np.minimum(idx, len(ts) - 1)
