@@ -218,3 +218,16 @@ def test_fit_takes_the_readers_arguments_into_the_run() -> None:
     model = foxhunt.TFTForecaster("demo", **TINY).fit(naive, tz="America/New_York")
     assert model.config.data.tz == "America/New_York"
     assert foxhunt.TFTForecaster.load(model.run_dir).config.data.tz == "America/New_York"
+
+
+@pytest.mark.slow
+def test_predict_and_evaluate_leave_no_scratch_file_and_name_the_frame(
+    fitted: foxhunt.TFTForecaster,
+) -> None:
+    """Each call wrote the frame into the object's scratch directory and kept it: a loop over
+    large frames filled /tmp; evaluate's result named that scratch file."""
+    before = sorted(fitted.work_dir.glob("dataframe-*.parquet"))
+    bars = _pandas_bars(260, seed=2)
+    fitted.predict(bars)
+    assert fitted.evaluate(bars, windows="all")["bars"] == "DataFrame"
+    assert sorted(fitted.work_dir.glob("dataframe-*.parquet")) == before

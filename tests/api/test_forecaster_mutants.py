@@ -137,17 +137,26 @@ def test_predict_and_evaluate_hand_over_the_run_bars_and_options(
     got = fc.predict(_bars_without_symbol(), symbol="NQ")
     assert isinstance(got, pl.DataFrame) and got["horizon"].to_list() == [1, 2]
     fc.predict(_bars_without_symbol(), symbol="NQ", long=True, batch_size=7)
-    assert fc.evaluate(_bars_without_symbol(), symbol="NQ") == {"tft_beats": []}
-    fc.evaluate(_bars_without_symbol(), symbol="NQ", batch_size=5)
+    assert fc.evaluate(_bars_without_symbol(), symbol="NQ") == {
+        "tft_beats": [],
+        "bars": "DataFrame",  # not the scratch file, gone by then
+    }
+    fc.evaluate(_bars_without_symbol(), symbol="NQ", batch_size=5, windows="all", tz="UTC")
     (p1, p2, e1, e2) = seen
     for _, (run, bars, out), _kw in seen:
         assert run == fc.run_dir and bars.parent == fc.work_dir
         assert out.parent.parent == fc.work_dir and not out.parent.exists()  # cleaned up
     assert [s[1][2].name for s in seen] == ["forecast.parquet"] * 2 + ["evaluation.json"] * 2
-    assert p1[2] == {"batch_size": 256, "device": "meta", "long": False}
-    assert p2[2] == {"batch_size": 7, "device": "meta", "long": True}
-    assert {k: v for k, v in e1[2].items() if k != "out"} == {"batch_size": 256, "device": "meta"}
-    assert e2[2]["batch_size"] == 5
+    plain = {"strict": False, "read": {}}
+    assert p1[2] == {"batch_size": 256, "device": "meta", "long": False} | plain
+    assert p2[2] == {"batch_size": 7, "device": "meta", "long": True} | plain
+    assert {k: v for k, v in e1[2].items() if k != "out"} == {
+        "batch_size": 256,
+        "device": "meta",
+        "scope": None,
+    } | plain
+    assert e2[2]["batch_size"] == 5 and e2[2]["scope"] == "all" and e2[2]["read"] == {"tz": "UTC"}
+    assert not list(fc.work_dir.glob("dataframe-*.parquet"))[1:]  # only fit's frame is kept
 
 
 def test_load_and_stream_keep_the_device(

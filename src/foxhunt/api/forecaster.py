@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from foxhunt.api.frames import (
+    FRAME,
     BarsLike,
     as_kind,
     bars_path,
@@ -182,7 +183,7 @@ class TFTForecaster:
 
         run = self._require_fitted()
         out = Path(tempfile.mkdtemp(dir=self.work_dir)) / "forecast.parquet"
-        with reworded(python_words), bars_path(bars, self.work_dir, symbol) as path:
+        with reworded(python_words), bars_path(bars, self.work_dir, symbol, keep=False) as path:
             predict_to_file(
                 run,
                 path,
@@ -224,7 +225,7 @@ class TFTForecaster:
         if windows not in (None, "new", "test", "all"):
             raise InputError(f"evaluate: windows must be new, test or all, got {windows!r}")
         out = Path(tempfile.mkdtemp(dir=self.work_dir)) / "evaluation.json"
-        with reworded(python_words), bars_path(bars, self.work_dir, symbol) as path:
+        with reworded(python_words), bars_path(bars, self.work_dir, symbol, keep=False) as path:
             result = evaluate_model(
                 run,
                 path,
@@ -236,6 +237,8 @@ class TFTForecaster:
                 read=read_fields(**read),
             )
         shutil.rmtree(out.parent)
+        if kind_of(bars) != "path":  # the scratch file it was read from is gone
+            result["bars"] = FRAME
         return result
 
     def save(self, path: str | Path) -> Path:

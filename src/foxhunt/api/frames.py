@@ -238,10 +238,14 @@ FRAME_FILE = "dataframe"
 
 
 @contextlib.contextmanager
-def bars_path(bars: BarsLike, workdir: Path, symbol: str | None = None) -> Iterator[Path]:
+def bars_path(
+    bars: BarsLike, workdir: Path, symbol: str | None = None, *, keep: bool = True
+) -> Iterator[Path]:
     """A path to read ``bars`` from: the path itself, or the frame written to ``workdir``.
 
-    The file stays in ``workdir`` (a model trained on it records its path). Inside the block
+    The file stays in ``workdir`` with ``keep`` (a model trained on it records its path), else
+    it goes when the block ends (``predict`` and ``evaluate``: a notebook's loop over large
+    frames filled the scratch directory, a file per call). Inside the block
     a :class:`~foxhunt.errors.DataError` or :class:`~foxhunt.errors.InputError` that names
     that file, and every foxhunt log line, names ``DataFrame`` instead.
     """
@@ -259,5 +263,9 @@ def bars_path(bars: BarsLike, workdir: Path, symbol: str | None = None) -> Itera
         frame.write_parquet(path)
     except pl.exceptions.PolarsError as e:
         raise DataError(f"bars {FRAME}: cannot store it ({str(e).splitlines()[0]})") from e
-    with reworded(lambda text: text.replace(str(path), FRAME)):
-        yield path
+    try:
+        with reworded(lambda text: text.replace(str(path), FRAME)):
+            yield path
+    finally:
+        if not keep:
+            path.unlink(missing_ok=True)
