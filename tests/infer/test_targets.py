@@ -190,3 +190,16 @@ def test_a_grid_on_the_calendars_clock_holds_across_daylight_saving() -> None:
     got = forecast_targets(fx, fx.select("symbol", "ts").tail(1), 2, {"EURUSD": "fx_24x5"})
     sunday = dt.datetime(2024, 3, 10, 20, 0, tzinfo=UTC)
     assert got["target_ts"].to_list() == [sunday, sunday + four]
+
+
+def test_on_grid_snaps_to_a_phase_off_the_hour_of_the_interval() -> None:
+    """4-hour bars at 01:00, 05:00 ... UTC (a broker's server midnight): a calendar time of
+    +6 hours after the last bar is in the bar that starts 4 hours after it."""
+    hour = 3_600_000_000
+    ts = np.arange(8, dtype=np.int64) * 4 * hour + hour
+    future = np.array([ts[-1] + 6 * hour, ts[-1] + 9 * hour], np.int64)
+    assert on_grid(future, ts, 4 * hour).tolist() == [ts[-1] + 4 * hour, ts[-1] + 8 * hour]
+    assert on_grid(future, ts, 4 * hour, "America/Chicago").tolist() == [
+        ts[-1] + 4 * hour,
+        ts[-1] + 8 * hour,
+    ]  # Chicago's clock is off the grid too: the UTC grid decides

@@ -13,6 +13,7 @@ import pytest
 from foxhunt.data.read.bars import read_bars
 from foxhunt.data.read.fractions import fraction_value
 from foxhunt.data.read.options import ReadOptions
+from foxhunt.errors import DataError
 
 
 def _daily(tmp_path: Path, name: str, quotes: list[tuple[str, str, str, str]]) -> Path:
@@ -118,3 +119,10 @@ def test_prices_only_in_the_form_swiss_thousands_share_warn_and_decimal_point_re
     with caplog.at_level(logging.WARNING):
         read_bars(note)
     assert not any("32nds" in r.getMessage() for r in caplog.records)
+
+
+def test_a_column_in_fractions_only_in_part_is_read_as_numbers(tmp_path: Path) -> None:
+    """``131.5`` beside ``131'29``: not a file in 32nds; the price that is no number is named."""
+    quotes = [("131.5", "131.6", "131.4", "131.5"), ("131'29", "131.6", "131.4", "131.5")] * 20
+    with pytest.raises(DataError, match=r"column 'Open', row 1 .*not a number \"131'29\""):
+        read_bars(_daily(tmp_path, "TY.csv", quotes))
