@@ -203,3 +203,34 @@ def test_on_grid_snaps_to_a_phase_off_the_hour_of_the_interval() -> None:
         ts[-1] + 4 * hour,
         ts[-1] + 8 * hour,
     ]  # Chicago's clock is off the grid too: the UTC grid decides
+
+
+def test_every_future_time_is_judged_past_one_on_the_grid_and_on_the_clocks_grid_alone() -> None:
+    """FX 4-hour bars on a UTC grid, the last on Friday 16:00: Friday 20:00 is on the grid,
+    the week's open after it (Sunday 22:00) is not and goes to 20:00. And CME bars on a grid
+    from Chicago's midnight across daylight saving (no one phase in UTC): the calendar's
+    17:00 open after Tuesday's 16:00-17:00 halt goes to the grid's 16:00 bar, which holds it."""
+    four = dt.timedelta(hours=4)
+    last = dt.datetime(2024, 1, 5, 16, 0, tzinfo=UTC)
+    fx = pl.DataFrame(
+        {"ts": [last - k * four for k in range(11, -1, -1)], "symbol": ["EURUSD"] * 12},
+        schema={"ts": pl.Datetime("us", "UTC"), "symbol": pl.String},
+    ).with_columns(close=pl.lit(1.0))
+    got = forecast_targets(fx, fx.select("symbol", "ts").tail(1), 3, {"EURUSD": "fx_24x5"})
+    sunday = dt.datetime(2024, 1, 7, 20, 0, tzinfo=UTC)
+    assert got["target_ts"].to_list() == [last + four, sunday, sunday + four]
+    chicago = ZoneInfo("America/Chicago")
+    ts, day = [], dt.date(2024, 3, 6)
+    while day <= dt.date(2024, 3, 12):
+        if day.weekday() < 5:
+            midnight = dt.datetime.combine(day, dt.time(0), chicago)
+            ts += [(midnight + k * four).astimezone(UTC) for k in range(4)]  # 00:00 .. 12:00
+        day += dt.timedelta(days=1)
+    es = pl.DataFrame(
+        {"ts": ts, "symbol": ["ES"] * len(ts), "close": [1.0] * len(ts)},
+        schema={"ts": pl.Datetime("us", "UTC"), "symbol": pl.String, "close": pl.Float64},
+    )
+    got = forecast_targets(es, es.select("symbol", "ts").tail(1), 2, {"ES": "cme_equity"})
+    assert [t.astimezone(chicago).strftime("%a %H:%M") for t in got["target_ts"]] == [
+        "Tue 16:00", "Tue 20:00"
+    ]  # fmt: skip

@@ -80,9 +80,8 @@ def on_grid(
     out = future.copy()
     clock = wall(future) if zone else future
     for k in range(len(out)):
-        on_utc = utc is not None and future[k] % interval_us == utc
-        if on_utc or (local is not None and clock[k] % interval_us == local):
-            continue
+        if local is not None and clock[k] % interval_us == local:
+            continue  # on the clock's grid (on the UTC grid, the snap below keeps it as it is)
         if utc is not None:
             out[k] = future[k] - (future[k] - utc) % interval_us
         else:
