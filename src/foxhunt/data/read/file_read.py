@@ -20,7 +20,6 @@ from foxhunt.data.market.contracts import split_contracts
 from foxhunt.data.read.checks import kept_name, one_spelling_per_symbol, unknown_volume
 from foxhunt.data.read.columns import (
     HOUR_NAMES,
-    MINUTE_NAMES,
     TICK_VOLUME,
     ColumnMap,
     canonical_name,
@@ -31,6 +30,7 @@ from foxhunt.data.read.columns import (
 from foxhunt.data.read.csv_dialect import CURRENCY, GROUP_MARK, SPACE_GROUPED
 from foxhunt.data.read.files import table_kind
 from foxhunt.data.read.fractions import fraction_value, written_in_fractions
+from foxhunt.data.read.hours import hour_beside, hour_clock
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.scan import scan_table, unreadable
 from foxhunt.data.read.timestamps import Times, formatted_expr, text_timestamp_expr, timestamp_expr
@@ -247,27 +247,6 @@ def _claimed_interval(path: Path) -> timedelta | None:
         return None
 
 
-def _hour_beside(lf: pl.LazyFrame, path: Path, cols: ColumnMap, stamps: str) -> ColumnMap:
-    """An hour column found beside the date: the date alone when it holds the time already
-    (``2024-01-02 09:00`` beside ``9``); refused when the hours run to 24 (the hours ending,
-    as power markets number them 1-24) unless ``--stamps end`` says the bars are stamped so.
-
-    Raises:
-        DataError: hours of 24, without ``--stamps end``.
-    """
-    d, t = str(cols.date), str(cols.time)
-    head = lf.select(pl.col(d).cast(pl.String).str.strip_chars()).head(64).collect().to_series()
-    if head.str.contains(r"\d[ T]\d{1,2}:\d\d").any():
-        return replace(cols, ts=d, date=None, time=None, extra=(*cols.extra, t))
-    hours = pl.col(t).cast(pl.String).str.strip_chars()
-    if stamps != "end" and lf.select((hours == "24").any()).collect().item():
-        raise DataError(
-            f"{path}: column '{t}' runs to 24: the hours ending (1-24, as power markets number "
-            "them), each bar stamped at its end; --stamps end reads them so"
-        )
-    return cols
-
-
 def _times(
     lf: pl.LazyFrame,
     path: Path,
@@ -280,22 +259,14 @@ def _times(
 ) -> tuple[Times, str]:
     """The timestamp expression of a file and how its column(s) are spelled."""
     if cols.date is not None and canonical_name(str(cols.time)) in HOUR_NAMES:
-        cols = _hour_beside(lf, path, cols, stamps)
+        cols = hour_beside(lf, path, cols, stamps)
     if cols.date is not None:
         d, t = cols.date, cols.time
         clock = pl.col(t).cast(pl.String).str.strip_chars()
         spelled = f"{d}+{t}"
         if canonical_name(t) in HOUR_NAMES:  # Date,Hour[,Minute]: 1 is 01:00, not 00:01
-            minute = next((c for c in cols.extra if canonical_name(c) in MINUTE_NAMES), None)
-            mm = pl.lit("00")
-            if minute is not None:
-                mm = pl.col(minute).cast(pl.String).str.strip_chars().str.zfill(2)
-                spelled += f"+{minute}"
-            clock = (
-                pl.when(clock.str.contains(r"^\d{1,2}$"))
-                .then(pl.concat_str([clock.str.zfill(2), mm], separator=":"))
-                .otherwise(clock)
-            )
+            clock, minute = hour_clock(clock, cols)
+            spelled += f"+{minute}" if minute else ""
         # a clock written as digits (``5``, ``930``, ``93000``: HHMM or HHMMSS unpadded) padded to
         # HHMM / HHMMSS, as "%H%M" and "%H%M%S" read it
         clock = (
