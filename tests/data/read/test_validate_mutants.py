@@ -557,3 +557,21 @@ def test_a_symbol_left_out_is_not_judged_by_its_inputs_or_future_rows(tmp_path: 
     )
     assert bars["symbol"].unique().to_list() == ["AAA"] and bars.height == 12
     assert future[0]["symbol"].to_list() == ["AAA", "AAA"]
+
+
+def test_a_kept_symbols_bad_future_row_is_still_named_by_its_row(tmp_path: Path) -> None:
+    """With ``drop_short`` the future rows kept their symbols' rows but lost the file and row
+    they came from: a missing input in one failed with ``KeyError '__file'``."""
+    lines = [f"{_ts(i)},AAA,4800,4800,4800,4800,10,1" for i in range(12)]
+    lines += [f"{_ts(12)},AAA,,,,,,", f"{_ts(0)},BBB,4800,4800,4800,4800,10,1"]
+    path = _write(tmp_path / "a.csv", lines, head=HEAD.rstrip("\n") + ",hol\n")
+    with pytest.raises(DataError, match=r"column 'hol', row 12 .*missing value"):
+        read_bars(
+            path,
+            min_bars=10,
+            keep=("hol",),
+            future=[],
+            future_cols=("hol",),
+            drop_short=True,
+            options=ReadOptions(allow_odd_times=True),
+        )

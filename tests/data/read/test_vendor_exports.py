@@ -1199,3 +1199,24 @@ def test_bse_indias_spelt_out_months_and_share_count(tmp_path: Path) -> None:
     assert bars["ts"].to_list() == [datetime(2018, 1, d, tzinfo=UTC) for d in days]
     assert bars["volume"].to_list() == [float(f"5140{d}") for d in days]
     assert bars["close"].to_list() == [269.5] * 5
+
+
+def test_an_hour_column_beside_a_date_stored_as_midnight_or_a_datetime(tmp_path: Path) -> None:
+    """A date written ``2024-01-02 00:00:00`` (pandas' ``to_csv`` of a datetime) or stored as a
+    datetime in parquet, beside ``Hour``: the date and the hour (a first version took any time
+    in the date for the bar's own and refused every day's bars as duplicates); hours stored as
+    floats (``9.0``) too."""
+    hours = range(24)
+    text = "Date,Hour,Open,High,Low,Close,Volume\n" + "".join(
+        f"2024-01-02 00:00:00,{h},4700.25,4701,4699.5,4700,1\n" for h in hours
+    )
+    assert _minutes(_write(tmp_path, "ES.csv", text), tz="UTC") == [_utc(h, 0) for h in hours]
+    frame = pl.DataFrame(
+        {
+            "Date": [datetime(2024, 1, 2)] * 24,
+            "Hour": [float(h) for h in hours],
+            "Open": 4700.25, "High": 4701.0, "Low": 4699.5, "Close": 4700.0, "Volume": 1.0,
+        }
+    )  # fmt: skip
+    frame.write_parquet(tmp_path / "NQ.parquet")
+    assert _minutes(tmp_path / "NQ.parquet", tz="UTC") == [_utc(h, 0) for h in hours]

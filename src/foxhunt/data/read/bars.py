@@ -289,8 +289,8 @@ def read_bars(
     )
     if drop_short:  # the symbols left out: neither their inputs nor their future rows judged
         loaded = replace(loaded, frame=_of_symbols(loaded.frame, bars))
-        if future is not None:
-            future[-1] = rows = _of_symbols(future[-1], bars)
+        if future is not None:  # rows keep their provenance: a bad one is named by its row
+            rows, future[-1] = _of_symbols(rows, bars), _of_symbols(future[-1], bars)
     check_kept(loaded, keep)
     if future is not None and future[-1].height:
         check_kept(replace(loaded, frame=rows), tuple(future_cols))

@@ -22,9 +22,10 @@ def hour_beside(lf: pl.LazyFrame, path: Path, cols: ColumnMap, stamps: str) -> C
     """
     d, t = str(cols.date), str(cols.time)
     head = lf.select(pl.col(d).cast(pl.String).str.strip_chars()).head(64).collect().to_series()
-    if head.str.contains(r"\d[ T]\d{1,2}:\d\d").any():
+    clock = head.str.extract(r"\d[ T](\d{1,2}:\d\d(?::\d\d(?:\.\d+)?)?)")
+    if (~clock.str.contains(r"^0?0:00(:00(\.0+)?)?$")).any():  # a time other than midnight
         return replace(cols, ts=d, date=None, time=None, extra=(*cols.extra, t))
-    hours = pl.col(t).cast(pl.String).str.strip_chars()
+    hours = whole_hours(pl.col(t).cast(pl.String).str.strip_chars())
     if stamps != "end" and lf.select((hours == "24").any()).collect().item():
         raise DataError(
             f"{path}: column '{t}' runs to 24: the hours ending (1-24, as power markets number "
@@ -39,10 +40,16 @@ def hour_clock(hour: pl.Expr, cols: ColumnMap) -> tuple[pl.Expr, str | None]:
     minute = next((c for c in cols.extra if canonical_name(c) in MINUTE_NAMES), None)
     mm = pl.lit("00")
     if minute is not None:
-        mm = pl.col(minute).cast(pl.String).str.strip_chars().str.zfill(2)
+        mm = whole_hours(pl.col(minute).cast(pl.String).str.strip_chars()).str.zfill(2)
+    hour = whole_hours(hour)
     clock = (
         pl.when(hour.str.contains(r"^\d{1,2}$"))
         .then(pl.concat_str([hour.str.zfill(2), mm], separator=":"))
         .otherwise(hour)
     )
     return clock, minute
+
+
+def whole_hours(text: pl.Expr) -> pl.Expr:
+    """``9.0`` as ``9``: a column of hours stored as floats (pandas, after a missing value)."""
+    return text.str.replace(r"^(\d+)\.0*$", "${1}")
