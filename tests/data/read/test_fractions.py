@@ -126,3 +126,13 @@ def test_a_column_in_fractions_only_in_part_is_read_as_numbers(tmp_path: Path) -
     quotes = [("131.5", "131.6", "131.4", "131.5"), ("131'29", "131.6", "131.4", "131.5")] * 20
     with pytest.raises(DataError, match=r"column 'Open', row 1 .*not a number \"131'29\""):
         read_bars(_daily(tmp_path, "TY.csv", quotes))
+
+
+def test_the_swiss_lookalike_warning_reads_the_first_price_written(tmp_path: Path) -> None:
+    """A blank first open failed the warning itself (a TypeError formatting None); the row is
+    refused as the reader refuses any missing price."""
+    quotes = [("", "101'310", "101'200", "101'250")] + [
+        ("101'200", "101'310", "101'200", "101'250")
+    ] * 30
+    with pytest.raises(DataError, match=r"column 'Open', row 0 .*missing value"):
+        read_bars(_daily(tmp_path, "LISN.csv", quotes))

@@ -75,9 +75,12 @@ def _blank(col: str) -> pl.Expr:
     return raw.is_null() | raw.str.strip_chars().str.to_lowercase().is_in(_MISSING)
 
 
-def _written(lf: pl.LazyFrame, col: str) -> str:
-    """The first value of a column as written, quoted."""
-    return repr(lf.select(pl.col(col).cast(pl.String).str.strip_chars()).head(1).collect().item())
+def _written(lf: pl.LazyFrame, col: str) -> tuple[str, float]:
+    """The first value written in a text price column (quoted) and its value in 32nds."""
+    text = pl.col(col).cast(pl.String).str.strip_chars()
+    first = lf.select(text.filter(text.str.contains(r"\d"))).head(1).collect().to_series()
+    raw = str(first[0]) if first.len() else ""
+    return repr(raw), float(pl.select(fraction_value(pl.lit(raw))).item() or float("nan"))
 
 
 def _value_expr(
@@ -526,10 +529,10 @@ def _normalise_as(
             )
             log.info("%s: prices written in 32nds or 8ths of a point, read as their value", path)
         if df[_SWISS_LIKE][0]:
+            raw, value = _written(lf, spell["open"])
             doubts.append(
-                f"{path}: prices such as {df.row(0, named=True)['open']:g} written "
-                f"{_written(lf, spell['open'])} read as 32nds of a point; if the apostrophes "
-                "group thousands (Swiss), --decimal point reads them so"
+                f"{path}: prices such as {value:g} written {raw} read as 32nds of a point; if "
+                "the apostrophes group thousands (Swiss), --decimal point reads them so"
             )
             log.warning("%s", doubts[-1])
         df = df.drop(_FRACTIONS, _SWISS_LIKE)
