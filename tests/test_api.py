@@ -231,3 +231,14 @@ def test_predict_and_evaluate_leave_no_scratch_file_and_name_the_frame(
     fitted.predict(bars)
     assert fitted.evaluate(bars, windows="all")["bars"] == "DataFrame"
     assert sorted(fitted.work_dir.glob("dataframe-*.parquet")) == before
+
+
+def test_a_failed_fit_keeps_the_config_and_an_unknown_keyword_names_the_method() -> None:
+    """``fit(df, tz=...)`` changed the object's config before training: after a failed fit a
+    plain one read in that zone; ``tzz=`` named the internal ``read_fields()``."""
+    model = foxhunt.TFTForecaster("demo", **TINY)
+    with pytest.raises(DataError):
+        model.fit(_pandas_bars(100, seed=1), tz="America/Chicago")  # too few bars
+    assert model.config.data.tz is None
+    with pytest.raises(TypeError, match=r"^fit\(\) got an unexpected keyword argument 'tzz'$"):
+        model.fit(_pandas_bars(100, seed=1), tzz="UTC")

@@ -205,3 +205,17 @@ def test_read_bars_warns_about_a_naive_frame_with_its_name_and_the_keyword(
     text = "\n".join(r.getMessage() for r in caplog.records)
     assert "naive timestamps in DataFrame taken as UTC; pass tz='ZONE' if they are local" in text
     assert ".parquet" not in text and "--" not in text
+
+
+def test_frames_given_at_once_never_share_a_scratch_file(tmp_path: Path) -> None:
+    """Files were numbered by counting those there: with predict's removed when done, a later
+    fit's took a kept file's number and wrote over it. Now each takes the first free number."""
+    from foxhunt.api.frames import bars_path
+
+    kept = tmp_path / "dataframe-1.parquet"
+    kept.write_bytes(b"a fit's bars")
+    with bars_path(_bars(ticker=["ES"] * 3), tmp_path) as first:
+        with bars_path(_bars(ticker=["ES"] * 3), tmp_path, keep=False) as second:
+            assert {first.name, second.name} == {"dataframe-0.parquet", "dataframe-2.parquet"}
+        assert not second.exists()
+    assert kept.read_bytes() == b"a fit's bars" and first.exists()

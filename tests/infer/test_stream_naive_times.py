@@ -32,8 +32,9 @@ def test_naive_times_are_read_in_the_streams_zone_or_as_utc_with_a_warning(
         Forecaster.load(demo_run.run).update(naive.head(5))
     said = [r.getMessage() for r in caplog.records if "naive times" in r.getMessage()]
     assert said == [
-        "Forecaster.update: naive times taken as UTC; give times with their zone, or the zone "
-        "of the feed's clock (Forecaster.load(..., tz=ZONE), TFTForecaster.stream(tz=ZONE))"
+        "Forecaster.update: naive times taken as UTC; send times with their zone (or, from "
+        "Python, name the feed's clock: Forecaster.load(..., tz=ZONE), "
+        "TFTForecaster.stream(tz=ZONE))"
     ]
     assert as_utc["origin_ts"][0] != aware["origin_ts"][0]  # hours off: what the warning is for
     with pytest.raises(DataError, match="Mars/Olympus"):

@@ -30,9 +30,9 @@ from foxhunt.api.frames import (
     BarsLike,
     as_kind,
     bars_path,
+    checked_read,
     kind_of,
     python_words,
-    read_fields,
     reworded,
 )
 from foxhunt.artifacts.lock import LOCK_NAME
@@ -134,12 +134,11 @@ class TFTForecaster:
         if ensemble < 1:
             raise InputError(f"TFTForecaster.fit: ensemble must be >= 1, got {ensemble}")
         train = run_training if ensemble == 1 else partial(train_ensemble, n=ensemble)
-        fields = read_fields(**read)
-        if fields:
-            self.config = self.config.replace(data=fields)
+        fields = checked_read("fit", read)
+        config = self.config.replace(data=fields) if fields else self.config  # kept if it fails
         with reworded(python_words), bars_path(bars, self.work_dir, symbol) as path:
             train(
-                self.config,
+                config,
                 bars=path,
                 out=self.run_dir,
                 resume=None,
@@ -192,7 +191,7 @@ class TFTForecaster:
                 device=self.device,
                 long=long,
                 strict=strict,
-                read=read_fields(**read),
+                read=checked_read("predict", read),
             )
         frame = pl.read_parquet(out)
         shutil.rmtree(out.parent)
@@ -234,7 +233,7 @@ class TFTForecaster:
                 out=out,
                 strict=strict,
                 scope=windows,  # type: ignore[arg-type]
-                read=read_fields(**read),
+                read=checked_read("evaluate", read),
             )
         shutil.rmtree(out.parent)
         if kind_of(bars) != "path":  # the scratch file it was read from is gone

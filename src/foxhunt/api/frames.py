@@ -111,6 +111,22 @@ _PYTHON_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
 ``fit``'s, ``predict``'s and ``evaluate``'s: they take the reader's too)."""
 
 
+READ_KEYWORDS = (
+    "tz", "columns", "ts_format", "stamps", "decimal", "bar_minutes", "allow_odd_times",
+    "allow_outliers",
+)  # fmt: skip
+"""The reader's keyword arguments ``fit``, ``predict`` and ``evaluate`` take."""
+
+
+def checked_read(where: str, read: dict[str, Any]) -> dict[str, Any]:
+    """:func:`read_fields` of a method's ``**read``; a keyword it does not take is a TypeError
+    naming the method, as Python's own."""
+    for k in read:
+        if k not in READ_KEYWORDS:
+            raise TypeError(f"{where}() got an unexpected keyword argument {k!r}")
+    return read_fields(**read)
+
+
 def read_fields(
     *,
     tz: str | None = None,
@@ -257,8 +273,14 @@ def bars_path(
     # a name that says something (not "bars-0"): a name that says nothing of the symbol takes
     # the folder's word, and a temporary folder's random suffix ("foxhunt-4s_6ea6s") read as a
     # claim of 4-second bars refused 1-minute ones at random
-    n = len(list(workdir.glob(f"{FRAME_FILE}-*.parquet")))
-    path = workdir / f"{FRAME_FILE}-{n}.parquet"
+    n = 0
+    while True:  # the first free number, taken at once (two threads never share a file)
+        path = workdir / f"{FRAME_FILE}-{n}.parquet"
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            break
+        except FileExistsError:
+            n += 1
     try:
         frame.write_parquet(path)
     except pl.exceptions.PolarsError as e:

@@ -68,8 +68,8 @@ def normalise(bars: pl.DataFrame | Any, tz: str | None = None) -> pl.DataFrame:
             if not _NAIVE_SAID:
                 _NAIVE_SAID.append(True)
                 log.warning(
-                    "%s: naive times taken as UTC; give times with their zone, or the zone "
-                    "of the feed's clock (Forecaster.load(..., tz=ZONE), "
+                    "%s: naive times taken as UTC; send times with their zone (or, from "
+                    "Python, name the feed's clock: Forecaster.load(..., tz=ZONE), "
                     "TFTForecaster.stream(tz=ZONE))",
                     WHERE,
                 )

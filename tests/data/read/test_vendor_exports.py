@@ -1149,10 +1149,15 @@ def test_an_epoch_that_lost_its_digits_in_scientific_notation_is_refused(tmp_pat
         read_bars(path, min_bars=1)
     assert str(e.value) == (
         f"{path}: column 'open_time', row 0: timestamp '1.64100E+12' is an epoch in scientific "
-        "notation, --ts-format epoch-ms (or epoch-s, -us, -ns) reads it when its digits are all "
-        "there (6 significant of 13: a spreadsheet's number format drops the others, and the "
-        "column must be saved as whole numbers)"
+        "notation, --ts-format 'epoch-ms' reads it when its digits are all there (6 significant "
+        "of 13: a spreadsheet's number format drops the others, and the column must be saved as "
+        "whole numbers)"
     )
+    seconds = "open_time,open,high,low,close,volume\n" + "".join(
+        f"{1_641_000_000 + i * 3600:.5E},46197,47987,46195,47760,1\n" for i in range(30)
+    )
+    with pytest.raises(DataError, match="--ts-format 'epoch-s' reads it"):  # 10 digits: seconds
+        read_bars(_write(tmp_path, "ETHBTC.csv", seconds), min_bars=1)
     with pytest.raises(DataError) as e:
         read_bars(path, min_bars=1, options=ReadOptions(ts_format="epoch-ms"))
     assert str(e.value) == (

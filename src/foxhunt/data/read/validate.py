@@ -58,6 +58,8 @@ _BACK_ADJUSTED = (
     "there, as WTI crude did on 20 April 2020; a log return cannot: read the stretch where "
     "prices are positive)"
 )
+_EPOCH_UNIT = {10: "epoch-s", 13: "epoch-ms", 16: "epoch-us", 19: "epoch-ns"}
+"""The epoch unit of a number of so many digits (this century's times)."""
 _OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
 """A timestamp text's UTC offset (``Z``, ``+01:00``, ``-0500``)."""
 _HEADER_WORDS = frozenset(
@@ -164,9 +166,9 @@ class _Validator:
                     "lost (a spreadsheet's number format; bars apart read as one, or hours off): "
                     "save the column as whole numbers"
                     if (self.loaded.options.ts_format or "").startswith("epoch")
-                    else "--ts-format epoch-ms (or epoch-s, -us, -ns) reads it when its digits "
-                    f"are all there ({short[0]} significant of {short[1]}: a spreadsheet's number "
-                    "format drops the others, and the column must be saved as whole numbers)"
+                    else f"--ts-format '{_EPOCH_UNIT.get(short[1], 'epoch-ms')}' reads it when its "
+                    f"digits are all there ({short[0]} significant of {short[1]}: a spreadsheet's "
+                    "number format drops the others, and the column must be saved as whole numbers)"
                 )
             elif (
                 isinstance(raw, str) and _is_iso(raw) and self.loaded.frame["ts"].drop_nulls().len()
