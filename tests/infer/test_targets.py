@@ -180,16 +180,19 @@ def test_a_grid_on_the_calendars_clock_holds_across_daylight_saving() -> None:
         "Sun 17:00", "Sun 21:00", "Mon 01:00", "Mon 05:00"
     ]  # fmt: skip
     # FX 4-hour bars on a UTC grid across the same change: the open (21:00 UTC in summer time)
-    # is off the grid in both frames: the UTC grid's 20:00 bar holds it
+    # is off the grid in both frames, which put it apart (20:00 UTC, or 15:00 New York = 19:00).
+    # Twelve bars, all in winter time, cannot tell the two grids apart: the calendar's time
+    # stays; bars since November (a change among them) keep one phase in UTC alone: 20:00.
     four = dt.timedelta(hours=4)
     last = dt.datetime(2024, 3, 8, 20, 0, tzinfo=UTC)
-    fx = pl.DataFrame(
-        {"ts": [last - k * four for k in range(11, -1, -1)], "symbol": ["EURUSD"] * 12},
-        schema={"ts": pl.Datetime("us", "UTC"), "symbol": pl.String},
-    ).with_columns(close=pl.lit(1.0))
-    got = forecast_targets(fx, fx.select("symbol", "ts").tail(1), 2, {"EURUSD": "fx_24x5"})
     sunday = dt.datetime(2024, 3, 10, 20, 0, tzinfo=UTC)
-    assert got["target_ts"].to_list() == [sunday, sunday + four]
+    for bars, first in ((12, sunday + dt.timedelta(hours=1)), (800, sunday)):
+        fx = pl.DataFrame(
+            {"ts": [last - k * four for k in range(bars - 1, -1, -1)], "symbol": ["EURUSD"] * bars},
+            schema={"ts": pl.Datetime("us", "UTC"), "symbol": pl.String},
+        ).with_columns(close=pl.lit(1.0))
+        got = forecast_targets(fx, fx.select("symbol", "ts").tail(1), 2, {"EURUSD": "fx_24x5"})
+        assert got["target_ts"].to_list()[0] == first
 
 
 def test_on_grid_snaps_to_a_phase_off_the_hour_of_the_interval() -> None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from zoneinfo import ZoneInfo
 
 import numpy as np
 import polars as pl
@@ -45,12 +44,14 @@ def on_grid(
     The grid is the one phase of the interval the last :data:`GRID_BARS` bars (at least 8) of
     an intraday symbol share, in UTC (4-hour FX bars at 00:00, 04:00 ... UTC) or on the wall
     clock of the calendar's ``zone`` (CME's 4-hour bars from 17:00 Chicago, which move by an
-    hour in UTC at daylight saving). A future time on that grid in either frame is kept; one
-    off it becomes the start of the grid bar holding it (a session opening at 22:00 falls in
-    the 20:00-24:00 bar of a 4-hour UTC grid), in UTC where the bars share a UTC phase, else on
-    the zone's clock; each at least one interval after the one before and after the last bar.
-    Bars of several phases in both frames (an hourly 09:30 first bar, then 10:00, 11:00 ...),
-    too few bars, and daily or longer bars keep the calendar's times.
+    hour in UTC at daylight saving). A future time is kept where it is on the grid, else it
+    becomes the start of the grid bar holding it (a session opening at 22:00 falls in the
+    20:00-24:00 bar of a 4-hour UTC grid), each at least one interval after the one before and
+    after the last bar. Where the last bars share a phase in both frames (no daylight-saving
+    change among them) and the two frames put a time apart (a change since the last bar), the
+    frame in which all the symbol's bars keep one phase decides; with no such frame the
+    calendar's time stays. Bars of several phases in both frames (an hourly 09:30 first bar,
+    then 10:00, 11:00 ...), too few bars, and daily or longer bars keep the calendar's times.
 
     Args:
         future: (H,) int64 µs, the calendar's next bar times after ``ts[-1]``.
@@ -66,26 +67,34 @@ def on_grid(
         return future
 
     def wall(t: np.ndarray) -> np.ndarray:  # µs on the zone's clock
-        tz = ZoneInfo(zone)  # type: ignore[arg-type]
-        shift = [dt.datetime.fromtimestamp(x / 1e6, dt.UTC).astimezone(tz).utcoffset() for x in t]
-        return t + np.array([o // dt.timedelta(microseconds=1) for o in shift], np.int64)
+        utc = pl.Series(t).cast(UTC_US)
+        return utc.dt.convert_time_zone(zone).dt.replace_time_zone(None).dt.epoch("us").to_numpy()  # type: ignore[arg-type]
 
     def phase(t: np.ndarray) -> int | None:  # the one phase of t, or None
         p = t % interval_us
         return int(p[0]) if (p == p[0]).all() else None
+
+    def snap(t: int, p: int) -> int:  # the start of the grid bar holding t
+        return t - (t - p) % interval_us
 
     utc, local = phase(recent), phase(wall(recent)) if zone else None
     if utc is None and local is None:
         return future
     out = future.copy()
     clock = wall(future) if zone else future
+    by_history: int | None = None  # 0: UTC, 1: the clock, -1: neither (computed when needed)
     for k in range(len(out)):
-        if local is not None and clock[k] % interval_us == local:
-            continue  # on the clock's grid (on the UTC grid, the snap below keeps it as it is)
-        if utc is not None:
-            out[k] = future[k] - (future[k] - utc) % interval_us
-        else:
-            out[k] = future[k] - (clock[k] - local) % interval_us  # type: ignore[operator]
+        in_utc = None if utc is None else snap(int(future[k]), utc)
+        in_clock = (
+            None if local is None else int(future[k]) - (int(clock[k]) - snap(int(clock[k]), local))
+        )
+        if in_utc is None or in_clock is None or in_utc == in_clock:
+            out[k] = in_utc if in_clock is None else in_clock
+            continue
+        if by_history is None:
+            whole = [phase(ts) is not None, phase(wall(ts)) is not None]
+            by_history = whole.index(True) if whole.count(True) == 1 else -1
+        out[k] = (in_utc, in_clock)[by_history] if by_history >= 0 else future[k]
     prev = int(ts[-1])
     for k in range(len(out)):  # never before the bar before it (a break shorter than a bar)
         out[k] = prev = max(int(out[k]), prev + interval_us)
