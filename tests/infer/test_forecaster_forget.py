@@ -15,6 +15,8 @@ from foxhunt.errors import DataError
 from foxhunt.infer.forecaster import Forecaster
 from foxhunt.infer.incremental.stream import without_symbol
 
+pytestmark = pytest.mark.slow  # the shared trained demo run (built once, for the slow tier)
+
 SYMBOLS = ["ES", "NQ", "YM"]
 
 

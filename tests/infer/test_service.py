@@ -232,6 +232,7 @@ def test_foxhunt_serve_saves_its_state_on_sigterm(demo_run: DemoRun, tmp_path: P
     assert resumed.held_bars("ES") == 230
 
 
+@pytest.mark.slow
 def test_delete_forgets_a_symbol_so_a_wrong_first_bar_can_be_sent_again(
     served: tuple[Served, Forecaster, Path],
 ) -> None:

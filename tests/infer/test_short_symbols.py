@@ -15,6 +15,8 @@ from foxhunt.errors import DataError
 from foxhunt.infer.evaluate import evaluate_model
 from foxhunt.infer.predict import predict_to_file
 
+pytestmark = pytest.mark.slow  # the shared trained demo run (built once, for the slow tier)
+
 
 def _with_short_symbol(demo_run: DemoRun, folder: Path, short: int) -> Path:
     """The run's ES bars and ``short`` bars of NQ (ES's last ones at four times the price)."""

@@ -15,6 +15,8 @@ from foxhunt.errors import DataError
 from foxhunt.infer import bar_input
 from foxhunt.infer.forecaster import Forecaster
 
+pytestmark = pytest.mark.slow  # the shared trained demo run (built once, for the slow tier)
+
 
 def test_naive_times_are_read_in_the_streams_zone_or_as_utc_with_a_warning(
     demo_run: DemoRun, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
