@@ -356,3 +356,13 @@ def test_a_frames_file_claims_nothing_of_its_temporary_folder(tmp_path: Path) ->
     frame = frame.with_columns(low=pl.lit(1.0), close=pl.lit(1.0), volume=pl.lit(1.0))
     with bars_path(frame, work) as path:
         assert guess_from_name(path).interval is None
+
+
+def test_a_frames_symbol_column_named_through_columns() -> None:
+    """``columns={'symbol': 'Name'}`` on a frame: it was refused as having no symbol column
+    (only a made-up ``symbol=`` read it); the column named is the symbol column."""
+    named = _bars(3).rename({"symbol": "Name"})
+    got = read_bars(named, columns={"symbol": "Name"})
+    assert got["symbol"].to_list() == ["ES"] * 3
+    with pytest.raises(InputError, match="no symbol column"):
+        read_bars(named)

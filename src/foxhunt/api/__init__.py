@@ -75,6 +75,6 @@ def read_bars(
             bar_minutes=bar_minutes,
             allow_odd_times=allow_odd_times,
         )
-        with bars_path(bars, Path(work), symbol) as path:
+        with bars_path(bars, Path(work), symbol, columns=columns) as path:
             frame = _bars.read_bars(path, allow_outliers=allow_outliers, options=options)
     return as_kind(frame, kind)

@@ -136,7 +136,10 @@ class TFTForecaster:
         train = run_training if ensemble == 1 else partial(train_ensemble, n=ensemble)
         fields = checked_read("fit", read)
         config = self.config.replace(data=fields) if fields else self.config  # kept if it fails
-        with reworded(python_words), bars_path(bars, self.work_dir, symbol) as path:
+        with (
+            reworded(python_words),
+            bars_path(bars, self.work_dir, symbol, columns=read.get("columns")) as path,
+        ):
             train(
                 config,
                 bars=path,
@@ -182,7 +185,10 @@ class TFTForecaster:
 
         run = self._require_fitted()
         out = Path(tempfile.mkdtemp(dir=self.work_dir)) / "forecast.parquet"
-        with reworded(python_words), bars_path(bars, self.work_dir, symbol, keep=False) as path:
+        with (
+            reworded(python_words),
+            bars_path(bars, self.work_dir, symbol, keep=False, columns=read.get("columns")) as path,
+        ):
             predict_to_file(
                 run,
                 path,
@@ -224,7 +230,10 @@ class TFTForecaster:
         if windows not in (None, "new", "test", "all"):
             raise InputError(f"evaluate: windows must be new, test or all, got {windows!r}")
         out = Path(tempfile.mkdtemp(dir=self.work_dir)) / "evaluation.json"
-        with reworded(python_words), bars_path(bars, self.work_dir, symbol, keep=False) as path:
+        with (
+            reworded(python_words),
+            bars_path(bars, self.work_dir, symbol, keep=False, columns=read.get("columns")) as path,
+        ):
             result = evaluate_model(
                 run,
                 path,

@@ -52,20 +52,24 @@ def kind_of(bars: Any) -> Kind:
     )
 
 
-def to_polars(bars: pl.DataFrame | pd.DataFrame, symbol: str | None = None) -> pl.DataFrame:
+def to_polars(
+    bars: pl.DataFrame | pd.DataFrame, symbol: str | None = None, named: str | None = None
+) -> pl.DataFrame:
     """A DataFrame of bars as polars, its time index a column, a ``symbol`` column added.
 
     Args:
         bars: polars, or pandas (a ``DatetimeIndex`` becomes a column: its name, or ``ts``).
         symbol: the symbol of every row when the frame has no symbol column (``symbol``,
             ``ticker``, ``instrument``, ``raw_symbol``, ``instrument_id``).
+        named: the symbol column the caller named (``columns={'symbol': 'Name'}``).
 
     Raises:
         InputError: no symbol column and no ``symbol``, or both (as ``--symbol`` on a file
             with a symbol column: it was ignored).
     """
     frame = polars_bars(bars, f"bars {FRAME}")
-    held = next((c for c in frame.columns if canonical_name(c) in SYMBOL_NAMES), None)
+    held = named if named in frame.columns else None
+    held = held or next((c for c in frame.columns if canonical_name(c) in SYMBOL_NAMES), None)
     if held is not None and symbol is not None:
         raise InputError(
             f"bars {FRAME}: has a symbol column '{held}'; symbol= is for frames without one"
@@ -255,7 +259,12 @@ FRAME_FILE = "dataframe"
 
 @contextlib.contextmanager
 def bars_path(
-    bars: BarsLike, workdir: Path, symbol: str | None = None, *, keep: bool = True
+    bars: BarsLike,
+    workdir: Path,
+    symbol: str | None = None,
+    *,
+    keep: bool = True,
+    columns: dict[str, str] | None = None,
 ) -> Iterator[Path]:
     """A path to read ``bars`` from: the path itself, or the frame written to ``workdir``.
 
@@ -268,7 +277,7 @@ def bars_path(
     if kind_of(bars) == "path":
         yield Path(bars)  # type: ignore[arg-type]
         return
-    frame = to_polars(bars, symbol)  # type: ignore[arg-type]
+    frame = to_polars(bars, symbol, (columns or {}).get("symbol"))  # type: ignore[arg-type]
     workdir.mkdir(parents=True, exist_ok=True)
     # a name that says something (not "bars-0"): a name that says nothing of the symbol takes
     # the folder's word, and a temporary folder's random suffix ("foxhunt-4s_6ea6s") read as a
