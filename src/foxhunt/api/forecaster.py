@@ -184,6 +184,7 @@ class TFTForecaster:
         from foxhunt.infer.predict import predict_to_file
 
         run = self._require_fitted()
+        fields = checked_read("predict", read)  # before the frame is written
         out = Path(tempfile.mkdtemp(dir=self.work_dir)) / "forecast.parquet"
         with (
             reworded(python_words),
@@ -197,7 +198,7 @@ class TFTForecaster:
                 device=self.device,
                 long=long,
                 strict=strict,
-                read=checked_read("predict", read),
+                read=fields,
             )
         frame = pl.read_parquet(out)
         shutil.rmtree(out.parent)
@@ -229,6 +230,7 @@ class TFTForecaster:
         run = self._require_fitted()
         if windows not in (None, "new", "test", "all"):
             raise InputError(f"evaluate: windows must be new, test or all, got {windows!r}")
+        fields = checked_read("evaluate", read)  # before the frame is written
         out = Path(tempfile.mkdtemp(dir=self.work_dir)) / "evaluation.json"
         with (
             reworded(python_words),
@@ -242,7 +244,7 @@ class TFTForecaster:
                 out=out,
                 strict=strict,
                 scope=windows,  # type: ignore[arg-type]
-                read=checked_read("evaluate", read),
+                read=fields,
             )
         shutil.rmtree(out.parent)
         if kind_of(bars) != "path":  # the scratch file it was read from is gone

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import inspect
 import logging
 import os
 import re
@@ -115,18 +116,11 @@ _PYTHON_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
 ``fit``'s, ``predict``'s and ``evaluate``'s: they take the reader's too)."""
 
 
-READ_KEYWORDS = (
-    "tz", "columns", "ts_format", "stamps", "decimal", "bar_minutes", "allow_odd_times",
-    "allow_outliers",
-)  # fmt: skip
-"""The reader's keyword arguments ``fit``, ``predict`` and ``evaluate`` take."""
-
-
 def checked_read(where: str, read: dict[str, Any]) -> dict[str, Any]:
     """:func:`read_fields` of a method's ``**read``; a keyword it does not take is a TypeError
     naming the method, as Python's own."""
     for k in read:
-        if k not in READ_KEYWORDS:
+        if k not in inspect.signature(read_fields).parameters:
             raise TypeError(f"{where}() got an unexpected keyword argument {k!r}")
     return read_fields(**read)
 

@@ -166,7 +166,7 @@ def _no_value(columns: list[str], schema: pl.Schema) -> pl.Expr:
         raw = pl.col(col)
         if schema[col] == pl.String:
             text = raw.str.strip_chars().str.to_lowercase()
-            empty.append(raw.is_null() | text.is_in(_MISSING))
+            empty.append(_blank(col))
             header.append(text == col.strip().lower())
         else:
             empty.append(raw.cast(pl.Float64, strict=False).fill_nan(None).is_null())
