@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from foxhunt.data.sources.demo import demo_bars
-from foxhunt.errors import DataError
+from foxhunt.errors import DataError, InputError
 from foxhunt.infer.feed import BarFileReader
 from foxhunt.infer.screen import WHERE
 
@@ -132,3 +132,15 @@ def test_a_decimal_comma_seen_at_the_start_holds_for_every_piece(tmp_path: Path)
         f.write("02.01.2024;09:04;4.701;4.702;4.700;4.701;12\n")
     later = pl.concat([p.rows for p in reader.new_pieces()])
     assert later["close"].to_list() == [4701.0]
+
+
+def test_a_feed_of_prints_is_refused(tmp_path: Path) -> None:
+    """Trades built into one-minute bars as they come would forecast a minute before it ends."""
+    from foxhunt.data.read.options import ReadOptions
+
+    path = tmp_path / "ES_trades.csv"
+    path.write_text("timestamp,price,size\n2024-03-04 15:00:30,5000.25,3\n")
+    reader = BarFileReader(path)
+    reader.options = ReadOptions(bar_minutes=1)
+    with pytest.raises(InputError, match=r"ES_trades.csv: the feed holds prints \(trades or"):
+        list(reader.new_pieces())

@@ -235,7 +235,8 @@ def add_read_args(p: argparse.ArgumentParser, stored: bool = True, over_run: boo
         type=_positive_int,
         metavar="K",
         help="aggregate the bars to K-minute bars when read (open first, high max, low min, "
-        "close last, volume sum; labelled by their open time, within one trading day)",
+        "close last, volume sum; labelled by their open time, within one trading day); a file "
+        "of trades, quotes (bid, ask) or closes without open/high/low is built into bars so",
     )
     g.add_argument(
         "--allow-odd-times",

@@ -274,10 +274,16 @@ class BarFileReader:
             else:
                 content.write_parquet(piece)
             try:
-                frame = load_bars(piece, options=self.options).frame
+                loaded = load_bars(piece, options=self.options)
             except DataError as e:  # the temporary file's name and line are not the feed's
                 detail = re.sub(re.escape(str(piece)) + r"(?: line \d+)?:? ?", "", str(e))
                 raise DataError(detail) from e
+        if any(loaded.prints):  # a minute's bar would be forecast before its minute ends
+            raise InputError(  # not a line's fault: stops the follower (DataError rejects a line)
+                f"--follow {self.path}: the feed holds prints (trades or quotes), not bars: "
+                "--follow takes bars as they come; write each bar once it is complete"
+            )
+        frame = loaded.frame
         if frame.height != where.len():  # e.g. a quoted field across lines: judge line by line
             raise DataError(f"read {frame.height} rows from {where.len()} lines")
         if self.stamp_shift:

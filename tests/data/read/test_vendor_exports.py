@@ -850,14 +850,6 @@ def test_json_or_a_web_page_named_csv_is_said_for_what_it_is(tmp_path: Path) -> 
     ("header", "hint"),
     [
         (
-            "timestamp,price,size",
-            "; the file holds trades (ticks), not bars: aggregate them to OHLC bars first",
-        ),
-        (
-            "timestamp,bid,ask",
-            "; the file holds quotes (bid, ask), not bars: aggregate them to OHLC bars first",
-        ),
-        (
             "DateTime,BidOpen,BidHigh,BidLow,BidClose,AskOpen,AskHigh,AskLow,AskClose,TickQty",
             " (bid and ask bars: --columns open=BidOpen,high=BidHigh,low=BidLow,close=BidClose "
             "reads the bid side)",
@@ -878,9 +870,11 @@ def test_json_or_a_web_page_named_csv_is_said_for_what_it_is(tmp_path: Path) -> 
             "reads the mid side)",
         ),
     ],
-    ids=["trades", "quotes", "fxcm-bid-ask-bars", "spaced-sides", "side-suffix", "oanda-mid"],
+    ids=["fxcm-bid-ask-bars", "spaced-sides", "side-suffix", "oanda-mid"],
 )
-def test_trades_and_quotes_are_said_to_be_no_bars(tmp_path: Path, header: str, hint: str) -> None:
+def test_bid_and_ask_bars_are_said_for_what_they_are(
+    tmp_path: Path, header: str, hint: str
+) -> None:
     width = header.count(",")
     text = (
         header + "\n" + "".join(f"2024-01-02 09:3{m}:00" + ",1.5" * width + "\n" for m in range(6))

@@ -62,23 +62,7 @@ def test_several_tickers_are_refused_naming_four_of_them() -> None:
             ["time", "ask_o", "ask_h", "ask_l", "ask_c"],
             " (ask bars: --columns open=ask_o,high=ask_h,low=ask_l,close=ask_c reads the ask side)",
         ),
-        (
-            ["time", "bid", "ask", "bid_size"],
-            "; the file holds quotes (bid, ask), not bars: aggregate them to OHLC bars first",
-        ),
-        (
-            ["bid", "ask"],  # the two alone
-            "; the file holds quotes (bid, ask), not bars: aggregate them to OHLC bars first",
-        ),
         (["time", "bid", "bid_size"], ""),  # one side alone says nothing
-        (
-            ["time", "last", "quantity"],
-            "; the file holds trades (ticks), not bars: aggregate them to OHLC bars first",
-        ),
-        (
-            ["time", "price", "qty"],
-            "; the file holds trades (ticks), not bars: aggregate them to OHLC bars first",
-        ),
         (["time", "price", "volume"], ""),  # a price without a trade size
         (["time", "qty", "volume"], ""),  # a size without a price
         (
@@ -87,7 +71,7 @@ def test_several_tickers_are_refused_naming_four_of_them() -> None:
             "per symbol, or one table with a symbol column",
         ),
     ],
-    ids=["ask-only", "quotes", "quotes-alone", "one-side", "last-quantity", "price-qty", "no-size", "no-price",
+    ids=["ask-only", "one-side", "no-size", "no-price",
          "five-symbols"],
 )  # fmt: skip
 def test_what_a_table_without_bar_prices_looks_like_instead(names: list[str], hint: str) -> None:

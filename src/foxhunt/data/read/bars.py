@@ -117,6 +117,15 @@ class LoadedBars:
     dates written as dates; empty: all were."""
     claims: tuple[timedelta | None, ...] = field(default=())
     options: ReadOptions = field(default_factory=ReadOptions)
+    prints: tuple[bool, ...] = field(default=())
+    """Per file, whether its bars were built from prints (one-minute bars, gaps or not)."""
+
+    def built_symbols(self) -> frozenset[str]:
+        """The symbols whose bars were built from prints (:mod:`foxhunt.data.read.prints`)."""
+        files = [i for i, p in enumerate(self.prints) if p]
+        if not files:
+            return frozenset()
+        return frozenset(self.frame.filter(pl.col(_FILE).is_in(files))["symbol"].drop_nulls())
 
     def zone_of(self, index: int) -> str:
         """The zone file ``index``'s naive timestamps were read in."""
@@ -186,6 +195,7 @@ def load_bars(
         counted=tuple(r.counted for r in reads),
         claims=tuple(r.claim for r in reads),
         options=opts,
+        prints=tuple(r.prints for r in reads),
     )
 
 
@@ -297,7 +307,9 @@ def read_bars(
         check_future_after_bars(loaded, rows, bars)
     check_time_axis(loaded, bars, instruments)
     if loaded.options.bar_minutes is not None:
-        bars = aggregate_bars(bars, loaded.options.bar_minutes, str(path), instruments)
+        bars = aggregate_bars(
+            bars, loaded.options.bar_minutes, str(path), instruments, loaded.built_symbols()
+        )
     if min_bars is not None and loaded.options.bar_minutes is not None:
         bars = check_min_bars(
             bars, min_bars, min_bars_reason, loaded.options.bar_minutes, drop_short=drop_short

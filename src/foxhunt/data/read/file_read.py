@@ -32,6 +32,7 @@ from foxhunt.data.read.files import table_kind
 from foxhunt.data.read.fractions import fraction_value, written_in_fractions
 from foxhunt.data.read.hours import hour_beside, hour_clock
 from foxhunt.data.read.options import ReadOptions
+from foxhunt.data.read.prints import minute_bars, prints_hint, prints_of
 from foxhunt.data.read.scan import scan_table, unreadable
 from foxhunt.data.read.timestamps import Times, formatted_expr, text_timestamp_expr, timestamp_expr
 from foxhunt.data.read.twelve_hour import check_twelve_hour
@@ -43,7 +44,7 @@ from foxhunt.data.read.validate import (
     VALUE_COLUMNS,
 )
 from foxhunt.data.read.vendors import NameGuess, guess_from_name
-from foxhunt.data.read.wide import check_duplicated, column_levels, not_bars_hint
+from foxhunt.data.read.wide import check_duplicated, column_levels, not_bars_hint, quote_sides
 from foxhunt.data.read.zones import parse_zone
 from foxhunt.errors import DataError
 
@@ -317,6 +318,9 @@ class FileRead:
     """The times were counts from an epoch (numbers, or typed timestamps a writer may have
     built from numbers in the wrong unit): a bar in 1970 is a misread. False for dates written
     as dates (``1970-01-02``, ``19700102``), which are what they say."""
+    prints: bool = False
+    """The bars were built from prints (:mod:`foxhunt.data.read.prints`): one-minute bars
+    whatever gaps lie between them."""
 
 
 def read_file(
@@ -391,6 +395,8 @@ def _normalise_as(
     cols = _index_levels(cols, schema)
     if not opts.column_map:
         check_duplicated(path, names, cols)
+    found, prints = prints_of(path, cols, bool(quote_sides(names)), opts)
+    cols = prints.columns(cols) if prints is not None else cols
     for canon in PRICE_COLUMNS:
         if canon not in cols.prices:
             if sum(n.startswith(FEATURE_PREFIXES) for n in names) >= 5:
@@ -405,7 +411,7 @@ def _normalise_as(
             )
             raise DataError(
                 f"{path}: missing column '{canon}' (columns: {shown}); "
-                f"--columns {canon}=COLUMN names it{not_bars_hint(names)}"
+                f"--columns {canon}=COLUMN names it{not_bars_hint(names) or prints_hint(found)}"
             )
     guesses: list[str] = []
     if opts.symbol is not None and cols.symbol and canonical_name(cols.symbol) == "instrument_id":
@@ -536,13 +542,17 @@ def _normalise_as(
             )
             log.warning("%s", doubts[-1])
         df = df.drop(_FRACTIONS, _SWISS_LIKE)
+    if prints is not None:
+        n = df.height
+        df = minute_bars(df, prints)
+        guesses.append(f"{n:,} {prints.kind} built into {df.height:,} one-minute bars")
     df = unknown_volume(df, path, spell.get("volume"))
     if times.naive:
         check_twelve_hour(df, path, spell["ts"], zone)
     df = one_spelling_per_symbol(df, path)
     if ticks is not None:
         df = _ticks_for_no_volume(df, path, spell, ticks)
-    if cols.volume is None and parts is None:
+    if cols.volume is None and parts is None and prints is None:  # prints: their count
         log.warning("no volume column in %s: volume features will be constant", path)
     used = {*spell.values(), *spell["ts"].split("+"), *(parts or ())}  # "Date+Hour+Minute"
     ignored = tuple(c for c in cols.extra if c not in used)
@@ -579,4 +589,5 @@ def _normalise_as(
         ignored,
         tuple(doubts),
         counted,
+        prints is not None,
     )

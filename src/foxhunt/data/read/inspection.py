@@ -352,7 +352,7 @@ def inspect_report(
             k = loaded.options.bar_minutes
             aggregated = (
                 f"--bar-minutes {k}: {bars.height:,} bars become "
-                f"{aggregate_bars(bars, k, str(path), table).height:,} {k}-minute bars "
+                f"{aggregate_bars(bars, k, str(path), table, loaded.built_symbols()).height:,} {k}-minute bars "
                 "(the table above is of the bars as found)"
             )
     except DataError as e:

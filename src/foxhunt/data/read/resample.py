@@ -34,11 +34,14 @@ _DAY = "__day"
 _BUCKET = "__bucket"
 
 
-def _check_interval(bars: pl.DataFrame, minutes: int, where: str) -> None:
-    """Each symbol's bars must be finer than K minutes and divide them."""
+def _check_interval(
+    bars: pl.DataFrame, minutes: int, where: str, built: frozenset[str] = frozenset()
+) -> None:
+    """Each symbol's bars must be finer than K minutes and divide them (those ``built`` from
+    prints are one-minute bars, however far apart)."""
     step = timedelta(minutes=minutes)
     for (sym,), g in bars.select("symbol", "ts").group_by("symbol", maintain_order=True):
-        if g.height < 2:
+        if g.height < 2 or sym in built:
             continue
         interval = infer_interval(g["ts"])
         if interval > step or step % interval:
@@ -53,6 +56,7 @@ def aggregate_bars(
     minutes: int,
     where: str = "bars",
     instruments: Mapping[str, Instrument] | None = None,
+    built: frozenset[str] = frozenset(),
 ) -> pl.DataFrame:
     """``bars`` (validated, sorted by symbol and ts) as ``minutes``-minute bars.
 
@@ -62,6 +66,8 @@ def aggregate_bars(
         where: the path, for messages.
         instruments: the user's instrument table (each symbol's calendar; else its built-in
             or inferred one).
+        built: symbols whose bars were built from prints (one-minute bars, whatever the gaps
+            between them: :mod:`foxhunt.data.read.prints`).
 
     Returns:
         The K-minute bars, same columns, sorted by symbol and ts.
@@ -69,7 +75,7 @@ def aggregate_bars(
     Raises:
         DataError: a symbol's bars are coarser than K minutes or do not divide them.
     """
-    _check_interval(bars, minutes, where)
+    _check_interval(bars, minutes, where, built)
     k_us = minutes * 60_000_000
     parts = []
     for (sym,), g in bars.group_by("symbol", maintain_order=True):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from foxhunt.data.read.columns import ColumnMap, canonical_name
+from foxhunt.data.read.columns import ColumnMap
 from foxhunt.errors import DataError
 
 _PRICE_WORDS = ("open", "high", "low", "close", "last", "price")
@@ -91,8 +91,8 @@ def quote_sides(names: list[str]) -> dict[str, dict[str, str]]:
 
 def not_bars_hint(names: list[str]) -> str:
     """What a table without bar prices looks like instead, for the missing-column message:
-    quotes (bid and ask), bid and ask bars (FXCM's ``BidOpen`` ...), or trades (ticks)."""
-    lower = {canonical_name(n): n for n in names}
+    bid and ask bars (FXCM's ``BidOpen`` ...) or several symbols side by side (trades and
+    quotes are read as prints before: :mod:`foxhunt.data.read.prints`)."""
     sides = quote_sides(names)
     if sides:  # the mid where there is one, else the bid
         side = next(s for s in ("mid", "bid", "ask") if s in sides)
@@ -101,10 +101,6 @@ def not_bars_hint(names: list[str]) -> str:
         held = [s for s in ("bid", "ask", "mid") if s in sides]
         named = " and ".join(held) if len(held) < 3 else "bid, ask and mid"
         return f" ({named} bars: --columns {flags} reads the {side} side)"
-    if {"bid", "ask"} <= set(lower):
-        return "; the file holds quotes (bid, ask), not bars: aggregate them to OHLC bars first"
-    if {"price", "last"} & set(lower) and {"size", "qty", "quantity"} & set(lower):
-        return "; the file holds trades (ticks), not bars: aggregate them to OHLC bars first"
     wide = wide_symbols(names)
     if wide:
         return (

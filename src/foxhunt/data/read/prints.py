@@ -1,0 +1,170 @@
+"""Bars built from prices at times: trades (a price per print, with or without its size),
+quotes (bid and ask) or a series of closes — a file with no open, high or low.
+
+``--bar-minutes K`` reads such a file. Each row is a print; the prints of each minute (UTC)
+become a one-minute bar — open the first price, high the highest, low the lowest, close the
+last (in time; rows of one time in file order); volume the sizes summed (trades with a size
+column), else the number of prints (quotes: the tick volume) — and those bars are then
+aggregated to K minutes on the calendar's grid like any one-minute bars
+(:mod:`foxhunt.data.read.resample`). A quote's price is its mid, (bid + ask) / 2: a crossed
+quote is a price like another. A minute without a print has no bar (vendors' bar files skip
+them too). Without ``--bar-minutes`` quotes are refused naming the flag, and a file of one
+price column is refused as missing its open, the flag named as the other reading (its other
+columns may be bars' prices under names not recognised).
+
+Rows whose time or a price is missing, not a number or not positive, or whose size is, are
+left as they are for the validation to name by their row (:mod:`foxhunt.data.read.validate`);
+rows with every price empty stay too (future rows, fillers). Each bar keeps the row of its
+first print, so a later error names a row of the file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+import polars as pl
+
+from foxhunt.data.read.columns import ColumnMap, canonical_name
+from foxhunt.data.read.options import ReadOptions
+from foxhunt.data.read.validate import EMPTY_COLUMN, FILE_COLUMN, PRICE_COLUMNS, ROW_COLUMN
+from foxhunt.errors import DataError
+
+_BID = ("bid", "bidprice", "bestbid", "bestbidprice", "bidpx", "bidpx00")
+_ASK = ("ask", "askprice", "bestask", "bestaskprice", "askpx", "askpx00", "offer", "offerprice")
+_SIZE = ("size", "qty", "quantity", "amount", "tradesize", "lastsize", "shares", "tradevolume")
+"""Spellings (squashed: lower case, no spaces, ``_``, ``.`` or ``-``) of a quote's sides and of
+a trade's size (Binance's ``qty``, Polygon's ``size``, Databento's ``bid_px_00``)."""
+
+_PRICE = "__print_price"
+_TIME = "__print_ts"
+
+
+def _squashed(name: str) -> str:
+    return re.sub(r"[\s_.:\-]+", "", canonical_name(name))
+
+
+@dataclass(frozen=True)
+class Prints:
+    """How a file of prints is read: ``trades`` (one price column, the close's, and perhaps a
+    size) or ``quotes`` (bid and ask columns)."""
+
+    kind: str
+    prices: tuple[str, ...]
+    size: str | None
+
+    @property
+    def what(self) -> str:
+        """The file's rows, for messages."""
+        if self.kind == "quotes":
+            return f"quotes (bid '{self.prices[0]}', ask '{self.prices[1]}')"
+        return f"prices at times (column '{self.prices[0]}': trades or closes)"
+
+    def columns(self, cols: ColumnMap) -> ColumnMap:
+        """``cols`` with the bar fields read from the prints: a quote's bid as open and low, its
+        ask as high and close (the mid is taken after reading, :func:`minute_bars`); a trade's
+        price as all four; its size as the volume."""
+        first, last = self.prices[0], self.prices[-1]
+        prices = {"open": first, "high": last, "low": first, "close": last}
+        extra = tuple(n for n in cols.extra if n not in (*self.prices, self.size))
+        return replace(cols, prices=prices, volume=self.size, extra=extra)
+
+
+def find_prints(cols: ColumnMap) -> Prints | None:
+    """The prints a file holds when it has none of open, high and low: trades or closes (a
+    close column: ``price``, ``last``, ``close``), else quotes (bid and ask columns); None
+    when it holds neither, or holds some of a bar's prices."""
+    if any(c in cols.prices for c in ("open", "high", "low")):
+        return None
+    if "close" in cols.prices:
+        size = cols.volume or next((n for n in cols.extra if _squashed(n) in _SIZE), None)
+        return Prints("trades", (cols.prices["close"],), size)
+    bid = next((n for n in cols.extra if _squashed(n) in _BID), None)
+    ask = next((n for n in cols.extra if _squashed(n) in _ASK), None)
+    if bid is None or ask is None:
+        return None
+    return Prints("quotes", (bid, ask), None)
+
+
+def prints_of(
+    path: object, cols: ColumnMap, sides: bool, opts: ReadOptions
+) -> tuple[Prints | None, Prints | None]:
+    """The prints a file without a bar's prices holds (None when it has them all, or has a
+    quote's sides as bars, ``sides``), and those read as prints: with ``--bar-minutes``.
+
+    Raises:
+        DataError: quotes without ``--bar-minutes``, or prints with ``--stamps end``.
+    """
+    if sides or all(c in cols.prices for c in PRICE_COLUMNS):
+        return None, None
+    found = find_prints(cols)
+    if found is None:
+        return None, None
+    if opts.bar_minutes is None:
+        if found.kind == "quotes":  # a close column alone may be bars named otherwise
+            raise DataError(refusal(path, found))
+        return found, None
+    if opts.stamps == "end":
+        raise DataError(refusal(path, found, opts.stamps))
+    return found, found
+
+
+def refusal(path: object, prints: Prints, stamps: str = "start") -> str:
+    """Why such a file is not read without ``--bar-minutes`` (or with ``--stamps end``), and
+    the flag that reads it."""
+    if stamps == "end":
+        return (
+            f"{path}: holds {prints.what}, not bars: --stamps end is for bars stamped at their "
+            "end (a print's time is its own); leave it out"
+        )
+    return (
+        f"{path}: holds {prints.what}, not bars (no open, high or low): --bar-minutes K "
+        "builds K-minute bars from them (open the first price, high the highest, low the "
+        "lowest, close the last)"
+    )
+
+
+def prints_hint(prints: Prints | None) -> str:
+    """For a file of one price column without open, high or low (trades, closes, or bars whose
+    other columns went unrecognised), the flag that reads it as prints; else ``""``."""
+    if prints is None:
+        return ""
+    return (
+        f"; or, if its rows are {prints.what}, --bar-minutes K builds K-minute bars from "
+        "them (open the first price, high the highest, low the lowest, close the last)"
+    )
+
+
+def minute_bars(df: pl.DataFrame, prints: Prints) -> pl.DataFrame:
+    """The prints of ``df`` (as :meth:`Prints.columns` read them) as one-minute bars, stamped
+    at the minute's start; rows that are no good print are kept as they are. Same columns,
+    in file order (a bar where its first print was)."""
+    prices = [pl.col(c) for c in PRICE_COLUMNS]
+    good = (
+        pl.col("ts").is_not_null()
+        & pl.all_horizontal(p.is_not_null() & p.is_finite() & (p > 0) for p in prices)
+        & pl.col("volume").is_not_null()
+        & pl.col("volume").is_finite()
+        & (pl.col("volume") >= 0)
+    ).fill_null(False)
+    price = (pl.col("open") + pl.col("close")) / 2 if prints.kind == "quotes" else pl.col("close")
+    volume = pl.col("volume").sum() if prints.size is not None else pl.len().cast(pl.Float64)
+    kept = [c for c in df.columns if c not in ("ts", "symbol", "volume", *PRICE_COLUMNS)]
+    firsts = (FILE_COLUMN, ROW_COLUMN, EMPTY_COLUMN)
+    bars = (
+        df.filter(good)
+        .with_columns(price.alias(_PRICE), pl.col("ts").alias(_TIME))
+        .sort("symbol", _TIME, ROW_COLUMN)
+        .with_columns(pl.col("ts").dt.truncate("1m"))
+        .group_by("symbol", "ts", maintain_order=True)
+        .agg(
+            pl.col(_PRICE).first().alias("open"),
+            pl.col(_PRICE).max().alias("high"),
+            pl.col(_PRICE).min().alias("low"),
+            pl.col(_PRICE).last().alias("close"),
+            volume.alias("volume"),
+            *[pl.col(c).first() if c in firsts else pl.col(c).last() for c in kept],
+        )
+        .select(df.columns)
+    )
+    return pl.concat([bars, df.filter(~good)]).sort(FILE_COLUMN, ROW_COLUMN)

@@ -1,0 +1,211 @@
+"""Bars built from prints (trades, quotes, closes) with --bar-minutes: the prints of real
+one-minute bars give those bars back, exactly."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from foxhunt.data.read.bars import load_bars, read_bars
+from foxhunt.data.read.options import ReadOptions
+from foxhunt.data.read.resample import aggregate_bars
+from foxhunt.errors import DataError
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+BTC = REAL / "btc-perp-20211231-20220201_1m.csv.gz"
+PRICES = ["open", "high", "low", "close"]
+
+
+@pytest.fixture(scope="module")
+def bars() -> pl.DataFrame:
+    """1,500 real one-minute bars of the BTC perpetual (24/7: no session cuts a bucket)."""
+    return read_bars(BTC).head(1500)
+
+
+def _prints(bars: pl.DataFrame) -> pl.DataFrame:
+    """Four prints per bar: the open at 1 s, the extremes at 20 s and 40 s (the low first on an
+    up bar), the close at 59.5 s; half the volume on the open, half on the close (halves add
+    up exactly)."""
+    up = pl.col("close") >= pl.col("open")
+    second = pl.when(up).then(pl.col("low")).otherwise(pl.col("high"))
+    third = pl.when(up).then(pl.col("high")).otherwise(pl.col("low"))
+    half = pl.col("volume") / 2
+    parts = [
+        bars.select((pl.col("ts") + offset).alias("ts"), price.alias("price"), size.alias("size"))
+        for offset, price, size in (
+            (timedelta(seconds=1), pl.col("open"), half),
+            (timedelta(seconds=20), second, pl.lit(0.0)),
+            (timedelta(seconds=40), third, pl.lit(0.0)),
+            (timedelta(seconds=59.5), pl.col("close"), half),
+        )
+    ]
+    return pl.concat(parts).sort("ts", maintain_order=True)
+
+
+def _write(frame: pl.DataFrame, path: Path) -> Path:
+    frame.with_columns(pl.col("ts").dt.strftime("%Y-%m-%d %H:%M:%S%.3f")).write_csv(path)
+    return path
+
+
+def test_trades_give_the_bars_they_came_from(tmp_path: Path, bars: pl.DataFrame) -> None:
+    path = _write(_prints(bars), tmp_path / "BTC-PERP_trades.csv")
+    one = read_bars(path, options=ReadOptions(bar_minutes=1))
+    cols = ["ts", *PRICES, "volume"]
+    assert one.select(cols).equals(bars.select(cols))
+    assert one["symbol"].unique().to_list() == ["BTC-PERP"]
+    five = read_bars(path, options=ReadOptions(bar_minutes=5))
+    assert five.select(cols).equals(aggregate_bars(bars, 5).select(cols))
+
+
+def test_quotes_are_read_at_their_mid_and_counted(tmp_path: Path, bars: pl.DataFrame) -> None:
+    """Dukascopy's tick export: ``Gmt time,Ask,Bid,AskVolume,BidVolume``; a crossed quote (ask
+    below bid) is a mid like another."""
+    ticks = _prints(bars).select(
+        pl.col("ts").dt.strftime("%d.%m.%Y %H:%M:%S%.3f").alias("Gmt time"),
+        (pl.col("price") + 0.5).alias("Ask"),
+        (pl.col("price") - 0.5).alias("Bid"),
+        pl.lit(1.5).alias("AskVolume"),
+        pl.lit(2.5).alias("BidVolume"),
+    )
+    ticks[3, "Ask"], ticks[3, "Bid"] = ticks[3, "Bid"], ticks[3, "Ask"]  # crossed
+    path = tmp_path / "BTC-PERP_Ticks.csv"
+    ticks.write_csv(path)
+    one = read_bars(path, options=ReadOptions(bar_minutes=1))
+    assert one.select("ts", *PRICES).equals(bars.select("ts", *PRICES))
+    assert one["volume"].unique().to_list() == [4.0]  # the tick volume
+
+
+def test_prints_of_one_time_keep_file_order_and_unsorted_ones_are_sorted(tmp_path: Path) -> None:
+    path = tmp_path / "CL_trades.csv"
+    path.write_text(
+        "timestamp,price\n"
+        "2024-03-04 15:00:30,80.0\n"
+        "2024-03-04 15:00:10,79.0\n"  # earlier than the row above: the minute's open
+        "2024-03-04 15:00:50,81.5\n"
+        "2024-03-04 15:00:50,81.0\n"  # same time as the row above, later in the file: the close
+        "2024-03-04 15:02:05,81.2\n"
+    )
+    bars = read_bars(path, options=ReadOptions(bar_minutes=1, allow_odd_times=True))
+    assert bars.select(*PRICES, "volume").rows() == [
+        (79.0, 81.5, 79.0, 81.0, 4.0),  # no size column: the number of prints
+        (81.2, 81.2, 81.2, 81.2, 1.0),
+    ]
+
+
+def test_sparse_prints_aggregate_whatever_their_gaps(tmp_path: Path) -> None:
+    """Prints two minutes apart build one-minute bars two minutes apart, which five-minute
+    buckets take (bars two minutes apart do not divide five minutes: refused as bars)."""
+    times = pl.datetime_range(
+        pl.datetime(2024, 1, 3, 0, 0, 30),
+        pl.datetime(2024, 1, 3, 2, 0, 30),
+        interval="2m",
+        eager=True,
+    )
+    trades = pl.DataFrame({"ts": times, "price": [100.0 + i for i in range(len(times))]})
+    path = _write(trades.with_columns(pl.lit(2.0).alias("qty")), tmp_path / "BTCUSD.csv")
+    five = read_bars(path, options=ReadOptions(bar_minutes=5))
+    assert five["ts"].dt.minute().to_list()[:3] == [0, 5, 10]
+    assert five.select(*PRICES, "volume").row(0) == (100.0, 102.0, 100.0, 102.0, 6.0)
+    assert five["volume"].sum() == 2.0 * len(times)
+    as_bars = trades.with_columns(*(pl.col("price").alias(c) for c in PRICES)).drop("price")
+    bar_path = _write(as_bars, tmp_path / "BTCUSD_bars.csv")
+    with pytest.raises(DataError, match="--bar-minutes 5 needs bars that divide"):
+        read_bars(bar_path, options=ReadOptions(bar_minutes=5))
+
+
+def test_a_file_of_prints_is_refused_naming_the_flag(tmp_path: Path) -> None:
+    path = tmp_path / "ES_trades.csv"
+    path.write_text("timestamp,price,size\n2024-03-04 15:00:30,5000.25,3\n")
+    with pytest.raises(DataError) as refused:  # or bars whose open went unrecognised
+        load_bars(path)
+    assert str(refused.value).endswith(
+        "ES_trades.csv: missing column 'open' (columns: timestamp, price, size); --columns "
+        "open=COLUMN names it; or, if its rows are prices at times (column 'price': trades or "
+        "closes), --bar-minutes K builds K-minute bars from them (open the first price, high "
+        "the highest, low the lowest, close the last)"
+    )
+    with pytest.raises(DataError, match="--stamps end is for bars"):
+        load_bars(path, options=ReadOptions(bar_minutes=5, stamps="end"))
+    quotes = tmp_path / "EURUSD_quotes.csv"
+    quotes.write_text("time,bid_price,ask_price\n2024-03-04 15:00:30,1.08,1.0801\n")
+    with pytest.raises(DataError) as refused:
+        load_bars(quotes)
+    assert str(refused.value).endswith(
+        "EURUSD_quotes.csv: holds quotes (bid 'bid_price', ask 'ask_price'), not bars (no open, "
+        "high or low): --bar-minutes K builds K-minute bars from them (open the first price, "
+        "high the highest, low the lowest, close the last)"
+    )
+
+
+def test_a_bad_print_is_named_by_its_row(tmp_path: Path) -> None:
+    path = tmp_path / "ES_trades.csv"
+    path.write_text(
+        "timestamp,price,size\n"
+        "2024-03-04 15:00:30,5000.25,3\n"
+        "2024-03-04 15:00:40,abc,1\n"
+        "2024-03-04 15:01:40,5001,1\n"
+    )
+    with pytest.raises(DataError, match=r"column 'price', row 1 \(2024-03-04 15:00:40.*'abc'"):
+        read_bars(path, options=ReadOptions(bar_minutes=1))
+    quotes = tmp_path / "EURUSD_quotes.csv"
+    quotes.write_text("time,bid,ask\n2024-03-04 15:00:30,1.08,1.0801\n2024-03-04 15:00:31,,1.1\n")
+    with pytest.raises(DataError, match=r"column 'bid', row 1 .*missing value"):
+        read_bars(quotes, options=ReadOptions(bar_minutes=1))
+
+
+def test_bars_with_a_price_column_are_no_prints(tmp_path: Path) -> None:
+    """Investing.com's ``Price`` is the close of bars that have an open, high and low."""
+    path = tmp_path / "SPX.csv"
+    path.write_text(
+        "Date,Price,Open,High,Low\n2024-01-02,4742.8,4745.2,4754.3,4722.7\n"
+        "2024-01-03,4704.8,4725.1,4729.3,4699.7\n"
+    )
+    loaded = load_bars(path)
+    assert loaded.prints == (False,)
+    assert loaded.frame["close"].to_list() == [4742.8, 4704.8]
+
+
+def test_a_bar_is_named_by_its_first_prints_row(tmp_path: Path) -> None:
+    """A price 100 times off (a print in cents) is refused on its bar, named by the row of the
+    bar's first print."""
+    minutes = pl.datetime_range(
+        pl.datetime(2024, 1, 3), pl.datetime(2024, 1, 3, 6), interval="1m", eager=True
+    )
+    trades = pl.DataFrame(
+        {
+            "ts": pl.concat([minutes + timedelta(seconds=10), minutes + timedelta(seconds=40)]),
+            "price": [100.0 + 0.01 * (i % 7) for i in range(2 * len(minutes))],
+        }
+    ).sort("ts")
+    trades[201, "price"] = 10_000.0  # the second print of minute 100
+    path = _write(trades, tmp_path / "BTCUSD.csv")
+    with pytest.raises(DataError, match=r"column 'price', row 200 \(2024-01-03 01:40:00.*off by"):
+        read_bars(path, options=ReadOptions(bar_minutes=1))
+
+
+@pytest.mark.parametrize(
+    ("names", "found"),
+    [
+        (["time", "bid", "ask", "bid_size"], ("quotes", ("bid", "ask"), None)),
+        (["Gmt time", "Ask", "Bid", "AskVolume", "BidVolume"], ("quotes", ("Bid", "Ask"), None)),
+        (["ts_event", "bid_px_00", "ask_px_00"], ("quotes", ("bid_px_00", "ask_px_00"), None)),
+        (["time", "last", "quantity"], ("trades", ("last",), "quantity")),
+        (["id", "price", "qty", "quote_qty", "time"], ("trades", ("price",), "qty")),
+        (["time", "price", "volume"], ("trades", ("price",), "volume")),
+        (["time", "close"], ("trades", ("close",), None)),  # a series of closes
+        (["time", "bid", "bid_size"], None),  # one side alone
+        (["time", "qty", "volume"], None),  # a size without a price
+        (["time", "open", "close"], None),  # some of a bar's prices: bars, missing a column
+    ],
+    ids=["quotes", "dukascopy", "databento-mbp", "last-quantity", "binance-trades", "volume",
+         "closes", "one-side", "no-price", "part-bars"],
+)  # fmt: skip
+def test_what_prints_a_file_holds(names: list[str], found: tuple[object, ...] | None) -> None:
+    from foxhunt.data.read.columns import map_columns
+    from foxhunt.data.read.prints import find_prints
+
+    prints = find_prints(map_columns(names, where="f.csv"))
+    assert (prints and (prints.kind, prints.prices, prints.size)) == found
