@@ -455,3 +455,38 @@ def test_yahoo_indices_bloomberg_generics_and_share_classes(
     assert guess.symbol == symbol
     inst = resolve(guess.symbol, warn=False)
     assert (inst.asset_class, inst.calendar) == (asset_class, calendar)
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol"),
+    [
+        ("Download Data - STOCK_US_ARCX_SPY.csv", "SPY"),
+        ("Download Data - INDEX_US_S&P US_SPX.csv", "SPX"),  # the market holds a space and &
+        ("Download Data - FUTURE_US_XNYM_CLK14.csv", "CLK14"),  # split into CL + CLK14 later
+        ("Download Data - FUND_US_ARCX_QQQ.csv", "QQQ"),
+    ],
+)
+def test_marketwatch_names_give_the_last_field(name: str, symbol: str) -> None:
+    assert guess_from_name(Path(name)) == NameGuess(symbol, "MarketWatch's file name")
+
+
+def test_a_cqg_name_is_the_exchanges_contract(tmp_path: Path) -> None:
+    """CQG's ``F.US.EPH14`` is the March 2014 E-mini S&P (was the stock F)."""
+    assert guess_from_name(Path("F.US.EPH14.csv")).symbol == "ESH14"
+    assert guess_from_name(Path("F.US.CLE.csv")).symbol == "CL"
+    path = tmp_path / "F.US.EPH14.csv"
+    path.write_text(
+        "Date,Open,High,Low,Close,Volume\n"
+        + "".join(f"2014-01-{d:02d},1800,1810,1790,1805,1000\n" for d in (2, 3, 6, 7, 8, 9))
+    )
+    bars = read_bars(path, min_bars=1)
+    assert bars["symbol"].unique().to_list() == ["ES"]
+    assert bars["contract"].unique().to_list() == ["ESH14"]
+
+
+@pytest.mark.parametrize("name", ["HistoricalData_1530403200000.csv", "HistoricalPrices.csv"])
+def test_a_sites_name_for_every_download_is_no_symbol(tmp_path: Path, name: str) -> None:
+    """Nasdaq.com's and the WSJ's download names were read as symbols (on a 24/7 calendar)."""
+    with pytest.raises(DataError, match=rf"'{name}' is the site's name for every download"):
+        guess_from_name(tmp_path / "downloads" / name)
+    assert guess_from_name(tmp_path / "SPY" / name).symbol == "SPY"  # the folder says it

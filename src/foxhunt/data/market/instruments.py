@@ -142,6 +142,14 @@ def _head(symbol: str) -> str:
     return m.group(0).upper() if m else ""
 
 
+def cqg_symbol(name: str) -> str | None:
+    """A CQG futures name as the exchange writes it: ``F.US.EPH14`` -> ``ESH14`` (root and
+    contract code, split later like any contract), ``F.US.EP`` -> ``ES``; None for other names."""
+    if not (cqg := _CQG.match(name.strip().upper())):
+        return None
+    return CQG_ROOTS.get(cqg.group(1), cqg.group(1)) + (cqg.group(2) or "")
+
+
 def futures_root(symbol: str, roots: Iterable[str]) -> str | None:
     """The futures root of ``symbol`` among ``roots``, or None.
 

@@ -27,10 +27,10 @@ from foxhunt.data.read.columns import (
     map_columns,
     up_down_volume,
 )
-from foxhunt.data.read.csv_dialect import CURRENCY, GROUP_MARK, SPACE_GROUPED
 from foxhunt.data.read.files import table_kind
 from foxhunt.data.read.fractions import fraction_value, written_in_fractions
 from foxhunt.data.read.hours import hour_beside, hour_clock
+from foxhunt.data.read.numbers import blank, value_expr, volume_expr
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.prints import minute_bars, prints_hint, prints_of
 from foxhunt.data.read.scan import scan_table, unreadable
@@ -56,107 +56,12 @@ _FRACTIONS = "__fractions"
 _SWISS_LIKE = "__swiss_like"
 
 
-_GROUPED = r"^[+-]?\d{1,3}(,\d{3})+\.\d*$|^[+-]?\d{1,3}(,\d{3}){2,}$"
-"""A number with thousands separators: ``2,052.50`` (a decimal point after the groups) or
-``1,234,567`` (two groups or more). ``110,123`` alone is left as it is (refused): it may be a
-decimal comma."""
-_SUFFIX = r"^([+-]?\d+(\.\d*)?)([KMB])$"
-"""A count with a magnitude suffix, ``53.64K`` (Investing.com's volume)."""
-_SCALE = {"K": 1e3, "M": 1e6, "B": 1e9}
-
-
-_DOT_GROUPED = r"^[+-]?\d{1,3}(\.\d{3})+(,\d*)?$"
-"""A number with points as thousands separators, as a decimal-comma locale writes it:
-``16.750,50``, ``6.340`` (read only in a file whose dialect has decimal commas)."""
-
-
-def _blank(col: str) -> pl.Expr:
-    """Where a text column holds no value as written (:data:`_MISSING`)."""
-    raw = pl.col(col)
-    return raw.is_null() | raw.str.strip_chars().str.to_lowercase().is_in(_MISSING)
-
-
 def _written(lf: pl.LazyFrame, col: str) -> tuple[str, float]:
     """The first value written in a text price column (quoted) and its value in 32nds."""
     text = pl.col(col).cast(pl.String).str.strip_chars()
     first = lf.select(text.filter(text.str.contains(r"\d"))).head(1).collect().to_series()
     raw = str(first[0]) if first.len() else ""
     return repr(raw), float(pl.select(fraction_value(pl.lit(raw))).item() or float("nan"))
-
-
-def _value_expr(
-    path: Path,
-    col: str,
-    dtype: pl.DataType,
-    decimal_comma: bool,
-    suffixes: bool = True,
-    fractions: pl.Expr | None = None,
-) -> pl.Expr:
-    """A value column as Float64; text that is no number reads as null (reported later with its
-    row). Text numbers may carry thousands separators (``2,052.50``, not with a decimal comma)
-    and, with ``suffixes`` (the volume), a K/M/B suffix (``53.64K``); where ``fractions`` holds
-    (the prices, when all of them are written in 32nds or 8ths of a point:
-    :mod:`foxhunt.data.read.fractions`) text reads as such a price."""
-    c = pl.col(col)
-    if dtype == pl.String and fractions is not None:
-        plain = _value_expr(path, col, dtype, decimal_comma, suffixes)
-        return pl.when(fractions).then(fraction_value(c.str.strip_chars())).otherwise(plain)
-    if dtype == pl.String:
-        text = c.str.strip_chars().str.replace(CURRENCY, "")  # Nasdaq.com's "$185.09"
-        spaced = text.str.contains(SPACE_GROUPED)
-        text = pl.when(spaced).then(text.str.replace_all(GROUP_MARK, "")).otherwise(text)
-        if decimal_comma:
-            grouped = text.str.contains(_DOT_GROUPED)
-            text = (
-                pl.when(grouped).then(text.str.replace_all(".", "", literal=True)).otherwise(text)
-            )
-            text = text.str.replace(",", ".", literal=True)
-        else:
-            grouped = text.str.contains(_GROUPED)
-            text = (
-                pl.when(grouped).then(text.str.replace_all(",", "", literal=True)).otherwise(text)
-            )
-        number = text.cast(pl.Float64, strict=False)
-        if not suffixes:
-            return number
-        suffix = text.str.extract(_SUFFIX, 3)
-        scaled = text.str.extract(_SUFFIX, 1).cast(
-            pl.Float64, strict=False
-        ) * suffix.replace_strict(_SCALE, default=None, return_dtype=pl.Float64)
-        return pl.when(suffix.is_not_null()).then(scaled).otherwise(number)
-    if dtype == pl.Float32:  # 1325.45 is 1325.449951171875 in float32: back to its digits
-        return c.cast(pl.Float64).round_sig_figs(FLOAT32_DIGITS)
-    if dtype.is_numeric():
-        return c.cast(pl.Float64)
-    raise DataError(f"{path}: column '{col}' has type {dtype}, not numbers")
-
-
-FLOAT32_DIGITS = 7
-"""Significant digits a float32 holds (24 bits: 7.2): a price written to parquet as float32 is
-read back to the decimal it was (the tick inferred from XAUUSD's float32 prices was 0.009887,
-not 0.01); a price of more digits never survived the float32 anyway."""
-
-
-def _volume_expr(
-    path: Path, parts: tuple[str, ...], schema: pl.Schema, decimal_comma: bool
-) -> pl.Expr:
-    """The volume: one column, or the sum of up and down volume; NaN where every part is empty
-    (not reported: read as 0 with one warning), null where a part is no number."""
-    value = pl.lit(0.0, dtype=pl.Float64)
-    empty = pl.lit(True)
-    for part in parts:
-        value = value + _value_expr(path, part, schema[part], decimal_comma)
-        raw = pl.col(part)
-        blank = raw.is_null()
-        if schema[part] == pl.String:  # Investing.com writes "-" for a volume it lacks
-            blank = blank | raw.str.strip_chars().is_in(["", "-"])
-        empty = empty & blank
-    return pl.when(empty).then(float("nan")).otherwise(value)
-
-
-_MISSING = ("", "null", "nan", "none", "n/a", "na", "-", "#n/a", "#n/a n/a", "#n/a n.a.")
-"""How files write a value that is not there (Yahoo's ``null``, a blank cell, ``NaN``,
-Bloomberg's ``#N/A N/A`` on a holiday...)."""
 
 
 def _no_value(columns: list[str], schema: pl.Schema) -> pl.Expr:
@@ -167,7 +72,7 @@ def _no_value(columns: list[str], schema: pl.Schema) -> pl.Expr:
         raw = pl.col(col)
         if schema[col] == pl.String:
             text = raw.str.strip_chars().str.to_lowercase()
-            empty.append(_blank(col))
+            empty.append(blank(col))
             header.append(text == col.strip().lower())
         else:
             empty.append(raw.cast(pl.Float64, strict=False).fill_nan(None).is_null())
@@ -491,28 +396,30 @@ def _normalise_as(
         guesses.append(f"symbol {name.symbol} from {name.how}; --symbol to change")
         exprs.append(pl.lit(name.symbol, dtype=pl.String).alias("symbol"))
     comma = scanned.dialect is not None and scanned.dialect.decimal_comma
+    points = opts.decimal == "point"  # the user's word: a comma groups thousands
     texts = [spell[c] for c in PRICE_COLUMNS if c in spell and schema[spell[c]] == pl.String]
     others = [c for c in cols.extra if schema[c] == pl.String]
     others += [p for p in (parts or (spell.get("volume"),)) if p and schema[p] == pl.String]
-    flags = written_in_fractions(texts, others, _blank) if texts and opts.decimal is None else None
+    flags = written_in_fractions(texts, others, blank) if texts and opts.decimal is None else None
     fractions = flags[0] if flags else None  # 32nds or 8ths: every price, the columns together
     for c in VALUE_COLUMNS:
         if c == "volume" and c in spell:  # an empty cell: not reported (read as 0, one warning)
-            exprs.append(_volume_expr(path, parts or (spell[c],), schema, comma).alias(c))
+            exprs.append(volume_expr(path, parts or (spell[c],), schema, comma).alias(c))
         elif c in spell:
             exprs.append(
-                _value_expr(
-                    path, spell[c], schema[spell[c]], comma, suffixes=False, fractions=fractions
-                ).alias(c)
+                value_expr(path, spell[c], schema[spell[c]], comma, False, fractions, points).alias(
+                    c
+                )
             )
         else:
             exprs.append(pl.lit(0.0, dtype=pl.Float64).alias(c))
     ticks = _tick_volume(cols, opts)
     if ticks is not None:
-        exprs.append(_volume_expr(path, (ticks,), schema, comma).alias(_TICKS))
+        exprs.append(volume_expr(path, (ticks,), schema, comma).alias(_TICKS))
     for c in keep:  # the user's extra columns (covariates, a target column)
         spell[c] = kept_name(path, c, cols.extra, names)
-        exprs.append(_value_expr(path, spell[c], schema[spell[c]], comma, suffixes=False).alias(c))
+        value = value_expr(path, spell[c], schema[spell[c]], comma, False, points=points)
+        exprs.append(value.alias(c))
     exprs.append(_no_value([spell[c] for c in (*PRICE_COLUMNS, *keep)], schema).alias(EMPTY_COLUMN))
     if flags is not None:
         exprs += [flags[0].alias(_FRACTIONS), (flags[0] & flags[1]).alias(_SWISS_LIKE)]

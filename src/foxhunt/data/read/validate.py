@@ -198,7 +198,8 @@ class _Validator:
                 f, r = int(hit[_FILE]), int(hit[_ROW])  # type: ignore[arg-type]
                 raw = _raw_value(self.loaded.files[f], self.loaded.spellings[f][c], r)
                 what = "missing value" if raw in (None, "") else f"not a number {raw!r}"
-                if isinstance(raw, str) and re.fullmatch(r"\s*-?\d+,\d+\s*", raw):
+                comma = re.fullmatch(r"\s*-?\d+,\d+\s*", raw) if isinstance(raw, str) else None
+                if comma and self.loaded.options.decimal != "point":
                     what += (  # a decimal comma the first 64 lines did not show
                         " (a decimal comma? --decimal comma reads the file's numbers so)"
                     )

@@ -20,6 +20,10 @@ A file without a symbol column takes its symbol from its name; some vendors' nam
   -> ``IBM``, Quandl's ``WIKI-SPY.csv`` -> ``SPY``; after a futures exchange only a built-in
   root (``CME_ES_5min.csv`` -> ``ES``; ``ICE_T.csv`` stays ``ICE``, never AT&T's ``T``); Cboe's
   ``CFE_F15_VX.csv`` -> ``VX``, contract ``VXF15`` (were ``NYSE``, ``WIKI``, ``CFE``);
+* MarketWatch's ``Download Data - STOCK_US_ARCX_SPY.csv`` -> ``SPY`` (were ``STOCK``, ``INDEX``,
+  ``FUTURE``); CQG's ``F.US.EPH14.csv`` -> ``ES``, contract ``ESH14`` (was ``F``, a stock); a
+  site's name for every download (Nasdaq.com's ``HistoricalData_1530403200000.csv``, the WSJ's
+  ``HistoricalPrices.csv``) takes its folder's symbol, else is refused: pass ``--symbol``;
 * a leading period is no symbol (Alpha Vantage's ``daily_MSFT.csv``,
   ``monthly_adjusted_MSFT.csv``, ``intraday_5min_MSFT.csv`` -> ``MSFT``);
 * a pair written with a separator: ``EUR_USD`` -> ``EURUSD``, ``BTC-USD`` -> ``BTCUSD``;
@@ -46,6 +50,7 @@ from foxhunt.data.market.instruments import (
     CRYPTO,
     CRYPTO_QUOTES,
     FIAT,
+    cqg_symbol,
     futures_root,
 )
 from foxhunt.errors import DataError
@@ -74,6 +79,13 @@ _CONTINUOUS = re.compile(r"^(?:([A-Za-z]{1,3})1!|@([A-Za-z]{1,3})#C?)(?![A-Za-z0
 _TICKER = re.compile(r"^[A-Za-z0-9.\-]{1,6}$")
 _HISTORICAL_DATA = re.compile(r"^(.+?)\s+historical data", re.IGNORECASE)
 """Investing.com's export name: ``US 500 Futures Historical Data.csv``."""
+_MARKETWATCH = re.compile(r"^download data - [a-z]+_[a-z]{2}_.*_([^_]+)$", re.IGNORECASE)
+"""MarketWatch's export name, ``Download Data - {KIND}_{COUNTRY}_{MARKET}_{SYMBOL}``:
+``Download Data - STOCK_US_ARCX_SPY.csv`` -> ``SPY``, ``... - FUTURE_US_XNYM_CLK14`` -> ``CLK14``
+(its market may hold spaces and ``&``: ``INDEX_US_S&P US_SPX``)."""
+_SITE_NAMES = re.compile(r"^(historical ?data|historical ?prices)(_\d+)?$", re.IGNORECASE)
+"""A site's name for every download, whatever the symbol: Nasdaq.com's
+``HistoricalData_1530403200000.csv``, the Wall Street Journal's ``HistoricalPrices.csv``."""
 INVESTING_NAMES = {
     "us 500 futures": "ES",
     "nasdaq 100 futures": "NQ",
@@ -306,6 +318,18 @@ def guess_from_name(path: Path) -> NameGuess:
         if m:
             interval = timedelta(minutes=1) if m.group(2).upper() == "M1" else None
             return NameGuess(m.group(1).upper(), "histdata's file name", HISTDATA_TZ, interval)
+    if _SITE_NAMES.fullmatch(stem):  # SPY/HistoricalData_1530403200000.csv: the folder's
+        try:
+            return _from_folder(path)
+        except DataError:
+            raise DataError(
+                f"{path}: no symbol column, and {path.name!r} is the site's name for every "
+                "download, not a symbol; pass --symbol (or name the file or its folder for it)"
+            ) from None
+    if (marketwatch := _MARKETWATCH.match(stem)) is not None:
+        return NameGuess(marketwatch.group(1).upper(), "MarketWatch's file name")
+    if (cqg := cqg_symbol(stem)) is not None:  # F.US.EPH14.csv: the E-mini S&P, March 2014
+        return NameGuess(cqg, "CQG's file name", None, _interval(stem))
     if _nameless(stem):  # ES/part-0.parquet, symbol=ES/<uuid>-0.parquet, ES/data.csv: the folder's
         try:
             return _from_folder(path)
