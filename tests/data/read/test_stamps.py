@@ -100,11 +100,16 @@ def test_a_market_that_never_closes_has_no_edges() -> None:
     assert stamp_fit(ts, FIVE, "24x7") is None
 
 
-def test_end_stamps_need_ten_edges_of_each_kind() -> None:
+def test_end_stamps_need_ten_edges_of_each_kind_or_four_that_all_agree() -> None:
     def fit(opens: int, closes: int) -> StampFit:
         return StampFit(opens, 0, opens, closes, 0, closes)
 
-    assert fit(10, 10).end_stamped and not fit(9, 10).end_stamped and not fit(10, 9).end_stamped
+    assert fit(10, 10).end_stamped and fit(9, 10).end_stamped and fit(10, 9).end_stamped
+    assert fit(4, 4).end_stamped and not fit(3, 10).end_stamped and not fit(10, 3).end_stamped
+    assert not StampFit(9, 0, 8, 9, 0, 9).end_stamped  # one open not where end stamps put it
+    assert not StampFit(9, 0, 9, 9, 0, 8).end_stamped
+    assert not StampFit(9, 1, 9, 9, 0, 9).end_stamped  # one where start stamps put it
+    assert not StampFit(9, 0, 9, 9, 1, 9).end_stamped
     assert StampFit(10, 1, 5, 10, 1, 5).end_stamped  # half and a tenth: the edges
     assert not StampFit(10, 2, 5, 10, 1, 5).end_stamped
     assert not StampFit(10, 1, 5, 10, 2, 5).end_stamped
@@ -125,6 +130,25 @@ def test_to_bar_starts_moves_each_symbol_by_its_interval_and_leaves_daily_bars()
     assert moved == [t0 - FIVE, t0, t0 + FIVE, t0 - hour, t0, t0, t0 + timedelta(days=1)]
     with pytest.raises(DataError, match=r"^a.csv: symbol 'GC' has one bar time: --stamps end"):
         to_bar_starts(pl.DataFrame({"ts": [t0, t0], "symbol": ["GC", "GC"]}), "a.csv")
+
+
+def test_a_short_last_bar_starts_where_the_bar_before_ended() -> None:
+    """TradeStation's hourly stock bars end 10:30 ... 15:30, then 16:00 for the last half hour:
+    that bar starts at 15:30 (it was moved to 15:00, on top of the bar before)."""
+    ends = [datetime(2018, 2, d, h, 30, tzinfo=NEW_YORK) for d in (1, 2) for h in range(10, 16)]
+    ends += [datetime(2018, 2, d, 16, tzinfo=NEW_YORK) for d in (1, 2)]
+    frame = pl.DataFrame({"ts": ends, "symbol": "SPY"}).with_columns(
+        pl.col("ts").dt.convert_time_zone("UTC")
+    )
+    shuffled = frame.sample(fraction=1.0, shuffle=True, seed=3)  # any file order
+    moved = to_bar_starts(shuffled, "SPY.csv")
+    assert moved["ts"].to_list() == [
+        t - timedelta(hours=1) if t.minute else t - timedelta(minutes=30) for t in shuffled["ts"]
+    ]
+    starts = moved.sort("ts")["ts"].dt.convert_time_zone("America/New_York").dt.strftime("%H:%M")
+    assert starts.to_list()[:7] == ["09:30", "10:30", "11:30", "12:30", "13:30", "14:30", "15:30"]
+    repeated = pl.DataFrame({"ts": [ends[0], ends[1], ends[1]], "symbol": "SPY"})
+    assert to_bar_starts(repeated, "SPY.csv")["ts"].n_unique() == 2  # a repeat stays one
 
 
 def test_the_flag_is_checked_and_stored_as_given(tmp_path: Path) -> None:
