@@ -42,6 +42,7 @@ from foxhunt.data.read.checks import (
     check_kept,
     check_min_bars,
     without_empty_rows,
+    without_settlements,
 )
 from foxhunt.data.read.file_read import read_file
 from foxhunt.data.read.files import resolve_table_paths
@@ -281,6 +282,7 @@ def read_bars(
     loaded = load_bars(path, tz=tz, dayfirst=dayfirst, keep=keep, options=options)
     # rows holding no value: not bars; with future rows to read, those with a time are them
     frame = without_empty_rows(loaded.frame, path, timed=future is None, files=loaded.files)
+    frame = without_settlements(frame, loaded.files)
     frame = without_fillers(frame, loaded.files, loaded.spellings, _FILE, instruments)
     loaded = replace(loaded, frame=frame)
     if future is not None:

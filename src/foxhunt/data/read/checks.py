@@ -115,6 +115,41 @@ def without_empty_rows(
     return df.filter(~drop).drop(EMPTY_COLUMN)
 
 
+def without_settlements(df: pl.DataFrame, files: tuple[object, ...]) -> pl.DataFrame:
+    """Rows with a close and no trade: open, high and low all written 0 or all empty beside a
+    positive close (a back month's settlement-only days in CSI's and Quandl's exports, CHRIS's
+    ``Settle`` without ``Open``): not bars, dropped with one warning naming how many and the
+    first (they were refused as a non-positive or missing price). A row with some of them
+    (a 0 open beside a high) is left for the validation to refuse by name.
+
+    Raises:
+        DataError: every row is such a row (no bars).
+    """
+    if df.height == 0 or not {"open", "high", "low", "close"} <= set(df.columns):
+        return df
+    side = ("open", "high", "low")
+    zero = pl.all_horizontal(pl.col(c) == 0 for c in side).fill_null(False)
+    empty = pl.all_horizontal(pl.col(c).is_null() for c in side)
+    drop = (zero | empty) & (pl.col("close") > 0).fill_null(False)
+    n = df.select(drop.sum()).item()
+    if not n:
+        return df
+    first = df.filter(drop).row(0, named=True)
+    where = files[int(first[_FILE])] if files and first.get(_FILE) is not None else "the bars"
+    what = "settlement-only rows: a close, and open, high and low all written 0 or empty"
+    if n == df.height:
+        raise DataError(f"{where}: no bars: all {n} rows are {what}")
+    log.warning(
+        "%d rows of %s are %s (no trade that day or bar; first: row %s, %s): not bars, dropped",
+        n,
+        where,
+        what,
+        first[_ROW],
+        first["ts"],
+    )
+    return df.filter(~drop)
+
+
 def unknown_volume(df: pl.DataFrame, path: Path, column: str | None) -> pl.DataFrame:
     """A volume written ``NaN`` or left empty (Quantiacs, Investing.com: not reported that day)
     reads as 0, one warning."""

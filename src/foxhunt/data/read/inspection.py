@@ -37,7 +37,7 @@ from foxhunt.data.market.instruments import calendar_of, infer_instrument, looku
 from foxhunt.data.market.intervals import describe_interval, symbols_off_interval
 from foxhunt.data.read import plausibility
 from foxhunt.data.read.bars import LoadedBars, load_bars, validate_bars
-from foxhunt.data.read.checks import without_empty_rows
+from foxhunt.data.read.checks import without_empty_rows, without_settlements
 from foxhunt.data.read.fillers import without_fillers
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.resample import aggregate_bars
@@ -337,6 +337,7 @@ def inspect_report(
     """
     loaded = load_bars(path, tz=tz, options=options)
     frame = without_empty_rows(loaded.frame, path, timed=True, files=loaded.files)
+    frame = without_settlements(frame, loaded.files)
     table = load_instruments(Path(instruments)) if instruments else None
     frame = without_fillers(frame, loaded.files, loaded.spellings, FILE_COLUMN, table)
     loaded = replace(loaded, frame=frame)
