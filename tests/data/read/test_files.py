@@ -115,8 +115,8 @@ def test_files_not_read_beside_the_bars_are_named(
         assert resolve_table_paths(tmp_path) == [tmp_path / "ES-1.csv"]
     assert caplog.messages == [
         f"{tmp_path}: 2 files not read: ES-2.feather, ES-3.csv.bz2; only .parquet, .pq, .csv, "
-        ".txt, .tsv, .csv.gz, .zip, .dbn, .dbn.zst, .xlsx, .xlsm, .xls, .xlsb, .ods files are "
-        "read (write the others as CSV or parquet)"
+        ".txt, .tsv, .csv.gz, .txt.gz, .tsv.gz, .zip, .dbn, .dbn.zst, .xlsx, .xlsm, .xls, .xlsb, "
+        ".ods files are read (write the others as CSV or parquet)"
     ]
     archive = tmp_path / "zipped" / "ES.zip"
     archive.parent.mkdir()
@@ -129,7 +129,7 @@ def test_files_not_read_beside_the_bars_are_named(
         assert resolve_table_paths(archive) == [archive / "ES-1.csv"]
     assert caplog.messages == [
         f"{archive}: 1 file not read: ES-2.parquet; only its delimited-text files (.csv, .tsv, "
-        ".txt, .csv.gz) are read (extract the others, or write them as CSV)"
+        ".txt, .csv.gz, .txt.gz, .tsv.gz) are read (extract the others, or write them as CSV)"
     ]
 
 
@@ -142,3 +142,29 @@ def test_a_directory_of_partition_folders_names_the_glob(tmp_path: Path) -> None
         f"file; its subfolders (symbol=ES) hold bars: the glob '{tmp_path / 'ds'}/**/*' reads "
         "them (each takes its folder's symbol, symbol=ES gives ES)"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("ES.txt.gz", "Date,Time,Open,High,Low,Close,Volume\n{rows}"),  # Kibot, gzipped
+        ("BRK.B.tsv.gz", "Date\tTime\tOpen\tHigh\tLow\tClose\tVolume\n{rows}"),
+    ],
+)
+def test_gzipped_text_and_tab_files_are_read(tmp_path: Path, name: str, text: str) -> None:
+    """They were refused as "unsupported file type '.gz'" while ``.csv.gz`` read."""
+    import gzip
+
+    from foxhunt.data.read.bars import read_bars
+
+    sep = "\t" if ".tsv" in name else ","
+    rows = "".join(
+        sep.join([f"2024-01-0{d}", "10:00", "10", "11", "9", "10.5", "100"]) + "\n"
+        for d in (2, 3, 4, 5)
+    )
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(text.format(rows=rows).encode()))
+    assert resolve_table_paths(tmp_path) == [path]
+    bars = read_bars(path, min_bars=1)
+    assert bars.height == 4
+    assert bars["symbol"][0] == name.removesuffix(".txt.gz").removesuffix(".tsv.gz")

@@ -1219,3 +1219,20 @@ def test_an_hour_column_beside_a_date_stored_as_midnight_or_a_datetime(tmp_path:
     )  # fmt: skip
     frame.write_parquet(tmp_path / "NQ.parquet")
     assert _minutes(tmp_path / "NQ.parquet", tz="UTC") == [_utc(h, 0) for h in hours]
+
+
+def test_a_space_aligned_table_is_refused_for_what_it_is(tmp_path: Path) -> None:
+    """A ``.prn``-style table: the whole header was one column, and the refusal named
+    ``--columns open=COLUMN``, which no column could answer."""
+    text = (
+        "Date         Time      Open      High       Low     Close    Volume\n"
+        "2018-03-05  00:00   2682.00   2687.50   2681.75   2686.50      3350\n"
+        "2018-03-05  00:05   2686.75   2687.50   2686.25   2686.75      1650\n"
+    )
+    with pytest.raises(DataError) as refused:
+        read_bars(_write(tmp_path, "ES.txt", text), min_bars=1)
+    assert str(refused.value).endswith(
+        "ES.txt: one column, 'Date Time Open High Low Close Volume': fields separated by spaces "
+        "(a fixed-width table) are not read; save it with commas, semicolons, tabs or '|' "
+        "between the fields"
+    )

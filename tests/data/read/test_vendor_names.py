@@ -490,3 +490,17 @@ def test_a_sites_name_for_every_download_is_no_symbol(tmp_path: Path, name: str)
     with pytest.raises(DataError, match=rf"'{name}' is the site's name for every download"):
         guess_from_name(tmp_path / "downloads" / name)
     assert guess_from_name(tmp_path / "SPY" / name).symbol == "SPY"  # the folder says it
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol"),
+    [("ES 06-18.Last.txt", "ESM18"), ("6E 03-24.Last.txt", "6EH24"), ("CL 12-14.txt", "CLZ14")],
+)
+def test_ninjatraders_contract_names_keep_the_contract(name: str, symbol: str) -> None:
+    """The contract was lost (``ES 06-18`` read as ``ES``, no contract)."""
+    guess = guess_from_name(Path(name))
+    assert guess == NameGuess(symbol, "NinjaTrader's file name (root, month-year)")
+
+
+def test_a_name_like_ninjatraders_without_a_futures_root_is_left() -> None:
+    assert guess_from_name(Path("AAPL 06-18.txt")).symbol == "AAPL"

@@ -290,6 +290,12 @@ def _normalise_as(
         names = list(schema.names())
     if any("\n" in n or "\r" in n for n in names):  # a quote opened in the header
         raise unreadable(path, ValueError("a column name spans lines"))
+    if len(names) == 1 and len(names[0].split()) >= 4:  # Date  Time  Open ...: one column
+        raise DataError(
+            f"{path}: one column, {' '.join(names[0].split())[:60]!r}: fields separated by spaces (a "
+            "fixed-width table) are not read; save it with commas, semicolons, tabs or '|' "
+            "between the fields"
+        )
     first = names[0] if names else None
     cols = map_columns(
         names,

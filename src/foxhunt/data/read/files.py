@@ -2,7 +2,7 @@
 
 A bars path may be a file, a directory (every table file in it) or a glob. Table files are
 parquet (``.parquet``/``.pq``), delimited text (``.csv``, ``.txt``, ``.tsv``, gzipped
-``.csv.gz``), Databento DBN (``.dbn``, zstd-compressed ``.dbn.zst``) and zip archives of
+``.csv.gz``, ``.txt.gz``, ``.tsv.gz``), Databento DBN (``.dbn``, zstd-compressed ``.dbn.zst``) and zip archives of
 delimited text (``.zip``: every ``.csv``/``.tsv`` inside, or its ``.txt`` files when it holds
 no ``.csv``; histdata, Binance and QuantConnect ship zips). A file inside a zip is named by a
 path through the archive, ``HISTDATA_COM_ASCII_EURUSD_M12018.zip/DAT_ASCII_EURUSD_M1_2018.csv``
@@ -37,6 +37,8 @@ READ_SUFFIXES = (
     ".txt",
     ".tsv",
     ".csv.gz",
+    ".txt.gz",
+    ".tsv.gz",
     ".zip",
     ".dbn",
     ".dbn.zst",
@@ -53,7 +55,7 @@ def is_parquet(path: Path) -> bool:
     return path.suffix.lower() in (".parquet", ".pq")
 
 
-_TEXT = (".csv", ".csv.gz", ".txt", ".tsv")
+_TEXT = (".csv", ".csv.gz", ".txt", ".tsv", ".txt.gz", ".tsv.gz")
 _NOT_BARS = ("readme", "license", "licence", ".", "~$")
 """Names that are never bars: notes, and the hidden files other programs leave beside data
 (macOS's ``._ES.csv`` and ``.DS_Store``, Excel's lock file ``~$ES.xlsx`` of an open workbook)."""
@@ -135,7 +137,7 @@ def _zip_members(archive: Path) -> list[Path]:
     _warn_unread(
         archive,
         [n for n in names if table_kind(Path(n)) != "csv"],
-        "its delimited-text files (.csv, .tsv, .txt, .csv.gz)",
+        "its delimited-text files (.csv, .tsv, .txt, .csv.gz, .txt.gz, .tsv.gz)",
         "extract the others, or write them as CSV",
     )
     names = [

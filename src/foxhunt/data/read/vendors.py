@@ -20,6 +20,7 @@ A file without a symbol column takes its symbol from its name; some vendors' nam
   -> ``IBM``, Quandl's ``WIKI-SPY.csv`` -> ``SPY``; after a futures exchange only a built-in
   root (``CME_ES_5min.csv`` -> ``ES``; ``ICE_T.csv`` stays ``ICE``, never AT&T's ``T``); Cboe's
   ``CFE_F15_VX.csv`` -> ``VX``, contract ``VXF15`` (were ``NYSE``, ``WIKI``, ``CFE``);
+* NinjaTrader's ``ES 06-18.Last.txt`` -> ``ES``, contract ``ESM18``;
 * MarketWatch's ``Download Data - STOCK_US_ARCX_SPY.csv`` -> ``SPY`` (were ``STOCK``, ``INDEX``,
   ``FUTURE``); CQG's ``F.US.EPH14.csv`` -> ``ES``, contract ``ESH14`` (was ``F``, a stock); a
   site's name for every download (Nasdaq.com's ``HistoricalData_1530403200000.csv``, the WSJ's
@@ -83,6 +84,8 @@ _MARKETWATCH = re.compile(r"^download data - [a-z]+_[a-z]{2}_.*_([^_]+)$", re.IG
 """MarketWatch's export name, ``Download Data - {KIND}_{COUNTRY}_{MARKET}_{SYMBOL}``:
 ``Download Data - STOCK_US_ARCX_SPY.csv`` -> ``SPY``, ``... - FUTURE_US_XNYM_CLK14`` -> ``CLK14``
 (its market may hold spaces and ``&``: ``INDEX_US_S&P US_SPX``)."""
+_NINJA = re.compile(r"^([A-Za-z0-9]{1,4}) (0[1-9]|1[0-2])-(\d{2})(?:\.(?:last|bid|ask))?$", re.I)
+"""NinjaTrader's contract names, ``ES 06-18.Last.txt`` (root, month and year): ``ESM18``."""
 _SITE_NAMES = re.compile(r"^(historical ?data|historical ?prices)(_\d+)?$", re.IGNORECASE)
 """A site's name for every download, whatever the symbol: Nasdaq.com's
 ``HistoricalData_1530403200000.csv``, the Wall Street Journal's ``HistoricalPrices.csv``."""
@@ -310,7 +313,8 @@ def guess_from_name(path: Path) -> NameGuess:
     Raises:
         DataError: the name holds no letters or digits.
     """
-    stem = path.name.split(".")[0] if path.name.lower().endswith(".csv.gz") else path.stem
+    gzipped = path.name.lower().endswith((".csv.gz", ".txt.gz", ".tsv.gz"))
+    stem = path.name[: -len(".csv.gz")] if gzipped else path.stem
     if _DATED.fullmatch(stem):  # data/ES/2024-01.csv, ES_2024.zip/2024-01.csv: the folder's
         return _from_folder(path)
     for part in (stem, path.parent.stem if path.parent.suffix.lower() == ".zip" else ""):
@@ -326,6 +330,10 @@ def guess_from_name(path: Path) -> NameGuess:
                 f"{path}: no symbol column, and {path.name!r} is the site's name for every "
                 "download, not a symbol; pass --symbol (or name the file or its folder for it)"
             ) from None
+    if (ninja := _NINJA.match(stem)) is not None and ninja.group(1).upper() in FUTURES:
+        code = "FGHJKMNQUVXZ"[int(ninja.group(2)) - 1]
+        contract = f"{ninja.group(1).upper()}{code}{ninja.group(3)}"
+        return NameGuess(contract, "NinjaTrader's file name (root, month-year)")
     if (marketwatch := _MARKETWATCH.match(stem)) is not None:
         return NameGuess(marketwatch.group(1).upper(), "MarketWatch's file name")
     if (cqg := cqg_symbol(stem)) is not None:  # F.US.EPH14.csv: the E-mini S&P, March 2014
