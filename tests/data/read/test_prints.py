@@ -125,7 +125,8 @@ def test_a_file_of_prints_is_refused_naming_the_flag(tmp_path: Path) -> None:
         "ES_trades.csv: missing column 'open' (columns: timestamp, price, size); --columns "
         "open=COLUMN names it; or, if its rows are prices at times (column 'price': trades or "
         "closes), --bar-minutes K builds K-minute bars from them (open the first price, high "
-        "the highest, low the lowest, close the last)"
+        "the highest, low the lowest, close the last; --bar-minutes 1 reads a series of closes "
+        "a minute or more apart bar for bar)"
     )
     with pytest.raises(DataError, match="--stamps end is for bars"):
         load_bars(path, options=ReadOptions(bar_minutes=5, stamps="end"))
@@ -209,3 +210,15 @@ def test_what_prints_a_file_holds(names: list[str], found: tuple[object, ...] | 
 
     prints = find_prints(map_columns(names, where="f.csv"))
     assert (prints and (prints.kind, prints.prices, prints.size)) == found
+
+
+def test_a_daily_series_of_closes_reads_bar_for_bar_at_one_minute(tmp_path: Path) -> None:
+    """``Date,Price,Volume``: each day its own bar, on its date (the refusal names the flag)."""
+    path = tmp_path / "SPY.csv"
+    days = ["2024-01-02", "2024-01-03", "2024-01-04", "2024-01-05", "2024-01-08"]
+    path.write_text(
+        "Date,Price,Volume\n" + "".join(f"{d},{470 + i},100\n" for i, d in enumerate(days))
+    )
+    bars = read_bars(path, min_bars=1, options=ReadOptions(bar_minutes=1))
+    assert bars["ts"].dt.strftime("%Y-%m-%d %H:%M").to_list() == [f"{d} 00:00" for d in days]
+    assert bars.select(*PRICES).rows() == [(470.0 + i,) * 4 for i in range(5)]

@@ -131,7 +131,8 @@ def prints_hint(prints: Prints | None) -> str:
         return ""
     return (
         f"; or, if its rows are {prints.what}, --bar-minutes K builds K-minute bars from "
-        "them (open the first price, high the highest, low the lowest, close the last)"
+        "them (open the first price, high the highest, low the lowest, close the last; "
+        "--bar-minutes 1 reads a series of closes a minute or more apart bar for bar)"
     )
 
 
