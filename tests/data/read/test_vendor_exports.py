@@ -1236,3 +1236,21 @@ def test_a_space_aligned_table_is_refused_for_what_it_is(tmp_path: Path) -> None
         "(a fixed-width table) are not read; save it with commas, semicolons, tabs or '|' "
         "between the fields"
     )
+
+
+def test_a_units_row_under_the_header_is_named_as_such(tmp_path: Path) -> None:
+    """``,USD,USD,USD,USD,Shares`` under the header was "row 0: null timestamp"."""
+    text = (
+        "Date,Open,High,Low,Close,Volume\n,USD,USD,USD,USD,Shares\n"
+        "2018-01-02,268.66,269.58,268.18,269.58,51400000\n"
+        "2018-01-03,269.71,271.4,269.71,271.12,51690000\n"
+    )
+    with pytest.raises(DataError) as refused:
+        read_bars(_write(tmp_path, "SPY.csv", text), min_bars=1)
+    assert str(refused.value).endswith(
+        "SPY.csv: column 'Date', row 0: no timestamp, and 'USD' where a price belongs: a line of "
+        "units or notes under the header? remove that line"
+    )
+    blank = text.replace(",USD,USD,USD,USD,Shares", ",268.1,269.0,268.0,268.5,100")
+    with pytest.raises(DataError, match=r"row 0: null timestamp$"):  # a bar without its time
+        read_bars(_write(tmp_path, "SPY.csv", blank), min_bars=1)

@@ -158,7 +158,13 @@ class _Validator:
                 "'%d/%m/%Y %H:%M' or epoch-ms)"
             )
             skipped = self.skipped_hour(f, raw)
-            if skipped:
+            word = self.words_for_prices(hit) if raw in (None, "") else None
+            if word is not None:
+                what = (
+                    f"no timestamp, and {word!r} where a price belongs: a line of units or notes "
+                    "under the header? remove that line"
+                )
+            elif skipped:
                 what = f"timestamp {raw!r}{skipped}"
             elif isinstance(raw, str) and (short := short_mantissa(raw)):
                 what = f"timestamp {raw!r} is an epoch in scientific notation, " + (
@@ -232,6 +238,16 @@ class _Validator:
                 f"{self.where(hit, 'low')}: low {hit['low']} > min(open, close) {hit['__bot']}"
                 + self.order_hint(hit)
             )
+
+    def words_for_prices(self, hit: dict[str, object]) -> str | None:
+        """The open as written in ``hit``'s row when it is a word, not a number (a units row,
+        ``,USD,USD,USD,USD,Shares``, under the header); else None."""
+        f, r = int(hit[_FILE]), int(hit[_ROW])  # type: ignore[call-overload]
+        col = self.loaded.spellings[f].get("open")
+        raw = _raw_value(self.loaded.files[f], col, r) if col else None
+        if isinstance(raw, str) and re.fullmatch(r"\s*[^\W\d_][^\d]*", raw):
+            return raw.strip()
+        return None
 
     def order_hint(self, hit: dict[str, object]) -> str:
         """For a file without a header, the column order it was read in and how to change it
