@@ -117,6 +117,28 @@ def test_end_stamped_rows_move_by_the_runs_interval(tmp_path: Path) -> None:
     assert rows["ts"].to_list() == bars["ts"].to_list()
 
 
+def test_a_short_end_stamped_bar_starts_where_the_bar_before_ended(tmp_path: Path) -> None:
+    """TradeStation's hourly stock bars end 10:30 ... 15:30, then 16:00 (the last half hour):
+    followed one row per piece, the 16:00 bar starts at 15:30 as ``--stamps end`` reads it in
+    a file (it was moved to 15:00)."""
+    from datetime import timedelta
+
+    from foxhunt.data.read.bars import read_bars
+    from foxhunt.data.read.options import ReadOptions
+
+    lines = [f"2018-02-0{d} {h}:30:00-05:00,SPY,270,271,269,270.5,100" for d in (1, 2)
+             for h in range(10, 16)]  # fmt: skip
+    lines.insert(6, "2018-02-01 16:00:00-05:00,SPY,270,271,269,270.5,100")
+    lines.append("2018-02-02 16:00:00-05:00,SPY,270,271,269,270.5,100")
+    path = tmp_path / "SPY.csv"
+    path.write_text("ts,symbol,open,high,low,close,volume\n" + "\n".join(lines) + "\n")
+    reader = BarFileReader(path, chunk_bytes=60, stamp_shift=timedelta(hours=1))
+    rows = pl.concat([piece.rows for piece in reader.new_pieces()])
+    whole = read_bars(path, options=ReadOptions(stamps="end"), allow_outliers=True)
+    assert rows["ts"].to_list() == whole["ts"].to_list()
+    assert rows["ts"].dt.minute().to_list() == [30] * 14  # 15:30 for both short bars
+
+
 def test_a_decimal_comma_seen_at_the_start_holds_for_every_piece(tmp_path: Path) -> None:
     """A German feed whose first lines have decimal commas (``4.700,25``): a later piece of
     whole prices (``4.701``) is read with points between thousands, 4701, as the file is (it was

@@ -97,6 +97,7 @@ class BarFileReader:
         self.path = Path(path)
         self.options = options
         self.stamp_shift = stamp_shift
+        self.ends: dict[str, object] = {}  # each symbol's last end stamp read (--stamps end)
         if self.path.suffix.lower() not in TABLE_SUFFIXES:
             raise InputError(f"--follow {path}: unsupported file type (use .parquet or .csv)")
         self.parquet = is_parquet(self.path)
@@ -259,6 +260,26 @@ class BarFileReader:
 
     # --- both ------------------------------------------------------------------------------
 
+    def _to_starts(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """End-stamped rows moved to their start as ``--stamps end`` moves a file's
+        (:func:`~foxhunt.data.read.stamps.to_bar_starts`): the run's interval earlier, or to the
+        end of the symbol's bar before where that is later (a short last bar of the session),
+        that bar carried over from the pieces before."""
+        ts = pl.col("ts")
+        carried = pl.DataFrame(
+            {"symbol": list(self.ends), _END: list(self.ends.values())},
+            schema={"symbol": pl.String, _END: frame.schema["ts"]},
+        )
+        frame = frame.join(carried, on="symbol", how="left", maintain_order="left")
+        before = pl.coalesce(ts.shift(1).over("symbol"), pl.col(_END))
+        moved = ts - self.stamp_shift
+        start = pl.when(before < ts).then(pl.max_horizontal(moved, before)).otherwise(moved)
+        for symbol, end in (
+            frame.drop_nulls(["symbol", "ts"]).group_by("symbol").agg(ts.last()).rows()
+        ):
+            self.ends[symbol] = end
+        return frame.with_columns(start.alias("ts")).drop(_END)
+
     def _load(self, content: pl.DataFrame | bytes, where: pl.Series) -> pl.DataFrame:
         """Read rows as ``load_bars`` reads a file: via a file of the same name (a symbol taken
         from the file name stays the same). Errors do not name the temporary file."""
@@ -287,11 +308,12 @@ class BarFileReader:
         if frame.height != where.len():  # e.g. a quoted field across lines: judge line by line
             raise DataError(f"read {frame.height} rows from {where.len()} lines")
         if self.stamp_shift:
-            frame = frame.with_columns(pl.col("ts") - self.stamp_shift)
+            frame = self._to_starts(frame)
         return frame.select(_ROW_COLUMNS).with_columns(where)
 
 
 _ROW_COLUMNS = ("ts", "symbol", "open", "high", "low", "close", "volume")
+_END = "__end_before"
 
 
 def _empty_rows() -> pl.DataFrame:
