@@ -222,3 +222,134 @@ def test_a_daily_series_of_closes_reads_bar_for_bar_at_one_minute(tmp_path: Path
     bars = read_bars(path, min_bars=1, options=ReadOptions(bar_minutes=1))
     assert bars["ts"].dt.strftime("%Y-%m-%d %H:%M").to_list() == [f"{d} 00:00" for d in days]
     assert bars.select(*PRICES).rows() == [(470.0 + i,) * 4 for i in range(5)]
+
+
+def test_databentos_book_events_other_than_trades_are_left_out(tmp_path: Path) -> None:
+    """An mbp-1 file holds adds, cancels and trades (``action`` A, C, T) with their prices:
+    every event was a print (open 5000, volume 311 for one trade of 1 at 5000.25)."""
+    head = "ts_recv,ts_event,action,side,price,size,bid_px_00,ask_px_00,symbol\n"
+    rows = [
+        ("00.1", "A", "B", "5000.00", 10),
+        ("01.1", "A", "A", "5000.25", 300),
+        ("02.1", "T", "A", "5000.25", 1),
+        ("03.1", "C", "A", "5000.25", 300),
+        ("30.0", "T", "B", "5000.00", 2),
+    ]
+    path = tmp_path / "glbx-mdp3-mbp-1.csv"
+    path.write_text(
+        head
+        + "".join(
+            f"2024-03-07T14:30:{t}Z,2024-03-07T14:30:{t}Z,{a},{s},{p},{n},5000.00,5000.25,ESH4\n"
+            for t, a, s, p, n in rows
+        )
+    )
+    loaded = load_bars(path, options=ReadOptions(bar_minutes=1))
+    assert loaded.frame.select(*PRICES, "volume").rows() == [
+        (5000.25, 5000.25, 5000.0, 5000.0, 3.0)
+    ]
+    assert (
+        "2 prints built into 1 one-minute bars (3 events other than trades left out)"
+        in (loaded.guesses[0])
+    )
+
+
+def test_a_print_without_its_size_counts_none_inside_its_minute(tmp_path: Path) -> None:
+    """An empty size left the print out of its bar, as a bar of its own: the minute's open and
+    close were wrong, and prints of one second with every size empty were "duplicate bars"."""
+    path = tmp_path / "XYZ.csv"
+    path.write_text(
+        "timestamp,price,size\n2024-03-07 14:30:00.500,100.0,\n2024-03-07 14:30:10,102.0,1\n"
+        "2024-03-07 14:30:40,101.0,5\n2024-03-07 14:30:40,101.5,\n"
+    )
+    bars = read_bars(path, options=ReadOptions(bar_minutes=1, allow_odd_times=True))
+    assert bars.select(*PRICES, "volume").rows() == [(100.0, 102.0, 100.0, 101.5, 6.0)]
+
+
+def test_a_minute_split_between_files_is_one_bar(tmp_path: Path) -> None:
+    """Tick files cut mid-minute (by size, not by day) were each built on their own: the
+    minute they share was a duplicate bar."""
+    folder = tmp_path / "XYZ"
+    folder.mkdir()
+    (folder / "XYZ_part1.csv").write_text(
+        "time,price,size\n2024-03-07 14:30:01,100,1\n2024-03-07 14:31:10,105,2\n"
+    )
+    (folder / "XYZ_part2.csv").write_text(
+        "time,price,size\n2024-03-07 14:31:40,99,3\n2024-03-07 14:32:50,98,4\n"
+    )
+    bars = read_bars(folder, options=ReadOptions(bar_minutes=1, allow_odd_times=True))
+    assert bars.select(*PRICES, "volume").rows() == [
+        (100.0, 100.0, 100.0, 100.0, 1.0),
+        (105.0, 105.0, 99.0, 99.0, 5.0),
+        (98.0, 98.0, 98.0, 98.0, 4.0),
+    ]
+
+
+def test_a_symbol_in_two_cases_is_one_within_a_minute(tmp_path: Path) -> None:
+    path = tmp_path / "ticks.csv"
+    path.write_text(
+        "ts,symbol,price,size\n2024-03-07 14:30:01,BTCUSD,100.0,1\n"
+        "2024-03-07 14:30:02,BTCUSD,101.0,1\n2024-03-07 14:30:03,btcusd,102.0,1\n"
+        "2024-03-07 14:31:01,BTCUSD,100.0,1\n"
+    )
+    bars = read_bars(path, options=ReadOptions(bar_minutes=1))
+    assert bars.select("symbol", *PRICES, "volume").rows()[0] == (
+        "BTCUSD", 100.0, 102.0, 100.0, 102.0, 3.0,
+    )  # fmt: skip
+
+
+def test_a_signed_size_counts_by_its_size(tmp_path: Path) -> None:
+    """Bitfinex writes a sell's ``AMOUNT`` negative (refused as a negative volume)."""
+    path = tmp_path / "BTCUSD.csv"
+    path.write_text(
+        "ID,MTS,AMOUNT,PRICE\n1,1704067200100,0.5,42000\n2,1704067210100,-0.25,42001\n"
+        "3,1704067270100,0.1,42002\n"
+    )
+    bars = read_bars(path, options=ReadOptions(bar_minutes=1))
+    assert bars["volume"].to_list() == [0.75, 0.1]
+
+
+def test_bars_whose_names_were_not_recognised_are_no_prints(tmp_path: Path) -> None:
+    """``First, Max, Min, Last``: with --bar-minutes the file was read as prices of ``Last``,
+    its highs and lows dropped (verdict valid)."""
+    path = tmp_path / "BTCUSD.csv"
+    path.write_text(
+        "Time,First,Max,Min,Last,Volume\n2024-01-02 00:00,42000,42100,41900,42050,10\n"
+        "2024-01-02 00:01,42050,42200,42000,42150,11\n2024-01-02 00:02,42150,42160,41800,41850,12\n"
+    )
+    with pytest.raises(DataError) as refused:
+        read_bars(path, options=ReadOptions(bar_minutes=5))
+    assert str(refused.value).endswith(
+        "BTCUSD.csv: missing column 'open'; columns 'Max' and 'Min' stay above and below 'Last' "
+        "as a bar's high and low do: bars whose names were not recognised, not prices at times "
+        "(--bar-minutes reads those); --columns open=COLUMN,high=Max,low=Min names them"
+    )
+    named = ReadOptions(bar_minutes=5, columns=("open=First", "high=Max", "low=Min"))
+    assert read_bars(path, options=named).select(*PRICES).row(0) == (42000, 42200, 41800, 41850)
+
+
+def test_daily_closes_are_read_bar_for_bar_only_at_one_minute(tmp_path: Path) -> None:
+    """At K = 60 every day was moved to the evening before (the hour of the trading day's
+    start), with verdict valid."""
+    path = tmp_path / "AAPL.csv"
+    days = ["2024-01-02", "2024-01-03", "2024-01-04", "2024-01-05", "2024-01-08"]
+    path.write_text(
+        "Date,Close,Volume\n" + "".join(f"{d},{180 + i},100\n" for i, d in enumerate(days))
+    )
+    with pytest.raises(
+        DataError, match=r"prints 1 day, 0:00:00 apart, further than --bar-minutes 60"
+    ):
+        read_bars(path, min_bars=1, options=ReadOptions(bar_minutes=60))
+
+
+def test_a_quote_files_volume_is_listed_as_not_read(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "EURUSD.csv"
+    path.write_text(
+        "time,bid,ask,volume\n2024-03-04 15:00:30,1.08,1.0801,3\n2024-03-04 15:01:30,1.08,1.0801,3\n"
+    )
+    import logging
+
+    with caplog.at_level(logging.WARNING):
+        load_bars(path, options=ReadOptions(bar_minutes=1))
+    assert any("ignored columns" in m and "volume" in m for m in caplog.messages)

@@ -504,3 +504,25 @@ def test_ninjatraders_contract_names_keep_the_contract(name: str, symbol: str) -
 
 def test_a_name_like_ninjatraders_without_a_futures_root_is_left() -> None:
     assert guess_from_name(Path("AAPL 06-18.txt")).symbol == "AAPL"
+
+
+def test_sites_names_read_through_a_browsers_copy_number(tmp_path: Path) -> None:
+    """``(1)`` of a second download: MarketWatch's symbol was ``AAPL (1)`` on a 24/7 calendar,
+    and Nasdaq's and the WSJ's names were symbols again."""
+    marketwatch = Path("Download Data - STOCK_US_XNAS_AAPL (1).csv")
+    assert guess_from_name(marketwatch).symbol == "AAPL"
+    for name in ("HistoricalPrices (1).csv", "HistoricalData_1530403200000 (2).csv"):
+        with pytest.raises(DataError, match="is the site's name for every download"):
+            guess_from_name(tmp_path / "downloads" / name)
+
+
+@pytest.mark.parametrize("folder", ["home/u/data", "home/u/stocks/data", "tmp"])
+def test_a_sites_name_takes_no_symbol_from_a_folder_further_up(tmp_path: Path, folder: str) -> None:
+    """``/home/u/data/HistoricalPrices.csv`` was symbol ``U`` (the folder above ``data``)."""
+    with pytest.raises(DataError, match="is the site's name for every download"):
+        guess_from_name(tmp_path / folder / "HistoricalPrices.csv")
+
+
+def test_a_cqg_name_with_an_interval_is_still_cqgs() -> None:
+    guess = guess_from_name(Path("F.US.EPH14_5min.csv"))
+    assert (guess.symbol, guess.interval) == ("ESH14", timedelta(minutes=5))

@@ -48,6 +48,7 @@ from foxhunt.data.read.file_read import read_file
 from foxhunt.data.read.files import resolve_table_paths
 from foxhunt.data.read.fillers import without_fillers
 from foxhunt.data.read.options import ReadOptions
+from foxhunt.data.read.prints import minute_bars
 from foxhunt.data.read.resample import aggregate_bars
 from foxhunt.data.read.stamps import to_bar_starts
 from foxhunt.data.read.time_axis import check_time_axis
@@ -179,6 +180,13 @@ def load_bars(
         log.warning("%s", line)
     frames = [r.frame for r in reads]
     frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal")
+    guesses = [r.guesses for r in reads]
+    if any(r.prints for r in reads):  # across the files: a minute split between two is one bar
+        frame, counts = minute_bars(frame, frozenset(i for i, r in enumerate(reads) if r.prints))
+        for i, (n, left_out, m) in counts.items():
+            events = f" ({left_out:,} events other than trades left out)" if left_out else ""
+            guesses[i] = (*guesses[i], f"{n:,} prints built into {m:,} one-minute bars{events}")
+            log.info("%s: %s", files[i], guesses[i][-1])
     if CONTRACT_COLUMN in frame.columns:  # keep the bar columns first, provenance last
         frame = frame.select(*BAR_COLUMNS, CONTRACT_COLUMN, *keep, EMPTY_COLUMN, _FILE, _ROW)
     if opts.stamps == "end":
@@ -191,7 +199,7 @@ def load_bars(
         naive=tuple(r.naive for r in reads),
         tz=parse_zone(opts.tz).name if opts.tz else "UTC",
         zones=tuple(r.zone for r in reads),
-        guesses=tuple(r.guesses for r in reads),
+        guesses=tuple(guesses),
         doubts=tuple(r.doubts for r in reads),
         counted=tuple(r.counted for r in reads),
         claims=tuple(r.claim for r in reads),

@@ -57,6 +57,9 @@ TS_NAMES = (
     "time_period_start",  # CoinAPI
     "start_time",  # Bybit's startTime
     "t",  # Polygon's and Alpaca's aggregates (epoch ms, or RFC 3339), beside o h l c v
+    "mts",  # Bitfinex's candles and trades (epoch ms)
+    "sip_timestamp",  # Polygon's trades and quotes flat files (epoch ns)
+    "created_time",  # OKX's trades history (epoch ms)
 )
 INDEX_NAMES = ("", "unnamed: 0", "__index_level_0__")
 DATE_NAMES = ("date", "day", "trade_date", "dtyyyymmdd", "date_ymd")

@@ -32,7 +32,7 @@ from foxhunt.data.read.fractions import fraction_value, written_in_fractions
 from foxhunt.data.read.hours import hour_beside, hour_clock
 from foxhunt.data.read.numbers import blank, value_expr, volume_expr
 from foxhunt.data.read.options import ReadOptions
-from foxhunt.data.read.prints import minute_bars, prints_hint, prints_of
+from foxhunt.data.read.prints import ACTION, prints_hint, prints_of
 from foxhunt.data.read.scan import scan_table, unreadable
 from foxhunt.data.read.timestamps import Times, formatted_expr, text_timestamp_expr, timestamp_expr
 from foxhunt.data.read.twelve_hour import check_twelve_hour
@@ -306,7 +306,7 @@ def _normalise_as(
     cols = _index_levels(cols, schema)
     if not opts.column_map:
         check_duplicated(path, names, cols)
-    found, prints = prints_of(path, cols, bool(quote_sides(names)), opts)
+    found, prints = prints_of(path, cols, bool(quote_sides(names)), opts, lf)
     cols = prints.columns(cols) if prints is not None else cols
     for canon in PRICE_COLUMNS:
         if canon not in cols.prices:
@@ -417,8 +417,10 @@ def _normalise_as(
                     c
                 )
             )
-        else:
-            exprs.append(pl.lit(0.0, dtype=pl.Float64).alias(c))
+        else:  # no volume: 0, or 1 a print (summed into a bar: their count)
+            exprs.append(pl.lit(float(prints is not None), dtype=pl.Float64).alias(c))
+    if prints is not None and prints.action is not None:
+        exprs.append(pl.col(prints.action).cast(pl.String).str.strip_chars().alias(ACTION))
     ticks = _tick_volume(cols, opts)
     if ticks is not None:
         exprs.append(volume_expr(path, (ticks,), schema, comma).alias(_TICKS))
@@ -455,10 +457,6 @@ def _normalise_as(
             )
             log.warning("%s", doubts[-1])
         df = df.drop(_FRACTIONS, _SWISS_LIKE)
-    if prints is not None:
-        n = df.height
-        df = minute_bars(df, prints)
-        guesses.append(f"{n:,} {prints.kind} built into {df.height:,} one-minute bars")
     df = unknown_volume(df, path, spell.get("volume"))
     if times.naive:
         check_twelve_hour(df, path, spell["ts"], zone)

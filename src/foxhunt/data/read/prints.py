@@ -37,6 +37,8 @@ _SIZE = ("size", "qty", "quantity", "amount", "tradesize", "lastsize", "shares",
 a trade's size (Binance's ``qty``, Polygon's ``size``, Databento's ``bid_px_00``)."""
 
 _PRICE = "__print_price"
+ACTION = "__print_action"
+"""The column an ``action`` is read into (:attr:`Prints.action`)."""
 _TIME = "__print_ts"
 
 
@@ -52,6 +54,9 @@ class Prints:
     kind: str
     prices: tuple[str, ...]
     size: str | None
+    action: str | None = None
+    """Databento's ``action`` column (an event per row: adds, cancels, trades ``T``): only the
+    trades are prints."""
 
     @property
     def what(self) -> str:
@@ -66,7 +71,8 @@ class Prints:
         price as all four; its size as the volume."""
         first, last = self.prices[0], self.prices[-1]
         prices = {"open": first, "high": last, "low": first, "close": last}
-        extra = tuple(n for n in cols.extra if n not in (*self.prices, self.size))
+        unread = (*cols.extra, *([cols.volume] if cols.volume and self.size is None else []))
+        extra = tuple(n for n in unread if n not in (*self.prices, self.size, self.action))
         return replace(cols, prices=prices, volume=self.size, extra=extra)
 
 
@@ -78,7 +84,8 @@ def find_prints(cols: ColumnMap) -> Prints | None:
         return None
     if "close" in cols.prices:
         size = cols.volume or next((n for n in cols.extra if _squashed(n) in _SIZE), None)
-        return Prints("trades", (cols.prices["close"],), size)
+        action = next((n for n in cols.extra if canonical_name(n) == "action"), None)
+        return Prints("trades", (cols.prices["close"],), size, action)
     bid = next((n for n in cols.extra if _squashed(n) in _BID), None)
     ask = next((n for n in cols.extra if _squashed(n) in _ASK), None)
     if bid is None or ask is None:
@@ -87,13 +94,14 @@ def find_prints(cols: ColumnMap) -> Prints | None:
 
 
 def prints_of(
-    path: object, cols: ColumnMap, sides: bool, opts: ReadOptions
+    path: object, cols: ColumnMap, sides: bool, opts: ReadOptions, lf: pl.LazyFrame
 ) -> tuple[Prints | None, Prints | None]:
     """The prints a file without a bar's prices holds (None when it has them all, or has a
     quote's sides as bars, ``sides``), and those read as prints: with ``--bar-minutes``.
 
     Raises:
-        DataError: quotes without ``--bar-minutes``, or prints with ``--stamps end``.
+        DataError: quotes without ``--bar-minutes``, prints with ``--stamps end``, or a file
+            of "trades" whose other columns hold a bar's high and low (:func:`_disguised`).
     """
     if sides or all(c in cols.prices for c in PRICE_COLUMNS):
         return None, None
@@ -106,7 +114,41 @@ def prints_of(
         return found, None
     if opts.stamps == "end":
         raise DataError(refusal(path, found, opts.stamps))
+    if found.kind == "trades" and (pair := _disguised(lf, cols, found)) is not None:
+        price, (high, low) = found.prices[0], pair
+        raise DataError(
+            f"{path}: missing column 'open'; columns '{high}' and '{low}' stay above and below "
+            f"'{price}' as a bar's high and low do: bars whose names were not recognised, not "
+            f"prices at times (--bar-minutes reads those); --columns open=COLUMN,high={high},"
+            f"low={low} names them"
+        )
     return found, found
+
+
+_BRACKET = 2.0
+"""How far (a factor) a bar's high and low stay from its close, at most, in :func:`_disguised`."""
+
+
+def _disguised(lf: pl.LazyFrame, cols: ColumnMap, found: Prints) -> tuple[str, str] | None:
+    """Two other number columns of a file of one price column, over its first 1,000 rows: one
+    never below the price, one never above it, each within a factor of :data:`_BRACKET` and
+    apart from it somewhere — a bar's high and low under names not recognised (``First, Max,
+    Min, Last``); None for trades (their ids, epochs and sizes are far from the price)."""
+    price = found.prices[0]
+    others = [n for n in cols.extra if n not in (found.size, found.action)]
+    if not others:
+        return None
+    number = [pl.col(n).cast(pl.Float64, strict=False) for n in (price, *others)]
+    try:
+        head = lf.select(number).head(1000).collect().drop_nulls()
+    except pl.exceptions.PolarsError:  # a malformed file: its read names the line
+        return None
+    if head.height < 2:
+        return None
+    ratios = {n: head[n] / head[price] for n in others}
+    above = [n for n, r in ratios.items() if r.is_between(1, _BRACKET).all() and (r > 1).any()]
+    below = [n for n, r in ratios.items() if r.is_between(1 / _BRACKET, 1).all() and (r < 1).any()]
+    return (above[0], below[0]) if above and below else None
 
 
 def refusal(path: object, prints: Prints, stamps: str = "start") -> str:
@@ -136,26 +178,41 @@ def prints_hint(prints: Prints | None) -> str:
     )
 
 
-def minute_bars(df: pl.DataFrame, prints: Prints) -> pl.DataFrame:
-    """The prints of ``df`` (as :meth:`Prints.columns` read them) as one-minute bars, stamped
-    at the minute's start; rows that are no good print are kept as they are. Same columns,
-    in file order (a bar where its first print was)."""
+def minute_bars(
+    frame: pl.DataFrame, files: frozenset[int]
+) -> tuple[pl.DataFrame, dict[int, tuple[int, int, int]]]:
+    """The prints of ``files`` (rows of ``frame`` as :meth:`Prints.columns` read them: a trade's
+    price in all four, a quote's bid in open and low and its ask in high and close; the volume a
+    size, or 1 per print where there is none) as one-minute bars, stamped at the minute's start,
+    across the files (a minute split between two files is one bar); rows of other files, and
+    prints that are no good (no time, a price missing, not positive or not finite) as they are.
+    Databento's events other than trades are left out.
+
+    Returns:
+        The frame in file order (a bar where its first print was), without the action column;
+        per file of prints, how many prints, events left out and bars (of its first prints).
+    """
+    printed = pl.col(FILE_COLUMN).is_in(list(files))
+    left_out: dict[int, int] = {}
+    if ACTION in frame.columns:  # Databento's adds, cancels, modifies ...: no trade
+        other = printed & pl.col(ACTION).is_not_null() & (pl.col(ACTION) != "T")
+        left_out = dict(frame.filter(other).group_by(FILE_COLUMN).len().rows())
+        frame = frame.filter(~other)
     prices = [pl.col(c) for c in PRICE_COLUMNS]
     good = (
-        pl.col("ts").is_not_null()
+        printed
+        & pl.col("ts").is_not_null()
         & pl.all_horizontal(p.is_not_null() & p.is_finite() & (p > 0) for p in prices)
         & pl.col("volume").is_not_null()
         & pl.col("volume").is_finite()
-        & (pl.col("volume") >= 0)
     ).fill_null(False)
-    price = (pl.col("open") + pl.col("close")) / 2 if prints.kind == "quotes" else pl.col("close")
-    volume = pl.col("volume").sum() if prints.size is not None else pl.len().cast(pl.Float64)
-    kept = [c for c in df.columns if c not in ("ts", "symbol", "volume", *PRICE_COLUMNS)]
+    price = (pl.col("open") + pl.col("close")) / 2  # a quote's mid; a trade's price (p + p) / 2
+    kept = [c for c in frame.columns if c not in ("ts", "symbol", "volume", *PRICE_COLUMNS)]
     firsts = (FILE_COLUMN, ROW_COLUMN, EMPTY_COLUMN)
     bars = (
-        df.filter(good)
+        frame.filter(good)
         .with_columns(price.alias(_PRICE), pl.col("ts").alias(_TIME))
-        .sort("symbol", _TIME, ROW_COLUMN)
+        .sort("symbol", _TIME, FILE_COLUMN, ROW_COLUMN)
         .with_columns(pl.col("ts").dt.truncate("1m"))
         .group_by("symbol", "ts", maintain_order=True)
         .agg(
@@ -163,9 +220,14 @@ def minute_bars(df: pl.DataFrame, prints: Prints) -> pl.DataFrame:
             pl.col(_PRICE).max().alias("high"),
             pl.col(_PRICE).min().alias("low"),
             pl.col(_PRICE).last().alias("close"),
-            volume.alias("volume"),
+            pl.col("volume").abs().sum(),  # a signed size (Bitfinex's sells) counts by its size
             *[pl.col(c).first() if c in firsts else pl.col(c).last() for c in kept],
         )
-        .select(df.columns)
+        .select(frame.columns)
     )
-    return pl.concat([bars, df.filter(~good)]).sort(FILE_COLUMN, ROW_COLUMN)
+    counts: dict[int, tuple[int, int, int]] = {}
+    for f in sorted(files):
+        of = pl.col(FILE_COLUMN) == f
+        counts[f] = (frame.filter(of & good).height, left_out.get(f, 0), bars.filter(of).height)
+    out = pl.concat([bars, frame.filter(~good)]).sort(FILE_COLUMN, ROW_COLUMN)
+    return out.drop(ACTION, strict=False), counts

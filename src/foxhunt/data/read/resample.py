@@ -37,13 +37,21 @@ _BUCKET = "__bucket"
 def _check_interval(
     bars: pl.DataFrame, minutes: int, where: str, built: frozenset[str] = frozenset()
 ) -> None:
-    """Each symbol's bars must be finer than K minutes and divide them (those ``built`` from
-    prints are one-minute bars, however far apart)."""
+    """Each symbol's bars must be finer than K minutes and divide them; those ``built`` from
+    prints are one-minute bars however far apart, but prints further apart than K minutes (a
+    daily series of closes) are read bar for bar only at K = 1."""
     step = timedelta(minutes=minutes)
     for (sym,), g in bars.select("symbol", "ts").group_by("symbol", maintain_order=True):
-        if g.height < 2 or sym in built:
+        if g.height < 2:
             continue
         interval = infer_interval(g["ts"])
+        if sym in built:
+            if interval > step and minutes > 1:
+                raise DataError(
+                    f"{where}: symbol {sym!r} has prints {interval} apart, further than "
+                    f"--bar-minutes {minutes}: --bar-minutes 1 reads them bar for bar"
+                )
+            continue
         if interval > step or step % interval:
             raise DataError(
                 f"{where}: symbol {sym!r} has bars {interval} apart; --bar-minutes {minutes} "

@@ -24,7 +24,8 @@ A file without a symbol column takes its symbol from its name; some vendors' nam
 * MarketWatch's ``Download Data - STOCK_US_ARCX_SPY.csv`` -> ``SPY`` (were ``STOCK``, ``INDEX``,
   ``FUTURE``); CQG's ``F.US.EPH14.csv`` -> ``ES``, contract ``ESH14`` (was ``F``, a stock); a
   site's name for every download (Nasdaq.com's ``HistoricalData_1530403200000.csv``, the WSJ's
-  ``HistoricalPrices.csv``) takes its folder's symbol, else is refused: pass ``--symbol``;
+  ``HistoricalPrices.csv``) takes the symbol of the folder it is in, else is refused: pass
+  ``--symbol``; a browser's copy number (``AAPL (1)``) is read past there;
 * a leading period is no symbol (Alpha Vantage's ``daily_MSFT.csv``,
   ``monthly_adjusted_MSFT.csv``, ``intraday_5min_MSFT.csv`` -> ``MSFT``);
 * a pair written with a separator: ``EUR_USD`` -> ``EURUSD``, ``BTC-USD`` -> ``BTCUSD``;
@@ -86,6 +87,8 @@ _MARKETWATCH = re.compile(r"^download data - [a-z]+_[a-z]{2}_.*_([^_]+)$", re.IG
 (its market may hold spaces and ``&``: ``INDEX_US_S&P US_SPX``)."""
 _NINJA = re.compile(r"^([A-Za-z0-9]{1,4}) (0[1-9]|1[0-2])-(\d{2})(?:\.(?:last|bid|ask))?$", re.I)
 """NinjaTrader's contract names, ``ES 06-18.Last.txt`` (root, month and year): ``ESM18``."""
+_COPY = re.compile(r"\s*\(\d+\)$")
+"""A browser's numbering of a second download of one name: ``AAPL (1).csv``."""
 _SITE_NAMES = re.compile(r"^(historical ?data|historical ?prices)(_\d+)?$", re.IGNORECASE)
 """A site's name for every download, whatever the symbol: Nasdaq.com's
 ``HistoricalData_1530403200000.csv``, the Wall Street Journal's ``HistoricalPrices.csv``."""
@@ -322,21 +325,22 @@ def guess_from_name(path: Path) -> NameGuess:
         if m:
             interval = timedelta(minutes=1) if m.group(2).upper() == "M1" else None
             return NameGuess(m.group(1).upper(), "histdata's file name", HISTDATA_TZ, interval)
-    if _SITE_NAMES.fullmatch(stem):  # SPY/HistoricalData_1530403200000.csv: the folder's
-        try:
-            return _from_folder(path)
-        except DataError:
-            raise DataError(
-                f"{path}: no symbol column, and {path.name!r} is the site's name for every "
-                "download, not a symbol; pass --symbol (or name the file or its folder for it)"
-            ) from None
+    bare = _COPY.sub("", stem)  # a browser's second download of a name: "AAPL (1)"
+    if _SITE_NAMES.fullmatch(bare):  # SPY/HistoricalData_1530403200000.csv: the folder's
+        folder = path.parent.name
+        if folder and not _nameless(folder) and folder.lower() not in _GENERIC_FOLDERS:
+            return _from_folder(path)  # its own folder alone: /home/u/data/... is no symbol U
+        raise DataError(
+            f"{path}: no symbol column, and {path.name!r} is the site's name for every "
+            "download, not a symbol; pass --symbol (or name the file or its folder for it)"
+        )
     if (ninja := _NINJA.match(stem)) is not None and ninja.group(1).upper() in FUTURES:
         code = "FGHJKMNQUVXZ"[int(ninja.group(2)) - 1]
         contract = f"{ninja.group(1).upper()}{code}{ninja.group(3)}"
         return NameGuess(contract, "NinjaTrader's file name (root, month-year)")
-    if (marketwatch := _MARKETWATCH.match(stem)) is not None:
+    if (marketwatch := _MARKETWATCH.match(bare)) is not None:
         return NameGuess(marketwatch.group(1).upper(), "MarketWatch's file name")
-    if (cqg := cqg_symbol(stem)) is not None:  # F.US.EPH14.csv: the E-mini S&P, March 2014
+    if (cqg := cqg_symbol(re.split(r"[_ ]", bare)[0])) is not None:  # F.US.EPH14[_5min].csv
         return NameGuess(cqg, "CQG's file name", None, _interval(stem))
     if _nameless(stem):  # ES/part-0.parquet, symbol=ES/<uuid>-0.parquet, ES/data.csv: the folder's
         try:
