@@ -198,3 +198,31 @@ def test_overwrite_clears_only_the_backtest_outputs(tmp_path) -> None:
         (out / name).write_text("x")
     clear_outputs(out, OUTPUTS)
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.slow
+def test_a_symbol_too_short_for_a_folds_training_is_left_out_of_it(tmp_path, caplog) -> None:
+    """One symbol listed late (its bars start after 500 of 1,200) refused the whole backtest in
+    fold 1's training; it is left out of that training, with a warning, and scored later."""
+    import logging
+
+    from foxhunt.data.pipeline import training_bars_needed
+    from foxhunt.data.sources.demo import demo_bars
+    from foxhunt.infer.backtest import _trainable
+
+    es = demo_bars(1200, seed=1)
+    nq = demo_bars(1200, seed=2).with_columns(pl.lit("NQ").alias("symbol")).tail(700)
+    path = tmp_path / "panel.parquet"
+    pl.concat([es, nq]).write_parquet(path)
+    cfg = _tiny()
+    fold = Fold(1, START, START, None)
+    assert _trainable(pl.concat([es, nq]), 701, fold)["symbol"].unique().to_list() == ["ES"]
+    assert _trainable(nq, 701, fold).height == 700  # none has enough: training names it
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        r = backtest(path, cfg, folds=2, refit="once", out=tmp_path / "bt")
+    trained = pl.read_parquet(tmp_path / "bt" / "fold-1" / "train_bars.parquet")
+    assert trained["symbol"].unique().to_list() == ["ES"]
+    need = training_bars_needed(cfg)
+    assert any(f"fewer than {need} bars" in m and "(NQ)" in m for m in caplog.messages)
+    assert len(r["folds"]) == 2

@@ -281,6 +281,19 @@ def future_rows(
     return fut.with_columns(zeros).select(columns)
 
 
+def training_bars_needed(cfg: RunConfig) -> int:
+    """Bars a symbol needs for ``cfg``'s training splits (warm-up, horizon and the fewest
+    feature rows its train, validation and test splits take), as training's refusal counts."""
+    cut = split_cut(cfg)
+    fewest = fewest_rows(
+        cut.min_rows,
+        val_fraction=cut.val_fraction,
+        test_fraction=cut.test_fraction,
+        embargo=cut.embargo,
+    )
+    return feature_spec(cfg.model.horizon, cfg.data).warmup + cfg.model.horizon + fewest
+
+
 def inference_bars_needed(
     spec: FeatureSpec, encoder_length: int, horizon: int, *, with_target: bool
 ) -> tuple[int, str]:

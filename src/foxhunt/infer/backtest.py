@@ -49,7 +49,11 @@ from foxhunt.data.features.inputs import read_run_bars
 from foxhunt.data.features.table import feature_spec
 from foxhunt.data.market.calendar import bars_interval
 from foxhunt.data.market.intervals import refuse_mixed_intervals
-from foxhunt.data.pipeline import inference_bars_needed, prepare_inference_data
+from foxhunt.data.pipeline import (
+    inference_bars_needed,
+    prepare_inference_data,
+    training_bars_needed,
+)
 from foxhunt.data.windows.dataset import WindowDataset
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.backtest_plot import plot_backtest
@@ -155,6 +159,26 @@ def _fold_bars(bars: pl.DataFrame, fold: Fold, history: int, need: int) -> pl.Da
     return out.filter(pl.col("symbol").is_in(keep)).drop("_row", "_row_first").sort("symbol", "ts")
 
 
+def _trainable(bars: pl.DataFrame, need: int, fold: Fold) -> pl.DataFrame:
+    """The fold's training bars without the symbols too short for training's splits (a
+    symbol listed late), with one warning; all of them when none has enough (training then
+    refuses, naming the shortest)."""
+    counts = bars.group_by("symbol").len().sort("symbol")
+    short = counts.filter(pl.col("len") < need)["symbol"].to_list()
+    if not short or len(short) == counts.height:
+        return bars
+    log.warning(
+        "fold %d: %d symbol%s with fewer than %d bars before %s left out of its training (%s)",
+        fold.index,
+        len(short),
+        "" if len(short) == 1 else "s",
+        need,
+        fold.train_end,
+        ", ".join(short[:5]) + (", ..." if len(short) > 5 else ""),
+    )
+    return bars.filter(~pl.col("symbol").is_in(short))
+
+
 def _train(
     cfg: RunConfig, bars: pl.DataFrame, root: Path, progress: Any, ensemble: int
 ) -> tuple[Path, dict[str, Any] | None]:
@@ -249,9 +273,8 @@ def backtest(
     for fold in plan:
         if run_dir is None or refit == "every":
             log.info("fold %d: training on bars before %s", fold.index, fold.train_end)
-            run_dir, members = _train(
-                cfg, _before(bars, fold.train_end), out / f"fold-{fold.index}", progress, ensemble
-            )
+            seen = _trainable(_before(bars, fold.train_end), training_bars_needed(cfg), fold)
+            run_dir, members = _train(cfg, seen, out / f"fold-{fold.index}", progress, ensemble)
             if members is not None:
                 trained.append({"fold": fold.index, **members})
         fold_result, fold_losses = _score_fold(
