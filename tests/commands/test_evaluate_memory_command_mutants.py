@@ -233,6 +233,10 @@ def test_evaluate_verdict_sentence_groups_the_baselines() -> None:
         "(RiskMetrics); significantly loses to mystery, garch; no significant difference from "
         "tow_ewma, empirical."
     )  # names: those of the scores (garch and the others here are not scored)
+    result["comparisons"] = {"zero": {"pooled": {"verdict": "too few windows for a test"}}}
+    assert evaluate_cmd.verdict_sentence(result) == (  # one window: no p-value, no "difference"
+        "TFT (mean pinball loss, 5 % level): too few windows for a test against zero return."
+    )
     for verdict in ("win", "lose"):
         result["comparisons"] = {"zero": {"pooled": {"verdict": verdict}}}
         assert evaluate_cmd.verdict_sentence(result) == (

@@ -62,7 +62,10 @@ def test_overlapping_windows_are_not_independent_evidence() -> None:
 
 def test_verdict_needs_significance_and_takes_the_sign() -> None:
     assert verdict(-1e-6, 0.01) == "win" and verdict(1e-6, 0.01) == "lose"
-    assert verdict(-1e-6, 0.05) == NO_DIFFERENCE and verdict(-1e-6, math.nan) == NO_DIFFERENCE
+    assert verdict(-1e-6, 0.05) == NO_DIFFERENCE
+    assert (
+        verdict(-1e-6, math.nan) == "too few windows for a test"
+    )  # no p-value: not "no difference"
 
 
 def test_degenerate_differences() -> None:

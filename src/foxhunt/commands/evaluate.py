@@ -189,6 +189,8 @@ def symbol_table(per_symbol: dict[str, Any], names: dict[str, str]) -> Table:
 
 def verdict_sentence(result: dict[str, Any]) -> str:
     """One line: which baselines the TFT significantly beats, loses to, or cannot tell apart."""
+    from foxhunt.infer.significance import TOO_FEW
+
     names = _names(result)
     comparisons = result.get("comparisons")
     if comparisons is None:  # an evaluation from before the significance test
@@ -204,5 +206,6 @@ def verdict_sentence(result: dict[str, Any]) -> str:
         parts.append("significantly loses to " + ", ".join(groups["lose"]))
     others = [k for k in groups if k not in ("win", "lose")]
     for k in others:
-        parts.append(f"{k} from " + ", ".join(groups[k]))
+        against = "against" if k == TOO_FEW else "from"  # "too few windows for a test against"
+        parts.append(f"{k} {against} " + ", ".join(groups[k]))
     return "TFT (mean pinball loss, 5 % level): " + "; ".join(parts) + "."

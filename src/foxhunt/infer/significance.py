@@ -10,7 +10,8 @@ long-run variance over ``N``:
 
 ``g_k`` the lag-``k`` autocovariance of ``d``, ``K = max(H - 1, floor(4 (N / 100)^(2/9)))``.
 Two-sided p-value from the standard normal. The verdict is ``win`` (TFT's loss lower) or
-``lose`` only when ``p < 0.05``; otherwise ``no significant difference``.
+``lose`` only when ``p < 0.05``; otherwise ``no significant difference`` (``too few windows
+for a test`` on fewer than two, where there is no p-value).
 
 Per-window differences within ``ROUNDING_RTOL`` of the larger loss count as 0: two forecasts
 equal up to float32 rounding (an ensemble of identical members, the same model run twice) must
@@ -32,6 +33,8 @@ ALPHA = 0.05
 """Significance level of a win or a loss."""
 
 NO_DIFFERENCE = "no significant difference"
+TOO_FEW = "too few windows for a test"
+"""The verdict on fewer than two windows (no p-value): not "no significant difference"."""
 
 ROUNDING_RTOL = 1e-6
 """Relative per-window difference treated as rounding (float32's epsilon is 1.2e-7)."""
@@ -83,8 +86,11 @@ def diebold_mariano(d: np.ndarray, lag: int) -> tuple[float, float]:
 
 
 def verdict(mean_difference: float, p_value: float, alpha: float = ALPHA) -> str:
-    """``win`` / ``lose`` for the TFT when significant at ``alpha``, else no difference."""
-    if not math.isfinite(p_value) or p_value >= alpha or mean_difference == 0:
+    """``win`` / ``lose`` for the TFT when significant at ``alpha``, else no difference (too
+    few windows where there is no p-value)."""
+    if math.isnan(p_value):
+        return TOO_FEW
+    if p_value >= alpha or mean_difference == 0:
         return NO_DIFFERENCE
     return "win" if mean_difference < 0 else "lose"
 
