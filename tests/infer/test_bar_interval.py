@@ -85,6 +85,9 @@ def test_evaluate_and_predict_refuse_bars_of_another_interval(demo_run, tmp_path
     coarse.write_parquet(path)
     with pytest.raises(InputError, match=r"trained on 5-minute bars; .* holds 15-minute bars"):
         evaluate_model(demo_run.run, path, batch_size=256, device="cpu", scope="all")
+    # inside the training years: the interval is what is wrong, not "nothing new to score"
+    with pytest.raises(InputError, match=r"trained on 5-minute bars; .* holds 15-minute bars"):
+        evaluate_model(demo_run.run, path, batch_size=256, device="cpu")
     with pytest.raises(InputError, match=r"holds 15-minute bars"):
         predict_to_file(demo_run.run, path, tmp_path / "f.parquet", batch_size=256, device="cpu")
     assert not (tmp_path / "f.parquet").exists()

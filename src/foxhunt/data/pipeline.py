@@ -17,7 +17,7 @@ import logging
 import math
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -452,6 +452,7 @@ def evaluation_data(
     scope: WindowScope | None = None,
     ends: Mapping[str, dt.datetime] | None = None,
     spill: Path | None = None,
+    check: Callable[[pl.DataFrame], None] | None = None,
 ) -> tuple[WindowDataset, str, pl.DataFrame]:
     """The windows ``evaluate`` scores (:mod:`foxhunt.data.windows.scope`), a description of
     them, and the bars' ``symbol``, ``ts``, ``close`` (what the classical baselines filter up to
@@ -464,6 +465,9 @@ def evaluation_data(
             that did not record it (``new`` is then refused).
         spill: As for :func:`prepare_inference_data` (``new`` and ``all``); for ``test``, as
             for :func:`windows_of_test_split`.
+        check: Called with the bars' ``symbol``, ``ts``, ``close`` once read, before the
+            windows are scoped (the bar interval: bars of another interval are refused for
+            that, not for holding nothing new to score).
 
     Raises:
         InputError: ``test`` on other bars than the training bars; ``new`` without ``ends``.
@@ -476,6 +480,8 @@ def evaluation_data(
         bars, cfg.data, min_bars=need, reason=why, allow_outliers=allow, drop_short=True
     )
     closes = frame.select("symbol", "ts", "close")
+    if check is not None:
+        check(closes)
     same = bars_fingerprint(frame) == fingerprint
     scope = scope or ("test" if same else "new")
     if scope == "test":

@@ -242,8 +242,8 @@ def evaluate_model(
         scope=scope,
         ends=read_data_end(loaded.run),
         spill=scratch_for(Path(model_dir)),
+        check=lambda read: check_bar_interval(loaded.run, read, bars),
     )
-    check_bar_interval(loaded.run, closes, bars)
     if len(windows) == 0:
         raise DataError(
             f"{bars}: no window with {m.encoder_length} encoder and {m.horizon} future bars"
