@@ -338,6 +338,14 @@ def _fake_pipeline(
         "_record": None,
     }.items():
         monkeypatch.setattr(evaluate_mod, name, recording(seen, name, result))
+    scoped = evaluate_mod.evaluation_data
+
+    def evaluation_data(*args: Any, **kw: Any) -> Any:  # checks the bars it reads, then scopes
+        result = scoped(*args, **kw)
+        kw["check"]("CLOSES")
+        return result
+
+    monkeypatch.setattr(evaluate_mod, "evaluation_data", evaluation_data)
     return seen, loaded, parts
 
 
@@ -388,6 +396,7 @@ def test_evaluate_model_hands_every_argument_on_and_writes_the_result_to_out(
     assert isinstance(calls["scratch_for"][0][0], Path)
     args, kw = calls["evaluation_data"]
     assert args == (tmp_path / "bars.csv", loaded.config, "SPEC", "SCALER", "FP", "INSTRUMENTS")
+    assert kw.pop("check") is not None
     assert kw == {"allow_outliers": True, "scope": "all", "ends": "ENDS", "spill": "SCRATCH"}
     assert calls["check_bar_interval"] == ((loaded.run, "CLOSES", tmp_path / "bars.csv"), {})
     args, kw = calls["check_trained_symbols"]
