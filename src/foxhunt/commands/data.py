@@ -124,7 +124,7 @@ def _print_report(report: dict[str, Any]) -> None:
             ("first bar", s["first"].replace("T", " ")),
             ("last bar", s["last"].replace("T", " ")),
             ("interval", s["interval"] or "-"),
-            ("sessions", f"{s['sessions']:,} ({s['session_breaks']:,} breaks: halts, weekends)"),
+            ("sessions", f"{s['sessions']:,} trading days with bars"),  # 24/7: no "weekends"
             ("gaps in sessions", gaps),
             (
                 "days without bars",
