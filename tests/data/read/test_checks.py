@@ -61,3 +61,26 @@ def test_a_file_of_settlements_alone_holds_no_bars(tmp_path: Path) -> None:
     path = _file(tmp_path / "CLZ14.csv", ["2013-01-11,0,0,0,93.99,0", "2013-01-14,0,0,0,94.2,0"])
     with pytest.raises(DataError, match=r"CLZ14.csv: no bars: all 2 rows are settlement-only"):
         read_bars(path, min_bars=1)
+
+
+def test_a_contract_column_that_rolls_within_a_symbol_is_said(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A panel with ``symbol`` and ``contract``: the contract was only listed as ignored, and
+    the roll's price gap read as a return without a word."""
+    path = tmp_path / "cme.csv"
+    path.write_text(
+        "ts,symbol,contract,open,high,low,close,volume\n"
+        "2018-03-07 20:00,ES,ESH18,2720,2723,2719,2722.5,10\n"
+        "2018-03-07 21:00,ES,ESH18,2722.5,2724,2721,2722.5,10\n"
+        "2018-03-07 23:00,ES,ESM18,2728.75,2730,2727,2729,10\n"
+        "2018-03-07 20:00,NQ,NQH18,6900,6910,6890,6905,10\n"
+    )
+    with caplog.at_level(logging.WARNING):
+        read_bars(path, min_bars=1, allow_outliers=True)
+    said = [m for m in caplog.messages if "changes within a symbol" in m]
+    assert said == [
+        f"{path}: column 'contract' changes within a symbol 1 times (first: ES, ESM18 at row 2): "
+        "the bars of several contracts are read as one series, a roll's price gap as a return; "
+        "back-adjust the prices first, or --columns symbol=contract reads each contract apart"
+    ]

@@ -115,6 +115,38 @@ def without_empty_rows(
     return df.filter(~drop).drop(EMPTY_COLUMN)
 
 
+def warn_contract_rolls(lf: pl.LazyFrame, path: Path, symbol: str, extra: tuple[str, ...]) -> None:
+    """One warning when a ``contract`` column beside the symbol column changes within a symbol:
+    the bars of several contracts are one series, and a roll's price gap is read as a return."""
+    contract = next((c for c in extra if canonical_name(c) == "contract"), None)
+    if contract is None:
+        return
+    rolls = (
+        lf.select(pl.col(symbol).cast(pl.String), pl.col(contract).cast(pl.String))
+        .with_row_index(_ROW)
+        .filter((pl.col(contract) != pl.col(contract).shift(1).over(symbol)).fill_null(False))
+    )
+    try:
+        found = rolls.collect()
+    except pl.exceptions.PolarsError:  # a malformed file: its read names the line
+        return
+    if found.height == 0:
+        return
+    first = found.row(0, named=True)
+    log.warning(
+        "%s: column '%s' changes within a symbol %d times (first: %s, %s at row %s): the bars of "
+        "several contracts are read as one series, a roll's price gap as a return; back-adjust "
+        "the prices first, or --columns symbol=%s reads each contract apart",
+        path,
+        contract,
+        found.height,
+        first[symbol],
+        first[contract],
+        first[_ROW],
+        contract,
+    )
+
+
 def without_settlements(df: pl.DataFrame, files: tuple[object, ...]) -> pl.DataFrame:
     """Rows with a close and no trade: open, high and low all written 0 or all empty beside a
     positive close (a back month's settlement-only days in CSI's and Quandl's exports, CHRIS's

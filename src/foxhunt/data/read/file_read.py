@@ -17,7 +17,12 @@ from pathlib import Path
 import polars as pl
 
 from foxhunt.data.market.contracts import split_contracts
-from foxhunt.data.read.checks import kept_name, one_spelling_per_symbol, unknown_volume
+from foxhunt.data.read.checks import (
+    kept_name,
+    one_spelling_per_symbol,
+    unknown_volume,
+    warn_contract_rolls,
+)
 from foxhunt.data.read.columns import (
     HOUR_NAMES,
     TICK_VOLUME,
@@ -467,6 +472,8 @@ def _normalise_as(
         log.warning("no volume column in %s: volume features will be constant", path)
     used = {*spell.values(), *spell["ts"].split("+"), *(parts or ())}  # "Date+Hour+Minute"
     ignored = tuple(c for c in cols.extra if c not in used)
+    if cols.symbol is not None:
+        warn_contract_rolls(lf, path, cols.symbol, ignored)
     if times.naive and opts.tz is None:
         if stated is not None:
             why = f"the header '{stated[1]}'"
