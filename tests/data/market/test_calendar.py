@@ -244,3 +244,24 @@ def test_projection_in_microseconds_is_the_frames(calendar: str, minutes: int) -
     assert (np.diff(np.column_stack([last, got]), axis=1) > 0).all()  # strictly later, each
     with pytest.raises(ValueError, match="interval must be positive"):
         project_bar_times_us(last, 9, 0, calendar)
+
+
+def test_a_halt_inside_a_bar_makes_no_bar_of_its_reopen() -> None:
+    """CME equity futures halted 15:15-15:30 CT until 2021: the hourly bar after 15:00 is 17:00
+    (the reopen at 15:30 lies inside the 15:00 bar), where the schedule put a bar at 15:30 and
+    every later one a bar early; five-minute bars still step into the reopen."""
+    from zoneinfo import ZoneInfo
+
+    from foxhunt.data.market.calendar import future_timestamps
+
+    chicago = ZoneInfo("America/Chicago")
+
+    def clock(last: datetime, minutes: int) -> list[str]:
+        times = future_timestamps(last, 4, timedelta(minutes=minutes), "cme_equity")
+        return [t.astimezone(chicago).strftime("%a %H:%M") for t in times]
+
+    wednesday = datetime(2018, 10, 17, 15, tzinfo=chicago)
+    assert clock(wednesday, 60) == ["Wed 17:00", "Wed 18:00", "Wed 19:00", "Wed 20:00"]
+    assert clock(wednesday, 5) == ["Wed 15:05", "Wed 15:10", "Wed 15:30", "Wed 15:35"]
+    friday = datetime(2018, 10, 19, 15, tzinfo=chicago)
+    assert clock(friday, 60)[0] == "Sun 17:00"

@@ -247,12 +247,15 @@ def _trading_day_us(ts_us: np.ndarray, calendar: str) -> np.ndarray:
 
 
 def _step(cur: np.ndarray, iv: int, cal: Sessions) -> np.ndarray:
-    """One intraday step: ``cur + iv`` if that is open, else the first open after ``cur``."""
+    """One intraday step: ``cur + iv`` if that is open, else the first open after it. A
+    re-open inside the bar (CME equity futures' 15:15-15:30 CT halt until 2021, inside the
+    15:00 hourly bar) is no bar of its own: from 15:00 the next hourly bar is 17:00, not
+    15:30."""
     step = cur + iv
     _, inside = locate(step, cal)
-    j = np.minimum(np.searchsorted(cal.opens, cur, side="right"), cal.opens.size - 1)
+    j = np.minimum(np.searchsorted(cal.opens, step, side="right"), cal.opens.size - 1)
     nxt = cal.opens[j]
-    nxt = np.where(nxt > cur, nxt, step)  # past the precomputed span: just step
+    nxt = np.where(nxt > step, nxt, step)  # past the precomputed span: just step
     return np.where(inside, step, nxt)
 
 
@@ -267,7 +270,8 @@ def project_bar_times(
     depend on data that was not yet known at its origin (a gap in the data).
 
     Intraday bars (``interval`` under a day) step by ``interval`` while the calendar is open; a
-    step that lands in a halt, break, weekend or holiday goes to the next session open. Daily
+    step that lands in a halt, break, weekend or holiday goes to the next session open after it
+    (:func:`_step`: a halt inside the bar makes no bar of its reopen). Daily
     bars (a day up to a week) keep their clock time and step again while the step's trading day
     is not a trading day of the calendar (weekends, holidays), so a daily bar stamped at the
     cash close stays at the cash close. Weekly and longer bars just step (a bar stamped on a
