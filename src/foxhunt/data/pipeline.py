@@ -97,18 +97,12 @@ def prepare_training_data(
     spec = feature_spec(H, cfg.data)
     check_input_shape(cfg)
     cut = split_cut(cfg)
-    fewest = fewest_rows(
-        cut.min_rows,
-        val_fraction=cut.val_fraction,
-        test_fraction=cut.test_fraction,
-        embargo=cut.embargo,
-    )
     bars, _ = read_run_bars(
         bars_path,
         cfg.data,
         min_bars=spec.warmup + L + H,
         reason=f"warm-up {spec.warmup} + encoder {L} + horizon {H}; training's splits need "
-        f"{spec.warmup + H + fewest} bars in all",
+        f"{training_bars_needed(cfg)} bars in all",
         allow_outliers=cfg.data.allow_outliers,
     )
     fingerprint = bars_fingerprint(bars)
