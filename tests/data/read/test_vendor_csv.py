@@ -312,3 +312,18 @@ def test_a_file_with_a_header_gets_no_order_hint(tmp_path: Path) -> None:
     text = "ts,open,high,low,close\n2024-01-02 14:30:00,4772.25,4769.5,4770,4772\n"
     with pytest.raises(DataError, match=r"max\(open, close\) 4772.25$"):
         read_bars(_write(tmp_path, "ES.csv", text))
+
+
+def test_dukascopys_gmt_time_names_its_zone(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``Gmt time`` says UTC: read so without the "taken as UTC; pass --tz" warning (the guess
+    said "no zone in the file")."""
+    text = "Gmt time,Open,High,Low,Close,Volume\n" + "".join(
+        f"02.01.2024 14:3{i}:00.000,1.1,1.2,1.0,1.1,12.5\n" for i in range(3)
+    )
+    with caplog.at_level(logging.WARNING):
+        loaded = load_bars(_write(tmp_path, "EURUSD_Candlestick_1_M.csv", text))
+    assert not [m for m in caplog.messages if "taken as UTC" in m]
+    assert any("the header 'Gmt time'" in g for g in loaded.guesses[0])
+    assert loaded.frame["ts"][0] == datetime(2024, 1, 2, 14, 30, tzinfo=UTC)

@@ -423,6 +423,7 @@ def test_cash_indices_keep_their_own_markets_hours(
         ("GER40", "cash_index", "EUR"),
         ("UK100", "cash_index", "GBP"),
         ("JP225", "cash_index", "JPY"),
+        ("USA500", "cash_index", "USD"),  # Dukascopy's USA500.IDX/USD (was unknown, 24x7)
     ],
 )
 def test_broker_symbols_trade_through_the_fx_week(symbol: str, kind: str, currency: str) -> None:

@@ -127,6 +127,7 @@ calendars)."""
 
 INDEX_CFDS = {
     **dict.fromkeys(("US500", "SPX500", "US30", "DJ30", "US100", "NAS100", "USTEC"), "USD"),
+    **dict.fromkeys(("USA500", "USA30", "USATECH"), "USD"),  # Dukascopy's USA500.IDX/USD ...
     **dict.fromkeys(("GER40", "GER30", "DE40", "DE30", "EU50", "FRA40", "ESP35"), "EUR"),
     **dict.fromkeys(("UK100",), "GBP"),
     **dict.fromkeys(("JP225", "JPN225"), "JPY"),

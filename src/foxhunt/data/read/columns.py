@@ -195,10 +195,13 @@ daylight saving included (``EST`` stays what the zone database says, UTC-5)."""
 
 def header_zone(cols: ColumnMap) -> tuple[str, str] | None:
     """The zone a column of times names in its header, and that column: ``("UTC", "Time
-    (UTC)")``, ``("America/New_York", "Time (ET)")``; None when no header names one."""
+    (UTC)")``, ``("America/New_York", "Time (ET)")``, ``("UTC", "Gmt time")`` (Dukascopy's);
+    None when no header names one."""
     for column in (cols.ts, cols.date, cols.time):
         if column is not None and (zoned := _zoned(column)) is not None:
             return _GENERIC_ZONES.get(zoned[1].upper(), zoned[1]), column
+        if column is not None and canonical_name(column) == "gmt time":  # Dukascopy's
+            return "UTC", column
     return None
 
 
