@@ -128,7 +128,9 @@ def test_a_file_of_prints_is_refused_naming_the_flag(tmp_path: Path) -> None:
         "the highest, low the lowest, close the last; --bar-minutes 1 reads a series of closes "
         "a minute or more apart bar for bar)"
     )
-    with pytest.raises(DataError, match="--stamps end is for bars"):
+    with pytest.raises(
+        DataError, match=r"ES_trades.csv: holds prices at times .*--stamps end is for"
+    ):
         load_bars(path, options=ReadOptions(bar_minutes=5, stamps="end"))
     quotes = tmp_path / "EURUSD_quotes.csv"
     quotes.write_text("time,bid_price,ask_price\n2024-03-04 15:00:30,1.08,1.0801\n")
@@ -251,6 +253,8 @@ def test_databentos_book_events_other_than_trades_are_left_out(tmp_path: Path) -
         "2 prints built into 1 one-minute bars (3 events other than trades left out)"
         in (loaded.guesses[0])
     )
+    assert loaded.frame.columns[:7] == ["ts", "symbol", "open", "high", "low", "close", "volume"]
+    assert not [c for c in loaded.frame.columns if "action" in c.lower()]
 
 
 def test_a_print_without_its_size_counts_none_inside_its_minute(tmp_path: Path) -> None:
@@ -321,8 +325,11 @@ def test_bars_whose_names_were_not_recognised_are_no_prints(tmp_path: Path) -> N
     assert str(refused.value).endswith(
         "BTCUSD.csv: missing column 'open'; columns 'Max' and 'Min' stay above and below 'Last' "
         "as a bar's high and low do: bars whose names were not recognised, not prices at times "
-        "(--bar-minutes reads those); --columns open=COLUMN,high=Max,low=Min names them"
+        "(--bar-minutes reads those); --columns open=COLUMN,high=Max,low=Min names them "
+        "(--columns close=Last reads the file as prices)"
     )
+    as_prices = read_bars(path, options=ReadOptions(bar_minutes=5, columns=("close=Last",)))
+    assert as_prices.select(*PRICES).row(0) == (42050, 42150, 41850, 41850)
     named = ReadOptions(bar_minutes=5, columns=("open=First", "high=Max", "low=Min"))
     assert read_bars(path, options=named).select(*PRICES).row(0) == (42000, 42200, 41800, 41850)
 
@@ -353,3 +360,103 @@ def test_a_quote_files_volume_is_listed_as_not_read(
     with caplog.at_level(logging.WARNING):
         load_bars(path, options=ReadOptions(bar_minutes=1))
     assert any("ignored columns" in m and "volume" in m for m in caplog.messages)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "timestamp,price,size,bid,ask",  # TAQ: a trade beside the quote it met
+        "timestamp,price,size,day_high",  # a column above the price alone: no bar's low
+    ],
+)
+def test_trades_beside_other_prices_are_prints(tmp_path: Path, header: str) -> None:
+    """A trade's prevailing bid and ask bracket its price as a bar's low and high do: the file
+    was refused as bars whose names were not recognised."""
+    rows = [("14:30:01", 100.02, 100.01, 100.03), ("14:30:02", 100.03, 100.01, 100.03),
+            ("14:31:03", 100.01, 100.01, 100.02)]  # fmt: skip
+    quoted = header.endswith("ask")
+    path = tmp_path / "XYZ.csv"
+    path.write_text(
+        header
+        + "\n"
+        + "".join(
+            f"2024-03-07 {t},{p},5,{b},{a}\n" if quoted else f"2024-03-07 {t},{p},5,{a + 1}\n"
+            for t, p, b, a in rows
+        )
+    )
+    bars = read_bars(path, options=ReadOptions(bar_minutes=1, allow_odd_times=True))
+    assert bars.select(*PRICES, "volume").rows() == [
+        (100.02, 100.03, 100.02, 100.03, 10.0),
+        (100.01, 100.01, 100.01, 100.01, 5.0),
+    ]
+
+
+@pytest.mark.parametrize("header", ["timestamp,high,close", "timestamp,low,close"])
+def test_a_file_with_some_of_a_bars_prices_is_no_prints(tmp_path: Path, header: str) -> None:
+    """A close beside a high or a low (no open) is bars missing a column, not prints."""
+    path = tmp_path / "ES.csv"
+    path.write_text(header + "\n2024-03-07 14:30,100,100\n")
+    with pytest.raises(
+        DataError, match=rf"missing column 'open' \(columns: {header.replace(',', ', ')}\)"
+    ):
+        load_bars(path, options=ReadOptions(bar_minutes=1))
+
+
+def test_a_penny_coins_prints_are_bars(tmp_path: Path) -> None:
+    """Prices under 1 (a meme coin at 0.00001) are prices like others."""
+    path = tmp_path / "SHIBUSDT.csv"
+    path.write_text(
+        "timestamp,price,qty\n2024-03-07 14:30:01,0.00002500,1000000\n"
+        "2024-03-07 14:30:31,0.00002510,1500000\n2024-03-07 14:30:31,0.00002510,500000\n"
+        "2024-03-07 14:31:01,0.00002490,500000\n"
+    )
+    bars = read_bars(path, options=ReadOptions(bar_minutes=1))
+    assert bars.select(*PRICES, "volume").rows() == [
+        (0.000025, 0.0000251, 0.000025, 0.0000251, 3_000_000.0),
+        (0.0000249, 0.0000249, 0.0000249, 0.0000249, 500_000.0),
+    ]
+
+
+@pytest.mark.parametrize(("bad", "what"), [("0", "non-positive price"), ("-1.5", "non-positive")])
+def test_a_bad_price_is_named_by_its_own_row_not_its_bars(
+    tmp_path: Path, bad: str, what: str
+) -> None:
+    path = tmp_path / "ES_trades.csv"
+    path.write_text(
+        "timestamp,price,size\n2024-03-04 15:00:10,5000.25,3\n2024-03-04 15:00:20,5000.5,1\n"
+        f"2024-03-04 15:00:30,{bad},1\n2024-03-04 15:01:40,5001,1\n"
+    )
+    with pytest.raises(DataError, match=rf"column 'price', row 2 \(2024-03-04 15:00:30.*{what}"):
+        read_bars(path, options=ReadOptions(bar_minutes=1))
+
+
+def test_each_file_counts_its_own_prints_and_bars(tmp_path: Path) -> None:
+    folder = tmp_path / "XYZ"
+    folder.mkdir()
+    (folder / "XYZ_a.csv").write_text(
+        "time,price,size\n2024-03-07 14:30:01,100,1\n2024-03-07 14:31:01,101,1\n"
+        "2024-03-07 14:31:02,101,1\n"
+    )
+    (folder / "XYZ_b.csv").write_text("time,price,size\n2024-03-07 14:32:01,99,1\n")
+    loaded = load_bars(folder, options=ReadOptions(bar_minutes=1))
+    said = [[g for g in guesses if "built into" in g] for guesses in loaded.guesses]
+    assert said == [
+        ["3 prints built into 2 one-minute bars"],
+        ["1 prints built into 1 one-minute bars"],
+    ]
+    assert loaded.frame.columns[:7] == ["ts", "symbol", "open", "high", "low", "close", "volume"]
+    assert not [c for c in loaded.frame.columns if "action" in c]
+
+
+def test_a_bars_kept_column_is_its_last_prints(tmp_path: Path) -> None:
+    """A covariate kept beside prints (``--observed-cols spread``) is the minute's last value,
+    as ``--bar-minutes`` keeps the last bar's."""
+    path = tmp_path / "XYZ.csv"
+    path.write_text(
+        "time,price,size,spread\n2024-03-07 14:30:01,100,1,0.5\n2024-03-07 14:30:31,101,1,0.7\n"
+        "2024-03-07 14:31:01,101,1,0.9\n"
+    )
+    bars = read_bars(
+        path, keep=("spread",), options=ReadOptions(bar_minutes=1, allow_odd_times=True)
+    )
+    assert bars["spread"].to_list() == [0.7, 0.9]

@@ -114,13 +114,17 @@ def prints_of(
         return found, None
     if opts.stamps == "end":
         raise DataError(refusal(path, found, opts.stamps))
-    if found.kind == "trades" and (pair := _disguised(lf, cols, found)) is not None:
+    if (
+        found.kind == "trades"
+        and not opts.column_map  # the user named the columns: read as they say
+        and (pair := _disguised(lf, cols, found)) is not None
+    ):
         price, (high, low) = found.prices[0], pair
         raise DataError(
             f"{path}: missing column 'open'; columns '{high}' and '{low}' stay above and below "
             f"'{price}' as a bar's high and low do: bars whose names were not recognised, not "
             f"prices at times (--bar-minutes reads those); --columns open=COLUMN,high={high},"
-            f"low={low} names them"
+            f"low={low} names them (--columns close={price} reads the file as prices)"
         )
     return found, found
 
@@ -133,9 +137,13 @@ def _disguised(lf: pl.LazyFrame, cols: ColumnMap, found: Prints) -> tuple[str, s
     """Two other number columns of a file of one price column, over its first 1,000 rows: one
     never below the price, one never above it, each within a factor of :data:`_BRACKET` and
     apart from it somewhere — a bar's high and low under names not recognised (``First, Max,
-    Min, Last``); None for trades (their ids, epochs and sizes are far from the price)."""
+    Min, Last``); None for trades (their ids, epochs and sizes are far from the price, and a
+    quote's sides beside its trades, TAQ's and Databento's ``bid_px_00``, are no bar's)."""
     price = found.prices[0]
-    others = [n for n in cols.extra if n not in (found.size, found.action)]
+    quote = (*_BID, *_ASK)
+    others = [
+        n for n in cols.extra if n not in (found.size, found.action) and _squashed(n) not in quote
+    ]
     if not others:
         return None
     number = [pl.col(n).cast(pl.Float64, strict=False) for n in (price, *others)]
