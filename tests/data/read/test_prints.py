@@ -76,6 +76,8 @@ def test_quotes_are_read_at_their_mid_and_counted(tmp_path: Path, bars: pl.DataF
     one = read_bars(path, options=ReadOptions(bar_minutes=1))
     assert one.select("ts", *PRICES).equals(bars.select("ts", *PRICES))
     assert one["volume"].unique().to_list() == [4.0]  # the tick volume
+    loaded = load_bars(path, options=ReadOptions(bar_minutes=1))
+    assert loaded.extra == (("AskVolume", "BidVolume"),)  # listed as not read
 
 
 def test_prints_of_one_time_keep_file_order_and_unsorted_ones_are_sorted(tmp_path: Path) -> None:
@@ -129,7 +131,9 @@ def test_a_file_of_prints_is_refused_naming_the_flag(tmp_path: Path) -> None:
         "a minute or more apart bar for bar)"
     )
     with pytest.raises(
-        DataError, match=r"ES_trades.csv: holds prices at times .*--stamps end is for"
+        DataError,
+        match=r"ES_trades.csv: holds prices at times .*--stamps end is for bars stamped at their "
+        r"end \(a print's time is its own\); leave it out$",
     ):
         load_bars(path, options=ReadOptions(bar_minutes=5, stamps="end"))
     quotes = tmp_path / "EURUSD_quotes.csv"
