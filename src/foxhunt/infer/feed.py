@@ -37,6 +37,7 @@ from foxhunt.data.read.csv_dialect import sniff_csv
 from foxhunt.data.read.encoding import encoding_of
 from foxhunt.data.read.files import TABLE_SUFFIXES, is_parquet
 from foxhunt.data.read.options import ReadOptions
+from foxhunt.data.read.stamps import bar_start
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.screen import WHERE, Reject
 
@@ -272,8 +273,7 @@ class BarFileReader:
         )
         frame = frame.join(carried, on="symbol", how="left", maintain_order="left")
         before = pl.coalesce(ts.shift(1).over("symbol"), pl.col(_END))
-        moved = ts - self.stamp_shift
-        start = pl.when(before < ts).then(pl.max_horizontal(moved, before)).otherwise(moved)
+        start = bar_start(ts, before, self.stamp_shift)
         for symbol, end in (
             frame.drop_nulls(["symbol", "ts"]).group_by("symbol").agg(ts.last()).rows()
         ):

@@ -418,9 +418,9 @@ def _normalise_as(
             exprs.append(volume_expr(path, parts or (spell[c],), schema, comma).alias(c))
         elif c in spell:
             exprs.append(
-                value_expr(path, spell[c], schema[spell[c]], comma, False, fractions, points).alias(
-                    c
-                )
+                value_expr(
+                    path, spell[c], schema[spell[c]], comma, False, fractions, points=points
+                ).alias(c)
             )
         else:  # no volume: 0, or 1 a print (summed into a bar: their count)
             exprs.append(pl.lit(float(prints is not None), dtype=pl.Float64).alias(c))

@@ -12,10 +12,13 @@ them too). Without ``--bar-minutes`` quotes are refused naming the flag, and a f
 price column is refused as missing its open, the flag named as the other reading (its other
 columns may be bars' prices under names not recognised).
 
-Rows whose time or a price is missing, not a number or not positive, or whose size is, are
-left as they are for the validation to name by their row (:mod:`foxhunt.data.read.validate`);
-rows with every price empty stay too (future rows, fillers). Each bar keeps the row of its
-first print, so a later error names a row of the file.
+The bars are built across the files read together (:func:`foxhunt.data.read.bars.load_bars`),
+so a minute split between two tick files is one bar; an empty size counts 0 (the unreported
+volume's warning), a signed one by its size. Rows whose time or a price is missing, not a
+number or not positive, or whose size is not a number, are left as they are for the validation
+to name by their row (:mod:`foxhunt.data.read.validate`); rows with every price empty stay too
+(future rows, fillers). Each bar keeps the row of its first print, so a later error names a row
+of the file.
 """
 
 from __future__ import annotations
@@ -159,6 +162,10 @@ def _disguised(lf: pl.LazyFrame, cols: ColumnMap, found: Prints) -> tuple[str, s
     return (above[0], below[0]) if above and below else None
 
 
+_BUILT = "open the first price, high the highest, low the lowest, close the last"
+"""How a bar is built from prints, for the refusals that name ``--bar-minutes``."""
+
+
 def refusal(path: object, prints: Prints, stamps: str = "start") -> str:
     """Why such a file is not read without ``--bar-minutes`` (or with ``--stamps end``), and
     the flag that reads it."""
@@ -169,8 +176,7 @@ def refusal(path: object, prints: Prints, stamps: str = "start") -> str:
         )
     return (
         f"{path}: holds {prints.what}, not bars (no open, high or low): --bar-minutes K "
-        "builds K-minute bars from them (open the first price, high the highest, low the "
-        "lowest, close the last)"
+        f"builds K-minute bars from them ({_BUILT})"
     )
 
 
@@ -181,8 +187,8 @@ def prints_hint(prints: Prints | None) -> str:
         return ""
     return (
         f"; or, if its rows are {prints.what}, --bar-minutes K builds K-minute bars from "
-        "them (open the first price, high the highest, low the lowest, close the last; "
-        "--bar-minutes 1 reads a series of closes a minute or more apart bar for bar)"
+        f"them ({_BUILT}; --bar-minutes 1 reads a series of closes a minute or more apart bar "
+        "for bar)"
     )
 
 

@@ -117,6 +117,14 @@ def stamp_fit(ts: pl.Series, interval: timedelta, calendar: str) -> StampFit | N
     )
 
 
+def bar_start(end: pl.Expr, before: pl.Expr, interval: pl.Expr | timedelta) -> pl.Expr:
+    """An end-stamped bar's start: ``interval`` before its ``end``, or the end of the bar
+    ``before`` it where that is later (a bar shorter than the interval); a time repeated from
+    the bar before (or none before) moves by the interval alike."""
+    moved = end - interval
+    return pl.when(before < end).then(pl.max_horizontal(moved, before)).otherwise(moved)
+
+
 def to_bar_starts(frame: pl.DataFrame, where: str) -> pl.DataFrame:
     """Move end-stamped intraday bars to their start: each symbol's stamps one interval earlier,
     or to the stamp of the bar before where that is later (a bar shorter than the interval).
@@ -143,9 +151,7 @@ def to_bar_starts(frame: pl.DataFrame, where: str) -> pl.DataFrame:
     shift = pl.col("symbol").replace_strict(
         pl.Series(list(shifts)), pl.Series(list(shifts.values())), default=timedelta(0)
     )
-    ts = pl.col("ts")
-    before = ts.shift(1).over("symbol")  # the previous bar's end (a repeated time: no bar)
-    start = pl.when(before < ts).then(pl.max_horizontal(ts - shift, before)).otherwise(ts - shift)
+    start = bar_start(pl.col("ts"), pl.col("ts").shift(1).over("symbol"), shift)
     order = "__stamps_order"
     return (
         frame.with_row_index(order)
