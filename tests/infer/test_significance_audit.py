@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from arch.covariance.kernel import Bartlett
 
 from foxhunt.infer.significance import NO_DIFFERENCE, compare, diebold_mariano
 
@@ -19,6 +18,8 @@ H, N = 10, 1000
 def _overlapping_noise(t_at_full_lag: float) -> np.ndarray:
     """Per-window loss differences of overlapping H-bar windows (sums of H shocks: correlated
     up to lag H - 1), shifted so their DM statistic at lag H - 1 is ``t_at_full_lag``."""
+    from arch.covariance.kernel import Bartlett  # here: arch takes 1 s to import in collection
+
     e = np.random.default_rng(0).normal(0.0, 0.05, N + H - 1)
     d = np.convolve(e, np.ones(H), mode="valid")
     d = d - d.mean()

@@ -17,6 +17,7 @@ overhead constants) are still importable from this module.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import torch
@@ -59,11 +60,17 @@ __all__ = [
 
 def parameter_bytes_by_block(config: TFTConfig) -> dict[str, int]:
     """fp32 parameter bytes per top-level block (model built on ``meta``, nothing allocated)."""
+    return dict(_parameter_bytes_by_block(config))
+
+
+@functools.lru_cache(maxsize=16)
+def _parameter_bytes_by_block(config: TFTConfig) -> tuple[tuple[str, int], ...]:
+    """Counted once per config (a budget plan estimates the same model many times)."""
     model = meta_model(config)
-    return {
-        name: sum(p.numel() * F32 for p in child.parameters())
+    return tuple(
+        (name, sum(p.numel() * F32 for p in child.parameters()))
         for name, child in model.named_children()
-    }
+    )
 
 
 @dataclass(frozen=True)

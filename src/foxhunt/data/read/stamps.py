@@ -102,18 +102,24 @@ def stamp_fit(ts: pl.Series, interval: timedelta, calendar: str) -> StampFit | N
     step = int(interval / timedelta(microseconds=1))
 
     def at(times: pl.Series, bounds: np.ndarray, offset: int) -> int:
+        """How many of ``times`` + ``offset`` are in ``bounds`` (sorted): a binary search, not
+        ``np.isin``, which hashes the calendar's decades of sessions again at each call."""
+        if not len(bounds):
+            return 0
         us = times.dt.epoch("us").to_numpy().astype(np.int64) + offset
-        return int(np.isin(us, bounds).sum())
+        i = np.searchsorted(bounds, us).clip(max=len(bounds) - 1)
+        return int((bounds[i] == us).sum())
 
     opens = edges.filter(pl.col("open"))["t"]
     closes = edges.filter(~pl.col("open"))["t"]
+    at_opens, at_closes = np.sort(cal.opens), np.sort(cal.closes)
     return StampFit(
         opens=opens.len(),
-        at_open=at(opens, cal.opens, 0),
-        after_open=at(opens, cal.opens, -step),
+        at_open=at(opens, at_opens, 0),
+        after_open=at(opens, at_opens, -step),
         closes=closes.len(),
-        before_close=at(closes, cal.closes, step),
-        at_close=at(closes, cal.closes, 0),
+        before_close=at(closes, at_closes, step),
+        at_close=at(closes, at_closes, 0),
     )
 
 
