@@ -256,10 +256,15 @@ def compute_features(
     if inputs is not None:
         check_static(bars, inputs.static_cols)
         check_target_prices(bars, inputs.target)
+    by_calendar: dict[str, tuple[pl.Expr, ...]] = {}  # built once a calendar, not once a feature
+
+    def calendar_known(cal: str) -> tuple[pl.Expr, ...]:
+        if cal not in by_calendar:
+            by_calendar[cal] = tuple(known_features(pl.col("ts"), cal))
+        return by_calendar[cal]
+
     known = [
-        _per_calendar(timing, lambda cal, i=i: known_features(pl.col("ts"), cal)[i])
-        .cast(f32)
-        .alias(name)
+        _per_calendar(timing, lambda cal, i=i: calendar_known(cal)[i]).cast(f32).alias(name)
         for i, name in enumerate(KNOWN_FEATURES)
     ]
     session = _per_calendar(timing, lambda cal: trading_date(pl.col("ts"), cal))
