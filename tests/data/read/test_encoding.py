@@ -142,7 +142,7 @@ def test_a_container_under_another_name_is_named_for_what_it_holds(tmp_path: Pat
         z.writestr("b.csv", text)
     cases["b.csv"] = "a zip archive (or an .xlsx workbook), though its name says a text table"
     (tmp_path / "c.csv").write_bytes(bz2.compress(text))
-    cases["c.csv"] = "bzip2-compressed data, though its name says a text table: bunzip2 it"
+    cases["c.csv"] = "bzip2-compressed data, though its name says a text table: name it .csv.bz2"
     (tmp_path / "d.parquet").write_bytes(text)
     cases["d.parquet"] = "text (a CSV?), though its name says parquet: name it .csv"
     (tmp_path / "e.csv.gz").write_bytes(text)

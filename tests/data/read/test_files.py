@@ -107,15 +107,15 @@ def test_subfolders_are_named_in_a_warning_and_read_with_a_recursive_glob(
 def test_files_not_read_beside_the_bars_are_named(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Half the bars in a .feather or .csv.bz2 beside a .csv, a parquet in a zip beside its
+    """Half the bars in a .feather or .h5 beside a .csv, a parquet in a zip beside its
     CSV: read without them and without a word. A vendor's metadata.json is no bars."""
-    for name in ("ES-1.csv", "ES-2.feather", "ES-3.csv.bz2", "metadata.json", "README.txt"):
+    for name in ("ES-1.csv", "ES-2.feather", "ES-3.h5", "metadata.json", "README.txt"):
         (tmp_path / name).write_text("x")
     with caplog.at_level(logging.WARNING):
         assert resolve_table_paths(tmp_path) == [tmp_path / "ES-1.csv"]
     assert caplog.messages == [
-        f"{tmp_path}: 2 files not read: ES-2.feather, ES-3.csv.bz2; only .parquet, .pq, .csv, "
-        ".txt, .tsv, .csv.gz, .txt.gz, .tsv.gz, .zip, .dbn, .dbn.zst, .xlsx, .xlsm, .xls, .xlsb, "
+        f"{tmp_path}: 2 files not read: ES-2.feather, ES-3.h5; only .parquet, .pq, .csv, .txt, "
+        ".tsv (plain or .gz, .bz2, .xz, .zst), .zip, .dbn, .dbn.zst, .xlsx, .xlsm, .xls, .xlsb, "
         ".ods files are read (write the others as CSV or parquet)"
     ]
     archive = tmp_path / "zipped" / "ES.zip"
@@ -129,7 +129,7 @@ def test_files_not_read_beside_the_bars_are_named(
         assert resolve_table_paths(archive) == [archive / "ES-1.csv"]
     assert caplog.messages == [
         f"{archive}: 1 file not read: ES-2.parquet; only its delimited-text files (.csv, .tsv, "
-        ".txt, .csv.gz, .txt.gz, .tsv.gz) are read (extract the others, or write them as CSV)"
+        ".txt, plain or .gz, .bz2, .xz, .zst) are read (extract the others, or write them as CSV)"
     ]
 
 

@@ -19,18 +19,18 @@ Headerless files get names by position (see :func:`headerless_names`):
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import logging
 import re
 import zipfile
-import zlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
+from foxhunt.data.read.compressed import ERRORS as COMPRESSED_ERRORS
+from foxhunt.data.read.compressed import codec_of
 from foxhunt.data.read.encoding import UTF8, open_bytes, text_encoding, utf8_bytes
 from foxhunt.data.read.files import zip_member
 from foxhunt.errors import DataError
@@ -88,7 +88,7 @@ class CsvDialect:
 
 
 def open_text(path: Path) -> io.TextIOBase:
-    """Open a ``.csv``/``.txt``/``.tsv`` or ``.csv.gz`` file, or a file inside a zip archive
+    """Open a ``.csv``/``.txt``/``.tsv`` file, plain or compressed, or a file inside a zip archive
     (``a.zip/b.csv``), as text in its encoding (:mod:`foxhunt.data.read.encoding`; a leading
     BOM dropped, bytes not in the encoding read as U+FFFD)."""
     found = text_encoding(path)
@@ -106,7 +106,7 @@ def unclosed_quote_line(path: Path) -> int | None:
             for number, line in enumerate(f, start=1):
                 if line.count('"') % 2:
                     return number
-    except (OSError, EOFError, zlib.error, gzip.BadGzipFile, zipfile.BadZipFile, KeyError):
+    except (*COMPRESSED_ERRORS, zipfile.BadZipFile, KeyError):
         return None
     return None
 
@@ -121,7 +121,7 @@ def _numbered_sample(path: Path) -> list[tuple[int, str]]:
                     lines.append((number, line.rstrip("\r\n")))
                 if len(lines) >= SAMPLE_LINES:
                     break
-    except (OSError, EOFError, zlib.error, gzip.BadGzipFile, zipfile.BadZipFile, KeyError) as e:
+    except (*COMPRESSED_ERRORS, zipfile.BadZipFile, KeyError) as e:
         raise DataError(f"{path}: cannot read ({e})") from e
     return lines
 
@@ -416,12 +416,19 @@ def scan_csv_text(path: Path, dialect: CsvDialect, numeric: tuple[str, ...] = ()
         return pl.read_csv(utf8_bytes(path, encoding), **kwargs).lazy()  # type: ignore[arg-type]
     kwargs["encoding"] = "utf8-lossy"  # a damaged byte further on: U+FFFD, named by its row
     member = zip_member(path)
+    codec = codec_of(path.name)
     if member is not None:
         # A zip member is read into memory (one 1-minute year is ~20 MB of text).
         with zipfile.ZipFile(member[0]) as z:
             data = z.read(member[1])
+        if codec not in (None, "gzip"):  # polars decompresses gzip bytes itself
+            with open_bytes(path) as f:
+                data = f.read()
         return pl.read_csv(data, **kwargs).lazy()  # type: ignore[arg-type]
-    if path.name.lower().endswith(".gz"):
+    if codec == "gzip":
         # polars reads gzip only eagerly; a 1-minute year is ~100 MB of text, fine in memory.
         return pl.read_csv(path, **kwargs).lazy()  # type: ignore[arg-type]
+    if codec is not None:  # bzip2, xz, zstd: decompressed here, in memory, as gzip is
+        with open_bytes(path) as f:
+            return pl.read_csv(f.read(), **kwargs).lazy()  # type: ignore[arg-type]
     return pl.scan_csv(path, **kwargs)  # type: ignore[arg-type]

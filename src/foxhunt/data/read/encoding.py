@@ -17,14 +17,13 @@ it re-encoded (:func:`foxhunt.data.read.csv_dialect.scan_csv_text`).
 from __future__ import annotations
 
 import codecs
-import gzip
 import zipfile
-import zlib
 from pathlib import Path
 from typing import BinaryIO
 
+from foxhunt.data.read.compressed import ERRORS, codec_of, decompressed, open_compressed
 from foxhunt.data.read.files import zip_member
-from foxhunt.data.read.magic import GZIP_MAGIC, mislabelled
+from foxhunt.data.read.magic import COMPRESSIONS, mislabelled
 from foxhunt.errors import DataError
 
 HEAD_BYTES = 1 << 16
@@ -33,17 +32,19 @@ UTF8 = "utf-8"
 
 
 def open_bytes(path: Path) -> BinaryIO:
-    """Open a text bar file as bytes: a plain file, a ``.gz`` one, or a file inside a zip
-    archive (``a.zip/b.csv``)."""
+    """Open a text bar file as bytes: a plain file, a compressed one (``.gz``, ``.bz2``,
+    ``.xz``, ``.zst``: :mod:`foxhunt.data.read.compressed`), or a file inside a zip archive
+    (``a.zip/b.csv``, ``a.zip/b.csv.gz``)."""
     member = zip_member(path)
+    codec = codec_of(path.name)
     if member is not None:
         archive = zipfile.ZipFile(member[0])
         inner = archive.open(member[1])
-        if member[1].lower().endswith(".gz"):  # monthly .csv.gz files zipped together
-            return gzip.GzipFile(fileobj=inner, mode="rb")  # type: ignore[return-value]
+        if codec is not None:  # monthly .csv.gz files zipped together
+            return decompressed(inner, codec)  # type: ignore[arg-type]
         return inner  # type: ignore[return-value]
-    if path.name.lower().endswith(".gz"):
-        return gzip.open(path, "rb")  # type: ignore[return-value]
+    if codec is not None:
+        return open_compressed(path, codec)
     return open(path, "rb")  # noqa: SIM115
 
 
@@ -67,20 +68,22 @@ def encoding_of(head: bytes) -> str:
 
 def text_encoding(path: Path) -> str:
     """:func:`encoding_of` the file's first :data:`HEAD_BYTES` bytes."""
+    codec = codec_of(path.name)
     try:
         with open_bytes(path) as f:
             head = f.read(HEAD_BYTES)
-    except gzip.BadGzipFile:  # text named .csv.gz
-        with open(path, "rb") as f:
-            wrong = mislabelled(path, f.read(HEAD_BYTES), "gzip-compressed data")
-        raise wrong or DataError(f"{path}: not gzip-compressed data") from None
-    except (EOFError, zlib.error) as e:  # a gzip cut short or damaged
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise  # the file's own error: not a damaged stream
+    except ERRORS as e:
+        if codec is not None and zip_member(path) is None:
+            magic, what = COMPRESSIONS[codec]
+            with open(path, "rb") as f:
+                raw = f.read(HEAD_BYTES)
+            if (wrong := mislabelled(path, raw, what)) is not None:
+                raise wrong from None  # text named .csv.gz, bzip2 data named .csv.xz
+            if not raw.startswith(magic):
+                raise DataError(f"{path}: not {what}") from None
         raise DataError(f"{path}: cannot read ({e})") from None
-    if head.startswith(GZIP_MAGIC):
-        raise DataError(
-            f"{path}: the file holds gzip-compressed data, though its name does not end in .gz: "
-            "name it .csv.gz, or gunzip it"
-        )
     if (wrong := mislabelled(path, head, "a text table")) is not None:
         raise wrong
     what = not_delimited(head)

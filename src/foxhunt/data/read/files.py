@@ -1,9 +1,10 @@
 """Where tables come from and how they are written: path resolution and atomic writes.
 
 A bars path may be a file, a directory (every table file in it) or a glob. Table files are
-parquet (``.parquet``/``.pq``), delimited text (``.csv``, ``.txt``, ``.tsv``, gzipped
-``.csv.gz``, ``.txt.gz``, ``.tsv.gz``), Databento DBN (``.dbn``, zstd-compressed ``.dbn.zst``) and zip archives of
-delimited text (``.zip``: every ``.csv``/``.tsv`` inside, or its ``.txt`` files when it holds
+parquet (``.parquet``/``.pq``), delimited text (``.csv``, ``.txt``, ``.tsv``, plain or
+compressed: ``.csv.gz``, ``.csv.bz2``, ``.csv.xz``, ``.csv.zst``, ...; see
+:mod:`foxhunt.data.read.compressed`), Databento DBN (``.dbn``, zstd-compressed ``.dbn.zst``) and
+zip archives of delimited text (``.zip``: every ``.csv``/``.tsv`` inside, or its ``.txt`` files when it holds
 no ``.csv``; histdata, Binance and QuantConnect ship zips). A file inside a zip is named by a
 path through the archive, ``HISTDATA_COM_ASCII_EURUSD_M12018.zip/DAT_ASCII_EURUSD_M1_2018.csv``
 (:func:`zip_member`), and messages name it so. In a directory, ``README*`` and ``LICENSE*``
@@ -22,6 +23,7 @@ from typing import Literal
 
 import polars as pl
 
+from foxhunt.data.read.compressed import TEXT_SUFFIXES
 from foxhunt.data.read.magic import mislabelled
 from foxhunt.errors import DataError, InputError
 from foxhunt.runtime import atomic_path
@@ -34,11 +36,7 @@ WORKBOOK_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".xlsb", ".ods")
 """Excel and OpenDocument workbooks (:mod:`foxhunt.data.read.workbook`)."""
 READ_SUFFIXES = (
     *TABLE_SUFFIXES,
-    ".txt",
-    ".tsv",
-    ".csv.gz",
-    ".txt.gz",
-    ".tsv.gz",
+    *TEXT_SUFFIXES[1:],  # .txt, .tsv and the compressed ones: .csv.gz ... .tsv.zst
     ".zip",
     ".dbn",
     ".dbn.zst",
@@ -47,7 +45,18 @@ READ_SUFFIXES = (
 """File name endings read as bars (see :func:`table_kind`)."""
 
 _GLOB_CHARS = set("*?[")
-_NAMES = ", ".join(READ_SUFFIXES)
+_NAMES = ", ".join(
+    (
+        ".parquet",
+        ".pq",
+        ".csv, .txt, .tsv (plain or .gz, .bz2, .xz, .zst)",
+        ".zip",
+        ".dbn",
+        ".dbn.zst",
+    )
+    + WORKBOOK_SUFFIXES
+)
+"""The endings read, for messages (the compressed text ones in a word)."""
 
 
 def is_parquet(path: Path) -> bool:
@@ -55,19 +64,18 @@ def is_parquet(path: Path) -> bool:
     return path.suffix.lower() in (".parquet", ".pq")
 
 
-_TEXT = (".csv", ".csv.gz", ".txt", ".tsv", ".txt.gz", ".tsv.gz")
 _NOT_BARS = ("readme", "license", "licence", ".", "~$")
 """Names that are never bars: notes, and the hidden files other programs leave beside data
 (macOS's ``._ES.csv`` and ``.DS_Store``, Excel's lock file ``~$ES.xlsx`` of an open workbook)."""
 
 
 def table_kind(path: Path) -> Literal["parquet", "csv", "dbn", "zip", "workbook"] | None:
-    """How a bars file is read, from its name: parquet, delimited text (plain or gzipped, also
-    inside a zip), DBN, a zip archive, a workbook, or None."""
+    """How a bars file is read, from its name: parquet, delimited text (plain or compressed,
+    also inside a zip), DBN, a zip archive, a workbook, or None."""
     name = path.name.lower()
     if name.endswith((".parquet", ".pq")):
         return "parquet"
-    if name.endswith(_TEXT):
+    if name.endswith(TEXT_SUFFIXES):
         return "csv"
     if name.endswith((".dbn", ".dbn.zst")):
         return "dbn"
@@ -137,7 +145,7 @@ def _zip_members(archive: Path) -> list[Path]:
     _warn_unread(
         archive,
         [n for n in names if table_kind(Path(n)) != "csv"],
-        "its delimited-text files (.csv, .tsv, .txt, .csv.gz, .txt.gz, .tsv.gz)",
+        "its delimited-text files (.csv, .tsv, .txt, plain or .gz, .bz2, .xz, .zst)",
         "extract the others, or write them as CSV",
     )
     names = [

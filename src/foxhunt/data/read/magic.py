@@ -12,6 +12,17 @@ from pathlib import Path
 from foxhunt.errors import DataError
 
 GZIP_MAGIC = b"\x1f\x8b"
+BZIP2_MAGIC = b"BZh"
+XZ_MAGIC = b"\xfd7zXZ\x00"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+COMPRESSIONS = {
+    "gzip": (GZIP_MAGIC, "gzip-compressed data"),
+    "bzip2": (BZIP2_MAGIC, "bzip2-compressed data"),
+    "xz": (XZ_MAGIC, "xz-compressed data"),
+    "zstd": (ZSTD_MAGIC, "zstd-compressed data"),
+}
+"""Each compression a text file is read in (:mod:`foxhunt.data.read.compressed`): its first
+bytes and what it is called."""
 ZIP_MAGIC = b"PK\x03\x04"
 """A zip archive's first bytes (``.zip``, and the ``.xlsx``/``.ods`` workbooks that are zips)."""
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -21,9 +32,9 @@ MAGICS = (
     (b"PAR1", "a parquet file", "name it .parquet"),
     (ZIP_MAGIC, "a zip archive (or an .xlsx workbook)", "name it .zip (or .xlsx)"),
     (GZIP_MAGIC, "gzip-compressed data", "name it .csv.gz, or gunzip it"),
-    (b"BZh", "bzip2-compressed data", "bunzip2 it"),
-    (b"\xfd7zXZ\x00", "xz-compressed data", "unxz it"),
-    (b"\x28\xb5\x2f\xfd", "zstd-compressed data", "unzstd it"),
+    (BZIP2_MAGIC, "bzip2-compressed data", "name it .csv.bz2, or bunzip2 it"),
+    (XZ_MAGIC, "xz-compressed data", "name it .csv.xz, or unxz it"),
+    (ZSTD_MAGIC, "zstd-compressed data", "name it .csv.zst, or unzstd it"),
     (b"ARROW1", "an Arrow IPC (Feather) file", "write it as parquet"),
     (OLE_MAGIC, "an Excel .xls workbook", "name it .xls"),
     (b"DBN", "Databento DBN", "name it .dbn"),

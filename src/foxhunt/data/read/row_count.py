@@ -3,7 +3,8 @@
 For planning memory before the data is read (``--memory-budget``: the data preparation's
 peak grows with the bars, :mod:`foxhunt.memory.preparation`): parquet row counts from the
 files' metadata (exact); delimited text (plain, gzipped, in a zip archive) as its uncompressed
-size over the mean length of its first lines; DBN OHLCV files as their size over one record's
+size over the mean length of its first lines, and in bzip2, xz or zstd (whose size is not in
+the file) by counting its lines as it decompresses; DBN OHLCV files as their size over one record's
 56 bytes (zstd-compressed ones: unknown, counted as 0 with one log line).
 """
 
@@ -16,6 +17,8 @@ import zipfile
 from pathlib import Path
 from typing import BinaryIO
 
+from foxhunt.data.read.compressed import codec_of, open_compressed
+from foxhunt.data.read.encoding import open_bytes
 from foxhunt.data.read.files import is_parquet, resolve_table_paths, table_kind, zip_member
 from foxhunt.data.read.workbook import workbook_rows
 
@@ -36,6 +39,16 @@ def _text_rows(head: bytes, size: int) -> int:
 
 def _sample(f: BinaryIO) -> bytes:
     return f.read(SAMPLE_BYTES)
+
+
+def _lines(f: BinaryIO) -> int:
+    """The lines of a stream, counted a megabyte at a time (a last line without a newline
+    counts)."""
+    lines, last = 0, b"\n"
+    while chunk := f.read(1 << 20):
+        lines += chunk.count(b"\n")
+        last = chunk[-1:]
+    return lines + (last != b"\n")
 
 
 def estimate_rows(path: str | Path) -> int:
@@ -61,8 +74,12 @@ def estimate_file_rows(path: str | Path) -> list[int]:
         name = p.name.lower()
         if member is not None:
             archive, inner = member
-            with zipfile.ZipFile(archive) as z, z.open(inner) as f:
-                total += _text_rows(_sample(f), z.getinfo(inner).file_size)
+            if codec_of(inner) is not None:  # monthly .csv.gz files zipped together
+                with open_bytes(p) as f:
+                    total += _lines(f)
+            else:
+                with zipfile.ZipFile(archive) as z, z.open(inner) as f:
+                    total += _text_rows(_sample(f), z.getinfo(inner).file_size)
         elif is_parquet(p):
             import pyarrow.parquet as pq
 
@@ -79,6 +96,9 @@ def estimate_file_rows(path: str | Path) -> list[int]:
                 size = struct.unpack("<I", raw.read(4))[0]
             with gzip.open(p, "rb") as f:
                 total += _text_rows(_sample(f), size)
+        elif (codec := codec_of(name)) is not None:  # bzip2, xz, zstd: no size in the file
+            with open_compressed(p, codec) as f:
+                total += _lines(f)
         else:
             with open(p, "rb") as f:
                 total += _text_rows(_sample(f), p.stat().st_size)

@@ -55,6 +55,7 @@ from foxhunt.data.market.instruments import (
     cqg_symbol,
     futures_root,
 )
+from foxhunt.data.read.compressed import uncompressed_name
 from foxhunt.errors import DataError
 
 HISTDATA_TZ = "America/New_York"
@@ -316,8 +317,7 @@ def guess_from_name(path: Path) -> NameGuess:
     Raises:
         DataError: the name holds no letters or digits.
     """
-    gzipped = path.name.lower().endswith((".csv.gz", ".txt.gz", ".tsv.gz"))
-    stem = path.name[: -len(".csv.gz")] if gzipped else path.stem
+    stem = Path(uncompressed_name(path.name)).stem  # ES.csv.zst: ES
     if _DATED.fullmatch(stem):  # data/ES/2024-01.csv, ES_2024.zip/2024-01.csv: the folder's
         return _from_folder(path)
     for part in (stem, path.parent.stem if path.parent.suffix.lower() == ".zip" else ""):
