@@ -56,7 +56,6 @@ def test_write_table_atomic(tmp_path: Path) -> None:
         ("ES.numbers", "a Numbers workbook is not read; export its sheet of bars as CSV (UTF-8)"),
         ("ES.pkl", "a pickle is never read (it can run code); write the bars as parquet"),
         ("ES.h5", "HDF5 is not read; write the bars as CSV or parquet (pandas: df.to_parquet)"),
-        ("ES.feather", "Feather is not read; write the bars as parquet (pandas: df.to_parquet)"),
         ("ES.json", "JSON is not read; write the bars as CSV or parquet"),
     ],
 )
@@ -107,16 +106,16 @@ def test_subfolders_are_named_in_a_warning_and_read_with_a_recursive_glob(
 def test_files_not_read_beside_the_bars_are_named(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Half the bars in a .feather or .h5 beside a .csv, a parquet in a zip beside its
+    """Half the bars in an .hdf5 or .h5 beside a .csv, a parquet in a zip beside its
     CSV: read without them and without a word. A vendor's metadata.json is no bars."""
-    for name in ("ES-1.csv", "ES-2.feather", "ES-3.h5", "metadata.json", "README.txt"):
+    for name in ("ES-1.csv", "ES-2.hdf5", "ES-3.h5", "metadata.json", "README.txt"):
         (tmp_path / name).write_text("x")
     with caplog.at_level(logging.WARNING):
         assert resolve_table_paths(tmp_path) == [tmp_path / "ES-1.csv"]
     assert caplog.messages == [
-        f"{tmp_path}: 2 files not read: ES-2.feather, ES-3.h5; only .parquet, .pq, .csv, .txt, "
-        ".tsv (plain or .gz, .bz2, .xz, .zst), .zip, .dbn, .dbn.zst, .xlsx, .xlsm, .xls, .xlsb, "
-        ".ods files are read (write the others as CSV or parquet)"
+        f"{tmp_path}: 2 files not read: ES-2.hdf5, ES-3.h5; only .parquet, .pq, .csv, .txt, "
+        ".tsv (plain or .gz, .bz2, .xz, .zst), .feather, .arrow, .ipc, .zip, .dbn, .dbn.zst, "
+        ".xlsx, .xlsm, .xls, .xlsb, .ods files are read (write the others as CSV or parquet)"
     ]
     archive = tmp_path / "zipped" / "ES.zip"
     archive.parent.mkdir()

@@ -32,11 +32,15 @@ log = logging.getLogger(__name__)
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv")
 """File name endings that are written as tables (``.csv`` as CSV, the others as parquet)."""
+IPC_SUFFIXES = (".feather", ".arrow", ".ipc")
+"""Arrow IPC files: Feather v2, what pandas' ``to_feather`` and R's ``arrow::write_feather``
+write, read by polars as parquet is."""
 WORKBOOK_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".xlsb", ".ods")
 """Excel and OpenDocument workbooks (:mod:`foxhunt.data.read.workbook`)."""
 READ_SUFFIXES = (
     *TABLE_SUFFIXES,
     *TEXT_SUFFIXES[1:],  # .txt, .tsv and the compressed ones: .csv.gz ... .tsv.zst
+    *IPC_SUFFIXES,
     ".zip",
     ".dbn",
     ".dbn.zst",
@@ -50,6 +54,7 @@ _NAMES = ", ".join(
         ".parquet",
         ".pq",
         ".csv, .txt, .tsv (plain or .gz, .bz2, .xz, .zst)",
+        *IPC_SUFFIXES,
         ".zip",
         ".dbn",
         ".dbn.zst",
@@ -69,7 +74,9 @@ _NOT_BARS = ("readme", "license", "licence", ".", "~$")
 (macOS's ``._ES.csv`` and ``.DS_Store``, Excel's lock file ``~$ES.xlsx`` of an open workbook)."""
 
 
-def table_kind(path: Path) -> Literal["parquet", "csv", "dbn", "zip", "workbook"] | None:
+def table_kind(
+    path: Path,
+) -> Literal["parquet", "csv", "ipc", "dbn", "zip", "workbook"] | None:
     """How a bars file is read, from its name: parquet, delimited text (plain or compressed,
     also inside a zip), DBN, a zip archive, a workbook, or None."""
     name = path.name.lower()
@@ -77,6 +84,8 @@ def table_kind(path: Path) -> Literal["parquet", "csv", "dbn", "zip", "workbook"
         return "parquet"
     if name.endswith(TEXT_SUFFIXES):
         return "csv"
+    if name.endswith(IPC_SUFFIXES):
+        return "ipc"
     if name.endswith((".dbn", ".dbn.zst")):
         return "dbn"
     if name.endswith(".zip"):
@@ -255,7 +264,6 @@ _SAVE_AS = {
     ".json": ": JSON is not read; write the bars as CSV or parquet",
     ".h5": ": HDF5 is not read; write the bars as CSV or parquet (pandas: df.to_parquet)",
     ".hdf5": ": HDF5 is not read; write the bars as CSV or parquet (pandas: df.to_parquet)",
-    ".feather": ": Feather is not read; write the bars as parquet (pandas: df.to_parquet)",
     ".pkl": ": a pickle is never read (it can run code); write the bars as parquet",
     ".pickle": ": a pickle is never read (it can run code); write the bars as parquet",
 }

@@ -35,7 +35,7 @@ MAGICS = (
     (BZIP2_MAGIC, "bzip2-compressed data", "name it .csv.bz2, or bunzip2 it"),
     (XZ_MAGIC, "xz-compressed data", "name it .csv.xz, or unxz it"),
     (ZSTD_MAGIC, "zstd-compressed data", "name it .csv.zst, or unzstd it"),
-    (b"ARROW1", "an Arrow IPC (Feather) file", "write it as parquet"),
+    (b"ARROW1", "an Arrow IPC (Feather) file", "name it .feather"),
     (OLE_MAGIC, "an Excel .xls workbook", "name it .xls"),
     (b"DBN", "Databento DBN", "name it .dbn"),
     (b"SQLite format 3\x00", "an SQLite database", "export the bars as CSV"),

@@ -1,8 +1,8 @@
 """How many bars a file, directory or glob holds, roughly, without reading it.
 
 For planning memory before the data is read (``--memory-budget``: the data preparation's
-peak grows with the bars, :mod:`foxhunt.memory.preparation`): parquet row counts from the
-files' metadata (exact); delimited text (plain, gzipped, in a zip archive) as its uncompressed
+peak grows with the bars, :mod:`foxhunt.memory.preparation`): parquet and Feather row counts
+from the files' metadata (exact); delimited text (plain, gzipped, in a zip archive) as its uncompressed
 size over the mean length of its first lines, and in bzip2, xz or zstd (whose size is not in
 the file) by counting its lines as it decompresses; DBN OHLCV files as their size over one record's
 56 bytes (zstd-compressed ones: unknown, counted as 0 with one log line).
@@ -84,6 +84,10 @@ def estimate_file_rows(path: str | Path) -> list[int]:
             import pyarrow.parquet as pq
 
             total += pq.ParquetFile(p).metadata.num_rows
+        elif table_kind(p) == "ipc":
+            import polars as pl
+
+            total += pl.scan_ipc(p).select(pl.len()).collect().item()
         elif table_kind(p) == "workbook":
             total += workbook_rows(p)
         elif name.endswith(".dbn"):

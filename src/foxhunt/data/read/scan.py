@@ -1,8 +1,8 @@
-"""Open one bars file lazily, whatever it is: parquet, CSV in any dialect (plain, gzipped or
-inside a zip archive), DBN.
+"""Open one bars file lazily, whatever it is: parquet, CSV in any dialect (plain, compressed or
+inside a zip archive), Feather (Arrow IPC), DBN, a workbook.
 
-CSV columns are read as text so that a bad value is reported with its row; parquet and DBN keep
-their types.
+CSV columns are read as text so that a bad value is reported with its row; parquet, Feather and
+DBN keep their types.
 """
 
 from __future__ import annotations
@@ -85,6 +85,13 @@ def scan_table(
                 if wrong is not None:
                     raise wrong
             return Scanned(pl.scan_parquet(path), None)
+        if kind == "ipc":
+            if member is None:
+                with path.open("rb") as f:
+                    wrong = mislabelled(path, f.read(512), "an Arrow IPC (Feather) file")
+                if wrong is not None:
+                    raise wrong
+            return Scanned(pl.scan_ipc(path), None)
         if kind == "dbn":
             return Scanned(read_dbn(path).lazy(), None)
         if kind == "workbook":
