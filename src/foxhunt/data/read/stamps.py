@@ -104,11 +104,8 @@ def stamp_fit(ts: pl.Series, interval: timedelta, calendar: str) -> StampFit | N
     def at(times: pl.Series, bounds: np.ndarray, offset: int) -> int:
         """How many of ``times`` + ``offset`` are in ``bounds`` (sorted): a binary search, not
         ``np.isin``, which hashes the calendar's decades of sessions again at each call."""
-        if not len(bounds):
-            return 0
-        us = times.dt.epoch("us").to_numpy().astype(np.int64) + offset
-        i = np.searchsorted(bounds, us).clip(max=len(bounds) - 1)
-        return int((bounds[i] == us).sum())
+        us = times.dt.epoch("us").to_numpy() + offset
+        return int((np.searchsorted(bounds, us, "right") > np.searchsorted(bounds, us)).sum())
 
     opens = edges.filter(pl.col("open"))["t"]
     closes = edges.filter(~pl.col("open"))["t"]
