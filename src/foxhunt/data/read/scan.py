@@ -56,6 +56,14 @@ def zip_size(archive: Path, member: str) -> int:
         return z.getinfo(member).file_size
 
 
+_BINARY_TABLES: dict[str, tuple[str, Callable[[Path], pl.LazyFrame]]] = {
+    "parquet": ("parquet", pl.scan_parquet),
+    "ipc": ("an Arrow IPC (Feather) file", pl.scan_ipc),
+}
+"""Typed table files polars scans: what their first bytes must say (``magic.MAGICS``), and the
+scan."""
+
+
 def scan_table(
     path: Path,
     numeric: Callable[[list[str]], tuple[str, ...]] | None = None,
@@ -78,20 +86,14 @@ def scan_table(
         raise DataError(f"{path}: empty file (no bars)")
     kind = table_kind(path)
     try:
-        if kind == "parquet":
+        if kind in _BINARY_TABLES:
+            what, scan = _BINARY_TABLES[kind]
             if member is None:
                 with path.open("rb") as f:
-                    wrong = mislabelled(path, f.read(512), "parquet")
+                    wrong = mislabelled(path, f.read(512), what)
                 if wrong is not None:
                     raise wrong
-            return Scanned(pl.scan_parquet(path), None)
-        if kind == "ipc":
-            if member is None:
-                with path.open("rb") as f:
-                    wrong = mislabelled(path, f.read(512), "an Arrow IPC (Feather) file")
-                if wrong is not None:
-                    raise wrong
-            return Scanned(pl.scan_ipc(path), None)
+            return Scanned(scan(path), None)
         if kind == "dbn":
             return Scanned(read_dbn(path).lazy(), None)
         if kind == "workbook":
