@@ -44,16 +44,17 @@ def uncompressed_name(name: str) -> str:
 
 
 def decompressed(raw: BinaryIO, codec: Codec) -> BinaryIO:
-    """A stream of ``raw``'s decompressed bytes (``raw`` is closed with it)."""
+    """A stream of ``raw``'s decompressed bytes (``raw`` is closed with it; each opens for
+    reading, the modes' default)."""
     if codec == "gzip":
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
     if codec == "bzip2":
-        return bz2.BZ2File(raw, mode="rb")  # type: ignore[return-value]
+        return bz2.BZ2File(raw)  # type: ignore[return-value]
     if codec == "xz":
-        return lzma.LZMAFile(raw, mode="rb")  # type: ignore[return-value]
+        return lzma.LZMAFile(raw)  # type: ignore[return-value]
     import pyarrow as pa
 
-    return pa.CompressedInputStream(pa.PythonFile(raw, mode="r"), "zstd")  # type: ignore[return-value]
+    return pa.CompressedInputStream(pa.PythonFile(raw), "zstd")  # type: ignore[return-value]
 
 
 def open_compressed(path: Path, codec: Codec) -> BinaryIO:
