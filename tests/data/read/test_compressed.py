@@ -148,3 +148,31 @@ def test_codec_and_name_of_each_ending() -> None:
     ]
     assert uncompressed_name("ES.csv.ZST") == "ES.csv"
     assert uncompressed_name("ES.csv") == "ES.csv"
+
+
+def test_a_python_without_the_bz2_module_refuses_naming_the_file(
+    tmp_path: Path, btc_text: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pyenv builds Python without ``_bz2`` or ``_lzma`` when their headers are missing: such a
+    file is refused in one line; every other kind still reads."""
+    import importlib
+
+    real = importlib.import_module
+
+    def without_bz2(name: str, *args: object) -> object:
+        if name == "bz2":
+            raise ImportError(name)
+        return real(name, *args)
+
+    monkeypatch.setattr(importlib, "import_module", without_bz2)
+    packed = tmp_path / "BTCUSDT.csv.bz2"
+    packed.write_bytes(bz2.compress(btc_text))
+    with pytest.raises(DataError) as refused:
+        read_bars(packed)
+    assert str(refused.value) == (
+        f"{packed}: this Python was built without the bz2 module: decompress the bzip2 file "
+        "first, or use a Python built with it"
+    )
+    packed = tmp_path / "BTCUSDT.csv.xz"
+    packed.write_bytes(lzma.compress(btc_text))
+    assert read_bars(packed).height == 6000

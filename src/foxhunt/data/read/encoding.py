@@ -41,7 +41,7 @@ def open_bytes(path: Path) -> BinaryIO:
         archive = zipfile.ZipFile(member[0])
         inner = archive.open(member[1])
         if codec is not None:  # monthly .csv.gz files zipped together
-            return decompressed(inner, codec)  # type: ignore[arg-type]
+            return decompressed(inner, codec, path)  # type: ignore[arg-type]
         return inner  # type: ignore[return-value]
     if codec is not None:
         return open_compressed(path, codec)
