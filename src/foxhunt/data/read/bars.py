@@ -4,9 +4,10 @@ Accepted layouts:
 
 * one file, a directory of files or a glob; each file one symbol or many (long format with a
   ``symbol`` column). Files are read lazily where the format allows and concatenated.
-* formats: parquet; CSV (``.csv``, ``.csv.gz``) in any dialect (``,`` ``;`` tab ``|``, header
-  or not, decimal comma; see :mod:`foxhunt.data.read.csv_dialect`); Databento DBN OHLCV
-  (``.dbn``, ``.dbn.zst``; see :mod:`foxhunt.data.read.dbn`).
+* formats: parquet; Feather; CSV (``.csv``, plain or compressed: ``.csv.gz``, ``.csv.bz2``,
+  ``.csv.xz``, ``.csv.zst``) in any dialect (``,`` ``;`` tab ``|``, header or not, decimal comma;
+  see :mod:`foxhunt.data.read.csv_dialect`); Databento DBN OHLCV (``.dbn``, ``.dbn.zst``; see
+  :mod:`foxhunt.data.read.dbn`); workbooks.
 * column names as vendors spell them (TradeStation, MetaTrader, Kibot, NinjaTrader,
   Dukascopy, Binance, Databento; see :mod:`foxhunt.data.read.columns`), including separate date and
   time columns. Other columns are listed in one warning and returned as ``LoadedBars.extra``.

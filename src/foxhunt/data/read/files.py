@@ -1,11 +1,12 @@
 """Where tables come from and how they are written: path resolution and atomic writes.
 
 A bars path may be a file, a directory (every table file in it) or a glob. Table files are
-parquet (``.parquet``/``.pq``), delimited text (``.csv``, ``.txt``, ``.tsv``, plain or
-compressed: ``.csv.gz``, ``.csv.bz2``, ``.csv.xz``, ``.csv.zst``, ...; see
-:mod:`foxhunt.data.read.compressed`), Databento DBN (``.dbn``, zstd-compressed ``.dbn.zst``) and
-zip archives of delimited text (``.zip``: every ``.csv``/``.tsv`` inside, or its ``.txt`` files when it holds
-no ``.csv``; histdata, Binance and QuantConnect ship zips). A file inside a zip is named by a
+parquet (``.parquet``/``.pq``), Feather (``.feather``, ``.arrow``, ``.ipc``), delimited text
+(``.csv``, ``.txt``, ``.tsv``, plain or compressed: ``.csv.gz``, ``.csv.bz2``, ``.csv.xz``,
+``.csv.zst``, ...; see :mod:`foxhunt.data.read.compressed`), Databento DBN (``.dbn``,
+zstd-compressed ``.dbn.zst``) and zip archives of delimited text (``.zip``: every
+``.csv``/``.tsv`` inside, or its ``.txt`` files when it holds no ``.csv``; histdata, Binance and
+QuantConnect ship zips). A file inside a zip is named by a
 path through the archive, ``HISTDATA_COM_ASCII_EURUSD_M12018.zip/DAT_ASCII_EURUSD_M1_2018.csv``
 (:func:`zip_member`), and messages name it so. In a directory, ``README*`` and ``LICENSE*``
 files are not bars, nor ``.txt`` files beside other table files. Tables are
@@ -78,7 +79,7 @@ def table_kind(
     path: Path,
 ) -> Literal["parquet", "csv", "ipc", "dbn", "zip", "workbook"] | None:
     """How a bars file is read, from its name: parquet, delimited text (plain or compressed,
-    also inside a zip), DBN, a zip archive, a workbook, or None."""
+    also inside a zip), Feather, DBN, a zip archive, a workbook, or None."""
     name = path.name.lower()
     if name.endswith((".parquet", ".pq")):
         return "parquet"

@@ -2,10 +2,10 @@
 
 For planning memory before the data is read (``--memory-budget``: the data preparation's
 peak grows with the bars, :mod:`foxhunt.memory.preparation`): parquet and Feather row counts
-from the files' metadata (exact); delimited text (plain, gzipped, in a zip archive) as its uncompressed
-size over the mean length of its first lines, and in bzip2, xz or zstd (whose size is not in
-the file) by counting its lines as it decompresses; DBN OHLCV files as their size over one record's
-56 bytes (zstd-compressed ones: unknown, counted as 0 with one log line).
+from the files' metadata (exact); delimited text (plain, gzipped, in a zip archive) as its
+uncompressed size over the mean length of its first lines, and in bzip2, xz or zstd (whose
+size is not in the file) by counting its lines as it decompresses; DBN OHLCV files as their
+size over one record's 56 bytes (zstd-compressed ones: unknown, counted as 0 with one log line).
 """
 
 from __future__ import annotations

@@ -166,8 +166,8 @@ def _convention(sample: str) -> bool:
 
 
 def _parsed_counts(head: pl.Series, formats: list[str]) -> dict[str, int]:
-    """Values of ``head`` that each format reads, in one pass of polars (one query over all the
-    formats, not one per format: a fifth of the time); a four-digit year (``%Y``) must be one:
+    """Values of ``head`` that each format reads, in one polars query over all the formats (one
+    query per format cost 2-4 times as long: docs/data.md, "Cost of a file"); a four-digit year (``%Y``) must be one:
     polars reads ``01/04/10`` with ``%Y/%m/%d`` as the year 1, which is the two-digit year 2001
     or 2010 of another format, not a date of the year 1."""
     counts = []
