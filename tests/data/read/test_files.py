@@ -14,13 +14,14 @@ from foxhunt.errors import DataError, InputError
 
 
 def test_resolve(tmp_path: Path) -> None:
-    for name in ("b.csv", "a.parquet", "c.txt", "d.json", "README.txt"):
+    for name in ("b.csv", "a.parquet", "c.txt", "d.json", "README.txt", "e.h5"):
         (tmp_path / name).write_text("x")
-    # .txt beside other tables is notes; a README is never bars.
+    # .txt and .json beside other tables are notes and metadata; a README is never bars.
     assert [p.name for p in resolve_table_paths(tmp_path)] == ["a.parquet", "b.csv"]
     assert [p.name for p in resolve_table_paths(f"{tmp_path}/*.csv")] == ["b.csv"]
-    with pytest.raises(DataError, match="unsupported file type '.json'"):
-        resolve_table_paths(tmp_path / "d.json")
+    assert resolve_table_paths(tmp_path / "d.json") == [tmp_path / "d.json"]  # named: read
+    with pytest.raises(DataError, match="unsupported file type '.h5'"):
+        resolve_table_paths(tmp_path / "e.h5")
     with pytest.raises(DataError, match="no such file"):
         resolve_table_paths(tmp_path / "missing.csv")
     only_txt = tmp_path / "quantiacs"
@@ -56,7 +57,6 @@ def test_write_table_atomic(tmp_path: Path) -> None:
         ("ES.numbers", "a Numbers workbook is not read; export its sheet of bars as CSV (UTF-8)"),
         ("ES.pkl", "a pickle is never read (it can run code); write the bars as parquet"),
         ("ES.h5", "HDF5 is not read; write the bars as CSV or parquet (pandas: df.to_parquet)"),
-        ("ES.json", "JSON is not read; write the bars as CSV or parquet"),
     ],
 )
 def test_a_file_type_not_read_says_what_to_do(tmp_path: Path, name: str, hint: str) -> None:
@@ -114,8 +114,9 @@ def test_files_not_read_beside_the_bars_are_named(
         assert resolve_table_paths(tmp_path) == [tmp_path / "ES-1.csv"]
     assert caplog.messages == [
         f"{tmp_path}: 2 files not read: ES-2.hdf5, ES-3.h5; only .parquet, .pq, .csv, .txt, "
-        ".tsv (plain or .gz, .bz2, .xz, .zst), .feather, .arrow, .ipc, .zip, .dbn, .dbn.zst, "
-        ".xlsx, .xlsm, .xls, .xlsb, .ods files are read (write the others as CSV or parquet)"
+        ".tsv (plain or .gz, .bz2, .xz, .zst), .feather, .arrow, .ipc, .json, .jsonl, .ndjson, "
+        ".zip, .dbn, .dbn.zst, .xlsx, .xlsm, .xls, .xlsb, .ods files are read (write the others "
+        "as CSV or parquet)"
     ]
     archive = tmp_path / "zipped" / "ES.zip"
     archive.parent.mkdir()

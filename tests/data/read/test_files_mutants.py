@@ -86,7 +86,7 @@ def test_parquet_suffixes_in_either_case(name: str) -> None:
 
 
 def test_csv_and_other_names_are_not_parquet() -> None:
-    assert not is_parquet(Path("x.csv")) and table_kind(Path("x.json")) is None
+    assert not is_parquet(Path("x.csv")) and table_kind(Path("x.h5")) is None
 
 
 def test_parquet_is_written_zstd_with_statistics(tmp_path: Path) -> None:

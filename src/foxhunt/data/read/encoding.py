@@ -89,8 +89,8 @@ def text_encoding(path: Path) -> str:
     what = not_delimited(head)
     if what == "JSON":
         raise DataError(
-            f"{path}: the file holds JSON, not delimited bars: write it as CSV (pandas: "
-            "pd.read_json(...).to_csv(...)), or hand the frame to foxhunt.read_bars"
+            f"{path}: the file holds JSON, not delimited bars: name it .json (a list of "
+            "records with names is read) or write it as CSV"
         )
     if what is not None:
         raise DataError(

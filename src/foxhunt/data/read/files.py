@@ -33,6 +33,9 @@ log = logging.getLogger(__name__)
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv")
 """File name endings that are written as tables (``.csv`` as CSV, the others as parquet)."""
+JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
+"""Bars as JSON records (:mod:`foxhunt.data.read.json_bars`); in a folder or glob read only
+when no other table file is there (a vendor's metadata, an instrument table beside the bars)."""
 IPC_SUFFIXES = (".feather", ".arrow", ".ipc")
 """Arrow IPC files: Feather v2, what pandas' ``to_feather`` and R's ``arrow::write_feather``
 write, read by polars as parquet is."""
@@ -42,6 +45,7 @@ READ_SUFFIXES = (
     *TABLE_SUFFIXES,
     *TEXT_SUFFIXES[1:],  # .txt, .tsv and the compressed ones: .csv.gz ... .tsv.zst
     *IPC_SUFFIXES,
+    *JSON_SUFFIXES,
     ".zip",
     ".dbn",
     ".dbn.zst",
@@ -56,6 +60,7 @@ _NAMES = ", ".join(
         ".pq",
         ".csv, .txt, .tsv (plain or .gz, .bz2, .xz, .zst)",
         *IPC_SUFFIXES,
+        *JSON_SUFFIXES,
         ".zip",
         ".dbn",
         ".dbn.zst",
@@ -77,9 +82,9 @@ _NOT_BARS = ("readme", "license", "licence", ".", "~$")
 
 def table_kind(
     path: Path,
-) -> Literal["parquet", "csv", "ipc", "dbn", "zip", "workbook"] | None:
+) -> Literal["parquet", "csv", "ipc", "json", "dbn", "zip", "workbook"] | None:
     """How a bars file is read, from its name: parquet, delimited text (plain or compressed,
-    also inside a zip), Feather, DBN, a zip archive, a workbook, or None."""
+    also inside a zip), Feather, JSON records, DBN, a zip archive, a workbook, or None."""
     name = path.name.lower()
     if name.endswith((".parquet", ".pq")):
         return "parquet"
@@ -87,6 +92,8 @@ def table_kind(
         return "csv"
     if name.endswith(IPC_SUFFIXES):
         return "ipc"
+    if name.endswith(JSON_SUFFIXES):
+        return "json"
     if name.endswith((".dbn", ".dbn.zst")):
         return "dbn"
     if name.endswith(".zip"):
@@ -172,8 +179,16 @@ def _zip_members(archive: Path) -> list[Path]:
 
 def _expand(files: list[Path]) -> list[Path]:
     """Zip archives replaced by their members; ``.txt`` files dropped when other tables are
-    there (notes beside the bars), kept when they are all there is (Quantiacs' folders)."""
-    tables = [f for f in files if not f.name.lower().endswith(".txt")]
+    there (notes beside the bars), kept when they are all there is (Quantiacs' folders); JSON
+    files alike (a vendor's metadata or an instrument table beside the bars)."""
+    tables = [f for f in files if not f.name.lower().endswith((".txt", *JSON_SUFFIXES))]
+    unread = [f for f in files if f.name.lower().endswith(JSON_SUFFIXES)] if tables else []
+    if unread:
+        log.warning(
+            "%s: JSON beside other bar files is not read as bars (a vendor's metadata, an "
+            "instrument table): give its path alone to read it",
+            ", ".join(str(f) for f in unread[:5]) + (", ..." if len(unread) > 5 else ""),
+        )
     files = tables or files
     out: list[Path] = []
     for f in files:
@@ -182,7 +197,13 @@ def _expand(files: list[Path]) -> list[Path]:
 
 
 def _bars_file(f: Path) -> bool:
-    return f.is_file() and table_kind(f) is not None and not f.name.lower().startswith(_NOT_BARS)
+    name = f.name.lower()
+    return (
+        f.is_file()
+        and table_kind(f) is not None
+        and not name.startswith(_NOT_BARS)
+        and name not in _METADATA
+    )
 
 
 def resolve_table_paths(path: str | Path) -> list[Path]:
@@ -262,7 +283,6 @@ def _warn_of_subfolders(folder: Path) -> None:
 
 _SAVE_AS = {
     ".numbers": ": a Numbers workbook is not read; export its sheet of bars as CSV (UTF-8)",
-    ".json": ": JSON is not read; write the bars as CSV or parquet",
     ".h5": ": HDF5 is not read; write the bars as CSV or parquet (pandas: df.to_parquet)",
     ".hdf5": ": HDF5 is not read; write the bars as CSV or parquet (pandas: df.to_parquet)",
     ".pkl": ": a pickle is never read (it can run code); write the bars as parquet",

@@ -5,7 +5,8 @@ peak grows with the bars, :mod:`foxhunt.memory.preparation`): parquet and Feathe
 from the files' metadata (exact); delimited text (plain, gzipped, in a zip archive) as its
 uncompressed size over the mean length of its first lines, and in bzip2, xz or zstd (whose
 size is not in the file) by counting its lines as it decompresses; DBN OHLCV files as their
-size over one record's 56 bytes (zstd-compressed ones: unknown, counted as 0 with one log line).
+size over one record's 56 bytes (zstd-compressed ones: unknown, counted as 0 with one log line);
+JSON records by reading them (JSON Lines as text).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import BinaryIO
 from foxhunt.data.read.compressed import codec_of, open_compressed
 from foxhunt.data.read.encoding import open_bytes
 from foxhunt.data.read.files import is_parquet, resolve_table_paths, table_kind, zip_member
+from foxhunt.data.read.json_bars import LINES_SUFFIXES, read_json_bars
 from foxhunt.data.read.workbook import workbook_rows
 
 log = logging.getLogger(__name__)
@@ -88,6 +90,8 @@ def estimate_file_rows(path: str | Path) -> list[int]:
             import polars as pl
 
             total += pl.scan_ipc(p).select(pl.len()).collect().item()
+        elif table_kind(p) == "json" and not name.endswith(LINES_SUFFIXES):
+            total += read_json_bars(p).height  # one line of records: read (an API's answer)
         elif table_kind(p) == "workbook":
             total += workbook_rows(p)
         elif name.endswith(".dbn"):

@@ -1,0 +1,190 @@
+"""JSON bars (``foxhunt.data.read.json_bars``): an API's records read as the same bars as a CSV
+of them; rows without names and other shapes are refused saying what the file holds. Were all
+refused as "JSON is not read"."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import logging
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from foxhunt.data.read.bars import read_bars
+from foxhunt.data.read.row_count import estimate_rows
+from foxhunt.errors import DataError
+
+BTC = Path(__file__).parents[1] / "fixtures" / "real" / "btc-perp-20211231-20220201_1m.csv.gz"
+
+
+@pytest.fixture(scope="module")
+def btc() -> pl.DataFrame:
+    """The first 600 real BTC one-minute bars, times in UTC."""
+    frame = pl.read_csv(io.BytesIO(gzip.decompress(BTC.read_bytes())), n_rows=600)
+    return frame.with_columns(
+        pl.col("timestamp").str.to_datetime(time_zone="UTC", time_unit="ms").alias("timestamp")
+    )
+
+
+def _csv_bars(tmp_path: Path, frame: pl.DataFrame, name: str) -> pl.DataFrame:
+    path = tmp_path / "csv" / f"{name}.csv"
+    path.parent.mkdir(exist_ok=True)
+    frame.write_csv(path)
+    return read_bars(path)
+
+
+def _records(frame: pl.DataFrame, iso: bool = False) -> list[dict[str, object]]:
+    """Polygon's and Alpaca's names: t (epoch ms, or RFC 3339 for Alpaca), o h l c v, and the
+    extras they send (n, vw)."""
+    t = (
+        pl.col("timestamp").dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+        if iso
+        else pl.col("timestamp").dt.epoch("ms")
+    )
+    return frame.select(
+        t.alias("t"),
+        pl.col("open").alias("o"),
+        pl.col("high").alias("h"),
+        pl.col("low").alias("l"),
+        pl.col("close").alias("c"),
+        pl.col("volume").alias("v"),
+        pl.lit(7).alias("n"),
+        pl.col("close").alias("vw"),
+    ).to_dicts()
+
+
+def test_polygon_aggregates_read_as_the_csv_of_their_bars(
+    tmp_path: Path, btc: pl.DataFrame
+) -> None:
+    answer = {
+        "ticker": "X:BTCUSD",
+        "queryCount": 600,
+        "resultsCount": 600,
+        "adjusted": True,
+        "results": _records(btc),
+        "status": "OK",
+        "request_id": "6a7e466379af0a71039d60cc78e72282",
+        "count": 600,
+    }
+    path = tmp_path / "BTCUSD.json"
+    path.write_text(json.dumps(answer))
+    assert_frame_equal(read_bars(path), _csv_bars(tmp_path, btc, "BTCUSD"))
+    assert estimate_rows(path) == 600  # one line of records: counted by reading them
+
+
+def test_alpaca_bars_of_one_and_of_several_symbols(tmp_path: Path, btc: pl.DataFrame) -> None:
+    one = tmp_path / "one" / "BTCUSD.json"
+    one.parent.mkdir()
+    one.write_text(
+        json.dumps({"bars": _records(btc, iso=True), "symbol": "BTCUSD", "next_page_token": None})
+    )
+    expected = _csv_bars(tmp_path, btc, "BTCUSD")
+    assert_frame_equal(read_bars(one), expected)
+    several = tmp_path / "alpaca_several.json"
+    later = btc.with_columns(pl.col("close") * 2, pl.col("open") * 2, pl.col("high") * 2,
+                             pl.col("low") * 2)  # fmt: skip
+    bars = {"BTCUSD": _records(btc, iso=True), "ETHUSD": _records(later, iso=True)}
+    several.write_text(json.dumps({"bars": bars, "next_page_token": None}))
+    both = read_bars(several)
+    assert both.group_by("symbol").len().sort("symbol").rows() == [("BTCUSD", 600), ("ETHUSD", 600)]
+    assert_frame_equal(both.filter(pl.col("symbol") == "BTCUSD"), expected)
+
+
+@pytest.mark.filterwarnings("ignore:.*'epoch' date format is deprecated")
+def test_pandas_records_and_json_lines(tmp_path: Path, btc: pl.DataFrame) -> None:
+    """pandas writes datetimes as epoch milliseconds (its default before pandas 4) or ISO."""
+    frame = btc.to_pandas()
+    frame["timestamp"] = frame["timestamp"].dt.tz_localize(None)
+    records, lines = tmp_path / "BTCUSD.json", tmp_path / "lines" / "BTCUSD.jsonl"
+    lines.parent.mkdir()
+    frame.to_json(records, orient="records", date_format="epoch")
+    frame.to_json(lines, orient="records", lines=True, date_format="iso")
+    assert json.loads(records.read_text())[0]["timestamp"] == 1640991660000
+    assert json.loads(lines.read_text().splitlines()[0])["timestamp"] == "2021-12-31T23:01:00.000"
+    expected = _csv_bars(tmp_path, btc, "BTCUSD")
+    assert_frame_equal(read_bars(records), expected)
+    assert_frame_equal(read_bars(lines), expected)
+
+
+def test_json_beside_other_bars_is_named_not_read_and_alone_is_read(
+    tmp_path: Path, btc: pl.DataFrame, caplog: pytest.LogCaptureFixture
+) -> None:
+    btc.write_csv(tmp_path / "BTCUSD.csv")
+    (tmp_path / "instruments.json").write_text('{"BTCUSD": {"calendar": "24x7"}}')
+    (tmp_path / "metadata.json").write_text('{"query": {}}')  # Databento's: never bars
+    with caplog.at_level(logging.WARNING):
+        assert read_bars(tmp_path)["symbol"].unique().to_list() == ["BTCUSD"]
+    said = [m for m in caplog.messages if "JSON beside" in m]
+    assert said == [
+        f"{tmp_path / 'instruments.json'}: JSON beside other bar files is not read as bars (a "
+        "vendor's metadata, an instrument table): give its path alone to read it"
+    ]
+    only = tmp_path / "json"
+    only.mkdir()
+    (only / "BTCUSD.json").write_text(json.dumps(_records(btc)))
+    (only / "ETHUSD.json").write_text(json.dumps(_records(btc)))
+    assert read_bars(only).group_by("symbol").len().sort("symbol").rows() == [
+        ("BTCUSD", 600),
+        ("ETHUSD", 600),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (
+            '[[1704067200000, "42283.58", "42298.62", "42283.57", "42298.61", "1.2"]]',
+            "the file holds rows without names (JSON lists): candle APIs write their columns in "
+            "orders that differ by vendor (Coinbase puts the low first); save them as CSV with a "
+            "header naming each column",
+        ),
+        (
+            '{"Meta Data": {"2. Symbol": "IBM"}, "Time Series (5min)": {"2024-01-02 09:35:00": '
+            '{"1. open": "161.5"}}}',
+            "a JSON object ('Meta Data', 'Time Series (5min)') with no list of bar records under "
+            "its keys: save the bars as a list of records (pandas: df.to_json(path, "
+            'orient="records")) or as CSV',
+        ),
+        (
+            '{"open": {"0": 1.0, "1": 1.5}, "close": {"0": 1.2, "1": 1.4}}',  # pandas' default
+            "a JSON object ('open', 'close') with no list of bar records",
+        ),
+        ('{"a": [{"t": 1}], "b": [{"t": 2}]}', "a JSON object ('a', 'b') with several list"),
+        ("[]", "empty file (no bars)"),
+        ("[1, 2", "not JSON (Expecting ',' delimiter: line 1 column 6 (char 5))"),
+    ],
+)
+def test_json_of_another_shape_is_refused_saying_what_it_holds(
+    tmp_path: Path, content: str, said: str
+) -> None:
+    path = tmp_path / "BTCUSD.json"
+    path.write_text(content)
+    with pytest.raises(DataError) as refused:
+        read_bars(path)
+    assert str(refused.value).startswith(f"{path}: {said}")
+
+
+def test_a_json_lines_row_that_is_no_record_is_named_by_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "BTCUSD.jsonl"
+    path.write_text('{"t": 1704067200000, "o": 1, "h": 1, "l": 1, "c": 1, "v": 1}\n\n[1, 2]\n')
+    with pytest.raises(DataError) as refused:
+        read_bars(path)
+    assert str(refused.value) == f"{path} line 3: JSON lists, not a record with names"
+    path.write_text('{"t": 1704067200000}\n{"t": \n')
+    with pytest.raises(DataError, match=r"BTCUSD.jsonl line 2: not JSON \("):
+        read_bars(path)
+
+
+def test_a_csv_holding_json_is_told_to_be_named_json(tmp_path: Path) -> None:
+    path = tmp_path / "BTCUSD.csv"
+    path.write_text('[{"t": 1704067200000, "o": 1}]')
+    with pytest.raises(DataError) as refused:
+        read_bars(path)
+    assert str(refused.value) == (
+        f"{path}: the file holds JSON, not delimited bars: name it .json (a list of records with "
+        "names is read) or write it as CSV"
+    )
