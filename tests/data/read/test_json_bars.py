@@ -70,15 +70,14 @@ def test_polygon_aggregates_read_as_the_csv_of_their_bars(
         "request_id": "6a7e466379af0a71039d60cc78e72282",
         "count": 600,
     }
-    path = tmp_path / "BTCUSD.json"
+    path = tmp_path / "aggs_2022.json"  # the symbol is the answer's ticker, less Polygon's X:
     path.write_text(json.dumps(answer))
     assert_frame_equal(read_bars(path), _csv_bars(tmp_path, btc, "BTCUSD"))
     assert estimate_rows(path) == 600  # one line of records: counted by reading them
 
 
 def test_alpaca_bars_of_one_and_of_several_symbols(tmp_path: Path, btc: pl.DataFrame) -> None:
-    one = tmp_path / "one" / "BTCUSD.json"
-    one.parent.mkdir()
+    one = tmp_path / "bars.json"  # the symbol is the answer's
     one.write_text(
         json.dumps({"bars": _records(btc, iso=True), "symbol": "BTCUSD", "next_page_token": None})
     )

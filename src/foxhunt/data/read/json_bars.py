@@ -7,7 +7,8 @@ Read (``.json``, ``.jsonl``, ``.ndjson``):
   lines=True``);
 * an API's answer that holds such a list under one key beside scalars and objects of metadata:
   Polygon's aggregates (``{"ticker": "AAPL", "results": [...]}``), Alpaca's bars of one symbol
-  (``{"bars": [...], "symbol": "AAPL"}``);
+  (``{"bars": [...], "symbol": "AAPL"}``); the answer's ``ticker`` or ``symbol`` names the bars
+  (Polygon's market prefix dropped: ``X:BTCUSD`` is ``BTCUSD``);
 * bars keyed by symbol under that key, Alpaca's answer for several symbols
   (``{"bars": {"AAPL": [...], "MSFT": [...]}}``): each symbol's records get its name.
 
@@ -21,6 +22,7 @@ as Alpha Vantage's, or pandas' default ``orient="columns"``).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,11 @@ from foxhunt.errors import DataError
 
 LINES_SUFFIXES = (".jsonl", ".ndjson")
 """JSON Lines: one record a line."""
+SYMBOL_KEYS = ("ticker", "symbol")
+"""The answer's own name for its symbol, beside the records (Polygon's ``ticker``, Alpaca's
+``symbol``): the bars' symbol, before the file name's."""
+_MARKET = re.compile(r"^[A-Z]:")
+"""Polygon's market prefix (``X:`` crypto, ``C:`` forex, ``I:`` indices), not the symbol's."""
 
 
 def read_json_bars(path: Path) -> pl.DataFrame:
@@ -83,13 +90,18 @@ def _records(path: Path, data: object) -> list[dict[str, Any]]:
                 "of bar records under its keys: save the bars as a list of records "
                 '(pandas: df.to_json(path, orient="records")) or as CSV'
             )
-        ((key, data),) = lists.items()
-        if isinstance(data, dict):  # {"AAPL": [...], "MSFT": [...]}: keyed by symbol
+        ((key, rows),) = lists.items()
+        if isinstance(rows, dict):  # {"AAPL": [...], "MSFT": [...]}: keyed by symbol
             return [
                 {**record, "symbol": symbol}
-                for symbol, rows in data.items()
-                for record in _named(path, rows, f"{key!r}[{symbol!r}]")
+                for symbol, part in rows.items()
+                for record in _named(path, part, f"{key!r}[{symbol!r}]")
             ]
+        named = _named(path, rows, repr(key))
+        symbol = next((data[k] for k in SYMBOL_KEYS if isinstance(data.get(k), str)), None)
+        if symbol and not any("symbol" in r for r in named):  # Polygon's X:BTCUSD: BTCUSD
+            return [{**r, "symbol": _MARKET.sub("", symbol)} for r in named]
+        return named
     return _named(path, data, "the file")
 
 
