@@ -29,3 +29,24 @@ def test_parquet_is_exact_and_text_close(tmp_path: Path) -> None:
 def test_real_fixtures() -> None:
     assert estimate_rows(REAL / "gbpusd-m1-bid-2012.csv.gz") == 6003  # 6,001 lines
     assert estimate_rows(REAL / "histdata") == 600  # fixed-width lines: exact
+
+
+def test_compressed_text_without_a_size_is_counted_line_by_line_over_megabytes(
+    tmp_path: Path,
+) -> None:
+    """bzip2, xz and zstd keep no uncompressed size: their lines are counted as they
+    decompress, a megabyte at a time (here 2.6 MB of text: three reads), exactly."""
+    import bz2
+
+    rows = 80_000
+    text = "ts,open,high,low,close\n" + "".join(
+        f"2024-01-02T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z,1,2,0.5,1.5\n"
+        for i in range(rows)
+    )
+    assert len(text) > 2 << 20
+    (tmp_path / "ES.csv.bz2").write_bytes(bz2.compress(text.encode()))
+    assert estimate_rows(tmp_path / "ES.csv.bz2") == rows + 1
+    (tmp_path / "ES.csv.bz2").write_bytes(bz2.compress(text.rstrip("\n").encode()))
+    assert estimate_rows(tmp_path / "ES.csv.bz2") == rows + 1
+    (tmp_path / "ES.csv.bz2").write_bytes(bz2.compress(b""))
+    assert estimate_rows(tmp_path / "ES.csv.bz2") == 0

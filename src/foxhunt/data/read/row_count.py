@@ -69,46 +69,46 @@ def estimate_file_rows(path: str | Path) -> list[int]:
     Raises:
         DataError: nothing readable at ``path``.
     """
-    rows = []
-    for p in resolve_table_paths(path):
-        total = 0
-        member = zip_member(p)
-        name = p.name.lower()
-        if member is not None:
-            archive, inner = member
-            if codec_of(inner) is not None:  # monthly .csv.gz files zipped together
-                with open_bytes(p) as f:
-                    total += _lines(f)
-            else:
-                with zipfile.ZipFile(archive) as z, z.open(inner) as f:
-                    total += _text_rows(_sample(f), z.getinfo(inner).file_size)
-        elif is_parquet(p):
-            import pyarrow.parquet as pq
+    return [_file_rows(p) for p in resolve_table_paths(path)]
 
-            total += pq.ParquetFile(p).metadata.num_rows
-        elif table_kind(p) == "ipc":
-            import polars as pl
 
-            total += pl.scan_ipc(p).select(pl.len()).collect().item()
-        elif table_kind(p) == "json" and not name.endswith(LINES_SUFFIXES):
-            total += read_json_bars(p).height  # one line of records: read (an API's answer)
-        elif table_kind(p) == "workbook":
-            total += workbook_rows(p)
-        elif name.endswith(".dbn"):
-            total += p.stat().st_size // DBN_OHLCV_RECORD
-        elif name.endswith(".dbn.zst"):
-            log.info("%s: compressed DBN, its bars not counted in the memory plan", p)
-        elif name.endswith(".gz"):
-            with open(p, "rb") as raw:  # ISIZE: the uncompressed size modulo 2**32
-                raw.seek(-4, 2)
-                size = struct.unpack("<I", raw.read(4))[0]
-            with gzip.open(p, "rb") as f:
-                total += _text_rows(_sample(f), size)
-        elif (codec := codec_of(name)) is not None:  # bzip2, xz, zstd: no size in the file
-            with open_compressed(p, codec) as f:
-                total += _lines(f)
-        else:
-            with open(p, "rb") as f:
-                total += _text_rows(_sample(f), p.stat().st_size)
-        rows.append(total)
-    return rows
+def _file_rows(p: Path) -> int:
+    """:func:`estimate_file_rows` of one file."""
+    name = p.name.lower()
+    member = zip_member(p)
+    if member is not None:
+        archive, inner = member
+        if codec_of(inner) is not None:  # monthly .csv.gz files zipped together
+            with open_bytes(p) as f:
+                return _lines(f)
+        with zipfile.ZipFile(archive) as z, z.open(inner) as f:
+            return _text_rows(_sample(f), z.getinfo(inner).file_size)
+    if is_parquet(p):
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(p).metadata.num_rows
+    kind = table_kind(p)
+    if kind == "ipc":
+        import polars as pl
+
+        return pl.scan_ipc(p).select(pl.len()).collect().item()
+    if kind == "json" and not name.endswith(LINES_SUFFIXES):
+        return read_json_bars(p).height  # one line of records: read (an API's answer)
+    if kind == "workbook":
+        return workbook_rows(p)
+    if name.endswith(".dbn"):
+        return p.stat().st_size // DBN_OHLCV_RECORD
+    if name.endswith(".dbn.zst"):
+        log.info("%s: compressed DBN, its bars not counted in the memory plan", p)
+        return 0
+    if name.endswith(".gz"):
+        with open(p, "rb") as raw:  # ISIZE: the uncompressed size modulo 2**32
+            raw.seek(-4, 2)
+            size = struct.unpack("<I", raw.read())[0]
+        with gzip.open(p) as f:
+            return _text_rows(_sample(f), size)
+    if (codec := codec_of(name)) is not None:  # bzip2, xz, zstd: no size in the file
+        with open_compressed(p, codec) as f:
+            return _lines(f)
+    with open(p, "rb") as f:
+        return _text_rows(_sample(f), p.stat().st_size)
