@@ -27,7 +27,7 @@ def test_parquet_is_exact_and_text_close(tmp_path: Path) -> None:
 
 
 def test_real_fixtures() -> None:
-    assert estimate_rows(REAL / "gbpusd-m1-bid-2012.csv.gz") == 6003  # 6,001 lines
+    assert estimate_rows(REAL / "gbpusd-m1-bid-2012.csv.gz") == 6001  # counted: exact
     assert estimate_rows(REAL / "histdata") == 600  # fixed-width lines: exact
 
 

@@ -1,5 +1,5 @@
 """Row estimates of the edge cases: files without a newline, DBN sizes, compressed DBN, folders
-mixing every kind, and gzip's unsigned ISIZE trailer."""
+mixing every kind, and gzip counted line by line (its size field is not the whole size)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 
 from foxhunt.data.read.row_count import DBN_OHLCV_RECORD, estimate_file_rows, estimate_rows
+from foxhunt.errors import DataError
 
 
 def test_text_without_newline_counts_one_row(tmp_path: Path) -> None:
@@ -61,10 +62,14 @@ def test_folder_of_every_kind_sums_its_files(tmp_path: Path) -> None:
     assert estimate_rows(tmp_path) == 16
 
 
-def test_gzip_size_past_two_gib_is_read_unsigned(tmp_path: Path) -> None:
-    # 80 kB of 8-byte lines (more than the sample, so the trailer is not checked), with an
-    # ISIZE trailer of 3e9 bytes: a file of > 2 GiB uncompressed.
-    blob = gzip.compress(b"1234567\n" * 10_000)
+def test_gzip_is_counted_not_sized_and_a_damaged_one_refused(tmp_path: Path) -> None:
+    """gzip's size field holds its last member's size only (modulo 4 GiB): two members
+    appended (daily logs) were estimated at half their lines, a false trailer at millions. The
+    lines are counted; a trailer that does not match is refused, as the read refuses it."""
     p = tmp_path / "ES.csv.gz"
+    p.write_bytes(gzip.compress(b"1234567\n" * 10_000) + gzip.compress(b"1234567\n" * 30_000))
+    assert estimate_rows(p) == 40_000
+    blob = gzip.compress(b"1234567\n" * 10_000)
     p.write_bytes(blob[:-4] + struct.pack("<I", 3_000_000_000))
-    assert estimate_rows(p) == 375_000_000
+    with pytest.raises(DataError, match=r"ES.csv.gz: cannot read \("):
+        estimate_rows(p)

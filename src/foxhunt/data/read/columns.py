@@ -335,7 +335,11 @@ def map_columns(
     lower: dict[str, str] = {}
     for n in names:
         if n not in chosen.values():
-            lower.setdefault(canonical_name(n), n)
+            key = canonical_name(n)
+            # two spellings of one name: the lower-case one is the field (Binance's kline
+            # keys: t the open time and T the close time, l the low and L a trade id)
+            if key not in lower or (n == n.lower() and lower[key] != lower[key].lower()):
+                lower[key] = n
     for n in names:  # "Time (UTC)" read as "time", after any name spelt without a zone
         if n not in chosen.values() and (zoned := _zoned(n)) is not None:
             lower.setdefault(zoned[0], n)

@@ -2,27 +2,27 @@
 
 For planning memory before the data is read (``--memory-budget``: the data preparation's
 peak grows with the bars, :mod:`foxhunt.memory.preparation`): parquet and Feather row counts
-from the files' metadata (exact); delimited text (plain, gzipped, in a zip archive) as its
-uncompressed size over the mean length of its first lines, and in bzip2, xz or zstd (whose
-size is not in the file) by counting its lines as it decompresses; DBN OHLCV files as their
-size over one record's 56 bytes (zstd-compressed ones: unknown, counted as 0 with one log line);
-JSON records by reading them (JSON Lines as text).
+from the files' metadata (exact); plain delimited text (also in a zip archive) as its size over
+the mean length of its first lines, and compressed text by counting its lines as it decompresses
+(gzip's size field holds only its last member's, modulo 4 GiB; bzip2 keeps none); DBN OHLCV
+files as their size over one record's 56 bytes (zstd-compressed ones: unknown, counted as 0
+with one log line); JSON records by reading them (JSON Lines as text).
 """
 
 from __future__ import annotations
 
-import gzip
 import logging
-import struct
 import zipfile
 from pathlib import Path
 from typing import BinaryIO
 
+from foxhunt.data.read.compressed import ERRORS as COMPRESSED_ERRORS
 from foxhunt.data.read.compressed import codec_of, open_compressed
 from foxhunt.data.read.encoding import open_bytes
 from foxhunt.data.read.files import is_parquet, resolve_table_paths, table_kind, zip_member
 from foxhunt.data.read.json_bars import LINES_SUFFIXES, read_json_bars
 from foxhunt.data.read.workbook import workbook_rows
+from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,13 @@ def estimate_file_rows(path: str | Path) -> list[int]:
     Raises:
         DataError: nothing readable at ``path``.
     """
-    return [_file_rows(p) for p in resolve_table_paths(path)]
+    rows = []
+    for p in resolve_table_paths(path):
+        try:
+            rows.append(_file_rows(p))
+        except (*COMPRESSED_ERRORS, zipfile.BadZipFile) as e:  # the read refuses it alike
+            raise DataError(f"{p}: cannot read ({e})") from None
+    return rows
 
 
 def _file_rows(p: Path) -> int:
@@ -101,14 +107,8 @@ def _file_rows(p: Path) -> int:
     if name.endswith(".dbn.zst"):
         log.info("%s: compressed DBN, its bars not counted in the memory plan", p)
         return 0
-    if name.endswith(".gz"):
-        with open(p, "rb") as raw:  # ISIZE: the uncompressed size modulo 2**32
-            raw.seek(-4, 2)
-            size = struct.unpack("<I", raw.read())[0]
-        with gzip.open(p) as f:
-            return _text_rows(_sample(f), size)
-    if (codec := codec_of(name)) is not None:  # bzip2, xz, zstd: no size in the file
-        with open_compressed(p, codec) as f:
+    if (codec := codec_of(name)) is not None:  # counted, not sized: gzip's size field holds
+        with open_compressed(p, codec) as f:  # only its last member's (and bzip2's none)
             return _lines(f)
     with open(p, "rb") as f:
         return _text_rows(_sample(f), p.stat().st_size)
