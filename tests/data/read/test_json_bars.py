@@ -187,3 +187,92 @@ def test_a_csv_holding_json_is_told_to_be_named_json(tmp_path: Path) -> None:
         f"{path}: the file holds JSON, not delimited bars: name it .json (a list of records with "
         "names is read) or write it as CSV"
     )
+
+
+def test_binance_klines_with_sorted_keys_read_t_not_t_upper(
+    tmp_path: Path, btc: pl.DataFrame
+) -> None:
+    """A Binance kline (websocket ``k``) saved with sorted keys puts ``T`` (the close time) before
+    ``t`` and ``L`` (a trade id) before ``l``: the lower-case names are the bar's (the close time
+    read as the time put every bar a minute late, verdict valid). ``s`` is its symbol."""
+    ms = btc["timestamp"].dt.epoch("ms")
+    lines = [
+        json.dumps(
+            {"t": t, "T": t + 59_999, "s": "ETHUSDT", "i": "1m", "f": 100, "L": 200, "o": str(o),
+             "c": str(c), "h": str(h), "l": str(lo), "v": str(v), "n": 100, "x": True, "q": "1",
+             "V": "0.5", "Q": "0.5", "B": "0"},
+            sort_keys=True,
+        )
+        for t, o, h, lo, c, v in zip(ms, *(btc[k] for k in ("open", "high", "low", "close", "volume")), strict=True)
+    ]  # fmt: skip
+    path = tmp_path / "klines.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert_frame_equal(read_bars(path), _csv_bars(tmp_path, btc, "ETHUSDT"))
+
+
+def test_a_records_own_symbol_polygon_grouped_and_alpaca_stream(
+    tmp_path: Path, btc: pl.DataFrame
+) -> None:
+    grouped = [{**r, "T": sym} for sym in ("AAPL", "MSFT") for r in _records(btc)]
+    path = tmp_path / "grouped.json"
+    path.write_text(json.dumps({"queryCount": 2, "results": grouped, "status": "OK"}))
+    frame = _json_frame(path)  # BTC's hours on a stock's calendar: the frame, not the check
+    assert frame.group_by("symbol").len().sort("symbol").rows() == [("AAPL", 600), ("MSFT", 600)]
+    stream = tmp_path / "stream.jsonl"  # Alpaca: T is the message type, S the symbol
+    stream.write_text("\n".join(json.dumps({"T": "b", "S": "BTCUSD", **r}) for r in _records(btc)))
+    assert_frame_equal(read_bars(stream), _csv_bars(tmp_path, btc, "BTCUSD"))
+
+
+def _json_frame(path: Path) -> pl.DataFrame:
+    from foxhunt.data.read.json_bars import read_json_bars
+
+    return read_json_bars(path)
+
+
+def test_twelve_data_names_its_symbol_and_zone_in_meta(tmp_path: Path, btc: pl.DataFrame) -> None:
+    """Twelve Data: ``{"meta": {"symbol", "exchange_timezone"}, "values": [...]}``, newest first,
+    numbers as strings, naive times on the exchange's clock. Two such files in a folder were one
+    symbol, their times read as UTC."""
+    new_york = btc.with_columns(
+        pl.col("timestamp")
+        .dt.convert_time_zone("America/New_York")
+        .dt.strftime("%Y-%m-%d %H:%M:%S")
+    )
+    for symbol in ("BTCUSD", "ETHUSD"):
+        values = [
+            {"datetime": r["timestamp"], **{k: str(r[k]) for k in ("open", "high", "low", "close", "volume")}}
+            for r in reversed(new_york.to_dicts())
+        ]  # fmt: skip
+        meta = {"symbol": symbol, "interval": "1min", "exchange_timezone": "America/New_York"}
+        (tmp_path / f"time_series_{symbol}.json").write_text(
+            json.dumps({"meta": meta, "values": values, "status": "ok"})
+        )
+    both = read_bars(tmp_path)
+    expected = _csv_bars(tmp_path, btc, "BTCUSD")
+    for symbol in ("BTCUSD", "ETHUSD"):  # each its own, at the UTC times of the CSV
+        one = both.filter(pl.col("symbol") == symbol).with_columns(pl.lit("BTCUSD").alias("symbol"))
+        assert_frame_equal(one, expected)
+
+
+def test_empty_answers_pandas_split_and_a_lower_case_ticker(
+    tmp_path: Path, btc: pl.DataFrame
+) -> None:
+    empty = tmp_path / "aggs.json"
+    empty.write_text(json.dumps({"ticker": "AAPL", "resultsCount": 0, "results": []}))
+    with pytest.raises(DataError) as refused:
+        read_bars(empty)
+    assert str(refused.value) == f"{empty}: empty file (no bars): 'results' holds no records"
+    several = tmp_path / "several.json"  # one symbol had no bars in the span asked
+    several.write_text(
+        json.dumps({"bars": {"BTCUSD": _records(btc), "ETHUSD": None, "SOLUSD": []}})
+    )
+    assert read_bars(several)["symbol"].unique().to_list() == ["BTCUSD"]
+    split = tmp_path / "split" / "BTCUSD.json"
+    split.parent.mkdir()
+    frame = btc.to_pandas()
+    frame["timestamp"] = frame["timestamp"].dt.tz_localize(None)
+    frame.to_json(split, orient="split", date_format="iso", index=False)
+    assert_frame_equal(read_bars(split), _csv_bars(tmp_path, btc, "BTCUSD"))
+    lower = tmp_path / "lower.json"
+    lower.write_text(json.dumps({"ticker": "x:btcusd", "results": _records(btc)}))
+    assert read_bars(lower)["symbol"].unique().to_list() == ["BTCUSD"]

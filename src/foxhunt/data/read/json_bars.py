@@ -10,7 +10,14 @@ Read (``.json``, ``.jsonl``, ``.ndjson``):
   (``{"bars": [...], "symbol": "AAPL"}``); the answer's ``ticker`` or ``symbol`` names the bars
   (Polygon's market prefix dropped: ``X:BTCUSD`` is ``BTCUSD``);
 * bars keyed by symbol under that key, Alpaca's answer for several symbols
-  (``{"bars": {"AAPL": [...], "MSFT": [...]}}``): each symbol's records get its name.
+  (``{"bars": {"AAPL": [...], "MSFT": [...]}}``): each symbol's records get its name (a symbol
+  with none is passed over);
+* Twelve Data's ``{"meta": {"symbol", "exchange_timezone"}, "values": [...]}``: the symbol and
+  the zone of its naive times from ``meta``;
+* pandas' ``orient="split"`` (``{"columns": [...], "data": [[...]]}``).
+
+A record's own symbol, where it has no ``symbol`` or ``ticker``, is its ``S``, ``s`` or ``T``
+(:data:`RECORD_SYMBOLS`).
 
 The records then read as a parquet file's columns do (names as vendors spell them: ``t o h l c
 v``, epochs or ISO times). Refused, naming what the file holds: rows without names (a list of
@@ -35,7 +42,7 @@ LINES_SUFFIXES = (".jsonl", ".ndjson")
 SYMBOL_KEYS = ("ticker", "symbol")
 """The answer's own name for its symbol, beside the records (Polygon's ``ticker``, Alpaca's
 ``symbol``): the bars' symbol, before the file name's."""
-_MARKET = re.compile(r"^[A-Z]:")
+_MARKET = re.compile(r"^[A-Za-z]:")
 """Polygon's market prefix (``X:`` crypto, ``C:`` forex, ``I:`` indices), not the symbol's."""
 
 
@@ -55,10 +62,27 @@ def read_json_bars(path: Path) -> pl.DataFrame:
         records = _records(path, data)
     if not records:
         raise DataError(f"{path}: empty file (no bars)")
+    records = _symbol_field(records)
     try:
         return pl.from_dicts(records, infer_schema_length=None)
     except (pl.exceptions.PolarsError, TypeError, ValueError) as e:
         raise DataError(f"{path}: records that are no table ({str(e).splitlines()[0]})") from None
+
+
+RECORD_SYMBOLS = ("S", "s", "T")
+"""A record's own symbol, where it has no ``symbol`` or ``ticker``: Alpaca's stream bars
+(``S``; their ``T`` is the message type), a Binance kline (``s``; its ``T`` is the close time),
+Polygon's grouped daily bars (``T``, one bar per ticker and day). Taken only when every record
+holds a string there."""
+
+
+def _symbol_field(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if any(k.lower() in ("symbol", "ticker") for k in records[0]):
+        return records
+    for key in RECORD_SYMBOLS:
+        if all(isinstance(r.get(key), str) for r in records):
+            return [{**{k: v for k, v in r.items() if k != key}, "symbol": r[key]} for r in records]
+    return records
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -81,35 +105,79 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 def _records(path: Path, data: object) -> list[dict[str, Any]]:
     """The list of records in ``data``, with a ``symbol`` where they are keyed by one."""
-    if isinstance(data, dict):
-        lists = {k: v for k, v in data.items() if isinstance(v, list | dict) and _rows(v)}
-        if len(lists) != 1:
-            keys = ", ".join(repr(k) for k in list(data)[:6])
-            raise DataError(
-                f"{path}: a JSON object ({keys}) with {'no' if not lists else 'several'} list "
-                "of bar records under its keys: save the bars as a list of records "
-                '(pandas: df.to_json(path, orient="records")) or as CSV'
-            )
-        ((key, rows),) = lists.items()
-        if isinstance(rows, dict):  # {"AAPL": [...], "MSFT": [...]}: keyed by symbol
-            return [
-                {**record, "symbol": symbol}
-                for symbol, part in rows.items()
-                for record in _named(path, part, f"{key!r}[{symbol!r}]")
-            ]
-        named = _named(path, rows, repr(key))
-        symbol = next((data[k] for k in SYMBOL_KEYS if isinstance(data.get(k), str)), None)
-        if symbol and not any("symbol" in r for r in named):  # Polygon's X:BTCUSD: BTCUSD
-            return [{**r, "symbol": _MARKET.sub("", symbol)} for r in named]
-        return named
-    return _named(path, data, "the file")
+    if not isinstance(data, dict):
+        return _named(path, data, "the file")
+    if _split(data):  # pandas' orient="split": the names beside the rows
+        return [dict(zip(data["columns"], row, strict=True)) for row in data["data"]]
+    lists = {k: v for k, v in data.items() if _rows(v)}
+    if not lists:
+        empty = next((k for k, v in data.items() if v == [] or v == {}), None)
+        if empty is not None:  # Polygon's {"resultsCount": 0, "results": []}
+            raise DataError(f"{path}: empty file (no bars): {empty!r} holds no records")
+    if len(lists) != 1:
+        keys = ", ".join(repr(k) for k in list(data)[:6])
+        raise DataError(
+            f"{path}: a JSON object ({keys}) with {'no' if not lists else 'several'} list "
+            "of bar records under its keys: save the bars as a list of records "
+            '(pandas: df.to_json(path, orient="records")) or as CSV'
+        )
+    ((key, rows),) = lists.items()
+    if isinstance(rows, dict):  # {"AAPL": [...], "MSFT": [...]}: keyed by symbol
+        return [
+            {**record, "symbol": symbol}
+            for symbol, part in rows.items()
+            if part  # a symbol without bars in the answer's span: none to read
+            for record in _named(path, part, f"{key!r}[{symbol!r}]")
+        ]
+    named = _zoned(_named(path, rows, repr(key)), data)
+    meta = [data, *(v for v in data.values() if isinstance(v, dict))]  # Twelve Data's "meta"
+    symbol = next((m[k] for m in meta for k in SYMBOL_KEYS if isinstance(m.get(k), str)), None)
+    if symbol and not any("symbol" in r for r in named):  # Polygon's X:BTCUSD: BTCUSD
+        return [{**r, "symbol": _MARKET.sub("", symbol.strip()).upper()} for r in named]
+    return named
+
+
+def _split(data: dict[str, Any]) -> bool:
+    columns, rows = data.get("columns"), data.get("data")
+    return (
+        isinstance(columns, list)
+        and all(isinstance(c, str) for c in columns)
+        and isinstance(rows, list)
+        and all(isinstance(r, list) and len(r) == len(columns) for r in rows)
+    )
 
 
 def _rows(value: object) -> bool:
-    """A list of rows, or an object of such lists (keyed by symbol)."""
+    """A list of rows, or an object of such lists keyed by symbol (some may be empty)."""
     if isinstance(value, dict):
-        return bool(value) and all(isinstance(v, list) and v for v in value.values())
+        lists = [v for v in value.values() if v is not None]
+        return bool(lists) and all(isinstance(v, list) for v in lists) and any(lists)
     return bool(value) and isinstance(value, list) and isinstance(value[0], dict | list)
+
+
+ZONE_KEYS = ("exchange_timezone", "timezone", "time_zone")
+"""The answer's zone of its times (Twelve Data's ``meta.exchange_timezone``)."""
+_NAIVE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
+
+
+def _zoned(records: list[dict[str, Any]], data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Records whose naive times the answer places in a zone, with the time named so as a
+    header names its zone (``datetime (America/New_York)``: the reader's own rule)."""
+    import zoneinfo
+
+    meta = [data, *(v for v in data.values() if isinstance(v, dict))]
+    zone = next((m[k] for m in meta for k in ZONE_KEYS if isinstance(m.get(k), str)), None)
+    key = next((k for k in ("datetime", "date", "time", "timestamp") if k in records[0]), None)
+    if zone is None or key is None:
+        return records
+    try:
+        zoneinfo.ZoneInfo(zone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return records
+    if not all(isinstance(r.get(key), str) and _NAIVE.match(r[key]) for r in records):
+        return records
+    named = f"{key} ({zone})"
+    return [{(named if k == key else k): v for k, v in r.items()} for r in records]
 
 
 def _named(path: Path, rows: object, where: str) -> list[dict[str, Any]]:
@@ -126,5 +194,7 @@ def _named(path: Path, rows: object, where: str) -> list[dict[str, Any]]:
 
 
 def _what(value: object) -> str:
+    if value is None:
+        return "nulls"
     kinds = {list: "lists", dict: "objects", str: "strings", bool: "booleans"}
     return next((name for t, name in kinds.items() if isinstance(value, t)), "numbers")
