@@ -75,3 +75,24 @@ def test_a_feather_under_another_name_and_text_named_feather_are_named_for_what_
         with pytest.raises(DataError) as refused:
             read_bars(tmp_path / name)
         assert str(refused.value) == f"{tmp_path / name}: the file holds {said}", name
+
+
+@pytest.mark.filterwarnings("ignore:Feather V1 files are deprecated:DeprecationWarning")
+def test_the_ipc_stream_format_and_feather_v1_read_as_the_file_format(
+    tmp_path: Path, btc: pd.DataFrame
+) -> None:
+    """Both were 'cannot read (out-of-spec: InvalidFooter)': a stream has no footer to scan
+    from (polars' write_ipc_stream, pyarrow's new_stream), and Feather v1 (R's feather, pandas
+    before 1.0) is no Arrow IPC file at all."""
+    import pyarrow.feather
+
+    btc.to_parquet(tmp_path / "BTCUSDT.parquet")
+    expected = read_bars(tmp_path / "BTCUSDT.parquet")
+    stream, v1 = tmp_path / "stream" / "BTCUSDT.arrow", tmp_path / "v1" / "BTCUSDT.feather"
+    stream.parent.mkdir()
+    v1.parent.mkdir()
+    pl.from_pandas(btc).write_ipc_stream(stream)
+    pyarrow.feather.write_feather(btc, v1, version=1)
+    assert stream.read_bytes()[:4] == b"\xff\xff\xff\xff" and v1.read_bytes()[:4] == b"FEA1"
+    assert_frame_equal(read_bars(stream), expected)
+    assert_frame_equal(read_bars(v1), expected)

@@ -7,6 +7,7 @@ DBN keep their types.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,9 +58,27 @@ def zip_size(archive: Path, member: str) -> int:
         return z.getinfo(member).file_size
 
 
+def _scan_arrow(path: Path) -> pl.LazyFrame:
+    """An Arrow IPC file (Feather v2) lazily; the IPC stream format (``write_ipc_stream``,
+    pyarrow's ``new_stream``) and Feather v1 (R's feather, pandas before 1.0) read whole."""
+    with path.open("rb") as f:
+        head = f.read(8)
+    if head.startswith(b"\xff\xff\xff\xff"):  # a stream: messages, no footer to scan from
+        return pl.read_ipc_stream(path).lazy()
+    if head.startswith(b"FEA1"):
+        import pyarrow.feather
+
+        with warnings.catch_warnings():  # pyarrow 25 deprecates v1: read while it reads it
+            warnings.simplefilter("ignore", DeprecationWarning)
+            frame = pl.from_arrow(pyarrow.feather.read_table(path))
+        assert isinstance(frame, pl.DataFrame)
+        return frame.lazy()
+    return pl.scan_ipc(path)
+
+
 _BINARY_TABLES: dict[str, tuple[str, Callable[[Path], pl.LazyFrame]]] = {
     "parquet": ("parquet", pl.scan_parquet),
-    "ipc": ("an Arrow IPC (Feather) file", pl.scan_ipc),
+    "ipc": ("an Arrow IPC (Feather) file", _scan_arrow),
 }
 """Typed table files polars scans: what their first bytes must say (``magic.MAGICS``), and the
 scan."""
