@@ -176,3 +176,16 @@ def test_a_python_without_the_bz2_module_refuses_naming_the_file(
     packed = tmp_path / "BTCUSDT.csv.xz"
     packed.write_bytes(lzma.compress(btc_text))
     assert read_bars(packed).height == 6000
+
+
+def test_a_file_compressed_twice_is_told_to_be_decompressed_once(
+    tmp_path: Path, btc_text: bytes
+) -> None:
+    """Was told to 'name it .csv.gz', which it already was."""
+    twice = tmp_path / "BTCUSDT.csv.gz"
+    twice.write_bytes(gzip.compress(gzip.compress(btc_text)))
+    with pytest.raises(DataError) as refused:
+        read_bars(twice)
+    assert str(refused.value) == (
+        f"{twice}: compressed twice (gzip-compressed data inside the gzip): decompress it once"
+    )

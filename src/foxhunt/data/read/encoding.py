@@ -23,7 +23,7 @@ from typing import BinaryIO
 
 from foxhunt.data.read.compressed import ERRORS, codec_of, decompressed, open_compressed
 from foxhunt.data.read.files import zip_member
-from foxhunt.data.read.magic import COMPRESSIONS, mislabelled
+from foxhunt.data.read.magic import COMPRESSIONS, holds, mislabelled
 from foxhunt.errors import DataError
 
 HEAD_BYTES = 1 << 16
@@ -84,6 +84,11 @@ def text_encoding(path: Path) -> str:
             if not raw.startswith(magic):
                 raise DataError(f"{path}: not {what}") from None
         raise DataError(f"{path}: cannot read ({e})") from None
+    inner = holds(head) if codec is not None else None
+    if inner is not None and inner[0] in {what for _, what in COMPRESSIONS.values()}:
+        raise DataError(
+            f"{path}: compressed twice ({inner[0]} inside the {codec}): decompress it once"
+        )
     if (wrong := mislabelled(path, head, "a text table")) is not None:
         raise wrong
     what = not_delimited(head)
