@@ -276,3 +276,65 @@ def test_empty_answers_pandas_split_and_a_lower_case_ticker(
     lower = tmp_path / "lower.json"
     lower.write_text(json.dumps({"ticker": "x:btcusd", "results": _records(btc)}))
     assert read_bars(lower)["symbol"].unique().to_list() == ["BTCUSD"]
+
+
+def _json_error(path: Path, content: str) -> str:
+    path.write_text(content)
+    with pytest.raises(DataError) as refused:
+        _json_frame(path)
+    return str(refused.value).removeprefix(f"{path}: ")
+
+
+def test_each_shape_refused_names_where_and_what(tmp_path: Path) -> None:
+    p = tmp_path / "a.json"
+    assert _json_error(p, "42") == "the file holds JSON numbers, not a list of bar records"
+    assert _json_error(p, '"x"') == "the file holds JSON strings, not a list of bar records"
+    assert _json_error(p, '{"results": [[1, 2, 3]]}').startswith(
+        "'results' holds rows without names (JSON lists)"
+    )
+    assert _json_error(p, '{"bars": {"AAPL": [[1, 2]], "MSFT": [{"t": 1}]}}').startswith(
+        "'bars'['AAPL'] holds rows without names (JSON lists)"
+    )
+    keys = ", ".join(f"'k{i}'" for i in range(6))
+    assert _json_error(p, json.dumps({f"k{i}": i for i in range(8)})).startswith(
+        f"a JSON object ({keys}) with no list"
+    )
+    ragged = {"columns": ["t", "o"], "index": [0, 1], "data": [[1, 2], [3]]}
+    assert _json_error(p, json.dumps(ragged)).startswith(
+        "'data' holds rows without names (JSON lists)"
+    )
+    assert _json_error(p, '[{"t": 1, "o": "x"}, {"t": 2, "o": [1]}]').startswith(
+        "records that are no table (could not append value"
+    )
+    lines = tmp_path / "a.jsonl"
+    for line, what in (
+        ("null", "nulls"),
+        ("true", "booleans"),
+        ('"x"', "strings"),
+        ("[]", "lists"),
+    ):
+        lines.write_text('{"t": 1}\n' + line + "\n")
+        with pytest.raises(DataError) as refused:
+            _json_frame(lines)
+        assert str(refused.value) == f"{lines} line 2: JSON {what}, not a record with names"
+
+
+def test_which_symbol_and_time_the_records_keep(tmp_path: Path) -> None:
+    p = tmp_path / "a.json"
+    own = [{"t": 1, "symbol": "ESH4", "o": 1}]  # the record's own symbol over the answer's
+    p.write_text(json.dumps({"ticker": "ES", "results": own}))
+    assert _json_frame(p)["symbol"].to_list() == ["ESH4"]
+    ticker = [{"t": 1, "Ticker": "AAPL", "S": "XX", "o": 1}]  # a Ticker: no S taken for it
+    p.write_text(json.dumps(ticker))
+    assert _json_frame(p).columns == ["t", "Ticker", "S", "o"]
+    for key in ("date", "time", "timestamp"):  # the answer's zone names each spelling of time
+        p.write_text(json.dumps({"meta": {"timezone": "Asia/Tokyo"}, "v": [{key: "2024-01-04"}]}))
+        assert _json_frame(p).columns == [f"{key} (Asia/Tokyo)"]
+    p.write_text(json.dumps({"values": [{"datetime": "2024-01-04 09:00:00", "o": 1}]}))
+    assert _json_frame(p).columns == ["datetime", "o"]  # no zone named: as written
+    epochs = {"meta": {"exchange_timezone": "America/New_York"}, "values": [{"timestamp": 1}]}
+    p.write_text(json.dumps(epochs))  # an epoch is no clock time: its name stays
+    assert _json_frame(p).columns == ["timestamp"]
+    late = [{"t": i, "v": 1} for i in range(150)] + [{"t": 150, "v": 1.5}]
+    p.write_text(json.dumps(late))  # a float after 150 integers: the column is float
+    assert _json_frame(p)["v"].to_list()[-1] == 1.5
