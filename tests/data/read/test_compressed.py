@@ -189,3 +189,19 @@ def test_a_file_compressed_twice_is_told_to_be_decompressed_once(
     assert str(refused.value) == (
         f"{twice}: compressed twice (gzip-compressed data inside the gzip): decompress it once"
     )
+
+
+def test_text_named_gz_inside_a_zip_is_named_for_what_it_holds(
+    tmp_path: Path, btc_text: bytes
+) -> None:
+    """Was 'cannot read (Not a gzipped file (b'ti'))'; outside a zip it was named already."""
+    archive = tmp_path / "BTCUSDT_2022.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("BTCUSDT_2022-01.csv.gz", btc_text)
+    member = archive / "BTCUSDT_2022-01.csv.gz"
+    with pytest.raises(DataError) as refused:
+        read_bars(member)
+    assert str(refused.value) == (
+        f"{member}: the file holds text (a CSV?), though its name says gzip-compressed data: "
+        "name it .csv"
+    )

@@ -75,10 +75,9 @@ def text_encoding(path: Path) -> str:
     except (FileNotFoundError, IsADirectoryError, PermissionError):
         raise  # the file's own error: not a damaged stream
     except ERRORS as e:
-        if codec is not None and zip_member(path) is None:
+        if codec is not None:
             magic, what = COMPRESSIONS[codec]
-            with open(path, "rb") as f:
-                raw = f.read(HEAD_BYTES)
+            raw = _raw_head(path)
             if (wrong := mislabelled(path, raw, what)) is not None:
                 raise wrong from None  # text named .csv.gz, bzip2 data named .csv.xz
             if not raw.startswith(magic):
@@ -103,6 +102,16 @@ def text_encoding(path: Path) -> str:
             "save the data itself (CSV)"
         )
     return encoding_of(head)
+
+
+def _raw_head(path: Path) -> bytes:
+    """The first :data:`HEAD_BYTES` bytes as stored (a zip member's too), not decompressed."""
+    member = zip_member(path)
+    if member is None:
+        with open(path, "rb") as f:
+            return f.read(HEAD_BYTES)
+    with zipfile.ZipFile(member[0]) as z, z.open(member[1]) as f:
+        return f.read(HEAD_BYTES)
 
 
 def not_delimited(head: bytes) -> str | None:
