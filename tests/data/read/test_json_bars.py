@@ -8,6 +8,7 @@ import gzip
 import io
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -160,11 +161,7 @@ def test_json_beside_other_bars_is_named_not_read_and_alone_is_read(
 def test_json_of_another_shape_is_refused_saying_what_it_holds(
     tmp_path: Path, content: str, said: str
 ) -> None:
-    path = tmp_path / "BTCUSD.json"
-    path.write_text(content)
-    with pytest.raises(DataError) as refused:
-        read_bars(path)
-    assert str(refused.value).startswith(f"{path}: {said}")
+    assert _json_error(tmp_path / "BTCUSD.json", content, read_bars).startswith(said)
 
 
 def test_a_json_lines_row_that_is_no_record_is_named_by_its_line(tmp_path: Path) -> None:
@@ -278,10 +275,13 @@ def test_empty_answers_pandas_split_and_a_lower_case_ticker(
     assert read_bars(lower)["symbol"].unique().to_list() == ["BTCUSD"]
 
 
-def _json_error(path: Path, content: str) -> str:
+def _json_error(path: Path, content: str, read: Callable[[Path], object] | None = None) -> str:
+    """The refusal of ``content`` in ``path``, less the path (by ``read``; the JSON reader
+    alone by default, before the calendar's checks)."""
     path.write_text(content)
     with pytest.raises(DataError) as refused:
-        _json_frame(path)
+        (read or _json_frame)(path)
+    assert str(refused.value).startswith(f"{path}: ")
     return str(refused.value).removeprefix(f"{path}: ")
 
 
