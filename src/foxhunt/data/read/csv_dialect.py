@@ -415,20 +415,18 @@ def scan_csv_text(path: Path, dialect: CsvDialect, numeric: tuple[str, ...] = ()
         log.info("%s: read as %s text", path, encoding)
         return pl.read_csv(utf8_bytes(path, encoding), **kwargs).lazy()  # type: ignore[arg-type]
     kwargs["encoding"] = "utf8-lossy"  # a damaged byte further on: U+FFFD, named by its row
-    member = zip_member(path)
     codec = codec_of(path.name)
+    if codec not in (None, "gzip"):  # bzip2, xz, zstd (also in a zip): decompressed in memory
+        with open_bytes(path) as f:
+            return pl.read_csv(f.read(), **kwargs).lazy()  # type: ignore[arg-type]
+    member = zip_member(path)
     if member is not None:
-        # A zip member is read into memory (one 1-minute year is ~20 MB of text).
+        # A zip member is read into memory (one 1-minute year is ~20 MB of text); polars
+        # decompresses a gzipped one itself.
         with zipfile.ZipFile(member[0]) as z:
             data = z.read(member[1])
-        if codec not in (None, "gzip"):  # polars decompresses gzip bytes itself
-            with open_bytes(path) as f:
-                data = f.read()
         return pl.read_csv(data, **kwargs).lazy()  # type: ignore[arg-type]
     if codec == "gzip":
         # polars reads gzip only eagerly; a 1-minute year is ~100 MB of text, fine in memory.
         return pl.read_csv(path, **kwargs).lazy()  # type: ignore[arg-type]
-    if codec is not None:  # bzip2, xz, zstd: decompressed here, in memory, as gzip is
-        with open_bytes(path) as f:
-            return pl.read_csv(f.read(), **kwargs).lazy()  # type: ignore[arg-type]
     return pl.scan_csv(path, **kwargs)  # type: ignore[arg-type]
