@@ -14,6 +14,11 @@ Synthetic inputs (``harness.synthetic_batch``); no data file is read.
 
     PYTHONPATH=src .venv/bin/python benchmarks/step_cpu.py --preset tft-225 --batch-size 32
     PYTHONPATH=src .venv/bin/python benchmarks/step_cpu.py --preset demo --batch-size 64 --profile
+
+``--historical-vsn`` adds ``historical_vsn_cpu_s_min``: the historical variable selection
+network's forward and backward alone (the same model's block, random ``(B, encoder, V)`` inputs
+and static context, gradients dropped after each call), the part of the step with the least
+GEMM work per byte.
 """
 
 from __future__ import annotations
@@ -50,6 +55,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--profile", action="store_true", help="torch.profiler table on stderr")
+    p.add_argument(
+        "--historical-vsn",
+        action="store_true",
+        help="also time the historical VSN's forward and backward alone",
+    )
     a = p.parse_args(argv)
     harness.set_thread_env(a.threads)
     import torch
@@ -121,6 +131,17 @@ def main(argv: list[str] | None = None) -> int:
         "load_average": os.getloadavg(),
         **harness.environment(),
     }
+    if a.historical_vsn:
+        x = torch.randn(a.batch_size, m.encoder_length, m.n_historical)
+        context = torch.randn(a.batch_size, m.hidden)
+
+        def vsn_step() -> None:
+            with autocast:
+                out, weights = model.historical_vsn(x, context)
+            (out.float().sum() + weights.float().sum()).backward()
+            opt.zero_grad(set_to_none=True)
+
+        record["historical_vsn_cpu_s_min"] = min(cpu_seconds(vsn_step, a.warmup, a.steps))
     harness.emit(record)
     if a.profile:
         from torch.profiler import ProfilerActivity, profile
