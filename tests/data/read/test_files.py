@@ -63,7 +63,7 @@ def test_a_file_type_not_read_says_what_to_do(tmp_path: Path, name: str, hint: s
     (tmp_path / name).write_bytes(b"x")
     with pytest.raises(DataError) as refused:
         resolve_table_paths(tmp_path / name)
-    assert str(refused.value).endswith(f".dbn.zst, .xlsx, .xlsm, .xls, .xlsb, .ods): {hint}")
+    assert str(refused.value).endswith(f".dbn.zst, .scid, .xlsx, .xlsm, .xls, .xlsb, .ods): {hint}")
     (tmp_path / "ES.xyz").write_bytes(b"x")
     with pytest.raises(DataError) as refused:
         resolve_table_paths(tmp_path / "ES.xyz")
@@ -115,7 +115,7 @@ def test_files_not_read_beside_the_bars_are_named(
     assert caplog.messages == [
         f"{tmp_path}: 2 files not read: ES-2.hdf5, ES-3.h5; only .parquet, .pq, .csv, .txt, "
         ".tsv (plain or .gz, .bz2, .xz, .zst), .feather, .arrow, .ipc, .json, .jsonl, .ndjson, "
-        ".zip, .dbn, .dbn.zst, .xlsx, .xlsm, .xls, .xlsb, .ods files are read (write the others "
+        ".zip, .dbn, .dbn.zst, .scid, .xlsx, .xlsm, .xls, .xlsb, .ods files are read (write the others "
         "as CSV or parquet)"
     ]
     archive = tmp_path / "zipped" / "ES.zip"

@@ -4,7 +4,8 @@ A bars path may be a file, a directory (every table file in it) or a glob. Table
 parquet (``.parquet``/``.pq``), Feather (``.feather``, ``.arrow``, ``.ipc``), delimited text
 (``.csv``, ``.txt``, ``.tsv``, plain or compressed: ``.csv.gz``, ``.csv.bz2``, ``.csv.xz``,
 ``.csv.zst``, ...; see :mod:`foxhunt.data.read.compressed`), Databento DBN (``.dbn``,
-zstd-compressed ``.dbn.zst``) and zip archives of delimited text (``.zip``: every
+zstd-compressed ``.dbn.zst``), Sierra Chart intraday files (``.scid``) and zip archives of
+delimited text (``.zip``: every
 ``.csv``/``.tsv`` inside, or its ``.txt`` files when it holds no ``.csv``; histdata, Binance and
 QuantConnect ship zips). A file inside a zip is named by a
 path through the archive, ``HISTDATA_COM_ASCII_EURUSD_M12018.zip/DAT_ASCII_EURUSD_M1_2018.csv``
@@ -49,6 +50,7 @@ READ_SUFFIXES = (
     ".zip",
     ".dbn",
     ".dbn.zst",
+    ".scid",
     *WORKBOOK_SUFFIXES,
 )
 """File name endings read as bars (see :func:`table_kind`)."""
@@ -64,6 +66,7 @@ _NAMES = ", ".join(
         ".zip",
         ".dbn",
         ".dbn.zst",
+        ".scid",
     )
     + WORKBOOK_SUFFIXES
 )
@@ -82,9 +85,10 @@ _NOT_BARS = ("readme", "license", "licence", ".", "~$")
 
 def table_kind(
     path: Path,
-) -> Literal["parquet", "csv", "ipc", "json", "dbn", "zip", "workbook"] | None:
+) -> Literal["parquet", "csv", "ipc", "json", "dbn", "scid", "zip", "workbook"] | None:
     """How a bars file is read, from its name: parquet, delimited text (plain or compressed,
-    also inside a zip), Feather, JSON records, DBN, a zip archive, a workbook, or None."""
+    also inside a zip), Feather, JSON records, DBN, Sierra Chart's intraday files, a zip
+    archive, a workbook, or None."""
     name = path.name.lower()
     if name.endswith((".parquet", ".pq")):
         return "parquet"
@@ -96,6 +100,8 @@ def table_kind(
         return "json"
     if name.endswith((".dbn", ".dbn.zst")):
         return "dbn"
+    if name.endswith(".scid"):
+        return "scid"
     if name.endswith(".zip"):
         return "zip"
     if name.endswith(WORKBOOK_SUFFIXES):
@@ -119,7 +125,7 @@ def is_readable(path: Path) -> bool:
 
 _DATA_LIKE = (
     ".parquet", ".pq", ".zip", ".dbn", ".zst", ".feather", ".arrow", ".ipc", ".json", ".jsonl",
-    ".ndjson", ".bz2", ".xz", ".gz", ".h5", ".hdf5", ".pkl", ".pickle", ".tar", ".tgz", ".7z",
+    ".ndjson", ".scid", ".bz2", ".xz", ".gz", ".h5", ".hdf5", ".pkl", ".pickle", ".tar", ".tgz", ".7z",
     ".db", ".sqlite", ".sqlite3", ".numbers", *WORKBOOK_SUFFIXES,
 )  # fmt: skip
 """Endings of files that may hold bars: one left unread beside the bars read is named."""

@@ -38,6 +38,7 @@ MAGICS = (
     (b"ARROW1", "an Arrow IPC (Feather) file", "name it .feather"),
     (OLE_MAGIC, "an Excel .xls workbook", "name it .xls"),
     (b"DBN", "Databento DBN", "name it .dbn"),
+    (b"SCID", "a Sierra Chart intraday file", "name it .scid"),
     (b"SQLite format 3\x00", "an SQLite database", "export the bars as CSV"),
     (b"\x89HDF", "HDF5", "write the bars as CSV or parquet"),
     (b"7z\xbc\xaf", "a 7-Zip archive", "extract it"),

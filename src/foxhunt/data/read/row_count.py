@@ -6,7 +6,8 @@ from the files' metadata (exact); plain delimited text (also in a zip archive) a
 the mean length of its first lines, and compressed text by counting its lines as it decompresses
 (gzip's size field holds only its last member's, modulo 4 GiB; bzip2 keeps none); DBN OHLCV
 files as their size over one record's 56 bytes (zstd-compressed ones: unknown, counted as 0
-with one log line); JSON records by reading them (JSON Lines as text).
+with one log line); Sierra Chart ``.scid`` files as their size over one record's 40 bytes;
+JSON records by reading them (JSON Lines as text).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from foxhunt.data.read.compressed import codec_of, open_compressed
 from foxhunt.data.read.encoding import open_bytes
 from foxhunt.data.read.files import is_parquet, resolve_table_paths, table_kind, zip_member
 from foxhunt.data.read.json_bars import LINES_SUFFIXES, read_json_bars
+from foxhunt.data.read.scid import scid_records
 from foxhunt.data.read.workbook import workbook_rows
 from foxhunt.errors import DataError
 
@@ -104,6 +106,8 @@ def _file_rows(p: Path) -> int:
         return workbook_rows(p)
     if name.endswith(".dbn"):
         return p.stat().st_size // DBN_OHLCV_RECORD
+    if kind == "scid":
+        return scid_records(p)
     if name.endswith(".dbn.zst"):
         log.info("%s: compressed DBN, its bars not counted in the memory plan", p)
         return 0

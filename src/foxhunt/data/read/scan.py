@@ -1,5 +1,6 @@
 """Open one bars file lazily, whatever it is: parquet, CSV in any dialect (plain, compressed or
-inside a zip archive), Feather (Arrow IPC), JSON records, DBN, a workbook.
+inside a zip archive), Feather (Arrow IPC), JSON records, DBN, Sierra Chart's ``.scid``, a
+workbook.
 
 CSV columns are read as text so that a bad value is reported with its row; parquet, Feather and
 DBN keep their types.
@@ -25,6 +26,7 @@ from foxhunt.data.read.dbn import read_dbn
 from foxhunt.data.read.files import table_kind, zip_member
 from foxhunt.data.read.json_bars import read_json_bars
 from foxhunt.data.read.magic import mislabelled
+from foxhunt.data.read.scid import read_scid
 from foxhunt.data.read.workbook import read_workbook_sheets
 from foxhunt.errors import DataError
 
@@ -118,6 +120,8 @@ def scan_table(
             return Scanned(read_json_bars(path).lazy(), None)
         if kind == "dbn":
             return Scanned(read_dbn(path).lazy(), None)
+        if kind == "scid":
+            return Scanned(read_scid(path).lazy(), None)
         if kind == "workbook":
             sheet, notes = read_workbook_sheets(path)
             return Scanned(sheet.lazy(), None, notes)
