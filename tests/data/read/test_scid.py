@@ -103,13 +103,25 @@ def test_the_pre_2017_encoding_of_days_reads_the_same_bars(tmp_path: Path) -> No
     assert_frame_equal(old, new)
 
 
-def test_float32_prices_read_as_their_decimals(tmp_path: Path) -> None:
-    """float32 holds 1.1234 as 1.12339997...: read back as 1.1234, as the chart shows it."""
+@pytest.mark.parametrize(
+    ("symbol", "closes"),
+    [
+        ("6EH24", [1.08725, 1.0873, 1.08715]),  # float32: 1.0872499942779541 ...
+        ("ZNH24", [110.171875, 110.1875, 110.015625]),  # 64ths: exact in float32, 9 digits
+        ("6JH24", [0.0067215, 0.0067225, 0.006721]),
+        ("BTCH24", [95000.5, 95001.0, 94999.5]),
+    ],
+)
+def test_float32_prices_read_as_the_decimals_they_hold(
+    tmp_path: Path, symbol: str, closes: list[float]
+) -> None:
+    """Each price as the shortest decimal that is the same float32: a 64th is not rounded to
+    the 7 digits float32 holds at that size, nor 1.08725 read with float noise."""
     us = START + np.arange(3, dtype=np.int64) * 60_000_000
-    c = np.array([1.1234, 1.1236, 1.1231])
-    got = read_scid(_write(tmp_path / "6EH24.scid", us, (c, c + 0.0002, c - 0.0003, c), np.ones(3)))
-    assert got["close"].to_list() == [1.1234, 1.1236, 1.1231]
-    assert got["low"].to_list() == [1.1231, 1.1233, 1.1228]
+    c = np.array(closes)
+    got = read_scid(_write(tmp_path / f"{symbol}.scid", us, (c, c, c, c), np.ones(3)))
+    assert got["close"].to_list() == closes
+    assert got["open"].to_list() == closes
 
 
 def _ticks(n: int = 500) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -20,9 +20,9 @@ A file holds one of two things, by its chart's storage unit:
 
 A file with both (its storage unit changed while it was written) is refused naming the first
 record of the second kind, as is a record size other than 40 and a file whose last record is cut
-short (a copy taken while Sierra Chart was writing it). Prices are float32 on disk; they are
-rounded to the decimals float32 holds at the file's largest price (7 significant digits), so
-4,512.25 reads as 4512.25, not 4512.25000000 with float noise of the last bits.
+short (a copy taken while Sierra Chart was writing it). Prices are float32 on disk; each is
+read as the shortest decimal that is the same float32, so a 6E price stored as 1.08725 reads
+1.08725, not 1.0872499942779541, and ZN's 110.171875 (a 64th, exact in float32) stays exact.
 """
 
 from __future__ import annotations
@@ -125,15 +125,14 @@ def _epoch_us(path: Path, raw: np.ndarray) -> np.ndarray:
     )
 
 
-def _rounded(values: np.ndarray) -> np.ndarray:
-    """float32 prices as float64 rounded to the decimals float32 holds at the largest of them."""
-    wide = values.astype(np.float64)
-    finite = np.abs(wide[np.isfinite(wide)])
-    top = float(finite.max()) if finite.size else 0.0
-    if top <= 0:
-        return wide
-    decimals = max(0, 7 - math.ceil(math.log10(top)))
-    return np.round(wide, decimals)
+def _decimal(values: np.ndarray) -> np.ndarray:
+    """float32 prices as float64 of their shortest decimals: each distinct value as the
+    shortest decimal that is the same float32 (numpy's repr), so 1.1234 stored as
+    1.12339997... reads 1.1234 and a 64th (110.171875, held exactly) stays itself. Per distinct
+    price: a tick file of millions of trades has a few thousand."""
+    distinct, where = np.unique(values, return_inverse=True)
+    decimals = np.array([float(str(v)) for v in distinct.astype(np.float32)], np.float64)
+    return decimals[where.reshape(values.shape)]
 
 
 def read_scid(path: Path) -> pl.DataFrame:
@@ -167,8 +166,8 @@ def read_scid(path: Path) -> pl.DataFrame:
         )
     volume = pl.Series("volume", records["volume"].astype(np.float64))
     if records.size and bool(tick[0]):
-        return pl.DataFrame([ts, pl.Series("price", _rounded(records["close"])), volume]).rename(
+        return pl.DataFrame([ts, pl.Series("price", _decimal(records["close"])), volume]).rename(
             {"volume": "size"}
         )
-    prices = [pl.Series(name, _rounded(records[name])) for name in ("open", "high", "low", "close")]
+    prices = [pl.Series(name, _decimal(records[name])) for name in ("open", "high", "low", "close")]
     return pl.DataFrame([ts, *prices, volume])
