@@ -110,13 +110,15 @@ def test_the_pre_2017_encoding_of_days_reads_the_same_bars(tmp_path: Path) -> No
         ("ZNH24", [110.171875, 110.1875, 110.015625]),  # 64ths: exact in float32, 9 digits
         ("6JH24", [0.0067215, 0.0067225, 0.006721]),
         ("BTCH24", [95000.5, 95001.0, 94999.5]),
+        ("ZTH24", [104.00390625, 107.8828125, 139.015625]),  # 256ths, 128ths, 64ths above 128
     ],
 )
 def test_float32_prices_read_as_the_decimals_they_hold(
     tmp_path: Path, symbol: str, closes: list[float]
 ) -> None:
-    """Each price as the shortest decimal that is the same float32: a 64th is not rounded to
-    the 7 digits float32 holds at that size, nor 1.08725 read with float noise."""
+    """A multiple of 1/256 as it is (exact in float32; its shortest float32 decimal, 104.00391,
+    is not the price), any other price as the shortest decimal that is the same float32 (not
+    1.08725 with float noise)."""
     us = START + np.arange(3, dtype=np.int64) * 60_000_000
     c = np.array(closes)
     got = read_scid(_write(tmp_path / f"{symbol}.scid", us, (c, c, c, c), np.ones(3)))
@@ -234,3 +236,45 @@ def test_a_data_folder_of_scid_files_reads_one_series_a_file(tmp_path: Path) -> 
     got = read_bars(tmp_path)
     assert got.group_by("symbol").len().sort("symbol").rows() == [("ES", 50), ("NQ", 50)]
     assert got.filter(pl.col("symbol") == "NQ")["close"].to_list() == (prices[3] * 4).tolist()
+
+
+def test_days_one_float64_step_below_the_minute_read_at_the_minute(tmp_path: Path) -> None:
+    """The old encoding's times are whole milliseconds: a double a step below 14:31 is 14:31."""
+    us, prices, volume = _bars(40)
+    path = _write(tmp_path / "ESH16.scid", us, prices, volume, days=True)
+    rec = np.frombuffer(bytearray(path.read_bytes()), _RECORD, offset=56).copy()
+    days = rec["time"].view("<f8")
+    rec["time"] = np.nextafter(days, -np.inf).view("<i8")
+    path.write_bytes(_header() + rec.tobytes())
+    got = read_scid(path)
+    assert got["ts"].to_list() == pl.Series(us).cast(pl.Datetime("us", "UTC")).to_list()
+
+
+@pytest.mark.parametrize("damage", ["zero tail", "flipped bit"])
+def test_a_record_whose_time_is_no_date_is_refused_by_its_number(
+    tmp_path: Path, damage: str
+) -> None:
+    us, prices, volume = _bars(30)
+    path = _write(tmp_path / "ESH24.scid", us, prices, volume)
+    data = bytearray(path.read_bytes())
+    if damage == "zero tail":  # a crash leaves the file padded with zeros
+        data += bytes(40 * 5)
+        match = r"record 31: its time is not a date in 1970-2200 \(all its bytes 0"
+    else:
+        data[56 + 40 * 17 + 7] ^= 0x40  # bit 62 of record 18's time
+        match = r"record 18: its time is not a date in 1970-2200, after 17 records"
+    path.write_bytes(bytes(data))
+    with pytest.raises(DataError, match=match):
+        read_scid(path)
+
+
+def test_a_scid_inside_a_zip_is_refused_naming_what_to_do(tmp_path: Path) -> None:
+    import zipfile
+
+    us, prices, volume = _bars(10)
+    inner = _write(tmp_path / "ESH24.scid", us, prices, volume)
+    archive = tmp_path / "sierra.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.write(inner, "ESH24.scid")
+    with pytest.raises(DataError, match="inside a zip archive is not read: extract it"):
+        read_bars(archive / "ESH24.scid")

@@ -20,9 +20,11 @@ A file holds one of two things, by its chart's storage unit:
 
 A file with both (its storage unit changed while it was written) is refused naming the first
 record of the second kind, as is a record size other than 40 and a file whose last record is cut
-short (a copy taken while Sierra Chart was writing it). Prices are float32 on disk; each is
-read as the shortest decimal that is the same float32, so a 6E price stored as 1.08725 reads
-1.08725, not 1.0872499942779541, and ZN's 110.171875 (a 64th, exact in float32) stays exact.
+short (a copy taken while Sierra Chart was writing it), and a record whose time is not a date
+in 1970-2200 (a zero-filled tail, a damaged record). Prices are float32 on disk: a multiple of
+1/256 (Treasury futures' 64ths to 256ths) is kept as it is, exact; any other is read as the
+shortest decimal that is the same float32, so a 6E price stored as 1.08725 reads 1.08725, not
+1.0872499942779541. Times in the old float64 days are rounded to the millisecond.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from foxhunt.data.read.files import zip_member
 from foxhunt.errors import DataError
 
 SCID_MAGIC = b"SCID"
@@ -106,33 +109,53 @@ def _header(path: Path, head: bytes, size: int) -> int:
 
 def _epoch_us(path: Path, raw: np.ndarray) -> np.ndarray:
     """Microseconds since 1970-01-01 UTC of each record's time, in whichever of the two
-    encodings the first record's time is a date in."""
+    encodings the first record's time is a date in; every record's must be one in 1970-2200
+    (a zero-filled tail after a crash, or a damaged record, is refused naming its record)."""
     if raw.size == 0:
         return raw.astype(np.int64)
-    first_days = raw[0] / _US_PER_DAY
     low, high = _PLAUSIBLE_DAYS
-    if low <= first_days <= high:
-        return raw - _DAYS_TO_UNIX * _US_PER_DAY
-    days = raw.view("<f8")
-    if math.isfinite(days[0]) and low <= days[0] <= high:
-        bad = ~np.isfinite(days)
-        if bad.any():
-            raise DataError(f"{path} record {int(np.argmax(bad)) + 1}: its time is not a number")
-        return np.rint((days - _DAYS_TO_UNIX) * _US_PER_DAY).astype(np.int64)
-    raise DataError(
-        f"{path} record 1: its time ({int(raw[0])}) is neither microseconds nor days since "
-        "1899-12-30 in 1970-2200: not a Sierra Chart intraday file?"
-    )
+    if low <= raw[0] / _US_PER_DAY <= high:
+        days = raw / _US_PER_DAY
+        us = raw - _DAYS_TO_UNIX * _US_PER_DAY
+    else:
+        days = raw.view("<f8")
+        if not (math.isfinite(days[0]) and low <= days[0] <= high):
+            raise DataError(
+                f"{path} record 1: its time ({int(raw[0])}) is neither microseconds nor days "
+                "since 1899-12-30 in 1970-2200: not a Sierra Chart intraday file?"
+            )
+        us = None
+    with np.errstate(invalid="ignore"):
+        bad = ~((days >= low) & (days <= high))  # NaN fails both
+    if bad.any():
+        first = int(np.argmax(bad))
+        zero = " (all its bytes 0: a file padded after a crash?)" if not raw[first] else ""
+        raise DataError(
+            f"{path} record {first + 1}: its time is not a date in 1970-2200{zero}, after "
+            f"{first} records that are: a damaged file"
+        )
+    if us is None:  # days: whole milliseconds (the old format's resolution), so a time one
+        # float64 step below its minute is not read into the minute before
+        us = np.rint((days - _DAYS_TO_UNIX) * 86_400_000).astype(np.int64) * 1000
+    return us
+
+
+_BINARY_GRID = 256
+"""Treasury futures trade in 1/64, 1/128 and 1/256 of a point: a float32 price that is a
+multiple of 1/256 is kept as it is (it is exact, and its shortest decimal may not be)."""
 
 
 def _decimal(values: np.ndarray) -> np.ndarray:
-    """float32 prices as float64 of their shortest decimals: each distinct value as the
-    shortest decimal that is the same float32 (numpy's repr), so 1.1234 stored as
-    1.12339997... reads 1.1234 and a 64th (110.171875, held exactly) stays itself. Per distinct
-    price: a tick file of millions of trades has a few thousand."""
+    """float32 prices as float64: a multiple of 1/256 as it is (104.00390625, a 256th, is
+    exact in float32, and its shortest float32 decimal 104.00391 is not the price), any other
+    as the shortest decimal that is the same float32 (numpy's repr: 1.08725 stored as
+    1.0872499942... reads 1.08725). Per distinct price: a tick file of millions of trades has a
+    few thousand."""
     distinct, where = np.unique(values, return_inverse=True)
+    exact = distinct.astype(np.float64)
+    on_grid = np.isfinite(exact) & (np.rint(exact * _BINARY_GRID) == exact * _BINARY_GRID)
     decimals = np.array([float(str(v)) for v in distinct.astype(np.float32)], np.float64)
-    return decimals[where.reshape(values.shape)]
+    return np.where(on_grid, exact, decimals)[where.reshape(values.shape)]
 
 
 def read_scid(path: Path) -> pl.DataFrame:
@@ -146,6 +169,8 @@ def read_scid(path: Path) -> pl.DataFrame:
         DataError: not the format, a record size other than 40, a cut-short file, a time in
             neither encoding, or bars and ticks in one file.
     """
+    if zip_member(path) is not None:
+        raise DataError(f"{path}: a .scid file inside a zip archive is not read: extract it")
     size = path.stat().st_size
     with path.open("rb") as f:
         header = _header(path, f.read(HEADER_BYTES), size)
@@ -161,8 +186,9 @@ def read_scid(path: Path) -> pl.DataFrame:
         change = int(np.argmax(tick != first))
         kinds = ("bars", "ticks") if not first else ("ticks", "bars")
         raise DataError(
-            f"{path} record {change + 1}: {kinds[1]} after {change} records of {kinds[0]} (the "
-            "chart's storage unit changed): export each part from Sierra Chart as text"
+            f"{path} record {change + 1}: {kinds[1]} after {change} records of {kinds[0]} (an "
+            "open of 0 marks a tick: the chart's storage unit changed, or a bar opened at 0): "
+            "export each part from Sierra Chart as text"
         )
     volume = pl.Series("volume", records["volume"].astype(np.float64))
     if records.size and bool(tick[0]):
