@@ -14,10 +14,12 @@ def _shape(f: int) -> Shape:
                  device="cpu")  # fmt: skip
 
 
-# 50 variables at 20 rows, chunks of 16. Per variable and row the chunk keeps (fused) (6 d_v + 2)
-# fp32 values and d_v mask bytes = 208, or in half precision 12 d_v + 6 + d_v = 110; (faithful,
-# fp32, d_h = 8) (2 d_h + 4 d) x 4 + 2 x 4 + d_h = 592. The weighting's gradients: 2 x width x f
-# per variable and row, width d_v (fused) or d (faithful).
+# 50 variables at 20 rows, chunks of 16. Per variable and row the chunk keeps (fused) (5 d_v + 2)
+# fp32 values and d_v mask bytes = 176, and makes the weight-scaled states (d_v fp32 values,
+# not kept: model/weighted_lift.py) beside them, 208 in all; in half precision it keeps
+# 12 d_v + 6 + d_v = 110 (the product among them); (faithful, fp32, d_h = 8) (2 d_h + 4 d) x 4
+# + 2 x 4 + d_h = 592. The weighting's gradients: 2 x width x f per variable and row, width d_v
+# (fused) or d (faithful).
 @pytest.mark.parametrize(
     ("mode", "f", "streamed", "whole"),
     [

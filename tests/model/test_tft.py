@@ -157,7 +157,7 @@ def test_tft_225_parameters_under_50_mb(mode: str) -> None:
 #: Exact saved-activation bytes at TFT-225, batch 32, fp32, train mode (parameters and the
 #: input batch excluded; torch 2.13). Deterministic: re-measure with this test's code if a
 #: deliberate model change moves them.
-TFT_225_SAVED_BYTES = 38_639_520
+TFT_225_SAVED_BYTES = 38_629_280  # the static VSN's weighted states no longer kept (s48)
 
 
 @pytest.mark.slow

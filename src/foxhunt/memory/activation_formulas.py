@@ -148,8 +148,9 @@ def vsn_bytes(
     softmax that keeps its output (N V). Per variable (fused): GRN at d_v without a LayerNorm
     affine (it is folded into the lift) and with the embedding folded into fc1 (no embedding
     kept), the normalised state (kept by its LayerNorm, with one fp32 ``1/std`` per row, and by
-    the weighting: one tensor), the weight-scaled states, and the contiguous copy of the
-    chunk's inputs ((6 d_v + 2) fp32 values per row, plus dropout's d_v-byte mask). A streaming VSN
+    the weighting: one tensor), and the contiguous copy of the chunk's inputs ((5 d_v + 2) fp32
+    values per row, plus dropout's d_v-byte mask: the weight-scaled states are not kept,
+    :mod:`foxhunt.model.weighted_lift`; in half precision they are). A streaming VSN
     runs the selection under checkpoint (keeping its context and its output, the weights) and
     the per-variable part chunk by chunk under checkpoint (keeping nothing new: its inputs are
     views of the batch and of the weights); in backward the selection and then one chunk at a
@@ -164,7 +165,7 @@ def vsn_bytes(
     if mode == "fused":
         mask = s.d_v * MASK if s.dropout else 0
         if f == F32:
-            per_var_row_bytes = (6 * s.d_v + 2) * F32 + mask
+            per_var_row_bytes = (5 * s.d_v + 2) * F32 + mask
         else:  # half precision throughout (the normalised state too: model/variable_grn.py),
             # LayerNorm's 1/std in fp32
             per_var_row_bytes = 12 * s.d_v + 6 + mask
@@ -182,11 +183,16 @@ def vsn_bytes(
     weighting_grads = 2 * rows * width * f
     if streaming:
         # Kept: the context (a checkpoint input) and the selection weights (the chunks' input).
-        # Recomputed in backward: the selection GRN once, then one chunk at a time.
+        # Recomputed in backward: the selection GRN once, then one chunk at a time. A chunk's
+        # recompute and backward hold the weight-scaled states too where they are not kept
+        # (fp32, fused): made beside what the chunk keeps (measured: the demo's step peak does
+        # not move when the product is no longer kept, tests/memory/test_estimate.py)
         kept = (context_rows * s.d * f if f == F32 else 0) + softmax
         selection = grn + half_input + (ctx if f != F32 else 0)
         vc = min(chunk, v)
-        return kept, max(selection, vc * rows * (per_var_row_bytes + weighting_grads // rows))
+        product = s.d_v * F32 if mode == "fused" and f == F32 else 0
+        chunk_row = per_var_row_bytes + product + weighting_grads // rows
+        return kept, max(selection, vc * rows * chunk_row)
     return ctx + grn + softmax + half_input + per_var, v * weighting_grads
 
 

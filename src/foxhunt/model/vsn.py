@@ -39,6 +39,7 @@ from torch.utils.checkpoint import checkpoint
 
 from foxhunt.model.grn import GatedResidualNetwork
 from foxhunt.model.variable_grn import PerVariableGRN, VariableWeights, split_views
+from foxhunt.model.weighted_lift import WeightedLift, keeps_no_product
 
 INFERENCE_CHUNK_BYTES = 8 * 2**20
 """Bytes of a no-grad chunk's widest per-variable tensor. Chunks of a few MiB stay below
@@ -225,8 +226,10 @@ class VariableSelectionNetwork(nn.Module):
         # The weights as a (Vc, 1, N) view of vc; the product is laid out (Vc, d_var, N), so the
         # reshape is a view and addmm reads it transposed (no copy, forward or backward)
         weight = vc.t()[:, None, :].to(state.dtype)  # (Vc, 1, N)
-        scaled = (state * weight).reshape(-1, n)  # (Vc * d_var, N)
         lift = lift_w.reshape(-1, self.d_model)
+        if into is None and keeps_no_product(state):  # fp32 training: the product not kept
+            return WeightedLift.apply(state, weight, lift) + vc @ lift_b  # (N, d)
+        scaled = (state * weight).reshape(-1, n)  # (Vc * d_var, N)
         if into is None:
             return torch.addmm(vc @ lift_b, scaled.t(), lift)  # (N, d)
         # in place, outside autocast's casts: the weights in the sum's dtype
