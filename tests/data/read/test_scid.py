@@ -163,7 +163,10 @@ def test_ticks_are_trades_that_bar_minutes_builds_into_bars(tmp_path: Path, mark
 def test_ticks_without_bar_minutes_are_refused_naming_it(tmp_path: Path) -> None:
     us, price, size = _ticks(50)
     path = _write(tmp_path / "NQH24.scid", us, (np.zeros(50), price, price, price), size)
-    with pytest.raises(DataError, match="--bar-minutes K builds"):
+    with pytest.raises(
+        DataError,
+        match=r"a Sierra Chart tick file \(each record one trade\): --bar-minutes K builds",
+    ):
         read_bars(path)
 
 

@@ -312,6 +312,12 @@ def _normalise_as(
     if not opts.column_map:
         check_duplicated(path, names, cols)
     found, prints = prints_of(path, cols, bool(quote_sides(names)), opts, lf)
+    if prints is None and table_kind(path) == "scid" and "price" in names and not opts.column_map:
+        raise DataError(
+            f"{path}: a Sierra Chart tick file (each record one trade): --bar-minutes K builds "
+            "K-minute bars from its trades (open the first price, high the highest, low the "
+            "lowest, close the last, volume their sizes)"
+        )
     cols = prints.columns(cols) if prints is not None else cols
     for canon in PRICE_COLUMNS:
         if canon not in cols.prices:
