@@ -84,3 +84,30 @@ def test_a_vsn_trains_to_the_same_gradients_either_way(
     assert len(fused) == len(plain)
     for a, b in zip(fused, plain, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_a_frozen_lift_gets_no_gradient_and_the_others_theirs() -> None:
+    states, weights, lift = _inputs(torch.float64)
+    lift.requires_grad_(False)
+    out = WeightedLift.apply(states, weights.t()[:, None, :], lift)
+    out.sum().backward()
+    assert lift.grad is None
+    want = torch.autograd.grad(_reference(states, weights, lift).sum(), (states, weights))
+    torch.testing.assert_close(states.grad, want[0])
+    torch.testing.assert_close(weights.grad, want[1])
+
+
+def test_backward_holds_two_state_sized_tensors_at_once() -> None:
+    """The states' gradient and one buffer, which takes the weights' product and then the
+    recomputed one: not a third tensor for the recomputed product."""
+    from foxhunt.memory.tensor_peak import tensor_peak_bytes
+
+    states = torch.randn(20, 8, 500, requires_grad=True)
+    weights = torch.softmax(torch.randn(500, 20), 1).requires_grad_()
+    lift = torch.randn(20 * 8, 16, requires_grad=True)
+    out = WeightedLift.apply(states, weights.t()[:, None, :], lift)
+    grad = torch.randn_like(out)
+    peak = tensor_peak_bytes(lambda: out.backward(grad))
+    one = states.numel() * 4  # 320 kB
+    small = (weights.numel() + lift.numel()) * 4 * 2  # the weights' and the lift's gradients
+    assert 2 * one <= peak <= 2 * one + small
