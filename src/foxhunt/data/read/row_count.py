@@ -104,13 +104,13 @@ def _file_rows(p: Path) -> int:
         return read_json_bars(p).height  # one line of records: read (an API's answer)
     if kind == "workbook":
         return workbook_rows(p)
-    if name.endswith(".dbn"):
+    if kind == "dbn":
+        if name.endswith(".zst"):
+            log.info("%s: compressed DBN, its bars not counted in the memory plan", p)
+            return 0
         return p.stat().st_size // DBN_OHLCV_RECORD
     if kind == "scid":
         return scid_records(p)
-    if name.endswith(".dbn.zst"):
-        log.info("%s: compressed DBN, its bars not counted in the memory plan", p)
-        return 0
     if (codec := codec_of(name)) is not None:  # counted, not sized: gzip's size field holds
         with open_compressed(p, codec) as f:  # only its last member's (and bzip2's none)
             return _lines(f)

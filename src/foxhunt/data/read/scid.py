@@ -181,7 +181,7 @@ def read_scid(path: Path) -> pl.DataFrame:
     ts = pl.Series("ts", _epoch_us(path, records["time"]), pl.Int64).cast(pl.Datetime("us", "UTC"))
     opens = records["open"]
     tick = (opens == 0) | (opens <= _TICK_MARKER)
-    if records.size and tick.any() and not tick.all():
+    if tick.any() and not tick.all():
         first = bool(tick[0])
         change = int(np.argmax(tick != first))
         kinds = ("bars", "ticks") if not first else ("ticks", "bars")
@@ -190,10 +190,11 @@ def read_scid(path: Path) -> pl.DataFrame:
             "open of 0 marks a tick: the chart's storage unit changed, or a bar opened at 0): "
             "export each part from Sierra Chart as text"
         )
-    volume = pl.Series("volume", records["volume"].astype(np.float64))
-    if records.size and bool(tick[0]):
-        return pl.DataFrame([ts, pl.Series("price", _decimal(records["close"])), volume]).rename(
-            {"volume": "size"}
-        )
-    prices = [pl.Series(name, _decimal(records[name])) for name in ("open", "high", "low", "close")]
-    return pl.DataFrame([ts, *prices, volume])
+    volume = records["volume"].astype(np.float64)
+    if tick.any():  # all of them: one trade a record
+        price = pl.Series("price", _decimal(records["close"]))
+        return pl.DataFrame([ts, price, pl.Series("size", volume)])
+    names = ("open", "high", "low", "close")
+    prices = _decimal(np.stack([records[name] for name in names]))  # one pass over the prices
+    columns = [pl.Series(name, row) for name, row in zip(names, prices, strict=True)]
+    return pl.DataFrame([ts, *columns, pl.Series("volume", volume)])
