@@ -1,5 +1,6 @@
-"""ByteDropout: the documented rate (rounded to 1/256), an unbiased output, a bool mask as the
-only thing saved for backward, the gradient through kept elements only, identity in eval."""
+"""ByteDropout: the documented rate (rounded to 1/256), an unbiased output, the drawn bytes as
+the only thing saved for backward (one per element), the gradient through kept elements only,
+identity in eval."""
 
 from __future__ import annotations
 
@@ -34,20 +35,41 @@ def test_random_bytes_are_uniform_over_all_256_values() -> None:
     assert chi2 < 400  # 255 degrees of freedom: p < 1e-7 above this
 
 
-def test_gradient_flows_only_through_kept_elements_and_only_a_bool_mask_is_saved() -> None:
+@pytest.mark.parametrize("shape", [(64, 32), (7, 3)])  # a whole number of draws, and not
+def test_gradient_flows_only_through_kept_elements_and_only_the_bytes_are_saved(
+    shape: tuple[int, int],
+) -> None:
     torch.manual_seed(2)
     d = ByteDropout(0.5).train()
-    x = torch.randn(64, 32, requires_grad=True)
+    x = torch.randn(*shape, requires_grad=True)
     saved: list[torch.Tensor] = []
     with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
         y = d(x)
-    assert [t.dtype for t in saved] == [torch.bool]
-    keep = ~saved[0]  # the saved mask marks the dropped elements
+    assert [t.dtype for t in saved] == [torch.uint8]
+    # one byte per element, no more: an odd size's bytes are not a view of the drawn words
+    assert saved[0].untyped_storage().nbytes() == x.numel()
+    keep = saved[0] >= d.threshold  # the saved bytes: below the threshold is dropped
     assert 0 < int(keep.sum()) < keep.numel()
     assert torch.equal(y, x.detach() * keep * d.scale)
     y.sum().backward()
     assert x.grad is not None
     assert torch.equal(x.grad, keep.float() * d.scale)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_output_and_gradient_are_bit_for_bit_those_of_a_masked_fill(dtype: torch.dtype) -> None:
+    """The 0/1 mask in the tensor's dtype, then the scale: what masking by a bool tensor and
+    scaling gave, bit for bit, in half precision too (the scale is not rounded to bf16)."""
+    d = ByteDropout(0.1).train()
+    x = torch.randn(40, 33, dtype=dtype, requires_grad=True)
+    g = torch.randn(40, 33, dtype=dtype)
+    torch.manual_seed(6)
+    y = d(x)
+    (dx,) = torch.autograd.grad(y, x, g)
+    torch.manual_seed(6)
+    dropped = random_bytes(x.shape, x.device) < d.threshold
+    assert torch.equal(y, x.detach().masked_fill(dropped, 0.0).mul_(d.scale))
+    assert torch.equal(dx, g.masked_fill(dropped, 0.0).mul_(d.scale))
 
 
 def test_same_seed_same_mask_and_eval_is_identity() -> None:
