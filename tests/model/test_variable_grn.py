@@ -151,3 +151,49 @@ def test_the_skip_takes_the_glu_output_in_place(monkeypatch, path: str) -> None:
     )
     out_of_place = tensor_peak_bytes(forward)
     assert in_place <= out_of_place - vc * d_out * n * 4
+
+
+@pytest.mark.parametrize("needs", [(True, True, True), (True, True, False), (False, False, True)])
+def test_row_affine_is_addcmul_with_exact_gradients(needs: tuple[bool, bool, bool]) -> None:
+    """The folded fc1 and the skip: ``shift + scale * x`` over (Vc, w, 1) and (Vc, 1, N), its
+    backward's batched products checked against finite differences in float64, and its value
+    and gradients against ``torch.addcmul``'s in fp32."""
+    from foxhunt.model.variable_grn import _RowAffine, row_affine
+
+    torch.manual_seed(0)
+    shapes = [(3, 5, 1), (3, 5, 1), (3, 1, 7)]
+    args = [
+        torch.randn(s, dtype=torch.float64, requires_grad=r)
+        for s, r in zip(shapes, needs, strict=True)
+    ]
+    assert torch.autograd.gradcheck(_RowAffine.apply, tuple(args))
+    f32 = [a.detach().float().requires_grad_(a.requires_grad) for a in args]
+    out = row_affine(*f32)
+    ref = torch.addcmul(*f32)
+    torch.testing.assert_close(out, ref)
+    grad = torch.randn_like(ref)
+    wanted = [a for a in f32 if a.requires_grad]
+    for got, expected in zip(
+        torch.autograd.grad(out, wanted, grad),
+        torch.autograd.grad(ref, wanted, grad),
+        strict=True,
+    ):
+        torch.testing.assert_close(got, expected)
+
+
+def test_row_affine_keeps_only_what_its_gradients_need() -> None:
+    """The one (Vc, 1, N) row of inputs for the scale's gradient (the inputs need none), as
+    ``addcmul`` kept it: no (Vc, w, N) tensor, and the scale only when ``x`` needs a gradient."""
+    from foxhunt.model.variable_grn import row_affine
+
+    shift, scale = (
+        torch.randn(3, 5, 1, requires_grad=True),
+        torch.randn(3, 5, 1, requires_grad=True),
+    )
+    x = torch.randn(3, 1, 7)
+    saved: list[torch.Tensor] = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
+        row_affine(shift, scale, x)
+    assert len(saved) == 1 and saved[0] is x
+    with torch.no_grad():
+        assert not row_affine(shift, scale, x).requires_grad

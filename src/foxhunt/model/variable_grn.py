@@ -195,15 +195,13 @@ class PerVariableGRN(nn.Module):
             x, emb_w, emb_b = x.to(half), emb_w.to(half), emb_b.to(half)
         ew, eb = emb_w[:, :, None], emb_b[:, :, None]  # (Vc, d_in, 1)
         w1 = w.fc1_weight.transpose(1, 2)  # (Vc, dh, d_in)
-        h = torch.addcmul(
-            torch.baddbmm(w.fc1_bias[:, :, None], w1, eb), torch.bmm(w1, ew), x
-        )  # (Vc, dh, N)
+        h = row_affine(torch.baddbmm(w.fc1_bias[:, :, None], w1, eb), torch.bmm(w1, ew), x)
         if w.skip_weight is not None and w.skip_bias is not None:
             ws = w.skip_weight.transpose(1, 2)
             skip_b = torch.baddbmm(w.skip_bias[:, :, None], ws, eb)
-            skip = torch.addcmul(skip_b, torch.bmm(ws, ew), x)
+            skip = row_affine(skip_b, torch.bmm(ws, ew), x)
         else:
-            skip = torch.addcmul(eb, ew, x)  # the embedding itself (only added: not kept)
+            skip = row_affine(eb, ew, x)  # the embedding itself (only added: not kept)
         return self._from_hidden(h.to(x.dtype), skip, w, own_skip=True)
 
     def _from_hidden(self, h: Tensor, skip: Tensor, w: VariableWeights, own_skip: bool) -> Tensor:
@@ -228,6 +226,41 @@ class PerVariableGRN(nn.Module):
         if w.norm_weight is None or w.norm_bias is None:
             return y
         return torch.addcmul(w.norm_bias[:, :, None], y, w.norm_weight[:, :, None])
+
+
+class _RowAffine(torch.autograd.Function):
+    """``shift + scale * x`` for (Vc, w, 1) ``shift`` and ``scale`` and (Vc, 1, N) ``x``: each
+    variable's one row of inputs mapped to ``w`` rows (see :func:`row_affine`)."""
+
+    @staticmethod
+    def forward(ctx: Any, shift: Tensor, scale: Tensor, x: Tensor) -> Tensor:  # noqa: D102
+        _, need_scale, need_x = ctx.needs_input_grad
+        ctx.save_for_backward(x if need_scale else None, scale if need_x else None)
+        return torch.mul(scale, x).add_(shift)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:  # noqa: D102
+        x, scale = ctx.saved_tensors
+        need_shift, need_scale, need_x = ctx.needs_input_grad
+        # the sums over N and over w as batched products: nothing (Vc, w, N) is made
+        d_shift = grad.sum(-1, keepdim=True) if need_shift else None
+        d_scale = torch.bmm(grad, x.transpose(1, 2)) if need_scale else None
+        d_x = torch.bmm(scale.transpose(1, 2), grad) if need_x else None
+        return d_shift, d_scale, d_x
+
+
+def row_affine(shift: Tensor, scale: Tensor, x: Tensor) -> Tensor:
+    """``shift + scale * x``, broadcast to (Vc, w, N) from (Vc, w, 1) ``shift`` and ``scale``
+    and (Vc, 1, N) ``x``: the folded fc1 and the skip of :meth:`PerVariableGRN.run_embedded`.
+
+    ``torch.addcmul`` gives the same, but over these broadcasts it took 3.4 ms on TFT-225's
+    (210, 16, 1,600) against 1.6 for a product and an in-place sum, and its backward made a
+    (Vc, w, N) product of the gradient and ``x`` to sum over N (4 ms against 0.6 for the
+    batched products here; docs/benchmarks.md, "Session 49").
+    """
+    if torch.is_grad_enabled() and not torch.jit.is_tracing():
+        return _RowAffine.apply(shift, scale, x)
+    return torch.mul(scale, x).add_(shift)
 
 
 _EPS = 1e-5  # F.layer_norm's default
