@@ -215,6 +215,23 @@ def synthetic_batch(
 # --- output --------------------------------------------------------------------------------
 
 
+ISA_CAPS = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
+"""The variables that cap the instruction sets PyTorch's kernels use (``make test-avx2``)."""
+
+
+def cpu_isa() -> dict[str, Any]:
+    """Whether the CPU has native bf16 (``avx512_bf16``) and the instruction-set caps in force:
+    a result measured under ``make test-avx2``'s caps says so. No torch import."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        flags = ""
+    return {
+        "avx512_bf16": "avx512_bf16" in flags,
+        "isa_caps": {k: os.environ[k] for k in ISA_CAPS if k in os.environ},
+    }
+
+
 def environment() -> dict[str, Any]:
     """Versions and machine facts recorded with every result."""
     import torch
@@ -233,6 +250,7 @@ def environment() -> dict[str, Any]:
         "threads": torch.get_num_threads(),
         "cpu": cpu,
         "logical_cpus": os.cpu_count(),
+        **cpu_isa(),
     }
 
 

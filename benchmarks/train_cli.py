@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness import cpu_isa
 from runner import BENCH_DIR, BENCH_PYTHON, MAIN_PYTHON, RESULTS, last_json_line, worker_env
 
 FIRST, LAST = 2, 12  # the window covers steps 3..12
@@ -164,12 +165,15 @@ def main() -> None:
         "command": "benchmarks/train_cli.py " + " ".join(sys.argv[1:]),
         "import_baseline_bytes": base,
         "load_average": os.getloadavg(),
+        **cpu_isa(),
         "rounds": rows,
         "median_speedup": statistics.median(r["speedup"] for r in rows),
         "median_memory_ratio": statistics.median(r["memory_ratio"] for r in rows),
     }
     RESULTS.mkdir(exist_ok=True)
     suffix = "".join("-" + x.lstrip("-").replace("=", "-") for x in extra)
+    if "ATEN_CPU_CAPABILITY" in os.environ:  # under make test-avx2's caps: a file of its own
+        suffix += "-aten-" + os.environ["ATEN_CPU_CAPABILITY"]
     (RESULTS / f"train_cli{suffix}.json").write_text(json.dumps(summary, indent=2) + "\n")
     keys = ("median_speedup", "median_memory_ratio", "import_baseline_bytes")
     print(json.dumps({k: summary[k] for k in keys}))

@@ -115,3 +115,16 @@ def test_write_json_is_atomic(tmp_path: Path) -> None:
     runner.write_json(path, {"x": [1, 2]})
     assert json.loads(path.read_text()) == {"x": [1, 2]}
     assert not (tmp_path / "out" / "r.json.tmp").exists()
+
+
+def test_cpu_isa_records_the_caps_in_force(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A result measured under make test-avx2's caps says so; one without says none."""
+    for k in harness.ISA_CAPS:
+        monkeypatch.delenv(k, raising=False)
+    assert harness.cpu_isa()["isa_caps"] == {}
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "avx2")
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    isa = harness.cpu_isa()
+    assert isa["isa_caps"] == {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+    with open("/proc/cpuinfo") as f:
+        assert isa["avx512_bf16"] == ("avx512_bf16" in f.read())
