@@ -35,7 +35,7 @@ def test_random_bytes_are_uniform_over_all_256_values() -> None:
     assert chi2 < 400  # 255 degrees of freedom: p < 1e-7 above this
 
 
-@pytest.mark.parametrize("shape", [(64, 32), (7, 3)])  # a whole number of draws, and not
+@pytest.mark.parametrize("shape", [(64, 32), (5, 9)])  # a whole number of draws, and not
 def test_gradient_flows_only_through_kept_elements_and_only_the_bytes_are_saved(
     shape: tuple[int, int],
 ) -> None:

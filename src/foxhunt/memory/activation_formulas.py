@@ -26,7 +26,7 @@ DeviceType = Literal["cpu", "cuda"]
 
 F32 = 4
 MASK = 1
-"""Bytes per element of a dropout mask (bool; foxhunt.model.dropout.ByteDropout)."""
+"""Bytes per element of a dropout mask (the drawn bytes foxhunt.model.dropout.ByteDropout keeps)."""
 
 _PAGE = 4096
 
@@ -108,7 +108,7 @@ class Shape:
 def gate_add_norm_bytes(rows: int, d_in: int, d_out: int, dropout: bool, f: int) -> int:
     """GLU(dropout(x)) + skip, then LayerNorm: bytes saved.
 
-    Dropout (:class:`foxhunt.model.dropout.ByteDropout`) keeps its bool mask (1 byte per
+    Dropout (:class:`foxhunt.model.dropout.ByteDropout`) keeps its drawn bytes (1 byte per
     element) and the linear keeps the dropped input (N d_in); without dropout the linear keeps
     ``x`` itself (no earlier op saves it in any of the gates). The GLU keeps its 2 d_out input,
     LayerNorm its d_out input and per-row mean and rstd.
