@@ -181,19 +181,49 @@ def test_row_affine_is_addcmul_with_exact_gradients(needs: tuple[bool, bool, boo
         torch.testing.assert_close(got, expected)
 
 
-def test_row_affine_keeps_only_what_its_gradients_need() -> None:
+@pytest.mark.parametrize(("scale_grad", "kept"), [(True, 1), (False, 0)])
+def test_row_affine_keeps_only_what_its_gradients_need(scale_grad: bool, kept: int) -> None:
     """The one (Vc, 1, N) row of inputs for the scale's gradient (the inputs need none), as
-    ``addcmul`` kept it: no (Vc, w, N) tensor, and the scale only when ``x`` needs a gradient."""
+    ``addcmul`` kept it, and nothing where only the shift needs a gradient."""
     from foxhunt.model.variable_grn import row_affine
 
-    shift, scale = (
-        torch.randn(3, 5, 1, requires_grad=True),
-        torch.randn(3, 5, 1, requires_grad=True),
-    )
+    shift = torch.randn(3, 5, 1, requires_grad=True)
+    scale = torch.randn(3, 5, 1, requires_grad=scale_grad)
     x = torch.randn(3, 1, 7)
     saved: list[torch.Tensor] = []
     with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
         row_affine(shift, scale, x)
-    assert len(saved) == 1 and saved[0] is x
+    assert len(saved) == kept and all(t is x for t in saved)
     with torch.no_grad():
         assert not row_affine(shift, scale, x).requires_grad
+
+
+def test_row_affine_backward_makes_nothing_as_wide_as_its_output() -> None:
+    """Its backward sums the gradient over N and over w by batched products: its tensor peak
+    is a few (Vc, w, 1) and (Vc, 1, N) results, where autograd's ``mul`` and ``addcmul`` make
+    a (Vc, w, N) product of the gradient first."""
+    from foxhunt.memory.tensor_peak import tensor_peak_bytes
+    from foxhunt.model.variable_grn import row_affine
+
+    vc, w, n = 4, 16, 4096
+    shift = torch.randn(vc, w, 1, requires_grad=True)
+    scale = torch.randn(vc, w, 1, requires_grad=True)
+    x = torch.randn(vc, 1, n, requires_grad=True)
+    grad = torch.randn(vc, w, n)
+    out = row_affine(shift, scale, x)
+    peak = tensor_peak_bytes(lambda: torch.autograd.grad(out, (shift, scale, x), grad))
+    assert peak <= 4 * (2 * vc * w + vc * n) + 4096
+    ref = torch.addcmul(shift, scale, x)
+    assert tensor_peak_bytes(lambda: torch.autograd.grad(ref, (shift, scale, x), grad)) > peak
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.trace` is deprecated:DeprecationWarning")
+def test_row_affine_traces_to_plain_ops_with_autograd_on() -> None:
+    """While traced for export (autograd recording or not) it is a product and a sum: the
+    TorchScript ONNX exporter cannot write a Python autograd function."""
+    from foxhunt.model.variable_grn import row_affine
+
+    args = (torch.randn(2, 3, 1), torch.randn(2, 3, 1, requires_grad=True), torch.randn(2, 1, 5))
+    traced = torch.jit.trace(row_affine, args)
+    kinds = {node.kind() for node in traced.graph.nodes()}
+    assert "prim::PythonOp" not in kinds and "aten::mul" in kinds
