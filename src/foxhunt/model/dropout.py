@@ -9,10 +9,10 @@ bytes (8 elements per draw) and keeps those bytes for backward: 1 byte per eleme
 
 Both directions turn the bytes into a 0/1 mask in the tensor's own dtype (a copy and a
 comparison, in place) and multiply by it. On the CPU that is 3-4x faster than ``masked_fill``
-with a bool mask, and than making the bool mask itself (both several times slower there than a
-pass over memory):
-measured on TFT-225's (210, 16, 1,600) fp32 states, 6-8 ms a ``masked_fill`` and 3 ms a bool
-comparison against 0.4 ms the copy and 0.7 ms the comparison (docs/benchmarks.md, "Session 49").
+with a bool mask, and than making the bool mask itself, both several times slower there than a
+pass over memory: measured on TFT-225's (210, 16, 1,600) fp32 states, 6-8 ms a
+``masked_fill`` and 3 ms a bool comparison against 0.4 ms the copy and 0.7 ms the comparison
+(docs/benchmarks.md, "Session 49").
 
 The rate is rounded to a multiple of 1/256 (0.1 becomes 26/256 = 0.1016), at most 255/256; the kept elements
 are scaled by ``1 / (1 - rate)`` with that rounded rate, so the expected output equals the
@@ -70,7 +70,8 @@ class _ByteMask(torch.autograd.Function):
 
 
 class ByteDropout(nn.Module):
-    """Dropout with a byte-resolution rate and a bool mask (see the module docstring).
+    """Dropout with a byte-resolution rate whose mask is one random byte per element (see the
+    module docstring).
 
     Args:
         p: Requested drop probability in [0, 1); :attr:`rate` is it rounded to 1/256, at
