@@ -96,3 +96,33 @@ def test_the_context_reaches_the_selection_without_autograd_too(mode: str) -> No
     torch.testing.assert_close(plain[0], recorded[0].detach())
     other = m(x, torch.randn(2, 4))[1]
     assert not torch.allclose(other, recorded[1])  # and the context matters
+
+
+@pytest.mark.parametrize(
+    ("grad", "autocast", "streaming", "applied"),
+    [
+        (True, False, False, 1),  # fp32 training: the product is not kept
+        (True, False, True, 2),  # and in each streamed chunk (forward, then its recompute)
+        (True, True, False, 0),  # bf16 autocast: the matmul's casts are autocast's
+        (False, False, False, 0),  # no autograd: nothing to keep, the sum goes in place
+    ],
+)
+def test_the_weighted_lift_runs_in_fp32_training_only(
+    monkeypatch: pytest.MonkeyPatch, grad: bool, autocast: bool, streaming: bool, applied: int
+) -> None:
+    """The fused VSN's weighted sum goes through ``WeightedLift`` exactly where it keeps no
+    product (fp32 with autograd recording, not under autocast) and through the plain matmul
+    elsewhere; both give the same sum, so only which one ran tells them apart."""
+    from foxhunt.model import vsn as vsn_module
+
+    calls: list[int] = []
+    apply = vsn_module.WeightedLift.apply
+    monkeypatch.setattr(vsn_module.WeightedLift, "apply", lambda *a: calls.append(1) or apply(*a))
+    torch.manual_seed(0)
+    m = VariableSelectionNetwork(6, 4, 8, streaming=streaming, chunk=8).train()
+    x = torch.randn(2, 5, 6)
+    with torch.set_grad_enabled(grad), torch.autocast("cpu", torch.bfloat16, enabled=autocast):
+        out, _ = m(x)
+    if grad:
+        out.float().sum().backward()
+    assert len(calls) == applied
