@@ -219,13 +219,22 @@ ISA_CAPS = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTION
 """The variables that cap the instruction sets PyTorch's kernels use (``make test-avx2``)."""
 
 
-def cpu_isa() -> dict[str, Any]:
-    """Whether the CPU has native bf16 (``avx512_bf16``) and the instruction-set caps in force:
-    a result measured under ``make test-avx2``'s caps says so. No torch import."""
+def _cpuinfo() -> str:
+    """``/proc/cpuinfo``'s text, or "" where there is none (not Linux)."""
     try:
-        flags = Path("/proc/cpuinfo").read_text()
+        return Path("/proc/cpuinfo").read_text()
     except OSError:
-        flags = ""
+        return ""
+
+
+def cpu_isa(cpuinfo: str | None = None) -> dict[str, Any]:
+    """Whether the CPU has native bf16 (``avx512_bf16``) and the instruction-set caps in force:
+    a result measured under ``make test-avx2``'s caps says so. No torch import.
+
+    Args:
+        cpuinfo: ``/proc/cpuinfo``'s text when the caller has read it already.
+    """
+    flags = _cpuinfo() if cpuinfo is None else cpuinfo
     return {
         "avx512_bf16": "avx512_bf16" in flags,
         "isa_caps": {k: os.environ[k] for k in ISA_CAPS if k in os.environ},
@@ -236,21 +245,19 @@ def environment() -> dict[str, Any]:
     """Versions and machine facts recorded with every result."""
     import torch
 
+    info = _cpuinfo()
     cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    for line in info.splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
     return {
         "python": platform.python_version(),
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
         "cpu": cpu,
         "logical_cpus": os.cpu_count(),
-        **cpu_isa(),
+        **cpu_isa(info),
     }
 
 
