@@ -222,13 +222,16 @@ class VariableSelectionNetwork(nn.Module):
         if lift_w is None or lift_b is None:  # faithful
             part = torch.einsum("vdn,nv->nd", state, vc)
             return part if into is None else into.add_(part)
-        # in the states' dtype (half under autocast): an fp32 product would be cast again by addmm.
-        # The weights as a (Vc, 1, N) view of vc; the product is laid out (Vc, d_var, N), so the
-        # reshape is a view and addmm reads it transposed (no copy, forward or backward)
-        weight = vc.t()[:, None, :].to(state.dtype)  # (Vc, 1, N)
+        # The product is laid out (Vc, d_var, N), so the reshape is a view and addmm reads it
+        # transposed (no copy, forward or backward). The weights are a (Vc, 1, N) view of vc,
+        # strided along N: WeightedLift keeps that view (the softmax keeps its storage anyway)
+        weight = vc.t()[:, None, :]
         lift = lift_w.reshape(-1, self.d_model)
         if into is None and keeps_no_product(state):  # fp32 training: the product not kept
             return WeightedLift.apply(state, weight, lift) + vc @ lift_b  # (N, d)
+        # contiguous rows in the states' dtype (half under autocast: an fp32 product would be
+        # cast again by addmm): a product with the strided view is several times slower
+        weight = weight.to(state.dtype, memory_format=torch.contiguous_format)
         scaled = (state * weight).reshape(-1, n)  # (Vc * d_var, N)
         if into is None:
             return torch.addmm(vc @ lift_b, scaled.t(), lift)  # (N, d)

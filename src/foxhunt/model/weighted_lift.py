@@ -13,6 +13,12 @@ where autograd's was a transposed view that the weighting's two products then re
 (strided), and it holds no more at once than autograd did: two (Vc, d_var, N) tensors, the
 states' gradient and one buffer that takes the weights' product and then the recomputed one.
 
+The weights arrive as a view of the softmax's (N, Vc) output, strided along N; multiplied in
+that layout, each product took 5 ms on TFT-225's (210, 16, 1,600) states against 0.7 from a
+contiguous (Vc, 1, N) copy (0.2 ms to make). So each direction makes that copy (1.3 MB, not
+kept: the view shares the softmax's storage, which its backward keeps anyway) and multiplies
+by it (docs/benchmarks.md, "Session 50").
+
 fp32 only (:func:`keeps_no_product`): under autocast the matmul's casts belong to autocast, and
 the half-precision path keeps its (half-width) product as before.
 """
@@ -32,13 +38,14 @@ class WeightedLift(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, states: Tensor, weights: Tensor, lift: Tensor) -> Tensor:  # noqa: D102
         n = states.shape[-1]
-        scaled = (states * weights).reshape(-1, n)
+        scaled = (states * weights.contiguous()).reshape(-1, n)
         ctx.save_for_backward(states, weights, lift)
         return torch.mm(scaled.t(), lift)
 
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:  # noqa: D102
         states, weights, lift = ctx.saved_tensors
+        weights = weights.contiguous()  # (Vc, 1, N) rows (see the module's docstring)
         need_states, need_weights, need_lift = ctx.needs_input_grad
         n = states.shape[-1]
         grad_scaled = torch.mm(lift, grad.t()).view(states.shape)  # (Vc, d_var, N)
