@@ -1,5 +1,6 @@
-"""foxhunt's AdamW is torch.optim.AdamW's default CPU arithmetic, bit for bit, with torch's
-state-dict layout (checkpoints move between the two), and without importing torch._dynamo."""
+"""foxhunt's AdamW is torch.optim.AdamW(fused=True)'s CPU arithmetic, bit for bit (a tensor that
+is not contiguous: torch's default one-op-at-a-time arithmetic), with torch's state-dict layout
+(checkpoints move between the two), and without importing torch._dynamo."""
 
 from __future__ import annotations
 
@@ -43,10 +44,14 @@ def _assert_same(a: nn.Module, b: nn.Module) -> None:
         assert torch.equal(x, y), name
 
 
-def test_the_trajectory_is_torchs_bit_for_bit() -> None:
+def _fused(groups: list[dict], **kw: object) -> torch.optim.AdamW:
+    return torch.optim.AdamW(groups, fused=True, **kw)  # type: ignore[arg-type]
+
+
+def test_the_trajectory_is_torchs_fused_one_bit_for_bit() -> None:
     ours_net, torch_net = _net(), _net()
     ours = AdamW(_groups(ours_net), lr=1e-2, betas=(0.9, 0.999))
-    theirs = torch.optim.AdamW(_groups(torch_net), lr=1e-2, betas=(0.9, 0.999))
+    theirs = _fused(_groups(torch_net), lr=1e-2, betas=(0.9, 0.999))
     _steps(ours_net, ours, range(6))
     _steps(torch_net, theirs, range(6))
     _assert_same(ours_net, torch_net)
@@ -59,10 +64,10 @@ def test_a_state_dict_moves_between_the_two_and_training_continues_identically(
 ) -> None:
     first_net, second_net, reference_net = _net(), _net(), _net()
     make_first, make_second = (
-        (torch.optim.AdamW, AdamW) if direction == "torch to ours" else (AdamW, torch.optim.AdamW)
+        (_fused, AdamW) if direction == "torch to ours" else (AdamW, _fused)
     )
     first = make_first(_groups(first_net), lr=1e-2)
-    reference = torch.optim.AdamW(_groups(reference_net), lr=1e-2)
+    reference = _fused(_groups(reference_net), lr=1e-2)
     _steps(first_net, first, range(3))
     _steps(reference_net, reference, range(3))
     saved = first.state_dict()
@@ -74,6 +79,53 @@ def test_a_state_dict_moves_between_the_two_and_training_continues_identically(
     _steps(second_net, second, range(3, 6))
     _steps(reference_net, reference, range(3, 6))
     _assert_same(second_net, reference_net)
+
+
+def test_a_checkpoint_of_torchs_default_adamw_resumes_to_rounding() -> None:
+    """torch's default (one op at a time) and the fused kernel differ in rounding only."""
+    first_net, second_net, reference_net = _net(), _net(), _net()
+    first = torch.optim.AdamW(_groups(first_net), lr=1e-2)
+    reference = torch.optim.AdamW(_groups(reference_net), lr=1e-2)
+    _steps(first_net, first, range(3))
+    _steps(reference_net, reference, range(3))
+    second_net.load_state_dict(first_net.state_dict())
+    second = AdamW(_groups(second_net), lr=1e-2)
+    second.load_state_dict(first.state_dict())
+    _steps(second_net, second, range(3, 6))
+    _steps(reference_net, reference, range(3, 6))
+    for (name, x), (_, y) in zip(
+        second_net.named_parameters(), reference_net.named_parameters(), strict=True
+    ):
+        torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-6, msg=name)
+    assert second.state[next(second_net.parameters())]["step"].item() == 6
+
+
+def test_a_tensor_that_is_not_contiguous_steps_as_torchs_default_does() -> None:
+    """The fused kernel reads one run of memory per tensor: a transposed parameter (or a
+    gradient laid out otherwise) is updated one op at a time, as torch's default AdamW, while
+    the group's other parameters still take the fused kernel."""
+    torch.manual_seed(0)
+    base = torch.randn(5, 3)
+    ours_t, theirs_t = (nn.Parameter(base.clone().t()) for _ in range(2))  # (3, 5), strided
+    ours_c, theirs_c = (nn.Parameter(torch.ones(4)) for _ in range(2))
+    ours = AdamW([ours_t, ours_c], lr=0.1)
+    default = torch.optim.AdamW([theirs_t], lr=0.1)
+    fused = _fused([theirs_c], lr=0.1)
+    for k in range(3):
+        grad = torch.randn(3, 5, generator=torch.Generator().manual_seed(k))
+        for p in (ours_t, theirs_t):
+            p.grad = grad.clone()
+        for p in (ours_c, theirs_c):
+            p.grad = torch.full((4,), 0.3 * (k + 1))
+        for opt in (ours, default, fused):
+            opt.step()
+    assert not ours_t.is_contiguous()
+    assert torch.equal(ours_t, theirs_t) and torch.equal(ours_c, theirs_c)
+    assert not torch.equal(ours_t, base.t())  # it moved
+    contiguous_grad = nn.Parameter(torch.zeros(3, 5))
+    contiguous_grad.grad = torch.ones(5, 3).t()  # the parameter is contiguous, its gradient not
+    AdamW([contiguous_grad], lr=0.1).step()
+    torch.testing.assert_close(contiguous_grad.detach(), torch.full((3, 5), -0.1))
 
 
 def test_zero_grad_and_a_mismatched_state_dict() -> None:
@@ -109,7 +161,7 @@ def test_stepping_does_not_import_the_compiler() -> None:
 
 def test_defaults_are_torchs() -> None:
     p = [nn.Parameter(torch.ones(3))]
-    ours, theirs = AdamW(p).defaults, torch.optim.AdamW(p).defaults
+    ours, theirs = AdamW(p).defaults, _fused(p).defaults
     assert {k: ours[k] for k in theirs} == theirs
     assert (ours["lr"], ours["weight_decay"], ours["decoupled_weight_decay"]) == (1e-3, 1e-2, True)
 

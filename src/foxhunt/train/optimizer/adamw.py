@@ -4,12 +4,17 @@ Every ``torch.optim`` optimizer wraps ``step``, ``zero_grad``, ``state_dict`` an
 ``load_state_dict`` so that ``torch.compile`` leaves them alone, and that wrapper imports
 ``torch._dynamo`` (the compiler's front end) on the first call: about 50 MiB resident in a
 training process (70 MiB in a fresh one) and 1.4 s, in a process that never compiles anything
-(docs/memory.md). :class:`AdamW` is ``torch.optim.AdamW`` as it runs by default on CPU (one
-parameter at a time, decoupled weight decay, no AMSGrad), op for op, so the trajectory is
-bit-identical on CPU, and its ``state_dict`` has torch's layout, so checkpoints written by either
-resume with the other (``tests/train/optimizer/test_adamw.py``). On CUDA torch would batch the same
-arithmetic over tensors (``foreach``); this runs it per parameter: the same update, more kernel
-launches.
+(docs/memory.md). :class:`AdamW` is ``torch.optim.AdamW(fused=True)``: decoupled weight decay,
+no AMSGrad, the update of every parameter of a group in one call of torch's fused kernel
+(``torch._fused_adamw_``), so the trajectory is bit-identical to it on CPU, and its
+``state_dict`` has torch's layout, so checkpoints written by either resume with the other
+(``tests/train/optimizer/test_adamw.py``). The fused kernel reads each tensor as one run of
+memory, so a parameter or gradient that is not contiguous is updated with the same arithmetic
+one op at a time, as ``torch.optim.AdamW``'s default (``_single_tensor_adamw``) does; the two
+agree to rounding, not bit for bit.
+
+Fused, TFT-225's step (149 tensors, 5.8 M values) took 2.7 ms of CPU time against 10.8 one op
+at a time, and it makes no parameter-sized temporary (docs/benchmarks.md, "Session 50").
 
 ``torch.utils.checkpoint`` imports ``torch._dynamo`` the same way: runs with checkpointing or
 recomputation still hold it, and the memory estimate counts it for them only
@@ -58,7 +63,7 @@ class AdamW:
             "foreach": None,
             "capturable": False,
             "differentiable": False,
-            "fused": None,
+            "fused": True,  # what this runs: torch's AdamW that loads the state dict runs it too
             "decoupled_weight_decay": True,
         }
         groups = list(params)
@@ -77,9 +82,51 @@ class AdamW:
             raise ValueError("AdamW.step takes no closure")
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
+            fused: dict[tuple[torch.device, torch.dtype], list[Tensor]] = defaultdict(list)
             for p in group["params"]:
-                if p.grad is not None:
+                if p.grad is None:
+                    continue
+                state = self._state(p)
+                if _one_run(p, p.grad, state["exp_avg"], state["exp_avg_sq"]):
+                    fused[(p.device, p.dtype)].append(p)
+                else:
                     self._update(p, p.grad, group["lr"], beta1, beta2, group)
+            for params in fused.values():
+                self._fused_update(params, group["lr"], beta1, beta2, group)
+
+    def _state(self, p: Tensor) -> dict[str, Tensor]:
+        """``p``'s state, made at its first step: the moments as ``p``, a scalar step count."""
+        state = self.state[p]
+        if not state:
+            dtype = torch.float64 if torch.get_default_dtype() == torch.float64 else torch.float32
+            state["step"] = torch.tensor(0.0, dtype=dtype, device=p.device)
+            state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+            state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+        return state
+
+    def _fused_update(
+        self, params: list[Tensor], lr: float, beta1: float, beta2: float, group: dict[str, Any]
+    ) -> None:
+        """``torch.optim.adam._fused_adam`` for parameters of one device and dtype (no AMSGrad,
+        no gradient scale): the step counts first, then one fused kernel over all of them."""
+        states = [self.state[p] for p in params]
+        steps = [s["step"] for s in states]
+        torch._foreach_add_(steps, 1)
+        torch._fused_adamw_(
+            params,
+            [p.grad for p in params],
+            [s["exp_avg"] for s in states],
+            [s["exp_avg_sq"] for s in states],
+            [],
+            steps,
+            lr=lr,
+            beta1=beta1,
+            beta2=beta2,
+            weight_decay=group["weight_decay"],
+            eps=group["eps"],
+            amsgrad=False,
+            maximize=False,
+        )
 
     def _update(
         self, p: Tensor, grad: Tensor, lr: float, beta1: float, beta2: float, group: dict[str, Any]
@@ -87,11 +134,6 @@ class AdamW:
         """``torch.optim.adam._single_tensor_adam`` for one parameter (no AMSGrad, not
         capturable, not differentiable), in the same order of operations."""
         state = self.state[p]
-        if not state:
-            dtype = torch.float64 if torch.get_default_dtype() == torch.float64 else torch.float32
-            state["step"] = torch.tensor(0.0, dtype=dtype)
-            state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-            state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
         step_t, exp_avg, exp_avg_sq = state["step"], state["exp_avg"], state["exp_avg_sq"]
         step_t += 1
         if group["weight_decay"] != 0:
@@ -146,7 +188,13 @@ class AdamW:
         self.state = defaultdict(dict)
         for i, values in state_dict["state"].items():
             p = by_index[int(i)]
-            self.state[p] = {
-                k: v if k == "step" else v.to(device=p.device, dtype=p.dtype)
+            self.state[p] = {  # the step count keeps its dtype (torch's rule), on p's device
+                k: v.to(device=p.device) if k == "step" else v.to(device=p.device, dtype=p.dtype)
                 for k, v in values.items()
             }
+
+
+def _one_run(*tensors: Tensor) -> bool:
+    """Whether the fused kernel may take these tensors: each contiguous (it reads one run of
+    memory per tensor) and none sparse."""
+    return all(t.layout == torch.strided and t.is_contiguous() for t in tensors)
