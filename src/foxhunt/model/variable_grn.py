@@ -325,8 +325,9 @@ def _normalise(x: Tensor) -> tuple[Tensor, Tensor]:
     and on the CPU an op between a half-precision ``x`` and the fp32 mean first copies ``x`` to
     fp32. Row by row, only ``x``, the result and (Vc, 1, N) rows are live, and it is faster on
     the CPU from a few MB up (``var`` and ``vector_norm`` over the middle axis are 20-30x
-    slower than either form). Below the limit (a streamed chunk's) the whole-tensor form is the
-    faster.
+    slower than either form). An fp32 ``x`` is centred into the result in one pass and only
+    the squares are summed row by row: the same live tensors. Below the limit (a streamed
+    chunk's) the whole-tensor form is the faster.
     """
     f32 = torch.float32
     mean = x.mean(1, keepdim=True, dtype=f32)
@@ -336,6 +337,13 @@ def _normalise(x: Tensor) -> tuple[Tensor, Tensor]:
         return xc.mul_(rstd).to(x.dtype), rstd
     width = x.shape[1]
     acc = torch.zeros_like(mean)
+    if x.dtype == f32:  # centred into the result itself, then scaled in place: bit for bit the
+        # rows' arithmetic, two passes fewer (TFT-225: 4.4 against 6.8 ms, "Session 50")
+        y = torch.sub(x, mean)
+        for j in range(width):
+            row = y[:, j : j + 1]
+            acc.addcmul_(row, row)
+        return y.mul_(acc.div_(width).add_(_EPS).rsqrt_()), acc
     for j in range(width):
         row = x[:, j : j + 1].to(f32) - mean
         acc.addcmul_(row, row)
