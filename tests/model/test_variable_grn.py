@@ -227,3 +227,19 @@ def test_row_affine_traces_to_plain_ops_with_autograd_on() -> None:
     traced = torch.jit.trace(row_affine, args)
     kinds = {node.kind() for node in traced.graph.nodes()}
     assert "prim::PythonOp" not in kinds and "aten::mul" in kinds
+
+
+def test_axis1_dot_sums_the_products_without_making_them() -> None:
+    """``axis1_dot`` is ``(a * b).sum(1, keepdim=True)``; its widest tensor is the (Vc, 1, N) sum
+    (and one row's product), never a (Vc, width, N) one."""
+    from foxhunt.memory.tensor_peak import tensor_peak_bytes
+    from foxhunt.model.variable_grn import axis1_dot
+
+    torch.manual_seed(0)
+    a, b = torch.randn(6, 5, 300), torch.randn(6, 5, 300)
+    got = axis1_dot(a, b)
+    assert got.shape == (6, 1, 300)
+    torch.testing.assert_close(got, (a * b).sum(1, keepdim=True))
+    assert torch.equal(axis1_dot(a[:, :1], b[:, :1]), a[:, :1] * b[:, :1])  # one row
+    row = 6 * 300 * 4
+    assert tensor_peak_bytes(lambda: axis1_dot(a, b)) <= 2 * row < a.nbytes

@@ -98,8 +98,8 @@ def test_a_frozen_lift_gets_no_gradient_and_the_others_theirs() -> None:
 
 
 def test_backward_holds_two_state_sized_tensors_at_once() -> None:
-    """The states' gradient and one buffer, which takes the weights' product and then the
-    recomputed one: not a third tensor for the recomputed product."""
+    """The states' gradient and the recomputed product: the weights' gradient is summed a row
+    at a time, without a third state-sized tensor."""
     from foxhunt.memory.tensor_peak import tensor_peak_bytes
 
     states = torch.randn(20, 8, 500, requires_grad=True)

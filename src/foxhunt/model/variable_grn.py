@@ -288,13 +288,26 @@ class _FeatureNorm(torch.autograd.Function):
         y, rstd = ctx.saved_tensors
         f32 = torch.float32
         mean_dy = dy.mean(1, keepdim=True, dtype=f32)
-        mean_dy_y = (dy * y).mean(1, keepdim=True, dtype=f32)
+        if y.numel() > _WHOLE_UP_TO and y.dtype == dy.dtype == f32:
+            mean_dy_y = axis1_dot(dy, y).div_(y.shape[1])  # no (Vc, width, N) product
+        else:
+            mean_dy_y = (dy * y).mean(1, keepdim=True, dtype=f32)
         if y.numel() > _WHOLE_UP_TO and y.dtype != f32:
             return _norm_backward_rows(dy, y, rstd, mean_dy, mean_dy_y)
         # one fp32 (Vc, width, N) tensor, updated in place: a half-precision step's transient
         # stays at five half-width tensors (dy, y, this one, the result), not eight
         dx = y * mean_dy_y.neg_()
         return dx.add_(dy).sub_(mean_dy).mul_(rstd).to(dy.dtype)
+
+
+def axis1_dot(a: Tensor, b: Tensor) -> Tensor:
+    """``(a * b).sum(1, keepdim=True)`` for (Vc, width, N) tensors, a width row at a time into
+    one (Vc, 1, N) sum: no (Vc, width, N) product is made (a fresh tensor of tens of MB faults
+    its pages in). TFT-225's (210, 16, 1,600) fp32: 1.6 against 2.5 ms ("Session 50")."""
+    acc = torch.mul(a[:, :1], b[:, :1])
+    for j in range(1, a.shape[1]):
+        acc.addcmul_(a[:, j : j + 1], b[:, j : j + 1])
+    return acc
 
 
 def _norm_backward_rows(

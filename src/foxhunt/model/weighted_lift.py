@@ -11,7 +11,8 @@ those two and the lift, and multiplies them again in backward: one elementwise p
 Its backward also makes the states' gradient as the matmul lays it out, (Vc * d_var, N) rows,
 where autograd's was a transposed view that the weighting's two products then read across
 (strided), and it holds no more at once than autograd did: two (Vc, d_var, N) tensors, the
-states' gradient and one buffer that takes the weights' product and then the recomputed one.
+states' gradient and the recomputed product (the weights' gradient is summed a row at a time,
+:func:`foxhunt.model.variable_grn.axis1_dot`, without a product).
 
 The weights arrive as a view of the softmax's (N, Vc) output, strided along N; multiplied in
 that layout, each product took 5 ms on TFT-225's (210, 16, 1,600) states against 0.7 from a
@@ -29,6 +30,8 @@ from typing import Any
 
 import torch
 from torch import Tensor
+
+from foxhunt.model.variable_grn import axis1_dot
 
 
 class WeightedLift(torch.autograd.Function):
@@ -49,14 +52,11 @@ class WeightedLift(torch.autograd.Function):
         need_states, need_weights, need_lift = ctx.needs_input_grad
         n = states.shape[-1]
         grad_scaled = torch.mm(lift, grad.t()).view(states.shape)  # (Vc, d_var, N)
-        # one (Vc, d_var, N) buffer for the weights' product, then for the product again: the
-        # second fills pages the first touched (a fresh tensor of tens of MB faults its pages)
-        buffer = torch.mul(grad_scaled, states)
-        grad_weights = buffer.sum(1, keepdim=True) if need_weights else None
+        # the weights' gradient summed a row at a time: no (Vc, d_var, N) product
+        grad_weights = axis1_dot(grad_scaled, states) if need_weights else None
         grad_lift = None
-        if need_lift:
-            grad_lift = torch.mm(torch.mul(states, weights, out=buffer).view(-1, n), grad)
-        del buffer
+        if need_lift:  # the product recomputed, beside the states' gradient
+            grad_lift = torch.mm(torch.mul(states, weights).view(-1, n), grad)
         grad_states = grad_scaled.mul_(weights) if need_states else None
         return grad_states, grad_weights, grad_lift
 
