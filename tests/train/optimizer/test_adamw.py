@@ -63,9 +63,7 @@ def test_a_state_dict_moves_between_the_two_and_training_continues_identically(
     direction: str,
 ) -> None:
     first_net, second_net, reference_net = _net(), _net(), _net()
-    make_first, make_second = (
-        (_fused, AdamW) if direction == "torch to ours" else (AdamW, _fused)
-    )
+    make_first, make_second = (_fused, AdamW) if direction == "torch to ours" else (AdamW, _fused)
     first = make_first(_groups(first_net), lr=1e-2)
     reference = _fused(_groups(reference_net), lr=1e-2)
     _steps(first_net, first, range(3))
