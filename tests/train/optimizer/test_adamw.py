@@ -106,9 +106,9 @@ def test_a_tensor_that_is_not_contiguous_steps_as_torchs_default_does() -> None:
     base = torch.randn(5, 3)
     ours_t, theirs_t = (nn.Parameter(base.clone().t()) for _ in range(2))  # (3, 5), strided
     ours_c, theirs_c = (nn.Parameter(torch.ones(4)) for _ in range(2))
-    ours = AdamW([ours_t, ours_c], lr=0.1)
-    default = torch.optim.AdamW([theirs_t], lr=0.1)
-    fused = _fused([theirs_c], lr=0.1)
+    ours = AdamW([ours_t, ours_c], lr=0.1, weight_decay=1.0)  # a decay of one still decays
+    default = torch.optim.AdamW([theirs_t], lr=0.1, weight_decay=1.0)
+    fused = _fused([theirs_c], lr=0.1, weight_decay=1.0)
     for k in range(3):
         grad = torch.randn(3, 5, generator=torch.Generator().manual_seed(k))
         for p in (ours_t, theirs_t):
