@@ -243,3 +243,24 @@ def test_axis1_dot_sums_the_products_without_making_them() -> None:
     assert torch.equal(axis1_dot(a[:, :1], b[:, :1]), a[:, :1] * b[:, :1])  # one row
     row = 6 * 300 * 4
     assert tensor_peak_bytes(lambda: axis1_dot(a, b)) <= 2 * row < a.nbytes
+
+
+def test_the_half_precision_norm_backward_sums_dy_y_in_fp32(monkeypatch) -> None:  # noqa: ANN001
+    """Above the size limit the bf16 backward's ``mean(dy * y)`` is still summed in fp32 (the
+    row-by-row sum without a product is for fp32 tensors only). With ``dy`` nearly along ``y``,
+    the direction LayerNorm's gradient removes, a bf16 running sum would be off by a few
+    tenths of ``dy``'s scale: all of the small gradient that is left."""
+    from foxhunt.model import variable_grn as vg
+
+    monkeypatch.setattr(vg, "_WHOLE_UP_TO", 0)
+    torch.manual_seed(0)
+    x = torch.randn(3, 16, 40).to(torch.bfloat16)
+    xr = x.clone().requires_grad_()
+    y = vg.feature_norm(xr)
+    dy = (100 * y.detach().float() + torch.randn(3, 16, 40)).to(torch.bfloat16)
+    (got,) = torch.autograd.grad(y, xr, dy)
+    y64, dy64 = y.detach().double(), dy.double()
+    rstd = vg._normalise(x)[1].double()
+    want = (dy64 - dy64.mean(1, keepdim=True) - y64 * (dy64 * y64).mean(1, keepdim=True)) * rstd
+    err = (got.double() - want).abs().mean() / want.abs().mean()
+    assert err < 0.15, err  # 0.065 here (the products rounded to bf16); a bf16 sum: 0.34
