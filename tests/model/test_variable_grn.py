@@ -123,6 +123,21 @@ def test_feature_norm_holds_one_input_sized_tensor_at_its_widest() -> None:
     assert x.nbytes <= peak <= x.nbytes + 4 * rows
 
 
+def test_the_fp32_norm_backward_holds_one_input_sized_tensor_at_its_widest() -> None:
+    """Above 1 Mi elements the fp32 backward's peak is the input gradient plus (Vc, 1, N)
+    rows: one input-sized tensor at a time (a ``dy * y`` product, where one is made, is freed
+    before the gradient is; ``axis1_dot`` makes none, which saves its page faults, not peak)."""
+    from foxhunt.memory.tensor_peak import tensor_peak_bytes
+    from foxhunt.model.variable_grn import feature_norm
+
+    x = torch.randn(4, 16, 20_000, requires_grad=True)  # 1.28 Mi elements, 5.1 MB
+    y = feature_norm(x)
+    g = torch.randn_like(y)
+    rows = 4 * 20_000 * 4
+    peak = tensor_peak_bytes(lambda: torch.autograd.grad(y, x, g))
+    assert x.nbytes <= peak <= x.nbytes + 4 * rows
+
+
 @pytest.mark.parametrize("path", ["projected", "embedded"])
 def test_the_skip_takes_the_glu_output_in_place(monkeypatch, path: str) -> None:  # noqa: ANN001
     """Where the skip is the GRN's own tensor, the GLU output is added into it: the forward's
