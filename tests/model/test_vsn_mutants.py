@@ -126,3 +126,39 @@ def test_the_weighted_lift_runs_in_fp32_training_only(
     if grad:
         out.float().sum().backward()
     assert len(calls) == applied
+
+
+@pytest.mark.parametrize(("grad", "autocast"), [(True, False), (True, True), (False, False)])
+def test_the_selection_weights_multiply_the_states_as_contiguous_rows(
+    grad: bool, autocast: bool
+) -> None:
+    """Every product of the (Vc, d_var, N) states with the (Vc, 1, N) selection weights, forward
+    and backward, takes the weights as contiguous rows: the softmax's (N, Vc) output seen as
+    (Vc, 1, N) is strided along N, and such a product ran ~7x slower (docs/benchmarks.md,
+    "Session 50"). The values are the same either way, so only the layout tells them apart."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen: list[bool] = []
+
+    class Products(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+            a, b = (args + (None, None))[:2]
+            if func in (
+                torch.ops.aten.mul.Tensor,
+                torch.ops.aten.mul_.Tensor,
+                torch.ops.aten.mul.out,
+            ):
+                if isinstance(b, torch.Tensor) and b.dim() == 3 and b.shape[1] == 1:
+                    if isinstance(a, torch.Tensor) and a.dim() == 3 and a.shape[1] == 4:
+                        seen.append(b.is_contiguous())
+            return func(*args, **(kwargs or {}))
+
+    torch.manual_seed(0)
+    m = VariableSelectionNetwork(6, 4, 8).train()
+    x = torch.randn(2, 5, 6)
+    with Products():
+        with torch.set_grad_enabled(grad), torch.autocast("cpu", torch.bfloat16, enabled=autocast):
+            out, _ = m(x)
+        if grad:
+            out.float().sum().backward()
+    assert seen and all(seen), seen

@@ -230,8 +230,9 @@ class VariableSelectionNetwork(nn.Module):
         if into is None and keeps_no_product(state):  # fp32 training: the product not kept
             return WeightedLift.apply(state, weight, lift) + vc @ lift_b  # (N, d)
         # contiguous rows in the states' dtype (half under autocast: an fp32 product would be
-        # cast again by addmm): a product with the strided view is several times slower
-        weight = weight.to(state.dtype, memory_format=torch.contiguous_format)
+        # cast again by addmm): a product with the strided view is several times slower. (`to`
+        # returns the view itself where the dtype already matches, whatever memory_format says)
+        weight = weight.to(state.dtype, memory_format=torch.contiguous_format).contiguous()
         scaled = (state * weight).reshape(-1, n)  # (Vc * d_var, N)
         if into is None:
             return torch.addmm(vc @ lift_b, scaled.t(), lift)  # (N, d)
