@@ -26,7 +26,7 @@ stage nvidia-smi nvidia-smi.txt nvidia-smi
 # the gpu tests (they skip without CUDA: look for "passed" here, not "skipped")
 stage pytest-gpu pytest-gpu.log "$py" -m pytest -q -p no:cacheprovider -m gpu -rs \
     tests/train/test_loop_gpu.py tests/memory/test_estimate.py tests/model/test_tft.py \
-    tests/quantize/test_quantize.py
+    tests/model/test_dropout.py tests/train/optimizer/test_adamw.py tests/quantize/test_quantize.py
 # TFT-225 training steps: samples/s, allocator peak against the estimate
 stage cuda-step cuda_step.jsonl "$py" benchmarks/cuda_step.py --batch-sizes 32 256 1024 \
     --precisions fp32 bf16

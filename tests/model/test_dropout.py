@@ -111,3 +111,26 @@ def test_random_bytes_draw_one_word_per_eight_bytes() -> None:
         torch.manual_seed(5)
         torch.randint(-(2**63), 2**63 - 1, (-(-n // 8),), dtype=torch.int64)
         assert torch.equal(after, torch.randint(0, 1000, (4,))), n
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_the_byte_mask_on_cuda_keeps_the_bytes_and_masks_both_directions(
+    dtype: torch.dtype,
+) -> None:
+    """On CUDA too: the bytes are what backward keeps, and output and gradient are the input
+    and the incoming gradient masked by them and scaled (the ops are device-generic)."""
+    torch.manual_seed(3)
+    d = ByteDropout(0.25).train()
+    x = torch.randn(64, 33, device="cuda", dtype=dtype, requires_grad=True)
+    g = torch.randn(64, 33, device="cuda", dtype=dtype)
+    saved: list[torch.Tensor] = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
+        y = d(x)
+    assert [(t.dtype, t.device.type) for t in saved] == [(torch.uint8, "cuda")]
+    dropped = saved[0] < d.threshold
+    assert 0 < int(dropped.sum()) < dropped.numel()
+    (dx,) = torch.autograd.grad(y, x, g)
+    assert torch.equal(y, x.detach().masked_fill(dropped, 0.0).mul_(d.scale))
+    assert torch.equal(dx, g.masked_fill(dropped, 0.0).mul_(d.scale))

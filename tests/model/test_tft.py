@@ -100,6 +100,43 @@ def test_fp16_autocast_forward_is_finite_on_cuda(tiny_config: TFTConfig) -> None
     loss.backward()
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_an_fp32_training_step_on_cuda_matches_the_cpu(tiny_config: TFTConfig) -> None:
+    """The model's own autograd functions on CUDA (the folded fc1's ``row_affine``, the
+    feature norm and, above 1 Mi elements, its row-by-row sums, the weighted lift with
+    contiguous selection weights): the loss and every gradient of an fp32 step as on the CPU,
+    dropout off, TF32 off."""
+    import copy
+
+    cfg = dataclasses.replace(
+        tiny_config, n_historical=64, variable_width=16, encoder_length=24, vsn_chunk=64
+    )
+    assert 64 * 16 * (64 * 24) > 1 << 20  # the historical VSN's states: the large-tensor paths
+    torch.manual_seed(0)
+    cpu = TFT(cfg).train()
+    cuda = copy.deepcopy(cpu).cuda()
+    batch = make_batch(cfg, 64)
+    q = torch.tensor(cfg.quantiles)
+    tf32 = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        results = []
+        for model, b, levels in ((cpu, batch, q), (cuda, batch.to("cuda"), q.cuda())):
+            loss = quantile_loss(model(b).quantiles, b.target, levels)
+            loss.backward()
+            grads = {n: p.grad.detach().cpu() for n, p in model.named_parameters()}
+            results.append((loss.item(), grads))
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32
+    (cpu_loss, cpu_grads), (cuda_loss, cuda_grads) = results
+    assert cuda_loss == pytest.approx(cpu_loss, rel=1e-4)
+    assert cpu_grads.keys() == cuda_grads.keys()
+    for name, want in cpu_grads.items():
+        scale = float(want.abs().max()) or 1.0
+        torch.testing.assert_close(cuda_grads[name], want, rtol=1e-3, atol=1e-4 * scale, msg=name)
+
+
 def test_module_hook_tools_work_with_and_without_autograd(tiny_config: TFTConfig) -> None:
     """FlopCounterMode tracks modules through hooks; it must see every block in both modes."""
     from torch.utils.flop_counter import FlopCounterMode

@@ -246,3 +246,22 @@ def test_a_parameter_without_saved_state_starts_fresh_after_a_load() -> None:
     b.grad = torch.ones(2)
     opt.step()
     assert opt.state[b]["step"].item() == 1.0 and opt.state[a]["step"].item() == 2.0
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_on_cuda_the_trajectory_is_torchs_fused_one_bit_for_bit() -> None:
+    """``build_optimizer`` hands CUDA runs torch's own AdamW; this one, given CUDA parameters,
+    makes its state there and runs torch's fused CUDA kernel, as ``fused=True`` does."""
+    ours_net, torch_net = _net().cuda(), _net().cuda()
+    ours = AdamW(_groups(ours_net), lr=1e-2)
+    theirs = _fused(_groups(torch_net), lr=1e-2)
+    g = torch.Generator().manual_seed(1)
+    for _ in range(4):
+        x = torch.randn(16, 6, generator=g).cuda()
+        for net, opt in ((ours_net, ours), (torch_net, theirs)):
+            net(x).pow(2).mean().backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+    _assert_same(ours_net, torch_net)
+    assert all(s["step"].device.type == "cuda" for s in ours.state.values())
