@@ -15,6 +15,10 @@ Synthetic inputs (``harness.synthetic_batch``); no data file is read.
     PYTHONPATH=src .venv/bin/python benchmarks/step_cpu.py --preset tft-225 --batch-size 32
     PYTHONPATH=src .venv/bin/python benchmarks/step_cpu.py --preset demo --batch-size 64 --profile
 
+``--bytes-written`` adds ``bytes_written_per_step``: the bytes every op of one step writes
+(:func:`bytes_written`; deterministic, so it compares two versions of the code where the
+machine's noise hides their times).
+
 ``--historical-vsn`` adds ``historical_vsn_cpu_s_min``: the historical variable selection
 network's forward and backward alone (the same model's block, random ``(B, encoder, V)`` inputs
 and static context, gradients dropped after each call), the part of the step with the least
@@ -45,6 +49,38 @@ def cpu_seconds(fn, warmup: int, steps: int) -> list[float]:  # noqa: ANN001
     return out
 
 
+_ALLOCATING = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"})
+
+
+def bytes_written(fn) -> int:  # noqa: ANN001
+    """Bytes the ops run by ``fn()`` write: every tensor an op returns (in-place results too),
+    except views, which write nothing, and fresh allocations, which are written by the op
+    that fills them. A count over the dispatcher, so the same on every machine."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+
+    class Census(TorchDispatchMode):
+        total = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+            out = func(*args, **(kwargs or {}))
+            returns = func._schema.returns
+            alias = returns[0].alias_info if returns else None
+            if (alias is not None and not alias.is_write) or (
+                func.overloadpacket.__name__ in _ALLOCATING
+            ):
+                return out
+            for t in tree_flatten(out)[0]:
+                if isinstance(t, torch.Tensor):
+                    Census.total += t.numel() * t.element_size()
+            return out
+
+    with Census():
+        fn()
+    return Census.total
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure and print one JSON line."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -55,6 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--profile", action="store_true", help="torch.profiler table on stderr")
+    p.add_argument(
+        "--bytes-written",
+        action="store_true",
+        help="also count the bytes one step's ops write (deterministic)",
+    )
     p.add_argument(
         "--historical-vsn",
         action="store_true",
@@ -131,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         "load_average": os.getloadavg(),
         **harness.environment(),
     }
+    if a.bytes_written:
+        record["bytes_written_per_step"] = bytes_written(step)
     if a.historical_vsn:
         x = torch.randn(a.batch_size, m.encoder_length, m.n_historical)
         context = torch.randn(a.batch_size, m.hidden)

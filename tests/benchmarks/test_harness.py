@@ -128,3 +128,20 @@ def test_cpu_isa_records_the_caps_in_force(monkeypatch: pytest.MonkeyPatch) -> N
     assert isa["isa_caps"] == {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
     with open("/proc/cpuinfo") as f:
         assert isa["avx512_bf16"] == ("avx512_bf16" in f.read())
+
+
+def test_the_step_census_counts_written_bytes_not_views_or_allocations() -> None:
+    """``step_cpu.bytes_written``: a fill and an in-place sum write their tensor each; a view,
+    a fresh allocation and a read (``sum`` writes one value) add nothing or their output only."""
+    import torch
+
+    import step_cpu
+
+    def work() -> None:
+        x = torch.ones(1000)  # 4,000 bytes written
+        x.add_(1)  # 4,000 more, in place
+        x.view(10, 100).t()  # views: nothing
+        torch.empty(500)  # allocated, not written
+        x.sum()  # one float32
+
+    assert step_cpu.bytes_written(work) == 8004
