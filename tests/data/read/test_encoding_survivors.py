@@ -33,7 +33,7 @@ HTML = "a web page (HTML)"
         (b"\xef\xbb\xbf \t\r\n<html>", HTML),  # a byte-order mark and blank space first
         (b"\xef\xbb\xbf\n[{}]", "JSON"),
         (b"date,open\n2024-01-02,1\n", None),
-        (b"x<html>", None),  # only the mark and blank space are stripped
+        (b"X<html>", None),  # only the mark and blank space are stripped
         (b"[1,2]\n", None),  # a bracket alone is not JSON's start here (a bracketed header)
     ],
 )
