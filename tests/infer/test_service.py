@@ -92,11 +92,21 @@ def test_post_get_health_and_state_saved_at_shutdown(
         assert health["updates"] == 11 and health["bars"] == 240 and health["ready"] == 1
         assert set(health["latency_ms"]) == {"p50", "p90", "p99", "n"}
         assert health["rss_mb"] > 0 and health["engine"] == "torch"
-    # the same forecasts as a forecaster fed directly
+    # the same forecasts as a forecaster fed directly, to float rounding: the server computed
+    # the encoder bars' selected embeddings a few at a time, the direct one all 50 at once, and
+    # the VSN's products round by batch shape (infer/incremental/selected.py); bit-equal only
+    # for some weights (session 50's fused AdamW trained the fixture one rounding apart)
     direct = Forecaster.load(demo_run.run, symbols=SYMBOLS)
     direct.update(bars.head(239), forecast=False)
     want = direct.update(bars.tail(1))
-    assert [row["return_q0.5"] for row in got] == want["return_q0.5"].to_list()
+    returns = [c for c in want.columns if c.startswith("return_q")]
+    assert "return_q0.5" in returns
+    np.testing.assert_allclose(
+        [[row[c] for c in returns] for row in got],
+        want.select(returns).to_numpy(),
+        rtol=1e-5,
+        atol=1e-8,
+    )
     s.__exit__()
     resumed = Forecaster.load(demo_run.run, symbols=SYMBOLS, state=state)
     assert resumed.last_ts("ES") == fc.last_ts("ES") and resumed.held_bars("ES") == 240
