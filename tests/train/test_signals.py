@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from foxhunt.train.signals import stop_on_signals
+from foxhunt.train.signals import signals_held, stop_on_signals
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
@@ -45,3 +45,34 @@ def test_off_the_main_thread_nothing_is_installed() -> None:
     worker.start()
     worker.join()
     assert seen == [before]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_held_is_handled_as_the_block_ends(signum: signal.Signals) -> None:
+    """``signals_held`` (around the report's import after the loop): the second Ctrl-C is not
+    raised inside the block, but right after it, and the signal mask is as it was."""
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    stop = threading.Event()
+    inside: list[bool] = []
+    with pytest.raises(KeyboardInterrupt), stop_on_signals(stop):
+        stop.set()  # the first signal came already: the next one aborts
+        with signals_held():
+            signal.pthread_kill(threading.get_ident(), signum)
+            for _ in range(1000):  # bytecodes on which a handler would run
+                inside.append(True)
+        pytest.fail("the held signal was not handled as the block ended")
+    assert len(inside) == 1000
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == before
+
+
+def test_off_the_main_thread_signals_are_not_held() -> None:
+    masks: list[set[int]] = []
+
+    def run() -> None:
+        with signals_held():
+            masks.append(set(signal.pthread_sigmask(signal.SIG_BLOCK, [])))
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    assert signal.SIGINT not in masks[0]

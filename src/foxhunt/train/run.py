@@ -60,7 +60,7 @@ from foxhunt.train.resources.plan import (
     warn_large_preparation,
 )
 from foxhunt.train.resources.threads import set_cpu_threads
-from foxhunt.train.signals import stop_on_signals
+from foxhunt.train.signals import signals_held, stop_on_signals
 from foxhunt.version import __version__
 
 log = logging.getLogger(__name__)
@@ -387,9 +387,10 @@ def _start_fresh(
 
 
 def _write_report(run: RunDir) -> None:
-    from foxhunt.train.reporting.report import (
-        write_report,  # matplotlib (30 MiB): not while training
-    )
+    with signals_held():  # a Ctrl-C inside matplotlib's C extensions' import aborted Python
+        from foxhunt.train.reporting.report import (
+            write_report,  # matplotlib (30 MiB): not while training
+        )
 
     write_report(run)
 

@@ -38,3 +38,26 @@ def stop_on_signals(stop: threading.Event) -> Iterator[None]:
 
 
 # --- artefacts -------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back while the block runs; one that arrived meanwhile is
+    delivered (and handled) as the block ends.
+
+    For the import of a C extension after the loop (matplotlib's, for the report): a second
+    Ctrl-C that raised ``KeyboardInterrupt`` inside the extension's initialisation left it half
+    made, and the interpreter aborted at exit (SIGABRT, -6) instead of exiting 130. A no-op off
+    the main thread and where the OS has no signal masks.
+    """
+    held = {signal.SIGINT, signal.SIGTERM}
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "pthread_sigmask"
+    ):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
