@@ -37,9 +37,6 @@ def stop_on_signals(stop: threading.Event) -> Iterator[None]:
             signal.signal(s, h)
 
 
-# --- artefacts -------------------------------------------------------------------------------
-
-
 @contextlib.contextmanager
 def signals_held() -> Iterator[None]:
     """Hold SIGINT and SIGTERM back while the block runs; one that arrived meanwhile is
@@ -61,3 +58,6 @@ def signals_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+# --- artefacts -------------------------------------------------------------------------------
