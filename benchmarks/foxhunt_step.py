@@ -99,7 +99,8 @@ def model_config(a: argparse.Namespace):  # -> TFTConfig
 
 
 def lstm_flop_mapping() -> dict[Any, Any]:
-    """FlopCounterMode formulas for oneDNN's fused LSTM layer ops (unknown to the counter).
+    """FlopCounterMode formulas for oneDNN's fused LSTM layer ops and the in-place GEMMs
+    (unknown to the counter).
 
     Forward of one layer: 2 * B * T * 4h * (in + h) multiply-adds counted as FLOPs (the two
     gate GEMMs); backward: twice that (input gradients and weight gradients).
@@ -121,7 +122,20 @@ def lstm_flop_mapping() -> dict[Any, Any]:
         _, n_hidden = w1
         return 2 * 2 * inp[0] * inp[1] * gates * (n_in + n_hidden)
 
-    return {aten.mkldnn_rnn_layer: fwd, aten.mkldnn_rnn_layer_backward: bwd}
+    # the in-place GEMMs (``out.addmm_(a, b)``, as the weighted lift adds its parts into its
+    # output) count as their out-of-place forms do: the counter knows only those
+    def addmm_(self_shape, a, b, *args: Any, out_shape: Any = None, **kwargs: Any) -> int:
+        return 2 * a[0] * a[1] * b[1]
+
+    def baddbmm_(self_shape, a, b, *args: Any, out_shape: Any = None, **kwargs: Any) -> int:
+        return 2 * a[0] * a[1] * a[2] * b[2]
+
+    return {
+        aten.mkldnn_rnn_layer: fwd,
+        aten.mkldnn_rnn_layer_backward: bwd,
+        aten.addmm_: addmm_,
+        aten.baddbmm_: baddbmm_,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

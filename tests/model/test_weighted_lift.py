@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from foxhunt.model import weighted_lift
 from foxhunt.model.vsn import VariableSelectionNetwork
-from foxhunt.model.weighted_lift import WeightedLift, keeps_no_product
+from foxhunt.model.weighted_lift import WeightedLift, keeps_no_product, product_rows
 
 
 def _inputs(dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -97,17 +98,52 @@ def test_a_frozen_lift_gets_no_gradient_and_the_others_theirs() -> None:
     torch.testing.assert_close(weights.grad, want[1])
 
 
-def test_backward_holds_two_state_sized_tensors_at_once() -> None:
-    """The states' gradient and the recomputed product: the weights' gradient is summed a row
-    at a time, without a third state-sized tensor."""
+def _peaks(monkeypatch: pytest.MonkeyPatch, product_bytes: int) -> tuple[int, int]:
+    """Tensor peaks of the forward and of the backward of (20, 8, 500) fp32 states (16,000
+    bytes a variable) with the product made ``product_bytes`` at a time."""
     from foxhunt.memory.tensor_peak import tensor_peak_bytes
 
+    monkeypatch.setattr(weighted_lift, "PRODUCT_BYTES", product_bytes)
+    torch.manual_seed(0)
     states = torch.randn(20, 8, 500, requires_grad=True)
     weights = torch.softmax(torch.randn(500, 20), 1).requires_grad_()
     lift = torch.randn(20 * 8, 16, requires_grad=True)
+    forward = tensor_peak_bytes(lambda: WeightedLift.apply(states, weights.t()[:, None, :], lift))
     out = WeightedLift.apply(states, weights.t()[:, None, :], lift)
     grad = torch.randn_like(out)
-    peak = tensor_peak_bytes(lambda: out.backward(grad))
-    one = states.numel() * 4  # 320 kB
-    small = (weights.numel() + lift.numel()) * 4 * 2  # the weights' and the lift's gradients
-    assert 2 * one <= peak <= 2 * one + small
+    return forward, tensor_peak_bytes(lambda: out.backward(grad))
+
+
+def test_the_product_is_made_a_few_variables_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forward: the weights' contiguous copy (40,000 bytes), the (N, d) output (32,000) and one
+    part of the product: 3 variables (48,000) at 48,000 bytes a part, all 20 (320,000) when
+    they fit. Backward: the states' gradient (320,000), the weights' gradient and copy (2 x
+    40,000), the lift's gradient (10,240) and one part: never a whole product beside the
+    states' gradient."""
+    small, state = 40_000 + 32_000, 320_000
+    assert _peaks(monkeypatch, 48_000) == (small + 48_000, state + 90_240 + 48_000)
+    assert _peaks(monkeypatch, 2**20) == (small + state, state + 90_240 + state)
+
+
+@pytest.mark.parametrize("product_bytes", [1, 3 * 288, 4 * 288 + 287, 2**20])
+def test_parts_of_any_size_give_autograds_gradients(
+    monkeypatch: pytest.MonkeyPatch, product_bytes: int
+) -> None:
+    """288 bytes a variable (4 x 9 float64): one variable a part, two parts of 3, a part of 4
+    and a last part of 2, and all 6 at once."""
+    monkeypatch.setattr(weighted_lift, "PRODUCT_BYTES", product_bytes)
+    states, weights, lift = _inputs(torch.float64)
+    grad = torch.randn(9, 5, dtype=torch.float64)
+    out = WeightedLift.apply(states, weights.t()[:, None, :], lift)
+    torch.testing.assert_close(out, _reference(states, weights, lift), rtol=1e-12, atol=1e-12)
+    want = torch.autograd.grad(_reference(states, weights, lift), (states, weights, lift), grad)
+    got = torch.autograd.grad(out, (states, weights, lift), grad)
+    for g, w in zip(got, want, strict=True):
+        torch.testing.assert_close(g, w, rtol=1e-12, atol=1e-12)
+
+
+def test_parts_hold_a_whole_number_of_variables_and_at_least_one() -> None:
+    assert product_rows(torch.empty(210, 16, 1600)) == 10  # TFT-225 batch 32: 102,400 each
+    assert product_rows(torch.empty(210, 16, 1600, dtype=torch.float64)) == 5
+    assert product_rows(torch.empty(3, 16, 20_000)) == 1  # 1.28 MB a variable
+    assert product_rows(torch.empty(3, 1, 1)) == 2**18
