@@ -265,9 +265,10 @@ def test_training_peak_is_the_documented_backward_walk(
     the end of forward (all saved), each backward step from the output back (saved by the
     blocks not yet processed + gradients of the blocks processed, this one included + this
     block's transient: its recompute when checkpointed, else its own, plus the (B, T, d)
-    gradients of its output and input) and the optimizer step (gradients + one param-sized
-    temporary)."""
-    from foxhunt.memory.activations import blocks_unchecked, shape_of
+    gradients of its output and input, less its own gradients made only after its widest
+    moment: a streamed VSN's selection GRN's) and the optimizer step (gradients + one
+    param-sized temporary)."""
+    from foxhunt.memory.activations import blocks_unchecked, gradients_made_after, shape_of
     from foxhunt.model import BLOCK_NAMES
     from foxhunt.model.recompute import CHECKPOINTED_BLOCKS
 
@@ -277,13 +278,15 @@ def test_training_peak_is_the_documented_backward_walk(
     s = shape_of(cfg, batch, precision, device)  # type: ignore[arg-type]
     unchecked, own = blocks_unchecked(cfg, s, recompute)
     params = parameter_bytes_by_block(cfg)
+    later = gradients_made_after(cfg, recompute)
+    assert set(later) == ({"historical_vsn", "known_vsn"} if recompute else set())
     io = 2 * batch * cfg.total_length * cfg.hidden * (4 if precision == "fp32" else 2)
     live, grads, peaks, transients = est.saved_activation_bytes, 0, [], []
     for name in reversed(BLOCK_NAMES):
         ckpt = checkpointing and name in CHECKPOINTED_BLOCKS
         transient = (unchecked[name] if ckpt else 0) + own.get(name, 0) + io
         grads += params.get(name, 0)
-        peaks.append(live + grads + transient)
+        peaks.append(live + grads - later.get(name, 0) + transient)
         transients.append(transient)
         live -= est.saved_by_block[name]
     n = est.parameter_bytes

@@ -15,17 +15,18 @@ def _shape(f: int) -> Shape:
 
 
 # 50 variables at 20 rows, chunks of 16. Per variable and row the chunk keeps (fused) (5 d_v + 2)
-# fp32 values and d_v mask bytes = 176, and makes the weight-scaled states (d_v fp32 values,
-# not kept: model/weighted_lift.py) beside them, 208 in all; in half precision it keeps
-# 12 d_v + 6 + d_v = 110 (the product among them); (faithful, fp32, d_h = 8) (2 d_h + 4 d) x 4
-# + 2 x 4 + d_h = 592. The weighting's gradients: 2 x width x f per variable and row, width d_v
-# (fused) or d (faithful).
+# fp32 values and d_v mask bytes = 176 (the weight-scaled states, not kept, are one of the two
+# weighting tensors: model/weighted_lift.py); in half precision it keeps 12 d_v + 6 + d_v = 110
+# (the product among them); (faithful, fp32, d_h = 8) (2 d_h + 4 d) x 4 + 2 x 4 + d_h = 592.
+# The weighting's gradients: 2 x width x f per variable and row, width d_v (fused) or d
+# (faithful). Streamed, the last chunk also has the 34 other variables' selection-weight
+# gradients beside it (34 x 20 x f).
 @pytest.mark.parametrize(
     ("mode", "f", "streamed", "whole"),
     [
-        ("fused", 4, 16 * 20 * (208 + 2 * 8 * 4), 50 * 2 * 20 * 8 * 4),
-        ("fused", 2, 16 * 20 * (110 + 2 * 8 * 2), 50 * 2 * 20 * 8 * 2),
-        ("faithful", 4, 16 * 20 * (592 + 2 * 32 * 4), 50 * 2 * 20 * 32 * 4),
+        ("fused", 4, 16 * 20 * (176 + 2 * 8 * 4) + 34 * 20 * 4, 50 * 2 * 20 * 8 * 4),
+        ("fused", 2, 16 * 20 * (110 + 2 * 8 * 2) + 34 * 20 * 2, 50 * 2 * 20 * 8 * 2),
+        ("faithful", 4, 16 * 20 * (592 + 2 * 32 * 4) + 34 * 20 * 4, 50 * 2 * 20 * 32 * 4),
     ],
 )
 def test_vsn_backward_transient_holds_the_weighting_gradients(

@@ -72,6 +72,70 @@ def test_output_and_gradient_are_bit_for_bit_those_of_a_masked_fill(dtype: torch
     assert torch.equal(dx, g.masked_fill(dropped, 0.0).mul_(d.scale))
 
 
+def _x_sized_allocations(fn, size: int) -> int:  # noqa: ANN001
+    from torch.profiler import ProfilerActivity, profile
+
+    from foxhunt.memory.tensor_peak import allocation_events
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn()
+    return sum(b == size for _, b in allocation_events(prof))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_in_place_drops_in_the_input_and_the_gradient_bit_for_bit(dtype: torch.dtype) -> None:
+    """``inplace``: the output is the input tensor, and backward writes into the incoming
+    gradient; values and gradient are those of the out-of-place dropout, bit for bit, and
+    neither direction makes an input-sized tensor."""
+    a = torch.randn(6, 5, 700, dtype=dtype, requires_grad=True)
+    w = torch.randn(700, 3, dtype=dtype)
+    size = a.numel() * a.element_size()
+    out = {}
+    for inplace in (False, True):
+        d = ByteDropout(0.1, inplace=inplace).train()
+        torch.manual_seed(3)
+        x = a * 2  # the dropout's own input, as fc2's output is the GRN's
+        made: list[torch.Tensor] = []
+        forward = _x_sized_allocations(lambda: made.append(d(x)), size)  # noqa: B023
+        y = made[0]
+        assert (y.data_ptr() == x.data_ptr()) == inplace
+        loss = (y @ w).sum()  # a matmul's backward makes y's gradient afresh
+        grads: list[torch.Tensor] = []
+        backward = _x_sized_allocations(
+            lambda: grads.extend(torch.autograd.grad(loss, a)),  # noqa: B023
+            size,
+        )
+        out[inplace] = (y.detach(), grads[0], forward, backward)
+    (y0, g0, f0, b0), (y1, g1, f1, b1) = out[False], out[True]
+    assert torch.equal(y0, y1) and torch.equal(g0, g1)
+    # forward: a*2, then the mask (out of place) or nothing; backward: the matmul's gradient
+    # of y, then the mask and 2*grad (out of place) or 2*grad alone
+    assert (f0 - f1, b0 - b1) == (1, 1)
+
+
+def test_in_place_falls_back_for_a_strided_gradient_and_a_2d_input() -> None:
+    """A gradient that is not contiguous (a transposed one; a sum's, one value expanded over
+    every element, cannot be written in place at all) is masked into a new tensor (the same
+    values), and a 2-D input is dropped out of place (the in-place form goes a row of axis 1
+    at a time)."""
+    d = ByteDropout(0.3, inplace=True).train()
+    a = torch.randn(4, 6, 50, requires_grad=True)
+    c = torch.randn(50, 6, 4)
+    for loss in (lambda y: (y.transpose(0, 2) * c).sum(), lambda y: y.sum()):
+        grads = []
+        for layer in (ByteDropout(0.3).train(), d):
+            torch.manual_seed(4)
+            (g,) = torch.autograd.grad(loss(layer(a * 1)), a)
+            grads.append(g)
+        assert torch.equal(grads[0], grads[1])
+    x = torch.randn(30, 40)
+    before = x.clone()
+    torch.manual_seed(5)
+    y = d(x)
+    assert torch.equal(x, before) and y.data_ptr() != x.data_ptr()
+    assert 0 < int((y == 0).sum()) < y.numel()
+
+
 def test_same_seed_same_mask_and_eval_is_identity() -> None:
     d = ByteDropout(0.3).train()
     x = torch.randn(10, 10)

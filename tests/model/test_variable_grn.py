@@ -138,34 +138,72 @@ def test_the_fp32_norm_backward_holds_one_input_sized_tensor_at_its_widest() -> 
     assert x.nbytes <= peak <= x.nbytes + 4 * rows
 
 
-@pytest.mark.parametrize("path", ["projected", "embedded"])
-def test_the_skip_takes_the_glu_output_in_place(monkeypatch, path: str) -> None:  # noqa: ANN001
-    """Where the skip is the GRN's own tensor, the GLU output is added into it: the forward's
-    tensor peak is at least one (Vc, d_out, N) tensor below the same forward with the sum made
-    out of place."""
-    from foxhunt.memory.tensor_peak import tensor_peak_bytes
+def _state_sized(path: str, monkeypatch: pytest.MonkeyPatch | None) -> tuple[int, int, int]:
+    """Allocations of one (Vc, d_out, N) fp32 size in a GRN chunk's forward and backward
+    (each a fresh block of pages at TFT-225's sizes), and the forward's tensor peak, in
+    those sizes. With ``monkeypatch``: the skip, the sum, the norm and the ELU's gradient made
+    as new tensors, as before session 51."""
+    import torch.nn.functional as F
+    from torch.profiler import ProfilerActivity, profile
 
+    from foxhunt.memory.tensor_peak import allocation_events, tensor_peak_bytes
+    from foxhunt.model import variable_grn as vg
+
+    if monkeypatch is not None:
+        norm = vg.feature_norm
+        monkeypatch.setattr(vg, "feature_norm", lambda x, inplace=False: norm(x))
+        monkeypatch.setattr(vg, "add_row_affine", lambda g, *skip: vg.row_affine(*skip).add_(g))
+        monkeypatch.setattr(vg, "elu_in_place", lambda h: F.elu(h, inplace=True))
     torch.manual_seed(0)
-    vc, n, d_out = 4, 4096, 8
-    m = PerVariableGRN(vc, 1 if path == "embedded" else 3, 8, d_out)
+    vc, n, d = 4, 40_000, 8  # 1.28 Mi elements: the norm's row-by-row form, as TFT-225's
+    m = PerVariableGRN(vc, 1 if path == "embedded" else 3, d, d, dropout=0.1)
     w = m.weights()
     a = torch.randn(vc, n, 3, requires_grad=True)
     x = torch.randn(vc, 1, n, requires_grad=True)
     ew, eb = torch.randn(vc, 1), torch.randn(vc, 1)
 
-    def forward() -> None:
-        out = m.run_chunk(a, w) if path == "projected" else m.run_embedded(x, ew, eb, w)
-        del out
+    def run() -> torch.Tensor:
+        return m.run_chunk(a, w) if path == "projected" else m.run_embedded(x, ew, eb, w)
 
-    in_place = tensor_peak_bytes(forward)
-    own = PerVariableGRN._from_hidden
-    monkeypatch.setattr(
-        PerVariableGRN,
-        "_from_hidden",
-        lambda self, h, skip, w, own_skip: own(self, h, skip, w, False),
-    )
-    out_of_place = tensor_peak_bytes(forward)
-    assert in_place <= out_of_place - vc * d_out * n * 4
+    size = vc * d * n * 4
+    out: list[torch.Tensor] = []
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as forward:
+        out.append(run())
+    g = torch.randn_like(out[0])
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as backward:
+        torch.autograd.grad(out[0], [a if path == "projected" else x, *m.parameters()], g)
+    counts = [sum(b == size for _, b in allocation_events(p)) for p in (forward, backward)]
+    return counts[0], counts[1], tensor_peak_bytes(run) // size
+
+
+@pytest.mark.parametrize(("path", "fewer"), [("projected", 1), ("embedded", 2)])
+def test_the_glu_output_takes_the_skip_and_the_norm_in_place(
+    monkeypatch: pytest.MonkeyPatch, path: str, fewer: int
+) -> None:
+    """Forward: the norm normalises the sum in place (and the embedded skip is added into the
+    GLU output without being made): one state-sized tensor fewer at the widest moment, one or
+    two fewer made. Backward: the ELU's input gradient is written into its output's: one
+    fewer made."""
+    fwd, bwd, peak = _state_sized(path, None)
+    old_fwd, old_bwd, old_peak = _state_sized(path, monkeypatch)
+    assert (old_fwd - fwd, old_bwd - bwd, old_peak - peak) == (fewer, 1, 1)
+
+
+def test_the_in_place_skip_and_elu_have_exact_gradients() -> None:
+    from foxhunt.model.variable_grn import add_row_affine, elu_in_place
+
+    torch.manual_seed(0)
+    d = torch.float64
+    g, x = torch.randn(2, 3, 5, dtype=d), torch.randn(2, 1, 5, dtype=d)
+    shift, scale = torch.randn(2, 3, 1, dtype=d), torch.randn(2, 3, 1, dtype=d)
+    args = [t.requires_grad_() for t in (g, shift, scale, x)]
+    assert torch.autograd.gradcheck(lambda g, *s: add_row_affine(g.clone(), *s), args)
+    want = g + (shift + scale * x)
+    torch.testing.assert_close(add_row_affine(g.clone(), shift, scale, x), want)
+    with torch.no_grad():
+        torch.testing.assert_close(add_row_affine(g.clone(), shift, scale, x), want)
+    h = (torch.randn(2, 3, 5, dtype=d) * 2).requires_grad_()
+    assert torch.autograd.gradcheck(lambda h: elu_in_place(h.clone()), [h])
 
 
 @pytest.mark.parametrize("needs", [(True, True, True), (True, True, False), (False, False, True)])

@@ -183,16 +183,19 @@ def vsn_bytes(
     weighting_grads = 2 * rows * width * f
     if streaming:
         # Kept: the context (a checkpoint input) and the selection weights (the chunks' input).
-        # Recomputed in backward: the selection GRN once, then one chunk at a time. A chunk's
-        # recompute and backward hold the weight-scaled states too where they are not kept
-        # (fp32, fused): made beside what the chunk keeps (measured: the demo's step peak does
-        # not move when the product is no longer kept, tests/memory/test_estimate.py)
+        # Recomputed in backward: one chunk at a time, then the selection GRN. A chunk's widest
+        # moment is the weighting's backward: what the chunk keeps (recomputed), the two
+        # weighting tensors (fp32, fused: the states' gradient and the weight-scaled states,
+        # remade for the lift's gradient) and the selection weights' gradients of the chunks
+        # before it, held until the last one (one concatenation: model/vsn.py), so the widest
+        # chunk is the last (measured at the demo's batch 8 and 32 after session 51's in-place
+        # GRN, tests/memory/test_estimate.py)
         kept = (context_rows * s.d * f if f == F32 else 0) + softmax
         selection = grn + half_input + (ctx if f != F32 else 0)
         vc = min(chunk, v)
-        product = s.d_v * F32 if mode == "fused" and f == F32 else 0
-        chunk_row = per_var_row_bytes + product + weighting_grads // rows
-        return kept, max(selection, vc * rows * chunk_row)
+        chunk_row = per_var_row_bytes + weighting_grads // rows
+        held = (v - vc) * rows * f
+        return kept, max(selection, vc * rows * chunk_row + held)
     return ctx + grn + softmax + half_input + per_var, v * weighting_grads
 
 

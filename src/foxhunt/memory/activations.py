@@ -80,6 +80,20 @@ def _structure(config: TFTConfig, recompute: bool) -> _Structure:
     )
 
 
+def gradients_made_after(config: TFTConfig, recompute: bool = True) -> dict[str, int]:
+    """fp32 bytes of a block's own parameter gradients that do not exist yet at its widest
+    moment in backward: a streamed VSN's selection GRN is recomputed and back-propagated after
+    all its chunks (its gradients come last), so at a chunk's widest moment, and at the
+    selection's own, those gradients are not yet made."""
+    st = _structure(config, recompute)
+    model = meta_model(config)
+    return {
+        name: sum(p.numel() for p in getattr(model, name).selection.parameters()) * F32
+        for name, streamed in st.streaming.items()
+        if streamed
+    }
+
+
 def blocks_unchecked(
     config: TFTConfig, s: Shape, recompute: bool = True
 ) -> tuple[dict[str, int], dict[str, int]]:

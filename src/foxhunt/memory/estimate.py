@@ -28,6 +28,7 @@ from foxhunt.memory.activations import (
     OTHER,
     blocks_unchecked,
     estimate_saved_activations,
+    gradients_made_after,
     meta_model,
     shape_of,
 )
@@ -225,6 +226,7 @@ def estimate_memory(
         recompute=recompute,
     )
     unchecked, own_transient = blocks_unchecked(config, s, recompute)
+    made_after = gradients_made_after(config, recompute)
     params_by_block = parameter_bytes_by_block(config)
     n_params = sum(params_by_block.values())
     n_tensors = sum(1 for _ in meta_model(config).parameters())
@@ -246,7 +248,8 @@ def estimate_memory(
             redo = own_transient.get(name, 0)
         transient = redo + io
         grads += params_by_block.get(name, 0)
-        backward_peak = max(backward_peak, live_saved + grads + transient)
+        widest = live_saved + grads - made_after.get(name, 0) + transient
+        backward_peak = max(backward_peak, widest)
         transient_max = max(transient_max, transient)
         live_saved -= saved[name]
     step_transient = n_params

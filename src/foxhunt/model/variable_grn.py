@@ -95,7 +95,8 @@ class PerVariableGRN(nn.Module):
             self.norm_bias: nn.Parameter | None = nn.Parameter(torch.zeros(n_vars, d_out))
         else:
             self.norm_weight = self.norm_bias = None
-        self.dropout = dropout_layer(dropout)
+        # in place: its input is fc2's fresh output, its output goes to the gate's matmul alone
+        self.dropout = dropout_layer(dropout, inplace=True)
 
     def weights(self) -> VariableWeights:
         """All variables' weights."""
@@ -199,33 +200,110 @@ class PerVariableGRN(nn.Module):
         if w.skip_weight is not None and w.skip_bias is not None:
             ws = w.skip_weight.transpose(1, 2)
             skip_b = torch.baddbmm(w.skip_bias[:, :, None], ws, eb)
-            skip = row_affine(skip_b, torch.bmm(ws, ew), x)
+            skip = RowSkip(skip_b, torch.bmm(ws, ew), x)
         else:
-            skip = row_affine(eb, ew, x)  # the embedding itself (only added: not kept)
+            skip = RowSkip(eb, ew, x)  # the embedding itself
         return self._from_hidden(h.to(x.dtype), skip, w, own_skip=True)
 
-    def _from_hidden(self, h: Tensor, skip: Tensor, w: VariableWeights, own_skip: bool) -> Tensor:
+    def _from_hidden(
+        self, h: Tensor, skip: Tensor | RowSkip, w: VariableWeights, own_skip: bool
+    ) -> Tensor:
         """The GRN after fc1, feature-major ((Vc, width, N)): ELU, fc2, dropout, gate, GLU,
         add the skip, LayerNorm over the width (+ affine).
 
-        ``own_skip``: ``skip`` was made for this call and nothing keeps it for backward, so
-        the GLU's output is added into it in place: at the LayerNorm, the widest moment of the
-        forward, the skip, the GLU output and their sum are then one tensor, not three."""
-        # In place: ELU's backward then uses its output, which fc2 keeps anyway (one tensor, not two).
-        h = torch.baddbmm(
-            w.fc2_bias[:, :, None], w.fc2_weight.transpose(1, 2), F.elu(h, inplace=True)
-        )
+        ``skip``: a :class:`RowSkip` (the embedded chunk's) is added into the GLU output
+        without being made (:func:`add_row_affine`). A tensor is added to it; ``own_skip``:
+        that tensor was made for this call and nothing keeps it for backward, so the GLU output
+        is added into it in place. Either way the sum is this call's own tensor, which the
+        LayerNorm then normalises in place: at the LayerNorm, the widest moment of the forward,
+        the skip, the GLU output, their sum and the result are one tensor, not four (each a
+        fresh block of pages too: TFT-225 batch 32 fp32 makes 21.5 MB ones)."""
+        h = torch.baddbmm(w.fc2_bias[:, :, None], w.fc2_weight.transpose(1, 2), elu_in_place(h))
         g = torch.baddbmm(w.gate_bias[:, :, None], w.gate_weight.transpose(1, 2), self.dropout(h))
         g = F.glu(g, dim=1)  # (Vc, d_out, N)
-        if own_skip:
+        if isinstance(skip, RowSkip):
+            summed = add_row_affine(g, *skip)
+        elif own_skip:
             summed = skip.add_(g)
         else:
             summed = skip + g
         del g, skip
-        y = feature_norm(summed)
+        y = feature_norm(summed, inplace=True)
         if w.norm_weight is None or w.norm_bias is None:
             return y
         return torch.addcmul(w.norm_bias[:, :, None], y, w.norm_weight[:, :, None])
+
+
+class RowSkip(NamedTuple):
+    """A skip ``shift + scale * x`` of (Vc, w, 1) ``shift`` and ``scale`` and (Vc, 1, N) ``x``
+    (each variable's one row of inputs mapped to ``w`` rows), added where it is needed
+    (:func:`add_row_affine`) instead of made on its own."""
+
+    shift: Tensor
+    scale: Tensor
+    x: Tensor
+
+
+class _EluInPlace(torch.autograd.Function):
+    """ELU in place, whose backward writes the input gradient into the output's gradient.
+
+    Only for :meth:`PerVariableGRN._from_hidden`, where the ELU's output goes to fc2 alone,
+    whose backward makes its input's gradient afresh: nothing else sees that tensor, so it can
+    become the ELU's input gradient instead of a new (Vc, width, N) one."""
+
+    @staticmethod
+    def forward(ctx: Any, h: Tensor) -> Tensor:  # noqa: D102
+        F.elu(h, inplace=True)
+        ctx.mark_dirty(h)
+        ctx.save_for_backward(h)
+        return h
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> Tensor:  # noqa: D102
+        (out,) = ctx.saved_tensors
+        return torch.ops.aten.elu_backward.grad_input(grad, 1.0, 1, 1, True, out, grad_input=grad)
+
+
+def elu_in_place(h: Tensor) -> Tensor:
+    """``F.elu(h, inplace=True)``; with autograd recording, its backward in place too
+    (:class:`_EluInPlace`)."""
+    if torch.is_grad_enabled() and h.requires_grad and not torch.jit.is_tracing():
+        return _EluInPlace.apply(h)
+    return F.elu(h, inplace=True)
+
+
+class _RowAffineInto(torch.autograd.Function):
+    """``g + scale * x + shift`` into ``g`` (see :func:`add_row_affine`)."""
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, shift: Tensor, scale: Tensor, x: Tensor) -> Tensor:  # noqa: D102
+        _, _, need_scale, need_x = ctx.needs_input_grad
+        ctx.save_for_backward(x if need_scale else None, scale if need_x else None)
+        g.addcmul_(scale, x).add_(shift)
+        ctx.mark_dirty(g)
+        return g
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:  # noqa: D102
+        x, scale = ctx.saved_tensors
+        _, need_shift, need_scale, need_x = ctx.needs_input_grad
+        d_shift = grad.sum(-1, keepdim=True) if need_shift else None
+        d_scale = torch.bmm(grad, x.transpose(1, 2)) if need_scale else None
+        d_x = torch.bmm(scale.transpose(1, 2), grad) if need_x else None
+        return grad if ctx.needs_input_grad[0] else None, d_shift, d_scale, d_x
+
+
+def add_row_affine(g: Tensor, shift: Tensor, scale: Tensor, x: Tensor) -> Tensor:
+    """``g + (shift + scale * x)``, into ``g`` (returned): the skip of the embedded chunk
+    (:class:`RowSkip`) added to the GLU output without a (Vc, w, N) skip of its own. In place
+    the broadcast product and sum took 0.7 ms on TFT-225's (210, 16, 1,600) fp32 against 2.9
+    for the skip made on its own and added (docs/benchmarks.md, "Session 51"). Its backward is
+    :func:`row_affine`'s, with the gradient passed through to ``g``."""
+    if torch.jit.is_tracing():
+        return g + scale * x + shift
+    if torch.is_grad_enabled() and (g.requires_grad or x.requires_grad or scale.requires_grad):
+        return _RowAffineInto.apply(g, shift, scale, x)
+    return g.addcmul_(scale, x).add_(shift)
 
 
 class _RowAffine(torch.autograd.Function):
@@ -278,8 +356,10 @@ class _FeatureNorm(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor) -> Tensor:  # noqa: D102
-        y, rstd = _normalise(x)
+    def forward(ctx: Any, x: Tensor, inplace: bool) -> Tensor:  # noqa: D102
+        y, rstd = _normalise(x, into=x if inplace else None)
+        if inplace:
+            ctx.mark_dirty(x)
         ctx.save_for_backward(y, rstd)
         return y
 
@@ -293,11 +373,11 @@ class _FeatureNorm(torch.autograd.Function):
         else:
             mean_dy_y = (dy * y).mean(1, keepdim=True, dtype=f32)
         if y.numel() > _WHOLE_UP_TO and y.dtype != f32:
-            return _norm_backward_rows(dy, y, rstd, mean_dy, mean_dy_y)
+            return _norm_backward_rows(dy, y, rstd, mean_dy, mean_dy_y), None
         # one fp32 (Vc, width, N) tensor, updated in place: a half-precision step's transient
         # stays at five half-width tensors (dy, y, this one, the result), not eight
         dx = y * mean_dy_y.neg_()
-        return dx.add_(dy).sub_(mean_dy).mul_(rstd).to(dy.dtype)
+        return dx.add_(dy).sub_(mean_dy).mul_(rstd).to(dy.dtype), None
 
 
 def axis1_dot(a: Tensor, b: Tensor) -> Tensor:
@@ -328,7 +408,7 @@ def _norm_backward_rows(
     return dx
 
 
-def _normalise(x: Tensor) -> tuple[Tensor, Tensor]:
+def _normalise(x: Tensor, into: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """``((x - mean) / std`` in x's dtype, ``1/std`` in fp32), over axis 1; the statistics and
     the normalisation in fp32, from a half-precision ``x`` without an fp32 copy of it.
 
@@ -341,18 +421,21 @@ def _normalise(x: Tensor) -> tuple[Tensor, Tensor]:
     slower than either form). An fp32 ``x`` is centred into the result in one pass and only
     the squares are summed row by row: the same live tensors. Below the limit (a streamed
     chunk's) the whole-tensor form is the faster.
+
+    ``into``: where the result goes (``x`` itself: normalised in place); None, a new tensor.
     """
     f32 = torch.float32
     mean = x.mean(1, keepdim=True, dtype=f32)
     if x.numel() <= _WHOLE_UP_TO:
         xc = x - mean  # fp32
         rstd = torch.rsqrt((xc * xc).mean(1, keepdim=True).add_(_EPS))
-        return xc.mul_(rstd).to(x.dtype), rstd
+        y = xc.mul_(rstd).to(x.dtype)
+        return (y if into is None else into.copy_(y)), rstd
     width = x.shape[1]
     acc = torch.zeros_like(mean)
     if x.dtype == f32:  # centred into the result itself, then scaled in place: bit for bit the
         # rows' arithmetic, two passes fewer (TFT-225: 4.4 against 6.8 ms, "Session 50")
-        y = torch.sub(x, mean)
+        y = torch.sub(x, mean) if into is None else torch.sub(x, mean, out=into)
         for j in range(width):
             row = y[:, j : j + 1]
             acc.addcmul_(row, row)
@@ -362,20 +445,22 @@ def _normalise(x: Tensor) -> tuple[Tensor, Tensor]:
         acc.addcmul_(row, row)
     del row
     rstd = acc.div_(width).add_(_EPS).rsqrt_()
-    y = torch.empty_like(x)
+    y = torch.empty_like(x) if into is None else into  # row j is read before it is written
     for j in range(width):
         y[:, j : j + 1] = (x[:, j : j + 1].to(f32) - mean).mul_(rstd)
     return y, rstd
 
 
-def feature_norm(x: Tensor) -> Tensor:
+def feature_norm(x: Tensor, inplace: bool = False) -> Tensor:
     """LayerNorm (no affine) over axis 1 of feature-major ``(Vc, width, N)`` activations.
 
     In the input's dtype (half under autocast, where ``layer_norm`` would run in fp32 and keep
     an fp32 copy of its input and output), statistics in fp32. With autograd recording it
     keeps its output and ``1/std`` (:class:`_FeatureNorm`); without, or while traced for
-    export, it is plain tensor ops.
+    export, it is plain tensor ops. ``inplace``: normalise ``x`` itself (a tensor nothing
+    keeps for backward; not while traced), where a new tensor would be a fresh block of pages.
     """
+    inplace = inplace and not torch.jit.is_tracing()
     if torch.is_grad_enabled() and x.requires_grad and not torch.jit.is_tracing():
-        return _FeatureNorm.apply(x)
-    return _normalise(x)[0]
+        return _FeatureNorm.apply(x, inplace)
+    return _normalise(x, into=x if inplace else None)[0]
