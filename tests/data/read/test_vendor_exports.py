@@ -108,16 +108,27 @@ def test_an_hour_column_beside_the_date_is_the_hour_and_a_minute_column_its_minu
     assert not any("ignored columns" in r.getMessage() for r in caplog.records)
 
 
+@pytest.mark.parametrize("sep", [" ", "T"])
 def test_an_hour_column_beside_a_date_that_holds_the_time_is_not_added_again(
-    tmp_path: Path,
+    tmp_path: Path, sep: str
 ) -> None:
-    """``Date`` of ``2024-01-02 09:00`` beside ``Hour`` 9: the date column is the time (the
-    hour was added to it, and the file refused as unparsable)."""
+    """``Date`` of ``2024-01-02 09:00`` (or ISO's ``2024-01-02T09:00``) beside ``Hour`` 9: the
+    date column is the time (the hour was added to it, and the file refused as unparsable)."""
     text = "Date,Hour,Open,High,Low,Close,Volume\n" + "".join(
-        f"2024-01-02 {h:02d}:00,{h},4700.25,4701,4699.5,4700,1\n" for h in range(9, 15)
+        f"2024-01-02{sep}{h:02d}:00,{h},4700.25,4701,4699.5,4700,1\n" for h in range(9, 15)
+    )
+    path = _write(tmp_path, "ES.csv", text)
+    assert _minutes(path, tz="UTC") == [_utc(h, 0) for h in range(9, 15)]
+
+
+def test_an_hour_column_that_holds_a_clock_is_read_as_one(tmp_path: Path) -> None:
+    """``Hour`` of ``09:30`` beside a date: a clock already, read as written (whole hours are
+    the ones made into a clock)."""
+    text = "Date,Hour,Open,High,Low,Close,Volume\n" + "".join(
+        f"2024-01-02,{h:02d}:30,4700.25,4701,4699.5,4700,1\n" for h in range(9, 15)
     )
     assert _minutes(_write(tmp_path, "ES.csv", text), tz="UTC") == [
-        _utc(h, 0) for h in range(9, 15)
+        _utc(h, 30) for h in range(9, 15)
     ]
 
 
