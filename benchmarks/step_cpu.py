@@ -17,7 +17,10 @@ Synthetic inputs (``harness.synthetic_batch``); no data file is read.
 
 ``--bytes-written`` adds ``bytes_written_per_step``: the bytes every op of one step writes
 (:func:`bytes_written`; deterministic, so it compares two versions of the code where the
-machine's noise hides their times).
+machine's noise hides their times), and ``large_block_bytes_per_step``: the bytes of the
+step's tensors of 4 MiB and more (:func:`large_block_bytes`), the blocks the ``balanced``
+allocator maps afresh, each page faulted in and zeroed by the kernel (an in-place op writes
+as many bytes as a new tensor, but into pages already there).
 
 ``--historical-vsn`` adds ``historical_vsn_cpu_s_min``: the historical variable selection
 network's forward and backward alone (the same model's block, random ``(B, encoder, V)`` inputs
@@ -79,6 +82,18 @@ def bytes_written(fn) -> int:  # noqa: ANN001
     with Census():
         fn()
     return Census.total
+
+
+def large_block_bytes(fn, floor: int = 4 * 2**20) -> int:  # noqa: ANN001
+    """Bytes of the CPU tensors of at least ``floor`` bytes that ``fn()`` allocates (the
+    profiler's allocation events: the same on every machine)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from foxhunt.memory.tensor_peak import allocation_events
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn()
+    return sum(size for _, size in allocation_events(prof) if size >= floor)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -174,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     if a.bytes_written:
         record["bytes_written_per_step"] = bytes_written(step)
+        record["large_block_bytes_per_step"] = large_block_bytes(step)
     if a.historical_vsn:
         x = torch.randn(a.batch_size, m.encoder_length, m.n_historical)
         context = torch.randn(a.batch_size, m.hidden)

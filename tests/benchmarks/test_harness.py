@@ -164,3 +164,19 @@ def test_the_flop_count_takes_in_place_gemms_as_their_out_of_place_forms() -> No
             torch.zeros(4, 8, 5).baddbmm_(x, y)
         counts.append(counter.get_total_flops())
     assert counts == [0, 2 * 8 * 3 * 5 + 2 * 4 * 8 * 3 * 5]
+
+
+def test_the_large_block_count_takes_tensors_from_the_floor_up() -> None:
+    """Allocations of 4 MiB and more count, smaller ones and frees do not, and an in-place op
+    allocates nothing."""
+    import step_cpu
+    import torch
+
+    def work() -> None:
+        big = torch.zeros(2**20)  # 4 MiB exactly
+        torch.zeros(2**20 - 1)  # a value under
+        big.add_(1)
+        torch.empty(3 * 2**20, dtype=torch.uint8)  # 3 MiB
+
+    assert step_cpu.large_block_bytes(work) == 4 * 2**20
+    assert step_cpu.large_block_bytes(work, floor=3 * 2**20) == 2**22 + (2**22 - 4) + 3 * 2**20
