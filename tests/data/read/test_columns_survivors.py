@@ -1,5 +1,6 @@
 """columns.py where `make mutate` (session 50) found it loose: up- and down-volume read as the
-volume only as a pair, and an hour column taken as the time only beside a date."""
+volume only as a pair, an hour column taken as the time only beside a date, and a time found
+only with other separators."""
 
 from __future__ import annotations
 
@@ -19,3 +20,13 @@ def test_an_hour_column_is_the_time_only_beside_a_date() -> None:
     assert (dated.date, dated.time) == ("Date", "Hour")
     alone = map_columns(["Hour", "Open", "High", "Low", "Close", "Volume"])
     assert (alone.ts, alone.date, alone.time) == (None, None, None)  # no time: refused later
+
+
+def test_a_time_spelt_with_other_separators_is_the_time_beside_a_date() -> None:
+    """``Time Of Day`` is ``time_of_day`` spelt with spaces: the time beside the date, found
+    only by the squashed match (session 51: with the match's ``or`` turned to ``and`` on
+    either side, the date alone was the time)."""
+    cols = map_columns(["Date", "Time Of Day", "Open", "High", "Low", "Close", "Volume"])
+    assert (cols.ts, cols.date, cols.time) == (None, "Date", "Time Of Day")
+    exact = map_columns(["Date", "Time", "Open", "High", "Low", "Close", "Volume"])
+    assert (exact.date, exact.time) == ("Date", "Time")
