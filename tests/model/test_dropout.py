@@ -198,3 +198,22 @@ def test_the_byte_mask_on_cuda_keeps_the_bytes_and_masks_both_directions(
     (dx,) = torch.autograd.grad(y, x, g)
     assert torch.equal(y, x.detach().masked_fill(dropped, 0.0).mul_(d.scale))
     assert torch.equal(dx, g.masked_fill(dropped, 0.0).mul_(d.scale))
+
+
+def test_in_place_only_when_asked_and_said_so() -> None:
+    """Dropping in place is the caller's promise: off by default (the GLUs' dropout leaves its
+    input alone), passed on by ``dropout_layer``, shown in the module's repr; the per-variable
+    GRNs ask for it."""
+    from foxhunt.model.variable_grn import PerVariableGRN
+
+    x = torch.randn(2, 3, 40)
+    before = x.clone()
+    for layer in (ByteDropout(0.5), dropout_layer(0.5)):
+        assert not layer.inplace
+        torch.manual_seed(7)
+        layer.train()(x)
+        assert torch.equal(x, before)
+    assert dropout_layer(0.5, inplace=True).inplace
+    assert repr(ByteDropout(0.1)) == "ByteDropout(rate=0.1016)"
+    assert repr(ByteDropout(0.1, inplace=True)) == "ByteDropout(rate=0.1016, inplace)"
+    assert PerVariableGRN(3, 2, 2, 2, dropout=0.1).dropout.inplace
