@@ -169,8 +169,9 @@ def test_the_flop_count_takes_in_place_gemms_as_their_out_of_place_forms() -> No
 def test_the_large_block_count_takes_tensors_from_the_floor_up() -> None:
     """Allocations of 4 MiB and more count, smaller ones and frees do not, and an in-place op
     allocates nothing."""
-    import step_cpu
     import torch
+
+    import step_cpu
 
     def work() -> None:
         big = torch.zeros(2**20)  # 4 MiB exactly

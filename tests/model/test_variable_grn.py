@@ -151,7 +151,9 @@ def _state_sized(path: str, monkeypatch: pytest.MonkeyPatch | None) -> tuple[int
 
     if monkeypatch is not None:
         norm = vg.feature_norm
-        monkeypatch.setattr(vg, "feature_norm", lambda x, inplace=False: norm(x))
+        monkeypatch.setattr(
+            vg, "feature_norm", lambda x, inplace=False, grad_inplace=False: norm(x)
+        )
         monkeypatch.setattr(vg, "add_row_affine", lambda g, *skip: vg.row_affine(*skip).add_(g))
         monkeypatch.setattr(vg, "elu_in_place", lambda h: F.elu(h, inplace=True))
     torch.manual_seed(0)
@@ -182,11 +184,11 @@ def test_the_glu_output_takes_the_skip_and_the_norm_in_place(
 ) -> None:
     """Forward: the norm normalises the sum in place (and the embedded skip is added into the
     GLU output without being made): one state-sized tensor fewer at the widest moment, one or
-    two fewer made. Backward: the ELU's input gradient is written into its output's: one
-    fewer made."""
+    two fewer made. Backward: the ELU's input gradient is written into its output's, and the
+    norm's into the one its affine made: two fewer made."""
     fwd, bwd, peak = _state_sized(path, None)
     old_fwd, old_bwd, old_peak = _state_sized(path, monkeypatch)
-    assert (old_fwd - fwd, old_bwd - bwd, old_peak - peak) == (fewer, 1, 1)
+    assert (old_fwd - fwd, old_bwd - bwd, old_peak - peak) == (fewer, 2, 1)
 
 
 def test_the_in_place_skip_and_elu_have_exact_gradients() -> None:
@@ -317,3 +319,85 @@ def test_the_half_precision_norm_backward_sums_dy_y_in_fp32(monkeypatch) -> None
     want = (dy64 - dy64.mean(1, keepdim=True) - y64 * (dy64 * y64).mean(1, keepdim=True)) * rstd
     err = (got.double() - want).abs().mean() / want.abs().mean()
     assert err < 0.15, err  # 0.065 here (the products rounded to bf16); a bf16 sum: 0.34
+
+
+@pytest.mark.parametrize(("dtype", "n"), [(torch.float32, 50), (torch.float32, 40_000),
+                                          (torch.bfloat16, 40_000)])  # fmt: skip
+def test_the_norm_backward_writes_into_a_gradient_made_for_it(dtype: torch.dtype, n: int) -> None:
+    """``grad_inplace``: the input gradient is written into the incoming one (a product's,
+    made afresh) where the dtypes allow (fp32 whole, half row by row), with the values of the
+    gradient made apart (fp32 to rounding: the same terms in another order; bf16 the same)."""
+    from foxhunt.model.variable_grn import feature_norm
+
+    torch.manual_seed(0)
+    x0 = (torch.randn(4, 8, n) * 2 + 5).to(dtype)
+    c = torch.randn(4, 8, n).to(dtype)
+    got = []
+    for grad_inplace in (False, True):
+        x = x0.clone().requires_grad_()
+        seen: list[torch.Tensor] = []
+        xi = x * 1  # the norm's input, whose gradient is the norm's backward's result
+        xi.register_hook(lambda g: seen.append(g))  # noqa: B023
+        y = feature_norm(xi, grad_inplace=grad_inplace)
+        y.register_hook(lambda g: seen.append(g))  # noqa: B023
+        (dx,) = torch.autograd.grad((y * c).sum(), x)
+        got.append(dx)
+        # the product's gradient of y is what the norm's backward wrote into, or not
+        assert (seen[0].data_ptr() == seen[1].data_ptr()) == grad_inplace
+    tol = 1e-5 if dtype == torch.float32 else 0
+    torch.testing.assert_close(got[1], got[0], rtol=tol, atol=tol)
+
+
+def test_the_embedded_chunk_hands_its_norm_the_callers_gradient_when_owned() -> None:
+    """``run_embedded(..., grad_owned=True)`` (the VSN's use): one state-sized tensor fewer in
+    backward, the same gradients to rounding."""
+
+    torch.manual_seed(0)
+    vc, n, d = 4, 40_000, 8
+    m = PerVariableGRN(vc, 1, d, d, dropout=0.0, norm_affine=False)  # the fused VSN's
+    w = m.weights()
+    x = torch.randn(vc, 1, n, requires_grad=True)
+    ew, eb = torch.randn(vc, 1), torch.randn(vc, 1)
+    c = torch.randn(vc, d, n)
+    out = []
+    for owned in (False, True):
+        state = m.run_embedded(x, ew, eb, w, grad_owned=owned)
+        loss = (state * c).sum()
+        grads: list[torch.Tensor] = []
+        count = _allocations_of(
+            lambda: grads.extend(torch.autograd.grad(loss, [x, *m.parameters()])),  # noqa: B023
+            vc * d * n * 4,
+        )
+        out.append((count, grads))
+    assert out[0][0] - out[1][0] == 1
+    for a, b in zip(out[0][1], out[1][1], strict=True):  # sums over 160,000 values
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+
+
+def _allocations_of(fn, size: int) -> int:  # noqa: ANN001
+    from torch.profiler import ProfilerActivity, profile
+
+    from foxhunt.memory.tensor_peak import allocation_events
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn()
+    return sum(b == size for _, b in allocation_events(prof))
+
+
+def test_the_vsn_owns_the_gradient_of_its_states(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every use of the states in the VSN (the weighted lift, a product, einsum) makes their
+    gradient afresh, so the VSN says so (``grad_owned``) in every mode and precision."""
+    from foxhunt.model.vsn import VariableSelectionNetwork
+
+    said: list[bool] = []
+    run = PerVariableGRN.run_embedded
+
+    def spy(self, *args, grad_owned: bool = False):  # noqa: ANN001, ANN202
+        said.append(grad_owned)
+        return run(self, *args, grad_owned=grad_owned)
+
+    monkeypatch.setattr(PerVariableGRN, "run_embedded", spy)
+    for mode in ("fused", "faithful"):
+        vsn = VariableSelectionNetwork(5, 4, 8, mode=mode, chunk=2)
+        vsn(torch.randn(3, 5))[0].sum().backward()
+    assert said and all(said)

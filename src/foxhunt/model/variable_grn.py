@@ -164,7 +164,14 @@ class PerVariableGRN(nn.Module):
             return self._from_hidden(h, skip, w, own_skip=True).transpose(1, 2)
         return self._from_hidden(h, at, w, own_skip=False).transpose(1, 2)  # at: the input
 
-    def run_embedded(self, x: Tensor, emb_w: Tensor, emb_b: Tensor, w: VariableWeights) -> Tensor:
+    def run_embedded(
+        self,
+        x: Tensor,
+        emb_w: Tensor,
+        emb_b: Tensor,
+        w: VariableWeights,
+        grad_owned: bool = False,
+    ) -> Tensor:
         """The GRNs of a chunk of variables applied to their embeddings ``x * emb_w + emb_b``.
 
         Each embedding is an affine map of one scalar, so fc1 of it (and a projected skip) is
@@ -185,6 +192,10 @@ class PerVariableGRN(nn.Module):
             emb_w: (Vc, d_in) embedding weights.
             emb_b: (Vc, d_in) embedding biases.
             w: Those variables' GRN weights (a chunk from :meth:`split`).
+            grad_owned: The caller's op on the result makes the result's gradient afresh
+                (a product or a matmul; not a view, a sum or anything that passes its
+                gradient on), so the LayerNorm's backward may write into it
+                (:func:`feature_norm`'s ``grad_inplace``).
 
         Returns:
             (Vc, d_out, N); the same as :meth:`run_chunk` of the embeddings (transposed), up
@@ -203,10 +214,15 @@ class PerVariableGRN(nn.Module):
             skip = RowSkip(skip_b, torch.bmm(ws, ew), x)
         else:
             skip = RowSkip(eb, ew, x)  # the embedding itself
-        return self._from_hidden(h.to(x.dtype), skip, w, own_skip=True)
+        return self._from_hidden(h.to(x.dtype), skip, w, own_skip=True, grad_owned=grad_owned)
 
     def _from_hidden(
-        self, h: Tensor, skip: Tensor | RowSkip, w: VariableWeights, own_skip: bool
+        self,
+        h: Tensor,
+        skip: Tensor | RowSkip,
+        w: VariableWeights,
+        own_skip: bool,
+        grad_owned: bool = False,
     ) -> Tensor:
         """The GRN after fc1, feature-major ((Vc, width, N)): ELU, fc2, dropout, gate, GLU,
         add the skip, LayerNorm over the width (+ affine).
@@ -217,7 +233,9 @@ class PerVariableGRN(nn.Module):
         is added into it in place. Either way the sum is this call's own tensor, which the
         LayerNorm then normalises in place: at the LayerNorm, the widest moment of the forward,
         the skip, the GLU output, their sum and the result are one tensor, not four (each a
-        fresh block of pages too: TFT-225 batch 32 fp32 makes 21.5 MB ones)."""
+        fresh block of pages too: TFT-225 batch 32 fp32 makes 21.5 MB ones). Its backward
+        writes into its incoming gradient where that is made afresh for it: by the affine
+        after it, or by the caller's op (``grad_owned``, :meth:`run_embedded`)."""
         h = torch.baddbmm(w.fc2_bias[:, :, None], w.fc2_weight.transpose(1, 2), elu_in_place(h))
         g = torch.baddbmm(w.gate_bias[:, :, None], w.gate_weight.transpose(1, 2), self.dropout(h))
         g = F.glu(g, dim=1)  # (Vc, d_out, N)
@@ -228,7 +246,8 @@ class PerVariableGRN(nn.Module):
         else:
             summed = skip + g
         del g, skip
-        y = feature_norm(summed, inplace=True)
+        affine = w.norm_weight is not None and w.norm_bias is not None
+        y = feature_norm(summed, inplace=True, grad_inplace=grad_owned or affine)
         if w.norm_weight is None or w.norm_bias is None:
             return y
         return torch.addcmul(w.norm_bias[:, :, None], y, w.norm_weight[:, :, None])
@@ -356,11 +375,12 @@ class _FeatureNorm(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, inplace: bool) -> Tensor:  # noqa: D102
+    def forward(ctx: Any, x: Tensor, inplace: bool, grad_inplace: bool) -> Tensor:  # noqa: D102
         y, rstd = _normalise(x, into=x if inplace else None)
         if inplace:
             ctx.mark_dirty(x)
         ctx.save_for_backward(y, rstd)
+        ctx.grad_inplace = grad_inplace
         return y
 
     @staticmethod
@@ -372,12 +392,17 @@ class _FeatureNorm(torch.autograd.Function):
             mean_dy_y = axis1_dot(dy, y).div_(y.shape[1])  # no (Vc, width, N) product
         else:
             mean_dy_y = (dy * y).mean(1, keepdim=True, dtype=f32)
+        into = ctx.grad_inplace and dy.is_contiguous() and dy.dtype == y.dtype
         if y.numel() > _WHOLE_UP_TO and y.dtype != f32:
-            return _norm_backward_rows(dy, y, rstd, mean_dy, mean_dy_y), None
+            dx = _norm_backward_rows(dy, y, rstd, mean_dy, mean_dy_y, dy if into else None)
+            return dx, None, None
+        if into and dy.dtype == f32:  # into the incoming gradient (see feature_norm)
+            dx = dy.addcmul_(y, mean_dy_y.neg_())
+            return dx.sub_(mean_dy).mul_(rstd), None, None
         # one fp32 (Vc, width, N) tensor, updated in place: a half-precision step's transient
         # stays at five half-width tensors (dy, y, this one, the result), not eight
         dx = y * mean_dy_y.neg_()
-        return dx.add_(dy).sub_(mean_dy).mul_(rstd).to(dy.dtype), None
+        return dx.add_(dy).sub_(mean_dy).mul_(rstd).to(dy.dtype), None, None
 
 
 def axis1_dot(a: Tensor, b: Tensor) -> Tensor:
@@ -391,16 +416,22 @@ def axis1_dot(a: Tensor, b: Tensor) -> Tensor:
 
 
 def _norm_backward_rows(
-    dy: Tensor, y: Tensor, rstd: Tensor, mean_dy: Tensor, mean_dy_y: Tensor
+    dy: Tensor,
+    y: Tensor,
+    rstd: Tensor,
+    mean_dy: Tensor,
+    mean_dy_y: Tensor,
+    into: Tensor | None = None,
 ) -> Tensor:
     """``_FeatureNorm``'s input gradient in half precision, a width row at a time in fp32.
 
     On the CPU every op between a half-precision and an fp32 tensor first makes an fp32 copy of
     the half one: the whole-tensor form then held three fp32 (Vc, width, N) tensors at once (the
     peak of a demo step in bf16 with recompute off). Row by row only (Vc, 1, N) ones are made.
+    ``into``: where the gradient goes (``dy`` itself: row j is read before it is written).
     """
     f32 = torch.float32
-    dx = torch.empty_like(dy)
+    dx = torch.empty_like(dy) if into is None else into
     for j in range(y.shape[1]):
         row = y[:, j : j + 1].to(f32).mul_(mean_dy_y).neg_()
         row.add_(dy[:, j : j + 1].to(f32)).sub_(mean_dy).mul_(rstd)
@@ -451,7 +482,7 @@ def _normalise(x: Tensor, into: Tensor | None = None) -> tuple[Tensor, Tensor]:
     return y, rstd
 
 
-def feature_norm(x: Tensor, inplace: bool = False) -> Tensor:
+def feature_norm(x: Tensor, inplace: bool = False, grad_inplace: bool = False) -> Tensor:
     """LayerNorm (no affine) over axis 1 of feature-major ``(Vc, width, N)`` activations.
 
     In the input's dtype (half under autocast, where ``layer_norm`` would run in fp32 and keep
@@ -459,8 +490,11 @@ def feature_norm(x: Tensor, inplace: bool = False) -> Tensor:
     keeps its output and ``1/std`` (:class:`_FeatureNorm`); without, or while traced for
     export, it is plain tensor ops. ``inplace``: normalise ``x`` itself (a tensor nothing
     keeps for backward; not while traced), where a new tensor would be a fresh block of pages.
+    ``grad_inplace``: the op after it makes its output's gradient afresh and hands it to
+    nothing else (a product or a matmul), so backward writes the input's gradient into it
+    (where it is contiguous and in the output's dtype).
     """
     inplace = inplace and not torch.jit.is_tracing()
     if torch.is_grad_enabled() and x.requires_grad and not torch.jit.is_tracing():
-        return _FeatureNorm.apply(x, inplace)
+        return _FeatureNorm.apply(x, inplace, grad_inplace)
     return _normalise(x, into=x if inplace else None)[0]

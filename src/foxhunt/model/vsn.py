@@ -218,7 +218,9 @@ class VariableSelectionNetwork(nn.Module):
         # (Vc, width, N), each variable's N rows contiguous (PerVariableGRN.run_embedded)
         xt = xc.t().contiguous()[:, None, :]  # (Vc, 1, N)
         # the embedding x * emb_w + emb_b is folded into fc1 (PerVariableGRN.run_embedded)
-        state = self.variable_grn.run_embedded(xt, emb_w, emb_b, grn_w)  # (Vc, d_var | d_model, N)
+        # every use of the states below (the weighted lift, a product, einsum) makes their
+        # gradient afresh: the GRN's LayerNorm may write its own into it (Vc, d_var | d_model, N)
+        state = self.variable_grn.run_embedded(xt, emb_w, emb_b, grn_w, grad_owned=True)
         if lift_w is None or lift_b is None:  # faithful
             part = torch.einsum("vdn,nv->nd", state, vc)
             return part if into is None else into.add_(part)
