@@ -131,13 +131,17 @@ def test_parts_of_any_size_give_autograds_gradients(
 ) -> None:
     """288 bytes a variable (4 x 9 float64): one variable a part, two parts of 3, a part of 4
     and a last part of 2, and all 6 at once."""
+    import warnings
+
     monkeypatch.setattr(weighted_lift, "PRODUCT_BYTES", product_bytes)
     states, weights, lift = _inputs(torch.float64)
     grad = torch.randn(9, 5, dtype=torch.float64)
     out = WeightedLift.apply(states, weights.t()[:, None, :], lift)
     torch.testing.assert_close(out, _reference(states, weights, lift), rtol=1e-12, atol=1e-12)
     want = torch.autograd.grad(_reference(states, weights, lift), (states, weights, lift), grad)
-    got = torch.autograd.grad(out, (states, weights, lift), grad)
+    with warnings.catch_warnings():  # each part's rows of the lift's gradient exactly (torch
+        warnings.simplefilter("error")  # resizes a mis-sized out= view with only a warning)
+        got = torch.autograd.grad(out, (states, weights, lift), grad)
     for g, w in zip(got, want, strict=True):
         torch.testing.assert_close(g, w, rtol=1e-12, atol=1e-12)
 
@@ -147,3 +151,4 @@ def test_parts_hold_a_whole_number_of_variables_and_at_least_one() -> None:
     assert product_rows(torch.empty(210, 16, 1600, dtype=torch.float64)) == 5
     assert product_rows(torch.empty(3, 16, 20_000)) == 1  # 1.28 MB a variable
     assert product_rows(torch.empty(3, 1, 1)) == 2**18
+    assert product_rows(torch.empty(3, 1, 1, dtype=torch.uint8)) == 2**20  # one byte each
