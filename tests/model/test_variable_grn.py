@@ -401,3 +401,76 @@ def test_the_vsn_owns_the_gradient_of_its_states(monkeypatch: pytest.MonkeyPatch
         vsn = VariableSelectionNetwork(5, 4, 8, mode=mode, chunk=2)
         vsn(torch.randn(3, 5))[0].sum().backward()
     assert said and all(said)
+
+
+@pytest.mark.parametrize("which", [0, 1, 2, 3])
+def test_the_in_place_skip_records_whichever_input_needs_a_gradient(which: int) -> None:
+    """g, shift, scale or x alone requiring a gradient gets it (the function's own backward,
+    or autograd's record of the plain in-place ops where the guard does not see it)."""
+    from foxhunt.model.variable_grn import add_row_affine
+
+    torch.manual_seed(0)
+    d = torch.float64
+    ins = [torch.randn(2, 3, 5, dtype=d), torch.randn(2, 3, 1, dtype=d),
+           torch.randn(2, 3, 1, dtype=d), torch.randn(2, 1, 5, dtype=d)]  # fmt: skip
+    ins[which].requires_grad_()
+    g = ins[0] * 1 if which == 0 else ins[0].clone()  # not a leaf: it is changed in place
+    out = add_row_affine(g, ins[1], ins[2], ins[3])
+    want = ins[0] + ins[1] + ins[2] * ins[3]
+    (got,) = torch.autograd.grad(out.sum(), ins[which])
+    (ref,) = torch.autograd.grad(want.sum(), ins[which])
+    torch.testing.assert_close(got, ref)
+
+
+def test_the_in_place_skip_traces_to_the_same_sum() -> None:
+    """While traced for export it is plain ops (no custom function, nothing in place), with
+    the values of the in-place form."""
+    from foxhunt.model.variable_grn import add_row_affine
+
+    torch.manual_seed(0)
+    args = (torch.randn(2, 3, 5), torch.randn(2, 3, 1), torch.randn(2, 3, 1), torch.randn(2, 1, 5))
+    traced = torch.jit.trace(lambda g, *s: add_row_affine(g, *s), args)
+    want = add_row_affine(args[0].clone(), *args[1:])
+    torch.testing.assert_close(traced(*args), want)
+
+
+@pytest.mark.parametrize(("dtype", "n"), [(torch.float32, 50), (torch.float32, 40_000),
+                                          (torch.bfloat16, 40_000)])  # fmt: skip
+def test_without_autograd_the_elu_and_the_norm_work_in_their_input(
+    dtype: torch.dtype, n: int
+) -> None:
+    """Validation and inference pass no gradient: the ELU and the norm asked to work in place
+    return their input itself, with the values of the out-of-place forms."""
+    import torch.nn.functional as F
+
+    from foxhunt.model.variable_grn import elu_in_place, feature_norm
+
+    torch.manual_seed(0)
+    x = (torch.randn(4, 8, n) * 2 + 5).to(dtype)
+    with torch.no_grad():
+        for fn, ref in (
+            (elu_in_place, F.elu),
+            (lambda t: feature_norm(t, inplace=True), feature_norm),
+        ):
+            want = ref(x.clone())
+            t = x.clone()
+            got = fn(t)
+            assert got.data_ptr() == t.data_ptr()
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def test_a_gradient_passed_on_is_not_written_into_by_default() -> None:
+    """Without ``grad_owned`` the norm's backward makes its own gradient: here the states'
+    gradient also goes, as the same tensor, to the other input of a sum, an op made before the
+    GRN (so autograd runs its backward after the GRN's), whose gradient must stay the
+    product's weights."""
+    torch.manual_seed(0)
+    vc, n, d = 4, 40_000, 8
+    m = PerVariableGRN(vc, 1, d, d, dropout=0.0, norm_affine=False)
+    leaf = torch.zeros(vc, d, n, requires_grad=True)
+    other = leaf * 1  # its backward reads the sum's gradient last
+    x = torch.randn(vc, 1, n, requires_grad=True)
+    state = m.run_embedded(x, torch.randn(vc, 1), torch.randn(vc, 1), m.weights())
+    c = torch.randn(vc, d, n)
+    ((state + other) * c).sum().backward()
+    assert torch.equal(leaf.grad, c)

@@ -320,7 +320,7 @@ def add_row_affine(g: Tensor, shift: Tensor, scale: Tensor, x: Tensor) -> Tensor
     :func:`row_affine`'s, with the gradient passed through to ``g``."""
     if torch.jit.is_tracing():
         return g + scale * x + shift
-    if torch.is_grad_enabled() and (g.requires_grad or x.requires_grad or scale.requires_grad):
+    if torch.is_grad_enabled() and any(t.requires_grad for t in (g, shift, scale, x)):
         return _RowAffineInto.apply(g, shift, scale, x)
     return g.addcmul_(scale, x).add_(shift)
 
