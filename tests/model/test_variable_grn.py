@@ -422,6 +422,7 @@ def test_the_in_place_skip_records_whichever_input_needs_a_gradient(which: int) 
     torch.testing.assert_close(got, ref)
 
 
+@pytest.mark.filterwarnings("ignore:`torch.jit.trace` is deprecated:DeprecationWarning")
 def test_the_in_place_skip_traces_to_the_same_sum() -> None:
     """While traced for export it is plain ops (no custom function, nothing in place), with
     the values of the in-place form."""
