@@ -384,25 +384,6 @@ def _allocations_of(fn, size: int) -> int:  # noqa: ANN001
     return sum(b == size for _, b in allocation_events(prof))
 
 
-def test_the_vsn_owns_the_gradient_of_its_states(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every use of the states in the VSN (the weighted lift, a product, einsum) makes their
-    gradient afresh, so the VSN says so (``grad_owned``) in every mode and precision."""
-    from foxhunt.model.vsn import VariableSelectionNetwork
-
-    said: list[bool] = []
-    run = PerVariableGRN.run_embedded
-
-    def spy(self, *args, grad_owned: bool = False):  # noqa: ANN001, ANN202
-        said.append(grad_owned)
-        return run(self, *args, grad_owned=grad_owned)
-
-    monkeypatch.setattr(PerVariableGRN, "run_embedded", spy)
-    for mode in ("fused", "faithful"):
-        vsn = VariableSelectionNetwork(5, 4, 8, mode=mode, chunk=2)
-        vsn(torch.randn(3, 5))[0].sum().backward()
-    assert said and all(said)
-
-
 @pytest.mark.parametrize("which", [0, 1, 2, 3])
 def test_the_in_place_skip_records_whichever_input_needs_a_gradient(which: int) -> None:
     """g, shift, scale or x alone requiring a gradient gets it (the function's own backward,

@@ -162,3 +162,22 @@ def test_the_selection_weights_multiply_the_states_as_contiguous_rows(
         if grad:
             out.float().sum().backward()
     assert seen and all(seen), seen
+
+
+def test_the_vsn_owns_the_gradient_of_its_states(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every use of the states in the VSN (the weighted lift, a product, einsum) makes their
+    gradient afresh, so the VSN says so (``grad_owned``) in every mode and precision."""
+    from foxhunt.model.variable_grn import PerVariableGRN
+
+    said: list[bool] = []
+    run = PerVariableGRN.run_embedded
+
+    def spy(self, *args, grad_owned: bool = False):  # noqa: ANN001, ANN202
+        said.append(grad_owned)
+        return run(self, *args, grad_owned=grad_owned)
+
+    monkeypatch.setattr(PerVariableGRN, "run_embedded", spy)
+    for mode in ("fused", "faithful"):
+        vsn = VariableSelectionNetwork(5, 4, 8, mode=mode, chunk=2)
+        vsn(torch.randn(3, 5))[0].sum().backward()
+    assert said and all(said)
