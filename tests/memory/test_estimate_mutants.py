@@ -309,3 +309,38 @@ def test_estimate_for_run_holds_the_weight_average() -> None:
     est, base = estimate_for_run(averaged), estimate_for_run(plain)
     assert base.average_bytes == 0 and est.average_bytes == est.parameter_bytes > 0
     assert est.training_peak_bytes - base.training_peak_bytes == est.parameter_bytes
+
+
+def test_the_gradients_made_after_are_the_streamed_selection_grns_own() -> None:
+    """Each streamed VSN's selection GRN's parameters in fp32 bytes, counted on the real
+    model (recompute on by default, as the estimate's); none with recompute off."""
+    from foxhunt.memory.activations import gradients_made_after
+
+    model = TFT(TINY)
+    want = {
+        name: 4 * sum(p.numel() for p in getattr(model, name).selection.parameters())
+        for name in ("historical_vsn", "known_vsn")
+    }
+    assert gradients_made_after(TINY) == gradients_made_after(TINY, True) == want
+    assert all(isinstance(v, int) for v in want.values()) and want["historical_vsn"] > 0
+    assert gradients_made_after(TINY, False) == {}
+
+
+@pytest.mark.parametrize("recompute", [True, False])
+def test_the_estimate_asks_for_the_gradients_made_after_at_its_own_recompute(
+    monkeypatch: pytest.MonkeyPatch, recompute: bool
+) -> None:
+    """Without recompute no VSN is streamed and nothing is made after a chunk: the estimate
+    must not ask as if it were (the default is recompute on)."""
+    import foxhunt.memory.estimate as estimate_module
+
+    asked: list[tuple[object, ...]] = []
+    real = estimate_module.gradients_made_after
+
+    def spy(*args: object, **kwargs: object) -> dict[str, int]:
+        asked.append((*args, *kwargs.values()))
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(estimate_module, "gradients_made_after", spy)
+    estimate_memory(TINY, 8, recompute=recompute)
+    assert asked == [(TINY, recompute)]
