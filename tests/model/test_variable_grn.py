@@ -456,3 +456,16 @@ def test_a_gradient_passed_on_is_not_written_into_by_default() -> None:
     c = torch.randn(vc, d, n)
     ((state + other) * c).sum().backward()
     assert torch.equal(leaf.grad, c)
+
+
+def test_the_in_place_elu_makes_a_gradient_it_cannot_write_into() -> None:
+    """A sum's gradient (one value expanded over every element) cannot take the ELU's input
+    gradient in place: it is made apart, with autograd's values."""
+    import torch.nn.functional as F
+
+    from foxhunt.model.variable_grn import elu_in_place
+
+    h = torch.randn(2, 3, 5, requires_grad=True)
+    (got,) = torch.autograd.grad(elu_in_place(h * 1).sum(), h)
+    (want,) = torch.autograd.grad(F.elu(h).sum(), h)
+    torch.testing.assert_close(got, want)

@@ -280,6 +280,8 @@ class _EluInPlace(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> Tensor:  # noqa: D102
         (out,) = ctx.saved_tensors
+        if not grad.is_contiguous():  # not a matmul's (an expanded one cannot be written)
+            return torch.ops.aten.elu_backward(grad, 1.0, 1, 1, True, out)
         return torch.ops.aten.elu_backward.grad_input(grad, 1.0, 1, 1, True, out, grad_input=grad)
 
 
