@@ -435,6 +435,19 @@ def test_a_yfinance_download_with_its_columns_in_levels(tmp_path: Path, index: s
     assert bars["volume"].to_list() == [3759.0, 2048.0]
 
 
+def test_a_yfinance_download_keeps_its_first_bars_however_long_it_is(tmp_path: Path) -> None:
+    """The first bar's line is counted from the top of the levels: with more than a few bars
+    in the sniffed sample, a line counted from its end skipped the first bars."""
+    rows = [
+        f"2024-01-02 14:{m}:00+00:00,185.{m},185.9,184.1,185.0,{1000 + m}" for m in range(30, 42)
+    ]
+    text = "Price,Close,High,Low,Open,Volume\nTicker,AAPL,AAPL,AAPL,AAPL,AAPL\nDatetime,,,,,\n"
+    path = _write(tmp_path, "AAPL.csv", text + "\n".join(rows) + "\n")
+    bars = read_bars(path, min_bars=1)
+    assert bars["ts"].to_list() == [_utc(14, m) for m in range(30, 42)]
+    assert bars["volume"].to_list() == [1000.0 + m for m in range(30, 42)]
+
+
 def test_a_yfinance_download_of_several_tickers_is_refused_saying_what_to_do(
     tmp_path: Path,
 ) -> None:
