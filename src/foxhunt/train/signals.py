@@ -40,24 +40,34 @@ def stop_on_signals(stop: threading.Event) -> Iterator[None]:
 @contextlib.contextmanager
 def signals_held() -> Iterator[None]:
     """Hold SIGINT and SIGTERM back while the block runs; one that arrived meanwhile is
-    delivered (and handled) as the block ends.
+    handled, by the handler in force before, as the block ends.
 
     For the import of a C extension after the loop (matplotlib's, for the report): a second
     Ctrl-C that raised ``KeyboardInterrupt`` inside the extension's initialisation left it half
-    made, and the interpreter aborted at exit (SIGABRT, -6) instead of exiting 130. A no-op off
-    the main thread and where the OS has no signal masks.
+    made, and the interpreter aborted at exit (SIGABRT, -6) instead of exiting 130. The block's
+    own handlers only note the signal. (A signal mask of the main thread, session 50's form,
+    did not hold: the kernel hands a process's signal to any thread that does not block it,
+    torch's worker threads among them, and Python then runs the handler in the main thread
+    wherever it is, inside the import too: a CI run failed so.) A no-op off the main thread,
+    where Python runs no handlers.
     """
-    held = {signal.SIGINT, signal.SIGTERM}
-    if threading.current_thread() is not threading.main_thread() or not hasattr(
-        signal, "pthread_sigmask"
-    ):
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    arrived: list[int] = []
+
+    def note(signum: int, frame: Any) -> None:
+        arrived.append(signum)
+
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {s: signal.signal(s, note) for s in held}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for s, h in previous.items():
+            signal.signal(s, h)
+        for signum in arrived:  # in the order they came, to the handlers in force again
+            signal.raise_signal(signum)
 
 
 # --- artefacts -------------------------------------------------------------------------------
