@@ -307,11 +307,8 @@ class _RowAffineInto(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:  # noqa: D102
         x, scale = ctx.saved_tensors
-        _, need_shift, need_scale, need_x = ctx.needs_input_grad
-        d_shift = grad.sum(-1, keepdim=True) if need_shift else None
-        d_scale = torch.bmm(grad, x.transpose(1, 2)) if need_scale else None
-        d_x = torch.bmm(scale.transpose(1, 2), grad) if need_x else None
-        return grad if ctx.needs_input_grad[0] else None, d_shift, d_scale, d_x
+        need_g, *needs = ctx.needs_input_grad
+        return grad if need_g else None, *_row_affine_grads(grad, x, scale, *needs)
 
 
 def add_row_affine(g: Tensor, shift: Tensor, scale: Tensor, x: Tensor) -> Tensor:
@@ -340,12 +337,19 @@ class _RowAffine(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:  # noqa: D102
         x, scale = ctx.saved_tensors
-        need_shift, need_scale, need_x = ctx.needs_input_grad
-        # the sums over N and over w as batched products: nothing (Vc, w, N) is made
-        d_shift = grad.sum(-1, keepdim=True) if need_shift else None
-        d_scale = torch.bmm(grad, x.transpose(1, 2)) if need_scale else None
-        d_x = torch.bmm(scale.transpose(1, 2), grad) if need_x else None
-        return d_shift, d_scale, d_x
+        return _row_affine_grads(grad, x, scale, *ctx.needs_input_grad)
+
+
+def _row_affine_grads(
+    grad: Tensor, x: Tensor, scale: Tensor, need_shift: bool, need_scale: bool, need_x: bool
+) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+    """The gradients of ``shift``, ``scale`` and ``x`` in ``shift + scale * x`` (the shapes
+    of :func:`row_affine`): the sums over N and over w as batched products, so nothing
+    (Vc, w, N) is made."""
+    d_shift = grad.sum(-1, keepdim=True) if need_shift else None
+    d_scale = torch.bmm(grad, x.transpose(1, 2)) if need_scale else None
+    d_x = torch.bmm(scale.transpose(1, 2), grad) if need_x else None
+    return d_shift, d_scale, d_x
 
 
 def row_affine(shift: Tensor, scale: Tensor, x: Tensor) -> Tensor:
