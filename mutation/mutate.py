@@ -256,6 +256,7 @@ TARGETS: dict[str, Target] = {
             "tests/data/read/test_csv_dialect_audit.py",
             "tests/data/read/test_csv_dialect_mutants.py",
             "tests/data/read/test_csv_dialect_survivors.py",
+            "tests/data/read/test_csv_dialect_third_pass.py",
             "tests/data/read/test_vendor_csv.py",
             # CSV files read end to end: the dialect is what they go through first
             "tests/data/read/test_bars.py",
@@ -269,6 +270,8 @@ TARGETS: dict[str, Target] = {
             "tests/data/read/test_vendor_quirks.py",
             "tests/data/read/test_encoding.py",
             "tests/data/read/test_damaged_files.py",
+            # bzip2/xz/zstd text, decompressed in memory by scan_csv_text
+            "tests/data/read/test_compressed.py",
         ),
     ),
     # reached only through the readers (file_read.py splits a file of many contracts)

@@ -211,7 +211,8 @@ def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
     rows = _split(lines, delimiter)[start:]
     skip_lines = numbered[start][0]
     first = rows[0]
-    first_numbers = sum(_is_number(c, delimiter != ",") for c in first)
+    # any spelling of a number marks a bar, a quoted "16.751,64" in a comma file too
+    first_numbers = sum(_is_number(c, comma=True) for c in first)
     has_header = first_numbers < 4
     cells = [_plain(c) for r in rows[int(has_header) :] for c in r]
     # a point is a thousands separator where every dotted number is grouped in threes and some
