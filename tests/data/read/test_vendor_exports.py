@@ -110,15 +110,18 @@ def test_an_hour_column_beside_the_date_is_the_hour_and_a_minute_column_its_minu
 
 @pytest.mark.parametrize("sep", [" ", "T"])
 def test_an_hour_column_beside_a_date_that_holds_the_time_is_not_added_again(
-    tmp_path: Path, sep: str
+    tmp_path: Path, sep: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     """``Date`` of ``2024-01-02 09:00`` (or ISO's ``2024-01-02T09:00``) beside ``Hour`` 9: the
-    date column is the time (the hour was added to it, and the file refused as unparsable)."""
-    text = "Date,Hour,Open,High,Low,Close,Volume\n" + "".join(
-        f"2024-01-02{sep}{h:02d}:00,{h},4700.25,4701,4699.5,4700,1\n" for h in range(9, 15)
+    date column is the time (the hour was added to it, and the file refused as unparsable), and
+    the hour column, left unread, is listed with the ignored columns (it was not, session 51)."""
+    text = "Date,Hour,Open,High,Low,Close,Volume,OI\n" + "".join(
+        f"2024-01-02{sep}{h:02d}:00,{h},4700.25,4701,4699.5,4700,1,7\n" for h in range(9, 15)
     )
     path = _write(tmp_path, "ES.csv", text)
-    assert _minutes(path, tz="UTC") == [_utc(h, 0) for h in range(9, 15)]
+    with caplog.at_level(logging.WARNING):
+        assert _minutes(path, tz="UTC") == [_utc(h, 0) for h in range(9, 15)]
+    assert f"ignored columns in {path}: Hour, OI" in caplog.text
 
 
 def test_an_hour_column_that_holds_a_clock_is_read_as_one(tmp_path: Path) -> None:

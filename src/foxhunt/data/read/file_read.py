@@ -477,7 +477,9 @@ def _normalise_as(
     if cols.volume is None and parts is None and prints is None:  # prints: their count
         log.warning("no volume column in %s: volume features will be constant", path)
     used = {*spell.values(), *spell["ts"].split("+"), *(parts or ())}  # "Date+Hour+Minute"
-    ignored = tuple(c for c in cols.extra if c not in used)
+    # an hour column beside a date that holds the time was mapped, then left (hours.hour_beside)
+    maybe = {*cols.extra, *(c for c in (cols.date, cols.time) if c is not None)}
+    ignored = tuple(c for c in names if c in maybe and c not in used)
     if cols.symbol is not None:
         warn_contract_rolls(lf, path, cols.symbol, ignored)
     if times.naive and opts.tz is None:
