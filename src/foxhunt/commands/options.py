@@ -227,9 +227,9 @@ def add_read_args(p: argparse.ArgumentParser, stored: bool = True, over_run: boo
         choices=("point", "comma"),
         help="the decimal separator of a CSV's numbers (default: guessed): comma reads "
         "'2.673,5' and '2.673' as 2673.5 and 2673 (points group thousands), point reads '4,234' "
-        "as 4234 (commas group thousands); a file whose every "
-        "dotted number has three digits after the point, with nothing else to tell, is refused "
-        "until this says which",
+        "as 4234 (commas group thousands); a file whose every dotted number has three digits "
+        "after the point, or every comma number three after the comma, with nothing else to "
+        "tell, is refused until this says which",
     )
     g.add_argument(
         "--bar-minutes",

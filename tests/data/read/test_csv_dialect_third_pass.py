@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from foxhunt.data.read.bars import read_bars
-from foxhunt.data.read.csv_dialect import _cr_lines, sniff_csv
+from foxhunt.data.read.csv_dialect import _odd_line_end, sniff_csv
+from foxhunt.data.read.options import ReadOptions
 from foxhunt.errors import DataError
 
 MINUTES = range(30, 36)
@@ -114,13 +115,27 @@ def test_a_number_starting_0_point_makes_the_points_decimals(
     assert bars["open"].to_list() == [expected] * 6
 
 
-def test_cr_lines_are_told_from_crlf_and_lf(tmp_path: Path) -> None:
-    """Only a file whose lines end in CR alone is rewritten in memory; CRLF and LF files are
-    scanned from disk as they are."""
+def test_odd_line_ends_are_told_from_crlf_and_lf(tmp_path: Path) -> None:
+    """Only a file whose lines end in CR alone or in CR CR LF is rewritten in memory; CRLF and
+    LF files are scanned from disk as they are."""
     rows = ["ts,open,high,low,close", "2024-01-02T15:30:00Z,1,1,1,1"]
-    assert _cr_lines(_write(tmp_path, "cr.csv", "\r".join(rows) + "\r"))
-    assert not _cr_lines(_write(tmp_path, "crlf.csv", "\r\n".join(rows) + "\r\n"))
-    assert not _cr_lines(_write(tmp_path, "lf.csv", "\n".join(rows) + "\n"))
+    assert _odd_line_end(_write(tmp_path, "cr.csv", "\r".join(rows) + "\r")) == b"\r"
+    assert _odd_line_end(_write(tmp_path, "crcrlf.csv", "\r\r\n".join(rows) + "\r\r\n")) == (
+        b"\r\r\n"
+    )
+    assert _odd_line_end(_write(tmp_path, "crlf.csv", "\r\n".join(rows) + "\r\n")) is None
+    assert _odd_line_end(_write(tmp_path, "lf.csv", "\n".join(rows) + "\n")) is None
+
+
+def test_lines_ending_cr_cr_lf_are_read(tmp_path: Path) -> None:
+    """Python's ``csv.writer`` on Windows, the file opened without ``newline=''``, ends each
+    line ``\\r\\r\\n``: was refused as "a column name spans lines"."""
+    text = "Date,Open,High,Low,Close,Volume\r\r\n" + "".join(
+        f"2024-01-02 15:{m}:00,4780.25,4781.25,4779.25,4779.5,{m}\r\r\n" for m in MINUTES
+    )
+    bars = read_bars(_write(tmp_path, "ES.csv", text.encode()), min_bars=1)
+    assert bars["ts"].to_list() == _utc(6)
+    assert bars["volume"].to_list() == [float(m) for m in MINUTES]
 
 
 GERMAN = "Date;Time;Open;High;Low;Close;Volume\n" + "".join(
@@ -163,3 +178,111 @@ def test_a_headerless_comma_file_of_quoted_decimal_commas_is_headerless(tmp_path
     bars = read_bars(path, min_bars=1)
     assert bars["ts"].to_list() == _utc(6)
     assert bars["open"].to_list() == [16751 + m / 100 for m in MINUTES]
+
+
+def _tab(prices: str, volumes: list[str]) -> str:
+    """An Excel "Text (Tab delimited)" save of formatted cells: US dates, commas as written."""
+    head = "Date\tTime\tOpen\tHigh\tLow\tClose\tVolume\n"
+    return head + "".join(
+        f"01/03/2024\t15:{m}\t{prices}\t{v}\n" for m, v in zip(MINUTES, volumes, strict=True)
+    )
+
+
+THOUSANDS = ["1,261", "1,483", "1,499", "1,622", "1,738", "1,325"]
+
+
+def test_commas_before_three_digits_and_nothing_else_to_tell_are_refused(
+    tmp_path: Path,
+) -> None:
+    """A tab file of whole YM prices and volumes of ``1,261``: a German decimal comma or an
+    English thousands comma (it was read as 1.261, and the US dates day-first as 1 March)."""
+    path = _write(tmp_path, "YM.txt", _tab("37715\t37719\t37711\t37711", THOUSANDS))
+    with pytest.raises(DataError) as refused:
+        read_bars(path, min_bars=1)
+    assert str(refused.value) == (
+        f"{path}: every number with a comma has three digits after it ('1,261'), and nothing "
+        "in the first lines tells a decimal comma from commas between thousands (an English "
+        "export's '1,261' is 1261); --decimal point or --decimal comma says which"
+    )
+    point = read_bars(path, min_bars=1, options=ReadOptions(decimal="point"))
+    assert point["volume"].to_list() == [float(v.replace(",", "")) for v in THOUSANDS]
+    assert point["ts"].to_list() == [datetime(2024, 1, 3, 15, m, tzinfo=UTC) for m in MINUTES]
+    comma = read_bars(path, min_bars=1, options=ReadOptions(decimal="comma"))
+    assert comma["volume"][0] == 1.261
+
+
+def test_formatted_prices_with_commas_are_read_with_decimal_point(tmp_path: Path) -> None:
+    """``37,715`` in every price: read with ``--decimal point`` as 37715 (was 37.715, valid)."""
+    path = _write(tmp_path, "YM.txt", _tab("37,715\t37,719\t37,711\t37,711", THOUSANDS))
+    with pytest.raises(DataError, match=r"three digits after it \('37,715'\)"):
+        read_bars(path, min_bars=1)
+    bars = read_bars(path, min_bars=1, options=ReadOptions(decimal="point"))
+    assert bars["open"].to_list() == [37715.0] * 6
+
+
+def test_a_comma_before_three_digits_beside_small_whole_numbers_parts_thousands(
+    tmp_path: Path,
+) -> None:
+    """A formatted volume column of ``1,261`` beside ``820``: thousands commas, so the prices'
+    ``37,715`` is 37715 too, and the dates are read as the data say (not day-first)."""
+    volumes = ["1,261", "820", "1,499", "95", "2,038", "7"]
+    path = _write(tmp_path, "YM.txt", _tab("37,715\t37,719\t37,711\t37,711", volumes))
+    assert sniff_csv(path).comma_groups and not sniff_csv(path).decimal_comma
+    bars = read_bars(path, min_bars=1)
+    assert bars["open"].to_list() == [37715.0] * 6
+    assert bars["volume"].to_list() == [1261.0, 820.0, 1499.0, 95.0, 2038.0, 7.0]
+
+
+def test_a_comma_before_three_digits_beside_a_large_whole_number_is_decimal(
+    tmp_path: Path,
+) -> None:
+    """``1,261`` beside ``5044`` in one column: no thousands separator there, so a decimal comma
+    (a semicolon file of a German export)."""
+    text = "Datum;Zeit;Open;High;Low;Close;Volume\n" + "".join(
+        f"02.01.2024;15:{m};1,094;1,095;1,093;1,094;{v}\n"
+        for m, v in zip(MINUTES, ["1,261", "5044", "2", "13", "8", "7"], strict=True)
+    )
+    bars = read_bars(_write(tmp_path, "EURUSD.csv", text), min_bars=1)
+    assert bars["open"].to_list() == [1.094] * 6
+    assert bars["volume"].to_list() == [1.261, 5044.0, 2.0, 13.0, 8.0, 7.0]
+
+
+def test_points_between_thousands_beside_small_numbers_settle_a_decimal_comma(
+    tmp_path: Path,
+) -> None:
+    """A volume of ``5.044`` beside ``820`` (points part thousands) and prices of ``1,094``:
+    a German export, read with decimal commas, not refused."""
+    volumes = ["5.044", "820", "1.210", "99", "12.000", "7"]
+    bars = read_bars(
+        _write(tmp_path, "EURUSD.txt", _tab("1,094\t1,095\t1,093\t1,094", volumes)), min_bars=1
+    )
+    assert bars["open"].to_list() == [1.094] * 6
+    assert bars["volume"].to_list() == [5044.0, 820.0, 1210.0, 99.0, 12000.0, 7.0]
+
+
+@pytest.mark.parametrize(
+    "odd", ["1,5", "0,652", "16.750,50"], ids=["short-decimals", "lone-zero", "dotted-groups"]
+)
+def test_one_decimal_comma_of_another_shape_settles_the_file(tmp_path: Path, odd: str) -> None:
+    """``1,261`` and nothing else is ambiguous; one ``1,5``, ``0,652`` or ``16.750,50`` in the
+    sample says decimal comma."""
+    volumes = [*THOUSANDS[:5], odd]
+    bars = read_bars(
+        _write(tmp_path, "YM.txt", _tab("37715\t37719\t37711\t37711", volumes)), min_bars=1
+    )
+    assert bars["volume"][0] == 1.261
+
+
+def test_a_decimal_point_after_commas_parts_thousands_in_a_tab_file(tmp_path: Path) -> None:
+    """``4,780.25`` beside a volume of ``1,261``: English thousands (was refused as not a number
+    after a decimal-comma guess, its dates read day-first)."""
+    path = _write(tmp_path, "ES.txt", _tab("4,780.25\t4,781.25\t4,779.25\t4,779.5", THOUSANDS))
+    dialect = sniff_csv(path)
+    assert (dialect.decimal_comma, dialect.comma_groups) == (False, True)
+    assert dialect.describe() == "delimiter '\\t', header, commas between thousands"
+    told = sniff_csv(path, decimal="comma")
+    assert (told.decimal_comma, told.comma_groups) == (True, False)
+    bars = read_bars(path, min_bars=1)
+    assert bars["open"].to_list() == [4780.25] * 6
+    assert bars["volume"][0] == 1261.0
+    assert bars["ts"][0] == datetime(2024, 1, 3, 15, 30, tzinfo=UTC)

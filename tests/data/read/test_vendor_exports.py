@@ -1070,6 +1070,27 @@ def test_a_decimal_comma_first_seen_past_the_sniffed_lines_names_the_flag(
     assert bars["open"][68] == 46821.75
 
 
+def test_a_comma_before_three_digits_that_does_not_read_names_both_readings(
+    tmp_path: Path,
+) -> None:
+    """Investing.com's export of a won-priced stock: ``"79,900"``, whole prices with thousands
+    commas. The hint said only ``--decimal comma``, which reads 79.9: a thousand times too
+    small, silently."""
+    text = '"Date","Price","Open","High","Low","Vol.","Change %"\n' + "".join(
+        f'"01/{d:02d}/2024","79,{d:02d}0","79,700","80,100","78,100","12.45M","0.51%"\n'
+        for d in (16, 12, 11, 10, 9, 8)
+    )
+    path = _write(tmp_path, "SSNLF.csv", text)
+    with pytest.raises(DataError) as refused:
+        read_bars(path, min_bars=1)
+    assert str(refused.value).endswith(
+        "not a number '79,700' (a decimal comma or a comma between thousands? --decimal comma "
+        "reads it as 79.7, --decimal point as 79700)"
+    )
+    bars = read_bars(path, min_bars=1, options=ReadOptions(decimal="point"))
+    assert bars["open"].to_list() == [79700.0] * 6
+
+
 def test_a_date_column_stored_as_midnight_beside_a_time_column(tmp_path: Path) -> None:
     """pandas' ``parse_dates`` or Excel's date cells store the day as a midnight: joined with
     the time it read ``2018-01-01 00:00:00 22:00:00``, refused as unparsable."""

@@ -69,6 +69,9 @@ class CsvDialect:
         names: column names to use for a headerless file (None with a header).
         skip_lines: lines before the header (or the first bar) that are not the table: a
             vendor's title, ``Symbol: ES``, blank lines (counted too).
+        comma_groups: commas part thousands, one group too (``37,715``, ``1,261``), as a
+            spreadsheet's formatted cells are saved with tabs or semicolons between them (as
+            ``--decimal point`` reads them).
     """
 
     delimiter: str = ","
@@ -76,12 +79,15 @@ class CsvDialect:
     decimal_comma: bool = False
     names: tuple[str, ...] | None = None
     skip_lines: int = 0
+    comma_groups: bool = False
 
     def describe(self) -> str:
         """E.g. ``delimiter ';', header, decimal comma``."""
         parts = [f"delimiter {self.delimiter!r}", "header" if self.has_header else "no header"]
         if self.decimal_comma:
             parts.append("decimal comma")
+        if self.comma_groups:
+            parts.append("commas between thousands")
         if self.skip_lines:
             parts.append(f"the first {self.skip_lines} lines skipped (not the table)")
         return ", ".join(parts)
@@ -214,17 +220,36 @@ def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
     # any spelling of a number marks a bar, a quoted "16.751,64" in a comma file too
     first_numbers = sum(_is_number(c, comma=True) for c in first)
     has_header = first_numbers < 4
-    cells = [_plain(c) for r in rows[int(has_header) :] for c in r]
+    body = rows[int(has_header) :]
+    cells = [_plain(c) for r in body for c in r]
     # a point is a thousands separator where every dotted number is grouped in threes and some
     # number has a decimal comma: "16.750,50", "4520,5" beside a volume of "6.340"
     grouped_only = not any(
         "." in c and _DOT_NUMBER.match(c) and not _DOT_GROUPED.match(c) for c in cells
     )
+    comma_groups = False
     if delimiter != ",":
-        decimal_comma = grouped_only and (
-            any(_COMMA_NUMBER.match(c) or ("," in c and _DOT_GROUPED.match(c)) for c in cells)
-            or _grouped_beside_small(rows[int(has_header) :])
+        # "4,780.25": a decimal point after commas, so the commas part thousands
+        comma_groups = any(_POINT_AFTER_COMMAS.match(c) for c in cells)
+        decimal_comma = (
+            grouped_only
+            and not comma_groups
+            and (
+                any(_COMMA_NUMBER.match(c) or ("," in c and _DOT_GROUPED.match(c)) for c in cells)
+                or _grouped_beside_small(body)
+            )
         )
+        if decimal_comma and _commas_only_grouped(cells, body):
+            if _comma_grouped_beside_small(body):  # "1,261" beside "820": thousands
+                decimal_comma, comma_groups = False, True
+            elif decimal is None and not _comma_beside_large(body):
+                example = next(c for c in cells if _COMMA_ONE_GROUP.match(c))
+                raise DataError(
+                    f"{path}: every number with a comma has three digits after it "
+                    f"({example!r}), and nothing in the first lines tells a decimal comma from "
+                    f"commas between thousands (an English export's {example!r} is "
+                    f"{example.replace(',', '')}); --decimal point or --decimal comma says which"
+                )
     else:  # quoted: a localized Investing.com export, "16.751,64" and "0,28%"
         decimal_comma = (
             grouped_only
@@ -233,12 +258,8 @@ def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
         )
     if decimal is not None:
         decimal_comma = decimal == "comma"
-    elif (
-        delimiter != ","
-        and not decimal_comma
-        and grouped_only
-        and _points_ambiguous(cells, rows[int(has_header) :])
-    ):
+        comma_groups = comma_groups and not decimal_comma
+    elif delimiter != "," and not decimal_comma and grouped_only and _points_ambiguous(cells, body):
         example = next(c for c in cells if _DOT_GROUPED.match(c))
         raise DataError(
             f"{path}: every number with a point has three digits after it ({example!r}), and "
@@ -251,7 +272,7 @@ def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
     if levels is not None:  # pandas' columns in levels (yfinance): the fields' level is the header
         names, under = levels
         has_header, skip_lines = False, numbered[start + under][0]
-    dialect = CsvDialect(delimiter, has_header, decimal_comma, names, skip_lines)
+    dialect = CsvDialect(delimiter, has_header, decimal_comma, names, skip_lines, comma_groups)
     if dialect != CsvDialect(delimiter=","):
         log.info("%s: CSV read with %s (guessed from the first lines)", path, dialect.describe())
     return dialect
@@ -314,6 +335,46 @@ def _grouped_beside_small(rows: list[list[str]]) -> bool:
         any(_DOT_GROUPED.match(c) and "," not in c for c in column)
         and any(_SMALL_WHOLE.match(c) for c in column)
         and not any(_LARGE_WHOLE.match(c) for c in column)
+        for column in _columns(rows)
+    )
+
+
+_COMMA_ONE_GROUP = re.compile(r"^[+-]?[1-9]\d{0,2},\d{3}$")
+"""A comma before three digits, once, not after a lone 0 (``1,261``): a decimal comma, or a
+comma between thousands."""
+
+
+def _commas_only_grouped(cells: list[str], rows: list[list[str]]) -> bool:
+    """Every number with a comma is :data:`_COMMA_ONE_GROUP` and nothing else says decimal
+    comma: no ``4700,5`` or ``0,652`` (no thousands group has other than three digits, or
+    starts with a lone 0), no ``16.750,50``, no ``5.044`` beside ``820``."""
+    commas = [c for c in cells if _COMMA_NUMBER.match(c)]
+    return (
+        bool(commas)
+        and all(_COMMA_ONE_GROUP.match(c) for c in commas)
+        and not any("," in c and _DOT_GROUPED.match(c) for c in cells)
+        and not _grouped_beside_small(rows)
+    )
+
+
+def _comma_grouped_beside_small(rows: list[list[str]]) -> bool:
+    """A column of whole numbers with a comma before three digits and others below 1,000
+    (``1,261`` beside ``820``, a spreadsheet's formatted volume) and none of four digits
+    without it: the commas part thousands."""
+    return any(
+        any(_COMMA_ONE_GROUP.match(c) for c in column)
+        and any(_SMALL_WHOLE.match(c) for c in column)
+        and not any(_LARGE_WHOLE.match(c) for c in column)
+        for column in _columns(rows)
+    )
+
+
+def _comma_beside_large(rows: list[list[str]]) -> bool:
+    """A column holding both ``1,261`` and a whole number of four digits or more (``5044``):
+    the comma is no thousands separator there, so it is a decimal comma."""
+    return any(
+        any(_COMMA_ONE_GROUP.match(c) for c in column)
+        and any(_LARGE_WHOLE.match(c) for c in column)
         for column in _columns(rows)
     )
 
@@ -383,11 +444,20 @@ def header_names(path: Path, dialect: CsvDialect) -> list[str]:
     return _split(lines[:1], dialect.delimiter)[0] if lines else []
 
 
-def _cr_lines(path: Path) -> bool:
-    """Lines that end in a carriage return alone: one in the first 64 KiB and no line feed."""
+_LINE_ENDS = {b"\r": "a carriage return alone (classic Mac OS, Excel's 'CSV (Macintosh)')",
+              b"\r\r\n": "CR CR LF (Python's csv.writer on Windows, its file opened without "
+                         "newline='')"}  # fmt: skip
+
+
+def _odd_line_end(path: Path) -> bytes | None:
+    """The line end of a file whose lines polars does not split right, from its first 64 KiB:
+    a carriage return alone (one, and no line feed), or CR CR LF (the CR left in the last
+    field); None for LF and CRLF."""
     with open_bytes(path) as f:
         head = f.read(1 << 16)
-    return b"\r" in head and b"\n" not in head
+    if b"\r\r\n" in head:
+        return b"\r\r\n"
+    return b"\r" if b"\r" in head and b"\n" not in head else None
 
 
 def scan_csv_text(path: Path, dialect: CsvDialect, numeric: tuple[str, ...] = ()) -> pl.LazyFrame:
@@ -407,10 +477,10 @@ def scan_csv_text(path: Path, dialect: CsvDialect, numeric: tuple[str, ...] = ()
     if dialect.names is not None:
         kwargs["new_columns"] = list(dialect.names)
     encoding = text_encoding(path)
-    if _cr_lines(path):  # polars splits lines at "\n" only: decoded here, in memory
-        log.info("%s: lines end in a carriage return alone (classic Mac OS, Excel's 'CSV "
-                 "(Macintosh)')", path)  # fmt: skip
-        data = utf8_bytes(path, encoding).replace(b"\r", b"\n")
+    end = _odd_line_end(path)
+    if end is not None:  # polars splits lines at "\n" only: decoded here, in memory
+        log.info("%s: lines end in %s", path, _LINE_ENDS[end])
+        data = utf8_bytes(path, encoding).replace(end, b"\n")
         return pl.read_csv(data, **kwargs).lazy()  # type: ignore[arg-type]
     if encoding != UTF8:  # polars reads UTF-8 only: decoded here, in memory
         log.info("%s: read as %s text", path, encoding)

@@ -413,7 +413,10 @@ def _normalise_as(
         guesses.append(f"symbol {name.symbol} from {name.how}; --symbol to change")
         exprs.append(pl.lit(name.symbol, dtype=pl.String).alias("symbol"))
     comma = scanned.dialect is not None and scanned.dialect.decimal_comma
-    points = opts.decimal == "point"  # the user's word: a comma groups thousands
+    # the user's word, or the file's "4,780.25" or "1,261" beside "820": a comma groups thousands
+    points = opts.decimal == "point" or (
+        scanned.dialect is not None and scanned.dialect.comma_groups
+    )
     texts = [spell[c] for c in PRICE_COLUMNS if c in spell and schema[spell[c]] == pl.String]
     others = [c for c in cols.extra if schema[c] == pl.String]
     others += [p for p in (parts or (spell.get("volume"),)) if p and schema[p] == pl.String]

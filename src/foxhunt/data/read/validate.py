@@ -71,6 +71,19 @@ _HEADER_WORDS = frozenset(
 file."""
 
 
+def _comma_hint(raw: str) -> str:
+    """What to say of a number with a comma that did not read: a decimal comma the first lines
+    did not show (``46821,75``), or, before three digits (``79,700``), that or a comma between
+    thousands, with what each ``--decimal`` reads."""
+    text = raw.strip()
+    if not re.fullmatch(r"-?\d{1,3},\d{3}", text):
+        return " (a decimal comma? --decimal comma reads the file's numbers so)"
+    return (
+        " (a decimal comma or a comma between thousands? --decimal comma reads it as "
+        f"{float(text.replace(',', '.')):g}, --decimal point as {int(text.replace(',', ''))})"
+    )
+
+
 def _is_iso(text: str) -> bool:
     try:
         datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
@@ -206,9 +219,7 @@ class _Validator:
                 what = "missing value" if raw in (None, "") else f"not a number {raw!r}"
                 comma = re.fullmatch(r"\s*-?\d+,\d+\s*", raw) if isinstance(raw, str) else None
                 if comma and self.loaded.options.decimal != "point":
-                    what += (  # a decimal comma the first 64 lines did not show
-                        " (a decimal comma? --decimal comma reads the file's numbers so)"
-                    )
+                    what += _comma_hint(raw)  # type: ignore[arg-type]
                 raise DataError(f"{self.where(hit, c)}: {what}")
             hit = self.first(df, ~pl.col(c).is_finite())
             if hit:
