@@ -3,7 +3,8 @@
 Accepted: datetimes (any zone, converted; naive ones are wall-clock times in ``tz``), dates,
 integer/float epochs (unit from the magnitude: s, ms, us, ns; always UTC) and text:
 
-* ISO 8601 with or without offset (``2024-01-02 09:30:00``, ``2012-02-01 00:00:00+00:00``);
+* ISO 8601 with or without offset (``2024-01-02 09:30:00``, ``2012-02-01 00:00:00+00:00``),
+  an offset of whole hours too (``2024-01-02 09:30:00-05``: PostgreSQL's ``timestamptz`` text);
 * epoch digits (``1640995200000``, crypto ``open_time``);
 * vendor spellings, the format chosen by trying a short list on the data:
   ``2024.01.02 09:30`` (MetaTrader), ``20240102 093000`` (NinjaTrader), ``01/02/2024 09:30``
@@ -92,6 +93,10 @@ _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?")
 _OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
 _DIGIT = re.compile(r"\d")
 _SPACED_OFFSET = r"(\d)\s+([+-]\d{2}:?\d{2}|Z)$"
+_HOURS_OFFSET = r"(\d:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:GMT|UTC)?\s*[+-]\d{2})$"
+"""A clock followed by an offset of whole hours (``10:30:00-05``, ``10:30:00.5+00``: PostgreSQL
+writes ``timestamptz`` so), read as ``-05:00``; the clock before it keeps a date's day
+(``2024-01-03``) from being taken for one."""
 _NT8_TICKS = r"^(\d{8} \d{6}) (\d{7})$"
 """NinjaTrader 8's export of a time with the seven digits of its 100-ns ticks after a space."""
 _ZONE_SUFFIX = re.compile(r"\d\s+([A-Za-z][A-Za-z_]*(/[A-Za-z][A-Za-z0-9_+\-]*)+|UTC|GMT)$")
@@ -408,7 +413,7 @@ def text_timestamp_expr(
     Returns:
         The UTC expression and whether the values were naive.
     """
-    text = text.str.strip_chars()
+    text = text.str.strip_chars().str.replace(_HOURS_OFFSET, "${1}:00")
     end_of_day = text.str.contains(_END_OF_DAY)
     text = text.str.replace(_END_OF_DAY, "${1}00${2}00${3}${4}")
     times = _text_times(lf, text, tz=tz, dayfirst=dayfirst, where=where)
@@ -464,11 +469,25 @@ def _text_times(
         return Times(text.str.to_datetime(time_unit="us", time_zone="UTC", strict=False), False)
     dated_only = not re.search(r"\d[ T]\d", sample)
     found = None if _ISO.match(sample) else _text_formats(lf, text, sample, dayfirst, where)
+    if found is None and _zoned_for_polars(sample):  # an offset polars' own parser reads
+        return Times(text.str.to_datetime(time_unit="us", time_zone="UTC", strict=False), False)
     if found is None:
         parsed, fmt, other = text.str.to_datetime(time_unit="us", strict=False), None, None
     else:
         parsed, fmt, other = found
     return Times(local_to_utc(parsed, tz), naive=not dated_only, format=fmt, other=other)
+
+
+def _zoned_for_polars(sample: str) -> bool:
+    """Whether polars' own parser finds a UTC offset in ``sample`` that the spellings above do
+    not take (``...10:30:00z``, ``...T103000+05``, ``...10:30:00UTC``): asked to read such a
+    column as naive times it fails the whole file in its own words, so it reads it zoned (a
+    value it cannot read is null, named by its row)."""
+    try:
+        parsed = pl.Series([sample]).str.to_datetime(time_unit="us", strict=False)
+    except pl.exceptions.PolarsError:  # no spelling polars knows: each value null, as lazily
+        return False
+    return isinstance(parsed.dtype, pl.Datetime) and parsed.dtype.time_zone is not None
 
 
 def timestamp_expr(

@@ -60,8 +60,8 @@ _BACK_ADJUSTED = (
 )
 _EPOCH_UNIT = {10: "epoch-s", 13: "epoch-ms", 16: "epoch-us", 19: "epoch-ns"}
 """The epoch unit of a number of so many digits (this century's times)."""
-_OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
-"""A timestamp text's UTC offset (``Z``, ``+01:00``, ``-0500``)."""
+_OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2}|\d:\d{2}(:\d{2}(\.\d+)?)?\s*[+-]\d{2})$")
+"""A timestamp text's UTC offset (``Z``, ``+01:00``, ``-0500``, ``-05`` after a clock)."""
 _HEADER_WORDS = frozenset(
     ("ts", "timestamp", "time", "date", "datetime", "date_time", "gmt time", "local time",
      "symbol", "ticker", "open", "high", "low", "close", "volume", "<date>", "<time>", "<open>",

@@ -7,20 +7,27 @@ names a price (a summary sheet before the bars is passed over; else the first wi
 its header is the first row with at least four cells (a title or a ticker above it, as
 Bloomberg's BDH writes, is skipped), its rows are the rows below. Other sheets of bars are
 not read, and a warning names them. Cells Excel stores as dates come out as
-``2024-01-02 09:30:00``; a sheet that writes its times as bare serial numbers (``45293.39``)
-is not told apart from an epoch and needs ``--ts-format``.
+``2024-01-02 09:30:00``; a column of times of day (a Time beside a Date: Excel's time cells,
+which the reader gives on its day zero, ``1899-12-31 15:30:00``, and OpenDocument's time cells)
+as ``15:30:00``, the clock the date is joined to. A sheet that writes its times as bare serial
+numbers (``45293.39``) is not told apart from an epoch and needs ``--ts-format``.
 """
 
 from __future__ import annotations
 
 import logging
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from foxhunt.data.read.encoding import not_delimited
 from foxhunt.data.read.magic import OLE_MAGIC, ZIP_MAGIC
 from foxhunt.errors import DataError
+
+if TYPE_CHECKING:
+    from fastexcel import ExcelReader
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +41,9 @@ def read_workbook(path: Path) -> pl.DataFrame:
 
 
 def read_workbook_sheets(path: Path) -> tuple[pl.DataFrame, tuple[str, ...]]:
-    """The first sheet of ``path`` that holds a table, as text columns named by its header,
-    and a line naming the other sheets of bars, not read (none: empty).
+    """The first sheet of ``path`` that holds a table, as text columns named by its header
+    (its times of day as clocks: :func:`_clocks`), and a line naming the other sheets of bars,
+    not read (none: empty).
 
     Read with fastexcel directly and handed to polars through Arrow's C interface: polars'
     ``read_excel`` goes through pyarrow, whose thread pool deadlocks a process forked after the
@@ -65,21 +73,21 @@ def read_workbook_sheets(path: Path) -> tuple[pl.DataFrame, tuple[str, ...]]:
         )
     reader = fastexcel.read_excel(str(path))
     names = list(reader.sheet_names)
-    tables: list[tuple[str, int, pl.DataFrame]] = []  # (sheet, header row, cells)
+    tables: list[tuple[str, int, int, pl.DataFrame]] = []  # (sheet, index, header row, cells)
     for at_sheet, name in enumerate(names):
         raw = pl.DataFrame(reader.load_sheet(at_sheet, header_row=None, dtypes="string"))
         filled = raw.select(pl.sum_horizontal(pl.all().is_not_null())).to_series()
         at = next((i for i, n in enumerate(filled) if n >= MIN_HEADER_CELLS), None)
         if at is not None:
-            tables.append((name, at, raw))
+            tables.append((name, at_sheet, at, raw))
     if not tables:
         raise DataError(
             f"{path}: no sheet holds a table (a row of at least {MIN_HEADER_CELLS} cells: "
             "a time and the prices)"
         )
     # the first sheet whose header names a price (a summary sheet before the bars is passed over)
-    priced = [t for t in tables if _names_a_price(t[2].row(t[1]))]
-    name, at, raw = (priced or tables)[0]
+    priced = [t for t in tables if _names_a_price(t[3].row(t[2]))]
+    name, at_sheet, at, raw = (priced or tables)[0]
     if at or len(names) > 1:
         skipped = ", the rows above its header skipped" if at else ""
         log.info("%s: the bars of sheet %r (of %d)%s", path, name, len(names), skipped)
@@ -95,7 +103,43 @@ def read_workbook_sheets(path: Path) -> tuple[pl.DataFrame, tuple[str, ...]]:
         )
         log.warning("%s", notes[0])
     header = _names(raw.row(at))
-    return raw.slice(at + 1).rename(dict(zip(raw.columns, header, strict=True))), notes
+    cells = _clocks(reader, at_sheet, at, raw)
+    return cells.rename(dict(zip(raw.columns, header, strict=True))), notes
+
+
+EXCEL_DAY_ZERO = r"^(?:1899-12-3[01]|1904-01-01) (\d{2}:\d{2}:\d{2}(?:\.\d+)?)$"
+"""A time cell as the workbook reader writes it: the time of day on the workbook's day zero
+(1899-12-31 as calamine counts Excel's serial 0, 1899-12-30 as others count it, 1904-01-01 in a
+workbook of the Mac's 1904 date system)."""
+_DATETIME = r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}"
+
+
+def _clocks(reader: ExcelReader, at_sheet: int, at: int, raw: pl.DataFrame) -> pl.DataFrame:
+    """The rows below the header (row ``at``) of sheet ``at_sheet``, read as text (``raw``),
+    with their times of day as the text of a clock (``15:30:00``): in a column that holds cells
+    on Excel's day zero (:data:`EXCEL_DAY_ZERO`) and no datetime of another day, those cells;
+    and time cells the text read left null (OpenDocument's), read again as durations, those
+    under a day."""
+    cells = raw.slice(at + 1)
+    blank = [i for i, c in enumerate(cells.columns) if cells[c].null_count()]
+    if blank:  # time cells read as text are null: read those columns as durations
+        again = reader.load_sheet(at_sheet, header_row=None, use_columns=blank, dtypes="duration")
+        lost = pl.DataFrame(again).slice(at + 1)
+        if lost.height == cells.height:
+            span = pl.all()
+            clock = (pl.lit(datetime(2000, 1, 1)) + span).dt.strftime("%H:%M:%S%.3f")
+            under_a_day = (span >= timedelta(0)) & (span < timedelta(days=1))
+            clock = pl.when(under_a_day).then(clock.str.strip_suffix(".000"))
+            lost = lost.select(clock.name.keep())
+            cells = cells.with_columns(
+                pl.coalesce(cells.columns[i], lost[c]).alias(cells.columns[i])
+                for i, c in zip(blank, lost.columns, strict=True)
+            )
+    for c in cells.columns:
+        zero = cells[c].str.contains(EXCEL_DAY_ZERO)
+        if zero.any() and not (cells[c].str.contains(_DATETIME) & ~zero).any():
+            cells = cells.with_columns(pl.col(c).str.replace(EXCEL_DAY_ZERO, "${1}"))
+    return cells
 
 
 _PRICE_WORDS = ("open", "high", "low", "close", "last", "price", "settle")

@@ -1,0 +1,94 @@
+"""A UTC offset of whole hours after a clock (``2024-01-03 10:30:00-05``: PostgreSQL's and
+TimescaleDB's ``timestamptz`` text) reads as that offset, as ``-05:00`` does; and an offset polars'
+own parser finds where the reader's spellings do not is read, or refused by its row, never in
+polars' words."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from foxhunt.data.read.bars import read_bars
+from foxhunt.errors import DataError
+
+HEADER = "time,open,high,low,close,volume\n"
+
+
+def _bars(path: Path, stamps: list[str]) -> Path:
+    rows = "".join(f"{s},185.5,186,185,185.75,{100 + i}\n" for i, s in enumerate(stamps))
+    path.write_text(HEADER + rows)
+    return path
+
+
+def _utc(*args: int) -> dt.datetime:
+    return dt.datetime(*args, tzinfo=dt.UTC)
+
+
+def test_postgres_timestamptz_in_utc_reads(tmp_path: Path) -> None:
+    """``psql``/``COPY`` of a ``timestamptz`` column in a UTC session: ``+00``."""
+    stamps = [f"2024-01-06 10:0{m}:00+00" for m in range(3)]
+    got = read_bars(_bars(tmp_path / "BTCUSD.csv", stamps), min_bars=1)
+    assert got["ts"].to_list() == [_utc(2024, 1, 6, 10, m) for m in range(3)]
+
+
+def test_postgres_timestamptz_of_new_york_reads_each_rows_offset(tmp_path: Path) -> None:
+    """A New York session: ``-05`` in winter, ``-04`` in summer, each row its own."""
+    stamps = ["2024-03-08 10:30:00-05", "2024-03-11 10:30:00-04", "2024-03-12 10:30:00.5-04"]
+    got = read_bars(_bars(tmp_path / "AAPL.csv", stamps), min_bars=1)
+    assert got["ts"].to_list() == [
+        _utc(2024, 3, 8, 15, 30),
+        _utc(2024, 3, 11, 14, 30),
+        _utc(2024, 3, 12, 14, 30, 0, 500_000),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("stamp", "want"),
+    [
+        ("2024-01-03 10:30:00-05", _utc(2024, 1, 3, 15, 30)),
+        ("2024-01-03T10:30:00.250+00", _utc(2024, 1, 3, 10, 30, 0, 250_000)),
+        ("2024-01-03 10:30 -05", _utc(2024, 1, 3, 15, 30)),  # a space before it
+        ("2024-01-03 16:00:00+05:30", _utc(2024, 1, 3, 10, 30)),  # minutes: as before
+        ("2024-01-02 24:00:00-05", _utc(2024, 1, 3, 5, 0)),  # a day's end, 24:00
+        ("01/03/2024 10:30:00 -05", _utc(2024, 1, 3, 15, 30)),  # after a vendor's spelling
+        ("2024-01-03T103000-05", _utc(2024, 1, 3, 15, 30)),  # ISO's basic clock: polars reads it
+    ],
+)
+def test_an_offset_of_hours_reads_as_that_offset(tmp_path: Path, stamp: str, want: object) -> None:
+    got = read_bars(_bars(tmp_path / "AAPL.csv", [stamp]), min_bars=1)
+    assert got["ts"].to_list() == [want]
+
+
+def test_dates_are_not_taken_for_an_offset(tmp_path: Path) -> None:
+    """``2024-01-03``'s ``-03`` follows no clock: a day, read as the date it is."""
+    got = read_bars(_bars(tmp_path / "AAPL.csv", ["2024-01-02", "2024-01-03"]), min_bars=1)
+    assert got["ts"].to_list() == [_utc(2024, 1, 2), _utc(2024, 1, 3)]
+
+
+@pytest.mark.parametrize("stamp", ["2024-01-03 10:30:00z", "2024-01-03T10:30:00UTC"])
+def test_an_offset_polars_finds_and_cannot_read_is_named_by_its_row(
+    tmp_path: Path, stamp: str
+) -> None:
+    """polars' parser sees a zone in these and refused the whole file in its own words
+    (``to_datetime was called with no format and no time zone``), naming no row or flag."""
+    path = _bars(tmp_path / "AAPL.csv", [stamp])
+    with pytest.raises(DataError) as got:
+        read_bars(path, min_bars=1)
+    message = str(got.value)
+    assert f"{path}: column 'time', row 0: unparsable timestamp {stamp!r}" in message
+    assert "to_datetime" not in message and "\n" not in message
+
+
+def test_rows_with_an_hours_offset_after_a_naive_first_row_are_named(tmp_path: Path) -> None:
+    """A naive first row, then ``-05`` rows: the first ``-05`` row is named as having an offset
+    the others lack (it was said to lack one, its ``-05`` not taken for an offset)."""
+    stamps = ["2024-01-03 10:30:00", *(f"2024-01-03 10:3{m}:00-05" for m in range(1, 6))]
+    path = _bars(tmp_path / "AAPL.csv", stamps)
+    with pytest.raises(DataError) as refused:
+        read_bars(path, min_bars=1)
+    assert str(refused.value) == (
+        f"{path}: column 'time', row 1: timestamp '2024-01-03 10:31:00-05' has a UTC offset "
+        "while the column's other timestamps do not: write them all one way"
+    )
