@@ -105,6 +105,8 @@ ALIASES = {
         "no. of shares",
         "total traded quantity",  # NSE India's
         "tottrdqty",
+        "ttl_trd_qnty",  # NSE India's full bhavcopy (sec_bhavdata_full): total traded quantity
+        "volumefrom",  # CryptoCompare's volume in the base currency (volumeto: in the quote's)
         *TICK_VOLUME,
     ),
 }

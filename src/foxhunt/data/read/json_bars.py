@@ -9,6 +9,10 @@ Read (``.json``, ``.jsonl``, ``.ndjson``):
   Polygon's aggregates (``{"ticker": "AAPL", "results": [...]}``), Alpaca's bars of one symbol
   (``{"bars": [...], "symbol": "AAPL"}``); the answer's ``ticker`` or ``symbol`` names the bars
   (Polygon's market prefix dropped: ``X:BTCUSD`` is ``BTCUSD``);
+* such an answer in the one object of the answer that holds a list, at any depth (a word for
+  the bars, :data:`CONTAINER_KEYS`, is never a symbol): Tradier's ``{"series": {"data":
+  [...]}}``, Bitstamp's ``{"data": {"pair": ..., "ohlc": [...]}}``, CryptoCompare's
+  ``{"RateLimit": {}, "Data": {"TimeFrom": ..., "Data": [...]}}``;
 * bars keyed by symbol under that key, Alpaca's answer for several symbols
   (``{"bars": {"AAPL": [...], "MSFT": [...]}}``): each symbol's records get its name (a symbol
   with none is passed over);
@@ -21,9 +25,11 @@ A record's own symbol, where it has no ``symbol`` or ``ticker``, is its ``S``, `
 
 The records then read as a parquet file's columns do (names as vendors spell them: ``t o h l c
 v``, epochs or ISO times). Refused, naming what the file holds: rows without names (a list of
-lists, as Binance's and Coinbase's candle APIs write them, in orders that differ by vendor:
-Coinbase puts the low before the open), and anything else (a dict of dicts keyed by time, such
-as Alpha Vantage's, or pandas' default ``orient="columns"``).
+lists, as Binance's, Coinbase's, Kraken's and Bybit's candle APIs write them, in orders that
+differ by vendor: Coinbase puts the low before the open), and anything else (a dict of dicts
+keyed by time, such as Alpha Vantage's, or pandas' default ``orient="columns"``). An answer is
+an empty file where its key for the bars (:data:`CONTAINER_KEYS`) holds nothing (Polygon's
+``"results": []``), not where another key does (Kraken's ``"error": []``).
 """
 
 from __future__ import annotations
@@ -42,6 +48,14 @@ LINES_SUFFIXES = (".jsonl", ".ndjson")
 SYMBOL_KEYS = ("ticker", "symbol")
 """The answer's own name for its symbol, beside the records (Polygon's ``ticker``, Alpaca's
 ``symbol``): the bars' symbol, before the file name's."""
+CONTAINER_KEYS = frozenset(
+    "data day days bar bars candle candles kline klines ohlc ohlcv values results result series "
+    "history items records rows list prices quotes".split()
+)
+"""Vendors' names of the object or list that holds the bars, never a symbol (compared in lower
+case): Tradier's ``{"series": {"data": [...]}}`` and ``{"history": {"day": [...]}}``,
+Bitstamp's ``{"data": {"ohlc": [...]}}``, Bybit's ``{"result": {"list": [...]}}`` (were read as
+bars keyed by the symbols ``data``, ``day``, ``ohlc``)."""
 _MARKET = re.compile(r"^[A-Za-z]:")
 """Polygon's market prefix (``X:`` crypto, ``C:`` forex, ``I:`` indices), not the symbol's."""
 
@@ -109,16 +123,20 @@ def _records(path: Path, data: object) -> list[dict[str, Any]]:
         return _named(path, data, "the file")
     if _split(data):  # pandas' orient="split": the names beside the rows
         return [dict(zip(data["columns"], row, strict=True)) for row in data["data"]]
-    lists = {k: v for k, v in data.items() if _rows(v)}
-    if not lists:
-        empty = next((k for k, v in data.items() if v == [] or v == {}), None)
-        if empty is not None:  # Polygon's {"resultsCount": 0, "results": []}
-            raise DataError(f"{path}: empty file (no bars): {empty!r} holds no records")
+    keys, levels = _holder(data)
+    holder = levels[-1]
+    # no list here: the objects below that hold one (two or more, or we would have gone down)
+    lists = {k: v for k, v in holder.items() if _rows(v)} or {
+        k: v for k, v in holder.items() if _holds(v)
+    }
+    if not lists and (empty := _empty(data)) is not None:  # Polygon's "results": []
+        raise DataError(f"{path}: empty file (no bars): {empty} holds no records")
     if len(lists) != 1:
-        keys = ", ".join(repr(k) for k in list(data)[:6])
+        names = ", ".join(repr(k) for k in list(holder)[:6])
+        where = f"{_where(keys)} holds " if keys else ""
         raise DataError(
-            f"{path}: a JSON object ({keys}) with {'no' if not lists else 'several'} list "
-            "of bar records under its keys: save the bars as a list of records "
+            f"{path}: {where}a JSON object ({names}) with {'no' if not lists else 'several'} "
+            "list of bar records under its keys: save the bars as a list of records "
             '(pandas: df.to_json(path, orient="records")) or as CSV'
         )
     ((key, rows),) = lists.items()
@@ -127,14 +145,58 @@ def _records(path: Path, data: object) -> list[dict[str, Any]]:
             {**record, "symbol": symbol}
             for symbol, part in rows.items()
             if part  # a symbol without bars in the answer's span: none to read
-            for record in _named(path, part, f"{key!r}[{symbol!r}]")
+            for record in _named(path, part, _where((*keys, key, symbol)))
         ]
-    named = _zoned(_named(path, rows, repr(key)), data)
-    meta = [data, *(v for v in data.values() if isinstance(v, dict))]  # Twelve Data's "meta"
+    meta = [
+        m for level in levels for m in (level, *(v for v in level.values() if isinstance(v, dict)))
+    ]
+    named = _zoned(_named(path, rows, _where((*keys, key))), meta)
     symbol = next((m[k] for m in meta for k in SYMBOL_KEYS if isinstance(m.get(k), str)), None)
     if symbol and not any("symbol" in r for r in named):  # Polygon's X:BTCUSD: BTCUSD
         return [{**r, "symbol": _MARKET.sub("", symbol.strip()).upper()} for r in named]
     return named
+
+
+def _holder(data: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]]]:
+    """The keys down to the object that holds the bars, and the objects on the way (``data``
+    first): ``data`` itself where one of its keys holds a list of rows, or where not exactly one
+    of its objects holds one at any depth; else that object, looked at the same way (Tradier's
+    ``{"series": {"data": [...]}}``, CryptoCompare's ``{"Response": ..., "RateLimit": {},
+    "Data": {"TimeFrom": ..., "Data": [...]}}``, Kraken's ``{"error": [], "result":
+    {"XXBTZUSD": [...], "last": ...}}``)."""
+    keys, levels = [], [data]
+    while not any(_rows(v) for v in data.values()):
+        inner = [k for k, v in data.items() if _holds(v)]
+        if len(inner) != 1:
+            break
+        keys.append(inner[0])
+        data = data[inner[0]]
+        levels.append(data)
+    return keys, levels
+
+
+def _holds(value: object) -> bool:
+    """An object with a list of rows under one of its keys, at any depth."""
+    return isinstance(value, dict) and any(_rows(v) or _holds(v) for v in value.values())
+
+
+def _empty(data: dict[str, Any], keys: tuple[str, ...] = ()) -> str | None:
+    """Where the key that would hold the bars holds none: a key named for them
+    (:data:`CONTAINER_KEYS`: Polygon's ``{"resultsCount": 0, "results": []}``, Bybit's
+    ``"result": {"list": []}``) holding ``[]`` or ``{}``, at any depth; None where there is none
+    (Kraken's ``"error": []`` and Bybit's ``"retExtInfo": {}`` hold no bars when empty)."""
+    for k, v in data.items():
+        if isinstance(v, list | dict) and not v and k.lower() in CONTAINER_KEYS:
+            return _where((*keys, k))
+    for k, v in data.items():
+        if isinstance(v, dict) and (found := _empty(v, (*keys, k))) is not None:
+            return found
+    return None
+
+
+def _where(keys: tuple[str, ...] | list[str]) -> str:
+    """``("series", "data")`` -> ``'series'['data']``: where in the answer a value is."""
+    return repr(keys[0]) + "".join(f"[{k!r}]" for k in keys[1:])
 
 
 def _split(data: dict[str, Any]) -> bool:
@@ -148,10 +210,16 @@ def _split(data: dict[str, Any]) -> bool:
 
 
 def _rows(value: object) -> bool:
-    """A list of rows, or an object of such lists keyed by symbol (some may be empty)."""
+    """A list of rows, or an object of such lists keyed by symbol (some may be empty; a key
+    named for a container of bars, :data:`CONTAINER_KEYS`, is no symbol)."""
     if isinstance(value, dict):
         lists = [v for v in value.values() if v is not None]
-        return bool(lists) and all(isinstance(v, list) for v in lists) and any(lists)
+        return (
+            bool(lists)
+            and all(isinstance(v, list) for v in lists)
+            and any(lists)
+            and not any(k.lower() in CONTAINER_KEYS for k in value)
+        )
     return bool(value) and isinstance(value, list) and isinstance(value[0], dict | list)
 
 
@@ -160,12 +228,12 @@ ZONE_KEYS = ("exchange_timezone", "timezone", "time_zone")
 _NAIVE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
 
 
-def _zoned(records: list[dict[str, Any]], data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Records whose naive times the answer places in a zone, with the time named so as a
-    header names its zone (``datetime (America/New_York)``: the reader's own rule)."""
+def _zoned(records: list[dict[str, Any]], meta: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records whose naive times the answer places in a zone (in ``meta``, its objects around
+    the records), with the time named so as a header names its zone (``datetime
+    (America/New_York)``: the reader's own rule)."""
     import zoneinfo
 
-    meta = [data, *(v for v in data.values() if isinstance(v, dict))]
     zone = next((m[k] for m in meta for k in ZONE_KEYS if isinstance(m.get(k), str)), None)
     key = next((k for k in ("datetime", "date", "time", "timestamp") if k in records[0]), None)
     if zone is None or key is None:

@@ -29,8 +29,14 @@ A file without a symbol column takes its symbol from its name; some vendors' nam
 * a leading period is no symbol (Alpha Vantage's ``daily_MSFT.csv``,
   ``monthly_adjusted_MSFT.csv``, ``intraday_5min_MSFT.csv`` -> ``MSFT``);
 * a pair written with a separator: ``EUR_USD`` -> ``EURUSD``, ``BTC-USD`` -> ``BTCUSD``;
+* a ticker and its market outside the US (:data:`MARKET_SUFFIXES`) is both: Yahoo's
+  ``7203.T.csv`` -> ``7203.T`` (was ``T``, AT&T's stock), ``BMW.DE.csv`` -> ``BMW.DE`` (was
+  ``BMW``); Stooq's ``7203_jp_d.csv`` and ``7203.jp.txt`` -> ``7203.JP``; a US listing is its
+  bare ticker (``aapl.us.txt``, ``aapl_us_d.csv`` -> ``AAPL``);
 * a continuous-futures code: ``ES1!`` (TradingView), ``@ES#`` (IQFeed, TradeStation) -> ``ES``;
-* otherwise the stem's leading run of letters and digits, upper-cased (``ES_FUT_small`` ->
+* otherwise the stem's first run of letters and digits that is no generic word (``prices_ES``,
+  NSE's ``Quote-Equity-RELIANCE-EQ-03-01-2024-to-12-01-2024`` -> ``RELIANCE``) nor a name in
+  CamelCase (``MacroTrends_Data_Download_AAPL`` -> ``AAPL``), upper-cased (``ES_FUT_small`` ->
   ``ES``), a perpetual keeping its marker and quote (``btc-perp-2022.csv`` -> ``BTC-PERP``,
   OKX's ``BTC-USDT-SWAP.csv`` -> ``BTC-USDT-SWAP``).
 
@@ -154,6 +160,27 @@ _YAHOO_INDEX = re.compile(r"\^[A-Za-z0-9]+")
 _SHARE_CLASS = re.compile(r"^([A-Za-z]{1,5}[.\-][A-Za-z])(?=$|[_ ])")
 """A share class after the ticker: ``BRK-A.csv``, ``BRK.B_daily.csv`` (not ``BRK``: two classes
 in one folder were one symbol, refused as interleaved)."""
+MARKET_SUFFIXES = frozenset(
+    "T HK SS SZ TW TWO KS KQ NS BO SI KL JK BK AX NZ "  # Asia and the Pacific
+    "L IL DE F BE DU HM HA MU SG PA AS BR LS MI MC SW VI ST OL CO HE IC IR AT IS WA PR BD ME TA "
+    "TO V CN NE SA MX BA SN JO SR QA CA KW "  # the Americas, Africa and the Middle East
+    "UK JP HU PL".split()  # Stooq's markets (its DE and HK are Yahoo's too)
+)
+"""A market after a ticker, outside the US: Yahoo's exchange suffixes (``7203.T`` Tokyo,
+``0700.HK``, ``005930.KS``, ``BMW.DE``, ``RY.TO``), Stooq's markets (``7203.jp``)."""
+_LISTED = re.compile(
+    rf"^([A-Za-z0-9]{{1,12}}(?:-[A-Za-z0-9]{{1,5}})?)\.({'|'.join(sorted(MARKET_SUFFIXES))})(?=$|[_ ])",
+    re.IGNORECASE,
+)
+"""A ticker and its market, the name Yahoo's download gives it (``7203.T.csv``): the symbol is
+both (``7203.T``: was ``T``, AT&T's stock, and ``6758.T`` beside it the same symbol; ``BMW.DE``
+was ``BMW``, a stock on the NYSE's calendar)."""
+_STOOQ = re.compile(r"^([A-Za-z0-9]{1,12})_(uk|jp|de|hk|hu|pl)_[dwmqy]$", re.IGNORECASE)
+"""Stooq's download of a ticker outside the US, ``{ticker}_{market}_{interval}``:
+``7203_jp_d.csv`` is ``7203.JP`` (was ``JP``)."""
+_CAMEL = re.compile(r"(?:[A-Z][a-z]+){2,}")
+"""A word in CamelCase is a site's or a product's name, not a ticker (tickers are written in one
+case): ``MacroTrends_Data_Download_AAPL.csv`` is ``AAPL`` (was ``MACROTRENDS``)."""
 
 
 _BLOOMBERG = re.compile(r"\d (?:index|comdty|curncy)$", re.IGNORECASE)
@@ -249,10 +276,12 @@ _GENERIC_FOLDERS = frozenset(
 
 _NAMELESS_WORDS = frozenset(
     "part chunk file batch data bars ohlc ohlcv candles klines export download prices output "
-    "snappy gz".split()
+    "snappy gz quote quotes equity".split()
 )
 """Words of file names that say nothing of the symbol: a dataset's parts (Spark's
-``part-00000-<uuid>-c000.snappy``), a download's generic name (``data.csv``, ``chunk_001``)."""
+``part-00000-<uuid>-c000.snappy``), a download's generic name (``data.csv``, ``chunk_001``,
+NSE India's ``Quote-Equity-RELIANCE-EQ-03-01-2024-to-12-01-2024.csv``: ``RELIANCE``, was
+``QUOTE``)."""
 _UUID = re.compile(
     r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32}|c\d{3}",
     re.IGNORECASE,
@@ -406,11 +435,24 @@ def guess_from_name(path: Path) -> NameGuess:
         return NameGuess(root, "the file name (a continuous contract)", None, _interval(whole))
     if (yahoo := _YAHOO_INDEX.match(stem)) is not None:
         return NameGuess(yahoo.group(0).upper(), "the file name", None, _interval(whole))
+    # BRK.B, and VOD.L or ES.F (a share class, a market or Stooq's futures: the symbol either way)
     if (share := _SHARE_CLASS.match(stem)) is not None:
         return NameGuess(share.group(1).upper(), "the file name", None, _interval(whole))
-    # the first run of letters and digits that is no generic word (prices_ES.csv: ES)
+    if (listed := _LISTED.match(stem)) is not None:
+        symbol = f"{listed.group(1)}.{listed.group(2)}".upper()
+        return NameGuess(symbol, "the file name (a ticker and its market)", None, _interval(whole))
+    if (stooq := _STOOQ.match(stem)) is not None:
+        symbol = f"{stooq.group(1)}.{stooq.group(2)}".upper()
+        return NameGuess(symbol, "Stooq's file name (a ticker and its market)")
+    # the first run of letters and digits that is no generic word (prices_ES.csv: ES) nor a
+    # name in CamelCase (MacroTrends_Data_Download_AAPL.csv: AAPL)
     m = next(
-        (r for r in _LEADING.finditer(stem) if not _nameless_token(r.group(0).lower())), None
+        (
+            r
+            for r in _LEADING.finditer(stem)
+            if not _nameless_token(r.group(0).lower()) and not _CAMEL.fullmatch(r.group(0))
+        ),
+        None,
     ) or _LEADING.match(stem)  # only generic words, and no folder named a symbol: the first
     if m is None:
         raise DataError(f"{path}: no symbol column and no symbol in the file name; pass --symbol")

@@ -1,0 +1,115 @@
+"""Symbols from vendors' default download names found by a sweep of plausible vendor files
+(:func:`guess_from_name`): a ticker with its market (Yahoo's ``7203.T.csv``, Stooq's
+``7203_jp_d.csv``), a site's name or generic words before the ticker (MacroTrends', NSE India's)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from foxhunt.data.market.instruments import resolve_bars
+from foxhunt.data.read.bars import read_bars
+from foxhunt.data.read.vendors import NameGuess, guess_from_name
+
+MARKET = "the file name (a ticker and its market)"
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol"),
+    [
+        ("7203.T.csv", "7203.T"),  # Toyota, Tokyo: was T, AT&T's stock
+        ("6758.T.csv", "6758.T"),
+        ("0700.HK.csv", "0700.HK"),  # was HK
+        ("005930.KS.csv", "005930.KS"),  # was KS
+        ("2330.TW.csv", "2330.TW"),  # was TW
+        ("600519.SS.csv", "600519.SS"),  # was SS
+        ("D05.SI.csv", "D05.SI"),  # was D05
+        ("BMW.DE.csv", "BMW.DE"),  # was BMW, a stock on the NYSE's calendar
+        ("RY.TO.csv", "RY.TO"),  # was RY
+        ("RELIANCE.NS.csv", "RELIANCE.NS"),
+        ("BRK-B.TO.csv", "BRK-B.TO"),
+        ("7203.T (1).csv", "7203.T"),  # a browser's second download
+        ("7203.jp.txt", "7203.JP"),  # Stooq's bulk files: was JP
+    ],
+)
+def test_a_ticker_and_its_market_are_the_symbol(name: str, symbol: str) -> None:
+    assert guess_from_name(Path(name)) == NameGuess(symbol, MARKET)
+
+
+def test_a_ticker_and_its_market_keep_the_names_interval() -> None:
+    assert guess_from_name(Path("daily_7203.T.csv")) == NameGuess(
+        "7203.T", MARKET, None, timedelta(days=1)
+    )
+    assert guess_from_name(Path("0700.HK_5min.csv")) == NameGuess(
+        "0700.HK", MARKET, None, timedelta(minutes=5)
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol"), [("7203_jp_d.csv", "7203.JP"), ("vod_uk_w.csv", "VOD.UK")]
+)
+def test_stooqs_download_of_a_ticker_outside_the_us(name: str, symbol: str) -> None:
+    """Stooq's ``{ticker}_{market}_{interval}.csv`` (was ``JP``, and ``VOD`` on the NYSE's
+    calendar)."""
+    assert guess_from_name(Path(name)) == NameGuess(
+        symbol, "Stooq's file name (a ticker and its market)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol"),
+    [
+        ("aapl.us.txt", "AAPL"),  # a US listing: the bare ticker, as ever
+        ("aapl_us_d.csv", "AAPL"),
+        ("VOD.L.csv", "VOD.L"),  # one letter: a share class's shape, kept whole as before
+        ("ES.F.csv", "ES.F"),  # Stooq's futures suffix
+        ("BRK.B.csv", "BRK.B"),
+        ("FDAX_de.csv", "FDAX"),  # a locale, not Stooq's market
+        ("ES.c.0.csv", "ES"),  # Databento's continuous ES.c.0
+        ("SampleData.csv", "SAMPLEDATA"),  # CamelCase alone: still the name's only word
+    ],
+)
+def test_names_that_read_as_before(name: str, symbol: str) -> None:
+    assert guess_from_name(Path(name)) == NameGuess(symbol, "the file name")
+
+
+def _yahoo(path: Path, start: float) -> None:
+    """Yahoo's download of Tokyo 5-minute bars (times with their +09:00 offset)."""
+    rows = "".join(
+        f"2024-01-04 09:{5 * i:02d}:00+09:00,{start + i},{start + i + 2},{start + i - 2},"
+        f"{start + i + 1},{start + i + 1},{10_000 + i}\n"
+        for i in range(6)
+    )
+    path.write_text("Datetime,Open,High,Low,Close,Adj Close,Volume\n" + rows)
+
+
+def test_two_tokyo_tickers_in_a_folder_are_two_series_off_the_nyse_calendar(
+    tmp_path: Path,
+) -> None:
+    """Both were the symbol ``T`` (AT&T's): refused as one instrument interleaved, and alone
+    refused as bars in the NYSE's closed hours."""
+    _yahoo(tmp_path / "7203.T.csv", 2700.0)
+    _yahoo(tmp_path / "6758.T.csv", 13000.0)
+    bars = read_bars(tmp_path)
+    assert bars.group_by("symbol").len().sort("symbol").rows() == [("6758.T", 6), ("7203.T", 6)]
+    assert bars.filter(bars["symbol"] == "7203.T")["open"][0] == 2700.0
+    instruments = resolve_bars(bars)
+    assert {s: (i.asset_class, i.calendar) for s, i in instruments.items()} == {
+        "6758.T": ("unknown", "24x7"),
+        "7203.T": ("unknown", "24x7"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol"),
+    [
+        ("MacroTrends_Data_Download_AAPL.csv", "AAPL"),  # was MACROTRENDS
+        ("MacroTrends_Data_Download_MSFT.csv", "MSFT"),
+        ("Quote-Equity-RELIANCE-EQ-03-01-2024-to-12-01-2024.csv", "RELIANCE"),  # was QUOTE
+        ("MyExport_ES_5min.csv", "ES"),
+    ],
+)
+def test_a_sites_name_and_generic_words_before_the_ticker(name: str, symbol: str) -> None:
+    assert guess_from_name(Path(name)).symbol == symbol
