@@ -77,10 +77,14 @@ def _examine(
     """examine() on hand-built bars: ``series`` per symbol (UTC), ``file_of`` the files each
     symbol's rows came from (file 0 by default), files named a.csv, b.csv, ..."""
     file_of = file_of or {}
-    rows = [(s, f) for s in series for f in file_of.get(s, [0])]
+    rows = [(s, f, t) for s in series for f in file_of.get(s, [0]) for t in series[s] or [None]]
     frame = pl.DataFrame(
-        {"symbol": [s for s, _ in rows], "__file": [f for _, f in rows]},
-        schema={"symbol": pl.String, "__file": pl.Int64},
+        {
+            "symbol": [s for s, _, _ in rows],
+            "__file": [f for _, f, _ in rows],
+            "ts": [t for _, _, t in rows],
+        },
+        schema={"symbol": pl.String, "__file": pl.Int64, "ts": pl.Datetime("us", "UTC")},
     )
     names = tuple(Path(f"{chr(ord('a') + i)}.csv") for i in range(files))
     loaded = LoadedBars(
@@ -330,7 +334,10 @@ def test_a_symbol_missing_from_the_loaded_rows_is_put_at_the_first_file() -> Non
     """Bars handed to examine() with a symbol the loaded frame lacks: named after file 0."""
     old = _every(datetime(1970, 1, 1, tzinfo=UTC), 3, timedelta(seconds=1))
     loaded = LoadedBars(
-        frame=pl.DataFrame({"symbol": ["MSFT"], "__file": [1]}),
+        frame=pl.DataFrame(
+            {"symbol": ["MSFT"], "__file": [1], "ts": [NOW]},
+            schema={"symbol": pl.String, "__file": pl.Int64, "ts": pl.Datetime("us", "UTC")},
+        ),
         files=(Path("a.csv"), Path("b.csv")),
         spellings=({"ts": "Date"}, {"ts": "Time"}),
     )

@@ -309,6 +309,56 @@ def _times_of_day(path: object, ts: pl.Series) -> str | None:
     )
 
 
+MIXED_MIN_GAPS = 20
+"""Gaps between one symbol's bars a file needs before its interval is compared with the
+symbol's other files (a file of a few bars says little), but for a file of daily bars or
+coarser: two gaps (a week's daily download beside minute bars is no quiet minute file)."""
+
+
+def mixed_intervals(loaded: LoadedBars) -> dict[str, str]:
+    """Per symbol read from several files whose bars are of different intervals (a folder with
+    Yahoo's daily ``AAPL.csv`` beside a one-minute ``AAPL_1min.csv``, merged into one series of
+    minute bars with a bar at every midnight), what the files are: ``AAPL.csv (1d),
+    AAPL_1min.csv (1min)``. A file's interval is its most common gap; another file's differs
+    where no two of its bars are as close as that (a quiet month of one-minute bars, gaps of two
+    and three minutes the most common, is still one-minute bars); a file of fewer than :data:`MIXED_MIN_GAPS` gaps is compared only
+    where its bars are a day apart or more."""
+    from foxhunt.data.read.validate import FILE_COLUMN
+
+    frame = loaded.frame
+    if len(loaded.files) < 2 or frame.height == 0:
+        return {}
+    gaps = (
+        frame.select("symbol", FILE_COLUMN, "ts")
+        .drop_nulls()
+        .sort("symbol", FILE_COLUMN, "ts")
+        .with_columns(gap=pl.col("ts").diff().over("symbol", FILE_COLUMN))
+        .filter(pl.col("gap") > timedelta(0))
+    )
+    counts = gaps.group_by("symbol", FILE_COLUMN, "gap").len()
+    per_file = (
+        counts.sort("len", "gap", descending=[True, False])
+        .group_by("symbol", FILE_COLUMN, maintain_order=True)
+        .agg(
+            interval=pl.col("gap").first(),
+            closest=pl.col("gap").min(),
+            gaps=pl.col("len").sum(),
+        )
+        .filter((pl.col("gaps") >= MIXED_MIN_GAPS) | (pl.col("closest") >= DAILY))
+        .sort("symbol", FILE_COLUMN)
+    )
+    out: dict[str, str] = {}
+    for (sym,), g in per_file.group_by("symbol", maintain_order=True):
+        rows = g.rows(named=True)
+        finest = min(r["interval"] for r in rows)
+        if any(r["closest"] > finest for r in rows):
+            out[str(sym)] = ", ".join(
+                f"{loaded.files[r[FILE_COLUMN]].name} ({interval_text(r['interval'])})"
+                for r in rows
+            )
+    return out
+
+
 def examine(
     loaded: LoadedBars,
     bars: pl.DataFrame,
@@ -330,9 +380,17 @@ def examine(
     first_file = dict(loaded.frame.group_by("symbol").agg(pl.col(FILE_COLUMN).min()).iter_rows())
     out: list[str] = []
     kept: list[str] = []
+    mixed = mixed_intervals(loaded)
     for (sym,), g in bars.select("symbol", "ts").group_by("symbol", maintain_order=True):
         f = int(first_file.get(sym, 0))
         where = f"{loaded.files[f]}: symbol {sym!r}"
+        if sym in mixed:
+            out.append(
+                f"{where}: the files hold bars of different intervals ({mixed[sym]}), merged "
+                "into one series: read each interval apart (a folder or a glob per interval), "
+                f"or {ODD_TIMES_FLAG}"
+            )
+            continue
         ts = g["ts"]
         first, last = ts[0], ts[-1]
         read = f"'{loaded.spellings[f].get('ts', 'ts')}'"
