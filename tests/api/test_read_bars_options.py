@@ -253,7 +253,7 @@ def test_symbol_names_a_frame_without_a_symbol_column() -> None:
         read_bars(frame)
     assert str(refused.value) == (
         "bars DataFrame: no symbol column (symbol, ticker, instrument, raw_symbol, #ric, ric, "
-        "contract, instrument_id); pass symbol='ES'"
+        "contract, instrument_id, or a Name of tickers); pass symbol='ES'"
     )
     got = read_bars(frame, symbol="NQ")
     assert got.columns == BAR_COLUMNS
@@ -361,8 +361,14 @@ def test_a_frames_file_claims_nothing_of_its_temporary_folder(tmp_path: Path) ->
 def test_a_frames_symbol_column_named_through_columns() -> None:
     """``columns={'symbol': 'Name'}`` on a frame: it was refused as having no symbol column
     (only a made-up ``symbol=`` read it); the column named is the symbol column."""
-    named = _bars(3).rename({"symbol": "Name"})
-    got = read_bars(named, columns={"symbol": "Name"})
+    named = _bars(3).rename({"symbol": "Security"})
+    got = read_bars(named, columns={"symbol": "Security"})
     assert got["symbol"].to_list() == ["ES"] * 3
     with pytest.raises(InputError, match="no symbol column"):
         read_bars(named)
+    # a Name of tickers is the symbol column unasked (Kaggle's S&P 500 data set), a Name of
+    # companies is not
+    assert read_bars(_bars(3).rename({"symbol": "Name"}))["symbol"].to_list() == ["ES"] * 3
+    companies = _bars(3).rename({"symbol": "Name"}).with_columns(Name=pl.lit("E-mini S&P 500"))
+    with pytest.raises(InputError, match="no symbol column"):
+        read_bars(companies)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import polars as pl
 
-from foxhunt.data.read.columns import SYMBOL_NAMES, canonical_name
+from foxhunt.data.read.columns import NAME_SYMBOL, SYMBOL_NAMES, TICKER_LIKE, canonical_name
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.bar_frame import is_pandas, polars_bars
 
@@ -61,7 +61,7 @@ def to_polars(
     Args:
         bars: polars, or pandas (a ``DatetimeIndex`` becomes a column: its name, or ``ts``).
         symbol: the symbol of every row when the frame has no symbol column (``symbol``,
-            ``ticker``, ``instrument``, ``raw_symbol``, ``instrument_id``).
+            ``ticker``, ``instrument``, ``raw_symbol``, ``instrument_id``, a ``Name`` of tickers).
         named: the symbol column the caller named (``columns={'symbol': 'Name'}``).
 
     Raises:
@@ -70,7 +70,7 @@ def to_polars(
     """
     frame = polars_bars(bars, f"bars {FRAME}")
     held = named if named in frame.columns else None
-    held = held or next((c for c in frame.columns if canonical_name(c) in SYMBOL_NAMES), None)
+    held = held or next((c for c in frame.columns if _symbol_column(frame, c)), None)
     if held is not None and symbol is not None:
         raise InputError(
             f"bars {FRAME}: has a symbol column '{held}'; symbol= is for frames without one"
@@ -78,10 +78,21 @@ def to_polars(
     if held is None:
         if symbol is None:
             raise InputError(
-                f"bars {FRAME}: no symbol column ({', '.join(SYMBOL_NAMES)}); pass symbol='ES'"
+                f"bars {FRAME}: no symbol column ({', '.join(SYMBOL_NAMES[:-1])}, or a Name of "
+                "tickers); pass symbol='ES'"
             )
         frame = frame.with_columns(pl.lit(symbol, dtype=pl.String).alias("symbol"))
     return frame
+
+
+def _symbol_column(frame: pl.DataFrame, column: str) -> bool:
+    """Whether ``column`` names the rows' symbols: a symbol's name, or a ``Name`` whose values
+    are tickers (Kaggle's S&P 500 data set; a company's name is no symbol)."""
+    name = canonical_name(column)
+    if name != NAME_SYMBOL:
+        return name in SYMBOL_NAMES
+    values = frame[column].head(1000).cast(pl.String).drop_nulls().str.strip_chars()
+    return bool(values.len()) and bool(values.str.contains(TICKER_LIKE).all())
 
 
 def as_kind(frame: pl.DataFrame, kind: Kind) -> pl.DataFrame | pd.DataFrame:

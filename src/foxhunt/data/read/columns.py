@@ -130,12 +130,19 @@ Italian, Portuguese, Russian, Japanese, Chinese): tried after the English ones."
 LOCALIZED_DATES = ("datum", "fecha", "data", "дата", "日付", "日付け", "日期")
 LOCALIZED_TIMES = ("zeit", "uhrzeit", "heure", "hora", "ora", "время", "時間", "时间")
 SYMBOL_NAMES = (
-    "symbol", "ticker", "instrument", "raw_symbol", "#ric", "ric", "contract", "instrument_id"
+    "symbol", "ticker", "instrument", "raw_symbol", "#ric", "ric", "contract", "instrument_id",
+    "name",
 )  # fmt: skip
 """``#RIC``: Refinitiv's (LSEG's) Tick History, rows of several contracts in one file;
-``contract``: a futures export's contract code (``ESH24`` then ``ESM24``). The last,
-``instrument_id``, is Databento's numeric id in a CSV written without
-``map_symbols``: a series per instrument, named by its number (a warning says so)."""
+``contract``: a futures export's contract code (``ESH24`` then ``ESM24``). ``instrument_id``
+is Databento's numeric id in a CSV written without ``map_symbols``: a series per instrument,
+named by its number (a warning says so). The last, ``name``, is Kaggle's S&P 500 data set's
+(``all_stocks_5yr.csv``: ``date,open,high,low,close,volume,Name``), taken only where its values
+look like tickers (:data:`TICKER_LIKE`; a company's name is no symbol)."""
+NAME_SYMBOL = "name"
+TICKER_LIKE = r"^[A-Z0-9][A-Z0-9.\-]{0,11}$"
+"""A value of a ``Name`` column that is a ticker (``AAPL``, ``BRK.B``), not a company's name
+(``Apple Inc.``)."""
 
 
 def canonical_name(name: str) -> str:

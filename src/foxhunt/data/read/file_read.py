@@ -25,7 +25,9 @@ from foxhunt.data.read.checks import (
 )
 from foxhunt.data.read.columns import (
     HOUR_NAMES,
+    NAME_SYMBOL,
     TICK_VOLUME,
+    TICKER_LIKE,
     ColumnMap,
     canonical_name,
     header_zone,
@@ -150,6 +152,18 @@ def _index_levels(cols: ColumnMap, schema: pl.Schema) -> ColumnMap:
     symbol = cols.symbol if cols.symbol is not None or not texts else texts[0]
     extra = tuple(n for n in cols.extra if n not in (times[0], symbol, cols.ts))
     return replace(cols, ts=times[0], symbol=symbol, extra=extra)
+
+
+def _names_of_tickers(lf: pl.LazyFrame, cols: ColumnMap) -> ColumnMap:
+    """``cols``, with a ``Name`` column taken for the symbol left as an extra column unless its
+    first 1,000 values look like tickers (Kaggle's ``AAPL``, not a company's ``Apple Inc.``)."""
+    if canonical_name(str(cols.symbol)) != NAME_SYMBOL:
+        return cols
+    sample = lf.select(pl.col(str(cols.symbol)).cast(pl.String)).head(1000).collect().to_series()
+    sample = sample.drop_nulls().str.strip_chars()
+    if sample.len() and sample.str.contains(TICKER_LIKE).all():
+        return cols
+    return replace(cols, symbol=None, extra=(*cols.extra, str(cols.symbol)))
 
 
 def _claimed_interval(path: Path) -> timedelta | None:
@@ -309,6 +323,8 @@ def _normalise_as(
         where=str(path),
     )
     cols = _index_levels(cols, schema)
+    if cols.symbol is not None and "symbol" not in opts.column_map:
+        cols = _names_of_tickers(lf, cols)
     if not opts.column_map:
         check_duplicated(path, names, cols)
     found, prints = prints_of(path, cols, bool(quote_sides(names)), opts, lf)
