@@ -400,10 +400,26 @@ class _Validator:
                     f"this time (first: {other}) at another price level: "
                     f"{plausibility.interleaved_advice(*levels)}"
                 )
+            why = self.repeated_hour(hit) or self.dates_only(df, hit) or self.two_files(hit)
             raise DataError(
                 f"{self.where(hit, 'ts')}: duplicate bar for symbol {hit['symbol']!r} "
-                f"(same time as {other}){self.repeated_hour(hit) or self.dates_only(df, hit)}"
+                f"(same time as {other}){why}"
             )
+
+    def two_files(self, hit: dict[str, object]) -> str:
+        """When the duplicate's first bar came from another file: the two files overlap (one
+        future's contracts around a roll, ``ES 03-24.Last.txt`` beside ``ES 06-24.Last.txt``,
+        or a file and its copy), and the ways out; else ``""``."""
+        first, this = int(str(hit["__pf"])), int(str(hit[_FILE]))
+        if first == this:
+            return ""
+        return (
+            f": the files {self.loaded.files[first].name} and {self.loaded.files[this].name} "
+            f"both hold bars of {hit['symbol']!r} at this time (a future's contracts around a roll, or a file and "
+            "its copy?): one series is read from them, and foxhunt does not splice contracts; "
+            "read one file, or splice the contracts into one series (rolled and back-adjusted) "
+            "first"
+        )
 
     def enough_bars(
         self, df: pl.DataFrame, min_bars: int | None, reason: str, drop_short: bool
