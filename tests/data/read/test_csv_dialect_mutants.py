@@ -165,5 +165,5 @@ def test_a_row_with_an_extra_field_is_refused_not_truncated(tmp_path: Path) -> N
     assert read_bars(p).height == 6
     rows[3] = rows[3].rstrip("\n") + ",99\n"
     p.write_text("ts,open,high,low,close,volume\n" + "".join(rows))
-    with pytest.raises(DataError, match="more fields"):
+    with pytest.raises(DataError, match="line 5: 7 fields where the table has 6"):
         read_bars(p)

@@ -286,3 +286,46 @@ def test_a_decimal_point_after_commas_parts_thousands_in_a_tab_file(tmp_path: Pa
     assert bars["open"].to_list() == [4780.25] * 6
     assert bars["volume"][0] == 1261.0
     assert bars["ts"][0] == datetime(2024, 1, 3, 15, 30, tzinfo=UTC)
+
+
+ES_ROWS = [f"2024-01-02 15:{m}:00,4780.25,4781.25,4779.25,4779.5,{m}" for m in MINUTES]
+
+
+def test_a_delimiter_after_every_bar_but_not_the_header_is_read(tmp_path: Path) -> None:
+    """``Date,...,Volume`` over ``...,1261,``: the bars' empty last field is a trailing
+    delimiter (polars refused it: "found more fields than defined in 'Schema'")."""
+    text = "Date,Open,High,Low,Close,Volume\n" + "".join(f"{r},\n" for r in ES_ROWS)
+    path = _write(tmp_path, "ES.csv", text)
+    dialect = sniff_csv(path)
+    assert dialect.names == ("Date", "Open", "High", "Low", "Close", "Volume", "")
+    assert (dialect.has_header, dialect.skip_lines) == (False, 1)
+    bars = read_bars(path, min_bars=1)
+    assert bars["ts"].to_list() == _utc(6)
+    assert bars["volume"].to_list() == [float(m) for m in MINUTES]
+
+
+def test_a_value_typed_after_the_last_column_names_its_line(tmp_path: Path) -> None:
+    rows = [f"2024-01-02 15:{m:02d}:00,4780.25,4781.25,4779.25,4779.5,{m}" for m in range(30)]
+    rows[4] += ",roll day"
+    path = _write(
+        tmp_path, "ES.csv", "Symbol: ES\nDate,Open,High,Low,Close,Volume\n" + "\n".join(rows) + "\n"
+    )
+    with pytest.raises(DataError) as refused:
+        read_bars(path, min_bars=1)
+    assert str(refused.value) == (
+        f"{path} line 7: 7 fields where the table has 6 (a note or a value typed after the last "
+        "column? remove it, or give the column a name in the header)"
+    )
+    headerless = _write(tmp_path, "NQ.csv", "\n".join(rows) + "\n")
+    with pytest.raises(DataError, match=r"NQ.csv line 5: 7 fields where the table has 6 "):
+        read_bars(headerless, min_bars=1)
+
+
+def test_a_trailing_delimiter_on_the_header_too_is_no_extra_field(tmp_path: Path) -> None:
+    """A header that ends in a delimiter already names its empty last field: bars with one
+    empty field more are read as polars reads them, not given two columns of one empty name."""
+    text = "Date,Open,High,Low,Close,Volume,\n" + "".join(f"{r},,\n" for r in ES_ROWS)
+    path = _write(tmp_path, "ES.csv", text)
+    assert sniff_csv(path).has_header
+    bars = read_bars(path, min_bars=1)
+    assert bars["volume"].to_list() == [float(m) for m in MINUTES]

@@ -117,6 +117,25 @@ def unclosed_quote_line(path: Path) -> int | None:
     return None
 
 
+def overlong_line(path: Path) -> tuple[int, int, int] | None:
+    """The first line (1-based) of the table holding more fields than its header or first bar,
+    with both counts (``6: 7 fields, 6``), or None: a note typed after a bar's volume, which
+    polars refuses naming no line."""
+    try:
+        dialect = sniff_csv(path)
+        with open_text(path) as f:
+            width = None
+            for number, row in enumerate(csv.reader(f, delimiter=dialect.delimiter), start=1):
+                if number <= dialect.skip_lines or not any(c.strip() for c in row):
+                    continue
+                width = width or len(row)
+                if len(row) > width:
+                    return number, len(row), width
+    except (DataError, csv.Error, *COMPRESSED_ERRORS, zipfile.BadZipFile, KeyError):
+        return None
+    return None
+
+
 def _numbered_sample(path: Path) -> list[tuple[int, str]]:
     """The first :data:`SAMPLE_LINES` lines that are not blank, each with its 0-based line."""
     try:
@@ -268,6 +287,10 @@ def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
             "or --decimal comma says which"
         )
     names = None if has_header else headerless_names(first, rows)
+    if has_header and len(rows) > 1 and _trailing_delimiter_below(rows):
+        # "a,b,c" over "1,2,3,": a field more on every bar, empty (a trailing delimiter)
+        names = (*(c.strip() for c in first), "")
+        has_header, skip_lines = False, numbered[start + 1][0]
     levels = _column_levels(rows, path)
     if levels is not None:  # pandas' columns in levels (yfinance): the fields' level is the header
         names, under = levels
@@ -336,6 +359,16 @@ def _grouped_beside_small(rows: list[list[str]]) -> bool:
         and any(_SMALL_WHOLE.match(c) for c in column)
         and not any(_LARGE_WHOLE.match(c) for c in column)
         for column in _columns(rows)
+    )
+
+
+def _trailing_delimiter_below(rows: list[list[str]]) -> bool:
+    """Every row under the header one field longer than it, that field empty (a delimiter at
+    the end of each bar's line but not of the header's: polars refuses such a file as having
+    "more fields than defined")."""
+    width = len(rows[0])
+    return bool(rows[0][-1].strip()) and all(
+        len(r) == width + 1 and not r[-1].strip() for r in rows[1:]
     )
 
 

@@ -18,6 +18,7 @@ import polars as pl
 from foxhunt.data.read.csv_dialect import (
     CsvDialect,
     header_names,
+    overlong_line,
     scan_csv_text,
     sniff_csv,
     unclosed_quote_line,
@@ -144,5 +145,12 @@ def unreadable(path: Path, e: BaseException) -> DataError:
         return DataError(
             f"{path} line {line}: a quote opens and does not close on its line (no field of a "
             "bar file spans lines: was the file cut short or edited by hand?)"
+        )
+    over = overlong_line(path) if table_kind(path) == "csv" and "more fields" in str(e) else None
+    if over is not None:
+        return DataError(
+            f"{path} line {over[0]}: {over[1]} fields where the table has {over[2]} (a note or a "
+            "value typed after the last column? remove it, or give the column a name in the "
+            "header)"
         )
     return DataError(f"{path}: cannot read ({first_line(e)})")
