@@ -335,6 +335,13 @@ def _normalise_as(
             "lowest, close the last, volume their sizes)"
         )
     cols = prints.columns(cols) if prints is not None else cols
+    sides = quote_sides(names) if not cols.prices and prints is None else {}
+    one_side = None
+    if len(sides) == 1:  # one side's bars only (Oanda's mid.o ...): they are the prices
+        ((side, prices),) = sides.items()
+        extra = tuple(c for c in cols.extra if c not in prices.values())
+        cols = replace(cols, prices=prices, extra=extra)
+        one_side = f"the prices read from the {side} side's bars ({', '.join(prices.values())})"
     for canon in PRICE_COLUMNS:
         if canon not in cols.prices:
             if sum(n.startswith(FEATURE_PREFIXES) for n in names) >= 5:
@@ -351,7 +358,7 @@ def _normalise_as(
                 f"{path}: missing column '{canon}' (columns: {shown}); "
                 f"--columns {canon}=COLUMN names it{not_bars_hint(names) or prints_hint(found)}"
             )
-    guesses: list[str] = []
+    guesses: list[str] = [one_side] if one_side else []
     if opts.symbol is not None and cols.symbol and canonical_name(cols.symbol) == "instrument_id":
         # Databento's numbers are a fallback symbol column: --symbol names the one instrument
         cols = replace(cols, symbol=None, extra=(*cols.extra, cols.symbol))

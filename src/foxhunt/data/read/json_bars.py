@@ -76,11 +76,26 @@ def read_json_bars(path: Path) -> pl.DataFrame:
         records = _records(path, data)
     if not records:
         raise DataError(f"{path}: empty file (no bars)")
-    records = _symbol_field(records)
+    records = _symbol_field([_flat(r) for r in records])
     try:
         return pl.from_dicts(records, infer_schema_length=None)
     except (pl.exceptions.PolarsError, TypeError, ValueError) as e:
         raise DataError(f"{path}: records that are no table ({str(e).splitlines()[0]})") from None
+
+
+def _flat(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A record whose objects are spread into columns named by their path: Oanda's candle
+    ``{"time": ..., "mid": {"o": "1.0945", ...}}`` has the columns ``time``, ``mid.o``, ...
+    (as a CSV export of it names them), so its prices are found as a CSV's are."""
+    if not any(isinstance(v, dict) for v in record.values()):
+        return record if not prefix else {f"{prefix}{k}": v for k, v in record.items()}
+    out: dict[str, Any] = {}
+    for k, v in record.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
 
 
 RECORD_SYMBOLS = ("S", "s", "T")
