@@ -93,9 +93,12 @@ FEATURE_PREFIXES = ("obs__", "known__", "static__", "target__")
 
 
 def _range_index(lf: pl.LazyFrame, schema: pl.Schema, name: str) -> bool:
-    """The first column holds integers: typed so, or text counting up by one (pandas'
-    RangeIndex written by ``df.to_csv()``: ib_insync's and MetaTrader 5's frames saved with their
-    index, ``,date,open,...`` then ``0,2018-03-05 09:30:00-05:00,...``), not a time."""
+    """The first column holds integers: typed so, or text of row numbers (pandas' index written
+    by ``df.to_csv()``: ib_insync's and MetaTrader 5's frames saved with their index,
+    ``,date,open,...`` then ``0,2018-03-05 09:30:00-05:00,...``; after a filter or a sort its
+    numbers have gaps or count down, ``30000, 30001, 30003``, and frames joined each count from
+    0), not a time: numbers under 10^9 that only rise (or start again at 0) or only fall (epoch
+    seconds since 2001 have ten digits), not dates written ``YYYYMMDD``."""
     if schema[name].is_integer():
         return True
     if schema[name] != pl.String:
@@ -107,7 +110,12 @@ def _range_index(lf: pl.LazyFrame, schema: pl.Schema, name: str) -> bool:
     head = head.drop_nulls()
     if head.len() < 2 or not bool(head.str.contains(r"^\d{1,9}$").all()):
         return False
-    return bool((head.cast(pl.Int64).diff().drop_nulls() == 1).all())
+    if bool(head.str.contains(r"^(19|20)\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$").all()):
+        return False
+    values = head.cast(pl.Int64)
+    steps = values.diff().slice(1)
+    restart = values.slice(1) == 0  # frames joined with pd.concat: each one's numbers from 0
+    return bool(((steps > 0) | restart).all() or (steps < 0).all())
 
 
 _TICKS = "__tick_volume__"
