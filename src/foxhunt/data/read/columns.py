@@ -107,6 +107,18 @@ ALIASES = {
         "tottrdqty",
         "ttl_trd_qnty",  # NSE India's full bhavcopy (sec_bhavdata_full): total traded quantity
         "volumefrom",  # CryptoCompare's volume in the base currency (volumeto: in the quote's)
+        # the bar's count under a longer name (session 52's sweep: each was read past, volume 0)
+        "total volume",  # Cboe CFE's history files (not IQFeed's running TotalVolume)
+        "trade volume",
+        "trading volume",
+        "traded volume",
+        "total traded volume",
+        "shares traded",  # niftyindices.com
+        "share volume",
+        "est. volume",  # CME's settlements page
+        "estimated volume",
+        "real volume",  # MetaTrader's real volume beside its tick volume
+        "base volume",  # an exchange's volume in the base currency
         *TICK_VOLUME,
     ),
 }
