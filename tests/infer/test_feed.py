@@ -32,7 +32,7 @@ def test_csv_rows_carry_their_file_line(tmp_path: Path) -> None:
     assert rows["ts"][-1] == rows["ts"][1]  # line 10 repeats line 3 (judged later, not here)
     rejects = [r for p in pieces for r in p.rejects]
     assert [(r.where, r.reason) for r in rejects] == [(9, "malformed")]
-    assert "more fields" in rejects[0].detail and "tmp" not in rejects[0].detail
+    assert "8 fields where the table has 7" in rejects[0].detail and "tmp" not in rejects[0].detail
     assert pieces[-1].end == path.stat().st_size - 10  # the half line waits
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from foxhunt.data.market.instruments import resolve_bars
+from foxhunt.data.market.instruments import calendar_of, resolve_bars
 from foxhunt.data.read.bars import read_bars
 from foxhunt.data.read.vendors import NameGuess, guess_from_name
 
@@ -113,3 +113,39 @@ def test_two_tokyo_tickers_in_a_folder_are_two_series_off_the_nyse_calendar(
 )
 def test_a_sites_name_and_generic_words_before_the_ticker(name: str, symbol: str) -> None:
     assert guess_from_name(Path(name)).symbol == symbol
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol", "calendar"),
+    [
+        ("EUREX_FDAX1!, 1D.csv", "FDAX", "eurex"),  # was FDAX1, unknown on 24x7
+        ("EUREX_FGBL1!, 1D.csv", "FGBL", "eurex"),
+        ("CME_6E1!, 1D.csv", "6E", "cme_fx"),  # was 6E1
+        ("CME_SR31!, 1D.csv", "SR3", "cme_rates"),  # was SR31
+        ("CME_MINI_ES1!, 5.csv", "ES", "cme_equity"),
+        ("@6E#C.csv", "6E", "cme_fx"),
+        ("CME_ES2!, 1D.csv", "ES2", "24x7"),  # the second month keeps its number
+    ],
+)
+def test_continuous_futures_of_any_root(name: str, symbol: str, calendar: str) -> None:
+    guess = guess_from_name(Path(name))
+    assert guess.symbol == symbol
+    assert calendar_of(guess.symbol, None) == calendar
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol", "calendar"),
+    [
+        ("XAU_USD_D.csv", "XAUUSD", "fx_24x5"),  # Oanda's: was XAU, a stock on the NYSE's
+        ("XAG_USD_H1.csv", "XAGUSD", "fx_24x5"),
+        ("BCO_USD.csv", "BCOUSD", "fx_24x5"),
+        ("WTICO_USD.csv", "WTICOUSD", "fx_24x5"),  # was WTICO
+        ("JPY=X.csv", "USDJPY", "fx_24x5"),  # Yahoo's dollar rate: was JPY
+        ("EUR=X.csv", "USDEUR", "fx_24x5"),
+        ("EURUSD=X.csv", "EURUSD", "fx_24x5"),
+    ],
+)
+def test_cfds_and_dollar_rates_named_like_pairs(name: str, symbol: str, calendar: str) -> None:
+    guess = guess_from_name(Path(name))
+    assert guess.symbol == symbol
+    assert calendar_of(guess.symbol, None) == calendar

@@ -114,7 +114,7 @@ _QUANTIACS = re.compile(r"^F_[A-Z0-9]{1,4}$")
 _STOCK = re.compile(r"^[A-Z]{1,5}([.\-][A-Z])?$")
 CFD_BASES = {
     **dict.fromkeys(("XAU", "XAG", "XPT", "XPD"), "metals"),
-    **dict.fromkeys(("BCO", "WTI"), "energy"),
+    **dict.fromkeys(("BCO", "WTI", "WTICO"), "energy"),  # WTICO: Oanda's WTI crude
     **dict.fromkeys(
         ("SPX", "NSX", "UDX", "JPX", "GRX", "FRX", "UKX", "HKX", "AUX", "ETX"), "cash_index"
     ),
@@ -208,8 +208,8 @@ def _spot_fx(symbol: str) -> tuple[str, str] | None:
 def _cfd(symbol: str) -> tuple[str, str] | None:
     """(base, quote currency) of a CFD quoted like an FX pair (:data:`CFD_BASES`), or None."""
     flat = _bare_pair("".join(p for p in _SEP.split(symbol.strip().upper()) if p))
-    if len(flat) == 6 and flat[:3] in CFD_BASES and flat[3:] in FIAT:
-        return flat[:3], flat[3:]
+    if len(flat) >= 6 and flat[:-3] in CFD_BASES and flat[-3:] in FIAT:  # XAUUSD, WTICOUSD
+        return flat[:-3], flat[-3:]
     if flat in INDEX_CFDS:
         return flat, INDEX_CFDS[flat]
     return None

@@ -82,9 +82,10 @@ _DECADE = re.compile(r"^(19|20)\d0s$")
 """``1990s`` in a file name is a decade, not 1,990 seconds."""
 _PAIR = re.compile(r"^([A-Za-z]{2,5})[-_/ ]([A-Za-z]{3,5})(?![A-Za-z0-9])")
 """A currency or crypto pair written with a separator: ``EUR_USD``, ``BTC-USD``, ``eth usdt``."""
-_CONTINUOUS = re.compile(r"^(?:([A-Za-z]{1,3})1!|@([A-Za-z]{1,3})#C?)(?![A-Za-z0-9])")
+_CONTINUOUS = re.compile(r"^(?:([A-Za-z0-9]{1,5}?)1!|@([A-Za-z0-9]{1,5})#C?)(?![A-Za-z0-9])")
 """A front-month continuous-futures code: TradingView ``ES1!``, IQFeed/TradeStation ``@ES#``,
-``@ES#C`` (``ES2!``, the second month, keeps its number: ``ES2``)."""
+``@ES#C`` (``ES2!``, the second month, keeps its number: ``ES2``); roots of four letters or
+with a digit too (``FDAX1!``, ``6E1!``, ``SR31!``: were ``FDAX1``, ``6E1``, ``SR31``)."""
 _TICKER = re.compile(r"^[A-Za-z0-9.\-]{1,6}$")
 _HISTORICAL_DATA = re.compile(r"^(.+?)\s+historical data", re.IGNORECASE)
 """Investing.com's export name: ``US 500 Futures Historical Data.csv``."""
@@ -155,6 +156,9 @@ _PERIOD_PREFIX = re.compile(
 )
 """A period before the symbol, as Alpha Vantage names its downloads (``daily_MSFT``)."""
 _LEADING = re.compile(r"[A-Za-z0-9]+")
+_YAHOO_USD_FX = re.compile(r"^([A-Za-z]{3})=X(?![A-Za-z0-9])")
+"""Yahoo's name of a dollar's rate: ``JPY=X`` is USDJPY (``EURUSD=X`` is a pair as written;
+``JPY=X.csv`` was the stock ``JPY``)."""
 _YAHOO_INDEX = re.compile(r"\^[A-Za-z0-9]+")
 """Yahoo's index names: ``^GSPC.csv``, ``^N225_daily.csv``."""
 _SHARE_CLASS = re.compile(r"^([A-Za-z]{1,5}[.\-][A-Za-z])(?=$|[_ ])")
@@ -409,8 +413,11 @@ def guess_from_name(path: Path) -> NameGuess:
         minutes = timedelta(minutes=int(mt4.group(3)))
         return NameGuess(base + quote, "MetaTrader 4's file name (pair and minutes)", None, minutes)
     pair = _PAIR.match(stem)
+    base, quote = (pair.group(1).upper(), pair.group(2).upper()) if pair else ("", "")
+    # a pair, or a CFD quoted like one (Oanda's XAU_USD, BCO_USD: were XAU, BCO, stocks)
     if pair and (
-        not _is_pair(pair.group(1).upper(), pair.group(2).upper()) or _PERP_SUFFIX.search(stem)
+        not (_is_pair(base, quote) or (base in CFD_BASES and quote in FIAT))
+        or _PERP_SUFFIX.search(stem)
     ):
         pair = None  # a perpetual swap (btc-usdt-swap) keeps the rule below
     named = _HISTORICAL_DATA.match(stem)
@@ -427,6 +434,10 @@ def guess_from_name(path: Path) -> NameGuess:
     if pair:
         symbol = (pair.group(1) + pair.group(2)).upper()
         return NameGuess(symbol, "the file name (a pair)", None, _interval(whole))
+    usd_fx = _YAHOO_USD_FX.match(stem)
+    if usd_fx and usd_fx.group(1).upper() in FIAT - {"USD"}:
+        symbol = "USD" + usd_fx.group(1).upper()
+        return NameGuess(symbol, "Yahoo's file name (a dollar rate)", None, _interval(whole))
     continuous = _CONTINUOUS.match(stem)
     if continuous:
         root = (continuous.group(1) or continuous.group(2)).upper()
