@@ -149,3 +149,19 @@ def test_cfds_and_dollar_rates_named_like_pairs(name: str, symbol: str, calendar
     guess = guess_from_name(Path(name))
     assert guess.symbol == symbol
     assert calendar_of(guess.symbol, None) == calendar
+
+
+@pytest.mark.parametrize(
+    ("symbol", "calendar"),
+    [
+        ("VOD.L", "24x7"),  # London: was a US share class on the NYSE's calendar
+        ("SONY.T", "24x7"),
+        ("SAP.F", "24x7"),
+        ("ABC.V", "24x7"),
+        ("BRK.B", "xnys"),  # a share class stays a US stock
+        ("BRK-B", "xnys"),
+        ("BF.B", "xnys"),
+    ],
+)
+def test_a_one_letter_market_outside_the_us_is_no_share_class(symbol: str, calendar: str) -> None:
+    assert calendar_of(symbol, None) == calendar

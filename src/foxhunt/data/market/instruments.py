@@ -111,7 +111,10 @@ exchange's calendar and currency; they read as stocks on the NYSE's before (``NK
 Tokyo time were valid 9 hours off on a 24x7 calendar, ``HSI`` refused with a zone advice that
 moved correct UTC bars)."""
 _QUANTIACS = re.compile(r"^F_[A-Z0-9]{1,4}$")
-_STOCK = re.compile(r"^[A-Z]{1,5}([.\-][A-Z])?$")
+_STOCK = re.compile(r"^[A-Z]{1,5}(\.[A-EG-KM-SUW-Z]|-[A-Z])?$")
+"""A US stock's ticker, perhaps with its share class (``BRK.B``, ``BRK-B``); not a ticker with
+Yahoo's one-letter market outside the US (``VOD.L`` London, ``.T`` Tokyo, ``.F`` Frankfurt,
+``.V`` TSX Venture: an unknown market, as ``BMW.DE`` is, not the NYSE's calendar)."""
 CFD_BASES = {
     **dict.fromkeys(("XAU", "XAG", "XPT", "XPD"), "metals"),
     **dict.fromkeys(("BCO", "WTI", "WTICO"), "energy"),  # WTICO: Oanda's WTI crude
