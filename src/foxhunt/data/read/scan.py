@@ -79,6 +79,52 @@ def _scan_arrow(path: Path) -> pl.LazyFrame:
     return pl.scan_ipc(path)
 
 
+def _polars_zone(zone: str) -> bool:
+    """Whether polars takes ``zone`` as a column's time zone (``+05:30``, ``Z`` it does not)."""
+    try:
+        pl.Series([0]).cast(pl.Datetime("us", zone))
+    except pl.exceptions.PolarsError:
+        return False
+    return True
+
+
+def _zones_in_utc(path: Path, scan: Callable[[Path], pl.LazyFrame]) -> pl.LazyFrame:
+    """``scan(path)``, or, where a time column's zone is one polars cannot parse (a fixed
+    offset of a part hour, ``+05:30``: pandas' parse of Indian times; ``Z``), the file read
+    with pyarrow and those columns put in UTC, the same instants (polars panicked on them: a
+    traceback, exit 1)."""
+    import pyarrow as pa
+    import pyarrow.ipc
+    import pyarrow.parquet
+
+    try:
+        if scan is pl.scan_parquet:
+            schema = pyarrow.parquet.read_schema(path)
+        else:
+            with pa.memory_map(str(path)) as source:
+                schema = pyarrow.ipc.open_file(source).schema
+    except (pa.ArrowException, OSError):  # a stream, Feather v1, damaged: as polars reads it
+        return scan(path)
+    odd = [
+        i
+        for i, f in enumerate(schema)
+        if pa.types.is_timestamp(f.type) and f.type.tz and not _polars_zone(f.type.tz)
+    ]
+    if not odd:
+        return scan(path)
+    if scan is pl.scan_parquet:
+        table = pyarrow.parquet.read_table(path)
+    else:
+        with pa.memory_map(str(path)) as source:
+            table = pyarrow.ipc.open_file(source).read_all()
+    for i in odd:
+        unit = table.schema[i].type.unit
+        table = table.set_column(i, table.schema[i].name, table[i].cast(pa.timestamp(unit, "UTC")))
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)
+    return frame.lazy()
+
+
 _BINARY_TABLES: dict[str, tuple[str, Callable[[Path], pl.LazyFrame]]] = {
     "parquet": ("parquet", pl.scan_parquet),
     "ipc": ("an Arrow IPC (Feather) file", _scan_arrow),
@@ -116,7 +162,7 @@ def scan_table(
                     wrong = mislabelled(path, f.read(512), what)
                 if wrong is not None:
                     raise wrong
-            return Scanned(scan(path), None)
+            return Scanned(scan(path) if member else _zones_in_utc(path, scan), None)
         if kind == "json":
             return Scanned(read_json_bars(path).lazy(), None)
         if kind == "dbn":
