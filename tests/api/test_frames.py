@@ -41,7 +41,7 @@ def test_a_frame_without_a_symbol_column_gets_the_one_given_or_is_refused() -> N
         to_polars(_bars())
     assert str(refused.value) == (
         "bars DataFrame: no symbol column (symbol, ticker, instrument, raw_symbol, #ric, ric, "
-        "contract, instrument_id, or a Name of tickers); pass symbol='ES'"
+        "contract, instrument_id, or a Name, Code ... of tickers); pass symbol='ES'"
     )
     with pytest.raises(InputError) as both:  # has one: `symbol` beside it was ignored
         to_polars(_bars(ticker=["NQ"] * 3), symbol="ES")

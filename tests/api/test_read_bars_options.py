@@ -253,7 +253,7 @@ def test_symbol_names_a_frame_without_a_symbol_column() -> None:
         read_bars(frame)
     assert str(refused.value) == (
         "bars DataFrame: no symbol column (symbol, ticker, instrument, raw_symbol, #ric, ric, "
-        "contract, instrument_id, or a Name of tickers); pass symbol='ES'"
+        "contract, instrument_id, or a Name, Code ... of tickers); pass symbol='ES'"
     )
     got = read_bars(frame, symbol="NQ")
     assert got.columns == BAR_COLUMNS

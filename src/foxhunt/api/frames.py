@@ -24,7 +24,12 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import polars as pl
 
-from foxhunt.data.read.columns import NAME_SYMBOL, SYMBOL_NAMES, TICKER_LIKE, canonical_name
+from foxhunt.data.read.columns import (
+    CHECKED_SYMBOL_NAMES,
+    SYMBOL_NAMES,
+    TICKER_LIKE,
+    canonical_name,
+)
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.bar_frame import is_pandas, polars_bars
 
@@ -78,18 +83,19 @@ def to_polars(
     if held is None:
         if symbol is None:
             raise InputError(
-                f"bars {FRAME}: no symbol column ({', '.join(SYMBOL_NAMES[:-1])}, or a Name of "
-                "tickers); pass symbol='ES'"
+                f"bars {FRAME}: no symbol column ({', '.join(SYMBOL_NAMES[:8])}, or a Name, "
+                "Code ... of tickers); pass symbol='ES'"
             )
         frame = frame.with_columns(pl.lit(symbol, dtype=pl.String).alias("symbol"))
     return frame
 
 
 def _symbol_column(frame: pl.DataFrame, column: str) -> bool:
-    """Whether ``column`` names the rows' symbols: a symbol's name, or a ``Name`` whose values
-    are tickers (Kaggle's S&P 500 data set; a company's name is no symbol)."""
+    """Whether ``column`` names the rows' symbols: a symbol's name, or one of
+    :data:`CHECKED_SYMBOL_NAMES` whose values are tickers (Kaggle's S&P 500 ``Name``; a
+    company's name is no symbol)."""
     name = canonical_name(column)
-    if name != NAME_SYMBOL:
+    if name not in CHECKED_SYMBOL_NAMES:
         return name in SYMBOL_NAMES
     values = frame[column].head(1000).cast(pl.String).drop_nulls().str.strip_chars()
     return bool(values.len()) and bool(values.str.contains(TICKER_LIKE).all())

@@ -11,6 +11,7 @@ import pytest
 
 from foxhunt.data.read.bars import read_bars
 from foxhunt.data.read.options import ReadOptions
+from foxhunt.errors import DataError
 
 DAYS = ("2024-01-08", "2024-01-09", "2024-01-10", "2024-01-11", "2024-01-12")
 
@@ -47,3 +48,58 @@ def test_a_name_column_the_user_names_is_taken_as_written(tmp_path: Path) -> Non
     path = _write(tmp_path / "AAPL.csv", {"Apple Inc.": 185.0})
     bars = read_bars(path, min_bars=1, options=ReadOptions(columns=("symbol=Name",)))
     assert set(bars["symbol"]) == {"Apple Inc."}
+
+
+def _long(path: Path, column: str, symbols: tuple[str, ...], extra: str = "") -> Path:
+    rows = "".join(
+        f"{s},{d},{100 + k},{101 + k},{99 + k},{100.5 + k},{1000 + i * 37 % 11}{extra}\n"
+        for k, s in enumerate(symbols)
+        for i, d in enumerate(DAYS)
+    )
+    head = f"{column},Date,Open,High,Low,Close,Volume" + (",Name" if extra else "")
+    path.write_text(head + "\n" + rows)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("column", "symbols"),
+    [
+        ("Code", ("AAPL", "MSFT")),  # EODHD's bulk download
+        ("ts_code", ("600519.SH", "000001.SZ")),  # Tushare
+        ("product_id", ("BTC-USD", "ETH-USD")),  # Coinbase
+        ("pair", ("BTC/USDT", "ETH/USDT")),
+        ("Stock", ("AAPL", "MSFT")),
+        ("Asset", ("SPY", "IVV")),
+        ("permno", ("14593", "10107")),  # CRSP
+        ("Ticker Symbol", ("AAPL", "MSFT")),
+        ("SecurityID", ("AAPL", "MSFT")),
+    ],
+)
+def test_other_names_of_a_symbol_column_holding_tickers(
+    tmp_path: Path, column: str, symbols: tuple[str, ...]
+) -> None:
+    """Each was read past: one series of the file's name, refused as duplicates or, where
+    each symbol held its own days, read as one series without a word."""
+    bars = read_bars(_long(tmp_path / "long.csv", column, symbols), min_bars=1)
+    assert sorted(set(bars["symbol"])) == sorted(symbols)
+    assert bars.height == 10
+
+
+def test_a_code_of_tickers_wins_over_a_name_of_companies(tmp_path: Path) -> None:
+    path = _long(tmp_path / "eod.csv", "Code", ("AAPL", "MSFT"), extra=",Some Company Inc.")
+    assert sorted(set(read_bars(path, min_bars=1)["symbol"])) == ["AAPL", "MSFT"]
+
+
+def test_a_symbol_column_of_other_values_is_named_at_the_first_duplicate(tmp_path: Path) -> None:
+    """Baostock's ``code`` (``sh.600519``, lower case: no ticker as the rule sees one), Kaggle's
+    ``Index``: the duplicate bar's refusal names the column and the flag (it said the date
+    gives every bar one time of day)."""
+    path = _long(tmp_path / "k.csv", "code", ("sh.600519", "sz.000001"))
+    with pytest.raises(DataError) as refused:
+        read_bars(path, min_bars=1)
+    assert str(refused.value).endswith(
+        "column 'code' holds 'sh.600519' on one and 'sz.000001' on the other, as a symbol "
+        "column would (a long table of several symbols?); --columns symbol=code reads each apart"
+    )
+    bars = read_bars(path, min_bars=1, options=ReadOptions(columns=("symbol=code",)))
+    assert sorted(set(bars["symbol"])) == ["sh.600519", "sz.000001"]

@@ -141,20 +141,27 @@ LOCALIZED = {
 Italian, Portuguese, Russian, Japanese, Chinese): tried after the English ones."""
 LOCALIZED_DATES = ("datum", "fecha", "data", "дата", "日付", "日付け", "日期")
 LOCALIZED_TIMES = ("zeit", "uhrzeit", "heure", "hora", "ora", "время", "時間", "时间")
+CHECKED_SYMBOL_NAMES = (
+    "name", "code", "ts_code", "stock", "asset", "pair", "product_id", "ticker symbol",
+    "ticker_symbol", "securityid", "security_id", "secid", "permno",
+)  # fmt: skip
+"""Names of a column that is the symbol only where its values look like tickers
+(:data:`TICKER_LIKE`): Kaggle's S&P 500 ``Name``, EODHD's bulk ``Code``, Tushare's ``ts_code``,
+Coinbase's ``product_id``, CRSP's ``permno``...; tried in this order, the first that holds
+tickers taken (a company's ``Name`` beside a ``Code`` of tickers: the code)."""
 SYMBOL_NAMES = (
     "symbol", "ticker", "instrument", "raw_symbol", "#ric", "ric", "contract", "instrument_id",
-    "name",
+    *CHECKED_SYMBOL_NAMES,
 )  # fmt: skip
 """``#RIC``: Refinitiv's (LSEG's) Tick History, rows of several contracts in one file;
 ``contract``: a futures export's contract code (``ESH24`` then ``ESM24``). ``instrument_id``
 is Databento's numeric id in a CSV written without ``map_symbols``: a series per instrument,
-named by its number (a warning says so). The last, ``name``, is Kaggle's S&P 500 data set's
-(``all_stocks_5yr.csv``: ``date,open,high,low,close,volume,Name``), taken only where its values
-look like tickers (:data:`TICKER_LIKE`; a company's name is no symbol)."""
-NAME_SYMBOL = "name"
-TICKER_LIKE = r"^[A-Z0-9][A-Z0-9.\-]{0,11}$"
-"""A value of a ``Name`` column that is a ticker (``AAPL``, ``BRK.B``), not a company's name
-(``Apple Inc.``)."""
+named by its number (a warning says so). Then :data:`CHECKED_SYMBOL_NAMES`, taken only where
+their values look like tickers (Kaggle's S&P 500 data set, ``all_stocks_5yr.csv``:
+``date,open,high,low,close,volume,Name``)."""
+TICKER_LIKE = r"^[A-Z0-9][A-Z0-9./:_\-]{0,15}$"
+"""A value of a :data:`CHECKED_SYMBOL_NAMES` column that is a ticker (``AAPL``, ``BRK.B``,
+``600519.SH``, ``BTC-USD``, ``BTC/USDT``, ``14593``), not a company's name (``Apple Inc.``)."""
 
 
 def canonical_name(name: str) -> str:

@@ -24,8 +24,8 @@ from foxhunt.data.read.checks import (
     warn_contract_rolls,
 )
 from foxhunt.data.read.columns import (
+    CHECKED_SYMBOL_NAMES,
     HOUR_NAMES,
-    NAME_SYMBOL,
     TICK_VOLUME,
     TICKER_LIKE,
     ColumnMap,
@@ -162,16 +162,25 @@ def _index_levels(cols: ColumnMap, schema: pl.Schema) -> ColumnMap:
     return replace(cols, ts=times[0], symbol=symbol, extra=extra)
 
 
-def _names_of_tickers(lf: pl.LazyFrame, cols: ColumnMap) -> ColumnMap:
-    """``cols``, with a ``Name`` column taken for the symbol left as an extra column unless its
-    first 1,000 values look like tickers (Kaggle's ``AAPL``, not a company's ``Apple Inc.``)."""
-    if canonical_name(str(cols.symbol)) != NAME_SYMBOL:
+def _names_of_tickers(lf: pl.LazyFrame, cols: ColumnMap, names: list[str]) -> ColumnMap:
+    """``cols``, its symbol column, where it is one of :data:`CHECKED_SYMBOL_NAMES`, the first
+    such column whose first 1,000 values look like tickers (Kaggle's ``AAPL``, not a company's
+    ``Apple Inc.``), or none: the others left as extra columns."""
+    if canonical_name(str(cols.symbol)) not in CHECKED_SYMBOL_NAMES:
         return cols
-    sample = lf.select(pl.col(str(cols.symbol)).cast(pl.String)).head(1000).collect().to_series()
+    order = {n: i for i, n in enumerate(CHECKED_SYMBOL_NAMES)}
+    tried = sorted(
+        (n for n in names if canonical_name(n) in order), key=lambda n: order[canonical_name(n)]
+    )
+    held = next((n for n in tried if _tickers(lf, n)), None)
+    extra = tuple(n for n in names if n in (*cols.extra, str(cols.symbol)) and n != held)
+    return replace(cols, symbol=held, extra=extra)
+
+
+def _tickers(lf: pl.LazyFrame, column: str) -> bool:
+    sample = lf.select(pl.col(column).cast(pl.String)).head(1000).collect().to_series()
     sample = sample.drop_nulls().str.strip_chars()
-    if sample.len() and sample.str.contains(TICKER_LIKE).all():
-        return cols
-    return replace(cols, symbol=None, extra=(*cols.extra, str(cols.symbol)))
+    return bool(sample.len()) and bool(sample.str.contains(TICKER_LIKE).all())
 
 
 def _claimed_interval(path: Path) -> timedelta | None:
@@ -332,7 +341,7 @@ def _normalise_as(
     )
     cols = _index_levels(cols, schema)
     if cols.symbol is not None and "symbol" not in opts.column_map:
-        cols = _names_of_tickers(lf, cols)
+        cols = _names_of_tickers(lf, cols, names)
     if not opts.column_map:
         check_duplicated(path, names, cols)
     found, prints = prints_of(path, cols, bool(quote_sides(names)), opts, lf)

@@ -102,6 +102,18 @@ class _Rows:
     naive: tuple[bool, ...] = ()
 
 
+def _label(value: object) -> bool:
+    """Text with a letter, no number or time: what a symbol column holds (``NYA``,
+    ``sh.600519``), not ``09:30`` or ``1e5``."""
+    if not isinstance(value, str) or not re.search(r"[A-Za-z]", value):
+        return False
+    try:
+        float(value.replace(",", ""))
+    except ValueError:
+        return True
+    return False
+
+
 def _raw_value(path: Path, col: str, row: int) -> object:
     """The value as stored in the file (for 'cannot parse' messages); None without a file."""
     if not is_readable(path):
@@ -400,11 +412,36 @@ class _Validator:
                     f"this time (first: {other}) at another price level: "
                     f"{plausibility.interleaved_advice(*levels)}"
                 )
-            why = self.repeated_hour(hit) or self.dates_only(df, hit) or self.two_files(hit)
+            why = (
+                self.repeated_hour(hit)
+                or self.symbol_column(hit)
+                or self.dates_only(df, hit)
+                or self.two_files(hit)
+            )
             raise DataError(
                 f"{self.where(hit, 'ts')}: duplicate bar for symbol {hit['symbol']!r} "
                 f"(same time as {other}){why}"
             )
+
+    def symbol_column(self, hit: dict[str, object]) -> str:
+        """When a column read past holds other text on the two rows of one time in one file
+        (Kaggle's ``Index`` of ``NYA`` then ``IXIC``, Baostock's ``code``): the symbols of a
+        long table, and the flag that reads it so; else ``""``."""
+        first, this = int(str(hit["__pf"])), int(str(hit[_FILE]))
+        extra = self.loaded.extra[this] if self.loaded.extra else ()
+        if first != this or not extra:
+            return ""
+        path = self.loaded.files[this]
+        for col in extra:
+            a = _raw_value(path, col, int(str(hit["__pr"])))
+            b = _raw_value(path, col, int(str(hit[_ROW])))
+            if _label(a) and _label(b) and a.strip() != b.strip():  # type: ignore[union-attr]
+                return (
+                    f": column '{col}' holds {a.strip()!r} on one and {b.strip()!r} on the other, "
+                    f"as a symbol column would (a long table of several symbols?); --columns "
+                    f"symbol={col} reads each apart"
+                )
+        return ""
 
     def two_files(self, hit: dict[str, object]) -> str:
         """When the duplicate's first bar came from another file: the two files overlap (one
