@@ -165,3 +165,22 @@ def test_cfds_and_dollar_rates_named_like_pairs(name: str, symbol: str, calendar
 )
 def test_a_one_letter_market_outside_the_us_is_no_share_class(symbol: str, calendar: str) -> None:
     assert calendar_of(symbol, None) == calendar
+
+
+@pytest.mark.parametrize(
+    ("name", "interval"),
+    [
+        ("AAPL_5d_1m.csv", timedelta(minutes=1)),  # yfinance's period, then its interval
+        ("AAPL_60d_5m.csv", timedelta(minutes=5)),  # was 60 days: the bars refused as misread
+        ("AAPL_10days_1min.csv", timedelta(minutes=1)),
+        ("AAPL_7d.csv", None),  # the days downloaded, not a bar of a week
+        ("SPY_6M_daily.csv", None),  # six months or six minutes, and daily: no claim
+        ("ES_5min.csv", timedelta(minutes=5)),
+        ("AAPL_1d.csv", timedelta(days=1)),
+        ("ES_1min_1min.csv", timedelta(minutes=1)),
+    ],
+)
+def test_a_download_period_beside_the_interval_is_no_claim(
+    name: str, interval: timedelta | None
+) -> None:
+    assert guess_from_name(Path(name)).interval == interval

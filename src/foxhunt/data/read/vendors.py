@@ -242,21 +242,30 @@ March 2024's contract)."""
 
 
 def _interval(stem: str) -> timedelta | None:
+    """The bar interval a file name claims (``ES_5min``, ``EURUSD_M1``, ``daily``), or None:
+    none, or several that differ (yfinance's period beside its interval, ``AAPL_60d_5m``,
+    ``SPY_6M_daily``: the claim was the first, and 5-minute bars were refused as misread). A
+    count of days above one (``7d``, ``60d``) is a download's period, not its bars."""
+    found: list[timedelta] = []
     for token in _TOKEN.split(stem.lower()):
         if _DECADE.match(token):
             continue
         if token in _WORDS:
-            return _WORDS[token]
+            found.append(_WORDS[token])
+            continue
         m = _COUNT_UNIT.match(token)
         if m and m.group(2)[0] == "h" and int(m.group(1)) >= 24:
             continue  # "24h": a 24-hour session (ES_24h_1min.csv), not a bar a day
+        if m and m.group(2)[0] == "d" and int(m.group(1)) > 1:
+            continue  # "60d": yfinance's period, the days downloaded
         if m and int(m.group(1)) > 0:
             unit = "m" if m.group(2).startswith("mi") else m.group(2)[0]
-            return timedelta(seconds=int(m.group(1)) * _UNITS[unit])
+            found.append(timedelta(seconds=int(m.group(1)) * _UNITS[unit]))
+            continue
         m = _MT_CODE.match(token)
         if m and int(m.group(2)) in _MT_TIMEFRAMES[m.group(1)]:
-            return timedelta(seconds=int(m.group(2)) * _UNITS[m.group(1)])
-    return None
+            found.append(timedelta(seconds=int(m.group(2)) * _UNITS[m.group(1)]))
+    return found[0] if len(set(found)) == 1 else None
 
 
 def _is_pair(base: str, quote: str) -> bool:
