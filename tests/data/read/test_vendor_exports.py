@@ -511,6 +511,26 @@ def test_a_futures_settle_is_the_close_over_the_last_trade(tmp_path: Path) -> No
     assert read_bars(_write(tmp_path, "CL.csv", text), min_bars=1)["close"][0] == 72.52
 
 
+def test_a_settle_outside_the_days_range_names_the_last_trade(tmp_path: Path) -> None:
+    """A deferred month's settlement above the day's high (Quandl's CHRIS ``ES2``): refused,
+    naming the settlement as what was read and ``--columns close=Last`` (it named neither)."""
+    head = "Date,Open,High,Low,Last,Change,Settle,Volume,Previous Day Open Interest\n"
+    rows = "".join(
+        f"2024-01-0{d},4800,4809,4795,4805,3,{4812.5 if d == 4 else 4806},1000,250000\n"
+        for d in (2, 3, 4, 5)
+    )
+    path = _write(tmp_path, "CHRIS-CME_ES2.csv", head + rows)
+    with pytest.raises(DataError) as refused:
+        read_bars(path, min_bars=1)
+    assert str(refused.value).endswith(
+        "high 4809.0 < max(open, close) 4812.5 (the close was read from 'Settle', a settlement "
+        "price, which may fall outside the day's range; --columns close=Last reads the last "
+        "trade as the close)"
+    )
+    last = read_bars(path, min_bars=1, options=ReadOptions(columns=("close=Last",)))
+    assert last["close"].to_list() == [4805.0] * 4
+
+
 # --- session 42's sweep: vendor layouts read wrong without a word ------------------------------
 
 

@@ -252,14 +252,14 @@ class _Validator:
         if hit:
             raise DataError(
                 f"{self.where(hit, 'high')}: high {hit['high']} < max(open, close) {hit['__top']}"
-                + self.order_hint(hit)
+                + (self.settle_hint(hit) or self.order_hint(hit))
             )
         bottom = pl.min_horizontal("open", "close")
         hit = self.first(df.with_columns(bottom.alias("__bot")), pl.col("low") > pl.col("__bot"))
         if hit:
             raise DataError(
                 f"{self.where(hit, 'low')}: low {hit['low']} > min(open, close) {hit['__bot']}"
-                + self.order_hint(hit)
+                + (self.settle_hint(hit) or self.order_hint(hit))
             )
 
     def words_for_prices(self, hit: dict[str, object]) -> str | None:
@@ -271,6 +271,28 @@ class _Validator:
         if isinstance(raw, str) and re.fullmatch(r"\s*[^\W\d_][^\d]*", raw):
             return raw.strip()
         return None
+
+    def settle_hint(self, hit: dict[str, object]) -> str:
+        """Where the close read is a settlement price (Quandl's ``Settle``, CME's settlements)
+        and the file has a last trade too: a settlement is no trade and may fall outside the
+        day's range; ``--columns close=LAST`` reads the last trade. Else ``""``."""
+        f = int(str(hit[_FILE]))
+        close = self.loaded.spellings[f].get("close", "")
+        if "settle" not in close.lower():
+            return ""
+        last = (
+            next(
+                (c for c in self.loaded.extra[f] if c.strip().lower() in ("last", "last price")),
+                None,
+            )
+            if self.loaded.extra
+            else None
+        )
+        flag = f"--columns close={last}" if last else "--columns close=COLUMN (a last trade)"
+        return (
+            f" (the close was read from '{close}', a settlement price, which may fall outside "
+            f"the day's range; {flag} reads the last trade as the close)"
+        )
 
     def order_hint(self, hit: dict[str, object]) -> str:
         """For a file without a header, the column order it was read in and how to change it
