@@ -329,3 +329,23 @@ def test_a_trailing_delimiter_on_the_header_too_is_no_extra_field(tmp_path: Path
     assert sniff_csv(path).has_header
     bars = read_bars(path, min_bars=1)
     assert bars["volume"].to_list() == [float(m) for m in MINUTES]
+
+
+@pytest.mark.parametrize(
+    ("header", "stamp"),
+    [
+        ("Timestamp (ms)", "1704209400000"),  # refused: "names the zone 'ms'"
+        ("Open Time (ms)", "1704209400000"),
+        ("time (unix)", "1704209400"),
+        ("Date (YYYY-MM-DD HH:MM)", "2024-01-02 15:30"),
+    ],
+)
+def test_a_unit_or_layout_in_a_time_columns_brackets_is_no_zone(
+    tmp_path: Path, header: str, stamp: str
+) -> None:
+    path = _write(
+        tmp_path,
+        "ES.csv",
+        f"{header},Open,High,Low,Close,Volume\n{stamp},4780,4781,4779,4780.5,7\n",
+    )
+    assert read_bars(path, min_bars=1)["ts"].to_list() == _utc(1)

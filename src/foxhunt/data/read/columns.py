@@ -208,7 +208,29 @@ def _zoned(name: str) -> tuple[str, str] | None:
     base = canonical_name(m["name"])
     if base not in (*TS_NAMES, *DATE_NAMES, *TIME_NAMES):
         return None
+    if _NO_ZONE.match(m["zone"].strip()):  # "Timestamp (ms)": a unit or a layout, no zone
+        return None
     return base, m["zone"].strip()
+
+
+def _time_with_unit(name: str) -> str | None:
+    """``"Timestamp (ms)"`` -> ``timestamp``: a time column whose brackets hold its unit or
+    layout (:data:`_NO_ZONE`), not a zone; else None."""
+    m = _ZONED.match(name.strip())
+    if m is None or not _NO_ZONE.match(m["zone"].strip()):
+        return None
+    base = canonical_name(m["name"])
+    return base if base in (*TS_NAMES, *DATE_NAMES, *TIME_NAMES) else None
+
+
+_NO_ZONE = re.compile(
+    r"^(?:ms|s|sec|us|µs|ns|millis|milliseconds|seconds|unix|epoch|posix|utc ms|unix ms"
+    r"|[ymdhs/:.\- ]*(?:yy|mm|dd|hh)[ymdhs/:.\- ]*)$",
+    re.IGNORECASE,
+)
+"""What a time column's brackets hold that is no zone: its epoch unit (``Timestamp (ms)``,
+``time (unix)``) or its layout (``Date (YYYY-MM-DD HH:MM)``): read as zones, they were refused
+as unknown ones."""
 
 
 _GENERIC_ZONES = {
@@ -371,6 +393,8 @@ def map_columns(
     for n in names:  # "Time (UTC)" read as "time", after any name spelt without a zone
         if n not in chosen.values() and (zoned := _zoned(n)) is not None:
             lower.setdefault(zoned[0], n)
+        elif n not in chosen.values() and (base := _time_with_unit(n)) is not None:
+            lower.setdefault(base, n)  # "Timestamp (ms)", "Date (YYYY-MM-DD)"
     prices = {
         k: v
         for k in ("open", "high", "low", "close")
