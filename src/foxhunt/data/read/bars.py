@@ -45,7 +45,7 @@ from foxhunt.data.read.checks import (
     without_empty_rows,
     without_settlements,
 )
-from foxhunt.data.read.file_read import read_file
+from foxhunt.data.read.file_read import FileRead, NoBarColumns, read_file
 from foxhunt.data.read.files import resolve_table_paths
 from foxhunt.data.read.fillers import without_fillers
 from foxhunt.data.read.options import ReadOptions
@@ -142,6 +142,30 @@ def symbol_from_filename(path: Path) -> str:
     return guess_from_name(path).symbol
 
 
+def _read_files(
+    found: list[Path], opts: ReadOptions, dayfirst: bool | None, keep: tuple[str, ...]
+) -> tuple[list[Path], list[FileRead]]:
+    """Each file read, in order; beside bar files, a table with no price column at all
+    (yfinance's ``AAPL_dividends.csv`` or ``AAPL_splits.csv``, a list of symbols) is passed over
+    with one warning naming it (it refused the folder as missing 'open'); refused where no file
+    holds bars."""
+    files: list[Path] = []
+    reads: list[FileRead] = []
+    passed: list[NoBarColumns] = []
+    for f in found:
+        try:
+            reads.append(read_file(f, len(files), opts, dayfirst, keep))
+        except NoBarColumns as e:  # refused below when no file holds bars
+            passed.append(e)
+            continue
+        files.append(f)
+    if not files:
+        raise passed[0]
+    for e in passed:
+        log.warning("not read, no bars: %s", e)
+    return files, reads
+
+
 def load_bars(
     path: str | Path,
     *,
@@ -173,8 +197,7 @@ def load_bars(
     opts = options or ReadOptions()
     if tz is not None:
         opts = replace(opts, tz=tz)
-    files = resolve_table_paths(path)
-    reads = [read_file(f, i, opts, dayfirst, tuple(keep)) for i, f in enumerate(files)]
+    files, reads = _read_files(resolve_table_paths(path), opts, dayfirst, tuple(keep))
     for line in guess_lines(tuple(r.guesses for r in reads)):
         log.info("guess: %s", line)
     for line in ignored_lines(files, [r.ignored for r in reads]):

@@ -162,6 +162,12 @@ def _index_levels(cols: ColumnMap, schema: pl.Schema) -> ColumnMap:
     return replace(cols, ts=times[0], symbol=symbol, extra=extra)
 
 
+class NoBarColumns(DataError):
+    """A table with no price column at all (a dividends or splits table, a list of symbols):
+    beside bar files in a folder it is passed over with a warning
+    (:func:`foxhunt.data.read.bars.load_bars`); alone it is refused."""
+
+
 def _names_of_tickers(lf: pl.LazyFrame, cols: ColumnMap, names: list[str]) -> ColumnMap:
     """``cols``, its symbol column, where it is one of :data:`CHECKED_SYMBOL_NAMES`, the first
     such column whose first 1,000 values look like tickers (Kaggle's ``AAPL``, not a company's
@@ -371,6 +377,12 @@ def _normalise_as(
             shown = ", ".join(names[:20]) + (
                 f", ... ({len(names)} in all)" if len(names) > 20 else ""
             )
+            hint = not_bars_hint(names) or prints_hint(found)
+            if not cols.prices and not hint:  # no price at all: a table of something else
+                raise NoBarColumns(
+                    f"{path}: missing column '{canon}' (columns: {shown}); "
+                    f"--columns {canon}=COLUMN names it"
+                )
             raise DataError(
                 f"{path}: missing column '{canon}' (columns: {shown}); "
                 f"--columns {canon}=COLUMN names it{not_bars_hint(names) or prints_hint(found)}"
