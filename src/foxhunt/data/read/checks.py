@@ -59,7 +59,7 @@ def check_future_after_bars(loaded: LoadedBars, rows: pl.DataFrame, bars: pl.Dat
 
 def check_kept(loaded: LoadedBars, keep: tuple[str, ...]) -> None:
     """A missing, non-numeric or non-finite value in a kept column, named by file/column/row."""
-    from foxhunt.data.read.validate import _raw_value as raw_value
+    from foxhunt.data.read.hints import raw_value
 
     for c in keep:
         hit = loaded.frame.filter(~pl.col(c).is_finite().fill_null(False)).head(1)

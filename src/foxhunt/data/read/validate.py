@@ -23,9 +23,15 @@ import polars as pl
 
 from foxhunt.data.read import plausibility
 from foxhunt.data.read.files import is_readable
+from foxhunt.data.read.hints import (
+    comma_hint,
+    raw_value,
+    settle_hint,
+    symbol_column_hint,
+    two_files_hint,
+)
 from foxhunt.data.read.open_close import check_open_close
 from foxhunt.data.read.running_volume import check_running_volume
-from foxhunt.data.read.scan import scan_table
 from foxhunt.data.read.tick_slips import with_slips_mended
 from foxhunt.data.read.timestamps import short_mantissa
 from foxhunt.errors import DataError
@@ -71,19 +77,6 @@ _HEADER_WORDS = frozenset(
 file."""
 
 
-def _comma_hint(raw: str) -> str:
-    """What to say of a number with a comma that did not read: a decimal comma the first lines
-    did not show (``46821,75``), or, before three digits (``79,700``), that or a comma between
-    thousands, with what each ``--decimal`` reads."""
-    text = raw.strip()
-    if not re.fullmatch(r"-?\d{1,3},\d{3}", text):
-        return " (a decimal comma? --decimal comma reads the file's numbers so)"
-    return (
-        " (a decimal comma or a comma between thousands? --decimal comma reads it as "
-        f"{float(text.replace(',', '.')):g}, --decimal point as {int(text.replace(',', ''))})"
-    )
-
-
 def _is_iso(text: str) -> bool:
     try:
         datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
@@ -100,29 +93,7 @@ class _Rows:
     files: tuple[Path, ...]
     spellings: tuple[dict[str, str], ...]
     naive: tuple[bool, ...] = ()
-
-
-def _label(value: object) -> bool:
-    """Text with a letter, no number or time: what a symbol column holds (``NYA``,
-    ``sh.600519``), not ``09:30`` or ``1e5``."""
-    if not isinstance(value, str) or not re.search(r"[A-Za-z]", value):
-        return False
-    try:
-        float(value.replace(",", ""))
-    except ValueError:
-        return True
-    return False
-
-
-def _raw_value(path: Path, col: str, row: int) -> object:
-    """The value as stored in the file (for 'cannot parse' messages); None without a file."""
-    if not is_readable(path):
-        return None
-    lf = scan_table(path).lf
-    if "+" in col and col not in lf.collect_schema().names():  # combined date+time
-        d, t = col.split("+", 1)
-        return " ".join(str(v) for v in lf.select(d, t).slice(row, 1).collect().row(0))
-    return lf.select(pl.col(col)).slice(row, 1).collect().item()
+    extra: tuple[tuple[str, ...], ...] = ()
 
 
 _DST_ZONES = ("Europe/London", "Europe/Berlin", "America/New_York", "America/Chicago")
@@ -175,7 +146,7 @@ class _Validator:
         if hit:
             f, r = int(hit[_FILE]), int(hit[_ROW])  # type: ignore[arg-type]
             col = self.loaded.spellings[f]["ts"]
-            raw = _raw_value(self.loaded.files[f], col, r)
+            raw = raw_value(self.loaded.files[f], col, r)
             what = (
                 "null timestamp"
                 if raw in (None, "")
@@ -227,11 +198,11 @@ class _Validator:
             hit = self.first(df, pl.col(c).is_null())
             if hit:
                 f, r = int(hit[_FILE]), int(hit[_ROW])  # type: ignore[arg-type]
-                raw = _raw_value(self.loaded.files[f], self.loaded.spellings[f][c], r)
+                raw = raw_value(self.loaded.files[f], self.loaded.spellings[f][c], r)
                 what = "missing value" if raw in (None, "") else f"not a number {raw!r}"
                 comma = re.fullmatch(r"\s*-?\d+,\d+\s*", raw) if isinstance(raw, str) else None
                 if comma and self.loaded.options.decimal != "point":
-                    what += _comma_hint(raw)  # type: ignore[arg-type]
+                    what += comma_hint(raw)  # type: ignore[arg-type]
                 raise DataError(f"{self.where(hit, c)}: {what}")
             hit = self.first(df, ~pl.col(c).is_finite())
             if hit:
@@ -252,14 +223,14 @@ class _Validator:
         if hit:
             raise DataError(
                 f"{self.where(hit, 'high')}: high {hit['high']} < max(open, close) {hit['__top']}"
-                + (self.settle_hint(hit) or self.order_hint(hit))
+                + (self.settle(hit) or self.order_hint(hit))
             )
         bottom = pl.min_horizontal("open", "close")
         hit = self.first(df.with_columns(bottom.alias("__bot")), pl.col("low") > pl.col("__bot"))
         if hit:
             raise DataError(
                 f"{self.where(hit, 'low')}: low {hit['low']} > min(open, close) {hit['__bot']}"
-                + (self.settle_hint(hit) or self.order_hint(hit))
+                + (self.settle(hit) or self.order_hint(hit))
             )
 
     def words_for_prices(self, hit: dict[str, object]) -> str | None:
@@ -267,32 +238,16 @@ class _Validator:
         ``,USD,USD,USD,USD,Shares``, under the header); else None."""
         f, r = int(hit[_FILE]), int(hit[_ROW])  # type: ignore[call-overload]
         col = self.loaded.spellings[f].get("open")
-        raw = _raw_value(self.loaded.files[f], col, r) if col else None
+        raw = raw_value(self.loaded.files[f], col, r) if col else None
         if isinstance(raw, str) and re.fullmatch(r"\s*[^\W\d_][^\d]*", raw):
             return raw.strip()
         return None
 
-    def settle_hint(self, hit: dict[str, object]) -> str:
-        """Where the close read is a settlement price (Quandl's ``Settle``, CME's settlements)
-        and the file has a last trade too: a settlement is no trade and may fall outside the
-        day's range; ``--columns close=LAST`` reads the last trade. Else ``""``."""
+    def settle(self, hit: dict[str, object]) -> str:
+        """:func:`~foxhunt.data.read.hints.settle_hint` for ``hit``'s file."""
         f = int(str(hit[_FILE]))
-        close = self.loaded.spellings[f].get("close", "")
-        if "settle" not in close.lower():
-            return ""
-        last = (
-            next(
-                (c for c in self.loaded.extra[f] if c.strip().lower() in ("last", "last price")),
-                None,
-            )
-            if self.loaded.extra
-            else None
-        )
-        flag = f"--columns close={last}" if last else "--columns close=COLUMN (a last trade)"
-        return (
-            f" (the close was read from '{close}', a settlement price, which may fall outside "
-            f"the day's range; {flag} reads the last trade as the close)"
-        )
+        extra = self.loaded.extra[f] if self.loaded.extra else ()
+        return settle_hint(self.loaded.spellings[f].get("close", ""), extra)
 
     def order_hint(self, hit: dict[str, object]) -> str:
         """For a file without a header, the column order it was read in and how to change it
@@ -446,39 +401,22 @@ class _Validator:
             )
 
     def symbol_column(self, hit: dict[str, object]) -> str:
-        """When a column read past holds other text on the two rows of one time in one file
-        (Kaggle's ``Index`` of ``NYA`` then ``IXIC``, Baostock's ``code``): the symbols of a
-        long table, and the flag that reads it so; else ``""``."""
+        """A symbol column read past, where both rows of a duplicate bar are in one file
+        (:func:`~foxhunt.data.read.hints.symbol_column_hint`); else ``""``."""
         first, this = int(str(hit["__pf"])), int(str(hit[_FILE]))
-        extra = self.loaded.extra[this] if self.loaded.extra else ()
-        if first != this or not extra:
+        if first != this:
             return ""
-        path = self.loaded.files[this]
-        for col in extra:
-            a = _raw_value(path, col, int(str(hit["__pr"])))
-            b = _raw_value(path, col, int(str(hit[_ROW])))
-            if _label(a) and _label(b) and a.strip() != b.strip():  # type: ignore[union-attr]
-                return (
-                    f": column '{col}' holds {a.strip()!r} on one and {b.strip()!r} on the other, "
-                    f"as a symbol column would (a long table of several symbols?); --columns "
-                    f"symbol={col} reads each apart"
-                )
-        return ""
+        extra = self.loaded.extra[this] if self.loaded.extra else ()
+        rows = (int(str(hit["__pr"])), int(str(hit[_ROW])))
+        return symbol_column_hint(self.loaded.files[this], extra, rows)
 
     def two_files(self, hit: dict[str, object]) -> str:
-        """When the duplicate's first bar came from another file: the two files overlap (one
-        future's contracts around a roll, ``ES 03-24.Last.txt`` beside ``ES 06-24.Last.txt``,
-        or a file and its copy), and the ways out; else ``""``."""
+        """Two files of one symbol overlapping, where a duplicate bar's rows are in two
+        (:func:`~foxhunt.data.read.hints.two_files_hint`); else ``""``."""
         first, this = int(str(hit["__pf"])), int(str(hit[_FILE]))
         if first == this:
             return ""
-        return (
-            f": the files {self.loaded.files[first].name} and {self.loaded.files[this].name} "
-            f"both hold bars of {hit['symbol']!r} at this time (a future's contracts around a roll, or a file and "
-            "its copy?): one series is read from them, and foxhunt does not splice contracts; "
-            "read one file, or splice the contracts into one series (rolled and back-adjusted) "
-            "first"
-        )
+        return two_files_hint(self.loaded.files[first], self.loaded.files[this], hit["symbol"])
 
     def enough_bars(
         self, df: pl.DataFrame, min_bars: int | None, reason: str, drop_short: bool

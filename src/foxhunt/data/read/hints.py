@@ -1,0 +1,90 @@
+"""What a refusal of the validation adds about its likely cause, from the file as written: a
+comma number's two readings, a settlement read as the close, a symbol column read past, two
+files of one symbol overlapping (:mod:`foxhunt.data.read.validate` raises them)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+
+from foxhunt.data.read.files import is_readable
+from foxhunt.data.read.scan import scan_table
+
+
+def raw_value(path: Path, col: str, row: int) -> object:
+    """The value as stored in the file (for 'cannot parse' messages); None without a file."""
+    if not is_readable(path):
+        return None
+    lf = scan_table(path).lf
+    if "+" in col and col not in lf.collect_schema().names():  # combined date+time
+        d, t = col.split("+", 1)
+        return " ".join(str(v) for v in lf.select(d, t).slice(row, 1).collect().row(0))
+    return lf.select(pl.col(col)).slice(row, 1).collect().item()
+
+
+def comma_hint(raw: str) -> str:
+    """What to say of a number with a comma that did not read: a decimal comma the first lines
+    did not show (``46821,75``), or, before three digits (``79,700``), that or a comma between
+    thousands, with what each ``--decimal`` reads."""
+    text = raw.strip()
+    if not re.fullmatch(r"-?\d{1,3},\d{3}", text):
+        return " (a decimal comma? --decimal comma reads the file's numbers so)"
+    return (
+        " (a decimal comma or a comma between thousands? --decimal comma reads it as "
+        f"{float(text.replace(',', '.')):g}, --decimal point as {int(text.replace(',', ''))})"
+    )
+
+
+def settle_hint(close: str, extra: tuple[str, ...]) -> str:
+    """Where the close read is a settlement price (Quandl's ``Settle``, CME's settlements):
+    a settlement is no trade and may fall outside the day's range, and ``--columns close=LAST``
+    reads the file's last trade (``extra``: its columns read past). Else ``""``."""
+    if "settle" not in close.lower():
+        return ""
+    last = next((c for c in extra if c.strip().lower() in ("last", "last price")), None)
+    flag = f"--columns close={last}" if last else "--columns close=COLUMN (a last trade)"
+    return (
+        f" (the close was read from '{close}', a settlement price, which may fall outside "
+        f"the day's range; {flag} reads the last trade as the close)"
+    )
+
+
+def _label(value: object) -> bool:
+    """Text with a letter, no number or time: what a symbol column holds (``NYA``,
+    ``sh.600519``), not ``09:30`` or ``1e5``."""
+    if not isinstance(value, str) or not re.search(r"[A-Za-z]", value):
+        return False
+    try:
+        float(value.replace(",", ""))
+    except ValueError:
+        return True
+    return False
+
+
+def symbol_column_hint(path: Path, extra: tuple[str, ...], rows: tuple[int, int]) -> str:
+    """When a column read past (``extra``) holds other text on the two ``rows`` of one time in
+    one file (Kaggle's ``Index`` of ``NYA`` then ``IXIC``, Baostock's ``code``): the symbols of
+    a long table, and the flag that reads it so; else ``""``."""
+    for col in extra:
+        a, b = (raw_value(path, col, r) for r in rows)
+        if _label(a) and _label(b) and str(a).strip() != str(b).strip():
+            return (
+                f": column '{col}' holds {str(a).strip()!r} on one and {str(b).strip()!r} on the "
+                "other, as a symbol column would (a long table of several symbols?); --columns "
+                f"symbol={col} reads each apart"
+            )
+    return ""
+
+
+def two_files_hint(first: Path, this: Path, symbol: object) -> str:
+    """A duplicate bar whose first came from another file: the two files overlap (one future's
+    contracts around a roll, ``ES 03-24.Last.txt`` beside ``ES 06-24.Last.txt``, or a file and
+    its copy), and the ways out."""
+    return (
+        f": the files {first.name} and {this.name} both hold bars of {symbol!r} at this time "
+        "(a future's contracts around a roll, or a file and its copy?): one series is read "
+        "from them, and foxhunt does not splice contracts; read one file, or splice the "
+        "contracts into one series (rolled and back-adjusted) first"
+    )
