@@ -328,8 +328,13 @@ def mixed_intervals(loaded: LoadedBars) -> dict[str, str]:
     frame = loaded.frame
     if len(loaded.files) < 2 or frame.height == 0:
         return {}
+    pairs = frame.select("symbol", FILE_COLUMN).unique()
+    shared = pairs.group_by("symbol").len().filter(pl.col("len") > 1)["symbol"]
+    if shared.len() == 0:  # each symbol from one file (a file per symbol): nothing to compare
+        return {}
     gaps = (
-        frame.select("symbol", FILE_COLUMN, "ts")
+        frame.filter(pl.col("symbol").is_in(shared.implode()))
+        .select("symbol", FILE_COLUMN, "ts")
         .drop_nulls()
         .sort("symbol", FILE_COLUMN, "ts")
         .with_columns(gap=pl.col("ts").diff().over("symbol", FILE_COLUMN))
