@@ -27,8 +27,8 @@ import polars as pl
 from foxhunt.data.read.columns import (
     CHECKED_SYMBOL_NAMES,
     SYMBOL_NAMES,
-    TICKER_LIKE,
     canonical_name,
+    holds_tickers,
 )
 from foxhunt.errors import DataError, InputError
 from foxhunt.infer.bar_frame import is_pandas, polars_bars
@@ -97,8 +97,7 @@ def _symbol_column(frame: pl.DataFrame, column: str) -> bool:
     name = canonical_name(column)
     if name not in CHECKED_SYMBOL_NAMES:
         return name in SYMBOL_NAMES
-    values = frame[column].head(1000).cast(pl.String).drop_nulls().str.strip_chars()
-    return bool(values.len()) and bool(values.str.contains(TICKER_LIKE).all())
+    return holds_tickers(frame[column])
 
 
 def as_kind(frame: pl.DataFrame, kind: Kind) -> pl.DataFrame | pd.DataFrame:

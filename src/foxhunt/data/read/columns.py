@@ -37,6 +37,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import polars as pl
+
 TS_NAMES = (
     "ts",
     "ts_event",
@@ -162,6 +164,13 @@ their values look like tickers (Kaggle's S&P 500 data set, ``all_stocks_5yr.csv`
 TICKER_LIKE = r"^[A-Z0-9][A-Z0-9./:_\-]{0,15}$"
 """A value of a :data:`CHECKED_SYMBOL_NAMES` column that is a ticker (``AAPL``, ``BRK.B``,
 ``600519.SH``, ``BTC-USD``, ``BTC/USDT``, ``14593``), not a company's name (``Apple Inc.``)."""
+
+
+def holds_tickers(values: pl.Series) -> bool:
+    """Whether a column's first 1,000 values (nulls aside) all look like tickers
+    (:data:`TICKER_LIKE`): a :data:`CHECKED_SYMBOL_NAMES` column is the symbol only so."""
+    text = values.head(1000).cast(pl.String).drop_nulls().str.strip_chars()
+    return bool(text.len()) and bool(text.str.contains(TICKER_LIKE).all())
 
 
 def canonical_name(name: str) -> str:

@@ -27,10 +27,10 @@ from foxhunt.data.read.columns import (
     CHECKED_SYMBOL_NAMES,
     HOUR_NAMES,
     TICK_VOLUME,
-    TICKER_LIKE,
     ColumnMap,
     canonical_name,
     header_zone,
+    holds_tickers,
     map_columns,
     up_down_volume,
 )
@@ -178,15 +178,13 @@ def _names_of_tickers(lf: pl.LazyFrame, cols: ColumnMap, names: list[str]) -> Co
     tried = sorted(
         (n for n in names if canonical_name(n) in order), key=lambda n: order[canonical_name(n)]
     )
-    held = next((n for n in tried if _tickers(lf, n)), None)
+    held = next((n for n in tried if holds_tickers(_head(lf, n))), None)
     extra = tuple(n for n in names if n in (*cols.extra, str(cols.symbol)) and n != held)
     return replace(cols, symbol=held, extra=extra)
 
 
-def _tickers(lf: pl.LazyFrame, column: str) -> bool:
-    sample = lf.select(pl.col(column).cast(pl.String)).head(1000).collect().to_series()
-    sample = sample.drop_nulls().str.strip_chars()
-    return bool(sample.len()) and bool(sample.str.contains(TICKER_LIKE).all())
+def _head(lf: pl.LazyFrame, column: str) -> pl.Series:
+    return lf.select(column).head(1000).collect().to_series()
 
 
 def _claimed_interval(path: Path) -> timedelta | None:
@@ -350,7 +348,8 @@ def _normalise_as(
         cols = _names_of_tickers(lf, cols, names)
     if not opts.column_map:
         check_duplicated(path, names, cols)
-    found, prints = prints_of(path, cols, bool(quote_sides(names)), opts, lf)
+    sides = quote_sides(names)
+    found, prints = prints_of(path, cols, bool(sides), opts, lf)
     if prints is None and table_kind(path) == "scid" and "price" in names and not opts.column_map:
         raise DataError(
             f"{path}: a Sierra Chart tick file (each record one trade): --bar-minutes K builds "
@@ -358,9 +357,9 @@ def _normalise_as(
             "lowest, close the last, volume their sizes)"
         )
     cols = prints.columns(cols) if prints is not None else cols
-    sides = quote_sides(names) if not cols.prices and prints is None else {}
     one_side = None
-    if len(sides) == 1:  # one side's bars only (Oanda's mid.o ...): they are the prices
+    # one side's bars alone (Oanda's mid.o ...): they are the prices
+    if len(sides) == 1 and not cols.prices and prints is None:
         ((side, prices),) = sides.items()
         extra = tuple(c for c in cols.extra if c not in prices.values())
         cols = replace(cols, prices=prices, extra=extra)
@@ -385,7 +384,7 @@ def _normalise_as(
                 )
             raise DataError(
                 f"{path}: missing column '{canon}' (columns: {shown}); "
-                f"--columns {canon}=COLUMN names it{not_bars_hint(names) or prints_hint(found)}"
+                f"--columns {canon}=COLUMN names it{hint}"
             )
     guesses: list[str] = [one_side] if one_side else []
     if opts.symbol is not None and cols.symbol and canonical_name(cols.symbol) == "instrument_id":

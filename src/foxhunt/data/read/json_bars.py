@@ -87,8 +87,8 @@ def _flat(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """A record whose objects are spread into columns named by their path: Oanda's candle
     ``{"time": ..., "mid": {"o": "1.0945", ...}}`` has the columns ``time``, ``mid.o``, ...
     (as a CSV export of it names them), so its prices are found as a CSV's are."""
-    if not any(isinstance(v, dict) for v in record.values()):
-        return record if not prefix else {f"{prefix}{k}": v for k, v in record.items()}
+    if not prefix and not any(isinstance(v, dict) for v in record.values()):
+        return record  # the common record, flat already: not copied
     out: dict[str, Any] = {}
     for k, v in record.items():
         if isinstance(v, dict):

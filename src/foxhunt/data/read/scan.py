@@ -88,39 +88,30 @@ def _polars_zone(zone: str) -> bool:
     return True
 
 
-def _zones_in_utc(path: Path, scan: Callable[[Path], pl.LazyFrame]) -> pl.LazyFrame:
+def _zones_in_utc(path: Path, kind: str, scan: Callable[[Path], pl.LazyFrame]) -> pl.LazyFrame:
     """``scan(path)``, or, where a time column's zone is one polars cannot parse (a fixed
     offset of a part hour, ``+05:30``: pandas' parse of Indian times; ``Z``), the file read
     with pyarrow and those columns put in UTC, the same instants (polars panicked on them: a
     traceback, exit 1)."""
     import pyarrow as pa
-    import pyarrow.ipc
-    import pyarrow.parquet
+    import pyarrow.dataset
 
-    try:
-        if scan is pl.scan_parquet:
-            schema = pyarrow.parquet.read_schema(path)
-        else:
-            with pa.memory_map(str(path)) as source:
-                schema = pyarrow.ipc.open_file(source).schema
-    except (pa.ArrowException, OSError):  # a stream, Feather v1, damaged: as polars reads it
+    try:  # a parquet or an Arrow IPC file (a stream, Feather v1 or a damaged file: as polars)
+        table = pyarrow.dataset.dataset(path, format=kind)
+    except (pa.ArrowException, OSError):
         return scan(path)
     odd = [
         i
-        for i, f in enumerate(schema)
+        for i, f in enumerate(table.schema)
         if pa.types.is_timestamp(f.type) and f.type.tz and not _polars_zone(f.type.tz)
     ]
     if not odd:
         return scan(path)
-    if scan is pl.scan_parquet:
-        table = pyarrow.parquet.read_table(path)
-    else:
-        with pa.memory_map(str(path)) as source:
-            table = pyarrow.ipc.open_file(source).read_all()
+    whole = table.to_table()
     for i in odd:
-        unit = table.schema[i].type.unit
-        table = table.set_column(i, table.schema[i].name, table[i].cast(pa.timestamp(unit, "UTC")))
-    frame = pl.from_arrow(table)
+        utc = whole[i].cast(pa.timestamp(whole.schema[i].type.unit, "UTC"))
+        whole = whole.set_column(i, whole.schema[i].name, utc)
+    frame = pl.from_arrow(whole)
     assert isinstance(frame, pl.DataFrame)
     return frame.lazy()
 
@@ -162,7 +153,7 @@ def scan_table(
                     wrong = mislabelled(path, f.read(512), what)
                 if wrong is not None:
                     raise wrong
-            return Scanned(scan(path) if member else _zones_in_utc(path, scan), None)
+            return Scanned(scan(path) if member else _zones_in_utc(path, kind, scan), None)
         if kind == "json":
             return Scanned(read_json_bars(path).lazy(), None)
         if kind == "dbn":

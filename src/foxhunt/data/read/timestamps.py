@@ -93,7 +93,7 @@ _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?")
 _OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
 _DIGIT = re.compile(r"\d")
 _SPACED_OFFSET = r"(\d)\s+([+-]\d{2}:?\d{2}|Z)$"
-_HOURS_OFFSET = r"(\d:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:GMT|UTC)?\s*[+-]\d{2})$"
+HOURS_OFFSET = r"(\d:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:GMT|UTC)?\s*[+-]\d{2})$"
 """A clock followed by an offset of whole hours (``10:30:00-05``, ``10:30:00.5+00``: PostgreSQL
 writes ``timestamptz`` so), read as ``-05:00``; the clock before it keeps a date's day
 (``2024-01-03``) from being taken for one."""
@@ -415,7 +415,7 @@ def text_timestamp_expr(
     """
     text = text.str.strip_chars()
     if _hours_offsets(lf, text):  # only then: a regex over every row costs a tenth of a read
-        text = text.str.replace(_HOURS_OFFSET, "${1}:00")
+        text = text.str.replace(HOURS_OFFSET, "${1}:00")
     end_of_day = text.str.contains(_END_OF_DAY)
     text = text.str.replace(_END_OF_DAY, "${1}00${2}00${3}${4}")
     times = _text_times(lf, text, tz=tz, dayfirst=dayfirst, where=where)
@@ -427,13 +427,13 @@ def text_timestamp_expr(
 
 
 def _hours_offsets(lf: pl.LazyFrame, text: pl.Expr) -> bool:
-    """Whether the first rows' times end in an offset of whole hours (:data:`_HOURS_OFFSET`);
+    """Whether the first rows' times end in an offset of whole hours (:data:`HOURS_OFFSET`);
     True where they cannot be read (the rewrite then runs, as it always did)."""
     try:
         head = lf.select(text.alias("__text")).head(64).collect()["__text"]
     except pl.exceptions.PolarsError:
         return True
-    return bool(head.str.contains(_HOURS_OFFSET).any())
+    return bool(head.str.contains(HOURS_OFFSET).any())
 
 
 def _text_times(

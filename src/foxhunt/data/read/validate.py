@@ -33,7 +33,7 @@ from foxhunt.data.read.hints import (
 from foxhunt.data.read.open_close import check_open_close
 from foxhunt.data.read.running_volume import check_running_volume
 from foxhunt.data.read.tick_slips import with_slips_mended
-from foxhunt.data.read.timestamps import short_mantissa
+from foxhunt.data.read.timestamps import HOURS_OFFSET, short_mantissa
 from foxhunt.errors import DataError
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ _BACK_ADJUSTED = (
 )
 _EPOCH_UNIT = {10: "epoch-s", 13: "epoch-ms", 16: "epoch-us", 19: "epoch-ns"}
 """The epoch unit of a number of so many digits (this century's times)."""
-_OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2}|\d:\d{2}(:\d{2}(\.\d+)?)?\s*[+-]\d{2})$")
+_OFFSET = re.compile(rf"(Z|[+-]\d{{2}}:?\d{{2}})$|{HOURS_OFFSET}")
 """A timestamp text's UTC offset (``Z``, ``+01:00``, ``-0500``, ``-05`` after a clock)."""
 _HEADER_WORDS = frozenset(
     ("ts", "timestamp", "time", "date", "datetime", "date_time", "gmt time", "local time",

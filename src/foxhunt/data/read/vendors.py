@@ -441,8 +441,7 @@ def guess_from_name(path: Path) -> NameGuess:
             )
         return NameGuess(title.upper(), "Investing.com's file name")
     if pair:
-        symbol = (pair.group(1) + pair.group(2)).upper()
-        return NameGuess(symbol, "the file name (a pair)", None, _interval(whole))
+        return NameGuess(base + quote, "the file name (a pair)", None, _interval(whole))
     usd_fx = _YAHOO_USD_FX.match(stem)
     if usd_fx and usd_fx.group(1).upper() in FIAT - {"USD"}:
         symbol = "USD" + usd_fx.group(1).upper()
