@@ -198,3 +198,20 @@ def test_hourly_stock_bars_opening_at_half_past_are_no_strays() -> None:
     frame = pl.DataFrame({"symbol": ["AAPL"] * len(stamps), "ts": sorted(stamps)})
     assert _off_grid(frame) == []
     assert len(_off_grid(frame.head(0))) == 0
+
+
+def test_a_two_digit_year_that_reads_first_or_last_makes_the_verdict_suspicious(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One day of ``24/01/03`` minute bars: 24 January 2003 or 3 January 2024, over the same
+    span; read year last, and the report says how to read it first."""
+    rows = "".join(f"24/01/03 10:{m:02d}:00,1.2,1.21,1.19,1.2,5\n" for m in range(30))
+    path = tmp_path / "BTCUSD.csv"
+    path.write_text("Time,Open,High,Low,Close,Volume\n" + rows)
+    assert main(["data", "inspect", str(path), "--json"]) == 0
+    r = _json(capsys)
+    assert r["verdict"] == "suspicious"
+    assert r["warnings"] == [
+        f"{path}: the dates of 'Time' read both year first and last over the same span: "
+        "read as %d/%m/%y %H:%M:%S; --ts-format '%y/%m/%d %H:%M:%S' reads them the other way"
+    ]

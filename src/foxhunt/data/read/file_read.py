@@ -437,8 +437,9 @@ def _normalise_as(
         )
     doubts: list[str] = list(scanned.notes)
     if times.other is not None:
+        ways = "year first and last" if times.other[:2] == "%y" else "day-first and month-first"
         doubts.append(
-            f"{path}: the dates of '{spell['ts']}' read both day-first and month-first over the "
+            f"{path}: the dates of '{spell['ts']}' read both {ways} over the "
             f"same span: read as {times.format}; --ts-format '{times.other}' reads them the "
             "other way"
         )  # logged where it was found (timestamps); a warning of data inspect's report

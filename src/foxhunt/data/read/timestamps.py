@@ -137,6 +137,10 @@ def _zone_suffix(sample: str) -> str | None:
 _MONTH_FIRST = ("%m/%d/%Y", "%m/%d/%y", "%m.%d.%Y", "%m.%d.%y", "%m-%d-%Y", "%m-%d-%y")
 _DAY_FIRST = ("%d/%m/%Y", "%d/%m/%y", "%d.%m.%Y", "%d.%m.%y", "%d-%m-%Y", "%d-%m-%y")
 _YEAR_FIRST = ("%Y.%m.%d", "%Y/%m/%d", "%Y%m%d", "%y%m%d")
+_SHORT_YEAR_FIRST = ("%y/%m/%d", "%y-%m-%d", "%y.%m.%d")
+"""A two-digit year first (``24/01/03``: 3 January 2024, as Korean, Japanese, Chinese and
+Hungarian exports write it): a date that also reads year last (24 January 2003) is told by the
+span of its bars (:func:`_year_place`)."""
 _NAMED_MONTH = (
     "%b %d, %Y",
     "%d-%b-%Y",
@@ -188,7 +192,7 @@ def _text_formats(
 ) -> tuple[pl.Expr, str, str | None] | None:
     """The candidate format parsing the most values, and the other date order's format where
     both fit and nothing decided; None when none parses any of the head."""
-    dates = (*_YEAR_FIRST, *_MONTH_FIRST, *_DAY_FIRST, *_NAMED_MONTH)
+    dates = (*_YEAR_FIRST, *_MONTH_FIRST, *_DAY_FIRST, *_SHORT_YEAR_FIRST, *_NAMED_MONTH)
     formats = [d + t for d in dates for t in _TIMES]
     head = lf.select(text).head(_HEAD).collect().to_series()
     # the formats parsing the most of the head (a vendor's footer line in a short file is no
@@ -206,6 +210,8 @@ def _text_formats(
     if any("%y" in f for f in fits):  # "01/04/10" fits %Y too, as the year 10
         fits = [f for f in fits if f.replace("%Y", "%y") == f or f.replace("%Y", "%y") not in fits]
     other = None
+    if len(fits) > 1 and any(f.startswith("%y") for f in fits):
+        fits, other = _year_place(lf, text, fits, sample, where)
     if len(fits) > 1:
         day = _convention(sample) if dayfirst is None else dayfirst
         if dayfirst is None and {f[:2] for f in fits} >= {"%d", "%m"}:
@@ -229,8 +235,41 @@ def _text_formats(
 
 SPAN_RATIO = 2.0
 """How many times longer the other reading's span must be for the shorter to decide day-first
-against month-first: bars are contiguous in time, and reading ``02/01`` (2 January) as 1 February
-spreads a 12-day file over 11 months."""
+against month-first (or year first against year last): bars are contiguous in time, and reading
+``02/01`` (2 January) as 1 February spreads a 12-day file over 11 months."""
+
+
+def _year_place(
+    lf: pl.LazyFrame, text: pl.Expr, fits: list[str], sample: str, where: str
+) -> tuple[list[str], str | None]:
+    """The formats of ``fits`` with the year where the dates put it: a two-digit year first
+    (``24/01/03 .. 24/01/16``: 3-16 January 2024) where that reading spans at most
+    1/:data:`SPAN_RATIO` of each year-last one's time (24 January 2003 .. 2016), year last where
+    one of those spans that little against it, else year last with a warning (and the
+    year-first format, for the caller's doubt)."""
+    first = [f for f in fits if f.startswith("%y")]
+    last = [f for f in fits if not f.startswith("%y")]
+    if not last:
+        return fits, None
+    spans = [
+        (parsed.max() - parsed.min()).dt.total_seconds().alias(str(i))
+        for i, f in enumerate((first[0], *last))
+        for parsed in (text.str.to_datetime(f, time_unit="us", strict=False),)
+    ]
+    year_first, *year_last = (s or 0 for s in lf.select(spans).collect().row(0))
+    if min(year_last) >= SPAN_RATIO * max(year_first, 1):
+        log.info("dates in %s read with a two-digit year first (%r)", where, first[0])
+        return first, None
+    if year_first >= SPAN_RATIO * max(min(year_last), 1):
+        return last, None
+    log.warning(
+        "dates in %s fit a two-digit year first and last (e.g. %r) and span the same time "
+        "either way: read the year last; --ts-format '%s' reads it first",
+        where,
+        sample,
+        first[0],
+    )
+    return last, first[0]
 
 
 def _order_by_span(
