@@ -75,8 +75,7 @@ def test_two_digit_years_are_this_century_not_the_year_10(tmp_path: Path) -> Non
 def _daily_bars(tmp_path: Path, name: str, start: datetime, days: int, spell: str) -> Path:
     lines = ["Date,Open,High,Low,Close,Volume"]
     lines += [
-        f"{(start + timedelta(days=i)).strftime(spell)},180,182,179,181,1000"
-        for i in range(days)
+        f"{(start + timedelta(days=i)).strftime(spell)},180,182,179,181,1000" for i in range(days)
     ]
     path = tmp_path / name
     path.write_text("\n".join(lines) + "\n")

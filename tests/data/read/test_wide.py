@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from foxhunt.data.read.wide import column_levels, not_bars_hint, wide_symbols
+from foxhunt.data.read.bars import read_bars
+from foxhunt.data.read.wide import column_levels, not_bars_hint, ticker_prefix, wide_symbols
 from foxhunt.errors import DataError
 
 
@@ -76,3 +77,47 @@ def test_several_tickers_are_refused_naming_four_of_them() -> None:
 )  # fmt: skip
 def test_what_a_table_without_bar_prices_looks_like_instead(names: list[str], hint: str) -> None:
     assert not_bars_hint(names) == hint
+
+
+_QUANTMOD = (
+    '"Index","AAPL.Open","AAPL.High","AAPL.Low","AAPL.Close","AAPL.Volume","AAPL.Adjusted"\n'
+    "2024-01-03,184.22,185.88,183.43,184.25,58414500,183.73\n"
+    "2024-01-04,182.15,183.09,180.88,181.91,71983600,181.40\n"
+    "2024-01-05,181.99,182.76,180.17,181.18,62303300,180.67\n"
+)
+
+
+def test_a_quantmod_series_reads_its_fields_and_its_ticker(tmp_path: Path) -> None:
+    """R's ``write.zoo`` of ``getSymbols("AAPL")``: the time in ``Index``, each field named
+    after the ticker (until session 53 refused: missing column 'open')."""
+    path = tmp_path / "prices.csv"
+    path.write_text(_QUANTMOD)
+    df = read_bars(path)
+    assert df["symbol"].to_list() == ["AAPL"] * 3
+    assert df["ts"].dt.strftime("%Y-%m-%d").to_list() == ["2024-01-03", "2024-01-04", "2024-01-05"]
+    assert df.row(0)[2:] == (184.22, 185.88, 183.43, 184.25, 58414500.0)
+
+
+def test_ticker_prefix_needs_one_ticker_over_all_four_prices() -> None:
+    names = ["Index", "GSPC.Open", "GSPC.High", "GSPC.Low", "GSPC.Close", "GSPC.Volume"]
+    renamed, ticker = ticker_prefix(names)  # type: ignore[misc]
+    assert ticker == "GSPC"
+    assert renamed == {n: n.split(".")[1] for n in names[1:]}
+    assert ticker_prefix(["Date", "^N225.Open", "^N225.High", "^N225.Low", "^N225.Close"]) == (
+        {f"^N225.{f}": f for f in ("Open", "High", "Low", "Close")},
+        "N225",
+    )
+    assert ticker_prefix(["Index", "AAPL.Open", "AAPL.High", "AAPL.Low"]) is None  # no close
+    two = ["Date", "AAPL.Open", "AAPL.High", "AAPL.Low", "AAPL.Close", "MSFT.Open", "MSFT.Close"]
+    assert ticker_prefix(two) is None  # a wide table: refused elsewhere
+    for word in ("price", "px", "bid", "mid"):  # CoinAPI's price_open, Bloomberg's px_open
+        assert ticker_prefix([f"{word}_{f}" for f in ("open", "high", "low", "close")]) is None
+    # a bare price name beside them: the bars are the bare ones
+    assert ticker_prefix(["Date", "Open", "ES.Open", "ES.High", "ES.Low", "ES.Close"]) is None
+
+
+def test_an_index_of_row_numbers_is_no_time(tmp_path: Path) -> None:
+    path = tmp_path / "AAPL.csv"
+    path.write_text("index,Open,High,Low,Close\n0,1,2,0.5,1.5\n1,1,2,0.5,1.5\n2,1,2,0.5,1.5\n")
+    with pytest.raises(DataError, match="missing column 'ts'"):
+        read_bars(path)

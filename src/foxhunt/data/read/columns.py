@@ -318,6 +318,14 @@ def _pick_squashed(lower: dict[str, str], names: tuple[str, ...]) -> str | None:
     return None
 
 
+def _index_of_times(names: list[str], index_is_integer: bool) -> str | None:
+    """A first column ``Index`` that is not row numbers, where nothing else holds the time: R's
+    ``write.zoo`` of a quantmod series (``"Index","AAPL.Open",...``)."""
+    if names and canonical_name(names[0]) == "index" and not index_is_integer:
+        return names[0]
+    return None
+
+
 def _pick(lower: dict[str, str], names: tuple[str, ...]) -> str | None:
     for n in names:
         if n in lower:
@@ -446,7 +454,7 @@ def map_columns(
             or (_pick(lower, HOUR_NAMES) if date is not None else None)
         )
         if date is None or time is None:
-            ts = date or time
+            ts = date or time or _index_of_times(names, index_is_integer)
             date = time = None
     used = {ts, date, time, volume, symbol, *prices.values()}
     # A pandas RangeIndex column is an artefact of how the file was written, not data.

@@ -51,7 +51,13 @@ from foxhunt.data.read.validate import (
     VALUE_COLUMNS,
 )
 from foxhunt.data.read.vendors import NameGuess, guess_from_name
-from foxhunt.data.read.wide import check_duplicated, column_levels, not_bars_hint, quote_sides
+from foxhunt.data.read.wide import (
+    check_duplicated,
+    column_levels,
+    not_bars_hint,
+    quote_sides,
+    ticker_prefix,
+)
 from foxhunt.data.read.zones import parse_zone
 from foxhunt.errors import DataError
 
@@ -321,10 +327,16 @@ def _normalise_as(
     except Exception as e:
         raise unreadable(path, e) from e
     names = list(schema.names())
-    ticker = None
+    ticker, ticker_from = None, "the column level"
     levels = column_levels(path, names)
     if levels is not None:  # pandas' column levels written to parquet: ('Open', 'AAPL')
         renamed, ticker = levels
+        lf = lf.rename(renamed)
+        schema = lf.collect_schema()
+        names = list(schema.names())
+    prefixed = ticker_prefix(names) if not opts.column_map else None
+    if prefixed is not None:  # quantmod's AAPL.Open ...: the ticker names the fields
+        (renamed, ticker), ticker_from = prefixed, "the column names"
         lf = lf.rename(renamed)
         schema = lf.collect_schema()
         names = list(schema.names())
@@ -392,7 +404,7 @@ def _normalise_as(
         cols = replace(cols, symbol=None, extra=(*cols.extra, cols.symbol))
     name = None
     if cols.symbol is None and opts.symbol is None:
-        name = NameGuess(ticker, "the column level") if ticker else guess_from_name(path)
+        name = NameGuess(ticker, ticker_from) if ticker else guess_from_name(path)
     stated = header_zone(cols) if opts.tz is None else None
     zone = parse_zone(opts.tz or (name.tz if name and name.tz else "UTC")).name
     if stated is not None:

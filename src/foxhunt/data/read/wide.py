@@ -55,6 +55,33 @@ def column_levels(path: Path, names: list[str]) -> tuple[dict[str, str], str | N
     return renamed, (tickers[0] if tickers else None)
 
 
+_PREFIXED = re.compile(
+    r"^(?P<ticker>[A-Za-z0-9^][A-Za-z0-9^=.\-]*?)[._ ](?P<field>open|high|low|close|volume|adjusted)$",
+    re.IGNORECASE,
+)
+"""A field named after its ticker: quantmod's ``AAPL.Open`` ... ``AAPL.Adjusted``."""
+_NOT_TICKERS = ("px", "price", "last", "adj", "prev", "previous", *("mid", "bid", "ask"))
+"""Words before a price that name no ticker (``PX_OPEN``, ``price_open``, ``bid_open``)."""
+
+
+def ticker_prefix(names: list[str]) -> tuple[dict[str, str], str] | None:
+    """For columns named ``AAPL.Open``, ``AAPL.High`` ... (R's ``write.zoo`` of a quantmod
+    series, ``GSPC.Open`` for ``^GSPC``): each renamed to its field (``Open``) and the one
+    ticker; None unless open, high, low and close share one ticker and no column is a bare
+    price name (several tickers are a wide table: :func:`wide_symbols`)."""
+    if any(n.strip().lower() in ("open", "high", "low", "close") for n in names):
+        return None
+    split = {n: m for n in names if (m := _PREFIXED.match(n.strip()))}
+    tickers = {m["ticker"] for m in split.values()}
+    fields = {m["field"].lower() for m in split.values()}
+    if len(tickers) != 1 or not {"open", "high", "low", "close"} <= fields:
+        return None
+    ticker = tickers.pop()
+    if ticker.lower() in _NOT_TICKERS:
+        return None
+    return {n: m["field"] for n, m in split.items()}, ticker.lstrip("^")
+
+
 def check_duplicated(path: Path, names: list[str], cols: ColumnMap) -> None:
     """Refuse a header that names a bar field it reads twice (two symbols side by side under
     the same names): the second set was dropped, verdict valid (polars names it
