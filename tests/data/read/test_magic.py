@@ -54,3 +54,47 @@ def test_only_the_first_512_bytes_are_searched_for_a_nul() -> None:
     """Callers read 512 bytes (HEAD_BYTES more in encoding.py): a NUL past them is not seen."""
     assert mislabelled(Path("a.parquet"), b"a" * 511 + b"\x00", "parquet") is None
     assert mislabelled(Path("a.parquet"), b"a" * 512 + b"\x00", "parquet") is not None
+
+
+def _tar(path: Path, compression: str = "") -> Path:
+    """A tar archive of one bar file, as ``tar -czf`` writes it."""
+    import io
+    import tarfile
+
+    with tarfile.open(path, f"w:{compression}") as tar:
+        info = tarfile.TarInfo("AAPL.csv")
+        info.size = len(TEXT)
+        tar.addfile(info, io.BytesIO(TEXT))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "compression"), [("AAPL.csv.gz", "gz"), ("AAPL.csv", ""), ("AAPL.csv.bz2", "bz2")]
+)
+def test_a_tar_archive_under_a_text_name_is_refused_saying_extract_it(
+    tmp_path: Path, name: str, compression: str
+) -> None:
+    """A ``tar -czf`` saved as ``.csv.gz`` was read as text: the first member's header block
+    became a column name (``AAPL.csv 0000644 ...``), refused as missing 'ts'."""
+    from foxhunt.data.read.bars import read_bars
+    from foxhunt.errors import DataError
+
+    path = _tar(tmp_path / name, compression)
+    with pytest.raises(DataError) as e:
+        read_bars(path)
+    assert str(e.value) == (
+        f"{path}: the file holds a tar archive, though its name says a text table: extract it "
+        "(tar -xf FILE) and pass the folder of its files"
+    )
+
+
+@pytest.mark.parametrize("name", ["stocks.tar.gz", "stocks.tgz", "stocks.tar"])
+def test_a_tar_archive_by_name_is_refused_saying_extract_it(tmp_path: Path, name: str) -> None:
+    from foxhunt.data.read.bars import read_bars
+    from foxhunt.errors import DataError
+
+    path = _tar(tmp_path / name, "gz" if "gz" in name else "")
+    with pytest.raises(
+        DataError, match=r": a tar archive is not read; extract it \(tar -xf FILE\)"
+    ):
+        read_bars(path)

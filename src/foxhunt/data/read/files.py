@@ -26,7 +26,7 @@ from typing import Literal
 import polars as pl
 
 from foxhunt.data.read.compressed import TEXT_SUFFIXES
-from foxhunt.data.read.magic import mislabelled
+from foxhunt.data.read.magic import TAR, mislabelled
 from foxhunt.errors import DataError, InputError
 from foxhunt.runtime import atomic_path
 
@@ -252,6 +252,8 @@ def resolve_table_paths(path: str | Path) -> list[Path]:
         raise DataError(f"{p}: no such file or directory")
     if table_kind(p) is None:
         hint = _SAVE_AS.get(p.suffix.lower(), "")
+        if p.name.lower().endswith(_TAR_ENDINGS):
+            hint = f": a tar archive is not read; {TAR[1]}"
         raise DataError(f"{p}: unsupported file type {p.suffix!r} (use {_NAMES}){hint}")
     return _expand([p])
 
@@ -295,6 +297,7 @@ _SAVE_AS = {
     ".pickle": ": a pickle is never read (it can run code); write the bars as parquet",
 }
 """What to do with a file type foxhunt does not read (appended to the refusal)."""
+_TAR_ENDINGS = (".tar", ".tgz", ".tbz2", ".txz", ".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst")
 
 
 def write_table(df: pl.DataFrame, path: Path) -> None:

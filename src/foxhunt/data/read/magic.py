@@ -46,9 +46,15 @@ MAGICS = (
 """First bytes of the containers a bar file is mistaken for: (magic, what it is, what to do)."""
 
 
+TAR = ("a tar archive", "extract it (tar -xf FILE) and pass the folder of its files")
+"""A tar archive (``.tar``, and ``.tar.gz`` once decompressed): ``ustar`` at byte 257."""
+
+
 def holds(head: bytes) -> tuple[str, str] | None:
     """What a file starting with ``head`` is and what to do with it, when its first bytes
-    name a container (:data:`MAGICS`); None for anything else (text, say)."""
+    name a container (:data:`MAGICS`, :data:`TAR`); None for anything else (text, say)."""
+    if head[257:262] == b"ustar":
+        return TAR
     return next(((what, todo) for magic, what, todo in MAGICS if head.startswith(magic)), None)
 
 
