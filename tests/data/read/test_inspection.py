@@ -215,3 +215,20 @@ def test_a_two_digit_year_that_reads_first_or_last_makes_the_verdict_suspicious(
         f"{path}: the dates of 'Time' read both year first and last over the same span: "
         "read as %d/%m/%y %H:%M:%S; --ts-format '%y/%m/%d %H:%M:%S' reads them the other way"
     ]
+
+
+def test_bars_built_from_quotes_count_their_prints_with_no_volume_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A quote file's volume column is read past and each bar counts its prints: the warning
+    that every volume is 0 was false for it (Dukascopy's ``askVolume``, MetaTrader's empty
+    ``<VOLUME>``)."""
+    path = tmp_path / "EURUSD.csv"
+    path.write_text(
+        "time,bid,ask,askVolume\n"
+        + "".join(f"2024-03-04 15:0{m}:30,1.08,1.0801,3\n" for m in range(3))
+    )
+    assert main(["data", "inspect", str(path), "--bar-minutes", "1", "--json"]) == 0
+    r = _json(capsys)
+    assert r["verdict"] == "valid", r["warnings"]
+    assert not any("no volume read" in w for w in r["warnings"])

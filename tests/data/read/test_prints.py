@@ -464,3 +464,64 @@ def test_a_bars_kept_column_is_its_last_prints(tmp_path: Path) -> None:
         path, keep=("spread",), options=ReadOptions(bar_minutes=1, allow_odd_times=True)
     )
     assert bars["spread"].to_list() == [0.7, 0.9]
+
+
+_MT5_HEADER = "<DATE>\t<TIME>\t<BID>\t<ASK>\t<LAST>\t<VOLUME>\t<FLAGS>\n"
+
+
+def _mt5_ticks(path: Path, rows: list[tuple[str, str, str, int]]) -> Path:
+    """MetaTrader 5's tick export (UTF-16, tabs): each row holds the side that changed, the
+    other cell blank; <LAST> and <VOLUME> are empty for a currency."""
+    lines = [f"2024.01.03\t{t}\t{bid}\t{ask}\t\t\t{flags}\n" for t, bid, ask, flags in rows]
+    path.write_text(_MT5_HEADER + "".join(lines), encoding="utf-16")
+    return path
+
+
+def test_metatrader_5_ticks_carry_each_side_forward(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Until session 53 read as trades of the empty <LAST> (0 prints, "no bars") with
+    --bar-minutes, and refused naming <LAST> without it."""
+    path = _mt5_ticks(
+        tmp_path / "EURUSD_ticks.csv",
+        [
+            ("15:30:00.100", "", "1.0002", 4),  # no bid yet: no quote, dropped
+            ("15:30:00.291", "1.0000", "1.0002", 6),
+            ("15:30:09.064", "", "1.0004", 4),  # mid (1.0000 + 1.0004) / 2
+            ("15:30:18.874", "0.9996", "", 2),  # mid (0.9996 + 1.0004) / 2
+            ("15:31:00.020", "", "1.0006", 4),  # the next minute: bid 0.9996 carried over
+        ],
+    )
+    import logging
+
+    with caplog.at_level(logging.INFO):
+        loaded = load_bars(path, options=ReadOptions(bar_minutes=1))
+    df = loaded.frame
+    assert df["ts"].dt.strftime("%H:%M").to_list() == ["15:30", "15:31"]
+    assert df.select(PRICES).row(0) == pytest.approx((1.0001, 1.0002, 1.0000, 1.0000))
+    assert df.select(PRICES).row(1) == pytest.approx((1.0001, 1.0001, 1.0001, 1.0001))
+    assert df["volume"].to_list() == [3.0, 1.0]  # prints counted; the first row held no quote
+    assert any("the first 1 rows hold one side of a quote only" in m for m in caplog.messages)
+    assert any("side of the quote that changed" in g for g in loaded.guesses[0])
+    with pytest.raises(DataError, match=r"holds quotes \(bid '<BID>', ask '<ASK>'\), not bars"):
+        read_bars(path)
+
+
+def test_a_quote_file_without_flags_names_its_missing_side_by_row(tmp_path: Path) -> None:
+    """Blank sides are carried only in a file with MetaTrader's <FLAGS>: elsewhere a blank bid is
+    a missing value, named by its row."""
+    path = tmp_path / "EURUSD.csv"
+    rows = "".join(f"2024.01.03 15:30:{s:02d},,1.0002\n" for s in range(1, 5))
+    path.write_text("time,bid,ask\n2024.01.03 15:30:00,1.0,1.0002\n" + rows)
+    with pytest.raises(DataError, match=r"column 'bid', row 1 .*missing value"):
+        read_bars(path, options=ReadOptions(bar_minutes=1))
+
+
+def test_a_metatrader_file_with_both_sides_on_every_row_is_plain_quotes(tmp_path: Path) -> None:
+    path = _mt5_ticks(
+        tmp_path / "EURUSD_ticks.csv",
+        [("15:30:00.291", "1.0000", "1.0002", 6), ("15:30:09.064", "1.0001", "1.0003", 6)],
+    )
+    loaded = load_bars(path, options=ReadOptions(bar_minutes=1))
+    assert loaded.frame.select(PRICES).row(0) == pytest.approx((1.0001, 1.0002, 1.0001, 1.0002))
+    assert not any("side of the quote that changed" in g for g in loaded.guesses[0])

@@ -39,7 +39,7 @@ from foxhunt.data.read.fractions import fraction_value, written_in_fractions
 from foxhunt.data.read.hours import hour_beside, hour_clock
 from foxhunt.data.read.numbers import blank, value_expr, volume_expr
 from foxhunt.data.read.options import ReadOptions
-from foxhunt.data.read.prints import ACTION, prints_hint, prints_of
+from foxhunt.data.read.prints import ACTION, carried, no_quote_yet, prints_hint, prints_of
 from foxhunt.data.read.scan import scan_table, unreadable
 from foxhunt.data.read.timestamps import Times, formatted_expr, text_timestamp_expr, timestamp_expr
 from foxhunt.data.read.twelve_hour import check_twelve_hour
@@ -125,6 +125,7 @@ def _range_index(lf: pl.LazyFrame, schema: pl.Schema, name: str) -> bool:
 
 
 _TICKS = "__tick_volume__"
+_NO_QUOTE = "__no_quote__"
 
 
 def _tick_volume(cols: ColumnMap, opts: ReadOptions) -> str | None:
@@ -486,15 +487,17 @@ def _normalise_as(
     others += [p for p in (parts or (spell.get("volume"),)) if p and schema[p] == pl.String]
     flags = written_in_fractions(texts, others, blank) if texts and opts.decimal is None else None
     fractions = flags[0] if flags else None  # 32nds or 8ths: every price, the columns together
+    sides: dict[str, pl.Expr] = {}  # a sparse quote's sides, carried forward
     for c in VALUE_COLUMNS:
         if c == "volume" and c in spell:  # an empty cell: not reported (read as 0, one warning)
             exprs.append(volume_expr(path, parts or (spell[c],), schema, comma).alias(c))
         elif c in spell:
-            exprs.append(
-                value_expr(
-                    path, spell[c], schema[spell[c]], comma, False, fractions, points=points
-                ).alias(c)
+            value = value_expr(
+                path, spell[c], schema[spell[c]], comma, False, fractions, points=points
             )
+            if prints is not None and prints.sparse:  # MetaTrader 5: the side that changed
+                value = sides[spell[c]] = carried(value, lf, spell[c])
+            exprs.append(value.alias(c))
         else:  # no volume: 0, or 1 a print (summed into a bar: their count)
             exprs.append(pl.lit(float(prints is not None), dtype=pl.Float64).alias(c))
     if prints is not None and prints.action is not None:
@@ -507,6 +510,12 @@ def _normalise_as(
         value = value_expr(path, spell[c], schema[spell[c]], comma, False, points=points)
         exprs.append(value.alias(c))
     exprs.append(_no_value([spell[c] for c in (*PRICE_COLUMNS, *keep)], schema).alias(EMPTY_COLUMN))
+    if sides:
+        exprs.append(no_quote_yet(sides, lf).alias(_NO_QUOTE))
+        guesses.append(
+            "each row holds the side of the quote that changed (MetaTrader 5's ticks): the "
+            "other carried forward from the rows before"
+        )
     if flags is not None:
         exprs += [flags[0].alias(_FRACTIONS), (flags[0] & flags[1]).alias(_SWISS_LIKE)]
     exprs += [pl.lit(index, dtype=pl.UInt32).alias(_FILE), pl.col(_ROW)]
@@ -518,6 +527,10 @@ def _normalise_as(
         if typed:
             raise _TypedReadFailed from e
         raise unreadable(path, e) from e
+    if _NO_QUOTE in df.columns:  # one side given before the other: no quote yet
+        if n := df[_NO_QUOTE].sum():
+            log.info("%s: the first %d rows hold one side of a quote only: left out", path, n)
+        df = df.filter(~pl.col(_NO_QUOTE)).drop(_NO_QUOTE)
     if df.height == 0:
         raise DataError(f"{path}: empty file (no bars)")
     if _FRACTIONS in df.columns:

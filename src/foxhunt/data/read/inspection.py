@@ -291,11 +291,15 @@ def _off_grid(frame: pl.DataFrame) -> list[str]:
 
 def _unread_volumes(loaded: LoadedBars) -> list[str]:
     """One warning per file read without a volume while a column named like one was read past
-    (IQFeed's ``TotalVolume``, a vendor's ``Vol Traded``): every volume is 0 otherwise."""
+    (IQFeed's ``TotalVolume``, a vendor's ``Vol Traded``): every volume is 0 otherwise. Bars
+    built from prints count their prints where no size is read: none is 0."""
     out = []
-    for path, spell, extra in zip(loaded.files, loaded.spellings, loaded.extra, strict=False):
+    built = loaded.prints or (False,) * len(loaded.files)
+    for path, spell, extra, printed in zip(
+        loaded.files, loaded.spellings, loaded.extra, built, strict=False
+    ):
         named = [c for c in extra if "vol" in c.lower()]
-        if "volume" not in spell and named:
+        if "volume" not in spell and named and not printed:
             out.append(
                 f"{path}: no volume read (every volume 0), but column '{named[0]}' was read "
                 f"past; --columns volume={named[0]} reads it if it is each bar's volume"

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from foxhunt.data.read.columns import ColumnMap, canonical_name
+from foxhunt.data.read.numbers import blank
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.validate import EMPTY_COLUMN, FILE_COLUMN, PRICE_COLUMNS, ROW_COLUMN
 from foxhunt.errors import DataError
@@ -60,6 +61,9 @@ class Prints:
     action: str | None = None
     """Databento's ``action`` column (an event per row: adds, cancels, trades ``T``): only the
     trades are prints."""
+    sparse: bool = False
+    """A quote's rows hold only the side that changed, the other cell blank (MetaTrader 5's
+    tick export, ``<FLAGS>`` 2 or 4): each side is carried forward to the next row."""
 
     @property
     def what(self) -> str:
@@ -74,7 +78,12 @@ class Prints:
         price as all four; its size as the volume."""
         first, last = self.prices[0], self.prices[-1]
         prices = {"open": first, "high": last, "low": first, "close": last}
-        unread = (*cols.extra, *([cols.volume] if cols.volume and self.size is None else []))
+        unused = [p for p in cols.prices.values() if p not in self.prices]  # an empty <LAST>
+        unread = (
+            *cols.extra,
+            *unused,
+            *([cols.volume] if cols.volume and self.size is None else []),
+        )
         extra = tuple(n for n in unread if n not in (*self.prices, self.size, self.action))
         return replace(cols, prices=prices, volume=self.size, extra=extra)
 
@@ -111,6 +120,10 @@ def prints_of(
     found = find_prints(cols)
     if found is None:
         return None, None
+    found = _quotes_beside_no_trades(lf, cols, found)
+    flags = any(canonical_name(n) == "flags" for n in cols.extra)  # MetaTrader 5's <FLAGS>
+    if found.kind == "quotes" and flags and _one_sided(lf, found):
+        found = replace(found, sparse=True)
     if opts.bar_minutes is None:
         if found.kind == "quotes":  # a close column alone may be bars named otherwise
             raise DataError(refusal(path, found))
@@ -130,6 +143,62 @@ def prints_of(
             f"low={low} names them (--columns close={price} reads the file as prices)"
         )
     return found, found
+
+
+_HEAD_ROWS = 1000
+"""Rows a file's prints are judged on (:func:`_quotes_beside_no_trades`, :func:`_one_sided`)."""
+ONE_SIDED_SHARE = 0.1
+"""The share of the first rows holding one side of a quote, the other blank, that makes a file
+of quotes with a ``<FLAGS>`` column one whose rows carry only the side that changed (MetaTrader
+5's), not one with a few cells missing (those are named by their row)."""
+
+
+def _missing(lf: pl.LazyFrame, col: str) -> pl.Expr:
+    """Where ``col`` holds no value: null, or blank text."""
+    if lf.collect_schema()[col] == pl.String:
+        return blank(col)
+    return pl.col(col).is_null()
+
+
+def _quotes_beside_no_trades(lf: pl.LazyFrame, cols: ColumnMap, found: Prints) -> Prints:
+    """Quotes for a file of "trades" whose price column (MetaTrader 5's ``<LAST>``) is empty over
+    the first rows while bid and ask columns hold the prices (a currency's ticks); else
+    ``found``."""
+    if found.kind != "trades" or found.action is not None:
+        return found
+    quotes = find_prints(replace(cols, prices={}, extra=(*cols.extra, found.prices[0])))
+    if quotes is None or quotes.kind != "quotes":
+        return found
+    try:
+        empty = lf.head(_HEAD_ROWS).select(_missing(lf, found.prices[0]).all()).collect().item()
+    except pl.exceptions.PolarsError:  # a malformed file: its read names the line
+        return found
+    return quotes if empty else found
+
+
+def _one_sided(lf: pl.LazyFrame, quotes: Prints) -> bool:
+    """Whether at least :data:`ONE_SIDED_SHARE` of the first rows hold one side of the quote
+    and leave the other blank."""
+    bid, ask = (_missing(lf, c) for c in quotes.prices)
+    try:
+        share = lf.head(_HEAD_ROWS).select((bid ^ ask).mean()).collect().item()
+    except pl.exceptions.PolarsError:
+        return False
+    return share is not None and share >= ONE_SIDED_SHARE
+
+
+def carried(value: pl.Expr, lf: pl.LazyFrame, col: str) -> pl.Expr:
+    """A sparse quote's side (:attr:`Prints.sparse`) read from ``col`` as ``value``: where its
+    cell is blank, the last value before it (null before the first); a cell that is no number
+    stays null, to be named by its row."""
+    return pl.when(_missing(lf, col)).then(value.forward_fill()).otherwise(value)
+
+
+def no_quote_yet(values: dict[str, pl.Expr], lf: pl.LazyFrame) -> pl.Expr:
+    """The first rows of a sparse quote file that hold one side before the other has been
+    given (no quote yet: left out), ``values`` each side's column -> its :func:`carried`
+    value."""
+    return pl.any_horizontal(_missing(lf, c) & v.is_null() for c, v in values.items())
 
 
 _BRACKET = 2.0
