@@ -327,3 +327,59 @@ def test_dukascopys_gmt_time_names_its_zone(
     assert not [m for m in caplog.messages if "taken as UTC" in m]
     assert any("the header 'Gmt time'" in g for g in loaded.guesses[0])
     assert loaded.frame["ts"][0] == datetime(2024, 1, 2, 14, 30, tzinfo=UTC)
+
+
+def test_histdata_ticks_read_as_quotes_by_their_file_name(tmp_path: Path) -> None:
+    """histdata's ``DAT_ASCII_EURUSD_T_202401.csv``: no header, ``time,bid,ask,volume``, the
+    time ``20240103 103000291`` (milliseconds after the seconds), New York's clock. Until
+    session 53 its first row was taken for a header: missing column 'open'."""
+    rows = [
+        ("103000291", "1.094500", "1.094620"),
+        ("103009064", "1.094490", "1.094610"),
+        ("103100120", "1.094700", "1.094900"),
+    ]
+    text = "".join(f"20240103 {t},{bid},{ask},0\n" for t, bid, ask in rows)
+    p = _write(tmp_path, "DAT_ASCII_EURUSD_T_202401.csv", text)
+    d = sniff_csv(p)
+    assert not d.has_header and d.names == ("timestamp", "bid", "ask", "volume")
+    df = read_bars(p, options=ReadOptions(bar_minutes=1))
+    assert df["symbol"].to_list() == ["EURUSD", "EURUSD"]
+    assert df["ts"].to_list() == [
+        datetime(2024, 1, 3, 15, 30, tzinfo=UTC),
+        datetime(2024, 1, 3, 15, 31, tzinfo=UTC),
+    ]
+    assert df.row(0)[2:] == pytest.approx((1.09456, 1.09456, 1.09455, 1.09455, 2.0))
+    assert df.row(1)[2:] == pytest.approx((1.0948, 1.0948, 1.0948, 1.0948, 1.0))
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [  # TrueFX (pair, time, bid, ask)
+        ("EURUSD-2024-01.csv", "EUR/USD,20240103 10:30:00.291,1.09450,1.09462\n" * 3),
+    ],
+)
+def test_a_headerless_file_too_narrow_for_bars_is_refused_asking_for_a_header(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    p = _write(tmp_path, name, text)
+    with pytest.raises(
+        DataError,
+        match=r"no header, and \d fields a row .*too few for bars.*"
+        r"need a header line naming their columns",
+    ):
+        read_bars(p, options=ReadOptions(bar_minutes=1))
+
+
+def test_a_headerless_file_of_three_fields_is_refused_saying_its_first_line_is_data(
+    tmp_path: Path,
+) -> None:
+    text = "2024-01-03 10:30:00.291,4780.25,3\n2024-01-03 10:30:01.004,4780.5,1\n"
+    p = _write(tmp_path, "ES_ticks.csv", text)
+    with pytest.raises(DataError) as e:
+        read_bars(p)
+    assert str(e.value).endswith(
+        "missing column 'open' (columns: 2024-01-03 10:30:00.291, 4780.25, 3); --columns "
+        "open=COLUMN names it; its first line looks like data (4780.25, 3), not names: a file "
+        "without a header needs one naming its columns (such as time,price,size), and "
+        "--bar-minutes K builds K-minute bars from ticks"
+    )

@@ -56,6 +56,12 @@ _MIN_FIELDS = 4
 """Fields of the narrowest bar table (a time and three prices, or a close and volume)."""
 _DATE8 = re.compile(r"^(19|20)\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")
 _DIGITS = re.compile(r"^\d{1,6}$")
+_STAMP = re.compile(r"^(19|20)\d{2}([-./]?\d{2}){2}[ T]?\d{2}:?\d{2}")
+"""A date and a clock in one field: ``20240103 103000291`` (histdata's ticks), ``20240103
+10:30:00.291`` (TrueFX), ``2024-01-03 10:30:00``."""
+_HISTDATA_TICKS = re.compile(r"^(?:DAT_)?ASCII_[A-Z0-9]+_T_?\d{4}", re.IGNORECASE)
+"""histdata.com's tick files, ``DAT_ASCII_EURUSD_T_202401.csv``: no header, ``time,bid,ask,
+volume``."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +196,33 @@ def _digit_clocks(rows: list[list[str]]) -> bool:
     return any(len(clocks) > 1 for clocks in seen.values())
 
 
+def _ticks_without_header(rows: list[list[str]]) -> bool:
+    """A first row of data in a file of ticks or quotes: a time (:data:`_STAMP`) and two or
+    three numbers, as many as the next row's (a header names them: no numbers)."""
+    if len(rows) < 2:
+        return False
+    first, second = (sum(_is_number(c, comma=True) for c in r) for r in rows[:2])
+    return first in (2, 3) and first == second and any(_STAMP.match(c.strip()) for c in rows[0])
+
+
+def _tick_names(path: Path, first: list[str]) -> tuple[str, ...]:
+    """The columns of a headerless file of fewer than five fields: histdata's ticks by their
+    file name (``time,bid,ask,volume``).
+
+    Raises:
+        DataError: any other such file (ticks or quotes whose columns cannot be told).
+    """
+    if len(first) == 4 and _HISTDATA_TICKS.match(path.name):
+        return ("timestamp", "bid", "ask", "volume")
+    shown = ",".join(c.strip() for c in first)
+    raise DataError(
+        f"{path}: no header, and {len(first)} fields a row ({shown[:60]!r}): too few for bars "
+        "(a time, open, high, low and close); ticks or quotes need a header line naming their "
+        "columns (such as time,bid,ask,volume or time,price,size), then --bar-minutes K builds "
+        "K-minute bars from them"
+    )
+
+
 def headerless_names(first_row: list[str], rows: list[list[str]] | None = None) -> tuple[str, ...]:
     """Column names for a headerless file, from the types of the first row's fields (and, for a
     clock written in digits, of every sampled row)."""
@@ -238,7 +271,7 @@ def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
     first = rows[0]
     # any spelling of a number marks a bar, a quoted "16.751,64" in a comma file too
     first_numbers = sum(_is_number(c, comma=True) for c in first)
-    has_header = first_numbers < 4
+    has_header = first_numbers < 4 and not _ticks_without_header(rows)
     body = rows[int(has_header) :]
     cells = [_plain(c) for r in body for c in r]
     # a point is a thousands separator where every dotted number is grouped in threes and some
@@ -287,6 +320,8 @@ def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
             "or --decimal comma says which"
         )
     names = None if has_header else headerless_names(first, rows)
+    if not has_header and len(first) < 5:
+        names = _tick_names(path, first)
     if has_header and len(rows) > 1 and _trailing_delimiter_below(rows):
         # "a,b,c" over "1,2,3,": a field more on every bar, empty (a trailing delimiter)
         names = (*(c.strip() for c in first), "")

@@ -159,6 +159,7 @@ _TIMES = (
     " %H:%M:%S%.f",
     " %H%M%S",
     " %H%M%S%.f",  # NinjaTrader 8's ticks of a second, "20240102 093000 0000000" joined to it
+    " %H%M%S%3f",  # histdata's ticks: "20240103 103000291", milliseconds after the seconds
     " %H%M",
     "T%H:%M:%S",
     "T%H:%M:%S%.f",

@@ -128,6 +128,13 @@ def not_bars_hint(names: list[str]) -> str:
         held = [s for s in ("bid", "ask", "mid") if s in sides]
         named = " and ".join(held) if len(held) < 3 else "bid, ask and mid"
         return f" ({named} bars: --columns {flags} reads the {side} side)"
+    numbers = [n for n in names if re.fullmatch(r"\s*[+-]?\d+(\.\d*)?\s*", n)]
+    if len(numbers) >= 2:  # "2024-01-03 10:30:00.291, 4780.25, 3": the first line is data
+        return (
+            f"; its first line looks like data ({', '.join(numbers[:2])}), not names: a file "
+            "without a header needs one naming its columns (such as time,price,size), and "
+            "--bar-minutes K builds K-minute bars from ticks"
+        )
     wide = wide_symbols(names)
     if wide:
         return (
