@@ -527,3 +527,40 @@ def test_a_sites_name_takes_no_symbol_from_a_folder_further_up(tmp_path: Path, f
 def test_a_cqg_name_with_an_interval_is_still_cqgs() -> None:
     guess = guess_from_name(Path("F.US.EPH14_5min.csv"))
     assert (guess.symbol, guess.interval) == ("ESH14", timedelta(minutes=5))
+
+
+@pytest.mark.parametrize(
+    ("path", "symbol", "how"),
+    [  # until session 53 each took its folder's name: a folder of such stocks was one series
+        ("ashares/600519.csv", "600519", "the file name (a ticker of digits)"),
+        ("jp/7203_1d.csv", "7203", "the file name (a ticker of digits)"),
+        ("jp/7203_kabutan.csv", "7203", "the file name (a ticker of digits)"),  # was KABUTAN
+        ("kr/005930_daily.csv", "005930", "the file name (a ticker of digits)"),
+        ("600519/2024-01.csv", "600519", "the name of the folder '600519'"),
+        # China's markets after the ticker (were SH and XSHG, NYSE stocks)
+        ("jq/600000.XSHG.csv", "600000.XSHG", "the file name (a ticker and its market)"),
+        ("ts/600519.SH.csv", "600519.SH", "the file name (a ticker and its market)"),
+        ("ts/430047.BJ.csv", "430047.BJ", "the file name (a ticker and its market)"),
+        # dates and a dataset's numbered parts are no tickers
+        ("ES/202401.csv", "ES", "the name of the folder 'ES'"),
+        ("ES/2024.csv", "ES", "the name of the folder 'ES'"),
+        ("ES/part-00000.parquet", "ES", "the name of the folder 'ES'"),
+        ("ES/01.csv", "ES", "the name of the folder 'ES'"),
+        ("x/7203_jp_d.csv", "7203.JP", "Stooq's file name (a ticker and its market)"),
+    ],
+)
+def test_a_ticker_of_digits_is_the_symbol(path: str, symbol: str, how: str) -> None:
+    guess = guess_from_name(Path("/x") / path)
+    assert (guess.symbol, guess.how) == (symbol, how)
+
+
+def test_a_folder_of_stocks_named_by_digits_is_one_series_each(tmp_path: Path) -> None:
+    folder = tmp_path / "ashares"
+    folder.mkdir()
+    for code, price in (("600000", 9.8), ("601988", 3.9)):
+        rows = "".join(
+            f"2024-01-0{d},{price},{price + 0.1},{price - 0.1},{price},30120\n" for d in (2, 3, 4)
+        )
+        (folder / f"{code}.csv").write_text("date,open,high,low,close,volume\n" + rows)
+    df = read_bars(folder)
+    assert df.group_by("symbol").len().sort("symbol").rows() == [("600000", 3), ("601988", 3)]

@@ -168,10 +168,17 @@ MARKET_SUFFIXES = frozenset(
     "T HK SS SZ TW TWO KS KQ NS BO SI KL JK BK AX NZ "  # Asia and the Pacific
     "L IL DE F BE DU HM HA MU SG PA AS BR LS MI MC SW VI ST OL CO HE IC IR AT IS WA PR BD ME TA "
     "TO V CN NE SA MX BA SN JO SR QA CA KW "  # the Americas, Africa and the Middle East
-    "UK JP HU PL".split()  # Stooq's markets (its DE and HK are Yahoo's too)
+    "UK JP HU PL "  # Stooq's markets (its DE and HK are Yahoo's too)
+    "SH BJ XSHG XSHE".split()  # Tushare's and Wind's Shanghai and Beijing, JoinQuant's codes
 )
 """A market after a ticker, outside the US: Yahoo's exchange suffixes (``7203.T`` Tokyo,
-``0700.HK``, ``005930.KS``, ``BMW.DE``, ``RY.TO``), Stooq's markets (``7203.jp``)."""
+``0700.HK``, ``005930.KS``, ``BMW.DE``, ``RY.TO``), Stooq's markets (``7203.jp``), China's
+(``600519.SH``, ``000001.XSHE``)."""
+_NUMERIC_TICKER = re.compile(r"^(\d{4,6})(?=$|[_ \-])")
+"""A ticker of digits first in the name (``600519.csv``, ``7203_1d.csv``, ``005930_daily``:
+Shanghai, Tokyo, Seoul): the symbol, not a number that says nothing (each was given its
+folder's name, and a folder of such stocks was one series). A date (``2024``, ``202401``) is
+no ticker; a dataset's parts are numbered after a word (``part-0001``)."""
 _LISTED = re.compile(
     rf"^([A-Za-z0-9]{{1,12}}(?:-[A-Za-z0-9]{{1,5}})?)\.({'|'.join(sorted(MARKET_SUFFIXES))})(?=$|[_ ])",
     re.IGNORECASE,
@@ -314,11 +321,21 @@ _PARTITION = re.compile(r"^(symbol|ticker|instrument|year|month|day|date)=(.+)$"
 """A hive partition folder (``symbol=ES``, ``year=2024``): the symbol's value, or a date's."""
 
 
+def _numeric_ticker(stem: str) -> str | None:
+    """The ticker of digits a name starts with (:data:`_NUMERIC_TICKER`), or None."""
+    m = _NUMERIC_TICKER.match(stem)
+    if m is None or _DATED.fullmatch(m.group(1)) or _STOOQ.match(stem):
+        return None
+    return m.group(1)
+
+
 def _nameless(stem: str) -> bool:
     """Whether a file's name says nothing of the symbol: a date, or only generic words, numbers,
     pieces of a uuid and intervals (``part-0``, ``data.csv``, ``<uuid>-0``, ``daily.csv``)."""
     if _DATED.fullmatch(stem):
         return True
+    if _numeric_ticker(stem) is not None:  # 600519/2024-01.csv: the folder is the ticker
+        return False
     tokens = [t for t in _TOKEN.split(_UUID.sub(" ", stem).lower()) if t]
     return bool(tokens) and all(_nameless_token(t) for t in tokens)
 
@@ -384,6 +401,8 @@ def guess_from_name(path: Path) -> NameGuess:
         return NameGuess(marketwatch.group(1).upper(), "MarketWatch's file name")
     if (cqg := cqg_symbol(re.split(r"[_ ]", bare)[0])) is not None:  # F.US.EPH14[_5min].csv
         return NameGuess(cqg, "CQG's file name", None, _interval(stem))
+    if (numeric := _numeric_ticker(stem)) is not None:
+        return NameGuess(numeric, "the file name (a ticker of digits)", None, _interval(stem))
     if _nameless(stem):  # ES/part-0.parquet, symbol=ES/<uuid>-0.parquet, ES/data.csv: the folder's
         try:
             return _from_folder(path)
