@@ -54,3 +54,24 @@ def test_iqfeeds_running_total_volume_is_not_taken_for_total_volume(
         bars = read_bars(path, min_bars=1)
     assert set(bars["volume"]) == {0.0}
     assert f"ignored columns in {path}: TotalVolume" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("header", "volume"),
+    [  # until session 53: the euros read as the volume, or no volume at all
+        ("Datum;Erster;Hoch;Tief;Schlusskurs;Stücke;Volumen", "3540000"),  # Börse Frankfurt
+        ("Datum;Erster;Hoch;Tief;Schlusskurs;Stuecke;Volumen", "3540000"),  # ariva
+        ("Datum;Eröffnung;Hoch;Tief;Schlusskurs;Umsatz in Stück;Umsatz in Euro", "3540000"),
+        ("Data;Abertura;Máximo;Mínimo;Fechamento;Quantidade", "3540000"),  # B3 (Profit)
+        ("Date;Open;High;Low;Close;Number of Shares;Number of Trades;Turnover", "3540000"),
+    ],
+)
+def test_the_shares_traded_are_the_volume_not_their_value(
+    tmp_path: Path, header: str, volume: str
+) -> None:
+    extra = ";486042000,00" if header.count(";") == 6 else ""
+    extra = ";3540;486042000,00" if "Turnover" in header else extra
+    rows = "".join(f"{d};137,32;137,36;137,29;137,30;{volume}{extra}\n" for d in DAYS)
+    path = tmp_path / "SAP.csv"
+    path.write_text(header + "\n" + rows, encoding="utf-8")
+    assert read_bars(path, min_bars=1, allow_outliers=True)["volume"].to_list() == [3540000.0] * 5

@@ -103,6 +103,7 @@ ALIASES = {
         "periodvolume",  # IQFeed's each bar's volume (its TotalVolume is the day's running total)
         "period volume",
         "period_volume",
+        "number of shares",  # Euronext's (its Turnover is in euros)
         "no.of shares",  # BSE India's daily prices
         "no. of shares",
         "total traded quantity",  # NSE India's
@@ -137,7 +138,10 @@ LOCALIZED = {
     "close": ("schluss", "schlusskurs", "zuletzt", "letzter", "clôture", "cloture", "dernier",
               "cierre", "último", "ultimo", "chiusura", "fechamento", "закрытие", "цена", "終値",
               "收盘"),
-    "volume": ("volumen", "объём", "объем", "出来高", "交易量", "成交量"),
+    # the shares traded before a German "Volumen", which is their value in euros (Börse
+    # Frankfurt's and ariva's Stücke), and B3's Quantidade
+    "volume": ("stücke", "stuecke", "umsatz in stück", "umsatz in stueck", "quantidade",
+               "volumen", "объём", "объем", "出来高", "交易量", "成交量"),
 }  # fmt: skip
 """Investing.com's and European brokers' names in their languages (German, French, Spanish,
 Italian, Portuguese, Russian, Japanese, Chinese): tried after the English ones."""
