@@ -1322,3 +1322,19 @@ def test_a_units_row_under_the_header_is_named_as_such(tmp_path: Path) -> None:
     blank = text.replace(",USD,USD,USD,USD,Shares", ",268.1,269.0,268.0,268.5,100")
     with pytest.raises(DataError, match=r"row 0: null timestamp$"):  # a bar without its time
         read_bars(_write(tmp_path, "SPY.csv", blank), min_bars=1)
+
+
+def test_nasdaq_nordics_price_names(tmp_path: Path) -> None:
+    """``Opening price;High price;Low price;Closing price`` (Nasdaq Nordic's historical prices,
+    newest first, a ``sep=;`` line, decimal commas): until session 53 refused as missing 'open',
+    blamed on several symbols side by side."""
+    path = tmp_path / "VOLV_B-2024-01-01-2024-01-12.csv"
+    path.write_text(
+        "sep=;\nDate;Bid;Ask;Opening price;High price;Low price;Closing price;Average price;"
+        "Total volume;Turnover;Trades;\n"
+        "2024-01-12;37,29;37,31;37,32;37,36;37,29;37,30;37,33;30540000;1139142000,00;30540;\n"
+        "2024-01-11;37,31;37,33;37,40;37,41;37,31;37,32;37,36;30390000;1134154800,00;30390;\n"
+    )
+    df = read_bars(path, min_bars=1)
+    assert df["ts"].dt.strftime("%Y-%m-%d").to_list() == ["2024-01-11", "2024-01-12"]
+    assert df.row(1)[2:] == (37.32, 37.36, 37.29, 37.30, 30540000.0)

@@ -18,7 +18,8 @@ Names are compared after trimming, lower-casing and dropping MetaTrader's angle 
   ``Time (GMT+2)``, ``Time (ET)``): the zone of its naive times (:func:`header_zone`).
 * prices ``open high low close`` (or ``o h l c``, or Bloomberg's ``px_open`` ... ``px_last``;
   the close also as ``last`` (Barchart, IB), ``price`` (Investing.com) or ``close/last``
-  (Nasdaq.com); CoinAPI's ``price_open`` ... ``price_close``, Bybit's ``openPrice`` ...
+  (Nasdaq.com); Nasdaq Nordic's ``Opening price`` ... ``Closing price``; CoinAPI's
+  ``price_open`` ... ``price_close``, Bybit's ``openPrice`` ...
   ``closePrice``; the names of several words also with other separators); volume ``volume``,
   ``vol``, ``vol.``, ``v``, ``px_volume``, ``volume_traded`` (CoinAPI), then tick volume
   (``tickvol``, ``tick_volume``), then the first volume named with its unit (``Volume BTC``,
@@ -76,9 +77,9 @@ TICK_VOLUME = ("tickvol", "tick_volume", "tick volume", "tickqty")
 """Tick volume (MetaTrader's ``<TICKVOL>``, FXCM's ``TickQty``): the volume where no other is, or where the chosen
 volume column is 0 on every bar (``file_read``)."""
 ALIASES = {
-    "open": ("open", "o", "px_open", "price_open", "open_price"),
-    "high": ("high", "h", "px_high", "price_high", "high_price"),
-    "low": ("low", "l", "px_low", "price_low", "low_price"),
+    "open": ("open", "o", "px_open", "price_open", "open_price", "opening price"),
+    "high": ("high", "h", "px_high", "price_high", "high_price", "high price"),
+    "low": ("low", "l", "px_low", "price_low", "low_price", "low price"),
     "close": (
         "close",
         "c",
@@ -92,6 +93,7 @@ ALIASES = {
         "px_last",
         "price_close",
         "close_price",
+        "closing price",  # Nasdaq Nordic's "Opening price;High price;Low price;Closing price"
     ),
     "volume": (
         "volume",
