@@ -155,3 +155,36 @@ def test_a_container_under_another_name_is_named_for_what_it_holds(tmp_path: Pat
         with pytest.raises(DataError) as refused:
             read_bars(tmp_path / name, min_bars=1)
         assert str(refused.value).startswith(f"{tmp_path / name}: the file holds {said}"), name
+
+
+_DAYS = ("2024/01/03", "2024/01/04", "2024/01/05")
+
+
+@pytest.mark.parametrize(
+    ("name", "codec", "header", "symbol"),
+    [  # until session 53 read as Windows-1252: the names garbled, refused as missing 'open'
+        ("SH#600519.txt", "gbk", "日期\t开盘\t最高\t最低\t收盘\t成交量", "600519.SH"),  # Tongdaxin
+        ("7203_kabutan.csv", "cp932", "日付,始値,高値,安値,終値,出来高", "7203"),  # Shift-JIS
+        ("005930.csv", "cp949", "일자,시가,고가,저가,종가,거래량", "005930"),  # KRX
+    ],
+)
+def test_an_east_asian_code_page_is_told_by_its_column_names(
+    tmp_path: Path, name: str, codec: str, header: str, symbol: str
+) -> None:
+    sep = "\t" if "\t" in header else ","
+    rows = "".join(
+        sep.join((d, "37.5", "37.51", "37.43", "37.46", "30120")) + "\r\n" for d in _DAYS
+    )
+    path = tmp_path / name
+    path.write_bytes((header + "\r\n" + rows).encode(codec))
+    assert text_encoding(path) == ("gb18030" if codec == "gbk" else codec)
+    df = read_bars(path, min_bars=1)
+    assert df["symbol"].to_list() == [symbol] * 3
+    assert df.row(0)[2:] == (37.5, 37.51, 37.43, 37.46, 30120.0)
+
+
+def test_latin_names_that_decode_as_east_asian_text_stay_windows_1252() -> None:
+    """``Máximo`` in Windows-1252 decodes as GB18030 too (``M醲imo``): no East Asian name, so
+    Windows-1252."""
+    head = "Data;Abertura;Máximo;Mínimo;Fechamento\n03/01/2024;37,5;37,51;37,43;37,46\n"
+    assert encoding_of(head.encode("cp1252")) == "cp1252"

@@ -383,3 +383,25 @@ def test_a_headerless_file_of_three_fields_is_refused_saying_its_first_line_is_d
         "without a header needs one naming its columns (such as time,price,size), and "
         "--bar-minutes K builds K-minute bars from ticks"
     )
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_a_short_file_with_a_note_as_its_last_line_reads(tmp_path: Path, sep: str) -> None:
+    """Eight bars and ``Source: ...`` below them: the note was one line in nine, too many for
+    the dialect's 90 % of lines of one width, and the file was read with commas (missing
+    'open', or "a fixed-width table" for tabs) until session 53."""
+    days = ("03", "04", "05", "08", "09", "10", "11", "12")
+    rows = "".join(
+        sep.join((f"2024-01-{d}", "182.2", "182.3", "182.1", "182.25", "3000")) + "\n" for d in days
+    )
+    p = _write(
+        tmp_path,
+        "IBM.csv",
+        sep.join(("Date", "Open", "High", "Low", "Close", "Volume"))
+        + "\n"
+        + rows
+        + "Source: Beispiel AG\n",
+    )
+    assert sniff_csv(p).delimiter == sep
+    df = read_bars(p, min_bars=1)
+    assert df.height == 8 and df["close"].to_list() == [182.25] * 8

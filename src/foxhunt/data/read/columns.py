@@ -132,22 +132,23 @@ UP_DOWN = (("up", "down"), ("upvol", "downvol"), ("up volume", "down volume"))
 the bar's volume is their sum (when the file has no volume column)."""
 LOCALIZED = {
     "open": ("eröffnung", "eröffn.", "erster", "ouverture", "ouv.", "apertura", "abertura",
-             "открытие", "откр.", "始値", "开盘"),
+             "открытие", "откр.", "始値", "开盘", "开盘价", "시가"),
     "high": ("hoch", "plus haut", "máximo", "maximo", "massimo", "máxima", "maxima", "макс.",
-             "максимум", "高値", "高"),
+             "максимум", "高値", "高", "最高", "最高价", "고가"),
     "low": ("tief", "plus bas", "mínimo", "minimo", "mínima", "minima", "мин.", "минимум",
-            "安値", "低"),
+            "安値", "低", "最低", "最低价", "저가"),
     "close": ("schluss", "schlusskurs", "zuletzt", "letzter", "clôture", "cloture", "dernier",
               "cierre", "último", "ultimo", "chiusura", "fechamento", "закрытие", "цена", "終値",
-              "收盘"),
+              "收盘", "收盘价", "종가"),
     # the shares traded before a German "Volumen", which is their value in euros (Börse
     # Frankfurt's and ariva's Stücke), and B3's Quantidade
     "volume": ("stücke", "stuecke", "umsatz in stück", "umsatz in stueck", "quantidade",
-               "volumen", "объём", "объем", "出来高", "交易量", "成交量"),
+               "volumen", "объём", "объем", "出来高", "交易量", "成交量", "거래량"),
 }  # fmt: skip
 """Investing.com's and European brokers' names in their languages (German, French, Spanish,
-Italian, Portuguese, Russian, Japanese, Chinese): tried after the English ones."""
-LOCALIZED_DATES = ("datum", "fecha", "data", "дата", "日付", "日付け", "日期")
+Italian, Portuguese, Russian, Japanese, Chinese, Korean: Tongdaxin's ``最高``, KRX's ``시가``):
+tried after the English ones."""
+LOCALIZED_DATES = ("datum", "fecha", "data", "дата", "日付", "日付け", "日期", "일자", "날짜")
 LOCALIZED_TIMES = ("zeit", "uhrzeit", "heure", "hora", "ora", "время", "時間", "时间")
 CHECKED_SYMBOL_NAMES = (
     "name", "code", "ts_code", "stock", "asset", "pair", "product_id", "ticker symbol",

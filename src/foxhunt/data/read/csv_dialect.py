@@ -178,7 +178,8 @@ def _score(rows: list[list[str]], delimiter: str) -> tuple[int, int] | None:
     body = rows[1:] if len(rows) > 1 else rows
     widths = Counter(len(r) for r in body)
     width, count = widths.most_common(1)[0]
-    if width < _MIN_FIELDS or count < 0.9 * len(body):
+    footer = count == len(body) - 1 and len(body[-1]) != width  # "Source: ...", a short file's
+    if width < _MIN_FIELDS or (count < 0.9 * len(body) and not footer):
         return None
     numbers = sum(_is_number(c, delimiter != ",") for r in body for c in r)
     return numbers, width

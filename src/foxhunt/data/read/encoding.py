@@ -9,6 +9,10 @@ Most vendors write UTF-8 (or ASCII, which is UTF-8). Two others come up:
   :data:`HEAD_BYTES` bytes: when they are not UTF-8, the file is read as Windows-1252. A byte
   that is not UTF-8 further on (a damaged file) is read as U+FFFD and, inside a number, named by
   its row like any value that is not a number.
+* **An East Asian code page**: GB18030/GBK (Tongdaxin's and East Money's exports), Shift-JIS
+  (cp932: Japanese sites) or cp949 (KRX): a head that is not UTF-8 whose first lines, decoded
+  so, name bar columns in their language (``日期``, ``始値``, ``시가``:
+  :data:`foxhunt.data.read.columns.LOCALIZED`); Windows-1252 garbled them.
 
 polars reads UTF-8 only: a file in another encoding is decoded here, in memory, and handed to
 it re-encoded (:func:`foxhunt.data.read.csv_dialect.scan_csv_text`).
@@ -17,6 +21,7 @@ it re-encoded (:func:`foxhunt.data.read.csv_dialect.scan_csv_text`).
 from __future__ import annotations
 
 import codecs
+import re
 import zipfile
 from pathlib import Path
 from typing import BinaryIO
@@ -62,8 +67,31 @@ def encoding_of(head: bytes) -> str:
     try:
         codecs.getincrementaldecoder(UTF8)().decode(head, final=False)
     except UnicodeDecodeError:
-        return "cp1252"
+        return _east_asian(head) or "cp1252"
     return UTF8
+
+
+EAST_ASIAN = ("gb18030", "cp932", "cp949")
+"""The code pages tried for a head that is not UTF-8, in order (:func:`_east_asian`)."""
+
+
+def _east_asian(head: bytes) -> str | None:
+    """The first of :data:`EAST_ASIAN` that decodes the head's first lines into at least two
+    names of bar columns in an East Asian language, else None."""
+    from foxhunt.data.read.columns import LOCALIZED, LOCALIZED_DATES, LOCALIZED_TIMES
+
+    known = {n for names in LOCALIZED.values() for n in names if not n.isascii()}
+    known |= {n for n in (*LOCALIZED_DATES, *LOCALIZED_TIMES) if not n.isascii()}
+    lines = head[:4096].splitlines()[:3]
+    for codec in EAST_ASIAN:
+        try:
+            text = b"\n".join(lines).decode(codec)
+        except UnicodeDecodeError:
+            continue
+        words = {w.strip().lower() for w in re.split(r"[,;\t|\"\n]", text)}
+        if len(words & known) >= 2:
+            return codec
+    return None
 
 
 def text_encoding(path: Path) -> str:

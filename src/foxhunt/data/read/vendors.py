@@ -321,6 +321,10 @@ _PARTITION = re.compile(r"^(symbol|ticker|instrument|year|month|day|date)=(.+)$"
 """A hive partition folder (``symbol=ES``, ``year=2024``): the symbol's value, or a date's."""
 
 
+_TONGDAXIN = re.compile(r"^(SH|SZ|BJ)#(\d{6})$", re.IGNORECASE)
+"""Tongdaxin's export, ``SH#600519.txt``: the market, then the code (``600519.SH``; was ``SH``)."""
+
+
 def _numeric_ticker(stem: str) -> str | None:
     """The ticker of digits a name starts with (:data:`_NUMERIC_TICKER`), or None."""
     m = _NUMERIC_TICKER.match(stem)
@@ -401,6 +405,8 @@ def guess_from_name(path: Path) -> NameGuess:
         return NameGuess(marketwatch.group(1).upper(), "MarketWatch's file name")
     if (cqg := cqg_symbol(re.split(r"[_ ]", bare)[0])) is not None:  # F.US.EPH14[_5min].csv
         return NameGuess(cqg, "CQG's file name", None, _interval(stem))
+    if (tdx := _TONGDAXIN.match(stem)) is not None:
+        return NameGuess(f"{tdx.group(2)}.{tdx.group(1).upper()}", "Tongdaxin's file name")
     if (numeric := _numeric_ticker(stem)) is not None:
         return NameGuess(numeric, "the file name (a ticker of digits)", None, _interval(stem))
     if _nameless(stem):  # ES/part-0.parquet, symbol=ES/<uuid>-0.parquet, ES/data.csv: the folder's
