@@ -263,3 +263,20 @@ def test_a_four_digit_year_is_1000_or_later() -> None:
     """Year 1000 is the first four-digit year; polars' 999 from ``%Y`` is a shorter year."""
     head = pl.Series(["1000.01.02", "0999.01.02"])
     assert _parsed_counts(head, ["%Y.%m.%d"]) == {"%Y.%m.%d": 1}
+
+
+def test_epoch_seconds_that_are_no_number_are_null_not_a_failed_read(tmp_path: Path) -> None:
+    """``--ts-format epoch-s`` over a ``nan`` (and a typed Float64 column with NaN, inf or
+    1e30) failed the whole read in polars' words ("conversion from f64 to i64 failed") until
+    session 53: the row is named instead."""
+    from foxhunt.data.read.bars import read_bars
+    from foxhunt.data.read.options import ReadOptions
+    from foxhunt.errors import DataError
+
+    lf = pl.LazyFrame({"ts": [1704187800.0, float("nan"), float("inf"), 1e30]})
+    times = timestamp_expr(lf, Path("bars.csv"), "ts", pl.Float64, tz="UTC")
+    assert _collect(lf, times) == [_utc(2024, 1, 2, 9, 30), None, None, None]
+    path = tmp_path / "BTCUSD.csv"
+    path.write_text("ts,open,high,low,close\n1704187800,1,2,0.5,1.5\nnan,1,2,0.5,1.5\n")
+    with pytest.raises(DataError, match=r"column 'ts', row 1: unparsable timestamp 'nan'"):
+        read_bars(path, options=ReadOptions(ts_format="epoch-s"))

@@ -83,7 +83,10 @@ _YYMMDD = re.compile(r"^\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")
 def _epoch_expr(c: pl.Expr, first: float | None, unit: str | None = None) -> pl.Expr:
     unit = unit or (_epoch_unit(first) if first is not None else "s")
     scale = {"s": 1_000_000, "ms": 1_000, "us": 1}.get(unit)
-    whole = c.cast(pl.Float64).round(0).cast(pl.Int64) if scale == 1_000_000 else c.cast(pl.Int64)
+    # seconds through a float (fractions of a second); nan, inf or 1e30 become null, named by
+    # their row, not a failed read of the whole file
+    seconds = c.cast(pl.Float64).round(0).cast(pl.Int64, strict=False)
+    whole = seconds if scale == 1_000_000 else c.cast(pl.Int64)
     micros = whole * scale if scale else whole // 1_000
     return micros.cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
 
