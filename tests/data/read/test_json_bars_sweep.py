@@ -199,3 +199,36 @@ def test_several_objects_holding_bars_are_refused_naming_them(tmp_path: Path) ->
     assert _refusal(path, nested).startswith(
         "'answer' holds a JSON object ('a', 'b') with several list of bar records"
     )
+
+
+def _tiingo(ticker: str, price: float) -> dict[str, object]:
+    data = [
+        {
+            "date": f"2024-01-03T14:0{m}:00+00:00",
+            "open": price,
+            "high": price + 1,
+            "low": price - 1,
+            "close": price + 0.5,
+            "volume": 1.25,
+            "volumeNotional": 52500,
+            "tradesDone": 125,
+        }
+        for m in range(3)
+    ]
+    return {"ticker": ticker, "baseCurrency": ticker[:3], "quoteCurrency": "usd", "priceData": data}
+
+
+def test_tiingos_answers_in_a_list_read_one_symbol_each(tmp_path: Path) -> None:
+    """Tiingo's crypto prices, ``[{"ticker": "btcusd", ..., "priceData": [...]}]``: until session
+    53 refused as missing 'open' (columns ticker, baseCurrency, quoteCurrency, priceData)."""
+    path = tmp_path / "tiingo.json"
+    path.write_text(json.dumps([_tiingo("btcusd", 42000.0), _tiingo("ethusd", 2200.0)]))
+    df = read_bars(path, min_bars=1)
+    assert df.group_by("symbol").len().sort("symbol").rows() == [("BTCUSD", 3), ("ETHUSD", 3)]
+    assert df.filter(pl.col("symbol") == "ETHUSD").row(0)[2:] == (
+        2200.0,
+        2201.0,
+        2199.0,
+        2200.5,
+        1.25,
+    )

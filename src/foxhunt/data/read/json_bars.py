@@ -18,7 +18,9 @@ Read (``.json``, ``.jsonl``, ``.ndjson``):
   with none is passed over);
 * Twelve Data's ``{"meta": {"symbol", "exchange_timezone"}, "values": [...]}``: the symbol and
   the zone of its naive times from ``meta``;
-* pandas' ``orient="split"`` (``{"columns": [...], "data": [[...]]}``).
+* pandas' ``orient="split"`` (``{"columns": [...], "data": [[...]]}``);
+* a list of such answers, one a symbol: Tiingo's crypto prices, ``[{"ticker": "btcusd", ...,
+  "priceData": [...]}, ...]``.
 
 A record's own symbol, where it has no ``symbol`` or ``ticker``, is its ``S``, ``s`` or ``T``
 (:data:`RECORD_SYMBOLS`).
@@ -134,6 +136,9 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 def _records(path: Path, data: object) -> list[dict[str, Any]]:
     """The list of records in ``data``, with a ``symbol`` where they are keyed by one."""
+    if isinstance(data, list) and data and all(_answer(e) for e in data):
+        # Tiingo's [{"ticker": "btcusd", ..., "priceData": [...]}, ...]: answers in a list
+        return [r for answer in data for r in _records(path, answer)]
     if not isinstance(data, dict):
         return _named(path, data, "the file")
     if _split(data):  # pandas' orient="split": the names beside the rows
@@ -170,6 +175,16 @@ def _records(path: Path, data: object) -> list[dict[str, Any]]:
     if symbol and not any("symbol" in r for r in named):  # Polygon's X:BTCUSD: BTCUSD
         return [{**r, "symbol": _MARKET.sub("", symbol.strip()).upper()} for r in named]
     return named
+
+
+def _answer(value: object) -> bool:
+    """An answer of one symbol in a list of them: an object whose one list of records lies
+    beside its scalars (Tiingo's crypto prices, ``{"ticker": ..., "priceData": [...]}``)."""
+    return (
+        isinstance(value, dict)
+        and sum(isinstance(v, list) and bool(v) and isinstance(v[0], dict) for v in value.values())
+        == 1
+    )
 
 
 def _holder(data: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]]]:
