@@ -14,6 +14,7 @@ import pytest
 from foxhunt.cli import main
 from foxhunt.data.read.bars import read_bars
 from foxhunt.data.read.files import resolve_table_paths, table_kind
+from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.row_count import estimate_rows
 from foxhunt.data.read.workbook import read_workbook
 from foxhunt.errors import DataError
@@ -180,3 +181,22 @@ def test_a_summary_sheet_first_is_passed_over_and_other_sheets_of_bars_are_named
     assert main(["data", "inspect", str(book), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["verdict"] == "suspicious" and report["warnings"] == [caplog.messages[0]]
+
+
+@pytest.mark.parametrize(
+    ("book", "sheet", "symbol"),
+    [  # until session 53 the workbook's default name was the symbol (BOOK1, MAPPE1)
+        ("Book1.xlsx", "MSFT", "MSFT"),
+        ("Mappe1.xlsx", "7203.T", "7203.T"),
+        ("data.xlsx", "ES", "ES"),
+        ("ES.xlsx", "NQ", "ES"),  # a name that says the symbol stays the symbol
+        ("Book1.xlsx", "Sheet1", "BOOK1"),  # a default sheet name says nothing either
+        ("Book1.xlsx", "Daily prices", "BOOK1"),  # no ticker
+    ],
+)
+def test_a_default_workbook_name_takes_its_sheets_name(
+    tmp_path: Path, book: str, sheet: str, symbol: str
+) -> None:
+    path = _book(tmp_path / book, {sheet: [list(HEADER), *_bars_rows()]})
+    df = read_bars(path, min_bars=1, options=ReadOptions(allow_odd_times=True))
+    assert df["symbol"].unique().to_list() == [symbol]

@@ -50,7 +50,7 @@ from foxhunt.data.read.validate import (
     ROW_COLUMN,
     VALUE_COLUMNS,
 )
-from foxhunt.data.read.vendors import NameGuess, guess_from_name
+from foxhunt.data.read.vendors import NameGuess, guess_from_name, sheet_guess
 from foxhunt.data.read.wide import (
     check_duplicated,
     column_levels,
@@ -96,6 +96,13 @@ def _no_value(columns: list[str], schema: pl.Schema) -> pl.Expr:
 
 FEATURE_PREFIXES = ("obs__", "known__", "static__", "target__")
 """How ``foxhunt features`` names its columns: a table of them is no bars file."""
+
+
+def _name_guess(path: Path, sheet: str | None) -> NameGuess:
+    """What the file's name, or a workbook's sheet's name (:func:`sheet_guess`), says of the
+    symbol."""
+    found = sheet_guess(path, sheet) if sheet is not None else None
+    return found if found is not None else guess_from_name(path)
 
 
 def _range_index(lf: pl.LazyFrame, schema: pl.Schema, name: str) -> bool:
@@ -405,7 +412,7 @@ def _normalise_as(
         cols = replace(cols, symbol=None, extra=(*cols.extra, cols.symbol))
     name = None
     if cols.symbol is None and opts.symbol is None:
-        name = NameGuess(ticker, ticker_from) if ticker else guess_from_name(path)
+        name = NameGuess(ticker, ticker_from) if ticker else _name_guess(path, scanned.sheet)
     stated = header_zone(cols) if opts.tz is None else None
     zone = parse_zone(opts.tz or (name.tz if name and name.tz else "UTC")).name
     if stated is not None:

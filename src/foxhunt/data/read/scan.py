@@ -45,6 +45,8 @@ class Scanned:
     dialect: CsvDialect | None
     notes: tuple[str, ...] = ()
     """What was left unread that the user should see (a workbook's other sheets of bars)."""
+    sheet: str | None = None
+    """The name of a workbook's sheet that was read (None for other files)."""
 
 
 def first_line(e: BaseException) -> str:
@@ -161,8 +163,8 @@ def scan_table(
         if kind == "scid":
             return Scanned(read_scid(path).lazy(), None)
         if kind == "workbook":
-            sheet, notes = read_workbook_sheets(path)
-            return Scanned(sheet.lazy(), None, notes)
+            cells, notes, sheet = read_workbook_sheets(path)
+            return Scanned(cells.lazy(), None, notes, sheet)
         if kind == "csv":
             dialect = sniff_csv(path, decimal)
             cols = numeric(header_names(path, dialect)) if numeric else ()

@@ -325,6 +325,36 @@ _TONGDAXIN = re.compile(r"^(SH|SZ|BJ)#(\d{6})$", re.IGNORECASE)
 """Tongdaxin's export, ``SH#600519.txt``: the market, then the code (``600519.SH``; was ``SH``)."""
 
 
+_DEFAULT_WORKBOOK = re.compile(
+    r"^(book|mappe|classeur|libro|cartel|pasta|boek|zeszyt|kirja|munkaf\w*|workbook|"
+    r"untitled( spreadsheet)?)[ _]?\d*$",
+    re.IGNORECASE,
+)
+"""The name a spreadsheet gives a new workbook (Excel's ``Book1``, German ``Mappe1``, French
+``Classeur1``, Spanish and Italian ``Libro1``/``Cartel1``, Portuguese ``Pasta1``...)."""
+_DEFAULT_SHEET = re.compile(
+    r"^(sheet|tabelle|feuil(le)?|hoja|foglio|planilha|plan|blad|arkusz|taulukko|munkalap|list)"
+    r"[ _]?\d*$",
+    re.IGNORECASE,
+)
+"""The name a spreadsheet gives a new sheet (``Sheet1``, ``Tabelle1``, ``Feuil1``, ``Hoja1``)."""
+_SHEET_TICKER = re.compile(r"^[A-Za-z0-9^][A-Za-z0-9.\-_=^!#]{0,15}$")
+
+
+def sheet_guess(path: Path, sheet: str) -> NameGuess | None:
+    """The symbol of a workbook saved under its spreadsheet's default name (``Book1.xlsx``) or a
+    name that says nothing (``data.xlsx``): its sheet's name where that is a ticker and no
+    default (sheet ``MSFT``: was ``BOOK1``); else None (the file name's guess stands)."""
+    stem = Path(path.name).stem
+    name = sheet.strip()
+    if not (_DEFAULT_WORKBOOK.match(stem) or _nameless(stem)) or _DEFAULT_SHEET.match(name):
+        return None
+    if not _SHEET_TICKER.match(name) or _nameless(name):  # a sheet "2024" or "Data"
+        return None
+    found = guess_from_name(path.with_name(f"{name}.csv"))
+    return replace(found, how=f"the name of sheet {sheet!r}")
+
+
 def _numeric_ticker(stem: str) -> str | None:
     """The ticker of digits a name starts with (:data:`_NUMERIC_TICKER`), or None."""
     m = _NUMERIC_TICKER.match(stem)

@@ -40,10 +40,10 @@ def read_workbook(path: Path) -> pl.DataFrame:
     return read_workbook_sheets(path)[0]
 
 
-def read_workbook_sheets(path: Path) -> tuple[pl.DataFrame, tuple[str, ...]]:
+def read_workbook_sheets(path: Path) -> tuple[pl.DataFrame, tuple[str, ...], str]:
     """The first sheet of ``path`` that holds a table, as text columns named by its header
-    (its times of day as clocks: :func:`_clocks`), and a line naming the other sheets of bars,
-    not read (none: empty).
+    (its times of day as clocks: :func:`_clocks`), a line naming the other sheets of bars not
+    read (none: empty), and the sheet's name.
 
     Read with fastexcel directly and handed to polars through Arrow's C interface: polars'
     ``read_excel`` goes through pyarrow, whose thread pool deadlocks a process forked after the
@@ -104,7 +104,7 @@ def read_workbook_sheets(path: Path) -> tuple[pl.DataFrame, tuple[str, ...]]:
         log.warning("%s", notes[0])
     header = _names(raw.row(at))
     cells = _clocks(reader, at_sheet, at, raw)
-    return cells.rename(dict(zip(raw.columns, header, strict=True))), notes
+    return cells.rename(dict(zip(raw.columns, header, strict=True))), notes, name
 
 
 EXCEL_DAY_ZERO = r"^(?:1899-12-3[01]|1904-01-01) (\d{2}:\d{2}:\d{2}(?:\.\d+)?)$"
