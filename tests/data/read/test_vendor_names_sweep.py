@@ -174,7 +174,13 @@ def test_a_one_letter_market_outside_the_us_is_no_share_class(symbol: str, calen
         ("AAPL_60d_5m.csv", timedelta(minutes=5)),  # was 60 days: the bars refused as misread
         ("AAPL_10days_1min.csv", timedelta(minutes=1)),
         ("AAPL_7d.csv", None),  # the days downloaded, not a bar of a week
-        ("SPY_6M_daily.csv", None),  # six months or six minutes, and daily: no claim
+        # a count of M in capitals claims nothing (months or minutes by vendor): the bars are
+        # daily (until session 53 two claims that differed, so none); alone, no claim (was 3
+        # and 1 minutes: Binance's monthly klines refused as misread)
+        ("SPY_6M_daily.csv", timedelta(days=1)),
+        ("SPY_3M.csv", None),
+        ("BTCUSDT-1M-2024-01.csv", None),
+        ("BTCUSDT-1m-2024-01.csv", timedelta(minutes=1)),
         ("ES_5min.csv", timedelta(minutes=5)),
         ("AAPL_1d.csv", timedelta(days=1)),
         ("ES_1min_1min.csv", timedelta(minutes=1)),

@@ -252,9 +252,14 @@ def _interval(stem: str) -> timedelta | None:
     """The bar interval a file name claims (``ES_5min``, ``EURUSD_M1``, ``daily``), or None:
     none, or several that differ (yfinance's period beside its interval, ``AAPL_60d_5m``,
     ``SPY_6M_daily``: the claim was the first, and 5-minute bars were refused as misread). A
-    count of days above one (``7d``, ``60d``) is a download's period, not its bars."""
+    count of days above one (``7d``, ``60d``) is a download's period, not its bars; a count
+    of ``M`` in capitals (``SPY_3M``, Binance's ``BTCUSDT-1M``) is months or minutes by vendor,
+    and claims nothing."""
     found: list[timedelta] = []
-    for token in _TOKEN.split(stem.lower()):
+    for written in _TOKEN.split(stem):
+        token = written.lower()
+        if re.fullmatch(r"\d+M", written):  # "3M", "1M": months as Binance and TradingView
+            continue  # write them, minutes elsewhere; a month is no fixed interval either way
         if _DECADE.match(token):
             continue
         if token in _WORDS:
