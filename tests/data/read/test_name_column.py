@@ -91,15 +91,33 @@ def test_a_code_of_tickers_wins_over_a_name_of_companies(tmp_path: Path) -> None
 
 
 def test_a_symbol_column_of_other_values_is_named_at_the_first_duplicate(tmp_path: Path) -> None:
-    """Baostock's ``code`` (``sh.600519``, lower case: no ticker as the rule sees one), Kaggle's
-    ``Index``: the duplicate bar's refusal names the column and the flag (it said the date
-    gives every bar one time of day)."""
-    path = _long(tmp_path / "k.csv", "code", ("sh.600519", "sz.000001"))
+    """A ``Stock`` of companies' names (no ticker as the rule sees one; Baostock's lower-case
+    ``code`` was such a column until session 53): the duplicate bar's refusal names the column
+    and the flag (it said the date gives every bar one time of day)."""
+    path = _long(tmp_path / "k.csv", "Stock", ("Apple Inc.", "Microsoft Corp."))
     with pytest.raises(DataError) as refused:
         read_bars(path, min_bars=1)
     assert str(refused.value).endswith(
-        "column 'code' holds 'sh.600519' on one and 'sz.000001' on the other, as a symbol "
-        "column would (a long table of several symbols?); --columns symbol=code reads each apart"
+        "column 'Stock' holds 'Apple Inc.' on one and 'Microsoft Corp.' on the other, as a "
+        "symbol column would (a long table of several symbols?); --columns symbol=Stock reads "
+        "each apart"
     )
-    bars = read_bars(path, min_bars=1, options=ReadOptions(columns=("symbol=code",)))
-    assert sorted(set(bars["symbol"])) == ["sh.600519", "sz.000001"]
+    bars = read_bars(path, min_bars=1, options=ReadOptions(columns=("symbol=Stock",)))
+    assert sorted(set(bars["symbol"])) == ["Apple Inc.", "Microsoft Corp."]
+
+
+@pytest.mark.parametrize("codes", [("sh.600519", "sz.000001"), ("sh600519", "sz000001")])
+def test_baostocks_and_akshares_lower_case_codes_are_the_symbol(
+    tmp_path: Path, codes: tuple[str, str]
+) -> None:
+    """Baostock's ``code`` (``sh.600519``) and akshare's (``sh600519``): until session 53 no
+    ticker (lower case), so two stocks of one day were refused as duplicate bars."""
+    rows = "".join(
+        f"2024-01-0{d},{c},183.37,187.16,183.29,186.19,183.37,1033432\n"
+        for d in (3, 4, 5)
+        for c in codes
+    )
+    path = tmp_path / "baostock_k.csv"
+    path.write_text("date,code,open,high,low,close,preclose,volume\n" + rows)
+    df = read_bars(path, min_bars=1)
+    assert df.group_by("symbol").len().sort("symbol").rows() == [(codes[0], 3), (codes[1], 3)]

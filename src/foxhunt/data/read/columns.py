@@ -168,9 +168,10 @@ is Databento's numeric id in a CSV written without ``map_symbols``: a series per
 named by its number (a warning says so). Then :data:`CHECKED_SYMBOL_NAMES`, taken only where
 their values look like tickers (Kaggle's S&P 500 data set, ``all_stocks_5yr.csv``:
 ``date,open,high,low,close,volume,Name``)."""
-TICKER_LIKE = r"^[A-Z0-9][A-Z0-9./:_\-]{0,15}$"
+TICKER_LIKE = r"^(?:[A-Z0-9][A-Z0-9./:_\-]{0,15}|(?:sh|sz|bj)\.?\d{6})$"
 """A value of a :data:`CHECKED_SYMBOL_NAMES` column that is a ticker (``AAPL``, ``BRK.B``,
-``600519.SH``, ``BTC-USD``, ``BTC/USDT``, ``14593``), not a company's name (``Apple Inc.``)."""
+``600519.SH``, ``BTC-USD``, ``BTC/USDT``, ``14593``, Baostock's and akshare's ``sh.600519``
+and ``sz000001``), not a company's name (``Apple Inc.``)."""
 
 
 def holds_tickers(values: pl.Series) -> bool:
