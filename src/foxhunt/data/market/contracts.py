@@ -37,6 +37,17 @@ def contract_root(symbol: str) -> str | None:
     return None
 
 
+def is_spread(symbol: str) -> bool:
+    """A spread of contracts, as a parent symbology (Databento's ``ES.FUT``) lists them beside
+    the outrights: a calendar spread ``ZNH4-ZNM4`` (two contract codes), or a user-defined one
+    (``UD:1V: ...``). Its prices are differences, at zero or below as often as not."""
+    s = symbol.strip()
+    if s.upper().startswith("UD:"):
+        return True
+    legs = s.split("-")
+    return len(legs) == 2 and all(contract_root(leg) is not None for leg in legs)
+
+
 def split_contracts(df: pl.DataFrame) -> pl.DataFrame:
     """Contract-coded symbols -> root symbol + ``contract`` column (one contract per root)."""
     symbols = df["symbol"].unique().drop_nulls().to_list()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from foxhunt.data.market.contracts import split_contracts
+from foxhunt.data.market.contracts import is_spread, split_contracts
 from foxhunt.data.read.checks import (
     kept_name,
     one_spelling_per_symbol,
@@ -96,6 +96,23 @@ def _no_value(columns: list[str], schema: pl.Schema) -> pl.Expr:
 
 FEATURE_PREFIXES = ("obs__", "known__", "static__", "target__")
 """How ``foxhunt features`` names its columns: a table of them is no bars file."""
+
+
+def _without_spreads(df: pl.DataFrame, path: Path, doubts: list[str]) -> pl.DataFrame:
+    """``df`` without the bars of spreads (:func:`is_spread`) where it holds outright contracts
+    too (a parent symbology's download): one warning naming them, a doubt of the report."""
+    symbols = df["symbol"].unique().drop_nulls().to_list()
+    spreads = sorted(s for s in symbols if is_spread(s))
+    if not spreads or len(spreads) == len(symbols):
+        return df
+    kept = df.filter(~pl.col("symbol").is_in(spreads))
+    shown = ", ".join(spreads[:4]) + (f", ... ({len(spreads)} in all)" if len(spreads) > 4 else "")
+    doubts.append(
+        f"{path}: {df.height - kept.height} bars of spreads between contracts left out ({shown}): "
+        "their prices are differences; the outright contracts are read"
+    )
+    log.warning("%s", doubts[-1])
+    return kept
 
 
 def _name_guess(path: Path, sheet: str | None) -> NameGuess:
@@ -540,6 +557,7 @@ def _normalise_as(
         df = df.filter(~pl.col(_NO_QUOTE)).drop(_NO_QUOTE)
     if df.height == 0:
         raise DataError(f"{path}: empty file (no bars)")
+    df = _without_spreads(df, path, doubts)
     if _FRACTIONS in df.columns:
         if df[_FRACTIONS][0]:
             guesses.append(
