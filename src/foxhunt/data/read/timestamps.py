@@ -173,6 +173,11 @@ _TIMES = (
 )
 
 
+_LITERALS = re.compile(r"%[-_0^#]?[.\d:]*[A-Za-z+]")
+"""A strftime directive (``%Y``, ``%.f``, ``%3f``, ``%::z``): what is left of a format without
+them is its fixed characters."""
+
+
 def _convention(sample: str) -> bool:
     """Day-first when a date fits both ways: yes for ``.``/``-`` dates, no for ``/`` dates."""
     return "/" not in sample
@@ -197,7 +202,10 @@ def _text_formats(
     """The candidate format parsing the most values, and the other date order's format where
     both fit and nothing decided; None when none parses any of the head."""
     dates = (*_YEAR_FIRST, *_MONTH_FIRST, *_DAY_FIRST, *_SHORT_YEAR_FIRST, *_NAMED_MONTH)
-    formats = [d + t for d in dates for t in _TIMES]
+    # a format whose fixed characters (separators, "T") are not all in the sample cannot read
+    # it: not tried (each format tried costs a column of the query below)
+    seen = set(sample)
+    formats = [d + t for d in dates for t in _TIMES if set(_LITERALS.sub("", d + t)) <= seen]
     head = lf.select(text).head(_HEAD).collect().to_series()
     # the formats parsing the most of the head (a vendor's footer line in a short file is no
     # reason to give up the guess; the unparsed rows are named later, or dropped as empty rows)
