@@ -235,3 +235,35 @@ def test_one_bar_time_is_refused_with_the_whole_reason() -> None:
         "a.csv: symbol 'GC' has one bar time: --stamps end moves bars by their interval, which "
         "one bar does not give"
     )
+
+
+def test_a_few_sessions_all_end_stamped_are_a_doubt_not_a_refusal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three sessions of end stamps (two opens and two closes inside the file) read an interval
+    late with verdict valid until session 53: now a warning of the report, the bars read."""
+    three = _stock_days(date(2024, 1, 2), 3)
+    path = _write(tmp_path / "AAPL.csv", [t + FIVE for t in three])
+    assert read_bars(path)["ts"].to_list() == [t + FIVE for t in three]
+    assert main(["data", "inspect", str(path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"] == "suspicious"
+    assert report["warnings"] == [
+        f"{path}: symbol 'AAPL': bars perhaps stamped at their end: 2 of 2 sessions open one bar "
+        "(5min) after calendar xnys's open and 2 of 2 end with a bar at its close, too few "
+        "sessions to tell (4 of each decide); --stamps end reads them so"
+    ]
+    assert main(["data", "inspect", str(_write(tmp_path / "MSFT.csv", three)), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "valid"
+
+
+def test_a_doubt_of_end_stamps_needs_every_edge_to_agree() -> None:
+    assert StampFit(2, 0, 2, 2, 0, 2).maybe_end_stamped
+    assert StampFit(3, 0, 3, 3, 0, 3).maybe_end_stamped
+    assert StampFit(1, 0, 1, 1, 0, 1).maybe_end_stamped
+    assert not StampFit(4, 0, 4, 4, 0, 4).maybe_end_stamped  # four decide: a refusal
+    assert not StampFit(0, 0, 0, 2, 0, 2).maybe_end_stamped  # no open inside the file
+    assert not StampFit(2, 0, 1, 2, 0, 2).maybe_end_stamped
+    assert not StampFit(2, 0, 2, 2, 0, 1).maybe_end_stamped
+    assert not StampFit(2, 1, 2, 2, 0, 2).maybe_end_stamped
+    assert not StampFit(2, 0, 2, 2, 1, 2).maybe_end_stamped

@@ -65,6 +65,19 @@ class StampFit:
     at_close: int
 
     @property
+    def maybe_end_stamped(self) -> bool:
+        """Every edge where end stamps put them and none where start stamps would, over fewer
+        than :data:`FEW_EDGES` of each (a file of two or three sessions): a doubt, not a
+        refusal."""
+        edges = min(self.opens, self.closes)
+        return 0 < edges < FEW_EDGES and (
+            self.after_open,
+            self.at_close,
+            self.at_open,
+            self.before_close,
+        ) == (self.opens, self.closes, 0, 0)
+
+    @property
     def end_stamped(self) -> bool:
         """Both edges where end stamps put them, and few where start stamps would."""
         edges = min(self.opens, self.closes)

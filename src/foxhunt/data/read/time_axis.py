@@ -46,7 +46,7 @@ from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval
 from foxhunt.data.market.calendars import calendar_spec
 from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
 from foxhunt.data.read.clock_fit import CLOSED_DAYS_SHARE, ClockFit, clock_fits
-from foxhunt.data.read.stamps import DATED, stamp_fit
+from foxhunt.data.read.stamps import DATED, FEW_EDGES, stamp_fit
 from foxhunt.data.read.zones import fixed_offset_name, local_to_utc, utc_to_local
 from foxhunt.errors import DataError
 
@@ -482,6 +482,14 @@ def examine(
                 f"and {stamp.at_close} of {stamp.closes} end with a bar at its close (stamped at "
                 f"their start, they would open at the open and end a bar before the close); "
                 f"--stamps end reads them so, or {ODD_TIMES_FLAG}"
+            )
+        elif stamp is not None and stamp.maybe_end_stamped and share <= CLOSED_SHARE_MAX:
+            kept.append(
+                f"{where}: bars perhaps stamped at their end: {stamp.after_open} of "
+                f"{stamp.opens} sessions open one bar ({interval_text(interval)}) after calendar "
+                f"{cal}'s open and {stamp.at_close} of {stamp.closes} end with a bar at its "
+                f"close, too few sessions to tell ({FEW_EDGES} of each decide); --stamps end "
+                "reads them so"
             )
         elif share > CLOSED_SHARE_MAX and cal == "xnys" and _extended_hours(ts):
             out.append(
