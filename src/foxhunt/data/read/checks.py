@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from foxhunt.data.market.contracts import is_spread
 from foxhunt.data.read.columns import canonical_name
 from foxhunt.data.read.validate import EMPTY_COLUMN, warn_short_left_out
 from foxhunt.data.read.validate import FILE_COLUMN as _FILE
@@ -244,3 +245,20 @@ def one_spelling_per_symbol(df: pl.DataFrame, path: Path) -> pl.DataFrame:
             kept,
         )
     return df.with_columns(pl.col("symbol").replace(rename))
+
+
+def without_spreads(df: pl.DataFrame, path: Path, doubts: list[str]) -> pl.DataFrame:
+    """``df`` without the bars of spreads (:func:`is_spread`) where it holds outright contracts
+    too (a parent symbology's download): one warning naming them, a doubt of the report."""
+    symbols = df["symbol"].unique().drop_nulls().to_list()
+    spreads = sorted(s for s in symbols if is_spread(s))
+    if not spreads or len(spreads) == len(symbols):
+        return df
+    kept = df.filter(~pl.col("symbol").is_in(spreads))
+    shown = ", ".join(spreads[:4]) + (f", ... ({len(spreads)} in all)" if len(spreads) > 4 else "")
+    doubts.append(
+        f"{path}: {df.height - kept.height} bars of spreads between contracts left out ({shown}): "
+        "their prices are differences; the outright contracts are read"
+    )
+    log.warning("%s", doubts[-1])
+    return kept

@@ -468,3 +468,29 @@ def map_columns(
     # A pandas RangeIndex column is an artefact of how the file was written, not data.
     extra = tuple(n for n in names if n not in used and canonical_name(n) not in INDEX_NAMES)
     return ColumnMap(ts, date, time, prices, volume, symbol, extra)
+
+
+def range_index(lf: pl.LazyFrame, schema: pl.Schema, name: str) -> bool:
+    """The first column holds integers: typed so, or text of row numbers (pandas' index written
+    by ``df.to_csv()``: ib_insync's and MetaTrader 5's frames saved with their index,
+    ``,date,open,...`` then ``0,2018-03-05 09:30:00-05:00,...``; after a filter or a sort its
+    numbers have gaps or count down, ``30000, 30001, 30003``, and frames joined each count from
+    0), not a time: numbers under 10^9 that only rise (or start again at 0) or only fall (epoch
+    seconds since 2001 have ten digits), not dates written ``YYYYMMDD``."""
+    if schema[name].is_integer():
+        return True
+    if schema[name] != pl.String:
+        return False
+    try:
+        head = lf.select(pl.col(name).str.strip_chars()).head(64).collect().to_series()
+    except pl.exceptions.PolarsError:  # a malformed file: the read names its line
+        return False
+    head = head.drop_nulls()
+    if head.len() < 2 or not bool(head.str.contains(r"^\d{1,9}$").all()):
+        return False
+    if bool(head.str.contains(r"^(19|20)\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$").all()):
+        return False
+    values = head.cast(pl.Int64)
+    steps = values.diff().slice(1)
+    restart = values.slice(1) == 0  # frames joined with pd.concat: each one's numbers from 0
+    return bool(((steps > 0) | restart).all() or (steps < 0).all())

@@ -16,12 +16,13 @@ from pathlib import Path
 
 import polars as pl
 
-from foxhunt.data.market.contracts import is_spread, split_contracts
+from foxhunt.data.market.contracts import split_contracts
 from foxhunt.data.read.checks import (
     kept_name,
     one_spelling_per_symbol,
     unknown_volume,
     warn_contract_rolls,
+    without_spreads,
 )
 from foxhunt.data.read.columns import (
     CHECKED_SYMBOL_NAMES,
@@ -32,6 +33,7 @@ from foxhunt.data.read.columns import (
     header_zone,
     holds_tickers,
     map_columns,
+    range_index,
     up_down_volume,
 )
 from foxhunt.data.read.files import table_kind
@@ -50,7 +52,7 @@ from foxhunt.data.read.validate import (
     ROW_COLUMN,
     VALUE_COLUMNS,
 )
-from foxhunt.data.read.vendors import NameGuess, guess_from_name, sheet_guess
+from foxhunt.data.read.vendors import NameGuess, guess_from_name, name_guess
 from foxhunt.data.read.wide import (
     check_duplicated,
     column_levels,
@@ -96,56 +98,6 @@ def _no_value(columns: list[str], schema: pl.Schema) -> pl.Expr:
 
 FEATURE_PREFIXES = ("obs__", "known__", "static__", "target__")
 """How ``foxhunt features`` names its columns: a table of them is no bars file."""
-
-
-def _without_spreads(df: pl.DataFrame, path: Path, doubts: list[str]) -> pl.DataFrame:
-    """``df`` without the bars of spreads (:func:`is_spread`) where it holds outright contracts
-    too (a parent symbology's download): one warning naming them, a doubt of the report."""
-    symbols = df["symbol"].unique().drop_nulls().to_list()
-    spreads = sorted(s for s in symbols if is_spread(s))
-    if not spreads or len(spreads) == len(symbols):
-        return df
-    kept = df.filter(~pl.col("symbol").is_in(spreads))
-    shown = ", ".join(spreads[:4]) + (f", ... ({len(spreads)} in all)" if len(spreads) > 4 else "")
-    doubts.append(
-        f"{path}: {df.height - kept.height} bars of spreads between contracts left out ({shown}): "
-        "their prices are differences; the outright contracts are read"
-    )
-    log.warning("%s", doubts[-1])
-    return kept
-
-
-def _name_guess(path: Path, sheet: str | None) -> NameGuess:
-    """What the file's name, or a workbook's sheet's name (:func:`sheet_guess`), says of the
-    symbol."""
-    found = sheet_guess(path, sheet) if sheet is not None else None
-    return found if found is not None else guess_from_name(path)
-
-
-def _range_index(lf: pl.LazyFrame, schema: pl.Schema, name: str) -> bool:
-    """The first column holds integers: typed so, or text of row numbers (pandas' index written
-    by ``df.to_csv()``: ib_insync's and MetaTrader 5's frames saved with their index,
-    ``,date,open,...`` then ``0,2018-03-05 09:30:00-05:00,...``; after a filter or a sort its
-    numbers have gaps or count down, ``30000, 30001, 30003``, and frames joined each count from
-    0), not a time: numbers under 10^9 that only rise (or start again at 0) or only fall (epoch
-    seconds since 2001 have ten digits), not dates written ``YYYYMMDD``."""
-    if schema[name].is_integer():
-        return True
-    if schema[name] != pl.String:
-        return False
-    try:
-        head = lf.select(pl.col(name).str.strip_chars()).head(64).collect().to_series()
-    except pl.exceptions.PolarsError:  # a malformed file: the read names its line
-        return False
-    head = head.drop_nulls()
-    if head.len() < 2 or not bool(head.str.contains(r"^\d{1,9}$").all()):
-        return False
-    if bool(head.str.contains(r"^(19|20)\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$").all()):
-        return False
-    values = head.cast(pl.Int64)
-    steps = values.diff().slice(1)
-    restart = values.slice(1) == 0  # frames joined with pd.concat: each one's numbers from 0
-    return bool(((steps > 0) | restart).all() or (steps < 0).all())
 
 
 _TICKS = "__tick_volume__"
@@ -376,7 +328,7 @@ def _normalise_as(
     first = names[0] if names else None
     cols = map_columns(
         names,
-        index_is_integer=first is not None and _range_index(lf, schema, first),
+        index_is_integer=first is not None and range_index(lf, schema, first),
         given=opts.column_map,
         where=str(path),
     )
@@ -429,7 +381,7 @@ def _normalise_as(
         cols = replace(cols, symbol=None, extra=(*cols.extra, cols.symbol))
     name = None
     if cols.symbol is None and opts.symbol is None:
-        name = NameGuess(ticker, ticker_from) if ticker else _name_guess(path, scanned.sheet)
+        name = NameGuess(ticker, ticker_from) if ticker else name_guess(path, scanned.sheet)
     stated = header_zone(cols) if opts.tz is None else None
     zone = parse_zone(opts.tz or (name.tz if name and name.tz else "UTC")).name
     if stated is not None:
@@ -557,7 +509,7 @@ def _normalise_as(
         df = df.filter(~pl.col(_NO_QUOTE)).drop(_NO_QUOTE)
     if df.height == 0:
         raise DataError(f"{path}: empty file (no bars)")
-    df = _without_spreads(df, path, doubts)
+    df = without_spreads(df, path, doubts)
     if _FRACTIONS in df.columns:
         if df[_FRACTIONS][0]:
             guesses.append(

@@ -571,3 +571,10 @@ def guess_lines(per_file: tuple[tuple[str, ...], ...], most: int = 12) -> list[s
         for how, names in by_how.items()
     ]
     return [*rest, *merged]
+
+
+def name_guess(path: Path, sheet: str | None) -> NameGuess:
+    """What the file's name, or a workbook's sheet's name (:func:`sheet_guess`), says of the
+    symbol."""
+    found = sheet_guess(path, sheet) if sheet is not None else None
+    return found if found is not None else guess_from_name(path)
