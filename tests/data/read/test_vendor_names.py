@@ -564,3 +564,17 @@ def test_a_folder_of_stocks_named_by_digits_is_one_series_each(tmp_path: Path) -
         (folder / f"{code}.csv").write_text("date,open,high,low,close,volume\n" + rows)
     df = read_bars(folder)
     assert df.group_by("symbol").len().sort("symbol").rows() == [("600000", 3), ("601988", 3)]
+
+
+@pytest.mark.parametrize(
+    ("path", "symbol"),
+    [  # until session 53 the interval's partition folder was the symbol (INTERVAL, FREQ)
+        ("l1/symbol=BTCUSDT/interval=1m/part-0.parquet", "BTCUSDT"),
+        ("l2/symbol=BTCUSDT/timeframe=1m/part-0.parquet", "BTCUSDT"),
+        ("l6/ticker=AAPL/freq=1min/part-0.parquet", "AAPL"),
+        ("ES/exchange=CME/part-0.parquet", "ES"),
+        ("sym=NQH4/date=2024-01-03/part-0.parquet", "NQH4"),
+    ],
+)
+def test_a_partition_folder_of_another_key_is_passed_over(path: str, symbol: str) -> None:
+    assert guess_from_name(Path("/x") / path).symbol == symbol

@@ -322,8 +322,11 @@ def _nameless_token(token: str) -> bool:
     )
 
 
-_PARTITION = re.compile(r"^(symbol|ticker|instrument|year|month|day|date)=(.+)$", re.IGNORECASE)
-"""A hive partition folder (``symbol=ES``, ``year=2024``): the symbol's value, or a date's."""
+_PARTITION = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.+)$")
+"""A hive partition folder, ``key=value``: ``symbol=ES`` names the symbol (also ``ticker``,
+``instrument``, ``sym``), any other key (``year=2024``, ``interval=1m``, ``freq=1min``,
+``exchange=CME``) is passed over (``interval`` was the symbol until session 53)."""
+_SYMBOL_KEYS = ("symbol", "ticker", "instrument", "sym")
 
 
 _TONGDAXIN = re.compile(r"^(SH|SZ|BJ)#(\d{6})$", re.IGNORECASE)
@@ -392,7 +395,7 @@ def _from_folder(path: Path) -> NameGuess:
         name = parent.name
         stem = re.sub(r"\.(zip|parquet|pq)$", "", name, flags=re.IGNORECASE)
         if (part := _PARTITION.match(stem)) is not None:
-            if part.group(1).lower() in ("year", "month", "day", "date"):
+            if part.group(1).lower() not in _SYMBOL_KEYS:
                 continue
             return NameGuess(part.group(2).upper(), f"the partition folder {name!r}")
         if _nameless(stem):
