@@ -232,3 +232,34 @@ def test_tiingos_answers_in_a_list_read_one_symbol_each(tmp_path: Path) -> None:
         2200.5,
         1.25,
     )
+
+
+def test_a_streams_messages_are_left_out_before_the_symbol_is_chosen(tmp_path: Path) -> None:
+    """Alpaca's stream saved line by line: its ``success`` and ``subscription`` messages hold
+    no price, and ``T``, the message type, was taken as the symbol (``b``) until session 53."""
+    lines = [
+        {"T": "success", "msg": "connected"},
+        {"T": "subscription", "trades": [], "quotes": [], "bars": ["AAPL"]},
+    ] + [
+        {"T": "b", "S": "AAPL", "o": 182.25, "h": 182.26, "l": 182.18, "c": 182.21, "v": 1120,
+         "t": f"2024-01-03T14:3{m}:00Z", "n": 12, "vw": 182.2}
+        for m in range(3)
+    ]  # fmt: skip
+    path = tmp_path / "alpaca_stream.ndjson"
+    path.write_text("\n".join(json.dumps(r) for r in lines) + "\n")
+    df = read_bars(path, min_bars=1)
+    assert df["symbol"].to_list() == ["AAPL"] * 3
+    assert df.row(0)[2:] == (182.25, 182.26, 182.18, 182.21, 1120.0)
+
+
+def test_crypto_coms_instrument_name_is_the_symbol(tmp_path: Path) -> None:
+    data = [
+        {"t": 1704292200000 + 60_000 * m, "o": "42000.5", "h": "42001", "l": "41997",
+         "c": "41998.5", "v": "1.12"}
+        for m in range(3)
+    ]  # fmt: skip
+    answer = {"id": -1, "method": "public/get-candlestick", "code": 0,
+              "result": {"interval": "1m", "instrument_name": "BTC_USDT", "data": data}}  # fmt: skip
+    path = tmp_path / "cryptocom_candles.json"
+    path.write_text(json.dumps(answer))
+    assert read_bars(path, min_bars=1)["symbol"].to_list() == ["BTC_USDT"] * 3

@@ -121,3 +121,17 @@ def test_baostocks_and_akshares_lower_case_codes_are_the_symbol(
     path.write_text("date,code,open,high,low,close,preclose,volume\n" + rows)
     df = read_bars(path, min_bars=1)
     assert df.group_by("symbol").len().sort("symbol").rows() == [(codes[0], 3), (codes[1], 3)]
+
+
+def test_kdbs_sym_column_is_the_symbol(tmp_path: Path) -> None:
+    """kdb+'s ``sym`` (and Polygon's stream's): until session 53 an ignored column, the symbol
+    the file name's (``KDB``), and two contracts refused as duplicate bars."""
+    rows = "".join(
+        f"2024.01.03,14:3{m}:00.000,{sym},4770.25,4770.5,4768.5,4769.25,1120\n"
+        for m in range(3)
+        for sym in ("ESH4", "NQH4")
+    )
+    path = tmp_path / "kdb_bars.csv"
+    path.write_text("date,time,sym,open,high,low,close,volume\n" + rows)
+    df = read_bars(path, min_bars=1)
+    assert df.group_by("symbol").len().sort("symbol").rows() == [("ESH4", 3), ("NQH4", 3)]

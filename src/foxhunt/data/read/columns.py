@@ -151,11 +151,12 @@ tried after the English ones."""
 LOCALIZED_DATES = ("datum", "fecha", "data", "дата", "日付", "日付け", "日期", "일자", "날짜")
 LOCALIZED_TIMES = ("zeit", "uhrzeit", "heure", "hora", "ora", "время", "時間", "时间")
 CHECKED_SYMBOL_NAMES = (
-    "name", "code", "ts_code", "stock", "asset", "pair", "product_id", "ticker symbol",
+    "sym", "name", "code", "ts_code", "stock", "asset", "pair", "product_id", "ticker symbol",
     "ticker_symbol", "securityid", "security_id", "secid", "permno",
 )  # fmt: skip
 """Names of a column that is the symbol only where its values look like tickers
-(:data:`TICKER_LIKE`): Kaggle's S&P 500 ``Name``, EODHD's bulk ``Code``, Tushare's ``ts_code``,
+(:data:`TICKER_LIKE`): kdb+'s and Polygon's stream's ``sym``, Kaggle's S&P 500 ``Name``, EODHD's
+bulk ``Code``, Tushare's ``ts_code``,
 Coinbase's ``product_id``, CRSP's ``permno``...; tried in this order, the first that holds
 tickers taken (a company's ``Name`` beside a ``Code`` of tickers: the code)."""
 SYMBOL_NAMES = (

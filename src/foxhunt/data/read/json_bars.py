@@ -37,6 +37,7 @@ an empty file where its key for the bars (:data:`CONTAINER_KEYS`) holds nothing 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -45,11 +46,13 @@ import polars as pl
 
 from foxhunt.errors import DataError
 
+log = logging.getLogger(__name__)
+
 LINES_SUFFIXES = (".jsonl", ".ndjson")
 """JSON Lines: one record a line."""
-SYMBOL_KEYS = ("ticker", "symbol")
+SYMBOL_KEYS = ("ticker", "symbol", "instrument_name")
 """The answer's own name for its symbol, beside the records (Polygon's ``ticker``, Alpaca's
-``symbol``): the bars' symbol, before the file name's."""
+``symbol``, Crypto.com's ``instrument_name``): the bars' symbol, before the file name's."""
 CONTAINER_KEYS = frozenset(
     "data day days bar bars candle candles kline klines ohlc ohlcv values results result series "
     "history items records rows list prices quotes".split()
@@ -78,7 +81,7 @@ def read_json_bars(path: Path) -> pl.DataFrame:
         records = _records(path, data)
     if not records:
         raise DataError(f"{path}: empty file (no bars)")
-    records = _symbol_field([_flat(r) for r in records])
+    records = _symbol_field(_bars_only(path, [_flat(r) for r in records]))
     try:
         return pl.from_dicts(records, infer_schema_length=None)
     except (pl.exceptions.PolarsError, TypeError, ValueError) as e:
@@ -98,6 +101,24 @@ def _flat(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             out[f"{prefix}{k}"] = v
     return out
+
+
+_PRICE_KEYS = frozenset("o c open close price_close close_price closePrice".split())
+
+
+def _bars_only(path: Path, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``records`` without a stream's messages that hold no price (Alpaca's ``{"T": "success",
+    "msg": "connected"}`` and its subscription beside the ``{"T": "b", ...}`` bars), where some
+    record holds one (one info line)."""
+    priced = [r for r in records if not _PRICE_KEYS.isdisjoint(r)]
+    if not priced or len(priced) == len(records):
+        return records
+    log.info(
+        "%s: %d records with no price left out (a stream's messages)",
+        path,
+        len(records) - len(priced),
+    )
+    return priced
 
 
 RECORD_SYMBOLS = ("S", "s", "T")
