@@ -77,3 +77,31 @@ def test_files_of_one_interval_split_by_month_read_as_one_series(tmp_path: Path)
     _write(folder / "CL_1.csv", _minutes(9, 30))
     _write(folder / "CL_2.csv", _minutes(10, 30))
     assert read_bars(folder, min_bars=1).height == 60
+
+
+def test_an_interval_column_of_several_intervals_for_one_symbol_is_refused(tmp_path: Path) -> None:
+    """A database's dump of klines, ``open_time,symbol,interval,...`` with ``1d`` and ``1m`` rows:
+    until session 53 one series of 18 bars, the interval column ignored, verdict valid."""
+    days = [f"2024-01-0{d} 00:00:00,BTCUSDT,1d,45000,45100,44970,45070,114600" for d in range(2, 8)]
+    minutes = [f"2024-01-10 14:3{m}:00,BTCUSDT,1m,46000,46001,45993,45996,1120" for m in range(6)]
+    path = tmp_path / "klines_db_dump.csv"
+    path.write_text(
+        "open_time,symbol,interval,open,high,low,close,volume\n" + "\n".join(days + minutes) + "\n"
+    )
+    with pytest.raises(DataError) as refused:
+        read_bars(path, min_bars=1)
+    assert str(refused.value) == (
+        f"{path}: symbol 'BTCUSDT': column 'interval' gives bars of several intervals (1d, 1m): "
+        "foxhunt reads one interval per symbol; write each interval's bars to a file of its own"
+    )
+
+
+def test_an_interval_column_of_one_interval_per_symbol_reads(tmp_path: Path) -> None:
+    rows = [f"2024-01-0{d} 00:00:00,BTCUSDT,1d,45000,45100,44970,45070,114600" for d in range(2, 8)]
+    rows += [f"2024-01-10 14:3{m}:00,ETHUSDT,1m,2200,2201,2199,2200.5,1120" for m in range(6)]
+    path = tmp_path / "klines.csv"
+    path.write_text(
+        "open_time,symbol,interval,open,high,low,close,volume\n" + "\n".join(rows) + "\n"
+    )
+    df = read_bars(path, min_bars=1)
+    assert df.group_by("symbol").len().sort("symbol").rows() == [("BTCUSDT", 6), ("ETHUSDT", 6)]

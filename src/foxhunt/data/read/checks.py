@@ -262,3 +262,37 @@ def without_spreads(df: pl.DataFrame, path: Path, doubts: list[str]) -> pl.DataF
     )
     log.warning("%s", doubts[-1])
     return kept
+
+
+INTERVAL_NAMES = ("interval", "timeframe", "time_frame", "resolution", "granularity", "freq",
+                  "frequency", "bar_size", "barsize")  # fmt: skip
+"""Names of a column that says each bar's interval (a database's dump of klines: ``1m`` and
+``1d`` rows in one table)."""
+
+
+def one_interval_per_symbol(
+    lf: pl.LazyFrame, extra: tuple[str, ...], symbol: str | None, path: Path
+) -> None:
+    """Refuse a table whose interval column (:data:`INTERVAL_NAMES`) gives one symbol bars of
+    several intervals: read as one series, daily and 1-minute bars were merged with verdict
+    valid until session 53.
+
+    Raises:
+        DataError: such a symbol, named with the intervals.
+    """
+    column = next((c for c in extra if canonical_name(c) in INTERVAL_NAMES), None)
+    if column is None:
+        return
+    keys = [symbol] if symbol is not None else []
+    pairs = lf.select(*keys, pl.col(column).cast(pl.String).str.strip_chars()).unique().collect()
+    counts = pairs.group_by(keys).len() if keys else pl.DataFrame({"len": [pairs.height]})
+    mixed = counts.filter(pl.col("len") > 1)
+    if mixed.height == 0:
+        return
+    who = f"symbol {mixed[symbol][0]!r}: " if symbol is not None else ""
+    seen = pairs.filter(pl.col(symbol) == mixed[symbol][0]) if symbol is not None else pairs
+    values = sorted(str(v) for v in seen[column].to_list())
+    raise DataError(
+        f"{path}: {who}column '{column}' gives bars of several intervals ({', '.join(values[:4])}):"
+        " foxhunt reads one interval per symbol; write each interval's bars to a file of its own"
+    )

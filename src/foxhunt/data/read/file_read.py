@@ -19,6 +19,7 @@ import polars as pl
 from foxhunt.data.market.contracts import split_contracts
 from foxhunt.data.read.checks import (
     kept_name,
+    one_interval_per_symbol,
     one_spelling_per_symbol,
     unknown_volume,
     warn_contract_rolls,
@@ -337,6 +338,7 @@ def _normalise_as(
         cols = _names_of_tickers(lf, cols, names)
     if not opts.column_map:
         check_duplicated(path, names, cols)
+    one_interval_per_symbol(lf, cols.extra, cols.symbol, path)
     sides = quote_sides(names)
     found, prints = prints_of(path, cols, bool(sides), opts, lf)
     if prints is None and table_kind(path) == "scid" and "price" in names and not opts.column_map:
