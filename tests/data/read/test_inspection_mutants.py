@@ -26,6 +26,7 @@ from foxhunt.data.read.bars import LoadedBars
 from foxhunt.data.read.inspection import (
     best_zone,
     closed_hours_warning,
+    fitting_zones,
     inspect_report,
     instrument_guesses,
     summarize,
@@ -186,9 +187,10 @@ def test_a_zone_with_half_the_closed_bars_is_named_using_the_calendar_given() ->
     ts = _series([_t(9, 1), _t(9, 2), _t(9, 14), _t(9, 15)])
     s = {"closed_time_bars": 2, "bars": 4}
     assert closed_hours_warning(s, True, "UTC", _open_6_to_20, ts) == (
-        "2 of 4 bars (50%) fall in closed hours; the timestamps fit America/New_York "
-        "(1 closed): pass --tz America/New_York"
-    )
+        "2 of 4 bars (50%) fall in closed hours; the timestamps fit America/New_York and "
+        "Asia/Tokyo alike (1 closed; the bars cannot tell them apart): pass the market's zone, "
+        "--tz America/New_York or --tz Asia/Tokyo"
+    )  # four bars a day apart fit Tokyo as well (until session 53 New York alone was named)
 
 
 def test_round_the_clock_bars_fit_no_other_zone() -> None:
@@ -325,8 +327,9 @@ def test_the_zone_search_starts_from_the_zone_of_the_symbols_own_file() -> None:
     )
     assert (foo1["symbol"], foo1["closed_time_bars"]) == ("FOO1", 2)
     assert foo1["closed_hours_warning"] == (
-        "2 of 4 bars (50%) fall in closed hours; the timestamps fit America/New_York "
-        "(1 closed): pass --tz America/New_York"
+        "2 of 4 bars (50%) fall in closed hours; the timestamps fit America/New_York and "
+        "Asia/Tokyo alike (1 closed; the bars cannot tell them apart): pass the market's zone, "
+        "--tz America/New_York or --tz Asia/Tokyo"
     )
 
 
@@ -506,4 +509,27 @@ def test_bar_minutes_that_the_bars_do_not_divide_name_the_path(tmp_path: Path) -
     assert r["error"] == (
         f"{path}: symbol 'ES' has bars 0:05:00 apart; --bar-minutes 7 needs bars that divide K "
         "minutes (a multiple of the bars' interval)"
+    )
+
+
+def _stock_hours_in_utc(ts: pl.Expr) -> pl.Expr:
+    """A market open 14:30-21:00 UTC (New York's stock hours in winter)."""
+    minute = ts.dt.hour().cast(pl.Int32) * 60 + ts.dt.minute().cast(pl.Int32)
+    return (minute < 14 * 60 + 30) | (minute >= 21 * 60)
+
+
+def test_zones_that_fit_alike_are_all_named() -> None:
+    """Naive 10:00-14:00 read as UTC: all closed; read in New York (15:00-19:00 UTC) or in
+    Chicago (16:00-20:00 UTC) none. ``data inspect`` named the first of the two (Chicago, an
+    hour off for a New York stock) until session 53."""
+    ts = _series(_every(_t(9, 10), 5, HOUR))
+    assert fitting_zones(ts, "UTC", _stock_hours_in_utc) == (
+        ["America/Chicago", "America/New_York"],
+        0,
+    )
+    s = {"closed_time_bars": 5, "bars": 5}
+    assert closed_hours_warning(s, True, "UTC", _stock_hours_in_utc, ts) == (
+        "5 of 5 bars (100%) fall in closed hours; the timestamps fit America/Chicago and "
+        "America/New_York alike (0 closed; the bars cannot tell them apart): pass the market's "
+        "zone, --tz America/Chicago or --tz America/New_York"
     )

@@ -77,13 +77,22 @@ def best_zone(ts: pl.Series, read_in: str, closed: ClosedFn = closed_time) -> tu
     Returns:
         (zone, bars in closed hours when read in that zone); ``read_in`` wins ties.
     """
+    zones, n = fitting_zones(ts, read_in, closed)
+    return zones[0], n
+
+
+def fitting_zones(
+    ts: pl.Series, read_in: str, closed: ClosedFn = closed_time
+) -> tuple[list[str], int]:
+    """Every zone (``read_in`` first, then :data:`CITY_ZONES` in order) in which these
+    wall-clock times put the fewest bars in closed hours, and that count (:func:`best_zone`)."""
     wall = pl.DataFrame({"t": ts}).select(utc_to_local(pl.col("t"), read_in).alias("w"))
     zones = (read_in, *(z for z in CITY_ZONES if z != read_in))
     counts = wall.select([closed(local_to_utc(pl.col("w"), z)).sum().alias(z) for z in zones]).row(
         0, named=True
     )
-    zone = min(zones, key=lambda z: counts[z])  # first minimum: read_in on a tie
-    return zone, int(counts[zone])
+    fewest = min(counts.values())
+    return [z for z in zones if counts[z] == fewest], int(fewest)
 
 
 def closed_hours_warning(
@@ -102,11 +111,17 @@ def closed_hours_warning(
         )
     if not naive:
         return text + " (a market with other hours, or timestamps in the wrong zone)"
-    zone, n = best_zone(ts, tz, closed)
+    zones, n = fitting_zones(ts, tz, closed)
     # A zone is named only when it clearly fits: a 24/7 market is closed-heavy in every zone.
-    if zone == tz or n > 0.5 * s["closed_time_bars"]:
+    if zones[0] == tz or n > 0.5 * s["closed_time_bars"]:
         return text + f"; no other zone fits better (tried {', '.join(CITY_ZONES)})"
-    return text + f"; the timestamps fit {zone} ({n:,} closed): pass --tz {zone}"
+    if len(zones) > 1:  # New York and Chicago over one session: the market's own zone
+        named = " or ".join(f"--tz {z}" for z in zones)
+        return (
+            text + f"; the timestamps fit {' and '.join(zones)} alike ({n:,} closed; the bars "
+            f"cannot tell them apart): pass the market's zone, {named}"
+        )
+    return text + f"; the timestamps fit {zones[0]} ({n:,} closed): pass --tz {zones[0]}"
 
 
 def summarize(
