@@ -200,3 +200,18 @@ def test_a_default_workbook_name_takes_its_sheets_name(
     path = _book(tmp_path / book, {sheet: [list(HEADER), *_bars_rows()]})
     df = read_bars(path, min_bars=1, options=ReadOptions(allow_odd_times=True))
     assert df["symbol"].unique().to_list() == [symbol]
+
+
+def test_a_title_blocks_row_of_four_cells_is_no_header(tmp_path: Path) -> None:
+    """A title, then ``Ticker | AAPL | Currency | USD`` above the header: that row of four
+    cells was taken for the header until session 53 (missing 'open')."""
+    rows: list[list[object]] = [
+        ["Apple Inc. daily prices"],
+        ["Ticker", "AAPL", "Currency", "USD"],
+        [],
+        list(HEADER),
+        *_bars_rows(),
+    ]
+    path = _book(tmp_path / "AAPL.xlsx", {"Prices": rows})
+    df = read_bars(path, min_bars=1, options=ReadOptions(allow_odd_times=True))
+    assert df.height == 6 and df["close"].to_list() == [r[4] for r in _bars_rows()]

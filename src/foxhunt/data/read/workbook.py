@@ -77,7 +77,11 @@ def read_workbook_sheets(path: Path) -> tuple[pl.DataFrame, tuple[str, ...], str
     for at_sheet, name in enumerate(names):
         raw = pl.DataFrame(reader.load_sheet(at_sheet, header_row=None, dtypes="string"))
         filled = raw.select(pl.sum_horizontal(pl.all().is_not_null())).to_series()
-        at = next((i for i, n in enumerate(filled) if n >= MIN_HEADER_CELLS), None)
+        wide = [i for i, n in enumerate(filled) if n >= MIN_HEADER_CELLS]
+        # the first wide row that names a price (a "Ticker | AAPL | Currency | USD" row of a
+        # title block above it is no header), else the first wide row
+        at = next((i for i in wide[:_HEADER_SEARCH] if _names_a_price(raw.row(i))), None)
+        at = wide[0] if at is None and wide else at
         if at is not None:
             tables.append((name, at_sheet, at, raw))
     if not tables:
@@ -143,6 +147,10 @@ def _clocks(reader: ExcelReader, at_sheet: int, at: int, raw: pl.DataFrame) -> p
 
 
 _PRICE_WORDS = ("open", "high", "low", "close", "last", "price", "settle")
+
+
+_HEADER_SEARCH = 20
+"""Wide rows of a sheet looked at for the header that names a price."""
 
 
 def _names_a_price(cells: tuple[object, ...]) -> bool:
