@@ -215,3 +215,24 @@ def test_a_title_blocks_row_of_four_cells_is_no_header(tmp_path: Path) -> None:
     path = _book(tmp_path / "AAPL.xlsx", {"Prices": rows})
     df = read_bars(path, min_bars=1, options=ReadOptions(allow_odd_times=True))
     assert df.height == 6 and df["close"].to_list() == [r[4] for r in _bars_rows()]
+
+
+def test_yfinances_frame_saved_by_to_excel_reads_by_its_price_level(tmp_path: Path) -> None:
+    """``yf.download("AAPL").to_excel(...)``: the rows ``Price, Close, ...``, ``Ticker, AAPL,
+    ...`` and ``Date`` above the bars (the CSV's levels, read since session 47): until session
+    53 refused as missing 'ts' (columns Price, Close, ...)."""
+    bars = _bars_rows()
+    rows: list[list[object]] = [
+        ["Price", "Close", "High", "Low", "Open", "Volume"],
+        ["Ticker", "AAPL", "AAPL", "AAPL", "AAPL", "AAPL"],
+        ["Date"],
+        *[[r[0], r[4], r[2], r[3], r[1], r[5]] for r in bars],
+    ]
+    path = _book(tmp_path / "AAPL.xlsx", {"Sheet1": rows})
+    df = read_bars(path, min_bars=1, options=ReadOptions(allow_odd_times=True))
+    assert df.select("open", "high", "low", "close", "volume").rows() == [
+        (r[1], r[2], r[3], r[4], float(r[5])) for r in bars
+    ]
+    two = [rows[0], ["Ticker", "AAPL", "AAPL", "MSFT", "MSFT", "MSFT"], *rows[2:]]
+    with pytest.raises(DataError, match=r"columns in levels hold several Ticker \(AAPL, MSFT\)"):
+        read_bars(_book(tmp_path / "two.xlsx", {"Sheet1": two}), min_bars=1)

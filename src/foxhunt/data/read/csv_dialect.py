@@ -327,7 +327,7 @@ def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
         # "a,b,c" over "1,2,3,": a field more on every bar, empty (a trailing delimiter)
         names = (*(c.strip() for c in first), "")
         has_header, skip_lines = False, numbered[start + 1][0]
-    levels = _column_levels(rows, path)
+    levels = column_levels(rows, path)
     if levels is not None:  # pandas' columns in levels (yfinance): the fields' level is the header
         names, under = levels
         has_header, skip_lines = False, numbered[start + under][0]
@@ -459,7 +459,7 @@ _DIGIT_ANY = re.compile(r"\d")
 _PRICE_NAMES = {"open", "high", "low", "close", "adj close", "volume"}
 
 
-def _column_levels(rows: list[list[str]], path: Path) -> tuple[tuple[str, ...], int] | None:
+def column_levels(rows: list[list[str]], path: Path) -> tuple[tuple[str, ...], int] | None:
     """The names and the first bar's row of a table whose columns pandas wrote in levels, as
     yfinance's downloads are saved::
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from foxhunt.data.read.csv_dialect import column_levels
 from foxhunt.data.read.encoding import not_delimited
 from foxhunt.data.read.magic import OLE_MAGIC, ZIP_MAGIC
 from foxhunt.errors import DataError
@@ -107,6 +108,14 @@ def read_workbook_sheets(path: Path) -> tuple[pl.DataFrame, tuple[str, ...], str
         )
         log.warning("%s", notes[0])
     header = _names(raw.row(at))
+    near = [
+        ["" if c is None else str(c) for c in raw.row(i)]
+        for i in range(at, min(at + 6, raw.height))
+    ]
+    levels = column_levels(near, path)  # yfinance's frame saved by to_excel: Price, Ticker, Date
+    if levels is not None:
+        header, under = list(levels[0]), levels[1]
+        at += under - 1  # the index's name's row: the bars below it
     cells = _clocks(reader, at_sheet, at, raw)
     return cells.rename(dict(zip(raw.columns, header, strict=True))), notes, name
 
