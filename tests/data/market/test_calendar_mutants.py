@@ -491,3 +491,35 @@ def test_a_symbol_with_a_single_bar_does_not_stop_the_count() -> None:
         single = [_bars(f"S{i}_{j}", HOUR, 1) for j in range(5)]
         frame = pl.concat([*single, _bars(f"H{i}", HOUR, 3)])
         assert bars_interval(frame) == HOUR
+
+
+MINUTE = timedelta(minutes=1)
+
+
+def _spaced(gaps: list[int], unit: timedelta = MINUTE) -> list[datetime]:
+    t = [utc(2024, 1, 3, 14, 30)]
+    for g in gaps:
+        t.append(t[-1] + g * unit)
+    return t
+
+
+def test_an_illiquid_series_of_minutes_is_minutes_not_its_modal_gap() -> None:
+    """Bars only in the minutes that traded, 2-5 minutes apart (3 the most common, under half):
+    1 minute, their common divisor (until session 53 3 minutes, and a file named ``_1min``
+    refused as misread)."""
+    gaps = [3] * 9 + [2] * 5 + [4] * 3 + [5] * 3
+    assert infer_interval(_spaced(gaps)) == MINUTE
+
+
+def test_a_modal_gap_holding_half_the_gaps_or_dividing_the_others_stays() -> None:
+    # TradeStation's hourly stock bars: five an hour apart, then 30 minutes to 16:00
+    assert infer_interval(_spaced([60, 60, 60, 60, 60, 30] * 5)) == HOUR
+    # a plurality whose other common gaps are its multiples (quiet five-minute bars)
+    assert infer_interval(_spaced([5] * 4 + [10] * 3 + [15] * 3)) == FIVE
+    # a stray print off the grid, under 5 % of the gaps, divides nothing
+    assert infer_interval(_spaced([5] * 10 + [10] * 9 + [15] * 9 + [2] * 1)) == FIVE
+    # monthly bars (28-31 days, 31 under half): months, not a day
+    days = timedelta(days=1)
+    assert (
+        infer_interval(_spaced([31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], days)) == 31 * days
+    )

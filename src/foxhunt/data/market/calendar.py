@@ -388,14 +388,25 @@ def session_bar_times(trading_day: datetime | str, interval: timedelta) -> list[
     return [start + k * interval for k in range(n)]
 
 
+SPARSE_MODE_SHARE = 0.5
+"""Below this share of the gaps, an intraday modal gap is checked against the other common ones
+(:func:`infer_interval`)."""
+COMMON_GAP_SHARE = 0.05
+"""A gap this common or more is one of the bars' own spacings, not a stray print's."""
+
+
 def infer_interval(ts: pl.Series | Sequence[datetime]) -> timedelta:
-    """The bar interval: the most common positive gap between consecutive timestamps.
+    """The bar interval: the most common positive gap between consecutive timestamps, unless
+    that gap is intraday, holds under half the gaps, and another common gap (5 % or more) is no
+    multiple of it: then the greatest common divisor of the common gaps (an illiquid stock's
+    one-minute bars, only the minutes that traded, 2, 3, 4 and 5 minutes apart: 1 minute, not
+    the modal 3).
 
     Args:
         ts: one symbol's bar times, sorted.
 
     Returns:
-        The modal positive difference (ties go to the smaller one).
+        The modal positive difference (ties go to the smaller one), or the divisor above.
 
     Raises:
         ValueError: fewer than two distinct timestamps.
@@ -408,7 +419,14 @@ def infer_interval(ts: pl.Series | Sequence[datetime]) -> timedelta:
     counts = diffs.value_counts(sort=False)
     name = diffs.name
     counts = counts.sort(["count", name], descending=[True, False])
-    return counts[name][0]
+    mode: timedelta = counts[name][0]
+    if mode >= timedelta(days=1) or counts["count"][0] >= SPARSE_MODE_SHARE * diffs.len():
+        return mode
+    common = [g for g, n in counts.rows() if n >= COMMON_GAP_SHARE * diffs.len()]
+    if all(g % mode == timedelta(0) for g in common):
+        return mode
+    micros = [g // timedelta(microseconds=1) for g in common]
+    return timedelta(microseconds=math.gcd(*micros))
 
 
 def bars_interval(frame: pl.DataFrame) -> timedelta | None:

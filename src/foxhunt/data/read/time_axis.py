@@ -319,8 +319,8 @@ def mixed_intervals(loaded: LoadedBars) -> dict[str, str]:
     """Per symbol read from several files whose bars are of different intervals (a folder with
     Yahoo's daily ``AAPL.csv`` beside a one-minute ``AAPL_1min.csv``, merged into one series of
     minute bars with a bar at every midnight), what the files are: ``AAPL.csv (1d),
-    AAPL_1min.csv (1min)``. A file's interval is its most common gap (as
-    :func:`~foxhunt.data.market.calendar.infer_interval` takes it, for each file at once);
+    AAPL_1min.csv (1min)``. A file's interval is its most common gap (the first reading of
+    :func:`~foxhunt.data.market.calendar.infer_interval`, for each file at once);
     another file's differs where no two of its bars are as close as that (a quiet month of
     one-minute bars, gaps of two and three minutes the most common, is still one-minute bars);
     a file of fewer than :data:`MIXED_MIN_GAPS` gaps is compared only where its bars are a day
