@@ -263,3 +263,23 @@ def test_crypto_coms_instrument_name_is_the_symbol(tmp_path: Path) -> None:
     path = tmp_path / "cryptocom_candles.json"
     path.write_text(json.dumps(answer))
     assert read_bars(path, min_bars=1)["symbol"].to_list() == ["BTC_USDT"] * 3
+
+
+def test_nasdaq_data_links_names_beside_its_rows(tmp_path: Path) -> None:
+    """``{"dataset_data": {"column_names": [...], "data": [[...]]}}``: until session 53 refused
+    as rows without names."""
+    rows = [[f"2024-01-0{d}", 182.25, 182.26, 182.18, 182.21, 1120] for d in (3, 4, 5)]
+    answer = {
+        "dataset_data": {
+            "limit": None,
+            "column_names": ["Date", "Open", "High", "Low", "Close", "Volume"],
+            "start_date": "2024-01-03",
+            "frequency": "daily",
+            "data": rows,
+        }
+    }
+    path = tmp_path / "WIKI-AAPL.json"
+    path.write_text(json.dumps(answer))
+    df = read_bars(path, min_bars=1)
+    assert df["symbol"].to_list() == ["AAPL"] * 3
+    assert df.row(0)[2:] == (182.25, 182.26, 182.18, 182.21, 1120.0)

@@ -18,7 +18,8 @@ Read (``.json``, ``.jsonl``, ``.ndjson``):
   with none is passed over);
 * Twelve Data's ``{"meta": {"symbol", "exchange_timezone"}, "values": [...]}``: the symbol and
   the zone of its naive times from ``meta``;
-* pandas' ``orient="split"`` (``{"columns": [...], "data": [[...]]}``);
+* pandas' ``orient="split"`` (``{"columns": [...], "data": [[...]]}``), and Nasdaq Data
+  Link's ``{"dataset_data": {"column_names": [...], "data": [[...]]}}``;
 * a list of such answers, one a symbol: Tiingo's crypto prices, ``[{"ticker": "btcusd", ...,
   "priceData": [...]}, ...]``.
 
@@ -162,10 +163,10 @@ def _records(path: Path, data: object) -> list[dict[str, Any]]:
         return [r for answer in data for r in _records(path, answer)]
     if not isinstance(data, dict):
         return _named(path, data, "the file")
-    if _split(data):  # pandas' orient="split": the names beside the rows
-        return [dict(zip(data["columns"], row, strict=True)) for row in data["data"]]
     keys, levels = _holder(data)
     holder = levels[-1]
+    if (names := _split(holder)) is not None:  # the names beside the rows
+        return [dict(zip(names, row, strict=True)) for row in holder["data"]]
     # no list here: the objects below that hold one (two or more, or we would have gone down)
     lists = {k: v for k, v in holder.items() if _rows(v)} or {
         k: v for k, v in holder.items() if _holds(v)
@@ -250,14 +251,19 @@ def _where(keys: tuple[str, ...] | list[str]) -> str:
     return repr(keys[0]) + "".join(f"[{k!r}]" for k in keys[1:])
 
 
-def _split(data: dict[str, Any]) -> bool:
-    columns, rows = data.get("columns"), data.get("data")
-    return (
+def _split(data: dict[str, Any]) -> list[str] | None:
+    """The names of rows written beside them, pandas' ``orient="split"`` (``columns``) or Nasdaq
+    Data Link's ``dataset_data`` (``column_names``), or None."""
+    columns = data.get("columns", data.get("column_names"))
+    rows = data.get("data")
+    if (
         isinstance(columns, list)
         and all(isinstance(c, str) for c in columns)
         and isinstance(rows, list)
         and all(isinstance(r, list) and len(r) == len(columns) for r in rows)
-    )
+    ):
+        return columns
+    return None
 
 
 def _rows(value: object) -> bool:
