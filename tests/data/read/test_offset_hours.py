@@ -92,3 +92,32 @@ def test_rows_with_an_hours_offset_after_a_naive_first_row_are_named(tmp_path: P
         f"{path}: column 'time', row 1: timestamp '2024-01-03 10:31:00-05' has a UTC offset "
         "while the column's other timestamps do not: write them all one way"
     )
+
+
+def test_a_us_zones_abbreviation_after_the_time_places_each_row(tmp_path: Path) -> None:
+    """``2024-03-08 09:30:00 EST`` then ``2024-03-11 09:30:00 EDT`` across the change to summer
+    time: until session 53 an unparsable timestamp (``--ts-format '... EST'`` reads one of
+    them only)."""
+    path = tmp_path / "SPY.csv"
+    path.write_text(
+        "Date,Open,High,Low,Close,Volume\n"
+        "2024-03-08 09:30:00 EST,182.25,182.26,182.18,182.21,1120\n"
+        "2024-03-08 10:30:00 EST,182.21,182.32,182.17,182.28,1667\n"
+        "2024-03-11 09:30:00 EDT,182.25,182.28,182.23,182.24,1738\n"
+        "2024-03-11 10:30:00 EDT,182.24,182.32,182.22,182.28,1092\n"
+    )
+    df = read_bars(path, min_bars=1)
+    assert [t.strftime("%m-%d %H:%M") for t in df["ts"]] == [
+        "03-08 14:30", "03-08 15:30", "03-11 13:30", "03-11 14:30"
+    ]  # fmt: skip
+
+
+def test_china_standard_time_alone_is_no_us_zone(tmp_path: Path) -> None:
+    path = tmp_path / "BTCUSDT.csv"
+    path.write_text(
+        "Date,Open,High,Low,Close,Volume\n"
+        "2024-03-08 09:30:00 CST,182.25,182.26,182.18,182.21,1120\n"
+        "2024-03-08 10:30:00 CST,182.21,182.32,182.17,182.28,1667\n"
+    )
+    with pytest.raises(DataError, match=r"unparsable timestamp '2024-03-08 09:30:00 CST'"):
+        read_bars(path, min_bars=1)

@@ -115,6 +115,21 @@ _TRAILING_OFFSET = r"(\d:\d{2}(?::\d{2}(?:\.\d+)?)?)\s*(?:GMT|UTC)?\s*([+-])(\d{
 Each row's own offset is applied (a local clock's offset changes with daylight saving)."""
 
 
+US_ZONES = {"EST": -300, "EDT": -240, "CST": -360, "CDT": -300, "MST": -420, "MDT": -360,
+            "PST": -480, "PDT": -420}  # fmt: skip
+"""A US zone's abbreviation after a time (``2024-03-08 09:30:00 EST``, ``... EDT`` after the
+change): its offset in minutes east of UTC. ``CST`` is read so only beside ``CDT`` in the same
+column (alone it may be China's, +08:00)."""
+_US_ZONE = r"(\d)\s+([ECMP][SD]T)$"
+
+
+def _us_zones(head: pl.Series) -> bool:
+    """Whether ``head``'s times end in the abbreviations of :data:`US_ZONES` (``CST`` only
+    beside ``CDT``)."""
+    found = set(head.str.extract(_US_ZONE, 2).drop_nulls().to_list())
+    return bool(found) and ("CST" not in found or "CDT" in found)
+
+
 def _offset_minutes(text: pl.Expr) -> pl.Expr:
     """Each row's trailing offset (:data:`_TRAILING_OFFSET`) in minutes east of UTC; null
     where a row has none."""
@@ -423,6 +438,12 @@ def _text_times(
         inner = _text_times(lf, bare, tz="UTC", dayfirst=dayfirst, where=where)
         expr = inner.expr - pl.duration(minutes=_offset_minutes(text))
         return Times(expr, naive=False, format=f"{inner.format or 'ISO 8601'} with its UTC offset")
+    if sample is not None and re.search(_US_ZONE, sample) and _us_zones(head):
+        bare = text.str.replace(_US_ZONE, "${1}")
+        inner = _text_times(lf, bare, tz="UTC", dayfirst=dayfirst, where=where)
+        east = text.str.extract(_US_ZONE, 2).replace_strict(US_ZONES, default=None)
+        expr = inner.expr - pl.duration(minutes=east.cast(pl.Int64))
+        return Times(expr, naive=False, format=f"{inner.format or 'ISO 8601'} with its US zone")
     if sample is not None and _NUMBER.match(sample):
         if _looks_yyyymmdd(lf, text):
             return replace(formatted_expr(text, "yyyymmdd", tz), format="yyyymmdd")
