@@ -112,7 +112,9 @@ def test_a_us_zones_abbreviation_after_the_time_places_each_row(tmp_path: Path) 
     ]  # fmt: skip
 
 
-def test_china_standard_time_alone_is_no_us_zone(tmp_path: Path) -> None:
+def test_one_abbreviation_alone_is_not_guessed(tmp_path: Path) -> None:
+    """``CST`` alone may be China's, and ``EST`` alone is New York's clock all year to many
+    vendors: refused by row (``test_vendor_exports.py::test_a_zone_abbreviation_is_not_guessed``)."""
     path = tmp_path / "BTCUSDT.csv"
     path.write_text(
         "Date,Open,High,Low,Close,Volume\n"

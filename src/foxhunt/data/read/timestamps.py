@@ -118,16 +118,19 @@ Each row's own offset is applied (a local clock's offset changes with daylight s
 US_ZONES = {"EST": -300, "EDT": -240, "CST": -360, "CDT": -300, "MST": -420, "MDT": -360,
             "PST": -480, "PDT": -420}  # fmt: skip
 """A US zone's abbreviation after a time (``2024-03-08 09:30:00 EST``, ``... EDT`` after the
-change): its offset in minutes east of UTC. ``CST`` is read so only beside ``CDT`` in the same
-column (alone it may be China's, +08:00)."""
+change): its offset in minutes east of UTC, read so only where the column holds both of a
+zone's abbreviations (many vendors write ``EST`` all year for New York's clock, and ``CST``
+alone may be China's)."""
 _US_ZONE = r"(\d)\s+([ECMP][SD]T)$"
 
 
-def _us_zones(head: pl.Series) -> bool:
-    """Whether ``head``'s times end in the abbreviations of :data:`US_ZONES` (``CST`` only
-    beside ``CDT``)."""
-    found = set(head.str.extract(_US_ZONE, 2).drop_nulls().to_list())
-    return bool(found) and ("CST" not in found or "CDT" in found)
+def _us_zones(lf: pl.LazyFrame, text: pl.Expr) -> bool:
+    """Whether the column's times end in the abbreviations of :data:`US_ZONES`, both the
+    standard and the daylight one of a zone among them (``EST`` and ``EDT``)."""
+    found = set(
+        lf.select(text.str.extract(_US_ZONE, 2).unique()).collect().to_series().drop_nulls()
+    )
+    return found <= set(US_ZONES) and any({f"{z}ST", f"{z}DT"} <= found for z in "ECMP")
 
 
 def _offset_minutes(text: pl.Expr) -> pl.Expr:
@@ -438,7 +441,7 @@ def _text_times(
         inner = _text_times(lf, bare, tz="UTC", dayfirst=dayfirst, where=where)
         expr = inner.expr - pl.duration(minutes=_offset_minutes(text))
         return Times(expr, naive=False, format=f"{inner.format or 'ISO 8601'} with its UTC offset")
-    if sample is not None and re.search(_US_ZONE, sample) and _us_zones(head):
+    if sample is not None and re.search(_US_ZONE, sample) and _us_zones(lf, text):
         bare = text.str.replace(_US_ZONE, "${1}")
         inner = _text_times(lf, bare, tz="UTC", dayfirst=dayfirst, where=where)
         east = text.str.extract(_US_ZONE, 2).replace_strict(US_ZONES, default=None)
