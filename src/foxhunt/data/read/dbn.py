@@ -20,6 +20,26 @@ DBN_COLUMNS = ("ts_event", "symbol", "open", "high", "low", "close", "volume")
 """Columns of :func:`read_dbn`'s frame."""
 
 
+FIXED_POINT = 1e9
+"""Databento's price unit: 1e-9 (``4790000000000`` is 4790.0)."""
+
+
+def fixed_point_prices(lf: pl.LazyFrame, names: list[str], price: str) -> bool:
+    """Whether a CSV of Databento's layout (``rtype``, ``publisher_id`` beside the bars) holds
+    its prices as written without ``pretty_px``: integers in units of 1e-9 (``4790000000000``;
+    ``pretty_px`` writes ``4790.000000000``), over its first 64 values of ``price``: whole
+    numbers, some of them a million or more (a price of 0.001 or more)."""
+    if not {"rtype", "publisher_id"} <= {n.strip().lower() for n in names}:
+        return False
+    number = pl.col(price).cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
+    values = lf.select(number).head(64).collect().to_series().drop_nulls()
+    return (
+        values.len() > 0
+        and bool((values == values.round(0)).all())
+        and float(values.abs().max()) >= 1e6  # type: ignore[arg-type]
+    )
+
+
 def _raw_bytes(path: Path) -> bytes:
     if path.name.lower().endswith(".zst"):
         import pyarrow as pa  # zstd is in pyarrow, which polars' parquet path already needs

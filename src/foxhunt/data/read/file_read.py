@@ -37,6 +37,7 @@ from foxhunt.data.read.columns import (
     range_index,
     up_down_volume,
 )
+from foxhunt.data.read.dbn import FIXED_POINT, fixed_point_prices
 from foxhunt.data.read.files import table_kind
 from foxhunt.data.read.fractions import fraction_value, written_in_fractions
 from foxhunt.data.read.hours import hour_beside, hour_clock
@@ -465,6 +466,9 @@ def _normalise_as(
     others += [p for p in (parts or (spell.get("volume"),)) if p and schema[p] == pl.String]
     flags = written_in_fractions(texts, others, blank) if texts and opts.decimal is None else None
     fractions = flags[0] if flags else None  # 32nds or 8ths: every price, the columns together
+    fixed = "open" in spell and fixed_point_prices(lf, names, spell["open"])
+    if fixed:  # Databento's CSV without pretty_px: 4790000000000 is 4790.0
+        guesses.append("prices in Databento's fixed point (units of 1e-9) read as their value")
     sides: dict[str, pl.Expr] = {}  # a sparse quote's sides, carried forward
     for c in VALUE_COLUMNS:
         if c == "volume" and c in spell:  # an empty cell: not reported (read as 0, one warning)
@@ -473,6 +477,7 @@ def _normalise_as(
             value = value_expr(
                 path, spell[c], schema[spell[c]], comma, False, fractions, points=points
             )
+            value = value / FIXED_POINT if fixed else value
             if prints is not None and prints.sparse:  # MetaTrader 5: the side that changed
                 value = sides[spell[c]] = carried(value, lf, spell[c])
             exprs.append(value.alias(c))

@@ -1,5 +1,6 @@
-"""Spreads between contracts beside the outright contracts (Databento's parent symbology,
-``ZN.FUT``, lists ``ZNH4-ZNM4`` with ``ZNH4``): left out, with a warning."""
+"""Databento's CSV downloads: spreads between contracts beside the outright contracts (its
+parent symbology, ``ZN.FUT``, lists ``ZNH4-ZNM4`` with ``ZNH4``) left out with a warning, and
+prices in its fixed point (without ``pretty_px``) read as their value."""
 
 from __future__ import annotations
 
@@ -65,3 +66,25 @@ def test_a_file_of_spreads_alone_is_read_as_it_is(tmp_path: Path) -> None:
     )
     with pytest.raises(DataError, match="non-positive price open -0.25"):
         read_bars(path, min_bars=1)
+
+
+def test_databentos_fixed_point_prices_read_as_their_value(tmp_path: Path) -> None:
+    """A Databento CSV written without ``pretty_px``: prices in units of 1e-9 (ES at
+    4790000000000), until session 53 read as written (4.79e12, verdict valid)."""
+    fixed = tmp_path / "glbx-mdp3-20240107.ohlcv-1m.csv"
+    rows = "".join(
+        f"{(1704668400 + 60 * m) * 1_000_000_000},33,1,5002,4790000000000,4791000000000,"
+        f"4787250000000,4788000000000,{m + 1},ESH4\n"
+        for m in range(3)
+    )
+    fixed.write_text(_HEADER + rows)
+    df = read_bars(fixed, min_bars=1)
+    assert df.row(0)[2:] == (4790.0, 4791.0, 4787.25, 4788.0, 1.0)
+    pretty = tmp_path / "pretty" / fixed.name
+    pretty.parent.mkdir()
+    pretty.write_text(
+        _HEADER
+        + rows.replace("4790000000000", "4790.000000000").replace("4791000000000", "4791.0")
+        .replace("4787250000000", "4787.25").replace("4788000000000", "4788.0")
+    )  # fmt: skip
+    assert read_bars(pretty, min_bars=1).equals(df)
