@@ -57,3 +57,16 @@ def test_a_volume_written_not_available_is_unreported(tmp_path: Path) -> None:
     volumes = ["422,676", "#N/A N/A", "1,013,407", "null", "512", "-"]
     bars = read_bars(_marketwatch(tmp_path / "CL.csv", volumes), min_bars=1)
     assert bars["volume"].to_list()[::-1] == [422676, 0, 1013407, 0, 512, 0]
+
+
+def test_points_in_two_places_group_thousands_beside_decimal_points(tmp_path: Path) -> None:
+    """A B3 export with prices ``37.50`` and share counts ``30.120.000``: until session 53 the
+    count was refused as no number (read past before the counts were taken as the volume)."""
+    path = tmp_path / "PETR4.csv"
+    path.write_text(
+        "Ativo;Data;Abertura;Máximo;Mínimo;Fechamento;Quantidade\n"
+        "PETR4;03/01/2024;37.50;37.51;37.43;37.46;30.120.000\n"
+        "PETR4;04/01/2024;37.46;37.57;37.42;37.53;1.667.000\n"
+    )
+    df = read_bars(path, min_bars=1)
+    assert df.select("close", "volume").rows() == [(37.46, 30120000.0), (37.53, 1667000.0)]
