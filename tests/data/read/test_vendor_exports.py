@@ -1338,3 +1338,23 @@ def test_nasdaq_nordics_price_names(tmp_path: Path) -> None:
     df = read_bars(path, min_bars=1)
     assert df["ts"].dt.strftime("%Y-%m-%d").to_list() == ["2024-01-11", "2024-01-12"]
     assert df.row(1)[2:] == (37.32, 37.36, 37.29, 37.30, 30540000.0)
+
+
+@pytest.mark.parametrize(
+    ("header", "spell"),
+    [
+        ("日期,开盘,最高,最低,收盘,成交量", "%Y年%m月%d日"),
+        ("일자,시가,고가,저가,종가,거래량", "%Y년 %m월 %d일"),
+    ],
+)
+def test_east_asian_dates_spelt_with_their_characters(
+    tmp_path: Path, header: str, spell: str
+) -> None:
+    """``2024年01月03日`` (China, Japan), ``2024년 01월 03일`` (Korea): an unparsable timestamp
+    until session 53."""
+    days = [datetime(2024, 1, d) for d in (3, 4, 5)]
+    rows = "".join(f"{d.strftime(spell)},182.25,182.26,182.18,182.21,30120\n" for d in days)
+    path = tmp_path / "600519.csv"
+    path.write_text(header + "\n" + rows, encoding="utf-8")
+    df = read_bars(path, min_bars=1)
+    assert df["ts"].to_list() == [d.replace(tzinfo=UTC) for d in days]

@@ -121,3 +121,9 @@ def test_an_index_of_row_numbers_is_no_time(tmp_path: Path) -> None:
     path.write_text("index,Open,High,Low,Close\n0,1,2,0.5,1.5\n1,1,2,0.5,1.5\n2,1,2,0.5,1.5\n")
     with pytest.raises(DataError, match="missing column 'ts'"):
         read_bars(path)
+
+
+def test_a_first_line_of_data_is_named_but_pandas_numbered_names_are_not() -> None:
+    hint = not_bars_hint(["2024-01-03 10:30:00.291", "4780.25", "3"])
+    assert hint.startswith("; its first line looks like data (4780.25, 3), not names")
+    assert not_bars_hint(["0", "1", "2", "3", "4", "5"]) == ""  # a frame of lists' names

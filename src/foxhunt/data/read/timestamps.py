@@ -158,7 +158,9 @@ def _zone_suffix(sample: str) -> str | None:
 
 _MONTH_FIRST = ("%m/%d/%Y", "%m/%d/%y", "%m.%d.%Y", "%m.%d.%y", "%m-%d-%Y", "%m-%d-%y")
 _DAY_FIRST = ("%d/%m/%Y", "%d/%m/%y", "%d.%m.%Y", "%d.%m.%y", "%d-%m-%Y", "%d-%m-%y")
-_YEAR_FIRST = ("%Y.%m.%d", "%Y/%m/%d", "%Y%m%d", "%y%m%d")
+_YEAR_FIRST = ("%Y.%m.%d", "%Y/%m/%d", "%Y%m%d", "%y%m%d", "%Y年%m月%d日", "%Y년 %m월 %d일")
+"""Year first, the Chinese and Japanese ``2024年01月03日`` and the Korean ``2024년 01월 03일``
+too."""
 _SHORT_YEAR_FIRST = ("%y/%m/%d", "%y-%m-%d", "%y.%m.%d")
 """A two-digit year first (``24/01/03``: 3 January 2024, as Korean, Japanese, Chinese and
 Hungarian exports write it): a date that also reads year last (24 January 2003) is told by the

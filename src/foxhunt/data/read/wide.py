@@ -129,7 +129,9 @@ def not_bars_hint(names: list[str]) -> str:
         named = " and ".join(held) if len(held) < 3 else "bid, ask and mid"
         return f" ({named} bars: --columns {flags} reads the {side} side)"
     numbers = [n for n in names if re.fullmatch(r"\s*[+-]?\d+(\.\d*)?\s*", n)]
-    if len(numbers) >= 2:  # "2024-01-03 10:30:00.291, 4780.25, 3": the first line is data
+    # "2024-01-03 10:30:00.291, 4780.25, 3": the first line is data (pandas' names 0, 1, 2 of
+    # a frame of lists are no prices: one with a point is)
+    if len(numbers) >= 2 and any("." in n for n in numbers):
         return (
             f"; its first line looks like data ({', '.join(numbers[:2])}), not names: a file "
             "without a header needs one naming its columns (such as time,price,size), and "
