@@ -127,3 +127,14 @@ def test_a_first_line_of_data_is_named_but_pandas_numbered_names_are_not() -> No
     hint = not_bars_hint(["2024-01-03 10:30:00.291", "4780.25", "3"])
     assert hint.startswith("; its first line looks like data (4780.25, 3), not names")
     assert not_bars_hint(["0", "1", "2", "3", "4", "5"]) == ""  # a frame of lists' names
+
+
+@pytest.mark.parametrize("bare", ["Open", "High", "Low", "Close"])
+def test_any_bare_price_name_keeps_the_prefixed_names_unread(bare: str) -> None:
+    names = ["Date", "ES.Open", "ES.High", "ES.Low", "ES.Close", bare.upper()]
+    assert ticker_prefix(names) is None
+
+
+def test_the_first_lines_hint_shows_two_of_its_numbers() -> None:
+    hint = not_bars_hint(["1704535200", "42500.50000", "0.38000000"])
+    assert hint.startswith("; its first line looks like data (1704535200, 42500.50000), not")
