@@ -525,3 +525,25 @@ def test_a_metatrader_file_with_both_sides_on_every_row_is_plain_quotes(tmp_path
     loaded = load_bars(path, options=ReadOptions(bar_minutes=1))
     assert loaded.frame.select(PRICES).row(0) == pytest.approx((1.0001, 1.0002, 1.0001, 1.0002))
     assert not any("side of the quote that changed" in g for g in loaded.guesses[0])
+
+
+def test_a_metatrader_tick_that_is_no_number_is_named_not_carried(tmp_path: Path) -> None:
+    path = _mt5_ticks(
+        tmp_path / "EURUSD_ticks.csv",
+        [
+            ("15:30:00.291", "1.0000", "1.0002", 6),
+            ("15:30:09.064", "abc", "", 2),  # a damaged bid: named, never the bid before it
+            ("15:30:18.874", "0.9996", "", 2),
+        ],
+    )
+    with pytest.raises(DataError, match=r"column '<BID>', row 1 .*'abc'"):
+        read_bars(path, options=ReadOptions(bar_minutes=1))
+
+
+def test_a_metatrader_files_empty_last_is_listed_with_the_columns_read_past(tmp_path: Path) -> None:
+    path = _mt5_ticks(
+        tmp_path / "EURUSD_ticks.csv",
+        [("15:30:00.291", "1.0000", "1.0002", 6), ("15:30:09.064", "", "1.0004", 4)],
+    )
+    loaded = load_bars(path, options=ReadOptions(bar_minutes=1))
+    assert set(loaded.extra[0]) == {"<LAST>", "<VOLUME>", "<FLAGS>"}
