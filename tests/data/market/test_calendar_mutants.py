@@ -518,8 +518,9 @@ def test_a_modal_gap_holding_half_the_gaps_or_dividing_the_others_stays() -> Non
     assert infer_interval(_spaced([5] * 4 + [10] * 3 + [15] * 3)) == FIVE
     # a stray print off the grid, under 5 % of the gaps, divides nothing
     assert infer_interval(_spaced([5] * 10 + [10] * 9 + [15] * 9 + [2] * 1)) == FIVE
-    # monthly bars (28-31 days, 31 under half): months, not a day
+    # half the gaps exactly: the modal gap stays (the others are no multiple of it)
+    assert infer_interval(_spaced([60, 60, 60, 45, 45, 15])) == HOUR
+    # monthly bars, 1 February .. 1 July (29-31 days, 30 the smaller of two modes, under half):
+    # months, not the day that divides them
     days = timedelta(days=1)
-    assert (
-        infer_interval(_spaced([31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], days)) == 31 * days
-    )
+    assert infer_interval(_spaced([29, 31, 30, 31, 30], days)) == 30 * days
