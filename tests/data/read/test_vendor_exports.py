@@ -1358,3 +1358,18 @@ def test_east_asian_dates_spelt_with_their_characters(
     path.write_text(header + "\n" + rows, encoding="utf-8")
     df = read_bars(path, min_bars=1)
     assert df["ts"].to_list() == [d.replace(tzinfo=UTC) for d in days]
+
+
+def test_a_time_column_in_digits_is_padded_by_its_widest_value(tmp_path: Path) -> None:
+    """Forex Tester's ``<TIME>`` after a save in Excel: ``0, 100, 200 ... 10000, 10100``, HHMMSS
+    without its zeros. Each value was padded alone, ``100`` to 01:00 beside ``10100`` (01:01:00):
+    refused as an unparsable or duplicate time until session 53."""
+    clocks = ["0", "100", "5900", "10000", "10100", "235900"]
+    rows = "".join(f"EURUSD,20240103,{c},1.0945,1.0946,1.0944,1.0945,170\n" for c in clocks)
+    path = _write(
+        tmp_path,
+        "EURUSD.txt",
+        "<TICKER>,<DTYYYYMMDD>,<TIME>,<OPEN>,<HIGH>,<LOW>,<CLOSE>,<VOL>\n" + rows,
+    )
+    got = read_bars(path, min_bars=1)["ts"].dt.strftime("%H:%M:%S").to_list()
+    assert got == ["00:00:00", "00:01:00", "00:59:00", "01:00:00", "01:01:00", "23:59:00"]

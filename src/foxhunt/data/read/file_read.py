@@ -202,12 +202,15 @@ def _times(
             clock, minute = hour_clock(clock, cols)
             spelled += f"+{minute}" if minute else ""
         # a clock written as digits (``5``, ``930``, ``93000``: HHMM or HHMMSS unpadded) padded to
-        # HHMM / HHMMSS, as "%H%M" and "%H%M%S" read it
+        # HHMM / HHMMSS, as "%H%M" and "%H%M%S" read it: HHMMSS where any of the column has five
+        # or six digits (Forex Tester's 0, 100, 200 ... 10000 are seconds from midnight on)
+        digits = clock.str.contains(r"^\d{1,6}$")
+        seconds = pl.when(digits).then(clock.str.len_chars()).otherwise(0).max() >= 5
         clock = (
-            pl.when(clock.str.contains(r"^\d{1,3}$"))
-            .then(clock.str.zfill(4))
-            .when(clock.str.contains(r"^\d{5}$"))
+            pl.when(digits & seconds)
             .then(clock.str.zfill(6))
+            .when(digits)
+            .then(clock.str.zfill(4))
             .otherwise(clock)
         )
         # a date stored as a midnight (Excel's date cells, pandas' parse_dates): its day only
