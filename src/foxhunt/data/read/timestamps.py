@@ -463,6 +463,9 @@ def _text_times(
     if sample is None:
         return Times(text.str.to_datetime(time_unit="us", time_zone="UTC", strict=False), False)
     if _OFFSET.search(sample) and _ISO.match(sample):
+        if _local_midnights(lf, text):  # yfinance's daily bars of Tokyo: 00:00+09:00 a day's
+            day = text.str.slice(0, 10).str.to_date("%Y-%m-%d", strict=False)
+            return Times(local_to_utc(day.cast(pl.Datetime("us")), tz), False, "dates")
         return Times(text.str.to_datetime(time_unit="us", time_zone="UTC", strict=False), False)
     dated_only = not re.search(r"\d[ T]\d", sample)
     found = None if _ISO.match(sample) else _text_formats(lf, text, sample, dayfirst, where)
@@ -473,6 +476,20 @@ def _text_times(
     else:
         parsed, fmt, other = found
     return Times(local_to_utc(parsed, tz), naive=not dated_only, format=fmt, other=other)
+
+
+_MIDNIGHT = r"^\d{4}-\d{2}-\d{2}[ T]00:00(:00(\.0+)?)?\+(0[0-9]|1[0-4]):?\d{2}$"
+
+
+def _local_midnights(lf: pl.LazyFrame, text: pl.Expr) -> bool:
+    """Every time a midnight east of UTC with its offset (``2024-01-03 00:00:00+09:00``):
+    daily bars labelled by their market's date, which read as instants fall on the day before
+    (a Tokyo, Sydney or Frankfurt stock's bars a day early until session 53; west of UTC the
+    instant keeps the date, and is kept)."""
+    if lf.select(text.str.contains(r"\+00:?00$").any()).collect().item():
+        return False
+    matched = lf.select(text.str.contains(_MIDNIGHT).all()).collect().item()
+    return bool(matched)
 
 
 def _zoned_for_polars(sample: str) -> bool:
@@ -522,6 +539,9 @@ def timestamp_expr(
     if isinstance(dtype, pl.Datetime):
         if dtype.time_zone is None:
             return Times(local_to_utc(c, tz).dt.cast_time_unit("us"), True)
+        east = c.dt.date() != c.dt.convert_time_zone("UTC").dt.date()
+        if lf.select(((c.dt.time() == pl.time(0)) & east).all()).collect().item():  # dates
+            return Times(local_to_utc(c.dt.date().cast(pl.Datetime("us")), tz), False, "dates")
         return Times(c.dt.convert_time_zone("UTC").dt.cast_time_unit("us"), False)
     if dtype == pl.Date:  # a day's label: local midnight in tz, as text dates are read
         return Times(local_to_utc(c.cast(pl.Datetime("us")), tz), False)
