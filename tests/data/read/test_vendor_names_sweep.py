@@ -190,3 +190,19 @@ def test_a_download_period_beside_the_interval_is_no_claim(
     name: str, interval: timedelta | None
 ) -> None:
     assert guess_from_name(Path(name)).interval == interval
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol"),
+    [  # until session 53 BTC and ETH, the CME futures (cme_crypto's weekdays)
+        ("BTC-GBP.csv", "BTCGBP"),
+        ("BTC_KRW.csv", "BTCKRW"),
+        ("BTC_JPY_bitflyer_1m.csv", "BTCJPY"),
+        ("ETH-JPY.csv", "ETHJPY"),
+        ("BTC-TRY.csv", "BTCTRY"),
+    ],
+)
+def test_a_crypto_asset_quoted_in_an_exchanges_currency_is_a_pair(name: str, symbol: str) -> None:
+    guess = guess_from_name(Path(name))
+    assert guess.symbol == symbol
+    assert calendar_of(guess.symbol, None) == "24x7"

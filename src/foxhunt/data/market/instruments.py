@@ -84,7 +84,11 @@ CRYPTO = frozenset(
     "FIL APT ARB OP SHIB TON NEAR SUI PEPE".split()
 )
 """Crypto asset codes recognised as the base of a pair or perpetual."""
-CRYPTO_QUOTES = ("USDT", "USDC", "BUSD", "FDUSD", "USD", "EUR", "BTC", "ETH")
+CRYPTO_QUOTES = ("USDT", "USDC", "BUSD", "FDUSD", "USD", "EUR", "GBP", "JPY", "KRW", "AUD",
+                 "CAD", "CHF", "TRY", "BRL", "BTC", "ETH")  # fmt: skip
+"""What a crypto asset is quoted in: stablecoins, the currencies of the exchanges that list it
+(Coinbase's GBP, bitFlyer's JPY, Upbit's KRW, BtcTurk's TRY...; until session 53 ``BTC-GBP``
+and ``BTC_JPY`` were the CME future ``BTC``), and other crypto assets."""
 _PERP = re.compile(
     r"^([A-Z0-9]+?)[-_/.]?(?:(USDT|USDC|USD)[-_/.]?)?(?:PERPETUAL|PERP|SWAP|P)$"
 )  # Deribit's BTC-PERPETUAL, FTX's BTC-PERP, OKX's BTC-USDT-SWAP, dYdX's BTC-USD-P
