@@ -42,3 +42,21 @@ def test_a_duplicate_within_one_file_names_no_other_file(tmp_path: Path) -> None
     with pytest.raises(DataError) as refused:
         read_bars(path, min_bars=1)
     assert str(refused.value).endswith(f"duplicate bar for symbol 'ES' (same time as {path} row 9)")
+
+
+def test_files_of_two_intervals_overlapping_are_named_with_their_intervals(tmp_path: Path) -> None:
+    """Kraken's OHLCVT download, ``XBTUSD_1.csv`` and ``XBTUSD_60.csv`` (headerless epoch
+    seconds): until session 53 blamed on a future's roll or a copy."""
+    folder = tmp_path / "kraken"
+    folder.mkdir()
+    t0 = 1704499200
+    minutes = "".join(f"{t0 + 60 * m},43950.1,43960,43940,43955,1.5,12\n" for m in range(90))
+    hours = "".join(f"{t0 + 3600 * h},43950.1,43990,43900,43955,90,700\n" for h in range(3))
+    (folder / "XBTUSD_1.csv").write_text(minutes)
+    (folder / "XBTUSD_60.csv").write_text(hours)
+    with pytest.raises(DataError) as refused:
+        read_bars(folder, min_bars=1)
+    assert str(refused.value).endswith(
+        "the files XBTUSD_1.csv (1min bars) and XBTUSD_60.csv (1h) both hold bars of 'XBTUSD': "
+        "bars of two intervals; read each interval apart (a folder or a glob per interval)"
+    )

@@ -78,10 +78,19 @@ def symbol_column_hint(path: Path, extra: tuple[str, ...], rows: tuple[int, int]
     return ""
 
 
-def two_files_hint(first: Path, this: Path, symbol: object) -> str:
+def two_files_hint(
+    first: Path, this: Path, symbol: object, intervals: tuple[str, str] | None = None
+) -> str:
     """A duplicate bar whose first came from another file: the two files overlap (one future's
     contracts around a roll, ``ES 03-24.Last.txt`` beside ``ES 06-24.Last.txt``, or a file and
-    its copy), and the ways out."""
+    its copy), and the ways out; or, where the files' ``intervals`` differ (Kraken's
+    ``XBTUSD_1.csv`` beside ``XBTUSD_60.csv``), bars of two intervals."""
+    if intervals is not None and intervals[0] != intervals[1]:
+        return (
+            f": the files {first.name} ({intervals[0]} bars) and {this.name} ({intervals[1]}) "
+            f"both hold bars of {symbol!r}: bars of two intervals; read each interval apart "
+            "(a folder or a glob per interval)"
+        )
     return (
         f": the files {first.name} and {this.name} both hold bars of {symbol!r} at this time "
         "(a future's contracts around a roll, or a file and its copy?): one series is read "

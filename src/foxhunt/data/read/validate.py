@@ -416,7 +416,10 @@ class _Validator:
         first, this = int(str(hit["__pf"])), int(str(hit[_FILE]))
         if first == this:
             return ""
-        return two_files_hint(self.loaded.files[first], self.loaded.files[this], hit["symbol"])
+        files = self.loaded.files
+        gaps = [_interval_of(self.loaded.frame, f, hit["symbol"]) for f in (first, this)]
+        intervals = (gaps[0], gaps[1]) if None not in gaps else None
+        return two_files_hint(files[first], files[this], hit["symbol"], intervals)  # type: ignore[arg-type]
 
     def enough_bars(
         self, df: pl.DataFrame, min_bars: int | None, reason: str, drop_short: bool
@@ -562,3 +565,16 @@ def validate_bars(
     extra = [CONTRACT_COLUMN] if CONTRACT_COLUMN in df.columns else []
     kept = [c for c in df.columns if c not in (*BAR_COLUMNS, *extra, _FILE, _ROW)]
     return df.select(*BAR_COLUMNS, *extra, *kept)  # kept: load_bars(keep=...), checked there
+
+
+def _interval_of(frame: pl.DataFrame, file: int, symbol: object) -> str | None:
+    """The bar interval of one file's bars of ``symbol`` (``1min``), or None (under two times)."""
+    from foxhunt.data.market.calendar import infer_interval
+    from foxhunt.data.read.time_axis import interval_text
+
+    mine = (pl.col(_FILE) == file) & (pl.col("symbol") == symbol)
+    times = frame.filter(mine)["ts"].drop_nulls().unique().sort()
+    try:
+        return interval_text(infer_interval(times))
+    except ValueError:
+        return None
