@@ -206,3 +206,19 @@ def test_a_crypto_asset_quoted_in_an_exchanges_currency_is_a_pair(name: str, sym
     guess = guess_from_name(Path(name))
     assert guess.symbol == symbol
     assert calendar_of(guess.symbol, None) == "24x7"
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol", "interval"),
+    [
+        ("EURUSDm1.csv", "EURUSD", timedelta(minutes=1)),  # Exness's suffix: was EURUSDM1, 24x7
+        ("intraday_extended_5min_AAPL.csv", "AAPL", timedelta(minutes=5)),  # was INTRADAY
+        ("history_AAPL.csv", "AAPL", None),
+        ("ES_historical.csv", "ES", None),
+    ],
+)
+def test_more_words_of_a_name_that_say_nothing_of_the_symbol(
+    name: str, symbol: str, interval: timedelta | None
+) -> None:
+    guess = guess_from_name(Path(name))
+    assert (guess.symbol, guess.interval) == (symbol, interval)

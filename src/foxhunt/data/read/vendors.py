@@ -214,10 +214,13 @@ _COUNT_UNIT = re.compile(
     r"^(\d+)(s|sec|secs|second|seconds|m|min|mins|minute|minutes|h|hr|hour|hours|d|day|days)$"
 )
 _MT_CODE = re.compile(r"^([mhd])(\d+)$")
-_MT4_HISTORY = re.compile(r"^([A-Za-z]{3})([A-Za-z]{3})(1|5|15|30|60|240|1440|10080|43200)$")
-"""MetaTrader 4's History Center export: the pair, then the period in minutes (``EURUSD1``,
-``XAUUSD60``); read as a symbol ``EURUSD1`` the bars were an unknown instrument on a 24x7
-calendar, their broker clock never checked."""
+_MT4_HISTORY = re.compile(
+    r"^([A-Za-z]{3})([A-Za-z]{3})(?:[a-z])?(1|5|15|30|60|240|1440|10080|43200)$"
+)
+"""MetaTrader 4's History Center export: the pair, a broker's one-letter suffix perhaps
+(Exness's ``EURUSDm``), then the period in minutes (``EURUSD1``, ``XAUUSD60``, ``EURUSDm1``);
+read as a symbol ``EURUSD1`` the bars were an unknown instrument on a 24x7 calendar, their
+broker clock never checked (``EURUSDm1`` until session 53)."""
 _WORDS = {"daily": timedelta(days=1), "hourly": timedelta(hours=1), "minute": timedelta(minutes=1)}
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -301,7 +304,7 @@ _GENERIC_FOLDERS = frozenset(
 
 _NAMELESS_WORDS = frozenset(
     "part chunk file batch data bars ohlc ohlcv candles klines export download prices output "
-    "snappy gz quote quotes equity".split()
+    "snappy gz quote quotes equity intraday extended history historical".split()
 )
 """Words of file names that say nothing of the symbol: a dataset's parts (Spark's
 ``part-00000-<uuid>-c000.snappy``), a download's generic name (``data.csv``, ``chunk_001``,
