@@ -168,3 +168,17 @@ def test_gzipped_text_and_tab_files_are_read(tmp_path: Path, name: str, text: st
     bars = read_bars(path, min_bars=1)
     assert bars.height == 4
     assert bars["symbol"][0] == name.removesuffix(".txt.gz").removesuffix(".tsv.gz")
+
+
+def test_binances_premium_index_klines_are_refused_as_no_prices(tmp_path: Path) -> None:
+    """``premiumIndexKlines/BTCUSDT-1m-2024-01-06.csv``: the name of a price file, a premium
+    near 0 in it; read as BTCUSDT at 0.00012 until session 53."""
+    folder = tmp_path / "premiumIndexKlines"
+    folder.mkdir()
+    path = folder / "BTCUSDT-1m-2024-01-06.csv"
+    path.write_text(
+        "open_time,open,high,low,close,volume,close_time\n"
+        "1704499200000,0.00012,0.000121,0.000113,0.000116,0,1704499259999\n"
+    )
+    with pytest.raises(DataError, match=r"premium index klines .*, not prices \(the folder "):
+        resolve_table_paths(path)

@@ -183,6 +183,24 @@ def _zip_members(archive: Path) -> list[Path]:
     return [archive / n for n in sorted(chosen)]
 
 
+_NO_PRICES = {
+    "premiumindexklines": "Binance's premium index klines (a future's premium over its index, near 0)"
+}
+"""Folders whose files hold bars of something that is no price, under a price file's name
+(Binance's ``premiumIndexKlines/BTCUSDT-1m-2024-01-06.csv``: BTCUSDT at 0.00012 until session
+53)."""
+
+
+def _refuse_no_prices(files: list[Path]) -> None:
+    for f in files:
+        hit = next((_NO_PRICES[p.lower()] for p in f.parts if p.lower() in _NO_PRICES), None)
+        if hit is not None:
+            raise DataError(
+                f"{f}: {hit}, not prices (the folder {f.parent.name!r}); read the klines "
+                "of its prices instead"
+            )
+
+
 def _expand(files: list[Path]) -> list[Path]:
     """Zip archives replaced by their members; ``.txt`` files dropped when other tables are
     there (notes beside the bars), kept when they are all there is (Quantiacs' folders); JSON
@@ -196,6 +214,7 @@ def _expand(files: list[Path]) -> list[Path]:
             ", ".join(str(f) for f in unread[:5]) + (", ..." if len(unread) > 5 else ""),
         )
     files = tables or files
+    _refuse_no_prices(files)
     out: list[Path] = []
     for f in files:
         out += _zip_members(f) if table_kind(f) == "zip" else [f]
