@@ -232,3 +232,22 @@ def test_bars_built_from_quotes_count_their_prints_with_no_volume_warning(
     r = _json(capsys)
     assert r["verdict"] == "valid", r["warnings"]
     assert not any("no volume read" in w for w in r["warnings"])
+
+
+def test_a_local_time_column_without_its_offset_makes_the_verdict_suspicious(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Dukascopy's ``Local time`` written without its ``GMT+0200``: read as UTC with verdict
+    valid until session 53, hours off."""
+    rows = "".join(f"2024-01-03 16:{m:02d}:00,1.0945,1.0946,1.0944,1.0945,5\n" for m in range(30))
+    path = tmp_path / "EURUSD.csv"
+    path.write_text("Local time,Open,High,Low,Close,Volume\n" + rows)
+    assert main(["data", "inspect", str(path), "--json"]) == 0
+    r = _json(capsys)
+    assert r["verdict"] == "suspicious"
+    assert r["warnings"] == [
+        f"{path}: column 'Local time' holds local times without their offset: read as UTC; "
+        "--tz ZONE names their clock"
+    ]
+    assert main(["data", "inspect", str(path), "--tz", "Europe/Zurich", "--json"]) == 0
+    assert _json(capsys)["verdict"] == "valid"

@@ -559,6 +559,11 @@ def _normalise_as(
             log.warning(
                 "naive timestamps in %s taken as UTC; pass --tz ZONE if they are local", path
             )
+            if "local" in canonical_name(spell["ts"]):  # Dukascopy's "Local time" without offset
+                doubts.append(
+                    f"{path}: column '{spell['ts']}' holds local times without their offset: "
+                    "read as UTC; --tz ZONE names their clock"
+                )
     if times.naive:
         log.debug("naive timestamps in %s read as %s", path, zone)
     for g in guesses:
