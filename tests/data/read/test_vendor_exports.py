@@ -1373,3 +1373,24 @@ def test_a_time_column_in_digits_is_padded_by_its_widest_value(tmp_path: Path) -
     )
     got = read_bars(path, min_bars=1)["ts"].dt.strftime("%H:%M:%S").to_list()
     assert got == ["00:00:00", "00:01:00", "00:59:00", "01:00:00", "01:01:00", "23:59:00"]
+
+
+def test_upbits_candles(tmp_path: Path) -> None:
+    """Upbit's minute candles, newest first, its market first in the name (``KRW-BTC``):
+    until session 53 refused, blamed on several symbols side by side (opening, trade), and its
+    ``timestamp`` (the last trade's time) would have been the bar's."""
+    header = (
+        "market,candle_date_time_utc,candle_date_time_kst,opening_price,high_price,low_price,"
+        "trade_price,timestamp,candle_acc_trade_price,candle_acc_trade_volume,unit\n"
+    )
+    rows = "".join(
+        f"KRW-BTC,2024-01-06T00:0{m}:00,2024-01-06T09:0{m}:00,57999000.0,58003000.0,57995000.0,"
+        f"57998000.0,{1704499239123 + 60000 * m},50574256000.0,87.2,1\n"
+        for m in (2, 1, 0)
+    )
+    path = tmp_path / "upbit_KRW-BTC_1m.csv"
+    path.write_text(header + rows)
+    df = read_bars(path, min_bars=1)
+    assert df["symbol"].unique().to_list() == ["BTCKRW"]
+    assert df["ts"].to_list() == [datetime(2024, 1, 6, 0, m, tzinfo=UTC) for m in range(3)]
+    assert df.row(0)[2:] == (57999000.0, 58003000.0, 57995000.0, 57998000.0, 87.2)

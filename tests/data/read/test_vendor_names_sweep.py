@@ -222,3 +222,17 @@ def test_more_words_of_a_name_that_say_nothing_of_the_symbol(
 ) -> None:
     guess = guess_from_name(Path(name))
     assert (guess.symbol, guess.interval) == (symbol, interval)
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol"),
+    [
+        ("gate_BTC_USDT_1m.csv", "BTCUSDT"),  # was GATE, a stock
+        ("bybit_BTCUSDT_1m.csv", "BTCUSDT"),
+        ("KRW-BTC.csv", "BTCKRW"),  # Upbit's and Bithumb's market first (was KRW)
+        ("USDT-ETH.csv", "ETHUSDT"),
+        ("ETH-BTC.csv", "ETHBTC"),  # a pair as written stays
+    ],
+)
+def test_an_exchanges_prefix_and_its_market_first_pairs(name: str, symbol: str) -> None:
+    assert guess_from_name(Path(name)).symbol == symbol

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import polars as pl
 
 TS_NAMES = (
+    "candle_date_time_utc",  # Upbit's candles: its "timestamp" is the last trade's time
     "ts",
     "ts_event",
     "timeopen",  # CoinMarketCap: its "timestamp" is the close (23:59:59.999), timeOpen the bar's
@@ -77,7 +78,7 @@ TICK_VOLUME = ("tickvol", "tick_volume", "tick volume", "tickqty")
 """Tick volume (MetaTrader's ``<TICKVOL>``, FXCM's ``TickQty``): the volume where no other is, or where the chosen
 volume column is 0 on every bar (``file_read``)."""
 ALIASES = {
-    "open": ("open", "o", "px_open", "price_open", "open_price", "opening price"),
+    "open": ("open", "o", "px_open", "price_open", "open_price", "opening price", "opening_price"),
     "high": ("high", "h", "px_high", "price_high", "high_price", "high price"),
     "low": ("low", "l", "px_low", "price_low", "low_price", "low price"),
     "close": (
@@ -94,6 +95,7 @@ ALIASES = {
         "price_close",
         "close_price",
         "closing price",  # Nasdaq Nordic's "Opening price;High price;Low price;Closing price"
+        "trade_price",  # Upbit's candles: opening_price, high_price, low_price, trade_price
     ),
     "volume": (
         "volume",
@@ -124,6 +126,7 @@ ALIASES = {
         "estimated volume",
         "real volume",  # MetaTrader's real volume beside its tick volume
         "base volume",  # an exchange's volume in the base currency
+        "candle_acc_trade_volume",  # Upbit's (its candle_acc_trade_price is in KRW)
         *TICK_VOLUME,
     ),
 }

@@ -146,7 +146,8 @@ TradingView's ``CME_MINI_ES`` not ``MINI``, ``CME_Group`` the exchange's own sto
 _OTHER_VENUES = frozenset(
     {"NYSE", "NASDAQ", "AMEX", "ARCA", "BATS", "CBOE", "LSE", "XETRA", "SGX", "HKEX", "ASX",
      "NSE", "BSE", "BINANCE", "COINBASE", "KRAKEN", "BITSTAMP", "BITFINEX", "OANDA", "FXCM",
-     "WIKI", "EOD"}
+     "WIKI", "EOD", "GATE", "GATEIO", "OKX", "BYBIT", "KUCOIN", "HUOBI", "HTX", "MEXC", "GEMINI",
+     "BITFLYER", "UPBIT", "BITHUMB", "DERIBIT", "BITMEX", "KAIKO", "CRYPTOCOM", "BITGET"}
 )  # fmt: skip
 """Stock and crypto exchanges, FX brokers and Quandl's ``WIKI`` and ``EOD`` data sets."""
 _CHRIS_ROOTS = {("ICE", "B"): "BRN"}
@@ -489,6 +490,8 @@ def guess_from_name(path: Path) -> NameGuess:
         return NameGuess(base + quote, "MetaTrader 4's file name (pair and minutes)", None, minutes)
     pair = _PAIR.match(stem)
     base, quote = (pair.group(1).upper(), pair.group(2).upper()) if pair else ("", "")
+    if pair and quote in CRYPTO and base in CRYPTO_QUOTES and not _is_pair(base, quote):
+        base, quote = quote, base  # Upbit's and Bithumb's market first, KRW-BTC: BTCKRW
     # a pair, or a CFD quoted like one (Oanda's XAU_USD, BCO_USD: were XAU, BCO, stocks)
     if pair and (
         not (_is_pair(base, quote) or (base in CFD_BASES and quote in FIAT))
