@@ -138,3 +138,8 @@ def test_any_bare_price_name_keeps_the_prefixed_names_unread(bare: str) -> None:
 def test_the_first_lines_hint_shows_two_of_its_numbers() -> None:
     hint = not_bars_hint(["1704535200", "42500.50000", "0.38000000"])
     assert hint.startswith("; its first line looks like data (1704535200, 42500.50000), not")
+
+
+def test_a_ticker_that_starts_with_x_keeps_its_letters() -> None:
+    names = ["Index", "XOM.Open", "XOM.High", "XOM.Low", "XOM.Close"]
+    assert ticker_prefix(names)[1] == "XOM"  # type: ignore[index]
