@@ -1394,3 +1394,27 @@ def test_upbits_candles(tmp_path: Path) -> None:
     assert df["symbol"].unique().to_list() == ["BTCKRW"]
     assert df["ts"].to_list() == [datetime(2024, 1, 6, 0, m, tzinfo=UTC) for m in range(3)]
     assert df.row(0)[2:] == (57999000.0, 58003000.0, 57995000.0, 57998000.0, 87.2)
+
+
+def test_igs_prices_name_their_sides_and_read_with_the_flag(tmp_path: Path) -> None:
+    """IG's REST prices saved flat (``openPrice.bid`` ... ``snapshotTimeUTC``, the epic as the
+    name): until session 53 a bare "missing 'open'", no time column known, the symbol ``CS``."""
+    header = (
+        "snapshotTime,snapshotTimeUTC,openPrice.bid,openPrice.ask,openPrice.lastTraded,"
+        "closePrice.bid,closePrice.ask,closePrice.lastTraded,highPrice.bid,highPrice.ask,"
+        "highPrice.lastTraded,lowPrice.bid,lowPrice.ask,lowPrice.lastTraded,lastTradedVolume\n"
+    )
+    rows = "".join(
+        f"2024/06/03 15:3{m}:00,2024-06-03T14:3{m}:00,10845.0,10845.8,,10844.6,10845.4,,"
+        f"10845.1,10845.9,,10844.3,10845.1,,{170 + m}\n"
+        for m in range(3)
+    )
+    path = tmp_path / "CS.D.EURUSD.MINI.IP_1min.csv"
+    path.write_text(header + rows)
+    with pytest.raises(DataError, match=r"\(bid and ask bars: --columns open=openPrice.bid,"):
+        read_bars(path, min_bars=1)
+    bid = ("open=openPrice.bid", "high=highPrice.bid", "low=lowPrice.bid", "close=closePrice.bid")
+    df = read_bars(path, min_bars=1, options=ReadOptions(columns=bid))
+    assert df["symbol"].unique().to_list() == ["EURUSD"]
+    assert df["ts"][0] == datetime(2024, 6, 3, 14, 30, tzinfo=UTC)
+    assert df.row(0)[2:] == (10845.0, 10845.1, 10844.3, 10844.6, 170.0)

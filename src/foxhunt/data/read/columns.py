@@ -42,6 +42,7 @@ import polars as pl
 
 TS_NAMES = (
     "candle_date_time_utc",  # Upbit's candles: its "timestamp" is the last trade's time
+    "snapshottimeutc",  # IG's prices (its snapshotTime is London's clock)
     "ts",
     "ts_event",
     "timeopen",  # CoinMarketCap: its "timestamp" is the close (23:59:59.999), timeOpen the bar's
@@ -127,6 +128,7 @@ ALIASES = {
         "real volume",  # MetaTrader's real volume beside its tick volume
         "base volume",  # an exchange's volume in the base currency
         "candle_acc_trade_volume",  # Upbit's (its candle_acc_trade_price is in KRW)
+        "lasttradedvolume",  # IG's
         *TICK_VOLUME,
     ),
 }

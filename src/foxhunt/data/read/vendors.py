@@ -333,6 +333,8 @@ _PARTITION = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.+)$")
 _SYMBOL_KEYS = ("symbol", "ticker", "instrument", "sym")
 
 
+_IG_EPIC = re.compile(r"^CS\.D\.([A-Z]{6})\.[A-Z]+\.IP$")
+"""IG's epic of a currency pair, ``CS.D.EURUSD.MINI.IP``: the pair (was ``CS``)."""
 _TONGDAXIN = re.compile(r"^(SH|SZ|BJ)#(\d{6})$", re.IGNORECASE)
 """Tongdaxin's export, ``SH#600519.txt``: the market, then the code (``600519.SH``; was ``SH``)."""
 
@@ -447,6 +449,8 @@ def guess_from_name(path: Path) -> NameGuess:
         return NameGuess(marketwatch.group(1).upper(), "MarketWatch's file name")
     if (cqg := cqg_symbol(re.split(r"[_ ]", bare)[0])) is not None:  # F.US.EPH14[_5min].csv
         return NameGuess(cqg, "CQG's file name", None, _interval(stem))
+    if (epic := _IG_EPIC.match(stem.split("_")[0])) is not None:
+        return NameGuess(epic.group(1), "IG's epic", None, _interval(stem))
     if (tdx := _TONGDAXIN.match(stem)) is not None:
         return NameGuess(f"{tdx.group(2)}.{tdx.group(1).upper()}", "Tongdaxin's file name")
     if (numeric := _numeric_ticker(stem)) is not None:

@@ -100,6 +100,7 @@ def check_duplicated(path: Path, names: list[str], cols: ColumnMap) -> None:
 _SIDES = ("mid", "bid", "ask")
 _FIELDS = {"open": "open", "o": "open", "high": "high", "h": "high"}
 _FIELDS |= {"low": "low", "l": "low", "close": "close", "c": "close"}
+_FIELDS |= {f"{f}price": f for f in ("open", "high", "low", "close")}  # IG's openPrice.bid
 
 
 def quote_sides(names: list[str]) -> dict[str, dict[str, str]]:
