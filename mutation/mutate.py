@@ -281,6 +281,7 @@ TARGETS: dict[str, Target] = {
             "tests/data/read/test_vendor_csv.py",
             "tests/data/read/test_vendor_quirks.py",
             "tests/data/read/test_dbn.py",
+            "tests/data/read/test_databento_csv.py",  # spreads beside outright contracts
         ),
     ),
     "instruments": Target(

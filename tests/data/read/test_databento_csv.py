@@ -36,6 +36,7 @@ def _glbx(path: Path, spread: str, price: str) -> Path:
         ("BTC-USD", False),
         ("BRK-B", False),
         ("GC-SI", False),  # roots, no contracts
+        ("ESH4-SPY", False),  # one leg a contract, the other not
         ("ESH4", False),
     ],
 )
