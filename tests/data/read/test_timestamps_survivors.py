@@ -12,11 +12,12 @@ Frames are built inside the tests (never at import: mutmut's forked workers hang
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import polars as pl
 import pytest
+from tests.data.read.test_timestamps_mutants import _collect, _utc
 
 from foxhunt.data.read.timestamps import (
     Times,
@@ -29,16 +30,6 @@ from foxhunt.data.read.timestamps import (
 
 _LOGGER = "foxhunt.data.read.timestamps"
 _NEW_YORK = "America/New_York"
-
-
-def _utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=UTC)
-
-
-def _collect(lf: pl.LazyFrame, times: Times) -> list[datetime | None]:
-    out = lf.select(times.expr.alias("ts")).collect().to_series()
-    assert out.dtype == pl.Datetime("us", "UTC")
-    return out.to_list()
 
 
 def _text(values: list[str], **kw: object) -> tuple[Times, list[datetime | None]]:
