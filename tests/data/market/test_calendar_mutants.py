@@ -26,6 +26,7 @@ from foxhunt.data.market.calendar import (
     days_to_quarterly_expiry,
     future_timestamps,
     infer_interval,
+    interval_text,
     is_open,
     known_features,
     project_bar_times,
@@ -524,3 +525,19 @@ def test_a_modal_gap_holding_half_the_gaps_or_dividing_the_others_stays() -> Non
     # months, not the day that divides them
     days = timedelta(days=1)
     assert infer_interval(_spaced([29, 31, 30, 31, 30], days)) == 30 * days
+
+
+def test_intervals_are_named_in_their_largest_whole_unit() -> None:
+    got = [
+        interval_text(timedelta(days=1)),
+        interval_text(timedelta(days=2)),
+        interval_text(timedelta(hours=20)),
+        interval_text(timedelta(hours=1)),
+        interval_text(timedelta(hours=36)),
+        interval_text(timedelta(minutes=90)),
+        interval_text(timedelta(minutes=5)),
+        interval_text(timedelta(minutes=1)),
+        interval_text(timedelta(seconds=90)),
+        interval_text(timedelta(seconds=1)),
+    ]
+    assert got == ["1d", "2d", "20h", "1h", "36h", "90min", "5min", "1min", "90s", "1s"]

@@ -26,7 +26,6 @@ from foxhunt.data.read.time_axis import (
     _flag_for_zone,
     candidate_zones,
     examine,
-    interval_text,
     zone_fits,
 )
 from foxhunt.data.read.zones import parse_zone
@@ -111,22 +110,6 @@ def test_the_tz_flag_of_a_zone_drops_utc_from_fixed_offsets_only() -> None:
     flags = [_flag_for_zone(z) for z in zones]
     assert flags == ["+05:30", "-05:00", "+14:00", "UTC", "America/New_York", "Etc/GMT+5"]
     assert [parse_zone(f).name for f in flags] == zones  # each flag reads the zone it names
-
-
-def test_intervals_are_named_in_their_largest_whole_unit() -> None:
-    got = [
-        interval_text(timedelta(days=1)),
-        interval_text(timedelta(days=2)),
-        interval_text(timedelta(hours=20)),
-        interval_text(timedelta(hours=1)),
-        interval_text(timedelta(hours=36)),
-        interval_text(timedelta(minutes=90)),
-        interval_text(timedelta(minutes=5)),
-        interval_text(timedelta(minutes=1)),
-        interval_text(timedelta(seconds=90)),
-        interval_text(timedelta(seconds=1)),
-    ]
-    assert got == ["1d", "2d", "20h", "1h", "36h", "90min", "5min", "1min", "90s", "1s"]
 
 
 def test_candidate_zones_are_the_zone_read_in_the_cities_then_utc_minus_12_to_plus_14() -> None:

@@ -388,6 +388,16 @@ def session_bar_times(trading_day: datetime | str, interval: timedelta) -> list[
     return [start + k * interval for k in range(n)]
 
 
+def interval_text(td: timedelta) -> str:
+    """A bar interval or gap in its largest whole unit: ``1d``, ``36h``, ``5min``, ``90s``
+    (minutes as ``min``: ``m`` reads as months)."""
+    secs = int(td.total_seconds())
+    for unit, n in (("d", 86400), ("h", 3600), ("min", 60)):
+        if secs % n == 0:
+            return f"{secs // n}{unit}"
+    return f"{secs}s"
+
+
 SPARSE_MODE_SHARE = 0.5
 """Below this share of the gaps, an intraday modal gap is checked against the other common ones
 (:func:`infer_interval`)."""

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval
+from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval, interval_text
 from foxhunt.data.market.calendars import calendar_spec
 from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
 from foxhunt.data.read.clock_fit import CLOSED_DAYS_SHARE, ClockFit, clock_fits
@@ -203,16 +203,6 @@ def zone_fits(ts: pl.Series, read_in: str, calendar: str) -> ZoneFit:
         days=days,
         ties=ties if best in named else (),
     )
-
-
-def interval_text(td: timedelta) -> str:
-    """A bar interval or gap in its largest whole unit: ``1d``, ``36h``, ``5min``, ``90s``
-    (minutes as ``min``: ``m`` reads as months)."""
-    secs = int(td.total_seconds())
-    for unit, n in (("d", 86400), ("h", 3600), ("min", 60)):
-        if secs % n == 0:
-            return f"{secs // n}{unit}"
-    return f"{secs}s"
 
 
 def _flag_for_zone(zone: str) -> str:

@@ -569,8 +569,7 @@ def validate_bars(
 
 def _interval_of(frame: pl.DataFrame, file: int, symbol: object) -> str | None:
     """The bar interval of one file's bars of ``symbol`` (``1min``), or None (under two times)."""
-    from foxhunt.data.market.calendar import infer_interval
-    from foxhunt.data.read.time_axis import interval_text
+    from foxhunt.data.market.calendar import infer_interval, interval_text
 
     mine = (pl.col(_FILE) == file) & (pl.col("symbol") == symbol)
     times = frame.filter(mine)["ts"].drop_nulls().unique().sort()
