@@ -188,3 +188,18 @@ def test_latin_names_that_decode_as_east_asian_text_stay_windows_1252() -> None:
     Windows-1252."""
     head = "Data;Abertura;Máximo;Mínimo;Fechamento\n03/01/2024;37,5;37,51;37,43;37,46\n"
     assert encoding_of(head.encode("cp1252")) == "cp1252"
+
+
+def test_east_moneys_export_with_the_weekday_after_the_date(tmp_path: Path) -> None:
+    """East Money's ``2024-01-03,三`` (GBK, tabs, the volume in lots as ``总手``): an
+    unparsable timestamp until session 53."""
+    header = "时间\t开盘\t最高\t最低\t收盘\t涨幅\t振幅\t总手\t金额\t换手%\t成交次数"
+    rows = "".join(
+        f"2024-01-0{d},{w}\t37.5\t37.51\t37.43\t37.46\t0.5%\t1.2%\t30120\t1128295200\t0.3%\t3012\n"
+        for d, w in ((3, "三"), (4, "四"), (5, "五"))
+    )
+    path = tmp_path / "SZ000001.txt"
+    path.write_bytes((header + "\n" + rows).encode("gbk"))
+    df = read_bars(path, min_bars=1)
+    assert [t.day for t in df["ts"]] == [3, 4, 5]
+    assert df.row(0)[2:] == (37.5, 37.51, 37.43, 37.46, 30120.0)

@@ -148,7 +148,7 @@ LOCALIZED = {
     # the shares traded before a German "Volumen", which is their value in euros (Börse
     # Frankfurt's and ariva's Stücke), and B3's Quantidade
     "volume": ("stücke", "stuecke", "umsatz in stück", "umsatz in stueck", "quantidade",
-               "volumen", "объём", "объем", "出来高", "交易量", "成交量", "거래량"),
+               "volumen", "объём", "объем", "出来高", "交易量", "成交量", "总手", "거래량"),
 }  # fmt: skip
 """Investing.com's and European brokers' names in their languages (German, French, Spanish,
 Italian, Portuguese, Russian, Japanese, Chinese, Korean: Tongdaxin's ``最高``, KRX's ``시가``):

@@ -102,6 +102,8 @@ HOURS_OFFSET = r"(\d:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:GMT|UTC)?\s*[+-]\d{2})$"
 writes ``timestamptz`` so), read as ``-05:00``; the clock before it keeps a date's day
 (``2024-01-03``) from being taken for one."""
 _NT8_TICKS = r"^(\d{8} \d{6}) (\d{7})$"
+_CJK_WEEKDAY = r"(\d),\s*[一二三四五六日]$"
+"""East Money's date with its weekday after a comma, ``2024-01-03,三``: the weekday dropped."""
 """NinjaTrader 8's export of a time with the seven digits of its 100-ns ticks after a space."""
 _ZONE_SUFFIX = re.compile(r"\d\s+([A-Za-z][A-Za-z_]*(/[A-Za-z][A-Za-z0-9_+\-]*)+|UTC|GMT)$")
 """A time followed by an IANA zone name (``... 09:30:00 US/Eastern``, as IB writes bars) or by
@@ -426,6 +428,7 @@ def _text_times(
     text = text.str.replace(_SPACED_OFFSET, "${1}${2}")
     # NinjaTrader 8 writes the 100-ns ticks of the second after a space: "... 093000 0000000"
     text = text.str.replace(_NT8_TICKS, "${1}.${2}")
+    text = text.str.replace(_CJK_WEEKDAY, "${1}")
     # the spelling is judged on the first value with a digit: a first row of junk ("n/a", a
     # banner) is then one unparsable row named later, not a wrong guess for the whole column
     head = lf.select(text.drop_nulls().head(_HEAD)).collect().to_series()
