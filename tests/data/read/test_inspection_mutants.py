@@ -24,7 +24,6 @@ import pytest
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.read.bars import LoadedBars
 from foxhunt.data.read.inspection import (
-    best_zone,
     closed_hours_warning,
     fitting_zones,
     inspect_report,
@@ -125,22 +124,24 @@ def _stock_table(tmp_path: Path, symbol: str) -> Path:
     return path
 
 
-# --- best_zone ------------------------------------------------------------------------------
+# --- fitting_zones --------------------------------------------------------------------------
 
 
-def test_best_zone_keeps_the_zone_read_in_when_it_fits_as_well_as_any() -> None:
+def test_the_zone_read_in_comes_first_when_it_fits_as_well_as_any() -> None:
     """Wall-clock Monday 10:00-12:00 read in UTC is open Globex time; read in Chicago
     (16:00-18:00 UTC) too: 0 closed either way, and the zone read in wins the tie."""
     ts = _series(_every(_t(8, 10), 3, HOUR))
-    assert best_zone(ts, "UTC") == ("UTC", 0)
+    zones, closed = fitting_zones(ts, "UTC")
+    assert (zones[0], closed) == ("UTC", 0)
 
 
-def test_best_zone_is_the_zone_with_fewest_closed_bars_first_in_order() -> None:
+def test_the_zones_with_fewest_closed_bars_come_in_order() -> None:
     """Wall-clock 01:00, 02:00, 14:00, 15:00 read in Chicago (07:00 ... 21:00 UTC); open
     06:00-20:00 UTC: read in Chicago or UTC, London, Berlin 2 closed; New York (06:00, 07:00,
     19:00, 20:00 UTC) and Tokyo (05:00 ... ) 1 closed: New York, the first of them."""
     ts = _series([_t(9, 7), _t(9, 8), _t(9, 20), _t(9, 21)])
-    assert best_zone(ts, "America/Chicago", _open_6_to_20) == ("America/New_York", 1)
+    zones, closed = fitting_zones(ts, "America/Chicago", _open_6_to_20)
+    assert (zones[0], closed) == ("America/New_York", 1)
 
 
 # --- closed_hours_warning -------------------------------------------------------------------

@@ -66,26 +66,17 @@ DEFAULT_HORIZON = 10
 """Horizon assumed when saying whether a file is long enough for ``foxhunt features``."""
 
 
-def best_zone(ts: pl.Series, read_in: str, closed: ClosedFn = closed_time) -> tuple[str, int]:
-    """The zone in which these wall-clock times put the fewest bars in closed hours.
+def fitting_zones(
+    ts: pl.Series, read_in: str, closed: ClosedFn = closed_time
+) -> tuple[list[str], int]:
+    """Every zone in which these wall-clock times put the fewest bars in closed hours, and that
+    count: ``read_in`` first where it is one of them, then :data:`CITY_ZONES` in order.
 
     Args:
         ts: UTC timestamps that were read from naive wall-clock times in ``read_in``.
         read_in: the zone they were read in.
         closed: the calendar's closed-hours test (Globex by default).
-
-    Returns:
-        (zone, bars in closed hours when read in that zone); ``read_in`` wins ties.
     """
-    zones, n = fitting_zones(ts, read_in, closed)
-    return zones[0], n
-
-
-def fitting_zones(
-    ts: pl.Series, read_in: str, closed: ClosedFn = closed_time
-) -> tuple[list[str], int]:
-    """Every zone (``read_in`` first, then :data:`CITY_ZONES` in order) in which these
-    wall-clock times put the fewest bars in closed hours, and that count (:func:`best_zone`)."""
     wall = pl.DataFrame({"t": ts}).select(utc_to_local(pl.col("t"), read_in).alias("w"))
     zones = (read_in, *(z for z in CITY_ZONES if z != read_in))
     counts = wall.select([closed(local_to_utc(pl.col("w"), z)).sum().alias(z) for z in zones]).row(

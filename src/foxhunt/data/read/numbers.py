@@ -24,11 +24,11 @@ _SCALE = {"K": 1e3, "M": 1e6, "B": 1e9}
 
 
 _DOT_GROUPED = r"^[+-]?\d{1,3}(\.\d{3})+(,\d*)?$"
+"""A number with points as thousands separators, as a decimal-comma locale writes it:
+``16.750,50``, ``6.340`` (read only in a file whose dialect has decimal commas)."""
 _DOTS_ONLY_GROUP = r"^[+-]?\d{1,3}(\.\d{3}){2,}$"
 """Points between thousands in two places or more (``30.120.000``): a number with two points is
 no decimal, in a file of decimal points too (B3's share counts beside ``37.50``)."""
-"""A number with points as thousands separators, as a decimal-comma locale writes it:
-``16.750,50``, ``6.340`` (read only in a file whose dialect has decimal commas)."""
 
 
 _MISSING = ("", "null", "nan", "none", "n/a", "na", "-", "#n/a", "#n/a n/a", "#n/a n.a.")

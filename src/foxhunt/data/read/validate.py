@@ -21,6 +21,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import polars as pl
 
+from foxhunt.data.market.calendar import infer_interval, interval_text
 from foxhunt.data.read import plausibility
 from foxhunt.data.read.files import is_readable
 from foxhunt.data.read.hints import (
@@ -417,9 +418,9 @@ class _Validator:
         if first == this:
             return ""
         files = self.loaded.files
-        gaps = [_interval_of(self.loaded.frame, f, hit["symbol"]) for f in (first, this)]
-        intervals = (gaps[0], gaps[1]) if None not in gaps else None
-        return two_files_hint(files[first], files[this], hit["symbol"], intervals)  # type: ignore[arg-type]
+        a, b = (_interval_of(self.loaded.frame, f, hit["symbol"]) for f in (first, this))
+        intervals = (a, b) if a is not None and b is not None else None
+        return two_files_hint(files[first], files[this], hit["symbol"], intervals)
 
     def enough_bars(
         self, df: pl.DataFrame, min_bars: int | None, reason: str, drop_short: bool
@@ -569,8 +570,6 @@ def validate_bars(
 
 def _interval_of(frame: pl.DataFrame, file: int, symbol: object) -> str | None:
     """The bar interval of one file's bars of ``symbol`` (``1min``), or None (under two times)."""
-    from foxhunt.data.market.calendar import infer_interval, interval_text
-
     mine = (pl.col(_FILE) == file) & (pl.col("symbol") == symbol)
     times = frame.filter(mine)["ts"].drop_nulls().unique().sort()
     try:
