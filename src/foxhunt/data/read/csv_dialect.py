@@ -54,8 +54,9 @@ _POINT_AFTER_COMMAS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+\.\d*[%KMB]?$")
 _CLOCK = re.compile(r"^\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?$")
 _MIN_FIELDS = 4
 """Fields of the narrowest bar table (a time and three prices, or a close and volume)."""
-_DATE8 = re.compile(r"^(19|20)\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")
-_DIGITS = re.compile(r"^\d{1,6}$")
+_DATE8 = re.compile(r"^((19|20)\d{2}|1\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(\.0+)?$")
+"""A date of digits: ``yyyymmdd``, or EasyLanguage's ``CYYMMDD`` (``1240103.00``)."""
+_DIGITS = re.compile(r"^\d{1,6}(\.0+)?$")
 _STAMP = re.compile(r"^(19|20)\d{2}([-./]?\d{2}){2}[ T]?\d{2}:?\d{2}")
 """A date and a clock in one field: ``20240103 103000291`` (histdata's ticks), ``20240103
 10:30:00.291`` (TrueFX), ``2024-01-03 10:30:00``."""
@@ -186,9 +187,10 @@ def _score(rows: list[list[str]], delimiter: str) -> tuple[int, int] | None:
 
 
 def _digit_clocks(rows: list[list[str]]) -> bool:
-    """Rows of an 8-digit date then a clock in digits (Portara's ``20240102,0930,...``): some
-    date repeats with other clocks. (A daily file's second field is its open, and its dates do
-    not repeat: ``20240102,930,...`` there is a price of 930.)"""
+    """Rows of a date of digits then a clock in digits (Portara's ``20240102,0930,...``,
+    EasyLanguage's ``1240103.00,1705.00,...``): some date repeats with other clocks. (A daily
+    file's second field is its open, and its dates do not repeat: ``20240102,930,...`` there
+    is a price of 930.)"""
     seen: dict[str, set[str]] = {}
     for row in rows:
         if len(row) < 6 or not (_DATE8.match(row[0].strip()) and _DIGITS.match(row[1].strip())):

@@ -38,6 +38,7 @@ from foxhunt.data.read.columns import (
     up_down_volume,
 )
 from foxhunt.data.read.dbn import FIXED_POINT, fixed_point_prices
+from foxhunt.data.read.digit_dates import cyymmdd_days, digit_clock
 from foxhunt.data.read.files import table_kind
 from foxhunt.data.read.fractions import fraction_value, written_in_fractions
 from foxhunt.data.read.hours import hour_beside, hour_clock
@@ -201,21 +202,12 @@ def _times(
         if canonical_name(t) in HOUR_NAMES:  # Date,Hour[,Minute]: 1 is 01:00, not 00:01
             clock, minute = hour_clock(clock, cols)
             spelled += f"+{minute}" if minute else ""
-        # a clock written as digits (``5``, ``930``, ``93000``: HHMM or HHMMSS unpadded) padded to
-        # HHMM / HHMMSS, as "%H%M" and "%H%M%S" read it: HHMMSS where any of the column has five
-        # or six digits (Forex Tester's 0, 100, 200 ... 10000 are seconds from midnight on)
-        digits = clock.str.contains(r"^\d{1,6}$")
-        seconds = pl.when(digits).then(clock.str.len_chars()).otherwise(0).max() >= 5
-        clock = (
-            pl.when(digits & seconds)
-            .then(clock.str.zfill(6))
-            .when(digits)
-            .then(clock.str.zfill(4))
-            .otherwise(clock)
-        )
+        clock = digit_clock(lf, clock)
         # a date stored as a midnight (Excel's date cells, pandas' parse_dates): its day only
         day = pl.col(d).dt.date() if isinstance(schema[d], pl.Datetime) else pl.col(d)
         day = day.cast(pl.String).str.strip_chars().str.replace(r"[ T]00:00(:00(\.0+)?)?$", "")
+        days = cyymmdd_days(lf, day)  # EasyLanguage's 1240103
+        day = day if days is None else days
         text = pl.concat_str([day, clock], separator=" ")
         if fmt is not None:
             return formatted_expr(text, fmt, tz), spelled

@@ -32,6 +32,7 @@ from pathlib import Path
 import polars as pl
 
 from foxhunt.data.read.date_order import order_by_span, year_place
+from foxhunt.data.read.digit_dates import cyymmdd_days
 from foxhunt.data.read.zones import local_to_utc, utc_to_local
 from foxhunt.errors import DataError
 
@@ -79,6 +80,7 @@ EPOCH_FORMATS = ("epoch-s", "epoch-ms", "epoch-us", "epoch-ns")
 """``--ts-format`` values for integer epochs (else ``yyyymmdd`` or a strftime format)."""
 _YYYYMMDD = re.compile(r"^(19|20)\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")
 _YYMMDD = re.compile(r"^\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")
+
 
 
 def _epoch_expr(c: pl.Expr, first: float | None, unit: str | None = None) -> pl.Expr:
@@ -457,6 +459,8 @@ def _text_times(
             return replace(formatted_expr(text, "yyyymmdd", tz), format="yyyymmdd")
         if _looks_yyyymmdd(lf, text, _YYMMDD):  # MetaStock's and CSI's old 6-digit dates
             return replace(formatted_expr(text, "%y%m%d", tz), format="%y%m%d")
+        if (days := cyymmdd_days(lf, text)) is not None:
+            return replace(formatted_expr(days, "yyyymmdd", tz), format="CYYMMDD")
         number = text.cast(pl.Float64, strict=False)
         if _looks_excel(lf, number):
             return _excel_days(lf, number, tz)
@@ -550,6 +554,8 @@ def timestamp_expr(
         return Times(local_to_utc(c.cast(pl.Datetime("us")), tz), False)
     if dtype.is_integer() and _looks_yyyymmdd(lf, c):
         return replace(formatted_expr(c, "yyyymmdd", tz), format="yyyymmdd")
+    if (dtype.is_integer() or dtype.is_float()) and (days := cyymmdd_days(lf, c)) is not None:
+        return replace(formatted_expr(days, "yyyymmdd", tz), format="CYYMMDD")
     if (dtype.is_integer() or dtype.is_float()) and _looks_excel(lf, c):
         return _excel_days(lf, c, tz)
     if dtype.is_integer() or dtype.is_float():

@@ -1,0 +1,89 @@
+"""TradeStation EasyLanguage's dates and clocks as numbers (digit_dates.py, session 54):
+``Print(Date, Time, ...)`` writes ``1240103.00,1705.00,...``, the years since 1900 then MMDD."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from foxhunt.data.read.bars import read_bars
+from foxhunt.data.read.digit_dates import cyymmdd_days, digit_clock
+
+_BARS = ("4780.25,4780.50,4778.50,4779.25,1120", "4779.25,4782.00,4778.25,4781.00,1667")
+
+
+def _times(path: Path) -> list[datetime]:
+    return read_bars(path, min_bars=1)["ts"].to_list()
+
+
+def test_easylanguage_print_without_header_reads_dates_and_clocks(tmp_path: Path) -> None:
+    """The sweep's ES_el_print.txt: read as epoch seconds of January 1970 and refused before."""
+    path = tmp_path / "ES_el_print.txt"
+    rows = [f"1240103.00,{c}.00,{b}.00" for c, b in zip(("1705", "1710"), _BARS, strict=True)]
+    path.write_text("\n".join(rows) + "\n")
+    assert _times(path) == [
+        datetime(2024, 1, 3, 17, 5, tzinfo=UTC),
+        datetime(2024, 1, 3, 17, 10, tzinfo=UTC),
+    ]
+
+
+def test_easylanguage_dates_with_a_header_and_integer_clocks(tmp_path: Path) -> None:
+    """Read as the year 1240 and refused before."""
+    path = tmp_path / "ES.csv"
+    rows = [f"1240103,{c},{b}" for c, b in zip(("930", "935"), _BARS, strict=True)]
+    path.write_text("Date,Time,Open,High,Low,Close,Volume\n" + "\n".join(rows) + "\n")
+    assert _times(path) == [
+        datetime(2024, 1, 3, 9, 30, tzinfo=UTC),
+        datetime(2024, 1, 3, 9, 35, tzinfo=UTC),
+    ]
+
+
+@pytest.mark.parametrize("suffix", ["", ".00"])
+def test_daily_easylanguage_dates_across_2000(tmp_path: Path, suffix: str) -> None:
+    """Six digits up to 1999, seven from 2000: one column, as ``Print(Date, ...)`` writes it."""
+    path = tmp_path / "ES.csv"
+    days = ("991230", "991231", "1000103")
+    rows = [f"{d}{suffix},{b}" for d, b in zip(days, (*_BARS, _BARS[0]), strict=True)]
+    path.write_text("Date,Open,High,Low,Close,Volume\n" + "\n".join(rows) + "\n")
+    assert [t.date().isoformat() for t in _times(path)] == [
+        "1999-12-30",
+        "1999-12-31",
+        "2000-01-03",
+    ]
+
+
+def test_six_digit_dates_alone_stay_yymmdd(tmp_path: Path) -> None:
+    """MetaStock's ``240103`` is 2024, not EasyLanguage's 1924."""
+    path = tmp_path / "ES.csv"
+    rows = [f"{d},{b}" for d, b in zip(("240103", "240104"), _BARS, strict=True)]
+    path.write_text("Date,Open,High,Low,Close,Volume\n" + "\n".join(rows) + "\n")
+    assert [t.date().isoformat() for t in _times(path)] == ["2024-01-03", "2024-01-04"]
+
+
+def _days(values: list[str]) -> list[str] | None:
+    lf = pl.LazyFrame({"d": values})
+    days = cyymmdd_days(lf, pl.col("d"))
+    return None if days is None else lf.select(days).collect().to_series().to_list()
+
+
+def test_cyymmdd_needs_every_date_to_fit_and_one_of_seven_digits() -> None:
+    assert _days(["1240103", "991231.0"]) == ["20240103", "19991231"]
+    assert _days(["991230", "991231"]) is None  # six digits alone: YYMMDD
+    assert _days(["1240103", "1241303"]) is None  # month 13
+    assert _days(["1240103", "2240103"]) is None  # a century digit of 2 is no such date
+    assert _days(["1240103", "1240132"]) is None  # day 32
+
+
+def _clocks(values: list[str]) -> list[str]:
+    lf = pl.LazyFrame({"t": values})
+    return lf.select(digit_clock(lf, pl.col("t"))).collect().to_series().to_list()
+
+
+def test_digit_clocks_lose_printed_decimals_only_beside_three_digits() -> None:
+    assert _clocks(["1705.00", "5.00"]) == ["1705", "0005"]
+    assert _clocks(["10.00", "11.00"]) == ["10.00", "11.00"]  # a dotted clock may be 10:00
+    assert _clocks(["930", "10000"]) == ["000930", "010000"]  # seconds where one has five
+    assert _clocks(["930", "1705.50"]) == ["0930", "1705.50"]  # not whole: left as written
