@@ -405,3 +405,30 @@ def test_a_short_file_with_a_note_as_its_last_line_reads(tmp_path: Path, sep: st
     assert sniff_csv(p).delimiter == sep
     df = read_bars(p, min_bars=1)
     assert df.height == 8 and df["close"].to_list() == [182.25] * 8
+
+
+def test_moex_iss_history_with_its_cursor_block_reads(tmp_path: Path) -> None:
+    """MOEX ISS's ``history.csv``: a ``history`` title, the table, then a ``history.cursor``
+    block of three lines. In a short page those lines were too many for the dialect's 90 %, and
+    the file was read with commas, its title as the header (missing 'open', columns: history),
+    until session 54. Its ``OPEN;LOW;HIGH`` order is read by name."""
+    days = ("09", "10", "11", "12", "15", "16", "17", "18")
+    head = "BOARDID;TRADEDATE;SECID;NUMTRADES;OPEN;LOW;HIGH;CLOSE;VOLUME\n"
+    rows = "".join(f"TQBR;2024-01-{d};SBER;11200;271.5;271.43;271.51;271.46;1120000\n" for d in days)
+    cursor = "\nhistory.cursor\n\nINDEX;TOTAL;PAGESIZE\n0;8;100\n"
+    p = _write(tmp_path, "SBER_history.csv", "history\n\n" + head + rows + cursor)
+    assert sniff_csv(p).delimiter == ";"
+    df = read_bars(p, min_bars=1)
+    assert df.height == 8
+    assert (df["high"].to_list(), df["low"].to_list()) == ([271.51] * 8, [271.43] * 8)
+
+
+def test_five_lines_of_another_width_below_a_short_table_are_not_a_footer(tmp_path: Path) -> None:
+    """The footer allowance ends at four lines: nine bars over five short lines stay ragged."""
+    days = ("03", "04", "05", "08", "09", "10", "11", "12", "15")
+    head = "Date;Open;High;Low;Close;Volume\n"
+    rows = "".join(f"2024-01-{d};182.2;182.3;182.1;182.25;3000\n" for d in days)
+    p = _write(tmp_path, "IBM.csv", head + rows + "a;b\n" * 5)
+    assert sniff_csv(p).delimiter == ","
+    q = _write(tmp_path, "IBM2.csv", head + rows + "a;b\n" * 4)
+    assert sniff_csv(q).delimiter == ";"

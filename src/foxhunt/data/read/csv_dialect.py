@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 
 SAMPLE_LINES = 64
 """Lines read to guess the dialect."""
+_FOOTER_LINES = 4
+"""Narrower lines after a short table that still leave it a table (a footer)."""
 DELIMITERS = (",", ";", "\t", "|")
 """Delimiters tried, in order of preference on a tie."""
 
@@ -179,7 +181,9 @@ def _score(rows: list[list[str]], delimiter: str) -> tuple[int, int] | None:
     body = rows[1:] if len(rows) > 1 else rows
     widths = Counter(len(r) for r in body)
     width, count = widths.most_common(1)[0]
-    footer = count == len(body) - 1 and len(body[-1]) != width  # "Source: ...", a short file's
+    # a short file's footer of narrower lines: "Source: ...", MOEX ISS's "history.cursor" block
+    tail = next((i for i, r in enumerate(reversed(body)) if len(r) >= width), 0)
+    footer = 0 < tail <= _FOOTER_LINES and count == len(body) - tail
     if width < _MIN_FIELDS or (count < 0.9 * len(body) and not footer):
         return None
     numbers = sum(_is_number(c, delimiter != ",") for r in body for c in r)
