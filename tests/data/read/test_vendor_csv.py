@@ -432,3 +432,24 @@ def test_five_lines_of_another_width_below_a_short_table_are_not_a_footer(tmp_pa
     assert sniff_csv(p).delimiter == ","
     q = _write(tmp_path, "IBM2.csv", head + rows + "a;b\n" * 4)
     assert sniff_csv(q).delimiter == ";"
+
+
+@pytest.mark.parametrize("sep", [",", ";"])
+def test_fields_quoted_after_a_space_read(tmp_path: Path, sep: str) -> None:
+    """``"Date", "Open", ...``: polars kept ``' "182.25"'`` as written, refused as not a
+    number, until session 54."""
+    names = ("Date", "Open", "High", "Low", "Close", "Volume")
+    bars = [(f"2024-01-0{d}", "182.25", "182.26", "182.18", "182.21", "30120000") for d in (3, 4)]
+    text = "".join(f"{sep} ".join(f'"{c}"' for c in row) + "\n" for row in (names, *bars))
+    p = _write(tmp_path, "IBM.csv", text)
+    dialect = sniff_csv(p)
+    assert dialect.spaced_quotes and "a space before each quoted field" in dialect.describe()
+    df = read_bars(p, min_bars=1)
+    assert df["high"].to_list() == [182.26, 182.26] and df["volume"].to_list() == [3.012e7] * 2
+
+
+def test_a_quoted_name_after_a_space_in_few_lines_is_not_spaced_quotes(tmp_path: Path) -> None:
+    """One line in two or fewer with ``, "`` is a field's own text, not the dialect."""
+    rows = "".join(f"2024-01-0{d},182.25,182.26,182.18,182.21,3\n" for d in (3, 4, 5))
+    p = _write(tmp_path, "IBM.csv", 'Date,Open,High,Low,Close,Volume, "Note"\n' + rows)
+    assert not sniff_csv(p).spaced_quotes

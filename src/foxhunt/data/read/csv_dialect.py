@@ -81,6 +81,7 @@ class CsvDialect:
         comma_groups: commas part thousands, one group too (``37,715``, ``1,261``), as a
             spreadsheet's formatted cells are saved with tabs or semicolons between them (as
             ``--decimal point`` reads them).
+        spaced_quotes: a space after each delimiter before a quoted field (``"a", "b"``).
     """
 
     delimiter: str = ","
@@ -89,6 +90,7 @@ class CsvDialect:
     names: tuple[str, ...] | None = None
     skip_lines: int = 0
     comma_groups: bool = False
+    spaced_quotes: bool = False
 
     def describe(self) -> str:
         """E.g. ``delimiter ';', header, decimal comma``."""
@@ -97,6 +99,8 @@ class CsvDialect:
             parts.append("decimal comma")
         if self.comma_groups:
             parts.append("commas between thousands")
+        if self.spaced_quotes:
+            parts.append("a space before each quoted field")
         if self.skip_lines:
             parts.append(f"the first {self.skip_lines} lines skipped (not the table)")
         return ", ".join(parts)
@@ -273,7 +277,9 @@ def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
     if best is None:
         return CsvDialect()
     _, delimiter, start = best
-    rows = _split(lines, delimiter)[start:]
+    # '"Date", "Open"': fields quoted after a space, which csv skips, as polars does not
+    spaced = sum(f'{delimiter} "' in line for line in lines[start:]) * 2 > len(lines) - start
+    rows = list(csv.reader(lines, delimiter=delimiter, skipinitialspace=spaced))[start:]
     skip_lines = numbered[start][0]
     first = rows[0]
     # any spelling of a number marks a bar, a quoted "16.751,64" in a comma file too
@@ -337,7 +343,9 @@ def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
     if levels is not None:  # pandas' columns in levels (yfinance): the fields' level is the header
         names, under = levels
         has_header, skip_lines = False, numbered[start + under][0]
-    dialect = CsvDialect(delimiter, has_header, decimal_comma, names, skip_lines, comma_groups)
+    dialect = CsvDialect(
+        delimiter, has_header, decimal_comma, names, skip_lines, comma_groups, spaced
+    )
     if dialect != CsvDialect(delimiter=","):
         log.info("%s: CSV read with %s (guessed from the first lines)", path, dialect.describe())
     return dialect
@@ -516,7 +524,10 @@ def header_names(path: Path, dialect: CsvDialect) -> list[str]:
     if dialect.names is not None:
         return list(dialect.names)
     lines = [line for n, line in _numbered_sample(path) if n >= dialect.skip_lines]
-    return _split(lines[:1], dialect.delimiter)[0] if lines else []
+    split = csv.reader(
+        lines[:1], delimiter=dialect.delimiter, skipinitialspace=dialect.spaced_quotes
+    )
+    return next(split) if lines else []
 
 
 _LINE_ENDS = {b"\r": "a carriage return alone (classic Mac OS, Excel's 'CSV (Macintosh)')",
@@ -553,6 +564,13 @@ def scan_csv_text(path: Path, dialect: CsvDialect, numeric: tuple[str, ...] = ()
         kwargs["new_columns"] = list(dialect.names)
     encoding = text_encoding(path)
     end = _odd_line_end(path)
+    if dialect.spaced_quotes:  # polars keeps ' "182.25"' as written: the spaces go, in memory
+        data = re.sub(
+            rf'{re.escape(dialect.delimiter)}[ \t]+"'.encode(),
+            dialect.delimiter.encode() + b'"',
+            utf8_bytes(path, encoding).replace(end or b"\n", b"\n"),
+        )
+        return pl.read_csv(data, **kwargs).lazy()  # type: ignore[arg-type]
     if end is not None:  # polars splits lines at "\n" only: decoded here, in memory
         log.info("%s: lines end in %s", path, _LINE_ENDS[end])
         data = utf8_bytes(path, encoding).replace(end, b"\n")
