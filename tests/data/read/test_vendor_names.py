@@ -93,7 +93,13 @@ def test_quandl_continuous_futures_names(name: str, symbol: str, calendar: str |
         ("ICE_US_Equity.csv", "ICE", None),
         ("CME_2024-01.csv", "CME", None),
         ("CBOE_stock.csv", "CBOE", None),  # no ticker in capitals after it
-        ("nyse_ibm.csv", "NYSE", None),
+        # a name in small letters, its ticker too (the venue's name until session 54: the
+        # crypto pairs were stocks BINANCE, COINBASE, KAIKO refused as out of NYSE's hours)
+        ("nyse_ibm.csv", "IBM", None),
+        ("binance_btcusdt_1m.csv", "BTCUSDT", 1),
+        ("coinbase_btc-usd.csv", "BTCUSD", None),
+        ("kaiko_cbse_btc-usd_1m.json", "BTCUSD", 1),  # Kaiko's code of Coinbase after it
+        ("ice_t.csv", "ICE", None),
     ],
 )
 def test_an_exchange_or_data_set_before_the_symbol_is_no_symbol(

@@ -134,9 +134,11 @@ contract number."""
 _CFE = re.compile(r"^CFE_([FGHJKMNQUVXZ])(\d{2})_([A-Z]{1,4})$", re.IGNORECASE)
 """Cboe Futures Exchange's history files, ``CFE_F15_VX``: month code, year, root (VX, January
 2015)."""
-_PREFIXED = re.compile(r"^([A-Za-z]+)[-_]([A-Z][A-Z0-9.]*)(?:$|[-_ ])")
-"""An exchange's or a data set's name, then a ticker in capitals: ``NYSE_IBM``, ``CME_ES_5min``,
-Cboe's ``CFE_VX``, Quandl's ``WIKI-SPY`` and ``EOD-AAPL`` (the symbol is the ticker)."""
+_PREFIXED = re.compile(r"^([A-Za-z]+)[-_]([A-Za-z][A-Za-z0-9.]*)(?:$|[-_ ])")
+"""An exchange's or a data set's name, then a ticker: ``NYSE_IBM``, ``CME_ES_5min``, Cboe's
+``CFE_VX``, Quandl's ``WIKI-SPY`` and ``EOD-AAPL`` (the symbol is the ticker); in small letters
+only after a name in small letters (``binance_btcusdt_1m``, the venue's name until session 54;
+``CBOE_stock`` is Cboe's)."""
 _FUTURES_VENUES = frozenset(
     {"CME", "CBOT", "NYMEX", "COMEX", "CFE", "ICE", "ICEUS", "ICEEU", "EUREX"}
 )
@@ -147,9 +149,11 @@ _OTHER_VENUES = frozenset(
     {"NYSE", "NASDAQ", "AMEX", "ARCA", "BATS", "CBOE", "LSE", "XETRA", "SGX", "HKEX", "ASX",
      "NSE", "BSE", "BINANCE", "COINBASE", "KRAKEN", "BITSTAMP", "BITFINEX", "OANDA", "FXCM",
      "WIKI", "EOD", "GATE", "GATEIO", "OKX", "BYBIT", "KUCOIN", "HUOBI", "HTX", "MEXC", "GEMINI",
-     "BITFLYER", "UPBIT", "BITHUMB", "DERIBIT", "BITMEX", "KAIKO", "CRYPTOCOM", "BITGET"}
+     "BITFLYER", "UPBIT", "BITHUMB", "DERIBIT", "BITMEX", "KAIKO", "CRYPTOCOM", "BITGET",
+     "CBSE", "BNCE", "KRKN", "BFNX", "STMP", "GMNI", "OKEX", "HUOB"}
 )  # fmt: skip
-"""Stock and crypto exchanges, FX brokers and Quandl's ``WIKI`` and ``EOD`` data sets."""
+"""Stock and crypto exchanges, FX brokers, Quandl's ``WIKI`` and ``EOD`` data sets, and
+Kaiko's codes of crypto exchanges (``kaiko_cbse_btc-usd_1m``: Coinbase)."""
 _CHRIS_ROOTS = {("ICE", "B"): "BRN"}
 """CHRIS's exchange and root -> the built-in root, where they differ (ICE's Brent is ``B``)."""
 _PERIOD_PREFIX = re.compile(
@@ -478,8 +482,10 @@ def guess_from_name(path: Path) -> NameGuess:
         month, year, root = (g.upper() for g in cfe.groups())
         return NameGuess(f"{root}{month}{year}", "Cboe CFE's file name", None, _interval(stem))
     prefixed = _PREFIXED.match(stem)
+    if prefixed and not (prefixed.group(1).islower() or prefixed.group(2)[0].isupper()):
+        prefixed = None
     venue, ticker = (prefixed.group(1).upper(), prefixed.group(2)) if prefixed else ("", "")
-    if (venue in _FUTURES_VENUES and ticker in FUTURES) or venue in _OTHER_VENUES:
+    if (venue in _FUTURES_VENUES and ticker.upper() in FUTURES) or venue in _OTHER_VENUES:
         rest = guess_from_name(path.with_name(stem[len(venue) + 1 :] + path.suffix))
         how = f"the file name after {venue}"
         return replace(rest, how=how) if rest.how == "the file name" else rest
