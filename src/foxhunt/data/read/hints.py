@@ -5,6 +5,7 @@ files of one symbol overlapping (:mod:`foxhunt.data.read.validate` raises them).
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import polars as pl
@@ -18,9 +19,9 @@ def raw_value(path: Path, col: str, row: int) -> object:
     if not is_readable(path):
         return None
     lf = scan_table(path).lf
-    if "+" in col and col not in lf.collect_schema().names():  # combined date+time
-        d, t = col.split("+", 1)
-        return " ".join(str(v) for v in lf.select(d, t).slice(row, 1).collect().row(0))
+    if "+" in col and col not in lf.collect_schema().names():  # Date+Time, Date+Hour+Minute
+        parts = col.split("+")
+        return " ".join(str(v) for v in lf.select(parts).slice(row, 1).collect().row(0))
     return lf.select(pl.col(col)).slice(row, 1).collect().item()
 
 
@@ -44,7 +45,12 @@ def settle_hint(close: str, extra: tuple[str, ...]) -> str:
     if "settle" not in close.lower():
         return ""
     last = next((c for c in extra if c.strip().lower() in ("last", "last price")), None)
-    flag = f"--columns close={last}" if last else "--columns close=COLUMN (a last trade)"
+    # quoted for a shell where the name holds a space: --columns 'close=Last Price'
+    flag = (
+        f"--columns {shlex.quote(f'close={last}')}"
+        if last
+        else "--columns close=COLUMN (a last trade)"
+    )
     return (
         f" (the close was read from '{close}', a settlement price, which may fall outside "
         f"the day's range; {flag} reads the last trade as the close)"
