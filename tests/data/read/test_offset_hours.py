@@ -129,32 +129,32 @@ def test_one_abbreviation_alone_is_not_guessed(tmp_path: Path) -> None:
 def test_daily_bars_at_local_midnight_east_of_utc_keep_their_date(
     tmp_path: Path, offset: str
 ) -> None:
-    """``yf.Ticker("7203.T").history().to_csv()``: ``2024-01-03 00:00:00+09:00``, Tokyo's 3
-    January, was read as the instant 2 January 15:00 UTC: every bar a day early until
-    session 53."""
+    """``yf.Ticker("7203.T").history().to_csv()``: ``2024-01-10 00:00:00+09:00``, Tokyo's 10
+    January, was read as the instant 9 January 15:00 UTC: every bar a day early until
+    session 53. (Days Tokyo trades: since session 54 ``7203.T`` is judged on its calendar.)"""
     path = tmp_path / "7203.T.csv"
     path.write_text(
         "Date,Open,High,Low,Close,Volume,Dividends,Stock Splits\n"
         + "".join(
-            f"2024-01-0{d} 00:00:00{offset},2750.0,2750.5,2746.5,2748.0,1120000,0.0,0.0\n"
-            for d in (3, 4, 5)
+            f"2024-01-{d} 00:00:00{offset},2750.0,2750.5,2746.5,2748.0,1120000,0.0,0.0\n"
+            for d in (10, 11, 12)
         )
     )
     days = read_bars(path, min_bars=1)["ts"].dt.strftime("%Y-%m-%d %H:%M").to_list()
-    assert days == ["2024-01-03 00:00", "2024-01-04 00:00", "2024-01-05 00:00"]
+    assert days == ["2024-01-10 00:00", "2024-01-11 00:00", "2024-01-12 00:00"]
 
 
 def test_a_zoned_column_of_local_midnights_east_of_utc_keeps_its_dates(tmp_path: Path) -> None:
     import polars as pl
 
-    days = [dt.datetime(2024, 1, d) for d in (3, 4, 5)]
+    days = [dt.datetime(2024, 1, d) for d in (10, 11, 12)]  # days Tokyo trades
     frame = pl.DataFrame({"Date": days, "Open": [1.0] * 3, "High": [1.0] * 3, "Low": [1.0] * 3,
                           "Close": [1.0] * 3})  # fmt: skip
     frame = frame.with_columns(pl.col("Date").dt.replace_time_zone("Asia/Tokyo"))
     path = tmp_path / "7203.T.parquet"
     frame.write_parquet(path)
     got = read_bars(path, min_bars=1)["ts"].dt.strftime("%Y-%m-%d %H:%M").to_list()
-    assert got == ["2024-01-03 00:00", "2024-01-04 00:00", "2024-01-05 00:00"]
+    assert got == ["2024-01-10 00:00", "2024-01-11 00:00", "2024-01-12 00:00"]
     # west of UTC the instant keeps the date and is kept (New York's midnight: 05:00 UTC)
     west = frame.with_columns(
         pl.col("Date").dt.replace_time_zone(None).dt.replace_time_zone("America/New_York")

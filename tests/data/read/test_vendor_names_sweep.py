@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from datetime import timedelta
 from pathlib import Path
 
@@ -11,7 +12,9 @@ import pytest
 
 from foxhunt.data.market.instruments import calendar_of, resolve_bars
 from foxhunt.data.read.bars import read_bars
+from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.vendors import NameGuess, guess_from_name
+from foxhunt.errors import DataError
 
 MARKET = "the file name (a ticker and its market)"
 
@@ -97,8 +100,8 @@ def test_two_tokyo_tickers_in_a_folder_are_two_series_off_the_nyse_calendar(
     assert bars.filter(bars["symbol"] == "7203.T")["open"][0] == 2700.0
     instruments = resolve_bars(bars)
     assert {s: (i.asset_class, i.calendar) for s, i in instruments.items()} == {
-        "6758.T": ("unknown", "24x7"),
-        "7203.T": ("unknown", "24x7"),
+        "6758.T": ("stock", "xtks"),  # an unknown market on 24x7 until session 54
+        "7203.T": ("stock", "xtks"),
     }
 
 
@@ -154,9 +157,10 @@ def test_cfds_and_dollar_rates_named_like_pairs(name: str, symbol: str, calendar
 @pytest.mark.parametrize(
     ("symbol", "calendar"),
     [
-        ("VOD.L", "24x7"),  # London: was a US share class on the NYSE's calendar
-        ("SONY.T", "24x7"),
-        ("SAP.F", "24x7"),
+        # London: was a US share class on the NYSE's calendar, then (sessions 52-53) 24x7
+        ("VOD.L", "xlon"),
+        ("SONY.T", "xtks"),
+        ("SAP.F", "24x7"),  # Frankfurt's floor: hours of its own, an unknown market
         ("ABC.V", "24x7"),
         ("BRK.B", "xnys"),  # a share class stays a US stock
         ("BRK-B", "xnys"),
@@ -236,3 +240,21 @@ def test_more_words_of_a_name_that_say_nothing_of_the_symbol(
 )
 def test_an_exchanges_prefix_and_its_market_first_pairs(name: str, symbol: str) -> None:
     assert guess_from_name(Path(name)).symbol == symbol
+
+
+def test_a_tokyo_stocks_naive_local_times_are_refused_naming_its_zone(tmp_path: Path) -> None:
+    """Tokyo's 09:00-11:25 without an offset: read as UTC on 24x7, valid and nine hours off,
+    until session 54; on Tokyo's calendar they fall in its closed hours, and the refusal names
+    the zone that fits. With that zone they read."""
+    rows = "".join(
+        f"2024-01-{d} {h:02d}:{m:02d}:00,2700.0,2702.0,2698.0,2701.0,10000\n"
+        for d in (10, 11)
+        for h in (9, 10)
+        for m in range(0, 60, 5)
+    )
+    path = tmp_path / "7203.T.csv"
+    path.write_text("Datetime,Open,High,Low,Close,Volume\n" + rows)
+    with pytest.raises(DataError, match=r"the file's clock is likely Asia/Tokyo; --tz Asia/Tokyo"):
+        read_bars(path, min_bars=1)
+    bars = read_bars(path, min_bars=1, options=ReadOptions(tz="Asia/Tokyo"))
+    assert bars["ts"][0] == dt.datetime(2024, 1, 10, 0, 0, tzinfo=dt.UTC)

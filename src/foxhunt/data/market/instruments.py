@@ -119,6 +119,22 @@ _STOCK = re.compile(r"^[A-Z]{1,5}(\.[A-EG-KM-SUW-Z]|-[A-Z])?$")
 """A US stock's ticker, perhaps with its share class (``BRK.B``, ``BRK-B``); not a ticker with
 Yahoo's one-letter market outside the US (``VOD.L`` London, ``.T`` Tokyo, ``.F`` Frankfurt,
 ``.V`` TSX Venture: an unknown market, as ``BMW.DE`` is, not the NYSE's calendar)."""
+LISTING_MARKETS = {
+    **dict.fromkeys(("T", "JP"), ("xtks", "JPY")),
+    **dict.fromkeys(("L", "UK"), ("xlon", "GBP")),
+    "DE": ("xetr", "EUR"),
+    "HK": ("xhkg", "HKD"),
+    "AX": ("xasx", "AUD"),
+    **dict.fromkeys(("NS", "BO"), ("xnse", "INR")),
+    "SI": ("xses", "SGD"),
+    "TO": ("xtse", "CAD"),
+}
+"""A stock's market after its ticker, as Yahoo writes it (``7203.T``, ``VOD.L``, ``BMW.DE``,
+``0700.HK``, ``BHP.AX``, ``RELIANCE.NS``, ``D05.SI``, ``RY.TO``) and Stooq (``7203.JP``,
+``VOD.UK``): that exchange's calendar and currency. Until session 54 these were an unknown
+market on ``24x7``, and a Tokyo file's naive local times were read as UTC, valid, nine hours
+off. Other markets (Frankfurt's floor ``.F``, ``.PA``, ``.SS``) stay unknown."""
+_LISTING = re.compile(r"^[A-Z0-9][A-Z0-9&-]*\.([A-Z]{1,2})$")
 CFD_BASES = {
     **dict.fromkeys(("XAU", "XAG", "XPT", "XPD"), "metals"),
     **dict.fromkeys(("BCO", "WTI", "WTICO"), "energy"),  # WTICO: Oanda's WTI crude
@@ -275,6 +291,9 @@ def infer_instrument(symbol: str, tick_size: float | None = None) -> Instrument:
         return Instrument(head, 0.01, 1.0, "", "cash_index", "xnys")
     if _STOCK.match(s):
         return Instrument(s, 0.01, 1.0, "USD", "stock", "xnys")
+    if (listed := _LISTING.match(s)) and listed.group(1) in LISTING_MARKETS:
+        calendar, currency = LISTING_MARKETS[listed.group(1)]
+        return Instrument(s, tick_size or 0.01, 1.0, currency, "stock", calendar)
     return Instrument(s, tick_size or 0.01, 1.0, "", "unknown", "24x7")
 
 

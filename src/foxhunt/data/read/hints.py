@@ -19,10 +19,22 @@ def raw_value(path: Path, col: str, row: int) -> object:
     if not is_readable(path):
         return None
     lf = scan_table(path).lf
-    if "+" in col and col not in lf.collect_schema().names():  # Date+Time, Date+Hour+Minute
-        parts = col.split("+")
+    names = lf.collect_schema().names()
+    if "+" in col and col not in names:  # Date+Time, Date+Hour+Minute, Date+Time (UTC+0)
+        parts = _joined(col, names) or col.split("+", 1)
         return " ".join(str(v) for v in lf.select(parts).slice(row, 1).collect().row(0))
     return lf.select(pl.col(col)).slice(row, 1).collect().item()
+
+
+def _joined(col: str, names: list[str]) -> list[str] | None:
+    """The columns ``col`` joins with ``+``, each one of ``names`` (a name may hold a ``+``:
+    ``Time (UTC+0)``), or None."""
+    if col in names:
+        return [col]
+    for i in (i for i, c in enumerate(col) if c == "+" and col[:i] in names):
+        if rest := _joined(col[i + 1 :], names):
+            return [col[:i], *rest]
+    return None
 
 
 def comma_hint(raw: str) -> str:
