@@ -11,6 +11,7 @@ import pytest
 
 from foxhunt.data.read.bars import read_bars
 from foxhunt.data.read.digit_dates import cyymmdd_days, digit_clock
+from foxhunt.errors import DataError
 
 _BARS = ("4780.25,4780.50,4778.50,4779.25,1120", "4779.25,4782.00,4778.25,4781.00,1667")
 
@@ -87,3 +88,43 @@ def test_digit_clocks_lose_printed_decimals_only_beside_three_digits() -> None:
     assert _clocks(["10.00", "11.00"]) == ["10.00", "11.00"]  # a dotted clock may be 10:00
     assert _clocks(["930", "10000"]) == ["000930", "010000"]  # seconds where one has five
     assert _clocks(["930", "1705.50"]) == ["0930", "1705.50"]  # not whole: left as written
+
+
+def test_printed_decimals_go_only_where_every_first_clock_has_them() -> None:
+    """``make mutate`` (session 54): ``1705.50`` beside ``1705.00`` is no printed clock, and one
+    row is enough to tell one."""
+    assert _clocks(["1705.00", "1705.50"]) == ["1705.00", "1705.50"]
+    assert _clocks(["1705.00"]) == ["1705"]
+
+
+def _easylanguage(path: Path, days: list[str], clocks: list[str]) -> Path:
+    rows = [f"{d},{c},{_BARS[0]}" for d, c in zip(days, clocks, strict=True)]
+    path.write_text("Date,Time,Open,High,Low,Close,Volume\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def _minutes(count: int) -> list[str]:
+    """Clocks HHMM of ``count`` one-minute bars from 09:00."""
+    return [f"{9 + m // 60}{m % 60:02d}" for m in range(count)]
+
+
+def test_the_first_200_rows_decide_and_a_later_row_is_named(tmp_path: Path) -> None:
+    """Seven-digit dates over the first 200 rows, then one that is no date: read as CYYMMDD, and
+    that row named (not the cast of the whole column failing, nor the first 200 rows' spelling
+    judged on all rows)."""
+    clocks = _minutes(240)
+    for last in ("12401x3", "20240104"):  # no date; a date of another shape
+        path = _easylanguage(tmp_path / "ES.csv", ["1240103"] * 239 + [last], clocks)
+        with pytest.raises(DataError, match=r"'Date\+Time', row 239: unparsable timestamp"):
+            read_bars(path, min_bars=1)
+
+
+def test_clocks_printed_with_decimals_in_the_first_200_rows_decide(tmp_path: Path) -> None:
+    """A later clock without them (``1300``) reads too."""
+    clocks = [f"{c}.00" for c in _minutes(239)] + ["1300"]
+    path = _easylanguage(tmp_path / "ES.csv", ["1240103"] * 240, clocks)
+    times = _times(path)
+    assert (times[1], times[-1]) == (
+        datetime(2024, 1, 3, 9, 1, tzinfo=UTC),
+        datetime(2024, 1, 3, 13, 0, tzinfo=UTC),
+    )

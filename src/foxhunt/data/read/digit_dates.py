@@ -34,7 +34,9 @@ def cyymmdd_days(lf: pl.LazyFrame, text: pl.Expr) -> pl.Expr | None:
     if not head.str.replace(_WHOLE_DECIMALS, "").str.len_chars().eq(7).any():
         return None
     whole = digits.str.replace(_WHOLE_DECIMALS, "").cast(pl.Int64, strict=False)
-    return (whole + 19_000_000).cast(pl.String)
+    # a later value of another shape (20240104) is no date here: null, named by its row
+    dated = pl.when(digits.str.contains(CYYMMDD.pattern)).then(whole + 19_000_000)
+    return dated.cast(pl.String)
 
 
 def digit_clock(lf: pl.LazyFrame, clock: pl.Expr) -> pl.Expr:

@@ -135,6 +135,13 @@ class _Validator:
         row = df.select(pl.any_horizontal(bad).any()).item()
         return not row
 
+    def _other_way(self, f: int, offset: bool) -> bool:
+        """Whether file ``f``'s other times were read the other way from a time with (or
+        without) an offset: naive, or with theirs (until session 54 a ``20240104 1259`` among
+        naive ``1240103 1258`` was said to lack the offset the others had)."""
+        naive = self.loaded.naive
+        return not naive or naive[f] == offset
+
     def first(self, frame: pl.DataFrame, mask: pl.Expr) -> dict[str, object] | None:
         hit = frame.filter(mask).head(1)
         return hit.row(0, named=True) if hit.height else None
@@ -174,7 +181,10 @@ class _Validator:
                     "number format drops the others, and the column must be saved as whole numbers)"
                 )
             elif (
-                isinstance(raw, str) and _is_iso(raw) and self.loaded.frame["ts"].drop_nulls().len()
+                isinstance(raw, str)
+                and _is_iso(raw)
+                and self.loaded.frame["ts"].drop_nulls().len()
+                and self._other_way(f, _OFFSET.search(raw.strip()) is not None)
             ):
                 # A valid time, but the column parsed the other way (with or without offset).
                 offset = _OFFSET.search(raw.strip()) is not None
