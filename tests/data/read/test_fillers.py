@@ -129,3 +129,34 @@ def test_a_volume_of_one_is_traded_and_each_file_is_warned_in_order(
         "GBPUSD.csv",
         "EURUSD.csv",
     ]
+
+
+def _daily(path: Path, days: list[str], flat: set[str]) -> Path:
+    rows = "".join(
+        f"{d},100.0,100.0,100.0,100.0,0\n" if d in flat else f"{d},100.0,101.0,99.0,100.5,5000\n"
+        for d in days
+    )
+    path.write_text("Date,Open,High,Low,Close,Volume\n" + rows)
+    return path
+
+
+def test_a_halted_stocks_flat_day_is_kept_and_a_daily_filler_on_a_weekend_dropped(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A daily bar's 00:00 UTC was judged as a time: closed hours on the NYSE's calendar, so a
+    halted or untraded stock's day (flat, no volume) was dropped as a filler, until session 54.
+    Daily bars are judged by their day: Saturday's flat bar goes, Wednesday's stays."""
+    days = ["2024-01-08", "2024-01-09", "2024-01-10", "2024-01-11", "2024-01-12", "2024-01-13"]
+    path = _daily(tmp_path / "IBM.csv", days, {"2024-01-10", "2024-01-13"})
+    with caplog.at_level(logging.WARNING):
+        bars = read_bars(path, min_bars=1)
+    kept = bars["ts"].dt.strftime("%Y-%m-%d").to_list()
+    assert kept == days[:5]
+    assert "1 flat bars without volume in closed hours" in caplog.text
+
+
+def test_weekly_bars_are_not_judged_for_fillers(tmp_path: Path) -> None:
+    """A week's bar is stamped by convention (pandas' Sunday): a flat one is kept."""
+    days = ["2024-01-07", "2024-01-14", "2024-01-21", "2024-01-28"]
+    bars = read_bars(_daily(tmp_path / "IBM.csv", days, {"2024-01-14"}), min_bars=1)
+    assert bars.height == 4

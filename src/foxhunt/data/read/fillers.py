@@ -16,9 +16,10 @@ from pathlib import Path
 
 import polars as pl
 
-from foxhunt.data.market.calendar import closed_time
+from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instruments import calendar_of
+from foxhunt.data.read.time_axis import DAILY, WEEKLY
 
 log = logging.getLogger(__name__)
 
@@ -26,21 +27,36 @@ MIN_TRADED = 0.5
 """Share of a file's bars with a volume above 0 from which its fillers are dropped."""
 
 
+def _spacing(ts: pl.Series) -> str:
+    """``intraday``, ``daily`` or ``weekly`` (a week's or a month's bars, or one bar alone:
+    not judged) by the symbol's bar interval."""
+    try:
+        interval = infer_interval(ts.sort())
+    except ValueError:  # one time
+        return "weekly"
+    return "intraday" if interval < DAILY else "daily" if interval < WEEKLY else "weekly"
+
+
 def filler_mask(df: pl.DataFrame, instruments: Mapping[str, Instrument] | None = None) -> pl.Expr:
-    """True on a flat bar without volume in its symbol's calendar's closed hours."""
+    """True on a flat bar without volume where its symbol's calendar is closed: in closed hours,
+    or for daily bars on a day it does not trade (a daily bar's time of day is a convention:
+    until session 54 a halted stock's day at 00:00 UTC was closed hours, and dropped)."""
     flat = (
         (pl.col("open") == pl.col("high"))
         & (pl.col("high") == pl.col("low"))
         & (pl.col("low") == pl.col("close"))
         & (pl.col("volume") == 0)
     )
-    by_calendar: dict[str, list[str]] = {}
-    for sym in df["symbol"].drop_nulls().unique().sort().to_list():
-        by_calendar.setdefault(calendar_of(str(sym), instruments), []).append(sym)
+    groups: dict[tuple[str, str], list[str]] = {}
+    for (sym,), g in df.select("symbol", "ts").drop_nulls().group_by("symbol", maintain_order=True):
+        key = (calendar_of(str(sym), instruments), _spacing(g["ts"]))
+        groups.setdefault(key, []).append(str(sym))
     closed = pl.lit(False)
-    for cal, syms in by_calendar.items():
-        if cal != "24x7":  # never closed
-            closed = closed | (pl.col("symbol").is_in(syms) & closed_time(pl.col("ts"), cal))
+    for (cal, spacing), syms in sorted(groups.items()):
+        if cal == "24x7" or spacing == "weekly":  # never closed; stamped by convention
+            continue
+        shut = closed_time if spacing == "intraday" else closed_day
+        closed = closed | (pl.col("symbol").is_in(syms) & shut(pl.col("ts"), cal))
     return (flat & closed).fill_null(False)
 
 
