@@ -20,8 +20,10 @@ from foxhunt.data.market.instruments import infer_instrument, infer_tick_size
         ("USD/JPY", None, ("USD/JPY", 0.001, "JPY", "spot_fx", "fx_24x5")),
         ("gbp_chf", 0.5, ("GBP_CHF", 1e-5, "CHF", "spot_fx", "fx_24x5")),  # the data's tick ignored
         # Quantiacs' continuous futures: contract values in USD, the data's tick or a cent
-        ("F_ES", None, ("F_ES", 0.01, "USD", "unknown", "fx_24x5")),
-        ("F_GC", 0.1, ("F_GC", 0.1, "USD", "unknown", "fx_24x5")),
+        # (a US future on the NYSE's days: until session 54 all on fx_24x5)
+        ("F_ES", None, ("F_ES", 0.01, "USD", "unknown", "xnys")),
+        ("F_GC", 0.1, ("F_GC", 0.1, "USD", "unknown", "xnys")),
+        ("F_FB", None, ("F_FB", 0.01, "USD", "unknown", "fx_24x5")),
         # CFDs quoted like pairs
         ("XAUUSD", None, ("XAUUSD", 0.01, "USD", "metals", "fx_24x5")),
         ("bco-usd", 0.001, ("BCO-USD", 0.001, "USD", "energy", "fx_24x5")),

@@ -151,14 +151,15 @@ def test_the_inferred_line_word_for_word(caplog: pytest.LogCaptureFixture) -> No
 
 
 def _quantiacs(n: int) -> dict[str, None]:
-    return {f"F_{chr(ord('A') + i)}": None for i in range(n)}
+    """Quantiacs codes of no US future (F_QA, F_QB, ...): all on fx_24x5."""
+    return {f"F_Q{chr(ord('A') + i)}": None for i in range(n)}
 
 
 def test_up_to_each_inferred_symbols_get_a_line_each(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):
         resolve_all({**_quantiacs(3), "ES": None})
     assert _warnings(caplog) == [
-        _line(s, "unknown", "0.01", "USD", "fx_24x5") for s in ("F_A", "F_B", "F_C")
+        _line(s, "unknown", "0.01", "USD", "fx_24x5") for s in ("F_QA", "F_QB", "F_QC")
     ]
     caplog.clear()
     with caplog.at_level(logging.WARNING):
@@ -176,10 +177,10 @@ def _group(names: str, n: int) -> str:
 @pytest.mark.parametrize(
     ("n", "names"),
     [
-        (4, "F_A, F_B, F_C, F_D"),  # one over the default each=3: grouped
-        (6, "F_A, F_B, F_C, F_D, F_E, F_F"),  # six are all named
-        (7, "F_A, F_B, F_C, F_D, F_E, F_F, ..."),
-        (9, "F_A, F_B, F_C, F_D, F_E, F_F, ..."),
+        (4, "F_QA, F_QB, F_QC, F_QD"),  # one over the default each=3: grouped
+        (6, "F_QA, F_QB, F_QC, F_QD, F_QE, F_QF"),  # six are all named
+        (7, "F_QA, F_QB, F_QC, F_QD, F_QE, F_QF, ..."),
+        (9, "F_QA, F_QB, F_QC, F_QD, F_QE, F_QF, ..."),
     ],
 )
 def test_more_than_each_get_one_line_per_group(
@@ -188,7 +189,7 @@ def test_more_than_each_get_one_line_per_group(
     with caplog.at_level(logging.WARNING):
         out = resolve_all(_quantiacs(n))
     assert _warnings(caplog) == [_group(names, n)]
-    assert out["F_A"] == Instrument("F_A", 0.01, 1.0, "USD", "unknown", "fx_24x5")
+    assert out["F_QA"] == Instrument("F_QA", 0.01, 1.0, "USD", "unknown", "fx_24x5")
 
 
 def test_a_group_of_one_gets_the_single_symbol_line(caplog: pytest.LogCaptureFixture) -> None:
@@ -198,7 +199,7 @@ def test_a_group_of_one_gets_the_single_symbol_line(caplog: pytest.LogCaptureFix
     assert _warnings(caplog) == [
         _line("BTCUSD", "crypto", "0.5", "USD", "24x7"),
         _line("EURUSD", "spot_fx", "1e-05", "USD", "fx_24x5"),
-        _group("F_A, F_B, F_C, F_D", 4),
+        _group("F_QA, F_QB, F_QC, F_QD", 4),
     ]
 
 

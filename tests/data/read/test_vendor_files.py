@@ -272,7 +272,8 @@ def test_inspect_cli_on_histdata(tmp_path: Path, capsys: pytest.CaptureFixture[s
         ("SPXUSD", "cash_index", "fx_24x5"),
         ("NSXUSD", "cash_index", "fx_24x5"),
         ("BCOUSD", "energy", "fx_24x5"),
-        ("F_CL", "unknown", "fx_24x5"),
+        ("F_CL", "unknown", "xnys"),  # a US future: the NYSE's days (fx_24x5 until session 54)
+        ("F_FB", "unknown", "fx_24x5"),  # any other
         ("EURUSD", "spot_fx", "fx_24x5"),
     ],
 )

@@ -114,7 +114,16 @@ INDEX_MARKETS = {
 exchange's calendar and currency; they read as stocks on the NYSE's before (``NK225`` bars in
 Tokyo time were valid 9 hours off on a 24x7 calendar, ``HSI`` refused with a zone advice that
 moved correct UTC bars)."""
-_QUANTIACS = re.compile(r"^F_[A-Z0-9]{1,4}$")
+_QUANTIACS = re.compile(r"^F_([A-Z0-9]{1,4})$")
+QUANTIACS_US = frozenset(
+    "ES NQ YM MD RU CL NG HO RB GC SI HG PL PA C S W O BO SM NR TY US FV TU ZQ ED AD BP CD EC "
+    "JY SF MP DX CC CT KC SB OJ LC FC LN LB VX".split()
+)
+"""Quantiacs' codes of US futures (``F_TY`` the 10-year note, ``F_C`` corn, ``F_LC`` live
+cattle): their daily bars are the US exchanges' trading days, the NYSE's holidays left out (over
+1990-2014 2-13 of ~6,300 bars fall on a day the NYSE is shut, and 5-49 of its days lack a
+bar; on CME Globex's calendars 150-190 days lack one: Globex trades on Martin Luther King Day
+and the like)."""
 _STOCK = re.compile(r"^[A-Z]{1,5}(\.[A-EG-KM-SUW-Z]|-[A-Z])?$")
 """A US stock's ticker, perhaps with its share class (``BRK.B``, ``BRK-B``); not a ticker with
 Yahoo's one-letter market outside the US (``VOD.L`` London, ``.T`` Tokyo, ``.F`` Frankfurt,
@@ -270,11 +279,13 @@ def infer_instrument(symbol: str, tick_size: float | None = None) -> Instrument:
     if fx := _spot_fx(s):
         tick = 0.001 if fx[1] == "JPY" else 0.00001
         return Instrument(s, tick, 1.0, fx[1], "spot_fx", "fx_24x5")
-    if _QUANTIACS.match(s):
+    if quantiacs := _QUANTIACS.match(s):
         # Quantiacs' continuous futures: prices are contract values in USD (point value 1),
-        # daily bars on weekdays (the Sunday-Friday week of fx_24x5 holds a bar at 00:00 UTC
-        # Monday to Friday, none on weekends).
-        return Instrument(s, tick_size or 0.01, 1.0, "USD", "unknown", "fx_24x5")
+        # daily bars on weekdays: a US future's on the NYSE's trading days (until session 54
+        # on fx_24x5 too, forecast on New Year's Day), any other's on the Sunday-Friday week
+        # of fx_24x5 (a bar at 00:00 UTC Monday to Friday, none on weekends, no holidays).
+        us = quantiacs.group(1) in QUANTIACS_US
+        return Instrument(s, tick_size or 0.01, 1.0, "USD", "unknown", "xnys" if us else "fx_24x5")
     if cfd := _cfd(s):
         kind = "cash_index" if cfd[0] in INDEX_CFDS else CFD_BASES[cfd[0]]
         return Instrument(s, tick_size or 0.01, 1.0, cfd[1], kind, "fx_24x5")
