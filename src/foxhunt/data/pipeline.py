@@ -534,7 +534,8 @@ def evaluation_data(
     if inside.any():
         log.warning(
             "left out %d of %d windows whose forecast origin is before the training bars end "
-            "(%s): the model was trained on them; --windows all scores them too",
+            "(%s): the model was trained on them (or they precede its training bars, which "
+            "is not out of time either); --windows all scores them too",
             int(inside.sum()), len(windows), end_text(ends),
         )  # fmt: skip
         windows = windows.subset(~inside)

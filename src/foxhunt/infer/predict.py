@@ -239,7 +239,8 @@ def _warn_in_sample(loaded: LoadedModel, windows: WindowDataset) -> None:
     if inside:
         log.warning(
             "%d of %d forecast origins are before the training bars end (%s): their realised_* "
-            "lie in the training period (in-sample for the symbols the model was trained on)",
+            "lie in the training period (in-sample for the symbols the model was trained on), "
+            "or before it",
             inside,
             len(windows),
             end_text(ends),
