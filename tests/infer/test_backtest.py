@@ -13,7 +13,7 @@ from foxhunt.cli import main
 from foxhunt.config import demo
 from foxhunt.data.features.table import feature_spec
 from foxhunt.data.sources.demo import write_demo_bars
-from foxhunt.errors import InputError
+from foxhunt.errors import DataError, InputError
 from foxhunt.infer.backtest import Fold, _fold_bars, backtest, max_folds, plan_folds
 from foxhunt.infer.backtest_plot import backtest_figure
 
@@ -217,7 +217,15 @@ def test_a_symbol_too_short_for_a_folds_training_is_left_out_of_it(tmp_path, cap
     cfg = _tiny()
     fold = Fold(1, START, START, None)
     assert _trainable(pl.concat([es, nq]), 701, fold)["symbol"].unique().to_list() == ["ES"]
-    assert _trainable(nq, 701, fold).height == 700  # none has enough: training names it
+    # none has enough: refused naming the fold and what a backtest needs (until session 54
+    # training refused, naming feature rows and no fold)
+    with pytest.raises(DataError) as refused:
+        _trainable(nq, 701, fold)
+    assert str(refused.value) == (
+        f"backtest: fold 1 trains on the first 50% of the bar times (before {START}), and no "
+        "symbol has the 701 bars training's splits need there (most: 'NQ', 700): a backtest "
+        "needs about 1402 bars of a symbol; more bars, or a shorter --encoder-length or --horizon"
+    )
     caplog.clear()
     with caplog.at_level(logging.WARNING):
         r = backtest(path, cfg, folds=2, refit="once", out=tmp_path / "bt")

@@ -161,12 +161,25 @@ def _fold_bars(bars: pl.DataFrame, fold: Fold, history: int, need: int) -> pl.Da
 
 def _trainable(bars: pl.DataFrame, need: int, fold: Fold) -> pl.DataFrame:
     """The fold's training bars without the symbols too short for training's splits (a
-    symbol listed late), with one warning; all of them when none has enough (training then
-    refuses, naming the shortest)."""
+    symbol listed late), with one warning.
+
+    Raises:
+        DataError: no symbol has enough (until session 54 training refused, naming feature
+            rows and no fold).
+    """
     counts = bars.group_by("symbol").len().sort("symbol")
     short = counts.filter(pl.col("len") < need)["symbol"].to_list()
-    if not short or len(short) == counts.height:
+    if not short:
         return bars
+    if len(short) == counts.height:
+        most = counts.sort("len", descending=True).row(0)
+        raise DataError(
+            f"backtest: fold {fold.index} trains on the first {INITIAL_TRAIN_FRACTION:.0%} of the "
+            f"bar times (before {fold.train_end}), and no symbol has the {need} bars training's "
+            f"splits need there (most: {most[0]!r}, {most[1]}): a backtest needs about "
+            f"{round(need / INITIAL_TRAIN_FRACTION)} bars of a symbol; more bars, or a shorter "
+            "--encoder-length or --horizon"
+        )
     log.warning(
         "fold %d: %d symbol%s with fewer than %d bars before %s left out of its training (%s)",
         fold.index,
