@@ -273,3 +273,29 @@ def _diverged(run: Path, to: Path, index: int, value: float) -> Path:
     sidecar = {k: v for k, v in sidecar.items() if k not in ("format", "weights_sha256")}
     ckpt.save_weights(path, tensors, sidecar)
     return to
+
+
+def test_a_failed_comparison_leaves_no_directory(
+    demo_run: DemoRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bars with nothing after the training bars refused the command once the directory was
+    written, and left it behind (a rerun was then refused as 'already exists'), until session
+    54: they are read first now, and any later failure removes the directory."""
+    import polars as pl
+
+    from foxhunt.errors import DataError
+    from foxhunt.quantize import recipe
+
+    early = tmp_path / "ES_early.parquet"
+    pl.read_parquet(demo_run.bars).head(600).write_parquet(early)
+    with pytest.raises(DataError, match="nothing new to score"):
+        quantize_run(demo_run.run, tmp_path / "q", bars=early, measure=False)
+    assert not (tmp_path / "q").exists()
+
+    def broken(*args: object) -> float:
+        raise RuntimeError("the comparison failed")
+
+    monkeypatch.setattr(recipe, "mean_quantile_loss", broken)
+    with pytest.raises(RuntimeError, match="the comparison failed"):
+        quantize_run(demo_run.run, tmp_path / "q", measure=False)
+    assert not (tmp_path / "q").exists()

@@ -23,7 +23,8 @@ windows.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+import shutil
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -248,13 +249,37 @@ def quantize_run(
             source.model, _calibration_windows(source, calibration_bars)
         )
     tensors, recipe = quantize_tensors(source.model, precision, mode, act_scales)
+    # the comparison's bars are read before the directory is written: bars that hold nothing
+    # to score refused the command after it, and left it behind (until session 54)
+    windows, where = _test_windows(source, bars)
     weights = write_quantized_dir(source, Path(out), tensors, recipe)
+    try:
+        return _compare(source, model_dir, out, weights, recipe, windows, where,
+                        measure=measure, repeats=repeats)  # fmt: skip
+    except BaseException:  # a failed comparison leaves no directory behind
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _compare(
+    source: LoadedModel,
+    model_dir: Path,
+    out: Path,
+    weights: Path,
+    recipe: Mapping[str, Any],
+    windows: WindowDataset | None,
+    where: str,
+    *,
+    measure: bool,
+    repeats: int,
+) -> dict[str, Any]:
+    """The fp32 and quantised models side by side, stored in ``<out>/quantization.json``."""
     quantized = load_inference_model(Path(out), "cpu")
 
     result: dict[str, Any] = {
         "source": str(model_dir),
         "out": str(out),
-        "precision": precision,
+        "precision": recipe["precision"],
         "mode": recipe["mode"],
         "disk_bytes": {"fp32": source.weights.stat().st_size, "quantized": weights.stat().st_size},
         "param_bytes": {
@@ -262,7 +287,6 @@ def quantize_run(
             "quantized": held_bytes(quantized.model),
         },
     }
-    windows, where = _test_windows(source, bars)
     result["pinball_on"] = where
     if windows is not None and len(windows):
         result["pinball"] = {
