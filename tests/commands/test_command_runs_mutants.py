@@ -156,7 +156,29 @@ def served(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         return "the app"
 
     monkeypatch.setattr("foxhunt.infer.service.make_app", make_app)
+    monkeypatch.setattr(
+        serve_cmd, "_listenable", lambda host, port: seen.update(probe=(host, port))
+    )
     return seen
+
+
+def test_serve_refuses_a_port_another_process_holds(tmp_path: Path) -> None:
+    """Before the model loads, in one line (until session 54 the server said it was serving,
+    then uvicorn's ``[Errno 98]``, exit 3)."""
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        a = _args(["serve", "--model", str(tmp_path / "run"), "--port", str(port)])
+        with pytest.raises(InputError) as refused:
+            serve_cmd.run(a)
+    assert str(refused.value) == (
+        f"--port {port}: cannot listen on 127.0.0.1:{port} (Address already in use: another "
+        "server holds it?); choose another --port"
+    )
+    serve_cmd._listenable("127.0.0.1", port)  # free once closed
 
 
 def test_serve_loads_listens_and_resumes(

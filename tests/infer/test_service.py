@@ -137,10 +137,22 @@ def test_a_bad_request_gets_a_4xx_naming_the_row_and_nothing_changes(
             client.post("/bars", content=b"junk", headers={"content-type": ARROW}).status_code
             == 400
         )
+        # a CSV body is named as such (was "Invalid JSON", 422, until session 54); an unknown
+        # route or method answers {"error": ...} as every refusal (was FastAPI's "detail")
+        r = client.post("/bars", content=b"ts,open\n", headers={"content-type": "text/csv"})
+        assert r.status_code == 415
+        assert r.json() == {
+            "error": "content-type 'text/csv': POST /bars takes JSON or "
+            "application/vnd.apache.arrow.stream"
+        }
+        r = client.get("/nowhere")
+        assert (r.status_code, r.json()) == (404, {"error": "GET /nowhere: Not Found"})
+        r = client.delete("/bars")
+        assert (r.status_code, r.json()) == (405, {"error": "DELETE /bars: Method Not Allowed"})
         assert (fc.held_bars("ES"), fc.last_ts("ES")) == held
         r = client.post("/bars", json={"bars": _json_rows(bars.slice(220, 5))})
         assert r.status_code == 200 and len(r.json()["forecasts"]) == fc.horizon
-        assert client.get("/health").json()["rejected"] == 5
+        assert client.get("/health").json()["rejected"] == 6
 
 
 def test_arrow_ipc_bars(served: tuple[Served, Forecaster, Path]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import socket
 from pathlib import Path
 
 from foxhunt.commands.options import add_engine_arg
@@ -68,6 +69,7 @@ def run(a: argparse.Namespace) -> None:
             f"--state {a.state}: its directory {a.state.parent} does not exist (the state is "
             "written there)"
         )
+    _listenable(a.host, a.port)
     symbols = [s.strip() for s in a.symbols.split(",") if s.strip()] if a.symbols else None
     state = a.state if a.state is not None and a.state.exists() else None
     fc = Forecaster.load(
@@ -82,3 +84,22 @@ def run(a: argparse.Namespace) -> None:
     app = make_app(fc, a.state, a.save_every)
     log.info("serving %s on http://%s:%d (engine %s)", a.model, a.host, a.port, fc.engine)
     uvicorn.run(app, host=a.host, port=a.port, log_level="warning")
+
+
+def _listenable(host: str, port: int) -> None:
+    """Refuse a port another process holds before the model loads (until session 54 the
+    server said it was serving, then uvicorn's ``[Errno 98]`` and exit 3).
+
+    Raises:
+        InputError: the address cannot be bound.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as e:
+            raise InputError(
+                f"--port {port}: cannot listen on {host}:{port} ({e.strerror}: another server "
+                "holds it?); choose another --port"
+            ) from None

@@ -50,6 +50,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from foxhunt.errors import DataError
 from foxhunt.infer.bar_input import iso_us
@@ -189,6 +190,12 @@ def make_app(
             stats.rejected += 1
         return _bad(_validation_message(e))
 
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, e: StarletteHTTPException) -> JSONResponse:
+        """An unknown route or method: ``{"error": ...}`` as every other refusal (until
+        session 54 FastAPI's ``{"detail": ...}``)."""
+        return _bad(f"{request.method} {request.url.path}: {e.detail}", e.status_code)
+
     def _update(frame: pl.DataFrame | None) -> JSONResponse | dict[str, Any]:
         """One update (``frame`` None: a JSON body of no bars, nothing to check or count)."""
         with lock:
@@ -219,7 +226,8 @@ def make_app(
 
     @app.post("/bars")
     async def post_bars(request: Request) -> Any:
-        if request.headers.get("content-type", "").startswith(ARROW):
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind == ARROW:
             try:
                 frame = pl.read_ipc_stream(io.BytesIO(await request.body()))
             except Exception as e:  # pyarrow/polars raise several kinds for bad streams
@@ -230,6 +238,10 @@ def make_app(
             try:
                 body = Bars.model_validate_json(await request.body())
             except ValueError as e:
+                if kind not in ("", "application/json") and "json" not in kind:
+                    with lock:  # text/csv was answered "Invalid JSON" until session 54
+                        stats.rejected += 1
+                    return _bad(f"content-type {kind!r}: POST /bars takes JSON or {ARROW}", 415)
                 if hasattr(e, "errors"):
                     raise RequestValidationError(
                         [{**err, "loc": ("body", *err["loc"])} for err in e.errors()]
