@@ -166,3 +166,20 @@ def test_a_feed_of_prints_is_refused(tmp_path: Path) -> None:
     reader.options = ReadOptions(bar_minutes=1)
     with pytest.raises(InputError, match=r"ES_trades.csv: the feed holds prints \(trades or"):
         list(reader.new_pieces())
+
+
+def test_the_readers_warnings_name_the_feed_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A feed without a volume column: "no volume column in /tmp/tmp.../ES_feed.csv" came at
+    every piece until session 54; now once, naming the feed."""
+    import logging
+
+    path = tmp_path / "ES_feed.csv"
+    text = demo_bars(6, seed=4).drop("volume").write_csv()
+    path.write_text(text)
+    with caplog.at_level(logging.WARNING):
+        pieces = list(BarFileReader(path, chunk_bytes=150).new_pieces())
+    assert len(pieces) > 2
+    told = [r.getMessage() for r in caplog.records if "no volume column" in r.getMessage()]
+    assert told == [f"no volume column in {path}: volume features will be constant"]

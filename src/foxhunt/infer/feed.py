@@ -24,6 +24,7 @@ import logging
 import re
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
@@ -99,6 +100,7 @@ class BarFileReader:
         self.options = options
         self.stamp_shift = stamp_shift
         self.ends: dict[str, object] = {}  # each symbol's last end stamp read (--stamps end)
+        self.told: set[str] = set()  # the reader's warnings given so far, once each
         if self.path.suffix.lower() not in TABLE_SUFFIXES:
             raise InputError(f"--follow {path}: unsupported file type (use .parquet or .csv)")
         self.parquet = is_parquet(self.path)
@@ -295,7 +297,8 @@ class BarFileReader:
             else:
                 content.write_parquet(piece)
             try:
-                loaded = load_bars(piece, options=self.options)
+                with _told_once(piece, self.path, self.told):
+                    loaded = load_bars(piece, options=self.options)
             except DataError as e:  # the temporary file's name and line are not the feed's
                 detail = re.sub(re.escape(str(piece)) + r"(?: line \d+)?:? ?", "", str(e))
                 raise DataError(detail) from e
@@ -310,6 +313,41 @@ class BarFileReader:
         if self.stamp_shift:
             frame = self._to_starts(frame)
         return frame.select(_ROW_COLUMNS).with_columns(where)
+
+
+class _Once(logging.Filter):
+    """A reader's warning about a piece, naming the feed (not the piece's temporary file),
+    given once per feed: "no volume column in /tmp/tmpab12/ES.csv" came at every poll until
+    session 54."""
+
+    def __init__(self, piece: Path, path: Path, told: set[str]) -> None:
+        super().__init__()
+        self.piece, self.path, self.told = str(piece), str(path), told
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.name.startswith("foxhunt.data."):
+            return True
+        if (decided := record.__dict__.get("_told_once")) is not None:  # another handler's
+            return bool(decided)
+        message = record.getMessage().replace(self.piece, self.path)
+        record.__dict__["_told_once"] = message not in self.told
+        self.told.add(message)
+        record.msg, record.args = message, ()
+        return bool(record.__dict__["_told_once"])
+
+
+@contextmanager
+def _told_once(piece: Path, path: Path, told: set[str]) -> Iterator[None]:
+    """:class:`_Once` on the handlers of the root logger while a piece is read."""
+    once = _Once(piece, path, told)
+    handlers = list(logging.getLogger().handlers)
+    for h in handlers:
+        h.addFilter(once)
+    try:
+        yield
+    finally:
+        for h in handlers:
+            h.removeFilter(once)
 
 
 _ROW_COLUMNS = ("ts", "symbol", "open", "high", "low", "close", "volume")
