@@ -259,6 +259,7 @@ def test_a_search_runs_records_prunes_and_writes_the_best(fake: types.SimpleName
             "allow_precision_change": False,
             "progress": progress,
             "overwrite": True,
+            "isolate": True,  # each trial's data preparation in a child (since session 54)
         }
         assert not (fake.out / "trials" / f"{t.number:03d}" / "checkpoints").exists()
     assert seen == trials
