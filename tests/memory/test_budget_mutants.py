@@ -465,7 +465,8 @@ def test_cpu_validation_is_sized_at_fp32_whatever_the_run() -> None:
     cfg = _cfg(batch_size=8, validation_batch_size=64, precision="bf16")
     need = _validation_peak(cfg, 64, "bf16", 0)  # sized at fp32 on the CPU
     est = estimate_memory(cfg.model, 64, precision="bf16")
-    assert est.inference_peak_bytes < estimate_memory(cfg.model, 64).inference_peak_bytes
+    # (the bf16 estimate differs from the fp32 one: sizing at bf16 would give another batch)
+    assert est.inference_peak_bytes != estimate_memory(cfg.model, 64).inference_peak_bytes
     assert _fit_validation(cfg, "bf16", need, [], 0) == 64
     assert _fit_validation(cfg, "bf16", need - 1, [], 0) == 32
 
