@@ -220,3 +220,14 @@ def test_a_price_targets_level_is_its_own_column() -> None:
             model="runs/es",
             level=1,
         )
+
+
+def test_an_update_of_many_bars_of_another_interval_after_a_long_backlog_is_refused() -> None:
+    """10,000 held gaps at 5 minutes outweighed 30 new bars 35 minutes apart (the held share
+    stayed above one in ten) until session 54: an update of more than 20 bars is judged alone."""
+    held = Counter({5 * MIN: 10_000})
+    ts = [T0 + 35 * MIN * (k + 1) for k in range(30)]
+    with pytest.raises(DataError, match=r"mostly 35 minutes apart \(29 of their 29 gaps, 0 of"):
+        _check(ts, [1.0] * 30, last_ts=T0, held=held)
+    _check(ts[:20], [1.0] * 20, last_ts=T0, held=held)  # 19 gaps of their own: too few
+    _check([T0 + 5 * MIN * (k + 1) for k in range(30)], [1.0] * 30, last_ts=T0, held=held)

@@ -12,7 +12,10 @@ judged with the bars held before them:
   stock's first hourly bar may start at 09:30 and the next at 10:00.
 * **interval**: once the symbol's gaps (held and new) number :data:`MIN_GAPS`, the file rule:
   fewer than :data:`TRAINED_SHARE` of them at the trained interval, and another most common
-  one, refuse (15-minute bars to a 5-minute model, whose gaps are each a plausible pause).
+  one, refuse (15-minute bars to a 5-minute model, whose gaps are each a plausible pause). An
+  update of more than :data:`MIN_GAPS` bars is also judged by its own gaps alone (after a long
+  backlog the held gaps outweigh many new ones; bars sent one at a time after such a backlog
+  are still judged with all the held gaps).
 * **level**: a high (low) :attr:`~foxhunt.data.read.plausibility.Limits.level_factor` times
   above (below) the previous close or more, the magnitude rule of files with the previous
   close as the level: no market moves x10 in one bar; a decimal slip, a bad tick or a price of
@@ -93,6 +96,9 @@ def check_new_bars(
                 "that interval"
             )
         _check_interval(symbol, gaps, held_gaps, trained_us, model)
+        if len(ts) > MIN_GAPS:  # an update of many bars is judged alone too: after a long
+            # backlog the held gaps outweighed 30 bars of another interval (until session 54)
+            _check_interval(symbol, np.diff(ts), Counter(), trained_us, model)
     ref = values[:, level]
     closes = ref if last_close is None else np.concatenate([[last_close], ref])
     prev = closes[:-1]
