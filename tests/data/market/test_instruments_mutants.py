@@ -40,7 +40,11 @@ from foxhunt.data.market.instruments import infer_instrument, infer_tick_size
         ("spy", None, ("SPY", 0.01, "USD", "etf", "xnys")),
         ("QQQ.US", None, ("QQQ", 0.01, "USD", "etf", "xnys")),
         ("^GSPC", None, ("GSPC", 0.01, "", "cash_index", "xnys")),  # root '' before session 19
-        ("^FOO", None, ("FOO", 0.01, "", "cash_index", "xnys")),
+        # another market's index: unknown (the NYSE's until session 54), the data's tick
+        ("^FOO", None, ("FOO", 0.01, "", "cash_index", "24x7")),
+        ("^FOO", 0.5, ("FOO", 0.5, "", "cash_index", "24x7")),
+        ("^IXIC", 0.5, ("IXIC", 0.01, "", "cash_index", "xnys")),
+        ("^NSEBANK", None, ("NSEBANK", 0.01, "INR", "cash_index", "xnse")),
         ("VIX", None, ("VIX", 0.01, "", "cash_index", "xnys")),
         ("AAPL", 0.5, ("AAPL", 0.01, "USD", "stock", "xnys")),
         ("BRK.B", None, ("BRK.B", 0.01, "USD", "stock", "xnys")),

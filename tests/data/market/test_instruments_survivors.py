@@ -292,7 +292,7 @@ def test_a_symbol_without_leading_letters_or_digits() -> None:
     assert _head("-") == "" and _head("") == ""
     assert futures_root("-", FUTURES) is None
     assert resolve("-", warn=False) == Instrument("-", 0.01, 1.0, "", "unknown", "24x7")
-    assert infer_instrument("^") == Instrument("", 0.01, 1.0, "", "cash_index", "xnys")
+    assert infer_instrument("^") == Instrument("", 0.01, 1.0, "", "cash_index", "24x7")
 
 
 def test_infer_tick_size_rounds_to_ten_significant_digits() -> None:

@@ -97,16 +97,28 @@ ETFS = frozenset(
     "XLI XLY XLP XLU XLB XLRE VNQ GDX SMH ARKK TQQQ SQQQ UVXY".split()
 )
 """ETF tickers recognised by name (any other short ticker is taken for a stock)."""
-CASH_INDICES = frozenset("SPX GSPC SP500 NDX NDX100 DJI DJIA RUT VIX".split())
+CASH_INDICES = frozenset(
+    "SPX GSPC SP500 NDX NDX100 DJI DJIA RUT VIX IXIC NYA SOX DJT DJU OEX MID SML RUA RUI W5000 "
+    "XAX VXN TNX IRX FVX TYX".split()
+)
 """US cash index names (not tradeable; own asset class, the NYSE's hours); those of other
-markets are :data:`INDEX_MARKETS`."""
+markets are :data:`INDEX_MARKETS`. Any other of Yahoo's ``^`` names is an unknown market
+(until session 54 the NYSE's: ``^NSEBANK``'s 5-minute bars were refused as all in closed
+hours, and ``^MDAXI``'s days judged on US holidays)."""
 INDEX_MARKETS = {
-    **dict.fromkeys(("DAX", "GDAXI", "SX5E", "STOXX50E"), ("xetr", "EUR")),
-    **dict.fromkeys(("FTSE", "UKX", "FTSE100"), ("xlon", "GBP")),
-    **dict.fromkeys(("N225", "NK225", "NIKKEI", "NIKKEI225", "TOPIX", "TPX"), ("xtks", "JPY")),
-    **dict.fromkeys(("HSI", "HANGSENG"), ("xhkg", "HKD")),
-    **dict.fromkeys(("AS51", "XJO", "AXJO", "ASX200"), ("xasx", "AUD")),
-    **dict.fromkeys(("NIFTY", "NIFTY50", "NSEI", "SENSEX", "BSESN"), ("xnse", "INR")),
+    **dict.fromkeys(
+        ("DAX", "GDAXI", "SX5E", "STOXX50E", "MDAXI", "SDAXI", "TECDAX"), ("xetr", "EUR")
+    ),
+    **dict.fromkeys(("FTSE", "UKX", "FTSE100", "FTMC", "FTAS"), ("xlon", "GBP")),
+    **dict.fromkeys(
+        ("N225", "NK225", "NIKKEI", "NIKKEI225", "TOPIX", "TPX", "NKX"), ("xtks", "JPY")
+    ),
+    **dict.fromkeys(("HSI", "HANGSENG", "HSCE"), ("xhkg", "HKD")),
+    **dict.fromkeys(("AS51", "XJO", "AXJO", "ASX200", "AORD"), ("xasx", "AUD")),
+    **dict.fromkeys(
+        ("NIFTY", "NIFTY50", "NSEI", "SENSEX", "BSESN", "NSEBANK", "CNXIT", "NSMIDCP"),
+        ("xnse", "INR"),
+    ),
     **dict.fromkeys(("STI",), ("xses", "SGD")),
     **dict.fromkeys(("GSPTSE", "TSX", "SPTSX"), ("xtse", "CAD")),
 }
@@ -298,8 +310,10 @@ def infer_instrument(symbol: str, tick_size: float | None = None) -> Instrument:
         return Instrument(head, 0.01, 1.0, currency, "cash_index", calendar)
     if head in ETFS:
         return Instrument(head, 0.01, 1.0, "USD", "etf", "xnys")
-    if head in CASH_INDICES or s.startswith("^"):
+    if head in CASH_INDICES:
         return Instrument(head, 0.01, 1.0, "", "cash_index", "xnys")
+    if s.startswith("^"):  # another market's index: unknown (xnys until session 54)
+        return Instrument(head, tick_size or 0.01, 1.0, "", "cash_index", "24x7")
     if _STOCK.match(s):
         return Instrument(s, 0.01, 1.0, "USD", "stock", "xnys")
     if (listed := _LISTING.match(s)) and listed.group(1) in LISTING_MARKETS:
