@@ -30,6 +30,16 @@ def _minutes(minutes: float | None) -> timedelta | None:
         ("BYBIT_BTCUSDT.P, 1W.csv", "BTCUSDT.P", None),  # a week: no claim
         ("NYSE_BRK.B, 1M.csv", "BRK.B", None),  # 1M is a month, not a minute
         ("NASDAQ_MSFT, 15_3f2a1.csv", "MSFT", 15),  # a download suffix
+        # a stock exchange outside the US: Yahoo's market after the ticker, so its calendar
+        # (until session 54 dropped: VOD the NYSE's, 7203 an unknown market on 24x7)
+        ("LSE_VOD, 60.csv", "VOD.L", 60),
+        ("TSE_7203, 1D.csv", "7203.T", 1440),
+        ("HKEX_700, 5.csv", "0700.HK", 5),  # Yahoo's four digits
+        ("XETR_BMW, 1D.csv", "BMW.DE", 1440),
+        ("NSE_RELIANCE, 5.csv", "RELIANCE.NS", 5),
+        ("ASX_BHP, 1D.csv", "BHP.AX", 1440),
+        ("TSX_RY, 1D.csv", "RY.TO", 1440),
+        ("EUREX_FDAX1!, 1D.csv", "FDAX", 1440),  # a future's front month keeps its root
     ],
 )
 def test_tradingview_export_names(name: str, symbol: str, minutes: float | None) -> None:

@@ -62,6 +62,7 @@ from foxhunt.data.market.instruments import (
     futures_root,
 )
 from foxhunt.data.read.compressed import uncompressed_name
+from foxhunt.data.read.tradingview import TRADINGVIEW, tradingview_name
 from foxhunt.errors import DataError
 
 HISTDATA_TZ = "America/New_York"
@@ -120,14 +121,6 @@ INVESTING_NAMES = {
     "us wheat futures": "ZW",
 }
 """Investing.com's names of the common futures -> their CME roots (others need ``--symbol``)."""
-_TRADINGVIEW = re.compile(
-    r"^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)*?_([A-Za-z0-9][^_,\s]*), (\d+[SDWM]?|[SDWM])"
-    r"(?:_[A-Za-z0-9]+)?(?: \(\d+\))?$"
-)
-"""TradingView's export name ``EXCHANGE_SYMBOL, INTERVAL`` (the exchange may hold ``_``:
-``CME_MINI_ES1!, 5``), perhaps with a download suffix (``_a1b2c``, `` (1)``)."""
-_TV_UNITS = {"": timedelta(minutes=1), "S": timedelta(seconds=1), "D": timedelta(days=1)}
-"""TradingView's interval units that are fixed lengths (``W`` and ``M``, a month, are not)."""
 _CHRIS = re.compile(r"^CHRIS[-_]([A-Z]+)_([A-Z0-9]+?)(\d{1,2})$", re.IGNORECASE)
 """Quandl's continuous futures ``CHRIS/CME_CL1`` saved as ``CHRIS-CME_CL1``: exchange, root,
 contract number."""
@@ -467,9 +460,9 @@ def guess_from_name(path: Path) -> NameGuess:
     if quantiacs := _QUANTIACS.match(stem):
         root = f"F_{quantiacs.group(1)}"
         return NameGuess(root, "Quantiacs' file name (F_ROOT)", None, _interval(stem))
-    tv = _TRADINGVIEW.match(stem)
-    if tv:
-        return _tradingview(tv.group(1), tv.group(2))
+    if tv := TRADINGVIEW.match(stem):
+        symbol, claim = tradingview_name(*tv.groups(), _CONTINUOUS)
+        return NameGuess(symbol, "TradingView's file name", None, claim)
     chris = _CHRIS.match(stem)
     if chris:
         exchange, root, number = chris.group(1).upper(), chris.group(2).upper(), int(chris.group(3))
@@ -559,16 +552,6 @@ def guess_from_name(path: Path) -> NameGuess:
     if perp:
         symbol = "-".join(p.upper() for p in (symbol, *perp.groups()) if p)
     return NameGuess(symbol, "the file name", None, _interval(whole))
-
-
-def _tradingview(symbol: str, interval: str) -> NameGuess:
-    """The guess of a TradingView export name's symbol and interval (``5``, ``1D``, ``W``)."""
-    continuous = _CONTINUOUS.fullmatch(symbol)
-    if continuous:
-        symbol = continuous.group(1) or continuous.group(2)
-    count, unit = interval.rstrip("SDWM") or "1", interval.lstrip("0123456789")
-    claim = _TV_UNITS[unit] * int(count) if unit in _TV_UNITS and int(count) > 0 else None
-    return NameGuess(symbol.upper().rstrip("!"), "TradingView's file name", None, claim)
 
 
 def guess_lines(per_file: tuple[tuple[str, ...], ...], most: int = 12) -> list[str]:
