@@ -414,7 +414,9 @@ def test_moex_iss_history_with_its_cursor_block_reads(tmp_path: Path) -> None:
     until session 54. Its ``OPEN;LOW;HIGH`` order is read by name."""
     days = ("09", "10", "11", "12", "15", "16", "17", "18")
     head = "BOARDID;TRADEDATE;SECID;NUMTRADES;OPEN;LOW;HIGH;CLOSE;VOLUME\n"
-    rows = "".join(f"TQBR;2024-01-{d};SBER;11200;271.5;271.43;271.51;271.46;1120000\n" for d in days)
+    rows = "".join(
+        f"TQBR;2024-01-{d};SBER;11200;271.5;271.43;271.51;271.46;1120000\n" for d in days
+    )
     cursor = "\nhistory.cursor\n\nINDEX;TOTAL;PAGESIZE\n0;8;100\n"
     p = _write(tmp_path, "SBER_history.csv", "history\n\n" + head + rows + cursor)
     assert sniff_csv(p).delimiter == ";"
@@ -453,3 +455,21 @@ def test_a_quoted_name_after_a_space_in_few_lines_is_not_spaced_quotes(tmp_path:
     rows = "".join(f"2024-01-0{d},182.25,182.26,182.18,182.21,3\n" for d in (3, 4, 5))
     p = _write(tmp_path, "IBM.csv", 'Date,Open,High,Low,Close,Volume, "Note"\n' + rows)
     assert not sniff_csv(p).spaced_quotes
+
+
+def test_commas_in_two_places_say_a_single_comma_parts_thousands(tmp_path: Path) -> None:
+    """Yahoo Japan's table: ``"3,429"`` beside volumes ``"25,312,400"`` was refused as a decimal
+    comma or thousands until session 54 (``--decimal point`` read it)."""
+    rows = "".join(
+        f'2024-01-{d},"3,429","3,466","3,317","3,343","25,312,400"\n' for d in ("04", "05", "09")
+    )
+    p = _write(tmp_path, "7203.T.csv", "Date,Open,High,Low,Close,Volume\n" + rows)
+    assert sniff_csv(p).comma_groups
+    df = read_bars(p, min_bars=1)
+    assert df["open"].to_list() == [3429.0] * 3 and df["volume"].to_list() == [25312400.0] * 3
+    one = _write(
+        tmp_path,
+        "7203.T.csv",
+        "Date,Open,High,Low,Close,Volume\n" + rows.replace('"25,312,400"', '"312,400"'),
+    )
+    assert not sniff_csv(one).comma_groups  # one group everywhere: the refusal asks

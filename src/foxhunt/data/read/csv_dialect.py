@@ -321,6 +321,9 @@ def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
             and any(_QUOTED_DECIMAL_COMMA.match(c) for c in cells)
             and not any(_POINT_AFTER_COMMAS.match(c) for c in cells)
         )
+        # "25,312,400": commas in two places part thousands, so "3,429" beside it is 3429
+        multi = any(re.match(r"^[+-]?\d{1,3}(,\d{3}){2,}$", c) for c in cells)
+        comma_groups = not decimal_comma and multi
     if decimal is not None:
         decimal_comma = decimal == "comma"
         comma_groups = comma_groups and not decimal_comma
