@@ -534,3 +534,23 @@ def test_zones_that_fit_alike_are_all_named() -> None:
         "America/New_York alike (0 closed; the bars cannot tell them apart): pass the market's "
         "zone, --tz America/Chicago or --tz America/New_York"
     )
+
+
+def test_the_markets_own_zone_is_tried_first(tmp_path: Path) -> None:
+    """Hong Kong's naive local 5-minute bars: the warning named Asia/Tokyo (an hour off; Hong
+    Kong is not among the city zones) where the refusal named Asia/Hong_Kong, until session 54."""
+    from foxhunt.data.read.inspection import inspect_report
+
+    rows = "".join(
+        f"2024-01-{d} {h:02d}:{m:02d}:00,300.0,301.0,299.0,300.5,1000\n"
+        for d in (10, 11)
+        for h, m in [(h, m) for h in (9, 10, 11, 13, 14, 15) for m in range(0, 60, 5)]
+        if (h, m) >= (9, 30) and not (h == 11 and m >= 55) and h != 12
+    )
+    path = tmp_path / "0700.HK.csv"
+    path.write_text("Datetime,Open,High,Low,Close,Volume\n" + rows)
+    report = inspect_report(path)
+    (s,) = report["symbols"]
+    assert s["closed_hours_warning"].endswith(
+        "the timestamps fit Asia/Hong_Kong (0 closed): pass --tz Asia/Hong_Kong"
+    )

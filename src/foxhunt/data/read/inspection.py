@@ -30,7 +30,7 @@ from foxhunt.data.market.calendar import (
     infer_interval,
     trading_date,
 )
-from foxhunt.data.market.calendars import sessions
+from foxhunt.data.market.calendars import calendar_spec, sessions
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instrument_table import load_instruments
 from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
@@ -67,18 +67,21 @@ DEFAULT_HORIZON = 10
 
 
 def fitting_zones(
-    ts: pl.Series, read_in: str, closed: ClosedFn = closed_time
+    ts: pl.Series, read_in: str, closed: ClosedFn = closed_time, market: str | None = None
 ) -> tuple[list[str], int]:
     """Every zone in which these wall-clock times put the fewest bars in closed hours, and that
-    count: ``read_in`` first where it is one of them, then :data:`CITY_ZONES` in order.
+    count: ``read_in`` first where it is one of them, then the market's own zone, then
+    :data:`CITY_ZONES` in order.
 
     Args:
         ts: UTC timestamps that were read from naive wall-clock times in ``read_in``.
         read_in: the zone they were read in.
         closed: the calendar's closed-hours test (Globex by default).
+        market: the calendar's own zone (Hong Kong's was not tried until session 54: the
+            warning named Tokyo, an hour off, where the refusal named Hong Kong).
     """
     wall = pl.DataFrame({"t": ts}).select(utc_to_local(pl.col("t"), read_in).alias("w"))
-    zones = (read_in, *(z for z in CITY_ZONES if z != read_in))
+    zones = tuple(dict.fromkeys((read_in, *([market] if market else []), *CITY_ZONES)))
     counts = wall.select([closed(local_to_utc(pl.col("w"), z)).sum().alias(z) for z in zones]).row(
         0, named=True
     )
@@ -87,7 +90,13 @@ def fitting_zones(
 
 
 def closed_hours_warning(
-    s: dict[str, Any], naive: bool, tz: str, closed: ClosedFn, ts: pl.Series, daily: bool = False
+    s: dict[str, Any],
+    naive: bool,
+    tz: str,
+    closed: ClosedFn,
+    ts: pl.Series,
+    daily: bool = False,
+    market: str | None = None,
 ) -> str | None:
     """The warning for one symbol's summary when many of its bars fall in closed hours (daily
     bars: on days the calendar does not trade)."""
@@ -102,10 +111,11 @@ def closed_hours_warning(
         )
     if not naive:
         return text + " (a market with other hours, or timestamps in the wrong zone)"
-    zones, n = fitting_zones(ts, tz, closed)
+    zones, n = fitting_zones(ts, tz, closed, market)
     # A zone is named only when it clearly fits: a 24/7 market is closed-heavy in every zone.
     if zones[0] == tz or n > 0.5 * s["closed_time_bars"]:
-        return text + f"; no other zone fits better (tried {', '.join(CITY_ZONES)})"
+        tried = dict.fromkeys((*([market] if market else []), *CITY_ZONES))
+        return text + f"; no other zone fits better (tried {', '.join(tried)})"
     if len(zones) > 1:  # New York and Chicago over one session: the market's own zone
         named = " or ".join(f"--tz {z}" for z in zones)
         return (
@@ -193,7 +203,8 @@ def summarize(
         }
         read_in = loaded.zone_of(int(first_file.get(sym, 0)))
         naive = sym in naive_symbols
-        warning = closed_hours_warning(summary, naive, read_in, sym_closed, g["ts"], daily)
+        market = calendar_spec(cal).tz if cal != "24x7" else None
+        warning = closed_hours_warning(summary, naive, read_in, sym_closed, g["ts"], daily, market)
         if warning:
             log.warning("%s: %s", sym, warning)
         summary["closed_hours_warning"] = warning
