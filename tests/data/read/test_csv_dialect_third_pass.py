@@ -78,7 +78,8 @@ def test_levels_of_four_fields_are_read_as_levels(tmp_path: Path) -> None:
         f"2024-01-02 15:{m}:00+00:00,185.{m},185.0,{m}\n" for m in MINUTES
     )
     path = _write(tmp_path, "AAPL.csv", text)
-    assert sniff_csv(path).names == ("Datetime", "Close", "Open", "Volume")
+    levels = ("('Datetime', '')", "('Close', 'AAPL')", "('Open', 'AAPL')", "('Volume', 'AAPL')")
+    assert sniff_csv(path).names == levels  # the ticker kept (session 54)
     with pytest.raises(DataError, match=r"missing column 'high' \(columns: Datetime, Close, Open"):
         read_bars(path, min_bars=1)
 

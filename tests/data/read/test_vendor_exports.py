@@ -430,9 +430,13 @@ def test_a_yfinance_download_with_its_columns_in_levels(tmp_path: Path, index: s
         "Price,Close,High,Low,Open,Volume\nTicker,AAPL,AAPL,AAPL,AAPL,AAPL\n"
         f"{index},,,,,\n" + "\n".join(YF_ROWS) + "\n"
     )
-    path = _write(tmp_path, "AAPL.csv", text)
-    assert sniff_csv(path).names == (index, "Close", "High", "Low", "Open", "Volume")
+    path = _write(tmp_path, "prices.csv", text)
+    fields = ("Close", "High", "Low", "Open", "Volume")
+    # the ticker kept as parquet's levels are named: the symbol (since session 54; the file's
+    # name was, "PRICES" here, Toyota's 7203.T a company name on 24x7)
+    assert sniff_csv(path).names == (f"('{index}', '')", *(f"('{f}', 'AAPL')" for f in fields))
     bars = read_bars(path, min_bars=1)
+    assert bars["symbol"].unique().to_list() == ["AAPL"]
     assert bars["ts"].to_list() == [_utc(14, 30), _utc(14, 31)]
     assert bars["open"].to_list() == [185.0, 184.96] and bars["close"][0] == 184.96
     assert bars["volume"].to_list() == [3759.0, 2048.0]

@@ -323,7 +323,7 @@ def test_an_unclosed_quote_is_one_line_naming_its_line(
     tmp_path: Path, body: str, line: int
 ) -> None:
     """Once a polars error escaped as a traceback here; now exit 2 and the line to look at."""
-    from foxhunt.data.read.csv_dialect import unclosed_quote_line
+    from foxhunt.data.read.csv_damage import unclosed_quote_line
 
     path = tmp_path / "ES.csv"
     path.write_text("ts,symbol,open,high,low,close,volume\n" + body)
@@ -339,7 +339,7 @@ def test_an_unclosed_quote_is_one_line_naming_its_line(
 def test_quotes_closed_on_their_line_are_not_named(tmp_path: Path) -> None:
     """Quoted fields, one quoted field across two lines (read by polars as one row), and a
     file that is not text: no line is blamed."""
-    from foxhunt.data.read.csv_dialect import unclosed_quote_line
+    from foxhunt.data.read.csv_damage import unclosed_quote_line
     from foxhunt.data.read.scan import unreadable
 
     path = tmp_path / "ES.csv"

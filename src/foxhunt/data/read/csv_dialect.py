@@ -115,40 +115,6 @@ def open_text(path: Path) -> io.TextIOBase:
     return io.TextIOWrapper(open_bytes(path), encoding=encoding, errors="replace", newline="")
 
 
-def unclosed_quote_line(path: Path) -> int | None:
-    """The first line (1-based) that opens a quote it does not close, or None.
-
-    No field of a bar file spans lines, so such a line is a file cut short or edited by hand;
-    polars' error for it names no line (or names the wrong field)."""
-    try:
-        with open_text(path) as f:
-            for number, line in enumerate(f, start=1):
-                if line.count('"') % 2:
-                    return number
-    except (*COMPRESSED_ERRORS, zipfile.BadZipFile, KeyError):
-        return None
-    return None
-
-
-def overlong_line(path: Path) -> tuple[int, int, int] | None:
-    """The first line (1-based) of the table holding more fields than its header or first bar,
-    with both counts (``6: 7 fields, 6``), or None: a note typed after a bar's volume, which
-    polars refuses naming no line."""
-    try:
-        dialect = sniff_csv(path)
-        with open_text(path) as f:
-            width = None
-            for number, row in enumerate(csv.reader(f, delimiter=dialect.delimiter), start=1):
-                if number <= dialect.skip_lines or not any(c.strip() for c in row):
-                    continue
-                width = width or len(row)
-                if len(row) > width:
-                    return number, len(row), width
-    except (DataError, csv.Error, *COMPRESSED_ERRORS, zipfile.BadZipFile, KeyError):
-        return None
-    return None
-
-
 def _numbered_sample(path: Path) -> list[tuple[int, str]]:
     """The first :data:`SAMPLE_LINES` lines that are not blank, each with its 0-based line."""
     try:
@@ -478,14 +444,14 @@ _PRICE_NAMES = {"open", "high", "low", "close", "adj close", "volume"}
 
 def column_levels(rows: list[list[str]], path: Path) -> tuple[tuple[str, ...], int] | None:
     """The names and the first bar's row of a table whose columns pandas wrote in levels, as
-    yfinance's downloads are saved::
+    yfinance's downloads are saved (a row per level, then the index's name alone)::
 
         Price,Close,High,Low,Open,Volume
         Ticker,AAPL,AAPL,AAPL,AAPL,AAPL
         Datetime,,,,,
-        2024-01-02 14:30:00+00:00,184.96,...
 
-    (a row per level, then the index's name alone); None for any other table.
+    None for any other table. A ticker level's one label is kept as parquet's levels are
+    named (``('Close', 'AAPL')``: the symbol; it was read past until session 54).
 
     Raises:
         DataError: the levels hold several tickers (one file per ticker is read).
@@ -519,7 +485,11 @@ def column_levels(rows: list[list[str]], path: Path) -> tuple[tuple[str, ...], i
                 f"({', '.join(labels[:4])}{', ...' if len(labels) > 4 else ''}): save one per "
                 "file (pandas: df.xs(NAME, axis=1, level=1).to_csv(...))"
             )
-    return (rows[under][0].strip(), *(c.strip() for c in fields[0][1:])), under + 1
+    ticker = next((c.strip() for lv in levels if lv is not fields[0] for c in lv[1:]), "")
+    names = [rows[under][0].strip(), *(c.strip() for c in fields[0][1:])]
+    if ticker:  # named as parquet's levels are: wide.column_levels reads the symbol
+        names = [f"('{n}', '{ticker if i else ''}')" for i, n in enumerate(names)]
+    return tuple(names), under + 1
 
 
 def header_names(path: Path, dialect: CsvDialect) -> list[str]:

@@ -15,14 +15,8 @@ from pathlib import Path
 
 import polars as pl
 
-from foxhunt.data.read.csv_dialect import (
-    CsvDialect,
-    header_names,
-    overlong_line,
-    scan_csv_text,
-    sniff_csv,
-    unclosed_quote_line,
-)
+from foxhunt.data.read.csv_damage import overlong_line, unclosed_quote_line
+from foxhunt.data.read.csv_dialect import CsvDialect, header_names, scan_csv_text, sniff_csv
 from foxhunt.data.read.dbn import read_dbn
 from foxhunt.data.read.files import table_kind, zip_member
 from foxhunt.data.read.json_bars import read_json_bars
