@@ -473,3 +473,22 @@ def test_commas_in_two_places_say_a_single_comma_parts_thousands(tmp_path: Path)
         "Date,Open,High,Low,Close,Volume\n" + rows.replace('"25,312,400"', '"312,400"'),
     )
     assert not sniff_csv(one).comma_groups  # one group everywhere: the refusal asks
+
+
+def test_a_headerless_end_of_day_file_with_the_ticker_first(tmp_path: Path) -> None:
+    """asxhistoricaldata's and MetaStock's ``BHP,20240102,o,h,l,c,v``: the ticker was read as
+    the time and refused ("unparsable timestamp 'BHP'") until session 54."""
+    rows = "".join(
+        f"{t},202401{d},45.15,45.41,43.44,43.69,98216\n"
+        for d in ("02", "03")
+        for t in ("BHP", "CBA")
+    )
+    p = _write(tmp_path, "20240102.txt", rows)
+    assert sniff_csv(p).names == ("symbol", "timestamp", "open", "high", "low", "close", "volume")
+    df = read_bars(p, min_bars=1)
+    assert df.group_by("symbol").len().sort("symbol").rows() == [("BHP", 2), ("CBA", 2)]
+    intraday = "".join(
+        f"BHP,20240102,{c},45.15,45.41,43.44,43.69,98216\n" for c in ("1000", "1005")
+    )
+    timed = _write(tmp_path, "BHP.txt", intraday)  # a clock in digits after the date
+    assert sniff_csv(timed).names[:4] == ("symbol", "date", "time", "open")

@@ -200,11 +200,27 @@ def _tick_names(path: Path, first: list[str]) -> tuple[str, ...]:
     )
 
 
+_TICKER = re.compile(r"^[A-Za-z^][A-Za-z0-9.\-^=&_]{0,15}$")
+_DAY = re.compile(r"^((19|20)\d{6}|(19|20)\d\d[-/.]\d\d[-/.]\d\d|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})$")
+
+
+def _ticker_first(rows: list[list[str]]) -> bool:
+    """Rows of a ticker, then a date (asxhistoricaldata's and MetaStock's end-of-day
+    ``BHP,20240102,o,h,l,c,v``: until session 54 the ticker was read as the time, refused)."""
+    return all(
+        len(r) >= 6 and _TICKER.match(r[0].strip()) and _DAY.match(r[1].strip()) for r in rows
+    )
+
+
 def headerless_names(first_row: list[str], rows: list[list[str]] | None = None) -> tuple[str, ...]:
     """Column names for a headerless file, from the types of the first row's fields (and, for a
-    clock written in digits, of every sampled row)."""
+    clock written in digits or a ticker first, of every sampled row)."""
+    sampled = rows or [first_row]
     clock = _CLOCK.match(first_row[1].strip()) if len(first_row) > 1 else None
-    if len(first_row) >= 6 and (clock or _digit_clocks(rows or [first_row])):
+    if _ticker_first(sampled):  # then a clock or not, as after a date alone
+        rest = headerless_names(first_row[1:], [r[1:] for r in sampled])
+        return ("symbol", *rest[: len(first_row) - 1])
+    if len(first_row) >= 6 and (clock or _digit_clocks(sampled)):
         head = ("date", "time", "open", "high", "low", "close", "volume")
     else:
         head = ("timestamp", "open", "high", "low", "close", "volume")
