@@ -563,6 +563,13 @@ def test_a_cqg_name_with_an_interval_is_still_cqgs() -> None:
         ("ES/part-00000.parquet", "ES", "the name of the folder 'ES'"),
         ("ES/01.csv", "ES", "the name of the folder 'ES'"),
         ("x/7203_jp_d.csv", "7203.JP", "Stooq's file name (a ticker and its market)"),
+        # after a generic word, five or six digits (until session 54 the folder's name, or a
+        # later word: UTF8); four after a word may number a part, a date is no ticker
+        ("kr/data_005930_20240115.csv", "005930", "the file name (a ticker of digits)"),
+        ("kr/data_005930_utf8.csv", "005930", "the file name (a ticker of digits)"),
+        ("cn/prices_600519.csv", "600519", "the file name (a ticker of digits)"),
+        ("ES/data_0001.csv", "ES", "the name of the folder 'ES'"),
+        ("ES/data_202401.csv", "ES", "the name of the folder 'ES'"),
     ],
 )
 def test_a_ticker_of_digits_is_the_symbol(path: str, symbol: str, how: str) -> None:

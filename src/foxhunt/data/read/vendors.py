@@ -366,8 +366,21 @@ def sheet_guess(path: Path, sheet: str) -> NameGuess | None:
     return replace(found, how=f"the name of sheet {sheet!r}")
 
 
+_WORD_THEN_DIGITS = re.compile(
+    r"^(?:data|prices?|quotes?|history|historical|daily|stock|ohlcv?|candles|klines?)[_ \-]"
+    r"(?=\d{5,6}(?:$|[_ \-]))",
+    re.IGNORECASE,
+)
+"""A generic word before a ticker of five or six digits (``data_005930_20240115``: Seoul's
+Samsung, which was the folder's name until session 54); four digits after a word may be a
+part's number (``part-0001``)."""
+
+
 def _numeric_ticker(stem: str) -> str | None:
-    """The ticker of digits a name starts with (:data:`_NUMERIC_TICKER`), or None."""
+    """The ticker of digits a name starts with (:data:`_NUMERIC_TICKER`), perhaps after a
+    generic word (:data:`_WORD_THEN_DIGITS`), or None."""
+    if (word := _WORD_THEN_DIGITS.match(stem)) is not None:
+        stem = stem[word.end() :]
     m = _NUMERIC_TICKER.match(stem)
     if m is None or _DATED.fullmatch(m.group(1)) or _STOOQ.match(stem):
         return None
