@@ -80,6 +80,9 @@ class FakeForecaster:
     def save(self, path: Path) -> None:
         path.write_text("saved")
 
+    def target_times(self, frame: pl.DataFrame) -> None:  # a run without a bar interval
+        return None
+
 
 class RecordingExecutor(ThreadPoolExecutor):
     """The service's worker pool, its constructor's keywords recorded."""
@@ -241,7 +244,7 @@ def test_records_write_origin_ts_as_iso_text() -> None:
         },
         schema_overrides={"origin_ts": pl.Datetime("us", "UTC")},
     )
-    assert _records(frame) == [
+    assert _records(frame, FakeForecaster()) == [
         {"symbol": "ES", "origin_ts": "2024-03-01T14:30:00+00:00"},
         {"symbol": "NQ", "origin_ts": "2024-03-01T14:30:00.250+00:00"},
     ]

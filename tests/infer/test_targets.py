@@ -237,3 +237,26 @@ def test_every_future_time_is_judged_past_one_on_the_grid_and_on_the_clocks_grid
     assert [t.astimezone(chicago).strftime("%a %H:%M") for t in got["target_ts"]] == [
         "Tue 16:00", "Tue 20:00"
     ]  # fmt: skip
+
+
+def test_a_live_forecasts_targets_are_predicts(demo_run) -> None:  # noqa: ANN001
+    """A served forecast carries the target time ``predict`` gives the same origin (none until
+    session 54), and the service's records put it after ``horizon``."""
+    from foxhunt.data.pipeline import calendars_of
+    from foxhunt.data.sources.demo import demo_bars
+    from foxhunt.infer.forecaster import Forecaster
+    from foxhunt.infer.service import _records
+
+    bars = demo_bars(240, seed=5, symbol="ES")
+    fc = Forecaster.load(demo_run.run, symbols=["ES"])
+    out = fc.update(bars)
+    assert out is not None and out.height == fc.horizon
+    served = fc.target_times(out)
+    origins = pl.DataFrame({"symbol": ["ES"], "ts": [bars["ts"][-1]]})
+    calendars = calendars_of(fc.loaded.instruments)
+    want = forecast_targets(bars, origins, fc.horizon, calendars)["target_ts"]
+    assert served is not None and served.to_list() == want.to_list()
+    assert served.to_list() == sorted(served.to_list()) and served[0] > bars["ts"][-1]
+    record = _records(out, fc)[0]
+    assert list(record)[:4] == ["symbol", "origin_ts", "horizon", "target_ts"]
+    assert record["target_ts"] == want[0].isoformat()

@@ -79,6 +79,7 @@ from foxhunt.infer.predict import anchor_column, forecast_frame, forecast_schema
 from foxhunt.infer.quantiles import quantile_map, tft_quantiles
 from foxhunt.infer.state_file import STATE_FORMAT, read_state_file, weights_digest
 from foxhunt.infer.stream_checks import check_new_bars
+from foxhunt.infer.targets import scheduled_targets
 from foxhunt.model.batch import TFTBatch
 from foxhunt.quantize.model import load_inference_model
 from foxhunt.runtime import atomic_path
@@ -427,6 +428,10 @@ class Forecaster:
         out = self._forecast(ready, candidates) if forecast and ready else self._empty()
         self._tails.update(candidates)  # only now: a failed update changes nothing
         return out
+
+    def target_times(self, frame: pl.DataFrame) -> pl.Series | None:
+        """Each row's target time, for a forecast of this forecaster's (:func:`scheduled_targets`)."""
+        return scheduled_targets(frame, self._interval, calendars_of(self._instruments))
 
     def forecast(self, symbols: Iterable[str] | None = None) -> pl.DataFrame:
         """Forecasts from the latest bar held for ``symbols``.

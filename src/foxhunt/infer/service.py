@@ -129,10 +129,14 @@ def _frame(bars: list[Bar]) -> pl.DataFrame:
     return frame if frame.height else pl.DataFrame()
 
 
-def _records(frame: pl.DataFrame) -> list[dict[str, Any]]:
-    return frame.with_columns(
-        pl.col("origin_ts").dt.to_string("%Y-%m-%dT%H:%M:%S%.f%:z")
-    ).to_dicts()
+def _records(frame: pl.DataFrame, forecaster: Forecaster) -> list[dict[str, Any]]:
+    """The rows as JSON records, each with its ``target_ts`` after ``horizon``
+    (:meth:`Forecaster.target_times`; none for a run that records no bar interval)."""
+    targets = forecaster.target_times(frame)
+    if targets is not None:
+        frame = frame.insert_column(frame.columns.index("horizon") + 1, targets.alias("target_ts"))
+    iso = "%Y-%m-%dT%H:%M:%S%.f%:z"
+    return frame.with_columns(pl.col(c).dt.to_string(iso) for c in ("origin_ts", "target_ts") if c in frame.columns).to_dicts()  # fmt: skip
 
 
 def _remember(latest: dict[str, list[dict[str, Any]]], records: list[dict[str, Any]]) -> None:
@@ -164,7 +168,9 @@ def make_app(
         """The symbols held that this service serves (a state may hold more)."""
         return [s for s in forecaster.symbols if served is None or s in served]
 
-    _remember(latest, _records(forecaster.forecast(served_held())))  # a restored state's
+    _remember(
+        latest, _records(forecaster.forecast(served_held()), forecaster)
+    )  # a restored state's
     saved_at = [time.monotonic()]
 
     @asynccontextmanager
@@ -210,7 +216,7 @@ def make_app(
             stats.latencies.append(time.perf_counter() - t0)
             stats.updates += 1
             stats.bars += frame.height
-            records = _records(out) if out is not None else []
+            records = _records(out, forecaster) if out is not None else []
             _remember(latest, records)
             if (
                 state_path is not None

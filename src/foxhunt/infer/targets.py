@@ -157,3 +157,30 @@ def forecast_targets(
     if not parts:
         return pl.DataFrame(schema={"target_ts": UTC_US, "realised_close": pl.Float64})
     return pl.concat(parts).sort("__w", maintain_order=True).select("target_ts", "realised_close")
+
+
+def scheduled_targets(
+    frame: pl.DataFrame, interval: dt.timedelta | None, calendars: Mapping[str, str]
+) -> pl.Series | None:
+    """The target time of each row of a live forecast (``symbol``, ``origin_ts``,
+    ``horizon``): the horizon-th scheduled bar after its origin on the symbol's calendar, the
+    times the decoder's known inputs were built on (:func:`project_bar_times`); None for a run
+    that records no bar interval. Served forecasts carried none until session 54: a client
+    could not see that GBPUSD's h = 2 from Friday 21:58 is Sunday 22:00."""
+    if interval is None or frame.height == 0:
+        return None
+    steps = int(frame["horizon"].max())
+    parts = []
+    for (sym,), g in frame.select("symbol", "origin_ts").unique().group_by("symbol"):
+        cal = calendars.get(str(sym), DEFAULT_CALENDAR)
+        ahead = project_bar_times(g["origin_ts"], steps, interval, calendar=cal)
+        long = ahead.with_columns(g["origin_ts"].cast(UTC_US)).unpivot(
+            index="origin_ts", variable_name="step", value_name="target_ts"
+        )
+        horizon = pl.col("step").str.strip_prefix("step").cast(frame.schema["horizon"])
+        named = (pl.lit(sym).alias("symbol"), "origin_ts", horizon.alias("horizon"), "target_ts")
+        parts.append(long.select(*named))
+    keys = frame.select("symbol", pl.col("origin_ts").cast(UTC_US), "horizon")
+    on = ["symbol", "origin_ts", "horizon"]
+    joined = keys.join(pl.concat(parts), on=on, how="left", maintain_order="left")
+    return joined["target_ts"]
