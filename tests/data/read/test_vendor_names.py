@@ -40,6 +40,11 @@ def _minutes(minutes: float | None) -> timedelta | None:
         ("ASX_BHP, 1D.csv", "BHP.AX", 1440),
         ("TSX_RY, 1D.csv", "RY.TO", 1440),
         ("EUREX_FDAX1!, 1D.csv", "FDAX", 1440),  # a future's front month keeps its root
+        # make mutate (session 54): a unit alone is one of it; 0 claims nothing; only a code of
+        # digits on Hong Kong is padded
+        ("NASDAQ_AAPL, D.csv", "AAPL", 1440),
+        ("NASDAQ_AAPL, 0.csv", "AAPL", None),
+        ("HKEX_ABC, 5.csv", "ABC.HK", 5),
     ],
 )
 def test_tradingview_export_names(name: str, symbol: str, minutes: float | None) -> None:
