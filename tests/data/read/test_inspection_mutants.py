@@ -554,3 +554,20 @@ def test_the_markets_own_zone_is_tried_first(tmp_path: Path) -> None:
     assert s["closed_hours_warning"].endswith(
         "the timestamps fit Asia/Hong_Kong (0 closed): pass --tz Asia/Hong_Kong"
     )
+
+
+def test_a_lunch_break_is_no_gap_and_a_hole_still_is(tmp_path: Path) -> None:
+    """Tokyo's 11:30-12:30 lunch: a complete 5-minute file was reported with a gap a day
+    (61 gaps, 732 missing bars over a quarter) until session 54; a bar missing at 10:00 still
+    counts."""
+    from foxhunt.data.read.inspection import inspect_report
+
+    def day(d: str, skip: tuple[int, int] | None = None) -> str:
+        slots = [(h, m) for h in range(9, 15) for m in range(0, 60, 5)]
+        slots = [s for s in slots if not (11, 30) <= s < (12, 30) and s != skip]
+        return "".join(f"2024-01-{d} {h:02d}:{m:02d}:00+09:00,2700,2702,2698,2701,1000\n" for h, m in slots)  # fmt: skip
+
+    path = tmp_path / "7203.T.csv"
+    path.write_text("Datetime,Open,High,Low,Close,Volume\n" + day("10") + day("11", (10, 0)))
+    (s,) = inspect_report(path)["symbols"]
+    assert (s["intra_session_gaps"], s["missing_bars"]) == (1, 1)

@@ -169,10 +169,14 @@ def summarize(
         gaps = g.select(
             pl.col("ts").diff().alias("gap"),
             (pl.col("session") != pl.col("session").shift(1)).alias("new_session"),
+            pl.col("ts").shift(1).alias("before"),
         ).slice(1)
         within = gaps.filter(~pl.col("new_session"))
         if interval is not None:
             within = within.filter(pl.col("gap") > interval)
+            if not daily:  # a gap whose next slot the calendar closes is its break, not a hole
+                slot = pl.col("before") + pl.duration(microseconds=interval // timedelta(microseconds=1))  # fmt: skip
+                within = within.filter(~sym_closed(slot))  # (Tokyo's lunch: until session 54)
         else:
             within = within.clear()
         missing = 0
