@@ -14,6 +14,7 @@ import pytest
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.read.bars import read_bars
 from foxhunt.data.read.fillers import filler_mask, without_fillers
+from foxhunt.data.read.options import ReadOptions
 
 FRIDAY = datetime(2024, 3, 8, 21, 58, tzinfo=UTC)  # 16:58 New York: the FX week's last minutes
 
@@ -160,3 +161,44 @@ def test_weekly_bars_are_not_judged_for_fillers(tmp_path: Path) -> None:
     days = ["2024-01-07", "2024-01-14", "2024-01-21", "2024-01-28"]
     bars = read_bars(_daily(tmp_path / "IBM.csv", days, {"2024-01-14"}), min_bars=1)
     assert bars.height == 4
+
+
+def test_an_intraday_filler_on_a_trading_day_is_judged_by_its_hours(tmp_path: Path) -> None:
+    """``make mutate`` (session 54): a stock's flat 5-minute bar without volume at 20:00 New York
+    on a Wednesday is in closed hours (dropped), though its day trades; the bars of the session
+    stay."""
+    rows = "".join(
+        f"2024-01-10 {h:02d}:{m:02d}:00-05:00,182.2,182.3,182.1,182.25,3000\n"
+        for h, m in [(10, 0), (10, 5), (10, 10), (10, 15)]
+    )
+    path = tmp_path / "IBM.csv"
+    path.write_text("Datetime,Open,High,Low,Close,Volume\n" + rows + _flat_at("20:00"))
+    bars = read_bars(path, min_bars=1, options=ReadOptions(allow_odd_times=True))
+    assert bars.height == 4 and (bars["volume"] > 0).all()
+
+
+def _flat_at(clock: str) -> str:
+    return f"2024-01-10 {clock}:00-05:00,182.25,182.25,182.25,182.25,0\n"
+
+
+def test_a_24x7_symbol_before_a_stock_leaves_the_stocks_fillers_judged(tmp_path: Path) -> None:
+    """The symbols' calendars are judged in turn; a 24x7 one (never closed) skipped, not the
+    end of the turn (``make mutate``: ``break`` for ``continue`` kept the stock's Saturday)."""
+    days = ["2024-01-08", "2024-01-09", "2024-01-10", "2024-01-11", "2024-01-12", "2024-01-13"]
+    _daily(tmp_path / "IBM.csv", days, {"2024-01-13"})
+    every = [f"2024-01-{d:02d}" for d in range(6, 14)]
+    _daily(tmp_path / "BTCUSD.csv", every, set())
+    bars = read_bars(tmp_path, min_bars=1)
+    assert bars.filter(pl.col("symbol") == "IBM").height == 5
+    assert bars.filter(pl.col("symbol") == "BTCUSD").height == 8
+
+
+def test_a_symbol_of_one_bar_is_not_judged(tmp_path: Path) -> None:
+    """One bar has no interval to tell a day's from a minute's: kept, flat or not."""
+    days = ["2024-01-08", "2024-01-09", "2024-01-10"]
+    rows = "".join(f"IBM,{d},100.0,101.0,99.0,100.5,5000\n" for d in days)
+    rows += "XYZ,2024-01-13,100.0,100.0,100.0,100.0,0\n"  # a Saturday
+    path = tmp_path / "stocks.csv"
+    path.write_text("Symbol,Date,Open,High,Low,Close,Volume\n" + rows)
+    bars = read_bars(path, min_bars=1, options=ReadOptions(allow_odd_times=True))
+    assert bars.filter(pl.col("symbol") == "XYZ").height == 1
