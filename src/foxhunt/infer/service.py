@@ -135,8 +135,9 @@ def _records(frame: pl.DataFrame, forecaster: Forecaster) -> list[dict[str, Any]
     targets = forecaster.target_times(frame)
     if targets is not None:
         frame = frame.insert_column(frame.columns.index("horizon") + 1, targets.alias("target_ts"))
+    times = [c for c in ("origin_ts", "target_ts") if c in frame.columns]
     iso = "%Y-%m-%dT%H:%M:%S%.f%:z"
-    return frame.with_columns(pl.col(c).dt.to_string(iso) for c in ("origin_ts", "target_ts") if c in frame.columns).to_dicts()  # fmt: skip
+    return frame.with_columns(pl.col(c).dt.to_string(iso) for c in times).to_dicts()
 
 
 def _remember(latest: dict[str, list[dict[str, Any]]], records: list[dict[str, Any]]) -> None:
@@ -168,9 +169,8 @@ def make_app(
         """The symbols held that this service serves (a state may hold more)."""
         return [s for s in forecaster.symbols if served is None or s in served]
 
-    _remember(
-        latest, _records(forecaster.forecast(served_held()), forecaster)
-    )  # a restored state's
+    restored = forecaster.forecast(served_held())  # a restored state's forecasts
+    _remember(latest, _records(restored, forecaster))
     saved_at = [time.monotonic()]
 
     @asynccontextmanager

@@ -174,9 +174,11 @@ def summarize(
         within = gaps.filter(~pl.col("new_session"))
         if interval is not None:
             within = within.filter(pl.col("gap") > interval)
-            if not daily:  # a gap whose next slot the calendar closes is its break, not a hole
-                slot = pl.col("before") + pl.duration(microseconds=interval // timedelta(microseconds=1))  # fmt: skip
-                within = within.filter(~sym_closed(slot))  # (Tokyo's lunch: until session 54)
+            if not daily:  # a gap whose next slot the calendar closes is its break, not a
+                # hole (Tokyo's lunch was a gap a day until session 54)
+                step_us = interval // timedelta(microseconds=1)
+                slot = pl.col("before") + pl.duration(microseconds=step_us)
+                within = within.filter(~sym_closed(slot))
         else:
             within = within.clear()
         missing = 0
