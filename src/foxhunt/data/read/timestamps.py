@@ -82,7 +82,6 @@ _YYYYMMDD = re.compile(r"^(19|20)\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")
 _YYMMDD = re.compile(r"^\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")
 
 
-
 def _epoch_expr(c: pl.Expr, first: float | None, unit: str | None = None) -> pl.Expr:
     unit = unit or (_epoch_unit(first) if first is not None else "s")
     scale = {"s": 1_000_000, "ms": 1_000, "us": 1}.get(unit)
