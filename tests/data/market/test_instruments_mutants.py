@@ -45,6 +45,17 @@ from foxhunt.data.market.instruments import infer_instrument, infer_tick_size
         ("^FOO", 0.5, ("FOO", 0.5, "", "cash_index", "24x7")),
         ("^IXIC", 0.5, ("IXIC", 0.01, "", "cash_index", "xnys")),
         ("^NSEBANK", None, ("NSEBANK", 0.01, "INR", "cash_index", "xnse")),
+        # a stock with Yahoo's or Stooq's market after it: that exchange (session 54), the
+        # data's tick or a cent; a market foxhunt has no calendar for stays unknown
+        ("7203.T", None, ("7203.T", 0.01, "JPY", "stock", "xtks")),
+        ("7203.jp", 0.5, ("7203.JP", 0.5, "JPY", "stock", "xtks")),
+        ("VOD.L", None, ("VOD.L", 0.01, "GBP", "stock", "xlon")),
+        ("0700.HK", None, ("0700.HK", 0.01, "HKD", "stock", "xhkg")),
+        ("M&M.NS", None, ("M&M.NS", 0.01, "INR", "stock", "xnse")),
+        ("RY.TO", None, ("RY.TO", 0.01, "CAD", "stock", "xtse")),
+        ("MC.PA", None, ("MC.PA", 0.01, "", "unknown", "24x7")),
+        ("SAP.F", 0.5, ("SAP.F", 0.5, "", "unknown", "24x7")),
+        ("QQQ.US", 0.5, ("QQQ", 0.01, "USD", "etf", "xnys")),  # the US listing's own tick
         ("VIX", None, ("VIX", 0.01, "", "cash_index", "xnys")),
         ("AAPL", 0.5, ("AAPL", 0.01, "USD", "stock", "xnys")),
         ("BRK.B", None, ("BRK.B", 0.01, "USD", "stock", "xnys")),
@@ -81,3 +92,19 @@ def test_infer_tick_size(prices: list[float], tick: float | None) -> None:
         assert got is None
     else:
         assert got is not None and math.isclose(got, tick, rel_tol=1e-9)
+
+
+def test_a_cqg_root_it_does_not_rename_is_kept() -> None:
+    """``make mutate`` (session 54): CQG's own names map to the exchange's (``EP`` -> ``ES``);
+    any other root is kept as written, with its contract code."""
+    from foxhunt.data.market.instruments import cqg_symbol
+
+    assert cqg_symbol("F.US.EPH14") == "ESH14"
+    assert cqg_symbol("F.US.ZNH24") == "ZNH24"
+    assert cqg_symbol("F.US.ZN") == "ZN"
+
+
+def test_a_cfd_base_of_five_letters_keeps_its_quote() -> None:
+    """Oanda's WTICOUSD: the base is all but the last three letters, the quote the last three."""
+    got = infer_instrument("WTICOUSD")
+    assert (got.currency, got.asset_class, got.calendar) == ("USD", "energy", "fx_24x5")
