@@ -26,7 +26,11 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
-from foxhunt.data.market.calendar import infer_interval, project_bar_times
+from foxhunt.data.market.calendar import (
+    infer_interval,
+    project_bar_times,
+    project_bar_times_us,
+)
 from foxhunt.data.market.calendars import CALENDARS, DEFAULT_CALENDAR
 
 UTC_US = pl.Datetime("us", "UTC")
@@ -169,18 +173,15 @@ def scheduled_targets(
     could not see that GBPUSD's h = 2 from Friday 21:58 is Sunday 22:00."""
     if interval is None or frame.height == 0:
         return None
-    steps = int(frame["horizon"].max())
-    parts = []
-    for (sym,), g in frame.select("symbol", "origin_ts").unique().group_by("symbol"):
+    step_us = interval // dt.timedelta(microseconds=1)
+    origin = frame["origin_ts"].cast(UTC_US).dt.epoch("us").to_numpy()
+    horizon = frame["horizon"].to_numpy().astype(np.int64)
+    target = np.empty(frame.height, np.int64)
+    symbols = frame["symbol"].to_numpy()
+    for sym in np.unique(symbols):  # the live path: numpy, no frame of step columns
+        rows = np.flatnonzero(symbols == sym)
+        starts, at = np.unique(origin[rows], return_inverse=True)
         cal = calendars.get(str(sym), DEFAULT_CALENDAR)
-        ahead = project_bar_times(g["origin_ts"], steps, interval, calendar=cal)
-        long = ahead.with_columns(g["origin_ts"].cast(UTC_US)).unpivot(
-            index="origin_ts", variable_name="step", value_name="target_ts"
-        )
-        horizon = pl.col("step").str.strip_prefix("step").cast(frame.schema["horizon"])
-        named = (pl.lit(sym).alias("symbol"), "origin_ts", horizon.alias("horizon"), "target_ts")
-        parts.append(long.select(*named))
-    keys = frame.select("symbol", pl.col("origin_ts").cast(UTC_US), "horizon")
-    on = ["symbol", "origin_ts", "horizon"]
-    joined = keys.join(pl.concat(parts), on=on, how="left", maintain_order="left")
-    return joined["target_ts"]
+        ahead = project_bar_times_us(starts, int(horizon[rows].max()), step_us, calendar=cal)
+        target[rows] = ahead[at, horizon[rows] - 1]
+    return pl.Series("target_ts", target).cast(UTC_US)

@@ -553,16 +553,14 @@ def scan_csv_text(path: Path, dialect: CsvDialect, numeric: tuple[str, ...] = ()
         kwargs["new_columns"] = list(dialect.names)
     encoding = text_encoding(path)
     end = _odd_line_end(path)
-    if dialect.spaced_quotes:  # polars keeps ' "182.25"' as written: the spaces go, in memory
-        data = re.sub(
-            rf'{re.escape(dialect.delimiter)}[ \t]+"'.encode(),
-            dialect.delimiter.encode() + b'"',
-            utf8_bytes(path, encoding).replace(end or b"\n", b"\n"),
-        )
-        return pl.read_csv(data, **kwargs).lazy()  # type: ignore[arg-type]
-    if end is not None:  # polars splits lines at "\n" only: decoded here, in memory
-        log.info("%s: lines end in %s", path, _LINE_ENDS[end])
-        data = utf8_bytes(path, encoding).replace(end, b"\n")
+    if end is not None or dialect.spaced_quotes:  # decoded here, in memory
+        data = utf8_bytes(path, encoding)
+        if end is not None:  # polars splits lines at "\n" only
+            log.info("%s: lines end in %s", path, _LINE_ENDS[end])
+            data = data.replace(end, b"\n")
+        if dialect.spaced_quotes:  # polars keeps ' "182.25"' as written: the spaces go
+            spaced = rf'{re.escape(dialect.delimiter)}[ \t]+"'.encode()
+            data = re.sub(spaced, dialect.delimiter.encode() + b'"', data)
         return pl.read_csv(data, **kwargs).lazy()  # type: ignore[arg-type]
     if encoding != UTF8:  # polars reads UTF-8 only: decoded here, in memory
         log.info("%s: read as %s text", path, encoding)

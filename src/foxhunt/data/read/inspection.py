@@ -209,7 +209,7 @@ def summarize(
         }
         read_in = loaded.zone_of(int(first_file.get(sym, 0)))
         naive = sym in naive_symbols
-        market = calendar_spec(cal).tz if cal != "24x7" else None
+        market = calendar_spec(cal).tz  # 24x7's is UTC, tried anyway
         warning = closed_hours_warning(summary, naive, read_in, sym_closed, g["ts"], daily, market)
         if warning:
             log.warning("%s: %s", sym, warning)
