@@ -12,7 +12,8 @@ A symbol resolves to an :class:`Instrument` in this order (:func:`resolve`):
    listing, read as ``AAPL``, and never a future's root: ``CL.US`` is a stock) — each its own
    asset class with its own calendar, never a future's contract economics;
 4. anything else is ``unknown``: tick size from the data (:func:`infer_tick_size`), point value 1,
-   the 24/7 calendar.
+   the 24/7 calendar — or, given its bars (:func:`resolve_bars`), the calendar whose hours and
+   days they keep (:mod:`foxhunt.data.market.calendar_fit`; also for another market's index).
 
 Steps 3 and 4 log one warning per symbol naming what was guessed and ``--instruments FILE``.
 A resolved table round-trips through :func:`instruments_to_dict` / :func:`instruments_from_dict`
@@ -25,11 +26,12 @@ import logging
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 import numpy as np
 
+from foxhunt.data.market.calendar_fit import NEUTRAL, fit_calendar
 from foxhunt.data.market.futures import FUTURES
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.errors import DataError
@@ -396,13 +398,17 @@ def resolve(
     return inst
 
 
-def _inferred_line(symbol: str, inst: Instrument) -> str:
+def _inferred_line(symbol: str, inst: Instrument, fitted: bool = False) -> str:
     return (
         f"symbol {symbol!r} is not in the instrument table: treated as {inst.asset_class} "
         f"(tick {inst.tick_size:g}, point value {inst.point_value:g}, currency "
-        f"{inst.currency or 'unknown'}, calendar {inst.calendar}); pass --instruments FILE to "
-        "set it"
+        f"{inst.currency or 'unknown'}, calendar {inst.calendar}"
+        f"{FITTED_NOTE if fitted else ''}); pass --instruments FILE to set it"
     )
+
+
+FITTED_NOTE = ", the hours and days its bars keep"
+"""Said of a calendar chosen from the bars (:mod:`foxhunt.data.market.calendar_fit`)."""
 
 
 def resolve_all(
@@ -410,6 +416,7 @@ def resolve_all(
     table: Mapping[str, Instrument] | None = None,
     *,
     each: int = 3,
+    calendars: Mapping[str, str] | None = None,
 ) -> dict[str, Instrument]:
     """``{symbol: instrument}`` for every symbol.
 
@@ -422,20 +429,26 @@ def resolve_all(
         prices_by_symbol: symbol -> its prices (or None), e.g. the ``close`` column per symbol.
         table: the user's instruments, or None.
         each: inferred symbols warned about one by one at most.
+        calendars: symbol -> the calendar its bars keep, for inferred symbols
+            (:func:`fitted_calendars`); it replaces the one guessed from the name.
     """
     out = {s: resolve(s, table, prices=p, warn=False) for s, p in sorted(prices_by_symbol.items())}
+    fits = calendars or {}
+    for s, cal in fits.items():
+        if s in out:
+            out[s] = replace(out[s], calendar=cal)
     inferred = [s for s in out if lookup(s, table) is None]
     if len(inferred) <= each:
         for s in inferred:
-            log.warning("%s", _inferred_line(s, out[s]))
+            log.warning("%s", _inferred_line(s, out[s], s in fits))
         return out
     groups: dict[tuple[str, str], list[str]] = {}
     for s in inferred:
-        log.debug("%s", _inferred_line(s, out[s]))
+        log.debug("%s", _inferred_line(s, out[s], s in fits))
         groups.setdefault((out[s].asset_class, out[s].calendar), []).append(s)
     for (asset_class, calendar), names in groups.items():
         if len(names) == 1:
-            log.warning("%s", _inferred_line(names[0], out[names[0]]))
+            log.warning("%s", _inferred_line(names[0], out[names[0]], names[0] in fits))
             continue
         shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
         log.warning(
@@ -490,7 +503,53 @@ def resolve_bars(bars: Any, table: Mapping[str, Instrument] | None = None) -> di
             cols = [c for c in ("open", "high", "low", "close") if c in rows.columns]
             prices = rows.select(cols).to_numpy().reshape(-1)
         prices_by_symbol[sym] = prices
-    return resolve_all(prices_by_symbol, table)
+    return resolve_all(prices_by_symbol, table, calendars=fitted_calendars(bars, table))
+
+
+def placed_by_name(symbol: str, table: Mapping[str, Instrument] | None = None) -> bool:
+    """Whether ``symbol``'s calendar comes from a table or its name, not from its bars: false
+    only for a symbol in no table whose name gives no market (``24x7`` guessed for an
+    unknown asset, or for another market's index), crypto excepted."""
+    if lookup(symbol, table) is not None:
+        return True
+    guess = infer_instrument(symbol)
+    return guess.calendar != NEUTRAL or guess.asset_class == "crypto"
+
+
+def with_calendars(
+    table: Mapping[str, Instrument] | None, calendars: Mapping[str, str]
+) -> dict[str, Instrument] | None:
+    """``table`` plus, for each symbol of ``calendars``, its name's instrument on that calendar
+    (the table given, unchanged, when there are none)."""
+    if not calendars:
+        return None if table is None else dict(table)
+    extra = {
+        s.strip().upper(): replace(infer_instrument(s), calendar=c) for s, c in calendars.items()
+    }
+    return {**(table or {}), **extra}
+
+
+def fitted_calendars(bars: Any, table: Mapping[str, Instrument] | None = None) -> dict[str, str]:
+    """``{symbol: calendar}`` for the symbols of ``bars`` (``symbol``, ``ts``) that no name
+    places (:func:`placed_by_name`) and whose bars keep a calendar's hours and days
+    (:func:`foxhunt.data.market.calendar_fit.fit_calendar`); the others are left out."""
+    import polars as pl
+
+    from foxhunt.data.market.calendar import infer_interval
+
+    if "ts" not in bars.columns or bars.height == 0:
+        return {}
+    out: dict[str, str] = {}
+    for sym in sorted(bars["symbol"].unique().to_list()):
+        if placed_by_name(str(sym), table):
+            continue
+        ts = bars.filter(pl.col("symbol") == sym)["ts"].drop_nulls().unique().sort()
+        if ts.len() < 3:
+            continue
+        fit = fit_calendar(ts.dt.epoch("us").to_numpy(), infer_interval(ts))
+        if fit is not None:
+            out[str(sym)] = fit.calendar
+    return out
 
 
 def calendar_of(symbol: str, table: Mapping[str, Instrument] | None = None) -> str:

@@ -33,7 +33,14 @@ from foxhunt.data.market.calendar import (
 from foxhunt.data.market.calendars import calendar_spec, sessions
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instrument_table import load_instruments
-from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
+from foxhunt.data.market.instruments import (
+    FITTED_NOTE,
+    calendar_of,
+    fitted_calendars,
+    infer_instrument,
+    lookup,
+    with_calendars,
+)
 from foxhunt.data.market.intervals import describe_interval, symbols_off_interval
 from foxhunt.data.read import plausibility
 from foxhunt.data.read.bars import LoadedBars, load_bars, validate_bars
@@ -232,22 +239,28 @@ def _missing_days(session: pl.Series, calendar: str) -> list[str]:
 
 
 def instrument_guesses(
-    symbols: list[dict[str, Any]], table: Mapping[str, Instrument] | None
+    symbols: list[dict[str, Any]],
+    table: Mapping[str, Instrument] | None,
+    fitted: Mapping[str, str] | None = None,
 ) -> list[str]:
     """One line per kind of instrument guessed from symbol names (not in the user's or the
-    built-in table), naming the symbols and ``--instruments FILE``."""
-    kinds: dict[tuple[str, str], list[str]] = {}
+    built-in table), naming the symbols and ``--instruments FILE``; a calendar chosen from the
+    bars (``fitted``, :func:`fitted_calendars`) is said to be."""
+    kinds: dict[tuple[str, str, bool], list[str]] = {}
+    fits = fitted or {}
     for s in symbols:
         sym = str(s["symbol"])
         if lookup(sym, table) is None:
             inst = infer_instrument(sym)
-            kinds.setdefault((inst.asset_class, inst.calendar), []).append(sym)
+            cal = fits.get(sym, inst.calendar)
+            kinds.setdefault((inst.asset_class, cal, sym in fits), []).append(sym)
     lines = []
-    for (asset, cal), names in kinds.items():
+    for (asset, cal, fit), names in kinds.items():
         shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
         lines.append(
             f"instrument of {shown} ({len(names)} symbol{'s' if len(names) > 1 else ''}) "
-            f"guessed from the name: {asset}, calendar {cal}; --instruments FILE sets it"
+            f"guessed from the name: {asset}, calendar {cal}{FITTED_NOTE if fit else ''}; "
+            "--instruments FILE sets it"
         )
     return lines
 
@@ -368,7 +381,8 @@ def inspect_report(
     table = load_instruments(Path(instruments)) if instruments else None
     frame = without_fillers(frame, loaded.files, loaded.spellings, FILE_COLUMN, table)
     loaded = replace(loaded, frame=frame)
-    symbols = summarize(loaded, instruments=table)
+    fitted = fitted_calendars(frame, table)
+    symbols = summarize(loaded, instruments=with_calendars(table, fitted))
     found = TimeAxisFindings()
     aggregated = None
     bars: pl.DataFrame | None = None
@@ -413,7 +427,7 @@ def inspect_report(
         "time_axis": problems,
         "warnings": warnings,
         "guesses": guess_lines(loaded.guesses)
-        + instrument_guesses(symbols, table)
+        + instrument_guesses(symbols, table, fitted)
         + ([aggregated] if aggregated else []),
         "features_min_bars": WARMUP + DEFAULT_HORIZON + 1,
         "too_short_for_features": short,

@@ -1,0 +1,162 @@
+"""The calendar a symbol's bars keep, for symbols whose name places them in no market.
+
+A symbol foxhunt cannot place by its name (``MSFT1H``, ``prices``, an index of another market)
+was put on ``24x7``, the neutral calendar: its forecasts then targeted nights and weekends, and
+its known-future inputs counted hours the market never trades. Its bars say more than its name:
+a stock's 5-minute bars fill 09:30-16:00 New York on the NYSE's trading days and nothing else.
+
+:func:`fit_calendar` scores each calendar of :data:`CANDIDATES` on the bars' times and returns
+the best one where it clearly beats ``24x7``, else None:
+
+- **intraday bars**: at most :data:`CLOSED_MAX` of the bars may fall in the calendar's closed
+  hours, :data:`ALIGNED_MIN` of them must sit on its bar grid (a whole number of intervals
+  after their session's open, where the forecast's bar times are projected), and on the
+  median day the bars must span :data:`SPAN_MIN` of the trading day. The score is that median
+  span times the share of the calendar's trading days (between the first and the last bar)
+  that have bars;
+- **daily bars** (a day up to a week): at most :data:`CLOSED_MAX` on days the calendar does
+  not trade; the score is the share of its trading days with a bar.
+
+A candidate must score :data:`MARGIN` times ``24x7``'s (on a crypto's bars every other calendar
+has closed hours with bars: 24x7 stays). Ties go to the earlier candidate: ``fx_24x5`` (the
+weekdays, no holidays) first, so bars too few to show a holiday get no exchange's.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import NamedTuple
+
+import numpy as np
+
+from foxhunt.data.market.calendars import locate, sessions
+
+CANDIDATES: tuple[str, ...] = (
+    "fx_24x5",
+    "cme_equity",
+    "ice_us",
+    "eurex",
+    "ice_europe",
+    "xnys",
+    "xtse",
+    "xlon",
+    "xetr",
+    "xtks",
+    "xhkg",
+    "xasx",
+    "xnse",
+    "xses",
+)
+"""Calendars tried, in the order that breaks ties (the neutral weekday rule first)."""
+NEUTRAL = "24x7"
+"""The calendar of a symbol no name or bars place."""
+CLOSED_MAX = 0.01
+"""Most of the bars that may fall in the closed hours (or days) of a fitting calendar: a
+closing-auction bar a day of 1-minute bars, a holiday the library lacks."""
+ALIGNED_MIN = 0.9
+"""Least share of in-session intraday bars on the calendar's bar grid."""
+SPAN_MIN = 0.8
+"""Least share of the trading day the median day's bars must span."""
+MARGIN = 1.05
+"""How many times ``24x7``'s score a candidate must reach."""
+MIN_DAYS = 2
+"""Fewest trading days with intraday bars judged."""
+MIN_DAILY_BARS = 10
+"""Fewest daily bars judged."""
+_DAY_US = 86_400_000_000
+
+
+class Score(NamedTuple):
+    score: float
+    closed: float
+
+
+class CalendarFit(NamedTuple):
+    """The calendar chosen for a symbol's bars, and the evidence."""
+
+    calendar: str
+    score: float
+    """Share of the calendar's trading days with bars, times (intraday) the median day's span."""
+    neutral_score: float
+    """``24x7``'s score on the same bars."""
+    closed: float
+    """Share of the bars in the calendar's closed hours (or on its closed days)."""
+    bars: int
+
+
+def _intraday_score(t: np.ndarray, iv: int, name: str, judged: bool = True) -> Score | None:
+    """``(score, closed share)`` of calendar ``name`` on sorted µs times ``t``, or None when
+    the bars do not keep its hours (too many closed, off its grid, too short a day; not
+    ``judged``: only when no bar is inside or too few days have bars)."""
+    cal = sessions(name)
+    k, inside = locate(t, cal)
+    closed = 1.0 - float(inside.mean())
+    if not inside.any() or (judged and closed > CLOSED_MAX):
+        return None
+    ti, ki = t[inside], k[inside]
+    if judged and float(((ti - cal.opens[ki]) % iv == 0).mean()) < ALIGNED_MIN:
+        return None
+    days = cal.day[ki]
+    uniq, first = np.unique(days, return_index=True)
+    if uniq.size < MIN_DAYS:
+        return None
+    last = np.r_[first[1:], days.size] - 1
+    length = cal.day_close[ki[first]] - cal.day_open[ki[first]]
+    span = np.minimum((ti[last] + iv - ti[first]) / np.maximum(length, 1), 1.0)
+    median = float(np.median(span))
+    if judged and median < SPAN_MIN:
+        return None
+    return Score(median * _days_share(uniq, np.unique(cal.day)), closed)
+
+
+def _days_share(days: np.ndarray, traded: np.ndarray) -> float:
+    """Share of the calendar's trading days ``traded`` from ``days[0]`` to ``days[-1]`` that
+    are among ``days`` (both sorted, unique)."""
+    lo, hi = np.searchsorted(traded, [days[0], days[-1]], side="left")
+    hi += int(hi < traded.size and traded[hi] == days[-1])
+    expected = int(hi - lo)
+    return float(np.isin(days, traded).sum()) / expected if expected > 0 else 0.0
+
+
+def _daily_score(t: np.ndarray, name: str, judged: bool = True) -> Score | None:
+    from foxhunt.data.market.calendar import _trading_day_us
+
+    days = np.unique(_trading_day_us(t, name))
+    traded = np.unique(sessions(name).day)
+    closed = 1.0 - float(np.isin(days, traded).mean())
+    if judged and closed > CLOSED_MAX:
+        return None
+    return Score(_days_share(days, traded), closed)
+
+
+def fit_calendar(ts_us: np.ndarray, interval: timedelta) -> CalendarFit | None:
+    """The calendar of :data:`CANDIDATES` whose sessions the bars keep, or None (stay on
+    ``24x7``): too few bars, weekly or longer bars, or no candidate clearly better.
+
+    Args:
+        ts_us: the symbol's bar times, µs since the epoch UTC (any order, repeats allowed).
+        interval: the bars' interval.
+    """
+    t = np.unique(np.asarray(ts_us, dtype=np.int64))
+    iv = int(interval / timedelta(microseconds=1))
+    if iv <= 0 or interval >= timedelta(days=7):
+        return None
+    daily = interval >= timedelta(days=1)
+    if daily and t.size < MIN_DAILY_BARS:
+        return None
+
+    def score(name: str, judged: bool = True) -> Score | None:
+        return _daily_score(t, name, judged) if daily else _intraday_score(t, iv, name, judged)
+
+    neutral = score(NEUTRAL, judged=False)
+    if neutral is None:  # too few days to judge
+        return None
+    base = neutral.score
+    best: CalendarFit | None = None
+    for name in CANDIDATES:
+        got = score(name)
+        if got is not None and (best is None or got.score > best.score + 1e-9):
+            best = CalendarFit(name, got.score, base, got.closed, int(t.size))
+    if best is None or best.score < MARGIN * base:
+        return None
+    return best

@@ -1,0 +1,196 @@
+"""The calendar a symbol's bars keep (``calendar_fit``), and its use for symbols no name places.
+
+The bar times are built here from the markets' published hours and holidays (zoneinfo, written
+out), not from the calendars' sessions, so a fit that agrees is evidence, not an echo.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import numpy as np
+import polars as pl
+import pytest
+
+from foxhunt.data.market.calendar_fit import fit_calendar
+from foxhunt.data.market.instrument import Instrument
+from foxhunt.data.market.instruments import fitted_calendars, resolve_bars
+
+NY = ZoneInfo("America/New_York")
+TOKYO = ZoneInfo("Asia/Tokyo")
+FIVE = timedelta(minutes=5)
+US_HOLIDAYS_2024 = {date(2024, 1, 1), date(2024, 1, 15), date(2024, 2, 19), date(2024, 3, 29)}
+
+
+def _weekdays(start: date, end: date, skip: set[date] = frozenset()) -> list[date]:
+    days, d = [], start
+    while d <= end:
+        if d.weekday() < 5 and d not in skip:
+            days.append(d)
+        d += timedelta(days=1)
+    return days
+
+
+def _session_bars(
+    days: list[date], zone: ZoneInfo, pieces: list[tuple[int, int, int, int]], step: timedelta
+) -> np.ndarray:
+    """µs UTC of bars every ``step`` from each piece's open (h, m) to before its close (h, m),
+    local wall time in ``zone``."""
+    out = []
+    for d in days:
+        for h0, m0, h1, m1 in pieces:
+            t = datetime(d.year, d.month, d.day, h0, m0, tzinfo=zone)
+            end = datetime(d.year, d.month, d.day, h1, m1, tzinfo=zone)
+            while t < end:
+                out.append(int(t.astimezone(UTC).timestamp() * 1_000_000))
+                t += step
+    return np.array(out, dtype=np.int64)
+
+
+def _us_stock(skip: set[date] = US_HOLIDAYS_2024, step: timedelta = FIVE) -> np.ndarray:
+    days = _weekdays(date(2024, 1, 2), date(2024, 3, 28), skip)
+    return _session_bars(days, NY, [(9, 30, 16, 0)], step)
+
+
+def test_a_us_stocks_five_minute_bars_keep_the_nyses_calendar():
+    fit = fit_calendar(_us_stock(), FIVE)
+    assert fit is not None and fit.calendar == "xnys"
+    assert fit.closed == 0.0 and fit.score == pytest.approx(1.0)
+    # the neutral calendar covers 6.5 of 24 hours on 5 of 7 days
+    assert fit.neutral_score == pytest.approx(6.5 / 24 * 5 / 7, rel=0.05)
+
+
+def test_bars_on_a_us_holiday_that_toronto_trades_are_torontos():
+    # Same hours (09:30-16:00 New York time); bars on Martin Luther King Day, which the NYSE
+    # closes and the TSX trades, none on New Year's Day, Family Day (19 February, Toronto's
+    # and Presidents' Day in New York) and Good Friday.
+    toronto = {date(2024, 1, 1), date(2024, 2, 19), date(2024, 3, 29)}
+    fit = fit_calendar(_us_stock(skip=toronto), FIVE)
+    assert fit is not None and fit.calendar == "xtse"
+
+
+def test_hourly_bars_off_the_session_grid_fit_no_calendar():
+    # Bars on the hour (10:00-15:00) cannot be projected on the NYSE's 09:30 grid, and they
+    # span too little of any longer day.
+    days = _weekdays(date(2024, 1, 2), date(2024, 3, 28), US_HOLIDAYS_2024)
+    ts = _session_bars(days, NY, [(10, 0, 16, 0)], timedelta(hours=1))
+    assert fit_calendar(ts, timedelta(hours=1)) is None
+    # the yfinance hourly bars, from the open, fit
+    ts = _session_bars(days, NY, [(9, 30, 16, 0)], timedelta(hours=1))
+    assert fit_calendar(ts, timedelta(hours=1)).calendar == "xnys"
+
+
+def test_tokyos_bars_with_their_lunch_break_keep_tokyos_calendar():
+    # TSE hours until 5 November 2024: 09:00-11:30 and 12:30-15:00 JST; 2-3 January are
+    # holidays, 8 January is Coming of Age Day, 12 February a substitute holiday, 23 February
+    # the Emperor's Birthday.
+    skip = {date(2024, 1, d) for d in (2, 3, 8)} | {date(2024, 2, 12), date(2024, 2, 23)}
+    days = _weekdays(date(2024, 1, 4), date(2024, 2, 29), skip)
+    ts = _session_bars(days, TOKYO, [(9, 0, 11, 30), (12, 30, 15, 0)], FIVE)
+    fit = fit_calendar(ts, FIVE)
+    assert fit is not None and fit.calendar == "xtks"
+
+
+def test_bars_every_hour_of_every_day_stay_on_24x7():
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    ts = np.array(
+        [int((start + i * FIVE).timestamp() * 1_000_000) for i in range(12 * 24 * 21)],
+        dtype=np.int64,
+    )
+    assert fit_calendar(ts, FIVE) is None
+
+
+def test_the_fx_week_without_holidays_is_fx_24x5():
+    # Sunday 17:00 to Friday 17:00 New York, bars through Christmas and New Year's Day
+    days = _weekdays(date(2023, 12, 4), date(2024, 1, 26))
+    ts = _session_bars(days, NY, [(0, 0, 17, 0)], FIVE)
+    evenings = [d - timedelta(days=1) for d in days]
+    ts = np.sort(np.concatenate([ts, _session_bars(evenings, NY, [(17, 0, 23, 55)], FIVE)]))
+    fit = fit_calendar(ts, FIVE)
+    assert fit is not None and fit.calendar == "fx_24x5"
+
+
+def test_naive_new_york_bars_read_as_utc_fit_no_calendar():
+    # 09:30-16:00 written without a zone and read as UTC: 05:30-12:00 New York in summer
+    days = _weekdays(date(2024, 6, 3), date(2024, 7, 31), {date(2024, 6, 19), date(2024, 7, 4)})
+    ts = _session_bars(days, ZoneInfo("UTC"), [(9, 30, 16, 0)], FIVE)
+    assert fit_calendar(ts, FIVE) is None
+
+
+def _daily(days: list[date]) -> np.ndarray:
+    return np.array(
+        [int(datetime(d.year, d.month, d.day, tzinfo=UTC).timestamp() * 1e6) for d in days],
+        dtype=np.int64,
+    )
+
+
+def test_daily_bars_on_the_nyses_days_are_the_nyses_and_weekdays_alone_are_fx_24x5():
+    one_day = timedelta(days=1)
+    nyse = _weekdays(date(2024, 1, 2), date(2024, 3, 28), US_HOLIDAYS_2024)
+    assert fit_calendar(_daily(nyse), one_day).calendar == "xnys"
+    weekdays = _weekdays(date(2024, 1, 1), date(2024, 3, 29))
+    assert fit_calendar(_daily(weekdays), one_day).calendar == "fx_24x5"
+    # too few to judge, and weekly bars are not judged
+    assert fit_calendar(_daily(nyse[:9]), one_day) is None
+    assert fit_calendar(_daily(nyse[::5]), timedelta(days=7)) is None
+
+
+def test_two_days_of_intraday_bars_are_needed():
+    one = _us_stock()[:78]  # 2 January's 78 bars
+    assert fit_calendar(one, FIVE) is None
+    assert fit_calendar(_us_stock()[: 2 * 78], FIVE).calendar == "xnys"
+
+
+def _frame(symbol: str, ts: np.ndarray) -> pl.DataFrame:
+    n = ts.size
+    return pl.DataFrame(
+        {
+            "ts": pl.Series(ts).cast(pl.Datetime("us", "UTC")),
+            "symbol": [symbol] * n,
+            "open": np.full(n, 100.0),
+            "high": np.full(n, 100.5),
+            "low": np.full(n, 99.5),
+            "close": np.full(n, 100.25),
+            "volume": np.full(n, 10.0),
+        }
+    )
+
+
+def test_a_symbol_no_name_places_takes_the_calendar_its_bars_keep(caplog):
+    bars = pl.concat([_frame("MSFT1H", _us_stock()), _frame("PRICES", _us_stock())])
+    with caplog.at_level(logging.WARNING):
+        got = resolve_bars(bars)
+    assert {s: i.calendar for s, i in got.items()} == {"MSFT1H": "xnys", "PRICES": "xnys"}
+    assert got["MSFT1H"].asset_class == "unknown"
+    assert "calendar xnys, the hours and days its bars keep" in caplog.text
+
+
+def test_names_tables_and_crypto_keep_their_calendars():
+    ts = _us_stock()
+    bars = pl.concat([_frame(s, ts) for s in ("AAPL", "ES", "BTCUSD", "EURUSD", "MYIDX", "^FOO")])
+    table = {"MYIDX": Instrument("MYIDX", 0.25, 5.0, "USD", "unknown", "24x7")}
+    got = resolve_bars(bars, table)
+    assert got["AAPL"].calendar == "xnys"  # a stock ticker: from its name
+    assert got["ES"].calendar == "cme_equity"  # built-in futures
+    assert got["BTCUSD"].calendar == "24x7"  # crypto trades every day, whatever its bars
+    assert got["EURUSD"].calendar == "fx_24x5"
+    assert got["MYIDX"].calendar == "24x7"  # the user's table wins
+    assert got["^FOO"].calendar == "xnys"  # another market's index: its bars say
+    assert fitted_calendars(bars, table) == {"^FOO": "xnys"}
+
+
+def test_data_inspect_shows_the_fitted_calendar(tmp_path):
+    from foxhunt.data.read.inspection import inspect_report
+
+    frame = _frame("X", _us_stock()[: 78 * 10]).drop("symbol")
+    path = tmp_path / "MSFT1H.csv"
+    frame.with_columns(pl.col("ts").dt.strftime("%Y-%m-%dT%H:%M:%S%:z")).write_csv(path)
+    report = inspect_report(path)
+    (summary,) = report["symbols"]
+    assert summary["symbol"] == "MSFT1H" and summary["calendar"] == "xnys"
+    assert summary["missing_days"] == 0  # on 24x7 the weekends were days without bars
+    assert any("calendar xnys, the hours and days its bars keep" in g for g in report["guesses"]), (
+        report["guesses"]
+    )
