@@ -284,6 +284,20 @@ TARGETS: dict[str, Target] = {
             "tests/data/read/test_databento_csv.py",  # spreads beside outright contracts
         ),
     ),
+    "data.market.calendar_fit": Target(
+        "src/foxhunt/data/market/calendar_fit.py",
+        ("tests/data/market/test_calendar_fit.py",),
+    ),
+    # which symbols' bars decide their calendar, and resolve_bars
+    "data.market.bars_market": Target(
+        "src/foxhunt/data/market/bars_market.py",
+        (
+            "tests/data/market/test_calendar_fit.py",
+            "tests/data/market/test_instruments_survivors.py",
+            "tests/data/read/test_time_axis.py",
+            "tests/data/read/test_vendor_names.py",
+        ),
+    ),
     "instruments": Target(
         "src/foxhunt/data/market/instruments.py",
         (

@@ -27,8 +27,8 @@ import polars as pl
 
 from foxhunt.data.features.observed import RANK_SPECS, WARMUP
 from foxhunt.data.features.table import compute_features
+from foxhunt.data.market.bars_market import resolve_bars
 from foxhunt.data.market.calendar import trading_date
-from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.read.bars import read_bars
 from foxhunt.infer.incremental.engine import IncrementalFeatures, feature_names
 

@@ -137,7 +137,7 @@ def test_the_test_split_from_files_equals_the_whole_table(
 ) -> None:
     import torch
 
-    from foxhunt.data.market.instruments import resolve_bars
+    from foxhunt.data.market.bars_market import resolve_bars
     from foxhunt.data.pipeline import windows_of_test_split
     from foxhunt.data.windows.row_files import host_tag
 

@@ -27,6 +27,7 @@ from foxhunt.config import DataConfig, RunConfig
 from foxhunt.data.features.covariates import USER, future_values
 from foxhunt.data.features.inputs import check_input_shape, is_standard, read_run_bars
 from foxhunt.data.features.table import FeatureSpec, compute_features, feature_spec
+from foxhunt.data.market.bars_market import resolve_bars
 from foxhunt.data.market.calendar import (
     bars_interval,
     infer_interval,
@@ -36,7 +37,6 @@ from foxhunt.data.market.calendar import (
 from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instrument_table import load_instruments
-from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.market.intervals import refuse_mixed_intervals
 from foxhunt.data.prepared import PreparedData
 from foxhunt.data.read.fingerprint import bars_fingerprint

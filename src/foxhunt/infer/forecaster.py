@@ -54,8 +54,8 @@ from foxhunt.artifacts.ensemble import EnsembleTFT
 from foxhunt.artifacts.rundir import LoadedModel, trained_symbols
 from foxhunt.data.features.covariates import covariate_columns
 from foxhunt.data.features.table import compute_features
+from foxhunt.data.market.bars_market import resolve_bars
 from foxhunt.data.market.calendars import DEFAULT_CALENDAR
-from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.pipeline import calendars_of, future_rows
 from foxhunt.data.read.zones import parse_zone
 from foxhunt.data.windows.dataset import WindowDataset

@@ -14,9 +14,9 @@ import numpy as np
 import polars as pl
 import pytest
 
+from foxhunt.data.market.bars_market import fitted_calendars, resolve_bars
 from foxhunt.data.market.calendar_fit import fit_calendar
 from foxhunt.data.market.instrument import Instrument
-from foxhunt.data.market.instruments import fitted_calendars, resolve_bars
 
 NY = ZoneInfo("America/New_York")
 TOKYO = ZoneInfo("Asia/Tokyo")
@@ -194,3 +194,30 @@ def test_data_inspect_shows_the_fitted_calendar(tmp_path):
     assert any("calendar xnys, the hours and days its bars keep" in g for g in report["guesses"]), (
         report["guesses"]
     )
+
+
+def test_a_bare_ticker_of_tokyos_hours_is_read_as_tokyos(tmp_path):
+    """``JNK`` (1-5 letters: taken for a US stock) with Tokyo's day session in correct UTC
+    was refused as all in the NYSE's closed hours; its bars keep Tokyo's calendar."""
+    from foxhunt.data.read.bars import read_bars
+
+    skip = {date(2024, 1, d) for d in (2, 3, 8)}
+    days = _weekdays(date(2024, 1, 4), date(2024, 1, 31), skip)
+    ts = _session_bars(days, TOKYO, [(9, 0, 11, 30), (12, 30, 15, 0)], FIVE)
+    path = tmp_path / "JNK.csv"
+    _frame("JNK", ts).drop("symbol").write_csv(path)
+    bars = read_bars(path)
+    assert bars.height == ts.size
+    (inst,) = resolve_bars(bars).values()
+    assert (inst.asset_class, inst.calendar, inst.currency) == ("stock", "xtks", "JPY")
+
+
+def test_a_bare_ticker_keeps_the_nyse_unless_its_bars_leave_it():
+    """A US guess is overruled only where the time axis would refuse the bars (over a quarter
+    outside the NYSE): daily bars on all weekdays (two US holidays among them) stay the
+    NYSE's, though London's calendar has no closed day among them."""
+    one_day = timedelta(days=1)
+    weekdays = _weekdays(date(2023, 1, 3), date(2023, 3, 3))
+    bars = _frame("AAPL", _daily(weekdays))
+    assert fitted_calendars(bars) == {}
+    assert fit_calendar(_daily(weekdays), one_day).calendar == "fx_24x5"

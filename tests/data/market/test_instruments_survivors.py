@@ -11,7 +11,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from foxhunt.data.market import instruments
+from foxhunt.data.market import bars_market, instruments
+from foxhunt.data.market.bars_market import resolve_bars
 from foxhunt.data.market.futures import FUTURES
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instruments import (
@@ -26,7 +27,6 @@ from foxhunt.data.market.instruments import (
     lookup,
     resolve,
     resolve_all,
-    resolve_bars,
 )
 from foxhunt.errors import DataError
 
@@ -93,7 +93,7 @@ def test_resolve_bars_reads_prices_of_crypto_cfds_and_unknowns_only(
         seen.append(dict(prices_by_symbol))
         return real(prices_by_symbol, table, **kw)
 
-    monkeypatch.setattr(instruments, "resolve_all", spy)
+    monkeypatch.setattr(bars_market, "resolve_all", spy)
     table = {"XYZ9": Instrument("XYZ9", 0.25, 2.0, "EUR", "unknown", "24x7")}
     resolve_bars(_bars(MIXED), table)
     (prices,) = seen

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from foxhunt.data.market.instruments import infer_instrument, lookup, resolve, resolve_bars
+from foxhunt.data.market.bars_market import resolve_bars
+from foxhunt.data.market.instruments import infer_instrument, lookup, resolve
 from foxhunt.data.read.bars import read_bars
 from foxhunt.data.read.vendors import NameGuess, guess_from_name
 from foxhunt.errors import DataError

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from foxhunt.data.market.instruments import calendar_of, resolve_bars
+from foxhunt.data.market.bars_market import resolve_bars
+from foxhunt.data.market.instruments import calendar_of
 from foxhunt.data.read.bars import read_bars
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.vendors import NameGuess, guess_from_name

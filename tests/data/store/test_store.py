@@ -306,7 +306,7 @@ def test_a_store_computes_and_keeps_each_symbols_instrument_as_the_bars_path(
     """Features on the symbol's own calendar (not the globex rule), the resolved instruments in
     the manifest, and a store-trained run's windows and instruments equal to the bars path's;
     a changed instrument table recomputes the symbol."""
-    from foxhunt.data.market.instruments import resolve_bars
+    from foxhunt.data.market.bars_market import resolve_bars
 
     bars_path = _fx_panel(tmp_path / "fx.parquet")
     bars = pl.read_parquet(bars_path).with_columns(pl.col("volume").cast(pl.Float64))

@@ -17,8 +17,8 @@ import pytest
 from foxhunt.data.features.observed import RANK_SPECS, WARMUP
 from foxhunt.data.features.sets import feature_names as default_names
 from foxhunt.data.features.table import compute_features
+from foxhunt.data.market.bars_market import resolve_bars
 from foxhunt.data.market.calendar import trading_date
-from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.infer.incremental.engine import IncrementalFeatures, feature_names
 
 from . import KERNELS

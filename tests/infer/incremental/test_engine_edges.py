@@ -39,8 +39,8 @@ import polars as pl
 import pytest
 
 from foxhunt.data.features.observed import WARMUP
+from foxhunt.data.market.bars_market import resolve_bars
 from foxhunt.data.market.calendar import trading_date
-from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.infer.incremental.engine import IncrementalFeatures, feature_names
 
 from . import KERNELS, batch_features

@@ -21,13 +21,13 @@ import torch
 
 from foxhunt.config import DataConfig
 from foxhunt.data.features.table import FeatureSpec, compute_features, feature_spec
+from foxhunt.data.market.bars_market import resolve_bars
 from foxhunt.data.market.calendar import (
     infer_interval,
     known_features,
     project_bar_times_us,
     trading_date,
 )
-from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.pipeline import calendars_of, future_rows
 from foxhunt.data.scale.scaler import ScalerParams
 from foxhunt.data.sources.demo import demo_bars

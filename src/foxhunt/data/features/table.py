@@ -24,10 +24,10 @@ from foxhunt.data.features.observed import WARMUP, base_columns
 from foxhunt.data.features.sets import feature_names, selected_features
 from foxhunt.data.features.static import STATIC_FEATURES, ContractSpec, static_table_for
 from foxhunt.data.features.targets import check_target_prices, target_exprs
+from foxhunt.data.market.bars_market import resolve_bars
 from foxhunt.data.market.calendar import KNOWN_FEATURES, known_features, trading_date
 from foxhunt.data.market.calendars import DEFAULT_CALENDAR
 from foxhunt.data.market.instrument import Instrument
-from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.read.bars import BAR_COLUMNS, VALUE_COLUMNS
 from foxhunt.errors import DataError
 

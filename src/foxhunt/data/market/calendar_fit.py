@@ -160,3 +160,16 @@ def fit_calendar(ts_us: np.ndarray, interval: timedelta) -> CalendarFit | None:
     if best is None or best.score < MARGIN * base:
         return None
     return best
+
+
+def closed_in(ts_us: np.ndarray, interval: timedelta, name: str) -> float:
+    """Share of the bars outside calendar ``name``: in its closed hours (intraday bars) or on
+    days it does not trade (a day up to a week); 0.0 for weekly bars or none."""
+    t = np.unique(np.asarray(ts_us, dtype=np.int64))
+    if t.size == 0 or interval >= timedelta(days=7):
+        return 0.0
+    if interval >= timedelta(days=1):
+        from foxhunt.data.market.calendar import _trading_day_us
+
+        return 1.0 - float(np.isin(_trading_day_us(t, name), np.unique(sessions(name).day)).mean())
+    return 1.0 - float(locate(t, sessions(name))[1].mean())

@@ -13,7 +13,8 @@ A symbol resolves to an :class:`Instrument` in this order (:func:`resolve`):
    asset class with its own calendar, never a future's contract economics;
 4. anything else is ``unknown``: tick size from the data (:func:`infer_tick_size`), point value 1,
    the 24/7 calendar — or, given its bars (:func:`resolve_bars`), the calendar whose hours and
-   days they keep (:mod:`foxhunt.data.market.calendar_fit`; also for another market's index).
+   days they keep (:mod:`foxhunt.data.market.bars_market`; also for another market's index,
+   and for a bare ticker taken for a US stock whose bars do not keep the NYSE's calendar).
 
 Steps 3 and 4 log one warning per symbol naming what was guessed and ``--instruments FILE``.
 A resolved table round-trips through :func:`instruments_to_dict` / :func:`instruments_from_dict`
@@ -31,7 +32,6 @@ from typing import Any
 
 import numpy as np
 
-from foxhunt.data.market.calendar_fit import NEUTRAL, fit_calendar
 from foxhunt.data.market.futures import FUTURES
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.errors import DataError
@@ -158,6 +158,16 @@ LISTING_MARKETS = {
 market on ``24x7``, and a Tokyo file's naive local times were read as UTC, valid, nine hours
 off. Other markets (Frankfurt's floor ``.F``, ``.PA``, ``.SS``) stay unknown."""
 _LISTING = re.compile(r"^[A-Z0-9][A-Z0-9&-]*\.([A-Z]{1,2})$")
+CALENDAR_CURRENCY = {"xnys": "USD", **dict(LISTING_MARKETS.values())}
+"""The currency of a stock market's calendar, for a symbol given its calendar by its bars."""
+
+
+def on_calendar(inst: Instrument, calendar: str) -> Instrument:
+    """``inst`` moved to ``calendar`` (chosen from its bars), in that market's currency where
+    it is a stock market's, else an unknown one."""
+    return replace(inst, calendar=calendar, currency=CALENDAR_CURRENCY.get(calendar, ""))
+
+
 CFD_BASES = {
     **dict.fromkeys(("XAU", "XAG", "XPT", "XPD"), "metals"),
     **dict.fromkeys(("BCO", "WTI", "WTICO"), "energy"),  # WTICO: Oanda's WTI crude
@@ -408,7 +418,7 @@ def _inferred_line(symbol: str, inst: Instrument, fitted: bool = False) -> str:
 
 
 FITTED_NOTE = ", the hours and days its bars keep"
-"""Said of a calendar chosen from the bars (:mod:`foxhunt.data.market.calendar_fit`)."""
+"""Said of a calendar chosen from the bars (:mod:`foxhunt.data.market.bars_market`)."""
 
 
 def resolve_all(
@@ -436,7 +446,7 @@ def resolve_all(
     fits = calendars or {}
     for s, cal in fits.items():
         if s in out:
-            out[s] = replace(out[s], calendar=cal)
+            out[s] = on_calendar(out[s], cal)
     inferred = [s for s in out if lookup(s, table) is None]
     if len(inferred) <= each:
         for s in inferred:
@@ -479,77 +489,12 @@ def instruments_from_dict(d: Mapping[str, Mapping[str, Any]]) -> dict[str, Instr
     return out
 
 
-def resolve_bars(bars: Any, table: Mapping[str, Instrument] | None = None) -> dict[str, Instrument]:
-    """``{symbol: instrument}`` for every symbol of a bars frame (``symbol``, prices).
-
-    The data is read only for symbols that need a tick size from it (crypto, CFDs, unknown): their
-    open/high/low/close values go to :func:`infer_tick_size`. Inferred symbols are warned about
-    as :func:`resolve_all` does.
-
-    Args:
-        bars: a polars DataFrame with ``symbol`` and ``open high low close``.
-        table: the user's instruments, or None.
-    """
-    import polars as pl
-
-    prices_by_symbol: dict[str, Any] = {}
-    for sym in sorted(bars["symbol"].unique().to_list()):
-        prices = None
-        guess = infer_instrument(sym)
-        if lookup(sym, table) is None and (
-            guess.asset_class in ("crypto", "unknown") or _cfd(sym) is not None
-        ):
-            rows = bars.filter(pl.col("symbol") == sym)
-            cols = [c for c in ("open", "high", "low", "close") if c in rows.columns]
-            prices = rows.select(cols).to_numpy().reshape(-1)
-        prices_by_symbol[sym] = prices
-    return resolve_all(prices_by_symbol, table, calendars=fitted_calendars(bars, table))
-
-
-def placed_by_name(symbol: str, table: Mapping[str, Instrument] | None = None) -> bool:
-    """Whether ``symbol``'s calendar comes from a table or its name, not from its bars: false
-    only for a symbol in no table whose name gives no market (``24x7`` guessed for an
-    unknown asset, or for another market's index), crypto excepted."""
+def tick_from_prices(symbol: str, table: Mapping[str, Instrument] | None = None) -> bool:
+    """Whether ``symbol``'s tick size is inferred from its prices: in no table, and crypto, a
+    CFD or unknown."""
     if lookup(symbol, table) is not None:
-        return True
-    guess = infer_instrument(symbol)
-    return guess.calendar != NEUTRAL or guess.asset_class == "crypto"
-
-
-def with_calendars(
-    table: Mapping[str, Instrument] | None, calendars: Mapping[str, str]
-) -> dict[str, Instrument] | None:
-    """``table`` plus, for each symbol of ``calendars``, its name's instrument on that calendar
-    (the table given, unchanged, when there are none)."""
-    if not calendars:
-        return None if table is None else dict(table)
-    extra = {
-        s.strip().upper(): replace(infer_instrument(s), calendar=c) for s, c in calendars.items()
-    }
-    return {**(table or {}), **extra}
-
-
-def fitted_calendars(bars: Any, table: Mapping[str, Instrument] | None = None) -> dict[str, str]:
-    """``{symbol: calendar}`` for the symbols of ``bars`` (``symbol``, ``ts``) that no name
-    places (:func:`placed_by_name`) and whose bars keep a calendar's hours and days
-    (:func:`foxhunt.data.market.calendar_fit.fit_calendar`); the others are left out."""
-    import polars as pl
-
-    from foxhunt.data.market.calendar import infer_interval
-
-    if "ts" not in bars.columns or bars.height == 0:
-        return {}
-    out: dict[str, str] = {}
-    for sym in sorted(bars["symbol"].unique().to_list()):
-        if placed_by_name(str(sym), table):
-            continue
-        ts = bars.filter(pl.col("symbol") == sym)["ts"].drop_nulls().unique().sort()
-        if ts.len() < 3:
-            continue
-        fit = fit_calendar(ts.dt.epoch("us").to_numpy(), infer_interval(ts))
-        if fit is not None:
-            out[str(sym)] = fit.calendar
-    return out
+        return False
+    return infer_instrument(symbol).asset_class in ("crypto", "unknown") or _cfd(symbol) is not None
 
 
 def calendar_of(symbol: str, table: Mapping[str, Instrument] | None = None) -> str:

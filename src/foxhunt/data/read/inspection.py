@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from foxhunt.data.features.observed import WARMUP
+from foxhunt.data.market.bars_market import fitted_calendars, with_calendars
 from foxhunt.data.market.calendar import (
     bars_interval,
     closed_day,
@@ -33,14 +34,7 @@ from foxhunt.data.market.calendar import (
 from foxhunt.data.market.calendars import calendar_spec, sessions
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instrument_table import load_instruments
-from foxhunt.data.market.instruments import (
-    FITTED_NOTE,
-    calendar_of,
-    fitted_calendars,
-    infer_instrument,
-    lookup,
-    with_calendars,
-)
+from foxhunt.data.market.instruments import FITTED_NOTE, calendar_of, infer_instrument, lookup
 from foxhunt.data.market.intervals import describe_interval, symbols_off_interval
 from foxhunt.data.read import plausibility
 from foxhunt.data.read.bars import LoadedBars, load_bars, validate_bars

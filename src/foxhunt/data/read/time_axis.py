@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from foxhunt.data.market.bars_market import US_GUESS, bars_calendar, market_guess
 from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval, interval_text
 from foxhunt.data.market.calendars import calendar_spec
 from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
@@ -424,6 +425,10 @@ def examine(
             )
             continue
         cal = calendar_of(str(sym), instruments)
+        naive = bool(loaded.naive[f]) if loaded.naive else False
+        if not (naive and loaded.options.tz is None and market_guess(str(sym)) == US_GUESS):
+            # the calendar resolve_bars will give it (a naive US guess keeps the zone advice)
+            cal = bars_calendar(str(sym), ts, instruments) or cal
         if interval >= WEEKLY:  # a week's or a month's bar is stamped by convention (pandas'
             continue  # "W" on a Sunday, month ends): its day says nothing of the calendar
         if interval >= DAILY:  # the time of day is a convention, not a clock: no zone rule
@@ -436,7 +441,6 @@ def examine(
                 )
             continue
         guess = _guessed_market(str(sym), cal, instruments)  # for the zone and clock lines
-        naive = bool(loaded.naive[f]) if loaded.naive else False
         share = float(g.select(closed_time(pl.col("ts"), cal).mean()).item())
         read_in = loaded.zone_of(f)
         fit = zone_fits(ts, read_in, cal) if naive and share > 0 else None

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from foxhunt.data.features.table import compute_features
+from foxhunt.data.market.bars_market import resolve_bars
 from foxhunt.data.market.instrument_table import load_instruments
-from foxhunt.data.market.instruments import resolve_bars
 from foxhunt.data.read.fingerprint import bars_fingerprint
 from foxhunt.data.store.manifest import (
     CACHE_DIR,

@@ -1,0 +1,132 @@
+"""Symbols whose market their bars decide: those no name places, and bare tickers taken for US
+stocks whose bars do not keep the NYSE's hours and days.
+
+:func:`bars_calendar` is the one rule, used by :func:`fitted_calendars` (instrument
+resolution: training, features, evaluation, live updates), by ``data inspect`` and by the
+time-axis checks, so all three see the same calendar:
+
+- a symbol of the user's table or of the built-in futures, crypto, a spot FX pair, a CFD, a
+  listing with its market (``7203.T``, ``AAPL.US``) or a list's ETF or index keeps its
+  calendar;
+- a symbol whose name gives no market (``unknown`` or another market's ``^`` index, on
+  ``24x7``) takes the calendar its bars keep
+  (:func:`foxhunt.data.market.calendar_fit.fit_calendar`), if any;
+- a bare ticker of 1-5 letters, taken for a US stock on ``xnys``, keeps ``xnys`` while at most
+  :data:`LEFT_GUESS` of its bars fall outside it (beyond that the time axis refuses them);
+  beyond, the exchange's calendar its bars keep, if any (``SONY_5m.csv`` of Tokyo's hours:
+  ``xtks``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from foxhunt.data.market.calendar import infer_interval
+from foxhunt.data.market.calendar_fit import NEUTRAL, closed_in, fit_calendar
+from foxhunt.data.market.instrument import Instrument
+from foxhunt.data.market.instruments import (
+    infer_instrument,
+    lookup,
+    on_calendar,
+    resolve_all,
+    tick_from_prices,
+)
+
+US_GUESS = "xnys"
+"""The calendar of a bare ticker taken for a US stock."""
+LEFT_GUESS = 0.25
+"""Share of a US guess's bars outside the NYSE's hours (or days) beyond which its bars decide:
+where the time-axis checks would refuse them (``CLOSED_SHARE_MAX``). Fewer (a few bars on US
+holidays) keep the guess: in two months of daily bars London's calendar may have no closed
+day, and that says nothing."""
+RULES = ("fx_24x5", "24x7")
+"""Calendars of no exchange: never put in place of a US guess."""
+
+
+def market_guess(symbol: str, table: Mapping[str, Instrument] | None = None) -> str | None:
+    """The calendar ``symbol``'s name guesses when its bars may overrule it, else None.
+
+    ``24x7`` for a name that gives no market, ``xnys`` for a bare ticker taken for a US stock;
+    None for anything placed by a table, a list, a listing suffix, or crypto."""
+    if lookup(symbol, table) is not None:
+        return None
+    guess = infer_instrument(symbol)
+    if guess.asset_class == "crypto":
+        return None
+    if guess.calendar == NEUTRAL:
+        return NEUTRAL
+    bare = symbol.strip().upper() == guess.root and "." not in symbol  # not AAPL.US, BRK.B
+    return (
+        US_GUESS if guess.asset_class == "stock" and guess.calendar == US_GUESS and bare else None
+    )
+
+
+def bars_calendar(
+    symbol: str, ts: pl.Series, table: Mapping[str, Instrument] | None = None
+) -> str | None:
+    """The calendar ``symbol``'s bars (times ``ts``) give it in place of its name's guess, or
+    None: its name or table places it, its bars keep the guess, or they keep no calendar."""
+    guess = market_guess(symbol, table)
+    if guess is None:
+        return None
+    ts = ts.drop_nulls().unique().sort()
+    if ts.len() < 3:
+        return None
+    t = ts.dt.epoch("us").to_numpy().astype(np.int64)
+    interval = infer_interval(ts)
+    if guess != NEUTRAL and closed_in(t, interval, guess) <= LEFT_GUESS:
+        return None
+    fit = fit_calendar(t, interval)
+    if fit is None or fit.calendar == guess or (guess != NEUTRAL and fit.calendar in RULES):
+        return None
+    return fit.calendar
+
+
+def fitted_calendars(bars: Any, table: Mapping[str, Instrument] | None = None) -> dict[str, str]:
+    """``{symbol: calendar}`` for the symbols of ``bars`` (``symbol``, ``ts``) whose bars decide
+    their calendar (:func:`bars_calendar`); the others are left out."""
+    if "ts" not in bars.columns or bars.height == 0:
+        return {}
+    out: dict[str, str] = {}
+    for (sym,), g in bars.select("symbol", "ts").group_by("symbol"):
+        if (cal := bars_calendar(str(sym), g["ts"], table)) is not None:
+            out[str(sym)] = cal
+    return dict(sorted(out.items()))
+
+
+def with_calendars(
+    table: Mapping[str, Instrument] | None, calendars: Mapping[str, str]
+) -> dict[str, Instrument] | None:
+    """``table`` plus, for each symbol of ``calendars``, its name's instrument on that calendar
+    (the table given, unchanged, when there are none)."""
+    if not calendars:
+        return None if table is None else dict(table)
+    extra = {s.strip().upper(): on_calendar(infer_instrument(s), c) for s, c in calendars.items()}
+    return {**(table or {}), **extra}
+
+
+def resolve_bars(bars: Any, table: Mapping[str, Instrument] | None = None) -> dict[str, Instrument]:
+    """``{symbol: instrument}`` for every symbol of a bars frame (``symbol``, prices).
+
+    The data is read only for symbols that need a tick size from it (crypto, CFDs, unknown): their
+    open/high/low/close values go to :func:`~foxhunt.data.market.instruments.infer_tick_size`.
+    A symbol whose bars decide its calendar (:func:`fitted_calendars`) gets it. Inferred
+    symbols are warned about as :func:`~foxhunt.data.market.instruments.resolve_all` does.
+
+    Args:
+        bars: a polars DataFrame with ``symbol`` and ``open high low close``.
+        table: the user's instruments, or None.
+    """
+    prices_by_symbol: dict[str, Any] = {}
+    for sym in sorted(bars["symbol"].unique().to_list()):
+        prices = None
+        if tick_from_prices(sym, table):
+            rows = bars.filter(pl.col("symbol") == sym)
+            cols = [c for c in ("open", "high", "low", "close") if c in rows.columns]
+            prices = rows.select(cols).to_numpy().reshape(-1)
+        prices_by_symbol[sym] = prices
+    return resolve_all(prices_by_symbol, table, calendars=fitted_calendars(bars, table))
