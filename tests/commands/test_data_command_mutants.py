@@ -95,6 +95,12 @@ def _symbol(**extra: Any) -> dict[str, Any]:
     }
 
 
+TRAINING = (
+    "training: a symbol needs 574 bars with --preset demo, 436 bars with --preset fast (the "
+    "presets' defaults; a longer --encoder-length or --horizon needs more)"
+)
+
+
 def _report(**extra: Any) -> dict[str, Any]:
     return {
         "path": "bars",
@@ -105,6 +111,8 @@ def _report(**extra: Any) -> dict[str, Any]:
         "time_axis": [],
         "too_short_for_features": [],
         "features_min_bars": 120,
+        "training_min_bars": {"demo": 574, "fast": 436},
+        "too_short_to_train": {"demo": [], "fast": []},
         "verdict": "valid",
         "readable": True,
         "error": None,
@@ -168,7 +176,8 @@ def test_inspect_passes_its_flags_and_prints_a_valid_file(
         "calendar": "cme_equity",
         "bars in closed hours": "4",
     }
-    assert len(lines) == 2 + 9 + 1
+    assert lines[-2] == TRAINING
+    assert len(lines) == 2 + 9 + 2
     calls.clear()
     assert main(["data", "inspect", str(tmp_path / "bars")]) == 0
     assert calls[0][1] == {"instruments": None, "allow_outliers": False, "options": ReadOptions()}
@@ -309,6 +318,7 @@ def test_inspect_lays_out_each_symbol_as_a_two_column_table(
         "  days without bars       0",
         "  calendar                cme_equity",
         "  bars in closed hours    4",
+        TRAINING,
         "verdict: valid",
     ]
 
@@ -375,3 +385,17 @@ def test_demo_and_index_daily_on_a_terminal(
         "wrote 1 daily bars (ES 1; 2024-01-02 .. 2024-01-02) from the x to index.parquet",
         capsys.readouterr().out,
     )
+
+
+def test_inspect_names_the_symbols_too_short_to_train(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    short = {"demo": ["ES"], "fast": []}
+    _inspect(monkeypatch, _report(too_short_to_train=short))
+    assert main(["data", "inspect", str(tmp_path / "bars")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-3:-1] == [
+        TRAINING,
+        "too short to train with --preset demo (fewer than 574 bars): ES",
+    ]
+    assert not any("--preset fast (fewer" in line for line in lines)

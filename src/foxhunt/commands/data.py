@@ -141,6 +141,23 @@ def _print_report(report: dict[str, Any]) -> None:
             table.add_row(k, v)
         console.print(f"[bold]{s['symbol']}[/]")
         console.print(table)
+    needs = report["training_min_bars"]
+    console.print(
+        "[dim]training:[/] a symbol needs "
+        + ", ".join(f"{n:,} bars with --preset {name}" for name, n in needs.items())
+        + " (the presets' defaults; a longer --encoder-length or --horizon needs more)",
+        soft_wrap=True,
+        highlight=False,
+    )
+    for name, short in report["too_short_to_train"].items():
+        if short:
+            shown = ", ".join(short[:6]) + (", ..." if len(short) > 6 else "")
+            console.print(
+                f"[yellow]too short to train with --preset {name} (fewer than {needs[name]:,} "
+                f"bars):[/] {shown}",
+                soft_wrap=True,
+                highlight=False,
+            )
     for g in report.get("guesses", []):
         console.print(f"[dim]guess:[/] {g}", soft_wrap=True, highlight=False)
     for w in report["warnings"]:

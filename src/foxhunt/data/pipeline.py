@@ -43,10 +43,11 @@ from foxhunt.data.read.fingerprint import bars_fingerprint
 from foxhunt.data.scale.scaler import ScalerParams, fit_scaler
 from foxhunt.data.windows.by_symbol import windows_by_symbol
 from foxhunt.data.windows.dataset import WindowDataset
+from foxhunt.data.windows.needs import split_cut, training_bars_needed
 from foxhunt.data.windows.row_files import host_tag, remove_stale_rows
 from foxhunt.data.windows.scope import WindowScope, before_end, end_text
-from foxhunt.data.windows.split_arrays import SplitCut, split_windows_by_symbol
-from foxhunt.data.windows.splits import Splits, fewest_rows, split_by_time
+from foxhunt.data.windows.split_arrays import split_windows_by_symbol
+from foxhunt.data.windows.splits import Splits, split_by_time
 from foxhunt.errors import DataError, InputError, ModelDirError
 
 if TYPE_CHECKING:
@@ -197,14 +198,6 @@ def windows_of_test_split(
     return test, scaler
 
 
-def split_cut(cfg: RunConfig) -> SplitCut:
-    """The run's split fractions and embargo (default: encoder + horizon rows), and the fewest
-    rows a split may have per symbol (one window: encoder + horizon)."""
-    L, H = cfg.model.encoder_length, cfg.model.horizon
-    embargo = cfg.data.embargo if cfg.data.embargo is not None else L + H
-    return SplitCut(cfg.data.val_fraction, cfg.data.test_fraction, embargo, min_rows=L + H)
-
-
 def _feature_splits(
     bars: pl.DataFrame, cfg: RunConfig, instruments: Mapping[str, Instrument] | None
 ) -> Splits:
@@ -273,19 +266,6 @@ def future_rows(
             got[c].cast(pl.Float32).alias(n) for c, n in zip(cols, user, strict=True)
         )
     return fut.with_columns(zeros).select(columns)
-
-
-def training_bars_needed(cfg: RunConfig) -> int:
-    """Bars a symbol needs for ``cfg``'s training splits (warm-up, horizon and the fewest
-    feature rows its train, validation and test splits take), as training's refusal counts."""
-    cut = split_cut(cfg)
-    fewest = fewest_rows(
-        cut.min_rows,
-        val_fraction=cut.val_fraction,
-        test_fraction=cut.test_fraction,
-        embargo=cut.embargo,
-    )
-    return feature_spec(cfg.model.horizon, cfg.data).warmup + cfg.model.horizon + fewest
 
 
 def inference_bars_needed(

@@ -393,6 +393,9 @@ def test_report_of_a_valid_file_and_the_features_minimum(tmp_path: Path) -> None
         "guesses": [],
         "features_min_bars": 211,
         "too_short_for_features": ["ES"],
+        # the presets' defaults, as training counts them (test_pipeline)
+        "training_min_bars": {"demo": 574, "tft-225": 730, "fast": 436},
+        "too_short_to_train": {"demo": ["ES", "NQ"], "tft-225": ["ES", "NQ"], "fast": ["ES", "NQ"]},
     }
     assert [(s["symbol"], s["bars"]) for s in r["symbols"]] == [("ES", 210), ("NQ", 211)]
 

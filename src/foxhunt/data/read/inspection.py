@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from foxhunt.config import PRESETS
 from foxhunt.data.features.observed import WARMUP
 from foxhunt.data.market.bars_market import fitted_calendars, with_calendars
 from foxhunt.data.market.calendar import (
@@ -54,9 +55,14 @@ from foxhunt.data.read.time_axis import (
 from foxhunt.data.read.validate import FILE_COLUMN
 from foxhunt.data.read.vendors import guess_lines
 from foxhunt.data.read.zones import local_to_utc, utc_to_local
+from foxhunt.data.windows.needs import training_bars_needed
 from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)
+
+TRAINING_MIN_BARS = {name: training_bars_needed(make()) for name, make in PRESETS.items()}
+"""Bars a symbol needs to train with each preset's defaults (``--encoder-length``,
+``--horizon`` and the split fractions change it): what ``train`` refuses below."""
 
 ClosedFn = Callable[[pl.Expr], pl.Expr]
 """A calendar's test: UTC timestamp expression -> True where the market is closed."""
@@ -363,7 +369,9 @@ def inspect_report(
         :mod:`foxhunt.data.read.time_axis`), ``warnings`` (zones kept as given with ``--tz``,
         problems kept with ``--allow-odd-times``, symbols with over 5 % of their bars in
         closed hours), ``guesses`` (what was guessed and the flag that changes it,
-        deduplicated), ``features_min_bars``, ``too_short_for_features`` and one summary per
+        deduplicated), ``features_min_bars``, ``too_short_for_features``,
+        ``training_min_bars`` (preset -> bars a symbol needs to train), ``too_short_to_train``
+        (preset -> the symbols with fewer: training leaves them out) and one summary per
         symbol.
 
     Raises:
@@ -425,5 +433,10 @@ def inspect_report(
         + ([aggregated] if aggregated else []),
         "features_min_bars": WARMUP + DEFAULT_HORIZON + 1,
         "too_short_for_features": short,
+        "training_min_bars": TRAINING_MIN_BARS,
+        "too_short_to_train": {
+            name: [s["symbol"] for s in symbols if s["bars"] < need]
+            for name, need in TRAINING_MIN_BARS.items()
+        },
         "symbols": symbols,
     }

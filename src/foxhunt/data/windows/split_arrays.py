@@ -43,22 +43,12 @@ from foxhunt.data.windows.row_files import (
     read_column,
     scale_rows,
 )
-from foxhunt.data.windows.splits import short_symbols_warning, split_bounds, too_short
+from foxhunt.data.windows.splits import SplitCut, short_symbols_warning, split_bounds, too_short
 from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)
 
 SPLITS = ("train", "val", "test")
-
-
-@dataclass(frozen=True)
-class SplitCut:
-    """How each symbol's rows are cut (``split_by_time``'s arguments)."""
-
-    val_fraction: float
-    test_fraction: float
-    embargo: int
-    min_rows: int
 
 
 @dataclass

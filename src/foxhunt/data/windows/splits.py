@@ -23,6 +23,16 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+class SplitCut:
+    """How each symbol's rows are cut (``split_by_time``'s arguments)."""
+
+    val_fraction: float
+    test_fraction: float
+    embargo: int
+    min_rows: int
+
+
+@dataclass(frozen=True)
 class Splits:
     """Three disjoint, time-ordered parts of a feature table (same columns as the input)."""
 
