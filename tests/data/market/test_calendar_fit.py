@@ -221,3 +221,15 @@ def test_a_bare_ticker_keeps_the_nyse_unless_its_bars_leave_it():
     bars = _frame("AAPL", _daily(weekdays))
     assert fitted_calendars(bars) == {}
     assert fit_calendar(_daily(weekdays), one_day).calendar == "fx_24x5"
+
+
+def test_daily_bars_need_two_of_an_exchanges_holidays_to_take_its_calendar():
+    """Twelve January bars lacking Tokyo's Coming of Age Day alone are the weekdays', not
+    Tokyo's: one missing day is as likely a gap in the file. A second holiday tells."""
+    one_day = timedelta(days=1)
+    days = _weekdays(date(2024, 1, 4), date(2024, 1, 22), {date(2024, 1, 8)})
+    assert len(days) == 12
+    assert fit_calendar(_daily(days), one_day).calendar == "fx_24x5"
+    tokyo = {date(2024, 1, 8), date(2024, 2, 12), date(2024, 2, 23)}
+    days = _weekdays(date(2024, 1, 4), date(2024, 2, 29), tokyo)
+    assert fit_calendar(_daily(days), one_day).calendar == "xtks"

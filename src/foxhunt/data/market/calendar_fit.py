@@ -15,7 +15,8 @@ the best one where it clearly beats ``24x7``, else None:
   span times the share of the calendar's trading days (between the first and the last bar)
   that have bars;
 - **daily bars** (a day up to a week): at most :data:`CLOSED_MAX` on days the calendar does
-  not trade; the score is the share of its trading days with a bar.
+  not trade, and an exchange's calendar must explain :data:`MIN_HOLIDAYS` weekdays without a
+  bar; the score is the share of its trading days with a bar.
 
 A candidate must score :data:`MARGIN` times ``24x7``'s (on a crypto's bars every other calendar
 has closed hours with bars: 24x7 stays). Ties go to the earlier candidate: ``fx_24x5`` (the
@@ -63,12 +64,19 @@ MIN_DAYS = 2
 """Fewest trading days with intraday bars judged."""
 MIN_DAILY_BARS = 10
 """Fewest daily bars judged."""
+MIN_HOLIDAYS = 2
+"""Daily bars: fewest of an exchange's holidays (weekdays it shuts) that must lack a bar for its
+calendar to be taken (one missing day in two weeks of bars is as likely a gap in the file)."""
+WEEKDAYS = "fx_24x5"
+"""The weekday rule: daily bars on weekdays with no holiday to tell an exchange by."""
 _DAY_US = 86_400_000_000
 
 
 class Score(NamedTuple):
     score: float
     closed: float
+    holidays: int = 0
+    """Daily bars: weekdays without a bar that the calendar does not trade."""
 
 
 class CalendarFit(NamedTuple):
@@ -126,7 +134,9 @@ def _daily_score(t: np.ndarray, name: str, judged: bool = True) -> Score | None:
     closed = 1.0 - float(np.isin(days, traded).mean())
     if judged and closed > CLOSED_MAX:
         return None
-    return Score(_days_share(days, traded), closed)
+    span = np.arange(days[0], days[-1] + 1)
+    lacking = span[((span + 3) % 7 < 5) & ~np.isin(span, days)]  # weekdays without a bar
+    return Score(_days_share(days, traded), closed, int((~np.isin(lacking, traded)).sum()))
 
 
 def fit_calendar(ts_us: np.ndarray, interval: timedelta) -> CalendarFit | None:
@@ -155,6 +165,8 @@ def fit_calendar(ts_us: np.ndarray, interval: timedelta) -> CalendarFit | None:
     best: CalendarFit | None = None
     for name in CANDIDATES:
         got = score(name)
+        if daily and got is not None and name != WEEKDAYS and got.holidays < MIN_HOLIDAYS:
+            continue  # an exchange's days need two of its holidays to tell them
         if got is not None and (best is None or got.score > best.score + 1e-9):
             best = CalendarFit(name, got.score, base, got.closed, int(t.size))
     if best is None or best.score < MARGIN * base:
