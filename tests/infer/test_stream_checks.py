@@ -144,6 +144,30 @@ def test_the_forecaster_refuses_one_minute_bars_sent_one_at_a_time(demo_run: Dem
     assert fc.held_bars("ES") == 1
 
 
+@pytest.mark.parametrize("incremental", [True, False])
+def test_the_forecaster_refuses_a_feed_of_another_interval_after_its_backlog(
+    demo_run: DemoRun, incremental: bool
+) -> None:
+    """400 bars of 5 minutes held, then bars 15 minutes apart one per update: the held
+    window's last gaps (up to 20; this run's incremental window holds 17 bars) refuse the bar
+    that makes them all 15 minutes (the all-time counts would take about 3,600 bars)."""
+    bars = demo_bars(400, seed=3)
+    fc = Forecaster.load(demo_run.run, incremental=incremental)
+    fc.update(bars, forecast=False)
+    last, row = bars["ts"][-1], bars.tail(1)
+    refused = None
+    for k in range(1, 21):
+        try:
+            fc.update(row.with_columns(ts=last + timedelta(minutes=15 * k)), forecast=False)
+        except DataError as e:
+            refused = (k, str(e))
+            break
+    assert refused is not None
+    k, message = refused
+    assert f"the last {k} gaps of 'ES' hold none of 5-minute and {k} of 15 minutes" in message
+    assert k >= 10 and fc.held_bars("ES") == 400 + k - 1
+
+
 def test_new_gaps_at_the_interval_count_with_the_held_ones() -> None:
     """18 held gaps of 15 minutes and 2 new ones of 5: one in ten at the interval, taken."""
     _check([T0 + 5 * MIN, T0 + 10 * MIN], [1.0, 1.0], last_ts=T0, held=Counter({15 * MIN: 18}))
@@ -231,3 +255,50 @@ def test_an_update_of_many_bars_of_another_interval_after_a_long_backlog_is_refu
         _check(ts, [1.0] * 30, last_ts=T0, held=held)
     _check(ts[:20], [1.0] * 20, last_ts=T0, held=held)  # 19 gaps of their own: too few
     _check([T0 + 5 * MIN * (k + 1) for k in range(30)], [1.0] * 30, last_ts=T0, held=held)
+
+
+def _recent(recent: list[int], ts: list[int], trained: int = 5 * MIN) -> None:
+    check_new_bars(
+        "ES",
+        np.arange(len(ts)),
+        np.array(ts, np.int64),
+        _bars([100.0] * len(ts)),
+        last_ts=recent[-1],
+        last_close=100.0,
+        held_gaps=Counter({5 * MIN: 10_000}),  # a long backlog at the trained interval
+        trained_us=trained,
+        model="runs/es",
+        recent_ts=np.array(recent, np.int64),
+    )
+
+
+def test_bars_of_another_interval_sent_one_at_a_time_after_a_backlog_are_refused() -> None:
+    """The all-time counts hold 10,000 gaps of 5 minutes: 15-minute bars one at a time were
+    taken until thousands had come. The held window's last gaps tell at the tenth."""
+    held = [T0 + 5 * MIN * i for i in range(40)]
+    fifteen = [held[-1] + 15 * MIN * (i + 1) for i in range(10)]
+    for k in range(9):  # nine 15-minute gaps after the 5-minute ones: some at 5 minutes
+        _recent(held + fifteen[:k], [fifteen[k]])
+    window = held[-10:] + fifteen[:9]  # the last 10 gaps: nine 15-minute, one 5-minute
+    _recent(window, [fifteen[9]])
+    with pytest.raises(DataError) as refused:
+        _recent(fifteen[:10], [fifteen[9] + 15 * MIN])
+    assert str(refused.value) == (
+        "runs/es was trained on 5-minute bars; the last 10 gaps of 'ES' hold none of 5-minute "
+        "and 10 of 15 minutes: send 5-minute bars, or forecast them with a model trained on "
+        "such bars"
+    )
+
+
+def test_a_quiet_markets_varied_gaps_and_a_short_window_pass() -> None:
+    """Gaps of 10, 15 and 20 minutes (a quiet symbol), none at 5: not one other interval."""
+    t, quiet = T0, []
+    for gap in [10, 15, 20, 10, 10, 15, 10, 20, 10, 15, 10]:
+        t += gap * MIN
+        quiet.append(t)
+    _recent(quiet[:-1], [quiet[-1]])
+    nine = [T0 + 15 * MIN * i for i in range(9)]  # 9 gaps with the new bar: too few to judge
+    _recent(nine[:-1], [nine[-1]])
+    # one gap in ten of another length keeps the share at 90 %: refused
+    with pytest.raises(DataError, match="the last 10 gaps of 'ES' hold none of 5-minute and 9 "):
+        _recent([*nine, nine[-1] + 60 * MIN], [nine[-1] + 75 * MIN])

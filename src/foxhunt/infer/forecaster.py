@@ -470,11 +470,14 @@ class Forecaster:
                 held = slot is not None and self._live.bars(sym) > 0
                 last_close = float(self._live.close[slot]) if held else None
                 gaps = self._live.gaps[slot] if slot is not None else Counter()
+                n = min(self._live.bars(sym), self._live.L) if held else 0
+                recent = self._live.ts[slot, -n:] if n else None
             else:
                 tail = self._tails.get(sym)
                 last = tail.values[-1, self._anchor] if tail is not None and len(tail) else None
                 last_close = None if last is None else float(last)
                 gaps = Counter(np.diff(tail.ts).tolist()) if tail is not None else Counter()
+                recent = tail.ts if tail is not None else None
             check_new_bars(
                 sym,
                 idx,
@@ -486,6 +489,7 @@ class Forecaster:
                 trained_us=trained,
                 model=self.loaded.run.root,
                 level=self._anchor,
+                recent_ts=recent,
             )
 
     def _resolve(self, chunk: pl.DataFrame, symbols: list[str]) -> None:

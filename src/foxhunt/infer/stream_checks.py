@@ -14,8 +14,12 @@ judged with the bars held before them:
   fewer than :data:`TRAINED_SHARE` of them at the trained interval, and another most common
   one, refuse (15-minute bars to a 5-minute model, whose gaps are each a plausible pause). An
   update of more than :data:`MIN_GAPS` bars is also judged by its own gaps alone (after a long
-  backlog the held gaps outweigh many new ones; bars sent one at a time after such a backlog
-  are still judged with all the held gaps).
+  backlog the held gaps outweigh many new ones).
+* **recent interval**: the last gaps (the held window's bars, :data:`RECENT_MIN` gaps or more,
+  up to :data:`MIN_GAPS`) none at the trained interval and :data:`RECENT_SHARE` of them one
+  other gap refuse: bars of another interval sent one at a time after a long backlog, which
+  the all-time counts above take thousands of bars to see (until session 55 accepted). A
+  quiet market's gaps vary (5, 10, 20 minutes), a feed of another interval's do not.
 * **level**: a high (low) :attr:`~foxhunt.data.read.plausibility.Limits.level_factor` times
   above (below) the previous close or more, the magnitude rule of files with the previous
   close as the level: no market moves x10 in one bar; a decimal slip, a bad tick or a price of
@@ -42,6 +46,11 @@ from foxhunt.infer.bartail import VALUE_COLUMNS
 
 __all__ = ["check_new_bars"]
 
+RECENT_MIN = 10
+"""Fewest recent gaps (held and new) the recent-interval rule judges."""
+RECENT_SHARE = 0.9
+"""Share of the recent gaps one other interval must hold, none at the trained one."""
+
 
 def _span(us: int) -> str:
     """``1 minute``, ``15 minutes``, ``3 days`` (:func:`describe_interval` as prose)."""
@@ -61,6 +70,7 @@ def check_new_bars(
     trained_us: int | None,
     model: object,
     level: int = 3,
+    recent_ts: np.ndarray | None = None,
 ) -> None:
     """Refuse ``symbol``'s new bars when they break a rule of the module docstring.
 
@@ -77,6 +87,8 @@ def check_new_bars(
         level: the column of ``values`` the level rule takes each bar's reference from, the
             one ``last_close`` holds: 3, the close, or a price target's own (``--target high``:
             1).
+        recent_ts: the times of the last bars held (oldest first, ending at ``last_ts``), for
+            the recent-interval rule; None or too few: not judged.
 
     Raises:
         DataError: the first broken rule, naming row, symbol and time.
@@ -99,6 +111,8 @@ def check_new_bars(
         if len(ts) > MIN_GAPS:  # an update of many bars is judged alone too: after a long
             # backlog the held gaps outweighed 30 bars of another interval (until session 54)
             _check_interval(symbol, np.diff(ts), Counter(), trained_us, model)
+        if recent_ts is not None and len(recent_ts):
+            _check_recent(symbol, np.diff(np.concatenate([recent_ts, ts])), trained_us, model)
     ref = values[:, level]
     closes = ref if last_close is None else np.concatenate([[last_close], ref])
     prev = closes[:-1]
@@ -136,4 +150,21 @@ def _check_interval(
         f"{model} was trained on {trained} bars; the bars given for {symbol!r} are mostly "
         f"{_span(modal)} apart ({n} of their {total} gaps, {at_trained} of {trained}): "
         f"send {trained} bars, or forecast them with a model trained on such bars"
+    )
+
+
+def _check_recent(symbol: str, gaps: np.ndarray, trained_us: int, model: object) -> None:
+    """The recent-interval rule (module docstring) over the last :data:`MIN_GAPS` gaps."""
+    window = gaps[-MIN_GAPS:]
+    if len(window) < RECENT_MIN or (window == trained_us).any():
+        return
+    values, counts = np.unique(window, return_counts=True)
+    k = int(np.argmax(counts))
+    if counts[k] < RECENT_SHARE * len(window):
+        return
+    trained = describe_interval(timedelta(microseconds=trained_us))
+    raise DataError(
+        f"{model} was trained on {trained} bars; the last {len(window)} gaps of {symbol!r} "
+        f"hold none of {trained} and {counts[k]} of {_span(values[k])}: send {trained} bars, "
+        "or forecast them with a model trained on such bars"
     )
