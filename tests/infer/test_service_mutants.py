@@ -83,6 +83,11 @@ class FakeForecaster:
     def target_times(self, frame: pl.DataFrame) -> None:  # a run without a bar interval
         return None
 
+    closed: tuple[str, ...] = ()
+
+    def closed_bars(self, frame: pl.DataFrame) -> list[str]:
+        return list(self.closed)
+
 
 class RecordingExecutor(ThreadPoolExecutor):
     """The service's worker pool, its constructor's keywords recorded."""
@@ -340,3 +345,17 @@ def test_a_failed_periodic_save_answers_the_update_and_says_why(
                 assert r.status_code == 200, r.text
     assert len(fc.frames) == 2
     assert "could not save the stream state to" in caplog.text and "No space left" in caplog.text
+
+
+def test_bars_where_the_calendar_is_shut_are_taken_and_said() -> None:
+    """The forecaster's lines for bars in closed hours come back under ``warnings``; an update
+    without any has no such key."""
+    fc = FakeForecaster()
+    with TestClient(make_app(fc)) as client:  # type: ignore[arg-type]
+        plain = client.post("/bars", json={"bars": [{**ROW, "ts": "2024-03-01T14:30:00Z"}]})
+        assert "warnings" not in plain.json()
+        fc.closed = ("ES: 1 bar in hours calendar cme_equity does not trade (first ...)",)
+        said = client.post("/bars", json={"bars": [{**ROW, "ts": "2024-03-02T14:30:00Z"}]})
+        assert said.status_code == 200
+        assert said.json()["warnings"] == list(fc.closed)
+        assert said.json()["forecasts"][0]["origin_ts"] == "2024-03-02T14:30:00+00:00"

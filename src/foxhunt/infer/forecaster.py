@@ -71,6 +71,7 @@ from foxhunt.infer.bar_input import (
 )
 from foxhunt.infer.bar_interval import trained_interval
 from foxhunt.infer.bartail import VALUE_COLUMNS, BarTail, smoother_memory
+from foxhunt.infer.closed_bars import closed_bar_lines
 from foxhunt.infer.incremental.graphs import check_engine, live_graphs
 from foxhunt.infer.incremental.selected import SelectedRows
 from foxhunt.infer.incremental.stream import AHEAD, LiveState, supports, without_symbol
@@ -432,6 +433,10 @@ class Forecaster:
     def target_times(self, frame: pl.DataFrame) -> pl.Series | None:
         """Each row's target time, for a forecast of this forecaster's (:func:`scheduled_targets`)."""
         return scheduled_targets(frame, self._interval, calendars_of(self._instruments))
+
+    def closed_bars(self, frame: pl.DataFrame) -> list[str]:
+        """A line per symbol of ``frame`` with bars where its calendar is shut (:mod:`closed_bars`)."""
+        return closed_bar_lines(frame, calendars_of(self._instruments), self._interval)
 
     def forecast(self, symbols: Iterable[str] | None = None) -> pl.DataFrame:
         """Forecasts from the latest bar held for ``symbols``.

@@ -218,6 +218,7 @@ def make_app(
             stats.bars += frame.height
             records = _records(out, forecaster) if out is not None else []
             _remember(latest, records)
+            warnings = forecaster.closed_bars(frame)
             if (
                 state_path is not None
                 and save_every
@@ -228,7 +229,7 @@ def make_app(
                     forecaster.save(state_path)
                 except OSError as e:  # the update went through: its forecasts still go back
                     log.warning("could not save the stream state to %s: %s", state_path, e)
-        return {"forecasts": records}
+        return {"forecasts": records} | ({"warnings": warnings} if warnings else {})
 
     @app.post("/bars")
     async def post_bars(request: Request) -> Any:

@@ -1,0 +1,61 @@
+"""Bars a live update holds where their symbol's calendar is shut: one warning line per symbol.
+
+A file's bars are judged together (a quarter in closed hours is refused, a few are read); a
+live feed (``foxhunt serve``) hands them over one at a time, where that share has nothing to
+judge. Such a bar is taken (a session the calendar lacks is possible) but said: an hourly bar
+on a Saturday, a daily bar on Christmas Day, a bar during the CME's daily halt. Intraday bars
+are judged by the calendar's hours, daily bars by its trading days
+(:func:`foxhunt.data.market.calendar.closed_time`, :func:`~foxhunt.data.market.calendar.closed_day`,
+the rules the readers use); weekly and longer bars are not judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+
+import polars as pl
+
+from foxhunt.data.market.calendar import closed_day, closed_time
+from foxhunt.data.market.calendars import DEFAULT_CALENDAR
+from foxhunt.infer.bar_input import iso_us
+
+DAILY = timedelta(days=1)
+WEEKLY = timedelta(days=7)
+
+
+def closed_bar_lines(
+    frame: pl.DataFrame, calendars: Mapping[str, str], interval: timedelta | None
+) -> list[str]:
+    """One line per symbol of ``frame`` (``symbol``, ``ts``) with bars where its calendar is
+    shut, in symbol order: how many, the first, the calendar.
+
+    Args:
+        frame: the update's bars (taken).
+        calendars: symbol -> calendar (a symbol missing: the default, ``globex``).
+        interval: the model's bar interval; None (a run that records none) or a week or more:
+            nothing is judged.
+    """
+    if interval is None or interval >= WEEKLY or frame.height == 0:
+        return []
+    if "ts" not in frame.columns or not isinstance(frame.schema["ts"], pl.Datetime):
+        return []  # the update took another form of times: its checks were the forecaster's
+    ts = pl.col("ts")
+    utc = ts.dt.convert_time_zone("UTC") if frame.schema["ts"].time_zone else ts  # naive: UTC
+    daily = interval >= DAILY
+    out = []
+    bars = frame.select(pl.col("symbol").cast(pl.String), utc.dt.cast_time_unit("us"))
+    for (sym,), g in bars.group_by("symbol", maintain_order=True):
+        cal = calendars.get(str(sym), DEFAULT_CALENDAR)
+        if cal == "24x7":
+            continue
+        rule = closed_day if daily else closed_time
+        shut = g.filter(rule(pl.col("ts"), cal))["ts"].sort()
+        if shut.len():
+            first = iso_us(int(shut.dt.epoch("us")[0]))
+            where = "on days" if daily else "in hours"
+            out.append(
+                f"{sym}: {shut.len()} bar{'s' if shut.len() > 1 else ''} {where} calendar {cal} "
+                f"does not trade (first {first}); taken as sent"
+            )
+    return sorted(out)
