@@ -426,8 +426,10 @@ def examine(
             continue
         cal = calendar_of(str(sym), instruments)
         naive = bool(loaded.naive[f]) if loaded.naive else False
-        if not (naive and loaded.options.tz is None and market_guess(str(sym)) == US_GUESS):
-            # the calendar resolve_bars will give it (a naive US guess keeps the zone advice)
+        as_utc = None  # a naive US guess keeps the zone advice, and is told what UTC would give
+        if naive and loaded.options.tz is None and market_guess(str(sym), instruments) == US_GUESS:
+            as_utc = bars_calendar(str(sym), ts, instruments)
+        else:  # the calendar resolve_bars will give it
             cal = bars_calendar(str(sym), ts, instruments) or cal
         if interval >= WEEKLY:  # a week's or a month's bar is stamped by convention (pandas'
             continue  # "W" on a Sunday, month ends): its day says nothing of the calendar
@@ -441,6 +443,11 @@ def examine(
                 )
             continue
         guess = _guessed_market(str(sym), cal, instruments)  # for the zone and clock lines
+        if as_utc is not None:
+            guess = (
+                f"{guess[:-1]}; read as UTC, as written, its bars keep calendar {as_utc}'s hours "
+                "and days: --tz UTC reads them on it)"
+            )
         share = float(g.select(closed_time(pl.col("ts"), cal).mean()).item())
         read_in = loaded.zone_of(f)
         fit = zone_fits(ts, read_in, cal) if naive and share > 0 else None
