@@ -286,15 +286,22 @@ TARGETS: dict[str, Target] = {
     ),
     "data.market.calendar_fit": Target(
         "src/foxhunt/data/market/calendar_fit.py",
-        ("tests/data/market/test_calendar_fit.py",),
+        (
+            "tests/data/market/test_calendar_fit.py",
+            "tests/data/market/test_calendar_fit_survivors.py",
+            "tests/data/market/test_extended_hours.py",
+        ),
     ),
     # which symbols' bars decide their calendar, and resolve_bars
     "data.market.bars_market": Target(
         "src/foxhunt/data/market/bars_market.py",
         (
             "tests/data/market/test_calendar_fit.py",
+            "tests/data/market/test_calendar_fit_survivors.py",
+            "tests/data/market/test_extended_hours.py",
             "tests/data/market/test_instruments_survivors.py",
             "tests/data/read/test_time_axis.py",
+            "tests/data/read/test_naive_guess.py",
             "tests/data/read/test_vendor_names.py",
         ),
     ),

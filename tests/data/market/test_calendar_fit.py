@@ -233,3 +233,10 @@ def test_daily_bars_need_two_of_an_exchanges_holidays_to_take_its_calendar():
     tokyo = {date(2024, 1, 8), date(2024, 2, 12), date(2024, 2, 23)}
     days = _weekdays(date(2024, 1, 4), date(2024, 2, 29), tokyo)
     assert fit_calendar(_daily(days), one_day).calendar == "xtks"
+
+
+def test_a_daily_history_from_before_1985_is_judged_on_its_bars_inside_the_span():
+    """Calendars are precomputed from 1985: bars before it were closed on every calendar, so a
+    nameless daily file from 1983 stayed on 24x7 and was forecast on weekends."""
+    days = _weekdays(date(1983, 1, 3), date(1990, 12, 31))
+    assert fit_calendar(_daily(days), timedelta(days=1)).calendar == "fx_24x5"

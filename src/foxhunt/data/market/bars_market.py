@@ -6,7 +6,7 @@ resolution: training, features, evaluation, live updates), by ``data inspect`` a
 time-axis checks, so all three see the same calendar:
 
 - a symbol of the user's table or of the built-in futures, crypto, a spot FX pair, a CFD, a
-  listing with its market (``7203.T``, ``AAPL.US``) or a list's ETF or index keeps its
+  listing with its market (``7203.T``) or a list's index of another market keeps its
   calendar;
 - a symbol whose name gives no market (``unknown`` or another market's ``^`` index, on
   ``24x7``) takes the calendar its bars keep
@@ -14,7 +14,10 @@ time-axis checks, so all three see the same calendar:
 - a bare ticker of 1-5 letters, taken for a US stock on ``xnys``, keeps ``xnys`` while at most
   :data:`LEFT_GUESS` of its bars fall outside it (beyond that the time axis refuses them);
   beyond, the exchange's calendar its bars keep, if any (``SONY_5m.csv`` of Tokyo's hours:
-  ``xtks``).
+  ``xtks``; ``AAPL``'s 04:00-20:00 bars: ``xnys_ext``, the extended hours);
+- a symbol its name puts on the NYSE (an ETF or US index of the lists, ``AAPL.US``) moves
+  only to the NYSE's extended hours, ``xnys_ext``, where over a quarter of its bars leave the
+  session and the bars keep 04:00-20:00 New York.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import numpy as np
 import polars as pl
 
 from foxhunt.data.market.calendar import infer_interval
-from foxhunt.data.market.calendar_fit import NEUTRAL, closed_in, fit_calendar
+from foxhunt.data.market.calendar_fit import NEUTRAL, closed_in, fit_calendar, keeps
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instruments import (
     infer_instrument,
@@ -43,6 +46,9 @@ LEFT_GUESS = 0.25
 where the time-axis checks would refuse them (``CLOSED_SHARE_MAX``). Fewer (a few bars on US
 holidays) keep the guess: in two months of daily bars London's calendar may have no closed
 day, and that says nothing."""
+EXTENDED = {"xnys": "xnys_ext"}
+"""A name's calendar -> the same exchange's extended hours, which bars of a symbol placed by its
+name (an ETF of the list, ``AAPL.US``, a US cash index) may move it to, and nothing else."""
 RULES = ("fx_24x5", "24x7")
 """Calendars of no exchange: never put in place of a US guess."""
 
@@ -71,13 +77,22 @@ def bars_calendar(
     """The calendar ``symbol``'s bars (times ``ts``) give it in place of its name's guess, or
     None: its name or table places it, its bars keep the guess, or they keep no calendar."""
     guess = market_guess(symbol, table)
-    if guess is None:
+    named = None if guess is not None or lookup(symbol, table) is not None else symbol
+    extended = EXTENDED.get(infer_instrument(named).calendar) if named else None
+    if guess is None and extended is None:
         return None
     ts = ts.drop_nulls().unique().sort()
     if ts.len() < 3:
         return None
     t = ts.dt.epoch("us").to_numpy().astype(np.int64)
     interval = infer_interval(ts)
+    if extended is not None:  # placed on the NYSE by its name: there, or its extended hours
+        placed = infer_instrument(symbol).calendar
+        if closed_in(t, interval, placed) <= LEFT_GUESS:
+            return None
+        # kept as a calendar keeps bars, not merely inside it: RTH bars read in a zone hours
+        # off sit inside 04:00-20:00 but span a third of its day (refused, the zone named)
+        return extended if keeps(t, interval, extended) else None
     if guess != NEUTRAL and closed_in(t, interval, guess) <= LEFT_GUESS:
         return None
     fit = fit_calendar(t, interval)

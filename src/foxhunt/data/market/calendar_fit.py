@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from foxhunt.data.market.calendars import locate, sessions
+from foxhunt.data.market.calendars import SPAN, locate, sessions
 
 CANDIDATES: tuple[str, ...] = (
     "fx_24x5",
@@ -39,6 +39,7 @@ CANDIDATES: tuple[str, ...] = (
     "eurex",
     "ice_europe",
     "xnys",
+    "xnys_ext",
     "xtse",
     "xlon",
     "xetr",
@@ -139,6 +140,14 @@ def _daily_score(t: np.ndarray, name: str, judged: bool = True) -> Score | None:
     return Score(_days_share(days, traded), closed, int((~np.isin(lacking, traded)).sum()))
 
 
+def _in_span(ts_us: np.ndarray) -> np.ndarray:
+    """The distinct bar times inside the calendars' precomputed :data:`SPAN` (1985-2060), sorted:
+    a daily history from 1980 was judged closed on every calendar for its first five years."""
+    t = np.unique(np.asarray(ts_us, dtype=np.int64))
+    lo, hi = (int(np.datetime64(d, "us").astype(np.int64)) for d in SPAN)
+    return t[(t >= lo) & (t < hi + _DAY_US)]
+
+
 def fit_calendar(ts_us: np.ndarray, interval: timedelta) -> CalendarFit | None:
     """The calendar of :data:`CANDIDATES` whose sessions the bars keep, or None (stay on
     ``24x7``): too few bars, weekly or longer bars, or no candidate clearly better.
@@ -147,7 +156,7 @@ def fit_calendar(ts_us: np.ndarray, interval: timedelta) -> CalendarFit | None:
         ts_us: the symbol's bar times, µs since the epoch UTC (any order, repeats allowed).
         interval: the bars' interval.
     """
-    t = np.unique(np.asarray(ts_us, dtype=np.int64))
+    t = _in_span(ts_us)
     iv = int(interval / timedelta(microseconds=1))
     if iv <= 0 or interval >= timedelta(days=7):
         return None
@@ -177,7 +186,7 @@ def fit_calendar(ts_us: np.ndarray, interval: timedelta) -> CalendarFit | None:
 def closed_in(ts_us: np.ndarray, interval: timedelta, name: str) -> float:
     """Share of the bars outside calendar ``name``: in its closed hours (intraday bars) or on
     days it does not trade (a day up to a week); 0.0 for weekly bars or none."""
-    t = np.unique(np.asarray(ts_us, dtype=np.int64))
+    t = _in_span(ts_us)
     if t.size == 0 or interval >= timedelta(days=7):
         return 0.0
     if interval >= timedelta(days=1):
@@ -185,3 +194,15 @@ def closed_in(ts_us: np.ndarray, interval: timedelta, name: str) -> float:
 
         return 1.0 - float(np.isin(_trading_day_us(t, name), np.unique(sessions(name).day)).mean())
     return 1.0 - float(locate(t, sessions(name))[1].mean())
+
+
+def keeps(ts_us: np.ndarray, interval: timedelta, name: str) -> bool:
+    """Whether the bars keep calendar ``name`` as :func:`fit_calendar` judges a candidate (its
+    closed share, grid, span of the day and, for daily bars, count), whatever the others."""
+    t = _in_span(ts_us)
+    iv = int(interval / timedelta(microseconds=1))
+    if iv <= 0 or interval >= timedelta(days=7):
+        return False
+    if interval >= timedelta(days=1):
+        return t.size >= MIN_DAILY_BARS and _daily_score(t, name) is not None
+    return _intraday_score(t, iv, name) is not None

@@ -12,7 +12,8 @@ rolls over, the days per trading week, and where its sessions come from:
   ``exchange_calendars``) — see docs/data.md, "Calendars", for why that library;
 - ICE Futures Europe takes its trading days from the library and its hours (01:00-23:00
   London) from :attr:`CalendarSpec.local_hours`: the library keeps them on New York's clock,
-  an hour off in the weeks between the two daylight-saving changes;
+  an hour off in the weeks between the two daylight-saving changes; ``xnys_ext``, US stocks'
+  extended hours (04:00-20:00 New York on the NYSE's trading days), is built the same way;
 - ``globex`` is the weekly CME rule without holidays (Sunday 17:00 to Friday 16:00 CT, a daily
   16:00-17:00 halt): what foxhunt used before calendars came from a library, and still the
   default of every function that takes a calendar, so old callers keep their behaviour;
@@ -94,6 +95,7 @@ CALENDARS: dict[str, CalendarSpec] = {
         "America/New_York", time(18), 5, "ICEUS", 10.5, (time(3, 30), time(14))
     ),
     "xnys": CalendarSpec("America/New_York", time(17), 5, "XNYS", 6.5),
+    "xnys_ext": CalendarSpec("America/New_York", time(20), 5, "XNYS", 16.0, (time(4), time(20))),
     # cash markets elsewhere (their indices; any instrument through --instruments)
     "xetr": CalendarSpec("Europe/Berlin", time(20), 5, "XETR", 8.5),
     "xlon": CalendarSpec("Europe/London", time(18), 5, "XLON", 8.5),
