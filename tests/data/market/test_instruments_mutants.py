@@ -53,7 +53,8 @@ from foxhunt.data.market.instruments import infer_instrument, infer_tick_size
         ("0700.HK", None, ("0700.HK", 0.01, "HKD", "stock", "xhkg")),
         ("M&M.NS", None, ("M&M.NS", 0.01, "INR", "stock", "xnse")),
         ("RY.TO", None, ("RY.TO", 0.01, "CAD", "stock", "xtse")),
-        ("MC.PA", None, ("MC.PA", 0.01, "", "unknown", "24x7")),
+        ("MC.PA", None, ("MC.PA", 0.01, "EUR", "stock", "xpar")),  # unknown until session 55
+        ("MC.XX", None, ("MC.XX", 0.01, "", "unknown", "24x7")),
         ("SAP.F", 0.5, ("SAP.F", 0.5, "", "unknown", "24x7")),
         ("QQQ.US", 0.5, ("QQQ", 0.01, "USD", "etf", "xnys")),  # the US listing's own tick
         ("VIX", None, ("VIX", 0.01, "", "cash_index", "xnys")),

@@ -253,11 +253,12 @@ def test_a_market_guessed_from_the_symbol_is_named_as_the_likely_fault(tmp_path:
     """Osaka's Nikkei future ``JNK`` in correct UTC (00:00-06:00 UTC) was taken for a US stock
     and told to move by hours (``--tz +10:00``, valid 10 hours off); the refusal now says the
     market is a guess and how to name it. Bars of Tokyo's day session are read as Tokyo's
-    since session 55 (``bars_market``); these trade through its lunch, so no calendar keeps
-    them."""
+    since session 55 (``bars_market``); these run 00:00-07:00 UTC, through Tokyo's lunch and
+    past Seoul's 15:30 close (whose hours the 00:00-06:00 day session alone fits), so no
+    calendar keeps them."""
     rows = []
     for day in (9, 10, 11, 12, 15):  # 8 January was a holiday in Tokyo
-        for k in range(72):
+        for k in range(84):
             t = datetime(2018, 1, day, tzinfo=UTC) + timedelta(minutes=5 * k)
             volume = 1 + 37 * k % 50  # up and down: not a running total
             rows.append(f"{t:%Y-%m-%d %H:%M},23700,23710,23690,23705,{volume}\n")

@@ -48,6 +48,17 @@ CANDIDATES: tuple[str, ...] = (
     "xasx",
     "xnse",
     "xses",
+    "xpar",
+    "xams",
+    "xswx",
+    "xmad",
+    "xmil",
+    "xsto",
+    "xkrx",
+    "xtai",
+    "xshg",
+    "bvmf",
+    "xjse",
 )
 """Calendars tried, in the order that breaks ties (the neutral weekday rule first)."""
 NEUTRAL = "24x7"

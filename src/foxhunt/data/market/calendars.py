@@ -9,7 +9,10 @@ rolls over, the days per trading week, and where its sessions come from:
   :attr:`CalendarSpec.early_open`, :attr:`CalendarSpec.closed_dates`), ICE US, NYSE and the
   cash markets of Xetra, London, Tokyo, Hong Kong, Sydney, India, Singapore and Toronto come
   from ``pandas_market_calendars`` (holidays and early closes included; it builds on
-  ``exchange_calendars``) — see docs/data.md, "Calendars", for why that library;
+  ``exchange_calendars``) — see docs/data.md, "Calendars", for why that library; since
+  session 55 also Paris, Amsterdam, Zurich, Madrid, Milan, Stockholm, Seoul (its hours
+  09:00-15:30 set here: the library adds a lunch break), Taipei, Shanghai (Shenzhen's days and
+  hours are the same), São Paulo and Johannesburg;
 - ICE Futures Europe takes its trading days from the library and its hours (01:00-23:00
   London) from :attr:`CalendarSpec.local_hours`: the library keeps them on New York's clock,
   an hour off in the weeks between the two daylight-saving changes; ``xnys_ext``, US stocks'
@@ -105,6 +108,18 @@ CALENDARS: dict[str, CalendarSpec] = {
     "xnse": CalendarSpec("Asia/Kolkata", time(18), 5, "XNSE", 6.25),
     "xses": CalendarSpec("Asia/Singapore", time(18), 5, "XSES", 8.0),
     "xtse": CalendarSpec("America/Toronto", time(18), 5, "XTSE", 6.5),
+    "xpar": CalendarSpec("Europe/Paris", time(20), 5, "XPAR", 8.5),
+    "xams": CalendarSpec("Europe/Amsterdam", time(20), 5, "XAMS", 8.5),
+    "xswx": CalendarSpec("Europe/Zurich", time(20), 5, "XSWX", 8.5),
+    "xmad": CalendarSpec("Europe/Madrid", time(20), 5, "XMAD", 8.5),
+    "xmil": CalendarSpec("Europe/Rome", time(20), 5, "XMIL", 8.5),
+    "xsto": CalendarSpec("Europe/Stockholm", time(20), 5, "XSTO", 8.5),
+    # the library gives Korea a 12:00-13:00 lunch break it has not had since 2000
+    "xkrx": CalendarSpec("Asia/Seoul", time(18), 5, "XKRX", 6.5, (time(9), time(15, 30))),
+    "xtai": CalendarSpec("Asia/Taipei", time(18), 5, "XTAI", 4.5),
+    "xshg": CalendarSpec("Asia/Shanghai", time(18), 5, "XSHG", 4.0),
+    "bvmf": CalendarSpec("America/Sao_Paulo", time(20), 5, "BVMF", 8.0),
+    "xjse": CalendarSpec("Africa/Johannesburg", time(20), 5, "XJSE", 8.0),
     "fx_24x5": CalendarSpec("America/New_York", time(17), 5, "", 24.0),
     "24x7": CalendarSpec("UTC", time(0), 7, "", 24.0),
 }

@@ -123,6 +123,17 @@ INDEX_MARKETS = {
     ),
     **dict.fromkeys(("STI",), ("xses", "SGD")),
     **dict.fromkeys(("GSPTSE", "TSX", "SPTSX"), ("xtse", "CAD")),
+    **dict.fromkeys(("FCHI", "CAC", "CAC40", "PX1"), ("xpar", "EUR")),
+    **dict.fromkeys(("AEX",), ("xams", "EUR")),
+    **dict.fromkeys(("SSMI", "SMI"), ("xswx", "CHF")),
+    **dict.fromkeys(("IBEX", "IBEX35"), ("xmad", "EUR")),
+    **dict.fromkeys(("FTSEMIB", "FTMIB"), ("xmil", "EUR")),
+    **dict.fromkeys(("OMX", "OMXS30"), ("xsto", "SEK")),
+    **dict.fromkeys(("KS11", "KOSPI", "KS200", "KOSPI200"), ("xkrx", "KRW")),
+    **dict.fromkeys(("TWII", "TAIEX"), ("xtai", "TWD")),
+    **dict.fromkeys(("SSEC", "SHCOMP", "CSI300"), ("xshg", "CNY")),
+    **dict.fromkeys(("BVSP", "IBOV"), ("bvmf", "BRL")),
+    **dict.fromkeys(("J203", "JALSH", "JTOPI"), ("xjse", "ZAR")),
 }
 """Cash indices of markets outside New York (Yahoo's spellings after its ``^`` too): their
 exchange's calendar and currency; they read as stocks on the NYSE's before (``NK225`` bars in
@@ -151,12 +162,26 @@ LISTING_MARKETS = {
     **dict.fromkeys(("NS", "BO"), ("xnse", "INR")),
     "SI": ("xses", "SGD"),
     "TO": ("xtse", "CAD"),
+    "PA": ("xpar", "EUR"),
+    "AS": ("xams", "EUR"),
+    "SW": ("xswx", "CHF"),
+    "MC": ("xmad", "EUR"),
+    "MI": ("xmil", "EUR"),
+    "ST": ("xsto", "SEK"),
+    **dict.fromkeys(("KS", "KQ"), ("xkrx", "KRW")),
+    "TW": ("xtai", "TWD"),
+    **dict.fromkeys(("SS", "SZ", "SH"), ("xshg", "CNY")),
+    "SA": ("bvmf", "BRL"),
+    "JO": ("xjse", "ZAR"),
 }
 """A stock's market after its ticker, as Yahoo writes it (``7203.T``, ``VOD.L``, ``BMW.DE``,
 ``0700.HK``, ``BHP.AX``, ``RELIANCE.NS``, ``D05.SI``, ``RY.TO``) and Stooq (``7203.JP``,
 ``VOD.UK``): that exchange's calendar and currency. Until session 54 these were an unknown
 market on ``24x7``, and a Tokyo file's naive local times were read as UTC, valid, nine hours
-off. Other markets (Frankfurt's floor ``.F``, ``.PA``, ``.SS``) stay unknown."""
+off. Since session 55 also Paris ``.PA``, Amsterdam ``.AS``, Zurich ``.SW``, Madrid ``.MC``,
+Milan ``.MI``, Stockholm ``.ST``, Korea ``.KS``/``.KQ``, Taiwan ``.TW``, Shanghai and
+Shenzhen ``.SS``/``.SZ`` (and ``.SH``), São Paulo ``.SA``, Johannesburg ``.JO``. Other markets
+(Frankfurt's floor ``.F``) stay unknown, their calendar taken from their bars."""
 _LISTING = re.compile(r"^[A-Z0-9][A-Z0-9&-]*\.([A-Z]{1,2})$")
 CALENDAR_CURRENCY = {"xnys": "USD", **dict(LISTING_MARKETS.values())}
 """The currency of a stock market's calendar, for a symbol given its calendar by its bars."""
