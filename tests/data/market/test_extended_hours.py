@@ -71,3 +71,16 @@ def test_a_forecast_from_friday_evening_targets_monday_four_oclock() -> None:
     got = project_bar_times_us(np.array([friday]), 2, int(FIVE.total_seconds() * 1e6), "xnys_ext")
     want = [datetime(2024, 1, 22, 4, 0, tzinfo=NY), datetime(2024, 1, 22, 4, 5, tzinfo=NY)]
     assert [datetime.fromtimestamp(int(t) / 1e6, UTC) for t in got[0]] == want
+
+
+def test_a_users_table_keeps_its_calendar_whatever_the_extended_bars(tmp_path: Path) -> None:
+    """SPY in the user's table on ``xnys``: its 04:00-20:00 bars are refused as closed hours
+    (the message names the extended hours), never moved to ``xnys_ext``."""
+    from foxhunt.data.market.instrument import Instrument
+
+    table = {"SPY": Instrument("SPY", 0.01, 1.0, "USD", "etf", "xnys")}
+    path = _file(tmp_path / "SPY.csv", (4, 0), (20, 0))
+    with pytest.raises(DataError, match="a file with extended-hours bars"):
+        read_bars(path, instruments=table)
+    bars = read_bars(path, options=ReadOptions(allow_odd_times=True), instruments=table)
+    assert resolve_bars(bars, table)["SPY"].calendar == "xnys"
