@@ -30,12 +30,15 @@ def test_intraday_bars_in_closed_hours_are_named_per_symbol() -> None:
     sat = datetime(2024, 1, 6, 15, 30, tzinfo=UTC)
     fri = datetime(2024, 1, 5, 15, 30, tzinfo=UTC)
     halt = datetime(2024, 1, 5, 22, 10, tzinfo=UTC)
-    frame = _frame([("ES", fri), ("ES", halt), ("ES", sat), ("SPY", fri), ("BTC", sat)])
+    frame = _frame([("BTC", sat), ("ES", fri), ("ES", halt), ("ES", sat), ("SPY", fri)])
     got = closed_bar_lines(frame, {"ES": "cme_equity", "SPY": "xnys", "BTC": "24x7"}, FIVE)
     assert got == [
         "ES: 2 bars in hours calendar cme_equity does not trade (first "
         "2024-01-05T22:10:00+00:00); taken as sent"
     ]
+    # a symbol of no calendar (a run from before calendars): Globex's weekly rule
+    (line,) = closed_bar_lines(frame.filter(pl.col("symbol") == "ES"), {}, FIVE)
+    assert line.startswith("ES: 2 bars in hours calendar globex does not trade")
 
 
 def test_daily_bars_are_judged_by_their_trading_day() -> None:

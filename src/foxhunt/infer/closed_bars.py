@@ -40,15 +40,11 @@ def closed_bar_lines(
         return []
     if "ts" not in frame.columns or not isinstance(frame.schema["ts"], pl.Datetime):
         return []  # the update took another form of times: its checks were the forecaster's
-    ts = pl.col("ts")
-    utc = ts.dt.convert_time_zone("UTC") if frame.schema["ts"].time_zone else ts  # naive: UTC
     daily = interval >= DAILY
-    out = []
-    bars = frame.select(pl.col("symbol").cast(pl.String), utc.dt.cast_time_unit("us"))
-    for (sym,), g in bars.group_by("symbol", maintain_order=True):
+    out = []  # an instant's epoch is its zone's: naive times are UTC, zoned ones converted
+    bars = frame.select(pl.col("symbol").cast(pl.String), pl.col("ts").dt.cast_time_unit("us"))
+    for (sym,), g in bars.group_by("symbol"):
         cal = calendars.get(str(sym), DEFAULT_CALENDAR)
-        if cal == "24x7":
-            continue
         rule = closed_day if daily else closed_time
         shut = g.filter(rule(pl.col("ts"), cal))["ts"].sort()
         if shut.len():
