@@ -71,15 +71,18 @@ def test_bars_on_a_us_holiday_that_toronto_trades_are_torontos():
     assert fit is not None and fit.calendar == "xtse"
 
 
-def test_hourly_bars_off_the_session_grid_fit_no_calendar():
-    # Bars on the hour (10:00-15:00) cannot be projected on the NYSE's 09:30 grid, and they
-    # span too little of any longer day.
+def test_hourly_bars_on_the_sessions_or_the_clocks_grid_fit_and_others_do_not():
+    """yfinance's hourly bars start at the 09:30 open (the session's grid); IB's start on the
+    hour after a half bar at 09:30 (the clock's grid); bars at a quarter past neither: they
+    cannot be projected on a grid of the calendar, and span too little of a longer day."""
     days = _weekdays(date(2024, 1, 2), date(2024, 3, 28), US_HOLIDAYS_2024)
-    ts = _session_bars(days, NY, [(10, 0, 16, 0)], timedelta(hours=1))
-    assert fit_calendar(ts, timedelta(hours=1)) is None
-    # the yfinance hourly bars, from the open, fit
-    ts = _session_bars(days, NY, [(9, 30, 16, 0)], timedelta(hours=1))
-    assert fit_calendar(ts, timedelta(hours=1)).calendar == "xnys"
+    hour = timedelta(hours=1)
+    yahoo = _session_bars(days, NY, [(9, 30, 16, 0)], hour)
+    assert fit_calendar(yahoo, hour).calendar == "xnys"
+    ib = _session_bars(days, NY, [(9, 30, 10, 0), (10, 0, 16, 0)], hour)
+    assert fit_calendar(ib, hour).calendar == "xnys"
+    quarter = _session_bars(days, NY, [(10, 15, 16, 0)], hour)
+    assert fit_calendar(quarter, hour) is None
 
 
 def test_tokyos_bars_with_their_lunch_break_keep_tokyos_calendar():
@@ -240,3 +243,60 @@ def test_a_daily_history_from_before_1985_is_judged_on_its_bars_inside_the_span(
     nameless daily file from 1983 stayed on 24x7 and was forecast on weekends."""
     days = _weekdays(date(1983, 1, 3), date(1990, 12, 31))
     assert fit_calendar(_daily(days), timedelta(days=1)).calendar == "fx_24x5"
+
+
+BERLIN = ZoneInfo("Europe/Berlin")
+CHICAGO = ZoneInfo("America/Chicago")
+
+
+def test_bars_on_a_holiday_of_a_market_of_the_same_hours_tell_the_two_apart():
+    """Xetra and London trade the same UTC hours; Xetra's bars on London's August bank holiday
+    (26 August 2024) are under 1 % of the bars, so London's calendar still fits, but its score
+    pays for them: Xetra's (London's came first in the list, and won, before the penalty)."""
+    days = _weekdays(date(2024, 6, 3), date(2024, 9, 30))
+    ts = _session_bars(days, BERLIN, [(9, 0, 17, 30)], FIVE)
+    fit = fit_calendar(ts, FIVE)
+    assert fit is not None and fit.calendar == "xetr" and fit.closed == 0.0
+
+
+def test_a_closing_auctions_print_at_the_close_is_no_bar_in_closed_hours():
+    """5-minute bars 09:30-15:55 and a 16:00 print each day: 1 bar in 79 (1.3 %) at the close,
+    which made every calendar fail (24x7, forecasts at 16:05) until session 55."""
+    days = _weekdays(date(2024, 1, 2), date(2024, 3, 28), US_HOLIDAYS_2024)
+    ts = np.sort(np.concatenate([_us_stock(), _session_bars(days, NY, [(16, 0, 16, 1)], FIVE)]))
+    fit = fit_calendar(ts, FIVE)
+    assert fit is not None and fit.calendar == "xnys" and fit.closed == 0.0
+
+
+def test_cbots_grains_keep_their_two_sessions():
+    """19:00-07:45 and 08:30-13:20 Chicago: inside ICE Europe's 01:00-23:00 London day (83 % of
+    it), whose calendar was chosen until grains were a candidate (a forecast from 13:15 then
+    targeted 13:20-14:05, when grains are shut)."""
+    days = _weekdays(date(2024, 1, 2), date(2024, 2, 28), {date(2024, 1, 15), date(2024, 2, 19)})
+    evenings = [d - timedelta(days=1) for d in days]
+    ts = np.sort(
+        np.concatenate(
+            [
+                _session_bars(evenings, CHICAGO, [(19, 0, 23, 59)], FIVE),
+                _session_bars(days, CHICAGO, [(0, 0, 7, 45), (8, 30, 13, 20)], FIVE),
+            ]
+        )
+    )
+    fit = fit_calendar(ts, FIVE)
+    assert fit is not None and fit.calendar == "cme_grains"
+
+
+def test_a_bare_tickers_daily_bars_of_xetras_days_are_xetras(tmp_path):
+    """``BMW.csv`` (1-5 letters: a US guess) with Xetra's trading days of 2024: 7 of its 253
+    bars fall on US holidays (2.8 %), never the quarter that moves intraday bars, so until
+    session 55 it stayed on the NYSE's calendar (forecasts skipping Thanksgiving, targeting
+    Christmas Eve). Daily bars have no hours to misread: over 1 % on US holidays moves them."""
+    from foxhunt.data.read.bars import read_bars
+
+    xetra_shut = {date(2024, 1, 1), date(2024, 3, 29), date(2024, 4, 1), date(2024, 5, 1),
+                  date(2024, 12, 24), date(2024, 12, 25), date(2024, 12, 26), date(2024, 12, 31)}  # fmt: skip
+    days = _weekdays(date(2024, 1, 2), date(2024, 12, 30), xetra_shut)
+    path = tmp_path / "BMW.csv"
+    _frame("BMW", _daily(days)).drop("symbol").write_csv(path)
+    (inst,) = resolve_bars(read_bars(path)).values()
+    assert (inst.calendar, inst.currency) == ("xetr", "EUR")

@@ -75,13 +75,14 @@ def test_a_stray_bar_on_a_holiday_is_tolerated_and_reported_as_closed():
     """Guards the daily score and closed share where the last bar falls on a day the exchange
     shuts (Juneteenth, which some feeds still print): the NYSE is chosen, its score is the
     share of its trading days with a bar (all of them: 1.0, the holiday not counted among
-    them) and ``closed`` is the one bar in 118."""
+    them) scaled by the share of bars not closed (117 of 118, since session 55's penalty) and
+    ``closed`` is the one bar in 118."""
     skip = NYSE_H1 | {date(2024, 5, 27)}
     days = _daily(_weekdays(date(2024, 1, 2), date(2024, 6, 19), skip))
     assert days.size == 118
     fit = fit_calendar(days, ONE_DAY)
     assert fit is not None and fit.calendar == "xnys"
-    assert fit.score == 1.0
+    assert fit.score == pytest.approx(117 / 118, rel=1e-12)
     assert fit.closed == pytest.approx(1 / 118, rel=1e-12)
     assert fit.bars == 118
 

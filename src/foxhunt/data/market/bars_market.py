@@ -12,8 +12,9 @@ time-axis checks, so all three see the same calendar:
   ``24x7``) takes the calendar its bars keep
   (:func:`foxhunt.data.market.calendar_fit.fit_calendar`), if any;
 - a bare ticker of 1-5 letters, taken for a US stock on ``xnys``, keeps ``xnys`` while at most
-  :data:`LEFT_GUESS` of its bars fall outside it (beyond that the time axis refuses them);
-  beyond, the exchange's calendar its bars keep, if any (``SONY_5m.csv`` of Tokyo's hours:
+  :data:`LEFT_GUESS` of its intraday bars fall outside it (beyond that the time axis refuses
+  them), or 1 % of its daily bars (on US holidays: ``BMW.csv``'s Xetra days); beyond, the
+  exchange's calendar its bars keep, if any (``SONY_5m.csv`` of Tokyo's hours:
   ``xtks``; ``AAPL``'s 04:00-20:00 bars: ``xnys_ext``, the extended hours);
 - a symbol its name puts on the NYSE (an ETF or US index of the lists, ``AAPL.US``) moves
   only to the NYSE's extended hours, ``xnys_ext``, where over a quarter of its bars leave the
@@ -22,14 +23,22 @@ time-axis checks, so all three see the same calendar:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from datetime import timedelta
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from foxhunt.data.market.calendar import infer_interval
-from foxhunt.data.market.calendar_fit import NEUTRAL, closed_in, fit_calendar, keeps
+from foxhunt.data.market.calendar_fit import (
+    CANDIDATES,
+    CLOSED_MAX,
+    NEUTRAL,
+    closed_in,
+    fit_calendar,
+    keeps,
+)
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instruments import (
     infer_instrument,
@@ -49,8 +58,9 @@ day, and that says nothing."""
 EXTENDED = {"xnys": "xnys_ext"}
 """A name's calendar -> the same exchange's extended hours, which bars of a symbol placed by its
 name (an ETF of the list, ``AAPL.US``, a US cash index) may move it to, and nothing else."""
-RULES = ("fx_24x5", "24x7")
-"""Calendars of no exchange: never put in place of a US guess."""
+STOCK_MARKETS = tuple(c for c in CANDIDATES if c.startswith("x") or c == "bvmf")
+"""The calendars a US guess may move to: stock exchanges' (never a rule such as ``fx_24x5``,
+nor a futures exchange's: Xetra's stock, not Eurex)."""
 
 
 def market_guess(symbol: str, table: Mapping[str, Instrument] | None = None) -> str | None:
@@ -72,10 +82,17 @@ def market_guess(symbol: str, table: Mapping[str, Instrument] | None = None) -> 
 
 
 def bars_calendar(
-    symbol: str, ts: pl.Series, table: Mapping[str, Instrument] | None = None
+    symbol: str,
+    ts: pl.Series,
+    table: Mapping[str, Instrument] | None = None,
+    *,
+    naive: bool = False,
 ) -> str | None:
     """The calendar ``symbol``'s bars (times ``ts``) give it in place of its name's guess, or
-    None: its name or table places it, its bars keep the guess, or they keep no calendar."""
+    None: its name or table places it, its bars keep the guess, or they keep no calendar.
+
+    ``naive``: the times were written without a zone and read as UTC, no ``--tz`` given; a US
+    guess's intraday bars then keep it (the time-axis checks name the zone that fits)."""
     guess = market_guess(symbol, table)
     named = None if guess is not None or lookup(symbol, table) is not None else symbol
     extended = EXTENDED.get(infer_instrument(named).calendar) if named else None
@@ -93,22 +110,29 @@ def bars_calendar(
         # kept as a calendar keeps bars, not merely inside it: RTH bars read in a zone hours
         # off sit inside 04:00-20:00 but span a third of its day (refused, the zone named)
         return extended if keeps(t, interval, extended) else None
-    if guess != NEUTRAL and closed_in(t, interval, guess) <= LEFT_GUESS:
+    daily = interval >= timedelta(days=1)
+    if guess == US_GUESS and naive and not daily:
         return None
-    fit = fit_calendar(t, interval)
-    if fit is None or fit.calendar == guess or (guess != NEUTRAL and fit.calendar in RULES):
+    # daily bars hold no hours to misread: a few on US holidays (over 1 %) are a market's
+    if guess != NEUTRAL and closed_in(t, interval, guess) <= (CLOSED_MAX if daily else LEFT_GUESS):
         return None
-    return fit.calendar
+    fit = fit_calendar(t, interval, CANDIDATES if guess == NEUTRAL else STOCK_MARKETS)
+    return None if fit is None or fit.calendar == guess else fit.calendar
 
 
-def fitted_calendars(bars: Any, table: Mapping[str, Instrument] | None = None) -> dict[str, str]:
+def fitted_calendars(
+    bars: Any,
+    table: Mapping[str, Instrument] | None = None,
+    naive: Collection[str] = (),
+) -> dict[str, str]:
     """``{symbol: calendar}`` for the symbols of ``bars`` (``symbol``, ``ts``) whose bars decide
-    their calendar (:func:`bars_calendar`); the others are left out."""
+    their calendar (:func:`bars_calendar`; ``naive``: the symbols read from naive times, no
+    ``--tz``); the others are left out."""
     if "ts" not in bars.columns or bars.height == 0:
         return {}
     out: dict[str, str] = {}
     for (sym,), g in bars.select("symbol", "ts").group_by("symbol"):
-        if (cal := bars_calendar(str(sym), g["ts"], table)) is not None:
+        if (cal := bars_calendar(str(sym), g["ts"], table, naive=sym in naive)) is not None:
             out[str(sym)] = cal
     return dict(sorted(out.items()))
 

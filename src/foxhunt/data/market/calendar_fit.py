@@ -9,14 +9,20 @@ a stock's 5-minute bars fill 09:30-16:00 New York on the NYSE's trading days and
 the best one where it clearly beats ``24x7``, else None:
 
 - **intraday bars**: at most :data:`CLOSED_MAX` of the bars may fall in the calendar's closed
-  hours, :data:`ALIGNED_MIN` of them must sit on its bar grid (a whole number of intervals
-  after their session's open, where the forecast's bar times are projected), and on the
-  median day the bars must span :data:`SPAN_MIN` of the trading day. The score is that median
-  span times the share of the calendar's trading days (between the first and the last bar)
-  that have bars;
+  hours (a bar stamped at a session's close, a closing auction's print or the last of bars
+  stamped at their end, is not counted), :data:`ALIGNED_MIN` of them must sit on its bar grid
+  (a whole number of intervals after their session's open, where the forecast's bar times are
+  projected, or on the clock's: IB's hourly bars at 10:00, 11:00 after a 09:30 half bar), and
+  on the median day the bars must span :data:`SPAN_MIN` of the trading day. The score is that
+  median span times the share of the calendar's trading days (between the first and the last
+  bar) that have bars;
 - **daily bars** (a day up to a week): at most :data:`CLOSED_MAX` on days the calendar does
   not trade, and an exchange's calendar must explain :data:`MIN_HOLIDAYS` weekdays without a
   bar; the score is the share of its trading days with a bar.
+
+Both scores are scaled by the share of bars not closed, so markets of the same hours are told
+apart by the holidays that hold bars as well as by those that lack them (Xetra's bars on
+London's August bank holiday: Xetra's, not London's).
 
 A candidate must score :data:`MARGIN` times ``24x7``'s (on a crypto's bars every other calendar
 has closed hours with bars: 24x7 stays). Ties go to the earlier candidate: ``fx_24x5`` (the
@@ -25,6 +31,7 @@ weekdays, no holidays) first, so bars too few to show a holiday get no exchange'
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import NamedTuple
 
@@ -59,8 +66,12 @@ CANDIDATES: tuple[str, ...] = (
     "xshg",
     "bvmf",
     "xjse",
+    "cme_grains",
 )
 """Calendars tried, in the order that breaks ties (the neutral weekday rule first)."""
+INTRADAY_ONLY = frozenset({"cme_grains"})
+"""Candidates told by their hours alone (CBOT grains' two sessions a day): their trading days
+are the NYSE's but for a holiday or two, so daily bars are not judged on them."""
 NEUTRAL = "24x7"
 """The calendar of a symbol no name or bars place."""
 CLOSED_MAX = 0.01
@@ -110,11 +121,15 @@ def _intraday_score(t: np.ndarray, iv: int, name: str, judged: bool = True) -> S
     ``judged``: only when no bar is inside or too few days have bars)."""
     cal = sessions(name)
     k, inside = locate(t, cal)
-    closed = 1.0 - float(inside.mean())
+    # a bar stamped at a session's close (a closing auction's print, the last of end-stamped
+    # bars: the time-axis checks name those) is no bar in closed hours
+    at_close = ~inside & (t == cal.closes[np.maximum(k - 1, 0)])
+    closed = float((~inside & ~at_close).mean())
     if not inside.any() or (judged and closed > CLOSED_MAX):
         return None
     ti, ki = t[inside], k[inside]
-    if judged and float(((ti - cal.opens[ki]) % iv == 0).mean()) < ALIGNED_MIN:
+    on_grid = ((ti - cal.opens[ki]) % iv == 0) | (ti % iv == 0)  # the session's or the clock's
+    if judged and float(on_grid.mean()) < ALIGNED_MIN:
         return None
     days = cal.day[ki]
     uniq, first = np.unique(days, return_index=True)
@@ -126,7 +141,7 @@ def _intraday_score(t: np.ndarray, iv: int, name: str, judged: bool = True) -> S
     median = float(np.median(span))
     if judged and median < SPAN_MIN:
         return None
-    return Score(median * _days_share(uniq, np.unique(cal.day)), closed)
+    return Score(median * _days_share(uniq, np.unique(cal.day)) * (1.0 - closed), closed)
 
 
 def _days_share(days: np.ndarray, traded: np.ndarray) -> float:
@@ -148,7 +163,8 @@ def _daily_score(t: np.ndarray, name: str, judged: bool = True) -> Score | None:
         return None
     span = np.arange(days[0], days[-1] + 1)
     lacking = span[((span + 3) % 7 < 5) & ~np.isin(span, days)]  # weekdays without a bar
-    return Score(_days_share(days, traded), closed, int((~np.isin(lacking, traded)).sum()))
+    share = _days_share(days, traded) * (1.0 - closed)
+    return Score(share, closed, int((~np.isin(lacking, traded)).sum()))
 
 
 def _in_span(ts_us: np.ndarray) -> np.ndarray:
@@ -159,13 +175,16 @@ def _in_span(ts_us: np.ndarray) -> np.ndarray:
     return t[(t >= lo) & (t < hi + _DAY_US)]
 
 
-def fit_calendar(ts_us: np.ndarray, interval: timedelta) -> CalendarFit | None:
+def fit_calendar(
+    ts_us: np.ndarray, interval: timedelta, candidates: Sequence[str] = CANDIDATES
+) -> CalendarFit | None:
     """The calendar of :data:`CANDIDATES` whose sessions the bars keep, or None (stay on
     ``24x7``): too few bars, weekly or longer bars, or no candidate clearly better.
 
     Args:
         ts_us: the symbol's bar times, µs since the epoch UTC (any order, repeats allowed).
         interval: the bars' interval.
+        candidates: the calendars tried, in the order that breaks ties.
     """
     t = _in_span(ts_us)
     iv = int(interval / timedelta(microseconds=1))
@@ -183,7 +202,9 @@ def fit_calendar(ts_us: np.ndarray, interval: timedelta) -> CalendarFit | None:
         return None
     base = neutral.score
     best: CalendarFit | None = None
-    for name in CANDIDATES:
+    for name in candidates:
+        if daily and name in INTRADAY_ONLY:
+            continue
         got = score(name)
         if daily and got is not None and name != WEEKDAYS and got.holidays < MIN_HOLIDAYS:
             continue  # an exchange's days need two of its holidays to tell them

@@ -24,12 +24,7 @@ import polars as pl
 
 from foxhunt.config import PRESETS
 from foxhunt.data.features.observed import WARMUP
-from foxhunt.data.market.bars_market import (
-    US_GUESS,
-    fitted_calendars,
-    market_guess,
-    with_calendars,
-)
+from foxhunt.data.market.bars_market import fitted_calendars, with_calendars
 from foxhunt.data.market.calendar import (
     bars_interval,
     closed_day,
@@ -388,14 +383,11 @@ def inspect_report(
     table = load_instruments(Path(instruments)) if instruments else None
     frame = without_fillers(frame, loaded.files, loaded.spellings, FILE_COLUMN, table)
     loaded = replace(loaded, frame=frame)
-    fitted = fitted_calendars(frame, table)
+    naive: list[str] = []
     if loaded.options.tz is None:  # a naive US guess stands (time_axis keeps its zone advice)
-        naive = frame.filter(
-            pl.col(FILE_COLUMN).is_in([i for i, n in enumerate(loaded.naive) if n])
-        )
-        for sym in naive["symbol"].unique().to_list():
-            if market_guess(str(sym), table) == US_GUESS:
-                fitted.pop(str(sym), None)
+        files = [i for i, n in enumerate(loaded.naive) if n]
+        naive = frame.filter(pl.col(FILE_COLUMN).is_in(files))["symbol"].unique().to_list()
+    fitted = fitted_calendars(frame, table, naive=set(naive))
     symbols = summarize(loaded, instruments=with_calendars(table, fitted))
     found = TimeAxisFindings()
     aggregated = None

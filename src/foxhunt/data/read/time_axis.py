@@ -426,11 +426,13 @@ def examine(
             continue
         cal = calendar_of(str(sym), instruments)
         naive = bool(loaded.naive[f]) if loaded.naive else False
-        as_utc = None  # a naive US guess keeps the zone advice, and is told what UTC would give
-        if naive and loaded.options.tz is None and market_guess(str(sym), instruments) == US_GUESS:
+        unzoned = naive and loaded.options.tz is None
+        # the calendar resolve_bars will give it; a naive US guess keeps the zone advice, and
+        # is told what its intraday bars keep read as UTC
+        cal = bars_calendar(str(sym), ts, instruments, naive=unzoned) or cal
+        as_utc = None
+        if unzoned and interval < DAILY and market_guess(str(sym), instruments) == US_GUESS:
             as_utc = bars_calendar(str(sym), ts, instruments)
-        else:  # the calendar resolve_bars will give it
-            cal = bars_calendar(str(sym), ts, instruments) or cal
         if interval >= WEEKLY:  # a week's or a month's bar is stamped by convention (pandas'
             continue  # "W" on a Sunday, month ends): its day says nothing of the calendar
         if interval >= DAILY:  # the time of day is a convention, not a clock: no zone rule
