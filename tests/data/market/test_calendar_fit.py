@@ -300,3 +300,23 @@ def test_a_bare_tickers_daily_bars_of_xetras_days_are_xetras(tmp_path):
     _frame("BMW", _daily(days)).drop("symbol").write_csv(path)
     (inst,) = resolve_bars(read_bars(path)).values()
     assert (inst.calendar, inst.currency) == ("xetr", "EUR")
+
+
+def test_a_bare_tickers_23_hour_days_are_a_futures_calendars():
+    """``EMINI`` (a US guess) with CME Globex's Sunday-Friday 17:00-16:00 Chicago days: 72 % of
+    its bars outside the NYSE's hours; a 23-hour day is a future's, not a stock exchange's."""
+    from foxhunt.data.market.bars_market import bars_calendar
+
+    chicago = ZoneInfo("America/Chicago")
+    days = _weekdays(date(2024, 1, 2), date(2024, 2, 28), {date(2024, 1, 15), date(2024, 2, 19)})
+    evenings = [d - timedelta(days=1) for d in days]
+    ts = np.sort(
+        np.concatenate(
+            [
+                _session_bars(evenings, chicago, [(17, 0, 23, 59)], FIVE),
+                _session_bars(days, chicago, [(0, 0, 16, 0)], FIVE),
+            ]
+        )
+    )
+    series = pl.Series(ts).cast(pl.Datetime("us", "UTC"))
+    assert bars_calendar("EMINI", series) == "cme_equity"

@@ -58,9 +58,11 @@ day, and that says nothing."""
 EXTENDED = {"xnys": "xnys_ext"}
 """A name's calendar -> the same exchange's extended hours, which bars of a symbol placed by its
 name (an ETF of the list, ``AAPL.US``, a US cash index) may move it to, and nothing else."""
+RULES = ("fx_24x5", "24x7")
+"""Calendars of no exchange: never put in place of a US guess."""
 STOCK_MARKETS = tuple(c for c in CANDIDATES if c.startswith("x") or c == "bvmf")
-"""The calendars a US guess may move to: stock exchanges' (never a rule such as ``fx_24x5``,
-nor a futures exchange's: Xetra's stock, not Eurex)."""
+"""The calendars a US guess's daily bars may move to: stock exchanges' (not a futures
+exchange's: Xetra's stock, not Eurex)."""
 
 
 def market_guess(symbol: str, table: Mapping[str, Instrument] | None = None) -> str | None:
@@ -116,8 +118,18 @@ def bars_calendar(
     # daily bars hold no hours to misread: a few on US holidays (over 1 %) are a market's
     if guess != NEUTRAL and closed_in(t, interval, guess) <= (CLOSED_MAX if daily else LEFT_GUESS):
         return None
-    fit = fit_calendar(t, interval, CANDIDATES if guess == NEUTRAL else STOCK_MARKETS)
+    fit = fit_calendar(t, interval, _moves(guess, daily))
     return None if fit is None or fit.calendar == guess else fit.calendar
+
+
+def _moves(guess: str, daily: bool) -> tuple[str, ...]:
+    """The calendars a guess may move to: any for a name that gives no market; for a US guess
+    an exchange's, never a rule (``fx_24x5``), and for daily bars a stock exchange's only (their
+    days alone cannot tell Xetra's stock from Eurex's future; a 23-hour day of intraday bars
+    is a future's: ``EMINI`` on ``cme_equity``)."""
+    if guess == NEUTRAL:
+        return CANDIDATES
+    return STOCK_MARKETS if daily else tuple(c for c in CANDIDATES if c not in RULES)
 
 
 def fitted_calendars(
