@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from foxhunt.data.market.bars_market import fitted_calendars, resolve_bars
-from foxhunt.data.market.calendar_fit import fit_calendar
+from foxhunt.data.market.calendar_fit import _intraday_score, fit_calendar
 from foxhunt.data.market.instrument import Instrument
 
 NY = ZoneInfo("America/New_York")
@@ -251,12 +251,25 @@ CHICAGO = ZoneInfo("America/Chicago")
 
 def test_bars_on_a_holiday_of_a_market_of_the_same_hours_tell_the_two_apart():
     """Xetra and London trade the same UTC hours; Xetra's bars on London's August bank holiday
-    (26 August 2024) are under 1 % of the bars, so London's calendar still fits, but its score
-    pays for them: Xetra's (London's came first in the list, and won, before the penalty)."""
-    days = _weekdays(date(2024, 6, 3), date(2024, 9, 30))
+    (26 August 2024) are under 1 % of the bars (1 day of 130), so London's calendar still fits,
+    but its score pays for them: Xetra's (London's came first in the list, and won, before the
+    penalty)."""
+    days = _weekdays(date(2024, 6, 3), date(2024, 11, 29))
     ts = _session_bars(days, BERLIN, [(9, 0, 17, 30)], FIVE)
+    t, iv = np.unique(ts), int(FIVE / timedelta(microseconds=1))
+    london = _intraday_score(t, iv, "xlon")
+    assert london is not None and london.closed == pytest.approx(1 / 130)
+    assert london.score == pytest.approx(1 - 1 / 130)
     fit = fit_calendar(ts, FIVE)
     assert fit is not None and fit.calendar == "xetr" and fit.closed == 0.0
+
+
+def test_a_candidate_with_over_one_percent_of_its_bars_closed_is_no_fit():
+    """5-minute bars from 08:30, an hour before the NYSE's open: 12 of 90 bars a day closed
+    (13 %); the extended hours' 04:00-20:00 day they span too little of: nothing fits."""
+    days = _weekdays(date(2024, 1, 2), date(2024, 3, 28), US_HOLIDAYS_2024)
+    early = _session_bars(days, NY, [(8, 30, 16, 0)], FIVE)
+    assert fit_calendar(early, FIVE) is None
 
 
 def test_a_closing_auctions_print_at_the_close_is_no_bar_in_closed_hours():
