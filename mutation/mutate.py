@@ -284,6 +284,15 @@ TARGETS: dict[str, Target] = {
             "tests/data/read/test_databento_csv.py",  # spreads beside outright contracts
         ),
     ),
+    # moved out of the pipeline (torch-free, for data inspect): reached through its tests
+    "data.windows.needs": Target(
+        "src/foxhunt/data/windows/needs.py",
+        (
+            "tests/data/test_pipeline_mutants.py",
+            "tests/data/read/test_inspection_mutants.py",  # each preset's bars, exactly
+            "tests/infer/test_backtest.py",
+        ),
+    ),
     "data.market.calendar_fit": Target(
         "src/foxhunt/data/market/calendar_fit.py",
         (
