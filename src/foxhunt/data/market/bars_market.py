@@ -51,10 +51,10 @@ from foxhunt.data.market.instruments import (
 US_GUESS = "xnys"
 """The calendar of a bare ticker taken for a US stock."""
 LEFT_GUESS = 0.25
-"""Share of a US guess's bars outside the NYSE's hours (or days) beyond which its bars decide:
-where the time-axis checks would refuse them (``CLOSED_SHARE_MAX``). Fewer (a few bars on US
-holidays) keep the guess: in two months of daily bars London's calendar may have no closed
-day, and that says nothing."""
+"""Share of a US guess's intraday bars outside the NYSE's hours beyond which its bars decide:
+where the time-axis checks would refuse them (``CLOSED_SHARE_MAX``); fewer are a file's odd
+bars. Daily bars decide beyond 1 % on US holidays (``CLOSED_MAX``): they have no hours to
+misread, and an exchange's calendar needs two of its holidays among them to be taken."""
 EXTENDED = {"xnys": "xnys_ext"}
 """A name's calendar -> the same exchange's extended hours, which bars of a symbol placed by its
 name (an ETF of the list, ``AAPL.US``, a US cash index) may move it to, and nothing else."""
@@ -169,7 +169,8 @@ def resolve_bars(bars: Any, table: Mapping[str, Instrument] | None = None) -> di
     symbols are warned about as :func:`~foxhunt.data.market.instruments.resolve_all` does.
 
     Args:
-        bars: a polars DataFrame with ``symbol`` and ``open high low close``.
+        bars: a polars DataFrame with ``symbol``, ``open high low close`` and, for the
+            calendars from the bars, ``ts``.
         table: the user's instruments, or None.
     """
     prices_by_symbol: dict[str, Any] = {}

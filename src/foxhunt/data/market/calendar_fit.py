@@ -75,8 +75,8 @@ are the NYSE's but for a holiday or two, so daily bars are not judged on them.""
 NEUTRAL = "24x7"
 """The calendar of a symbol no name or bars place."""
 CLOSED_MAX = 0.01
-"""Most of the bars that may fall in the closed hours (or days) of a fitting calendar: a
-closing-auction bar a day of 1-minute bars, a holiday the library lacks."""
+"""Most of the bars that may fall in the closed hours (or days) of a fitting calendar: a few
+odd prints, a holiday the library lacks (bars at a session's close are not counted)."""
 ALIGNED_MIN = 0.9
 """Least share of in-session intraday bars on the calendar's bar grid."""
 SPAN_MIN = 0.8
@@ -96,6 +96,9 @@ _DAY_US = 86_400_000_000
 
 
 class Score(NamedTuple):
+    """One calendar's score on the bars, their share in its closed hours or days, and (daily
+    bars) the holidays it explains."""
+
     score: float
     closed: float
     holidays: int = 0
@@ -107,7 +110,8 @@ class CalendarFit(NamedTuple):
 
     calendar: str
     score: float
-    """Share of the calendar's trading days with bars, times (intraday) the median day's span."""
+    """Share of the calendar's trading days with bars, times (intraday) the median day's span,
+    times the share of bars not closed."""
     neutral_score: float
     """``24x7``'s score on the same bars."""
     closed: float
