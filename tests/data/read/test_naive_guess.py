@@ -68,3 +68,33 @@ def test_naive_xetra_bars_of_a_bare_ticker_are_refused_naming_what_utc_gives(
     assert (inst.calendar, inst.currency) == ("xetr", "EUR")
     utc = inspect_report(path, options=ReadOptions(tz="UTC"))
     assert utc["verdict"] == "valid" and utc["symbols"][0]["calendar"] == "xetr"
+
+
+def test_a_nameless_file_of_naive_local_times_is_told_its_markets_zone(tmp_path: Path) -> None:
+    """Tokyo's 09:00-11:30 and 12:30-15:00 written without a zone under a name that places
+    nothing: read as UTC they keep no calendar (24x7, valid and silent until session 55); read
+    in Asia/Tokyo they keep Tokyo's. A warning says so; --tz Asia/Tokyo reads them on it."""
+    rows, d = [], date(2024, 1, 4)
+    tokyo_shut = {date(2024, 1, 8), date(2024, 2, 12), date(2024, 2, 23)}
+    while d <= date(2024, 2, 29):
+        if d.weekday() < 5 and d not in tokyo_shut:
+            for h0, m0, h1, m1 in ((9, 0, 11, 30), (12, 30, 15, 0)):
+                t = datetime(d.year, d.month, d.day, h0, m0)
+                while t < datetime(d.year, d.month, d.day, h1, m1):
+                    rows.append(t.strftime("%Y-%m-%d %H:%M"))
+                    t += timedelta(minutes=5)
+        d += timedelta(days=1)
+    n = len(rows)
+    path = tmp_path / "TOYOTA_5m.csv"
+    pl.DataFrame(
+        {"Date": rows, "Open": [2700.0] * n, "High": [2710.0] * n, "Low": [2690.0] * n,
+         "Close": [2700.0 + i % 11 for i in range(n)], "Volume": [100 + i % 17 for i in range(n)]}
+    ).write_csv(path)  # fmt: skip
+    report = inspect_report(path)
+    assert report["verdict"] == "suspicious" and report["symbols"][0]["calendar"] == "24x7"
+    assert report["warnings"] == [
+        f"{path}: symbol 'TOYOTA': its naive times read as UTC keep no market's hours (calendar "
+        "24x7); read in Asia/Tokyo they keep calendar xtks's: --tz Asia/Tokyo reads them so"
+    ]
+    told = inspect_report(path, options=ReadOptions(tz="Asia/Tokyo"))
+    assert told["verdict"] == "valid" and told["symbols"][0]["calendar"] == "xtks"

@@ -37,7 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from foxhunt.data.market.calendars import SPAN, locate, sessions
+from foxhunt.data.market.calendars import SPAN, calendar_spec, locate, sessions
 
 CANDIDATES: tuple[str, ...] = (
     "fx_24x5",
@@ -92,6 +92,8 @@ MIN_HOLIDAYS = 2
 calendar to be taken (one missing day in two weeks of bars is as likely a gap in the file)."""
 WEEKDAYS = "fx_24x5"
 """The weekday rule: daily bars on weekdays with no holiday to tell an exchange by."""
+ZONE_BARS = 50_000
+"""Bars :func:`zone_fit` judges (the last): one localisation per candidate calendar."""
 _DAY_US = 86_400_000_000
 
 
@@ -242,3 +244,29 @@ def keeps(ts_us: np.ndarray, interval: timedelta, name: str) -> bool:
     if interval >= timedelta(days=1):
         return t.size >= MIN_DAILY_BARS and _daily_score(t, name) is not None
     return _intraday_score(t, iv, name) is not None
+
+
+def zone_fit(wall_us: np.ndarray, interval: timedelta) -> tuple[str, str] | None:
+    """``(calendar, zone)``: naive wall-clock bar times (µs, read as UTC) that keep a candidate
+    calendar's hours when read in its own zone (the best score of those that do), or None.
+
+    For a nameless file of local times written without a zone: read as UTC they keep no
+    calendar's hours (Tokyo's 09:00 read as UTC is 18:00 there), read in the market's zone
+    they do. Intraday bars only; the last :data:`ZONE_BARS` are judged (a zone per candidate).
+    """
+    import polars as pl
+
+    iv = int(interval / timedelta(microseconds=1))
+    if iv <= 0 or interval >= timedelta(days=1):
+        return None
+    wall = pl.Series(np.unique(np.asarray(wall_us, dtype=np.int64))[-ZONE_BARS:])
+    naive = wall.cast(pl.Datetime("us"))
+    best: tuple[float, str, str] | None = None
+    for name in CANDIDATES:
+        tz = calendar_spec(name).tz
+        utc = naive.dt.replace_time_zone(tz, ambiguous="earliest", non_existent="null")
+        t = _in_span(utc.drop_nulls().dt.epoch("us").to_numpy())
+        got = _intraday_score(t, iv, name)
+        if got is not None and (best is None or got.score > best[0] + 1e-9):
+            best = (got.score, name, tz)
+    return None if best is None else (best[1], best[2])

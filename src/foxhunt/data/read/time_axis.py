@@ -40,10 +40,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+import numpy as np
 import polars as pl
 
 from foxhunt.data.market.bars_market import US_GUESS, bars_calendar, market_guess
 from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval, interval_text
+from foxhunt.data.market.calendar_fit import NEUTRAL, zone_fit
 from foxhunt.data.market.calendars import calendar_spec
 from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
 from foxhunt.data.read.clock_fit import CLOSED_DAYS_SHARE, ClockFit, clock_fits
@@ -431,8 +433,14 @@ def examine(
         # is told what its intraday bars keep read as UTC
         cal = bars_calendar(str(sym), ts, instruments, naive=unzoned) or cal
         as_utc = None
-        if unzoned and interval < DAILY and market_guess(str(sym), instruments) == US_GUESS:
+        guessed = market_guess(str(sym), instruments) if unzoned and interval < DAILY else None
+        if guessed == US_GUESS:
             as_utc = bars_calendar(str(sym), ts, instruments)
+        elif guessed == NEUTRAL and cal == NEUTRAL and (hint := zone_fit(_us(ts), interval)):
+            kept.append(  # a nameless file of local times: said, not refused (24x7 holds them)
+                f"{where}: its naive times read as UTC keep no market's hours (calendar 24x7); "
+                f"read in {hint[1]} they keep calendar {hint[0]}'s: --tz {hint[1]} reads them so"
+            )
         if interval >= WEEKLY:  # a week's or a month's bar is stamped by convention (pandas'
             continue  # "W" on a Sunday, month ends): its day says nothing of the calendar
         if interval >= DAILY:  # the time of day is a convention, not a clock: no zone rule
@@ -531,3 +539,8 @@ def check_time_axis(
         raise DataError(found.problems[0])
     for p in found.problems:
         log.warning("kept (%s): %s", ODD_TIMES_FLAG, p)
+
+
+def _us(ts: pl.Series) -> np.ndarray:
+    """µs since the epoch of a datetime series (naive times: their wall clock as UTC)."""
+    return ts.dt.epoch("us").to_numpy().astype(np.int64)
