@@ -31,6 +31,7 @@ weekdays, no holidays) first, so bars too few to show a holiday get no exchange'
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import NamedTuple
@@ -147,7 +148,14 @@ def _intraday_score(t: np.ndarray, iv: int, name: str, judged: bool = True) -> S
     median = float(np.median(span))
     if judged and median < SPAN_MIN:
         return None
-    return Score(median * _days_share(uniq, np.unique(cal.day)) * (1.0 - closed), closed)
+    return Score(median * _days_share(uniq, _traded(name)) * (1.0 - closed), closed)
+
+
+@functools.cache
+def _traded(name: str) -> np.ndarray:
+    """Calendar ``name``'s trading days (days since the epoch), sorted: once per process, not
+    once per symbol and candidate."""
+    return np.unique(sessions(name).day)
 
 
 def _days_share(days: np.ndarray, traded: np.ndarray) -> float:
@@ -163,7 +171,7 @@ def _daily_score(t: np.ndarray, name: str, judged: bool = True) -> Score | None:
     from foxhunt.data.market.calendar import _trading_day_us
 
     days = np.unique(_trading_day_us(t, name))
-    traded = np.unique(sessions(name).day)
+    traded = _traded(name)
     closed = 1.0 - float(np.isin(days, traded).mean())
     if judged and closed > CLOSED_MAX:
         return None
@@ -230,7 +238,7 @@ def closed_in(ts_us: np.ndarray, interval: timedelta, name: str) -> float:
     if interval >= timedelta(days=1):
         from foxhunt.data.market.calendar import _trading_day_us
 
-        return 1.0 - float(np.isin(_trading_day_us(t, name), np.unique(sessions(name).day)).mean())
+        return 1.0 - float(np.isin(_trading_day_us(t, name), _traded(name)).mean())
     return 1.0 - float(locate(t, sessions(name))[1].mean())
 
 
