@@ -240,10 +240,10 @@ def test_a_us_guess_yields_only_beyond_a_quarter_of_its_bars_outside():
     assert fitted_calendars(_frame("XYZ", three)) == {"XYZ": "xtse"}
 
 
-def test_the_weekday_rules_replace_a_name_placing_nothing_but_never_a_us_guess():
+def test_the_weekday_rule_replaces_a_name_placing_nothing_and_a_us_guess():
     """Guards :data:`RULES`: FX-week bars (Sunday 17:00 to Friday 17:00 New York) give a name
-    placing nothing ``fx_24x5``, but a bare ticker keeps the NYSE (no exchange's calendar
-    fits: the time axis refuses its bars instead)."""
+    placing nothing ``fx_24x5``, and since session 56 a bare ticker too (``CABLE``: no stock
+    trades 24-hour days; until then it kept the NYSE and the time axis refused its bars)."""
     days = _weekdays(date(2023, 12, 4), date(2024, 1, 26))
     evenings = [d - timedelta(days=1) for d in days]
     ts = np.concatenate(
@@ -253,7 +253,7 @@ def test_the_weekday_rules_replace_a_name_placing_nothing_but_never_a_us_guess()
         ]
     )
     bars = pl.concat([_frame("XYZ", ts), _frame("PRICES", ts)])
-    assert fitted_calendars(bars) == {"PRICES": "fx_24x5"}
+    assert fitted_calendars(bars) == {"PRICES": "fx_24x5", "XYZ": "fx_24x5"}
 
 
 def test_three_distinct_bar_times_are_the_fewest_judged():

@@ -7,15 +7,18 @@ time-axis checks, so all three see the same calendar:
 
 - a symbol of the user's table or of the built-in futures, crypto, a spot FX pair, a CFD, a
   listing with its market (``7203.T``) or a list's index of another market keeps its
-  calendar;
+  calendar, but for the bare root of a CME crypto future (``BTC``, ``ETH``), which its bars
+  through the weekends make a coin on ``24x7``;
 - a symbol whose name gives no market (``unknown`` or another market's ``^`` index, on
   ``24x7``) takes the calendar its bars keep
   (:func:`foxhunt.data.market.calendar_fit.fit_calendar`), if any;
 - a bare ticker of 1-5 letters, taken for a US stock on ``xnys``, keeps ``xnys`` while at most
   :data:`LEFT_GUESS` of its intraday bars fall outside it (beyond that the time axis refuses
   them), or 1 % of its daily bars (on US holidays: ``BMW.csv``'s Xetra days); beyond, the
-  exchange's calendar its bars keep, if any (``SONY_5m.csv`` of Tokyo's hours:
-  ``xtks``; ``AAPL``'s 04:00-20:00 bars: ``xnys_ext``, the extended hours);
+  calendar its bars keep, if any (``SONY_5m.csv`` of Tokyo's hours: ``xtks``; ``AAPL``'s
+  04:00-20:00 bars: ``xnys_ext``, the extended hours; ``CABLE``'s FX week: ``fx_24x5``;
+  ``DOGE``'s intraday bars through the weekends: ``24x7``), and is then no stock on a rule
+  (``instruments.RULE_CLASSES``);
 - a symbol its name puts on the NYSE (an ETF or US index of the lists, ``AAPL.US``) moves
   only to the NYSE's extended hours, ``xnys_ext``, where over a quarter of its bars leave the
   session and the bars keep 04:00-20:00 New York.
@@ -38,6 +41,7 @@ from foxhunt.data.market.calendar_fit import (
     closed_in,
     fit_calendar,
     keeps,
+    round_the_clock,
 )
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instruments import (
@@ -59,7 +63,8 @@ EXTENDED = {"xnys": "xnys_ext"}
 """A name's calendar -> the same exchange's extended hours, which bars of a symbol placed by its
 name (an ETF of the list, ``AAPL.US``, a US cash index) may move it to, and nothing else."""
 RULES = ("fx_24x5", "24x7")
-"""Calendars of no exchange: never put in place of a US guess."""
+"""Calendars of no exchange: a US guess moves to one only where its bars keep it all day (no
+stock does), and is then no stock (``instruments.RULE_CLASSES``)."""
 STOCK_MARKETS = tuple(c for c in CANDIDATES if c.startswith("x") or c == "bvmf")
 """The calendars a US guess's daily bars may move to: stock exchanges' (not a futures
 exchange's: Xetra's stock, not Eurex)."""
@@ -68,10 +73,13 @@ exchange's: Xetra's stock, not Eurex)."""
 def market_guess(symbol: str, table: Mapping[str, Instrument] | None = None) -> str | None:
     """The calendar ``symbol``'s name guesses when its bars may overrule it, else None.
 
-    ``24x7`` for a name that gives no market, ``xnys`` for a bare ticker taken for a US stock;
-    None for anything placed by a table, a list, a listing suffix, or crypto."""
-    if lookup(symbol, table) is not None:
-        return None
+    ``24x7`` for a name that gives no market, ``xnys`` for a bare ticker taken for a US stock,
+    ``cme_crypto`` for a built-in crypto future's bare root (``BTC``, ``ETH``: a coin's name
+    too; its bars through the weekends make it one); None for anything else placed by a table,
+    a list, a listing suffix, or crypto."""
+    if (found := lookup(symbol, table)) is not None:
+        coin = found.asset_class == "crypto_future" and found.root == symbol.strip().upper()
+        return found.calendar if coin and found is lookup(symbol) else None
     guess = infer_instrument(symbol)
     if guess.asset_class == "crypto":
         return None
@@ -113,23 +121,34 @@ def bars_calendar(
         # off sit inside 04:00-20:00 but span a third of its day (refused, the zone named)
         return extended if keeps(t, interval, extended) else None
     daily = interval >= timedelta(days=1)
-    if guess == US_GUESS and naive and not daily:
-        return None
     # daily bars hold no hours to misread: a few on US holidays (over 1 %) are a market's
     if guess != NEUTRAL and closed_in(t, interval, guess) <= (CLOSED_MAX if daily else LEFT_GUESS):
         return None
-    fit = fit_calendar(t, interval, _moves(guess, daily))
-    return None if fit is None or fit.calendar == guess else fit.calendar
+    moves = _moves(guess, daily, naive)
+    fit = fit_calendar(t, interval, moves) if moves else None
+    if fit is not None:
+        return None if fit.calendar == guess else fit.calendar
+    # intraday bars through the weekends are no stock's or CME future's: a coin's (DOGE, BTC
+    # spot); a stock's daily bars on every day are as likely its weekdays' carried forward
+    coin = guess != NEUTRAL and (guess != US_GUESS or not daily)
+    return NEUTRAL if coin and round_the_clock(t, interval) else None
 
 
-def _moves(guess: str, daily: bool) -> tuple[str, ...]:
-    """The calendars a guess may move to: any for a name that gives no market; for a US guess
-    an exchange's, never a rule (``fx_24x5``), and for daily bars a stock exchange's only (their
-    days alone cannot tell Xetra's stock from Eurex's future; a 23-hour day of intraday bars
-    is a future's: ``EMINI`` on ``cme_equity``)."""
+def _moves(guess: str, daily: bool, naive: bool = False) -> tuple[str, ...]:
+    """The calendars a guess may move to (besides ``24x7`` for bars through the weekends).
+
+    Any for a name that gives no market. For a US guess: daily bars, a stock exchange's only
+    (their days alone cannot tell Xetra's stock from Eurex's future); intraday bars, any (a
+    23-hour day is a future's, ``EMINI`` on ``cme_equity``; the FX week's, ``CABLE``'s, a
+    pair's), but of naive times only the FX week (a stock's hours read in the wrong zone keep
+    another exchange's; no zone makes them 24-hour days). None for a crypto future's root."""
     if guess == NEUTRAL:
         return CANDIDATES
-    return STOCK_MARKETS if daily else tuple(c for c in CANDIDATES if c not in RULES)
+    if guess != US_GUESS:
+        return ()
+    if daily:
+        return STOCK_MARKETS
+    return RULES[:1] if naive else CANDIDATES
 
 
 def fitted_calendars(
@@ -165,7 +184,8 @@ def resolve_bars(bars: Any, table: Mapping[str, Instrument] | None = None) -> di
 
     The data is read only for symbols that need a tick size from it (crypto, CFDs, unknown): their
     open/high/low/close values go to :func:`~foxhunt.data.market.instruments.infer_tick_size`.
-    A symbol whose bars decide its calendar (:func:`fitted_calendars`) gets it. Inferred
+    A symbol whose bars decide its calendar (:func:`fitted_calendars`) gets it (and, moved
+    from a stock or future to a rule, the tick its prices show). Inferred
     symbols are warned about as :func:`~foxhunt.data.market.instruments.resolve_all` does.
 
     Args:
@@ -173,12 +193,13 @@ def resolve_bars(bars: Any, table: Mapping[str, Instrument] | None = None) -> di
             calendars from the bars, ``ts``.
         table: the user's instruments, or None.
     """
+    fits = fitted_calendars(bars, table)
     prices_by_symbol: dict[str, Any] = {}
     for sym in sorted(bars["symbol"].unique().to_list()):
         prices = None
-        if tick_from_prices(sym, table):
+        if tick_from_prices(sym, table) or fits.get(sym) in RULES:
             rows = bars.filter(pl.col("symbol") == sym)
             cols = [c for c in ("open", "high", "low", "close") if c in rows.columns]
             prices = rows.select(cols).to_numpy().reshape(-1)
         prices_by_symbol[sym] = prices
-    return resolve_all(prices_by_symbol, table, calendars=fitted_calendars(bars, table))
+    return resolve_all(prices_by_symbol, table, calendars=fits)

@@ -82,6 +82,9 @@ ALIGNED_MIN = 0.9
 """Least share of in-session intraday bars on the calendar's bar grid."""
 SPAN_MIN = 0.8
 """Least share of the trading day the median day's bars must span."""
+ROUND_MIN = 0.9
+"""Least ``24x7`` score of bars that fill the whole week (:func:`round_the_clock`): a long
+history of weekdays' bars reaches 5/7, with a Sunday evening's (the FX week, CME's) 6/7."""
 MARGIN = 1.05
 """How many times ``24x7``'s score a candidate must reach."""
 MIN_DAYS = 2
@@ -240,6 +243,25 @@ def closed_in(ts_us: np.ndarray, interval: timedelta, name: str) -> float:
 
         return 1.0 - float(np.isin(_trading_day_us(t, name), _traded(name)).mean())
     return 1.0 - float(locate(t, sessions(name))[1].mean())
+
+
+def round_the_clock(ts_us: np.ndarray, interval: timedelta) -> bool:
+    """Whether the bars fill the whole week, weekends too: ``24x7``'s score (the share of all
+    days with bars, times intraday the median day's span) at least :data:`ROUND_MIN`, and over
+    :data:`CLOSED_MAX` of them where the FX week is shut (Friday 17:00 to Sunday 17:00 New
+    York: a week of FX bars fills every day from its first bar to its last). No exchange's
+    stock or future keeps it, a coin does."""
+    t = _in_span(ts_us)
+    iv = int(interval / timedelta(microseconds=1))
+    if iv <= 0 or interval >= timedelta(days=7):
+        return False
+    if interval >= timedelta(days=1):
+        got = _daily_score(t, NEUTRAL) if t.size >= MIN_DAILY_BARS else None
+    else:
+        got = _intraday_score(t, iv, NEUTRAL) if t.size else None
+    if got is None or got.score < ROUND_MIN:
+        return False
+    return closed_in(t, interval, WEEKDAYS) > CLOSED_MAX
 
 
 def keeps(ts_us: np.ndarray, interval: timedelta, name: str) -> bool:

@@ -187,10 +187,25 @@ CALENDAR_CURRENCY = {"xnys": "USD", **dict(LISTING_MARKETS.values())}
 """The currency of a stock market's calendar, for a symbol given its calendar by its bars."""
 
 
-def on_calendar(inst: Instrument, calendar: str) -> Instrument:
+RULE_CLASSES = {"24x7": "crypto", "fx_24x5": "unknown"}
+"""Calendars of no exchange -> the asset class of a name taken for a stock or a crypto future
+whose bars keep them: a ticker's bars through weekends are a coin's (``DOGE``, ``BTC``'s spot
+bars, not CME's future), through the FX week a pair's or a CFD's (``CABLE``)."""
+
+
+def on_calendar(inst: Instrument, calendar: str, prices: np.ndarray | None = None) -> Instrument:
     """``inst`` moved to ``calendar`` (chosen from its bars), in that market's currency where
-    it is a stock market's, else an unknown one."""
-    return replace(inst, calendar=calendar, currency=CALENDAR_CURRENCY.get(calendar, ""))
+    it is a stock market's, else an unknown one.
+
+    A stock or crypto future moved to a rule (:data:`RULE_CLASSES`) is no longer one: it takes
+    that class, point value 1 and the tick its ``prices`` show (:func:`infer_tick_size`)."""
+    cls = RULE_CLASSES.get(calendar) if inst.asset_class in ("stock", "crypto_future") else None
+    if cls is None:
+        return replace(inst, calendar=calendar, currency=CALENDAR_CURRENCY.get(calendar, ""))
+    tick = infer_tick_size(prices) if prices is not None else None
+    return Instrument(
+        inst.root, tick or (1e-8 if cls == "crypto" else 0.01), 1.0, "", cls, calendar
+    )
 
 
 CFD_BASES = {
@@ -471,8 +486,8 @@ def resolve_all(
     fits = calendars or {}
     for s, cal in fits.items():
         if s in out:
-            out[s] = on_calendar(out[s], cal)
-    inferred = [s for s in out if lookup(s, table) is None]
+            out[s] = on_calendar(out[s], cal, prices_by_symbol.get(s))
+    inferred = [s for s in out if lookup(s, table) is None or s in fits]
     if len(inferred) <= each:
         for s in inferred:
             log.warning("%s", _inferred_line(s, out[s], s in fits))

@@ -35,7 +35,13 @@ from foxhunt.data.market.calendar import (
 from foxhunt.data.market.calendars import calendar_spec, sessions
 from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instrument_table import load_instruments
-from foxhunt.data.market.instruments import FITTED_NOTE, calendar_of, infer_instrument, lookup
+from foxhunt.data.market.instruments import (
+    FITTED_NOTE,
+    calendar_of,
+    lookup,
+    on_calendar,
+    resolve,
+)
 from foxhunt.data.market.intervals import describe_interval, symbols_off_interval
 from foxhunt.data.read import plausibility
 from foxhunt.data.read.bars import LoadedBars, load_bars, validate_bars
@@ -250,10 +256,11 @@ def instrument_guesses(
     fits = fitted or {}
     for s in symbols:
         sym = str(s["symbol"])
-        if lookup(sym, table) is None:
-            inst = infer_instrument(sym)
-            cal = fits.get(sym, inst.calendar)
-            kinds.setdefault((inst.asset_class, cal, sym in fits), []).append(sym)
+        if lookup(sym, table) is None or sym in fits:
+            inst = resolve(sym, table, warn=False)
+            if sym in fits:
+                inst = on_calendar(inst, fits[sym])
+            kinds.setdefault((inst.asset_class, inst.calendar, sym in fits), []).append(sym)
     lines = []
     for (asset, cal, fit), names in kinds.items():
         shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
