@@ -98,3 +98,33 @@ def test_a_nameless_file_of_naive_local_times_is_told_its_markets_zone(tmp_path:
     ]
     told = inspect_report(path, options=ReadOptions(tz="Asia/Tokyo"))
     assert told["verdict"] == "valid" and told["symbols"][0]["calendar"] == "xtks"
+
+
+def test_a_nameless_metatrader_export_is_told_the_brokers_clock(tmp_path: Path) -> None:
+    """A MetaTrader export (headerless ``2024.03.04,00:00,...``) of a broker's symbol that
+    names no pair: its server clock is New York's moved 7 hours (the FX week from Monday 00:00
+    to Friday 23:45), across the US clock change of 10 March. Read as UTC or in New York they
+    keep no calendar; until session 56 nothing was said. The warning names the broker clock,
+    and ``--tz America/New_York+07:00`` reads them on ``fx_24x5``."""
+    lines, d = [], date(2024, 2, 26)
+    while d <= date(2024, 3, 22):
+        if d.weekday() < 5:  # the server's Monday 00:00 is Sunday 17:00 in New York
+            t = datetime(d.year, d.month, d.day)
+            for i in range(96):
+                lines.append(
+                    f"{t:%Y.%m.%d,%H:%M},2030.5,2031.5,2029.5,{2030 + i % 5 / 10:.2f},{40 + i % 9}"
+                )
+                t += timedelta(minutes=15)
+        d += timedelta(days=1)
+    path = tmp_path / "SPOTGOLD15.csv"
+    path.write_text("\n".join(lines) + "\n")
+    report = inspect_report(path)
+    assert report["verdict"] == "suspicious" and report["symbols"][0]["calendar"] == "24x7"
+    assert report["warnings"] == [
+        f"{path}: symbol 'SPOTGOLD15': its naive times read as UTC keep no market's hours "
+        "(calendar 24x7); read in America/New_York+07:00 they keep calendar fx_24x5's: --tz "
+        "America/New_York+07:00 reads them so"
+    ]
+    told = inspect_report(path, options=ReadOptions(tz="America/New_York+07:00"))
+    assert told["verdict"] == "valid" and told["symbols"][0]["calendar"] == "fx_24x5"
+    assert told["symbols"][0]["closed_time_bars"] == 0

@@ -45,7 +45,7 @@ import polars as pl
 
 from foxhunt.data.market.bars_market import US_GUESS, bars_calendar, market_guess
 from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval, interval_text
-from foxhunt.data.market.calendar_fit import NEUTRAL, zone_fit
+from foxhunt.data.market.calendar_fit import BROKER_CLOCKS, NEUTRAL, zone_fit
 from foxhunt.data.market.calendars import calendar_spec
 from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
 from foxhunt.data.read.clock_fit import CLOSED_DAYS_SHARE, ClockFit, clock_fits
@@ -81,7 +81,7 @@ CITY_ZONES = (
     "Asia/Tokyo",
 )
 """IANA zones tried beside the fixed offsets (where bar files are usually written)."""
-BROKER_ZONES = ("America/New_York+07:00",)
+BROKER_ZONES = tuple(BROKER_CLOCKS)
 """Clocks of no IANA zone tried by the zone rule: the FX brokers' server time (MetaTrader's
 GMT+2, GMT+3 while New York keeps summer time: New York's 17:00 close is midnight). A fixed
 offset fits such a file's summer or its winter, never both."""
