@@ -20,8 +20,9 @@ time-axis checks, so all three see the same calendar:
   ``DOGE``'s intraday bars through the weekends: ``24x7``), and is then no stock on a rule
   (``instruments.RULE_CLASSES``);
 - a symbol its name puts on the NYSE (an ETF or US index of the lists, ``AAPL.US``) moves
-  only to the NYSE's extended hours, ``xnys_ext``, where over a quarter of its bars leave the
-  session and the bars keep 04:00-20:00 New York.
+  to the NYSE's extended hours, ``xnys_ext``, where over a quarter of its bars leave the
+  session and the bars keep 04:00-20:00 New York; a cash index of the lists (``SPX``, ``DAX``)
+  also to its future's or a CFD's hours (:data:`INDEX_MOVES`).
 """
 
 from __future__ import annotations
@@ -62,6 +63,11 @@ misread, and an exchange's calendar needs two of its holidays among them to be t
 EXTENDED = {"xnys": "xnys_ext"}
 """A name's calendar -> the same exchange's extended hours, which bars of a symbol placed by its
 name (an ETF of the list, ``AAPL.US``, a US cash index) may move it to, and nothing else."""
+INDEX_MOVES = ("fx_24x5", "cme_equity", "ice_us", "eurex", "ice_europe")
+"""Calendars a cash index of the lists (``SPX``, ``DAX``) moves to where over a quarter of its
+intraday bars leave its exchange's session and they keep one of them: its future's (CME's,
+Eurex's, ICE's) or a CFD's (the FX week). A ``DAX_5m.csv`` of FDAX's 01:10-22:00 was refused
+until session 56 as 59 % closed on Xetra's calendar."""
 RULES = ("fx_24x5", "24x7")
 """Calendars of no exchange: a US guess moves to one only where its bars keep it all day (no
 stock does), and is then no stock (``instruments.RULE_CLASSES``)."""
@@ -105,21 +111,24 @@ def bars_calendar(
     guess's intraday bars then keep it (the time-axis checks name the zone that fits)."""
     guess = market_guess(symbol, table)
     named = None if guess is not None or lookup(symbol, table) is not None else symbol
-    extended = EXTENDED.get(infer_instrument(named).calendar) if named else None
-    if guess is None and extended is None:
+    beyond = _beyond(named)
+    if guess is None and not beyond:
         return None
     ts = ts.drop_nulls().unique().sort()
     if ts.len() < 3:
         return None
     t = ts.dt.epoch("us").to_numpy().astype(np.int64)
     interval = infer_interval(ts)
-    if extended is not None:  # placed on the NYSE by its name: there, or its extended hours
+    if beyond:  # placed by its name: there, its extended hours, or an index's future's
         placed = infer_instrument(symbol).calendar
         if closed_in(t, interval, placed) <= LEFT_GUESS:
             return None
-        # kept as a calendar keeps bars, not merely inside it: RTH bars read in a zone hours
-        # off sit inside 04:00-20:00 but span a third of its day (refused, the zone named)
-        return extended if keeps(t, interval, extended) else None
+        if beyond == (EXTENDED.get(placed),):
+            # kept as a calendar keeps bars, not merely inside it: RTH bars read in a zone hours
+            # off sit inside 04:00-20:00 but span a third of its day (refused, the zone named)
+            return beyond[0] if keeps(t, interval, beyond[0]) else None
+        fit = fit_calendar(t, interval, beyond)
+        return None if fit is None else fit.calendar
     daily = interval >= timedelta(days=1)
     # daily bars hold no hours to misread: a few on US holidays (over 1 %) are a market's
     if guess != NEUTRAL and closed_in(t, interval, guess) <= (CLOSED_MAX if daily else LEFT_GUESS):
@@ -132,6 +141,17 @@ def bars_calendar(
     # spot); a stock's daily bars on every day are as likely its weekdays' carried forward
     coin = guess != NEUTRAL and (guess != US_GUESS or not daily)
     return NEUTRAL if coin and round_the_clock(t, interval) else None
+
+
+def _beyond(named: str | None) -> tuple[str, ...]:
+    """The calendars a symbol placed by its name (``named``; None: placed otherwise) may move
+    to: its exchange's extended hours (an ETF of the list, ``AAPL.US``: ``xnys_ext``) and, for a
+    cash index of the lists, its future's or a CFD's hours (:data:`INDEX_MOVES`)."""
+    if named is None:
+        return ()
+    inst = infer_instrument(named)
+    own = (EXTENDED[inst.calendar],) if inst.calendar in EXTENDED else ()
+    return own + INDEX_MOVES if inst.asset_class == "cash_index" else own
 
 
 def _moves(guess: str, daily: bool, naive: bool = False) -> tuple[str, ...]:

@@ -183,7 +183,7 @@ Milan ``.MI``, Stockholm ``.ST``, Korea ``.KS``/``.KQ``, Taiwan ``.TW``, Shangha
 Shenzhen ``.SS``/``.SZ`` (and ``.SH``), São Paulo ``.SA``, Johannesburg ``.JO``. Other markets
 (Frankfurt's floor ``.F``) stay unknown, their calendar taken from their bars."""
 _LISTING = re.compile(r"^[A-Z0-9][A-Z0-9&-]*\.([A-Z]{1,2})$")
-CALENDAR_CURRENCY = {"xnys": "USD", **dict(LISTING_MARKETS.values())}
+CALENDAR_CURRENCY = {"xnys": "USD", "xnys_ext": "USD", **dict(LISTING_MARKETS.values())}
 """The currency of a stock market's calendar, for a symbol given its calendar by its bars."""
 
 
@@ -195,13 +195,15 @@ bars, not CME's future), through the FX week a pair's or a CFD's (``CABLE``)."""
 
 def on_calendar(inst: Instrument, calendar: str, prices: np.ndarray | None = None) -> Instrument:
     """``inst`` moved to ``calendar`` (chosen from its bars), in that market's currency where
-    it is a stock market's, else an unknown one.
+    it is a stock market's, else an unknown one (a cash index keeps its own: ``SPX``'s bars of
+    CME's hours are still in dollars).
 
     A stock or crypto future moved to a rule (:data:`RULE_CLASSES`) is no longer one: it takes
     that class, point value 1 and the tick its ``prices`` show (:func:`infer_tick_size`)."""
     cls = RULE_CLASSES.get(calendar) if inst.asset_class in ("stock", "crypto_future") else None
     if cls is None:
-        return replace(inst, calendar=calendar, currency=CALENDAR_CURRENCY.get(calendar, ""))
+        own = inst.currency if inst.asset_class == "cash_index" else ""
+        return replace(inst, calendar=calendar, currency=CALENDAR_CURRENCY.get(calendar, own))
     tick = infer_tick_size(prices) if prices is not None else None
     return Instrument(
         inst.root, tick or (1e-8 if cls == "crypto" else 0.01), 1.0, "", cls, calendar
