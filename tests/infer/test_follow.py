@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -383,3 +383,35 @@ def test_a_nameless_feed_takes_its_folders_symbol(demo_run: DemoRun, tmp_path: P
     assert main([*args, "--max-polls", "1", "--poll-seconds", "0", "--engine", "torch"]) == 0
     got = _read_csv_forecasts(out)
     assert got["symbol"].unique().to_list() == ["ES"] and got["origin_ts"][0] == bars["ts"][239]
+
+
+def test_a_bar_in_its_calendars_closed_hours_is_taken_and_said_once(
+    demo_run: DemoRun, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """As ``serve`` answers ``warnings``, ``--follow`` logs a line per poll for the bars it took
+    where their calendar is shut (until session 56 it said nothing): ES's bar at 22:15 UTC
+    on 2 January 2024 falls in CME's daily halt (16:00-17:00 Chicago), and is said once."""
+    bars = demo_bars(260, seed=13)
+    csv = tmp_path / "ES_live.csv"
+    bars.head(240).write_csv(csv)
+    assert bars["ts"][239] < datetime(2024, 1, 2, 22, 15, tzinfo=UTC)
+    halted = _line(bars, 239, ts="2024-01-02T22:15:00.000000+0000")
+
+    def grow(_: float) -> None:
+        with open(csv, "a") as f:
+            f.write(halted)
+
+    with caplog.at_level(logging.WARNING):
+        follow(
+            Forecaster.load(demo_run.run),
+            BarFileReader(csv),
+            ForecastSink(tmp_path / "live.csv"),
+            poll_seconds=0,
+            max_polls=2,
+            sleep=grow,
+        )
+    said = [r.getMessage() for r in caplog.records if "does not trade" in r.getMessage()]
+    assert said == [
+        f"{csv}: ES: 1 bar in hours calendar cme_equity does not trade (first "
+        "2024-01-02T22:15:00+00:00); taken as sent"
+    ]

@@ -54,6 +54,9 @@ class FakeForecaster:
         for sym, t, c in bars.select("symbol", pl.col("ts").dt.epoch("us"), "close").iter_rows():
             self.last[sym], self.close[sym] = t, c
 
+    def closed_bars(self, frame: pl.DataFrame) -> list[str]:
+        return []  # no calendar: nothing said
+
     def forecast(self, symbols: list[str]) -> pl.DataFrame:
         ready = [s for s in symbols if self.ready(s)]
         return pl.DataFrame(

@@ -135,6 +135,10 @@ def _take(
             log.warning("%s (skipped)", _message(reader, r))
             state.record(r)
         state.bars += good.height - len(refused)
+        # taken bars where their calendar is shut are said, as serve answers them
+        gone = [r.where for r in refused]
+        for line in forecaster.closed_bars(good.filter(~pl.col(WHERE).is_in(gone))):
+            log.warning("%s: %s", reader.path, line)
     state.position = piece.end
 
 
