@@ -299,6 +299,8 @@ TARGETS: dict[str, Target] = {
             "tests/data/market/test_calendar_fit.py",
             "tests/data/market/test_calendar_fit_survivors.py",
             "tests/data/market/test_extended_hours.py",
+            "tests/data/market/test_rule_moves.py",  # round_the_clock
+            "tests/data/read/test_naive_guess.py",  # zone_fit's broker clock
         ),
     ),
     # which symbols' bars decide their calendar, and resolve_bars
@@ -312,6 +314,8 @@ TARGETS: dict[str, Target] = {
             "tests/data/read/test_time_axis.py",
             "tests/data/read/test_naive_guess.py",
             "tests/data/read/test_vendor_names.py",
+            "tests/data/market/test_rule_moves.py",  # FX week, 24x7, crypto roots
+            "tests/data/market/test_index_moves.py",  # an index's future or CFD
         ),
     ),
     "instruments": Target(
@@ -325,6 +329,8 @@ TARGETS: dict[str, Target] = {
             "tests/data/features/test_static.py",  # the static features of each instrument
             "tests/data/read/test_vendor_files.py",  # symbols resolved from vendor files
             "tests/data/read/test_vendor_names.py",  # AAPL.US, CL.US, OKX's BTC-USDT-SWAP
+            "tests/data/market/test_rule_moves.py",  # on_calendar's classes and ticks
+            "tests/data/market/test_index_moves.py",  # on_calendar's currencies
         ),
     ),
     "plausibility": Target(
