@@ -607,3 +607,25 @@ def test_a_folder_of_stocks_named_by_digits_is_one_series_each(tmp_path: Path) -
 )
 def test_a_partition_folder_of_another_key_is_passed_over(path: str, symbol: str) -> None:
     assert guess_from_name(Path("/x") / path).symbol == symbol
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol"),
+    [
+        ("EUR.USD_IDEALPRO.csv", "EURUSD"),  # Interactive Brokers' pair and its FX venue
+        ("EUR.USD.csv", "EURUSD"),
+        ("gbp.jpy_5m.csv", "GBPJPY"),
+        ("XAU.USD_1h.csv", "XAUUSD"),  # a CFD quoted like a pair
+        ("BTC.USDT.csv", "BTCUSDT"),
+        # a share class or a market after the dot is no pair
+        ("BRK.B.csv", "BRK.B"),
+        ("VOD.L.csv", "VOD.L"),
+        ("SAP.DE_5m.csv", "SAP.DE"),
+        ("RDS.A.csv", "RDS.A"),
+        ("AAPL.US.csv", "AAPL"),
+    ],
+)
+def test_a_pair_written_with_a_dot_is_the_pair(name: str, symbol: str) -> None:
+    """IB writes its pairs ``EUR.USD``: the file name was read as ``EUR`` until session 56 (a
+    folder of ``EUR.USD`` and ``EUR.GBP`` was one symbol), a bare ticker on the NYSE."""
+    assert guess_from_name(Path(name)).symbol == symbol

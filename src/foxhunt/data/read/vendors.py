@@ -81,8 +81,9 @@ _QUANTIACS = re.compile(r"^F_([A-Z0-9]{1,4})(?=$|[-_. ])")
 ``F``, Ford's stock)."""
 _DECADE = re.compile(r"^(19|20)\d0s$")
 """``1990s`` in a file name is a decade, not 1,990 seconds."""
-_PAIR = re.compile(r"^([A-Za-z]{2,5})[-_/ ]([A-Za-z]{3,5})(?![A-Za-z0-9])")
-"""A currency or crypto pair written with a separator: ``EUR_USD``, ``BTC-USD``, ``eth usdt``."""
+_PAIR = re.compile(r"^([A-Za-z]{2,5})[-_/ .]([A-Za-z]{3,5})(?![A-Za-z0-9])")
+"""A currency or crypto pair written with a separator: ``EUR_USD``, ``BTC-USD``, ``eth usdt``,
+Interactive Brokers' ``EUR.USD`` (since session 56; was ``EUR``)."""
 _CONTINUOUS = re.compile(r"^(?:([A-Za-z0-9]{1,5}?)1!|@([A-Za-z0-9]{1,5})#C?)(?![A-Za-z0-9])")
 """A front-month continuous-futures code: TradingView ``ES1!``, IQFeed/TradeStation ``@ES#``,
 ``@ES#C`` (``ES2!``, the second month, keeps its number: ``ES2``); roots of four letters or
