@@ -19,7 +19,7 @@ import pytest
 from test_calendar_fit import FIVE, NY, TOKYO, _daily, _frame, _session_bars, _us_stock, _weekdays
 
 from foxhunt.data.market.bars_market import fitted_calendars, resolve_bars, with_calendars
-from foxhunt.data.market.calendar_fit import closed_in, fit_calendar, keeps
+from foxhunt.data.market.calendar_fit import closed_in, fit_calendar
 from foxhunt.data.market.instrument import Instrument
 
 ONE_DAY = timedelta(days=1)
@@ -282,19 +282,17 @@ def test_with_calendars_returns_the_table_unchanged_without_fits():
     assert (got["PRICES"].calendar, got["PRICES"].currency) == ("xnys", "USD")
 
 
-# ---------------------------------------------------------------- keeps (the extended-hours test)
+# ------------------------------------------------- one candidate (a name's extended hours)
 
 
-def test_keeps_judges_one_calendar_as_a_fit_judges_a_candidate():
-    """``keeps``: daily bars need 10 and the calendar's days; weekly and zero intervals keep
-    nothing; a day's interval is daily, not intraday (00:00 UTC is no NYSE session time)."""
-    nyse = _daily(_weekdays(date(2024, 1, 2), date(2024, 3, 28), NYSE_H1))
-    assert keeps(nyse, ONE_DAY, "xnys")
-    assert not keeps(nyse[:9], ONE_DAY, "xnys") and keeps(nyse[:10], ONE_DAY, "xnys")
-    every_weekday = _daily(_weekdays(date(2024, 1, 1), date(2024, 3, 29)))
-    assert not keeps(every_weekday, ONE_DAY, "xnys")  # 4 of 64 bars on NYSE holidays
-    tuesdays = _daily(_weekdays(date(2024, 1, 9), date(2024, 3, 26))[::5])  # no holiday
-    assert keeps(tuesdays, ONE_DAY, "xnys") and not keeps(tuesdays, timedelta(days=7), "xnys")
+def test_a_single_candidate_is_judged_as_among_many():
+    """``fit_calendar`` over one calendar (an ETF's ``xnys_ext``, since session 56 in place of
+    ``keeps``): session bars keep ``xnys``, not the extended hours (a third of their day);
+    weekly and zero intervals keep nothing."""
     session = _us_stock()
-    assert keeps(session, FIVE, "xnys") and not keeps(session, FIVE, "xnys_ext")
-    assert not keeps(session, timedelta(0), "xnys") and not keeps(nyse, timedelta(0), "xnys")
+    fit = fit_calendar(session, FIVE, ("xnys",))
+    assert fit is not None and fit.calendar == "xnys"
+    assert fit_calendar(session, FIVE, ("xnys_ext",)) is None
+    assert fit_calendar(session, timedelta(0), ("xnys",)) is None
+    tuesdays = _daily(_weekdays(date(2024, 1, 9), date(2024, 3, 26))[::5])
+    assert fit_calendar(tuesdays, timedelta(days=7), ("xnys", "fx_24x5")) is None

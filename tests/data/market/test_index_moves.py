@@ -72,6 +72,16 @@ def test_an_index_of_its_cash_hours_or_of_cash_hours_read_off_keeps_its_exchange
     assert bars_calendar("SPX", pl.Series(off).cast(pl.Datetime("us", "UTC"))) is None
 
 
+def test_an_index_moves_to_no_other_exchanges_cash_hours():
+    """``SPX`` with Tokyo's session (09:00-11:30, 12:30-15:00): a stock's hours of another
+    market are no future's or CFD's of the index, whatever a nameless file would take."""
+    shut = {date(2024, 2, 12), date(2024, 2, 23), date(2024, 3, 20)}  # Tokyo's holidays
+    days = _weekdays(date(2024, 2, 5), date(2024, 3, 22), shut)
+    tokyo = _session_bars(days, ZoneInfo("Asia/Tokyo"), [(9, 0, 11, 30), (12, 30, 15, 0)], FIVE)
+    assert fitted_calendars(_frame("PRICES", tokyo)) == {"PRICES": "xtks"}
+    assert fitted_calendars(_frame("SPX", tokyo)) == {}
+
+
 def test_a_users_table_and_a_stock_are_not_moved_to_a_futures_calendar():
     mine = {"SPX": Instrument("SPX", 0.01, 1.0, "USD", "cash_index", "xnys")}
     assert fitted_calendars(_frame("SPX", _globex()), mine) == {}

@@ -39,9 +39,9 @@ from foxhunt.data.market.calendar_fit import (
     CANDIDATES,
     CLOSED_MAX,
     NEUTRAL,
+    WEEKDAYS,
     closed_in,
     fit_calendar,
-    keeps,
     round_the_clock,
 )
 from foxhunt.data.market.instrument import Instrument
@@ -120,23 +120,20 @@ def bars_calendar(
     t = ts.dt.epoch("us").to_numpy().astype(np.int64)
     interval = infer_interval(ts)
     if beyond:  # placed by its name: there, its extended hours, or an index's future's
-        placed = infer_instrument(symbol).calendar
-        if closed_in(t, interval, placed) <= LEFT_GUESS:
+        if closed_in(t, interval, infer_instrument(symbol).calendar) <= LEFT_GUESS:
             return None
-        if beyond == (EXTENDED.get(placed),):
-            # kept as a calendar keeps bars, not merely inside it: RTH bars read in a zone hours
-            # off sit inside 04:00-20:00 but span a third of its day (refused, the zone named)
-            return beyond[0] if keeps(t, interval, beyond[0]) else None
+        # kept as a calendar keeps bars, not merely inside it: RTH bars read in a zone hours
+        # off sit inside 04:00-20:00 but span a third of its day (refused, the zone named)
         fit = fit_calendar(t, interval, beyond)
         return None if fit is None else fit.calendar
     daily = interval >= timedelta(days=1)
     # daily bars hold no hours to misread: a few on US holidays (over 1 %) are a market's
     if guess != NEUTRAL and closed_in(t, interval, guess) <= (CLOSED_MAX if daily else LEFT_GUESS):
         return None
-    moves = _moves(guess, daily, naive)
-    fit = fit_calendar(t, interval, moves) if moves else None
+    # the guess itself cannot fit: over a quarter of the bars (1 % of daily ones) left it
+    fit = fit_calendar(t, interval, _moves(guess, daily, naive))
     if fit is not None:
-        return None if fit.calendar == guess else fit.calendar
+        return fit.calendar
     # intraday bars through the weekends are no stock's or CME future's: a coin's (DOGE, BTC
     # spot); a stock's daily bars on every day are as likely its weekdays' carried forward
     coin = guess != NEUTRAL and (guess != US_GUESS or not daily)
@@ -154,7 +151,7 @@ def _beyond(named: str | None) -> tuple[str, ...]:
     return own + INDEX_MOVES if inst.asset_class == "cash_index" else own
 
 
-def _moves(guess: str, daily: bool, naive: bool = False) -> tuple[str, ...]:
+def _moves(guess: str, daily: bool, naive: bool) -> tuple[str, ...]:
     """The calendars a guess may move to (besides ``24x7`` for bars through the weekends).
 
     Any for a name that gives no market. For a US guess: daily bars, a stock exchange's only
@@ -168,7 +165,7 @@ def _moves(guess: str, daily: bool, naive: bool = False) -> tuple[str, ...]:
         return ()
     if daily:
         return STOCK_MARKETS
-    return RULES[:1] if naive else CANDIDATES
+    return (WEEKDAYS,) if naive else CANDIDATES
 
 
 def fitted_calendars(
@@ -179,7 +176,7 @@ def fitted_calendars(
     """``{symbol: calendar}`` for the symbols of ``bars`` (``symbol``, ``ts``) whose bars decide
     their calendar (:func:`bars_calendar`; ``naive``: the symbols read from naive times, no
     ``--tz``); the others are left out."""
-    if "ts" not in bars.columns or bars.height == 0:
+    if "ts" not in bars.columns:
         return {}
     out: dict[str, str] = {}
     for (sym,), g in bars.select("symbol", "ts").group_by("symbol"):

@@ -269,18 +269,6 @@ def round_the_clock(ts_us: np.ndarray, interval: timedelta) -> bool:
     return closed_in(t, interval, WEEKDAYS) > CLOSED_MAX
 
 
-def keeps(ts_us: np.ndarray, interval: timedelta, name: str) -> bool:
-    """Whether the bars keep calendar ``name`` as :func:`fit_calendar` judges a candidate (its
-    closed share, grid, span of the day and, for daily bars, count), whatever the others."""
-    t = _in_span(ts_us)
-    iv = int(interval / timedelta(microseconds=1))
-    if iv <= 0 or interval >= timedelta(days=7):
-        return False
-    if interval >= timedelta(days=1):
-        return t.size >= MIN_DAILY_BARS and _daily_score(t, name) is not None
-    return _intraday_score(t, iv, name) is not None
-
-
 def zone_fit(wall_us: np.ndarray, interval: timedelta) -> tuple[str, str] | None:
     """``(calendar, zone)``: naive wall-clock bar times (µs, read as UTC) that keep a candidate
     calendar's hours when read in its own zone (the best score of those that do), or None.
