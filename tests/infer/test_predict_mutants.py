@@ -477,7 +477,13 @@ def test_predict_to_file_hands_every_argument_on(
     assert calls["inference_bars_needed"] == (("SPEC", 4, 3), {"with_target": False})
     assert calls["read_run_bars"] == (
         (tmp_path / "bars.csv", loaded.config.data),
-        {"min_bars": 77, "reason": "WHY", "allow_outliers": False, "drop_short": True},
+        {
+            "min_bars": 77,
+            "reason": "WHY",
+            "allow_outliers": False,
+            "drop_short": True,
+            "instruments": "INSTRUMENTS",  # the run's calendars judge the new bars
+        },
     )
     (args, kw) = calls["check_trained_symbols"]
     assert args[0] is loaded and sorted(args[1]) == ["ES", "NQ"] and kw == {"strict": True}

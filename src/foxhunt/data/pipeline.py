@@ -340,7 +340,12 @@ def prepare_inference_data(
         data = inputs or DataConfig()
         data = dataclasses.replace(data, tz=tz or data.tz)
         bars, future = read_run_bars(
-            bars_path, data, min_bars=need, reason=why, allow_outliers=allow_outliers
+            bars_path,
+            data,
+            min_bars=need,
+            reason=why,
+            allow_outliers=allow_outliers,
+            instruments=instruments,
         )
     if instruments is not None:
         instruments = {**resolve_bars(bars, instruments), **instruments}
@@ -451,7 +456,13 @@ def evaluation_data(
     need, why = inference_bars_needed(spec, m.encoder_length, m.horizon, with_target=True)
     allow = allow_outliers or cfg.data.allow_outliers
     frame, _ = read_run_bars(
-        bars, cfg.data, min_bars=need, reason=why, allow_outliers=allow, drop_short=True
+        bars,
+        cfg.data,
+        min_bars=need,
+        reason=why,
+        allow_outliers=allow,
+        drop_short=True,
+        instruments=instruments,
     )
     closes = frame.select("symbol", "ts", "close")
     if check is not None:

@@ -360,7 +360,13 @@ def predict_to_file(
     need, why = inference_bars_needed(loaded.spec, m.encoder_length, m.horizon, with_target=False)
     allow = allow_outliers or loaded.config.data.allow_outliers
     frame, future = read_run_bars(
-        bars, loaded.config.data, min_bars=need, reason=why, allow_outliers=allow, drop_short=True
+        bars,
+        loaded.config.data,
+        min_bars=need,
+        reason=why,
+        allow_outliers=allow,
+        drop_short=True,
+        instruments=loaded.instruments,
     )
     check_trained_symbols(loaded, frame["symbol"].unique().to_list(), strict=strict)
     check_bar_interval(loaded.run, frame, bars)

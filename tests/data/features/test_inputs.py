@@ -94,3 +94,28 @@ def test_a_feature_store_serves_only_default_features_close_target_no_covariates
     assert not is_standard(DataConfig(observed_cols=("event",)))
     assert not is_standard(DataConfig(known_cols=("event",)))
     assert not is_standard(DataConfig(target="high"))
+
+
+def test_a_trained_runs_calendar_judges_its_symbols_new_bars(tmp_path: Path) -> None:
+    """One Tokyo session of ``SONY`` (a bare ticker, taken for a US stock): one day cannot show
+    the calendar it keeps, so read alone its bars are refused as all in the NYSE's closed hours;
+    a run whose training gave ``SONY`` Tokyo's calendar (its ``instruments.json``) reads them on
+    it (until session 56 ``predict`` and ``evaluate`` judged new bars on the name's guess)."""
+    from datetime import datetime, timedelta
+    from zoneinfo import ZoneInfo
+
+    from foxhunt.data.market.instrument import Instrument
+
+    start = datetime(2024, 3, 5, 9, 0, tzinfo=ZoneInfo("Asia/Tokyo"))
+    times = [start + timedelta(minutes=5 * i) for i in range(30)]  # 09:00-11:25
+    n = len(times)
+    path = tmp_path / "SONY.csv"
+    pl.DataFrame(
+        {"ts": [t.isoformat() for t in times], "open": [13000.0] * n, "high": [13010.0] * n,
+         "low": [12990.0] * n, "close": [13000.0 + i % 9 for i in range(n)], "volume": [100] * n}
+    ).write_csv(path)  # fmt: skip
+    with pytest.raises(DataError, match="closed hours of calendar xnys"):
+        _read(path, DataConfig())
+    sony = Instrument("SONY", 1.0, 1.0, "JPY", "stock", "xtks")
+    frame, _ = _read(path, DataConfig(), instruments={"SONY": sony})
+    assert frame.height == n

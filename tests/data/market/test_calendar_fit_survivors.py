@@ -241,9 +241,10 @@ def test_a_us_guess_yields_only_beyond_a_quarter_of_its_bars_outside():
 
 
 def test_the_weekday_rule_replaces_a_name_placing_nothing_and_a_us_guess():
-    """Guards :data:`RULES`: FX-week bars (Sunday 17:00 to Friday 17:00 New York) give a name
-    placing nothing ``fx_24x5``, and since session 56 a bare ticker too (``CABLE``: no stock
-    trades 24-hour days; until then it kept the NYSE and the time axis refused its bars)."""
+    """Guards the weekday rule among a US guess's moves: FX-week bars (Sunday 17:00 to Friday
+    17:00 New York) give a name placing nothing ``fx_24x5``, and since session 56 a bare ticker
+    too (``CABLE``: no stock trades 24-hour days; until then it kept the NYSE and the time
+    axis refused its bars)."""
     days = _weekdays(date(2023, 12, 4), date(2024, 1, 26))
     evenings = [d - timedelta(days=1) for d in days]
     ts = np.concatenate(

@@ -97,3 +97,22 @@ def test_on_calendar_keeps_an_index_currency_and_gives_the_extended_hours_dollar
     stock = Instrument("EMINI", 0.01, 1.0, "USD", "stock", "xnys")
     assert on_calendar(stock, "cme_equity").currency == ""
     assert on_calendar(stock, "xnys_ext").currency == "USD"
+
+
+def test_a_single_week_of_futures_hours_moves_the_index():
+    """The sweep's one-week files (yfinance keeps a week of 1-minute bars): within a week no
+    weekend lacks bars, so ``24x7`` scores about as well as the futures' calendar, and the
+    margin a nameless file needs refused ``SPX_1wk_5m.csv`` and ``DAX_1wk_5m.csv`` until
+    session 56; for a name placed elsewhere ``24x7`` is no choice, and no margin applies."""
+    week = DAYS[5:10]  # Monday 12 to Friday 16 February
+    globex = np.concatenate(
+        [
+            _session_bars(week, CHICAGO, [(0, 0, 16, 0)], FIVE),
+            _session_bars([d - ONE_DAY for d in week], CHICAGO, [(17, 0, 23, 59)], FIVE),
+        ]
+    )
+    monday_to_thursday = _session_bars(week[:4], BERLIN, [(1, 10, 22, 0)], FIVE)
+    bars = pl.concat([_frame("SPX", globex), _frame("DAX", monday_to_thursday)])
+    assert fitted_calendars(bars) == {"DAX": "eurex", "SPX": "cme_equity"}
+    # a nameless file of the same bars keeps 24x7: its bars cannot tell
+    assert fitted_calendars(_frame("PRICES", globex)) == {}

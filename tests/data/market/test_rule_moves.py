@@ -182,3 +182,61 @@ def test_a_coins_hourly_file_named_eth_is_read_not_refused(tmp_path: Path) -> No
     bars = read_bars(path)
     assert bars.height == n and bars["symbol"].unique().to_list() == ["ETH"]
     assert resolve_bars(bars)["ETH"].calendar == "24x7"
+
+
+def _as_utc(t: np.ndarray, zone: ZoneInfo) -> np.ndarray:
+    """Bar times ``t`` (µs UTC) written as ``zone``'s wall clock and read back as UTC."""
+    return np.array(
+        [
+            int(datetime.fromtimestamp(x / 1e6, zone).replace(tzinfo=UTC).timestamp() * 1_000_000)
+            for x in t
+        ],
+        dtype=np.int64,
+    )
+
+
+@pytest.mark.parametrize("weeks", [1, 2, 3])
+@pytest.mark.parametrize("zone", ["America/New_York", "Europe/Berlin", "Asia/Tokyo"])
+def test_the_fx_week_misread_in_any_zone_is_no_coins(weeks: int, zone: str) -> None:
+    """The sweep's ``EURO_1h_ny.csv`` (New York's wall clock written without a zone): 1-3 weeks
+    of it scored 24x7 from the first bar to the last at 0.9 or more, and a bare ticker was read
+    as a coin, valid (forecasts into the weekend). Read in any zone the FX week breaks 48 hours
+    every weekend, and a week of it holds no Saturday or no Sunday. New York's or Tokyo's
+    clock puts hours of bars in the FX weekend (the zone advice stays); Berlin's, an hour off,
+    keeps the FX week but for its first hour."""
+    days = _weekdays(date(2024, 1, 22), date(2024, 1, 22) + timedelta(weeks * 7 - 3))
+    wall = np.sort(_as_utc(_fx_week(HOUR, days), ZoneInfo(zone)))
+    assert not round_the_clock(wall, HOUR)
+    kept = {"America/New_York": None, "Europe/Berlin": "fx_24x5", "Asia/Tokyo": None}[zone]
+    assert bars_calendar("EURO", _ts(wall), naive=True) == kept
+
+
+def test_a_coins_weekend_alone_or_with_one_outage_fills_the_clock() -> None:
+    weekend = _every_hour(2) + 5 * 86_400_000_000  # Saturday 27 and Sunday 28 January
+    assert round_the_clock(weekend, HOUR)
+    five_weeks = _every_hour(35)
+    cut = (five_weeks < five_weeks[100]) | (five_weeks > five_weeks[100] + 40 * 3_600_000_000)
+    assert round_the_clock(five_weeks[cut], HOUR)  # one 41-hour outage in five weeks
+    # a 36-hour break every week (Tuesday 04:00 to Wednesday 16:00 UTC): no day without bars,
+    # the median day whole, but a break a week is a market's, not an outage
+    hour = (five_weeks // 3_600_000_000) % (7 * 24)  # hours since Thursday 00:00
+    weekly = five_weeks[(hour < 5 * 24 + 4) | (hour >= 6 * 24 + 16)]
+    assert not round_the_clock(weekly, HOUR)
+    assert round_the_clock(five_weeks[(hour < 5 * 24 + 4) | (hour >= 6 * 24 + 14)], HOUR)  # 35 h
+
+
+def test_a_week_of_fx_or_cme_hours_moves_a_bare_ticker_to_no_stock():
+    """One week: ``CABLE``'s FX week on ``fx_24x5``, ``OIL``'s CME hours on ``cme_equity``
+    (refused as the NYSE's until session 56: within a week ``24x7`` scored as well). Neither
+    is a stock: ``unknown``, the tick of the prices."""
+    week = DAYS[:5]
+    cme = np.concatenate(
+        [
+            _session_bars(week, CHICAGO, [(0, 0, 16, 0)], FIVE),
+            _session_bars([d - ONE_DAY for d in week], CHICAGO, [(17, 0, 23, 59)], FIVE),
+        ]
+    )
+    bars = pl.concat([_frame("CABLE", _fx_week(FIVE, week)), _frame("OIL", cme)])
+    assert fitted_calendars(bars) == {"CABLE": "fx_24x5", "OIL": "cme_equity"}
+    got = resolve_bars(bars)
+    assert got["OIL"] == Instrument("OIL", 0.25, 1.0, "", "unknown", "cme_equity")

@@ -8,6 +8,7 @@ reads (the reader keeps them).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import polars as pl
@@ -18,6 +19,7 @@ from foxhunt.data.features.sets import expression_columns, feature_names
 from foxhunt.data.features.static import STATIC_FEATURES
 from foxhunt.data.features.targets import target_extra_columns
 from foxhunt.data.market.calendar import KNOWN_FEATURES
+from foxhunt.data.market.instrument import Instrument
 from foxhunt.data.market.instrument_table import load_instruments
 from foxhunt.data.read.bars import read_bars
 from foxhunt.data.read.options import options_of
@@ -80,17 +82,25 @@ def read_run_bars(
     reason: str,
     allow_outliers: bool,
     drop_short: bool = False,
+    instruments: Mapping[str, Instrument] | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame | None]:
     """Read bars the way the run ``data`` needs them: its read options (zone, symbol, columns,
     timestamp format, ``bar_minutes``, ``allow_odd_times``), its extra input columns kept and,
     with known-future covariates, rows with empty prices taken as future rows. With
     ``drop_short`` symbols of fewer than ``min_bars`` bars are left out with a warning.
 
+    ``instruments``: a trained run's (``instruments.json``, the user's table beside it), whose
+    calendars the time-axis checks judge its symbols' bars on: the calendar a symbol's bars
+    gave it in training, which a week of new bars may not show again; None: the user's table
+    of ``data`` alone (training).
+
     Returns:
         ``(bars, future rows or None)``.
     """
     future: list[pl.DataFrame] | None = [] if data.known_cols else None
     table = load_instruments(Path(data.instruments)) if data.instruments else None
+    if instruments is not None:
+        table = {**(table or {}), **instruments}
     frame = read_bars(
         bars,
         min_bars=min_bars,

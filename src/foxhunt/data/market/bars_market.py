@@ -17,8 +17,8 @@ time-axis checks, so all three see the same calendar:
   them), or 1 % of its daily bars (on US holidays: ``BMW.csv``'s Xetra days); beyond, the
   calendar its bars keep, if any (``SONY_5m.csv`` of Tokyo's hours: ``xtks``; ``AAPL``'s
   04:00-20:00 bars: ``xnys_ext``, the extended hours; ``CABLE``'s FX week: ``fx_24x5``;
-  ``DOGE``'s intraday bars through the weekends: ``24x7``), and is then no stock on a rule
-  (``instruments.RULE_CLASSES``);
+  ``DOGE``'s intraday bars through the weekends: ``24x7``), and is then no stock where that
+  is no stock market's (``instruments.on_calendar``);
 - a symbol its name puts on the NYSE (an ETF or US index of the lists, ``AAPL.US``) moves
   to the NYSE's extended hours, ``xnys_ext``, where over a quarter of its bars leave the
   session and the bars keep 04:00-20:00 New York; a cash index of the lists (``SPX``, ``DAX``)
@@ -38,6 +38,7 @@ from foxhunt.data.market.calendar import infer_interval
 from foxhunt.data.market.calendar_fit import (
     CANDIDATES,
     CLOSED_MAX,
+    MARGIN,
     NEUTRAL,
     WEEKDAYS,
     closed_in,
@@ -68,9 +69,6 @@ INDEX_MOVES = ("fx_24x5", "cme_equity", "ice_us", "eurex", "ice_europe")
 intraday bars leave its exchange's session and they keep one of them: its future's (CME's,
 Eurex's, ICE's) or a CFD's (the FX week). A ``DAX_5m.csv`` of FDAX's 01:10-22:00 was refused
 until session 56 as 59 % closed on Xetra's calendar."""
-RULES = ("fx_24x5", "24x7")
-"""Calendars of no exchange: a US guess moves to one only where its bars keep it all day (no
-stock does), and is then no stock (``instruments.RULE_CLASSES``)."""
 STOCK_MARKETS = tuple(c for c in CANDIDATES if c.startswith("x") or c == "bvmf")
 """The calendars a US guess's daily bars may move to: stock exchanges' (not a futures
 exchange's: Xetra's stock, not Eurex)."""
@@ -124,14 +122,15 @@ def bars_calendar(
             return None
         # kept as a calendar keeps bars, not merely inside it: RTH bars read in a zone hours
         # off sit inside 04:00-20:00 but span a third of its day (refused, the zone named)
-        fit = fit_calendar(t, interval, beyond)
+        fit = fit_calendar(t, interval, beyond, margin=0.0)  # 24x7 is no choice here
         return None if fit is None else fit.calendar
     daily = interval >= timedelta(days=1)
     # daily bars hold no hours to misread: a few on US holidays (over 1 %) are a market's
     if guess != NEUTRAL and closed_in(t, interval, guess) <= (CLOSED_MAX if daily else LEFT_GUESS):
         return None
     # the guess itself cannot fit: over a quarter of the bars (1 % of daily ones) left it
-    fit = fit_calendar(t, interval, _moves(guess, daily, naive))
+    margin = MARGIN if guess == NEUTRAL else 0.0  # 24x7 is no choice for a guess's bars
+    fit = fit_calendar(t, interval, _moves(guess, daily, naive), margin)
     if fit is not None:
         return fit.calendar
     # intraday bars through the weekends are no stock's or CME future's: a coin's (DOGE, BTC
@@ -202,7 +201,7 @@ def resolve_bars(bars: Any, table: Mapping[str, Instrument] | None = None) -> di
     The data is read only for symbols that need a tick size from it (crypto, CFDs, unknown): their
     open/high/low/close values go to :func:`~foxhunt.data.market.instruments.infer_tick_size`.
     A symbol whose bars decide its calendar (:func:`fitted_calendars`) gets it (and, moved
-    from a stock or future to a rule, the tick its prices show). Inferred
+    from a stock or future to no stock market's, the tick its prices show). Inferred
     symbols are warned about as :func:`~foxhunt.data.market.instruments.resolve_all` does.
 
     Args:
@@ -214,7 +213,7 @@ def resolve_bars(bars: Any, table: Mapping[str, Instrument] | None = None) -> di
     prices_by_symbol: dict[str, Any] = {}
     for sym in sorted(bars["symbol"].unique().to_list()):
         prices = None
-        if tick_from_prices(sym, table) or fits.get(sym) in RULES:
+        if tick_from_prices(sym, table) or sym in fits:  # a stock moved may be none
             rows = bars.filter(pl.col("symbol") == sym)
             cols = [c for c in ("open", "high", "low", "close") if c in rows.columns]
             prices = rows.select(cols).to_numpy().reshape(-1)

@@ -85,6 +85,10 @@ SPAN_MIN = 0.8
 ROUND_MIN = 0.9
 """Least ``24x7`` score of bars that fill the whole week (:func:`round_the_clock`): a long
 history of weekdays' bars reaches 5/7, with a Sunday evening's (the FX week, CME's) 6/7."""
+WEEKEND_BREAK = timedelta(hours=36)
+"""A gap between bars at least this long (beyond a day for daily bars) is a weekend's break
+(:func:`round_the_clock`): the FX week's 48 hours, CME's 49; a coin's bars have none but an
+outage's."""
 MARGIN = 1.05
 """How many times ``24x7``'s score a candidate must reach."""
 MIN_DAYS = 2
@@ -198,7 +202,10 @@ def _in_span(ts_us: np.ndarray) -> np.ndarray:
 
 
 def fit_calendar(
-    ts_us: np.ndarray, interval: timedelta, candidates: Sequence[str] = CANDIDATES
+    ts_us: np.ndarray,
+    interval: timedelta,
+    candidates: Sequence[str] = CANDIDATES,
+    margin: float = MARGIN,
 ) -> CalendarFit | None:
     """The calendar of :data:`CANDIDATES` whose sessions the bars keep, or None (stay on
     ``24x7``): too few bars, weekly or longer bars, or no candidate clearly better.
@@ -207,6 +214,9 @@ def fit_calendar(
         ts_us: the symbol's bar times, µs since the epoch UTC (any order, repeats allowed).
         interval: the bars' interval.
         candidates: the calendars tried, in the order that breaks ties.
+        margin: how many times ``24x7``'s score the best must reach; 0 where ``24x7`` is no
+            choice (a name placed elsewhere whose bars left it: a week of the FX week's or
+            CME's bars scores as well on ``24x7``, no weekend among them to tell).
     """
     t = _in_span(ts_us)
     iv = int(interval / timedelta(microseconds=1))
@@ -232,7 +242,7 @@ def fit_calendar(
             continue  # an exchange's days need two of its holidays to tell them
         if got is not None and (best is None or got.score > best.score + 1e-9):
             best = CalendarFit(name, got.score, base, got.closed, int(t.size))
-    if best is None or best.score < MARGIN * base:
+    if best is None or best.score < margin * base:
         return None
     return best
 
@@ -251,20 +261,30 @@ def closed_in(ts_us: np.ndarray, interval: timedelta, name: str) -> float:
 
 
 def round_the_clock(ts_us: np.ndarray, interval: timedelta) -> bool:
-    """Whether the bars fill the whole week, weekends too: ``24x7``'s score (the share of all
-    days with bars, times intraday the median day's span) at least :data:`ROUND_MIN`, and over
-    :data:`CLOSED_MAX` of them where the FX week is shut (Friday 17:00 to Sunday 17:00 New
-    York: a week of FX bars fills every day from its first bar to its last). No exchange's
-    stock or future keeps it, a coin does."""
+    """Whether the bars fill the whole week, weekends too, as a coin's do and no exchange's
+    stock or future's: ``24x7``'s score (the share of all days with bars, times intraday the
+    median day's span) at least :data:`ROUND_MIN`; bars on a Saturday and on a Sunday (UTC),
+    over :data:`CLOSED_MAX` of them where the FX week is shut; and at most one break of
+    :data:`WEEKEND_BREAK` (beyond a daily bar's day) in four weeks. The FX week and CME's break
+    48-49 hours every weekend in whatever zone their times are read, and a week of them fills
+    every day from its first bar to its last."""
     t = _in_span(ts_us)
     iv = int(interval / timedelta(microseconds=1))
     if iv <= 0 or interval >= timedelta(days=7):
         return False
-    if interval >= timedelta(days=1):
+    daily = interval >= timedelta(days=1)
+    if daily:
         got = _daily_score(t, NEUTRAL) if t.size >= MIN_DAILY_BARS else None
     else:
-        got = _intraday_score(t, iv, NEUTRAL) if t.size else None
+        got = _intraday_score(t, iv, NEUTRAL)
     if got is None or got.score < ROUND_MIN:
+        return False
+    weekday = (t // _DAY_US + 3) % 7  # 1 January 1970 was a Thursday: Monday is 0
+    if not (np.any(weekday == 5) and np.any(weekday == 6)):
+        return False
+    gap = WEEKEND_BREAK + (interval if daily else timedelta(0))
+    breaks = int((np.diff(t) >= gap // timedelta(microseconds=1)).sum())
+    if breaks * 28 * _DAY_US > t[-1] - t[0]:
         return False
     return closed_in(t, interval, WEEKDAYS) > CLOSED_MAX
 

@@ -187,23 +187,20 @@ CALENDAR_CURRENCY = {"xnys": "USD", "xnys_ext": "USD", **dict(LISTING_MARKETS.va
 """The currency of a stock market's calendar, for a symbol given its calendar by its bars."""
 
 
-RULE_CLASSES = {"24x7": "crypto", "fx_24x5": "unknown"}
-"""Calendars of no exchange -> the asset class of a name taken for a stock or a crypto future
-whose bars keep them: a ticker's bars through weekends are a coin's (``DOGE``, ``BTC``'s spot
-bars, not CME's future), through the FX week a pair's or a CFD's (``CABLE``)."""
-
-
 def on_calendar(inst: Instrument, calendar: str, prices: np.ndarray | None = None) -> Instrument:
     """``inst`` moved to ``calendar`` (chosen from its bars), in that market's currency where
-    it is a stock market's, else an unknown one (a cash index keeps its own: ``SPX``'s bars of
-    CME's hours are still in dollars).
+    it is a stock market's (:data:`CALENDAR_CURRENCY`), else an unknown one (a cash index keeps
+    its own: ``DAX``'s bars of Eurex's hours are still in euros).
 
-    A stock or crypto future moved to a rule (:data:`RULE_CLASSES`) is no longer one: it takes
-    that class, point value 1 and the tick its ``prices`` show (:func:`infer_tick_size`)."""
-    cls = RULE_CLASSES.get(calendar) if inst.asset_class in ("stock", "crypto_future") else None
-    if cls is None:
+    A name taken for a stock or a crypto future, moved to a calendar of no stock market, is no
+    longer one: its bars through the weekends are a coin's (``crypto`` on ``24x7``: ``DOGE``,
+    ``BTC``'s spot bars, not CME's future), others a future's, a CFD's or a pair's (``unknown``:
+    ``CABLE``'s FX week, ``OIL``'s CME hours), of point value 1 and the tick its ``prices``
+    show (:func:`infer_tick_size`)."""
+    if inst.asset_class not in ("stock", "crypto_future") or calendar in CALENDAR_CURRENCY:
         own = inst.currency if inst.asset_class == "cash_index" else ""
         return replace(inst, calendar=calendar, currency=CALENDAR_CURRENCY.get(calendar, own))
+    cls = "crypto" if calendar == "24x7" else "unknown"
     tick = infer_tick_size(prices) if prices is not None else None
     return Instrument(
         inst.root, tick or (1e-8 if cls == "crypto" else 0.01), 1.0, "", cls, calendar
