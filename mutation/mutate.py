@@ -300,6 +300,7 @@ TARGETS: dict[str, Target] = {
             "tests/data/market/test_calendar_fit_survivors.py",
             "tests/data/market/test_extended_hours.py",
             "tests/data/market/test_rule_moves.py",  # round_the_clock
+            "tests/data/market/test_zone_fit.py",
             "tests/data/read/test_naive_guess.py",  # zone_fit's broker clock
         ),
     ),

@@ -128,3 +128,33 @@ def test_a_nameless_metatrader_export_is_told_the_brokers_clock(tmp_path: Path) 
     told = inspect_report(path, options=ReadOptions(tz="America/New_York+07:00"))
     assert told["verdict"] == "valid" and told["symbols"][0]["calendar"] == "fx_24x5"
     assert told["symbols"][0]["closed_time_bars"] == 0
+
+
+def test_a_bare_tickers_naive_fx_week_is_told_the_zone_that_keeps_it(tmp_path: Path) -> None:
+    """Hourly FX-week bars written in New York's wall clock under a bare ticker (``EURO``): as
+    UTC they keep no calendar, and each zone kept the NYSE's hours no better, so the refusal
+    named none (session 56's sweep). It now names the zone in which the bars keep a calendar,
+    the fewest closed: New York (Chicago's clock, an hour off, leaves one closed hour a week)."""
+    ny = ZoneInfo("America/New_York")
+    rows, d = [], date(2024, 1, 21)  # Sunday
+    while d <= date(2024, 2, 16):
+        for h in range(24):
+            t = datetime(d.year, d.month, d.day, h, tzinfo=ny)
+            sunday_open = d.weekday() == 6 and h >= 17
+            if sunday_open or (d.weekday() < 4) or (d.weekday() == 4 and h < 17):
+                rows.append(t.strftime("%Y-%m-%d %H:%M"))
+        d += timedelta(days=1)
+    n = len(rows)
+    path = tmp_path / "EURO_1h.csv"
+    pl.DataFrame(
+        {"Date": rows, "Open": [1.09] * n, "High": [1.0912] * n, "Low": [1.0888] * n,
+         "Close": [1.09 + (i % 7) / 10_000 for i in range(n)], "Volume": [100] * n}
+    ).write_csv(path)  # fmt: skip
+    with pytest.raises(DataError) as refused:
+        read_bars(path)
+    assert str(refused.value).endswith(
+        "; read in America/New_York its bars keep calendar fx_24x5's hours and days: --tz "
+        "America/New_York reads them on it)"
+    )
+    (inst,) = resolve_bars(read_bars(path, options=ReadOptions(tz="America/New_York"))).values()
+    assert (inst.calendar, inst.asset_class) == ("fx_24x5", "unknown")

@@ -100,13 +100,13 @@ MIN_HOLIDAYS = 2
 calendar to be taken (one missing day in two weeks of bars is as likely a gap in the file)."""
 WEEKDAYS = "fx_24x5"
 """The weekday rule: daily bars on weekdays with no holiday to tell an exchange by."""
-BROKER_CLOCKS = {"America/New_York+07:00": ("fx_24x5", "America/New_York", 7)}
-"""Clocks of no IANA zone (``--tz`` spelling -> the calendar they are tried for, the zone they
-move, by how many hours): the FX brokers' server time, MetaTrader's GMT+2, GMT+3 while New
-York keeps summer time (New York's 17:00 close is midnight). The time-axis checks try them too
-(``time_axis.BROKER_ZONES``)."""
+BROKER_CLOCKS = {"America/New_York+07:00": ("America/New_York", 7)}
+"""Clocks of no IANA zone (``--tz`` spelling -> the zone they move, by how many hours): the FX
+brokers' server time, MetaTrader's GMT+2, GMT+3 while New York keeps summer time (New York's
+17:00 close is midnight), for every symbol the broker quotes (its gold on CME's hours too).
+The time-axis checks try them as well (``time_axis.BROKER_ZONES``)."""
 ZONE_BARS = 50_000
-"""Bars :func:`zone_fit` judges (the last): one localisation per candidate calendar."""
+"""Bars :func:`zone_fit` judges (the last): one localisation per zone a candidate is read in."""
 _DAY_US = 86_400_000_000
 
 
@@ -295,9 +295,9 @@ def zone_fit(wall_us: np.ndarray, interval: timedelta) -> tuple[str, str] | None
 
     For a nameless file of local times written without a zone: read as UTC they keep no
     calendar's hours (Tokyo's 09:00 read as UTC is 18:00 there), read in the market's zone
-    they do; a MetaTrader export's server clock keeps the FX week's read in
-    :data:`BROKER_CLOCKS`. Intraday bars only; the last :data:`ZONE_BARS` are judged (a zone
-    per candidate).
+    they do; a MetaTrader export's server clock keeps the FX week's (or CME's) read in
+    :data:`BROKER_CLOCKS`. Intraday bars only; the last :data:`ZONE_BARS` are judged (one
+    reading per zone).
     """
     import polars as pl
 
@@ -307,13 +307,15 @@ def zone_fit(wall_us: np.ndarray, interval: timedelta) -> tuple[str, str] | None
     wall = pl.Series(np.unique(np.asarray(wall_us, dtype=np.int64))[-ZONE_BARS:])
     naive = wall.cast(pl.Datetime("us"))
     trials = [(name, calendar_spec(name).tz, calendar_spec(name).tz, 0) for name in CANDIDATES]
-    trials += [(name, clock, tz, h) for clock, (name, tz, h) in BROKER_CLOCKS.items()]
+    trials += [(n, clock, tz, h) for clock, (tz, h) in BROKER_CLOCKS.items() for n in CANDIDATES]
     best: tuple[float, str, str] | None = None
+    read: dict[tuple[str, int], np.ndarray] = {}  # one reading per zone and shift
     for name, zone, tz, hours in trials:
-        local = naive - timedelta(hours=hours)  # the zone's wall clock
-        utc = local.dt.replace_time_zone(tz, ambiguous="earliest", non_existent="null")
-        t = _in_span(utc.drop_nulls().dt.epoch("us").to_numpy())
-        got = _intraday_score(t, iv, name)
+        if (tz, hours) not in read:
+            local = naive - timedelta(hours=hours)  # the zone's wall clock
+            utc = local.dt.replace_time_zone(tz, ambiguous="earliest", non_existent="null")
+            read[tz, hours] = _in_span(utc.drop_nulls().dt.epoch("us").to_numpy())
+        got = _intraday_score(read[tz, hours], iv, name)
         if got is not None and (best is None or got.score > best[0] + 1e-9):
             best = (got.score, name, zone)
     return None if best is None else (best[1], best[2])

@@ -45,7 +45,7 @@ import polars as pl
 
 from foxhunt.data.market.bars_market import US_GUESS, bars_calendar, market_guess
 from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval, interval_text
-from foxhunt.data.market.calendar_fit import BROKER_CLOCKS, NEUTRAL, zone_fit
+from foxhunt.data.market.calendar_fit import BROKER_CLOCKS, NEUTRAL, closed_in, zone_fit
 from foxhunt.data.market.calendars import calendar_spec
 from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
 from foxhunt.data.read.clock_fit import CLOSED_DAYS_SHARE, ClockFit, clock_fits
@@ -206,6 +206,28 @@ def zone_fits(ts: pl.Series, read_in: str, calendar: str) -> ZoneFit:
         days=days,
         ties=ties if best in named else (),
     )
+
+
+def _zone_keeping(
+    symbol: str, ts: pl.Series, read_in: str, instruments: Mapping[str, Instrument] | None
+) -> tuple[str, str] | None:
+    """``(zone, calendar)``: the zone (UTC as written, the cities, the brokers' clock) in which
+    a naive US guess's bars keep another calendar (:func:`bars_calendar`), the fewest of them
+    closed; None where none does. ``EURO_1h.csv`` of New York's wall clock: the FX week in
+    ``America/New_York``, where its refusal named no zone (each kept the NYSE's hours no
+    better)."""
+    wall = pl.DataFrame({"t": ts}).select(utc_to_local(pl.col("t"), read_in)).to_series()
+    interval = infer_interval(ts)
+    best: tuple[float, str, str] | None = None
+    for zone in dict.fromkeys(("UTC", *CITY_ZONES, *BROKER_ZONES)):
+        local = pl.DataFrame({"w": wall}).select(local_to_utc(pl.col("w"), zone)).to_series()
+        local = local.drop_nulls()
+        if (cal := bars_calendar(symbol, local, instruments)) is None:
+            continue
+        closed = closed_in(_us(local), interval, cal)
+        if best is None or closed < best[0]:
+            best = (closed, zone, cal)
+    return None if best is None else (best[1], best[2])
 
 
 def _flag_for_zone(zone: str) -> str:
@@ -432,11 +454,8 @@ def examine(
         # the calendar resolve_bars will give it; a naive US guess keeps the zone advice, and
         # is told what its intraday bars keep read as UTC
         cal = bars_calendar(str(sym), ts, instruments, naive=unzoned) or cal
-        as_utc = None
         guessed = market_guess(str(sym), instruments) if unzoned and interval < DAILY else None
-        if guessed == US_GUESS:
-            as_utc = bars_calendar(str(sym), ts, instruments)
-        elif guessed == NEUTRAL and cal == NEUTRAL and (hint := zone_fit(_us(ts), interval)):
+        if guessed == NEUTRAL and cal == NEUTRAL and (hint := zone_fit(_us(ts), interval)):
             kept.append(  # a nameless file of local times: said, not refused (24x7 holds them)
                 f"{where}: its naive times read as UTC keep no market's hours (calendar 24x7); "
                 f"read in {hint[1]} they keep calendar {hint[0]}'s: --tz {hint[1]} reads them so"
@@ -453,13 +472,16 @@ def examine(
                 )
             continue
         guess = _guessed_market(str(sym), cal, instruments)  # for the zone and clock lines
-        if as_utc is not None:
-            guess = (
-                f"{guess[:-1]}; read as UTC, as written, its bars keep calendar {as_utc}'s hours "
-                "and days: --tz UTC reads them on it)"
-            )
         share = float(g.select(closed_time(pl.col("ts"), cal).mean()).item())
         read_in = loaded.zone_of(f)
+        if guessed == US_GUESS and share > CLOSED_SHARE_MAX:  # a refusal: what a zone gives
+            if (kept_in := _zone_keeping(str(sym), ts, read_in, instruments)) is not None:
+                zone, where_kept = kept_in
+                said = "read as UTC, as written," if zone == "UTC" else f"read in {zone}"
+                guess = (
+                    f"{guess[:-1]}; {said} its bars keep calendar {where_kept}'s hours and "
+                    f"days: --tz {zone} reads them on it)"
+                )
         fit = zone_fits(ts, read_in, cal) if naive and share > 0 else None
         # the FX brokers' clock fits the FX week's edges as New York does: tried for its
         # calendar even when no bar is closed as read (4-hour bars of MetaTrader read as UTC)
