@@ -116,3 +116,19 @@ def test_a_single_week_of_futures_hours_moves_the_index():
     assert fitted_calendars(bars) == {"DAX": "eurex", "SPX": "cme_equity"}
     # a nameless file of the same bars keeps 24x7: its bars cannot tell
     assert fitted_calendars(_frame("PRICES", globex)) == {}
+
+
+def test_a_week_with_a_day_missing_still_moves_without_a_margin():
+    """One FX week without its Wednesday (a gap in the file): ``fx_24x5`` holds bars on 4 of
+    its 5 days (0.8), ``24x7`` on 5 of 6 from the first bar to the last (0.83). A name placed
+    elsewhere moves on its own fit, not by beating ``24x7``: the CFD index ``NDX`` and the bare
+    ticker ``CABLE`` go to the FX week."""
+    week = [d for d in DAYS[5:10] if d.weekday() != 2]
+    fx = np.concatenate(
+        [
+            _session_bars(week, NY, [(0, 0, 17, 0)], FIVE),
+            _session_bars([d - ONE_DAY for d in week], NY, [(17, 0, 23, 59)], FIVE),
+        ]
+    )
+    bars = pl.concat([_frame("NDX", fx), _frame("CABLE", fx)])
+    assert fitted_calendars(bars) == {"CABLE": "fx_24x5", "NDX": "fx_24x5"}
