@@ -217,12 +217,36 @@ def test_a_coins_weekend_alone_or_with_one_outage_fills_the_clock() -> None:
     five_weeks = _every_hour(35)
     cut = (five_weeks < five_weeks[100]) | (five_weeks > five_weeks[100] + 40 * 3_600_000_000)
     assert round_the_clock(five_weeks[cut], HOUR)  # one 41-hour outage in five weeks
-    # a 36-hour break every week (Tuesday 04:00 to Wednesday 16:00 UTC): no day without bars,
-    # the median day whole, but a break a week is a market's, not an outage
+    # a break of 36 hours every week (Tuesday's 03:00 bar, then Wednesday's 15:00): no day
+    # without bars, the median day whole, but a break a week is a market's, not an outage
     hour = (five_weeks // 3_600_000_000) % (7 * 24)  # hours since Thursday 00:00
-    weekly = five_weeks[(hour < 5 * 24 + 4) | (hour >= 6 * 24 + 16)]
+    weekly = five_weeks[(hour < 5 * 24 + 4) | (hour >= 6 * 24 + 15)]
     assert not round_the_clock(weekly, HOUR)
     assert round_the_clock(five_weeks[(hour < 5 * 24 + 4) | (hour >= 6 * 24 + 14)], HOUR)  # 35 h
+
+
+def test_the_edges_of_round_the_clock() -> None:
+    """One outage in exactly four weeks (first bar to last) is allowed; ten daily bars are the
+    fewest judged; a 24x7 score of exactly 0.9 passes (18 of 20 days, two single days missing:
+    a daily bar's gap of two days is no weekend's break); hourly bars from Saturday 01:00 find
+    Saturday without its midnight bar; 4-hour bars span their day to the last bar's end; a
+    zero interval is none."""
+    day = 86_400_000_000
+    four_weeks = _every_hour(28)
+    four_weeks = np.r_[four_weeks, four_weeks[0] + 28 * day]
+    outage = (four_weeks < four_weeks[300]) | (four_weeks > four_weeks[300] + 40 * 3_600_000_000)
+    assert four_weeks[outage][-1] - four_weeks[outage][0] == 28 * day
+    assert round_the_clock(four_weeks[outage], HOUR)
+    assert round_the_clock(_every_day(date(2024, 1, 1), 10), ONE_DAY)
+    every = _every_day(date(2024, 1, 1), 20)
+    two_missing = np.delete(every, [3, 10])  # Thursday 4 and Thursday 11 January
+    assert round_the_clock(two_missing, ONE_DAY)
+    saturday_on = _every_hour(14)[24 * 5 + 1 : 24 * 12]  # Saturday 01:00 to Friday 23:00
+    assert round_the_clock(saturday_on, HOUR)  # Saturday found without its midnight bar
+    four_hourly = _every_hour(35)[::4]
+    one_day_gone = four_hourly[(four_hourly < four_hourly[60]) | (four_hourly >= four_hourly[66])]
+    assert round_the_clock(one_day_gone, timedelta(hours=4))  # 34 of 35 days, spans whole
+    assert not round_the_clock(_every_hour(), timedelta(0))
 
 
 def test_a_week_of_fx_or_cme_hours_moves_a_bare_ticker_to_no_stock():

@@ -79,3 +79,11 @@ def test_daily_and_zero_intervals_are_not_judged():
     opens = _wall(FEBRUARY, [(9, 0, 9, 1, 0)], timedelta(days=1))
     assert zone_fit(opens, timedelta(days=1)) is None
     assert zone_fit(_wall(FEBRUARY, [(9, 0, 17, 30, 0)], FIVE), timedelta(0)) is None
+
+
+def test_bars_off_every_grid_keep_no_market():
+    """Ten-minute bars at 09:05, 09:15, ... of Xetra's session sit on neither its grid (from
+    09:00) nor the clock's: no hint (half the interval would put them on one)."""
+    t = _wall(FEBRUARY, [(9, 5, 17, 30, 0)], timedelta(minutes=10))
+    assert zone_fit(t, timedelta(minutes=10)) is None
+    assert zone_fit(t - 300_000_000, timedelta(minutes=10)) == ("xetr", "Europe/Berlin")
