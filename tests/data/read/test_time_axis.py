@@ -142,6 +142,21 @@ def test_extended_hours_of_a_us_stock_are_named_as_such(tmp_path: Path) -> None:
         read_bars(path)
 
 
+def test_an_index_session_written_hours_off_is_no_extended_hours(tmp_path: Path) -> None:
+    """``SPX``'s 09:30-16:00 session written with ``Z`` (New York's wall clock taken for UTC)
+    sits in 04:30-11:00 New York: an index trades no pre-market, and the refusal names the zone
+    (until session 56 it said "pre- and post-market hours", as for a stock)."""
+    start = datetime(2024, 4, 8, 9, 30, tzinfo=UTC)
+    stamps = [start + timedelta(days=d, minutes=5 * i) for d in range(5) for i in range(78)]
+    rows = "".join(f"{t:%Y-%m-%dT%H:%M:%SZ},5200,5201,5199,5200.5,10\n" for t in stamps)
+    path = tmp_path / "SPX.csv"
+    path.write_text("timestamp,open,high,low,close,volume\n" + rows)
+    with pytest.raises(DataError) as e:
+        read_bars(path)
+    assert "closed hours of calendar xnys: timestamps in another zone (--tz)" in str(e.value)
+    assert "pre- and post-market" not in str(e.value)
+
+
 def _daily(path: Path, days: list[datetime]) -> Path:
     rows = "".join(f"{d:%Y-%m-%d},180,181,179,180.5,1000\n" for d in days)
     path.write_text("Date,Open,High,Low,Close,Volume\n" + rows)

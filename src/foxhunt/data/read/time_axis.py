@@ -243,6 +243,14 @@ def _extended_hours(ts: pl.Series) -> bool:
     return bool(inside.all())
 
 
+def _has_extended_hours(symbol: str, instruments: Mapping[str, Instrument] | None) -> bool:
+    """Whether ``symbol`` trades before and after the session: a stock or an ETF, not a cash
+    index (``SPX``'s session written as UTC sits in 04:30-11:00 New York: a zone, not
+    pre-market bars)."""
+    inst = lookup(symbol, instruments) or infer_instrument(symbol)
+    return inst.asset_class in ("stock", "etf")
+
+
 def _clock_vetoes(clock: ClockFit | None, zone: str) -> bool:
     """Whether the session edges speak against the zone the closed hours prefer: it moves them
     at daylight saving, or another zone keeps them clearly better (Tokyo, preferred for moving a
@@ -524,7 +532,12 @@ def examine(
                 f"close, too few sessions to tell ({FEW_EDGES} of each decide); --stamps end "
                 "reads them so"
             )
-        elif share > CLOSED_SHARE_MAX and cal == "xnys" and _extended_hours(ts):
+        elif (
+            share > CLOSED_SHARE_MAX
+            and cal == "xnys"
+            and _has_extended_hours(str(sym), instruments)
+            and _extended_hours(ts)
+        ):  # an index has none: its session read in a zone hours off
             out.append(
                 f"{where}: {share:.0%} of the bars fall in the closed hours of calendar {cal}, "
                 "all of them in the pre- and post-market hours (04:00-20:00 New York): a file "
