@@ -114,9 +114,11 @@ def test_a_coins_bars_give_a_bare_ticker_24x7_and_the_crypto_class(
     # BTC is CME's bitcoin future by name (5 BTC a contract): its bars make it the coin
     assert got["BTC"] == Instrument("BTC", 0.25, 1.0, "", "crypto", "24x7")
     said = [r.getMessage() for r in caplog.records]
-    assert any(
-        m.startswith("symbol 'BTC' is not in the instrument table: treated as crypto") for m in said
-    )
+    assert (
+        "symbol 'BTC' is not in the instrument table: treated as crypto (tick 0.25, point value "
+        "1, currency unknown, calendar 24x7, the hours and days its bars keep); pass "
+        "--instruments FILE to set it"
+    ) in said
 
 
 def test_cme_hours_keep_the_future_and_so_do_a_contract_and_the_users_table():

@@ -189,8 +189,9 @@ CALENDAR_CURRENCY = {"xnys": "USD", "xnys_ext": "USD", **dict(LISTING_MARKETS.va
 
 def on_calendar(inst: Instrument, calendar: str, prices: np.ndarray | None = None) -> Instrument:
     """``inst`` moved to ``calendar`` (chosen from its bars), in that market's currency where
-    it is a stock market's (:data:`CALENDAR_CURRENCY`), else an unknown one (a cash index keeps
-    its own: ``DAX``'s bars of Eurex's hours are still in euros).
+    it is a stock market's (:data:`CALENDAR_CURRENCY`), else in its own (a name that places
+    nothing has none; a cash index keeps its own: ``DAX``'s bars of Eurex's hours are still in
+    euros).
 
     A name taken for a stock or a crypto future, moved to a calendar of no stock market, is no
     longer one: its bars through the weekends are a coin's (``crypto`` on ``24x7``: ``DOGE``,
@@ -198,8 +199,9 @@ def on_calendar(inst: Instrument, calendar: str, prices: np.ndarray | None = Non
     ``CABLE``'s FX week, ``OIL``'s CME hours), of point value 1 and the tick its ``prices``
     show (:func:`infer_tick_size`)."""
     if inst.asset_class not in ("stock", "crypto_future") or calendar in CALENDAR_CURRENCY:
-        own = inst.currency if inst.asset_class == "cash_index" else ""
-        return replace(inst, calendar=calendar, currency=CALENDAR_CURRENCY.get(calendar, own))
+        # a stock market's currency, else its own: an unknown name's none, an index's its own
+        currency = CALENDAR_CURRENCY.get(calendar, inst.currency)
+        return replace(inst, calendar=calendar, currency=currency)
     cls = "crypto" if calendar == "24x7" else "unknown"
     tick = infer_tick_size(prices) if prices is not None else None
     return Instrument(
