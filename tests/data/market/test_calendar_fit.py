@@ -333,3 +333,13 @@ def test_a_bare_tickers_23_hour_days_are_a_futures_calendars():
     )
     series = pl.Series(ts).cast(pl.Datetime("us", "UTC"))
     assert bars_calendar("EMINI", series) == "cme_equity"
+
+
+def test_bars_at_both_ends_of_a_long_session_do_not_span_it():
+    """B3's index futures trade 09:00-18:25 São Paulo (12:00-21:25 UTC): across the FX week's
+    17:00 New York roll their day's first and last bars sat at both ends of its session, which
+    they seemed to span, and a nameless file went on ``fx_24x5`` (forecasts through the night).
+    A day's span leaves out its longest hole: 9 hours 25 of 24, no fit."""
+    days = _weekdays(date(2024, 3, 4), date(2024, 3, 28))
+    ts = _session_bars(days, ZoneInfo("America/Sao_Paulo"), [(9, 0, 18, 25)], timedelta(minutes=1))
+    assert fit_calendar(ts, timedelta(minutes=1)) is None

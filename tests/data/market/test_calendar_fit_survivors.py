@@ -161,12 +161,13 @@ def test_bar_times_may_come_in_any_order_with_repeats():
 def test_any_positive_interval_is_judged_and_a_zero_one_is_not():
     """Guards the interval's lower bound: a zero interval fits nothing; the finest positive
     one (1 µs) is judged like any other (every time on its grid, 389 minutes and 1 µs of the
-    390-minute day spanned)."""
+    390-minute day spanned, less the longest hole between two bars beyond one interval, a
+    minute less 1 µs: since session 56 a day's span leaves out its longest hole)."""
     ts = _session_bars(JAN_2_TO_12, NY, [(9, 30, 16, 0)], MINUTE)
     assert fit_calendar(ts, timedelta(0)) is None
     fit = fit_calendar(ts, timedelta(microseconds=1))
     assert fit is not None and fit.calendar == "xnys"
-    assert fit.score == pytest.approx((389 * 60_000_000 + 1) / (390 * 60_000_000))
+    assert fit.score == pytest.approx((388 * 60_000_000 + 2) / (390 * 60_000_000), abs=1e-12)
 
 
 def test_closed_in_is_the_share_of_bars_outside_the_calendar():

@@ -13,7 +13,8 @@ the best one where it clearly beats ``24x7``, else None:
   stamped at their end, is not counted), :data:`ALIGNED_MIN` of them must sit on its bar grid
   (a whole number of intervals after their session's open, where the forecast's bar times are
   projected, or on the clock's: IB's hourly bars at 10:00, 11:00 after a 09:30 half bar), and
-  on the median day the bars must span :data:`SPAN_MIN` of the trading day. The score is that
+  on the median day the bars must span :data:`SPAN_MIN` of the trading day (from its first
+  bar to its last, less its longest hole inside a session). The score is that
   median span times the share of the calendar's trading days (between the first and the last
   bar) that have bars;
 - **daily bars** (a day up to a week): at most :data:`CLOSED_MAX` on days the calendar does
@@ -156,7 +157,12 @@ def _intraday_score(t: np.ndarray, iv: int, name: str, judged: bool = True) -> S
         return None
     last = np.r_[first[1:], days.size] - 1
     length = cal.day_close[ki[first]] - cal.day_open[ki[first]]
-    span = np.minimum((ti[last] + iv - ti[first]) / np.maximum(length, 1), 1.0)
+    # the day's longest hole inside one session (a break the calendar keeps lies between two):
+    # bars at both ends of a day and none between (B3's 09:00-18:25 across the FX week's 17:00
+    # roll) do not span it
+    inner = (np.diff(ki) == 0) & (np.diff(days) == 0)
+    hole = np.maximum.reduceat(np.r_[np.where(inner, np.diff(ti) - iv, 0), 0], first)
+    span = np.minimum((ti[last] + iv - ti[first] - hole) / np.maximum(length, 1), 1.0)
     median = float(np.median(span))
     if judged and median < SPAN_MIN:
         return None
