@@ -482,7 +482,8 @@ def examine(
         guess = _guessed_market(str(sym), cal, instruments)  # for the zone and clock lines
         share = float(g.select(closed_time(pl.col("ts"), cal).mean()).item())
         read_in = loaded.zone_of(f)
-        if guessed == US_GUESS and share > CLOSED_SHARE_MAX:  # a refusal: what a zone gives
+        kept_in = None  # a US guess's refused bars: the zone in which they keep a calendar
+        if guessed == US_GUESS and share > CLOSED_SHARE_MAX:
             if (kept_in := _zone_keeping(str(sym), ts, read_in, instruments)) is not None:
                 zone, where_kept = kept_in
                 said = "read as UTC, as written," if zone == "UTC" else f"read in {zone}"
@@ -490,12 +491,14 @@ def examine(
                     f"{guess[:-1]}; {said} its bars keep calendar {where_kept}'s hours and "
                     f"days: --tz {zone} reads them on it)"
                 )
-        fit = zone_fits(ts, read_in, cal) if naive and share > 0 else None
+        # the zone and clock rules judge the guess's calendar: where another calendar's zone
+        # keeps the bars (EURO_1h.csv's FX week in New York's), that zone is named alone
+        fit = zone_fits(ts, read_in, cal) if naive and share > 0 and kept_in is None else None
         # the FX brokers' clock fits the FX week's edges as New York does: tried for its
         # calendar even when no bar is closed as read (4-hour bars of MetaTrader read as UTC)
         brokers = BROKER_ZONES if cal == "fx_24x5" else ()
         tried = (*CITY_ZONES, *brokers, *((fit.best,) if fit is not None else ()))
-        clock = clock_fits(ts, interval, read_in, cal, tried) if naive else None
+        clock = clock_fits(ts, interval, read_in, cal, tried) if naive and kept_in is None else None
         if fit is not None and fit.clearly_better and not _clock_vetoes(clock, fit.best):
             line = (
                 f"{where}: {share:.1%} of the bars fall in the closed hours of calendar {cal} "
