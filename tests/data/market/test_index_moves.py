@@ -132,3 +132,14 @@ def test_a_week_with_a_day_missing_still_moves_without_a_margin():
     )
     bars = pl.concat([_frame("NDX", fx), _frame("CABLE", fx)])
     assert fitted_calendars(bars) == {"CABLE": "fx_24x5", "NDX": "fx_24x5"}
+
+
+def test_an_ftse_future_of_ices_hours_is_read_on_them():
+    """ICE Futures Europe's FTSE 100 future trades 01:00-21:00 London on the LSE's days: until
+    session 56 ``FTSE_5m.csv`` of those hours went on ``eurex`` (00:10-21:00 London), and a
+    forecast from Wednesday 20:55 targeted Thursday 00:10-00:55, before the open (the LSE
+    shuts on no day from 5 February to 22 March 2024)."""
+    london = ZoneInfo("Europe/London")
+    bars = _frame("FTSE", _session_bars(DAYS, london, [(1, 0, 21, 0)], FIVE))
+    assert fitted_calendars(bars) == {"FTSE": "ice_europe_index"}
+    assert resolve_bars(bars)["FTSE"].currency == "GBP"

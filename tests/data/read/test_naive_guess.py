@@ -161,3 +161,29 @@ def test_a_bare_tickers_naive_fx_week_is_told_the_zone_that_keeps_it(tmp_path: P
     assert "clock is likely" not in str(refused.value)
     (inst,) = resolve_bars(read_bars(path, options=ReadOptions(tz="America/New_York"))).values()
     assert (inst.calendar, inst.asset_class) == ("fx_24x5", "unknown")
+
+
+def test_a_us_stocks_session_in_new_yorks_wall_clock_keeps_the_zone_rules_advice(
+    tmp_path: Path,
+) -> None:
+    """``AAPL``'s 09:35-16:00 bars (stamped at their end) in New York's wall clock, naive:
+    read as UTC another exchange's hours may keep them, but in New York they keep the NYSE's,
+    the name's market: the zone rule's line stands, and no other calendar is named (a version
+    of session 56's zone line dropped it for another market's)."""
+    ny = ZoneInfo("America/New_York")
+    rows = []
+    for day in (8, 9, 10, 11, 12):
+        t = datetime(2024, 1, day, 9, 35, tzinfo=ny)
+        while t <= datetime(2024, 1, day, 16, 0, tzinfo=ny):
+            rows.append(t.strftime("%Y-%m-%d %H:%M"))
+            t += timedelta(minutes=5)
+    n = len(rows)
+    path = tmp_path / "AAPL.csv"
+    pl.DataFrame(
+        {"Date": rows, "Open": [185.0] * n, "High": [185.5] * n, "Low": [184.5] * n,
+         "Close": [185.0 + (i % 5) / 10 for i in range(n)], "Volume": [100] * n}
+    ).write_csv(path)  # fmt: skip
+    with pytest.raises(DataError) as refused:
+        read_bars(path)
+    assert "the file's clock is likely America/New_York" in str(refused.value)
+    assert "its bars keep calendar" not in str(refused.value)

@@ -64,7 +64,7 @@ misread, and an exchange's calendar needs two of its holidays among them to be t
 EXTENDED = {"xnys": "xnys_ext"}
 """A name's calendar -> the same exchange's extended hours, which bars of a symbol placed by its
 name (an ETF of the list, ``AAPL.US``, a US cash index) may move it to, and nothing else."""
-INDEX_MOVES = ("fx_24x5", "cme_equity", "ice_us", "eurex", "ice_europe")
+INDEX_MOVES = ("fx_24x5", "cme_equity", "ice_us", "eurex", "ice_europe", "ice_europe_index")
 """Calendars a cash index of the lists (``SPX``, ``DAX``) moves to where over a quarter of its
 intraday bars leave its exchange's session and they keep one of them: its future's (CME's,
 Eurex's, ICE's) or a CFD's (the FX week). A ``DAX_5m.csv`` of FDAX's 01:10-22:00 was refused

@@ -47,6 +47,7 @@ CANDIDATES: tuple[str, ...] = (
     "ice_us",
     "eurex",
     "ice_europe",
+    "ice_europe_index",
     "xnys",
     "xnys_ext",
     "xtse",

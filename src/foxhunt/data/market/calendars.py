@@ -93,6 +93,10 @@ CALENDARS: dict[str, CalendarSpec] = {
         closed_dates=("12-24", "12-31"),
     ),
     "ice_europe": CalendarSpec("Europe/London", time(23), 5, "IEPA", 22.0, (time(1), time(23))),
+    # ICE Futures Europe's FTSE 100 future: 01:00-21:00 London on the LSE's trading days
+    "ice_europe_index": CalendarSpec(
+        "Europe/London", time(22), 5, "XLON", 20.0, (time(1), time(21))
+    ),
     "ice_us": CalendarSpec("America/New_York", time(18), 5, "ICEUS", 22.0),
     "ice_softs": CalendarSpec(
         "America/New_York", time(18), 5, "ICEUS", 10.5, (time(3, 30), time(14))

@@ -45,7 +45,13 @@ import polars as pl
 
 from foxhunt.data.market.bars_market import US_GUESS, bars_calendar, market_guess
 from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval, interval_text
-from foxhunt.data.market.calendar_fit import BROKER_CLOCKS, NEUTRAL, closed_in, zone_fit
+from foxhunt.data.market.calendar_fit import (
+    BROKER_CLOCKS,
+    NEUTRAL,
+    closed_in,
+    fit_calendar,
+    zone_fit,
+)
 from foxhunt.data.market.calendars import calendar_spec
 from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
 from foxhunt.data.read.clock_fit import CLOSED_DAYS_SHARE, ClockFit, clock_fits
@@ -209,19 +215,25 @@ def zone_fits(ts: pl.Series, read_in: str, calendar: str) -> ZoneFit:
 
 
 def _zone_keeping(
-    symbol: str, ts: pl.Series, read_in: str, instruments: Mapping[str, Instrument] | None
+    symbol: str,
+    ts: pl.Series,
+    read_in: str,
+    instruments: Mapping[str, Instrument] | None,
+    guess: str,
 ) -> tuple[str, str] | None:
     """``(zone, calendar)``: the zone (UTC as written, the cities, the brokers' clock) in which
-    a naive US guess's bars keep another calendar (:func:`bars_calendar`), the fewest of them
-    closed; None where none does. ``EURO_1h.csv`` of New York's wall clock: the FX week in
-    ``America/New_York``, where its refusal named no zone (each kept the NYSE's hours no
-    better)."""
+    a naive US guess's bars keep a calendar: the guess itself if some zone keeps it as a fit
+    would (``AAPL``'s session in New York's wall clock: the zone rule names New York), else
+    another (:func:`bars_calendar`), the fewest bars closed; None where none does
+    (``EURO_1h.csv`` of New York's wall clock: the FX week in ``America/New_York``)."""
     wall = pl.DataFrame({"t": ts}).select(utc_to_local(pl.col("t"), read_in)).to_series()
     interval = infer_interval(ts)
     best: tuple[float, str, str] | None = None
     for zone in dict.fromkeys(("UTC", *CITY_ZONES, *BROKER_ZONES)):
         local = pl.DataFrame({"w": wall}).select(local_to_utc(pl.col("w"), zone)).to_series()
         local = local.drop_nulls()
+        if fit_calendar(_us(local), interval, (guess,), margin=0.0) is not None:
+            return zone, guess
         if (cal := bars_calendar(symbol, local, instruments)) is None:
             continue
         closed = closed_in(_us(local), interval, cal)
@@ -245,8 +257,7 @@ def _extended_hours(ts: pl.Series) -> bool:
 
 def _has_extended_hours(symbol: str, instruments: Mapping[str, Instrument] | None) -> bool:
     """Whether ``symbol`` trades before and after the session: a stock or an ETF, not a cash
-    index (``SPX``'s session written as UTC sits in 04:30-11:00 New York: a zone, not
-    pre-market bars)."""
+    index (``SPX``'s session written as UTC, 04:30-11:00 New York, is a zone, not pre-market)."""
     inst = lookup(symbol, instruments) or infer_instrument(symbol)
     return inst.asset_class in ("stock", "etf")
 
@@ -484,7 +495,10 @@ def examine(
         read_in = loaded.zone_of(f)
         kept_in = None  # a US guess's refused bars: the zone in which they keep a calendar
         if guessed == US_GUESS and share > CLOSED_SHARE_MAX:
-            if (kept_in := _zone_keeping(str(sym), ts, read_in, instruments)) is not None:
+            kept_in = _zone_keeping(str(sym), ts, read_in, instruments, cal)
+            if kept_in is not None and kept_in[1] == cal:
+                kept_in = None  # its own hours in another zone: the zone rule names it
+            if kept_in is not None:
                 zone, where_kept = kept_in
                 said = "read as UTC, as written," if zone == "UTC" else f"read in {zone}"
                 guess = (
