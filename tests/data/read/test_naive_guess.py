@@ -130,6 +130,17 @@ def test_a_nameless_metatrader_export_is_told_the_brokers_clock(tmp_path: Path) 
     assert told["symbols"][0]["closed_time_bars"] == 0
 
 
+def _naive_csv(path: Path, rows: list[str], level: float, tick: float) -> Path:
+    """Bars at naive times ``rows`` around ``level``, closes a few ``tick`` apart."""
+    n = len(rows)
+    pl.DataFrame(
+        {"Date": rows, "Open": [level] * n, "High": [level + 12 * tick] * n,
+         "Low": [level - 12 * tick] * n, "Close": [level + (i % 7) * tick for i in range(n)],
+         "Volume": [100] * n}
+    ).write_csv(path)  # fmt: skip
+    return path
+
+
 def test_a_bare_tickers_naive_fx_week_is_told_the_zone_that_keeps_it(tmp_path: Path) -> None:
     """Hourly FX-week bars written in New York's wall clock under a bare ticker (``EURO``): as
     UTC they keep no calendar, and each zone kept the NYSE's hours no better, so the refusal
@@ -144,12 +155,7 @@ def test_a_bare_tickers_naive_fx_week_is_told_the_zone_that_keeps_it(tmp_path: P
             if sunday_open or (d.weekday() < 4) or (d.weekday() == 4 and h < 17):
                 rows.append(t.strftime("%Y-%m-%d %H:%M"))
         d += timedelta(days=1)
-    n = len(rows)
-    path = tmp_path / "EURO_1h.csv"
-    pl.DataFrame(
-        {"Date": rows, "Open": [1.09] * n, "High": [1.0912] * n, "Low": [1.0888] * n,
-         "Close": [1.09 + (i % 7) / 10_000 for i in range(n)], "Volume": [100] * n}
-    ).write_csv(path)  # fmt: skip
+    path = _naive_csv(tmp_path / "EURO_1h.csv", rows, 1.09, 0.0001)
     with pytest.raises(DataError) as refused:
         read_bars(path)
     assert str(refused.value).endswith(
@@ -177,12 +183,7 @@ def test_a_us_stocks_session_in_new_yorks_wall_clock_keeps_the_zone_rules_advice
         while t <= datetime(2024, 1, day, 16, 0, tzinfo=ny):
             rows.append(t.strftime("%Y-%m-%d %H:%M"))
             t += timedelta(minutes=5)
-    n = len(rows)
-    path = tmp_path / "AAPL.csv"
-    pl.DataFrame(
-        {"Date": rows, "Open": [185.0] * n, "High": [185.5] * n, "Low": [184.5] * n,
-         "Close": [185.0 + (i % 5) / 10 for i in range(n)], "Volume": [100] * n}
-    ).write_csv(path)  # fmt: skip
+    path = _naive_csv(tmp_path / "AAPL.csv", rows, 185.0, 0.1)
     with pytest.raises(DataError) as refused:
         read_bars(path)
     assert "the file's clock is likely America/New_York" in str(refused.value)
