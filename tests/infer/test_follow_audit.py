@@ -19,6 +19,7 @@ import polars as pl
 import pytest
 
 from foxhunt.config import RunConfig
+from foxhunt.errors import DataError
 from foxhunt.infer import follow as follow_module
 from foxhunt.infer.follow import follow_path
 from foxhunt.infer.follow_state import sidecar_path
@@ -154,3 +155,35 @@ def test_a_kill_between_forecast_and_record_does_not_repeat_the_origin(
     else:
         latest = pl.read_parquet(out)
         assert latest["origin_ts"].to_list() == [T0 + timedelta(minutes=6)]
+
+
+class Sayer(FakeForecaster):
+    """Refuses the bar whose close is 103.5 (as a check the screen does not make) and says a
+    line for each bar it is asked about, as bars where the calendar is shut."""
+
+    asked: list[list[float]] = []
+
+    def update(self, bars: pl.DataFrame, *, forecast: bool = True) -> None:
+        if (bars["close"] == 103.5).any():
+            raise DataError("Forecaster.update: row 0, symbol 'ES': refused")
+        super().update(bars, forecast=forecast)
+
+    def closed_bars(self, frame: pl.DataFrame) -> list[str]:
+        Sayer.asked.append(frame["close"].to_list())
+        return [f"ES: {frame.height} bars in hours calendar x does not trade"]
+
+
+def test_closed_bar_lines_are_of_the_bars_taken_and_name_the_feed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The closed-hours lines judge the bars the forecaster took: a bar it refused after the
+    screen (skipped as invalid) is not among them; each line names the feed."""
+    monkeypatch.setattr(follow_module, "Forecaster", Sayer)
+    Sayer.asked = []
+    feed = Feed(tmp_path / "ES_live.csv")
+    feed.append("".join(_bar(i) for i in range(6)))
+    caplog.set_level(logging.WARNING, logger="foxhunt")
+    follow_path(tmp_path / "model", feed.path, tmp_path / "fc.csv", poll_seconds=0, max_polls=1)
+    assert Sayer.asked == [[100.5, 101.5, 102.5, 104.5, 105.5]]
+    said = [r.getMessage() for r in caplog.records]
+    assert f"{feed.path}: ES: 5 bars in hours calendar x does not trade" in said
