@@ -343,3 +343,14 @@ def test_bars_at_both_ends_of_a_long_session_do_not_span_it():
     days = _weekdays(date(2024, 3, 4), date(2024, 3, 28))
     ts = _session_bars(days, ZoneInfo("America/Sao_Paulo"), [(9, 0, 18, 25)], timedelta(minutes=1))
     assert fit_calendar(ts, timedelta(minutes=1)) is None
+
+
+def test_a_lunch_break_the_calendar_keeps_is_no_hole():
+    """Tokyo's 09:00-11:30 and 12:30-15:00 (2024): the hour between its two sessions is the
+    calendar's own break, not a hole in the day, and the last bar ends the day exactly: the
+    day is spanned whole, the score exactly 1 (two days, no holiday: the median of two spans
+    is their mean, so the last day's counts)."""
+    days = _weekdays(date(2024, 2, 5), date(2024, 2, 6))
+    ts = _session_bars(days, TOKYO, [(9, 0, 11, 30), (12, 30, 15, 0)], FIVE)
+    fit = fit_calendar(ts, FIVE)
+    assert fit is not None and (fit.calendar, fit.score, fit.closed) == ("xtks", 1.0, 0.0)
