@@ -119,3 +119,14 @@ def test_a_trained_runs_calendar_judges_its_symbols_new_bars(tmp_path: Path) -> 
     sony = Instrument("SONY", 1.0, 1.0, "JPY", "stock", "xtks")
     frame, _ = _read(path, DataConfig(), instruments={"SONY": sony})
     assert frame.height == n
+
+
+def test_a_short_symbol_is_refused_in_training_and_left_out_where_asked(tmp_path: Path) -> None:
+    """Training (the default) refuses a symbol of fewer than the minimum bars, naming it;
+    ``drop_short`` (``predict``, ``evaluate``) leaves it out and keeps the others."""
+    path = tmp_path / "bars.parquet"
+    pl.concat([_bars(300, "ES"), _bars(40, "NQ")]).write_parquet(path)
+    with pytest.raises(DataError, match="NQ"):
+        _read(path, DataConfig(), min_bars=100)
+    frame, _ = _read(path, DataConfig(), min_bars=100, drop_short=True)
+    assert frame["symbol"].unique().to_list() == ["ES"]
