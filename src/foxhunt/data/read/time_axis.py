@@ -470,8 +470,8 @@ def examine(
         cal = calendar_of(str(sym), instruments)
         naive = bool(loaded.naive[f]) if loaded.naive else False
         unzoned = naive and loaded.options.tz is None
-        # the calendar resolve_bars will give it; a naive US guess keeps the zone advice, and
-        # is told what its intraday bars keep read as UTC
+        # the calendar resolve_bars will give it; a naive US guess keeps the zone advice, or is
+        # told the zone in which its intraday bars keep another calendar (below)
         cal = bars_calendar(str(sym), ts, instruments, naive=unzoned) or cal
         guessed = market_guess(str(sym), instruments) if unzoned and interval < DAILY else None
         if guessed == NEUTRAL and cal == NEUTRAL and (hint := zone_fit(_us(ts), interval)):
