@@ -63,7 +63,8 @@ bars. Daily bars decide beyond 1 % on US holidays (``CLOSED_MAX``): they have no
 misread, and an exchange's calendar needs two of its holidays among them to be taken."""
 EXTENDED = {"xnys": "xnys_ext"}
 """A name's calendar -> the same exchange's extended hours, which bars of a symbol placed by its
-name (an ETF of the list, ``AAPL.US``, a US cash index) may move it to, and nothing else."""
+name (an ETF of the list, ``AAPL.US``, a US cash index) may move it to; a cash index also to
+:data:`INDEX_MOVES`."""
 INDEX_MOVES = ("fx_24x5", "cme_equity", "ice_us", "eurex", "ice_europe", "ice_europe_index")
 """Calendars a cash index of the lists (``SPX``, ``DAX``) moves to where over a quarter of its
 intraday bars leave its exchange's session and they keep one of them: its future's (CME's,
@@ -106,7 +107,8 @@ def bars_calendar(
     None: its name or table places it, its bars keep the guess, or they keep no calendar.
 
     ``naive``: the times were written without a zone and read as UTC, no ``--tz`` given; a US
-    guess's intraday bars then keep it (the time-axis checks name the zone that fits)."""
+    guess's intraday bars then move only to the FX week or ``24x7`` (no zone turns a stock's
+    hours into 24-hour days), else keep it (the time-axis checks name the zone that fits)."""
     guess = market_guess(symbol, table)
     named = None if guess is not None or lookup(symbol, table) is not None else symbol
     beyond = _beyond(named)

@@ -232,11 +232,12 @@ def _zone_keeping(
     for zone in dict.fromkeys(("UTC", *CITY_ZONES, *BROKER_ZONES)):
         local = pl.DataFrame({"w": wall}).select(local_to_utc(pl.col("w"), zone)).to_series()
         local = local.drop_nulls()
-        if fit_calendar(_us(local), interval, (guess,), margin=0.0) is not None:
+        t = _us(local)
+        if fit_calendar(t, interval, (guess,), margin=0.0) is not None:
             return zone, guess
         if (cal := bars_calendar(symbol, local, instruments)) is None:
             continue
-        closed = closed_in(_us(local), interval, cal)
+        closed = closed_in(t, interval, cal)
         if best is None or closed < best[0]:
             best = (closed, zone, cal)
     return None if best is None else (best[1], best[2])
