@@ -18,8 +18,8 @@ import pytest
 from foxhunt.cli import main
 from foxhunt.data.read.bars import read_bars
 from foxhunt.data.read.clock_fit import ClockFit, clock_fits, session_edges
+from foxhunt.data.read.clock_zones import CITY_ZONES, ZoneFit, zone_fits
 from foxhunt.data.read.options import ReadOptions
-from foxhunt.data.read.time_axis import CITY_ZONES, ZoneFit, zone_fits
 from foxhunt.errors import DataError
 
 NEW_YORK = ZoneInfo("America/New_York")

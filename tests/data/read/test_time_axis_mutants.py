@@ -17,17 +17,9 @@ import polars as pl
 import pytest
 
 from foxhunt.data.read.bars import LoadedBars, read_bars
+from foxhunt.data.read.clock_zones import ZoneFit, candidate_zones, flag_for_zone, zone_fits
 from foxhunt.data.read.options import ReadOptions
-from foxhunt.data.read.time_axis import (
-    EARLIEST,
-    FUTURE_SLACK,
-    TimeAxisFindings,
-    ZoneFit,
-    _flag_for_zone,
-    candidate_zones,
-    examine,
-    zone_fits,
-)
+from foxhunt.data.read.time_axis import EARLIEST, FUTURE_SLACK, TimeAxisFindings, examine
 from foxhunt.data.read.zones import parse_zone
 from foxhunt.errors import DataError
 
@@ -107,7 +99,7 @@ def _examine(
 
 def test_the_tz_flag_of_a_zone_drops_utc_from_fixed_offsets_only() -> None:
     zones = ["UTC+05:30", "UTC-05:00", "UTC+14:00", "UTC", "America/New_York", "Etc/GMT+5"]
-    flags = [_flag_for_zone(z) for z in zones]
+    flags = [flag_for_zone(z) for z in zones]
     assert flags == ["+05:30", "-05:00", "+14:00", "UTC", "America/New_York", "Etc/GMT+5"]
     assert [parse_zone(f).name for f in flags] == zones  # each flag reads the zone it names
 

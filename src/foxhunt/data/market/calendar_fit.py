@@ -106,7 +106,7 @@ BROKER_CLOCKS = {"America/New_York+07:00": ("America/New_York", 7)}
 """Clocks of no IANA zone (``--tz`` spelling -> the zone they move, by how many hours): the FX
 brokers' server time, MetaTrader's GMT+2, GMT+3 while New York keeps summer time (New York's
 17:00 close is midnight), for every symbol the broker quotes (its gold on CME's hours too).
-The time-axis checks try them as well (``time_axis.BROKER_ZONES``)."""
+The time-axis checks try them as well (``clock_zones.BROKER_ZONES``)."""
 ZONE_BARS = 50_000
 """Bars :func:`zone_fit` judges (the last): one localisation per zone a candidate is read in."""
 _DAY_US = 86_400_000_000

@@ -1,6 +1,6 @@
 """Do the sessions keep the exchange's clock? Local times read as UTC, seen at daylight saving.
 
-The closed-hours rule (:func:`foxhunt.data.read.time_axis.zone_fits`) cannot see a file whose
+The closed-hours rule (:func:`foxhunt.data.read.clock_zones.zone_fits`) cannot see a file whose
 bars all fall in hours open in both zones: regular-hours ES written in New York time and read
 as UTC (09:30-16:00 UTC is inside Globex), Berlin-time FDAX inside Eurex's long day. Such a file
 has another tell. An exchange opens and closes at the same local clock time all year, so with
@@ -9,7 +9,7 @@ same minute of the exchange's day, summer and winter; read in a zone with other 
 rules (UTC, for New York times), they move by an hour at each change.
 
 :func:`clock_fits` counts, for the zone the naive times were read in and for each city of
-:data:`~foxhunt.data.read.time_axis.CITY_ZONES`, the share of session edges at their most
+:data:`~foxhunt.data.read.clock_zones.CITY_ZONES`, the share of session edges at their most
 common exchange minute (opens and closes apart). Fixed offsets are not tried: they move every
 bar alike, so they score as UTC does. A zone fits clearly better (:attr:`ClockFit.clearly_better`)
 when it holds at least :data:`MIN_GAIN` more of the edges and :data:`MIN_MOVED` more of them.

@@ -46,11 +46,11 @@ from foxhunt.data.market.intervals import describe_interval, symbols_off_interva
 from foxhunt.data.read import plausibility
 from foxhunt.data.read.bars import LoadedBars, load_bars, validate_bars
 from foxhunt.data.read.checks import without_empty_rows, without_settlements
+from foxhunt.data.read.clock_zones import CITY_ZONES
 from foxhunt.data.read.fillers import without_fillers
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.resample import aggregate_bars
 from foxhunt.data.read.time_axis import (
-    CITY_ZONES,
     DAILY,
     ODD_TIMES_FLAG,
     WEEKLY,
