@@ -148,6 +148,9 @@ class DataConfig:
     """Zone of naive timestamps in the bars (``--tz``: an IANA name or a fixed offset such as
     ``-05:00``); None: the vendor's clock where the file name says it (histdata: America/New_York),
     else UTC. Evaluate and predict reuse it, as the fields below (docs/data.md)."""
+    force_tz: bool = False
+    """Read times marked UTC (``Z``, ``+00:00``, epoch counts) as wall-clock times in ``tz``
+    too (``--force-tz``: a file that marks its local clock as UTC)."""
     symbol: str | None = None
     """Symbol of one-symbol bar files (``--symbol``); None: from the file name."""
     columns: tuple[str, ...] = ()

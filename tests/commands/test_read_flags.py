@@ -1,4 +1,4 @@
-"""The read flags (``--symbol --columns --ts-format --tz --bar-minutes --allow-odd-times``) on
+"""The read flags (``--symbol --columns --ts-format --tz --force-tz --bar-minutes --allow-odd-times``) on
 every command that reads bars, stored in the run's config (issue 27)."""
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ FLAGS = [
     "yyyymmdd",
     "--tz",
     "UTC-5",
+    "--force-tz",
     "--bar-minutes",
     "5",
     "--allow-odd-times",
@@ -41,7 +42,7 @@ def test_flags_reach_the_run_config(command: str, tmp_path: Path) -> None:
         "yyyymmdd",
         "UTC-5",
     )
-    assert data.bar_minutes == 5 and data.allow_odd_times
+    assert data.bar_minutes == 5 and data.allow_odd_times and data.force_tz
     # Stored in config.json and read back the same: evaluate and predict read the same way.
     path = tmp_path / "config.json"
     write_config_file(run_config(a), path)
@@ -54,6 +55,7 @@ def test_flags_on_the_reading_commands(command: str) -> None:
     args = [*words, "x.csv"] if words[0] == "data" else [*words, "--bars", "x.csv", "--out", "o"]
     a = build_parser().parse_args([*args, *FLAGS])
     assert (a.symbol, a.tz, a.bar_minutes, a.allow_odd_times) == ("CL", "UTC-5", 5, True)
+    assert a.force_tz
 
 
 @pytest.mark.subprocess

@@ -25,6 +25,7 @@ def read_bars(
     *,
     symbol: str | None = None,
     tz: str | None = None,
+    force_tz: bool = False,
     allow_outliers: bool = False,
     columns: dict[str, str] | None = None,
     ts_format: str | None = None,
@@ -44,6 +45,8 @@ def read_bars(
         tz: Zone of naive timestamps: an IANA name or a fixed offset (``-05:00``, ``UTC-5``);
             None: the vendor's clock where the file name says it (histdata: America/New_York), else
             UTC.
+        force_tz: Read times marked UTC (``Z``, ``+00:00``, epoch counts) as wall-clock times
+            in ``tz`` too: a file that marks its local clock as UTC.
         allow_outliers: Keep implausible bars (one warning) instead of refusing them.
         columns: The file's column for each bar field, ``{"ts": "DATE", "open": "OPEN"}``.
         ts_format: How timestamps are written: ``epoch-s|ms|us|ns``, ``yyyymmdd`` or strftime.
@@ -67,6 +70,7 @@ def read_bars(
     with tempfile.TemporaryDirectory(prefix="foxhunt-") as work, reworded(python_words):
         options = ReadOptions(
             tz=tz,
+            force_tz=force_tz,
             symbol=symbol if kind == "path" else None,  # a frame's symbol is added by bars_path
             columns=tuple(f"{k}={v}" for k, v in (columns or {}).items()),
             ts_format=ts_format,

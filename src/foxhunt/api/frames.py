@@ -111,6 +111,7 @@ lower-case word after the flag is prose: ``--tz to change``)."""
 
 _PYTHON_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"--allow-odd-times\b"), "allow_odd_times=True"),
+    (re.compile(r"--force-tz\b"), "force_tz=True"),
     (re.compile(r"--allow-outliers\b"), "allow_outliers=True"),
     (re.compile(r"--stamps (start|end)\b"), r"stamps='\1'"),
     (re.compile(r"--decimal (point|comma)\b"), r"decimal='\1'"),
@@ -144,6 +145,7 @@ def checked_read(where: str, read: dict[str, Any]) -> dict[str, Any]:
 def read_fields(
     *,
     tz: str | None = None,
+    force_tz: bool = False,
     columns: dict[str, str] | None = None,
     ts_format: str | None = None,
     stamps: str | None = None,
@@ -156,6 +158,7 @@ def read_fields(
     CLI's ``--tz``, ``--columns`` ... give a run)."""
     given: dict[str, Any] = {
         "tz": tz,
+        "force_tz": force_tz or None,
         "columns": tuple(f"{k}={v}" for k, v in columns.items()) if columns else None,
         "ts_format": ts_format,
         "stamps": stamps,

@@ -216,6 +216,13 @@ def add_read_args(p: argparse.ArgumentParser, stored: bool = True, over_run: boo
         "(histdata: America/New_York), else UTC",
     )
     g.add_argument(
+        "--force-tz",
+        action="store_true",
+        help="read times marked UTC (Z, +00:00, epoch counts, a parquet column typed UTC) as "
+        "wall-clock times in --tz's zone too: a file that marks its local clock as UTC, "
+        "MetaTrader 5's epochs of its server's clock (times with another offset are refused)",
+    )
+    g.add_argument(
         "--stamps",
         choices=("start", "end"),
         help="what a bar's timestamp marks: its start (foxhunt's convention, the default) or its "
@@ -264,6 +271,7 @@ def read_options_of(a: argparse.Namespace) -> Any:
         return ReadOptions(
             **{k: getattr(a, k, None) for k in _READ_FIELDS if getattr(a, k, None) is not None},
             allow_odd_times=bool(getattr(a, "allow_odd_times", False)),
+            force_tz=bool(getattr(a, "force_tz", False)),
         )
     except DataError as e:
         raise InputError(str(e)) from e
@@ -278,6 +286,8 @@ def read_flags(a: argparse.Namespace) -> dict[str, Any]:
     }
     if getattr(a, "allow_odd_times", False):
         data["allow_odd_times"] = True
+    if getattr(a, "force_tz", False):
+        data["force_tz"] = True
     return data
 
 

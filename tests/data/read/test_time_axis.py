@@ -145,7 +145,8 @@ def test_extended_hours_of_a_us_stock_are_named_as_such(tmp_path: Path) -> None:
 def test_an_index_session_written_hours_off_is_no_extended_hours(tmp_path: Path) -> None:
     """``SPX``'s 09:30-16:00 session written with ``Z`` (New York's wall clock taken for UTC)
     sits in 04:30-11:00 New York: an index trades no pre-market, and the refusal names the zone
-    (until session 56 it said "pre- and post-market hours", as for a stock)."""
+    (until session 56 it said "pre- and post-market hours", as for a stock; until session 57 it
+    named no zone: the zone rule was for naive times only)."""
     start = datetime(2024, 4, 8, 9, 30, tzinfo=UTC)
     stamps = [start + timedelta(days=d, minutes=5 * i) for d in range(5) for i in range(78)]
     rows = "".join(f"{t:%Y-%m-%dT%H:%M:%SZ},5200,5201,5199,5200.5,10\n" for t in stamps)
@@ -153,8 +154,16 @@ def test_an_index_session_written_hours_off_is_no_extended_hours(tmp_path: Path)
     path.write_text("timestamp,open,high,low,close,volume\n" + rows)
     with pytest.raises(DataError) as e:
         read_bars(path)
-    assert "closed hours of calendar xnys: timestamps in another zone (--tz)" in str(e.value)
-    assert "pre- and post-market" not in str(e.value)
+    assert str(e.value) == (
+        f"{path}: symbol 'SPX': 61.5% of the bars fall in the closed hours of calendar xnys "
+        "with the timestamps marked UTC read as such, 0.0% read as America/New_York: the file's "
+        "clock is likely America/New_York; --tz America/New_York --force-tz reads it so, or "
+        "--allow-odd-times"
+    )
+    forced = ReadOptions(tz="America/New_York", force_tz=True)
+    bars = read_bars(path, options=forced)
+    assert bars["ts"][0] == datetime(2024, 4, 8, 13, 30, tzinfo=UTC)  # 09:30 EDT
+    assert bars.height == len(stamps)
 
 
 def _daily(path: Path, days: list[datetime]) -> Path:

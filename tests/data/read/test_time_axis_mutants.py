@@ -411,4 +411,13 @@ def test_read_bars_refuses_a_naive_utc_plus_3_clock_and_reads_it_with_the_named_
     assert bars["ts"][0] == _t(7, 22) and bars.height == 240
     (tmp_path / "zoned").mkdir()
     zoned = _csv(tmp_path / "zoned" / "EURUSD.csv", times, "%Y-%m-%dT%H:%M:%SZ")
-    assert read_bars(zoned)["ts"][0] == _t(8, 1)  # zoned: read as stamped, no zone rule
+    with pytest.raises(DataError) as e:  # the same clock marked UTC: named with --force-tz
+        read_bars(zoned)
+    assert str(e.value).endswith(
+        "with the timestamps marked UTC read as such, 0.0% read as UTC+03:00: the file's "
+        f"clock is likely UTC+03:00; --tz +03:00 --force-tz reads it so, {ODD}"
+    )
+    bars = read_bars(zoned, options=ReadOptions(tz="+03:00", force_tz=True))
+    assert bars["ts"][0] == _t(7, 22) and bars.height == 240
+    offset = _csv(tmp_path / "zoned" / "EURUSD.csv", times, "%Y-%m-%dT%H:%M:%S+01:00")
+    assert read_bars(offset)["ts"][0] == _t(8, 0)  # an offset not UTC's: as written

@@ -18,7 +18,9 @@ from tests.data.read.test_time_axis_mutants import _examine
 
 from foxhunt.data.read.bars import read_bars
 from foxhunt.data.read.clock_fit import ClockFit
+from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.time_axis import _clock_line, _extended_hours
+from foxhunt.errors import DataError
 
 NEW_YORK = ZoneInfo("America/New_York")
 
@@ -75,18 +77,35 @@ def test_a_weekly_symbol_does_not_end_the_checks_of_the_next(tmp_path: Path) -> 
 
 
 def test_timestamps_with_their_offset_are_never_searched_for_a_clock(tmp_path: Path) -> None:
-    """Regular-hours bars whose New York times carry +00:00: the file says UTC, and the clock
-    rule (for naive times only) stays silent, as the zone rule does."""
+    """Regular-hours bars whose New York times carry -03:00 (no New York offset): the file says
+    its offset, and the clock rule stays silent, as the zone rule does; marked UTC (+00:00),
+    the sessions that keep 09:30 on the UTC clock across daylight saving are New York's clock
+    (session 57: until then times marked UTC were never searched either)."""
     stamps = []
     for k in range(90):
         d = datetime(2024, 2, 1, 9, 30, tzinfo=NEW_YORK) + timedelta(days=k)
         if d.weekday() >= 5 or d.date().isoformat() in ("2024-02-19", "2024-03-29"):
             continue
         stamps += [(d + timedelta(minutes=5 * i)).replace(tzinfo=UTC) for i in range(78)]
-    rows = "".join(f"{t:%Y-%m-%d %H:%M:%S}+00:00,5000,5001,4999,5000.5,10\n" for t in stamps)
+    rows = "".join(f"{t:%Y-%m-%d %H:%M:%S}-03:00,5000,5001,4999,5000.5,10\n" for t in stamps)
     path = tmp_path / "ES.csv"
     path.write_text("timestamp,open,high,low,close,volume\n" + rows)
-    assert read_bars(path)["ts"].to_list() == stamps
+    assert read_bars(path)["ts"].to_list() == [t + timedelta(hours=3) for t in stamps]
+    path.write_text(path.read_text().replace("-03:00,", "+00:00,"))
+    with pytest.raises(DataError) as e:
+        read_bars(path)
+    assert str(e.value) == (
+        f"{path}: symbol 'ES': the sessions open at 09:30 on the file's clock; with the "
+        "timestamps marked UTC read as such, 58% of the session opens and closes fall at their "
+        "usual minute of America/Chicago time across the daylight-saving changes, 100% read as "
+        "America/Chicago or America/New_York: the file's clock is likely local time; --tz "
+        "America/Chicago --force-tz or --tz America/New_York --force-tz (the same "
+        "daylight-saving dates: the one the vendor writes) reads it so, or --allow-odd-times"
+    )
+    forced = ReadOptions(tz="America/New_York", force_tz=True)
+    assert read_bars(path, options=forced)["ts"].to_list() == [
+        t.replace(tzinfo=NEW_YORK).astimezone(UTC) for t in stamps
+    ]
 
 
 def test_the_clock_line_of_one_zone_names_it_alone() -> None:

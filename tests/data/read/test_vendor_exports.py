@@ -685,6 +685,11 @@ def test_tz_given_for_epoch_times_is_said_to_be_unused(
         ts = _minutes(_write(tmp_path, "EURUSD.csv", text), tz="Europe/Athens")
     assert ts[0] == datetime(2024, 1, 2, 9, 30, tzinfo=UTC)  # as written: UTC
     assert "--tz Europe/Athens not applied: column 'time' holds epoch times" in caplog.text
+    assert "--tz Europe/Athens --force-tz reads the clock they show in UTC" in caplog.text
+    # the broker's clock: 09:30 in Athens, 07:30 UTC (session 57)
+    forced_tz = ReadOptions(tz="Europe/Athens", force_tz=True)
+    forced = _minutes(tmp_path / "EURUSD.csv", options=forced_tz)
+    assert forced[0] == datetime(2024, 1, 2, 7, 30, tzinfo=UTC)
     caplog.clear()
     with caplog.at_level(logging.WARNING):
         _minutes(tmp_path / "EURUSD.csv")

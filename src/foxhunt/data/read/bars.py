@@ -122,6 +122,9 @@ class LoadedBars:
     options: ReadOptions = field(default_factory=ReadOptions)
     prints: tuple[bool, ...] = field(default=())
     """Per file, whether its bars were built from prints (one-minute bars, gaps or not)."""
+    marked: tuple[bool, ...] = field(default=())
+    """Per file, whether its times were marked UTC and read so (a wrong ``Z`` the time-axis
+    checks may name, :mod:`foxhunt.data.read.marked_utc`)."""
 
     def built_symbols(self) -> frozenset[str]:
         """The symbols whose bars were built from prints (:mod:`foxhunt.data.read.prints`)."""
@@ -229,6 +232,7 @@ def load_bars(
         claims=tuple(r.claim for r in reads),
         options=opts,
         prints=tuple(r.prints for r in reads),
+        marked=tuple(r.marked for r in reads),
     )
 
 

@@ -71,7 +71,11 @@ class ZoneFit:
     @property
     def best_flags(self) -> str:
         """The ``--tz`` flag of ``best`` and of each tie."""
-        return " or ".join(f"--tz {flag_for_zone(z)}" for z in (self.best, *self.ties))
+        return self.flags()
+
+    def flags(self, extra: str = "") -> str:
+        """:attr:`best_flags`, each followed by ``extra`` (`` --force-tz``)."""
+        return " or ".join(f"--tz {flag_for_zone(z)}{extra}" for z in (self.best, *self.ties))
 
     @property
     def clearly_better(self) -> bool:

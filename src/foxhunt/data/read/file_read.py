@@ -42,6 +42,7 @@ from foxhunt.data.read.digit_dates import cyymmdd_days, digit_clock
 from foxhunt.data.read.files import table_kind
 from foxhunt.data.read.fractions import fraction_value, written_in_fractions
 from foxhunt.data.read.hours import hour_beside, hour_clock
+from foxhunt.data.read.marked_utc import marked_utc, with_user_zone
 from foxhunt.data.read.numbers import blank, value_expr, volume_expr
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.prints import ACTION, carried, no_quote_yet, prints_hint, prints_of
@@ -246,6 +247,9 @@ class FileRead:
     prints: bool = False
     """The bars were built from prints (:mod:`foxhunt.data.read.prints`): one-minute bars
     whatever gaps lie between them."""
+    marked: bool = False
+    """The times were marked UTC and read so (:mod:`foxhunt.data.read.marked_utc`): the time-axis
+    checks may find the zone whose clock they are."""
 
 
 def read_file(
@@ -412,16 +416,10 @@ def _normalise_as(
         if typed:
             raise _TypedReadFailed from e
         raise unreadable(path, e) from e
+    marked = marked_utc(lf, schema, spell["ts"], times)
+    times = with_user_zone(times, marked, path, spell["ts"], opts, zone)
+    marked = marked and not times.naive  # read on --tz's clock with --force-tz: naive now
     exprs = [times.expr.alias("ts")]
-    if opts.tz is not None and (times.format or opts.ts_format or "").startswith("epoch"):
-        log.warning(
-            "%s: --tz %s not applied: column '%s' holds epoch times, counted in UTC (a feed "
-            "that counts them on its server's clock, as MetaTrader 5's copy_rates does, must "
-            "be converted first)",
-            path,
-            opts.tz,
-            spell["ts"],
-        )
     doubts: list[str] = list(scanned.notes)
     if times.other is not None:
         ways = "year first and last" if times.other[:2] == "%y" else "day-first and month-first"
@@ -580,4 +578,5 @@ def _normalise_as(
         tuple(doubts),
         counted,
         prints is not None,
+        marked,
     )

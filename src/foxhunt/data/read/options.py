@@ -1,7 +1,7 @@
 """How to read a bar file when the guess is wrong: the user's explicit choices.
 
 Every command that reads bars takes them (``--symbol``, ``--columns``, ``--ts-format``,
-``--tz``, ``--stamps``, ``--bar-minutes``, ``--allow-odd-times``), ``train`` stores them in the run's
+``--tz``, ``--force-tz``, ``--stamps``, ``--bar-minutes``, ``--allow-odd-times``), ``train`` stores them in the run's
 ``config.json`` (``data`` section), and ``evaluate`` and ``predict`` read new files the same way.
 """
 
@@ -29,6 +29,8 @@ class ReadOptions:
         tz: zone of naive timestamps: an IANA name or a fixed offset (``-05:00``, ``UTC-5``);
             None: the vendor's clock where the file name says it (histdata: America/New_York), else
             UTC.
+        force_tz: read times marked UTC (``Z``, ``+00:00``, epoch counts, a column typed UTC)
+            as wall-clock times in ``tz`` too (:mod:`foxhunt.data.read.marked_utc`).
         symbol: the symbol of one-symbol files (files without a symbol column).
         columns: ``FIELD=COLUMN`` entries naming the file's column for a bar field
             (``ts``, ``date`` + ``time``, ``open`` ... ``volume``, ``symbol``).
@@ -46,6 +48,7 @@ class ReadOptions:
     """
 
     tz: str | None = None
+    force_tz: bool = False
     symbol: str | None = None
     columns: tuple[str, ...] = field(default=())
     ts_format: str | None = None
@@ -57,6 +60,8 @@ class ReadOptions:
     def __post_init__(self) -> None:
         if self.tz is not None:
             parse_zone(self.tz)
+        if self.force_tz and self.tz is None:
+            raise DataError("--force-tz needs --tz ZONE: the clock that times marked UTC keep")
         if self.symbol is not None and not self.symbol.strip():
             raise DataError("--symbol is empty")
         try:
@@ -87,6 +92,7 @@ def options_of(data: DataConfig) -> ReadOptions:
     """The read options a run's data config holds."""
     return ReadOptions(
         tz=data.tz,
+        force_tz=data.force_tz,
         symbol=data.symbol,
         columns=data.columns,
         ts_format=data.ts_format,

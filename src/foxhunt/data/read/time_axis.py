@@ -59,6 +59,7 @@ from foxhunt.data.read.clock_zones import (
     flag_for_zone,
     zone_fits,
 )
+from foxhunt.data.read.marked_utc import FORCE_FLAG, edges_kept
 from foxhunt.data.read.stamps import DATED, FEW_EDGES, stamp_fit
 from foxhunt.data.read.zones import local_to_utc, utc_to_local
 from foxhunt.errors import DataError
@@ -190,19 +191,29 @@ def _root_as_ticker(symbol: str, instruments: Mapping[str, Instrument] | None) -
     )
 
 
-def _clock_line(where: str, fit: ClockFit) -> str:
+def _clock_line(where: str, fit: ClockFit, marked: bool = False) -> str:
     zones = " or ".join(fit.best)
-    flags = " or ".join(f"--tz {flag_for_zone(z)}" for z in fit.best)
+    flags = " or ".join(f"--tz {flag_for_zone(z)}{_force(marked)}" for z in fit.best)
     which = (
         " (the same daylight-saving dates: the one the vendor writes)" if len(fit.best) > 1 else ""
     )
     return (
-        f"{where}: the sessions open at {fit.usual_open} on the file's clock; with the naive "
-        f"timestamps read as {fit.read_in}, {fit.share:.0%} of the session opens and closes fall "
+        f"{where}: the sessions open at {fit.usual_open} on the file's clock; with the "
+        f"{_as_read(marked, fit.read_in)}, {fit.share:.0%} of the session opens and closes fall "
         f"at their usual minute of {fit.exchange_zone} time across the daylight-saving changes, "
         f"{fit.best_share:.0%} read as {zones}: the file's clock is likely local time; "
         f"{flags}{which} reads it so, or {ODD_TIMES_FLAG}"
     )
+
+
+def _force(marked: bool) -> str:
+    """What follows ``--tz ZONE`` in advice: `` --force-tz`` for times marked UTC."""
+    return f" {FORCE_FLAG}" if marked else ""
+
+
+def _as_read(marked: bool, read_in: str) -> str:
+    """How the times were read, in a line of advice."""
+    return "timestamps marked UTC read as such" if marked else f"naive timestamps read as {read_in}"
 
 
 _NAMED_DATE = re.compile(r"(?<!\d)((?:19|20)\d{6})(?!\d)")
@@ -353,14 +364,18 @@ def examine(
         cal = calendar_of(str(sym), instruments)
         naive = bool(loaded.naive[f]) if loaded.naive else False
         unzoned = naive and loaded.options.tz is None
+        marked = bool(loaded.marked[f]) if loaded.marked else False  # a UTC mark, maybe wrong
+        force = _force(marked)
         # the calendar resolve_bars will give it; a naive US guess keeps the zone advice, or is
         # told the zone in which its intraday bars keep another calendar (below)
         cal = bars_calendar(str(sym), ts, instruments, naive=unzoned) or cal
-        guessed = market_guess(str(sym), instruments) if unzoned and interval < DAILY else None
+        clocked = unzoned or marked  # read as UTC, perhaps another zone's wall clock
+        guessed = market_guess(str(sym), instruments) if clocked and interval < DAILY else None
         if guessed == NEUTRAL and cal == NEUTRAL and (hint := zone_fit(_us(ts), interval)):
             kept.append(  # a nameless file of local times: said, not refused (24x7 holds them)
-                f"{where}: its naive times read as UTC keep no market's hours (calendar 24x7); "
-                f"read in {hint[1]} they keep calendar {hint[0]}'s: --tz {hint[1]} reads them so"
+                f"{where}: its {'times marked UTC' if marked else 'naive times read as UTC'} "
+                f"keep no market's hours (calendar 24x7); read in {hint[1]} they keep calendar "
+                f"{hint[0]}'s: --tz {hint[1]}{force} reads them so"
             )
         if interval >= WEEKLY:  # a week's or a month's bar is stamped by convention (pandas'
             continue  # "W" on a Sunday, month ends): its day says nothing of the calendar
@@ -375,7 +390,7 @@ def examine(
             continue
         guess = _guessed_market(str(sym), cal, instruments)  # for the zone and clock lines
         share = float(g.select(closed_time(pl.col("ts"), cal).mean()).item())
-        read_in = loaded.zone_of(f)
+        read_in = "UTC" if marked else loaded.zone_of(f)
         kept_in = None  # a US guess's refused bars: the zone in which they keep a calendar
         if guessed == US_GUESS and share > CLOSED_SHARE_MAX:
             kept_in = _zone_keeping(str(sym), ts, read_in, instruments, cal)
@@ -386,33 +401,36 @@ def examine(
                 said = "read as UTC, as written," if zone == "UTC" else f"read in {zone}"
                 guess = (
                     f"{guess[:-1]}; {said} its bars keep calendar {where_kept}'s hours and "
-                    f"days: --tz {zone} reads them on it)"
+                    f"days: --tz {zone}{force} reads them on it)"
                 )
         # the zone and clock rules judge the guess's calendar: where another calendar's zone
         # keeps the bars (EURO_1h.csv's FX week in New York's), that zone is named alone
-        fit = zone_fits(ts, read_in, cal) if naive and share > 0 and kept_in is None else None
+        clocked = (naive or marked) and kept_in is None
+        fit = zone_fits(ts, read_in, cal) if clocked and share > 0 else None
         # the FX brokers' clock fits the FX week's edges as New York does: tried for its
         # calendar even when no bar is closed as read (4-hour bars of MetaTrader read as UTC)
         brokers = BROKER_ZONES if cal == "fx_24x5" else ()
         tried = (*CITY_ZONES, *brokers, *((fit.best,) if fit is not None else ()))
-        clock = clock_fits(ts, interval, read_in, cal, tried) if naive and kept_in is None else None
+        clock = clock_fits(ts, interval, read_in, cal, tried) if clocked else None
+        if fit is not None and marked and not edges_kept(ts, interval, fit.best, cal):
+            fit = None  # a mark is no naive time: only the calendar's edges prove it wrong
         if fit is not None and fit.clearly_better and not _clock_vetoes(clock, fit.best):
             line = (
                 f"{where}: {share:.1%} of the bars fall in the closed hours of calendar {cal} "
-                f"with the naive timestamps read as {fit.read_in}, {fit.best_share:.1%} read as "
-                f"{fit.best}: the file's clock is likely {fit.best_named}; {fit.best_flags} "
+                f"with the {_as_read(marked, fit.read_in)}, {fit.best_share:.1%} read as "
+                f"{fit.best}: the file's clock is likely {fit.best_named}; {fit.flags(force)} "
                 f"reads it so{' (the bars cannot tell them apart)' if fit.ties else ''}, or "
                 f"{ODD_TIMES_FLAG}{guess}"
             )
-            if loaded.options.tz is not None and share <= CLOSED_SHARE_MAX:
+            if naive and loaded.options.tz is not None and share <= CLOSED_SHARE_MAX:
                 # The user named the zone: theirs is kept (a run trained with --tz Etc/GMT+5
                 # reads its later files the same way), the better fit is named, not enforced.
                 kept.append(f"--tz {loaded.options.tz} kept as given: {line}")
             else:
                 out.append(line)
         elif clock is not None and clock.clearly_better:
-            line = _clock_line(where, clock) + guess
-            if loaded.options.tz is not None and share <= CLOSED_SHARE_MAX:  # kept, as above
+            line = _clock_line(where, clock, marked) + guess
+            if naive and loaded.options.tz is not None and share <= CLOSED_SHARE_MAX:  # as above
                 kept.append(f"--tz {loaded.options.tz} kept as given: {line}")
             else:
                 out.append(line)
@@ -435,6 +453,7 @@ def examine(
         elif (
             share > CLOSED_SHARE_MAX
             and cal == "xnys"
+            and kept_in is None  # another zone's clock keeps another market: said below
             and _has_extended_hours(str(sym), instruments)
             and _extended_hours(ts)
         ):  # an index has none: its session read in a zone hours off

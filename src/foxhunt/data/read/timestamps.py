@@ -396,6 +396,11 @@ def text_timestamp_expr(
         The UTC expression and whether the values were naive.
     """
     text = text.str.strip_chars()
+    if _day_ends(lf, text):  # daily bars stamped at their day's last minute: their dates
+        dates = _text_times(
+            lf, text.str.replace(_DAY_END, ""), tz=tz, dayfirst=dayfirst, where=where
+        )
+        return replace(dates, format=f"{dates.format or 'ISO 8601'} dates (23:59 read past)")
     if _hours_offsets(lf, text):  # only then: a regex over every row costs a tenth of a read
         text = text.str.replace(HOURS_OFFSET, "${1}:00")
     end_of_day = text.str.contains(_END_OF_DAY)
@@ -406,6 +411,25 @@ def text_timestamp_expr(
     else:
         later = times.expr + pl.duration(days=1)
     return replace(times, expr=pl.when(end_of_day).then(later).otherwise(times.expr))
+
+
+_DAY_END = r"[ T]23:59(?::59(?:\.9+)?|:00(?:\.0+)?)?(?: ?(?:Z|[+-]\d\d:?\d\d|UTC|GMT))?$"
+"""A day's last minute or second after a date, with its offset if any (``2024-01-03 23:59``,
+``2024-01-03T23:59:59-05:00``): how some daily exports stamp a day's bar."""
+
+
+def _day_ends(lf: pl.LazyFrame, text: pl.Expr) -> bool:
+    """Whether every time is a day's last minute (:data:`_DAY_END`): daily bars labelled by
+    their date, read as dates. Read as times, 23:59 UTC is New York's evening, after its
+    trading day's roll: each bar was judged and forecast as the next day's (a Friday's as a
+    Saturday's, until session 57). The first rows decide before the whole column is read."""
+    values = text.drop_nulls()
+    try:
+        first = values.head(64).str.contains(_DAY_END)
+        head = lf.select(first.all() & (first.len() > 0)).collect().item()  # no value: no day
+        return bool(head) and bool(lf.select(values.str.contains(_DAY_END).all()).collect().item())
+    except pl.exceptions.PolarsError:
+        return False
 
 
 def _hours_offsets(lf: pl.LazyFrame, text: pl.Expr) -> bool:
