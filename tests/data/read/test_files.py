@@ -114,8 +114,8 @@ def test_files_not_read_beside_the_bars_are_named(
         assert resolve_table_paths(tmp_path) == [tmp_path / "ES-1.csv"]
     assert caplog.messages == [
         f"{tmp_path}: 2 files not read: ES-2.hdf5, ES-3.h5; only .parquet, .pq, .csv, .txt, "
-        ".tsv (plain or .gz, .bz2, .xz, .zst), .feather, .arrow, .ipc, .json, .jsonl, .ndjson, "
-        ".zip, .dbn, .dbn.zst, .scid, .xlsx, .xlsm, .xls, .xlsb, .ods files are read (write the others "
+        ".tsv (plain or .gz, .bz2, .xz, .zst), .feather, .arrow, .ipc, .json, .jsonl, .ndjson "
+        "(plain or .gz, .bz2, .xz, .zst), .zip, .dbn, .dbn.zst, .scid, .xlsx, .xlsm, .xls, .xlsb, .ods files are read (write the others "
         "as CSV or parquet)"
     ]
     archive = tmp_path / "zipped" / "ES.zip"

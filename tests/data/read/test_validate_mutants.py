@@ -575,3 +575,21 @@ def test_a_kept_symbols_bad_future_row_is_still_named_by_its_row(tmp_path: Path)
             drop_short=True,
             options=ReadOptions(allow_odd_times=True),
         )
+
+
+def test_a_total_and_an_average_line_under_the_bars_are_named_as_such(tmp_path: Path) -> None:
+    """A spreadsheet's summary rows under the bars: once "unparsable timestamp 'Average'
+    (--ts-format names its spelling ...)", advice that reads nothing (session 57). A word with
+    bars after it keeps the timestamp line."""
+    rows = "".join(f"2024-01-0{d},100,101,99,100.5,10\n" for d in range(2, 6))
+    path = tmp_path / "SPY.csv"
+    path.write_text(
+        f"Date,Open,High,Low,Close,Volume\n{rows}Total,,,,,40\nAverage,100,101,99,100.5,10\n"
+    )
+    _raises(
+        path,
+        f"{path}: column 'Date', row 5: 'Average' where a timestamp belongs, and no time in the "
+        "rows after it: a total, average or note line under the bars? remove it",
+    )
+    path.write_text(f"Date,Open,High,Low,Close,Volume\n{rows}Average,100,101,99,100.5,10\n{rows}")
+    _raises(path, f"{path}: column 'Date', row 4: unparsable timestamp 'Average' {ADVICE}")

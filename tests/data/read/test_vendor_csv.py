@@ -492,3 +492,19 @@ def test_a_headerless_end_of_day_file_with_the_ticker_first(tmp_path: Path) -> N
     )
     timed = _write(tmp_path, "BHP.txt", intraday)  # a clock in digits after the date
     assert sniff_csv(timed).names[:4] == ("symbol", "date", "time", "open")
+
+
+def test_coinbase_advanced_trades_start_column_is_the_bars_time(tmp_path: Path) -> None:
+    """Coinbase Advanced Trade's candles (``start,low,high,open,close,volume``, newest first):
+    refused as "missing column 'ts'" until session 57."""
+    first = 1641168000  # 2022-01-03 00:00 UTC
+    rows = "".join(
+        f"{first + 60 * i},{46000 + i},{46010 + i},{46005 + i},{46003 + i},1.5\n"
+        for i in reversed(range(30))
+    )
+    bars = read_bars(
+        _write(tmp_path, "BTC-USD_ONE_MINUTE.csv", "start,low,high,open,close,volume\n" + rows),
+        min_bars=1,
+    )
+    assert bars["ts"][0] == datetime(2022, 1, 3, tzinfo=UTC) and bars.height == 30
+    assert (bars["open"][0], bars["low"][0]) == (46005.0, 46000.0)

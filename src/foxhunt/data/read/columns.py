@@ -65,6 +65,7 @@ TS_NAMES = (
     "mts",  # Bitfinex's candles and trades (epoch ms)
     "sip_timestamp",  # Polygon's trades and quotes flat files (epoch ns)
     "created_time",  # OKX's trades history (epoch ms)
+    "start",  # Coinbase Advanced Trade's candles (epoch s, or RFC 3339 in its exports)
 )
 INDEX_NAMES = ("", "unnamed: 0", "__index_level_0__")
 DATE_NAMES = ("date", "day", "trade_date", "dtyyyymmdd", "date_ymd")

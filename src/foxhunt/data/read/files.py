@@ -25,7 +25,7 @@ from typing import Literal
 
 import polars as pl
 
-from foxhunt.data.read.compressed import TEXT_SUFFIXES
+from foxhunt.data.read.compressed import CODECS, TEXT_SUFFIXES
 from foxhunt.data.read.magic import TAR, mislabelled
 from foxhunt.errors import DataError, InputError
 from foxhunt.runtime import atomic_path
@@ -34,9 +34,10 @@ log = logging.getLogger(__name__)
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv")
 """File name endings that are written as tables (``.csv`` as CSV, the others as parquet)."""
-JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
-"""Bars as JSON records (:mod:`foxhunt.data.read.json_bars`); in a folder or glob read only
-when no other table file is there (a vendor's metadata, an instrument table beside the bars)."""
+JSON_SUFFIXES = tuple(b + end for end in ("", *CODECS) for b in (".json", ".jsonl", ".ndjson"))
+"""Bars as JSON records (:mod:`foxhunt.data.read.json_bars`), plain or compressed
+(``.json.gz``: an API's answers saved gzipped); in a folder or glob read only when no other
+table file is there (a vendor's metadata, an instrument table beside the bars)."""
 IPC_SUFFIXES = (".feather", ".arrow", ".ipc")
 """Arrow IPC files: Feather v2, what pandas' ``to_feather`` and R's ``arrow::write_feather``
 write, read by polars as parquet is."""
@@ -62,7 +63,7 @@ _NAMES = ", ".join(
         ".pq",
         ".csv, .txt, .tsv (plain or .gz, .bz2, .xz, .zst)",
         *IPC_SUFFIXES,
-        *JSON_SUFFIXES,
+        ".json, .jsonl, .ndjson (plain or .gz, .bz2, .xz, .zst)",
         ".zip",
         ".dbn",
         ".dbn.zst",

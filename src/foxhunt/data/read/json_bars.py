@@ -1,6 +1,7 @@
 """Bars saved as JSON: records with names, as REST APIs answer and pandas writes them.
 
-Read (``.json``, ``.jsonl``, ``.ndjson``):
+Read (``.json``, ``.jsonl``, ``.ndjson``, plain or compressed: ``.json.gz``, ``.json.bz2``,
+``.json.xz``, ``.json.zst``, the same for the others; refused as a file type until session 57):
 
 * a list of records, ``[{"t": 1704205800000, "o": 4790.25, ...}, ...]`` (pandas'
   ``to_json(orient="records")``), or one record a line (JSON Lines, ``orient="records",
@@ -45,6 +46,8 @@ from typing import Any
 
 import polars as pl
 
+from foxhunt.data.read.compressed import ERRORS, uncompressed_name
+from foxhunt.data.read.encoding import open_bytes
 from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)
@@ -72,11 +75,11 @@ def read_json_bars(path: Path) -> pl.DataFrame:
     Raises:
         DataError: not JSON, no records with names, or records of no bars.
     """
-    if path.name.lower().endswith(LINES_SUFFIXES):
+    if uncompressed_name(path.name).lower().endswith(LINES_SUFFIXES):
         records = _lines(path)
     else:
         try:
-            data = json.loads(path.read_bytes())
+            data = json.loads(_raw(path))
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise DataError(f"{path}: not JSON ({e})") from None
         records = _records(path, data)
@@ -138,21 +141,34 @@ def _symbol_field(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return records
 
 
+def _raw(path: Path) -> bytes:
+    """The file's bytes, decompressed where its name says (``.json.gz`` ... ``.jsonl.zst``),
+    read whole (zstd's stream has no lines).
+
+    Raises:
+        DataError: a damaged or mislabelled stream.
+    """
+    try:
+        with open_bytes(path) as f:
+            return f.read()  # type: ignore[no-any-return]
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except ERRORS as e:
+        raise DataError(f"{path}: cannot read ({e})") from None
+
+
 def _lines(path: Path) -> list[dict[str, Any]]:
     records = []
-    with path.open("rb") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except (json.JSONDecodeError, UnicodeDecodeError) as e:
-                raise DataError(f"{path} line {number}: not JSON ({e})") from None
-            if not isinstance(record, dict):
-                raise DataError(
-                    f"{path} line {number}: JSON {_what(record)}, not a record with names"
-                )
-            records.append(record)
+    for number, line in enumerate(_raw(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise DataError(f"{path} line {number}: not JSON ({e})") from None
+        if not isinstance(record, dict):
+            raise DataError(f"{path} line {number}: JSON {_what(record)}, not a record with names")
+        records.append(record)
     return records
 
 

@@ -86,6 +86,10 @@ def _is_iso(text: str) -> bool:
     return True
 
 
+_SUMMARY_WORD = re.compile(r"^(?!(?:nan|nat|null|none|inf)$)[a-z]{3,}(?:[ .:]+[a-z]*)*$", re.I)
+"""A word where a timestamp belongs, no missing value's spelling: ``Total``, ``Average``."""
+
+
 @dataclass(frozen=True)
 class _Rows:
     """What :class:`_Validator` reads of ``LoadedBars``, for frames that came from no file."""
@@ -141,6 +145,11 @@ class _Validator:
         naive ``1240103 1258`` was said to lack the offset the others had)."""
         naive = self.loaded.naive
         return not naive or naive[f] == offset
+
+    def _footer(self, f: int, row: int) -> bool:
+        """Whether no row of file ``f`` after ``row`` has a timestamp: lines under the bars."""
+        after = (pl.col(_FILE) == f) & (pl.col(_ROW) > row)
+        return bool(self.loaded.frame.filter(after)["ts"].is_null().all())
 
     def first(self, frame: pl.DataFrame, mask: pl.Expr) -> dict[str, object] | None:
         hit = frame.filter(mask).head(1)
@@ -201,6 +210,9 @@ class _Validator:
                     "(files joined with their headers, in another column order?); read the "
                     "files apart, or remove that line"
                 )
+            elif isinstance(raw, str) and _SUMMARY_WORD.match(raw.strip()) and self._footer(f, r):
+                what = f"{raw!r} where a timestamp belongs, and no time in the rows after it: a "
+                what += "total, average or note line under the bars? remove it"  # a spreadsheet's
             raise DataError(f"{self.where(hit, 'ts')}: {what}")
         hit = self.first(df, pl.col("symbol").is_null() | (pl.col("symbol") == ""))
         if hit:
