@@ -230,3 +230,23 @@ def test_tokyos_session_under_a_bare_ticker_is_told_tokyo_not_extended_hours(
         "read in Asia/Tokyo its bars keep calendar xtks's hours and days: --tz Asia/Tokyo"
         f"{force} reads them on it)"
     )
+
+
+def test_a_guessed_market_is_no_proof_against_a_utc_mark(tmp_path: Path) -> None:
+    """B3's 10:00-17:00 São Paulo session (no daylight saving since 2019: 13:00-20:00 UTC all
+    year) under a bare ticker, taken for a NYSE stock: its opens keep the UTC clock across New
+    York's change, which the clock rule calls local time for naive times. Marked UTC, the mark
+    stands: the guess is what may be wrong (a clock refusal naming --force-tz until the rule
+    was kept to markets a name places)."""
+    walls = []
+    for k in range(90):
+        d = datetime(2024, 2, 1) + timedelta(days=k)
+        if d.weekday() < 5:
+            walls += [d.replace(hour=13) + timedelta(minutes=5 * i) for i in range(84)]
+    (tmp_path / "downloads").mkdir()
+    path = _write(tmp_path / "downloads" / "BVMF_5m.csv", walls, "Z")
+    bars = read_bars(path)
+    assert bars.height == len(walls)
+    naive = _write(tmp_path / "downloads" / "BVMF_5m.csv", walls, "")
+    with pytest.raises(DataError, match="the file's clock is likely local time"):
+        read_bars(naive)

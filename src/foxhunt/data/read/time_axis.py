@@ -411,7 +411,9 @@ def examine(
         # calendar even when no bar is closed as read (4-hour bars of MetaTrader read as UTC)
         brokers = BROKER_ZONES if cal == "fx_24x5" else ()
         tried = (*CITY_ZONES, *brokers, *((fit.best,) if fit is not None else ()))
-        clock = clock_fits(ts, interval, read_in, cal, tried) if clocked else None
+        # a mark is no naive time: only a market the name places speaks against its clock
+        placed = not marked or guessed not in (US_GUESS, NEUTRAL)
+        clock = clock_fits(ts, interval, read_in, cal, tried) if clocked and placed else None
         if fit is not None and marked and not edges_kept(ts, interval, fit.best, cal):
             fit = None  # a mark is no naive time: only the calendar's edges prove it wrong
         if fit is not None and fit.clearly_better and not _clock_vetoes(clock, fit.best):
