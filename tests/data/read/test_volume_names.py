@@ -75,3 +75,15 @@ def test_the_shares_traded_are_the_volume_not_their_value(
     path = tmp_path / "SAP.csv"
     path.write_text(header + "\n" + rows, encoding="utf-8")
     assert read_bars(path, min_bars=1, allow_outliers=True)["volume"].to_list() == [3540000.0] * 5
+
+
+@pytest.mark.parametrize("name", ["TickVolume", "tickVolume", "<TICKVOL>", "Tick Volume"])
+def test_a_tick_volume_alone_is_the_volume(tmp_path: Path, name: str) -> None:
+    """A broker's FX bars with their tick count and no other volume (``TickVolume``, as
+    MetaTrader-based exports write it camel-cased): read past until session 57, volume 0."""
+    text = f"Date,Open,High,Low,Close,{name},Spread\n" + "".join(
+        f"{d},1.1,1.2,1.0,1.15,{v},0\n" for d, v in zip(DAYS, VOLUMES, strict=True)
+    )
+    path = tmp_path / "EURUSD.csv"
+    path.write_text(text)
+    assert read_bars(path, min_bars=1)["volume"].to_list() == [float(v) for v in VOLUMES]

@@ -76,7 +76,7 @@ HOUR_NAMES = ("hour", "hr", "hours", "hour_of_day")
 """A column of the hour alone beside a date (``Date,Hour,...``: ``0`` .. ``23``), read as the
 time with :data:`MINUTE_NAMES`' column, if any, as its minutes (``file_read``)."""
 MINUTE_NAMES = ("minute", "min", "minutes")
-TICK_VOLUME = ("tickvol", "tick_volume", "tick volume", "tickqty")
+TICK_VOLUME = ("tickvol", "tick_volume", "tick volume", "tickvolume", "tickqty")
 """Tick volume (MetaTrader's ``<TICKVOL>``, FXCM's ``TickQty``): the volume where no other is, or where the chosen
 volume column is 0 on every bar (``file_read``)."""
 ALIASES = {
