@@ -368,7 +368,13 @@ def test_a_quarter_of_the_bars_in_closed_hours_is_not_over_the_limit() -> None:
     """Friday 16:00-23:00 UTC, zoned: FX closes at 22:00, 2 of 8 bars closed (25 %): kept;
     one more bar closed (3 of 8): refused, the share rounded to whole percent."""
     bars = _every(_t(12, 16), 8)
-    assert _examine({"EURUSD": bars}, naive=(False,)) == TimeAxisFindings()
+    assert _examine({"EURUSD": bars}, naive=(False,)) == TimeAxisFindings(
+        closed=(
+            "a.csv: symbol 'EURUSD': 2 of 8 bars (25%) fall in the closed hours of calendar "
+            "fx_24x5: read as given, each a bar and a target of the series (data inspect lists "
+            "them; drop them, or --instruments FILE sets the market's calendar)",
+        )
+    )
     later = [*bars[1:], _t(13, 0)]  # 17:00 .. Saturday 00:00
     assert _examine({"EURUSD": later}, naive=(False,)).problems == (
         f"a.csv: symbol 'EURUSD': 38% of the bars fall in the closed hours of calendar fx_24x5: "
@@ -421,3 +427,31 @@ def test_read_bars_refuses_a_naive_utc_plus_3_clock_and_reads_it_with_the_named_
     assert bars["ts"][0] == _t(7, 22) and bars.height == 240
     offset = _csv(tmp_path / "zoned" / "EURUSD.csv", times, "%Y-%m-%dT%H:%M:%S+01:00")
     assert read_bars(offset)["ts"][0] == _t(8, 0)  # an offset not UTC's: as written
+
+
+def test_bars_in_closed_hours_under_the_limit_are_warned_of_by_every_reader() -> None:
+    """5 % or fewer closed: silent; over 5 % (the share at which data inspect says suspicious),
+    one warning per symbol where train, predict and evaluate read the bars (silent until
+    session 57: a stock's junk weekend bars trained as bars and targets)."""
+    week = _every(_t(8), 5 * 24)  # Monday 00:00 .. Friday 23:00 UTC: FX closes at 22:00 Friday
+    assert _examine({"EURUSD": week}, naive=(False,)).closed == ()  # 2 of 120: 1.7 %
+    weekend = [*week, *_every(_t(13, 9), 8)]  # and 8 Saturday bars: 10 of 128, 7.8 %
+    assert _examine({"EURUSD": weekend}, naive=(False,)).closed == (
+        "a.csv: symbol 'EURUSD': 10 of 128 bars (8%) fall in the closed hours of calendar "
+        "fx_24x5: read as given, each a bar and a target of the series (data inspect lists "
+        "them; drop them, or --instruments FILE sets the market's calendar)",
+    )
+
+
+def test_daily_bars_on_closed_days_under_the_limit_are_warned_of() -> None:
+    """ES's daily bars of four weeks (Globex trades Sunday evening to Friday: a Monday .. Friday
+    bar each week), and two Saturday bars: 2 of 22, 9 %."""
+    every = [_t(8) + timedelta(days=d) for d in range(26)]
+    days = [d for d in every if d.weekday() < 5][:20]
+    found = _examine({"ES": [*days, _t(13), _t(20)]}, naive=(False,))
+    assert found.problems == ()
+    assert found.closed == (
+        "a.csv: symbol 'ES': 2 of 22 bars (9%) fall on days calendar cme_equity does not trade: "
+        "read as given, each a bar and a target of the series (data inspect lists them; drop "
+        "them, or --instruments FILE sets the market's calendar)",
+    )

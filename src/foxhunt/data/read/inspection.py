@@ -51,6 +51,7 @@ from foxhunt.data.read.fillers import without_fillers
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.resample import aggregate_bars
 from foxhunt.data.read.time_axis import (
+    CLOSED_SHARE_WARN,
     DAILY,
     ODD_TIMES_FLAG,
     WEEKLY,
@@ -72,8 +73,6 @@ TRAINING_MIN_BARS = {name: training_bars_needed(make()) for name, make in PRESET
 
 ClosedFn = Callable[[pl.Expr], pl.Expr]
 """A calendar's test: UTC timestamp expression -> True where the market is closed."""
-CLOSED_SHARE_WARN = 0.05
-"""Share of bars in closed hours above which ``inspect`` warns."""
 
 DEFAULT_HORIZON = 10
 """Horizon assumed when saying whether a file is long enough for ``foxhunt features``."""

@@ -83,6 +83,8 @@ WEEKLY = timedelta(days=5)
 """Bars this far apart or more (weekly, monthly) are not judged by the day they are stamped."""
 CLOSED_SHARE_MAX = 0.25
 """Share of bars in the calendar's closed hours above which the axis is refused."""
+CLOSED_SHARE_WARN = 0.05
+"""Share above which the bars in closed hours are warned of (``data inspect``: suspicious)."""
 ODD_TIMES_FLAG = "--allow-odd-times"
 
 
@@ -99,6 +101,9 @@ class TimeAxisFindings:
 
     problems: tuple[str, ...] = ()
     kept: tuple[str, ...] = ()
+    closed: tuple[str, ...] = ()
+    """Symbols with over :data:`CLOSED_SHARE_WARN` of their bars in closed hours (or on closed
+    days), not refused: :func:`check_time_axis` warns of them (``data inspect`` has its own)."""
 
 
 def _zone_keeping(
@@ -203,6 +208,15 @@ def _clock_line(where: str, fit: ClockFit, marked: bool = False) -> str:
         f"at their usual minute of {fit.exchange_zone} time across the daylight-saving changes, "
         f"{fit.best_share:.0%} read as {zones}: the file's clock is likely local time; "
         f"{flags}{which} reads it so, or {ODD_TIMES_FLAG}"
+    )
+
+
+def _closed_line(where: str, share: float, bars: int, closed: str) -> str:
+    """A symbol's bars in closed hours or on closed days, under the refusal's share."""
+    return (
+        f"{where}: {round(share * bars):,} of {bars:,} bars ({share:.0%}) fall {closed}: "
+        "read as given, each a bar and a target of the series (data inspect lists them; drop "
+        "them, or --instruments FILE sets the market's calendar)"
     )
 
 
@@ -315,6 +329,7 @@ def examine(
     first_file = dict(loaded.frame.group_by("symbol").agg(pl.col(FILE_COLUMN).min()).iter_rows())
     out: list[str] = []
     kept: list[str] = []
+    closed: list[str] = []
     mixed = mixed_intervals(loaded)
     for (sym,), g in bars.select("symbol", "ts").group_by("symbol", maintain_order=True):
         f = int(first_file.get(sym, 0))
@@ -387,9 +402,17 @@ def examine(
                     "not trade (weekends, holidays): dates shifted by a zone (--tz) or a market "
                     f"with other days (--instruments FILE sets its calendar), or {ODD_TIMES_FLAG}"
                 )
+            elif share > CLOSED_SHARE_WARN:
+                closed.append(
+                    _closed_line(where, share, ts.len(), f"on days calendar {cal} does not trade")
+                )
             continue
         guess = _guessed_market(str(sym), cal, instruments)  # for the zone and clock lines
         share = float(g.select(closed_time(pl.col("ts"), cal).mean()).item())
+        if CLOSED_SHARE_WARN < share <= CLOSED_SHARE_MAX:
+            closed.append(
+                _closed_line(where, share, ts.len(), f"in the closed hours of calendar {cal}")
+            )
         read_in = "UTC" if marked else loaded.zone_of(f)
         kept_in = None  # a US guess's refused bars: the zone in which they keep a calendar
         if guessed == US_GUESS and share > CLOSED_SHARE_MAX:
@@ -472,7 +495,7 @@ def examine(
                 f"(--instruments FILE sets its calendar), or {ODD_TIMES_FLAG}"
                 f"{guess or _root_as_ticker(str(sym), instruments)}"
             )
-    return TimeAxisFindings(tuple(out), tuple(kept))
+    return TimeAxisFindings(tuple(out), tuple(kept), tuple(closed))
 
 
 def check_time_axis(
@@ -487,7 +510,7 @@ def check_time_axis(
         DataError: the first problem, one line.
     """
     found = examine(loaded, bars, instruments)
-    for line in found.kept:
+    for line in (*found.kept, *found.closed):
         log.warning("%s", line)
     if not found.problems:
         return
