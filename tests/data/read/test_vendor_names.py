@@ -115,6 +115,8 @@ def test_quandl_continuous_futures_names(name: str, symbol: str, calendar: str |
         ("binance_btcusdt_1m.csv", "BTCUSDT", 1),
         ("coinbase_btc-usd.csv", "BTCUSD", None),
         ("kaiko_cbse_btc-usd_1m.json", "BTCUSD", 1),  # Kaiko's code of Coinbase after it
+        ("ccxt_binance_BTC_USDT_1m.csv", "BTCUSDT", 1),  # the library, then the venue
+        ("ccxt_ETH_USDT_5m.csv", "ETHUSDT", 5),  # (the symbol CCXT until session 57)
         ("ice_t.csv", "ICE", None),
     ],
 )
