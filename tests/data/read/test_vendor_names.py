@@ -531,6 +531,30 @@ def test_a_name_like_ninjatraders_without_a_futures_root_is_left() -> None:
     assert guess_from_name(Path("AAPL 06-18.txt")).symbol == "AAPL"
 
 
+@pytest.mark.parametrize(
+    ("name", "symbol"),
+    [("ES-2014H.csv", "ESH14"), ("ES2014H.csv", "ESH14"), ("CL_2020Z.txt", "CLZ20"),
+     ("6E-2019M.csv", "6EM19"), ("AAPL-2014H.csv", "AAPL"), ("ES-2014.csv", "ES")],
+)  # fmt: skip
+def test_norgates_and_csis_contract_names_keep_the_contract(name: str, symbol: str) -> None:
+    """Root, year, month code (``ES-2014H``): read as ``ES`` with no contract until session 57,
+    so a folder of one future's contracts collided as duplicate bars of one day, told to name a
+    time column."""
+    assert guess_from_name(Path(name)).symbol == symbol
+
+
+def test_a_folder_of_daily_contracts_is_told_of_the_roll(tmp_path: Path) -> None:
+    days = "".join(f"2014011{d},1800,1801,1799,1800.5,10\n" for d in range(3, 8))
+    for name in ("ES-2014H.csv", "ES-2014M.csv"):
+        (tmp_path / name).write_text("Date,Open,High,Low,Close,Volume\n" + days)
+    with pytest.raises(DataError) as e:
+        read_bars(tmp_path, min_bars=1)
+    assert "the files ES-2014H.csv and ES-2014M.csv both hold bars of 'ES' at this time (a " in (
+        str(e.value)
+    )
+    assert "time of day" not in str(e.value)
+
+
 def test_sites_names_read_through_a_browsers_copy_number(tmp_path: Path) -> None:
     """``(1)`` of a second download: MarketWatch's symbol was ``AAPL (1)`` on a 24/7 calendar,
     and Nasdaq's and the WSJ's names were symbols again."""

@@ -415,8 +415,8 @@ class _Validator:
             why = (
                 self.repeated_hour(hit)
                 or self.symbol_column(hit)
+                or self.two_files(hit)  # daily contracts' files: a roll, not a time column
                 or self.dates_only(df, hit)
-                or self.two_files(hit)
             )
             raise DataError(
                 f"{self.where(hit, 'ts')}: duplicate bar for symbol {hit['symbol']!r} "

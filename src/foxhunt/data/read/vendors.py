@@ -8,7 +8,7 @@ A file without a symbol column takes its symbol from its name; some vendors' nam
 * Quantiacs: ``F_CL.txt`` -> symbol ``F_CL`` (Quantiacs' own futures roots, not always the
   exchange's: F_AD is the Australian dollar);
 * Investing.com: ``US 500 Futures Historical Data.csv`` -> ``ES`` for the common futures
-  (:data:`INVESTING_NAMES`; any other such name is refused: pass ``--symbol``), daily bars;
+  (:data:`~foxhunt.data.read.investing.INVESTING_NAMES`; any other such name is refused: pass ``--symbol``), daily bars;
 * TradingView's export, ``EXCHANGE_SYMBOL, INTERVAL``: ``NASDAQ_AAPL, 5.csv`` -> ``AAPL``,
   5-minute bars (``CME_MINI_ES1!, 5.csv`` -> ``ES``; intervals in minutes, ``30S``, ``1D``;
   ``1W`` and ``1M``, a month, claim none);
@@ -20,7 +20,8 @@ A file without a symbol column takes its symbol from its name; some vendors' nam
   -> ``IBM``, Quandl's ``WIKI-SPY.csv`` -> ``SPY``; after a futures exchange only a built-in
   root (``CME_ES_5min.csv`` -> ``ES``; ``ICE_T.csv`` stays ``ICE``, never AT&T's ``T``); Cboe's
   ``CFE_F15_VX.csv`` -> ``VX``, contract ``VXF15`` (were ``NYSE``, ``WIKI``, ``CFE``);
-* NinjaTrader's ``ES 06-18.Last.txt`` -> ``ES``, contract ``ESM18``;
+* NinjaTrader's ``ES 06-18.Last.txt`` -> ``ES``, contract ``ESM18``; Norgate's and CSI's
+  ``ES-2014H.csv`` -> ``ES``, contract ``ESH14``;
 * MarketWatch's ``Download Data - STOCK_US_ARCX_SPY.csv`` -> ``SPY`` (were ``STOCK``, ``INDEX``,
   ``FUTURE``); CQG's ``F.US.EPH14.csv`` -> ``ES``, contract ``ESH14`` (was ``F``, a stock); a
   site's name for every download (Nasdaq.com's ``HistoricalData_1530403200000.csv``, the WSJ's
@@ -62,6 +63,7 @@ from foxhunt.data.market.instruments import (
     futures_root,
 )
 from foxhunt.data.read.compressed import uncompressed_name
+from foxhunt.data.read.investing import HISTORICAL_DATA, INVESTING_NAMES
 from foxhunt.data.read.tradingview import TRADINGVIEW, tradingview_name
 from foxhunt.errors import DataError
 
@@ -89,39 +91,20 @@ _CONTINUOUS = re.compile(r"^(?:([A-Za-z0-9]{1,5}?)1!|@([A-Za-z0-9]{1,5})#C?)(?![
 ``@ES#C`` (``ES2!``, the second month, keeps its number: ``ES2``); roots of four letters or
 with a digit too (``FDAX1!``, ``6E1!``, ``SR31!``: were ``FDAX1``, ``6E1``, ``SR31``)."""
 _TICKER = re.compile(r"^[A-Za-z0-9.\-]{1,6}$")
-_HISTORICAL_DATA = re.compile(r"^(.+?)\s+historical data", re.IGNORECASE)
-"""Investing.com's export name: ``US 500 Futures Historical Data.csv``."""
 _MARKETWATCH = re.compile(r"^download data - [a-z]+_[a-z]{2}_.*_([^_]+)$", re.IGNORECASE)
 """MarketWatch's export name, ``Download Data - {KIND}_{COUNTRY}_{MARKET}_{SYMBOL}``:
 ``Download Data - STOCK_US_ARCX_SPY.csv`` -> ``SPY``, ``... - FUTURE_US_XNYM_CLK14`` -> ``CLK14``
 (its market may hold spaces and ``&``: ``INDEX_US_S&P US_SPX``)."""
 _NINJA = re.compile(r"^([A-Za-z0-9]{1,4}) (0[1-9]|1[0-2])-(\d{2})(?:\.(?:last|bid|ask))?$", re.I)
 """NinjaTrader's contract names, ``ES 06-18.Last.txt`` (root, month and year): ``ESM18``."""
+_NORGATE = re.compile(r"^([A-Za-z0-9]{1,4})[-_]?((?:19|20)\d{2})([FGHJKMNQUVXZ])$", re.I)
+"""Norgate's and CSI's contract names, ``ES-2014H.csv``, ``ES2014H`` (root, year, month code):
+``ESH14`` (until session 57 ``ES``: a folder of contracts collided as duplicate bars)."""
 _COPY = re.compile(r"\s*\(\d+\)$")
 """A browser's numbering of a second download of one name: ``AAPL (1).csv``."""
 _SITE_NAMES = re.compile(r"^(historical ?data|historical ?prices)(_\d+)?$", re.IGNORECASE)
 """A site's name for every download, whatever the symbol: Nasdaq.com's
 ``HistoricalData_1530403200000.csv``, the Wall Street Journal's ``HistoricalPrices.csv``."""
-INVESTING_NAMES = {
-    "us 500 futures": "ES",
-    "nasdaq 100 futures": "NQ",
-    "us tech 100 futures": "NQ",
-    "us 30 futures": "YM",
-    "us small cap 2000 futures": "RTY",
-    "crude oil wti futures": "CL",
-    "brent oil futures": "BZ",
-    "natural gas futures": "NG",
-    "gold futures": "GC",
-    "silver futures": "SI",
-    "copper futures": "HG",
-    "us 10 year t-note futures": "ZN",
-    "us 30 year t-bond futures": "ZB",
-    "corn futures": "ZC",
-    "us corn futures": "ZC",
-    "us soybeans futures": "ZS",
-    "us wheat futures": "ZW",
-}
-"""Investing.com's names of the common futures -> their CME roots (others need ``--symbol``)."""
 _CHRIS = re.compile(r"^CHRIS[-_]([A-Z]+)_([A-Z0-9]+?)(\d{1,2})$", re.IGNORECASE)
 """Quandl's continuous futures ``CHRIS/CME_CL1`` saved as ``CHRIS-CME_CL1``: exchange, root,
 contract number."""
@@ -457,6 +440,9 @@ def guess_from_name(path: Path) -> NameGuess:
         code = "FGHJKMNQUVXZ"[int(ninja.group(2)) - 1]
         contract = f"{ninja.group(1).upper()}{code}{ninja.group(3)}"
         return NameGuess(contract, "NinjaTrader's file name (root, month-year)")
+    if (norgate := _NORGATE.match(stem)) is not None and norgate.group(1).upper() in FUTURES:
+        root, year, month = (g.upper() for g in norgate.groups())
+        return NameGuess(f"{root}{month}{year[2:]}", "the file name (root, year, month code)")
     if (marketwatch := _MARKETWATCH.match(bare)) is not None:
         return NameGuess(marketwatch.group(1).upper(), "MarketWatch's file name")
     if (cqg := cqg_symbol(re.split(r"[_ ]", bare)[0])) is not None:  # F.US.EPH14[_5min].csv
@@ -516,7 +502,7 @@ def guess_from_name(path: Path) -> NameGuess:
         or _PERP_SUFFIX.search(stem)
     ):
         pair = None  # a perpetual swap (btc-usdt-swap) keeps the rule below
-    named = _HISTORICAL_DATA.match(stem)
+    named = HISTORICAL_DATA.match(stem)
     if named and pair is None:
         title = named.group(1).strip()
         if title.lower() in INVESTING_NAMES:  # daily, weekly or monthly: the name does not say
