@@ -429,6 +429,7 @@ TARGETS: dict[str, Target] = {
             "tests/infer/test_follow_state.py",
             "tests/infer/test_follow.py",
             "tests/infer/test_follow_audit.py",
+            "tests/infer/test_follow_survivors.py",
         ),
         marks="not gpu",
     ),
