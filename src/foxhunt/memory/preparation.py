@@ -20,7 +20,15 @@ a quiet 2-core machine), estimate in brackets:
   +1.9 %); the whole year (3.54 M bars; EURUSD 372,607): 1.87 GB (1.84, -1.7 %).
 
 (Fitted on six of these points: four numbers for six, so the fit itself says little; the
-2-symbol point was measured after the fit, as a check.)
+2-symbol point was measured after the fit, as a check.) Session 57 (2026-12-07, the same
+benchmark, a busy machine: the peaks do not depend on the load) measured 717 MB for the 4,000
+demo bars (estimate then 571), 818 MB for GBPUSD's 2012 1-minute bars (639; 665 in session 28)
+874-879 MB for the 88 daily futures of 1990-2009 (773) and 901 MB for 1990-2014 (789): the fixed cost, not the per-bar
+terms, had grown (by about 150 MB on the small files, 100 MB on the futures; the reading stage
+alone went from the imports' 338 MB to 580-590 MB on files of 4,000 and 30,000 bars), so the
+base went from 560 to 710 MB (estimates 721, 789, 923 and 939 MB: +0.6 %, -3.5 %, +5 %,
++4.2 %). What grew
+was not traced.
 Until 2026-12-03 (session 27) the arrays were held in memory, one table's worth: the
 January-September bars peaked at 3.78 GB and the year at 4.77 GB; before that day the whole
 table was held about twice (6.40 and 7.97 GB). The library's ``prepare_training_data`` without a
@@ -29,8 +37,10 @@ folder still holds them (``held=True``).
 
 from __future__ import annotations
 
-PREPARATION_BASE_BYTES = 560 * 10**6
-"""Imports (torch, polars, pandas, scipy, arch) and fixed-size work: measured at 4,000 bars."""
+PREPARATION_BASE_BYTES = 710 * 10**6
+"""Imports (torch, polars, pandas, scipy, arch) and fixed-size work: measured at 4,000 bars
+(560 MB until session 57, when the same bars peaked at 717 MB: the preparation's fixed cost
+had grown by about 150 MB since session 28, docs/memory.md)."""
 
 BYTES_PER_BAR = 125
 """The bars, their closes and times, and the window index, per bar (fitted)."""
