@@ -28,6 +28,7 @@ from foxhunt.train_config import TrainConfig
 VSNMode = Literal["fused", "faithful"]
 TargetScaleMode = Literal["global", "window"]
 TargetScaleEstimator = Literal["close", "range"]
+TargetScaleFloor = Literal["pooled", "own"]
 ModelLocation = Literal["conditional", "fixed"]
 
 TFT_QUANTILES: tuple[float, ...] = (0.02, 0.1, 0.25, 0.4, 0.5, 0.6, 0.75, 0.9, 0.98)
@@ -222,6 +223,11 @@ class DataConfig:
     """With the ``range`` estimator: the training split's mean squared one-bar return over its
     mean range variance, so the range variance is on the return's scale (the mean reversion and
     the anchor are)."""
+    target_scale_floor: TargetScaleFloor = "pooled"
+    """The ``window`` scale's floor: ``pooled``, a tenth of the training split's std of the
+    h-bar return over every symbol (older runs), or ``own``, a tenth of the window's own
+    120-bar volatility x sqrt(h), between a hundredth of the pooled floor and the pooled floor
+    (``foxhunt.data.scale.target``): a calm symbol pooled with volatile ones kept its own bands."""
 
     def __post_init__(self) -> None:
         for name in ("observed_cols", "known_cols", "static_cols", "feature_lines", "columns"):
@@ -269,6 +275,10 @@ class DataConfig:
         _require(
             self.target_scale_estimator in ("close", "range"),
             f"target_scale_estimator must be 'close' or 'range', got {self.target_scale_estimator!r}",
+        )
+        _require(
+            self.target_scale_floor in ("pooled", "own"),
+            f"target_scale_floor must be 'pooled' or 'own', got {self.target_scale_floor!r}",
         )
         _require(
             0.0 < self.target_scale_range_ratio < math.inf,
@@ -362,6 +372,7 @@ RECIPE_DATA = DataConfig(
     target_scale_decay=0.94,
     target_scale_reversion=0.9,
     target_scale_search=True,
+    target_scale_floor="own",
 )
 """The presets' target recipe (docs/recipe.md): per-window causal volatility scale reverting to
 the training variance, decay and reversion chosen per run on the training split (0.94 and 0.9,

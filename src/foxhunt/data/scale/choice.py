@@ -142,7 +142,13 @@ def choose_target_scale(
         train, rows, base.ret_index, scaler, tod, anchor, ranges is not None
     )
     # one base per bars' variance estimator, reading `returns`' columns
-    estimators = [dataclasses.replace(base, ret_index=0, estimator="close", range_ratio=1.0)]
+    own = base.level_index >= 0 and anchor is not None  # the own floor reads the anchor column
+    estimators = [
+        dataclasses.replace(
+            base, ret_index=0, estimator="close", range_ratio=1.0,
+            level_index=1 if own else -1, level_affine=anchor if own and anchor else (0.0, 1.0),
+        )
+    ]  # fmt: skip
     if ranges is not None:
         first = 2 if anchor is not None else 1  # the gap and range columns of `returns`
         ranged = dataclasses.replace(
