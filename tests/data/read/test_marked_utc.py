@@ -43,6 +43,18 @@ def _write(path: Path, walls: list[datetime], mark: str) -> Path:
     return path
 
 
+def _tokyo_walls() -> list[datetime]:
+    """Four weeks of Tokyo's 5-minute bars, 09:00-11:30 and 12:30-15:00, as wall-clock times."""
+    walls = []
+    for k in range(28):
+        d = datetime(2024, 6, 3) + timedelta(days=k)
+        if d.weekday() >= 5:
+            continue
+        walls += [d.replace(hour=9) + timedelta(minutes=5 * i) for i in range(30)]
+        walls += [d.replace(hour=12, minute=30) + timedelta(minutes=5 * i) for i in range(30)]
+    return walls
+
+
 def _new_york(walls: list[datetime]) -> list[datetime]:
     return [w.replace(tzinfo=NEW_YORK).astimezone(UTC) for w in walls]
 
@@ -180,13 +192,7 @@ def test_a_nameless_marked_file_is_told_the_zone_that_keeps_a_market(
 ) -> None:
     """``prices.csv`` (no name places it, calendar 24x7) of Tokyo's wall clock marked ``Z``:
     kept, with a warning naming ``--tz Asia/Tokyo --force-tz``."""
-    walls = []
-    for k in range(28):
-        d = datetime(2024, 6, 3) + timedelta(days=k)
-        if d.weekday() >= 5:
-            continue
-        walls += [d.replace(hour=9) + timedelta(minutes=5 * i) for i in range(30)]
-        walls += [d.replace(hour=12, minute=30) + timedelta(minutes=5 * i) for i in range(30)]
+    walls = _tokyo_walls()
     (tmp_path / "downloads").mkdir()  # a folder named like a ticker would name the symbol
     path = _write(tmp_path / "downloads" / "prices.csv", walls, "Z")
     code = main(["data", "inspect", str(path), "--json"])
@@ -213,13 +219,7 @@ def test_tokyos_session_under_a_bare_ticker_is_told_tokyo_not_extended_hours(
     marked UTC: read as UTC they sit in 05:00-11:00 New York, all inside the pre- and
     post-market hours, and were refused as a stock's extended hours (until session 57), where
     the line names Tokyo's clock."""
-    walls = []
-    for k in range(28):
-        d = datetime(2024, 6, 3) + timedelta(days=k)
-        if d.weekday() >= 5:
-            continue
-        walls += [d.replace(hour=9) + timedelta(minutes=5 * i) for i in range(30)]
-        walls += [d.replace(hour=12, minute=30) + timedelta(minutes=5 * i) for i in range(30)]
+    walls = _tokyo_walls()
     (tmp_path / "downloads").mkdir()
     path = _write(tmp_path / "downloads" / "SONY_5m.csv", walls, mark)
     with pytest.raises(DataError) as e:

@@ -204,15 +204,9 @@ class TargetScale:
             )  # fmt: skip
         anchor_index, anchor_affine = -1, (0.0, 1.0)
         if data.target_scale_anchor:
-            if ANCHOR_FEATURE in spec.historical and ANCHOR_FEATURE in scaler.columns:
-                a = scaler.columns.index(ANCHOR_FEATURE)
-                anchor_index = spec.historical.index(ANCHOR_FEATURE)
-                anchor_affine = (scaler.mean[a], scaler.std[a])
-            else:
-                log.warning(
-                    "target_scale_anchor needs the input %s; the scale has no anchor",
-                    ANCHOR_FEATURE,
-                )
+            anchor_index, anchor_affine = _level_input(
+                spec, scaler, "target_scale_anchor needs the input %s; the scale has no anchor"
+            )
         estimator, range_index, range_affine = "close", (0, 0), (0.0, 1.0, 0.0, 1.0)
         if data.target_scale_estimator == "range":
             affine = range_inputs_affine(spec, scaler)
@@ -229,15 +223,9 @@ class TargetScale:
                 )
         level_index, level_affine = -1, (0.0, 1.0)
         if data.target_scale_floor == "own":
-            if ANCHOR_FEATURE in spec.historical and ANCHOR_FEATURE in scaler.columns:
-                a = scaler.columns.index(ANCHOR_FEATURE)
-                level_index = spec.historical.index(ANCHOR_FEATURE)
-                level_affine = (scaler.mean[a], scaler.std[a])
-            else:
-                log.warning(
-                    "target_scale_floor 'own' needs the input %s; the floor is pooled",
-                    ANCHOR_FEATURE,
-                )
+            level_index, level_affine = _level_input(
+                spec, scaler, "target_scale_floor 'own' needs the input %s; the floor is pooled"
+            )
         return cls(
             "window",
             tuple(scaler.target_std),
@@ -464,6 +452,18 @@ def ewma_last(returns: Tensor, decay: float, initial: Tensor | None = None) -> T
     else:
         var = decay**t * initial.double() + (1.0 - decay) * weighted
     return var.clamp_min(VARIANCE_FLOOR)
+
+
+def _level_input(
+    spec: FeatureSpec, scaler: ScalerParams, missing: str
+) -> tuple[int, tuple[float, float]]:
+    """The column of :data:`ANCHOR_FEATURE` in the historical inputs and its (mean, std), or
+    ``(-1, (0, 1))`` with the warning ``missing`` where the run does not have it."""
+    if ANCHOR_FEATURE in spec.historical and ANCHOR_FEATURE in scaler.columns:
+        a = scaler.columns.index(ANCHOR_FEATURE)
+        return spec.historical.index(ANCHOR_FEATURE), (scaler.mean[a], scaler.std[a])
+    log.warning(missing, ANCHOR_FEATURE)
+    return -1, (0.0, 1.0)
 
 
 def _origin_variance(historical: Tensor, index: int, affine: tuple[float, float]) -> Tensor | None:
