@@ -19,11 +19,15 @@ file read as one bar a day. Per symbol, after validation (:func:`examine`):
   ``--stamps end`` reads them right);
 * ``zone``: naive timestamps read in a guessed zone (UTC, or a vendor's clock) while another
   zone or fixed offset (UTC-12..UTC+14, and the cities of :data:`CITY_ZONES`) puts clearly fewer
-  bars in closed hours (:func:`zone_fits`): a clock 5 hours off passes the closed-share limit on
+  bars in closed hours (:func:`~foxhunt.data.read.clock_zones.zone_fits`): a clock 5 hours off passes the closed-share limit on
   FX (3.6 % of bars in the weekend) but not this one. The closed bars must fall on one day in
-  20 or more (:attr:`ZoneFit.spread`): a vendor's session on a holiday is no clock's fault. A
+  20 or more (:attr:`~foxhunt.data.read.clock_zones.ZoneFit.spread`): a vendor's session on a holiday is no clock's fault. A
   zone the user gave (``--tz``) is kept with a warning naming the better one, unless it also
   breaks the ``closed`` rule; the ``clock`` rule overrules a zone that moves the sessions.
+  Times marked UTC (``Z``, ``+00:00``, epochs) are tried as well, read as marked, and the line
+  names ``--tz ZONE --force-tz`` (:mod:`foxhunt.data.read.marked_utc`: the zone rule only where
+  the zone's sessions open and close where the calendar's do, the clock rule only for a market a
+  name places).
 
 Each problem is one line naming the file, the symbol, what was read, the likely cause and the
 flag that fixes it (:func:`examine`: the problems, and the warnings of zones kept as given).
