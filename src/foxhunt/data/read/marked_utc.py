@@ -40,8 +40,10 @@ log = logging.getLogger(__name__)
 FORCE_FLAG = "--force-tz"
 UTC_MARK = re.compile(r"(?:\d[zZ]|[+-]00:?00|\d ?(?:UTC|GMT|utc|gmt))$")
 """The end of a time marked UTC: ``...30Z``, ``+00:00``, ``+0000``, ``-00:00``, `` UTC``."""
-UTC_NAMES = frozenset(("UTC", "Etc/UTC", "Etc/UCT", "UCT", "GMT", "Etc/GMT", "Zulu", "Etc/Zulu"))
-"""A typed column's zones that are UTC (``+00:00`` too)."""
+UTC_NAMES = frozenset(
+    ("UTC", "Etc/UTC", "Etc/UCT", "UCT", "GMT", "Etc/GMT", "Zulu", "Etc/Zulu", "+00:00")
+)
+"""A typed column's zones that are UTC."""
 _HEAD = 64
 
 
@@ -55,7 +57,7 @@ def marked_utc(lf: pl.LazyFrame, schema: pl.Schema, column: str, times: Times) -
         return True
     dtype = schema.get(column)
     if isinstance(dtype, pl.Datetime):
-        return dtype.time_zone in UTC_NAMES or dtype.time_zone == "+00:00"
+        return dtype.time_zone in UTC_NAMES
     if dtype != pl.String:
         return False
     text = pl.col(column).str.strip_chars().drop_nulls()

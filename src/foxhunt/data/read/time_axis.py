@@ -388,8 +388,8 @@ def examine(
         # the calendar resolve_bars will give it; a naive US guess keeps the zone advice, or is
         # told the zone in which its intraday bars keep another calendar (below)
         cal = bars_calendar(str(sym), ts, instruments, naive=unzoned) or cal
-        clocked = unzoned or marked  # read as UTC, perhaps another zone's wall clock
-        guessed = market_guess(str(sym), instruments) if clocked and interval < DAILY else None
+        as_utc = unzoned or marked  # read as UTC, perhaps another zone's wall clock
+        guessed = market_guess(str(sym), instruments) if as_utc and interval < DAILY else None
         if guessed == NEUTRAL and cal == NEUTRAL and (hint := zone_fit(_us(ts), interval)):
             kept.append(  # a nameless file of local times: said, not refused (24x7 holds them)
                 f"{where}: its {'times marked UTC' if marked else 'naive times read as UTC'} "
@@ -441,8 +441,9 @@ def examine(
         # a mark is no naive time: only a market the name places speaks against its clock
         placed = not marked or guessed not in (US_GUESS, NEUTRAL)
         clock = clock_fits(ts, interval, read_in, cal, tried) if clocked and placed else None
-        if fit is not None and marked and not edges_kept(ts, interval, fit.best, cal):
-            fit = None  # a mark is no naive time: only the calendar's edges prove it wrong
+        if fit is not None and fit.clearly_better and marked:
+            if not edges_kept(ts, interval, fit.best, cal):  # only the calendar's edges prove
+                fit = None  # a mark wrong
         if fit is not None and fit.clearly_better and not _clock_vetoes(clock, fit.best):
             line = (
                 f"{where}: {share:.1%} of the bars fall in the closed hours of calendar {cal} "
