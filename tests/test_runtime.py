@@ -102,3 +102,14 @@ def test_the_first_onednn_variable_set_decides(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
     monkeypatch.setenv("DNNL_MAX_CPU_ISA", "ALL")
     assert not runtime.native_bf16(torch.device("cpu")) and not runtime.cpu_has_avx512()
+
+
+def test_json_safe_makes_every_non_finite_float_null_and_keeps_the_rest() -> None:
+    import json
+    import math
+
+    obj = {"a": math.nan, "b": [1.5, math.inf, (-math.inf, 0)], "c": {"d": "NaN", "e": None}}
+    safe = runtime.json_safe(obj)
+    assert safe == {"a": None, "b": [1.5, None, [None, 0]], "c": {"d": "NaN", "e": None}}
+    assert json.loads(json.dumps(safe, allow_nan=False)) == safe  # strict JSON
+    assert runtime.json_safe(True) is True and runtime.json_safe(3) == 3

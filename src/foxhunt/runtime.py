@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping
@@ -237,6 +238,20 @@ def remove_stale_tmp(directory: Path) -> list[Path]:
 
 
 # --- JSON and JSON lines ---------------------------------------------------------------------
+
+
+def json_safe(obj: Any) -> Any:
+    """``obj`` with every NaN or infinite float made ``None``: strict JSON (``null``), which
+    Python's ``json`` would write as the bare tokens ``NaN`` and ``Infinity`` that other
+    readers (``jq``, JavaScript, Go) refuse. For results where a number can be undefined: a
+    relative difference against a baseline whose loss is 0 (a price that never moved)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, Mapping):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
 
 
 def read_json(path: Path, what: str = "file") -> Any:

@@ -137,3 +137,36 @@ def test_a_run_without_a_recorded_end_needs_windows_all(run, tmp_path, capsys) -
     assert json.loads(capsys.readouterr().out)["split"] == "all windows"
     assert main(["evaluate", "--model", str(old), "--bars", str(run["train"]), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["split"] == "test split of the training bars"
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_period_where_the_price_never_moved_gives_null_not_nan(run, capsys) -> None:
+    """Every outcome 0 (a halted market): q-risk (Σ|y| = 0) is undefined. The JSON is strict,
+    with ``null`` there (Python's ``NaN`` token is refused by jq and JavaScript), and the
+    table prints a dash."""
+    bars = pl.read_parquet(run["full"])
+    last = bars["close"][TRAIN_BARS - 1]
+    new = pl.int_range(pl.len()) >= TRAIN_BARS
+    flat = bars.with_columns(
+        [
+            pl.when(new).then(pl.lit(last)).otherwise(pl.col(c)).alias(c)
+            for c in ("open", "high", "low", "close")
+        ]
+    )
+    run["flat"] = run["root"] / "flat.parquet"
+    flat.write_parquet(run["flat"])
+    assert main(_evaluate(run, "flat")) == 0
+    printed = capsys.readouterr().out
+    strict = json.loads(printed, parse_constant=lambda token: pytest.fail(f"bare {token} in JSON"))
+    written = (run["root"] / "ev.json").read_text()
+    assert json.loads(written, parse_constant=lambda t: pytest.fail(f"{t} in ev.json")) == strict
+    assert strict["n_windows"] > 0
+    assert strict["scores"]["tft"]["q_risk"] == {"P50": None, "P90": None}
+    assert strict["scores"]["tft"]["mean_pinball"] > 0  # the bands still cost something
+
+    argv = _evaluate(run, "flat")
+    argv.remove("--json")
+    assert main(argv) == 0
+    table = capsys.readouterr().out
+    assert "nan" not in table.lower() and "—" in table

@@ -105,6 +105,7 @@ def print_backtest(result: dict[str, Any], console: Console) -> None:
     ensemble, each training's time and peak RSS."""
     from foxhunt.infer.backtest_plot import model_label
     from foxhunt.memory.units import format_bytes
+    from foxhunt.train.reporting.evaluation import cell
 
     folds, pooled = result["folds"], result["pooled"]
     t = Table(
@@ -124,8 +125,8 @@ def print_backtest(result: dict[str, Any], console: Console) -> None:
             *[f"{f['scores'][key]['mean_pinball'] * 1e4:.3f}" for f in folds],
             f"{s['mean_pinball'] * 1e4:.3f}",
             "—" if cov is None else f"{cov * 100:.1f} %",
-            f"{c['relative'] * 100:+.2f} %" if c else "",
-            f"{c['p_value']:.3g}" if c else "",
+            cell(c["relative"], "+.2f", 100, " %") if c else "",
+            cell(c["p_value"], ".3g") if c else "",
             c["verdict"] if c else "",
         )
     console.print(t)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -90,6 +89,8 @@ def _names(result: dict[str, Any]) -> dict[str, str]:
 
 
 def print_tables(result: dict[str, Any], console: Console) -> None:
+    from foxhunt.train.reporting.evaluation import cell
+
     if "training" in result:  # first: whether the TFT rows below are a trained network at all
         from foxhunt.artifacts.served import served_line
 
@@ -114,8 +115,8 @@ def print_tables(result: dict[str, Any], console: Console) -> None:
         t.add_row(
             label,
             f"{r['mean_pinball'] * 1e4:.3f}",
-            f"{r['q_risk'].get('P50', math.nan):.4f}",
-            f"{r['q_risk'].get('P90', math.nan):.4f}",
+            cell(r["q_risk"].get("P50"), ".4f"),
+            cell(r["q_risk"].get("P90"), ".4f"),
             f"{cov['10-90'] * 100:.1f} %" if "10-90" in cov else "—",
             f"{cov['2-98'] * 100:.1f} %" if "2-98" in cov else "—",
         )
@@ -138,6 +139,8 @@ def print_tables(result: dict[str, Any], console: Console) -> None:
 def verdict_table(comparisons: dict[str, Any], names: dict[str, str], horizon: int) -> Table:
     """TFT vs each baseline: relative difference, Diebold–Mariano statistic, p, verdict, and
     the verdict per horizon (W win, L lose, · no significant difference)."""
+    from foxhunt.train.reporting.evaluation import cell
+
     v = Table(title="TFT vs baseline: Diebold–Mariano test (HAC variance), 5 % level")
     for col in ("baseline", "TFT − baseline", "DM", "p", "verdict", "per horizon"):
         v.add_column(col, justify="left" if col in ("baseline", "verdict") else "right")
@@ -147,9 +150,9 @@ def verdict_table(comparisons: dict[str, Any], names: dict[str, str], horizon: i
         per_h = "".join(marks.get(x["verdict"], "·") for x in c["per_horizon"][:horizon])
         v.add_row(
             names.get(key, key),
-            f"{p['relative'] * 100:+.2f} %",
-            f"{p['dm_statistic']:+.2f}",
-            f"{p['p_value']:.3g}",
+            cell(p["relative"], "+.2f", 100, " %"),
+            cell(p["dm_statistic"], "+.2f"),
+            cell(p["p_value"], ".3g"),
             p["verdict"],
             per_h,
         )
@@ -160,6 +163,8 @@ def symbol_table(per_symbol: dict[str, Any], names: dict[str, str]) -> Table:
     """Each symbol on its own: windows, the TFT's pinball loss and 10–90 coverage, and TFT vs
     each baseline (relative difference; W significant win, L significant loss, · neither);
     the last row counts the symbols won."""
+    from foxhunt.train.reporting.evaluation import cell
+
     t = Table(title="per symbol: TFT − baseline, Diebold–Mariano at 5 % (W win, L lose)")
     t.add_column("symbol")
     for col in ("windows", "TFT (bp)", "10–90 cover"):
@@ -175,7 +180,7 @@ def symbol_table(per_symbol: dict[str, Any], names: dict[str, str]) -> Table:
         for key in bases:
             c = e["comparisons"][key]
             wins[key] += c["verdict"] == "win"
-            cells.append(f"{c['relative'] * 100:+.2f} % {marks.get(c['verdict'], '·')}")
+            cells.append(f"{cell(c['relative'], '+.2f', 100, ' %')} {marks.get(c['verdict'], '·')}")
         t.add_row(
             sym,
             f"{e['n_windows']:,}",

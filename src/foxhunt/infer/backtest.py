@@ -60,7 +60,7 @@ from foxhunt.infer.backtest_plot import plot_backtest
 from foxhunt.infer.evaluate import baseline_forecasts, score, verdicts
 from foxhunt.infer.significance import compare
 from foxhunt.quantize.model import load_inference_model
-from foxhunt.runtime import atomic_write_json, parse_device
+from foxhunt.runtime import atomic_write_json, json_safe, parse_device
 from foxhunt.train.ensemble import train_ensemble
 from foxhunt.train.run import run_training
 
@@ -313,6 +313,7 @@ def backtest(
             "combine": COMBINE,
             "trainings": trained,
         }
+    result = json_safe(result)  # undefined numbers (a loss of 0 to compare with) are null
     atomic_write_json(out / "backtest.json", result)
     plot_backtest(result, out / "backtest.png")
     return result

@@ -46,7 +46,7 @@ from foxhunt.infer.scores import QuantileScores
 from foxhunt.infer.significance import compare, compare_per_group
 from foxhunt.infer.untrained import check_trained_symbols
 from foxhunt.quantize.model import load_inference_model
-from foxhunt.runtime import atomic_write_json, parse_device
+from foxhunt.runtime import atomic_write_json, json_safe, parse_device
 from foxhunt.train.reporting.report import write_report
 
 __all__ = ["QuantileScores", "baseline_forecasts", "evaluate_model", "score", "verdicts"]
@@ -276,6 +276,7 @@ def evaluate_model(
         result["training"] = training
     if untrained:
         result["untrained_symbols"] = untrained
+    result = json_safe(result)  # undefined numbers (a loss of 0 to compare with) are null
     if out is not None:
         atomic_write_json(Path(out), result)
         log.info("evaluation written to %s", out)

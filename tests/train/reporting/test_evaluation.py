@@ -86,8 +86,9 @@ def test_markdown_of_an_old_evaluation_keeps_its_plain_verdict(beats: bool) -> N
     assert f"zero: {'yes' if beats else 'no'}" in "\n".join(evaluation_md(ev, {}))
 
 
-def test_markdown_of_json_nulls_writes_nan_not_a_type_error() -> None:
-    """A hand-edited or foreign evaluation.json may hold ``null`` where our writer stores NaN."""
+def test_markdown_of_json_nulls_writes_a_dash_not_a_type_error() -> None:
+    """``null`` in evaluation.json (ours, where a number is undefined; a hand-edited one):
+    a dash in the table."""
     nulls = {"mean_pinball": None, "q_risk": {"P50": None}, "coverage": {"10-90": None}}
     pooled = _comparison("none", 0.0)["pooled"] | {
         "relative": None,
@@ -99,6 +100,6 @@ def test_markdown_of_json_nulls_writes_nan_not_a_type_error() -> None:
         "comparisons": {"garch": {"lag": 1, "pooled": pooled, "per_horizon": []}},
     }
     text = "\n".join(evaluation_md(ev, {}))
-    assert "| TFT | nan | nan | nan | nan % | nan % |" in text
-    assert "| GARCH(1,1) | 1.000 | nan | nan | nan % | nan % |" in text
-    assert "| GARCH(1,1) | +nan % | +nan | nan | none | `` |" in text
+    assert "| TFT | — | — | — | — | — |" in text
+    assert "| GARCH(1,1) | 1.000 | — | — | — | — |" in text
+    assert "| GARCH(1,1) | — | — | — | none | `` |" in text

@@ -91,10 +91,10 @@ def test_markdown_of_an_evaluation_with_the_significance_test_and_both_plots() -
         *HEADER,
         # 0.00123456 * 1e4 = 12.3456 bp; q-risk 4 decimals; coverage in % with 1 decimal
         "| TFT | 12.346 | 0.9123 | 0.5000 | 81.4 % | 95.8 % |",
-        # an int q-risk prints as written, NaN as nan, a missing coverage as nan
-        "| GARCH(1,1) | 25.000 | 1.0000 | nan | 75.0 % | nan % |",  # a JSON integer: a number
-        # no display name: its key; no q_risk, no coverage: nan everywhere
-        "| mystery | 1.000 | nan | nan | nan % | nan % |",
+        # an int q-risk prints as written, NaN and a missing coverage as a dash
+        "| GARCH(1,1) | 25.000 | 1.0000 | — | 75.0 % | — |",  # a JSON integer: a number
+        # no display name: its key; no q_risk, no coverage: dashes
+        "| mystery | 1.000 | — | — | — | — |",
         "",
         "TFT vs each baseline: Diebold–Mariano test on the per-window pinball losses with a "
         "Newey–West variance; a win or a loss only when p < 0.05. Per horizon: W win, "
@@ -144,9 +144,9 @@ def test_markdown_of_an_evaluation_from_before_the_significance_test() -> None:
         "`foxhunt evaluate` on `old.parquet` (val, 3 windows)." + INTRO_TAIL,
         "",
         *HEADER,
-        "| TFT | 3.000 | nan | nan | 80.0 % | nan % |",
-        "| zero return | 4.000 | nan | nan | 50.0 % | nan % |",
-        "| EWMA (RiskMetrics) | 3.500 | nan | nan | nan % | nan % |",
+        "| TFT | 3.000 | — | — | 80.0 % | — |",
+        "| zero return | 4.000 | — | — | 50.0 % | — |",
+        "| EWMA (RiskMetrics) | 3.500 | — | — | — | — |",
         "",
         "TFT beats the baseline on mean pinball loss — zero: yes, ewma: no.",
         "",

@@ -28,15 +28,12 @@ def _label(key: str) -> str:
     return "TFT" if key == "tft" else BASELINE_LABELS.get(key, key)
 
 
-def _fmt(x: float, digits: int = 4) -> str:
-    return f"{x:.{digits}f}"  # NaN prints as nan
-
-
-def _number(scores: dict[str, Any], key: str, scale: float = 1.0) -> float:
-    """``scores[key] * scale`` as a float (a JSON integer too); NaN where the key is missing or
-    JSON ``null`` (a hand-edited or foreign ``evaluation.json``: our writer stores NaN)."""
-    x = scores.get(key)
-    return math.nan if x is None else float(x) * scale
+def cell(x: float | None, spec: str, scale: float = 1.0, unit: str = "") -> str:
+    """A number for a table, ``—`` where it is undefined (JSON ``null``, NaN, missing): a
+    relative difference against a baseline whose loss is 0, a p-value with too few windows."""
+    if x is None or math.isnan(x):
+        return "—"
+    return f"{x * scale:{spec}}{unit}"
 
 
 def reliability_figure(ev: dict[str, Any]) -> Figure | None:
@@ -106,10 +103,10 @@ def evaluation_md(ev: dict[str, Any], made: dict[str, bool]) -> list[str]:
         cov = s.get("coverage") or {}
         risk = s.get("q_risk") or {}
         lines.append(
-            f"| {_label(name)} | {_fmt(_number(s, 'mean_pinball', 1e4), 3)} | "
-            f"{_fmt(_number(risk, 'P50'))} | {_fmt(_number(risk, 'P90'))} | "
-            f"{_fmt(_number(cov, '10-90', 100), 1)} % | "
-            f"{_fmt(_number(cov, '2-98', 100), 1)} % |"
+            f"| {_label(name)} | {cell(s.get('mean_pinball'), '.3f', 1e4)} | "
+            f"{cell(risk.get('P50'), '.4f')} | {cell(risk.get('P90'), '.4f')} | "
+            f"{cell(cov.get('10-90'), '.1f', 100, ' %')} | "
+            f"{cell(cov.get('2-98'), '.1f', 100, ' %')} |"
         )
     comparisons = ev.get("comparisons")
     if comparisons:
@@ -126,10 +123,10 @@ def evaluation_md(ev: dict[str, Any], made: dict[str, bool]) -> list[str]:
         for name, c in comparisons.items():
             p = c["pooled"]
             per_h = "".join(marks.get(x["verdict"], "·") for x in c["per_horizon"])
-            relative, dm = _number(p, "relative", 100), _number(p, "dm_statistic")
             lines.append(
-                f"| {_label(name)} | {relative:+.2f} % | {dm:+.2f} | "
-                f"{_number(p, 'p_value'):.3g} | {p['verdict']} | `{per_h}` |"
+                f"| {_label(name)} | {cell(p.get('relative'), '+.2f', 100, ' %')} | "
+                f"{cell(p.get('dm_statistic'), '+.2f')} | {cell(p.get('p_value'), '.3g')} | "
+                f"{p['verdict']} | `{per_h}` |"
             )
     elif ev.get("tft_beats"):  # an evaluation from before the significance test
         verdict = ", ".join(f"{k}: {'yes' if v else 'no'}" for k, v in ev["tft_beats"].items())
