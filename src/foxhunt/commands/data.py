@@ -129,7 +129,7 @@ def _print_report(report: dict[str, Any]) -> None:
             (
                 "days without bars",
                 f"{s.get('missing_days', 0):,}"
-                + (f" (first: {s['first_missing_day']})" if s.get("missing_days") else ""),
+                + (f" (first: {s['first_missing_day']}{_run(s)})" if s.get("missing_days") else ""),
             ),
             ("calendar", s.get("calendar", "-")),
             (
@@ -184,3 +184,11 @@ def _print_report(report: dict[str, Any]) -> None:
         console.print(
             f"[red]verdict: invalid[/] - {report['error']}", soft_wrap=True, highlight=False
         )
+
+
+def _run(summary: dict[str, Any]) -> str:
+    """``; longest: N in a row from DAY`` where days without bars run together."""
+    run = summary.get("longest_missing_run")
+    if not run or run["days"] < 2:
+        return ""
+    return f"; longest: {run['days']} in a row from {run['first']}"

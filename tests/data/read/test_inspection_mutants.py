@@ -222,6 +222,7 @@ def test_one_bar_has_no_interval_and_no_gaps() -> None:
         "missing_bars": 0,
         "missing_days": 0,
         "first_missing_day": None,
+        "longest_missing_run": None,
         "closed_time_bars": 0,
         "daily": False,
         "calendar": "cme_equity",
@@ -242,6 +243,33 @@ def test_a_trading_day_without_a_bar_is_counted_and_named() -> None:
     assert (s["missing_days"], s["first_missing_day"]) == (1, "2024-01-10")
     (s,) = summarize(_loaded({"ES": [_t(d, 15) for d in (9, 10)]}))
     assert (s["missing_days"], s["first_missing_day"]) == (0, None)
+
+
+def test_the_longest_run_of_lost_trading_days_is_named_and_a_week_of_them_warned(
+    tmp_path: Path,
+) -> None:
+    """Days the calendar trades without a bar, in a row: a 4-day hole is counted, a 5-day
+    one (a week a vendor lost) is a warning naming its first and last day."""
+    weekdays = [d for d in range(2, 32) if datetime(2024, 1, d).weekday() < 5]  # CME: MLK too
+    four = [d for d in weekdays if not 16 <= d <= 19]
+    (s,) = summarize(_loaded({"ES": [_t(d, 15) for d in four]}))
+    assert s["longest_missing_run"] == {"days": 4, "first": "2024-01-16", "last": "2024-01-19"}
+    assert s["missing_days"] == 4
+    r = inspect_report(_write(tmp_path / "four.parquet", {"ES": [_t(d, 15) for d in four]}))
+    assert not any("in a row" in w for w in r["warnings"])
+
+    five = [d for d in weekdays if not 16 <= d <= 22]  # the 16th-19th and the 22nd
+    path = _write(tmp_path / "five.parquet", {"ES": [_t(d, 15) for d in five]})
+    r = inspect_report(path)
+    assert r["verdict"] == "suspicious"
+    assert (
+        "ES: no bars on 5 trading days in a row, 2024-01-16 to 2024-01-22 (calendar cme_equity)"
+        in " ".join(r["warnings"])
+    )
+    gaps = [d for d in weekdays if d not in (9, 16, 17)]  # two holes: the longer is named
+    (s,) = summarize(_loaded({"ES": [_t(d, 15) for d in gaps]}))
+    assert s["longest_missing_run"] == {"days": 2, "first": "2024-01-16", "last": "2024-01-17"}
+    assert (s["missing_days"], s["first_missing_day"]) == (3, "2024-01-09")
 
 
 def test_two_bars_have_an_interval() -> None:
@@ -267,6 +295,7 @@ def test_gaps_count_whole_missing_bars_the_first_gap_included() -> None:
         "missing_bars": 3,
         "missing_days": 0,
         "first_missing_day": None,
+        "longest_missing_run": None,
         "closed_time_bars": 0,
         "daily": False,
         "calendar": "cme_equity",

@@ -153,7 +153,8 @@ def summarize(
     Returns:
         Dicts with keys symbol, bars, first, last, interval, sessions, session_breaks,
         intra_session_gaps, largest_gap, missing_bars, missing_days (the calendar's trading
-        days without a bar, between the first and the last) and first_missing_day,
+        days without a bar, between the first and the last), first_missing_day and
+        longest_missing_run (``days``, ``first``, ``last`` of the longest run of them, or None),
         closed_time_bars (daily bars: on days
         the calendar does not trade), daily, closed_hours_warning
         (None, or a line naming the zone that would fit when the timestamps were naive),
@@ -201,7 +202,7 @@ def summarize(
         weekly = interval is not None and interval >= WEEKLY  # stamped by convention: not judged
         n_closed = 0 if weekly else g.select(sym_closed(pl.col("ts")).sum()).item()
         largest = within["gap"].max() if within.height else None
-        missing_days = [] if weekly else _missing_days(g["session"], cal)
+        missing_days, hole = ([], None) if weekly else _missing_days(g["session"], cal)
         summary: dict[str, Any] = {
             "symbol": sym,
             "bars": g.height,
@@ -215,6 +216,7 @@ def summarize(
             "missing_bars": missing,
             "missing_days": len(missing_days),
             "first_missing_day": missing_days[0] if missing_days else None,
+            "longest_missing_run": hole,
             "closed_time_bars": int(n_closed),
             "daily": daily,
             "calendar": cal,
@@ -230,17 +232,47 @@ def summarize(
     return out
 
 
-def _missing_days(session: pl.Series, calendar: str) -> list[str]:
+LONG_HOLE_DAYS = 5
+"""Trading days in a row without a bar that ``inspect`` warns of: a week a vendor lost (the
+holidays and closures are the calendar's, not counted); windows across such a hole see one
+move for the whole stretch."""
+
+
+def _missing_days(session: pl.Series, calendar: str) -> tuple[list[str], dict[str, Any] | None]:
     """The calendar's trading days between the first and the last bar's with no bar (a day
-    a vendor lost: a gap between sessions counts no missing bar); days outside the calendar's
-    span are not judged."""
+    a vendor lost: a gap between sessions counts no missing bar), and the longest run of them
+    in a row (``days``, ``first``, ``last``; None without one); days outside the calendar's span are
+    not judged."""
     days = session.cast(pl.Int32).unique().sort()
     if days.len() < 2:
-        return []
+        return [], None
     traded = np.unique(sessions(calendar).day)
     inside = traded[(traded > days[0]) & (traded < days[-1])]
-    lost = np.setdiff1d(inside, days.to_numpy())
-    return [str(np.datetime64(int(d), "D")) for d in lost]
+    gone = ~np.isin(inside, days.to_numpy())
+    text = [str(np.datetime64(int(d), "D")) for d in inside[gone]]
+    if not text:
+        return text, None
+    edges = np.diff(np.concatenate(([0], gone.astype(np.int8), [0])))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    k = int(np.argmax(ends - starts))  # the first of the longest
+    run = inside[starts[k] : ends[k]]
+    first, last = (str(np.datetime64(int(d), "D")) for d in (run[0], run[-1]))
+    return text, {"days": int(run.size), "first": first, "last": last}
+
+
+def _long_hole(summary: dict[str, Any]) -> bool:
+    run = summary.get("longest_missing_run")
+    return run is not None and run["days"] >= LONG_HOLE_DAYS
+
+
+def hole_warning(summary: dict[str, Any]) -> str:
+    """The line for a symbol's longest run of trading days without bars."""
+    run = summary["longest_missing_run"]
+    return (
+        f"{summary['symbol']}: no bars on {run['days']} trading days in a row, {run['first']} "
+        f"to {run['last']} (calendar {summary['calendar']}): a stretch the file lacks; a "
+        "window across it sees the whole stretch's move as one bar's"
+    )
 
 
 def instrument_guesses(
@@ -420,6 +452,7 @@ def inspect_report(
     warnings += [
         f"{s['symbol']}: {s['closed_hours_warning']}" for s in symbols if s["closed_hours_warning"]
     ]
+    warnings += [hole_warning(s) for s in symbols if _long_hole(s)]
     warnings += _unread_volumes(loaded)
     if loaded.options.bar_minutes is None:  # aggregated, every symbol has the one interval
         warnings += _mixed_intervals(loaded.frame)
