@@ -252,6 +252,21 @@ def test_a_symbol_given_with_symbol_is_skipped_not_refused(
     assert len(skipped) == 3 and "symbol 'NQ' is not one the model serves (ES)" in skipped[0]
 
 
+def test_a_symbol_column_named_like_the_file_is_skipped_not_refused(
+    fake: None, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``NQ.csv`` whose rows name their symbol ``NQ`` in a column: the rows say so, not the
+    file's name, so they are skipped as any row of a symbol the model does not serve (it was
+    refused as "(from the file's name)")."""
+    feed, out = Feed(tmp_path / "NQ.csv"), tmp_path / "fc.csv"
+    feed.append("".join(_bar(i).replace(",ES,", ",NQ,") for i in range(3)))
+    caplog.set_level(logging.WARNING, logger="foxhunt")
+    assert _once(tmp_path, feed, out) == 0
+    assert _record(out)["skipped"]["unknown_symbol"] == 3
+    skipped = [r.getMessage() for r in caplog.records if r.getMessage().endswith("(skipped)")]
+    assert len(skipped) == 3 and "symbol 'NQ' is not one the model serves (ES)" in skipped[0]
+
+
 def test_a_first_poll_of_only_malformed_lines_is_skipped_and_the_feed_followed(
     fake: None, tmp_path: Path
 ) -> None:

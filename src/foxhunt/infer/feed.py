@@ -111,6 +111,7 @@ class BarFileReader:
         self.lines = 0  # CSV: lines read (header included)
         self.header = b""  # the header line (empty for a headerless file)
         self.header_read = False
+        self.symbol_column: bool | None = None  # whether the rows name their symbol (None: unread)
 
     @property
     def unit(self) -> str:
@@ -308,6 +309,7 @@ class BarFileReader:
                 "--follow takes bars as they come; write each bar once it is complete"
             )
         frame = loaded.frame
+        self.symbol_column = "symbol" in loaded.spellings[0]
         if frame.height != where.len():  # e.g. a quoted field across lines: judge line by line
             raise DataError(f"read {frame.height} rows from {where.len()} lines")
         if self.stamp_shift:

@@ -155,7 +155,7 @@ def _refuse_a_foreign_file(
     if allowed is None or len(symbols) != 1 or not rejects:
         return
     given = reader.options.symbol if reader.options is not None else None
-    if given is not None or symbols[0] != symbol_from_filename(reader.path):
+    if given is not None or reader.symbol_column or symbols[0] != symbol_from_filename(reader.path):
         return  # a symbol column's row of another symbol: skipped, as any such row
     if any(r.reason != "unknown_symbol" for r in rejects):
         return
