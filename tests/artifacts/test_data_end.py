@@ -11,7 +11,7 @@ import time
 import polars as pl
 import pytest
 
-from foxhunt.artifacts.data_end import data_end, read_data_end
+from foxhunt.artifacts.data_end import data_end, data_start, read_data_end
 from foxhunt.artifacts.rundir import RunDir
 from foxhunt.errors import ModelDirError
 
@@ -31,6 +31,13 @@ def test_each_symbols_last_bar_in_utc_sorted_by_symbol(tz: str | None) -> None:
     assert got == {
         "ES": f"2024-01-02T{hours[0]}:00:00+00:00",
         "NQ": f"2024-01-02T{hours[1]}:00:00+00:00",
+    }
+
+
+def test_each_symbols_first_bar_in_utc_for_the_training_period() -> None:
+    assert data_start(_closes("America/Chicago")) == {
+        "ES": "2024-01-02T14:00:00+00:00",
+        "NQ": "2024-01-02T15:00:00+00:00",
     }
 
 

@@ -62,6 +62,8 @@ def test_run_records_where_its_training_bars_end(run) -> None:
     info = json.loads((run["run"] / "run.json").read_text())
     last = pl.read_parquet(run["train"])["ts"][-1]
     assert info["data_end"] == {"ES": last.replace(tzinfo=None).isoformat() + "+00:00"}
+    first = pl.read_parquet(run["train"])["ts"][0]
+    assert info["data_start"] == {"ES": first.replace(tzinfo=None).isoformat() + "+00:00"}
 
 
 @pytest.mark.slow

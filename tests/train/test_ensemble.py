@@ -157,6 +157,8 @@ def test_predict_and_evaluate_take_the_ensemble(ens, tmp_path: Path) -> None:
     member_0 = ens["run"] / "members/0"
     info, member = (json.loads((d / "run.json").read_text()) for d in (ens["run"], member_0))
     assert info["data_end"] == member["data_end"] and list(member["data_end"]) == ["ES"]
+    assert info["data_start"] == member["data_start"]
+    assert member["data_start"]["ES"] < member["data_end"]["ES"]
 
 
 @pytest.mark.slow

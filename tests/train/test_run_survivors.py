@@ -152,8 +152,8 @@ def _start(
     run = RunDir(tmp_path / "run")
     run.create()
     baselines = {"naive": {"pinball": 1.5}}
-    ends = {"ES": "2024-01-05T00:00:00+00:00"}
-    run_mod._start_fresh(run, cfg, bars, data, baselines, ends, "3GB", "auto")
+    span = ({"ES": "2024-01-01T00:00:00+00:00"}, {"ES": "2024-01-05T00:00:00+00:00"})
+    run_mod._start_fresh(run, cfg, bars, data, baselines, span, "3GB", "auto")
     return run, json.loads(run.run_info.read_text())
 
 
@@ -190,6 +190,7 @@ def test_a_fresh_run_json_records_the_data_the_model_and_the_versions(
         "fingerprint": data.fingerprint,
         "symbols": ["ES"],
         "bar_interval_s": data.bar_interval_s,
+        "data_start": {"ES": "2024-01-01T00:00:00+00:00"},
         "data_end": {"ES": "2024-01-05T00:00:00+00:00"},
         "windows": {"train": len(data.train), "val": len(data.val), "test": len(data.test)},
         "parameters": sum(p.numel() for p in TFT(cfg.model).parameters()),
@@ -572,6 +573,7 @@ def _a_finished_run_json_records_how_it_ended(isolated: _Isolated) -> None:
     assert child["result"].baselines and list(child["result"].ends) == ["ES"]
     assert json.loads((root / "baselines.json").read_text()) == child["result"].baselines
     assert info["data_end"] == child["result"].ends
+    assert info["data_start"] == child["result"].starts and list(info["data_start"]) == ["ES"]
     assert info["precision"] == {"requested": "fp32", "used": "fp32"}
 
 

@@ -16,13 +16,23 @@ from foxhunt import runtime
 from foxhunt.artifacts.rundir import RunDir
 from foxhunt.errors import ModelDirError
 
-__all__ = ["data_end", "read_data_end"]
+__all__ = ["data_end", "data_start", "read_data_end"]
 
 
 def data_end(closes: pl.DataFrame) -> dict[str, str]:
     """symbol -> the time of its last bar (ISO 8601, UTC), from ``symbol``/``ts`` columns."""
-    last = closes.group_by("symbol").agg(pl.col("ts").max()).sort("symbol")
-    return {str(s): _utc(t).isoformat() for s, t in zip(last["symbol"], last["ts"], strict=True)}
+    return _per_symbol(closes, pl.col("ts").max())
+
+
+def data_start(closes: pl.DataFrame) -> dict[str, str]:
+    """symbol -> the time of its first bar (``data_start`` in ``run.json``: with ``data_end``
+    the period the run was trained on, for the user's own out-of-time split)."""
+    return _per_symbol(closes, pl.col("ts").min())
+
+
+def _per_symbol(closes: pl.DataFrame, time: pl.Expr) -> dict[str, str]:
+    found = closes.group_by("symbol").agg(time).sort("symbol")
+    return {str(s): _utc(t).isoformat() for s, t in zip(found["symbol"], found["ts"], strict=True)}
 
 
 def read_data_end(run: RunDir) -> dict[str, dt.datetime] | None:

@@ -278,7 +278,16 @@ def _finish(root: Path, plan: EnsemblePlan, members: list[MemberDone]) -> None:
         if src.is_file():
             runtime.atomic_write_text(root / name, src.read_text())
     info = runtime.read_json(first.run_info, "run.json")
-    keep = ("bars", "fingerprint", "symbols", "data_end", "windows", "parameters", "precision")
+    keep = (
+        "bars",
+        "fingerprint",
+        "symbols",
+        "data_start",
+        "data_end",
+        "windows",
+        "parameters",
+        "precision",
+    )
     keep += ("cpu_allocator", "bar_interval_s")
     _update(
         root,

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from foxhunt.artifacts.data_end import data_end
+from foxhunt.artifacts.data_end import data_end, data_start
 from foxhunt.baselines.fit import fit_baselines
 from foxhunt.config import RunConfig
 from foxhunt.data.pipeline import PreparedData, calendars_of, prepare_training_data
@@ -91,6 +91,8 @@ class RunData:
     baselines: dict[str, Any] | None
     peak_rss: int = 0
     ends: dict[str, str] | None = None
+    starts: dict[str, str] | None = None
+    """Where the bars start per symbol (``data_start``), computed with ``ends``."""
 
 
 def prepare(
@@ -149,7 +151,8 @@ def prepare(
         data.closes.height, format_bytes(peak), format_bytes(estimate),
     )  # fmt: skip
     ends = data_end(data.closes) if baselines else None
-    return RunData(data, cfg, record, peak, ends)
+    starts = data_start(data.closes) if baselines else None
+    return RunData(data, cfg, record, peak, ends, starts)
 
 
 def prepare_in_child(
@@ -201,7 +204,12 @@ def prepare_in_child(
         path.unlink(missing_ok=True)  # the mapped pages stay readable
         shutil.rmtree(rows, ignore_errors=True)
     return RunData(
-        saved["data"], saved["cfg"], saved["baselines"], saved["peak_rss"], saved["ends"]
+        saved["data"],
+        saved["cfg"],
+        saved["baselines"],
+        saved["peak_rss"],
+        saved["ends"],
+        saved["starts"],
     )
 
 
@@ -219,7 +227,8 @@ def _child(bars: Path, cfg: RunConfig, choose_scale: bool, baselines: bool, path
     )
     tmp = path.with_name(path.name + ".tmp")
     saved = {"data": prepared.data, "cfg": prepared.cfg, "baselines": prepared.baselines}
-    torch.save(saved | {"peak_rss": prepared.peak_rss, "ends": prepared.ends}, tmp)
+    spans = {"ends": prepared.ends, "starts": prepared.starts}
+    torch.save(saved | {"peak_rss": prepared.peak_rss} | spans, tmp)
     tmp.replace(path)
 
 

@@ -244,7 +244,7 @@ def _train(
                 bars,
                 data,
                 prepared.baselines,
-                prepared.ends,
+                (prepared.starts or {}, prepared.ends),
                 memory_budget,
                 requested_precision,
             )
@@ -353,11 +353,12 @@ def _start_fresh(
     bars: Path,
     data: PreparedData,
     baselines: dict[str, Any],
-    ends: dict[str, str],
+    span: tuple[dict[str, str], dict[str, str]],
     memory_budget: str | None,
     requested_precision: str,
 ) -> None:
-    """Write the run's description files (``ends``: ``data_end``, :class:`RunData`)."""
+    """Write the run's description files (``span``: ``data_start`` and ``data_end``,
+    :class:`RunData`)."""
     cfg.save(run.config)
     runtime.atomic_write_json(
         run.features, features_record(data.spec, data.scaler, data.fingerprint)
@@ -372,7 +373,8 @@ def _start_fresh(
             "fingerprint": data.fingerprint,
             "symbols": list(data.train.symbols),
             "bar_interval_s": data.bar_interval_s,
-            "data_end": ends,
+            "data_start": span[0],
+            "data_end": span[1],
             "windows": {"train": len(data.train), "val": len(data.val), "test": len(data.test)},
             "parameters": sum(p.numel() for p in TFT(cfg.model).parameters()),
             "memory_budget": memory_budget,
