@@ -152,6 +152,10 @@ def test_cboe_cfe_history_names_give_the_root_and_the_contract(tmp_path: Path) -
         ("intraday_5min_MSFT.csv", "MSFT", 5),
         ("intraday_60min_IBM.csv", "IBM", 60),
         ("daily_EUR_USD.csv", "EURUSD", 1440),  # what follows the period reads as ever
+        ("fx_daily_EURUSD.csv", "EURUSD", 1440),  # FX_DAILY: the symbol FX until session 58
+        ("fx_intraday_60min_EURUSD.csv", "EURUSD", 60),
+        ("fx_weekly_GBP_JPY.csv", "GBPJPY", None),
+        ("digital_currency_daily_BTC_USD.csv", "BTCUSD", 1440),
     ],
 )
 def test_a_leading_period_is_no_symbol(name: str, symbol: str, minutes: int | None) -> None:

@@ -135,9 +135,12 @@ codes of crypto exchanges (``kaiko_cbse_btc-usd_1m``: Coinbase) and the ccxt lib
 _CHRIS_ROOTS = {("ICE", "B"): "BRN"}
 """CHRIS's exchange and root -> the built-in root, where they differ (ICE's Brent is ``B``)."""
 _PERIOD_PREFIX = re.compile(
-    r"^(?:intraday_\d+min|daily|weekly|monthly)(?:_adjusted)?_(?=[A-Za-z0-9])", re.IGNORECASE
+    r"^(?:fx_|digital_currency_|crypto_)?(?:intraday_\d+min|daily|weekly|monthly)(?:_adjusted)?_"
+    r"(?=[A-Za-z0-9])",
+    re.IGNORECASE,
 )
-"""A period before the symbol, as Alpha Vantage names its downloads (``daily_MSFT``)."""
+"""A period before the symbol, as Alpha Vantage names its downloads (``daily_MSFT``,
+``fx_daily_EURUSD``: the symbol ``FX`` until session 58)."""
 _LEADING = re.compile(r"[A-Za-z0-9]+")
 _YAHOO_USD_FX = re.compile(r"^([A-Za-z]{3})=X(?![A-Za-z0-9])")
 """Yahoo's name of a dollar's rate: ``JPY=X`` is USDJPY (``EURUSD=X`` is a pair as written;
