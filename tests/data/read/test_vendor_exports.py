@@ -54,6 +54,22 @@ def test_a_title_and_notes_before_the_header_are_skipped(tmp_path: Path) -> None
     assert read_bars(titled, min_bars=1).equals(read_bars(plain, min_bars=1))
 
 
+@pytest.mark.parametrize("title", ["SAP GY Equity,,,,,,\n", "E-mini daily,,,,,,\n,,,,,,\n"])
+def test_a_title_excel_padded_to_the_tables_width_is_skipped(tmp_path: Path, title: str) -> None:
+    """Excel's "Save as CSV" pads every line to the table's width: a Bloomberg ticker above
+    its BDH table (``SAP GY Equity,,,,,``) and a blank line (``,,,,,``) were the header,
+    and the file was refused as missing 'open', which no ``--columns`` could mend."""
+    table = "Date,Time,Open,High,Low,Close,Volume\n" + "".join(
+        f"01/02/2024,09:{m},4700.25,4701,4699.5,4700,{m}\n" for m in MINUTES
+    )
+    plain = _write(tmp_path, "ES.csv", table)
+    (tmp_path / "t").mkdir()
+    titled = _write(tmp_path / "t", "ES.csv", title + table)
+    dialect = sniff_csv(titled)
+    assert dialect.skip_lines == title.count("\n") and dialect.has_header
+    assert read_bars(titled, min_bars=1).equals(read_bars(plain, min_bars=1))
+
+
 def test_portara_headerless_clock_in_digits(tmp_path: Path) -> None:
     """``20240102,0930,...``: a date then a clock in digits that changes within the date."""
     rows = "".join(f"20240102,09{m},4700.25,4701,4699.5,4700,{m},100\n" for m in MINUTES)

@@ -229,6 +229,11 @@ def headerless_names(first_row: list[str], rows: list[list[str]] | None = None) 
     return tuple(names)
 
 
+def _filled(row: list[str]) -> int:
+    """The fields of a row that hold something."""
+    return sum(bool(c.strip()) for c in row)
+
+
 def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
     """Guess the dialect of a CSV bar file from its first :data:`SAMPLE_LINES` lines.
 
@@ -251,8 +256,9 @@ def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
     best: tuple[tuple[int, int], str, int] | None = None
     for d in DELIMITERS:
         rows = _split(lines, d)
-        # a preamble (a title, "Symbol: ES") splits into fewer fields than any bar table has
-        start = next((i for i, r in enumerate(rows) if len(r) >= _MIN_FIELDS), 0)
+        # a preamble (a title, "Symbol: ES") holds fewer fields than any bar table has, also
+        # where Excel's "Save as CSV" padded it to the table's width ("SAP GY Equity,,,,,")
+        start = next((i for i, r in enumerate(rows) if _filled(r) >= _MIN_FIELDS), 0)
         score = _score(rows[start:], d)
         if score is not None and (best is None or score > best[0]):
             best = (score, d, start)
