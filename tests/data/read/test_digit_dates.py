@@ -56,6 +56,23 @@ def test_daily_easylanguage_dates_across_2000(tmp_path: Path, suffix: str) -> No
     ]
 
 
+def test_easylanguage_dates_from_the_1990s_read_past_the_first_rows_into_2000(
+    tmp_path: Path,
+) -> None:
+    """Years of six-digit dates before the first seven-digit one (CSI's and EasyLanguage's
+    ``950705`` ... ``1000103``): the column is CYYMMDD, not MetaStock's YYMMDD that refused
+    ``1000103`` as unparsable, naming a --ts-format that cannot spell it."""
+    path = tmp_path / "CL.csv"
+    weekdays = pl.date_range(datetime(1995, 7, 3), datetime(1999, 12, 31), eager=True)
+    days = [d.strftime("%y%m%d") for d in weekdays if d.weekday() < 5] + ["1000103"]
+    assert len(days) > 200  # past the rows that decide by themselves
+    rows = [f"{d},{_BARS[0]}" for d in days]
+    path.write_text("Date,Open,High,Low,Close,Volume\n" + "\n".join(rows) + "\n")
+    got = [t.date().isoformat() for t in _times(path)]
+    assert (got[0], got[-2], got[-1]) == ("1995-07-03", "1999-12-31", "2000-01-03")
+    assert len(got) == len(days)
+
+
 def test_six_digit_dates_alone_stay_yymmdd(tmp_path: Path) -> None:
     """MetaStock's ``240103`` is 2024, not EasyLanguage's 1924."""
     path = tmp_path / "ES.csv"
@@ -73,6 +90,7 @@ def _days(values: list[str]) -> list[str] | None:
 def test_cyymmdd_needs_every_date_to_fit_and_one_of_seven_digits() -> None:
     assert _days(["1240103", "991231.0"]) == ["20240103", "19991231"]
     assert _days(["991230", "991231"]) is None  # six digits alone: YYMMDD
+    assert _days(["991230", "991231", "000103"]) is None  # MetaStock's 2000: YYMMDD
     assert _days(["1240103", "1241303"]) is None  # month 13
     assert _days(["1240103", "2240103"]) is None  # a century digit of 2 is no such date
     assert _days(["1240103", "1240132"]) is None  # day 32

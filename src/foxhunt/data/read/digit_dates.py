@@ -25,14 +25,19 @@ _WHOLE_DECIMALS = r"\.0+$"
 
 def cyymmdd_days(lf: pl.LazyFrame, text: pl.Expr) -> pl.Expr | None:
     """:data:`CYYMMDD` dates as ``yyyymmdd`` text (19,000,000 added), where every date of the
-    first rows fits and one has seven digits (six digits alone are MetaStock's ``YYMMDD``, read
-    before this); else None."""
+    first rows fits and one of the column has seven digits: in the first rows, or further on in
+    a file that starts before 2000 (``950705`` ... ``991231``, then ``1000103``: refused at its
+    first seven digits until session 58); else None (six digits alone are MetaStock's
+    ``YYMMDD``)."""
     digits = text.cast(pl.String).str.strip_chars()
     head = lf.select(digits).head(_HEAD).collect().to_series().drop_nulls()
     if not (head.len() and head.str.contains(CYYMMDD.pattern).all()):
         return None
+    seven = digits.str.replace(_WHOLE_DECIMALS, "").str.len_chars().eq(7)
     if not head.str.replace(_WHOLE_DECIMALS, "").str.len_chars().eq(7).any():
-        return None
+        later = seven & digits.str.contains(CYYMMDD.pattern)
+        if not lf.select(later.any()).collect().item():
+            return None
     whole = digits.str.replace(_WHOLE_DECIMALS, "").cast(pl.Int64, strict=False)
     # a later value of another shape (20240104) is no date here: null, named by its row
     dated = pl.when(digits.str.contains(CYYMMDD.pattern)).then(whole + 19_000_000)

@@ -480,10 +480,10 @@ def _text_times(
     if sample is not None and _NUMBER.match(sample):
         if _looks_yyyymmdd(lf, text):
             return replace(formatted_expr(text, "yyyymmdd", tz), format="yyyymmdd")
+        if (days := cyymmdd_days(lf, text)) is not None:  # before 2000 six digits, then seven
+            return replace(formatted_expr(days, "yyyymmdd", tz), format="CYYMMDD")
         if _looks_yyyymmdd(lf, text, _YYMMDD):  # MetaStock's and CSI's old 6-digit dates
             return replace(formatted_expr(text, "%y%m%d", tz), format="%y%m%d")
-        if (days := cyymmdd_days(lf, text)) is not None:
-            return replace(formatted_expr(days, "yyyymmdd", tz), format="CYYMMDD")
         number = text.cast(pl.Float64, strict=False)
         if _looks_excel(lf, number):
             return _excel_days(lf, number, tz)
