@@ -11,6 +11,7 @@ better (:mod:`foxhunt.data.read.time_axis`'s ``zone`` rule).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -18,7 +19,7 @@ import polars as pl
 from foxhunt.data.market.calendar import closed_time
 from foxhunt.data.market.calendar_fit import BROKER_CLOCKS
 from foxhunt.data.market.calendars import calendar_spec
-from foxhunt.data.read.clock_fit import CLOSED_DAYS_SHARE
+from foxhunt.data.read.clock_fit import CLOSED_DAYS_SHARE, MIN_EDGES
 from foxhunt.data.read.zones import fixed_offset_name, local_to_utc, utc_to_local
 
 CITY_ZONES = (
@@ -148,3 +149,26 @@ def zone_fits(ts: pl.Series, read_in: str, calendar: str) -> ZoneFit:
 def flag_for_zone(zone: str) -> str:
     """The zone as ``--tz`` takes it (``UTC-5`` as ``-5``, a name as it is)."""
     return zone.removeprefix("UTC") if zone.startswith("UTC") and zone != "UTC" else zone
+
+
+def server_clock_line(
+    where: str, guesses: tuple[str, ...], spelling: Mapping[str, str], edges: int
+) -> str | None:
+    """The warning for a MetaTrader file read as UTC that is too short for the clock rule: its
+    History Center name (``EURUSD240.csv``, as ``guesses`` say) or MetaTrader 5's ``<DATE>``
+    columns say its times are a broker's server clock, which ``edges`` session edges (fewer
+    than :data:`~foxhunt.data.read.clock_fit.MIN_EDGES`) cannot tell from UTC; None for
+    another file. (Five weeks of 4-hour bars on New York + 7 h read 2-3 hours late, valid.)"""
+    if any("MetaTrader" in g for g in guesses):
+        sign = "its name is MetaTrader's"
+    elif any(name.strip().startswith("<") for name in spelling.values()):
+        sign = "its <DATE> <TIME> columns are MetaTrader 5's"
+    else:
+        return None
+    broker = next(iter(BROKER_CLOCKS))
+    return (
+        f"{where}: naive times read as UTC, but {sign}, whose times are its broker's server "
+        f"clock (often {broker}: UTC+2, UTC+3 in New York's summer); {edges} session edges are "
+        f"too few to tell the clock ({MIN_EDGES} decide): --tz {broker} reads them on that "
+        "clock, --tz UTC as they are read"
+    )

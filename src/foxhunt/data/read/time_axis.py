@@ -55,12 +55,14 @@ from foxhunt.data.market.calendar_fit import (
     fit_calendar,
     zone_fit,
 )
+from foxhunt.data.market.calendars import calendar_spec
 from foxhunt.data.market.instruments import calendar_of, infer_instrument, lookup
-from foxhunt.data.read.clock_fit import ClockFit, clock_fits
+from foxhunt.data.read.clock_fit import MIN_EDGES, ClockFit, clock_fits, session_edges
 from foxhunt.data.read.clock_zones import (
     BROKER_ZONES,
     CITY_ZONES,
     flag_for_zone,
+    server_clock_line,
     zone_fits,
 )
 from foxhunt.data.read.marked_utc import FORCE_FLAG, edges_kept
@@ -500,6 +502,12 @@ def examine(
                 f"(--instruments FILE sets its calendar), or {ODD_TIMES_FLAG}"
                 f"{guess or _root_as_ticker(str(sym), instruments)}"
             )
+        said = any(line.startswith(where) for line in (*out, *kept))
+        if unzoned and clock is None and not said and calendar_spec(cal).tz != "UTC":
+            edges = session_edges(ts, interval).height
+            line = server_clock_line(where, loaded.guesses[f], loaded.spellings[f], edges)
+            if line is not None and edges < MIN_EDGES:
+                kept.append(line)
     return TimeAxisFindings(tuple(out), tuple(kept), tuple(closed))
 
 
