@@ -251,6 +251,27 @@ def test_twelve_data_names_its_symbol_and_zone_in_meta(tmp_path: Path, btc: pl.D
         assert_frame_equal(one, expected)
 
 
+def test_yahoos_chart_answer_reads_its_lists_beside_the_epochs(
+    tmp_path: Path, btc: pl.DataFrame
+) -> None:
+    """Yahoo's chart API: the prices of each symbol in lists under ``indicators.quote[0]``
+    beside ``timestamp`` (epoch seconds), the symbol in ``meta``; a minute without a trade is
+    nulls, not a bar. Refused as missing 'open' until session 58."""
+    quote = {k: btc[k].to_list() for k in ("open", "high", "low", "close", "volume")}
+    for k in quote:
+        quote[k][7] = None  # Yahoo's gap: every list null at that time
+    times = btc["timestamp"].dt.epoch("s").to_list()
+    meta = {"symbol": "BTC-USD", "exchangeTimezoneName": "UTC", "dataGranularity": "1m"}
+    result = {"meta": meta, "timestamp": times, "indicators": {"quote": [quote], "adjclose": []}}
+    path = tmp_path / "chart.json"
+    path.write_text(json.dumps({"chart": {"result": [result], "error": None}}))
+    got = read_bars(path)
+    expected = _csv_bars(tmp_path, btc, "BTCUSD")
+    assert got["symbol"].unique().to_list() == ["BTCUSD"]
+    gone = btc["timestamp"][7]
+    assert_frame_equal(got, expected.filter(pl.col("ts") != gone))
+
+
 def test_empty_answers_pandas_split_and_a_lower_case_ticker(
     tmp_path: Path, btc: pl.DataFrame
 ) -> None:

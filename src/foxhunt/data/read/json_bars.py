@@ -19,6 +19,8 @@ Read (``.json``, ``.jsonl``, ``.ndjson``, plain or compressed: ``.json.gz``, ``.
   with none is passed over);
 * Twelve Data's ``{"meta": {"symbol", "exchange_timezone"}, "values": [...]}``: the symbol and
   the zone of its naive times from ``meta``;
+* Yahoo's chart API, ``{"chart": {"result": [{"meta": {"symbol": ...}, "timestamp": [...],
+  "indicators": {"quote": [{"open": [...], ...}]}}]}}``: prices in lists beside the epochs;
 * pandas' ``orient="split"`` (``{"columns": [...], "data": [[...]]}``), and Nasdaq Data
   Link's ``{"dataset_data": {"column_names": [...], "data": [[...]]}}``;
 * a list of such answers, one a symbol: Tiingo's crypto prices, ``[{"ticker": "btcusd", ...,
@@ -48,6 +50,7 @@ import polars as pl
 
 from foxhunt.data.read.compressed import ERRORS, uncompressed_name
 from foxhunt.data.read.encoding import open_bytes
+from foxhunt.data.read.vendors import guess_from_name
 from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)
@@ -179,6 +182,8 @@ def _records(path: Path, data: object) -> list[dict[str, Any]]:
         return [r for answer in data for r in _records(path, answer)]
     if not isinstance(data, dict):
         return _named(path, data, "the file")
+    if (chart := _yahoo_chart(data)) is not None:
+        return chart
     keys, levels = _holder(data)
     holder = levels[-1]
     if (names := _split(holder)) is not None:  # the names beside the rows
@@ -213,6 +218,33 @@ def _records(path: Path, data: object) -> list[dict[str, Any]]:
     if symbol and not any("symbol" in r for r in named):  # Polygon's X:BTCUSD: BTCUSD
         return [{**r, "symbol": _MARKET.sub("", symbol.strip()).upper()} for r in named]
     return named
+
+
+def _yahoo_chart(data: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """Yahoo's chart API (``query1.finance.yahoo.com/v8/finance/chart/SPY``): ``{"chart":
+    {"result": [{"meta": {"symbol": "SPY", ...}, "timestamp": [...], "indicators": {"quote":
+    [{"open": [...], "high": [...], ...}]}}]}}``, each symbol's prices in lists beside its
+    epoch seconds, as records with ``meta.symbol`` read as a file of that name is (``BTC-USD``
+    is ``BTCUSD``, ``ES=F`` is ``ES``); None for another answer. (Refused as
+    missing 'open' until session 58, with advice no column name could follow.)"""
+    chart = data.get("chart")
+    results = chart.get("result") if isinstance(chart, dict) else None
+    if not isinstance(results, list) or not results:
+        return None
+    records: list[dict[str, Any]] = []
+    for result in results:
+        times = result.get("timestamp") if isinstance(result, dict) else None
+        quotes = (result.get("indicators") or {}).get("quote") if isinstance(times, list) else None
+        if not (isinstance(quotes, list) and quotes and isinstance(quotes[0], dict)):
+            return None
+        quote = {k: v for k, v in quotes[0].items() if isinstance(v, list) and len(v) == len(times)}
+        symbol = (result.get("meta") or {}).get("symbol")
+        if isinstance(symbol, str):  # Yahoo's spelling, read as its file's name is: BTC-USD
+            symbol = guess_from_name(Path(f"{symbol}.csv")).symbol
+        for i, t in enumerate(times):
+            record = {"timestamp": t, **{k: v[i] for k, v in quote.items()}}
+            records.append(record | ({"symbol": symbol} if isinstance(symbol, str) else {}))
+    return records
 
 
 def _answer(value: object) -> bool:
