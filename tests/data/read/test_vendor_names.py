@@ -129,6 +129,22 @@ def test_an_exchange_or_data_set_before_the_symbol_is_no_symbol(
     assert (guess.symbol, guess.interval) == (symbol, _minutes(minutes))
 
 
+@pytest.mark.parametrize(("name", "contract"), [("ESH2018", "ESH18"), ("CLZ1999", "CLZ99")])
+def test_a_contract_with_a_four_digit_year_is_its_root_and_contract(
+    tmp_path: Path, name: str, contract: str
+) -> None:
+    """Quandl's ``CME/ESH2018`` saved as ``ESH2018.csv``: the symbol ESH2018 until session 58,
+    an unknown beside its root's other contracts."""
+    path = tmp_path / f"{name}.csv"
+    path.write_text(
+        "Date,Open,High,Low,Close,Volume\n"
+        "2017-12-01,26.0,26.5,25.5,26.25,1000\n2017-12-04,26.25,26.75,26.0,26.5,1200\n"
+    )
+    bars = read_bars(path, min_bars=1)
+    assert bars["symbol"].unique().to_list() == [contract[:2]]
+    assert bars["contract"].unique().to_list() == [contract]
+
+
 def test_cboe_cfe_history_names_give_the_root_and_the_contract(tmp_path: Path) -> None:
     assert guess_from_name(Path("CFE_F15_VX.csv")) == NameGuess("VXF15", "Cboe CFE's file name")
     path = tmp_path / "CFE_F15_VX.csv"

@@ -15,15 +15,17 @@ import polars as pl
 from foxhunt.data.market.futures import FUTURES
 from foxhunt.data.market.instruments import futures_root
 
-_SUFFIX = re.compile(r"^([FGHJKMNQUVXZ]\d{1,2}|\.[cvn]\.\d+)$", re.IGNORECASE)
+_SUFFIX = re.compile(r"^([FGHJKMNQUVXZ]\d{1,2}|[FGHJKMNQUVXZ](?:19|20)\d{2}|\.[cvn]\.\d+)$", re.I)
+_LONG_YEAR = re.compile(r"^(.+[FGHJKMNQUVXZ])(?:19|20)(\d{2})$", re.IGNORECASE)
+"""A contract code with its year in four digits (Quandl's ``CME/ESH2018``): written ``ESH18``."""
 
 
 def contract_root(symbol: str) -> str | None:
     """The futures root of a contract-coded symbol, or None when ``symbol`` is no contract code.
 
     Args:
-        symbol: e.g. ``ESZ4``, ``ESZ24``, ``6EH4``, ``ES.c.0`` (roots ``ES``, ``ES``, ``6E``,
-            ``ES``); ``ES``, ``GOOG``, ``SPY`` give None.
+        symbol: e.g. ``ESZ4``, ``ESZ24``, ``ESZ2024``, ``6EH4``, ``ES.c.0`` (roots ``ES``,
+            ``ES``, ``ES``, ``6E``, ``ES``); ``ES``, ``GOOG``, ``SPY`` give None.
 
     Returns:
         The root (upper case) or None.
@@ -59,7 +61,8 @@ def split_contracts(df: pl.DataFrame) -> pl.DataFrame:
     if not roots:
         return df
     sym = pl.col("symbol")
+    codes = {s: _LONG_YEAR.sub(r"\1\2", s.strip()) for s in roots}  # ESH2018: ESH18
     return df.with_columns(
         sym.replace(roots).alias("symbol"),
-        pl.when(sym.is_in(list(roots))).then(sym).otherwise(None).alias("contract"),
+        pl.when(sym.is_in(list(roots))).then(sym.replace(codes)).otherwise(None).alias("contract"),
     )
