@@ -272,6 +272,29 @@ def test_yahoos_chart_answer_reads_its_lists_beside_the_epochs(
     assert_frame_equal(got, expected.filter(pl.col("ts") != gone))
 
 
+def test_yahoos_daily_chart_is_dated_by_its_exchange(tmp_path: Path) -> None:
+    """A day's bar of Sydney opens at 10:00 there, 23:00 UTC the day before: its exchange's
+    date, not the UTC one (a Sunday for Monday's bar)."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    sydney = ZoneInfo("Australia/Sydney")
+    days = [datetime(2024, 1, d, 10, tzinfo=sydney) for d in (8, 9, 10, 11, 12, 15)]
+    quote = {k: [40.0 + i for i in range(len(days))] for k in ("open", "high", "low", "close")}
+    quote["volume"] = [1000] * len(days)
+    meta = {"symbol": "BHP.AX", "exchangeTimezoneName": "Australia/Sydney", "dataGranularity": "1d"}
+    result = {
+        "meta": meta,
+        "timestamp": [int(d.timestamp()) for d in days],
+        "indicators": {"quote": [quote]},
+    }
+    path = tmp_path / "chart.json"
+    path.write_text(json.dumps({"chart": {"result": [result], "error": None}}))
+    bars = read_bars(path)
+    assert bars["symbol"].unique().to_list() == ["BHP.AX"]
+    assert [t.date().isoformat() for t in bars["ts"]] == [d.date().isoformat() for d in days]
+
+
 def test_empty_answers_pandas_split_and_a_lower_case_ticker(
     tmp_path: Path, btc: pl.DataFrame
 ) -> None:

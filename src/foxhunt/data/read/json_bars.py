@@ -40,11 +40,13 @@ an empty file where its key for the bars (:data:`CONTAINER_KEYS`) holds nothing 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import re
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import polars as pl
 
@@ -225,7 +227,8 @@ def _yahoo_chart(data: dict[str, Any]) -> list[dict[str, Any]] | None:
     {"result": [{"meta": {"symbol": "SPY", ...}, "timestamp": [...], "indicators": {"quote":
     [{"open": [...], "high": [...], ...}]}}]}}``, each symbol's prices in lists beside its
     epoch seconds, as records with ``meta.symbol`` read as a file of that name is (``BTC-USD``
-    is ``BTCUSD``, ``ES=F`` is ``ES``); None for another answer. (Refused as
+    is ``BTCUSD``, ``ES=F`` is ``ES``), a day's bars as their exchange's dates; None for another
+    answer. (Refused as
     missing 'open' until session 58, with advice no column name could follow.)"""
     chart = data.get("chart")
     results = chart.get("result") if isinstance(chart, dict) else None
@@ -238,13 +241,33 @@ def _yahoo_chart(data: dict[str, Any]) -> list[dict[str, Any]] | None:
         if not (isinstance(quotes, list) and quotes and isinstance(quotes[0], dict)):
             return None
         quote = {k: v for k, v in quotes[0].items() if isinstance(v, list) and len(v) == len(times)}
-        symbol = (result.get("meta") or {}).get("symbol")
+        meta = result.get("meta") or {}
+        symbol = meta.get("symbol")
         if isinstance(symbol, str):  # Yahoo's spelling, read as its file's name is: BTC-USD
             symbol = guess_from_name(Path(f"{symbol}.csv")).symbol
+        if meta.get("dataGranularity") in _YAHOO_DAYS and meta.get("exchangeTimezoneName"):
+            times = _local_dates(times, str(meta["exchangeTimezoneName"]))
         for i, t in enumerate(times):
             record = {"timestamp": t, **{k: v[i] for k, v in quote.items()}}
             records.append(record | ({"symbol": symbol} if isinstance(symbol, str) else {}))
     return records
+
+
+_YAHOO_DAYS = frozenset({"1d", "5d", "1wk", "1mo", "3mo"})
+"""Yahoo's granularities of a day or more: stamped at the session's open, the exchange's date."""
+
+
+def _local_dates(times: list[Any], zone: str) -> list[Any]:
+    """Epoch seconds as the exchange's dates (a day's bar of Sydney opens at 23:00 UTC the day
+    before: its UTC date was a Sunday's); the times as they are where the zone is unknown."""
+    try:
+        tz = ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        return times
+    return [
+        dt.datetime.fromtimestamp(t, tz).date().isoformat() if isinstance(t, int | float) else t
+        for t in times
+    ]
 
 
 def _answer(value: object) -> bool:
