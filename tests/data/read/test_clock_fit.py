@@ -330,3 +330,57 @@ def test_bars_past_a_few_early_closes_rule_no_zone_out() -> None:
     wall = [t.astimezone(chicago).replace(tzinfo=UTC) for t in stamps]
     fit = _fit(wall)
     assert fit.best == ("America/Chicago", "America/New_York") and fit.clearly_better
+
+
+def _fx_weekend(t: datetime) -> bool:
+    """New York's FX weekend: Friday 17:00 to Sunday 17:00."""
+    ny = t.astimezone(NEW_YORK)
+    return (
+        (ny.weekday() == 4 and ny.hour >= 17)
+        or ny.weekday() == 5
+        or (ny.weekday() == 6 and ny.hour < 17)
+    )
+
+
+def _fx_week_grid(hours: int, weeks: int, first: date = date(2017, 9, 3)) -> list[datetime]:
+    """The FX week on a UTC grid of ``hours``-hour bars: every bar open somewhere in its span
+    (New York's Sunday 17:00 to Friday 17:00), as Dukascopy and MetaTrader's UTC servers write
+    them: the 20:00 bar holds the 21:00 or 22:00 UTC open, in summer and winter alike."""
+    start = datetime.combine(first, datetime.min.time(), UTC)
+    grid = [start + timedelta(hours=hours * k) for k in range(weeks * 7 * 24 // hours)]
+    span = timedelta(hours=hours) - timedelta(minutes=1)
+    return [t for t in grid if not (_fx_weekend(t) and _fx_weekend(t + span))]
+
+
+@pytest.mark.parametrize("hours", [2, 4])
+def test_a_coarse_utc_grid_holds_the_fx_weeks_edges_and_is_read_without_a_word(
+    tmp_path: Path, hours: int
+) -> None:
+    """A year of 4-hour (and 2-hour) FX bars in UTC: the week's first bar starts at 20:00 both
+    in summer and in winter, so its minute of New York's day moves by an hour; the rule named
+    New York + 7 h and refused the file, and that advice moved every bar 6-7 hours."""
+    stamps = _fx_week_grid(hours, 40)
+    assert (
+        clock_fits(pl.Series(stamps), timedelta(hours=hours), "UTC", "fx_24x5", CITY_ZONES) is None
+    )
+    path = _write(tmp_path / "EURUSD.csv", stamps, None)
+    bars = read_bars(path, min_bars=1)
+    assert bars["ts"].to_list() == stamps
+
+
+def test_a_coarse_grid_on_the_brokers_clock_read_as_utc_is_still_refused(tmp_path: Path) -> None:
+    """The same bars on New York + 7 h (the week opens at 00:00 on that clock), read as UTC: the
+    week's first bar starts hours after the open, which no span holds."""
+    broker = [
+        (t.astimezone(NEW_YORK) + timedelta(hours=7)).replace(tzinfo=UTC)
+        for t in _fx_week_grid(1, 40)
+        if (t.astimezone(NEW_YORK) + timedelta(hours=7)).hour % 4 == 0
+    ]
+    fit = clock_fits(
+        pl.Series(broker),
+        timedelta(hours=4),
+        "UTC",
+        "fx_24x5",
+        CITY_ZONES + ("America/New_York+07:00",),
+    )
+    assert fit is not None and fit.clearly_better and "America/New_York+07:00" in fit.best

@@ -45,6 +45,13 @@ MIN_MOVED = 6
 """And that many edges in number: a few sessions around one change are not enough."""
 MIN_HELD = 0.5
 """The better zone's share must reach this: sessions with a regular open and close."""
+COARSE = timedelta(hours=1)
+"""Bars longer than the daylight-saving hour: an edge bar holds the exchange's open or close
+somewhere inside it, so its own minute may move by an hour where the clock does not (a 4-hour
+FX grid in UTC opens the week at 20:00 in summer and winter alike, 21:00 or 22:00 inside it)."""
+SPANS_KEPT = 0.9
+"""Share of such a file's edges whose bars hold the calendar's open or close, as read, from
+which the rule is silent."""
 CLOSED_SAMPLE = 20_000
 """Bars looked at (evenly spaced) to break ties by the calendar's closed hours."""
 CLOSED_DAYS_SHARE = 0.05
@@ -119,6 +126,21 @@ def session_edges(ts: pl.Series, interval: timedelta) -> pl.DataFrame:
     return pl.concat([opens, closes])
 
 
+def spans_kept(edges: pl.DataFrame, interval: timedelta, calendar: str) -> float:
+    """Share of ``edges`` (:func:`session_edges`, as read) whose bars hold the calendar's edge:
+    an opening bar starts where the market was closed the minute before and is open by its
+    last minute; a closing bar starts open and the market is closed when it ends. (MetaTrader's
+    4-hour bars on New York + 7 h read as UTC open at 00:00, hours after the FX week's open:
+    not kept.)"""
+    if edges.height == 0:
+        return 0.0
+    t, minute, span = pl.col("t"), pl.duration(minutes=1), pl.lit(interval)
+    opens = closed_time(t - minute, calendar) & ~closed_time(t + span - minute, calendar)
+    closes = ~closed_time(t, calendar) & closed_time(t + span, calendar)
+    kept = edges.select(pl.when(pl.col("open")).then(opens).otherwise(closes).mean()).item()
+    return float(kept or 0.0)
+
+
 def _held_share(edges: pl.DataFrame, column: str) -> float:
     """Share of edges at the most common value of ``column``, opens and closes apart."""
     if edges.height == 0:
@@ -171,7 +193,8 @@ def clock_fits(
 
     Returns:
         The fit, or None when it cannot say: the calendar's zone is UTC (``24x7``: no
-        sessions to keep) or fewer than :data:`MIN_EDGES` edges.
+        sessions to keep), fewer than :data:`MIN_EDGES` edges, or bars longer than
+        :data:`COARSE` that hold the calendar's edges as read (:func:`spans_kept`).
     """
     exchange = calendar_spec(calendar).tz
     if exchange == "UTC":
@@ -179,6 +202,8 @@ def clock_fits(
     edges = session_edges(ts, interval)
     if edges.height < MIN_EDGES:
         return None
+    if interval > COARSE and spans_kept(edges, interval, calendar) >= SPANS_KEPT:
+        return None  # the bars hold the edges as read; their minutes cannot show the clock
     candidates = tuple(dict.fromkeys((read_in, *zones)))
     wall = utc_to_local(pl.col("t"), read_in)
     minutes = {}
