@@ -266,3 +266,27 @@ def test_a_week_of_fx_or_cme_hours_moves_a_bare_ticker_to_no_stock():
     assert fitted_calendars(bars) == {"CABLE": "fx_24x5", "OIL": "cme_equity"}
     got = resolve_bars(bars)
     assert got["OIL"] == Instrument("OIL", 0.25, 1.0, "", "unknown", "cme_equity")
+
+
+def _days_of(calendar: str, first: date, last: date) -> list[date]:
+    from foxhunt.data.market.calendar import sessions
+
+    days = np.unique(sessions(calendar).day)
+    lo, hi = (np.datetime64(d, "D").astype(np.int64) for d in (first, last))
+    return [date.fromordinal(date(1970, 1, 1).toordinal() + int(d)) for d in days if lo <= d <= hi]
+
+
+def test_quantiacs_futures_outside_the_us_take_the_days_their_bars_keep():
+    """Quantiacs' ``F_AX`` (the DAX future) is no US future: it was put on the weekday rule's
+    ``fx_24x5``, whose days hold Christmas and New Year's Day, so its forecasts targeted them.
+    Its bars, which lack Xetra's holidays, now place it; weekdays alone keep ``fx_24x5``, and
+    a US code (``F_ES``) keeps the NYSE's calendar by its name."""
+    xetra = _days_of("xetr", date(2012, 1, 2), date(2014, 12, 31))
+    assert date(2013, 12, 25) not in xetra and date(2013, 12, 23) in xetra
+    fitted = bars_calendar("F_AX", _ts(_daily(xetra)))
+    assert fitted in ("xetr", "eurex")
+    instrument = resolve_bars(_frame("F_AX", _daily(xetra)))["F_AX"]
+    assert (instrument.calendar, instrument.currency) == (fitted, "USD")  # values in USD
+    every_weekday = _weekdays(date(2012, 1, 2), date(2014, 12, 31))
+    assert bars_calendar("F_AX", _ts(_daily(every_weekday))) in (None, "fx_24x5")
+    assert bars_calendar("F_ES", _ts(_daily(xetra))) is None  # named: the NYSE's

@@ -10,7 +10,8 @@ time-axis checks, so all three see the same calendar:
   calendar, but for the bare root of a CME crypto future (``BTC``, ``ETH``), which its bars
   through the weekends make a coin on ``24x7``;
 - a symbol whose name gives no market (``unknown`` or another market's ``^`` index, on
-  ``24x7``) takes the calendar its bars keep
+  ``24x7``; Quantiacs' future outside the US, ``F_AX``, on the weekday rule's ``fx_24x5``,
+  forecast on Christmas and New Year's Day until session 58) takes the calendar its bars keep
   (:func:`foxhunt.data.market.calendar_fit.fit_calendar`), if any;
 - a bare ticker of 1-5 letters, taken for a US stock on ``xnys``, keeps ``xnys`` while at most
   :data:`LEFT_GUESS` of its intraday bars fall outside it (beyond that the time axis refuses
@@ -79,6 +80,7 @@ def market_guess(symbol: str, table: Mapping[str, Instrument] | None = None) -> 
     """The calendar ``symbol``'s name guesses when its bars may overrule it, else None.
 
     ``24x7`` for a name that gives no market, ``xnys`` for a bare ticker taken for a US stock,
+    ``fx_24x5`` for Quantiacs' future outside the US (``F_AX``; the days its bars lack decide),
     ``cme_crypto`` for a built-in crypto future's bare root (``BTC``, ``ETH``: a coin's name
     too; its bars through the weekends make it one); None for anything else placed by a table,
     a list, a listing suffix, or crypto."""
@@ -90,6 +92,8 @@ def market_guess(symbol: str, table: Mapping[str, Instrument] | None = None) -> 
         return None
     if guess.calendar == NEUTRAL:
         return NEUTRAL
+    if guess.asset_class == "unknown" and guess.calendar == WEEKDAYS:
+        return WEEKDAYS  # Quantiacs' future outside the US (F_AX): the weekday rule, a guess
     bare = symbol.strip().upper() == guess.root and "." not in symbol  # not AAPL.US, BRK.B
     return (
         US_GUESS if guess.asset_class == "stock" and guess.calendar == US_GUESS and bare else None
@@ -127,9 +131,12 @@ def bars_calendar(
         fit = fit_calendar(t, interval, beyond, margin=0.0)  # 24x7 is no choice here
         return None if fit is None else fit.calendar
     daily = interval >= timedelta(days=1)
-    # daily bars hold no hours to misread: a few on US holidays (over 1 %) are a market's
-    if guess != NEUTRAL and closed_in(t, interval, guess) <= (CLOSED_MAX if daily else LEFT_GUESS):
-        return None
+    # daily bars hold no hours to misread: a few on US holidays (over 1 %) are a market's; the
+    # weekday rule has no holidays for bars to fall on, the days the bars lack tell theirs
+    weekdays = guess == WEEKDAYS and daily
+    if guess != NEUTRAL and not weekdays:
+        if closed_in(t, interval, guess) <= (CLOSED_MAX if daily else LEFT_GUESS):
+            return None
     # the guess itself cannot fit: over a quarter of the bars (1 % of daily ones) left it
     margin = MARGIN if guess == NEUTRAL else 0.0  # 24x7 is no choice for a guess's bars
     fit = fit_calendar(t, interval, _moves(guess, daily, naive), margin)
@@ -155,12 +162,13 @@ def _beyond(named: str | None) -> tuple[str, ...]:
 def _moves(guess: str, daily: bool, naive: bool) -> tuple[str, ...]:
     """The calendars a guess may move to (besides ``24x7`` for bars through the weekends).
 
-    Any for a name that gives no market. For a US guess: daily bars, a stock exchange's only
+    Any for a name that gives no market, and for the weekday rule's (Quantiacs' futures outside
+    the US: ``F_AX``'s days are Eurex's, its holidays left out). For a US guess: daily bars, a stock exchange's only
     (their days alone cannot tell Xetra's stock from Eurex's future); intraday bars, any (a
     23-hour day is a future's, ``EMINI`` on ``cme_equity``; the FX week's, ``CABLE``'s, a
     pair's), but of naive times only the FX week (a stock's hours read in the wrong zone keep
     another exchange's; no zone makes them 24-hour days). None for a crypto future's root."""
-    if guess == NEUTRAL:
+    if guess in (NEUTRAL, WEEKDAYS):
         return CANDIDATES
     if guess != US_GUESS:
         return ()

@@ -201,6 +201,8 @@ def on_calendar(inst: Instrument, calendar: str, prices: np.ndarray | None = Non
     if inst.asset_class not in ("stock", "crypto_future") or calendar in CALENDAR_CURRENCY:
         # a stock market's currency, else its own: an unknown name's none, an index's its own
         currency = CALENDAR_CURRENCY.get(calendar, inst.currency)
+        if inst.asset_class == "unknown" and inst.currency:  # Quantiacs': values in USD
+            currency = inst.currency
         return replace(inst, calendar=calendar, currency=currency)
     cls = "crypto" if calendar == "24x7" else "unknown"
     tick = infer_tick_size(prices) if prices is not None else None
