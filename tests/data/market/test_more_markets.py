@@ -69,3 +69,30 @@ def test_shanghais_bars_keep_shanghais_calendar_not_hong_kongs() -> None:
     pieces = [(9, 30, 11, 30), (13, 0, 15, 0)]
     ts = _session_bars(days, ZoneInfo("Asia/Shanghai"), pieces, FIVE)
     assert fit_calendar(ts, FIVE).calendar == "xshg"
+
+
+def test_seouls_late_opens_and_its_old_close_are_kept() -> None:
+    """Seoul opens at 10:00 on the year's first trading day and on the university entrance
+    exam's day (which closes at 16:30), and closed at 15:00 until August 2016; the calendar
+    was 09:00-15:30 every day, so forecasts targeted the closed 09:00-09:55 and skipped
+    15:30-16:25 of the exam day."""
+    import numpy as np
+
+    from foxhunt.data.market.calendars import sessions
+
+    seoul = ZoneInfo("Asia/Seoul")
+    cal = sessions("xkrx")
+
+    def hours(day: str) -> list[str]:
+        at = np.flatnonzero(cal.day == np.datetime64(day, "D").astype(np.int64))
+        return [
+            np.datetime64(int(t), "us").astype(object).replace(tzinfo=ZoneInfo("UTC")).astimezone(seoul).strftime("%H:%M")
+            for i in at
+            for t in (cal.opens[i], cal.closes[i])
+        ]  # fmt: skip
+
+    assert hours("2018-11-15") == ["10:00", "16:30"]  # the exam day
+    assert hours("2019-01-02") == ["10:00", "15:30"]  # the year's first trading day
+    assert hours("2015-06-01") == ["09:00", "15:00"]  # before 1 August 2016
+    assert hours("2024-06-03") == ["09:00", "15:30"]  # one interval: no lunch break
+    assert hours("2024-06-06") == []  # Memorial Day

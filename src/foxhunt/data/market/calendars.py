@@ -10,9 +10,10 @@ rolls over, the days per trading week, and where its sessions come from:
   cash markets of Xetra, London, Tokyo, Hong Kong, Sydney, India, Singapore and Toronto come
   from ``pandas_market_calendars`` (holidays and early closes included; it builds on
   ``exchange_calendars``) — see docs/data.md, "Calendars", for why that library; since
-  session 55 also Paris, Amsterdam, Zurich, Madrid, Milan, Stockholm, Seoul (its hours
-  09:00-15:30 set here: the library adds a lunch break), Taipei, Shanghai (Shenzhen's days and
-  hours are the same), São Paulo and Johannesburg;
+  session 55 also Paris, Amsterdam, Zurich, Madrid, Milan, Stockholm, Seoul (since session 58
+  from ``exchange_calendars`` itself, :data:`EXCHANGE_CALENDARS`: the mirror adds a lunch
+  break and loses the late opens), Taipei, Shanghai (Shenzhen's days and hours are the same),
+  São Paulo and Johannesburg;
 - ICE Futures Europe takes its trading days from the library and its hours (01:00-23:00
   London) from :attr:`CalendarSpec.local_hours`: the library keeps them on New York's clock,
   an hour off in the weeks between the two daylight-saving changes; ``xnys_ext``, US stocks'
@@ -40,6 +41,10 @@ import numpy as np
 from foxhunt.errors import DataError
 
 SPAN = ("1985-01-01", "2060-12-31")
+HOLIDAYS_TO = "2049-12-31"
+"""The last day of sessions from a calendar whose holidays are recorded no further."""
+EXCHANGE_CALENDARS = "xc:"
+"""A source so prefixed is ``exchange_calendars``' calendar of that code, its breaks left out."""
 """First and last trading day for which sessions are precomputed."""
 
 DEFAULT_CALENDAR = "globex"
@@ -118,8 +123,10 @@ CALENDARS: dict[str, CalendarSpec] = {
     "xmad": CalendarSpec("Europe/Madrid", time(20), 5, "XMAD", 8.5),
     "xmil": CalendarSpec("Europe/Rome", time(20), 5, "XMIL", 8.5),
     "xsto": CalendarSpec("Europe/Stockholm", time(20), 5, "XSTO", 8.5),
-    # the library gives Korea a 12:00-13:00 lunch break it has not had since 2000
-    "xkrx": CalendarSpec("Asia/Seoul", time(18), 5, "XKRX", 6.5, (time(9), time(15, 30))),
+    # exchange_calendars' own: pandas_market_calendars' mirror gives Korea a lunch break it
+    # has not had since 2000, and loses its late opens (the exam day's 10:00-16:30, the
+    # year's first day's 10:00) and its 15:00 close before August 2016
+    "xkrx": CalendarSpec("Asia/Seoul", time(18), 5, f"{EXCHANGE_CALENDARS}XKRX", 6.5),
     "xtai": CalendarSpec("Asia/Taipei", time(18), 5, "XTAI", 4.5),
     "xshg": CalendarSpec("Asia/Shanghai", time(18), 5, "XSHG", 4.0),
     "bvmf": CalendarSpec("America/Sao_Paulo", time(20), 5, "BVMF", 8.0),
@@ -210,6 +217,25 @@ def _library_sessions(source: str) -> Sessions:
     return Sessions(opens, closes, day, opens, closes)
 
 
+def _exchange_sessions(code: str) -> Sessions:
+    """``exchange_calendars``' sessions of ``code`` over :data:`SPAN` (to the last year whose
+    holidays it records, where that is sooner), each from its open to its close: its special
+    opens and closes kept, its breaks (none since 2000 in Seoul) left out."""
+    import exchange_calendars as xc
+
+    try:
+        cal = xc.get_calendar(code, start=SPAN[0], end=SPAN[1])
+    except ValueError:  # holidays recorded to 2050 only (Seoul's): the sessions end there
+        cal = xc.get_calendar(code, start=SPAN[0], end=HOLIDAYS_TO)
+    sched = cal.schedule
+    opens, closes = (
+        sched[c].dt.tz_convert("UTC").dt.as_unit("us").astype("int64").to_numpy()
+        for c in ("open", "close")
+    )
+    day = sched.index.values.astype("datetime64[D]").astype(np.int64)
+    return Sessions(opens, closes, day, opens, closes)
+
+
 def _library_day_sessions(source: str, tz: str, hours: tuple[time, time]) -> Sessions:
     """The library's trading days, each open from ``hours[0]`` to ``hours[1]`` local time."""
     import pandas_market_calendars as mcal
@@ -243,6 +269,12 @@ def sessions(name: str = DEFAULT_CALENDAR) -> Sessions:
                 key, SPAN, lambda: _library_day_sessions(spec.source, spec.tz, spec.local_hours)
             )
         )
+    if spec.source.startswith(EXCHANGE_CALENDARS):
+        from importlib import metadata
+
+        code = spec.source.removeprefix(EXCHANGE_CALENDARS)
+        key = f"{spec.source}_xc{metadata.version('exchange_calendars')}"  # its version, too
+        return Sessions(*cached_sessions(key, SPAN, lambda: _exchange_sessions(code)))
     library = Sessions(*cached_sessions(spec.source, SPAN, lambda: _library_sessions(spec.source)))
     return _amended(library, spec)
 
