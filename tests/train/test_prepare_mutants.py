@@ -69,8 +69,9 @@ def test_the_child_saves_what_prepare_returns_and_leaves_no_temporary_file(
     assert warned == [(cfg, bars)]  # on a CPU the child checks the bars' size first
     assert path.is_file() and not path.with_name(path.name + ".tmp").exists()
     saved = torch.load(path, weights_only=False)
-    assert sorted(saved) == ["baselines", "cfg", "data", "ends", "peak_rss"]
+    assert sorted(saved) == ["baselines", "cfg", "data", "ends", "peak_rss", "starts"]
     assert saved["cfg"] == cfg and saved["baselines"] is None and saved["ends"] is None
+    assert saved["starts"] is None  # with the baselines only, as the ends
     assert saved["peak_rss"] > 0
     here = prepare(bars, cfg, choose_scale=False, baselines=False)
     assert len(saved["data"].train) == len(here.data.train) > 0
