@@ -223,7 +223,9 @@ class TFTForecaster:
 
         Returns:
             The evaluation: ``split``, ``n_windows``, ``scores`` per model (``tft``,
-            baselines: mean pinball, q-risk, coverage, per horizon) and ``tft_beats``.
+            baselines: mean pinball, q-risk, coverage, per horizon) and ``tft_beats``; a number
+            that is undefined is None, as in ``evaluation.json`` (a relative difference against
+            a baseline whose loss is 0, the q-risk of a price that never moved).
         """
         from foxhunt.infer.evaluate import evaluate_model
 

@@ -96,3 +96,5 @@ def test_seouls_late_opens_and_its_old_close_are_kept() -> None:
     assert hours("2015-06-01") == ["09:00", "15:00"]  # before 1 August 2016
     assert hours("2024-06-03") == ["09:00", "15:30"]  # one interval: no lunch break
     assert hours("2024-06-06") == []  # Memorial Day
+    assert hours("1996-03-02") == []  # a Saturday session of exchange_calendars': five days a week
+    assert hours("1996-03-04") == ["09:30", "15:00"]  # the Monday after it

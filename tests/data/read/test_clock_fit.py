@@ -384,3 +384,30 @@ def test_a_coarse_grid_on_the_brokers_clock_read_as_utc_is_still_refused(tmp_pat
         CITY_ZONES + ("America/New_York+07:00",),
     )
     assert fit is not None and fit.clearly_better and "America/New_York+07:00" in fit.best
+
+
+def test_london_bars_of_three_hours_read_as_utc_are_still_told_londons_clock(
+    tmp_path: Path,
+) -> None:
+    """ICE Brent (01:00-23:00 London) in 3-hour bars on London's wall clock, read as UTC: an
+    edge bar holds the open as read, but London's clock holds it as well, so the minutes
+    still decide (an intermediate version was silent: every summer an hour off, valid)."""
+    import numpy as np
+
+    from foxhunt.data.market.calendars import sessions
+
+    london, cal = ZoneInfo("Europe/London"), sessions("ice_europe")
+    walls, day = [], datetime(2022, 9, 1)
+    while day < datetime(2023, 9, 1):
+        for k in range(8):
+            wall = day + timedelta(hours=3 * k)
+            begin = int(wall.replace(tzinfo=london).timestamp() * 1e6)
+            i = min(np.searchsorted(cal.closes, begin, side="right"), cal.closes.size - 1)
+            if cal.opens[i] < begin + 3 * 3_600_000_000 and cal.closes[i] > begin:
+                walls.append(wall.replace(tzinfo=UTC))  # London's wall, written as is
+        day += timedelta(days=1)
+    path = _write(tmp_path / "BRN.csv", walls, None)
+    with pytest.raises(
+        DataError, match=r"the file's clock is likely local time; --tz Europe/London"
+    ):
+        read_bars(path, min_bars=1)

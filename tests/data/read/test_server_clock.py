@@ -37,10 +37,27 @@ def _mt4(path: Path, weeks: int, start: datetime = datetime(2018, 2, 26)) -> Pat
     return path
 
 
-def _mt5(path: Path, weeks: int) -> Path:
+def _mt5(path: Path, weeks: int, volume: int = 0) -> Path:
+    """MetaTrader 5's export; ``volume`` 0 (FX: the tick volume is read) or a real volume (the
+    tick volume then an ignored column)."""
     head = "<DATE>\t<TIME>\t<OPEN>\t<HIGH>\t<LOW>\t<CLOSE>\t<TICKVOL>\t<VOL>\t<SPREAD>\n"
     rows = [
-        f"{t:%Y.%m.%d}\t{t:%H:%M:%S}\t1.2300\t1.2330\t1.2290\t1.2320\t{1000 + i}\t0\t5\n"
+        f"{t:%Y.%m.%d}\t{t:%H:%M:%S}\t1.2300\t1.2330\t1.2290\t1.2320\t{1000 + i}\t{volume}\t5\n"
+        for i, t in enumerate(_h4_weeks(weeks))
+    ]
+    path.write_text(head + "".join(rows))
+    return path
+
+
+def _mt5_traded(path: Path, weeks: int) -> Path:
+    return _mt5(path, weeks, volume=7)
+
+
+def _finam(path: Path, weeks: int) -> Path:
+    """Finam's export: angle brackets too, but Moscow time and no tick volume or spread."""
+    head = "<TICKER>,<PER>,<DATE>,<TIME>,<OPEN>,<HIGH>,<LOW>,<CLOSE>,<VOL>\n"
+    rows = [
+        f"EURUSD,240,{t:%Y%m%d},{t:%H%M%S},1.2300,1.2330,1.2290,1.2320,{1000 + i}\n"
         for i, t in enumerate(_h4_weeks(weeks))
     ]
     path.write_text(head + "".join(rows))
@@ -56,6 +73,7 @@ def _clock_warnings(report: dict) -> list[str]:
     [
         (_mt4, "EURUSD240.csv", "its name is MetaTrader's"),
         (_mt5, "EURUSD_H4.csv", "its <DATE> <TIME> columns are MetaTrader 5's"),
+        (_mt5_traded, "EURUSD_H4.csv", "its <DATE> <TIME> columns are MetaTrader 5's"),
     ],
 )
 def test_a_short_metatrader_file_read_as_utc_is_suspicious_naming_the_brokers_clock(
@@ -80,6 +98,7 @@ def test_another_vendors_short_file_is_not_told_of_metatrader(tmp_path: Path) ->
     rows = [f"{t:%Y-%m-%d %H:%M},1.23,1.233,1.229,1.232,1\n" for t in _h4_weeks(5)]
     path.write_text("time,open,high,low,close,volume\n" + "".join(rows))
     assert not _clock_warnings(inspect_report(path))
+    assert not _clock_warnings(inspect_report(_finam(tmp_path / "finam_EURUSD.csv", 5)))
 
 
 def test_a_year_of_such_bars_is_the_clock_rules_to_judge(tmp_path: Path) -> None:

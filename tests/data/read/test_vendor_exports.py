@@ -70,6 +70,18 @@ def test_a_title_excel_padded_to_the_tables_width_is_skipped(tmp_path: Path, tit
     assert read_bars(titled, min_bars=1).equals(read_bars(plain, min_bars=1))
 
 
+def test_pandas_unnamed_index_header_is_no_padded_title(tmp_path: Path) -> None:
+    """``df.to_csv()`` of a frame with an unnamed index writes ``,close,volume,open_interest``:
+    an empty first name is no Excel padding (which pads a line's end), so it stays the header
+    (an intermediate version took it for a title, 3 fields filled of 4, and the first bar for
+    the header)."""
+    rows = "".join(f"2024-01-02 09:{m}:00,4700.25,{m},100\n" for m in MINUTES)
+    path = _write(tmp_path, "ES.csv", ",close,volume,open_interest\n" + rows)
+    dialect = sniff_csv(path)
+    assert dialect.skip_lines == 0 and dialect.has_header
+    assert header_names(path, dialect)[1:] == ["close", "volume", "open_interest"]
+
+
 def test_portara_headerless_clock_in_digits(tmp_path: Path) -> None:
     """``20240102,0930,...``: a date then a clock in digits that changes within the date."""
     rows = "".join(f"20240102,09{m},4700.25,4701,4699.5,4700,{m},100\n" for m in MINUTES)

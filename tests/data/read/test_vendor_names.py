@@ -179,6 +179,13 @@ def test_a_leading_period_is_no_symbol(name: str, symbol: str, minutes: int | No
     assert (guess.symbol, guess.interval) == (symbol, _minutes(minutes))
 
 
+@pytest.mark.parametrize("name", ["FX_daily_prices.csv", "FX_daily_2024.csv", "fx_rates_daily.csv"])
+def test_an_fx_word_before_no_pair_stays_the_names_word(name: str) -> None:
+    """Alpha Vantage's ``fx_daily_`` is taken off only before a pair: ``FX_daily_prices`` was
+    ``PRICES`` in an intermediate version, and is ``FX`` as before."""
+    assert guess_from_name(Path(name)).symbol == "FX"
+
+
 @pytest.mark.parametrize("ticker", ["AAPL", "MSFT", "BRK-B", "CL", "HE"])
 def test_a_us_listing_resolves_as_the_bare_ticker(ticker: str) -> None:
     """Stooq's and EODHD's ``AAPL.US``: the stock ``AAPL`` on xnys (as ``QQQ.US`` was already

@@ -41,11 +41,12 @@ import numpy as np
 from foxhunt.errors import DataError
 
 SPAN = ("1985-01-01", "2060-12-31")
+"""First and last trading day for which sessions are precomputed."""
 HOLIDAYS_TO = "2049-12-31"
 """The last day of sessions from a calendar whose holidays are recorded no further."""
 EXCHANGE_CALENDARS = "xc:"
-"""A source so prefixed is ``exchange_calendars``' calendar of that code, its breaks left out."""
-"""First and last trading day for which sessions are precomputed."""
+"""A source so prefixed is ``exchange_calendars``' calendar of that code, its breaks and its
+Saturdays (Seoul's until 1998) left out: a calendar here trades five days a week."""
 
 DEFAULT_CALENDAR = "globex"
 """The calendar of callers that do not name one, of a symbol nobody named one for and of runs
@@ -220,7 +221,7 @@ def _library_sessions(source: str) -> Sessions:
 def _exchange_sessions(code: str) -> Sessions:
     """``exchange_calendars``' sessions of ``code`` over :data:`SPAN` (to the last year whose
     holidays it records, where that is sooner), each from its open to its close: its special
-    opens and closes kept, its breaks (none since 2000 in Seoul) left out."""
+    opens and closes kept, its breaks (none since 2000 in Seoul) and Saturdays left out."""
     import exchange_calendars as xc
 
     try:
@@ -228,6 +229,7 @@ def _exchange_sessions(code: str) -> Sessions:
     except ValueError:  # holidays recorded to 2050 only (Seoul's): the sessions end there
         cal = xc.get_calendar(code, start=SPAN[0], end=HOLIDAYS_TO)
     sched = cal.schedule
+    sched = sched[sched.index.dayofweek < 5]  # week_days 5: Seoul's Saturdays until 1998 out
     opens, closes = (
         sched[c].dt.tz_convert("UTC").dt.as_unit("us").astype("int64").to_numpy()
         for c in ("open", "close")
@@ -273,7 +275,8 @@ def sessions(name: str = DEFAULT_CALENDAR) -> Sessions:
         from importlib import metadata
 
         code = spec.source.removeprefix(EXCHANGE_CALENDARS)
-        key = f"{spec.source}_xc{metadata.version('exchange_calendars')}"  # its version, too
+        # its version, and how the sessions are taken from it (five days a week, no breaks)
+        key = f"{spec.source}_xc{metadata.version('exchange_calendars')}_weekdays"
         return Sessions(*cached_sessions(key, SPAN, lambda: _exchange_sessions(code)))
     library = Sessions(*cached_sessions(spec.source, SPAN, lambda: _library_sessions(spec.source)))
     return _amended(library, spec)

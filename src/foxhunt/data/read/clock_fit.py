@@ -141,6 +141,23 @@ def spans_kept(edges: pl.DataFrame, interval: timedelta, calendar: str) -> float
     return float(kept or 0.0)
 
 
+def _only_read_in_holds(
+    edges: pl.DataFrame, wall: pl.Expr, interval: timedelta, calendar: str, best: tuple[str, ...]
+) -> bool:
+    """Whether bars longer than :data:`COARSE` hold the calendar's edges as read
+    (:func:`spans_kept`) and in none of the zones whose minutes fit better: a 4-hour FX grid in
+    UTC, whose first bar of the week starts at 20:00 summer and winter, is New York + 7 h's by
+    its minutes but holds the open only as read. London's 3-hour bars of ICE Brent read as UTC
+    hold its edges too, and London's clock holds them: still judged by the minutes."""
+    if spans_kept(edges, interval, calendar) < SPANS_KEPT:
+        return False
+    for zone in best:
+        moved = edges.with_columns(local_to_utc(wall, zone).alias("t")).drop_nulls("t")
+        if spans_kept(moved, interval, calendar) >= SPANS_KEPT:
+            return False
+    return True
+
+
 def _held_share(edges: pl.DataFrame, column: str) -> float:
     """Share of edges at the most common value of ``column``, opens and closes apart."""
     if edges.height == 0:
@@ -194,7 +211,8 @@ def clock_fits(
     Returns:
         The fit, or None when it cannot say: the calendar's zone is UTC (``24x7``: no
         sessions to keep), fewer than :data:`MIN_EDGES` edges, or bars longer than
-        :data:`COARSE` that hold the calendar's edges as read (:func:`spans_kept`).
+        :data:`COARSE` that hold the calendar's edges as read and in no better zone
+        (:func:`_only_read_in_holds`).
     """
     exchange = calendar_spec(calendar).tz
     if exchange == "UTC":
@@ -202,8 +220,6 @@ def clock_fits(
     edges = session_edges(ts, interval)
     if edges.height < MIN_EDGES:
         return None
-    if interval > COARSE and spans_kept(edges, interval, calendar) >= SPANS_KEPT:
-        return None  # the bars hold the edges as read; their minutes cannot show the clock
     candidates = tuple(dict.fromkeys((read_in, *zones)))
     wall = utc_to_local(pl.col("t"), read_in)
     minutes = {}
@@ -216,6 +232,12 @@ def clock_fits(
     best = _fewest_closed(
         ts, read_in, calendar, [z for z in candidates if shares[z] >= top - 1e-12]
     )
+    if (
+        interval > COARSE
+        and read_in not in best
+        and _only_read_in_holds(edges, wall, interval, calendar, best)
+    ):
+        return None  # the bars hold the edges as read, the better zones' do not: no clock's fault
     opens = frame.filter(pl.col("open"))["wall"]
     usual = opens.dt.strftime("%H:%M").mode().sort()[0] if opens.len() else ""
     return ClockFit(

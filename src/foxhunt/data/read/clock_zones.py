@@ -11,7 +11,7 @@ better (:mod:`foxhunt.data.read.time_axis`'s ``zone`` rule).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -151,17 +151,22 @@ def flag_for_zone(zone: str) -> str:
     return zone.removeprefix("UTC") if zone.startswith("UTC") and zone != "UTC" else zone
 
 
+_MT5_ONLY = frozenset({"<TICKVOL>", "<SPREAD>"})
+"""Columns of MetaTrader 5's export that Finam's ``<TICKER>,<PER>,<DATE>,<TIME>`` (Moscow
+time, not a broker's clock) lacks."""
+
+
 def server_clock_line(
-    where: str, guesses: tuple[str, ...], spelling: Mapping[str, str], edges: int
+    where: str, guesses: tuple[str, ...], columns: Iterable[str], edges: int
 ) -> str | None:
     """The warning for a MetaTrader file read as UTC that is too short for the clock rule: its
-    History Center name (``EURUSD240.csv``, as ``guesses`` say) or MetaTrader 5's ``<DATE>``
-    columns say its times are a broker's server clock, which ``edges`` session edges (fewer
+    History Center name (``EURUSD240.csv``, as ``guesses`` say) or MetaTrader 5's columns
+    (``<TICKVOL>``, ``<SPREAD>``, among the file's ``columns``) say its times are a broker's server clock, which ``edges`` session edges (fewer
     than :data:`~foxhunt.data.read.clock_fit.MIN_EDGES`) cannot tell from UTC; None for
     another file. (Five weeks of 4-hour bars on New York + 7 h read 2-3 hours late, valid.)"""
     if any("MetaTrader" in g for g in guesses):
         sign = "its name is MetaTrader's"
-    elif any(name.strip().startswith("<") for name in spelling.values()):
+    elif any(name.strip().upper() in _MT5_ONLY for name in columns):
         sign = "its <DATE> <TIME> columns are MetaTrader 5's"
     else:
         return None

@@ -230,8 +230,12 @@ def headerless_names(first_row: list[str], rows: list[list[str]] | None = None) 
 
 
 def _filled(row: list[str]) -> int:
-    """The fields of a row that hold something."""
-    return sum(bool(c.strip()) for c in row)
+    """The row's width less the empty fields padding its end (Excel's ``SAP GY Equity,,,,,``
+    is 1 wide; pandas' unnamed index column, ``,price,size,side``, pads nothing)."""
+    n = len(row)
+    while n and not row[n - 1].strip():
+        n -= 1
+    return n
 
 
 def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
@@ -257,7 +261,7 @@ def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
     for d in DELIMITERS:
         rows = _split(lines, d)
         # a preamble (a title, "Symbol: ES") holds fewer fields than any bar table has, also
-        # where Excel's "Save as CSV" padded it to the table's width ("SAP GY Equity,,,,,")
+        # where Excel's "Save as CSV" padded its end to the table's width ("SAP GY Equity,,,,,")
         start = next((i for i, r in enumerate(rows) if _filled(r) >= _MIN_FIELDS), 0)
         score = _score(rows[start:], d)
         if score is not None and (best is None or score > best[0]):

@@ -505,7 +505,8 @@ def examine(
         said = any(line.startswith(where) for line in (*out, *kept))
         if unzoned and clock is None and not said and calendar_spec(cal).tz != "UTC":
             edges = session_edges(ts, interval).height
-            line = server_clock_line(where, loaded.guesses[f], loaded.spellings[f], edges)
+            columns = (*loaded.spellings[f].values(), *(loaded.extra[f] if loaded.extra else ()))
+            line = server_clock_line(where, loaded.guesses[f], columns, edges)
             if line is not None and edges < MIN_EDGES:
                 kept.append(line)
     return TimeAxisFindings(tuple(out), tuple(kept), tuple(closed))

@@ -135,12 +135,13 @@ codes of crypto exchanges (``kaiko_cbse_btc-usd_1m``: Coinbase) and the ccxt lib
 _CHRIS_ROOTS = {("ICE", "B"): "BRN"}
 """CHRIS's exchange and root -> the built-in root, where they differ (ICE's Brent is ``B``)."""
 _PERIOD_PREFIX = re.compile(
-    r"^(?:fx_|digital_currency_|crypto_)?(?:intraday_\d+min|daily|weekly|monthly)(?:_adjusted)?_"
+    r"^(fx_|digital_currency_|crypto_)?(?:intraday_\d+min|daily|weekly|monthly)(?:_adjusted)?_"
     r"(?=[A-Za-z0-9])",
     re.IGNORECASE,
 )
 """A period before the symbol, as Alpha Vantage names its downloads (``daily_MSFT``,
-``fx_daily_EURUSD``: the symbol ``FX`` until session 58)."""
+``fx_daily_EURUSD``: the symbol ``FX`` until session 58, and still for a name whose rest is no
+pair, ``FX_daily_prices``)."""
 _LEADING = re.compile(r"[A-Za-z0-9]+")
 _YAHOO_USD_FX = re.compile(r"^([A-Za-z]{3})=X(?![A-Za-z0-9])")
 """Yahoo's name of a dollar's rate: ``JPY=X`` is USDJPY (``EURUSD=X`` is a pair as written;
@@ -267,6 +268,14 @@ def _interval(stem: str) -> timedelta | None:
         if m and int(m.group(2)) in _MT_TIMEFRAMES[m.group(1)]:
             found.append(timedelta(seconds=int(m.group(2)) * _UNITS[m.group(1)]))
     return found[0] if len(set(found)) == 1 else None
+
+
+def _pair_first(rest: str) -> bool:
+    """Whether a name (after Alpha Vantage's ``fx_daily_``) starts with a pair: ``EURUSD``,
+    ``EUR_USD``, ``BTC_USD``."""
+    joined = re.match(r"^([A-Za-z]{3})([A-Za-z]{3})(?![A-Za-z])", rest)
+    found = joined or _PAIR.match(rest)
+    return found is not None and _is_pair(found.group(1).upper(), found.group(2).upper())
 
 
 def _is_pair(base: str, quote: str) -> bool:
@@ -488,6 +497,8 @@ def guess_from_name(path: Path) -> NameGuess:
         return replace(rest, how=how) if rest.how == "the file name" else rest
     whole = stem  # what the name claims of the interval, the period prefix included
     period = _PERIOD_PREFIX.match(stem)
+    if period and period.group(1) and not _pair_first(stem[period.end() :]):
+        period = None  # FX_daily_prices.csv: the name's own word, FX, as before
     if period:
         stem = stem[period.end() :]
     mt4 = _MT4_HISTORY.match(stem)
