@@ -9,7 +9,7 @@ are listed in the session's report, not here."""
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -161,3 +161,19 @@ def test_bars_stamped_at_their_end_keep_no_edge() -> None:
     before an open taken a hair more than one bar back (``* 1000001.0``: 09:29:59.9997, closed):
     every open a bar late would count as kept, and half the edges pass."""
     assert not edges_kept(_trimmed(0, 77) + FIVE, FIVE, "America/New_York", "xnys")
+
+
+def test_tz_for_dates_written_with_an_offset_is_applied_and_not_warned_of(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Tokyo's daily bars written ``2024-01-04 00:00:00+09:00`` are dates, each the local
+    midnight in ``--tz``'s zone: ``--tz Asia/Tokyo`` is applied, and the warning that said it
+    was not (a zone or offset of their own) is gone."""
+    days = [datetime(2024, 1, 4) + timedelta(days=k) for k in range(40)]
+    rows = "".join(f"{d:%Y-%m-%d} 00:00:00+09:00,1,2,0.5,1.5,10\n" for d in days if d.weekday() < 5)
+    path = tmp_path / "7203.csv"
+    path.write_text("timestamp,open,high,low,close,volume\n" + rows)
+    with caplog.at_level(logging.WARNING):
+        bars = read_bars(path, options=ReadOptions(tz="Asia/Tokyo"))
+    assert not [r for r in caplog.records if "not applied" in r.getMessage()]
+    assert bars["ts"][0] == datetime(2024, 1, 3, 15, tzinfo=UTC)  # Tokyo's midnight
