@@ -177,3 +177,18 @@ def test_tz_for_dates_written_with_an_offset_is_applied_and_not_warned_of(
         bars = read_bars(path, options=ReadOptions(tz="Asia/Tokyo"))
     assert not [r for r in caplog.records if "not applied" in r.getMessage()]
     assert bars["ts"][0] == datetime(2024, 1, 3, 15, tzinfo=UTC)  # Tokyo's midnight
+
+
+@pytest.mark.parametrize("ts_format", ["epoch-s", "%s"])
+def test_epochs_read_with_ts_format_count_as_marked_utc(tmp_path: Path, ts_format: str) -> None:
+    """``--ts-format epoch-s`` names what a guessed epoch is: counted in UTC. With ``--tz ZONE
+    --force-tz`` the clock they show is read in ZONE (it was refused as "times with their own
+    UTC offset", and ``--tz`` alone warned of an offset the file does not have)."""
+    walls = _session_walls(datetime(2024, 3, 4), 5)
+    epochs = [int(w.replace(tzinfo=UTC).timestamp()) for w in walls]
+    path = tmp_path / "AAPL.csv"
+    path.write_text(
+        "time,open,high,low,close,volume\n" + "".join(f"{e},180,181,179,180.5,10\n" for e in epochs)
+    )
+    forced = ReadOptions(tz="America/New_York", force_tz=True, ts_format=ts_format)
+    assert read_bars(path, options=forced)["ts"].to_list() == _new_york(walls)

@@ -47,7 +47,13 @@ from foxhunt.data.read.numbers import blank, value_expr, volume_expr
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.prints import ACTION, carried, no_quote_yet, prints_hint, prints_of
 from foxhunt.data.read.scan import scan_table, unreadable
-from foxhunt.data.read.timestamps import Times, formatted_expr, text_timestamp_expr, timestamp_expr
+from foxhunt.data.read.timestamps import (
+    EPOCH_FORMATS,
+    Times,
+    formatted_expr,
+    text_timestamp_expr,
+    timestamp_expr,
+)
 from foxhunt.data.read.twelve_hour import check_twelve_hour
 from foxhunt.data.read.validate import (
     EMPTY_COLUMN,
@@ -416,8 +422,13 @@ def _normalise_as(
         if typed:
             raise _TypedReadFailed from e
         raise unreadable(path, e) from e
-    marked = marked_utc(lf, schema, spell["ts"], times)
-    times = with_user_zone(times, marked, path, spell["ts"], opts, zone)
+    given = opts.ts_format or ""  # --ts-format epoch-s or %s: counted in UTC, as a guessed epoch
+    counted_as = given if given in EPOCH_FORMATS else "epoch-s" if "%s" in given else None
+    seen = replace(times, format=counted_as) if times.format is None and counted_as else times
+    marked = marked_utc(lf, schema, spell["ts"], seen)
+    times = replace(
+        with_user_zone(seen, marked, path, spell["ts"], opts, zone), format=times.format
+    )
     marked = marked and not times.naive  # read on --tz's clock with --force-tz: naive now
     exprs = [times.expr.alias("ts")]
     doubts: list[str] = list(scanned.notes)
