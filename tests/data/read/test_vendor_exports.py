@@ -82,6 +82,23 @@ def test_pandas_unnamed_index_header_is_no_padded_title(tmp_path: Path) -> None:
     assert header_names(path, dialect)[1:] == ["close", "volume", "open_interest"]
 
 
+def test_excels_tab_delimited_text_of_formatted_numbers_reads(tmp_path: Path) -> None:
+    """Excel's "Text (Tab delimited)" keeps formatted cells: ``1,837.75`` and ``1,252,742``.
+    Split on commas those rows have more fields than on tabs, and the file was read with
+    commas, its header thrown away as a title and refused as missing 'open'."""
+    rows = [
+        ("1/2/2014", "1,837.75", "1,840.75", "1,821.75", "1,826.50", "1,252,742"),
+        ("1/3/2014", "1,827.25", "1,833.00", "1,820.50", "1,825.50", "1,252,742"),
+        ("1/6/2014", "1,825.00", "1,830.50", "1,817.25", "1,820.75", "963,149"),
+    ]
+    text = "Date\tOpen\tHigh\tLow\tClose\tVolume\r\n" + "".join("\t".join(r) + "\r\n" for r in rows)
+    path = _write(tmp_path, "ES_daily.txt", text)
+    assert sniff_csv(path).delimiter == "\t"
+    bars = read_bars(path, min_bars=1)
+    assert bars["open"].to_list() == [1837.75, 1827.25, 1825.0]
+    assert bars["volume"].to_list() == [1252742.0, 1252742.0, 963149.0]
+
+
 def test_portara_headerless_clock_in_digits(tmp_path: Path) -> None:
     """``20240102,0930,...``: a date then a clock in digits that changes within the date."""
     rows = "".join(f"20240102,09{m},4700.25,4701,4699.5,4700,{m},100\n" for m in MINUTES)

@@ -53,6 +53,10 @@ _QUOTED_DECIMAL_COMMA = re.compile(r"^[+-]?(\d{1,3}(\.\d{3})+,\d+|\d+,(\d{1,2}|\
 ``51,34M``; not ``1,234`` (English thousands)."""
 _POINT_AFTER_COMMAS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+\.\d*[%KMB]?$")
 """English thousands with a decimal point (``2,052.50``): no decimal comma in this file."""
+_COMMA_GROUPED = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
+"""English thousands, perhaps with a decimal point (``1,252,742``, ``1,837.75``): a number in a
+file not delimited by commas (Excel's "Text (Tab delimited)" of formatted cells, which
+splitting on commas cut into more fields than on tabs)."""
 _CLOCK = re.compile(r"^\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?$")
 _MIN_FIELDS = 4
 """Fields of the narrowest bar table (a time and three prices, or a close and volume)."""
@@ -138,7 +142,12 @@ def _is_number(cell: str, comma: bool) -> bool:
     cell = cell.strip()
     return bool(
         _DOT_NUMBER.match(cell)
-        or (comma and (_COMMA_NUMBER.match(cell) or _DOT_GROUPED.match(cell)))
+        or (
+            comma
+            and (
+                _COMMA_NUMBER.match(cell) or _DOT_GROUPED.match(cell) or _COMMA_GROUPED.match(cell)
+            )
+        )
     )
 
 
