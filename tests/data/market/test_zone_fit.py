@@ -87,3 +87,21 @@ def test_bars_off_every_grid_keep_no_market():
     t = _wall(FEBRUARY, [(9, 5, 17, 30, 0)], timedelta(minutes=10))
     assert zone_fit(t, timedelta(minutes=10)) is None
     assert zone_fit(t - 300_000_000, timedelta(minutes=10)) == ("xetr", "Europe/Berlin")
+
+
+def test_bars_that_keep_a_calendar_as_read_name_no_zone():
+    """CME's hours written in UTC (Databento's ES under an ``instrument_id``, one week: too
+    short to tell CME's calendar from 24x7): as read they keep ``cme_equity`` as well as any
+    zone does, so no zone is named (a broker's clock 2 hours off was named, with
+    ``--force-tz``, and following it moved every bar)."""
+    from zoneinfo import ZoneInfo
+
+    from test_calendar_fit import _session_bars
+
+    chicago = ZoneInfo("America/Chicago")
+    days = _weekdays(date(2024, 1, 22), date(2024, 1, 26))
+    t = _session_bars(days, chicago, [(0, 0, 16, 0)], FIVE)
+    t = np.concatenate(
+        [t, _session_bars([d - timedelta(days=1) for d in days], chicago, [(17, 0, 23, 59)], FIVE)]
+    )
+    assert zone_fit(np.sort(t), FIVE) is None

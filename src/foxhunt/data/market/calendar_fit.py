@@ -303,8 +303,9 @@ def zone_fit(wall_us: np.ndarray, interval: timedelta) -> tuple[str, str] | None
     For a nameless file of local times written without a zone: read as UTC they keep no
     calendar's hours (Tokyo's 09:00 read as UTC is 18:00 there), read in the market's zone
     they do; a MetaTrader export's server clock keeps the FX week's (or CME's) read in
-    :data:`BROKER_CLOCKS`. Intraday bars only; the last :data:`ZONE_BARS` are judged (one
-    reading per zone).
+    :data:`BROKER_CLOCKS`. None where the times as read (UTC) keep a calendar as well as any
+    zone does. Intraday bars only; the last :data:`ZONE_BARS` are judged (one reading per
+    zone).
     """
     import polars as pl
 
@@ -313,7 +314,8 @@ def zone_fit(wall_us: np.ndarray, interval: timedelta) -> tuple[str, str] | None
         return None
     wall = pl.Series(np.unique(np.asarray(wall_us, dtype=np.int64))[-ZONE_BARS:])
     naive = wall.cast(pl.Datetime("us"))
-    trials = [(name, calendar_spec(name).tz, calendar_spec(name).tz, 0) for name in CANDIDATES]
+    trials = [(name, "UTC", "UTC", 0) for name in CANDIDATES]  # as read: first on a tie
+    trials += [(name, calendar_spec(name).tz, calendar_spec(name).tz, 0) for name in CANDIDATES]
     trials += [(n, clock, tz, h) for clock, (tz, h) in BROKER_CLOCKS.items() for n in CANDIDATES]
     best: tuple[float, str, str] | None = None
     read: dict[tuple[str, int], np.ndarray] = {}  # one reading per zone and shift
@@ -325,4 +327,6 @@ def zone_fit(wall_us: np.ndarray, interval: timedelta) -> tuple[str, str] | None
         got = _intraday_score(read[tz, hours], iv, name)
         if got is not None and (best is None or got.score > best[0] + 1e-9):
             best = (got.score, name, zone)
-    return None if best is None else (best[1], best[2])
+    # as read is best: no zone to name (Databento's CME bars under an instrument_id, one week
+    # of them too short to tell CME's calendar from 24x7, were told a broker's clock 2 h off)
+    return None if best is None or best[2] == "UTC" else (best[1], best[2])
