@@ -182,3 +182,27 @@ def test_binances_premium_index_klines_are_refused_as_no_prices(tmp_path: Path) 
     )
     with pytest.raises(DataError, match=r"premium index klines .*, not prices \(the folder "):
         resolve_table_paths(path)
+
+
+def test_a_zip_written_with_backslashes_reads_each_file_as_its_own_symbol(tmp_path: Path) -> None:
+    """Windows PowerShell 5.1's ``Compress-Archive`` names members ``crypto_1h\\BTCUSDT_1h.csv``:
+    read as the path ``crypto_1h/BTCUSDT_1h.csv``, each file its symbol (every file was the
+    symbol CRYPTO, the archive refused as two instruments interleaved)."""
+    from foxhunt.data.read.bars import read_bars
+
+    header = "timestamp,open,high,low,close,volume\n"
+    archive = tmp_path / "crypto_1h.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for coin, price in (("BTCUSDT", 40000.0), ("ETHUSDT", 2500.0)):
+            rows = "".join(
+                f"2024-01-0{d} {h:02d}:00:00+00:00,{price},{price + 5},{price - 5},{price + 1},3\n"
+                for d in (1, 2)
+                for h in range(24)
+            )
+            z.writestr(f"crypto_1h\\{coin}_1h.csv", header + rows)
+    files = resolve_table_paths(archive)
+    assert [f.name for f in files] == ["BTCUSDT_1h.csv", "ETHUSDT_1h.csv"]
+    bars = read_bars(archive, min_bars=1)
+    assert bars.group_by("symbol").len().sort("symbol").rows() == [("BTCUSDT", 48), ("ETHUSDT", 48)]
+    one = read_bars(archive / "crypto_1h" / "ETHUSDT_1h.csv", min_bars=1)
+    assert one["symbol"].unique().to_list() == ["ETHUSDT"]

@@ -17,6 +17,7 @@ half-written file.
 
 from __future__ import annotations
 
+import functools
 import glob
 import logging
 import zipfile
@@ -112,11 +113,27 @@ def table_kind(
 
 def zip_member(path: Path) -> tuple[Path, str] | None:
     """``(archive, member name)`` when ``path`` names a file inside a zip archive
-    (``a.zip/b.csv``), else None."""
+    (``a.zip/b.csv``), else None. The name as the archive writes it: Windows PowerShell 5.1's
+    ``Compress-Archive`` writes ``crypto_1h\\BTCUSDT_1h.csv``, which is read as the path
+    ``crypto_1h/BTCUSDT_1h.csv`` (the folder's name was the symbol of every file)."""
     for parent in path.parents:
         if parent.name.lower().endswith(".zip") and parent.is_file():
-            return parent, path.relative_to(parent).as_posix()
+            name = path.relative_to(parent).as_posix()
+            windows = name.replace("/", "\\")
+            if "/" in name and windows in _member_names(parent, parent.stat().st_mtime_ns):
+                return parent, windows
+            return parent, name
     return None
+
+
+@functools.lru_cache(maxsize=32)
+def _member_names(archive: Path, mtime_ns: int) -> frozenset[str]:
+    """The names in ``archive`` (its modification time keys the cache)."""
+    try:
+        with zipfile.ZipFile(archive) as z:
+            return frozenset(z.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return frozenset()
 
 
 def is_readable(path: Path) -> bool:
@@ -181,7 +198,7 @@ def _zip_members(archive: Path) -> list[Path]:
     chosen = tables or names
     if not chosen:
         raise DataError(f"{archive}: the zip archive holds no .csv, .tsv or .txt file")
-    return [archive / n for n in sorted(chosen)]
+    return [archive / n.replace("\\", "/") for n in sorted(chosen)]
 
 
 _NO_PRICES = {
