@@ -54,9 +54,8 @@ _QUOTED_DECIMAL_COMMA = re.compile(r"^[+-]?(\d{1,3}(\.\d{3})+,\d+|\d+,(\d{1,2}|\
 _POINT_AFTER_COMMAS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+\.\d*[%KMB]?$")
 """English thousands with a decimal point (``2,052.50``): no decimal comma in this file."""
 _COMMA_GROUPED = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
-"""English thousands, perhaps with a decimal point (``1,252,742``, ``1,837.75``): a number in a
-file not delimited by commas (Excel's "Text (Tab delimited)" of formatted cells, which
-splitting on commas cut into more fields than on tabs)."""
+"""English thousands (``1,252,742``, ``1,837.75``): numbers in Excel's tab-delimited text of
+formatted cells, which split on commas into more fields than on tabs."""
 _CLOCK = re.compile(r"^\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?$")
 _MIN_FIELDS = 4
 """Fields of the narrowest bar table (a time and three prices, or a close and volume)."""
@@ -239,8 +238,7 @@ def headerless_names(first_row: list[str], rows: list[list[str]] | None = None) 
 
 
 def _filled(row: list[str]) -> int:
-    """The row's width less the empty fields padding its end (Excel's ``SAP GY Equity,,,,,``
-    is 1 wide; pandas' unnamed index column, ``,price,size,side``, pads nothing)."""
+    """The row's width less the empty fields padding its end: Excel's ``Title,,,,,`` is 1."""
     n = len(row)
     while n and not row[n - 1].strip():
         n -= 1
