@@ -28,25 +28,24 @@ def _h4_weeks(weeks: int, start: datetime = datetime(2018, 2, 26)) -> list[datet
     ]
 
 
-def _mt4(path: Path, weeks: int, start: datetime = datetime(2018, 2, 26)) -> Path:
-    rows = [
-        f"{t:%Y.%m.%d},{t:%H:%M},1.2300,1.2330,1.2290,1.2320,{1000 + i}\n"
-        for i, t in enumerate(_h4_weeks(weeks, start))
-    ]
-    path.write_text("".join(rows))
+def _written(path: Path, head: str, row: str, weeks: int, start: datetime) -> Path:
+    """``head``, then ``row`` formatted for each bar (``t``: its time, ``i``: its number)."""
+    rows = [row.format(t=t, i=1000 + i) for i, t in enumerate(_h4_weeks(weeks, start))]
+    path.write_text(head + "".join(rows))
     return path
+
+
+def _mt4(path: Path, weeks: int, start: datetime = datetime(2018, 2, 26)) -> Path:
+    row = "{t:%Y.%m.%d},{t:%H:%M},1.2300,1.2330,1.2290,1.2320,{i}\n"
+    return _written(path, "", row, weeks, start)
 
 
 def _mt5(path: Path, weeks: int, volume: int = 0) -> Path:
     """MetaTrader 5's export; ``volume`` 0 (FX: the tick volume is read) or a real volume (the
     tick volume then an ignored column)."""
     head = "<DATE>\t<TIME>\t<OPEN>\t<HIGH>\t<LOW>\t<CLOSE>\t<TICKVOL>\t<VOL>\t<SPREAD>\n"
-    rows = [
-        f"{t:%Y.%m.%d}\t{t:%H:%M:%S}\t1.2300\t1.2330\t1.2290\t1.2320\t{1000 + i}\t{volume}\t5\n"
-        for i, t in enumerate(_h4_weeks(weeks))
-    ]
-    path.write_text(head + "".join(rows))
-    return path
+    row = "{t:%Y.%m.%d}\t{t:%H:%M:%S}\t1.2300\t1.2330\t1.2290\t1.2320\t{i}\t" + f"{volume}\t5\n"
+    return _written(path, head, row, weeks, datetime(2018, 2, 26))
 
 
 def _mt5_traded(path: Path, weeks: int) -> Path:
@@ -56,12 +55,8 @@ def _mt5_traded(path: Path, weeks: int) -> Path:
 def _finam(path: Path, weeks: int) -> Path:
     """Finam's export: angle brackets too, but Moscow time and no tick volume or spread."""
     head = "<TICKER>,<PER>,<DATE>,<TIME>,<OPEN>,<HIGH>,<LOW>,<CLOSE>,<VOL>\n"
-    rows = [
-        f"EURUSD,240,{t:%Y%m%d},{t:%H%M%S},1.2300,1.2330,1.2290,1.2320,{1000 + i}\n"
-        for i, t in enumerate(_h4_weeks(weeks))
-    ]
-    path.write_text(head + "".join(rows))
-    return path
+    row = "EURUSD,240,{t:%Y%m%d},{t:%H%M%S},1.2300,1.2330,1.2290,1.2320,{i}\n"
+    return _written(path, head, row, weeks, datetime(2018, 2, 26))
 
 
 def _clock_warnings(report: dict) -> list[str]:
