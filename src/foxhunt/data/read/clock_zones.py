@@ -156,20 +156,22 @@ _MT5_ONLY = frozenset({"<TICKVOL>", "<SPREAD>"})
 time, not a broker's clock) lacks."""
 
 
-def server_clock_line(
-    where: str, guesses: tuple[str, ...], columns: Iterable[str], edges: int
-) -> str | None:
-    """The warning for a MetaTrader file read as UTC that is too short for the clock rule: its
-    History Center name (``EURUSD240.csv``, as ``guesses`` say) or MetaTrader 5's columns
-    (``<TICKVOL>``, ``<SPREAD>``, among the file's ``columns``) say its times are a broker's server clock, which ``edges`` session edges (fewer
-    than :data:`~foxhunt.data.read.clock_fit.MIN_EDGES`) cannot tell from UTC; None for
-    another file. (Five weeks of 4-hour bars on New York + 7 h read 2-3 hours late, valid.)"""
+def metatrader_sign(guesses: tuple[str, ...], columns: Iterable[str]) -> str | None:
+    """What says a file is MetaTrader's, whose times are a broker's server clock: its History
+    Center name (``EURUSD240.csv``, as ``guesses`` say) or MetaTrader 5's columns among
+    ``columns`` (``<TICKVOL>``, ``<SPREAD>``); None for another file."""
     if any("MetaTrader" in g for g in guesses):
-        sign = "its name is MetaTrader's"
-    elif any(name.strip().upper() in _MT5_ONLY for name in columns):
-        sign = "its <DATE> <TIME> columns are MetaTrader 5's"
-    else:
-        return None
+        return "its name is MetaTrader's"
+    if any(name.strip().upper() in _MT5_ONLY for name in columns):
+        return "its <DATE> <TIME> columns are MetaTrader 5's"
+    return None
+
+
+def server_clock_line(where: str, sign: str, edges: int) -> str:
+    """The warning for a MetaTrader file (``sign``: :func:`metatrader_sign`) read as UTC whose
+    ``edges`` session edges, fewer than :data:`~foxhunt.data.read.clock_fit.MIN_EDGES`, cannot
+    tell the broker's clock from UTC. (Five weeks of 4-hour bars on New York + 7 h read 2-3
+    hours late, valid.)"""
     broker = next(iter(BROKER_CLOCKS))
     return (
         f"{where}: naive times read as UTC, but {sign}, whose times are its broker's server "

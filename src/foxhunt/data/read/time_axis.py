@@ -62,6 +62,7 @@ from foxhunt.data.read.clock_zones import (
     BROKER_ZONES,
     CITY_ZONES,
     flag_for_zone,
+    metatrader_sign,
     server_clock_line,
     zone_fits,
 )
@@ -504,11 +505,10 @@ def examine(
             )
         said = any(line.startswith(where) for line in (*out, *kept))
         if unzoned and clock is None and not said and calendar_spec(cal).tz != "UTC":
-            edges = session_edges(ts, interval).height
             columns = (*loaded.spellings[f].values(), *(loaded.extra[f] if loaded.extra else ()))
-            line = server_clock_line(where, loaded.guesses[f], columns, edges)
-            if line is not None and edges < MIN_EDGES:
-                kept.append(line)
+            if (sign := metatrader_sign(loaded.guesses[f], columns)) is not None:
+                if (edges := session_edges(ts, interval).height) < MIN_EDGES:  # MetaTrader's only
+                    kept.append(server_clock_line(where, sign, edges))
     return TimeAxisFindings(tuple(out), tuple(kept), tuple(closed))
 
 
