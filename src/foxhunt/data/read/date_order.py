@@ -69,21 +69,21 @@ def order_by_span(
     """
     spans: dict[bool, float] = {}
     shapes: dict[bool, tuple[int, bool, str]] = {}  # months, one day of each month in a row, fmt
-    for first in ("%d", "%m"):
-        f = next(f for f in fits if f[:2] == first)
-        parsed = text.str.to_datetime(f, time_unit="us", strict=False)
+    formats = {first: next(f for f in fits if f[:2] == first) for first in ("%d", "%m")}
+    readings = lf.select(  # each reading parsed once, then asked five questions
+        text.str.to_datetime(f, time_unit="us", strict=False).alias(first)
+        for first, f in formats.items()
+    ).collect()
+    for first, f in formats.items():
+        parsed = pl.col(first)
         month = parsed.dt.year().cast(pl.Int64) * 12 + parsed.dt.month().cast(pl.Int64)
-        span, months, days, n, run = (
-            lf.select(
-                (parsed.max() - parsed.min()).dt.total_seconds().alias("span"),
-                month.drop_nulls().n_unique().alias("months"),
-                parsed.dt.day().drop_nulls().n_unique().alias("days"),
-                parsed.drop_nulls().n_unique().alias("dates"),
-                (month.max() - month.min() + 1).alias("run"),
-            )
-            .collect()
-            .row(0)
-        )
+        span, months, days, n, run = readings.select(
+            (parsed.max() - parsed.min()).dt.total_seconds().alias("span"),
+            month.drop_nulls().n_unique().alias("months"),
+            parsed.dt.day().drop_nulls().n_unique().alias("days"),
+            parsed.drop_nulls().n_unique().alias("dates"),
+            (month.max() - month.min() + 1).alias("run"),
+        ).row(0)
         spans[first == "%d"] = span or 0
         shapes[first == "%d"] = (months, days == 1 and months == n == run and n >= 3, f)
     monthly = [d for d, shape in shapes.items() if shape[1]]

@@ -77,8 +77,6 @@ log = logging.getLogger(__name__)
 
 _FILE = FILE_COLUMN
 _ROW = ROW_COLUMN
-_FRACTIONS = "__fractions"
-_SWISS_LIKE = "__swiss_like"
 
 
 def _written(lf: pl.LazyFrame, col: str) -> tuple[str, float]:
@@ -271,6 +269,18 @@ def read_file(
         return _normalise_as(path, index, opts, dayfirst, keep, typed=True)
     except _TypedReadFailed:
         return _normalise_as(path, index, opts, dayfirst, keep, typed=False)
+
+
+def _collected(query: pl.LazyFrame, path: Path, typed: bool) -> pl.DataFrame:
+    """``query`` read; a failure is the typed read's (read again as text) or the file's."""
+    try:
+        return query.collect()
+    except DataError:
+        raise
+    except Exception as e:
+        if typed:
+            raise _TypedReadFailed from e
+        raise unreadable(path, e) from e
 
 
 class _TypedReadFailed(Exception):
@@ -468,8 +478,11 @@ def _normalise_as(
     texts = [spell[c] for c in PRICE_COLUMNS if c in spell and schema[spell[c]] == pl.String]
     others = [c for c in cols.extra if schema[c] == pl.String]
     others += [p for p in (parts or (spell.get("volume"),)) if p and schema[p] == pl.String]
-    flags = written_in_fractions(texts, others, blank) if texts and opts.decimal is None else None
-    fractions = flags[0] if flags else None  # 32nds or 8ths: every price, the columns together
+    fractions = swiss = False  # 32nds or 8ths: every price, the columns together (one query)
+    if texts and opts.decimal is None:
+        every, like = written_in_fractions(texts, others, blank)
+        flags = lf.select(every.alias("every"), (every & like).alias("swiss"))
+        fractions, swiss = _collected(flags, path, typed).row(0)
     fixed = "open" in spell and fixed_point_prices(lf, names, spell["open"])
     if fixed:  # Databento's CSV without pretty_px: 4790000000000 is 4790.0
         guesses.append("prices in Databento's fixed point (units of 1e-9) read as their value")
@@ -503,17 +516,8 @@ def _normalise_as(
             "each row holds the side of the quote that changed (MetaTrader 5's ticks): the "
             "other carried forward from the rows before"
         )
-    if flags is not None:
-        exprs += [flags[0].alias(_FRACTIONS), (flags[0] & flags[1]).alias(_SWISS_LIKE)]
     exprs += [pl.lit(index, dtype=pl.UInt32).alias(_FILE), pl.col(_ROW)]
-    try:
-        df = lf.with_row_index(_ROW).select(exprs).collect()
-    except DataError:
-        raise
-    except Exception as e:
-        if typed:
-            raise _TypedReadFailed from e
-        raise unreadable(path, e) from e
+    df = _collected(lf.with_row_index(_ROW).select(exprs), path, typed)
     if _NO_QUOTE in df.columns:  # one side given before the other: no quote yet
         if n := df[_NO_QUOTE].sum():
             log.info("%s: the first %d rows hold one side of a quote only: left out", path, n)
@@ -521,21 +525,19 @@ def _normalise_as(
     if df.height == 0:
         raise DataError(f"{path}: empty file (no bars)")
     df = without_spreads(df, path, doubts)
-    if _FRACTIONS in df.columns:
-        if df[_FRACTIONS][0]:
-            guesses.append(
-                "prices in 32nds or 8ths of a point (131'290 = 131 + 29/32, 706'2 = 706 + 2/8) "
-                "read as their value"
-            )
-            log.info("%s: prices written in 32nds or 8ths of a point, read as their value", path)
-        if df[_SWISS_LIKE][0]:
-            raw, value = _written(lf, spell["open"])
-            doubts.append(
-                f"{path}: prices such as {value:g} written {raw} read as 32nds of a point; if "
-                "the apostrophes group thousands (Swiss), --decimal point reads them so"
-            )
-            log.warning("%s", doubts[-1])
-        df = df.drop(_FRACTIONS, _SWISS_LIKE)
+    if fractions:
+        guesses.append(
+            "prices in 32nds or 8ths of a point (131'290 = 131 + 29/32, 706'2 = 706 + 2/8) "
+            "read as their value"
+        )
+        log.info("%s: prices written in 32nds or 8ths of a point, read as their value", path)
+    if swiss:
+        raw, value = _written(lf, spell["open"])
+        doubts.append(
+            f"{path}: prices such as {value:g} written {raw} read as 32nds of a point; if "
+            "the apostrophes group thousands (Swiss), --decimal point reads them so"
+        )
+        log.warning("%s", doubts[-1])
     df = unknown_volume(df, path, spell.get("volume"))
     if times.naive:
         check_twelve_hour(df, path, spell["ts"], zone)

@@ -4,6 +4,7 @@ written (``null``, ``#N/A N/A``, ``-``)."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import polars as pl
@@ -42,13 +43,42 @@ def blank(col: str) -> pl.Expr:
     return raw.is_null() | raw.str.strip_chars().str.to_lowercase().is_in(_MISSING)
 
 
+def _where(mask: pl.Series, then: pl.Series, otherwise: pl.Series) -> pl.Series:
+    """``then`` where ``mask`` holds, else ``otherwise`` (a null mask: ``otherwise``)."""
+    return then.zip_with(mask, otherwise)
+
+
+def _text_values(
+    column: pl.Series, *, decimal_comma: bool, suffixes: bool, points: bool
+) -> pl.Series:
+    """The numbers of a text column (:func:`value_expr`); null where a value is no number."""
+    text = column.str.strip_chars().str.replace(CURRENCY, "")  # Nasdaq.com's "$185.09"
+    text = _where(text.str.contains(SPACE_GROUPED), text.str.replace_all(GROUP_MARK, ""), text)
+    if decimal_comma:
+        grouped = text.str.contains(_DOT_GROUPED)
+        text = _where(grouped, text.str.replace_all(".", "", literal=True), text)
+        text = text.str.replace(",", ".", literal=True)
+    else:
+        grouped = text.str.contains(_GROUPED if not (suffixes or points) else _ONE_GROUP)
+        text = _where(grouped, text.str.replace_all(",", "", literal=True), text)
+        dotted = text.str.contains(_DOTS_ONLY_GROUP)  # "30.120.000": no decimal has two
+        text = _where(dotted, text.str.replace_all(".", "", literal=True), text)
+    number = text.cast(pl.Float64, strict=False)
+    if not suffixes:
+        return number
+    suffix = text.str.extract(_SUFFIX, 3)
+    scale = suffix.replace_strict(_SCALE, default=None, return_dtype=pl.Float64)
+    scaled = text.str.extract(_SUFFIX, 1).cast(pl.Float64, strict=False) * scale
+    return _where(suffix.is_not_null(), scaled, number)
+
+
 def value_expr(
     path: Path,
     col: str,
     dtype: pl.DataType,
     decimal_comma: bool,
     suffixes: bool = True,
-    fractions: pl.Expr | None = None,
+    fractions: bool = False,
     points: bool = False,
 ) -> pl.Expr:
     """A value column as Float64; text that is no number reads as null (reported later with its
@@ -59,34 +89,13 @@ def value_expr(
     of three digits (``422,676``) groups thousands in a volume (a count) and with ``points``
     (``--decimal point``); elsewhere it may be a decimal comma, and is refused by row."""
     c = pl.col(col)
-    if dtype == pl.String and fractions is not None:
-        plain = value_expr(path, col, dtype, decimal_comma, suffixes, points=points)
-        return pl.when(fractions).then(fraction_value(c.str.strip_chars())).otherwise(plain)
-    if dtype == pl.String:
-        text = c.str.strip_chars().str.replace(CURRENCY, "")  # Nasdaq.com's "$185.09"
-        spaced = text.str.contains(SPACE_GROUPED)
-        text = pl.when(spaced).then(text.str.replace_all(GROUP_MARK, "")).otherwise(text)
-        if decimal_comma:
-            grouped = text.str.contains(_DOT_GROUPED)
-            text = (
-                pl.when(grouped).then(text.str.replace_all(".", "", literal=True)).otherwise(text)
-            )
-            text = text.str.replace(",", ".", literal=True)
-        else:
-            grouped = text.str.contains(_GROUPED if not (suffixes or points) else _ONE_GROUP)
-            text = (
-                pl.when(grouped).then(text.str.replace_all(",", "", literal=True)).otherwise(text)
-            )
-            dotted = text.str.contains(_DOTS_ONLY_GROUP)  # "30.120.000": no decimal has two
-            text = pl.when(dotted).then(text.str.replace_all(".", "", literal=True)).otherwise(text)
-        number = text.cast(pl.Float64, strict=False)
-        if not suffixes:
-            return number
-        suffix = text.str.extract(_SUFFIX, 3)
-        scaled = text.str.extract(_SUFFIX, 1).cast(
-            pl.Float64, strict=False
-        ) * suffix.replace_strict(_SCALE, default=None, return_dtype=pl.Float64)
-        return pl.when(suffix.is_not_null()).then(scaled).otherwise(number)
+    if dtype == pl.String and fractions:
+        return fraction_value(c.str.strip_chars())
+    if dtype == pl.String:  # one pass of Series steps: as one expression each step's input was
+        # copied three times (condition, then, otherwise), 135 copies of the column's text:
+        # 10 ms a column of five rows (docs/testing.md, session 59)
+        read = partial(_text_values, decimal_comma=decimal_comma, suffixes=suffixes, points=points)
+        return c.map_batches(read, return_dtype=pl.Float64, is_elementwise=True)
     if dtype == pl.Float32:  # 1325.45 is 1325.449951171875 in float32: back to its digits
         return c.cast(pl.Float64).round_sig_figs(FLOAT32_DIGITS)
     if dtype.is_numeric():

@@ -238,20 +238,22 @@ def _text_formats(
     if most == 0 or most < head.len() - head.null_count() - _HEAD_MISSES:
         return None  # no format of the list reads this column: polars' own parser tries
     fits = [f for f in formats if parsed_head[f] == most]
+    rows, col = lf, text  # the questions below ask the whole column: its text built once
     if len(fits) > 1:
-        parsed = [text.str.to_datetime(f, time_unit="us", strict=False) for f in fits]
-        nulls = lf.select([p.null_count().alias(str(i)) for i, p in enumerate(parsed)]).collect()
+        rows, col = lf.select(text.alias("t")).collect().lazy(), pl.col("t")
+        parsed = [col.str.to_datetime(f, time_unit="us", strict=False) for f in fits]
+        nulls = rows.select([p.null_count().alias(str(i)) for i, p in enumerate(parsed)]).collect()
         best = min(nulls.row(0))
         fits = [f for f, n in zip(fits, nulls.row(0), strict=True) if n == best]
     if any("%y" in f for f in fits):  # "01/04/10" fits %Y too, as the year 10
         fits = [f for f in fits if f.replace("%Y", "%y") == f or f.replace("%Y", "%y") not in fits]
     other = None
     if len(fits) > 1 and any(f.startswith("%y") for f in fits):
-        fits, other = year_place(lf, text, fits, sample, where)
+        fits, other = year_place(rows, col, fits, sample, where)
     if len(fits) > 1:
         day = _convention(sample) if dayfirst is None else dayfirst
         if dayfirst is None and {f[:2] for f in fits} >= {"%d", "%m"}:
-            by_span = order_by_span(lf, text, fits, where)
+            by_span = order_by_span(rows, col, fits, where)
             if by_span is not None:
                 day = by_span
             else:
