@@ -480,8 +480,7 @@ def _normalise_as(
     others += [p for p in (parts or (spell.get("volume"),)) if p and schema[p] == pl.String]
     fractions = swiss = False  # 32nds or 8ths: every price, the columns together (one query)
     if texts and opts.decimal is None:
-        every, like = written_in_fractions(texts, others, blank)
-        flags = lf.select(every.alias("every"), (every & like).alias("swiss"))
+        flags = written_in_fractions(lf, texts, others, blank)
         fractions, swiss = _collected(flags, path, typed).row(0)
     fixed = "open" in spell and fixed_point_prices(lf, names, spell["open"])
     if fixed:  # Databento's CSV without pretty_px: 4790000000000 is 4790.0

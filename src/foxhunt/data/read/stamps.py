@@ -18,6 +18,7 @@ which starts at 15:30, not 15:00); daily and longer bars are dated, not stamped,
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -97,6 +98,13 @@ class StampFit:
         )
 
 
+@functools.cache
+def _sorted_edges(calendar: str) -> tuple[np.ndarray, np.ndarray]:
+    """The calendar's opens and closes, each sorted (once a process: 4 ms a read before)."""
+    cal = sessions(calendar)
+    return np.sort(cal.opens), np.sort(cal.closes)
+
+
 def stamp_fit(ts: pl.Series, interval: timedelta, calendar: str) -> StampFit | None:
     """Count ``ts``'s session edges at the calendar's opens and closes, and an interval off.
 
@@ -110,7 +118,6 @@ def stamp_fit(ts: pl.Series, interval: timedelta, calendar: str) -> StampFit | N
     """
     if calendar_spec(calendar).week_days == 7:
         return None
-    cal = sessions(calendar)
     edges = session_edges(ts, interval)
     step = int(interval / timedelta(microseconds=1))
 
@@ -122,7 +129,7 @@ def stamp_fit(ts: pl.Series, interval: timedelta, calendar: str) -> StampFit | N
 
     opens = edges.filter(pl.col("open"))["t"]
     closes = edges.filter(~pl.col("open"))["t"]
-    at_opens, at_closes = np.sort(cal.opens), np.sort(cal.closes)
+    at_opens, at_closes = _sorted_edges(calendar)
     return StampFit(
         opens=opens.len(),
         at_open=at(opens, at_opens, 0),
