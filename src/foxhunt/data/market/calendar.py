@@ -199,7 +199,8 @@ def known_features(ts: pl.Expr, calendar: str = DEFAULT_CALENDAR) -> list[pl.Exp
     Returns:
         Ten ``Float64`` expressions aliased with the names in :data:`KNOWN_FEATURES`:
         time of day (sin/cos of exchange-local clock time, 24 h period), day of week (sin/cos of
-        the trading day; period 5, or 7 for calendars that trade every day), session progress
+        the trading day counted from the week's first, ``first_day``; period 5, or 7 for
+        calendars that trade every day), session progress
         (share of the trading day elapsed, 1 when closed), world-session flags read on the CT
         clock for every calendar (Asia 17:00-02:00, Europe 02:00-08:30, US 08:30-15:00 CT,
         first US hour 08:30-09:30) and days to the next quarterly expiry (third Friday of
@@ -208,7 +209,9 @@ def known_features(ts: pl.Expr, calendar: str = DEFAULT_CALENDAR) -> list[pl.Exp
     spec = calendar_spec(calendar)
     tod = clock_minutes(ts, calendar) * (2.0 * math.pi / 1440.0)
     day = trading_date(ts, calendar)
-    weekday = day.dt.weekday().cast(pl.Float64) - 1.0  # Mon=0 .. Sun=6
+    # days from the week's first trading day (Mon=0 .. Sun=6 where it is Monday; Tel Aviv's
+    # Sunday 0 .. Thursday 4: its Sunday was Tuesday's phase, period 5, until session 59)
+    weekday = ((day.dt.weekday().cast(pl.Int32) - 1 - spec.first_day) % 7).cast(pl.Float64)
     dow = weekday * (2.0 * math.pi / spec.week_days)
     clock = clock_minutes(ts)  # CT: the world-session flags are the same for every market
 

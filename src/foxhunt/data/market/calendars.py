@@ -13,7 +13,11 @@ rolls over, the days per trading week, and where its sessions come from:
   session 55 also Paris, Amsterdam, Zurich, Madrid, Milan, Stockholm, Seoul (since session 58
   from ``exchange_calendars`` itself, :data:`EXCHANGE_CALENDARS`: the mirror adds a lunch
   break and loses the late opens), Taipei, Shanghai (Shenzhen's days and hours are the same),
-  São Paulo and Johannesburg;
+  São Paulo and Johannesburg; since session 59 Tel Aviv (Sunday-Thursday until January 2026),
+  Jakarta, Riyadh, Bangkok, Kuala Lumpur, Wellington, Mexico, Istanbul and nine smaller European
+  exchanges from ``exchange_calendars`` too (the mirror has none of them), and breaks and half
+  days the libraries lack (Singapore's lunch since 2017 and its eves, :class:`LocalBreak`,
+  :class:`HalfDays`);
 - ICE Futures Europe takes its trading days from the library and its hours (01:00-23:00
   London) from :attr:`CalendarSpec.local_hours`: the library keeps them on New York's clock,
   an hour off in the weeks between the two daylight-saving changes; ``xnys_ext``, US stocks'
@@ -46,11 +50,33 @@ HOLIDAYS_TO = "2049-12-31"
 """The last day of sessions from a calendar whose holidays are recorded no further."""
 EXCHANGE_CALENDARS = "xc:"
 """A source so prefixed is ``exchange_calendars``' calendar of that code, its breaks and its
-Saturdays (Seoul's until 1998) left out: a calendar here trades five days a week."""
+Saturdays (Seoul's until 1998) left out; its Sundays are kept (Tel Aviv traded Sunday to
+Thursday until January 2026, Riyadh does): a calendar here trades five days a week."""
 
 DEFAULT_CALENDAR = "globex"
 """The calendar of callers that do not name one, of a symbol nobody named one for and of runs
 from before calendars: the Globex weekly rule, no holidays (the one definition of ``globex``)."""
+
+
+class LocalBreak(NamedTuple):
+    """A break inside each trading day from ``since`` (``YYYY-MM-DD``) on, from ``start`` to
+    ``end`` wall-clock time, on the days of ``weekdays`` (Monday 0 .. Sunday 6)."""
+
+    since: str
+    start: time
+    end: time
+    weekdays: str = "0123456"
+
+
+class HalfDays(NamedTuple):
+    """Trading days from ``since`` on that close at ``close`` wall-clock time: the days of the
+    year in ``dates`` (``MM-DD``) and, with ``lunar_eve``, the eve of the Lunar New Year, where
+    the library trades them."""
+
+    since: str
+    close: time
+    dates: tuple[str, ...] = ()
+    lunar_eve: bool = False
 
 
 @dataclass(frozen=True)
@@ -76,6 +102,13 @@ class CalendarSpec:
     closed_dates: tuple[str, ...] = ()
     """Days of the year (``MM-DD``) the market never trades, whatever the library says (Eurex's
     24 and 31 December, which the library opens until 12:30)."""
+    first_day: int = 0
+    """The week's first trading day (Monday 0 .. Sunday 6): the day-of-week feature counts from
+    it (Tel Aviv's and Riyadh's weeks start on Sunday: 6)."""
+    breaks: tuple[LocalBreak, ...] = ()
+    """Breaks the library lacks, in ``tz``'s wall-clock time (Singapore's lunch since 2017)."""
+    half_days: HalfDays | None = None
+    """Days the library trades in full that close early (Singapore's eves)."""
 
 
 CALENDARS: dict[str, CalendarSpec] = {
@@ -116,7 +149,17 @@ CALENDARS: dict[str, CalendarSpec] = {
     "xhkg": CalendarSpec("Asia/Hong_Kong", time(18), 5, "XHKG", 5.5),
     "xasx": CalendarSpec("Australia/Sydney", time(18), 5, "XASX", 6.0),
     "xnse": CalendarSpec("Asia/Kolkata", time(18), 5, "XNSE", 6.25),
-    "xses": CalendarSpec("Asia/Singapore", time(18), 5, "XSES", 8.0),
+    # SGX's lunch, 12:00-13:00 since 13 November 2017, and its half days on the eves of
+    # Christmas, New Year and the Lunar New Year (09:00-12:00), which neither library has
+    "xses": CalendarSpec(
+        "Asia/Singapore",
+        time(18),
+        5,
+        "XSES",
+        8.0,  # kept: runs trained on it hold it as a static input (7 hours since the lunch)
+        breaks=(LocalBreak("2017-11-13", time(12), time(13)),),
+        half_days=HalfDays("2017-11-13", time(12), ("12-24", "12-31"), lunar_eve=True),
+    ),
     "xtse": CalendarSpec("America/Toronto", time(18), 5, "XTSE", 6.5),
     "xpar": CalendarSpec("Europe/Paris", time(20), 5, "XPAR", 8.5),
     "xams": CalendarSpec("Europe/Amsterdam", time(20), 5, "XAMS", 8.5),
@@ -132,6 +175,54 @@ CALENDARS: dict[str, CalendarSpec] = {
     "xshg": CalendarSpec("Asia/Shanghai", time(18), 5, "XSHG", 4.0),
     "bvmf": CalendarSpec("America/Sao_Paulo", time(20), 5, "BVMF", 8.0),
     "xjse": CalendarSpec("Africa/Johannesburg", time(20), 5, "XJSE", 8.0),
+    # since session 59, from exchange_calendars (pandas_market_calendars has none of them)
+    "xtae": CalendarSpec(
+        "Asia/Jerusalem", time(20), 5, f"{EXCHANGE_CALENDARS}XTAE", 7.25, first_day=6
+    ),
+    "xsau": CalendarSpec("Asia/Riyadh", time(18), 5, f"{EXCHANGE_CALENDARS}XSAU", 5.0, first_day=6),
+    # Jakarta's lunch: 12:00-13:30, on Fridays 11:30-14:00 (from 2024: earlier years' hours
+    # changed often, not recorded here); Bangkok's and Kuala Lumpur's 12:30-14:30
+    "xidx": CalendarSpec(
+        "Asia/Jakarta",
+        time(18),
+        5,
+        f"{EXCHANGE_CALENDARS}XIDX",
+        5.3,
+        breaks=(
+            LocalBreak("2024-01-01", time(12), time(13, 30), "0123"),
+            LocalBreak("2024-01-01", time(11, 30), time(14), "4"),
+        ),
+    ),
+    "xbkk": CalendarSpec(
+        "Asia/Bangkok",
+        time(18),
+        5,
+        f"{EXCHANGE_CALENDARS}XBKK",
+        4.5,
+        breaks=(LocalBreak("2015-01-01", time(12, 30), time(14, 30)),),
+    ),
+    "xkls": CalendarSpec(
+        "Asia/Kuala_Lumpur",
+        time(18),
+        5,
+        f"{EXCHANGE_CALENDARS}XKLS",
+        6.0,
+        breaks=(LocalBreak("2015-01-01", time(12, 30), time(14, 30)),),
+    ),
+    "xnze": CalendarSpec("Pacific/Auckland", time(18), 5, f"{EXCHANGE_CALENDARS}XNZE", 6.75),
+    "xmex": CalendarSpec("America/Mexico_City", time(20), 5, f"{EXCHANGE_CALENDARS}XMEX", 6.5),
+    "xist": CalendarSpec("Europe/Istanbul", time(20), 5, f"{EXCHANGE_CALENDARS}XIST", 8.0),
+    "xwar": CalendarSpec("Europe/Warsaw", time(20), 5, f"{EXCHANGE_CALENDARS}XWAR", 8.0),
+    "xhel": CalendarSpec("Europe/Helsinki", time(20), 5, f"{EXCHANGE_CALENDARS}XHEL", 8.5),
+    "xcse": CalendarSpec("Europe/Copenhagen", time(20), 5, f"{EXCHANGE_CALENDARS}XCSE", 8.0),
+    "xosl": CalendarSpec("Europe/Oslo", time(20), 5, f"{EXCHANGE_CALENDARS}XOSL", 7.33),
+    "xwbo": CalendarSpec("Europe/Vienna", time(20), 5, f"{EXCHANGE_CALENDARS}XWBO", 8.5),
+    "xpra": CalendarSpec("Europe/Prague", time(20), 5, f"{EXCHANGE_CALENDARS}XPRA", 7.33),
+    "xbud": CalendarSpec("Europe/Budapest", time(20), 5, f"{EXCHANGE_CALENDARS}XBUD", 8.0),
+    "asex": CalendarSpec("Europe/Athens", time(20), 5, f"{EXCHANGE_CALENDARS}ASEX", 7.33),
+    "xlis": CalendarSpec("Europe/Lisbon", time(20), 5, f"{EXCHANGE_CALENDARS}XLIS", 8.5),
+    "xbru": CalendarSpec("Europe/Brussels", time(20), 5, f"{EXCHANGE_CALENDARS}XBRU", 8.5),
+    "xdub": CalendarSpec("Europe/Dublin", time(20), 5, f"{EXCHANGE_CALENDARS}XDUB", 8.5),
     "fx_24x5": CalendarSpec("America/New_York", time(17), 5, "", 24.0),
     "24x7": CalendarSpec("UTC", time(0), 7, "", 24.0),
 }
@@ -219,17 +310,23 @@ def _library_sessions(source: str) -> Sessions:
 
 
 def _exchange_sessions(code: str) -> Sessions:
-    """``exchange_calendars``' sessions of ``code`` over :data:`SPAN` (to the last year whose
-    holidays it records, where that is sooner), each from its open to its close: its special
-    opens and closes kept, its breaks (none since 2000 in Seoul) and Saturdays left out."""
+    """``exchange_calendars``' sessions of ``code`` over :data:`SPAN` (within the years whose
+    holidays it records, where those are fewer), each from its open to its close: its special
+    opens and closes kept, its Sundays kept (Tel Aviv's until 2026), its breaks (none since 2000
+    in Seoul) and Saturdays (Seoul's until 1998) left out."""
     import exchange_calendars as xc
+    import pandas as pd
 
+    probe = xc.get_calendar(code)  # its default span: for the bounds of its records
+    lo, hi = probe.bound_min(), probe.bound_max()
+    start = max(pd.Timestamp(SPAN[0]), lo) if lo is not None else pd.Timestamp(SPAN[0])
+    end = min(pd.Timestamp(SPAN[1]), hi) if hi is not None else pd.Timestamp(SPAN[1])
     try:
-        cal = xc.get_calendar(code, start=SPAN[0], end=SPAN[1])
+        cal = xc.get_calendar(code, start=start, end=end)
     except ValueError:  # holidays recorded to 2050 only (Seoul's): the sessions end there
-        cal = xc.get_calendar(code, start=SPAN[0], end=HOLIDAYS_TO)
+        cal = xc.get_calendar(code, start=start, end=min(end, pd.Timestamp(HOLIDAYS_TO)))
     sched = cal.schedule
-    sched = sched[sched.index.dayofweek < 5]  # week_days 5: Seoul's Saturdays until 1998 out
+    sched = sched[sched.index.dayofweek != 5]  # Seoul's Saturdays until 1998 out
     opens, closes = (
         sched[c].dt.tz_convert("UTC").dt.as_unit("us").astype("int64").to_numpy()
         for c in ("open", "close")
@@ -275,11 +372,33 @@ def sessions(name: str = DEFAULT_CALENDAR) -> Sessions:
         from importlib import metadata
 
         code = spec.source.removeprefix(EXCHANGE_CALENDARS)
-        # its version, and how the sessions are taken from it (five days a week, no breaks)
-        key = f"{spec.source}_xc{metadata.version('exchange_calendars')}_weekdays"
-        return Sessions(*cached_sessions(key, SPAN, lambda: _exchange_sessions(code)))
-    library = Sessions(*cached_sessions(spec.source, SPAN, lambda: _library_sessions(spec.source)))
-    return _amended(library, spec)
+        # its version, and how the sessions are taken from it (no Saturdays, no breaks; until
+        # session 59 ``_weekdays``: no Sundays either)
+        key = f"{spec.source}_xc{metadata.version('exchange_calendars')}_nosaturdays"
+    else:
+        key, code = spec.source, ""
+
+    def build() -> Sessions:
+        return _exchange_sessions(code) if code else _library_sessions(spec.source)
+
+    if spec.half_days is None and not spec.breaks:
+        return _amended(Sessions(*cached_sessions(key, SPAN, build)), spec)
+    # half days and breaks cached with the library's sessions (Singapore's Lunar New Year's
+    # eves would import exchange_calendars in every process), the key naming them
+    special = "_".join(
+        "-".join("+".join(v) if isinstance(v, tuple) else str(v) for v in part).replace(":", "")
+        for part in ((spec.half_days,) if spec.half_days else ()) + spec.breaks
+    )
+
+    def amended() -> Sessions:
+        cal = Sessions(*build())
+        if spec.half_days is not None:
+            cal = _half_days(cal, spec.half_days, spec.tz)
+        for br in spec.breaks:
+            cal = _with_break(cal, br, spec.tz)
+        return cal
+
+    return _amended(Sessions(*cached_sessions(f"{key}_{special}", SPAN, amended)), spec)
 
 
 def _amended(cal: Sessions, spec: CalendarSpec) -> Sessions:
@@ -300,6 +419,49 @@ def _amended(cal: Sessions, spec: CalendarSpec) -> Sessions:
     opens = np.where(moved, early, cal.opens)
     day_open = np.where(days >= np.datetime64(since), np.minimum(early, cal.day_open), cal.day_open)
     return Sessions(opens, cal.closes, cal.day, day_open, cal.day_close)
+
+
+def _local_us(days: np.ndarray, at: time, tz: str) -> np.ndarray:
+    """Wall-clock time ``at`` in ``tz`` on each of ``days`` (days since the epoch) -> µs UTC."""
+    midnight = days.astype("datetime64[D]").astype("datetime64[us]")
+    return _utc_us(midnight + np.timedelta64(at.hour * 60 + at.minute, "m"), tz)
+
+
+def _half_days(cal: Sessions, half: HalfDays, tz: str) -> Sessions:
+    """``cal`` with the trading days of ``half`` closed at its wall-clock close: intervals from
+    the close on dropped, the one across it cut there."""
+    days = cal.day.astype("datetime64[D]")
+    month_day = np.char.partition(np.datetime_as_string(days), "-")[:, 2]
+    hit = np.isin(month_day, list(half.dates))
+    if half.lunar_eve:
+        from exchange_calendars.lunisolar_holidays import chinese_lunar_new_year_dates
+
+        eves = chinese_lunar_new_year_dates.values.astype("datetime64[D]") - 1
+        hit |= np.isin(days, eves)
+    hit &= days >= np.datetime64(half.since)
+    close = np.where(hit, _local_us(cal.day, half.close, tz), cal.day_close)
+    keep = cal.opens < close
+    closes = np.minimum(cal.closes, close)
+    day_close = np.where(hit, close, cal.day_close)
+    return Sessions(
+        cal.opens[keep], closes[keep], cal.day[keep], cal.day_open[keep], day_close[keep]
+    )
+
+
+def _with_break(cal: Sessions, br: LocalBreak, tz: str) -> Sessions:
+    """``cal`` with the break ``br`` cut out of every interval that spans it on its days."""
+    weekday = (cal.day + 3) % 7  # 1970-01-01 was a Thursday: Monday 0
+    b0, b1 = _local_us(cal.day, br.start, tz), _local_us(cal.day, br.end, tz)
+    on = np.isin(weekday, [int(d) for d in br.weekdays])
+    split = on & (cal.day >= np.datetime64(br.since, "D").astype(np.int64))
+    split &= (cal.opens < b0) & (b1 < cal.closes)
+    parts = [
+        (cal.opens, np.where(split, b0, cal.closes), cal.day, cal.day_open, cal.day_close),
+        (b1[split], cal.closes[split], cal.day[split], cal.day_open[split], cal.day_close[split]),
+    ]
+    cols = [np.concatenate(c) for c in zip(*parts, strict=True)]
+    order = np.argsort(cols[0], kind="stable")
+    return Sessions(*(c[order] for c in cols))
 
 
 def locate(ts_us: np.ndarray, cal: Sessions) -> tuple[np.ndarray, np.ndarray]:

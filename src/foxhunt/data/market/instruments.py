@@ -134,6 +134,19 @@ INDEX_MARKETS = {
     **dict.fromkeys(("SSEC", "SHCOMP", "CSI300"), ("xshg", "CNY")),
     **dict.fromkeys(("BVSP", "IBOV"), ("bvmf", "BRL")),
     **dict.fromkeys(("J203", "JALSH", "JTOPI"), ("xjse", "ZAR")),
+    **dict.fromkeys(("TA35", "TA125"), ("xtae", "ILS")),
+    "JKSE": ("xidx", "IDR"),
+    "MXX": ("xmex", "MXN"),
+    "XU100": ("xist", "TRY"),
+    "TASI": ("xsau", "SAR"),
+    "KLSE": ("xkls", "MYR"),
+    "NZ50": ("xnze", "NZD"),
+    "WIG20": ("xwar", "PLN"),
+    "OMXH25": ("xhel", "EUR"),
+    "OMXC25": ("xcse", "DKK"),
+    "PSI20": ("xlis", "EUR"),
+    "BFX": ("xbru", "EUR"),
+    "ISEQ": ("xdub", "EUR"),
 }
 """Cash indices of markets outside New York (Yahoo's spellings after its ``^`` too): their
 exchange's calendar and currency; they read as stocks on the NYSE's before (``NK225`` bars in
@@ -173,6 +186,26 @@ LISTING_MARKETS = {
     **dict.fromkeys(("SS", "SZ", "SH"), ("xshg", "CNY")),
     "SA": ("bvmf", "BRL"),
     "JO": ("xjse", "ZAR"),
+    "TWO": ("xtai", "TWD"),
+    "TA": ("xtae", "ILS"),
+    "JK": ("xidx", "IDR"),
+    "MX": ("xmex", "MXN"),
+    "IS": ("xist", "TRY"),
+    "SR": ("xsau", "SAR"),
+    "BK": ("xbkk", "THB"),
+    "KL": ("xkls", "MYR"),
+    "NZ": ("xnze", "NZD"),
+    **dict.fromkeys(("WA", "PL"), ("xwar", "PLN")),
+    "HE": ("xhel", "EUR"),
+    "CO": ("xcse", "DKK"),
+    "OL": ("xosl", "NOK"),
+    "VI": ("xwbo", "EUR"),
+    "PR": ("xpra", "CZK"),
+    **dict.fromkeys(("BD", "HU"), ("xbud", "HUF")),
+    "AT": ("asex", "EUR"),
+    "LS": ("xlis", "EUR"),
+    "BR": ("xbru", "EUR"),
+    "IR": ("xdub", "EUR"),
 }
 """A stock's market after its ticker, as Yahoo writes it (``7203.T``, ``VOD.L``, ``BMW.DE``,
 ``0700.HK``, ``BHP.AX``, ``RELIANCE.NS``, ``D05.SI``, ``RY.TO``) and Stooq (``7203.JP``,
@@ -180,9 +213,16 @@ LISTING_MARKETS = {
 market on ``24x7``, and a Tokyo file's naive local times were read as UTC, valid, nine hours
 off. Since session 55 also Paris ``.PA``, Amsterdam ``.AS``, Zurich ``.SW``, Madrid ``.MC``,
 Milan ``.MI``, Stockholm ``.ST``, Korea ``.KS``/``.KQ``, Taiwan ``.TW``, Shanghai and
-Shenzhen ``.SS``/``.SZ`` (and ``.SH``), São Paulo ``.SA``, Johannesburg ``.JO``. Other markets
-(Frankfurt's floor ``.F``) stay unknown, their calendar taken from their bars."""
-_LISTING = re.compile(r"^[A-Z0-9][A-Z0-9&-]*\.([A-Z]{1,2})$")
+Shenzhen ``.SS``/``.SZ`` (and ``.SH``), São Paulo ``.SA``, Johannesburg ``.JO``. Since session
+59 (on ``exchange_calendars``' calendars) Tel Aviv ``.TA``, Jakarta ``.JK``, Mexico ``.MX``,
+Istanbul ``.IS``, Riyadh ``.SR``, Bangkok ``.BK``, Kuala Lumpur ``.KL``, Wellington ``.NZ``,
+Warsaw ``.WA`` (Stooq's ``.PL``), Helsinki ``.HE``, Copenhagen ``.CO``, Oslo ``.OL``, Vienna
+``.VI``, Prague ``.PR``, Budapest ``.BD`` (Stooq's ``.HU``), Athens ``.AT``, Lisbon ``.LS``,
+Brussels ``.BR``, Dublin ``.IR``, and Taipei's OTC market ``.TWO`` on its main board's
+calendar (until then all an unknown market on ``24x7``, or the calendar their bars keep).
+Other markets (Frankfurt's floor ``.F``, TSX Venture ``.V``) stay unknown, their calendar
+taken from their bars."""
+_LISTING = re.compile(r"^[A-Z0-9][A-Z0-9&-]*\.([A-Z]{1,3})$")
 CALENDAR_CURRENCY = {"xnys": "USD", "xnys_ext": "USD", **dict(LISTING_MARKETS.values())}
 """The currency of a stock market's calendar, for a symbol given its calendar by its bars."""
 
