@@ -158,7 +158,7 @@ def test_dayfirst_reaches_the_dates_before_a_zone_name() -> None:
     assert times.format == "%d/%m/%Y %H:%M:%S in US/Eastern"
 
 
-@pytest.mark.parametrize("text", ["05/03/2018 09:30:00 US/Eastern", "05.03.2018 09:30 GMT+0100"])
+@pytest.mark.parametrize("text", ["05/03/2018 09:30:00 US/Eastern", "05/03/2018 09:30 GMT+0100"])
 def test_the_warning_on_an_ambiguous_date_before_a_zone_or_offset_names_the_file(
     caplog: pytest.LogCaptureFixture, text: str
 ) -> None:

@@ -1084,16 +1084,13 @@ def test_a_date_column_beside_a_time_column_it_did_not_take_is_named(tmp_path: P
 
 def test_quantconnect_lean_milliseconds_since_midnight_are_named(tmp_path: Path) -> None:
     """LEAN's minute files count milliseconds from the midnight of the date in their name: read
-    as epoch seconds (1970-1972), the refusal advised a --ts-format, which cannot read them."""
+    as that day's naive times since session 59 (read as epoch seconds, 1970-1972, they were
+    refused; before that, the refusal advised a --ts-format, which cannot read them)."""
     text = "".join(f"{60_000 * k},1.2,1.21,1.19,1.205,{k}\n" for k in range(570, 590))
     path = _write(tmp_path, "20180306_eurusd_minute_trade.csv", text)
-    with pytest.raises(DataError) as refused:
-        read_bars(path, min_bars=1)
-    assert str(refused.value).endswith(
-        "column 'timestamp' counts time from midnight of a day the file does not hold (the date "
-        "in its name, 20180306: QuantConnect LEAN's milliseconds since midnight): no --ts-format "
-        "reads it; write each bar's date and time (LEAN's ToolBox converts its data)"
-    )
+    bars = read_bars(path, min_bars=1)
+    assert bars["ts"][0] == datetime(2018, 3, 6, 9, 30, tzinfo=UTC)
+    assert bars["ts"][-1] == datetime(2018, 3, 6, 9, 49, tzinfo=UTC)
     seconds = text.replace("000,1.2,", "001,1.2,")  # not whole thousands: another misread
     with pytest.raises(DataError, match="--ts-format .*reads it right"):
         read_bars(_write(tmp_path, "20180306_x.csv", seconds), min_bars=1)

@@ -45,7 +45,7 @@ from foxhunt.data.read.checks import (
     without_empty_rows,
     without_settlements,
 )
-from foxhunt.data.read.file_read import FileRead, NoBarColumns, read_file
+from foxhunt.data.read.file_read import NAIVE_UTC, FileRead, NoBarColumns, read_file
 from foxhunt.data.read.files import resolve_table_paths
 from foxhunt.data.read.fillers import without_fillers
 from foxhunt.data.read.options import ReadOptions
@@ -202,7 +202,8 @@ def load_bars(
         opts = replace(opts, tz=tz)
     files, reads = _read_files(resolve_table_paths(path), opts, dayfirst, tuple(keep))
     for line in guess_lines(tuple(r.guesses for r in reads)):
-        log.info("guess: %s", line)
+        if line != NAIVE_UTC:  # each file's warning says it (file_read.NAIVE_UTC)
+            log.info("guess: %s", line)
     for line in ignored_lines(files, [r.ignored for r in reads]):
         log.warning("%s", line)
     frames = [r.frame for r in reads]

@@ -68,9 +68,11 @@ TS_NAMES = (
     "start",  # Coinbase Advanced Trade's candles (epoch s, or RFC 3339 in its exports)
 )
 INDEX_NAMES = ("", "unnamed: 0", "__index_level_0__")
-DATE_NAMES = ("date", "day", "trade_date", "dtyyyymmdd", "date_ymd")
-"""The last three: CME DataMine's ``Trade Date``, MetaStock's ``<DTYYYYMMDD>``, AmiBroker's
-``Date_YMD`` (names are also matched with other separators)."""
+DATE_NAMES = ("date", "day", "trade_date", "dtyyyymmdd", "date_ymd", "exchange_date",
+              "trading_date", "business_date", "session_date")  # fmt: skip
+"""Then CME DataMine's ``Trade Date``, MetaStock's ``<DTYYYYMMDD>``, AmiBroker's ``Date_YMD``,
+Refinitiv Eikon's ``Exchange Date`` (its export was refused as missing 'ts' until session 59)
+and exchanges' other names of a trading day (names are also matched with other separators)."""
 TIME_NAMES = ("time", "time_of_day")
 HOUR_NAMES = ("hour", "hr", "hours", "hour_of_day")
 """A column of the hour alone beside a date (``Date,Hour,...``: ``0`` .. ``23``), read as the

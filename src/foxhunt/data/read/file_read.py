@@ -108,6 +108,9 @@ FEATURE_PREFIXES = ("obs__", "known__", "static__", "target__")
 """How ``foxhunt features`` names its columns: a table of them is no bars file."""
 
 
+NAIVE_UTC = "naive timestamps read as UTC (no zone in the file); --tz to change"
+"""The guess line of a file's naive times read as UTC for want of a zone: said once, by the
+warning that names the file (until session 59 the guess line was logged beside it)."""
 _TICKS = "__tick_volume__"
 _NO_QUOTE = "__no_quote__"
 

@@ -21,6 +21,8 @@ Read (``.json``, ``.jsonl``, ``.ndjson``, plain or compressed: ``.json.gz``, ``.
   the zone of its naive times from ``meta``;
 * Yahoo's chart API, ``{"chart": {"result": [{"meta": {"symbol": ...}, "timestamp": [...],
   "indicators": {"quote": [{"open": [...], ...}]}}]}}``: prices in lists beside the epochs;
+* one list per field, TradingView's UDF answer and Finnhub's candles (``{"s": "ok", "t": [...],
+  "o": [...], ...}``), Deribit's chart data (:mod:`foxhunt.data.read.json_columns`);
 * pandas' ``orient="split"`` (``{"columns": [...], "data": [[...]]}``), and Nasdaq Data
   Link's ``{"dataset_data": {"column_names": [...], "data": [[...]]}}``;
 * a list of such answers, one a symbol: Tiingo's crypto prices, ``[{"ticker": "btcusd", ...,
@@ -52,6 +54,7 @@ import polars as pl
 
 from foxhunt.data.read.compressed import ERRORS, uncompressed_name
 from foxhunt.data.read.encoding import open_bytes
+from foxhunt.data.read.json_columns import column_lists
 from foxhunt.data.read.vendors import guess_from_name
 from foxhunt.errors import DataError
 
@@ -186,6 +189,8 @@ def _records(path: Path, data: object) -> list[dict[str, Any]]:
         return _named(path, data, "the file")
     if (chart := _yahoo_chart(data)) is not None:
         return chart
+    if (columns := column_lists(data)) is not None:  # Finnhub's {"t": [...], "o": [...]}
+        return columns
     keys, levels = _holder(data)
     holder = levels[-1]
     if (names := _split(holder)) is not None:  # the names beside the rows

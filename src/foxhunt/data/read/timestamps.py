@@ -33,6 +33,7 @@ import polars as pl
 
 from foxhunt.data.read.date_order import order_by_span, year_place
 from foxhunt.data.read.digit_dates import cyymmdd_days
+from foxhunt.data.read.lean import day_millis
 from foxhunt.data.read.zones import local_to_utc, utc_to_local
 from foxhunt.errors import DataError
 
@@ -176,9 +177,12 @@ _NAMED_MONTH = (
     "%B %d, %Y",
     "%d-%B-%Y",
     "%d %B %Y",
+    "%Y-%b-%d",
+    "%Y-%B-%d",
 )
 """``Dec 31, 2018`` (Investing.com), ``31-Dec-2018`` and ``31 Dec 2018`` (spreadsheets), the month
-spelt out (``02-January-2018``, BSE India; ``January 2, 2018``)."""
+spelt out (``02-January-2018``, BSE India; ``January 2, 2018``), the year first
+(``2018-Jan-02``, Boost's and Excel's ``yyyy-mmm-dd``: refused as unparsable until session 59)."""
 _TIMES = (
     "",
     " %H:%M",
@@ -256,7 +260,7 @@ def _text_formats(
             by_span = order_by_span(rows, col, fits, where)
             if by_span is not None:
                 day = by_span
-            else:
+            elif fits[0][2] != ".":  # 02.01.2020 (Dukascopy, Europe): day-first, no doubt
                 other = next(f for f in fits if (f[:2] == "%d") != day)
                 log.warning(
                     "dates in %s fit both day-first and month-first (e.g. %r) and span the same "
@@ -583,6 +587,8 @@ def timestamp_expr(
         return replace(formatted_expr(days, "yyyymmdd", tz), format="CYYMMDD")
     if (dtype.is_integer() or dtype.is_float()) and _looks_excel(lf, c):
         return _excel_days(lf, c, tz)
+    if dtype in (pl.String, pl.Int64) and (lean := day_millis(lf, c, path)) is not None:
+        return Times(local_to_utc(lean[0], tz), True, f"milliseconds since midnight of {lean[1]}")
     if dtype.is_integer() or dtype.is_float():
         first = lf.select(c.drop_nulls().first()).collect().item()
         value = float(first) if first is not None else None

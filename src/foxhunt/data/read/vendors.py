@@ -21,7 +21,9 @@ A file without a symbol column takes its symbol from its name; some vendors' nam
   root (``CME_ES_5min.csv`` -> ``ES``; ``ICE_T.csv`` stays ``ICE``, never AT&T's ``T``); Cboe's
   ``CFE_F15_VX.csv`` -> ``VX``, contract ``VXF15`` (were ``NYSE``, ``WIKI``, ``CFE``);
 * NinjaTrader's ``ES 06-18.Last.txt`` -> ``ES``, contract ``ESM18``; Norgate's and CSI's
-  ``ES-2014H.csv`` -> ``ES``, contract ``ESH14``;
+  ``ES-2014H.csv`` -> ``ES``, contract ``ESH14``; Sierra Chart's ``FDAX-201803-EUREX`` ->
+  ``FDAX``, contract ``FDAXH18``; Bitfinex's ``tBTCUSD`` -> ``BTCUSD``
+  (:mod:`foxhunt.data.read.contract_names`);
 * MarketWatch's ``Download Data - STOCK_US_ARCX_SPY.csv`` -> ``SPY`` (were ``STOCK``, ``INDEX``,
   ``FUTURE``); CQG's ``F.US.EPH14.csv`` -> ``ES``, contract ``ESH14`` (was ``F``, a stock); a
   site's name for every download (Nasdaq.com's ``HistoricalData_1530403200000.csv``, the WSJ's
@@ -63,6 +65,12 @@ from foxhunt.data.market.instruments import (
     futures_root,
 )
 from foxhunt.data.read.compressed import uncompressed_name
+from foxhunt.data.read.contract_names import (
+    bitfinex_pair,
+    cfe_name,
+    contract_name,
+    ric_root,
+)
 from foxhunt.data.read.investing import HISTORICAL_DATA, INVESTING_NAMES
 from foxhunt.data.read.tradingview import TRADINGVIEW, tradingview_name
 from foxhunt.errors import DataError
@@ -95,11 +103,6 @@ _MARKETWATCH = re.compile(r"^download data - [a-z]+_[a-z]{2}_.*_([^_]+)$", re.IG
 """MarketWatch's export name, ``Download Data - {KIND}_{COUNTRY}_{MARKET}_{SYMBOL}``:
 ``Download Data - STOCK_US_ARCX_SPY.csv`` -> ``SPY``, ``... - FUTURE_US_XNYM_CLK14`` -> ``CLK14``
 (its market may hold spaces and ``&``: ``INDEX_US_S&P US_SPX``)."""
-_NINJA = re.compile(r"^([A-Za-z0-9]{1,4}) (0[1-9]|1[0-2])-(\d{2})(?:\.(?:last|bid|ask))?$", re.I)
-"""NinjaTrader's contract names, ``ES 06-18.Last.txt`` (root, month and year): ``ESM18``."""
-_NORGATE = re.compile(r"^([A-Za-z0-9]{1,4})[-_]?((?:19|20)\d{2})([FGHJKMNQUVXZ])$", re.I)
-"""Norgate's and CSI's contract names, ``ES-2014H.csv``, ``ES2014H`` (root, year, month code):
-``ESH14`` (until session 57 ``ES``: a folder of contracts collided as duplicate bars)."""
 _COPY = re.compile(r"\s*\(\d+\)$")
 """A browser's numbering of a second download of one name: ``AAPL (1).csv``."""
 _SITE_NAMES = re.compile(r"^(historical ?data|historical ?prices)(_\d+)?$", re.IGNORECASE)
@@ -108,9 +111,6 @@ _SITE_NAMES = re.compile(r"^(historical ?data|historical ?prices)(_\d+)?$", re.I
 _CHRIS = re.compile(r"^CHRIS[-_]([A-Z]+)_([A-Z0-9]+?)(\d{1,2})$", re.IGNORECASE)
 """Quandl's continuous futures ``CHRIS/CME_CL1`` saved as ``CHRIS-CME_CL1``: exchange, root,
 contract number."""
-_CFE = re.compile(r"^CFE_([FGHJKMNQUVXZ])(\d{2})_([A-Z]{1,4})$", re.IGNORECASE)
-"""Cboe Futures Exchange's history files, ``CFE_F15_VX``: month code, year, root (VX, January
-2015)."""
 _PREFIXED = re.compile(r"^([A-Za-z]+)[-_]([A-Za-z][A-Za-z0-9.]*)(?:$|[-_ ])")
 """An exchange's or a data set's name, then a ticker: ``NYSE_IBM``, ``CME_ES_5min``, Cboe's
 ``CFE_VX``, Quandl's ``WIKI-SPY`` and ``EOD-AAPL`` (the symbol is the ticker); in small letters
@@ -193,9 +193,10 @@ def _bloomberg_root(stem: str) -> str | None:
 
 
 _PERP_SUFFIX = re.compile(
-    rf"[-_.](?:({'|'.join(CRYPTO_QUOTES)})[-_.])?(perp|swap)(?![a-z])", re.IGNORECASE
+    rf"[-_.](?:({'|'.join(CRYPTO_QUOTES)})[-_.])?(perpetual|perp|swap)(?![a-z])", re.IGNORECASE
 )
-"""A perpetual's marker after the base, perhaps after its quote (``-perp``, ``-USDT-SWAP``)."""
+"""A perpetual's marker after the base, perhaps after its quote (``-perp``, ``-USDT-SWAP``,
+Deribit's ``BTC-PERPETUAL``: ``BTC``, CME's bitcoin future, until session 59)."""
 _TOKEN = re.compile(r"[-_. ]+")
 _COUNT_UNIT = re.compile(
     r"^(\d+)(s|sec|secs|second|seconds|m|min|mins|minute|minutes|h|hr|hour|hours|d|day|days)$"
@@ -448,13 +449,12 @@ def guess_from_name(path: Path) -> NameGuess:
             f"{path}: no symbol column, and {path.name!r} is the site's name for every "
             "download, not a symbol; pass --symbol (or name the file or its folder for it)"
         )
-    if (ninja := _NINJA.match(stem)) is not None and ninja.group(1).upper() in FUTURES:
-        code = "FGHJKMNQUVXZ"[int(ninja.group(2)) - 1]
-        contract = f"{ninja.group(1).upper()}{code}{ninja.group(3)}"
-        return NameGuess(contract, "NinjaTrader's file name (root, month-year)")
-    if (norgate := _NORGATE.match(stem)) is not None and norgate.group(1).upper() in FUTURES:
-        root, year, month = (g.upper() for g in norgate.groups())
-        return NameGuess(f"{root}{month}{year[2:]}", "the file name (root, year, month code)")
+    if (contract := contract_name(stem)) is not None:  # ES 06-18.Last, ES-2014H, FDAX-201803-EUREX
+        return NameGuess(*contract)
+    if (ric := ric_root(stem)) is not None:  # Refinitiv's ESc1
+        return NameGuess(ric, "Refinitiv's continuous RIC", None, _interval(stem))
+    if (pair := bitfinex_pair(stem)) is not None:  # tBTCUSD_1m
+        return NameGuess(pair, "Bitfinex's file name (t + pair)", None, _interval(stem))
     if (marketwatch := _MARKETWATCH.match(bare)) is not None:
         return NameGuess(marketwatch.group(1).upper(), "MarketWatch's file name")
     if (cqg := cqg_symbol(re.split(r"[_ ]", bare)[0])) is not None:  # F.US.EPH14[_5min].csv
@@ -484,9 +484,8 @@ def guess_from_name(path: Path) -> NameGuess:
             root = f"{exchange}_{root}"
         symbol = root if number == 1 else f"{root}{number}"  # as ES2! is ES2: not the root
         return NameGuess(symbol, "Quandl's file name (CHRIS continuous futures)")
-    if cfe := _CFE.match(stem):  # the contract as ESZ24 is written: split into root + contract
-        month, year, root = (g.upper() for g in cfe.groups())
-        return NameGuess(f"{root}{month}{year}", "Cboe CFE's file name", None, _interval(stem))
+    if (cfe := cfe_name(stem)) is not None:  # the contract as ESZ24 is written: root + contract
+        return NameGuess(cfe, "Cboe CFE's file name", None, _interval(stem))
     prefixed = _PREFIXED.match(stem)
     if prefixed and not (prefixed.group(1).islower() or prefixed.group(2)[0].isupper()):
         prefixed = None
