@@ -162,7 +162,7 @@ def test_cfds_and_dollar_rates_named_like_pairs(name: str, symbol: str, calendar
         ("VOD.L", "xlon"),
         ("SONY.T", "xtks"),
         ("SAP.F", "24x7"),  # Frankfurt's floor: hours of its own, an unknown market
-        ("ABC.V", "24x7"),
+        ("ABC.V", "xtse"),  # the TSX Venture, on Toronto's hours and holidays (session 59)
         ("BRK.B", "xnys"),  # a share class stays a US stock
         ("BRK-B", "xnys"),
         ("BF.B", "xnys"),

@@ -174,7 +174,7 @@ LISTING_MARKETS = {
     "AX": ("xasx", "AUD"),
     **dict.fromkeys(("NS", "BO"), ("xnse", "INR")),
     "SI": ("xses", "SGD"),
-    "TO": ("xtse", "CAD"),
+    **dict.fromkeys(("TO", "V"), ("xtse", "CAD")),  # V: the TSX Venture, on Toronto's hours
     "PA": ("xpar", "EUR"),
     "AS": ("xams", "EUR"),
     "SW": ("xswx", "CHF"),
