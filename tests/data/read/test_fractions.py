@@ -38,6 +38,8 @@ def _daily(tmp_path: Path, name: str, quotes: list[tuple[str, str, str, str]]) -
         ("131'00", 131.0),
         ("706'2", 706.25),
         ("706'6", 706.75),
+        ("425-2", 425.25),  # Barchart's grains: a dash before the 8ths
+        ("425-8", None),
         ("131'32", None),  # a 32nd count of 32: no such price
         ("131'293", None),  # a third digit other than 0, 2, 5, 7
         ("706'8", None),  # no 8th of 8
@@ -73,6 +75,22 @@ def test_grains_in_8ths_and_notes_in_32nds_with_a_dash(tmp_path: Path) -> None:
     assert read_bars(corn).row(0)[2:6] == (706.25, 708.5, 705.0, 707.75)
     note = _daily(tmp_path, "ZN.csv", [("110-16", "110-16+", "110-01", "110-10")] * 30)
     assert read_bars(note).row(0)[2:6] == (110.5, 110 + 16.5 / 32, 110 + 1 / 32, 110 + 10 / 32)
+
+
+def test_barcharts_grains_with_a_dash_before_the_eighths(tmp_path: Path) -> None:
+    """Barchart's daily corn: ``Last`` the close, ``425-2`` 425 cents and 2/8, the change
+    written alike (``0-4``, not a price); refused as no number '425-2' until session 59."""
+    path = tmp_path / "ZCH24_daily.csv"
+    days = pl.date_range(pl.date(2024, 1, 2), pl.date(2024, 2, 29), "1d", eager=True)
+    rows = [
+        f"{d:%m/%d/%Y},425-2,426-0,425-0,425-6,0-4,+0.12%,153200,456000"
+        for d in days.filter(days.dt.weekday() <= 5)
+    ]
+    header = 'Time,Open,High,Low,Last,Change,%Chg,Volume,"Open Int"\n'
+    path.write_text(header + "\n".join(rows) + "\n")
+    bars = read_bars(path)
+    assert bars.row(0, named=True)["open"] == 425.25
+    assert bars.row(0)[2:6] == (425.25, 426.0, 425.0, 425.75)
 
 
 def test_swiss_thousands_stay_thousands_unless_every_price_is_in_32nds(tmp_path: Path) -> None:

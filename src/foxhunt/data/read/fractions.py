@@ -3,7 +3,7 @@
 * 32nds: ``131'29`` or ``131-29`` is 131 + 29/32; a third digit gives quarters of a 32nd
   (``0``, ``2`` = 1/4, ``5`` = 1/2, ``7`` = 3/4: ``124'302`` is 124 + 30.25/32, the 5-year
   note's quarter-32nds; ``131'295`` the 10-year's half-32nds), and ``+`` a half (``131-29+``).
-* 8ths: ``706'2`` is 706 + 2/8 (corn, wheat and soybeans in cents and eighths).
+* 8ths: ``706'2`` or ``706-2`` is 706 + 2/8 (corn, wheat and soybeans in cents and eighths).
 
 A file's prices are read so only when every price written in its four price columns is in one
 of these notations, with the 32nd's count under 32, no other column holds an apostrophe and
@@ -25,8 +25,9 @@ import polars as pl
 
 THIRTY_SECONDS = r"^(\d+)['’-](\d{2})([0257+]?)$"
 """A price in 32nds: the whole points, an apostrophe or a dash, the 32nds, their quarter."""
-EIGHTHS = r"^(\d+)['’]([0-7])$"
-"""A price in 8ths: the whole points (cents, for grains), an apostrophe, the 8ths."""
+EIGHTHS = r"^(\d+)['’-]([0-7])$"
+"""A price in 8ths: the whole points (cents, for grains), an apostrophe or a dash (Barchart's
+``425-2``: refused as no number until session 59), the 8ths."""
 _QUARTERS = {"": 0.0, "0": 0.0, "2": 0.25, "5": 0.5, "7": 0.75, "+": 0.5}
 
 
