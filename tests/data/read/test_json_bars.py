@@ -136,8 +136,8 @@ def test_json_beside_other_bars_is_named_not_read_and_alone_is_read(
 @pytest.mark.parametrize(
     ("content", "said"),
     [
-        (
-            '[[1704067200000, "42283.58", "42298.62", "42283.57", "42298.61", "1.2"]]',
+        (  # no vendor's order reads a high under the open (read in their order: json_rows)
+            '[[1704067200000, "42283.58", "42280.62", "42283.57", "42298.61", "1.2"]]',
             "the file holds rows without names (JSON lists): candle APIs write their columns in "
             "orders that differ by vendor (Coinbase puts the low first); save them as CSV with a "
             "header naming each column",

@@ -164,15 +164,16 @@ def _bybit(rows: list[list[str]]) -> dict[str, object]:
 
 def test_an_empty_error_field_is_no_empty_file(tmp_path: Path) -> None:
     """Kraken's ``"error": []`` and Bybit's ``"retExtInfo": {}`` were taken for the bars' key
-    and the file called empty: the bars are there, as rows without names, and refused so."""
+    and the file called empty: the bars are there, as rows without names, read in the
+    vendor's order since session 59 (refused as rows without names before)."""
     path = tmp_path / "BTCUSD.json"
-    kraken = {"error": [], "result": {"XXBTZUSD": KRAKEN_ROWS, "last": 1704535320}}
-    assert _refusal(path, kraken).startswith(
-        "'result'['XXBTZUSD'] holds rows without names (JSON lists)"
-    )
-    assert _refusal(path, _bybit(BYBIT_ROWS)).startswith(
-        "'result'['list'] holds rows without names (JSON lists)"
-    )
+    path.write_text(json.dumps({"error": [], "result": {"XXBTZUSD": KRAKEN_ROWS, "last": 1}}))
+    kraken = read_json_bars(path)
+    assert kraken["volume"].cast(pl.Float64).to_list() == [0.262] * 3  # the 7th field, not VWAP
+    path.write_text(json.dumps(_bybit(BYBIT_ROWS)))
+    bybit = read_json_bars(path)
+    assert bybit["symbol"].to_list() == ["BTCUSDT"] * 3
+    assert bybit["high"].cast(pl.Float64).to_list() == [42497.2] * 3
 
 
 def test_an_empty_file_is_where_the_bars_would_be(tmp_path: Path) -> None:

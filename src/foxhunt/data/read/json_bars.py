@@ -32,9 +32,10 @@ A record's own symbol, where it has no ``symbol`` or ``ticker``, is its ``S``, `
 (:data:`RECORD_SYMBOLS`).
 
 The records then read as a parquet file's columns do (names as vendors spell them: ``t o h l c
-v``, epochs or ISO times). Refused, naming what the file holds: rows without names (a list of
-lists, as Binance's, Coinbase's, Kraken's and Bybit's candle APIs write them, in orders that
-differ by vendor: Coinbase puts the low before the open), and anything else (a dict of dicts
+v``, epochs or ISO times). Rows without names (a list of lists, as Binance's, Coinbase's,
+Kraken's, Bybit's and OKX's candle APIs write them) are read in their vendor's order
+(:mod:`foxhunt.data.read.json_rows`), and refused, naming what the file holds, where no order
+reads them; refused too is anything else (a dict of dicts
 keyed by time, such as Alpha Vantage's, or pandas' default ``orient="columns"``). An answer is
 an empty file where its key for the bars (:data:`CONTAINER_KEYS`) holds nothing (Polygon's
 ``"results": []``), not where another key does (Kraken's ``"error": []``).
@@ -55,6 +56,7 @@ import polars as pl
 from foxhunt.data.read.compressed import ERRORS, uncompressed_name
 from foxhunt.data.read.encoding import open_bytes
 from foxhunt.data.read.json_columns import column_lists
+from foxhunt.data.read.json_rows import positional_records
 from foxhunt.data.read.vendors import guess_from_name
 from foxhunt.errors import DataError
 
@@ -385,6 +387,8 @@ def _named(path: Path, rows: object, where: str) -> list[dict[str, Any]]:
     if not isinstance(rows, list):
         raise DataError(f"{path}: {where} holds JSON {_what(rows)}, not a list of bar records")
     odd = next((r for r in rows if not isinstance(r, dict)), None)
+    if odd is not None and (positional := positional_records(rows)) is not None:
+        return positional  # candle rows in their vendor's order (json_rows)
     if odd is not None:
         raise DataError(
             f"{path}: {where} holds rows without names (JSON {_what(odd)}): candle APIs write "
