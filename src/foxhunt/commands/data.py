@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,12 @@ def index_daily(a: argparse.Namespace) -> None:
     )
 
 
+def _listed_guesses(record: logging.LogRecord) -> bool:
+    """False for a reading's ``guess:`` line: ``data inspect`` lists each at its report's end
+    (logged as the file was read too, every guess was said twice until session 59)."""
+    return not record.getMessage().startswith("guess: ")
+
+
 def inspect(a: argparse.Namespace) -> int:
     """Exit 0 when the commands read the bars (verdict valid, or suspicious: read as given
     with warnings), 2 when they refuse them; with ``--json`` an unreadable file is a JSON
@@ -80,6 +87,8 @@ def inspect(a: argparse.Namespace) -> int:
     from foxhunt.data.read.inspection import inspect_report
     from foxhunt.errors import DataError
 
+    reading = logging.getLogger("foxhunt.data.read.bars")
+    reading.addFilter(_listed_guesses)  # the report lists the reading's guesses: said once
     try:
         report = inspect_report(
             a.path,
@@ -98,6 +107,8 @@ def inspect(a: argparse.Namespace) -> int:
             "error": str(e),
             "symbols": [],
         }
+    finally:
+        reading.removeFilter(_listed_guesses)
     if a.json:
         sys.stdout.write(json.dumps(report) + "\n")
     else:
