@@ -36,8 +36,8 @@ from foxhunt.data.sources.demo import demo_bars
 MIN = timedelta(minutes=1)
 HOUR = timedelta(hours=1)
 TRIED = (
-    "no other zone fits better (tried UTC, America/Chicago, America/New_York, Europe/London, "
-    "Europe/Berlin, Asia/Tokyo)"
+    "no other zone fits its calendar's hours better (tried UTC, America/Chicago, "
+    "America/New_York, Europe/London, Europe/Berlin, Asia/Tokyo)"
 )
 ZONED = "(a market with other hours, or timestamps in the wrong zone)"
 DAILY_WHY = (

@@ -60,7 +60,7 @@ def test_inspect_names_no_zone_for_a_24_7_market() -> None:
     # Judged by the Globex clock, a 24/7 market is closed-heavy in every zone: no zone named.
     (s,) = summarize(load_bars(REAL / BTC), closed=closed_time)
     assert s["closed_time_bars"] > 1000
-    assert "no other zone fits better" in s["closed_hours_warning"]
+    assert "no other zone fits its calendar's hours better" in s["closed_hours_warning"]
 
 
 def test_inspect_judges_each_market_by_its_own_calendar() -> None:

@@ -127,7 +127,7 @@ def closed_hours_warning(
     # A zone is named only when it clearly fits: a 24/7 market is closed-heavy in every zone.
     if zones[0] == tz or n > 0.5 * s["closed_time_bars"]:
         tried = dict.fromkeys((*([market] if market else []), *CITY_ZONES))
-        return text + f"; no other zone fits better (tried {', '.join(tried)})"
+        return text + f"; no other zone fits its calendar's hours better (tried {', '.join(tried)})"
     if len(zones) > 1:  # New York and Chicago over one session: the market's own zone
         named = " or ".join(f"--tz {z}" for z in zones)
         return (
