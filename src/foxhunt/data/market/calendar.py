@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -211,7 +211,11 @@ def known_features(ts: pl.Expr, calendar: str = DEFAULT_CALENDAR) -> list[pl.Exp
     day = trading_date(ts, calendar)
     # days from the week's first trading day (Mon=0 .. Sun=6 where it is Monday; Tel Aviv's
     # Sunday 0 .. Thursday 4: its Sunday was Tuesday's phase, period 5, until session 59)
-    weekday = ((day.dt.weekday().cast(pl.Int32) - 1 - spec.first_day) % 7).cast(pl.Float64)
+    first = pl.lit(spec.first_day, dtype=pl.Int32)
+    if spec.first_day_until:  # Tel Aviv's Monday-Friday week since January 2026
+        since = pl.lit(date.fromisoformat(spec.first_day_until))
+        first = pl.when(day < since).then(first).otherwise(pl.lit(0, dtype=pl.Int32))
+    weekday = ((day.dt.weekday().cast(pl.Int32) - 1 - first) % 7).cast(pl.Float64)
     dow = weekday * (2.0 * math.pi / spec.week_days)
     clock = clock_minutes(ts)  # CT: the world-session flags are the same for every market
 

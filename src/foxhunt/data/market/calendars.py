@@ -14,7 +14,7 @@ rolls over, the days per trading week, and where its sessions come from:
   from ``exchange_calendars`` itself, :data:`EXCHANGE_CALENDARS`: the mirror adds a lunch
   break and loses the late opens), Taipei, Shanghai (Shenzhen's days and hours are the same),
   São Paulo and Johannesburg; since session 59 Tel Aviv (Sunday-Thursday until January 2026),
-  Jakarta, Riyadh, Bangkok, Kuala Lumpur, Wellington, Mexico, Istanbul and nine smaller European
+  Jakarta, Bangkok, Kuala Lumpur, Wellington, Mexico, Istanbul and nine smaller European
   exchanges from ``exchange_calendars`` too (the mirror has none of them), and breaks and half
   days the libraries lack (Singapore's lunch since 2017 and its eves, :class:`LocalBreak`,
   :class:`HalfDays`);
@@ -51,7 +51,7 @@ HOLIDAYS_TO = "2049-12-31"
 EXCHANGE_CALENDARS = "xc:"
 """A source so prefixed is ``exchange_calendars``' calendar of that code, its breaks and its
 Saturdays (Seoul's until 1998) left out; its Sundays are kept (Tel Aviv traded Sunday to
-Thursday until January 2026, Riyadh does): a calendar here trades five days a week."""
+Thursday until January 2026): a calendar here trades five days a week."""
 
 DEFAULT_CALENDAR = "globex"
 """The calendar of callers that do not name one, of a symbol nobody named one for and of runs
@@ -104,7 +104,9 @@ class CalendarSpec:
     24 and 31 December, which the library opens until 12:30)."""
     first_day: int = 0
     """The week's first trading day (Monday 0 .. Sunday 6): the day-of-week feature counts from
-    it (Tel Aviv's and Riyadh's weeks start on Sunday: 6)."""
+    it (Tel Aviv's week started on Sunday, 6, until January 2026)."""
+    first_day_until: str = ""
+    """The day (``YYYY-MM-DD``) from which the week starts on Monday again; ``""``: never."""
     breaks: tuple[LocalBreak, ...] = ()
     """Breaks the library lacks, in ``tz``'s wall-clock time (Singapore's lunch since 2017)."""
     half_days: HalfDays | None = None
@@ -177,9 +179,14 @@ CALENDARS: dict[str, CalendarSpec] = {
     "xjse": CalendarSpec("Africa/Johannesburg", time(20), 5, "XJSE", 8.0),
     # since session 59, from exchange_calendars (pandas_market_calendars has none of them)
     "xtae": CalendarSpec(
-        "Asia/Jerusalem", time(20), 5, f"{EXCHANGE_CALENDARS}XTAE", 7.25, first_day=6
+        "Asia/Jerusalem",
+        time(20),
+        5,
+        f"{EXCHANGE_CALENDARS}XTAE",
+        7.25,
+        first_day=6,
+        first_day_until="2026-01-05",  # Monday to Friday since: the week starts on Monday
     ),
-    "xsau": CalendarSpec("Asia/Riyadh", time(18), 5, f"{EXCHANGE_CALENDARS}XSAU", 5.0, first_day=6),
     # Jakarta's lunch: 12:00-13:30, on Fridays 11:30-14:00 (from 2024: earlier years' hours
     # changed often, not recorded here); Bangkok's and Kuala Lumpur's 12:30-14:30
     "xidx": CalendarSpec(

@@ -138,7 +138,6 @@ INDEX_MARKETS = {
     "JKSE": ("xidx", "IDR"),
     "MXX": ("xmex", "MXN"),
     "XU100": ("xist", "TRY"),
-    "TASI": ("xsau", "SAR"),
     "KLSE": ("xkls", "MYR"),
     "NZ50": ("xnze", "NZD"),
     "WIG20": ("xwar", "PLN"),
@@ -191,7 +190,6 @@ LISTING_MARKETS = {
     "JK": ("xidx", "IDR"),
     "MX": ("xmex", "MXN"),
     "IS": ("xist", "TRY"),
-    "SR": ("xsau", "SAR"),
     "BK": ("xbkk", "THB"),
     "KL": ("xkls", "MYR"),
     "NZ": ("xnze", "NZD"),
@@ -215,7 +213,7 @@ off. Since session 55 also Paris ``.PA``, Amsterdam ``.AS``, Zurich ``.SW``, Mad
 Milan ``.MI``, Stockholm ``.ST``, Korea ``.KS``/``.KQ``, Taiwan ``.TW``, Shanghai and
 Shenzhen ``.SS``/``.SZ`` (and ``.SH``), São Paulo ``.SA``, Johannesburg ``.JO``. Since session
 59 (on ``exchange_calendars``' calendars) Tel Aviv ``.TA``, Jakarta ``.JK``, Mexico ``.MX``,
-Istanbul ``.IS``, Riyadh ``.SR``, Bangkok ``.BK``, Kuala Lumpur ``.KL``, Wellington ``.NZ``,
+Istanbul ``.IS``, Bangkok ``.BK``, Kuala Lumpur ``.KL``, Wellington ``.NZ``,
 Warsaw ``.WA`` (Stooq's ``.PL``), Helsinki ``.HE``, Copenhagen ``.CO``, Oslo ``.OL``, Vienna
 ``.VI``, Prague ``.PR``, Budapest ``.BD`` (Stooq's ``.HU``), Athens ``.AT``, Lisbon ``.LS``,
 Brussels ``.BR``, Dublin ``.IR``, and Taipei's OTC market ``.TWO`` on its main board's
