@@ -144,6 +144,24 @@ def test_tel_avivs_bars_keep_its_calendar() -> None:
     assert fit_calendar(daily, timedelta(days=1)).calendar == "xtae"
 
 
+def test_jakartas_bars_keep_its_calendar_not_singapores_an_hour_off() -> None:
+    """Five-minute bars of February 2025 in Jakarta's hours (09:00-12:00 and 13:30-15:50, on
+    Fridays 09:00-11:30 and 14:00-15:50, UTC+7): Jakarta's calendar. Before it was tried, they
+    fitted none, and the advice named Singapore's read an hour off (its lunch since 2017 is
+    12:00-13:00 UTC+8: a review's find)."""
+    tz = ZoneInfo("Asia/Jakarta")
+    days = [date(2025, 2, d) for d in range(3, 29) if date(2025, 2, d).weekday() < 5]
+    fridays = [x for x in days if x.weekday() == 4]
+    others = [x for x in days if x.weekday() != 4]
+    ts = np.sort(
+        np.r_[
+            _session_bars(others, tz, [(9, 0, 12, 0), (13, 30, 15, 50)], FIVE),
+            _session_bars(fridays, tz, [(9, 0, 11, 30), (14, 0, 15, 50)], FIVE),
+        ]
+    )
+    assert fit_calendar(ts, FIVE).calendar == "xidx"
+
+
 def test_singapores_lunch_since_november_2017() -> None:
     """SGX took its lunch back on 13 November 2017: 09:00-12:00 and 13:00-17:00 Singapore
     (UTC+8); before, one session 09:00-17:00."""

@@ -70,12 +70,14 @@ CANDIDATES: tuple[str, ...] = (
     "bvmf",
     "xjse",
     "xtae",
+    "xidx",
     "cme_grains",
 )
 """Calendars tried, in the order that breaks ties (the neutral weekday rule first). Of the
-markets added in session 59 only those whose week starts on Sunday (Tel Aviv's until 2026):
-its Sunday bars keep no other; the others keep hours and days too near those of
-the markets above to be told from their bars over a few weeks."""
+markets added in session 59 Tel Aviv (its Sunday bars keep no other) and Jakarta (without it
+its bars fitted Singapore's read an hour off, its lunch an hour after Singapore's in UTC); the
+others keep hours and days too near those of the markets above to be told from their bars over
+a few weeks."""
 INTRADAY_ONLY = frozenset({"cme_grains"})
 """Candidates told by their hours alone (CBOT grains' two sessions a day): their trading days
 are the NYSE's but for a holiday or two, so daily bars are not judged on them."""
