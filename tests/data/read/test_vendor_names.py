@@ -40,6 +40,13 @@ def _minutes(minutes: float | None) -> timedelta | None:
         ("NSE_RELIANCE, 5.csv", "RELIANCE.NS", 5),
         ("ASX_BHP, 1D.csv", "BHP.AX", 1440),
         ("TSX_RY, 1D.csv", "RY.TO", 1440),
+        # since session 59: TradingView's prefixes of the other markets with a calendar here
+        ("TASE_TEVA, 5.csv", "TEVA.TA", 5),
+        ("IDX_BBCA, 5.csv", "BBCA.JK", 5),
+        ("KRX_005930, 1D.csv", "005930.KS", 1440),
+        ("SSE_600519, 1D.csv", "600519.SS", 1440),
+        ("BMFBOVESPA_PETR4, 1D.csv", "PETR4.SA", 1440),
+        ("SIX_NESN, 1D.csv", "NESN.SW", 1440),
         ("EUREX_FDAX1!, 1D.csv", "FDAX", 1440),  # a future's front month keeps its root
         # make mutate (session 54): a unit alone is one of it; 0 claims nothing; only a code of
         # digits on Hong Kong is padded

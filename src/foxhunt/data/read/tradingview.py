@@ -26,6 +26,11 @@ UNITS = {"": timedelta(minutes=1), "S": timedelta(seconds=1), "D": timedelta(day
 EXCHANGE_MARKETS = {
     "TSE": "T", "LSE": "L", "XETR": "DE", "HKEX": "HK", "ASX": "AX", "NSE": "NS", "BSE": "BO",
     "SGX": "SI", "TSX": "TO",
+    # since session 59 (Euronext's one prefix names four markets: left out)
+    "KRX": "KS", "TWSE": "TW", "SSE": "SS", "SZSE": "SZ", "BMFBOVESPA": "SA", "JSE": "JO",
+    "SIX": "SW", "BME": "MC", "MIL": "MI", "OMXSTO": "ST", "OMXHEX": "HE", "OMXCOP": "CO",
+    "OSL": "OL", "GPW": "WA", "ATHEX": "AT", "TASE": "TA", "IDX": "JK", "BMV": "MX",
+    "BIST": "IS", "SET": "BK", "MYX": "KL", "NZX": "NZ",
 }  # fmt: skip
 """TradingView's stock exchanges outside the US -> Yahoo's market after the ticker."""
 
