@@ -154,3 +154,14 @@ def test_the_swiss_lookalike_warning_reads_the_first_price_written(tmp_path: Pat
     ] * 30
     with pytest.raises(DataError, match=r"column 'Open', row 0 .*missing value"):
         read_bars(_daily(tmp_path, "LISN.csv", quotes))
+
+
+def test_a_file_of_32nds_with_no_other_text_column(tmp_path: Path) -> None:
+    """No volume and no other column: nothing says the apostrophes group thousands, so the
+    prices are 32nds (make mutate, session 59: a flag taken as set without other columns
+    read every such file as thousands or refused it)."""
+    days = pl.date_range(pl.date(2024, 1, 2), pl.date(2024, 2, 29), "1d", eager=True)
+    rows = [f"{d},110'16,110'20,110'08,110'12" for d in days.filter(days.dt.weekday() <= 5)]
+    path = tmp_path / "ZN.csv"
+    path.write_text("Date,Open,High,Low,Close\n" + "\n".join(rows) + "\n")
+    assert read_bars(path).row(0)[2:6] == (110.5, 110.625, 110.25, 110.375)
