@@ -219,6 +219,7 @@ def test_the_new_markets_hours(calendar: str, day: str, hours: list[tuple[str, s
     assert _utc_hours(calendar, day) == hours
 
 
+@pytest.mark.slow  # builds Tel Aviv's sessions from exchange_calendars: 3.7 s
 def test_sessions_cached_before_sundays_were_kept_are_not_read(
     tmp_path: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
