@@ -250,3 +250,22 @@ def test_a_guessed_market_is_no_proof_against_a_utc_mark(tmp_path: Path) -> None
     naive = _write(tmp_path / "downloads" / "BVMF_5m.csv", walls, "")
     with pytest.raises(DataError, match="the file's clock is likely local time"):
         read_bars(naive)
+
+
+@pytest.mark.parametrize("written", ["%m/%d/%Y", "%Y%m%d", "%d-%b-%Y"])
+def test_tz_for_dates_alone_is_applied_and_not_said_otherwise(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, written: str
+) -> None:
+    """Daily bars dated ``01/02/2024`` read with ``--tz America/New_York`` start at New York's
+    midnight, 05:00 UTC, as they did; until session 59 a warning said ``--tz`` was not applied
+    ("holds times with their own zone or UTC offset": a review's find)."""
+    days = pl.date_range(pl.date(2024, 1, 2), pl.date(2024, 3, 29), "1d", eager=True)
+    rows = [
+        f"{d:{written}},4780.25,4781,4779,4780.5,1000" for d in days.filter(days.dt.weekday() <= 5)
+    ]
+    path = tmp_path / "SPX.csv"
+    path.write_text("Date,Open,High,Low,Close,Volume\n" + "\n".join(rows) + "\n")
+    with caplog.at_level(logging.WARNING):
+        bars = read_bars(path, tz="America/New_York")
+    assert bars["ts"][0] == datetime(2024, 1, 2, 5, tzinfo=UTC)
+    assert "not applied" not in caplog.text

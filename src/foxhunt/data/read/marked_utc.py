@@ -66,6 +66,18 @@ def marked_utc(lf: pl.LazyFrame, schema: pl.Schema, column: str, times: Times) -
     return bool(written) and all(UTC_MARK.search(v) for v in written)
 
 
+_CLOCK = re.compile(r"%[-_0^#]?[.\d:]*[HIklMSfpPzZs]|epoch|with its| in ")
+"""What a format with a time of day, an offset or a zone holds (``%H``, ``%z``, ``epoch-ms``,
+``... with its UTC offset``, ``... in US/Eastern``)."""
+
+
+def _dates_only(format_: str | None) -> bool:
+    """A format of dates alone (``%m/%d/%Y``, ``yyyymmdd``, ``dates``): each read as its
+    midnight in the zone of ``--tz`` (until session 59 ``--tz`` was said not to apply to
+    them but for yfinance's ``dates``, where it does)."""
+    return bool(format_) and not _CLOCK.search(format_ or "")
+
+
 def with_user_zone(
     times: Times, marked: bool, path: Path, column: str, opts: ReadOptions, zone: str
 ) -> Times:
@@ -78,7 +90,7 @@ def with_user_zone(
     """
     if opts.tz is None or times.naive:
         return times
-    if times.format == "dates" and not opts.force_tz:
+    if _dates_only(times.format) and not opts.force_tz:
         return times  # each date its midnight in --tz's zone: applied, nothing to warn of
     if marked and opts.force_tz:
         wall = times.expr.dt.replace_time_zone(None)  # the clock the mark calls UTC's
