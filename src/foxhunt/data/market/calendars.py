@@ -412,20 +412,23 @@ def _amended(cal: Sessions, spec: CalendarSpec) -> Sessions:
     """A library calendar's sessions with ``spec``'s closed dates dropped and its early open
     applied (a trading day's first interval opens earlier)."""
     if spec.closed_dates:
-        month_day = np.datetime_as_string(cal.day.astype("datetime64[D]"))
-        keep = ~np.isin(np.char.partition(month_day, "-")[:, 2], list(spec.closed_dates))
+        keep = ~np.isin(_month_days(cal.day), list(spec.closed_dates))
         cal = Sessions(*(a[keep] for a in cal))
     if spec.early_open is None:
         return cal
     since, at = spec.early_open
     days = cal.day.astype("datetime64[D]")
-    local = days.astype("datetime64[us]") + np.timedelta64(at.hour * 60 + at.minute, "m")
-    early = _utc_us(local, spec.tz)
+    early = _local_us(cal.day, at, spec.tz)
     first = np.r_[True, cal.day[1:] != cal.day[:-1]]  # the day's first interval
     moved = first & (days >= np.datetime64(since)) & (early < cal.opens)
     opens = np.where(moved, early, cal.opens)
     day_open = np.where(days >= np.datetime64(since), np.minimum(early, cal.day_open), cal.day_open)
     return Sessions(opens, cal.closes, cal.day, day_open, cal.day_close)
+
+
+def _month_days(days: np.ndarray) -> np.ndarray:
+    """Each of ``days`` (days since the epoch) as ``MM-DD``."""
+    return np.char.partition(np.datetime_as_string(days.astype("datetime64[D]")), "-")[:, 2]
 
 
 def _local_us(days: np.ndarray, at: time, tz: str) -> np.ndarray:
@@ -438,8 +441,7 @@ def _half_days(cal: Sessions, half: HalfDays, tz: str) -> Sessions:
     """``cal`` with the trading days of ``half`` closed at its wall-clock close: intervals from
     the close on dropped, the one across it cut there."""
     days = cal.day.astype("datetime64[D]")
-    month_day = np.char.partition(np.datetime_as_string(days), "-")[:, 2]
-    hit = np.isin(month_day, list(half.dates))
+    hit = np.isin(_month_days(cal.day), list(half.dates))
     if half.lunar_eve:
         from exchange_calendars.lunisolar_holidays import chinese_lunar_new_year_dates
 
