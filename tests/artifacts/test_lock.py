@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -23,7 +24,7 @@ with run_lock(Path(sys.argv[1]), "foxhunt train --out " + sys.argv[1]):
 """
 
 
-def test_second_writer_is_refused_naming_the_holder(tmp_path) -> None:
+def test_second_writer_is_refused_naming_the_holder(tmp_path, monkeypatch) -> None:
     with run_lock(tmp_path, "foxhunt train --out runs/x"):
         rec = json.loads((tmp_path / LOCK_NAME).read_text())
         assert rec["pid"] == os.getpid() and rec["command"] == "foxhunt train --out runs/x"
@@ -36,7 +37,10 @@ def test_second_writer_is_refused_naming_the_holder(tmp_path) -> None:
         with pytest.raises(ModelDirError, match=f"pid {os.getpid()}"):
             check_unlocked(tmp_path, "use --out")
     check_unlocked(tmp_path, "use --out")  # released at the end of the block
+    waits: list[float] = []  # an empty record is waited for 20 x 0.05 s: counted, not slept
+    monkeypatch.setattr("foxhunt.artifacts.lock.time", SimpleNamespace(sleep=waits.append))
     assert (tmp_path / LOCK_NAME).read_text() == "" and holder(tmp_path) == "another process"
+    assert waits == [0.05] * 20
     with run_lock(tmp_path, "again"):  # and can be taken again
         pass
 

@@ -10,7 +10,12 @@ import math
 
 import numpy as np
 
-from foxhunt.infer.significance import NO_DIFFERENCE, compare, diebold_mariano
+from foxhunt.infer.significance import (
+    NO_DIFFERENCE,
+    bartlett_long_run_variance,
+    compare,
+    diebold_mariano,
+)
 
 H, N = 10, 1000
 
@@ -18,12 +23,10 @@ H, N = 10, 1000
 def _overlapping_noise(t_at_full_lag: float) -> np.ndarray:
     """Per-window loss differences of overlapping H-bar windows (sums of H shocks: correlated
     up to lag H - 1), shifted so their DM statistic at lag H - 1 is ``t_at_full_lag``."""
-    from arch.covariance.kernel import Bartlett  # here: arch takes 1 s to import in collection
-
     e = np.random.default_rng(0).normal(0.0, 0.05, N + H - 1)
     d = np.convolve(e, np.ones(H), mode="valid")
     d = d - d.mean()
-    lrv = float(Bartlett(d, bandwidth=H - 1, force_int=True).cov.long_run[0, 0])
+    lrv = bartlett_long_run_variance(d, H - 1)  # equal to arch's (test_significance.py)
     return d + t_at_full_lag * math.sqrt(lrv / N)
 
 
