@@ -15,7 +15,7 @@ from foxhunt.data.read.csv_dialect import (
     SAMPLE_LINES,
     CsvDialect,
     _digit_clocks,
-    _sample,
+    _numbered_sample,
     header_names,
     headerless_names,
     scan_csv_text,
@@ -37,7 +37,7 @@ def _file(tmp_path: Path, text: str, name: str = "bars.csv") -> Path:
 def test_the_sample_is_the_first_sample_lines_non_blank_lines(tmp_path: Path) -> None:
     lines = [f"2024-01-02 09:30,{i},{i},{i},{i}" for i in range(SAMPLE_LINES + 5)]
     p = _file(tmp_path, "\n\n".join(lines) + "\n")
-    assert [line.strip() for line in _sample(p)] == lines[:SAMPLE_LINES]
+    assert [line.strip() for _, line in _numbered_sample(p)] == lines[:SAMPLE_LINES]
 
 
 def test_a_line_past_the_sample_does_not_change_the_guess(tmp_path: Path) -> None:

@@ -142,12 +142,16 @@ def test_json_beside_other_bars_is_named_not_read_and_alone_is_read(
             "orders that differ by vendor (Coinbase puts the low first); save them as CSV with a "
             "header naming each column",
         ),
-        (
+        (  # bars keyed by time are read (json_keyed): a bar without a high is refused so
             '{"Meta Data": {"2. Symbol": "IBM"}, "Time Series (5min)": {"2024-01-02 09:35:00": '
             '{"1. open": "161.5"}}}',
-            "a JSON object ('Meta Data', 'Time Series (5min)') with no list of bar records under "
-            "its keys: save the bars as a list of records (pandas: df.to_json(path, "
-            'orient="records")) or as CSV',
+            "missing column 'high' (columns: timestamp, open, symbol)",
+        ),
+        (  # keys of no time: the old refusal
+            '{"Meta Data": {"2. Symbol": "IBM"}, "Series": {"first": {"1. open": "161.5"}}}',
+            "a JSON object ('Meta Data', 'Series') with no list of bar records under its keys: "
+            'save the bars as a list of records (pandas: df.to_json(path, orient="records")) or '
+            "as CSV",
         ),
         (
             '{"open": {"0": 1.0, "1": 1.5}, "close": {"0": 1.2, "1": 1.4}}',  # pandas' default

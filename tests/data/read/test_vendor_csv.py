@@ -290,21 +290,23 @@ def test_contract_file_beside_plain_file(tmp_path: Path) -> None:
 def test_a_headerless_file_in_another_order_is_refused_naming_the_order_read(
     tmp_path: Path,
 ) -> None:
-    """IQFeed writes high, low, open, close: read as open, high, low, close, the first bar
-    fails the high/low check, and the message says the order read and how to change it."""
+    """Low, open, close, high (no vendor's order: IQFeed's high, low, open, close is read,
+    :mod:`foxhunt.data.read.price_order`): read as open, high, low, close, the first bar fails
+    the high/low check, and the message says the order read and how to change it."""
     text = "".join(
-        f"2024-01-02 14:3{i}:00,4772.25,4769.50,4770.00,4772.00,{i + 10},1519501\n"
+        f"2024-01-02 14:3{i}:00,4769.50,4770.00,4772.00,4772.25,{i + 10},1519501\n"
         for i in range(3)
     )
     p = _write(tmp_path, "ES.csv", text)
     with pytest.raises(DataError) as e:
         read_bars(p)
     assert str(e.value).endswith(
-        "high 4769.5 < max(open, close) 4772.25 (the file has no header: its columns were read "
+        "high 4770.0 < max(open, close) 4772.25 (the file has no header: its columns were read "
         "as timestamp, open, high, low, close, volume, column_7; if the file's order differs, "
         "--columns names each field's column by these names, e.g. --columns open=high,high=open)"
     )
-    fixed = read_bars(p, options=ReadOptions(columns=("open=low", "high=open", "low=high")))
+    given = ("low=open", "open=high", "close=low", "high=close")
+    fixed = read_bars(p, options=ReadOptions(columns=given))
     assert fixed.row(0, named=True)["open"] == 4770.0 and fixed["high"][0] == 4772.25
 
 

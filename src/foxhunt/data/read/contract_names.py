@@ -16,7 +16,8 @@ and its ``contract`` column, as for a contract-coded symbol column:
   built-in future (until session 59 ``ESC1``, ``LCOC1``: unknown instruments on 24x7);
 * Bitfinex's trading pairs, ``tBTCUSD`` (``t`` for a trading pair, ``f`` for a funding
   currency) and ``tDOGE:USD`` -> ``BTCUSD``, ``DOGEUSD`` (until session 59 ``TBTCUSD``, an
-  unknown instrument).
+  unknown instrument); its perpetuals, ``tBTCF0:USTF0`` (``F0`` after each side) ->
+  ``BTCUSDT-PERP``, as other venues' perpetuals are named (until session 60 ``TBTCF0``).
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ _RIC_ROOTS = {"LCO": "BRN", "TY": "ZN", "US": "ZB", "FV": "ZF", "TU": "ZT", "W":
 """Refinitiv's roots that are not the exchange's (Brent ``LCO``, the 10-year note ``TY``)."""
 _BITFINEX = re.compile(r"^t([A-Z0-9]{2,6}):?([A-Z0-9]{3,5})(?=$|[-_ .])")
 """Bitfinex's trading pair, a ``t`` before it (``tBTCUSD``, ``tETHUSD_1m``, ``tDOGE:USD``)."""
+_BITFINEX_PERP = re.compile(r"^t([A-Z0-9]{2,6})F0[:_-]([A-Z0-9]{3,5})F0(?=$|[-_ .])")
+"""Bitfinex's perpetual, ``F0`` after its base and its collateral: ``tBTCF0:USTF0`` (saved where
+a colon is no file name's as ``tBTCF0_USTF0``)."""
 _BITFINEX_QUOTES = {"UST": "USDT"}
 """Bitfinex's own names of quote currencies (``tBTCUST`` is BTC against Tether)."""
 
@@ -78,8 +82,13 @@ def cfe_name(stem: str) -> str | None:
 
 
 def bitfinex_pair(stem: str) -> str | None:
-    """The pair of Bitfinex's name ``tBTCUSD`` (``BTCUSD``; ``tBTCUST`` is ``BTCUSDT``), or None
-    where what follows the ``t`` is no pair of a currency or crypto asset and a quote."""
+    """The pair of Bitfinex's name ``tBTCUSD`` (``BTCUSD``; ``tBTCUST`` is ``BTCUSDT``; its
+    perpetual ``tBTCF0:USTF0`` is ``BTCUSDT-PERP``), or None where what follows the ``t`` is no
+    pair of a currency or crypto asset and a quote."""
+    if (perp := _BITFINEX_PERP.match(stem)) is not None:
+        base, quote = perp.group(1), _BITFINEX_QUOTES.get(perp.group(2), perp.group(2))
+        known = base != quote and base in CRYPTO | FIAT and quote in {*CRYPTO_QUOTES, *FIAT}
+        return f"{base}{quote}-PERP" if known else None
     if (m := _BITFINEX.match(stem)) is None:
         return None
     joined = m.group(1) + m.group(2)

@@ -32,7 +32,7 @@ def overlong_line(path: Path) -> tuple[int, int, int] | None:
     with both counts (``6: 7 fields, 6``), or None: a note typed after a bar's volume, which
     polars refuses naming no line."""
     try:
-        dialect = sniff_csv(path)
+        dialect = sniff_csv(path, say=False)
         with open_text(path) as f:
             width = None
             for number, row in enumerate(csv.reader(f, delimiter=dialect.delimiter), start=1):

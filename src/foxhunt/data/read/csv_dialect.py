@@ -12,8 +12,8 @@ Headerless files get names by position (see :func:`headerless_names`):
 (Kibot ``01/02/2024,09:30,...``, MetaTrader ``2024.01.02,09:30,...``),
 ``date, time, open, high, low, close[, volume, ...]``; so also when the first field is an
 8-digit date and the second a clock in digits that changes within a date (Portara
-``20240102,0930,...``). Further fields are ``column_N``
-(1-based, as polars names them).
+``20240102,0930,...``). Further fields are ``column_N`` (1-based, as polars names them); the
+prices are in another vendor's order where only it reads the sampled rows as bars (IQFeed's).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from foxhunt.data.read.compressed import ERRORS as COMPRESSED_ERRORS
 from foxhunt.data.read.compressed import codec_of
 from foxhunt.data.read.encoding import UTF8, open_bytes, text_encoding, utf8_bytes
 from foxhunt.data.read.files import zip_member
+from foxhunt.data.read.price_order import price_order
 from foxhunt.errors import DataError
 
 log = logging.getLogger(__name__)
@@ -133,10 +134,6 @@ def _numbered_sample(path: Path) -> list[tuple[int, str]]:
     return lines
 
 
-def _sample(path: Path) -> list[str]:
-    return [line for _, line in _numbered_sample(path)]
-
-
 def _is_number(cell: str, comma: bool) -> bool:
     cell = cell.strip()
     return bool(
@@ -222,7 +219,8 @@ def _ticker_first(rows: list[list[str]]) -> bool:
 
 def headerless_names(first_row: list[str], rows: list[list[str]] | None = None) -> tuple[str, ...]:
     """Column names for a headerless file, from the types of the first row's fields (and, for a
-    clock written in digits or a ticker first, of every sampled row)."""
+    clock written in digits or a ticker first, of every sampled row; the prices' order from the
+    sampled rows' bars, :func:`~foxhunt.data.read.price_order.price_order`)."""
     sampled = rows or [first_row]
     clock = _CLOCK.match(first_row[1].strip()) if len(first_row) > 1 else None
     if _ticker_first(sampled):  # then a clock or not, as after a date alone
@@ -234,7 +232,7 @@ def headerless_names(first_row: list[str], rows: list[list[str]] | None = None) 
         head = ("timestamp", "open", "high", "low", "close", "volume")
     names = list(head[: len(first_row)])
     names += [f"column_{i + 1}" for i in range(len(names), len(first_row))]
-    return tuple(names)
+    return price_order(tuple(names), sampled)
 
 
 def _filled(row: list[str]) -> int:
@@ -245,17 +243,17 @@ def _filled(row: list[str]) -> int:
     return n
 
 
-def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
+def sniff_csv(path: Path, decimal: str | None = None, *, say: bool = True) -> CsvDialect:
     """Guess the dialect of a CSV bar file from its first :data:`SAMPLE_LINES` lines.
 
     Args:
         path: a ``.csv`` or ``.csv.gz`` file.
         decimal: the user's decimal separator (``--decimal``: ``point`` or ``comma``); None:
             guessed, and refused where the sample cannot tell (:func:`_points_ambiguous`).
+        say: log the guess (a file's first read; not its re-reads nor a hint's look back).
 
     Returns:
-        The dialect; ``,`` with a header when nothing fits better (polars then reports what
-        is missing).
+        The dialect; ``,`` with a header when nothing fits better (polars names what's missing).
 
     Raises:
         DataError: the file is empty or cannot be read.
@@ -348,7 +346,7 @@ def sniff_csv(path: Path, decimal: str | None = None) -> CsvDialect:
     dialect = CsvDialect(
         delimiter, has_header, decimal_comma, names, skip_lines, comma_groups, spaced
     )
-    if dialect != CsvDialect(delimiter=","):
+    if say and dialect != CsvDialect(delimiter=","):
         log.info("%s: CSV read with %s (guessed from the first lines)", path, dialect.describe())
     return dialect
 

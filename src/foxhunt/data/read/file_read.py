@@ -313,7 +313,8 @@ def _normalise_as(
     typed: bool,
 ) -> FileRead:
     try:
-        scanned = scan_table(path, _numeric_columns(opts) if typed else None, opts.decimal)
+        numeric = _numeric_columns(opts) if typed else None
+        scanned = scan_table(path, numeric, opts.decimal, say=typed)  # a text re-read: said
     except DataError:
         if typed:
             raise _TypedReadFailed from None

@@ -18,7 +18,7 @@ def raw_value(path: Path, col: str, row: int) -> object:
     """The value as stored in the file (for 'cannot parse' messages); None without a file."""
     if not is_readable(path):
         return None
-    lf = scan_table(path).lf
+    lf = scan_table(path, say=False).lf
     names = lf.collect_schema().names()
     if "+" in col and col not in names:  # Date+Time, Date+Hour+Minute, Date+Time (UTC+0)
         parts = _joined(col, names) or col.split("+", 1)

@@ -26,7 +26,10 @@ Read (``.json``, ``.jsonl``, ``.ndjson``, plain or compressed: ``.json.gz``, ``.
 * pandas' ``orient="split"`` (``{"columns": [...], "data": [[...]]}``), and Nasdaq Data
   Link's ``{"dataset_data": {"column_names": [...], "data": [[...]]}}``;
 * a list of such answers, one a symbol: Tiingo's crypto prices, ``[{"ticker": "btcusd", ...,
-  "priceData": [...]}, ...]``.
+  "priceData": [...]}, ...]``;
+* bars keyed by their time, Alpha Vantage's ``"Time Series (5min)"`` and pandas'
+  ``orient="index"`` or ``"columns"`` of bars indexed by time
+  (:mod:`foxhunt.data.read.json_keyed`).
 
 A record's own symbol, where it has no ``symbol`` or ``ticker``, is its ``S``, ``s`` or ``T``
 (:data:`RECORD_SYMBOLS`).
@@ -35,8 +38,8 @@ The records then read as a parquet file's columns do (names as vendors spell the
 v``, epochs or ISO times). Rows without names (a list of lists, as Binance's, Coinbase's,
 Kraken's, Bybit's and OKX's candle APIs write them) are read in their vendor's order
 (:mod:`foxhunt.data.read.json_rows`), and refused, naming what the file holds, where no order
-reads them; refused too is anything else (a dict of dicts
-keyed by time, such as Alpha Vantage's, or pandas' default ``orient="columns"``). An answer is
+reads them; refused too is anything else (pandas' default ``orient="columns"`` of bars indexed by
+row numbers, not times). An answer is
 an empty file where its key for the bars (:data:`CONTAINER_KEYS`) holds nothing (Polygon's
 ``"results": []``), not where another key does (Kraken's ``"error": []``).
 """
@@ -56,6 +59,7 @@ import polars as pl
 from foxhunt.data.read.compressed import ERRORS, uncompressed_name
 from foxhunt.data.read.encoding import open_bytes
 from foxhunt.data.read.json_columns import column_lists
+from foxhunt.data.read.json_keyed import time_keyed
 from foxhunt.data.read.json_rows import positional_records
 from foxhunt.data.read.vendors import guess_from_name
 from foxhunt.errors import DataError
@@ -193,6 +197,8 @@ def _records(path: Path, data: object) -> list[dict[str, Any]]:
         return chart
     if (columns := column_lists(data)) is not None:  # Finnhub's {"t": [...], "o": [...]}
         return columns
+    if (keyed := time_keyed(data)) is not None:  # Alpha Vantage's {"Time Series (5min)": {...}}
+        return _with_symbol(_zoned(keyed[0], [keyed[1]]), [keyed[1]])
     keys, levels = _holder(data)
     holder = levels[-1]
     if (names := _split(holder)) is not None:  # the names beside the rows
@@ -222,7 +228,11 @@ def _records(path: Path, data: object) -> list[dict[str, Any]]:
     meta = [
         m for level in levels for m in (level, *(v for v in level.values() if isinstance(v, dict)))
     ]
-    named = _zoned(_named(path, rows, _where((*keys, key))), meta)
+    return _with_symbol(_zoned(_named(path, rows, _where((*keys, key))), meta), meta)
+
+
+def _with_symbol(named: list[dict[str, Any]], meta: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``named`` with the answer's symbol (in ``meta``) where the records name none."""
     symbol = next((m[k] for m in meta for k in SYMBOL_KEYS if isinstance(m.get(k), str)), None)
     if symbol and not any("symbol" in r for r in named):  # Polygon's X:BTCUSD: BTCUSD
         return [{**r, "symbol": _MARKET.sub("", symbol.strip()).upper()} for r in named]

@@ -90,7 +90,7 @@ def with_user_zone(
     """
     if opts.tz is None or times.naive:
         return times
-    if _dates_only(times.format) and not opts.force_tz:
+    if (times.dated or _dates_only(times.format)) and not opts.force_tz:
         return times  # each date its midnight in --tz's zone: applied, nothing to warn of
     if marked and opts.force_tz:
         wall = times.expr.dt.replace_time_zone(None)  # the clock the mark calls UTC's

@@ -8,6 +8,7 @@ DBN keep their types.
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,9 +22,12 @@ from foxhunt.data.read.dbn import read_dbn
 from foxhunt.data.read.files import table_kind, zip_member
 from foxhunt.data.read.json_bars import read_json_bars
 from foxhunt.data.read.magic import mislabelled
+from foxhunt.data.read.price_order import vendor_order
 from foxhunt.data.read.scid import read_scid
 from foxhunt.data.read.workbook import read_workbook_sheets
 from foxhunt.errors import DataError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,8 @@ def scan_table(
     path: Path,
     numeric: Callable[[list[str]], tuple[str, ...]] | None = None,
     decimal: str | None = None,
+    *,
+    say: bool = True,
 ) -> Scanned:
     """Open ``path`` lazily (see the module docstring).
 
@@ -132,6 +138,7 @@ def scan_table(
         numeric: for CSV, given the column names, the columns to read as Float64 rather than
             text (:func:`foxhunt.data.read.csv_dialect.scan_csv_text`); None: all text.
         decimal: a CSV's decimal separator (``--decimal``), None: guessed.
+        say: log a CSV's guessed dialect (False where the file was read before: said once).
 
     Raises:
         DataError: the file is empty, of an unknown kind, or unreadable.
@@ -160,7 +167,14 @@ def scan_table(
             cells, notes, sheet = read_workbook_sheets(path)
             return Scanned(cells.lazy(), None, notes, sheet)
         if kind == "csv":
-            dialect = sniff_csv(path, decimal)
+            dialect = sniff_csv(path, decimal, say=say)
+            if say and (order := vendor_order(dialect.names)) is not None:
+                log.info(
+                    "%s: no header: prices read as %s, the one order that reads the first "
+                    "rows as bars; --columns names each field's column",
+                    path,
+                    order,
+                )
             cols = numeric(header_names(path, dialect)) if numeric else ()
             return Scanned(scan_csv_text(path, dialect, cols), dialect)
     except DataError:

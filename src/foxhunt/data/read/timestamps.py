@@ -64,6 +64,7 @@ class Times:
     other: str | None = None
     """The other date order's format where both read every date and nothing decided between
     them (a file of one day of ``05/03/2018``): a guess the user should see."""
+    dated: bool = False  # dates alone (2024-01-02, a date column): each its midnight in tz
 
 
 def _epoch_unit(value: float) -> str:
@@ -511,7 +512,7 @@ def _text_times(
         parsed, fmt, other = text.str.to_datetime(time_unit="us", strict=False), None, None
     else:
         parsed, fmt, other = found
-    return Times(local_to_utc(parsed, tz), naive=not dated_only, format=fmt, other=other)
+    return Times(local_to_utc(parsed, tz), not dated_only, fmt, other, dated_only)
 
 
 _MIDNIGHT = r"^\d{4}-\d{2}-\d{2}[ T]00:00(:00(\.0+)?)?\+(0[0-9]|1[0-4]):?\d{2}$"
@@ -580,7 +581,7 @@ def timestamp_expr(
             return Times(local_to_utc(c.dt.date().cast(pl.Datetime("us")), tz), False, "dates")
         return Times(c.dt.convert_time_zone("UTC").dt.cast_time_unit("us"), False)
     if dtype == pl.Date:  # a day's label: local midnight in tz, as text dates are read
-        return Times(local_to_utc(c.cast(pl.Datetime("us")), tz), False)
+        return Times(local_to_utc(c.cast(pl.Datetime("us")), tz), False, dated=True)
     if dtype.is_integer() and _looks_yyyymmdd(lf, c):
         return replace(formatted_expr(c, "yyyymmdd", tz), format="yyyymmdd")
     if (dtype.is_integer() or dtype.is_float()) and (days := cyymmdd_days(lf, c)) is not None:

@@ -280,7 +280,7 @@ class _Validator:
 
         path = self.loaded.files[int(hit[_FILE])]  # type: ignore[call-overload]
         try:
-            dialect = sniff_csv(path) if table_kind(path) == "csv" else None
+            dialect = sniff_csv(path, say=False) if table_kind(path) == "csv" else None
         except DataError:
             return ""
         if dialect is None or dialect.has_header or dialect.names is None:

@@ -127,11 +127,15 @@ _OTHER_VENUES = frozenset(
      "NSE", "BSE", "BINANCE", "COINBASE", "KRAKEN", "BITSTAMP", "BITFINEX", "OANDA", "FXCM",
      "WIKI", "EOD", "GATE", "GATEIO", "OKX", "BYBIT", "KUCOIN", "HUOBI", "HTX", "MEXC", "GEMINI",
      "BITFLYER", "UPBIT", "BITHUMB", "DERIBIT", "BITMEX", "KAIKO", "CRYPTOCOM", "BITGET",
-     "CBSE", "BNCE", "KRKN", "BFNX", "STMP", "GMNI", "OKEX", "HUOB", "CCXT"}
+     "CBSE", "BNCE", "KRKN", "BFNX", "STMP", "GMNI", "OKEX", "HUOB", "CCXT", "POLYGON", "TIINGO",
+     "YAHOO", "YFINANCE", "STOOQ", "KIBOT", "FIRSTRATE", "FIRSTRATEDATA", "NORGATE", "DUKASCOPY",
+     "ALPACA", "DATABENTO", "IQFEED", "BARCHART", "EODHD", "FINNHUB", "TWELVEDATA", "ALPHAVANTAGE",
+     "INTRINIO"}
 )  # fmt: skip
 """Stock and crypto exchanges, FX brokers, Quandl's ``WIKI`` and ``EOD`` data sets, Kaiko's
-codes of crypto exchanges (``kaiko_cbse_btc-usd_1m``: Coinbase) and the ccxt library's name
-(``ccxt_binance_BTC_USDT_1m``: BTCUSDT, the symbol ``CCXT`` until session 57)."""
+codes of crypto exchanges (``kaiko_cbse_btc-usd_1m``: Coinbase), the ccxt library's name
+(``ccxt_binance_BTC_USDT_1m``: BTCUSDT, the symbol ``CCXT`` until session 57) and data vendors'
+(``tiingo_aapl_1min``, ``polygon_AAPL``: the vendor's name until session 60)."""
 _CHRIS_ROOTS = {("ICE", "B"): "BRN"}
 """CHRIS's exchange and root -> the built-in root, where they differ (ICE's Brent is ``B``)."""
 _PERIOD_PREFIX = re.compile(
