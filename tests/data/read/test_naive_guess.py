@@ -188,3 +188,27 @@ def test_a_us_stocks_session_in_new_yorks_wall_clock_keeps_the_zone_rules_advice
         read_bars(path)
     assert "the file's clock is likely America/New_York" in str(refused.value)
     assert "its bars keep calendar" not in str(refused.value)
+
+
+def test_a_us_stocks_extended_hours_in_new_yorks_wall_clock_are_told_new_york(
+    tmp_path: Path,
+) -> None:
+    """FirstRate's ``MSFT`` 04:00-20:00 bars in New York's wall clock, naive: read as UTC they
+    keep ICE's index futures' hours, which the refusal named (``--tz UTC``) until session 60;
+    in New York they keep the NYSE's extended hours, the name's own market, named first."""
+    ny = ZoneInfo("America/New_York")
+    rows = []
+    for day in (4, 5, 6, 7, 8, 11, 12):
+        t = datetime(2024, 3, day, 4, 0, tzinfo=ny)
+        while t < datetime(2024, 3, day, 20, 0, tzinfo=ny):
+            rows.append(t.strftime("%Y-%m-%d %H:%M"))
+            t += timedelta(minutes=5)
+    path = _naive_csv(tmp_path / "MSFT.csv", rows, 400.0, 0.05)
+    with pytest.raises(DataError) as refused:
+        read_bars(path)
+    assert str(refused.value).endswith(
+        "; read in America/New_York its bars keep calendar xnys_ext's hours and days: --tz "
+        "America/New_York reads them on it)"
+    )
+    (inst,) = resolve_bars(read_bars(path, options=ReadOptions(tz="America/New_York"))).values()
+    assert (inst.calendar, inst.asset_class) == ("xnys_ext", "stock")

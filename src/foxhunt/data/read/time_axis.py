@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from foxhunt.data.market.bars_market import US_GUESS, bars_calendar, market_guess
+from foxhunt.data.market.bars_market import EXTENDED, US_GUESS, bars_calendar, market_guess
 from foxhunt.data.market.calendar import closed_day, closed_time, infer_interval, interval_text
 from foxhunt.data.market.calendar_fit import (
     NEUTRAL,
@@ -121,10 +121,12 @@ def _zone_keeping(
     guess: str,
 ) -> tuple[str, str] | None:
     """``(zone, calendar)``: the zone (UTC as written, the cities, the brokers' clock) in which
-    a naive US guess's bars keep a calendar: the guess itself if some zone keeps it as a fit
-    would (``AAPL``'s session in New York's wall clock: the zone rule names New York), else
-    another (:func:`bars_calendar`), the fewest bars closed; None where none does
-    (``EURO_1h.csv`` of New York's wall clock: the FX week in ``America/New_York``)."""
+    a naive US guess's bars keep a calendar: the guess itself or its extended hours if some
+    zone keeps them as a fit would (``AAPL``'s session in New York's wall clock: the zone rule
+    names New York; FirstRate's 04:00-20:00 bars of ``MSFT`` in it: ``xnys_ext``, until session
+    60 ICE's index futures read as UTC), else another (:func:`bars_calendar`), the fewest bars
+    closed; None where none does (``EURO_1h.csv`` of New York's wall clock: the FX week in
+    ``America/New_York``)."""
     wall = pl.DataFrame({"t": ts}).select(utc_to_local(pl.col("t"), read_in)).to_series()
     interval = infer_interval(ts)
     best: tuple[float, str, str] | None = None
@@ -132,8 +134,9 @@ def _zone_keeping(
         local = pl.DataFrame({"w": wall}).select(local_to_utc(pl.col("w"), zone)).to_series()
         local = local.drop_nulls()
         t = _us(local)
-        if fit_calendar(t, interval, (guess,), margin=0.0) is not None:
-            return zone, guess
+        for own in (guess, *([EXTENDED[guess]] if guess in EXTENDED else [])):
+            if fit_calendar(t, interval, (own,), margin=0.0) is not None:
+                return zone, own
         if (cal := bars_calendar(symbol, local, instruments)) is None:
             continue
         closed = closed_in(t, interval, cal)
