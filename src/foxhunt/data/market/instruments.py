@@ -87,7 +87,7 @@ CRYPTO = frozenset(
 )
 """Crypto asset codes recognised as the base of a pair or perpetual."""
 CRYPTO_QUOTES = ("USDT", "USDC", "BUSD", "FDUSD", "USD", "EUR", "GBP", "JPY", "KRW", "AUD",
-                 "CAD", "CHF", "TRY", "BRL", "BTC", "ETH")  # fmt: skip
+                 "CAD", "CHF", "TRY", "BRL", "BTC", "ETH", "XBT")  # fmt: skip
 """What a crypto asset is quoted in: stablecoins, the currencies of the exchanges that list it
 (Coinbase's GBP, bitFlyer's JPY, Upbit's KRW, BtcTurk's TRY...; until session 53 ``BTC-GBP``
 and ``BTC_JPY`` were the CME future ``BTC``), and other crypto assets."""

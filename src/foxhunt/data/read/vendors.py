@@ -19,7 +19,8 @@ A file without a symbol column takes its symbol from its name; some vendors' nam
 * an exchange's or a data set's name before a ticker in capitals is no symbol: ``NYSE_IBM.csv``
   -> ``IBM``, Quandl's ``WIKI-SPY.csv`` -> ``SPY``; after a futures exchange only a built-in
   root (``CME_ES_5min.csv`` -> ``ES``; ``ICE_T.csv`` stays ``ICE``, never AT&T's ``T``); Cboe's
-  ``CFE_F15_VX.csv`` -> ``VX``, contract ``VXF15`` (were ``NYSE``, ``WIKI``, ``CFE``);
+  ``CFE_F15_VX.csv`` -> ``VX``, contract ``VXF15`` (were ``NYSE``, ``WIKI``, ``CFE``); a vendor's
+  name (``yahoo_^GSPC``, ``stooq_7203_jp_d``, Interactive Brokers' ``ib_ES``) likewise;
 * NinjaTrader's ``ES 06-18.Last.txt`` -> ``ES``, contract ``ESM18``; Norgate's and CSI's
   ``ES-2014H.csv`` -> ``ES``, contract ``ESH14``; Sierra Chart's ``FDAX-201803-EUREX`` ->
   ``FDAX``, contract ``FDAXH18``; Bitfinex's ``tBTCUSD`` -> ``BTCUSD``
@@ -31,7 +32,10 @@ A file without a symbol column takes its symbol from its name; some vendors' nam
   ``--symbol``; a browser's copy number (``AAPL (1)``) is read past there;
 * a leading period is no symbol (Alpha Vantage's ``daily_MSFT.csv``,
   ``monthly_adjusted_MSFT.csv``, ``intraday_5min_MSFT.csv`` -> ``MSFT``);
-* a pair written with a separator: ``EUR_USD`` -> ``EURUSD``, ``BTC-USD`` -> ``BTCUSD``;
+* a pair written with a separator: ``EUR_USD`` -> ``EURUSD``, ``BTC-USD`` -> ``BTCUSD``; as a
+  venue spells it (:mod:`foxhunt.data.read.pair_names`): Kraken's ``XXBTZUSD`` -> ``XBTUSD``,
+  bitcoincharts' (Kaggle's) ``bitstampUSD_1-min_data_...`` -> ``BTCUSD``, a MetaTrader broker's
+  ``EURUSDm`` -> ``EURUSD``;
 * a ticker and its market outside the US (:data:`MARKET_SUFFIXES`) is both: Yahoo's
   ``7203.T.csv`` -> ``7203.T`` (was ``T``, AT&T's stock), ``BMW.DE.csv`` -> ``BMW.DE`` (was
   ``BMW``); Stooq's ``7203_jp_d.csv`` and ``7203.jp.txt`` -> ``7203.JP``; a US listing is its
@@ -43,9 +47,10 @@ A file without a symbol column takes its symbol from its name; some vendors' nam
   ``ES``), a perpetual keeping its marker and quote (``btc-perp-2022.csv`` -> ``BTC-PERP``,
   OKX's ``BTC-USDT-SWAP.csv`` -> ``BTC-USDT-SWAP``).
 
-An interval token in the name (``5min``, ``1m``, ``m1``, ``H1``, ``D1``, ``daily``) is what the
-file claims to hold; the time-axis check (:mod:`foxhunt.data.read.time_axis`) compares it with the
-bars. Every such guess can be overridden (``--symbol``, ``--tz``).
+An interval token in the name (``5min``, ``1m``, ``m1``, ``H1``, ``D1``, ``daily``, ``1_Hour``:
+:mod:`foxhunt.data.read.name_intervals`) is what the file claims to hold; the time-axis check
+(:mod:`foxhunt.data.read.time_axis`) compares it with the bars. Every such guess can be
+overridden (``--symbol``, ``--tz``).
 """
 
 from __future__ import annotations
@@ -72,6 +77,16 @@ from foxhunt.data.read.contract_names import (
     ric_root,
 )
 from foxhunt.data.read.investing import HISTORICAL_DATA, INVESTING_NAMES
+from foxhunt.data.read.name_intervals import TOKEN, name_interval
+from foxhunt.data.read.pair_names import (
+    MT4_HISTORY,
+    PAIR,
+    bitcoincharts_market,
+    broker_pair,
+    is_pair,
+    kraken_pair,
+    pair_first,
+)
 from foxhunt.data.read.tradingview import TRADINGVIEW, tradingview_name
 from foxhunt.errors import DataError
 
@@ -89,11 +104,6 @@ _HISTDATA = re.compile(
 _QUANTIACS = re.compile(r"^F_([A-Z0-9]{1,4})(?=$|[-_. ])")
 """Quantiacs' ``F_ES.txt``, also with more after the root (``F_ES_2008.txt``: was the symbol
 ``F``, Ford's stock)."""
-_DECADE = re.compile(r"^(19|20)\d0s$")
-"""``1990s`` in a file name is a decade, not 1,990 seconds."""
-_PAIR = re.compile(r"^([A-Za-z]{2,5})[-_/ .]([A-Za-z]{3,5})(?![A-Za-z0-9])")
-"""A currency or crypto pair written with a separator: ``EUR_USD``, ``BTC-USD``, ``eth usdt``,
-Interactive Brokers' ``EUR.USD`` (since session 56; was ``EUR``)."""
 _CONTINUOUS = re.compile(r"^(?:([A-Za-z0-9]{1,5}?)1!|@([A-Za-z0-9]{1,5})#C?)(?![A-Za-z0-9])")
 """A front-month continuous-futures code: TradingView ``ES1!``, IQFeed/TradeStation ``@ES#``,
 ``@ES#C`` (``ES2!``, the second month, keeps its number: ``ES2``); roots of four letters or
@@ -111,11 +121,12 @@ _SITE_NAMES = re.compile(r"^(historical ?data|historical ?prices)(_\d+)?$", re.I
 _CHRIS = re.compile(r"^CHRIS[-_]([A-Z]+)_([A-Z0-9]+?)(\d{1,2})$", re.IGNORECASE)
 """Quandl's continuous futures ``CHRIS/CME_CL1`` saved as ``CHRIS-CME_CL1``: exchange, root,
 contract number."""
-_PREFIXED = re.compile(r"^([A-Za-z]+)[-_]([A-Za-z][A-Za-z0-9.]*)(?:$|[-_ ])")
+_PREFIXED = re.compile(r"^([A-Za-z]+)[-_](\^?[A-Za-z0-9][A-Za-z0-9.=]*)(?:$|[-_ ])")
 """An exchange's or a data set's name, then a ticker: ``NYSE_IBM``, ``CME_ES_5min``, Cboe's
 ``CFE_VX``, Quandl's ``WIKI-SPY`` and ``EOD-AAPL`` (the symbol is the ticker); in small letters
 only after a name in small letters (``binance_btcusdt_1m``, the venue's name until session 54;
-``CBOE_stock`` is Cboe's)."""
+``CBOE_stock`` is Cboe's); Yahoo's index, ``yahoo_^GSPC``, and a ticker of digits,
+``stooq_7203_jp_d`` (were ``YAHOO``, ``STOOQ``), though no year (``NYSE_2024``)."""
 _FUTURES_VENUES = frozenset(
     {"CME", "CBOT", "NYMEX", "COMEX", "CFE", "ICE", "ICEUS", "ICEEU", "EUREX"}
 )
@@ -130,7 +141,7 @@ _OTHER_VENUES = frozenset(
      "CBSE", "BNCE", "KRKN", "BFNX", "STMP", "GMNI", "OKEX", "HUOB", "CCXT", "POLYGON", "TIINGO",
      "YAHOO", "YFINANCE", "STOOQ", "KIBOT", "FIRSTRATE", "FIRSTRATEDATA", "NORGATE", "DUKASCOPY",
      "ALPACA", "DATABENTO", "IQFEED", "BARCHART", "EODHD", "FINNHUB", "TWELVEDATA", "ALPHAVANTAGE",
-     "INTRINIO"}
+     "INTRINIO", "IB", "IBKR", "TWS"}
 )  # fmt: skip
 """Stock and crypto exchanges, FX brokers, Quandl's ``WIKI`` and ``EOD`` data sets, Kaiko's
 codes of crypto exchanges (``kaiko_cbse_btc-usd_1m``: Coinbase), the ccxt library's name
@@ -201,20 +212,6 @@ _PERP_SUFFIX = re.compile(
 )
 """A perpetual's marker after the base, perhaps after its quote (``-perp``, ``-USDT-SWAP``,
 Deribit's ``BTC-PERPETUAL``: ``BTC``, CME's bitcoin future, until session 59)."""
-_TOKEN = re.compile(r"[-_. ]+")
-_COUNT_UNIT = re.compile(
-    r"^(\d+)(s|sec|secs|second|seconds|m|min|mins|minute|minutes|h|hr|hour|hours|d|day|days)$"
-)
-_MT_CODE = re.compile(r"^([mhd])(\d+)$")
-_MT4_HISTORY = re.compile(
-    r"^([A-Za-z]{3})([A-Za-z]{3})(?:[a-z])?(1|5|15|30|60|240|1440|10080|43200)$"
-)
-"""MetaTrader 4's History Center export: the pair, a broker's one-letter suffix perhaps
-(Exness's ``EURUSDm``), then the period in minutes (``EURUSD1``, ``XAUUSD60``, ``EURUSDm1``);
-read as a symbol ``EURUSD1`` the bars were an unknown instrument on a 24x7 calendar, their
-broker clock never checked (``EURUSDm1`` until session 53)."""
-_WORDS = {"daily": timedelta(days=1), "hourly": timedelta(hours=1), "minute": timedelta(minutes=1)}
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 @dataclass(frozen=True)
@@ -232,62 +229,6 @@ class NameGuess:
     how: str
     tz: str | None = None
     interval: timedelta | None = None
-
-
-_MT_TIMEFRAMES = {
-    "m": (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30),
-    "h": (1, 2, 3, 4, 6, 8, 12),
-    "d": (1,),
-}
-"""MetaTrader 5's timeframes: another letter-and-number (``H24``) is no interval (``ES_H24``:
-March 2024's contract)."""
-
-
-def _interval(stem: str) -> timedelta | None:
-    """The bar interval a file name claims (``ES_5min``, ``EURUSD_M1``, ``daily``), or None:
-    none, or several that differ (yfinance's period beside its interval, ``AAPL_60d_5m``,
-    ``SPY_6M_daily``: the claim was the first, and 5-minute bars were refused as misread). A
-    count of days above one (``7d``, ``60d``) is a download's period, not its bars; a count
-    of ``M`` in capitals (``SPY_3M``, Binance's ``BTCUSDT-1M``) is months or minutes by vendor,
-    and claims nothing."""
-    found: list[timedelta] = []
-    for written in _TOKEN.split(stem):
-        token = written.lower()
-        if re.fullmatch(r"\d+M", written):  # "3M", "1M": months as Binance and TradingView
-            continue  # write them, minutes elsewhere; a month is no fixed interval either way
-        if _DECADE.match(token):
-            continue
-        if token in _WORDS:
-            found.append(_WORDS[token])
-            continue
-        m = _COUNT_UNIT.match(token)
-        if m and m.group(2)[0] == "h" and int(m.group(1)) >= 24:
-            continue  # "24h": a 24-hour session (ES_24h_1min.csv), not a bar a day
-        if m and m.group(2)[0] == "d" and int(m.group(1)) > 1:
-            continue  # "60d": yfinance's period, the days downloaded
-        if m and int(m.group(1)) > 0:
-            unit = "m" if m.group(2).startswith("mi") else m.group(2)[0]
-            found.append(timedelta(seconds=int(m.group(1)) * _UNITS[unit]))
-            continue
-        m = _MT_CODE.match(token)
-        if m and int(m.group(2)) in _MT_TIMEFRAMES[m.group(1)]:
-            found.append(timedelta(seconds=int(m.group(2)) * _UNITS[m.group(1)]))
-    return found[0] if len(set(found)) == 1 else None
-
-
-def _pair_first(rest: str) -> bool:
-    """Whether a name (after Alpha Vantage's ``fx_daily_``) starts with a pair: ``EURUSD``,
-    ``EUR_USD``, ``BTC_USD``."""
-    joined = re.match(r"^([A-Za-z]{3})([A-Za-z]{3})(?![A-Za-z])", rest)
-    found = joined or _PAIR.match(rest)
-    return found is not None and _is_pair(found.group(1).upper(), found.group(2).upper())
-
-
-def _is_pair(base: str, quote: str) -> bool:
-    """Two currencies (``EUR``/``USD``) or a crypto asset and a crypto quote (``BTC``/``USDT``)."""
-    if base == quote:
-        return False
-    return (base in FIAT and quote in FIAT) or (base in CRYPTO and quote in CRYPTO_QUOTES)
 
 
 _DATED = re.compile(r"(19|20)\d{2}([-_.]?\d{2}){0,2}|\d{1,2}")
@@ -321,7 +262,7 @@ def _nameless_token(token: str) -> bool:
     return (
         token.rstrip("0123456789") in _NAMELESS_WORDS  # part1, chunk001
         or token.isdigit()
-        or _interval(token) is not None
+        or name_interval(token) is not None
     )
 
 
@@ -396,7 +337,7 @@ def _nameless(stem: str) -> bool:
         return True
     if _numeric_ticker(stem) is not None:  # 600519/2024-01.csv: the folder is the ticker
         return False
-    tokens = [t for t in _TOKEN.split(_UUID.sub(" ", stem).lower()) if t]
+    tokens = [t for t in TOKEN.split(_UUID.sub(" ", stem).lower()) if t]
     return bool(tokens) and all(_nameless_token(t) for t in tokens)
 
 
@@ -423,7 +364,7 @@ def _from_folder(path: Path) -> NameGuess:
         guess = guess_from_name(parent.with_name(f"{stem}.csv"))
         kind = "the zip archive" if name.lower().endswith(".zip") else "the folder"
         how = f"the name of {kind} {name!r}"
-        return replace(guess, how=how, interval=guess.interval or _interval(path.stem))
+        return replace(guess, how=how, interval=guess.interval or name_interval(path.stem))
     raise DataError(
         f"{path}: no symbol column, and the file name says nothing of the symbol (a date, a "
         "part of a dataset, a generic name); pass --symbol (or name the folder for the symbol)"
@@ -456,19 +397,19 @@ def guess_from_name(path: Path) -> NameGuess:
     if (contract := contract_name(stem)) is not None:  # ES 06-18.Last, ES-2014H, FDAX-201803-EUREX
         return NameGuess(*contract)
     if (ric := ric_root(stem)) is not None:  # Refinitiv's ESc1
-        return NameGuess(ric, "Refinitiv's continuous RIC", None, _interval(stem))
+        return NameGuess(ric, "Refinitiv's continuous RIC", None, name_interval(stem))
     if (pair := bitfinex_pair(stem)) is not None:  # tBTCUSD_1m
-        return NameGuess(pair, "Bitfinex's file name (t + pair)", None, _interval(stem))
+        return NameGuess(pair, "Bitfinex's file name (t + pair)", None, name_interval(stem))
     if (marketwatch := _MARKETWATCH.match(bare)) is not None:
         return NameGuess(marketwatch.group(1).upper(), "MarketWatch's file name")
     if (cqg := cqg_symbol(re.split(r"[_ ]", bare)[0])) is not None:  # F.US.EPH14[_5min].csv
-        return NameGuess(cqg, "CQG's file name", None, _interval(stem))
+        return NameGuess(cqg, "CQG's file name", None, name_interval(stem))
     if (epic := _IG_EPIC.match(stem.split("_")[0])) is not None:
-        return NameGuess(epic.group(1), "IG's epic", None, _interval(stem))
+        return NameGuess(epic.group(1), "IG's epic", None, name_interval(stem))
     if (tdx := _TONGDAXIN.match(stem)) is not None:
         return NameGuess(f"{tdx.group(2)}.{tdx.group(1).upper()}", "Tongdaxin's file name")
     if (numeric := _numeric_ticker(stem)) is not None:
-        return NameGuess(numeric, "the file name (a ticker of digits)", None, _interval(stem))
+        return NameGuess(numeric, "the file name (a ticker of digits)", None, name_interval(stem))
     if _nameless(stem):  # ES/part-0.parquet, symbol=ES/<uuid>-0.parquet, ES/data.csv: the folder's
         try:
             return _from_folder(path)
@@ -476,7 +417,7 @@ def guess_from_name(path: Path) -> NameGuess:
             pass  # no folder names one: the name's own word, as before (data.csv: DATA)
     if quantiacs := _QUANTIACS.match(stem):
         root = f"F_{quantiacs.group(1)}"
-        return NameGuess(root, "Quantiacs' file name (F_ROOT)", None, _interval(stem))
+        return NameGuess(root, "Quantiacs' file name (F_ROOT)", None, name_interval(stem))
     if tv := TRADINGVIEW.match(stem):
         symbol, claim = tradingview_name(*tv.groups(), _CONTINUOUS)
         return NameGuess(symbol, "TradingView's file name", None, claim)
@@ -489,9 +430,12 @@ def guess_from_name(path: Path) -> NameGuess:
         symbol = root if number == 1 else f"{root}{number}"  # as ES2! is ES2: not the root
         return NameGuess(symbol, "Quandl's file name (CHRIS continuous futures)")
     if (cfe := cfe_name(stem)) is not None:  # the contract as ESZ24 is written: root + contract
-        return NameGuess(cfe, "Cboe CFE's file name", None, _interval(stem))
+        return NameGuess(cfe, "Cboe CFE's file name", None, name_interval(stem))
     prefixed = _PREFIXED.match(stem)
-    if prefixed and not (prefixed.group(1).islower() or prefixed.group(2)[0].isupper()):
+    ticker = prefixed.group(2).lstrip("^") if prefixed else ""  # NYSE_2024: a year, no ticker
+    if prefixed and not (prefixed.group(1).islower() or ticker[0].isupper()):
+        prefixed = None  # in small letters only after a name in small letters
+    if _DATED.fullmatch(ticker):
         prefixed = None
     venue, ticker = (prefixed.group(1).upper(), prefixed.group(2)) if prefixed else ("", "")
     if (venue in _FUTURES_VENUES and ticker.upper() in FUTURES) or venue in _OTHER_VENUES:
@@ -500,22 +444,30 @@ def guess_from_name(path: Path) -> NameGuess:
         return replace(rest, how=how) if rest.how == "the file name" else rest
     whole = stem  # what the name claims of the interval, the period prefix included
     period = _PERIOD_PREFIX.match(stem)
-    if period and period.group(1) and not _pair_first(stem[period.end() :]):
+    if period and period.group(1) and not pair_first(stem[period.end() :]):
         period = None  # FX_daily_prices.csv: the name's own word, FX, as before
     if period:
         stem = stem[period.end() :]
-    mt4 = _MT4_HISTORY.match(stem)
+    mt4 = MT4_HISTORY.match(stem)
     base, quote = (mt4.group(1).upper(), mt4.group(2).upper()) if mt4 else ("", "")
-    if mt4 and (_is_pair(base, quote) or (base in CFD_BASES and quote in FIAT)):
+    if mt4 and (is_pair(base, quote) or (base in CFD_BASES and quote in FIAT)):
         minutes = timedelta(minutes=int(mt4.group(3)))
         return NameGuess(base + quote, "MetaTrader 4's file name (pair and minutes)", None, minutes)
-    pair = _PAIR.match(stem)
+    if (kraken := kraken_pair(stem)) is not None:  # XXBTZUSD, XBTUSD_1440 (minutes)
+        return NameGuess(kraken[0], "Kraken's pair code", None, kraken[1] or name_interval(whole))
+    if (market := bitcoincharts_market(stem)) is not None:  # bitstampUSD_1-min_data_...
+        return NameGuess(market, "bitcoincharts' market name", None, name_interval(whole))
+    if (suffixed := broker_pair(stem)) is not None:  # EURUSDm, XAUUSDm_M5
+        return NameGuess(
+            suffixed, "the file name (a pair, a broker's suffix)", None, name_interval(whole)
+        )
+    pair = PAIR.match(stem)
     base, quote = (pair.group(1).upper(), pair.group(2).upper()) if pair else ("", "")
-    if pair and quote in CRYPTO and base in CRYPTO_QUOTES and not _is_pair(base, quote):
+    if pair and quote in CRYPTO and base in CRYPTO_QUOTES and not is_pair(base, quote):
         base, quote = quote, base  # Upbit's and Bithumb's market first, KRW-BTC: BTCKRW
     # a pair, or a CFD quoted like one (Oanda's XAU_USD, BCO_USD: were XAU, BCO, stocks)
     if pair and (
-        not (_is_pair(base, quote) or (base in CFD_BASES and quote in FIAT))
+        not (is_pair(base, quote) or (base in CFD_BASES and quote in FIAT))
         or _PERP_SUFFIX.search(stem)
     ):
         pair = None  # a perpetual swap (btc-usdt-swap) keeps the rule below
@@ -531,25 +483,27 @@ def guess_from_name(path: Path) -> NameGuess:
             )
         return NameGuess(title.upper(), "Investing.com's file name")
     if pair:
-        return NameGuess(base + quote, "the file name (a pair)", None, _interval(whole))
+        return NameGuess(base + quote, "the file name (a pair)", None, name_interval(whole))
     usd_fx = _YAHOO_USD_FX.match(stem)
     if usd_fx and usd_fx.group(1).upper() in FIAT - {"USD"}:
         symbol = "USD" + usd_fx.group(1).upper()
-        return NameGuess(symbol, "Yahoo's file name (a dollar rate)", None, _interval(whole))
+        return NameGuess(symbol, "Yahoo's file name (a dollar rate)", None, name_interval(whole))
     continuous = _CONTINUOUS.match(stem)
     if continuous:
         root = (continuous.group(1) or continuous.group(2)).upper()
-        return NameGuess(root, "the file name (a continuous contract)", None, _interval(whole))
+        return NameGuess(root, "the file name (a continuous contract)", None, name_interval(whole))
     if (root := _bloomberg_root(stem)) is not None:
-        return NameGuess(root, "the file name (a continuous contract)", None, _interval(whole))
+        return NameGuess(root, "the file name (a continuous contract)", None, name_interval(whole))
     if (yahoo := _YAHOO_INDEX.match(stem)) is not None:
-        return NameGuess(yahoo.group(0).upper(), "the file name", None, _interval(whole))
+        return NameGuess(yahoo.group(0).upper(), "the file name", None, name_interval(whole))
     # BRK.B, and VOD.L or ES.F (a share class, a market or Stooq's futures: the symbol either way)
     if (share := _SHARE_CLASS.match(stem)) is not None:
-        return NameGuess(share.group(1).upper(), "the file name", None, _interval(whole))
+        return NameGuess(share.group(1).upper(), "the file name", None, name_interval(whole))
     if (listed := _LISTED.match(stem)) is not None:
         symbol = f"{listed.group(1)}.{listed.group(2)}".upper()
-        return NameGuess(symbol, "the file name (a ticker and its market)", None, _interval(whole))
+        return NameGuess(
+            symbol, "the file name (a ticker and its market)", None, name_interval(whole)
+        )
     if (stooq := _STOOQ.match(stem)) is not None:
         symbol = f"{stooq.group(1)}.{stooq.group(2)}".upper()
         return NameGuess(symbol, "Stooq's file name (a ticker and its market)")
@@ -569,7 +523,7 @@ def guess_from_name(path: Path) -> NameGuess:
     perp = _PERP_SUFFIX.match(stem, m.end())
     if perp:
         symbol = "-".join(p.upper() for p in (symbol, *perp.groups()) if p)
-    return NameGuess(symbol, "the file name", None, _interval(whole))
+    return NameGuess(symbol, "the file name", None, name_interval(whole))
 
 
 def guess_lines(per_file: tuple[tuple[str, ...], ...], most: int = 12) -> list[str]:
