@@ -25,7 +25,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="write a feature store: one shard per symbol + manifest.json in folder --out, "
         "computed one symbol at a time; unchanged symbols are skipped on re-runs; "
-        "`foxhunt train --bars FOLDER` trains from it",
+        "`foxhunt train --bars FOLDER` trains from it (without it the whole table is held "
+        "in memory: estimated first, refused over the machine's memory)",
     )
     add_read_args(f, stored=False)
     f.add_argument(
