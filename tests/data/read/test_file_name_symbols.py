@@ -159,3 +159,36 @@ def test_the_bars_read_carry_the_symbol(
     bars = read_bars(_write(tmp_path / name, step), min_bars=1)
     assert set(bars["symbol"].to_list()) == {symbol}
     assert len(bars) == 30
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol", "interval"),
+    [
+        # a word in small letters before a currency is bitcoincharts' only for its exchanges
+        ("ethUSD_1m.csv", "ETHUSD", MINUTE),  # was BTCUSD in the review of session 60
+        ("ltcUSD.csv", "LTCUSD", None),
+        ("eurUSD.csv", "EURUSD", None),
+        ("usdJPY.csv", "USDJPY", None),
+        ("coinbaseUSD.csv", "BTCUSD", None),
+        # a year before the unit is no count of it; a month neither
+        ("BTC_2021_minute_data.csv", "BTC", MINUTE),  # was 2021 minutes, refused
+        ("ES_2022_minutes.csv", "ES", None),
+        ("NQ_2020-12_minutes.csv", "NQ", None),  # was 12 minutes
+        ("EURUSD_2019_min.csv", "EURUSD", None),
+        # nothing but an interval or a word after a venue: the venue's word, not a ticker
+        ("IBKR_H1.csv", "IBKR", timedelta(hours=1)),  # Interactive Brokers' stock: was H1
+        ("ibkr_daily.csv", "IBKR", timedelta(days=1)),
+        ("binance_15m.csv", "BINANCE", timedelta(minutes=15)),  # was 15M
+        ("polygon_data.csv", "POLYGON", None),  # was the folder's name
+        # Kraken's minutes end its name; a unit after the count is the count's
+        ("XBTUSD_1_Hour.csv", "XBTUSD", timedelta(hours=1)),  # was 1 minute, refused
+        ("XBTUSD_1_day.csv", "XBTUSD", timedelta(days=1)),
+        ("XBTUSD-PERP.csv", "XBTUSD-PERP", None),  # was XBTUSD, spot
+        ("XBTUSD-PERP_1m.csv", "XBTUSD-PERP", MINUTE),
+    ],
+)
+def test_the_reviews_names_read_as_before_the_new_rules(
+    name: str, symbol: str, interval: timedelta | None
+) -> None:
+    guess = guess_from_name(Path("/home/u/data") / name)
+    assert (guess.symbol, guess.interval) == (symbol, interval)

@@ -13,21 +13,21 @@ IQFEED = ["2024-01-02 09:31:00", "4780.00", "4779.25", "4780.00", "4779.25"]
 
 def test_rows_of_the_time_and_four_prices_alone_are_read_in_the_vendors_order() -> None:
     names = NAMES[:5]
-    assert price_order(names, [IQFEED, IQFEED]) == ("timestamp", "high", "low", "open", "close")
+    assert price_order(names, [IQFEED] * 3) == ("timestamp", "high", "low", "open", "close")
 
 
 def test_a_row_too_short_for_four_prices_is_left_out() -> None:
-    rows = [[*IQFEED, "100"], ["2024-01-02 09:32:00", "4780.00"], [*IQFEED, "137"]]
+    rows = [[*IQFEED, "100"], ["2024-01-02 09:32:00", "4780.00"], *[[*IQFEED, "137"]] * 2]
     assert price_order(NAMES, rows)[1:5] == ("high", "low", "open", "close")
 
 
 def test_the_field_after_the_prices_is_no_price() -> None:
-    rows = [[*IQFEED, "ES"], [*IQFEED, "ES"]]  # a symbol after the prices: not read as one
+    rows = [[*IQFEED, "ES"]] * 3  # a symbol after the prices: not read as one
     assert price_order(NAMES, rows)[1:5] == ("high", "low", "open", "close")
 
 
 def test_a_price_that_is_no_number_keeps_the_usual_order() -> None:
-    rows = [[*IQFEED, "100"], ["2024-01-02 09:32:00", "n/a", "4779", "4780", "4779", "7"]]
+    rows = [*[[*IQFEED, "100"]] * 3, ["2024-01-02 09:32:00", "n/a", "4779", "4780", "4779", "7"]]
     assert price_order(NAMES, rows) == NAMES  # read as usual, its row then refused by name
 
 
@@ -41,11 +41,11 @@ def test_two_orders_that_read_the_rows_as_other_bars_keep_the_usual_order() -> N
 def test_iqfeeds_names_after_the_prices_are_for_its_order_only() -> None:
     coinbase = ["1704153600", "42000", "42300", "42100", "42200", "1.5", "7", "9"]
     names = (*NAMES[:5], "column_6", "column_7", "column_8")
-    assert price_order(names, [coinbase]) == (
+    assert price_order(names, [coinbase] * 3) == (
         "timestamp", "low", "high", "open", "close", "column_6", "column_7", "column_8",
     )  # fmt: skip
     iqfeed = [*IQFEED, "100", "100", "9"]
-    assert price_order(names, [iqfeed])[5:] == IQFEED_TAIL
+    assert price_order(names, [iqfeed] * 3)[5:] == IQFEED_TAIL
 
 
 def test_the_order_named_is_the_vendors_and_none_for_the_usual() -> None:
@@ -57,3 +57,27 @@ def test_the_order_named_is_the_vendors_and_none_for_the_usual() -> None:
     assert vendor_order(("t", "open", "close", "high", "low", "v")) == (
         "open, close, high, low (Bitfinex's)"
     )
+
+
+def test_one_bad_bar_among_bars_that_do_not_tell_keeps_the_usual_order() -> None:
+    """The review's ``ZZZ_1min.csv``: a bad first bar (low over the open), then bars whose open
+    is their low, which Coinbase's order reads too: read as written, the bad bar refused by
+    name (until the review its columns were swapped in every row)."""
+    rows = [
+        ["2024-01-02 09:30:00", "100.0", "101.0", "100.5", "100.8", "1000"],
+        ["2024-01-02 09:31:00", "100.8", "101.2", "100.8", "101.0", "900"],
+        ["2024-01-02 09:32:00", "101.0", "101.5", "101.0", "101.4", "800"],
+        ["2024-01-02 09:33:00", "101.4", "101.6", "101.4", "101.5", "700"],
+    ]
+    assert price_order(NAMES, rows) == NAMES
+    flat = ["2024-01-02 09:34:00", "7.0", "7.0", "7.0", "7.0", "0"]
+    assert price_order(NAMES, [*[flat] * 60, [*IQFEED, "100"]]) == NAMES  # one row tells
+
+
+def test_most_moving_rows_must_be_no_bar_as_written() -> None:
+    """Three rows whose low is over the open (no bar as written, a bar in Coinbase's order)
+    among four whose open is their low (a bar either way): three of seven do not tell."""
+    bad = ["2024-01-02 09:30:00", "100.0", "101.0", "100.5", "100.8", "9"]
+    at_low = ["2024-01-02 09:31:00", "100.8", "101.2", "100.8", "101.0", "9"]
+    assert price_order(NAMES, [*[bad] * 3, *[at_low] * 4]) == NAMES
+    assert price_order(NAMES, [*[bad] * 4, *[at_low] * 3])[1:5] == ("low", "high", "open", "close")

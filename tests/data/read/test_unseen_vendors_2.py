@@ -317,3 +317,21 @@ def test_a_headerless_file_in_the_usual_order_is_read_as_before(tmp_path: Path) 
     bars = read_bars(path, min_bars=1)
     assert bars.row(0, named=True)["open"] == 4772.25
     assert bars.row(0, named=True)["close"] == 4770.0
+
+
+def test_a_list_of_bars_beside_an_object_keyed_by_dates_is_the_bars(tmp_path: Path) -> None:
+    """Polygon's ``results`` beside dividends keyed by their dates: the records are the bars
+    (refused for the dividends until the review of session 60 put the keyed read after them)."""
+    t0 = 1704205800000
+    results = [
+        {"t": t0 + 60_000 * i, "o": 185.0 + i, "h": 186.0 + i, "l": 184.5 + i, "c": 185.5 + i,
+         "v": 1000 + i}
+        for i in range(5)
+    ]  # fmt: skip
+    path = tmp_path / "AAPL_polygon.json"
+    answer = {"ticker": "AAPL", "status": "OK", "results": results,
+              "dividends": {"2024-02-09": {"amount": 0.24}}}  # fmt: skip
+    path.write_text(json.dumps(answer))
+    bars = read_bars(path, min_bars=1)
+    assert bars["close"].to_list() == [185.5, 186.5, 187.5, 188.5, 189.5]
+    assert bars["ts"][0] == datetime(2024, 1, 2, 14, 30, tzinfo=UTC)

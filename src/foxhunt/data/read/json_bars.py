@@ -197,7 +197,9 @@ def _records(path: Path, data: object) -> list[dict[str, Any]]:
         return chart
     if (columns := column_lists(data)) is not None:  # Finnhub's {"t": [...], "o": [...]}
         return columns
-    if (keyed := time_keyed(data)) is not None:  # Alpha Vantage's {"Time Series (5min)": {...}}
+    # Alpha Vantage's {"Time Series (5min)": {...}}, where no list of records is held (Polygon's
+    # "results" beside "dividends" keyed by date: the list, as before session 60's keyed read)
+    if not _holds(data) and (keyed := time_keyed(data)) is not None:
         return _with_symbol(_zoned(keyed[0], [keyed[1]]), [keyed[1]])
     keys, levels = _holder(data)
     holder = levels[-1]

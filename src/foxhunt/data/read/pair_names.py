@@ -71,8 +71,11 @@ currency or ``X`` and a crypto asset (``XXBTZUSD``, ``XETHXXBT``)."""
 _KRAKEN_ALT = re.compile(rf"^(XBT|XDG)[-_/.]?([A-Z]{{3,4}}){_END}", re.IGNORECASE)
 """Kraken's own codes of bitcoin and dogecoin, in its pairs' short names: ``XBTUSD``, ``XDGEUR``
 (XBT: ISO 4217's ``X`` for a currency of no country)."""
-_KRAKEN_MINUTES = re.compile(r"_(1|5|15|30|60|240|720|1440|10080|21600)(?=$|[-_. ])")
-"""The minutes of Kraken's OHLCVT downloads, after the pair: ``XBTUSD_1440.csv``."""
+_KRAKEN_MINUTES = re.compile(r"_(1|5|15|30|60|240|720|1440|10080|21600)$")
+"""The minutes of Kraken's OHLCVT downloads, the name's end: ``XBTUSD_1440.csv`` (a unit after
+them, ``XBTUSD_1_Hour``, is another interval's count)."""
+_DERIVATIVE = re.compile(r"[-_ .]?(PERP|PERPETUAL|SWAP)(?![A-Z])", re.IGNORECASE)
+"""A perpetual's marker after the pair (``XBTUSD-PERP``): left to the perpetuals' rule."""
 
 
 def kraken_pair(stem: str) -> tuple[str, timedelta | None] | None:
@@ -92,18 +95,31 @@ def kraken_pair(stem: str) -> tuple[str, timedelta | None] | None:
         found = alt
     else:
         return None
+    if _DERIVATIVE.match(stem, found.end()):
+        return None
     minutes = _KRAKEN_MINUTES.match(stem, found.end())
     return base + quote, (timedelta(minutes=int(minutes.group(1))) if minutes else None)
 
 
 _BITCOINCHARTS = re.compile(rf"^([a-z]{{3,}})([A-Z]{{3}}){_END}")
+BITCOINCHARTS_EXCHANGES = frozenset(
+    "bitstamp coinbase kraken bitflyer coincheck bitfinex btce mtgox itbit gemini okcoin "
+    "localbtc bitbay zaif anxhk btcde cex hitbtc bitkonan btcn bitcurex justcoin rock lake "
+    "bitx btcchina huobi quadriga cbx bit2c btcmarkets fybse fybsg mrcd vcx bitmarket "
+    "bitcoincentral campbx icbit intrsng virtex wbx btcbox".split()
+)
+"""bitcoincharts.com's exchanges (its market names are these in small letters, then the
+currency): another word before a currency is no exchange (``ethUSD`` is ether, ``eurUSD`` the
+euro, not bitcoin)."""
 
 
 def bitcoincharts_market(stem: str) -> str | None:
     """Bitcoin in the currency of bitcoincharts' market name (``bitstampUSD``, ``krakenEUR``
     -> ``BTCUSD``, ``BTCEUR``), or None."""
     m = _BITCOINCHARTS.match(stem)
-    return f"BTC{m.group(2)}" if m is not None and m.group(2) in FIAT else None
+    if m is None or m.group(1) not in BITCOINCHARTS_EXCHANGES or m.group(2) not in FIAT:
+        return None
+    return f"BTC{m.group(2)}"
 
 
 _SUFFIXED = re.compile(rf"^([A-Z][A-Z0-9]{{3,8}}?)([a-z]{{1,3}}|{'|'.join(BROKER_SUFFIXES)}){_END}")

@@ -146,7 +146,8 @@ _OTHER_VENUES = frozenset(
 """Stock and crypto exchanges, FX brokers, Quandl's ``WIKI`` and ``EOD`` data sets, Kaiko's
 codes of crypto exchanges (``kaiko_cbse_btc-usd_1m``: Coinbase), the ccxt library's name
 (``ccxt_binance_BTC_USDT_1m``: BTCUSDT, the symbol ``CCXT`` until session 57) and data vendors'
-(``tiingo_aapl_1min``, ``polygon_AAPL``: the vendor's name until session 60)."""
+(``tiingo_aapl_1min``, ``polygon_AAPL``: the vendor's name until session 60); a name that is
+nothing after them is theirs (``IBKR_H1``: Interactive Brokers' stock, ``binance_15m``)."""
 _CHRIS_ROOTS = {("ICE", "B"): "BRN"}
 """CHRIS's exchange and root -> the built-in root, where they differ (ICE's Brent is ``B``)."""
 _PERIOD_PREFIX = re.compile(
@@ -435,8 +436,8 @@ def guess_from_name(path: Path) -> NameGuess:
     ticker = prefixed.group(2).lstrip("^") if prefixed else ""  # NYSE_2024: a year, no ticker
     if prefixed and not (prefixed.group(1).islower() or ticker[0].isupper()):
         prefixed = None  # in small letters only after a name in small letters
-    if _DATED.fullmatch(ticker):
-        prefixed = None
+    if _DATED.fullmatch(ticker) or (prefixed and _nameless(stem[prefixed.end(1) + 1 :])):
+        prefixed = None  # binance_15m, polygon_data: the venue's word, as before session 60
     venue, ticker = (prefixed.group(1).upper(), prefixed.group(2)) if prefixed else ("", "")
     if (venue in _FUTURES_VENUES and ticker.upper() in FUTURES) or venue in _OTHER_VENUES:
         rest = guess_from_name(path.with_name(stem[len(venue) + 1 :] + path.suffix))
