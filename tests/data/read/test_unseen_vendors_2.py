@@ -335,3 +335,19 @@ def test_a_list_of_bars_beside_an_object_keyed_by_dates_is_the_bars(tmp_path: Pa
     bars = read_bars(path, min_bars=1)
     assert bars["close"].to_list() == [185.5, 186.5, 187.5, 188.5, 189.5]
     assert bars["ts"][0] == datetime(2024, 1, 2, 14, 30, tzinfo=UTC)
+
+
+def test_a_named_symbol_wins_over_the_pairs_sides_and_a_note_beside_is_no_metadata(
+    tmp_path: Path,
+) -> None:
+    """An answer that names its ``Symbol`` beside a pair's sides keeps the name; a text beside
+    the objects (a ``"Note"``) is no metadata of the bars, and no error."""
+    times = [f"2024-01-02 10:{5 * i:02d}:00" for i in range(10)]
+    meta = {"2. Symbol": "EUR/USD", "3. From Symbol": "EUR", "4. To Symbol": "USD",
+            "7. Time Zone": "UTC"}  # fmt: skip
+    answer = json.loads(_alpha_vantage("Time Series FX (5min)", meta, _av_bars(times)))
+    path = tmp_path / "av.json"
+    path.write_text(json.dumps({**answer, "Note": "Thank you for using Alpha Vantage!"}))
+    bars = read_bars(path, min_bars=1)
+    assert bars["symbol"].unique().to_list() == ["EUR/USD"]  # as named (the sides: EURUSD)
+    assert bars.height == 10
