@@ -68,3 +68,17 @@ def test_rows_no_order_reads_or_two_read_apart_are_refused() -> None:
     # the open is the low: Gemini's and Coinbase's orders read the same bar, so either will do
     same = positional_records([[T0, 1.0, 2.0, 1.0, 1.5, 3.0]])
     assert same == [{"t": T0, "open": 1.0, "high": 2.0, "low": 1.0, "close": 1.5, "volume": 3.0}]
+
+
+def test_each_rule_of_a_bar_and_of_the_rows_is_kept() -> None:
+    """One check each: a high under its open alone is no bar; a close at its high is one; two
+    orders that read other bars (``10, 11, 11, 10``: Coinbase's open 11, Bitfinex's open 10)
+    refuse; a row that is no list, or rows of two lengths (5 and 6), refuse."""
+    assert positional_records([[T0, 101.0, 100.5, 99.0, 100.0, 1.0]]) is None
+    at_high = positional_records([[T0, 100.0, 101.0, 99.0, 101.0, 1.0]])
+    assert at_high == [
+        {"t": T0, "open": 100.0, "high": 101.0, "low": 99.0, "close": 101.0, "volume": 1.0}
+    ]
+    assert positional_records([[T0, 10.0, 11.0, 11.0, 10.0, 1.0]]) is None
+    assert positional_records([[T0, 1.0, 2.0, 0.5, 1.5, 1.0], 5]) is None
+    assert positional_records([[T0, 1.0, 2.0, 0.5, 1.5], [T0, 1.0, 2.0, 0.5, 1.5, 3.0]]) is None

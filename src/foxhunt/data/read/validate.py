@@ -24,6 +24,7 @@ import polars as pl
 from foxhunt.data.market.calendar import infer_interval, interval_text
 from foxhunt.data.read import plausibility
 from foxhunt.data.read.files import is_readable
+from foxhunt.data.read.high_low import swapped_hint
 from foxhunt.data.read.hints import (
     comma_hint,
     raw_value,
@@ -56,8 +57,7 @@ EMPTY_COLUMN = "__empty"
 line, a ``null`` row, a footer); :func:`foxhunt.data.read.checks.without_empty_rows` drops them."""
 ROW_COLUMN = "__row"
 """Provenance column of loaded bars: 0-based row within that file."""
-_FILE = FILE_COLUMN
-_ROW = ROW_COLUMN
+_FILE, _ROW = FILE_COLUMN, ROW_COLUMN
 
 
 _BACK_ADJUSTED = (
@@ -246,14 +246,14 @@ class _Validator:
         if hit:
             raise DataError(
                 f"{self.where(hit, 'high')}: high {hit['high']} < max(open, close) {hit['__top']}"
-                + (self.settle(hit) or self.order_hint(hit))
+                + (self.settle(hit) or self.order_hint(hit) or swapped_hint(df, hit, self.loaded))
             )
         bottom = pl.min_horizontal("open", "close")
         hit = self.first(df.with_columns(bottom.alias("__bot")), pl.col("low") > pl.col("__bot"))
         if hit:
             raise DataError(
                 f"{self.where(hit, 'low')}: low {hit['low']} > min(open, close) {hit['__bot']}"
-                + (self.settle(hit) or self.order_hint(hit))
+                + (self.settle(hit) or self.order_hint(hit) or swapped_hint(df, hit, self.loaded))
             )
 
     def words_for_prices(self, hit: dict[str, object]) -> str | None:
