@@ -421,14 +421,38 @@ def test_a_pandas_multiindex_without_level_names_reads_its_time_and_symbol(
     assert bars["close"].to_list() == [4700.0 + i for i in range(5)]
 
 
-def test_a_duplicate_in_the_hour_daylight_saving_repeats_is_named_as_such(
-    tmp_path: Path,
+def test_the_hour_daylight_saving_repeats_is_told_by_the_rows_order(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Naive Chicago times of a 24/7 market across 3 November 2024: 01:00-01:59 comes twice.
-    Still refused (naive times cannot say which is which), the message says why and how."""
+    """Naive Chicago times of a 24/7 market across 3 November 2024: 01:00-01:59 comes twice,
+    first daylight time (06:00 UTC), then, after the clock steps back, standard time (07:00 UTC):
+    read so in the file's order (refused as duplicates until session 60)."""
     start = datetime(2024, 11, 3, 0, 0)
     times = [start + timedelta(minutes=i) for i in range(120)]
     times += [start + timedelta(minutes=60 + i) for i in range(90)]
+    rows = "".join(
+        f"{t:%Y-%m-%d %H:%M:%S},2,2,0.5,{1 + i * 1e-4:.4f},1\n" for i, t in enumerate(times)
+    )
+    path = tmp_path / "BTCUSD.csv"
+    path.write_text("ts,open,high,low,close,volume\n" + rows)
+    with caplog.at_level(logging.INFO, logger="foxhunt.data.read.repeated_hour"):
+        bars = read_bars(path, options=ReadOptions(tz="America/Chicago"))
+    utc = datetime(2024, 11, 3, 5, 0, tzinfo=UTC)  # 00:00 CDT
+    assert bars["ts"].to_list() == [utc + timedelta(minutes=i) for i in range(210)]
+    assert bars["close"][120] == pytest.approx(1.012)  # 01:00 CST, the second pass's first
+    assert [m for m in caplog.messages if "repeats in" in m] == [
+        f"{path}: the hour 2024-11-03 01:00 repeats in America/Chicago when daylight saving "
+        "ends, read in the file's order: 60 bars after its clock steps back are the second pass"
+    ]
+
+
+def test_a_repeated_hour_the_rows_order_cannot_tell_is_named_as_such(tmp_path: Path) -> None:
+    """The two passes of 01:00-01:59 interleaved (each minute twice in a row): no step back
+    tells them apart, and naive times cannot say which: refused, the message says why and how."""
+    start = datetime(2024, 11, 3, 0, 0)
+    times = [start + timedelta(minutes=i) for i in range(60)]
+    times += [start + timedelta(minutes=60 + i // 2) for i in range(120)]
+    times += [start + timedelta(minutes=120 + i) for i in range(30)]
     rows = "".join(
         f"{t:%Y-%m-%d %H:%M:%S},2,2,0.5,{1 + i * 1e-4:.4f},1\n" for i, t in enumerate(times)
     )

@@ -1,12 +1,11 @@
 """Validation of loaded bars: the first problem, named by file, column, row and time.
 
 Checks, in order: null or unparsable timestamp, missing symbol, missing or non-numeric value,
-NaN/inf, non-positive price, negative volume, ``high < max(open, close)``,
-``low > min(open, close)``; then, sorted by (symbol, ts): duplicate bars and too few bars per
-symbol; then plausibility (:mod:`foxhunt.data.read.plausibility`: two interleaved price levels,
-prices off by orders of magnitude, implausible one-bar moves), refused unless
-``allow_outliers``. Rows are 0-based data rows of the file (header not counted), as
-pandas/polars number them.
+NaN/inf, non-positive price, negative volume, ``high < max(open, close)``, ``low > min(open,
+close)``; then, sorted by (symbol, ts): duplicate bars and too few bars per symbol; then
+plausibility (:mod:`foxhunt.data.read.plausibility`: two interleaved price levels, prices off by
+orders of magnitude, implausible one-bar moves), refused unless ``allow_outliers``. Rows are
+0-based data rows of the file (header not counted), as pandas/polars number them.
 """
 
 from __future__ import annotations
@@ -33,6 +32,7 @@ from foxhunt.data.read.hints import (
     two_files_hint,
 )
 from foxhunt.data.read.open_close import check_open_close
+from foxhunt.data.read.repeated_hour import second_passes
 from foxhunt.data.read.running_volume import check_running_volume
 from foxhunt.data.read.tick_slips import with_slips_mended
 from foxhunt.data.read.timestamps import HOURS_OFFSET, short_mantissa
@@ -74,8 +74,7 @@ _HEADER_WORDS = frozenset(
      "symbol", "ticker", "open", "high", "low", "close", "volume", "<date>", "<time>", "<open>",
      "<close>")
 )  # fmt: skip
-"""Words of a header line: found where a time belongs, a header line in the middle of the
-file."""
+"""Words of a header line: found where a time belongs, a header line in mid-file."""
 
 
 def _is_iso(text: str) -> bool:
@@ -312,9 +311,9 @@ class _Validator:
         return df.filter(~repeat)
 
     def repeated_hour(self, hit: dict[str, object]) -> str:
-        """For naive times read in a zone with daylight saving, when the duplicate's wall-clock
-        time is the hour that zone repeats in autumn: that hour named, and the way out; else
-        ``""``."""
+        """Naive times in a zone with daylight saving, a duplicate in the hour it repeats in
+        autumn whose two passes the rows' order did not tell (:mod:`.repeated_hour`): that
+        hour named, the way out; else ``""``."""
         from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
         f = int(hit[_FILE])  # type: ignore[call-overload]
@@ -567,7 +566,8 @@ def validate_bars(
         DataError: the first problem found, naming file, column, row and time (and symbol,
             for an implausible bar).
     """
-    loaded = replace(loaded, frame=with_slips_mended(loaded.frame, loaded.files, _FILE, _ROW))
+    told = second_passes(loaded.frame, loaded.files, loaded.naive, loaded.zone_of, _FILE)
+    loaded = replace(loaded, frame=with_slips_mended(told, loaded.files, _FILE, _ROW))
     v = _Validator(loaded)
     v.check()
     df = loaded.frame

@@ -100,15 +100,17 @@ def _iana(name: str) -> bool:
     return True
 
 
-def local_to_utc(c: pl.Expr, tz: str) -> pl.Expr:
+def local_to_utc(c: pl.Expr, tz: str, *, second: bool = False) -> pl.Expr:
     """Naive wall-clock datetimes in ``tz`` -> UTC (a repeated DST hour reads as its first
-    occurrence; a skipped one becomes null, reported as unparsable)."""
+    occurrence, or with ``second`` its second, :mod:`~foxhunt.data.read.repeated_hour`; a
+    skipped one becomes null, reported as unparsable)."""
     zone = parse_zone(tz)
     if zone.offset_minutes is not None:
         return c.dt.replace_time_zone("UTC") - pl.duration(minutes=zone.offset_minutes)
     if zone.shift_minutes:  # the base zone's wall clock, then as an IANA zone
         c = c - pl.duration(minutes=zone.shift_minutes)
-    local = c.dt.replace_time_zone(zone.base, ambiguous="earliest", non_existent="null")
+    which = "latest" if second else "earliest"
+    local = c.dt.replace_time_zone(zone.base, ambiguous=which, non_existent="null")
     return local.dt.convert_time_zone("UTC")
 
 
