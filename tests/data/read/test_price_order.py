@@ -81,3 +81,21 @@ def test_most_moving_rows_must_be_no_bar_as_written() -> None:
     at_low = ["2024-01-02 09:31:00", "100.8", "101.2", "100.8", "101.0", "9"]
     assert price_order(NAMES, [*[bad] * 3, *[at_low] * 4]) == NAMES
     assert price_order(NAMES, [*[bad] * 4, *[at_low] * 3])[1:5] == ("low", "high", "open", "close")
+
+
+def test_flat_rows_do_not_count_and_half_is_not_most() -> None:
+    flat = ["2024-01-02 09:34:00", "7.0", "7.0", "7.0", "7.0", "0"]
+    iqfeed = [*IQFEED, "100"]
+    assert price_order(NAMES, [*[flat] * 10, *[iqfeed] * 3])[1:5] == (
+        "high", "low", "open", "close",
+    )  # fmt: skip
+    bad = ["2024-01-02 09:30:00", "100.0", "101.0", "100.5", "100.8", "9"]
+    at_low = ["2024-01-02 09:31:00", "100.8", "101.2", "100.8", "101.0", "9"]
+    assert price_order(NAMES, [*[bad] * 3, *[at_low] * 3]) == NAMES  # three of six
+
+
+def test_a_vendor_order_must_read_every_bars_close_under_its_high() -> None:
+    """IQFeed's order reads ``100, 99, 99.5, 100.5`` as a close over its high: no bar, so no
+    order reads every row."""
+    rows = [*[[*IQFEED, "100"]] * 3, ["2024-01-02 09:36:00", "100", "99", "99.5", "100.5", "1"]]
+    assert price_order(NAMES, rows) == NAMES
