@@ -22,6 +22,7 @@ from foxhunt.commands import predict as predict_cmd
 from foxhunt.commands import quantize as quantize_cmd
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.errors import InputError
+from foxhunt.memory.preparation import preparation_peak
 
 
 def _args(argv: list[str]) -> argparse.Namespace:
@@ -61,6 +62,8 @@ def test_features_writes_one_file_with_the_flags_it_was_given(
     )
     assert a.func is features_cmd.run
     a.func(a)
+    before = calls[0][2].pop("before")  # the memory check, with this run's horizon
+    assert before(1_000, 1) == preparation_peak(1_000, 225, 7)
     assert calls == [
         (
             tmp_path / "b.csv",
@@ -89,6 +92,7 @@ def test_features_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wide
     monkeypatch.setattr("foxhunt.data.features.table.write_features", write_features)
     a = _args(["features", "--bars", str(tmp_path / "b.csv"), "--out", str(tmp_path / "f.pq")])
     a.func(a)
+    assert callable(seen.pop("before"))
     assert seen == {
         "horizon": 10,
         "options": ReadOptions(),

@@ -26,7 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="write a feature store: one shard per symbol + manifest.json in folder --out, "
         "computed one symbol at a time; unchanged symbols are skipped on re-runs; "
         "`foxhunt train --bars FOLDER` trains from it (without it the whole table is held "
-        "in memory: estimated first, refused over the machine's memory)",
+        "in memory: estimated once the bars are read, refused over the machine's memory)",
     )
     add_read_args(f, stored=False)
     f.add_argument(
@@ -71,7 +71,6 @@ def run(a: argparse.Namespace) -> None:
         return
     from foxhunt.data.features.table import write_features
 
-    check_table_fits(a.bars, a.horizon)
     with console.status(f"computing features of {a.bars}"):
         rows, spec = write_features(
             a.bars,
@@ -80,6 +79,7 @@ def run(a: argparse.Namespace) -> None:
             options=read_options_of(a),
             instruments=a.instruments,
             allow_outliers=a.allow_outliers,
+            before=lambda n, symbols: check_table_fits(a.bars, n, symbols, a.horizon),
         )
     Console().print(
         f"wrote {rows:,} rows x ({len(spec.historical)} observed + {len(spec.known)} "
@@ -90,15 +90,19 @@ def run(a: argparse.Namespace) -> None:
     )
 
 
-def check_table_fits(bars: Path, horizon: int, total: int | None = None) -> int:
-    """Before one feature table of ``bars`` is computed in memory: refuse it when its estimated
-    peak (:func:`~foxhunt.memory.preparation.preparation_peak` of every bar, the table whole;
-    7.60 GB measured for the 3.54 M 1-minute bars of 2018, 2.75 GB for three of their symbols,
+def check_table_fits(
+    bars: Path, n: int, symbols: int, horizon: int, total: int | None = None
+) -> int:
+    """Once the bars are read, before one feature table of their ``n`` bars (of ``symbols``
+    symbols) is computed in memory: refuse it when its estimated peak
+    (:func:`~foxhunt.memory.preparation.preparation_peak` of every bar, the table whole; 7.60 GB
+    measured for the 3.54 M 1-minute bars of 2018, 2.75 GB for three of their symbols,
     estimates +2 % and +5 %) is over ``total`` (default: this machine's memory), warn over half
-    of it; both name ``--shards``, which computes and writes one symbol at a time.
+    of it; both name ``--shards``, which computes and writes one symbol at a time. Counted from
+    the bars read, not the files' lines: trades and ``--bar-minutes`` make fewer bars.
 
     Returns:
-        The estimated peak in bytes (0 where the bars cannot be counted: reading them says why).
+        The estimated peak in bytes.
 
     Raises:
         InputError: the table would not fit in memory.
@@ -106,17 +110,11 @@ def check_table_fits(bars: Path, horizon: int, total: int | None = None) -> int:
     import psutil
 
     from foxhunt.data.features.table import feature_spec
-    from foxhunt.data.read.row_count import estimate_file_rows
-    from foxhunt.errors import DataError, InputError
+    from foxhunt.errors import InputError
     from foxhunt.memory.preparation import preparation_peak
     from foxhunt.memory.units import format_bytes
     from foxhunt.train.resources.plan import LARGE_PREPARATION_SHARE
 
-    try:
-        per_file = estimate_file_rows(bars)
-    except DataError:
-        return 0
-    n = sum(per_file)
     peak = preparation_peak(n, len(feature_spec(horizon).inputs), horizon)
     total = psutil.virtual_memory().total if total is None else total
     if peak <= LARGE_PREPARATION_SHARE * total:
@@ -124,14 +122,9 @@ def check_table_fits(bars: Path, horizon: int, total: int | None = None) -> int:
     how = (
         "--shards computes and writes one symbol at a time (a folder `foxhunt train --bars` reads)"
     )
-    if len(per_file) == 1:
-        how = how.replace("at a time", "at a time where the file holds several") + (
-            "; one symbol's table is computed whole: cut its bars into periods"
-        )
-    said = (
-        f"{bars}: one feature table of about {n:,} bars needs an estimated "
-        f"{format_bytes(peak)} in memory"
-    )
+    if symbols == 1:
+        how = "one symbol's table is computed whole, with --shards too: cut its bars into periods"
+    said = f"{bars}: one feature table of {n:,} bars needs an estimated {format_bytes(peak)}"
     if peak > total:
         raise InputError(f"{said}, more than this machine's {format_bytes(total)}; {how}")
     log.warning("%s, %.0f %% of this machine's %s; %s", said, 100 * peak / total,

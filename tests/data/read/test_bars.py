@@ -446,6 +446,25 @@ def test_the_hour_daylight_saving_repeats_is_told_by_the_rows_order(
     ]
 
 
+@pytest.mark.parametrize("disorder", ["swapped", "repeated"])
+def test_a_first_pass_alone_out_of_order_is_no_second_pass(tmp_path: Path, disorder: str) -> None:
+    """The hour's first pass alone, with two rows swapped or a stretch written again (a
+    collector restarted): the clock steps back, but the rows after it have no twin in a first
+    pass, so none is read an hour later (the review of session 60 found them moved)."""
+    start = datetime(2024, 11, 3, 0, 0)
+    times = [start + timedelta(minutes=i) for i in range(120)]  # 00:00-01:59, once
+    if disorder == "swapped":
+        times[70], times[71] = times[71], times[70]
+    else:
+        times = times[:91] + times[80:91] + times[91:]  # 01:20-01:30 again
+    rows = "".join(f"{t:%Y-%m-%d %H:%M:%S},2,2,0.5,1.5,1\n" for t in times)
+    path = tmp_path / "BTCUSD.csv"
+    path.write_text("ts,open,high,low,close,volume\n" + rows)
+    bars = read_bars(path, options=ReadOptions(tz="America/New_York"))
+    utc = datetime(2024, 11, 3, 4, 0, tzinfo=UTC)  # 00:00 EDT
+    assert bars["ts"].to_list() == [utc + timedelta(minutes=i) for i in range(120)]
+
+
 def test_a_repeated_hour_the_rows_order_cannot_tell_is_named_as_such(tmp_path: Path) -> None:
     """The two passes of 01:00-01:59 interleaved (each minute twice in a row): no step back
     tells them apart, and naive times cannot say which: refused, the message says why and how."""

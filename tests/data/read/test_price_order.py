@@ -74,24 +74,19 @@ def test_one_bad_bar_among_bars_that_do_not_tell_keeps_the_usual_order() -> None
     assert price_order(NAMES, [*[flat] * 60, [*IQFEED, "100"]]) == NAMES  # one row tells
 
 
-def test_most_moving_rows_must_be_no_bar_as_written() -> None:
-    """Three rows whose low is over the open (no bar as written, a bar in Coinbase's order)
-    among four whose open is their low (a bar either way): three of seven do not tell."""
-    bad = ["2024-01-02 09:30:00", "100.0", "101.0", "100.5", "100.8", "9"]
-    at_low = ["2024-01-02 09:31:00", "100.8", "101.2", "100.8", "101.0", "9"]
-    assert price_order(NAMES, [*[bad] * 3, *[at_low] * 4]) == NAMES
-    assert price_order(NAMES, [*[bad] * 4, *[at_low] * 3])[1:5] == ("low", "high", "open", "close")
-
-
-def test_flat_rows_do_not_count_and_half_is_not_most() -> None:
+def test_two_rows_only_the_vendors_order_reads_tell_it() -> None:
+    """Rows it reads alike (flat, or opening at their low in Coinbase's order) tell nothing:
+    two rows of the vendor's order among them are enough, one is not."""
     flat = ["2024-01-02 09:34:00", "7.0", "7.0", "7.0", "7.0", "0"]
     iqfeed = [*IQFEED, "100"]
-    assert price_order(NAMES, [*[flat] * 10, *[iqfeed] * 3])[1:5] == (
+    assert price_order(NAMES, [*[flat] * 60, *[iqfeed] * 2])[1:5] == (
         "high", "low", "open", "close",
     )  # fmt: skip
-    bad = ["2024-01-02 09:30:00", "100.0", "101.0", "100.5", "100.8", "9"]
-    at_low = ["2024-01-02 09:31:00", "100.8", "101.2", "100.8", "101.0", "9"]
-    assert price_order(NAMES, [*[bad] * 3, *[at_low] * 3]) == NAMES  # three of six
+    # Coinbase's candles of a coin bouncing between two prices: half open at their low
+    up = ["1709251200", "100.00", "100.01", "100.00", "100.01", "5"]
+    down = ["1709251260", "100.00", "100.01", "100.01", "100.00", "5"]
+    assert price_order(NAMES, [up, down] * 10)[1:5] == ("low", "high", "open", "close")
+    assert price_order(NAMES, [*[up] * 10, down]) == NAMES  # one row tells: the usual order
 
 
 def test_a_vendor_order_must_read_every_bars_close_under_its_high() -> None:

@@ -329,6 +329,7 @@ def write_features(
     instruments: Path | None = None,
     allow_outliers: bool = False,
     options: ReadOptions | None = None,
+    before: Callable[[int, int], object] | None = None,
 ) -> tuple[int, FeatureSpec]:
     """Read bars, compute features and targets, write a parquet (or CSV) file atomically
     (``foxhunt features``).
@@ -342,6 +343,8 @@ def write_features(
             known-future features (as in training).
         allow_outliers: keep implausible bars (one warning per file with their count).
         options: how to read the bar files (``--symbol``, ``--columns``, ...).
+        before: called with the bars read and their symbols before the features are computed
+            (the command's memory check; it may raise).
 
     Returns:
         ``(rows written, feature spec)``.
@@ -356,6 +359,8 @@ def write_features(
     frame, spec = read_bars_for_features(
         Path(bars), horizon, tz=tz, allow_outliers=allow_outliers, options=options, table=table
     )
+    if before is not None:
+        before(frame.height, frame["symbol"].n_unique())
     log.debug("computing %d features for %s bars", len(spec.inputs), f"{frame.height:,}")
     feats = compute_features(frame, horizon, instruments=table)
     write_table(feats, Path(out))

@@ -50,6 +50,7 @@ from foxhunt.data.read.files import resolve_table_paths
 from foxhunt.data.read.fillers import without_fillers
 from foxhunt.data.read.options import ReadOptions
 from foxhunt.data.read.prints import minute_bars
+from foxhunt.data.read.repeated_hour import second_passes
 from foxhunt.data.read.resample import aggregate_bars
 from foxhunt.data.read.stamps import to_bar_starts
 from foxhunt.data.read.time_axis import check_time_axis
@@ -208,6 +209,8 @@ def load_bars(
         log.warning("%s", line)
     frames = [r.frame for r in reads]
     frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal")
+    zones = tuple(r.zone for r in reads)  # the autumn's repeated hour, by the rows' order:
+    frame = second_passes(frame, files, [r.naive for r in reads], lambda i: zones[i], _FILE)
     guesses = [r.guesses for r in reads]
     if any(r.prints for r in reads):  # across the files: a minute split between two is one bar
         frame, counts = minute_bars(frame, frozenset(i for i, r in enumerate(reads) if r.prints))
@@ -226,7 +229,7 @@ def load_bars(
         extra=tuple(r.extra for r in reads),
         naive=tuple(r.naive for r in reads),
         tz=parse_zone(opts.tz).name if opts.tz else "UTC",
-        zones=tuple(r.zone for r in reads),
+        zones=zones,
         guesses=tuple(guesses),
         doubts=tuple(r.doubts for r in reads),
         counted=tuple(r.counted for r in reads),

@@ -5,9 +5,9 @@ A file without a header is read by position: a time, then open, high, low and cl
 another order, and their rows are saved so by scripts and exports: IQFeed's history answers
 (``2024-01-02 09:31:00,high,low,open,close,total volume,period volume,trades``), Coinbase's
 candles (``time,low,high,open,close,volume``), Bitfinex's (``time,open,close,high,low,volume``).
-Where the usual order reads most sampled rows that move as no bar (a high under the open, close
-or low, a low over the open or close; three at the least) and exactly one of these orders reads
-every sampled row as one,
+Where the usual order reads some sampled rows as no bar (a high under the open, close or low, a
+low over the open or close; two at the least) and exactly one of these orders reads every
+sampled row as one,
 the prices are read in that order (until session 60 such a file was refused, the refusal
 naming the order it was read in and ``--columns`` to change it), and IQFeed's three fields
 after them by its names (:data:`IQFEED_TAIL`). ``--columns`` still names each column by these
@@ -23,7 +23,7 @@ VENDOR_ORDERS = {
     ("open", "close", "high", "low"): "Bitfinex's",
 }
 """The vendors' orders of the four prices, each with whose it is."""
-MIN_TOLD = 3
+MIN_TOLD = 2
 """Rows that only another order reads as bars, at the least, before the file is read in it."""
 IQFEED_TAIL = ("TotalVolume", "PeriodVolume", "NumberOfTrades")
 """IQFeed's three fields after an interval bar's prices, by its names: the day's running total
@@ -65,12 +65,11 @@ def price_order(names: tuple[str, ...], rows: list[list[str]]) -> tuple[str, ...
     read = [p for p in prices if p is not None]
     if _bars(USUAL, read) is not None:
         return names
-    # a flat row is a bar in every order: the rows that move must tell, most of them no bar as
-    # written and at least MIN_TOLD (one bad bar among flat or open-at-low rows, read in
-    # Coinbase's or IQFeed's order, swapped every column until the review of session 60)
-    moving = [p for p in read if len(set(p)) > 1]
-    told = [p for p in moving if _bars(USUAL, [p]) is None]
-    if len(told) < MIN_TOLD or 2 * len(told) <= len(moving):
+    # the rows only the vendor's order reads as bars tell it (a row it reads alike, flat or
+    # opening at its low, tells nothing): at least MIN_TOLD (one bad bar among bars opening at
+    # their low was read in Coinbase's order, every column swapped, until the review of
+    # session 60)
+    if sum(_bars(USUAL, [p]) is None for p in read) < MIN_TOLD:
         return names
     fits = {order: bars for order in VENDOR_ORDERS if (bars := _bars(order, read)) is not None}
     if len({tuple(b) for b in fits.values()}) != 1:

@@ -5,8 +5,9 @@ in a zone with daylight saving hold that hour twice: New York's 01:00-01:59 on 3
 is first daylight time (05:00-05:59 UTC), then standard time (06:00-06:59 UTC). Each time alone
 cannot say which; the file's order can, as pandas' ``ambiguous="infer"`` reads it: where, inside
 the repeated hour, the clock steps back (01:59, then 01:00), the rows from there to the hour's
-end are its second pass. :func:`second_passes` reads them so when, per file and symbol, the
-times then rise at every row of the hour; otherwise the rows stay on the first reading and the
+end are its second pass. :func:`second_passes` reads them so when, per file and symbol, each
+of them has its wall time in the first pass too and the times then rise at every row of the
+hour; otherwise the rows stay on the first reading and the
 duplicates are refused naming the hour (:mod:`foxhunt.data.read.validate`), as every such
 file was until session 60.
 """
@@ -56,7 +57,7 @@ def _moved(
     twice = (pl.col(file_column).is_in(mine) & (late != pl.col("ts"))).fill_null(False)
     if not frame.select(twice.any()).item():
         return frame  # no row in a repeated hour: nothing to tell
-    group = [file_column, "symbol"]
+    group = [file_column, *(["symbol"] if "symbol" in frame.columns else [])]
     back = (wall < wall.shift(1)).over(group).fill_null(False)
     steps = back.cast(pl.Int64).cum_sum().over(group)
     start = pl.when(~twice).then(steps).forward_fill().over(group).fill_null(0)
@@ -64,7 +65,10 @@ def _moved(
     new = pl.when(second).then(late).otherwise(pl.col("ts"))
     near = twice | twice.shift(1).over(group).fill_null(False)
     rising = ((new > new.shift(1)).over(group) | ~near).fill_null(True).all().over(group)
-    told = second & rising
+    # each row of the second pass has its time on the first reading in the first pass too (a
+    # first pass alone with a row out of order, or rows repeated after a restart, is no second)
+    repeats = (~second | pl.col("ts").is_duplicated()).over(group).all().over(group)
+    told = second & rising & repeats
     moved = frame.with_columns(
         pl.when(told).then(late).otherwise(pl.col("ts")).alias("ts"), told.alias("__second")
     )

@@ -32,7 +32,6 @@ from foxhunt.data.read.hints import (
     two_files_hint,
 )
 from foxhunt.data.read.open_close import check_open_close
-from foxhunt.data.read.repeated_hour import second_passes
 from foxhunt.data.read.running_volume import check_running_volume
 from foxhunt.data.read.tick_slips import with_slips_mended
 from foxhunt.data.read.timestamps import HOURS_OFFSET, short_mantissa
@@ -566,8 +565,7 @@ def validate_bars(
         DataError: the first problem found, naming file, column, row and time (and symbol,
             for an implausible bar).
     """
-    told = second_passes(loaded.frame, loaded.files, loaded.naive, loaded.zone_of, _FILE)
-    loaded = replace(loaded, frame=with_slips_mended(told, loaded.files, _FILE, _ROW))
+    loaded = replace(loaded, frame=with_slips_mended(loaded.frame, loaded.files, _FILE, _ROW))
     v = _Validator(loaded)
     v.check()
     df = loaded.frame
