@@ -185,6 +185,13 @@ def test_the_bars_read_carry_the_symbol(
         ("XBTUSD_1_day.csv", "XBTUSD", timedelta(days=1)),
         ("XBTUSD-PERP.csv", "XBTUSD-PERP", None),  # was XBTUSD, spot
         ("XBTUSD-PERP_1m.csv", "XBTUSD-PERP", MINUTE),
+        # the second review: a count after a year, Kraken's minutes before a year, exchanges
+        ("ES_2020_1_min.csv", "ES", MINUTE),  # was no claim
+        ("ES_2020-12_1_min.csv", "ES", MINUTE),
+        ("BTCUSD_2021-2022_1_hour.csv", "BTCUSD", timedelta(hours=1)),
+        ("XBTUSD_5_2021.csv", "XBTUSD", timedelta(minutes=5)),  # was no claim
+        ("coinfloorGBP.csv", "BTCGBP", None),  # was COINFLOORGBP
+        ("korbitKRW.csv", "BTCKRW", None),
     ],
 )
 def test_the_reviews_names_read_as_before_the_new_rules(

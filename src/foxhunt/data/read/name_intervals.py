@@ -19,14 +19,14 @@ _MT_CODE = re.compile(r"^([mhd])(\d+)$")
 _WORDS = {"daily": timedelta(days=1), "hourly": timedelta(hours=1), "minute": timedelta(minutes=1)}
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _APART = re.compile(
-    r"(?<![A-Za-z0-9])(?<!\d[-_. ])([1-9]\d{0,2})[-_ ](secs?|seconds?|mins?|minutes?|hr|hours?|days?)"
+    r"(?<![A-Za-z0-9])(?<!\d{4}-)([1-9]\d{0,2})[-_ ](secs?|seconds?|mins?|minutes?|hr|hours?|days?)"
     r"(?![A-Za-z0-9])",
     re.IGNORECASE,
 )
 """A count and its unit apart: Kaggle's bitcoin history ``bitstampUSD_1-min_data_...``,
 Dukascopy's ``EURUSD_Candlestick_1_Hour_BID_...``, ``AAPL 5 min`` (claimed nothing until
-session 60); a count of one to three digits after no other number (``BTC_2021_minute``: a year
-and the 1-minute bars; ``NQ_2020-12_minutes``: a month)."""
+session 60); a count of one to three digits, not a year's month (``BTC_2021_minute``: a year
+and the 1-minute bars; ``NQ_2020-12_minutes``: December; ``ES_2020_1_min``: one minute)."""
 _DUKASCOPY = re.compile(r"(?<=candlestick_)(\d+)_([md])(?=_(?:bid|ask)(?![a-z]))", re.IGNORECASE)
 """Dukascopy's minutes and days, ``EURUSD_Candlestick_5_M_BID_...``, ``..._1_D_ASK_...`` (its
 ``M`` is no month: it writes ``1_M``, ``5_M``, ``10_M``, ``30_M``)."""

@@ -71,9 +71,9 @@ currency or ``X`` and a crypto asset (``XXBTZUSD``, ``XETHXXBT``)."""
 _KRAKEN_ALT = re.compile(rf"^(XBT|XDG)[-_/.]?([A-Z]{{3,4}}){_END}", re.IGNORECASE)
 """Kraken's own codes of bitcoin and dogecoin, in its pairs' short names: ``XBTUSD``, ``XDGEUR``
 (XBT: ISO 4217's ``X`` for a currency of no country)."""
-_KRAKEN_MINUTES = re.compile(r"_(1|5|15|30|60|240|720|1440|10080|21600)$")
-"""The minutes of Kraken's OHLCVT downloads, the name's end: ``XBTUSD_1440.csv`` (a unit after
-them, ``XBTUSD_1_Hour``, is another interval's count)."""
+_KRAKEN_MINUTES = re.compile(r"_(1|5|15|30|60|240|720|1440|10080|21600)(?=$|[-_. ])")
+"""The minutes of Kraken's OHLCVT downloads, after the pair: ``XBTUSD_1440.csv`` (a unit written
+after them, ``XBTUSD_1_Hour``, is the name's interval instead: ``guess_from_name``)."""
 _DERIVATIVE = re.compile(r"[-_ .]?(PERP|PERPETUAL|SWAP)(?![A-Z])", re.IGNORECASE)
 """A perpetual's marker after the pair (``XBTUSD-PERP``): left to the perpetuals' rule."""
 
@@ -106,7 +106,9 @@ BITCOINCHARTS_EXCHANGES = frozenset(
     "bitstamp coinbase kraken bitflyer coincheck bitfinex btce mtgox itbit gemini okcoin "
     "localbtc bitbay zaif anxhk btcde cex hitbtc bitkonan btcn bitcurex justcoin rock lake "
     "bitx btcchina huobi quadriga cbx bit2c btcmarkets fybse fybsg mrcd vcx bitmarket "
-    "bitcoincentral campbx icbit intrsng virtex wbx btcbox".split()
+    "bitcoincentral campbx icbit intrsng virtex wbx btcbox coinfloor korbit wex exmo "
+    "coinsetter bitex paymium btcturk bitso independentreserve mercado foxbit getbtc btcoid "
+    "coinsbank zyado".split()
 )
 """bitcoincharts.com's exchanges (its market names are these in small letters, then the
 currency): another word before a currency is no exchange (``ethUSD`` is ether, ``eurUSD`` the

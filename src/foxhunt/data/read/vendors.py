@@ -455,7 +455,7 @@ def guess_from_name(path: Path) -> NameGuess:
         minutes = timedelta(minutes=int(mt4.group(3)))
         return NameGuess(base + quote, "MetaTrader 4's file name (pair and minutes)", None, minutes)
     if (kraken := kraken_pair(stem)) is not None:  # XXBTZUSD, XBTUSD_1440 (minutes)
-        return NameGuess(kraken[0], "Kraken's pair code", None, kraken[1] or name_interval(whole))
+        return NameGuess(kraken[0], "Kraken's pair code", None, name_interval(whole) or kraken[1])
     if (market := bitcoincharts_market(stem)) is not None:  # bitstampUSD_1-min_data_...
         return NameGuess(market, "bitcoincharts' market name", None, name_interval(whole))
     if (suffixed := broker_pair(stem)) is not None:  # EURUSDm, XAUUSDm_M5
