@@ -95,9 +95,9 @@ def check_table_fits(
 ) -> int:
     """Once the bars are read, before one feature table of their ``n`` bars (of ``symbols``
     symbols) is computed in memory: refuse it when its estimated peak
-    (:func:`~foxhunt.memory.preparation.preparation_peak` of every bar, the table whole; 7.60 GB
+    (:func:`~foxhunt.memory.preparation.preparation_peak` of every bar, the table whole; 7.96 GB
     measured for the 3.54 M 1-minute bars of 2018, 2.75 GB for three of their symbols,
-    estimates +2 % and +5 %) is over ``total`` (default: this machine's memory), warn over half
+    estimates -3 % and +5 %) is over ``total`` (default: this machine's memory), warn over half
     of it; both name ``--shards``, which computes and writes one symbol at a time. Counted from
     the bars read, not the files' lines: trades and ``--bar-minutes`` make fewer bars.
 
