@@ -12,6 +12,11 @@ from foxhunt.commands.options import add_read_args, read_options_of, refuse_out_
 
 log = logging.getLogger(__name__)
 
+LARGE_TABLE_SHARE = 0.5
+"""A feature table estimated over this share of the machine's memory gets a warning (as a
+training's preparation does, ``train.resources.plan.LARGE_PREPARATION_SHARE``; not imported
+from there: ``foxhunt features`` imports no torch)."""
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     f = sub.add_parser("features", help="compute the 210/10/5 feature set and targets")
@@ -113,11 +118,10 @@ def check_table_fits(
     from foxhunt.errors import InputError
     from foxhunt.memory.preparation import preparation_peak
     from foxhunt.memory.units import format_bytes
-    from foxhunt.train.resources.plan import LARGE_PREPARATION_SHARE
 
     peak = preparation_peak(n, len(feature_spec(horizon).inputs), horizon)
     total = psutil.virtual_memory().total if total is None else total
-    if peak <= LARGE_PREPARATION_SHARE * total:
+    if peak <= LARGE_TABLE_SHARE * total:
         return peak
     how = (
         "--shards computes and writes one symbol at a time (a folder `foxhunt train --bars` reads)"
