@@ -1,15 +1,15 @@
 """The hour a zone repeats when daylight saving ends, told by the rows' order.
 
-Naive wall-clock times of a market open through the night (FX, crypto, CME's futures) written
-in a zone with daylight saving hold that hour twice: New York's 01:00-01:59 on 3 November 2024
+Naive wall-clock times of a market open at that hour (crypto: FX and CME are shut at 01:00 on
+a Sunday) written in a zone with daylight saving hold that hour twice: New York's 01:00-01:59 on 3 November 2024
 is first daylight time (05:00-05:59 UTC), then standard time (06:00-06:59 UTC). Each time alone
 cannot say which; the file's order can, as pandas' ``ambiguous="infer"`` reads it: where, inside
 the repeated hour, the clock steps back (01:59, then 01:00), the rows from there to the hour's
 end are its second pass. :func:`second_passes` reads them so when, per file and symbol, each
 of them has its wall time in the first pass too and the times then rise at every row of the
-hour; otherwise the rows stay on the first reading and the
-duplicates are refused naming the hour (:mod:`foxhunt.data.read.validate`), as every such
-file was until session 60.
+hour; otherwise the rows stay on the first reading and the duplicates are refused naming the
+hour (:mod:`foxhunt.data.read.validate`), as every such file was until session 60. Told as the
+files are loaded (:func:`~foxhunt.data.read.bars.load_bars`), before trades become bars.
 """
 
 from __future__ import annotations
