@@ -13,7 +13,6 @@ import polars as pl
 if TYPE_CHECKING:
     from foxhunt.data.read.bars import LoadedBars
 
-FILE_COLUMN = "__file"  # validate.FILE_COLUMN (validate imports this module)
 _SWAPPED = (
     (pl.col("high") < pl.col("low"))
     & (pl.col("low") >= pl.max_horizontal("open", "close"))
@@ -22,7 +21,9 @@ _SWAPPED = (
 """A bar whose high and low, read the other way round, bound its open and close."""
 
 
-def swapped_hint(df: pl.DataFrame, hit: Mapping[str, object], loaded: LoadedBars) -> str:
+def swapped_hint(
+    df: pl.DataFrame, hit: Mapping[str, object], loaded: LoadedBars, file_column: str
+) -> str:
     """What the refusal of ``hit`` (a bar of loaded ``df``) adds when its high and low read the
     other way round make a valid bar (the high below the open and close, the low above them):
     the rows of its file so written, and for all of them the ``--columns`` that read the file's
@@ -32,8 +33,8 @@ def swapped_hint(df: pl.DataFrame, hit: Mapping[str, object], loaded: LoadedBars
     o, high, low, c = (float(hit[k]) for k in prices)  # type: ignore[arg-type]
     if not (high < low and low >= max(o, c) and high <= min(o, c)):  # as _SWAPPED
         return ""
-    f = int(hit[FILE_COLUMN])  # type: ignore[call-overload]
-    mine = df.filter((pl.col(FILE_COLUMN) == f) & (pl.col("high") != pl.col("low")))
+    f = int(hit[file_column])  # type: ignore[call-overload]
+    mine = df.filter((pl.col(file_column) == f) & (pl.col("high") != pl.col("low")))
     below = mine.select(_SWAPPED.sum()).item()
     if below >= 2 and below == mine.height:  # every bar with a range: the columns themselves
         spell = loaded.spellings[f]

@@ -49,8 +49,7 @@ VALUE_COLUMNS = (*PRICE_COLUMNS, "volume")
 FILE_COLUMN = "__file"
 """Provenance column of loaded bars: index of the file the row came from."""
 CONTRACT_COLUMN = "contract"
-"""Optional column of loaded and validated bars: the contract code of a contract-coded symbol
-(``ESZ4`` for symbol ``ES``)."""
+"""Optional column of loaded and validated bars: a contract-coded symbol's contract (``ESZ4``)."""
 EMPTY_COLUMN = "__empty"
 """Column of loaded bars: the row holds no value as written (no price, no kept input: a blank
 line, a ``null`` row, a footer); :func:`foxhunt.data.read.checks.without_empty_rows` drops them."""
@@ -244,15 +243,19 @@ class _Validator:
         if hit:
             raise DataError(
                 f"{self.where(hit, 'high')}: high {hit['high']} < max(open, close) {hit['__top']}"
-                + (self.settle(hit) or self.order_hint(hit) or swapped_hint(df, hit, self.loaded))
+                + self.price_hint(df, hit)
             )
         bottom = pl.min_horizontal("open", "close")
         hit = self.first(df.with_columns(bottom.alias("__bot")), pl.col("low") > pl.col("__bot"))
         if hit:
             raise DataError(
                 f"{self.where(hit, 'low')}: low {hit['low']} > min(open, close) {hit['__bot']}"
-                + (self.settle(hit) or self.order_hint(hit) or swapped_hint(df, hit, self.loaded))
+                + self.price_hint(df, hit)
             )
+
+    def price_hint(self, df: pl.DataFrame, hit: dict[str, object]) -> str:
+        """What the refusal of ``hit``'s high or low adds: a settlement, an order, a swap."""
+        return self.settle(hit) or self.order_hint(hit) or swapped_hint(df, hit, self.loaded, _FILE)
 
     def words_for_prices(self, hit: dict[str, object]) -> str | None:
         """The open as written in ``hit``'s row when it is a word, not a number (a units row,
@@ -310,9 +313,8 @@ class _Validator:
         return df.filter(~repeat)
 
     def repeated_hour(self, hit: dict[str, object]) -> str:
-        """Naive times in a zone with daylight saving, a duplicate in the hour it repeats in
-        autumn whose two passes the rows' order did not tell (:mod:`.repeated_hour`): that
-        hour named, the way out; else ``""``."""
+        """Naive times in a DST zone, a duplicate in the autumn's repeated hour the rows' order
+        did not tell (:mod:`.repeated_hour`): that hour named, the way out; else ``""``."""
         from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
         f = int(hit[_FILE])  # type: ignore[call-overload]
@@ -344,9 +346,8 @@ class _Validator:
         )
 
     def dates_only(self, df: pl.DataFrame, hit: dict[str, object]) -> str:
-        """When the duplicate's file gives every bar one time of day (a date column without
-        the time, AlgoSeek's ``Date`` beside ``TimeBarStart``): how to name the time column;
-        else ``""``."""
+        """A duplicate's file giving every bar one time of day (a date column without the time,
+        AlgoSeek's ``Date`` beside ``TimeBarStart``): how to name the time column; else ``""``."""
         f = int(hit[_FILE])  # type: ignore[call-overload]
         column = self.loaded.spellings[f].get("ts", "ts")
         if "+" in column:  # a date and a time column already
