@@ -19,9 +19,9 @@ import polars as pl
 import pytest
 from tests.data.read.test_timestamps_mutants import _collect, _utc
 
+from foxhunt.data.read.text_formats import _parsed_counts
 from foxhunt.data.read.timestamps import (
     Times,
-    _parsed_counts,
     formatted_expr,
     short_mantissa,
     text_timestamp_expr,
@@ -253,7 +253,7 @@ def test_ts_format_locale_clocks_are_wall_clock_times(fmt: str, text: str) -> No
 def test_a_four_digit_year_is_1000_or_later() -> None:
     """Year 1000 is the first four-digit year; polars' 999 from ``%Y`` is a shorter year."""
     head = pl.Series(["1000.01.02", "0999.01.02"])
-    assert _parsed_counts(head, ["%Y.%m.%d"]) == {"%Y.%m.%d": 1}
+    assert _parsed_counts(head, ["%Y.%m.%d"], {}) == {"%Y.%m.%d": 1}
 
 
 def test_epoch_seconds_that_are_no_number_are_null_not_a_failed_read(tmp_path: Path) -> None:
