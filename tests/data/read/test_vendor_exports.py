@@ -10,7 +10,7 @@ clock taken for the open).
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
@@ -1249,47 +1249,48 @@ def test_a_repeated_autumn_hour_read_as_utc_is_named(tmp_path: Path) -> None:
 
 def test_an_epoch_that_lost_its_digits_in_scientific_notation_is_refused(tmp_path: Path) -> None:
     """Excel writes ``1.64100E+12`` once an epoch column is a number: 6 significant digits of
-    13, so hourly bars land on a 10,000 s grid, hours off. The generic refusal suggested
-    ``--ts-format epoch-ms``, which read them so with verdict valid; now the flag refuses them
-    naming the lost digits (some value is off the whole minute), while R's exact
-    ``1.7041536e+12`` (midnights, whole minutes) still reads with it."""
+    13, so hourly bars land on a 10,000 s grid, hours off. Refused naming the lost digits
+    (some value is off the whole minute), with or without ``--ts-format epoch-ms``; until
+    session 61 the refusal without it suggested the flag, which cannot bring the digits back.
+    R's exact ``1.7041536e+12`` (midnights, whole minutes) and every digit written
+    (``1.704067200E+09``) are read, with the flag or without (session 61: until then only
+    with it, and the refusal without it suggested ``epoch-ms`` for seconds)."""
     start = 1_641_000_000_000
     lossy = "open_time,open,high,low,close,volume\n" + "".join(
         f"{start + i * 3_600_000:.5E},46197,47987,46195,47760,1\n" for i in range(30)
     )
     path = _write(tmp_path, "BTCUSDT.csv", lossy)
-    with pytest.raises(DataError) as e:
-        read_bars(path, min_bars=1)
-    assert str(e.value) == (
-        f"{path}: column 'open_time', row 0: timestamp '1.64100E+12' is an epoch in scientific "
-        "notation, --ts-format 'epoch-ms' reads it when its digits are all there (6 significant "
-        "of 13: a spreadsheet's number format drops the others, and the column must be saved as "
-        "whole numbers)"
-    )
-    seconds = "open_time,open,high,low,close,volume\n" + "".join(
-        f"{1_641_000_000 + i * 3600:.5E},46197,47987,46195,47760,1\n" for i in range(30)
-    )
-    with pytest.raises(DataError, match="--ts-format 'epoch-s' reads it"):  # 10 digits: seconds
-        read_bars(_write(tmp_path, "ETHBTC.csv", seconds), min_bars=1)
-    with pytest.raises(DataError) as e:
-        read_bars(path, min_bars=1, options=ReadOptions(ts_format="epoch-ms"))
-    assert str(e.value) == (
+    lost = (
         f"{path}: column 'open_time', row 0: timestamp '1.64100E+12' is an epoch in scientific "
         "notation, 6 significant digits of a 13-digit number: the others are lost (a "
         "spreadsheet's number format; bars apart read as one, or hours off): save the column "
         "as whole numbers"
     )
+    for options in (None, ReadOptions(ts_format="epoch-ms")):
+        with pytest.raises(DataError) as e:
+            read_bars(path, min_bars=1, options=options)
+        assert str(e.value) == lost
+    seconds = "open_time,open,high,low,close,volume\n" + "".join(
+        f"{1_641_000_000 + i * 3600:.5E},46197,47987,46195,47760,1\n" for i in range(30)
+    )
+    with pytest.raises(DataError, match="6 significant digits of a 10-digit number"):
+        read_bars(_write(tmp_path, "ETHBTC.csv", seconds), min_bars=1)
     midnight = 1_704_153_600_000  # 2024-01-02 00:00 UTC, written by R as 1.7041536e+12
     exact = "ts,open,high,low,close,volume\n" + "".join(
         f"{midnight + i * 86_400_000:.10g},100,101,99,100.5,10\n" for i in range(30)
     )
     assert "1.7041536e+12" in exact
-    got = read_bars(
-        _write(tmp_path, "ETHUSDT.csv", exact),
-        min_bars=1,
-        options=ReadOptions(ts_format="epoch-ms"),
+    for options in (None, ReadOptions(ts_format="epoch-ms")):
+        got = read_bars(_write(tmp_path, "ETHUSDT.csv", exact), min_bars=1, options=options)
+        assert got["ts"][0] == datetime(2024, 1, 2, tzinfo=UTC) and got.height == 30
+    whole = "ts,open,high,low,close,volume\n" + "".join(
+        f"{1_704_067_200 + i * 60:.9E},100,101,99,100.5,10\n" for i in range(30)
     )
-    assert got["ts"][0] == datetime(2024, 1, 2, tzinfo=UTC) and got.height == 30
+    assert "1.704067260E+09" in whole  # seconds, every digit written
+    got = read_bars(_write(tmp_path, "SOLUSDT.csv", whole), min_bars=1)
+    assert got["ts"].to_list() == [
+        datetime(2024, 1, 1, tzinfo=UTC) + timedelta(minutes=i) for i in range(30)
+    ]
 
 
 def test_fxcms_tick_quantity_is_the_volume_of_its_bid_bars(tmp_path: Path) -> None:

@@ -367,6 +367,9 @@ def _text_times(
         east = text.str.extract(_US_ZONE, 2).replace_strict(US_ZONES, default=None)
         expr = inner.expr - pl.duration(minutes=east.cast(pl.Int64))
         return Times(expr, naive=False, format=f"{inner.format or 'ISO 8601'} with its US zone")
+    if sample is not None and re.match(SCIENTIFIC, sample):  # R's and a spreadsheet's epochs
+        unit = _epoch_unit(float(sample))  # 1.704067200E+09; lost digits refused by row
+        return replace(formatted_expr(text, f"epoch-{unit}", tz), format=f"epoch-{unit}")
     if sample is not None and _NUMBER.match(sample):
         if _looks_yyyymmdd(lf, text):
             return replace(formatted_expr(text, "yyyymmdd", tz), format="yyyymmdd")

@@ -63,8 +63,6 @@ _BACK_ADJUSTED = (
     "there, as WTI crude did on 20 April 2020; a log return cannot: read the stretch where "
     "prices are positive)"
 )
-_EPOCH_UNIT = {10: "epoch-s", 13: "epoch-ms", 16: "epoch-us", 19: "epoch-ns"}
-"""The epoch unit of a number of so many digits (this century's times)."""
 _OFFSET = re.compile(rf"(Z|[+-]\d{{2}}:?\d{{2}})$|{HOURS_OFFSET}")
 """A timestamp text's UTC offset (``Z``, ``+01:00``, ``-0500``, ``-05`` after a clock)."""
 _HEADER_WORDS = frozenset(
@@ -177,14 +175,11 @@ class _Validator:
             elif skipped:
                 what = f"timestamp {raw!r}{skipped}"
             elif isinstance(raw, str) and (short := short_mantissa(raw)):
-                what = f"timestamp {raw!r} is an epoch in scientific notation, " + (
-                    f"{short[0]} significant digits of a {short[1]}-digit number: the others are "
-                    "lost (a spreadsheet's number format; bars apart read as one, or hours off): "
-                    "save the column as whole numbers"
-                    if (self.loaded.options.ts_format or "").startswith("epoch")
-                    else f"--ts-format '{_EPOCH_UNIT.get(short[1], 'epoch-ms')}' reads it when its "
-                    f"digits are all there ({short[0]} significant of {short[1]}: a spreadsheet's "
-                    "number format drops the others, and the column must be saved as whole numbers)"
+                what = (
+                    f"timestamp {raw!r} is an epoch in scientific notation, {short[0]} "
+                    f"significant digits of a {short[1]}-digit number: the others are lost (a "
+                    "spreadsheet's number format; bars apart read as one, or hours off): save the "
+                    "column as whole numbers"
                 )
             elif (
                 isinstance(raw, str)
