@@ -86,6 +86,9 @@ CRYPTO = frozenset(
     "FIL APT ARB OP SHIB TON NEAR SUI PEPE".split()
 )
 """Crypto asset codes recognised as the base of a pair or perpetual."""
+STABLECOINS = ("USDT", "USDC", "BUSD", "FDUSD")
+"""Dollar stablecoins: a quote no stock, future or currency pair is written with, so any
+asset before one is a crypto asset (``INJUSDT``, ``1INCHUSDT``), listed in :data:`CRYPTO` or not."""
 CRYPTO_QUOTES = ("USDT", "USDC", "BUSD", "FDUSD", "USD", "EUR", "GBP", "JPY", "KRW", "AUD",
                  "CAD", "CHF", "TRY", "BRL", "BTC", "ETH", "XBT")  # fmt: skip
 """What a crypto asset is quoted in: stablecoins, the currencies of the exchanges that list it
@@ -355,7 +358,7 @@ def _cfd(symbol: str) -> tuple[str, str] | None:
 def _crypto(symbol: str) -> tuple[str, str] | None:
     s = symbol.strip().upper()
     m = _PERP.match(s)
-    if m and m.group(1) in CRYPTO:
+    if m and (m.group(1) in CRYPTO or (m.group(2) in STABLECOINS and _ASSET.match(m.group(1)))):
         return m.group(1), m.group(2) or "USD"
     parts = [p for p in _SEP.split(s) if p]
     if len(parts) >= 2 and parts[0] in CRYPTO and parts[1] in CRYPTO_QUOTES:
@@ -364,7 +367,16 @@ def _crypto(symbol: str) -> tuple[str, str] | None:
     for q in CRYPTO_QUOTES:
         if flat.endswith(q) and flat[: -len(q)] in CRYPTO:
             return flat[: -len(q)], q
+    for q in STABLECOINS:  # an asset the list lacks (INJUSDT: was unknown, its tick 0.01)
+        base = flat[: -len(q)]
+        if flat.endswith(q) and _ASSET.match(base):
+            return base, q
     return None
+
+
+_ASSET = re.compile(r"^(?=.*[A-Z])[A-Z0-9]{2,12}$")
+"""A crypto asset's code: letters and digits, a letter among them (``INJ``, ``1INCH``,
+``1000PEPE``)."""
 
 
 def infer_instrument(symbol: str, tick_size: float | None = None) -> Instrument:
@@ -395,7 +407,7 @@ def infer_instrument(symbol: str, tick_size: float | None = None) -> Instrument:
         kind = "cash_index" if cfd[0] in INDEX_CFDS else CFD_BASES[cfd[0]]
         return Instrument(s, tick_size or 0.01, 1.0, cfd[1], kind, "fx_24x5")
     if cr := _crypto(s):
-        cur = "USD" if cr[1] in ("USDT", "USDC", "BUSD", "FDUSD") else cr[1]
+        cur = "USD" if cr[1] in STABLECOINS else cr[1]
         return Instrument(s, tick_size or 1e-8, 1.0, cur, "crypto", "24x7")
     head = _head(s.removeprefix("^"))  # Yahoo's index spelling: ^GSPC is GSPC
     if head in INDEX_MARKETS:

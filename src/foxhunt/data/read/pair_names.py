@@ -16,6 +16,9 @@ its kind:
   the currency bitcoin is quoted in, as Kaggle's bitcoin history names its files
   (``bitstampUSD_1-min_data_2012-01-01_to_2021-03-31``, ``coinbaseUSD``, ``bitflyerJPY``) ->
   ``BTCUSD``, ``BTCJPY`` (were ``BITSTAMPUSD``, unknown on 24x7);
+* :func:`stable_pair`: any crypto asset quoted in a dollar stablecoin with a separator, as OKX
+  and KuCoin write them (``INJ-USDT``, ``1INCH-USDT``) -> ``INJUSDT`` (was ``INJ``, a US stock
+  on the NYSE's calendar, its 24x7 bars refused);
 * :func:`broker_pair`: a MetaTrader broker's suffix after the pair, in small letters
   (``EURUSDm``, ``EURUSDc``, ``XAUUSDm``, ``BTCUSDm``, ``US30m``) or one of the known ones in
   capitals (``EURUSDPRO``) -> the pair (were ``EURUSDM``, ``EURUSDC``: one broker's EURUSD a
@@ -35,6 +38,7 @@ from foxhunt.data.market.instruments import (
     CRYPTO_QUOTES,
     FIAT,
     INDEX_CFDS,
+    STABLECOINS,
 )
 
 PAIR = re.compile(r"^([A-Za-z]{2,5})[-_/ .]([A-Za-z]{3,5})(?![A-Za-z0-9])")
@@ -54,6 +58,20 @@ def is_pair(base: str, quote: str) -> bool:
     if base == quote:
         return False
     return (base in FIAT and quote in FIAT) or (base in CRYPTO and quote in CRYPTO_QUOTES)
+
+
+_STABLE_PAIR = re.compile(
+    rf"^((?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{{2,12}})[-_/]({'|'.join(STABLECOINS)})(?![A-Za-z0-9])",
+    re.IGNORECASE,
+)
+
+
+def stable_pair(stem: str) -> str | None:
+    """``INJUSDT`` of a name starting ``INJ-USDT``, ``1inch_usdt`` or ``1000PEPE/USDC``: an asset
+    quoted in a dollar stablecoin (:data:`STABLECOINS`), listed in :data:`CRYPTO` or not (a
+    perpetual's ``-SWAP`` after it is the caller's to see); else None."""
+    m = _STABLE_PAIR.match(stem)
+    return None if m is None else (m.group(1) + m.group(2)).upper()
 
 
 def pair_first(rest: str) -> bool:

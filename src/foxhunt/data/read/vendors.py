@@ -86,6 +86,7 @@ from foxhunt.data.read.pair_names import (
     is_pair,
     kraken_pair,
     pair_first,
+    stable_pair,
 )
 from foxhunt.data.read.tradingview import TRADINGVIEW, tradingview_name
 from foxhunt.errors import DataError
@@ -485,6 +486,8 @@ def guess_from_name(path: Path) -> NameGuess:
         return NameGuess(title.upper(), "Investing.com's file name")
     if pair:
         return NameGuess(base + quote, "the file name (a pair)", None, name_interval(whole))
+    if (stable := stable_pair(stem)) is not None and not _PERP_SUFFIX.search(stem):
+        return NameGuess(stable, "the file name (a pair)", None, name_interval(whole))
     usd_fx = _YAHOO_USD_FX.match(stem)
     if usd_fx and usd_fx.group(1).upper() in FIAT - {"USD"}:
         symbol = "USD" + usd_fx.group(1).upper()
