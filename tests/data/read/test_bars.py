@@ -446,6 +446,28 @@ def test_the_hour_daylight_saving_repeats_is_told_by_the_rows_order(
     ]
 
 
+def test_every_autumn_a_file_holds_is_counted_in_its_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two autumns' repeated hours in one file: both read in order, and the one line per file
+    names both (it named only the first until session 61)."""
+    times = []
+    for day in (datetime(2023, 11, 5), datetime(2024, 11, 3)):
+        times += [day + timedelta(minutes=i) for i in range(120)]
+        times += [day + timedelta(minutes=60 + i) for i in range(90)]
+    rows = "".join(f"{t:%Y-%m-%d %H:%M:%S},2,2,0.5,1.5,1\n" for t in times)
+    path = tmp_path / "BTCUSD.csv"
+    path.write_text("ts,open,high,low,close,volume\n" + rows)
+    with caplog.at_level(logging.INFO, logger="foxhunt.data.read.repeated_hour"):
+        bars = read_bars(path, options=ReadOptions(tz="America/Chicago"))
+    assert bars.height == 420 and bars["ts"].is_sorted() and bars["ts"].n_unique() == 420
+    assert [m for m in caplog.messages if "repeat in" in m] == [
+        f"{path}: the hours 2023-11-05 01:00, 2024-11-03 01:00 repeat in America/Chicago when "
+        "daylight saving ends, read in the file's order: 120 bars after its clock steps back are "
+        "the second pass"
+    ]
+
+
 @pytest.mark.parametrize("disorder", ["swapped", "repeated"])
 def test_a_first_pass_alone_out_of_order_is_no_second_pass(tmp_path: Path, disorder: str) -> None:
     """The hour's first pass alone, with two rows swapped or a stretch written again (a

@@ -73,12 +73,14 @@ def _moved(
         pl.when(told).then(late).otherwise(pl.col("ts")).alias("ts"), told.alias("__second")
     )
     for (f,), part in moved.filter(pl.col("__second")).group_by(file_column, maintain_order=True):
-        first = utc_to_local(pl.lit(part["ts"].min()), zone).dt.strftime("%Y-%m-%d %H:00")
+        hour = utc_to_local(pl.col("ts"), zone).dt.strftime("%Y-%m-%d %H:00")
+        hours = part.sort("ts").select(hour.unique(maintain_order=True)).to_series().to_list()
+        named = ", ".join(hours[:3]) + (f" and {len(hours) - 3} more" if len(hours) > 3 else "")
         log.info(
-            "%s: the hour %s repeats in %s when daylight saving ends, read in the file's order:"
-            " %d bars after its clock steps back are the second pass",
+            "%s: %s in %s when daylight saving ends, read in the file's order: %d bars after its"
+            " clock steps back are the second pass",
             files[int(f)],  # type: ignore[call-overload]
-            pl.select(first).item(),
+            f"the hour {named} repeats" if len(hours) == 1 else f"the hours {named} repeat",
             zone,
             part.height,
         )
