@@ -175,3 +175,31 @@ def test_a_newest_first_file_with_a_repeated_header_and_currency_signs(tmp_path:
     assert got["ts"].to_list() == [r[0].replace(tzinfo=UTC) for r in rows]
     assert got["close"].to_list() == [r[4] for r in rows]
     assert got["volume"].to_list() == [r[5] for r in rows]
+
+
+def test_a_bar_written_again_as_it_updated_names_what_changed(tmp_path: Path) -> None:
+    """A live export's last bar written twice, first as it stood, then final: refused as a
+    duplicate as before, and the refusal now says which values changed and which row to keep
+    (it said only "same time as row 39")."""
+    rows = _bars()
+    t, o, h, lo, c, v = rows[-1]
+    rows.append((t, o, h + 0.25, lo, c + 0.25, v + 9))
+    path = tmp_path / "ES.csv"
+    path.write_text(_csv(rows))
+    with pytest.raises(DataError) as e:
+        read_bars(path)
+    assert str(e.value).endswith(
+        f"(same time as {path} row 39): high {h} then {h + 0.25}, close {c} then {c + 0.25}, "
+        f"volume {v} then {v + 9} (the bar written again as it updated, a live export's last "
+        "bar?): keep the later row"
+    )
+
+
+def test_a_duplicate_far_apart_in_the_file_gets_no_update_hint(tmp_path: Path) -> None:
+    rows = _bars()
+    t, o, h, lo, c, v = rows[3]
+    rows.append((t, o, h, lo, c + 0.25, v))
+    path = tmp_path / "ES.csv"
+    path.write_text(_csv(rows))
+    with pytest.raises(DataError, match=r"same time as .* row 3\)$"):
+        read_bars(path)

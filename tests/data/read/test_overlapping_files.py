@@ -41,7 +41,12 @@ def test_a_duplicate_within_one_file_names_no_other_file(tmp_path: Path) -> None
     _write(path, range(30, 40), dup=True)
     with pytest.raises(DataError) as refused:
         read_bars(path, min_bars=1)
-    assert str(refused.value).endswith(f"duplicate bar for symbol 'ES' (same time as {path} row 9)")
+    message = str(refused.value)
+    assert f"duplicate bar for symbol 'ES' (same time as {path} row 9)" in message
+    assert "the files" not in message  # the last bar written again (session 61's hint)
+    assert message.endswith(
+        "(the bar written again as it updated, a live export's last bar?): keep the later row"
+    )
 
 
 def test_files_of_two_intervals_overlapping_are_named_with_their_intervals(tmp_path: Path) -> None:

@@ -1,11 +1,13 @@
 """What a refusal of the validation adds about its likely cause, from the file as written: a
 comma number's two readings, a settlement read as the close, a symbol column read past, two
-files of one symbol overlapping (:mod:`foxhunt.data.read.validate` raises them)."""
+files of one symbol overlapping, a bar written again as it updated
+(:mod:`foxhunt.data.read.validate` raises them)."""
 
 from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 
 import polars as pl
@@ -114,4 +116,28 @@ def two_files_hint(
         "(a future's contracts around a roll, or a file and its copy?): one series is read "
         "from them, and foxhunt does not splice contracts; read one file, or splice the "
         "contracts into one series (rolled and back-adjusted) first"
+    )
+
+
+def updated_hint(df: pl.DataFrame, hit: Mapping[str, object], provenance: tuple[str, str]) -> str:
+    """A duplicate bar (``hit``, its twin's file and row in ``__pf`` and ``__pr``) whose two rows
+    are the last two of its symbol in one file, with other prices or volume: the bar written
+    again as it updated (a live export's or a collector's last bar); what changed, and which
+    row to keep. Else ``""``. ``provenance``: ``df``'s file and row columns."""
+    file_column, row_column = provenance
+    f, row, twin_f, twin_row = (int(str(hit[k])) for k in (*provenance, "__pf", "__pr"))
+    mine = df.filter((pl.col(file_column) == f) & (pl.col("symbol") == hit["symbol"]))
+    if f != twin_f or abs(row - twin_row) != 1 or max(row, twin_row) != mine[row_column].max():
+        return ""
+    twin = df.filter((pl.col(file_column) == f) & (pl.col(row_column) == twin_row)).row(
+        0, named=True
+    )
+    first, later = (twin, hit) if twin_row < row else (hit, twin)
+    prices = ("open", "high", "low", "close", "volume")
+    changed = [f"{c} {first[c]} then {later[c]}" for c in prices if first[c] != later[c]]
+    if not changed:
+        return ""
+    return (
+        f": {', '.join(changed)} (the bar written again as it updated, a live export's last "
+        "bar?): keep the later row"
     )

@@ -30,6 +30,7 @@ from foxhunt.data.read.hints import (
     settle_hint,
     symbol_column_hint,
     two_files_hint,
+    updated_hint,
 )
 from foxhunt.data.read.open_close import check_open_close
 from foxhunt.data.read.running_volume import check_running_volume
@@ -411,6 +412,7 @@ class _Validator:
                 or self.symbol_column(hit)
                 or self.two_files(hit)  # daily contracts' files: a roll, not a time column
                 or self.dates_only(df, hit)
+                or updated_hint(df, hit, (_FILE, _ROW))
             )
             raise DataError(
                 f"{self.where(hit, 'ts')}: duplicate bar for symbol {hit['symbol']!r} "
