@@ -68,3 +68,24 @@ def test_weekend_bars_of_an_unlisted_coin_read_as_a_24x7_market(tmp_path: Path) 
     df = read_bars(path)
     assert df["symbol"].unique().to_list() == ["INJUSDT"]
     assert df.height == 1500
+
+
+@pytest.mark.parametrize(
+    ("name", "symbol"),
+    [
+        ("ES_USDT.csv", "ES"),  # a future's root before it: CME's, as before
+        ("NQ-USDT.csv", "NQ"),
+        ("EURUSD_usdc.csv", "EURUSD"),  # a currency pair before it
+        ("data_usdt.csv", "USDT"),  # a generic word is no asset (as before session 61)
+        ("kline_usdt.csv", "USDT"),
+        ("1h-USDT.csv", "USDT"),  # an interval is no asset
+    ],
+)
+def test_no_coin_before_the_stablecoin_is_no_pair(name: str, symbol: str) -> None:
+    """Found by the review of session 61: these became ``ESUSDT`` and the like, crypto."""
+    assert guess_from_name(Path(name)).symbol == symbol
+
+
+@pytest.mark.parametrize("symbol", ["ES_USDT", "NQUSDT", "EURUSD_USDC", "EURUSDUSDC"])
+def test_a_future_or_a_pair_before_a_stablecoin_is_no_crypto(symbol: str) -> None:
+    assert infer_instrument(symbol).asset_class != "crypto"

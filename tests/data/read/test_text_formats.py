@@ -93,3 +93,39 @@ def test_the_sample_is_a_timed_value_where_most_have_a_time(
 
 def test_no_sample_no_timed_value() -> None:
     assert timed_sample([], None) is None
+
+
+def _lines(times: list[datetime], spell: object) -> str:
+    """Bars at ``times``, each midnight written as the date alone (``spell(t)``), the rest as
+    the date and ``%H:%M``."""
+    rows = ["Date,Open,High,Low,Close,Volume"]
+    for i, t in enumerate(times):
+        clock = "" if (t.hour, t.minute) == (0, 0) else f" {t:%H:%M}"
+        price = 1000 + i / 10
+        rows.append(f"{spell(t)}{clock},{price},{price + 1},{price - 1},{price},1")  # type: ignore[operator]
+    return "\n".join(rows) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("times", "spell"),
+    [
+        # 12-hour bars, day-first: only the midnights carry a second bar a day; judged on the
+        # 12:00 rows alone the dates were daily-or-monthly and refused (review of session 61)
+        ([datetime(2024, 3, 1) + i * timedelta(hours=12) for i in range(20)], "%d/%m/%Y"),
+        ([datetime(2024, 3, 1) + i * timedelta(hours=12) for i in range(20)], "%m/%d/%Y"),
+        # the only change of day a midnight written alone: was read 3 May .. 3 June
+        ([datetime(2024, 3, 5) + i * timedelta(minutes=30) for i in range(49)], "%d/%m/%Y"),
+        # a two-digit year first, the same: was read 24 March 2005 .. 2006
+        ([datetime(2024, 3, 5) + i * timedelta(minutes=30) for i in range(49)], "%y/%m/%d"),
+        # Excel's file starting at 05:00 and at noon: no midnight in the first 200 values
+        ([datetime(2024, 1, 2, 5) + i * timedelta(minutes=5) for i in range(864)], "%m/%d/%Y"),
+        ([datetime(2024, 3, 5, 12) + i * timedelta(minutes=1) for i in range(1440)], "%d/%m/%Y"),
+    ],
+)
+def test_dates_alone_among_times_count_wherever_they_come(
+    tmp_path: Path, times: list[datetime], spell: str
+) -> None:
+    path = tmp_path / "BTCUSD.csv"
+    path.write_text(_lines(times, lambda t: t.strftime(spell)))
+    df = read_bars(path)
+    assert df["ts"].to_list() == [t.replace(tzinfo=UTC) for t in times]

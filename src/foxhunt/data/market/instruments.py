@@ -87,8 +87,7 @@ CRYPTO = frozenset(
 )
 """Crypto asset codes recognised as the base of a pair or perpetual."""
 STABLECOINS = ("USDT", "USDC", "BUSD", "FDUSD")
-"""Dollar stablecoins: a quote no stock, future or currency pair is written with, so any
-asset before one is a crypto asset (``INJUSDT``, ``1INCHUSDT``), listed in :data:`CRYPTO` or not."""
+"""Dollar stablecoins: any asset quoted in one is crypto (``INJUSDT``), in :data:`CRYPTO` or not."""
 CRYPTO_QUOTES = ("USDT", "USDC", "BUSD", "FDUSD", "USD", "EUR", "GBP", "JPY", "KRW", "AUD",
                  "CAD", "CHF", "TRY", "BRL", "BTC", "ETH", "XBT")  # fmt: skip
 """What a crypto asset is quoted in: stablecoins, the currencies of the exchanges that list it
@@ -358,7 +357,7 @@ def _cfd(symbol: str) -> tuple[str, str] | None:
 def _crypto(symbol: str) -> tuple[str, str] | None:
     s = symbol.strip().upper()
     m = _PERP.match(s)
-    if m and (m.group(1) in CRYPTO or (m.group(2) in STABLECOINS and _ASSET.match(m.group(1)))):
+    if m and (m.group(1) in CRYPTO or (m.group(2) in STABLECOINS and coin(m.group(1)))):
         return m.group(1), m.group(2) or "USD"
     parts = [p for p in _SEP.split(s) if p]
     if len(parts) >= 2 and parts[0] in CRYPTO and parts[1] in CRYPTO_QUOTES:
@@ -369,14 +368,20 @@ def _crypto(symbol: str) -> tuple[str, str] | None:
             return flat[: -len(q)], q
     for q in STABLECOINS:  # an asset the list lacks (INJUSDT: was unknown, its tick 0.01)
         base = flat[: -len(q)]
-        if flat.endswith(q) and _ASSET.match(base):
+        if flat.endswith(q) and coin(base):
             return base, q
     return None
 
 
 _ASSET = re.compile(r"^(?=.*[A-Z])[A-Z0-9]{2,12}$")
-"""A crypto asset's code: letters and digits, a letter among them (``INJ``, ``1INCH``,
-``1000PEPE``)."""
+"""A crypto asset's code, letters and digits, a letter among them (``1INCH``, ``1000PEPE``)."""
+
+
+def coin(base: str) -> bool:
+    """Whether ``base`` before a stablecoin can be a crypto asset (:data:`_ASSET`): no future's
+    root (``ES_USDT`` stays CME's), no currency pair (``EURUSD_usdc``)."""
+    b = base.upper()
+    return bool(_ASSET.match(b)) and b not in FUTURES and _spot_fx(b) is None
 
 
 def infer_instrument(symbol: str, tick_size: float | None = None) -> Instrument:

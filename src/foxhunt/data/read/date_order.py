@@ -9,6 +9,7 @@ where every value fits both).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import polars as pl
 
@@ -23,14 +24,24 @@ against month-first (or year first against year last): bars are contiguous in ti
 ``02/01`` (2 January) as 1 February spreads a 12-day file over 11 months."""
 
 
+def _strict_parse(text: pl.Expr, fmt: str) -> pl.Expr:
+    return text.str.to_datetime(fmt, time_unit="us", strict=False)
+
+
 def year_place(
-    lf: pl.LazyFrame, text: pl.Expr, fits: list[str], sample: str, where: str
+    lf: pl.LazyFrame,
+    text: pl.Expr,
+    fits: list[str],
+    sample: str,
+    where: str,
+    parse: Callable[[pl.Expr, str], pl.Expr] = _strict_parse,
 ) -> tuple[list[str], str | None]:
     """The formats of ``fits`` with the year where the dates put it: a two-digit year first
     (``24/01/03 .. 24/01/16``: 3-16 January 2024) where that reading spans at most
     1/:data:`SPAN_RATIO` of each year-last one's time (24 January 2003 .. 2016), year last where
     one of those spans that little against it, else year last with a warning (and the
-    year-first format, for the caller's doubt)."""
+    year-first format, for the caller's doubt). ``parse`` reads ``text`` with a format (the
+    caller's, which reads the dates written alone among times too)."""
     first = [f for f in fits if f.startswith("%y")]
     last = [f for f in fits if not f.startswith("%y")]
     if not last:
@@ -38,7 +49,7 @@ def year_place(
     spans = [
         (parsed.max() - parsed.min()).dt.total_seconds().alias(str(i))
         for i, f in enumerate((first[0], *last))
-        for parsed in (text.str.to_datetime(f, time_unit="us", strict=False),)
+        for parsed in (parse(text, f),)
     ]
     year_first, *year_last = (s or 0 for s in lf.select(spans).collect().row(0))
     if min(year_last) >= SPAN_RATIO * max(year_first, 1):
@@ -57,7 +68,11 @@ def year_place(
 
 
 def order_by_span(
-    lf: pl.LazyFrame, text: pl.Expr, fits: list[str], where: str = "the file"
+    lf: pl.LazyFrame,
+    text: pl.Expr,
+    fits: list[str],
+    where: str = "the file",
+    parse: Callable[[pl.Expr, str], pl.Expr] = _strict_parse,
 ) -> bool | None:
     """Day-first (True) or month-first (False) when one reading spans at most 1/SPAN_RATIO of the
     other's time (first to last bar); None when the spans are alike (one date, or no signal).
@@ -71,8 +86,7 @@ def order_by_span(
     shapes: dict[bool, tuple[int, bool, str]] = {}  # months, one day of each month in a row, fmt
     formats = {first: next(f for f in fits if f[:2] == first) for first in ("%d", "%m")}
     readings = lf.select(  # each reading parsed once, then asked five questions
-        text.str.to_datetime(f, time_unit="us", strict=False).alias(first)
-        for first, f in formats.items()
+        parse(text, f).alias(first) for first, f in formats.items()
     ).collect()
     for first, f in formats.items():
         parsed = pl.col(first)

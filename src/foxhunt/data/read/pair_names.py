@@ -39,6 +39,7 @@ from foxhunt.data.market.instruments import (
     FIAT,
     INDEX_CFDS,
     STABLECOINS,
+    coin,
 )
 
 PAIR = re.compile(r"^([A-Za-z]{2,5})[-_/ .]([A-Za-z]{3,5})(?![A-Za-z0-9])")
@@ -66,12 +67,15 @@ _STABLE_PAIR = re.compile(
 )
 
 
-def stable_pair(stem: str) -> str | None:
-    """``INJUSDT`` of a name starting ``INJ-USDT``, ``1inch_usdt`` or ``1000PEPE/USDC``: an asset
-    quoted in a dollar stablecoin (:data:`STABLECOINS`), listed in :data:`CRYPTO` or not (a
-    perpetual's ``-SWAP`` after it is the caller's to see); else None."""
+def stable_pair(stem: str) -> tuple[str, str] | None:
+    """``("INJ", "USDT")`` of a name starting ``INJ-USDT``, ``1inch_usdt`` or ``1000PEPE/USDC``:
+    an asset quoted in a dollar stablecoin (:data:`STABLECOINS`), listed in :data:`CRYPTO` or
+    not, and no future's root or currency pair (:func:`coin`); a perpetual's ``-SWAP`` after
+    it, and a generic word before it (``prices_USDT``), are the caller's to see. Else None."""
     m = _STABLE_PAIR.match(stem)
-    return None if m is None else (m.group(1) + m.group(2)).upper()
+    if m is None or not coin(m.group(1)):
+        return None
+    return m.group(1).upper(), m.group(2).upper()
 
 
 def pair_first(rest: str) -> bool:

@@ -134,6 +134,10 @@ def text_format(
     seen = set(sample)
     formats = [d + t for d in dates for t in _TIMES if set(_LITERALS.sub("", d + t)) <= seen]
     date_of = {d + t: d for d in dates for t in _TIMES} if bare_dates else {}
+
+    def parse(col: pl.Expr, fmt: str) -> pl.Expr:
+        return _parse(col, fmt, date_of)
+
     head = lf.select(text).head(HEAD).collect().to_series()
     # the formats parsing the most of the head (a vendor's footer line in a short file is no
     # reason to give up the guess; the unparsed rows are named later, or dropped as empty rows)
@@ -153,11 +157,11 @@ def text_format(
         fits = [f for f in fits if f.replace("%Y", "%y") == f or f.replace("%Y", "%y") not in fits]
     other = None
     if len(fits) > 1 and any(f.startswith("%y") for f in fits):
-        fits, other = year_place(rows, col, fits, sample, where)
+        fits, other = year_place(rows, col, fits, sample, where, parse)
     if len(fits) > 1:
         day = _convention(sample) if dayfirst is None else dayfirst
         if dayfirst is None and {f[:2] for f in fits} >= {"%d", "%m"}:
-            by_span = order_by_span(rows, col, fits, where)
+            by_span = order_by_span(rows, col, fits, where, parse)
             if by_span is not None:
                 day = by_span
             elif fits[0][2] != ".":  # 02.01.2020 (Dukascopy, Europe): day-first, no doubt

@@ -346,8 +346,7 @@ def _text_times(
     # banner) is then one unparsable row named later, not a wrong guess for the whole column
     head = lf.select(text.drop_nulls().head(_HEAD)).collect().to_series()
     sample = next((v for v in head if _DIGIT.search(v)), head[0] if head.len() else None)
-    timed = timed_sample(head.to_list(), sample)  # midnight written as the date alone
-    bare, sample = timed is not None, timed or sample
+    sample = timed_sample(head.to_list(), sample) or sample  # midnight as the date alone
     zone = _zone_suffix(sample) if sample is not None else None
     if zone is not None:  # Interactive Brokers: "20240102 09:30:00 US/Eastern"
         suffix = f" {zone}"
@@ -391,6 +390,8 @@ def _text_times(
             return Times(local_to_utc(day.cast(pl.Datetime("us")), tz), False, "dates")
         return Times(text.str.to_datetime(time_unit="us", time_zone="UTC", strict=False), False)
     dated_only = not re.search(r"\d[ T]\d", sample)
+    # a timed column reads a date written alone as its midnight, wherever it comes (Excel)
+    bare = not dated_only
     found = (
         None
         if _ISO.match(sample)

@@ -246,7 +246,7 @@ _GENERIC_FOLDERS = frozenset(
 
 
 _NAMELESS_WORDS = frozenset(
-    "part chunk file batch data bars ohlc ohlcv candles klines export download prices output "
+    "part chunk file batch data bars ohlc ohlcv candles kline klines export download prices output "
     "snappy gz quote quotes equity intraday extended history historical".split()
 )
 """Words of file names that say nothing of the symbol: a dataset's parts (Spark's
@@ -486,8 +486,9 @@ def guess_from_name(path: Path) -> NameGuess:
         return NameGuess(title.upper(), "Investing.com's file name")
     if pair:
         return NameGuess(base + quote, "the file name (a pair)", None, name_interval(whole))
-    if (stable := stable_pair(stem)) is not None and not _PERP_SUFFIX.search(stem):
-        return NameGuess(stable, "the file name (a pair)", None, name_interval(whole))
+    stable = stable_pair(stem)
+    if stable and not _PERP_SUFFIX.search(stem) and not _nameless_token(stable[0].lower()):
+        return NameGuess("".join(stable), "the file name (a pair)", None, name_interval(whole))
     usd_fx = _YAHOO_USD_FX.match(stem)
     if usd_fx and usd_fx.group(1).upper() in FIAT - {"USD"}:
         symbol = "USD" + usd_fx.group(1).upper()
