@@ -125,9 +125,9 @@ def text_format(
     bare_dates: bool = False,
 ) -> tuple[pl.Expr, str, str | None] | None:
     """The candidate format parsing the most values, and the other date order's format where
-    both fit and nothing decided; None when none parses any of the head. ``bare_dates``: some
-    values are the date alone (:func:`timed_sample`), read by the date part of the format the
-    others take."""
+    both fit and nothing decided; None when none parses any of the head. ``bare_dates``: the
+    column has times of day, so a value that is the date alone is read by the date part of the
+    format the others take, as its midnight (the date order told with it counted)."""
     dates = (*_YEAR_FIRST, *_MONTH_FIRST, *_DAY_FIRST, *_SHORT_YEAR_FIRST, *_NAMED_MONTH)
     # a format whose fixed characters (separators, "T") are not all in the sample cannot read
     # it: not tried (each format tried costs a column of the query below)
