@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from foxhunt.data.market.instruments import resolve
 from foxhunt.data.read.bars import read_bars
 from foxhunt.data.read.vendors import guess_from_name
 from foxhunt.errors import DataError
@@ -351,3 +352,26 @@ def test_a_named_symbol_wins_over_the_pairs_sides_and_a_note_beside_is_no_metada
     bars = read_bars(path, min_bars=1)
     assert bars["symbol"].unique().to_list() == ["EUR/USD"]  # as named (the sides: EURUSD)
     assert bars.height == 10
+
+
+@pytest.mark.parametrize(
+    ("ticker", "symbol", "calendar"),
+    [("C:EUR-USD", "EURUSD", "fx_24x5"), ("X:BTC-USD", "BTCUSD", "24x7")],
+)
+def test_polygons_flat_file_tickers_lose_their_market_prefix(
+    tmp_path: Path, ticker: str, symbol: str, calendar: str
+) -> None:
+    """Polygon's (Massive's) flat files, ``ticker,...,window_start`` in nanoseconds: the
+    market prefix and the dash are no part of the symbol (the sweep of session 61 found
+    ``C:EUR-USD`` kept, an unknown market on 24x7, as Polygon's JSON already read it right)."""
+    start = datetime(2024, 1, 2, tzinfo=UTC)  # a Tuesday: FX open all day
+    lines = ["ticker,volume,open,close,high,low,window_start,transactions"]
+    for i in range(300):
+        ns = int((start + timedelta(minutes=5 * i)).timestamp()) * 1_000_000_000
+        lines.append(f"{ticker},884,1.0900,1.0894,1.0901,1.0892,{ns},884")
+    path = tmp_path / "2024-01-02.csv"
+    path.write_text("\n".join(lines) + "\n")
+    df = read_bars(path)
+    assert df["symbol"].unique().to_list() == [symbol]
+    assert df["ts"][0] == start and df.height == 300
+    assert resolve(symbol).calendar == calendar

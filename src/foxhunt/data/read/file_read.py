@@ -42,6 +42,7 @@ from foxhunt.data.read.digit_dates import cyymmdd_days, digit_clock
 from foxhunt.data.read.files import table_kind
 from foxhunt.data.read.fractions import fraction_value, written_in_fractions
 from foxhunt.data.read.hours import hour_beside, hour_clock
+from foxhunt.data.read.json_bars import market_dropped
 from foxhunt.data.read.marked_utc import marked_utc, with_user_zone
 from foxhunt.data.read.numbers import blank, value_expr, volume_expr
 from foxhunt.data.read.options import ReadOptions
@@ -469,7 +470,8 @@ def _normalise_as(
                 path,
             )
         spell["symbol"] = cols.symbol
-        exprs.append(pl.col(cols.symbol).cast(pl.String).str.strip_chars().alias("symbol"))
+        symbol = pl.col(cols.symbol).cast(pl.String).str.strip_chars()
+        exprs.append(market_dropped(symbol).alias("symbol"))  # Polygon's C:EUR-USD: EURUSD
     else:
         assert name is not None
         guesses.append(f"symbol {name.symbol} from {name.how}; --symbol to change")

@@ -83,6 +83,15 @@ _MARKET = re.compile(r"^[A-Za-z]:")
 """Polygon's market prefix (``X:`` crypto, ``C:`` forex, ``I:`` indices), not the symbol's."""
 
 
+def market_dropped(symbol: pl.Expr) -> pl.Expr:
+    """A symbol column's values without Polygon's (Massive's) market prefix, the pair joined:
+    its flat files' ``C:EUR-USD``, ``X:BTC-USD`` and ``I:SPX`` are ``EURUSD``, ``BTCUSD`` and
+    ``SPX`` (until session 61 kept: ``C:EUR-USD`` an unknown market on 24x7)."""
+    prefixed = symbol.str.contains(r"^[CXI]:[A-Za-z0-9]")
+    bare = symbol.str.replace(r"^[CXI]:", "").str.replace_all("-", "").str.to_uppercase()
+    return pl.when(prefixed).then(bare).otherwise(symbol)
+
+
 def read_json_bars(path: Path) -> pl.DataFrame:
     """The bars of a JSON file as a frame (see the module docstring).
 
