@@ -468,6 +468,27 @@ def test_every_autumn_a_file_holds_is_counted_in_its_line(
     ]
 
 
+def test_two_symbols_interleaved_each_get_their_second_pass(tmp_path: Path) -> None:
+    """Two symbols' rows alternating in one file across the repeated hour: each symbol's rows
+    are told apart on their own (grouped by the file alone, the two symbols' equal times read
+    as no rise and the file was refused: repeated_hour's mutation survivors of session 61)."""
+    start = datetime(2024, 11, 3, 0, 0)
+    times = [start + timedelta(minutes=i) for i in range(120)]
+    times += [start + timedelta(minutes=60 + i) for i in range(90)]
+    rows = "".join(
+        f"{t:%Y-%m-%d %H:%M:%S},{sym},2,2,0.5,1.5,1\n"
+        for t in times
+        for sym in ("BTCUSD", "ETHUSD")
+    )
+    path = tmp_path / "crypto.csv"
+    path.write_text("ts,symbol,open,high,low,close,volume\n" + rows)
+    bars = read_bars(path, options=ReadOptions(tz="America/Chicago"))
+    utc = datetime(2024, 11, 3, 5, 0, tzinfo=UTC)  # 00:00 CDT
+    for sym in ("BTCUSD", "ETHUSD"):
+        mine = bars.filter(pl.col("symbol") == sym)
+        assert mine["ts"].to_list() == [utc + timedelta(minutes=i) for i in range(210)]
+
+
 @pytest.mark.parametrize("disorder", ["swapped", "repeated"])
 def test_a_first_pass_alone_out_of_order_is_no_second_pass(tmp_path: Path, disorder: str) -> None:
     """The hour's first pass alone, with two rows swapped or a stretch written again (a
