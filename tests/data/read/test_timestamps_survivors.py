@@ -1,7 +1,7 @@
 """timestamps.py where `make mutate` (session 53) found it loose, outside the format guess
-(``_text_formats``, ``_order_by_span``): Excel serial days (the range's ends, one value, the first
-200 values deciding, typed number columns, which are wall-clock times), an offset or a zone name
-after the time (the minutes of an offset, ``GMT``/``UTC`` before it, ``dayfirst`` and the file's
+(``text_formats.text_format``, ``date_order.order_by_span``): Excel serial days (the range's
+ends, one value, the first 200 values deciding, typed number columns, which are wall-clock
+times), an offset or a zone name after the time (the minutes of an offset, ``GMT``/``UTC`` before it, ``dayfirst`` and the file's
 name reaching the dates before it, how the spelling is named), six-digit dates, offsets only
 polars' own parser finds, epoch digits past 64 bits, scientific epochs that lost digits, and the
 strftime directives that make a ``--ts-format`` a wall-clock time.

@@ -126,8 +126,10 @@ def updated_hint(df: pl.DataFrame, hit: Mapping[str, object], provenance: tuple[
     row to keep. Else ``""``. ``provenance``: ``df``'s file and row columns."""
     file_column, row_column = provenance
     f, row, twin_f, twin_row = (int(str(hit[k])) for k in (*provenance, "__pf", "__pr"))
+    if f != twin_f or abs(row - twin_row) != 1:
+        return ""
     mine = df.filter((pl.col(file_column) == f) & (pl.col("symbol") == hit["symbol"]))
-    if f != twin_f or abs(row - twin_row) != 1 or max(row, twin_row) != mine[row_column].max():
+    if max(row, twin_row) != mine[row_column].max():  # the last two rows of its symbol
         return ""
     twin = df.filter((pl.col(file_column) == f) & (pl.col(row_column) == twin_row)).row(
         0, named=True
